@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// options are the flags every command shares.
+type options struct {
+	repo       string
+	profile    string
+	standalone bool
+	strict     bool
+	httpHost   string
+	httpPort   int
+	log        logOptions
+}
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env *environment, args []string) error
+}
+
+// environment is what a command works with: its streams, options and logger.
+type environment struct {
+	opts   options
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	log    *zap.Logger
+	state  *processState
+	// died is set by a command that ended because of a signal, which the
+	// process must then die of once it has cleaned up.
+	died os.Signal
+}
+
+func commands() []command {
+	return []command{
+		{"", "serve one MCP client on stdio (what MCP hosts spawn)", runStdio},
+		{"demo", "run a short scripted MCP session on an embedded example checkout", runDemo},
+		{"version", "print the version", runVersion},
+	}
+}
+
+const usageText = `majordomus-mcp serves a checkout's .ai/ layer over MCP to every agent working in it.
+
+Usage:
+  majordomus-mcp [flags]            serve one MCP client on stdio (what MCP hosts spawn)
+  majordomus-mcp demo               run a short scripted session on an embedded example
+  majordomus-mcp version            print the version
+
+Flags:
+`
+
+// run parses the command line, runs the command and returns the exit code.
+// A command ended by a signal makes the process die of that signal instead.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cmd, rest := pickCommand(args)
+	env := &environment{stdin: stdin, stdout: stdout, stderr: stderr, state: newProcessState("starting")}
+	fs := flagSet(cmd.name, &env.opts, stderr)
+	if err := fs.Parse(rest); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	logger, closeLog, err := newLogger(env.opts.log, stderr, env.state)
+	if err != nil {
+		fmt.Fprintln(stderr, "majordomus-mcp:", err)
+		return codeOf(err)
+	}
+	defer closeLog()
+	env.log = logger
+
+	err = cmd.run(context.Background(), env, fs.Args())
+	if err != nil {
+		logger.Error(err.Error(), zap.Int("exit_code", codeOf(err)))
+	}
+	_ = logger.Sync()
+	if env.died != nil {
+		dieOf(env.died)
+	}
+	return codeOf(err)
+}
+
+func pickCommand(args []string) (command, []string) {
+	all := commands()
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		for _, c := range all {
+			if c.name == args[0] {
+				return c, args[1:]
+			}
+		}
+		return command{name: args[0], run: func(context.Context, *environment, []string) error {
+			return usageError("unknown command %q (see majordomus-mcp -h)", args[0])
+		}}, args[1:]
+	}
+	return all[0], args
+}
+
+func flagSet(name string, o *options, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("majordomus-mcp "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usageText)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&o.repo, "repo", "", "start directory of the checkout (default: the working directory)")
+	fs.StringVar(&o.profile, "profile", "default", "the server profile this process serves")
+	fs.BoolVar(&o.standalone, "standalone", false, "serve this client alone: no shared server, no port, no lease")
+	fs.BoolVar(&o.strict, "strict", false, "refuse to serve a degraded index (exit 10)")
+	fs.StringVar(&o.httpHost, "http-host", "127.0.0.1", "address the shared server binds")
+	fs.IntVar(&o.httpPort, "http-port", 8741, "port the shared server binds (0: any free port)")
+	fs.StringVar(&o.log.level, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&o.log.format, "log-format", "json", "json or console")
+	fs.StringVar(&o.log.file, "log-file", "", "also append the log to this file")
+	return fs
+}
+
+// terminationSignals are the signals after which the process cleans up and
+// then dies of the signal, so that its exit status says which it was.
+var terminationSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP}
+
+// dieOf restores the default action of sig and sends it to this process.
+func dieOf(sig os.Signal) {
+	s, ok := sig.(syscall.Signal)
+	if !ok {
+		os.Exit(exitInternal)
+	}
+	signal.Reset(s)
+	_ = syscall.Kill(os.Getpid(), s)
+	time.Sleep(time.Second) // the signal is delivered asynchronously
+	os.Exit(128 + int(s))
+}

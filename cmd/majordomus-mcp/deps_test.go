@@ -1,0 +1,90 @@
+package main
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// importRules says which project packages each package may import, and
+// which other imports it must never use. machine, registry and transport are
+// leaves that only cmd wires together: the state machine stays pure, and the
+// file system and the network stay apart.
+var importRules = map[string]struct {
+	project   []string
+	forbidden []string
+}{
+	"machine":            {nil, []string{"github.com/mark3labs/mcp-go", "github.com/fsnotify/fsnotify", "net/http", "os/exec", "os/signal"}},
+	"registry":           {nil, []string{"github.com/mark3labs/mcp-go", "os/signal"}},
+	"transport":          {nil, []string{"github.com/fsnotify/fsnotify", "os/signal"}},
+	"layer":              {nil, []string{"github.com/mark3labs/mcp-go", "net/http"}},
+	"surface":            {[]string{"layer"}, []string{"github.com/fsnotify/fsnotify", "net/http", "os/signal"}},
+	"example":            {nil, nil},
+	"internal/mcpclient": {nil, nil},
+	"scenarios":          {[]string{"example", "internal/mcpclient"}, nil},
+}
+
+const module = "majordomus-mcp/"
+
+// testFixtures may be imported by any package's tests.
+var testFixtures = []string{"example", "internal/mcpclient"}
+
+func TestImportRules(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return err
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		pkg := filepath.ToSlash(rel)
+		if pkg == "tools" || strings.HasPrefix(pkg, "cmd/") || strings.Contains(pkg, "testdata") {
+			return nil
+		}
+		rule, ok := importRules[pkg]
+		if !ok {
+			t.Errorf("package %s has no import rule: add one", pkg)
+			return nil
+		}
+		seen[pkg] = true
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		allowed := rule.project
+		if strings.HasSuffix(path, "_test.go") {
+			allowed = append(slices.Clone(allowed), testFixtures...)
+		}
+		for _, spec := range f.Imports {
+			imp, _ := strconv.Unquote(spec.Path.Value)
+			if after, ok := strings.CutPrefix(imp, module); ok && !slices.Contains(allowed, after) {
+				t.Errorf("%s imports %s; it may import only %v of this project", relPath(root, path), imp, allowed)
+			}
+			for _, bad := range rule.forbidden {
+				if imp == bad || strings.HasPrefix(imp, bad+"/") {
+					t.Errorf("%s imports %s, which %s must never use", relPath(root, path), imp, pkg)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) < 5 {
+		t.Fatalf("only %d packages checked: the walk is wrong", len(seen))
+	}
+}
+
+func relPath(root, path string) string {
+	r, _ := filepath.Rel(root, path)
+	return r
+}

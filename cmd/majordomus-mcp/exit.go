@@ -1,0 +1,44 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Exit codes (the CLI contract).
+const (
+	exitOK       = 0
+	exitUsage    = 2  // the command line is wrong
+	exitContract = 10 // the checkout's layer breaks its contract (invalid manifest, --strict on a degraded index)
+	exitMissing  = 12 // something needed is missing (no checkout)
+	exitInternal = 13 // anything else
+)
+
+// exitError carries an exit code with the message that explains it.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// withCode attaches an exit code to err.
+func withCode(code int, err error) error { return &exitError{code: code, err: err} }
+
+// usageError is a wrong command line.
+func usageError(format string, v ...any) error {
+	return withCode(exitUsage, fmt.Errorf(format, v...))
+}
+
+// codeOf returns the exit code an error calls for.
+func codeOf(err error) int {
+	var e *exitError
+	if errors.As(err, &e) {
+		return e.code
+	}
+	if err != nil {
+		return exitInternal
+	}
+	return exitOK
+}

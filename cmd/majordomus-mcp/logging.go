@@ -1,0 +1,100 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync/atomic"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
+	"go.uber.org/zap/zapcore"
+)
+
+// logOptions are the logging flags.
+type logOptions struct {
+	level  string // debug, info, warn, error
+	format string // json or console
+	file   string // also append to this file
+}
+
+// processState is the state every log line carries. It changes as the
+// process moves through its states; the logger reads it on each line.
+type processState struct{ v atomic.Pointer[string] }
+
+func newProcessState(initial string) *processState {
+	s := &processState{}
+	s.Set(initial)
+	return s
+}
+
+func (s *processState) Set(state string) { s.v.Store(&state) }
+func (s *processState) Get() string      { return *s.v.Load() }
+
+// stateCore adds the current process state to every entry it writes.
+type stateCore struct {
+	zapcore.Core
+	state *processState
+}
+
+func (c stateCore) With(fields []zapcore.Field) zapcore.Core {
+	return stateCore{c.Core.With(fields), c.state}
+}
+
+func (c stateCore) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if c.Enabled(ent.Level) {
+		return ce.AddCore(ent, c)
+	}
+	return ce
+}
+
+func (c stateCore) Write(ent zapcore.Entry, fields []zapcore.Field) error {
+	return c.Core.Write(ent, append(fields, zap.String("state", c.state.Get())))
+}
+
+// newLogger builds the process logger: JSON lines (or console text) on
+// stderr, optionally appended to a file too, never a byte on stdout. Every
+// line carries pid and state.
+func newLogger(opts logOptions, stderr io.Writer, state *processState) (*zap.Logger, func(), error) {
+	level, err := zapcore.ParseLevel(opts.level)
+	if err != nil {
+		return nil, nil, usageError("--log-level %q: want debug, info, warn or error", opts.level)
+	}
+	encCfg := zap.NewProductionEncoderConfig()
+	encCfg.TimeKey = "ts"
+	encCfg.EncodeTime = zapcore.ISO8601TimeEncoder
+	var enc zapcore.Encoder
+	switch opts.format {
+	case "json":
+		enc = zapcore.NewJSONEncoder(encCfg)
+	case "console":
+		encCfg.EncodeLevel = zapcore.CapitalLevelEncoder
+		enc = zapcore.NewConsoleEncoder(encCfg)
+	default:
+		return nil, nil, usageError("--log-format %q: want json or console", opts.format)
+	}
+	sinks := []zapcore.WriteSyncer{zapcore.Lock(zapcore.AddSync(stderr))}
+	closeFile := func() {}
+	if opts.file != "" {
+		f, err := os.OpenFile(opts.file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, nil, withCode(exitInternal, fmt.Errorf("opening the log file: %w", err))
+		}
+		sinks = append(sinks, zapcore.Lock(f))
+		closeFile = func() { _ = f.Close() }
+	}
+	core := zapcore.NewCore(enc, zapcore.NewMultiWriteSyncer(sinks...), level)
+	logger := zap.New(stateCore{core, state}).With(zap.Int("pid", os.Getpid()))
+	return logger, closeFile, nil
+}
+
+// slogFor gives mcp-go a logger that writes through zap. Its per-request
+// chatter is kept to warnings unless the process logs at debug.
+func slogFor(logger *zap.Logger) *slog.Logger {
+	named := logger.Named("mcp-go")
+	if !logger.Core().Enabled(zapcore.DebugLevel) {
+		named = named.WithOptions(zap.IncreaseLevel(zapcore.WarnLevel))
+	}
+	return slog.New(zapslog.NewHandler(named.Core(), zapslog.WithName("mcp-go")))
+}

@@ -1,0 +1,55 @@
+// Package layer reads a checkout's .ai/ layer as data: it finds the
+// checkout, validates its manifest, and indexes the Markdown objects under
+// .ai/repo for the MCP tools and resources that serve them.
+//
+// # Model
+//
+// A checkout is the nearest ancestor of a start directory holding
+// .ai/manifest.yaml ([FindCheckout]). The manifest ([LoadManifest]) must say
+// schema: ai-repository/v1; besides the layer format's own sections (repo,
+// local, sections, context, accepted and not interpreted) this package reads
+// mcp.profiles (the fleet roster) and server (timing overrides, in seconds).
+// Any other top-level key, or any unknown key inside mcp or server, makes the
+// manifest invalid ([ErrInvalidManifest]).
+//
+// An object is a *.md file under .ai/repo (recursively; dot-files and
+// dot-directories are skipped; .ai/repo itself may be a symbolic link, links
+// to directories below it are not followed) that starts with a "---" line, a YAML front matter mapping and a
+// closing "---" line. The front matter holds at least a string id and a
+// string kind; its URI is majordomus://<kind>/<id>@<version>, "@<version>"
+// only when version is set. An [Index] ([Build]) is an immutable snapshot of
+// all objects plus diagnostics about the files that are not objects.
+//
+// # What degrades
+//
+// Error diagnostics leave a file out and make the index "degraded"; it is
+// still served unless [Config.Strict]. They come from: front matter that is
+// not valid YAML, not a mapping, or not closed; a missing or empty id or
+// kind; a kind not matching ^[a-z][a-z0-9_-]*$; an id or version that cannot
+// sit in a URI (whitespace, '/', '@', '?', '#', '%'); a version that is
+// neither a string nor a number; a second file claiming a URI already taken
+// by a file earlier in path order; a file that cannot be read or is over 8
+// MiB; .ai/repo existing but not being a directory.
+//
+// Warnings leave the state "ok": a .md file with no front matter (not an
+// object), .ai/repo being absent (the index is empty), a title, description
+// or status that is not text, tags that are not text, a dangling symbolic
+// link. The object keeps what could be read.
+//
+// # Invariants
+//
+//   - Read-only: nothing in this package writes a file, anywhere.
+//   - .ai/local is never read: only .ai/repo is scanned.
+//   - An Index is never modified after Build returns; [Layer.Current] hands
+//     out indexes that may be shared between goroutines.
+//   - Generations are monotonic: [Open] serves generation 1, and each index
+//     [Layer.Watch] publishes carries the current generation + 1. An index
+//     is published only when its objects (front matter, body, path) or its
+//     diagnostics differ from the current one's, so a no-op write never
+//     bumps the generation.
+//   - Under Strict a degraded index is never served: Open fails with
+//     [ErrDegraded] and a degraded rebuild is dropped, the previous index
+//     staying current.
+//   - Objects are sorted by URI, diagnostics by path then message, search
+//     hits by score then URI: the same files always give the same answers.
+package layer

@@ -1,0 +1,246 @@
+package layer
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Limits on one front matter, so that a hostile file cannot exhaust memory.
+const (
+	maxFrontNodes = 100_000 // values produced, aliases expanded
+	maxFrontDepth = 200     // nesting of mappings and sequences
+)
+
+// errNoFrontMatter marks a file that does not start with a "---" line.
+var errNoFrontMatter = errors.New("no front matter")
+
+// splitFrontMatter splits a file into its front matter block and body. The
+// block returned starts with the opening "---" line (a YAML document start
+// marker, so YAML line numbers are file line numbers) and stops before the
+// closing "---" line. A UTF-8 byte order mark is ignored.
+func splitFrontMatter(data []byte) (front []byte, body []byte, err error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	first, rest, _ := cutLine(data)
+	if !isFence(first) {
+		return nil, nil, errNoFrontMatter
+	}
+	off := len(data) - len(rest)
+	for len(rest) > 0 {
+		line, next, _ := cutLine(rest)
+		if isFence(line) {
+			return data[:off], next, nil
+		}
+		off += len(rest) - len(next)
+		rest = next
+	}
+	return nil, nil, errors.New("front matter is not closed by a --- line")
+}
+
+// cutLine returns the first line of b (without its newline) and the rest.
+func cutLine(b []byte) (line, rest []byte, found bool) {
+	line, rest, found = bytes.Cut(b, []byte{'\n'})
+	return line, rest, found
+}
+
+// isFence reports whether a line is "---", ignoring trailing blanks and CR.
+func isFence(line []byte) bool {
+	return string(bytes.TrimRight(line, " \t\r")) == "---"
+}
+
+// decodeFrontMatter parses a front matter block into a JSON-compatible
+// mapping and returns the mapping's node too (for literal scalar values).
+func decodeFrontMatter(front []byte) (map[string]any, *yaml.Node, error) {
+	var doc yaml.Node
+	if err := safeUnmarshal(front, &doc); err != nil {
+		return nil, nil, fmt.Errorf("front matter is not valid YAML: %v", err)
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 || isNull(doc.Content[0]) {
+		return nil, nil, errors.New("front matter is empty")
+	}
+	top := doc.Content[0]
+	if top.Kind != yaml.MappingNode {
+		return nil, nil, errors.New("front matter is not a mapping")
+	}
+	c := converter{budget: maxFrontNodes, active: map[*yaml.Node]bool{}}
+	v, err := c.value(top, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("front matter: %v", err)
+	}
+	return v.(map[string]any), top, nil
+}
+
+// converter turns YAML nodes into JSON-compatible values: map[string]any,
+// []any, string, int, float64, bool and nil. Timestamps, binary values and
+// non-finite floats stay strings; mapping keys are their scalar text.
+type converter struct {
+	budget int
+	active map[*yaml.Node]bool // anchors being expanded, to refuse cycles
+}
+
+func (c *converter) value(n *yaml.Node, depth int) (any, error) {
+	c.budget--
+	if c.budget < 0 {
+		return nil, errors.New("too many values (aliases expanded)")
+	}
+	if depth > maxFrontDepth {
+		return nil, errors.New("nested too deeply")
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return nil, nil
+		}
+		return c.value(n.Content[0], depth)
+	case yaml.AliasNode:
+		if n.Alias == nil || c.active[n.Alias] {
+			return nil, fmt.Errorf("line %d: alias %q refers to itself", n.Line, n.Value)
+		}
+		c.active[n.Alias] = true
+		defer delete(c.active, n.Alias)
+		return c.value(n.Alias, depth)
+	case yaml.ScalarNode:
+		return scalarValue(n), nil
+	case yaml.SequenceNode:
+		out := make([]any, 0, len(n.Content))
+		for _, e := range n.Content {
+			v, err := c.value(e, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	case yaml.MappingNode:
+		return c.mapping(n, depth)
+	}
+	return nil, fmt.Errorf("line %d: unsupported YAML node", n.Line)
+}
+
+// mapping converts a mapping; "<<" merge keys contribute keys that the
+// mapping does not set itself; a key set twice is an error.
+func (c *converter) mapping(n *yaml.Node, depth int) (map[string]any, error) {
+	out := make(map[string]any, len(n.Content)/2)
+	var merged map[string]any
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+			src, err := c.value(v, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			if merged == nil {
+				merged = map[string]any{}
+			}
+			if err := mergeInto(merged, src, k.Line); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		key, err := c.key(k)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := out[key]; dup {
+			return nil, fmt.Errorf("line %d: key %q set twice", k.Line, key)
+		}
+		val, err := c.value(v, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		out[key] = val
+	}
+	for k, v := range merged {
+		if _, set := out[k]; !set {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+// key returns the text of a scalar mapping key (following an alias).
+func (c *converter) key(k *yaml.Node) (string, error) {
+	if k.Kind == yaml.AliasNode && k.Alias != nil {
+		k = k.Alias
+	}
+	if k.Kind != yaml.ScalarNode {
+		return "", fmt.Errorf("line %d: mapping key is not a scalar", k.Line)
+	}
+	return k.Value, nil
+}
+
+// mergeInto adds the keys of a merge source (a mapping or a list of
+// mappings, earlier ones winning) that dst does not hold yet.
+func mergeInto(dst map[string]any, src any, line int) error {
+	switch s := src.(type) {
+	case map[string]any:
+		for k, v := range s {
+			if _, set := dst[k]; !set {
+				dst[k] = v
+			}
+		}
+	case []any:
+		for _, e := range s {
+			m, ok := e.(map[string]any)
+			if !ok {
+				return fmt.Errorf("line %d: merge value is not a mapping", line)
+			}
+			if err := mergeInto(dst, m, line); err != nil {
+				return err
+			}
+		}
+	default:
+		return fmt.Errorf("line %d: merge value is not a mapping", line)
+	}
+	return nil
+}
+
+// scalarValue resolves a scalar by its tag.
+func scalarValue(n *yaml.Node) any {
+	switch n.ShortTag() {
+	case "!!null":
+		return nil
+	case "!!bool":
+		switch strings.ToLower(n.Value) {
+		case "true", "yes", "y", "on":
+			return true
+		case "false", "no", "n", "off":
+			return false
+		}
+	case "!!int":
+		if i, err := strconv.ParseInt(n.Value, 0, 64); err == nil {
+			if int64(int(i)) == i {
+				return int(i)
+			}
+			return float64(i)
+		}
+		if f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64); err == nil && !math.IsInf(f, 0) {
+			return f
+		}
+	case "!!float":
+		if f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64); err == nil &&
+			!math.IsInf(f, 0) && !math.IsNaN(f) {
+			return f
+		}
+	}
+	return n.Value
+}
+
+// field returns the value node of a top-level key of mapping n.
+func field(n *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i]; k.Kind == yaml.ScalarNode && k.Value == key {
+			v := n.Content[i+1]
+			if v.Kind == yaml.AliasNode && v.Alias != nil {
+				v = v.Alias
+			}
+			return v
+		}
+	}
+	return nil
+}

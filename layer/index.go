@@ -1,0 +1,354 @@
+package layer
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// repoRel is the indexed directory, relative to a checkout root.
+const repoRel = ".ai/repo"
+
+// maxObjectSize bounds the size of one object file.
+const maxObjectSize = 8 << 20
+
+// Index is an immutable snapshot of the layer. Build makes it; nothing
+// changes it afterwards, so it may be shared between goroutines.
+type Index struct {
+	Root         string       // absolute checkout root
+	Name         string       // filepath.Base(Root)
+	RepositoryID string       // RepositoryID(Root)
+	Generation   uint64       // 1 for the first index of a Layer, +1 per published change
+	Objects      []Object     // sorted by URI
+	Diagnostics  []Diagnostic // sorted by path, then message
+
+	byURI map[string]int // URI -> position in Objects
+	docs  []searchDoc    // lower-cased search fields, aligned with Objects
+}
+
+// RepositoryID returns the first 32 lowercase hex characters of the SHA-256
+// of root, taken as given (callers pass the resolved root).
+func RepositoryID(root string) string {
+	sum := sha256.Sum256([]byte(root))
+	return hex.EncodeToString(sum[:16])
+}
+
+// Build scans <root>/.ai/repo recursively and returns the index with the
+// given generation. Broken files become diagnostics, never errors; Build
+// fails only when root itself is not a readable directory. It reads nothing
+// outside .ai/repo (so never .ai/local) and writes nothing.
+func Build(root string, generation uint64) (*Index, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("building index: %w", err)
+	}
+	if fi, err := os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("building index: %w", err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("building index: %s is not a directory", abs)
+	}
+	ix := &Index{Root: abs, Name: filepath.Base(abs), RepositoryID: RepositoryID(abs), Generation: generation}
+	files, diags := listFiles(abs)
+	results := parseAll(abs, files)
+
+	// Files are in path order, so the first file by path keeps a URI.
+	owner := make(map[string]string, len(files))
+	kept := make([]*parsed, 0, len(files))
+	for i := range results {
+		r := &results[i]
+		diags = append(diags, r.diags...)
+		if !r.ok {
+			continue
+		}
+		if first, dup := owner[r.obj.URI]; dup {
+			diags = append(diags, Diagnostic{Level: LevelError, Path: r.obj.Path,
+				Message: fmt.Sprintf("duplicate URI %s: already defined by %s", r.obj.URI, first)})
+			continue
+		}
+		owner[r.obj.URI] = r.obj.Path
+		kept = append(kept, r)
+	}
+	sort.Slice(kept, func(i, j int) bool { return kept[i].obj.URI < kept[j].obj.URI })
+	ix.Objects = make([]Object, len(kept))
+	ix.docs = make([]searchDoc, len(kept))
+	ix.byURI = make(map[string]int, len(kept))
+	for i, r := range kept {
+		ix.Objects[i], ix.docs[i] = r.obj, r.doc
+		ix.byURI[r.obj.URI] = i
+	}
+	sortDiagnostics(diags)
+	ix.Diagnostics = diags
+	return ix, nil
+}
+
+// listFiles walks .ai/repo and returns the slash-separated, root-relative
+// paths of its Markdown files in lexical order. Dot-entries are skipped and
+// symbolic links to directories are not followed.
+func listFiles(root string) ([]string, []Diagnostic) {
+	repo := filepath.Join(root, filepath.FromSlash(repoRel))
+	var files []string
+	var diags []Diagnostic
+	fi, err := os.Stat(repo)
+	switch {
+	case os.IsNotExist(err):
+		return nil, []Diagnostic{{Level: LevelWarning, Path: repoRel, Message: "directory absent: the index is empty"}}
+	case err != nil:
+		return nil, []Diagnostic{{Level: LevelError, Path: repoRel, Message: fmt.Sprintf("cannot read: %v", pathErr(err))}}
+	case !fi.IsDir():
+		return nil, []Diagnostic{{Level: LevelError, Path: repoRel, Message: "not a directory"}}
+	}
+	// The trailing separator makes WalkDir follow .ai/repo itself when it is
+	// a symbolic link, while paths stay under .ai/repo.
+	_ = filepath.WalkDir(repo+string(filepath.Separator), func(p string, d fs.DirEntry, err error) error {
+		rel := relSlash(root, p)
+		if err != nil {
+			diags = append(diags, Diagnostic{Level: LevelError, Path: rel, Message: fmt.Sprintf("cannot read: %v", pathErr(err))})
+			if d != nil && d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		name := d.Name()
+		if rel != repoRel && strings.HasPrefix(name, ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() || !strings.HasSuffix(name, ".md") {
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			st, err := os.Stat(p)
+			if err != nil || !st.Mode().IsRegular() {
+				diags = append(diags, Diagnostic{Level: LevelWarning, Path: rel, Message: "symbolic link to no regular file: skipped"})
+				return nil
+			}
+		} else if !d.Type().IsRegular() {
+			return nil
+		}
+		files = append(files, rel)
+		return nil
+	})
+	sort.Strings(files) // WalkDir's order differs: "a/b.md" comes before "a.md"
+	return files, diags
+}
+
+// parseAll reads and parses files in parallel; results keep the files' order.
+func parseAll(root string, files []string) []parsed {
+	results := make([]parsed, len(files))
+	workers := min(runtime.GOMAXPROCS(0), len(files)/16+1)
+	var next sync.Mutex
+	i := 0
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				next.Lock()
+				k := i
+				i++
+				next.Unlock()
+				if k >= len(files) {
+					return
+				}
+				results[k] = readObject(root, files[k])
+			}
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
+// readObject reads and parses one file.
+func readObject(root, rel string) parsed {
+	path := filepath.Join(root, filepath.FromSlash(rel))
+	fail := func(msg string) parsed {
+		return parsed{diags: []Diagnostic{{Level: LevelError, Path: rel, Message: msg}}}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fail(fmt.Sprintf("cannot read: %v", pathErr(err)))
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fail(fmt.Sprintf("cannot read: %v", pathErr(err)))
+	}
+	if st.Size() > maxObjectSize {
+		return fail(fmt.Sprintf("file is %d bytes, over the %d-byte limit: left out", st.Size(), maxObjectSize))
+	}
+	data := make([]byte, st.Size())
+	n, err := io.ReadFull(f, data)
+	if err != nil && err != io.ErrUnexpectedEOF {
+		return fail(fmt.Sprintf("cannot read: %v", pathErr(err)))
+	}
+	r := parseObject(rel, data[:n])
+	if r.ok {
+		r.doc = newSearchDoc(&r.obj)
+	}
+	return r
+}
+
+// reindex computes the lookup and search tables of the objects.
+func (ix *Index) reindex() {
+	ix.byURI = make(map[string]int, len(ix.Objects))
+	ix.docs = make([]searchDoc, len(ix.Objects))
+	for i := range ix.Objects {
+		ix.byURI[ix.Objects[i].URI] = i
+		ix.docs[i] = newSearchDoc(&ix.Objects[i])
+	}
+}
+
+// State is "degraded" when any diagnostic is an error, else "ok".
+func (ix *Index) State() string {
+	if ix.ErrorCount() > 0 {
+		return "degraded"
+	}
+	return "ok"
+}
+
+// ErrorCount returns the number of error diagnostics.
+func (ix *Index) ErrorCount() int {
+	n := 0
+	for _, d := range ix.Diagnostics {
+		if d.Level == LevelError {
+			n++
+		}
+	}
+	return n
+}
+
+// Lookup returns the object with this URI. A URI without "@<version>" also
+// finds the only object of that kind and id when exactly one exists.
+func (ix *Index) Lookup(uri string) (Object, bool) {
+	if ix.byURI == nil {
+		ix = ix.withTables()
+	}
+	if i, ok := ix.byURI[uri]; ok {
+		return ix.Objects[i], true
+	}
+	if !strings.HasPrefix(uri, URIScheme) || strings.Contains(uri, "@") {
+		return Object{}, false
+	}
+	prefix := uri + "@"
+	i := sort.Search(len(ix.Objects), func(i int) bool { return ix.Objects[i].URI >= prefix })
+	if i < len(ix.Objects) && strings.HasPrefix(ix.Objects[i].URI, prefix) &&
+		(i+1 == len(ix.Objects) || !strings.HasPrefix(ix.Objects[i+1].URI, prefix)) {
+		return ix.Objects[i], true
+	}
+	return Object{}, false
+}
+
+// List returns the objects of this kind carrying this tag (compared without
+// regard to case), in URI order; "" matches any kind or tag.
+func (ix *Index) List(kind, tag string) []Object {
+	var out []Object
+	for _, o := range ix.Objects {
+		if kind != "" && o.Kind != kind {
+			continue
+		}
+		if tag != "" && !hasTag(o.Tags, tag) {
+			continue
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+func hasTag(tags []string, tag string) bool {
+	for _, t := range tags {
+		if strings.EqualFold(t, tag) {
+			return true
+		}
+	}
+	return false
+}
+
+// Kinds returns the number of objects of each kind.
+func (ix *Index) Kinds() map[string]int {
+	out := make(map[string]int)
+	for _, o := range ix.Objects {
+		out[o.Kind]++
+	}
+	return out
+}
+
+// Changed returns, sorted, the URIs added, removed, or whose content (front
+// matter, body or path) differs between old and new. A nil index is empty.
+func Changed(old, new *Index) []string {
+	before := map[string]*Object{}
+	if old != nil {
+		for i := range old.Objects {
+			before[old.Objects[i].URI] = &old.Objects[i]
+		}
+	}
+	var out []string
+	if new != nil {
+		for i := range new.Objects {
+			o := &new.Objects[i]
+			if b, ok := before[o.URI]; !ok || !sameObject(b, o) {
+				out = append(out, o.URI)
+			}
+			delete(before, o.URI)
+		}
+	}
+	for uri := range before {
+		out = append(out, uri)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// sameObject compares what a reader of the object can see.
+func sameObject(a, b *Object) bool {
+	return a.Path == b.Path && a.Body == b.Body && reflect.DeepEqual(a.Front, b.Front)
+}
+
+// withTables returns a copy of an index built by hand, with its tables.
+func (ix *Index) withTables() *Index {
+	c := *ix
+	c.reindex()
+	return &c
+}
+
+func sortDiagnostics(ds []Diagnostic) {
+	sort.Slice(ds, func(i, j int) bool {
+		if ds[i].Path != ds[j].Path {
+			return ds[i].Path < ds[j].Path
+		}
+		if ds[i].Message != ds[j].Message {
+			return ds[i].Message < ds[j].Message
+		}
+		return ds[i].Level < ds[j].Level
+	})
+}
+
+// relSlash returns p relative to root, slash-separated.
+func relSlash(root, p string) string {
+	rel, err := filepath.Rel(root, p)
+	if err != nil {
+		return filepath.ToSlash(p)
+	}
+	return filepath.ToSlash(rel)
+}
+
+// pathErr strips the path from an *fs.PathError (messages name the file already).
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

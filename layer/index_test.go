@@ -1,0 +1,336 @@
+package layer
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// realistic is a small but realistic layer: rules, an ADR, a prompt.
+var realistic = map[string]string{
+	".ai/manifest.yaml": testManifest,
+	".ai/repo/rules/project/alpha.v1.md": `---
+id: project.alpha
+version: 1
+kind: rule
+title: Alpha rule
+description: Keep modules small.
+status: active
+tags: [style, Modules]
+depends_on: [project.beta]
+---
+Modules stay under four hundred lines.
+`,
+	".ai/repo/rules/project/beta.md": "---\r\nid: project.beta\r\nkind: rule\r\nversion: \"2.1\"\r\ntitle: Beta\r\n---\r\nErrors are values.\r\n",
+	".ai/repo/adrs/0044-per-checkout.md": `---
+id: "0044"
+kind: adr
+version: 1.0
+title: One server per checkout
+status: accepted
+tags: architecture
+date: 2024-05-01
+---
+# Decision
+Every linked worktree has its own server.
+`,
+	".ai/repo/prompts/continue.md": `---
+id: continue
+kind: prompt
+---
+Continue where the last session stopped.
+`,
+	".ai/repo/README.md":             "# The layer\nNo front matter here.\n",
+	".ai/repo/notes.txt":             "not markdown",
+	".ai/repo/.drafts/hidden.md":     "---\nid: hidden\nkind: rule\n---\n",
+	".ai/repo/.hidden.md":            "---\nid: hidden2\nkind: rule\n---\n",
+	".ai/local/state/secret.md":      "---\nid: secret\nkind: rule\n---\n",
+	".ai/local/rules/also-secret.md": "---\nid: [broken\n---\n",
+	"docs/outside.md":                "---\nid: outside\nkind: rule\n---\n",
+}
+
+func buildTree(t *testing.T, files map[string]string) *Index {
+	t.Helper()
+	root := t.TempDir()
+	writeTree(t, root, files)
+	ix, err := Build(root, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ix
+}
+
+func TestBuildRealistic(t *testing.T) {
+	ix := buildTree(t, realistic)
+	type row struct{ URI, Kind, ID, Version, Title, Status, Path string }
+	var got []row
+	for _, o := range ix.Objects {
+		got = append(got, row{o.URI, o.Kind, o.ID, o.Version, o.Title, o.Status, o.Path})
+	}
+	want := []row{
+		{"majordomus://adr/0044@1.0", "adr", "0044", "1.0", "One server per checkout", "accepted", ".ai/repo/adrs/0044-per-checkout.md"},
+		{"majordomus://prompt/continue", "prompt", "continue", "", "", "", ".ai/repo/prompts/continue.md"},
+		{"majordomus://rule/project.alpha@1", "rule", "project.alpha", "1", "Alpha rule", "active", ".ai/repo/rules/project/alpha.v1.md"},
+		{"majordomus://rule/project.beta@2.1", "rule", "project.beta", "2.1", "Beta", "", ".ai/repo/rules/project/beta.md"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("objects =\n%v\nwant\n%v", got, want)
+	}
+	if ix.State() != "ok" || ix.Generation != 7 || ix.Name != filepath.Base(ix.Root) {
+		t.Errorf("state %q generation %d name %q", ix.State(), ix.Generation, ix.Name)
+	}
+	if len(ix.RepositoryID) != 32 || ix.RepositoryID != RepositoryID(ix.Root) || strings.ToLower(ix.RepositoryID) != ix.RepositoryID {
+		t.Errorf("repository id %q", ix.RepositoryID)
+	}
+	wantDiags := []Diagnostic{{LevelWarning, ".ai/repo/README.md", "no front matter (the file does not start with a --- line): not an object"}}
+	if !reflect.DeepEqual(ix.Diagnostics, wantDiags) {
+		t.Errorf("diagnostics = %v, want %v", ix.Diagnostics, wantDiags)
+	}
+
+	alpha, ok := ix.Lookup("majordomus://rule/project.alpha@1")
+	if !ok {
+		t.Fatal("Lookup alpha failed")
+	}
+	if !reflect.DeepEqual(alpha.Tags, []string{"style", "Modules"}) || alpha.Description != "Keep modules small." {
+		t.Errorf("alpha tags %v description %q", alpha.Tags, alpha.Description)
+	}
+	if alpha.Body != "Modules stay under four hundred lines.\n" {
+		t.Errorf("alpha body %q", alpha.Body)
+	}
+	if deps, _ := alpha.Front["depends_on"].([]any); !reflect.DeepEqual(deps, []any{"project.beta"}) || alpha.Front["version"] != 1 {
+		t.Errorf("alpha front %#v", alpha.Front)
+	}
+	adr, _ := ix.Lookup("majordomus://adr/0044@1.0")
+	if adr.Front["date"] != "2024-05-01" || !reflect.DeepEqual(adr.Tags, []string{"architecture"}) {
+		t.Errorf("adr front %#v tags %v", adr.Front, adr.Tags)
+	}
+	if beta, _ := ix.Lookup("majordomus://rule/project.beta@2.1"); beta.Body != "Errors are values.\r\n" {
+		t.Errorf("beta body %q", beta.Body)
+	}
+	if o, ok := ix.Lookup("majordomus://prompt/continue"); !ok || o.ID != "continue" {
+		t.Error("Lookup continue failed")
+	}
+	if o, ok := ix.Lookup("majordomus://rule/project.alpha"); !ok || o.Version != "1" {
+		t.Error("version-less Lookup of the only alpha failed")
+	}
+	if _, ok := ix.Lookup("majordomus://rule/project"); ok {
+		t.Error("Lookup of a prefix succeeded")
+	}
+	if got := ix.Kinds(); !reflect.DeepEqual(got, map[string]int{"adr": 1, "prompt": 1, "rule": 2}) {
+		t.Errorf("Kinds = %v", got)
+	}
+	if got := uris(ix.List("rule", "")); !reflect.DeepEqual(got, []string{"majordomus://rule/project.alpha@1", "majordomus://rule/project.beta@2.1"}) {
+		t.Errorf("List(rule) = %v", got)
+	}
+	if got := uris(ix.List("", "modules")); !reflect.DeepEqual(got, []string{"majordomus://rule/project.alpha@1"}) {
+		t.Errorf("List(tag modules) = %v", got)
+	}
+	if got := ix.List("skill", ""); len(got) != 0 {
+		t.Errorf("List(skill) = %v", got)
+	}
+}
+
+func TestBuildDiagnostics(t *testing.T) {
+	ok := "---\nid: fine\nkind: rule\n---\nbody\n"
+	tests := []struct {
+		name      string
+		files     map[string]string
+		wantState string
+		wantURIs  []string
+		wantDiags []Diagnostic
+	}{
+		{
+			name:      "broken YAML",
+			files:     map[string]string{".ai/repo/a.md": ok, ".ai/repo/rules/broken.md": "---\nid: x\nkind: rule\ntitle: : bad\n---\n"},
+			wantState: "degraded",
+			wantURIs:  []string{"majordomus://rule/fine"},
+			wantDiags: []Diagnostic{{LevelError, ".ai/repo/rules/broken.md", "front matter is not valid YAML: yaml: line 4: mapping values are not allowed in this context"}},
+		},
+		{
+			name:      "missing id",
+			files:     map[string]string{".ai/repo/noid.md": "---\nkind: rule\ntitle: x\n---\n"},
+			wantState: "degraded",
+			wantDiags: []Diagnostic{{LevelError, ".ai/repo/noid.md", "front matter needs a non-empty string id"}},
+		},
+		{
+			name:      "empty kind",
+			files:     map[string]string{".ai/repo/nokind.md": "---\nid: x\nkind: \"\"\n---\n"},
+			wantState: "degraded",
+			wantDiags: []Diagnostic{{LevelError, ".ai/repo/nokind.md", "front matter needs a non-empty string kind"}},
+		},
+		{
+			name:      "bad kind",
+			files:     map[string]string{".ai/repo/k.md": "---\nid: x\nkind: Rule\n---\n"},
+			wantState: "degraded",
+			wantDiags: []Diagnostic{{LevelError, ".ai/repo/k.md", `kind "Rule" must match ^[a-z][a-z0-9_-]*$`}},
+		},
+		{
+			name:      "id unfit for a URI",
+			files:     map[string]string{".ai/repo/i.md": "---\nid: a/b\nkind: rule\n---\n"},
+			wantState: "degraded",
+			wantDiags: []Diagnostic{{LevelError, ".ai/repo/i.md", `id "a/b" contains '/', not allowed in an object URI`}},
+		},
+		{
+			name:      "unterminated front matter",
+			files:     map[string]string{".ai/repo/open.md": "---\nid: x\nkind: rule\n"},
+			wantState: "degraded",
+			wantDiags: []Diagnostic{{LevelError, ".ai/repo/open.md", "front matter is not closed by a --- line"}},
+		},
+		{
+			name:      "front matter not a mapping",
+			files:     map[string]string{".ai/repo/list.md": "---\n- a\n---\n"},
+			wantState: "degraded",
+			wantDiags: []Diagnostic{{LevelError, ".ai/repo/list.md", "front matter is not a mapping"}},
+		},
+		{
+			name:      "no front matter is only a warning",
+			files:     map[string]string{".ai/repo/a.md": ok, ".ai/repo/plain.md": "# Just prose\n---\n"},
+			wantState: "ok",
+			wantURIs:  []string{"majordomus://rule/fine"},
+			wantDiags: []Diagnostic{{LevelWarning, ".ai/repo/plain.md", "no front matter (the file does not start with a --- line): not an object"}},
+		},
+		{
+			name:      "duplicate URI: first by path wins",
+			files:     map[string]string{".ai/repo/a/dup.md": ok, ".ai/repo/a.md": ok},
+			wantState: "degraded",
+			wantURIs:  []string{"majordomus://rule/fine"},
+			wantDiags: []Diagnostic{{LevelError, ".ai/repo/a/dup.md", "duplicate URI majordomus://rule/fine: already defined by .ai/repo/a.md"}},
+		},
+		{
+			name:      "odd optional fields are warnings",
+			files:     map[string]string{".ai/repo/o.md": "---\nid: o\nkind: rule\ntitle: {a: 1}\ntags: [x, [y], x, 3]\n---\n"},
+			wantState: "ok",
+			wantURIs:  []string{"majordomus://rule/o"},
+			wantDiags: []Diagnostic{
+				{LevelWarning, ".ai/repo/o.md", "tags must be a list of words: non-text tags ignored"},
+				{LevelWarning, ".ai/repo/o.md", "title is not text: ignored"},
+			},
+		},
+		{
+			name:      ".ai/repo absent",
+			files:     map[string]string{".ai/local/x.md": ok},
+			wantState: "ok",
+			wantDiags: []Diagnostic{{LevelWarning, ".ai/repo", "directory absent: the index is empty"}},
+		},
+		{
+			name:      ".ai/local ignored",
+			files:     map[string]string{".ai/repo/a.md": ok, ".ai/local/broken.md": "---\n[\n---\n", ".ai/local/dup.md": ok},
+			wantState: "ok",
+			wantURIs:  []string{"majordomus://rule/fine"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.files[".ai/manifest.yaml"] = testManifest
+			ix := buildTree(t, tt.files)
+			if ix.State() != tt.wantState {
+				t.Errorf("State = %q, want %q", ix.State(), tt.wantState)
+			}
+			if got := uris(ix.Objects); !reflect.DeepEqual(got, tt.wantURIs) {
+				t.Errorf("objects = %v, want %v", got, tt.wantURIs)
+			}
+			if !reflect.DeepEqual(ix.Diagnostics, tt.wantDiags) {
+				t.Errorf("diagnostics =\n%q\nwant\n%q", ix.Diagnostics, tt.wantDiags)
+			}
+		})
+	}
+}
+
+func TestBuildNotADirectory(t *testing.T) {
+	if _, err := Build(t.TempDir()+"/missing", 1); err == nil {
+		t.Fatal("Build of a missing root succeeded")
+	}
+}
+
+func TestChanged(t *testing.T) {
+	base := map[string]string{
+		".ai/repo/a.md": "---\nid: a\nkind: rule\n---\nA\n",
+		".ai/repo/b.md": "---\nid: b\nkind: rule\ntags: [x]\n---\nB\n",
+		".ai/repo/c.md": "---\nid: c\nkind: rule\n---\nC\n",
+		".ai/repo/d.md": "---\nid: d\nkind: rule\n---\nD\n",
+	}
+	next := map[string]string{
+		".ai/repo/a.md":    "---\nid: a\nkind: rule\n---\nA\n",             // same
+		".ai/repo/b.md":    "---\nid: b\nkind: rule\ntags: [y]\n---\nB\n",  // front matter
+		".ai/repo/c.md":    "---\nid: c\nkind: rule\n---\nC changed\n",     // body
+		".ai/repo/e.md":    "---\nid: e\nkind: rule\n---\nE\n",             // added; d removed
+		".ai/repo/note.md": "---\nid: a2\nkind: rule\n# comment\n---\nA\n", // added
+	}
+	old, cur := buildTree(t, base), buildTree(t, next)
+	want := []string{"majordomus://rule/a2", "majordomus://rule/b", "majordomus://rule/c", "majordomus://rule/d", "majordomus://rule/e"}
+	if got := Changed(old, cur); !reflect.DeepEqual(got, want) {
+		t.Errorf("Changed = %v, want %v", got, want)
+	}
+	if got := Changed(old, buildTree(t, base)); len(got) != 0 {
+		t.Errorf("Changed(same) = %v", got)
+	}
+	if got := Changed(nil, old); len(got) != 4 {
+		t.Errorf("Changed(nil, old) = %v", got)
+	}
+}
+
+func uris(objs []Object) []string {
+	var out []string
+	for _, o := range objs {
+		out = append(out, o.URI)
+	}
+	return out
+}
+
+func TestBuildSymlinkedRepo(t *testing.T) {
+	base := t.TempDir()
+	shared := filepath.Join(base, "shared")
+	writeTree(t, shared, map[string]string{"rules/a.md": "---\nid: a\nkind: rule\n---\n"})
+	root := filepath.Join(base, "checkout")
+	writeTree(t, root, map[string]string{".ai/manifest.yaml": testManifest})
+	if err := os.Symlink(shared, filepath.Join(root, ".ai", "repo")); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Build(root, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ix.Objects) != 1 || ix.Objects[0].Path != ".ai/repo/rules/a.md" {
+		t.Fatalf("objects %v diagnostics %v", ix.Objects, ix.Diagnostics)
+	}
+}
+
+func TestParseObjectHostile(t *testing.T) {
+	bomb := "---\nid: x\nkind: y\na: &a [1,1,1,1,1,1,1,1,1,1]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\n" +
+		"c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\n---\n"
+	tests := []struct {
+		name, data, want string // want: substring of the error diagnostic, "" = object
+	}{
+		{"alias bomb", bomb, "too many values"},
+		{"self-referring anchor", "---\nid: x\nkind: y\na: &x [*x]\n---\n", "refers to itself"},
+		{"nested too deeply", "---\nid: x\nkind: y\na: " + strings.Repeat("[", 300) + strings.Repeat("]", 300) + "\n---\n", "nested too deeply"},
+		{"key set twice", "---\nid: x\nkind: y\nid: z\n---\n", `key "id" set twice`},
+		{"merge keeps own keys", "---\nbase: &b {id: m, kind: rule, title: T}\n<<: *b\nid: own\n---\n", ""},
+		{"version as mapping", "---\nid: x\nkind: y\nversion: {a: 1}\n---\n", "version must be a string or a number"},
+		{"non-finite float kept as text", "---\nid: x\nkind: y\nv: .nan\nw: .inf\n---\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := parseObject(".ai/repo/h.md", []byte(tt.data))
+			if tt.want == "" {
+				if !r.ok {
+					t.Fatalf("not an object: %v", r.diags)
+				}
+				if _, err := json.Marshal(r.obj.Front); err != nil {
+					t.Fatalf("front matter not JSON-compatible: %v", err)
+				}
+				return
+			}
+			if r.ok || len(r.diags) != 1 || r.diags[0].Level != LevelError || !strings.Contains(r.diags[0].Message, tt.want) {
+				t.Fatalf("got ok=%v %v, want an error containing %q", r.ok, r.diags, tt.want)
+			}
+		})
+	}
+	r := parseObject(".ai/repo/h.md", []byte("---\nbase: &b {id: m, kind: rule, title: T}\n<<: *b\nid: own\n---\n"))
+	if r.obj.URI != "majordomus://rule/own" || r.obj.Title != "T" {
+		t.Errorf("merge gave %s title %q", r.obj.URI, r.obj.Title)
+	}
+}

@@ -1,0 +1,155 @@
+package layer
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// DefaultDebounce is the quiet period Watch waits for after a change.
+const DefaultDebounce = 100 * time.Millisecond
+
+// maxDebounceFactor bounds how long a continuous burst of changes can delay
+// a rebuild: at most this many debounce periods after its first event.
+const maxDebounceFactor = 10
+
+// Config configures a [Layer].
+type Config struct {
+	Root string // checkout root, as returned by FindCheckout
+	// Strict refuses to serve a degraded index: Open fails with ErrDegraded,
+	// and a degraded rebuild is logged at error and dropped (the previous
+	// index stays current).
+	Strict   bool
+	Debounce time.Duration // quiet period before a rebuild; <= 0 means DefaultDebounce
+	Logger   *zap.Logger   // nil means zap.NewNop()
+}
+
+// Layer holds the current [Index] of a checkout and rebuilds it when
+// .ai/repo changes (see [Layer.Watch]).
+type Layer struct {
+	root     string
+	strict   bool
+	debounce time.Duration
+	log      *zap.Logger
+
+	cur      atomic.Pointer[Index]
+	watching atomic.Bool
+
+	mu     sync.Mutex          // serialises rebuilds and guards logged
+	logged map[Diagnostic]bool // diagnostics of the last build, already logged
+}
+
+// Open builds generation 1 of the checkout's index. With cfg.Strict and a
+// degraded index it returns an error wrapping [ErrDegraded].
+func Open(cfg Config) (*Layer, error) {
+	if cfg.Root == "" {
+		return nil, errors.New("layer: opening: no root given")
+	}
+	root, err := filepath.Abs(cfg.Root)
+	if err != nil {
+		return nil, fmt.Errorf("layer: opening: %w", err)
+	}
+	l := &Layer{root: root, strict: cfg.Strict, debounce: cfg.Debounce, log: cfg.Logger}
+	if l.debounce <= 0 {
+		l.debounce = DefaultDebounce
+	}
+	if l.log == nil {
+		l.log = zap.NewNop()
+	}
+	start := time.Now()
+	ix, err := Build(root, 1)
+	if err != nil {
+		return nil, fmt.Errorf("layer: opening: %w", err)
+	}
+	l.logDiagnostics(ix)
+	if l.strict && ix.State() != "ok" {
+		n := ix.ErrorCount()
+		return nil, fmt.Errorf("%w: the index of %s carries %d error(s), first %s: %s; refusing to serve under --strict",
+			ErrDegraded, root, n, ix.firstError().Path, ix.firstError().Message)
+	}
+	l.cur.Store(ix)
+	l.log.Info("layer built", indexFields(ix, time.Since(start))...)
+	return l, nil
+}
+
+// Root returns the absolute checkout root.
+func (l *Layer) Root() string { return l.root }
+
+// Current returns the index being served. It never returns nil and is safe
+// for concurrent use; the index returned must not be modified.
+func (l *Layer) Current() *Index { return l.cur.Load() }
+
+// rebuild builds the next index and publishes it when its content differs
+// from the current one. It returns the old and new index when it published.
+func (l *Layer) rebuild() (old, ix *Index, published bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	old = l.cur.Load()
+	start := time.Now()
+	ix, err := Build(l.root, old.Generation+1)
+	if err != nil {
+		l.log.Error("layer rebuild failed", zap.Error(err), zap.Uint64("generation", old.Generation))
+		return old, nil, false
+	}
+	l.logDiagnostics(ix)
+	changed := Changed(old, ix)
+	if len(changed) == 0 && slices.Equal(old.Diagnostics, ix.Diagnostics) {
+		l.log.Debug("layer unchanged", zap.Uint64("generation", old.Generation))
+		return old, nil, false
+	}
+	if l.strict && ix.State() != "ok" {
+		l.log.Error("degraded layer not served under strict",
+			zap.Uint64("generation", old.Generation), zap.Int("errors", ix.ErrorCount()))
+		return old, nil, false
+	}
+	l.cur.Store(ix)
+	fields := append(indexFields(ix, time.Since(start)), zap.Int("changed", len(changed)))
+	l.log.Info("layer rebuilt", fields...)
+	return old, ix, true
+}
+
+// logDiagnostics logs each diagnostic of ix not present in the previous
+// build, at warn or error; it must be called with l.mu held (or before l
+// is shared).
+func (l *Layer) logDiagnostics(ix *Index) {
+	next := make(map[Diagnostic]bool, len(ix.Diagnostics))
+	for _, d := range ix.Diagnostics {
+		next[d] = true
+		if l.logged[d] {
+			continue
+		}
+		fields := []zap.Field{zap.String("path", d.Path), zap.String("problem", d.Message)}
+		if d.Level == LevelError {
+			l.log.Error("layer diagnostic", fields...)
+		} else {
+			l.log.Warn("layer diagnostic", fields...)
+		}
+	}
+	l.logged = next
+}
+
+func indexFields(ix *Index, took time.Duration) []zap.Field {
+	return []zap.Field{
+		zap.Uint64("generation", ix.Generation),
+		zap.Int("objects", len(ix.Objects)),
+		zap.String("index_state", ix.State()),
+		zap.Int("diagnostics", len(ix.Diagnostics)),
+		zap.Duration("took", took),
+	}
+}
+
+// firstError returns the first error diagnostic (zero when none).
+func (ix *Index) firstError() Diagnostic {
+	for _, d := range ix.Diagnostics {
+		if d.Level == LevelError {
+			return d
+		}
+	}
+	return Diagnostic{}
+}

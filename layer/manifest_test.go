@@ -1,0 +1,116 @@
+package layer
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLoadManifest(t *testing.T) {
+	tests := []struct {
+		name    string
+		content *string // nil = no manifest file
+		want    Manifest
+		wantErr []string // substrings of the error
+	}{
+		{
+			name: "ok with profiles and timings",
+			content: ptr(`schema: ai-repository/v1
+name: demo
+description: a demo checkout
+repo: {path: repo}
+local: {path: local, tracked: false, implicit_context: false}
+sections: {rules: repo/rules, adrs: null}
+context: {documents: [README.md]}
+mcp:
+  profiles:
+    - default
+    - {name: reviewer, role: review}
+    - name: ops_2
+server:
+  bind_grace_seconds: 15
+  probe_timeout_seconds: 0.5
+  election_bound_seconds: 20
+  busy_grace_seconds: 10
+  session_idle_timeout_seconds: 90
+  bridge_heartbeat_seconds: 1.25
+`),
+			want: Manifest{
+				Schema: SchemaV1, Name: "demo", Description: "a demo checkout",
+				Profiles: []Profile{{Name: "default"}, {Name: "reviewer", Role: "review"}, {Name: "ops_2"}},
+				Server: Timings{
+					BindGrace: 15 * time.Second, ProbeTimeout: 500 * time.Millisecond,
+					ElectionBound: 20 * time.Second, BusyGrace: 10 * time.Second,
+					SessionIdleTimeout: 90 * time.Second, BridgeHeartbeat: 1250 * time.Millisecond,
+				},
+			},
+		},
+		{name: "minimal", content: ptr(testManifest), want: Manifest{Schema: SchemaV1}},
+		{name: "missing file", wantErr: []string{"cannot read", "no such file"}},
+		{name: "no schema", content: ptr("name: x\n"), wantErr: []string{`schema missing, want "ai-repository/v1"`}},
+		{name: "other schema", content: ptr("schema: other/v2\n"), wantErr: []string{`schema is "other/v2", want "ai-repository/v1"`}},
+		{name: "schema not a string", content: ptr("schema: [a]\n"), wantErr: []string{"schema: must be a string"}},
+		{name: "unknown top-level keys sorted", content: ptr(testManifest + "zeta: 1\nbogus: 2\n"), wantErr: []string{"unknown top-level key(s): bogus, zeta"}},
+		{name: "unknown server key", content: ptr(testManifest + "server: {xyz: 1}\n"), wantErr: []string{"unknown key server.xyz"}},
+		{name: "unknown mcp key", content: ptr(testManifest + "mcp: {roster: []}\n"), wantErr: []string{"unknown key mcp.roster"}},
+		{name: "negative timing", content: ptr(testManifest + "server: {bind_grace_seconds: -1}\n"), wantErr: []string{"server.bind_grace_seconds: -1 must be positive"}},
+		{name: "zero timing", content: ptr(testManifest + "server: {busy_grace_seconds: 0}\n"), wantErr: []string{"server.busy_grace_seconds: 0 must be positive"}},
+		{name: "timing as text", content: ptr(testManifest + "server: {probe_timeout_seconds: \"2\"}\n"), wantErr: []string{"server.probe_timeout_seconds: must be a positive number of seconds"}},
+		{name: "bad profile name", content: ptr(testManifest + "mcp: {profiles: [Bad]}\n"), wantErr: []string{`mcp.profiles[0]: profile name "Bad" must match`}},
+		{name: "profile without name", content: ptr(testManifest + "mcp: {profiles: [{role: x}]}\n"), wantErr: []string{"mcp.profiles[0]: name missing"}},
+		{name: "unknown profile key", content: ptr(testManifest + "mcp: {profiles: [{name: a, colour: red}]}\n"), wantErr: []string{"unknown key mcp.profiles[0].colour"}},
+		{name: "duplicate profile", content: ptr(testManifest + "mcp: {profiles: [a, {name: a}]}\n"), wantErr: []string{`mcp.profiles[1]: duplicate profile "a"`}},
+		{name: "empty file", content: ptr(""), wantErr: []string{"empty manifest"}},
+		{name: "not a mapping", content: ptr("- schema\n"), wantErr: []string{"not a mapping"}},
+		{name: "not YAML", content: ptr("schema: [unclosed\n"), wantErr: []string{"not valid YAML"}},
+		{name: "duplicate key", content: ptr(testManifest + "schema: ai-repository/v1\n"), wantErr: []string{"duplicate key schema"}},
+		{name: "several problems joined", content: ptr("bogus: 1\nserver: {xyz: 1}\n"), wantErr: []string{"unknown key server.xyz; unknown top-level key(s): bogus; schema missing"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			path := filepath.Join(root, ".ai", "manifest.yaml")
+			if tt.content != nil {
+				writeTree(t, root, map[string]string{".ai/manifest.yaml": *tt.content})
+			}
+			got, err := LoadManifest(root)
+			if len(tt.wantErr) > 0 {
+				if !errors.Is(err, ErrInvalidManifest) {
+					t.Fatalf("error = %v, want ErrInvalidManifest", err)
+				}
+				for _, s := range append(tt.wantErr, path+": ") {
+					if !strings.Contains(err.Error(), s) {
+						t.Errorf("error %q does not contain %q", err, s)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.want.Path = path
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("LoadManifest =\n%+v\nwant\n%+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// An unreadable manifest is invalid. A directory where the file should be
+// cannot be read by anyone, root included (CI runs as root, where mode bits
+// do not stop reads).
+func TestLoadManifestUnreadable(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, ".ai", "manifest.yaml"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadManifest(root); !errors.Is(err, ErrInvalidManifest) || !strings.Contains(err.Error(), "manifest.yaml") {
+		t.Fatalf("error = %v, want ErrInvalidManifest naming the file", err)
+	}
+}
+
+func ptr(s string) *string { return &s }

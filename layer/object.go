@@ -1,0 +1,222 @@
+package layer
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// URIScheme prefixes every object URI.
+const URIScheme = "majordomus://"
+
+// Diagnostic levels.
+const (
+	LevelError   = "error"   // the file is left out; the index is degraded
+	LevelWarning = "warning" // informational; the index stays ok
+)
+
+// Object is one layer object: a Markdown file under .ai/repo with a front
+// matter holding at least id and kind.
+type Object struct {
+	URI         string   // majordomus://<kind>/<id>@<version>, "@<version>" only when version is set
+	Kind        string   // matches ^[a-z][a-z0-9_-]*$
+	ID          string   // non-empty, no whitespace, '/', '@', '?' or '#'
+	Version     string   // the YAML literal of version (int, float or string); "" when unset
+	Title       string   // optional
+	Description string   // optional
+	Status      string   // optional
+	Tags        []string // optional, in file order, without blanks and repeats
+	Path        string   // slash-separated, relative to the checkout root
+	// Front is the whole front matter as decoded: map[string]any, []any,
+	// string, int, float64, bool and nil only (JSON-compatible).
+	Front map[string]any
+	Body  string // the Markdown after the closing --- line
+}
+
+// Diagnostic is one finding about a file of the layer.
+type Diagnostic struct {
+	Level   string // LevelError or LevelWarning
+	Path    string // slash-separated, relative to the checkout root
+	Message string
+}
+
+// String renders the diagnostic as "level: path: message".
+func (d Diagnostic) String() string { return d.Level + ": " + d.Path + ": " + d.Message }
+
+// ObjectURI returns the URI of an object with the given kind, id and version.
+func ObjectURI(kind, id, version string) string {
+	u := URIScheme + kind + "/" + id
+	if version != "" {
+		u += "@" + version
+	}
+	return u
+}
+
+// parsed is the outcome of reading one file.
+type parsed struct {
+	obj   Object
+	doc   searchDoc // obj's search fields, filled in by readObject
+	ok    bool      // obj is an object
+	diags []Diagnostic
+}
+
+// parseObject turns one file's bytes into an object. rel is the file's
+// slash-separated path relative to the checkout root. It never panics.
+func parseObject(rel string, data []byte) parsed {
+	var r parsed
+	fail := func(level, format string, args ...any) parsed {
+		r.diags = append(r.diags, Diagnostic{Level: level, Path: rel, Message: fmt.Sprintf(format, args...)})
+		return r
+	}
+	front, body, err := splitFrontMatter(data)
+	if err == errNoFrontMatter {
+		return fail(LevelWarning, "no front matter (the file does not start with a --- line): not an object")
+	}
+	if err != nil {
+		return fail(LevelError, "%v", err)
+	}
+	fm, top, err := decodeFrontMatter(front)
+	if err != nil {
+		return fail(LevelError, "%v", err)
+	}
+	o := Object{Path: rel, Front: fm, Body: string(body)}
+	var ok bool
+	if o.ID, ok = fm["id"].(string); !ok || strings.TrimSpace(o.ID) == "" {
+		return fail(LevelError, "front matter needs a non-empty string id")
+	}
+	if bad := uriUnsafe(o.ID); bad != "" {
+		return fail(LevelError, "id %q contains %s, not allowed in an object URI", o.ID, bad)
+	}
+	if o.Kind, ok = fm["kind"].(string); !ok || o.Kind == "" {
+		return fail(LevelError, "front matter needs a non-empty string kind")
+	}
+	if !validKind(o.Kind) {
+		return fail(LevelError, "kind %q must match ^[a-z][a-z0-9_-]*$", o.Kind)
+	}
+	if o.Version, ok = versionOf(fm["version"], field(top, "version")); !ok {
+		return fail(LevelError, "version must be a string or a number")
+	}
+	if bad := uriUnsafe(o.Version); bad != "" && o.Version != "" {
+		return fail(LevelError, "version %q contains %s, not allowed in an object URI", o.Version, bad)
+	}
+	o.URI = ObjectURI(o.Kind, o.ID, o.Version)
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{"title", &o.Title}, {"description", &o.Description}, {"status", &o.Status}} {
+		if s, ok := textOf(fm[f.key]); ok {
+			*f.dst = s
+		} else {
+			fail(LevelWarning, "%s is not text: ignored", f.key)
+		}
+	}
+	if o.Tags, ok = tagsOf(fm["tags"]); !ok {
+		fail(LevelWarning, "tags must be a list of words: non-text tags ignored")
+	}
+	r.obj, r.ok = o, true
+	return r
+}
+
+// versionOf renders version: a string as is, a number as its YAML literal.
+func versionOf(v any, n *yaml.Node) (string, bool) {
+	switch x := v.(type) {
+	case nil:
+		return "", true
+	case string:
+		return strings.TrimSpace(x), true
+	case int, float64:
+		if n != nil && n.Kind == yaml.ScalarNode {
+			return n.Value, true
+		}
+		if i, ok := x.(int); ok {
+			return strconv.Itoa(i), true
+		}
+		return strconv.FormatFloat(x.(float64), 'f', -1, 64), true
+	}
+	return "", false
+}
+
+// textOf renders an optional scalar field as text ("" when absent).
+func textOf(v any) (string, bool) {
+	switch x := v.(type) {
+	case nil:
+		return "", true
+	case string:
+		return x, true
+	case int:
+		return strconv.Itoa(x), true
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64), true
+	case bool:
+		return strconv.FormatBool(x), true
+	}
+	return "", false
+}
+
+// tagsOf reads tags: a list of scalars or one string. Blanks and repeats
+// are dropped; ok is false when something had to be ignored.
+func tagsOf(v any) ([]string, bool) {
+	var items []any
+	switch x := v.(type) {
+	case nil:
+		return nil, true
+	case string:
+		items = []any{x}
+	case []any:
+		items = x
+	default:
+		return nil, false
+	}
+	ok := true
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		s, isText := textOf(it)
+		if !isText || it == nil {
+			ok = false
+			continue
+		}
+		if s = strings.TrimSpace(s); s != "" && !contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out, ok
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+// validKind reports whether s matches ^[a-z][a-z0-9_-]*$.
+func validKind(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z':
+		case i > 0 && (c >= '0' && c <= '9' || c == '_' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return s != ""
+}
+
+// uriUnsafe names the first character of s that cannot appear in an id or a
+// version inside an object URI, or returns "".
+func uriUnsafe(s string) string {
+	for _, c := range s {
+		switch {
+		case c == '/' || c == '@' || c == '?' || c == '#' || c == '%':
+			return fmt.Sprintf("%q", c)
+		case c <= ' ' || c == 0x7f:
+			return "whitespace or a control character"
+		}
+	}
+	return ""
+}

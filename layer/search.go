@@ -1,0 +1,143 @@
+package layer
+
+import (
+	"sort"
+	"strings"
+)
+
+// Search weights, per query term.
+const (
+	scoreIDExact   = 10 // the term is the whole id
+	scoreIDTitle   = 3  // the term occurs in the id or the title
+	scoreTagKind   = 2  // the term occurs in a tag or the kind
+	scoreDesc      = 2  // the term occurs in the description
+	scoreBody      = 1  // per occurrence in the body ...
+	maxBodyCount   = 5  // ... counting at most this many
+	defaultLimit   = 10
+	maxSearchLimit = 100
+)
+
+// Hit is one search result.
+type Hit struct {
+	Object Object
+	Score  float64
+}
+
+// searchDoc holds an object's lower-cased searchable fields.
+type searchDoc struct {
+	id, title, kind, desc, body string
+	tags                        []string
+}
+
+func newSearchDoc(o *Object) searchDoc {
+	d := searchDoc{
+		id:    strings.ToLower(o.ID),
+		title: strings.ToLower(o.Title),
+		kind:  o.Kind,
+		desc:  strings.ToLower(o.Description),
+		body:  strings.ToLower(o.Body),
+	}
+	if len(o.Tags) > 0 {
+		d.tags = make([]string, len(o.Tags))
+		for i, t := range o.Tags {
+			d.tags[i] = strings.ToLower(t)
+		}
+	}
+	return d
+}
+
+// Search ranks the objects (of this kind, "" = any) against the query,
+// compared without regard to case. The query is split into blank-separated
+// terms (repeats count once); each term adds, per object: 10 when it is the
+// whole id, else 3 when it occurs in the id; 3 when it occurs in the title;
+// 2 when it occurs in a tag; 2 in the kind; 2 in the description; 1 per
+// occurrence in the body, at most 5. Objects scoring 0 are left out. Hits
+// are ordered by score, then URI. limit <= 0 means 10; it is capped at 100.
+func (ix *Index) Search(query, kind string, limit int) []Hit {
+	if limit <= 0 {
+		limit = defaultLimit
+	}
+	limit = min(limit, maxSearchLimit)
+	terms := uniqueTerms(query)
+	if len(terms) == 0 {
+		return nil
+	}
+	if len(ix.docs) != len(ix.Objects) {
+		ix = ix.withTables()
+	}
+	var hits []Hit
+	for i := range ix.Objects {
+		if kind != "" && ix.Objects[i].Kind != kind {
+			continue
+		}
+		if s := ix.docs[i].score(terms); s > 0 {
+			hits = append(hits, Hit{Object: ix.Objects[i], Score: s})
+		}
+	}
+	sort.Slice(hits, func(a, b int) bool {
+		if hits[a].Score != hits[b].Score {
+			return hits[a].Score > hits[b].Score
+		}
+		return hits[a].Object.URI < hits[b].Object.URI
+	})
+	if len(hits) > limit {
+		hits = hits[:limit:limit]
+	}
+	return hits
+}
+
+func (d *searchDoc) score(terms []string) float64 {
+	total := 0
+	for _, t := range terms {
+		switch {
+		case d.id == t:
+			total += scoreIDExact
+		case strings.Contains(d.id, t):
+			total += scoreIDTitle
+		}
+		if strings.Contains(d.title, t) {
+			total += scoreIDTitle
+		}
+		for _, tag := range d.tags {
+			if strings.Contains(tag, t) {
+				total += scoreTagKind
+				break
+			}
+		}
+		if strings.Contains(d.kind, t) {
+			total += scoreTagKind
+		}
+		if strings.Contains(d.desc, t) {
+			total += scoreDesc
+		}
+		if n := countUpTo(d.body, t, maxBodyCount); n > 0 {
+			total += n * scoreBody
+		}
+	}
+	return float64(total)
+}
+
+// countUpTo counts non-overlapping occurrences of t in s, stopping at max.
+func countUpTo(s, t string, max int) int {
+	n := 0
+	for n < max {
+		i := strings.Index(s, t)
+		if i < 0 {
+			break
+		}
+		n++
+		s = s[i+len(t):]
+	}
+	return n
+}
+
+// uniqueTerms lower-cases and splits a query, dropping repeated terms.
+func uniqueTerms(query string) []string {
+	var out []string
+	for _, t := range strings.Fields(strings.ToLower(query)) {
+		if !contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}

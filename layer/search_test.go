@@ -1,0 +1,83 @@
+package layer
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+)
+
+func TestSearch(t *testing.T) {
+	files := map[string]string{
+		".ai/manifest.yaml": testManifest,
+		// exact id 10 + title 3
+		".ai/repo/a.md": "---\nid: lease\nkind: rule\ntitle: Leases\n---\nnothing\n",
+		// id substring 3 + title 3
+		".ai/repo/b.md": "---\nid: lease-file\nkind: rule\ntitle: The lease file\n---\n",
+		// tag 2 + description 2
+		".ai/repo/c.md": "---\nid: c\nkind: adr\ntags: [LEASE]\ndescription: about the lease\n---\n",
+		// body 1 per occurrence, capped at 5
+		".ai/repo/d.md": "---\nid: d\nkind: prompt\n---\nlease lease lease lease lease lease lease\n",
+		".ai/repo/e.md": "---\nid: e\nkind: prompt\n---\nlease once\n",
+		".ai/repo/f.md": "---\nid: f\nkind: prompt\n---\nunrelated\n",
+		// tie with e (score 1): URI order decides
+		".ai/repo/g.md": "---\nid: aa\nkind: prompt\n---\nLease\n",
+	}
+	ix := buildTree(t, files)
+	type res struct {
+		URI   string
+		Score float64
+	}
+	tests := []struct {
+		name        string
+		query, kind string
+		limit       int
+		want        []res
+	}{
+		{"ranking", "lease", "", 0, []res{
+			{"majordomus://rule/lease", 13},
+			{"majordomus://rule/lease-file", 6},
+			{"majordomus://prompt/d", 5},
+			{"majordomus://adr/c", 4},
+			{"majordomus://prompt/aa", 1},
+			{"majordomus://prompt/e", 1},
+		}},
+		{"case-insensitive and kind filter", "LEASE", "prompt", 0, []res{
+			{"majordomus://prompt/d", 5},
+			{"majordomus://prompt/aa", 1},
+			{"majordomus://prompt/e", 1},
+		}},
+		{"limit", "lease", "", 2, []res{{"majordomus://rule/lease", 13}, {"majordomus://rule/lease-file", 6}}},
+		{"terms add up, repeats once", "file lease file", "", 2, []res{{"majordomus://rule/lease", 13}, {"majordomus://rule/lease-file", 12}}},
+		{"kind matches", "adr", "", 0, []res{{"majordomus://adr/c", 2}}},
+		{"nothing matches", "zebra", "", 0, nil},
+		{"blank query", "  ", "", 0, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []res
+			for _, h := range ix.Search(tt.query, tt.kind, tt.limit) {
+				got = append(got, res{h.Object.URI, h.Score})
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Search(%q, %q, %d) =\n%v\nwant\n%v", tt.query, tt.kind, tt.limit, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSearchLimits(t *testing.T) {
+	files := map[string]string{".ai/manifest.yaml": testManifest}
+	for i := range 150 {
+		files[fmt.Sprintf(".ai/repo/n%03d.md", i)] = fmt.Sprintf("---\nid: n%03d\nkind: note\n---\nword\n", i)
+	}
+	ix := buildTree(t, files)
+	if got := len(ix.Search("word", "", 0)); got != 10 {
+		t.Errorf("default limit gave %d hits", got)
+	}
+	if got := len(ix.Search("word", "", 1000)); got != 100 {
+		t.Errorf("limit 1000 gave %d hits, want the cap 100", got)
+	}
+	if h := ix.Search("word", "", 3); h[0].Object.ID != "n000" || h[2].Object.ID != "n002" {
+		t.Errorf("ties not in URI order: %v", h)
+	}
+}

@@ -1,0 +1,125 @@
+package layer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"go.uber.org/zap"
+)
+
+// Watch keeps the index current until ctx ends, then closes its watcher and
+// returns nil. It watches .ai (for .ai/repo appearing or being replaced) and
+// every directory under .ai/repo (dot-directories aside), adding new ones
+// before each rebuild. A change is followed, once the directory has been
+// quiet for the debounce period (or at most ten periods after a burst
+// began), by a rebuild; the rebuilt index is published, with the next
+// generation, only when its objects or diagnostics differ from the current
+// one's, and then onChange(old, new) is called (nil is allowed). Watch also
+// rebuilds once right after it starts, catching changes made since Open.
+//
+// onChange runs on Watch's goroutine: rebuilds wait for it to return.
+// Watcher errors are logged, not returned; Watch returns an error only when
+// it cannot start, or [ErrWatching] when another Watch is running.
+func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error {
+	if !l.watching.CompareAndSwap(false, true) {
+		return ErrWatching
+	}
+	defer l.watching.Store(false)
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("layer: watching: %w", err)
+	}
+	defer w.Close()
+	aiDir := filepath.Join(l.root, ".ai")
+	repoDir := filepath.Join(l.root, filepath.FromSlash(repoRel))
+	if err := w.Add(aiDir); err != nil {
+		return fmt.Errorf("layer: watching %s: %w", aiDir, err)
+	}
+
+	refresh := func() {
+		l.addTree(w, repoDir)
+		if old, ix, ok := l.rebuild(); ok && onChange != nil {
+			onChange(old, ix)
+		}
+	}
+	refresh()
+
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	var fire <-chan time.Time // non-nil while a rebuild is pending
+	var burstStart time.Time
+	schedule := func(now time.Time) {
+		if fire == nil {
+			burstStart = now
+		}
+		wait := l.debounce
+		if limit := burstStart.Add(maxDebounceFactor * l.debounce).Sub(now); limit < wait {
+			wait = max(limit, 0)
+		}
+		timer.Reset(wait)
+		fire = timer.C
+	}
+
+	events, errs := w.Events, w.Errors
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			if ev.Name == repoDir || strings.HasPrefix(ev.Name, repoDir+string(filepath.Separator)) {
+				schedule(time.Now())
+			}
+		case err, ok := <-errs:
+			if !ok {
+				errs = nil
+				continue
+			}
+			l.log.Warn("layer watch error", zap.Error(err))
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				schedule(time.Now())
+			}
+		case <-fire:
+			fire = nil
+			refresh()
+		}
+	}
+}
+
+// addTree watches dir and its subdirectories, dot-directories aside. A
+// missing dir is fine: the watch on .ai reports its creation.
+func (l *Layer) addTree(w *fsnotify.Watcher, dir string) {
+	_ = filepath.WalkDir(dir+string(filepath.Separator), func(p string, d fs.DirEntry, err error) error {
+		p = filepath.Clean(p)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				l.log.Warn("layer watch skipped a directory", zap.String("path", p), zap.Error(pathErr(err)))
+			}
+			if d != nil && d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if p != dir && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		if err := w.Add(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			l.log.Warn("layer watch failed", zap.String("path", p), zap.Error(err))
+		}
+		return nil
+	})
+}

@@ -1,0 +1,260 @@
+package layer
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
+)
+
+// waitFor bounds every wait on an event; it is a failure deadline, not a
+// synchronisation delay.
+const waitFor = 10 * time.Second
+
+// tapLogger returns a test logger whose entries, fields included, are
+// also sent to the returned channel.
+func tapLogger(t *testing.T) (*zap.Logger, <-chan observer.LoggedEntry) {
+	tap := &tapCore{t: t, ch: make(chan observer.LoggedEntry, 4096)}
+	wrap := zap.WrapCore(func(c zapcore.Core) zapcore.Core { return zapcore.NewTee(c, tap) })
+	return zaptest.NewLogger(t, zaptest.Level(zap.DebugLevel), zaptest.WrapOptions(wrap)), tap.ch
+}
+
+// tapCore is a zapcore.Core sending every entry to a channel.
+type tapCore struct {
+	t      *testing.T
+	ch     chan observer.LoggedEntry
+	fields []zapcore.Field
+}
+
+func (c *tapCore) Enabled(zapcore.Level) bool { return true }
+
+func (c *tapCore) With(fs []zapcore.Field) zapcore.Core {
+	return &tapCore{t: c.t, ch: c.ch, fields: append(append([]zapcore.Field(nil), c.fields...), fs...)}
+}
+
+func (c *tapCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	return ce.AddCore(e, c)
+}
+
+func (c *tapCore) Write(e zapcore.Entry, fs []zapcore.Field) error {
+	select {
+	case c.ch <- observer.LoggedEntry{Entry: e, Context: append(append([]zapcore.Field(nil), c.fields...), fs...)}:
+	default:
+		c.t.Errorf("log tap full, dropped %q", e.Message)
+	}
+	return nil
+}
+
+func (c *tapCore) Sync() error { return nil }
+
+// waitLog waits for an entry with this message and returns it with the
+// messages logged before it.
+func waitLog(t *testing.T, ch <-chan observer.LoggedEntry, msg string) (observer.LoggedEntry, []string) {
+	t.Helper()
+	deadline := time.After(waitFor)
+	var before []string
+	for {
+		select {
+		case e := <-ch:
+			if e.Message == msg {
+				return e, before
+			}
+			before = append(before, e.Message)
+		case <-deadline:
+			t.Fatalf("no %q logged within %v (saw %q)", msg, waitFor, before)
+		}
+	}
+}
+
+func count(list []string, s string) int {
+	n := 0
+	for _, e := range list {
+		if e == s {
+			n++
+		}
+	}
+	return n
+}
+
+type change struct{ old, new *Index }
+
+// watch runs l.Watch until the test ends and returns its onChange calls.
+func watch(t *testing.T, l *Layer) <-chan change {
+	ctx, cancel := context.WithCancel(context.Background())
+	changes := make(chan change, 16)
+	done := make(chan error, 1)
+	go func() {
+		done <- l.Watch(ctx, func(old, new *Index) { changes <- change{old, new} })
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Watch returned %v", err)
+		}
+	})
+	return changes
+}
+
+func waitChange(t *testing.T, changes <-chan change) change {
+	t.Helper()
+	select {
+	case c := <-changes:
+		return c
+	case <-time.After(waitFor):
+		t.Fatalf("no change within %v", waitFor)
+		return change{}
+	}
+}
+
+// openWatched writes files, opens a layer on them and starts watching; it
+// returns once the watch has set up and done its first sync, with the
+// messages logged until then.
+func openWatched(t *testing.T, files map[string]string, strict bool) (string, *Layer, <-chan change, <-chan observer.LoggedEntry, []string) {
+	root := t.TempDir()
+	writeTree(t, root, files)
+	log, entries := tapLogger(t)
+	l, err := Open(Config{Root: root, Strict: strict, Debounce: 20 * time.Millisecond, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes := watch(t, l)
+	_, before := waitLog(t, entries, "layer unchanged")
+	return root, l, changes, entries, before
+}
+
+func write(t *testing.T, root, rel, content string) {
+	t.Helper()
+	writeTree(t, root, map[string]string{rel: content})
+}
+
+func TestWatchModify(t *testing.T) {
+	files := map[string]string{
+		".ai/manifest.yaml":   testManifest,
+		".ai/repo/rules/a.md": "---\nid: a\nkind: rule\nversion: 1\n---\nA\n",
+		".ai/repo/rules/b.md": "---\nid: b\nkind: rule\n---\nB\n",
+		".ai/repo/broken.md":  "---\nid: [\n---\n", // degraded, served anyway
+	}
+	root, l, changes, entries, opening := openWatched(t, files, false)
+	first := l.Current()
+	if first.Generation != 1 || first.State() != "degraded" {
+		t.Fatalf("opened generation %d state %s", first.Generation, first.State())
+	}
+	if n := count(opening, "layer diagnostic"); n != 1 {
+		t.Errorf("%d diagnostics logged at open, want 1: %q", n, opening)
+	}
+	if err := l.Watch(context.Background(), nil); !errors.Is(err, ErrWatching) {
+		t.Errorf("second Watch = %v, want ErrWatching", err)
+	}
+
+	write(t, root, ".ai/repo/rules/a.md", "---\nid: a\nkind: rule\nversion: 1\n---\nA, edited\n")
+	c := waitChange(t, changes)
+	if c.old != first || c.new.Generation != 2 || l.Current() != c.new {
+		t.Fatalf("change old gen %d new gen %d, current gen %d", c.old.Generation, c.new.Generation, l.Current().Generation)
+	}
+	if got := Changed(c.old, c.new); !reflect.DeepEqual(got, []string{"majordomus://rule/a@1"}) {
+		t.Errorf("Changed = %v", got)
+	}
+	if o, _ := c.new.Lookup("majordomus://rule/a@1"); o.Body != "A, edited\n" {
+		t.Errorf("new body %q", o.Body)
+	}
+	// The broken file's diagnostic was logged once, at Open, not again.
+	e, before := waitLog(t, entries, "layer rebuilt")
+	if n := count(before, "layer diagnostic"); n != 0 {
+		t.Errorf("diagnostic logged again on rebuild: %q", before)
+	}
+	if f := e.ContextMap(); f["generation"] != uint64(2) || f["objects"] != int64(2) || f["index_state"] != "degraded" {
+		t.Errorf("layer rebuilt logged %v", f)
+	}
+}
+
+func TestWatchNewDirectories(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		rel   string
+	}{
+		{"new subdirectory", map[string]string{".ai/manifest.yaml": testManifest, ".ai/repo/a.md": "---\nid: a\nkind: rule\n---\n"}, ".ai/repo/skills/deep/er/s.md"},
+		{"repo created later", map[string]string{".ai/manifest.yaml": testManifest}, ".ai/repo/skills/s.md"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root, _, changes, _, _ := openWatched(t, tt.files, false)
+			write(t, root, tt.rel, "---\nid: s\nkind: skill\n---\nnew\n")
+			c := waitChange(t, changes)
+			if c.new.Generation != 2 || !reflect.DeepEqual(Changed(c.old, c.new), []string{"majordomus://skill/s"}) {
+				t.Fatalf("generation %d changed %v", c.new.Generation, Changed(c.old, c.new))
+			}
+			// A file added later in the same new directory is seen too.
+			write(t, root, filepath.Join(filepath.Dir(tt.rel), "t.md"), "---\nid: t\nkind: skill\n---\n")
+			if c := waitChange(t, changes); c.new.Generation != 3 || !reflect.DeepEqual(Changed(c.old, c.new), []string{"majordomus://skill/t"}) {
+				t.Fatalf("generation %d changed %v", c.new.Generation, Changed(c.old, c.new))
+			}
+		})
+	}
+}
+
+func TestWatchNoopTouch(t *testing.T) {
+	content := "---\nid: a\nkind: rule\n---\nA\n"
+	files := map[string]string{".ai/manifest.yaml": testManifest, ".ai/repo/a.md": content}
+	root, l, changes, entries, _ := openWatched(t, files, false)
+	write(t, root, ".ai/repo/a.md", content)
+	now := time.Now()
+	if err := os.Chtimes(filepath.Join(root, ".ai/repo/a.md"), now, now); err != nil {
+		t.Fatal(err)
+	}
+	waitLog(t, entries, "layer unchanged")
+	if g := l.Current().Generation; g != 1 {
+		t.Fatalf("generation %d after a no-op write, want 1", g)
+	}
+	// Writes under .ai but outside .ai/repo are not the layer's business.
+	write(t, root, ".ai/local/state/mcp/server.json", "{}")
+	write(t, root, ".ai/repo/a.md", content+"more\n")
+	if c := waitChange(t, changes); c.new.Generation != 2 {
+		t.Fatalf("generation %d, want 2 (the no-op did not bump)", c.new.Generation)
+	}
+}
+
+func TestStrict(t *testing.T) {
+	t.Run("open refuses a degraded index", func(t *testing.T) {
+		root := t.TempDir()
+		writeTree(t, root, map[string]string{
+			".ai/manifest.yaml": testManifest,
+			".ai/repo/bad.md":   "---\nkind: rule\n---\n",
+		})
+		_, err := Open(Config{Root: root, Strict: true})
+		if !errors.Is(err, ErrDegraded) {
+			t.Fatalf("Open = %v, want ErrDegraded", err)
+		}
+		for _, s := range []string{"refusing to serve under --strict", "1 error(s)", ".ai/repo/bad.md"} {
+			if !strings.Contains(err.Error(), s) {
+				t.Errorf("error %q lacks %q", err, s)
+			}
+		}
+		if l, err := Open(Config{Root: root}); err != nil || l.Current().State() != "degraded" {
+			t.Fatalf("non-strict Open = %v", err)
+		}
+	})
+	t.Run("a degraded rebuild keeps the old index", func(t *testing.T) {
+		files := map[string]string{".ai/manifest.yaml": testManifest, ".ai/repo/a.md": "---\nid: a\nkind: rule\n---\n"}
+		root, l, changes, entries, _ := openWatched(t, files, true)
+		first := l.Current()
+		write(t, root, ".ai/repo/a.md", "---\nid: a\nkind: rule\ntitle: : broken\n---\n")
+		e, _ := waitLog(t, entries, "degraded layer not served under strict")
+		if e.Level != zapcore.ErrorLevel || l.Current() != first {
+			t.Fatalf("level %v, current generation %d", e.Level, l.Current().Generation)
+		}
+		write(t, root, ".ai/repo/a.md", "---\nid: a\nkind: rule\ntitle: fixed\n---\n")
+		if c := waitChange(t, changes); c.old != first || c.new.Generation != 2 || c.new.State() != "ok" {
+			t.Fatalf("generation %d state %s", c.new.Generation, c.new.State())
+		}
+	})
+}

@@ -1,0 +1,115 @@
+package scenarios
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"majordomus-mcp/example"
+	"majordomus-mcp/internal/mcpclient"
+)
+
+// bin is the majordomus-mcp binary built once for all scenarios.
+var bin string
+
+// wait bounds every wait for an event: generous, because a loaded 2-core
+// machine is slow, and never a sleep — each wait ends when the event comes.
+const wait = 30 * time.Second
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "majordomus-scenarios-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "majordomus-mcp")
+	build := exec.Command("go", "build", "-o", bin, "majordomus-mcp/cmd/majordomus-mcp")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building majordomus-mcp:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// checkout writes the example checkout into a fresh directory.
+func checkout(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "example")
+	if err := example.WriteCheckout(dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// ctx bounds one scenario step.
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), wait)
+	t.Cleanup(cancel)
+	return c
+}
+
+// start spawns majordomus-mcp in dir with args; the process is killed at
+// the end of the test if it is still running.
+func start(t *testing.T, dir string, args ...string) *mcpclient.Process {
+	t.Helper()
+	p, err := mcpclient.Start(bin, args, dir, os.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.Kill(context.Background())
+		if t.Failed() {
+			t.Logf("stderr of %s %s:\n%s", filepath.Base(bin), strings.Join(args, " "), strings.Join(p.Logs(), "\n"))
+		}
+	})
+	return p
+}
+
+// runOnce runs majordomus-mcp to completion with stdin from input and
+// returns its exit code, stdout and stderr.
+func runOnce(t *testing.T, dir, input string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx(t), bin, args...)
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(input)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if exitErr, ok := err.(*exec.ExitError); ok {
+		code = exitErr.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, stdout.String(), stderr.String()
+}
+
+// assertOnlyFrames fails unless every stdout line is one JSON-RPC 2.0 message
+// (or a batch of them).
+func assertOnlyFrames(t *testing.T, frames [][]byte) {
+	t.Helper()
+	for _, f := range frames {
+		var one struct {
+			JSONRPC string `json:"jsonrpc"`
+		}
+		var batch []struct {
+			JSONRPC string `json:"jsonrpc"`
+		}
+		if json.Unmarshal(f, &one) == nil && one.JSONRPC == "2.0" {
+			continue
+		}
+		if json.Unmarshal(f, &batch) == nil && len(batch) > 0 && batch[0].JSONRPC == "2.0" {
+			continue
+		}
+		t.Errorf("stdout carried something that is not a JSON-RPC frame: %q", f)
+	}
+}

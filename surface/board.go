@@ -1,0 +1,242 @@
+package surface
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// departedKept bounds how many departed peers that announced something the
+// board keeps, so their claims stay visible for a while after they leave.
+const departedKept = 32
+
+// Client is what a peer said of itself in initialize.
+type Client struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	Title   string `json:"title,omitempty"`
+}
+
+// Announcement is what a peer said it is working on.
+type Announcement struct {
+	Intent string    `json:"intent"`
+	Scope  []string  `json:"scope"`
+	At     time.Time `json:"at"`
+}
+
+// Peer is one session on the board.
+type Peer struct {
+	ID           string        `json:"id"`
+	Client       Client        `json:"client"`
+	Transport    string        `json:"transport"`
+	ConnectedAt  time.Time     `json:"connected_at"`
+	LastSeen     time.Time     `json:"last_seen"`
+	Attached     bool          `json:"attached"`
+	Announcement *Announcement `json:"announcement,omitempty"`
+}
+
+// Overlap is another peer's claim that shares paths with an announcement.
+type Overlap struct {
+	Peer   string   `json:"peer"`
+	Client string   `json:"client"`
+	Intent string   `json:"intent"`
+	Paths  []string `json:"paths"`
+}
+
+// Board is the peer board of one server. It is safe for concurrent use.
+type Board struct {
+	mu        sync.Mutex
+	now       func() time.Time
+	next      int
+	bySession map[string]*Peer
+	order     []*Peer // attachment order, departed announcers included
+}
+
+// NewBoard returns an empty board reading time from now.
+func NewBoard(now func() time.Time) *Board {
+	return &Board{now: now, bySession: map[string]*Peer{}}
+}
+
+// Attach adds a peer for a new session and returns its id.
+func (b *Board) Attach(session, transport string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if p, ok := b.bySession[session]; ok {
+		return p.ID
+	}
+	b.next++
+	at := b.now().UTC().Round(time.Millisecond)
+	p := &Peer{
+		ID:          fmt.Sprintf("p%d", b.next),
+		Client:      Client{Name: "(not initialized)"},
+		Transport:   transport,
+		ConnectedAt: at,
+		LastSeen:    at,
+		Attached:    true,
+	}
+	b.bySession[session] = p
+	b.order = append(b.order, p)
+	return p.ID
+}
+
+// Detach marks a session's peer as gone. A departed peer that announced
+// stays listed (attached: false) among the last few; others are dropped.
+func (b *Board) Detach(session string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p, ok := b.bySession[session]
+	if !ok {
+		return
+	}
+	delete(b.bySession, session)
+	p.Attached = false
+	departed := 0
+	b.order = slices.DeleteFunc(b.order, func(q *Peer) bool {
+		if q.Attached {
+			return false
+		}
+		if q.Announcement == nil {
+			return true
+		}
+		departed++
+		return false
+	})
+	for departed > departedKept {
+		i := slices.IndexFunc(b.order, func(q *Peer) bool { return !q.Attached })
+		b.order = slices.Delete(b.order, i, i+1)
+		departed--
+	}
+}
+
+// Identify records the client a session's initialize named.
+func (b *Board) Identify(session string, c Client) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if p, ok := b.bySession[session]; ok {
+		if strings.TrimSpace(c.Name) == "" {
+			c.Name = "(not initialized)"
+		}
+		p.Client = c
+	}
+}
+
+// Touch records that a session was heard from.
+func (b *Board) Touch(session string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if p, ok := b.bySession[session]; ok {
+		p.LastSeen = b.now().UTC().Round(time.Millisecond)
+	}
+}
+
+// PeerID returns the id of a session's peer, or "" when it has none.
+func (b *Board) PeerID(session string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if p, ok := b.bySession[session]; ok {
+		return p.ID
+	}
+	return ""
+}
+
+// Announce records a session's claim, replacing its earlier one, and returns
+// its record and the other attached peers' claims that overlap it.
+func (b *Board) Announce(session, intent string, scope []string) (Peer, []Overlap, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p, ok := b.bySession[session]
+	if !ok {
+		return Peer{}, nil, fmt.Errorf("this session is not on the board")
+	}
+	p.Announcement = &Announcement{Intent: intent, Scope: scope, At: b.now().UTC().Round(time.Millisecond)}
+	p.LastSeen = p.Announcement.At
+	var overlaps []Overlap
+	for _, q := range b.order {
+		if q == p || !q.Attached || q.Announcement == nil {
+			continue
+		}
+		if paths := overlappingPaths(scope, q.Announcement.Scope); len(paths) > 0 {
+			overlaps = append(overlaps, Overlap{Peer: q.ID, Client: q.Client.Name, Intent: q.Announcement.Intent, Paths: paths})
+		}
+	}
+	return copyPeer(p), overlaps, nil
+}
+
+// Peers returns the board in attachment order and how many are attached.
+func (b *Board) Peers() ([]Peer, int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	peers := make([]Peer, 0, len(b.order))
+	attached := 0
+	for _, p := range b.order {
+		peers = append(peers, copyPeer(p))
+		if p.Attached {
+			attached++
+		}
+	}
+	return peers, attached
+}
+
+// Summary is a one-line description of the attached peers, e.g.
+// "p1 claude-code (stdio), p2 codex (http)".
+func (b *Board) Summary() string {
+	peers, _ := b.Peers()
+	var parts []string
+	for _, p := range peers {
+		if p.Attached {
+			parts = append(parts, fmt.Sprintf("%s %s (%s)", p.ID, p.Client.Name, p.Transport))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func copyPeer(p *Peer) Peer {
+	c := *p
+	if p.Announcement != nil {
+		a := *p.Announcement
+		a.Scope = slices.Clone(a.Scope)
+		c.Announcement = &a
+	}
+	return c
+}
+
+// overlappingPaths returns the paths of mine that overlap theirs by path
+// prefix, component by component ("lib" overlaps "lib/parse", "lib/parser"
+// does not). An empty scope claims nothing.
+func overlappingPaths(mine, theirs []string) []string {
+	var out []string
+	for _, m := range mine {
+		for _, t := range theirs {
+			if pathsOverlap(m, t) {
+				out = append(out, m)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func pathsOverlap(a, b string) bool {
+	a, b = strings.Trim(a, "/"), strings.Trim(b, "/")
+	if a == "" || b == "" || a == "." || b == "." {
+		return true // the whole checkout
+	}
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return b == a || strings.HasPrefix(b, a+"/")
+}
+
+// sessions returns the ids of the sessions on the board.
+func (b *Board) sessions() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]string, 0, len(b.bySession))
+	for id := range b.bySession {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,146 @@
+package surface
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"majordomus-mcp/layer"
+)
+
+// The fixed resources.
+const (
+	repositoryURI = "majordomus://repository"
+	serverURI     = "majordomus://server"
+)
+
+// publishResources registers one resource per object of ix (and the fixed
+// ones), and removes those of old that ix no longer has. mcp-go sends
+// list_changed to every session when resources are added or removed.
+func (s *Surface) publishResources(old, ix *layer.Index) {
+	resources := []server.ServerResource{
+		{
+			Resource: mcp.NewResource(repositoryURI, "repository",
+				mcp.WithResourceDescription("The checkout's layer: kinds, counts, diagnostics, state and generation."),
+				mcp.WithMIMEType("application/json")),
+			Handler: s.readRepository,
+		},
+		{
+			Resource: mcp.NewResource(serverURI, "server",
+				mcp.WithResourceDescription("The process serving this session: role, URL, leaseholder, sessions, findings."),
+				mcp.WithMIMEType("application/json")),
+			Handler: s.readServer,
+		},
+	}
+	for _, o := range ix.Objects {
+		desc := o.Title
+		if o.Description != "" {
+			desc = o.Title + ": " + o.Description
+		}
+		resources = append(resources, server.ServerResource{
+			// The name is unique (it is the URI without the scheme), so the
+			// listing mcp-go sorts by name is deterministic.
+			Resource: mcp.NewResource(o.URI, o.URI[len("majordomus://"):],
+				mcp.WithResourceDescription(desc),
+				mcp.WithMIMEType("application/json")),
+			Handler: s.readObject,
+		})
+	}
+	s.MCP.AddResources(resources...)
+	if old == nil {
+		return
+	}
+	var gone []string
+	for _, o := range old.Objects {
+		if _, ok := ix.Lookup(o.URI); !ok {
+			gone = append(gone, o.URI)
+		}
+	}
+	if len(gone) > 0 {
+		s.MCP.DeleteResources(gone...)
+	}
+}
+
+func (s *Surface) readRepository(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	return jsonContents(req.Params.URI, repositoryReport(s.cfg.Layer.Current()))
+}
+
+func (s *Surface) readServer(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	return jsonContents(req.Params.URI, s.Report())
+}
+
+func (s *Surface) readObject(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	o, ok := s.cfg.Layer.Current().Lookup(req.Params.URI)
+	if !ok {
+		return nil, server.ErrResourceNotFound
+	}
+	return jsonContents(o.URI, objectView(o))
+}
+
+func jsonContents(uri string, v any) ([]mcp.ResourceContents, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: "application/json", Text: string(b)}}, nil
+}
+
+// subscriptions tracks which sessions asked for resources/updated.
+type subscriptions struct {
+	mu    sync.Mutex
+	byURI map[string]map[string]bool
+}
+
+func newSubscriptions() *subscriptions {
+	return &subscriptions{byURI: map[string]map[string]bool{}}
+}
+
+func (s *Surface) subscribed(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
+	if session := server.ClientSessionFromContext(ctx); session != nil {
+		s.subs.add(req.Params.URI, session.SessionID())
+	}
+}
+
+func (s *Surface) unsubscribed(ctx context.Context, _ any, req *mcp.UnsubscribeRequest, _ *mcp.EmptyResult) {
+	if session := server.ClientSessionFromContext(ctx); session != nil {
+		s.subs.remove(req.Params.URI, session.SessionID())
+	}
+}
+
+func (s *subscriptions) add(uri, session string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byURI[uri] == nil {
+		s.byURI[uri] = map[string]bool{}
+	}
+	s.byURI[uri][session] = true
+}
+
+func (s *subscriptions) remove(uri, session string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.byURI[uri], session)
+}
+
+func (s *subscriptions) drop(session string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sessions := range s.byURI {
+		delete(sessions, session)
+	}
+}
+
+func (s *subscriptions) subscribers(uri string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for session := range s.byURI[uri] {
+		out = append(out, session)
+	}
+	slices.Sort(out)
+	return out
+}

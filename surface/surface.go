@@ -1,0 +1,252 @@
+package surface
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/zap"
+
+	"majordomus-mcp/layer"
+)
+
+// Name is the server name every session sees in initialize.
+const Name = "majordomus"
+
+// LayerSource gives the index to answer from. Current is called once per
+// answer and must be safe for concurrent use.
+type LayerSource interface {
+	Current() *layer.Index
+}
+
+// Process describes the process serving the surface, for majordomus_server
+// and the instructions. It is supplied by the caller because only the caller
+// knows its role.
+type Process struct {
+	Role        string   `json:"role"`        // standalone, leaseholder, lease-lost, alone
+	URL         string   `json:"url"`         // the shared server's URL; "" when none serves this session
+	Leaseholder bool     `json:"leaseholder"` // this process holds the checkout's lease
+	LeasePath   string   `json:"lease_path"`  // "" when this process uses no lease
+	Profile     string   `json:"profile"`
+	Findings    []string `json:"findings"`
+}
+
+// Config configures a Surface.
+type Config struct {
+	Layer   LayerSource
+	Version string           // the binary's version, in serverInfo and majordomus_server
+	Process func() Process   // nil = a standalone process
+	Now     func() time.Time // nil = time.Now
+	Logger  *zap.Logger      // nil = no logs
+	// ServerOptions are appended to the surface's own mcp-go options (the
+	// HTTP transport adds its own hooks this way).
+	ServerOptions []server.ServerOption
+}
+
+// Surface is the MCP server of one process and its peer board.
+type Surface struct {
+	MCP        *server.MCPServer
+	Board      *Board
+	Executions *Executions
+
+	cfg     Config
+	log     *zap.Logger
+	started time.Time
+	subs    *subscriptions
+}
+
+// New builds the MCP server with every tool and resource of the layer.
+func New(cfg Config) *Surface {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Process == nil {
+		cfg.Process = func() Process { return Process{Role: "standalone", Profile: "default"} }
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	s := &Surface{
+		Board:      NewBoard(cfg.Now),
+		Executions: &Executions{},
+		cfg:        cfg,
+		log:        cfg.Logger,
+		started:    cfg.Now(),
+		subs:       newSubscriptions(),
+	}
+	hooks := &server.Hooks{}
+	hooks.AddOnRegisterSession(s.sessionOpened)
+	hooks.AddOnUnregisterSession(s.sessionClosed)
+	hooks.AddBeforeAny(s.heard)
+	hooks.AddAfterInitialize(s.initialized)
+	hooks.AddAfterSubscribe(s.subscribed)
+	hooks.AddAfterUnsubscribe(s.unsubscribed)
+
+	opts := []server.ServerOption{
+		server.WithTitle("Majordomus"),
+		server.WithToolCapabilities(false),
+		server.WithResourceCapabilities(true, true),
+		server.WithLogging(),
+		server.WithHooks(hooks),
+		server.WithRecovery(),
+		server.WithToolHandlerMiddleware(s.recordExecution),
+	}
+	s.MCP = server.NewMCPServer(Name, cfg.Version, append(opts, cfg.ServerOptions...)...)
+	s.addTools()
+	s.publishResources(nil, cfg.Layer.Current())
+	return s
+}
+
+// transporter is implemented by sessions that know how their client is
+// connected (the in-process stdio session); others are HTTP sessions.
+type transporter interface{ Transport() string }
+
+func (s *Surface) sessionOpened(_ context.Context, session server.ClientSession) {
+	transport := "http"
+	if t, ok := session.(transporter); ok {
+		transport = t.Transport()
+	}
+	id := s.Board.Attach(session.SessionID(), transport)
+	s.log.Info("session opened", zap.String("session", session.SessionID()), zap.String("peer", id), zap.String("transport", transport))
+}
+
+func (s *Surface) sessionClosed(_ context.Context, session server.ClientSession) {
+	id := s.Board.PeerID(session.SessionID())
+	s.Board.Detach(session.SessionID())
+	s.subs.drop(session.SessionID())
+	s.log.Info("session closed", zap.String("session", session.SessionID()), zap.String("peer", id))
+}
+
+func (s *Surface) heard(ctx context.Context, _ any, _ mcp.MCPMethod, _ any) {
+	if session := server.ClientSessionFromContext(ctx); session != nil {
+		s.Board.Touch(session.SessionID())
+	}
+}
+
+func (s *Surface) initialized(ctx context.Context, _ any, req *mcp.InitializeRequest, result *mcp.InitializeResult) {
+	session := server.ClientSessionFromContext(ctx)
+	if session == nil {
+		return
+	}
+	info := req.Params.ClientInfo
+	s.Board.Identify(session.SessionID(), Client{Name: info.Name, Version: info.Version, Title: info.Title})
+	peer := s.Board.PeerID(session.SessionID())
+	s.log.Info("peer initialized", zap.String("peer", peer), zap.String("client", info.Name), zap.String("client_version", info.Version))
+	result.Instructions = s.instructions(peer)
+}
+
+// instructions are what a session's client is told at initialize.
+func (s *Surface) instructions(peer string) string {
+	ix := s.cfg.Layer.Current()
+	proc := s.cfg.Process()
+	var b strings.Builder
+	fmt.Fprintf(&b, "You are peer %s on the majordomus board of the checkout %q (%d objects in its .ai/ layer, state %s).\n",
+		peer, ix.Name, len(ix.Objects), ix.State())
+	fmt.Fprintf(&b, "Peers now: %s.\n", s.Board.Summary())
+	b.WriteString("Before you change files, call majordomus_announce with your intent and the paths you will touch (scope): " +
+		"it answers with the other peers whose scopes overlap yours. majordomus_peers shows the board; " +
+		"majordomus_list, majordomus_search and majordomus_get read the layer's rules, ADRs and prompts.\n")
+	if proc.URL != "" {
+		fmt.Fprintf(&b, "This session is served by the checkout's shared server at %s (MCP at %s/mcp); every agent in this checkout shares its board and history.\n", proc.URL, proc.URL)
+	}
+	return b.String()
+}
+
+// Notify sends a log message to every session, as the host shows it to the
+// user: what the process says about sharing reaches the people affected.
+func (s *Surface) Notify(level mcp.LoggingLevel, message string) {
+	peers := s.Board.sessions()
+	for _, session := range peers {
+		_ = s.MCP.SendLogMessageToSpecificClient(session, mcp.NewLoggingMessageNotification(level, "majordomus", message))
+	}
+}
+
+// IndexChanged republishes the resources of a rebuilt index and tells the
+// sessions: list_changed to all, resources/updated to subscribers of what
+// changed.
+func (s *Surface) IndexChanged(old, new *layer.Index) {
+	s.publishResources(old, new)
+	changed := append(layer.Changed(old, new), repositoryURI)
+	for _, uri := range changed {
+		for _, session := range s.subs.subscribers(uri) {
+			_ = s.MCP.SendNotificationToSpecificClient(session, mcp.MethodNotificationResourceUpdated, map[string]any{"uri": uri})
+		}
+	}
+}
+
+// ServerReport is the answer of majordomus_server.
+type ServerReport struct {
+	Name          string   `json:"name"`
+	PID           int      `json:"pid"`
+	Role          string   `json:"role"`
+	URL           *string  `json:"url"`
+	Leaseholder   bool     `json:"leaseholder"`
+	Sessions      int      `json:"sessions"`
+	UptimeSeconds float64  `json:"uptime_seconds"`
+	LeasePath     *string  `json:"lease_path"`
+	Profile       string   `json:"profile"`
+	Version       string   `json:"version"`
+	Checkout      string   `json:"checkout"`
+	RepositoryID  string   `json:"repository_id"`
+	Generation    uint64   `json:"generation"`
+	Findings      []string `json:"findings"`
+}
+
+// Report describes this process now.
+func (s *Surface) Report() ServerReport {
+	proc := s.cfg.Process()
+	ix := s.cfg.Layer.Current()
+	_, sessions := s.Board.Peers()
+	r := ServerReport{
+		Name:          Name,
+		PID:           os.Getpid(),
+		Role:          proc.Role,
+		Leaseholder:   proc.Leaseholder,
+		Sessions:      sessions,
+		UptimeSeconds: s.cfg.Now().Sub(s.started).Round(time.Millisecond).Seconds(),
+		Profile:       proc.Profile,
+		Version:       s.cfg.Version,
+		Checkout:      ix.Name,
+		RepositoryID:  ix.RepositoryID,
+		Generation:    ix.Generation,
+		Findings:      proc.Findings,
+	}
+	if proc.URL != "" {
+		r.URL = &proc.URL
+	}
+	if proc.LeasePath != "" {
+		r.LeasePath = &proc.LeasePath
+	}
+	if r.Findings == nil {
+		r.Findings = []string{}
+	}
+	return r
+}
+
+// recordExecution times every tool call into the history.
+func (s *Surface) recordExecution(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		start := s.cfg.Now()
+		res, err := next(ctx, req)
+		s.Executions.Record(Execution{
+			Tool:       req.Params.Name,
+			Peer:       s.callerOf(ctx),
+			At:         start.UTC(),
+			DurationMS: float64(s.cfg.Now().Sub(start).Microseconds()) / 1000,
+			OK:         err == nil && res != nil && !res.IsError,
+		})
+		return res, err
+	}
+}
+
+// callerOf is the peer id of the session a request came from.
+func (s *Surface) callerOf(ctx context.Context) string {
+	if session := server.ClientSessionFromContext(ctx); session != nil {
+		return s.Board.PeerID(session.SessionID())
+	}
+	return ""
+}

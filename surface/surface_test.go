@@ -1,0 +1,398 @@
+package surface
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/goleak"
+
+	"majordomus-mcp/example"
+	"majordomus-mcp/layer"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fixture is a Surface over the example checkout with in-process sessions.
+type fixture struct {
+	t    *testing.T
+	root string
+	lay  *layer.Layer
+	s    *Surface
+	proc Process
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	root := t.TempDir()
+	if err := example.WriteCheckout(root); err != nil {
+		t.Fatal(err)
+	}
+	lay, err := layer.Open(layer.Config{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, root: root, lay: lay, proc: Process{Role: "standalone", Profile: "default"}}
+	f.s = New(Config{Layer: lay, Version: "9.9.9", Process: func() Process { return f.proc }})
+	return f
+}
+
+// client is one in-process session on the fixture's server.
+type client struct {
+	f    *fixture
+	sess *server.InProcessSession
+}
+
+func (f *fixture) connect(name string) *client {
+	f.t.Helper()
+	sess := server.NewInProcessSession(name+"-session", nil)
+	if err := f.s.MCP.RegisterSession(context.Background(), sess); err != nil {
+		f.t.Fatal(err)
+	}
+	c := &client{f: f, sess: sess}
+	res := c.rpc("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": name, "version": "1.0"}})
+	var init mcp.InitializeResult
+	mustDecode(f.t, res, &init)
+	return c
+}
+
+func (c *client) leave() { c.f.s.MCP.UnregisterSession(context.Background(), c.sess.SessionID()) }
+
+// rpc sends one request and returns its result, failing on a JSON-RPC error.
+func (c *client) rpc(method string, params any) json.RawMessage {
+	c.f.t.Helper()
+	result, rpcErr := c.try(method, params)
+	if rpcErr != "" {
+		c.f.t.Fatalf("%s: %s", method, rpcErr)
+	}
+	return result
+}
+
+func (c *client) try(method string, params any) (json.RawMessage, string) {
+	msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	ctx := c.f.s.MCP.WithContext(context.Background(), c.sess)
+	answer, _ := json.Marshal(c.f.s.MCP.HandleMessage(ctx, msg))
+	var r struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	mustDecode(c.f.t, answer, &r)
+	if r.Error != nil {
+		return nil, r.Error.Message
+	}
+	return r.Result, ""
+}
+
+// tool calls a tool; it returns the structured content or the error text.
+func (c *client) tool(name string, args map[string]any) (structured json.RawMessage, errText string) {
+	c.f.t.Helper()
+	var res struct {
+		IsError           bool `json:"isError"`
+		Content           []struct{ Text string }
+		StructuredContent json.RawMessage `json:"structuredContent"`
+	}
+	mustDecode(c.f.t, c.rpc("tools/call", map[string]any{"name": name, "arguments": args}), &res)
+	if res.IsError {
+		return nil, res.Content[0].Text
+	}
+	if len(res.Content) != 1 || res.Content[0].Text != string(res.StructuredContent) {
+		c.f.t.Fatalf("%s: the text content must be the structured content as JSON", name)
+	}
+	return res.StructuredContent, ""
+}
+
+func mustDecode(t *testing.T, b []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("decoding %s: %v", b, err)
+	}
+}
+
+func TestToolsListIsCompleteAndAnnotatedHonestly(t *testing.T) {
+	f := newFixture(t)
+	c := f.connect("claude-code")
+	var list struct {
+		Tools []mcp.Tool `json:"tools"`
+	}
+	mustDecode(t, c.rpc("tools/list", nil), &list)
+	want := map[string]bool{ // name -> read-only
+		"majordomus_list": true, "majordomus_get": true, "majordomus_search": true, "majordomus_repository": true,
+		"majordomus_peers": true, "majordomus_announce": false, "majordomus_executions": true, "majordomus_server": true,
+	}
+	if len(list.Tools) != len(want) {
+		t.Fatalf("%d tools, want %d", len(list.Tools), len(want))
+	}
+	for _, tool := range list.Tools {
+		ro, ok := want[tool.Name]
+		if !ok {
+			t.Errorf("unexpected tool %s", tool.Name)
+			continue
+		}
+		a := tool.Annotations
+		if a.ReadOnlyHint == nil || *a.ReadOnlyHint != ro || a.DestructiveHint == nil || *a.DestructiveHint || a.OpenWorldHint == nil || *a.OpenWorldHint {
+			t.Errorf("%s: annotations %+v, want readOnly=%v, not destructive, closed world", tool.Name, a, ro)
+		}
+	}
+}
+
+func TestListGetAndSearchReadTheLayer(t *testing.T) {
+	f := newFixture(t)
+	c := f.connect("codex")
+
+	var list struct {
+		Count   int `json:"count"`
+		Objects []struct{ URI, Kind string }
+	}
+	out, _ := c.tool("majordomus_list", map[string]any{"kind": "rule"})
+	mustDecode(t, out, &list)
+	if list.Count != 3 || len(list.Objects) != 3 {
+		t.Fatalf("rules: %s", out)
+	}
+	out, _ = c.tool("majordomus_list", map[string]any{"tag": "review"})
+	mustDecode(t, out, &list)
+	if list.Count != 2 {
+		t.Fatalf("tag review: %s", out)
+	}
+
+	var obj objectDetail
+	out, _ = c.tool("majordomus_get", map[string]any{"uri": "majordomus://adr/adr.0001@1"})
+	mustDecode(t, out, &obj)
+	if obj.Title != "One shared MCP server per checkout" || obj.FrontMatter["status"] != "accepted" || !strings.Contains(obj.Body, "# Decision") {
+		t.Fatalf("get: %s", out)
+	}
+
+	var found struct {
+		Count int
+		Hits  []struct{ URI string }
+	}
+	out, _ = c.tool("majordomus_search", map[string]any{"query": "announce", "limit": 1})
+	mustDecode(t, out, &found)
+	if found.Count != 1 || found.Hits[0].URI != "majordomus://rule/project.announce-before-editing@1" {
+		t.Fatalf("search: %s", out)
+	}
+}
+
+func TestBadArgumentsGetErrorResultsNamingTheArgument(t *testing.T) {
+	f := newFixture(t)
+	c := f.connect("codex")
+	cases := []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"majordomus_get", map[string]any{}, "argument 'uri' is required"},
+		{"majordomus_get", map[string]any{"uri": 5}, "argument 'uri' must be a string"},
+		{"majordomus_get", map[string]any{"uri": "majordomus://rule/nope@1"}, "argument 'uri': no object majordomus://rule/nope@1"},
+		{"majordomus_search", map[string]any{"query": "  "}, "argument 'query' is required and must not be blank"},
+		{"majordomus_search", map[string]any{"query": "x", "limit": "ten"}, "argument 'limit' must be an integer"},
+		{"majordomus_search", map[string]any{"query": "x", "limit": 0}, "argument 'limit' must be between 1 and 100"},
+		{"majordomus_search", map[string]any{"query": "x", "limit": 2.5}, "argument 'limit' must be an integer"},
+		{"majordomus_list", map[string]any{"kind": true}, "argument 'kind' must be a string"},
+		{"majordomus_list", map[string]any{"bogus": 1}, "argument 'bogus' is not taken by this tool"},
+		{"majordomus_announce", map[string]any{"intent": " "}, "argument 'intent' is required and must not be blank"},
+		{"majordomus_announce", map[string]any{"intent": "x", "scope": "lib"}, "argument 'scope' must be an array of strings"},
+		{"majordomus_announce", map[string]any{"intent": "x", "scope": []any{1}}, "argument 'scope' must be an array of strings"},
+		{"majordomus_executions", map[string]any{"limit": -1}, "argument 'limit' must be between 1 and 256"},
+		{"majordomus_repository", map[string]any{"x": 1}, "argument 'x' is not taken by this tool"},
+	}
+	for _, tc := range cases {
+		_, errText := c.tool(tc.tool, tc.args)
+		if !strings.Contains(errText, tc.want) {
+			t.Errorf("%s %v: error %q, want %q", tc.tool, tc.args, errText, tc.want)
+		}
+	}
+	// arguments that are not an object fail as a tool error too
+	var res struct {
+		IsError bool `json:"isError"`
+		Content []struct{ Text string }
+	}
+	mustDecode(t, c.rpc("tools/call", map[string]any{"name": "majordomus_list", "arguments": []int{1}}), &res)
+	if !res.IsError || !strings.Contains(res.Content[0].Text, "arguments must be a JSON object") {
+		t.Errorf("arguments as an array: %+v", res)
+	}
+}
+
+func TestRepositoryAndServerDescribeTheCheckoutAndTheProcess(t *testing.T) {
+	f := newFixture(t)
+	c := f.connect("codex")
+	var repo repository
+	out, _ := c.tool("majordomus_repository", nil)
+	mustDecode(t, out, &repo)
+	if repo.Name != filepath.Base(f.root) || repo.RepositoryID != layer.RepositoryID(f.root) || repo.State != "ok" ||
+		repo.Generation != 1 || repo.Kinds["rule"] != 3 || repo.Objects != 6 || repo.Diagnostics == nil {
+		t.Fatalf("repository: %s", out)
+	}
+	if strings.Contains(string(out), f.root) {
+		t.Fatalf("the repository report discloses the checkout path: %s", out)
+	}
+
+	var rep ServerReport
+	out, _ = c.tool("majordomus_server", nil)
+	mustDecode(t, out, &rep)
+	if rep.PID != os.Getpid() || rep.Role != "standalone" || rep.URL != nil || rep.Leaseholder || rep.Sessions != 1 || rep.Version != "9.9.9" {
+		t.Fatalf("server: %s", out)
+	}
+	f.proc = Process{Role: "lease-lost", URL: "http://127.0.0.1:1", LeasePath: "/x/server.json", Findings: []string{"what is described above is another process"}}
+	out, _ = c.tool("majordomus_server", nil)
+	mustDecode(t, out, &rep)
+	if rep.Role != "lease-lost" || *rep.URL != "http://127.0.0.1:1" || len(rep.Findings) != 1 {
+		t.Fatalf("server after losing the lease: %s", out)
+	}
+}
+
+func TestThePeerBoardAnnouncementsAndOverlaps(t *testing.T) {
+	f := newFixture(t)
+	a := f.connect("claude-code")
+	b := f.connect("codex")
+
+	out, _ := a.tool("majordomus_announce", map[string]any{"intent": "refactor the parser", "scope": []any{"lib/parse", " lib/lex ", ""}})
+	var rec struct {
+		Peer     Peer
+		Overlaps []Overlap
+	}
+	mustDecode(t, out, &rec)
+	if rec.Peer.ID != "p1" || strings.Join(rec.Peer.Announcement.Scope, ",") != "lib/parse,lib/lex" || len(rec.Overlaps) != 0 {
+		t.Fatalf("first announcement: %s", out)
+	}
+	// one's own earlier claim is not an overlap
+	out, _ = a.tool("majordomus_announce", map[string]any{"intent": "refactor the parser", "scope": []any{"lib/parse/x.go"}})
+	mustDecode(t, out, &rec)
+	if len(rec.Overlaps) != 0 {
+		t.Fatalf("own claim counted as an overlap: %s", out)
+	}
+	out, _ = b.tool("majordomus_announce", map[string]any{"intent": "rename lib", "scope": []any{"lib", "docs"}})
+	mustDecode(t, out, &rec)
+	if rec.Peer.ID != "p2" || len(rec.Overlaps) != 1 || rec.Overlaps[0].Peer != "p1" || strings.Join(rec.Overlaps[0].Paths, ",") != "lib" {
+		t.Fatalf("overlap: %s", out)
+	}
+
+	var board struct {
+		Count  int
+		Caller string
+		Peers  []Peer
+	}
+	out, _ = b.tool("majordomus_peers", nil)
+	mustDecode(t, out, &board)
+	if board.Count != 2 || board.Caller != "p2" || board.Peers[0].Client.Name != "claude-code" || board.Peers[1].Transport != "http" {
+		t.Fatalf("board: %s", out)
+	}
+	a.leave()
+	out, _ = b.tool("majordomus_peers", nil)
+	mustDecode(t, out, &board)
+	if board.Count != 1 || len(board.Peers) != 2 || board.Peers[0].Attached {
+		t.Fatalf("a departed announcer stays listed, detached: %s", out)
+	}
+	c := f.connect("gemini-cli")
+	if id := f.s.Board.PeerID(c.sess.SessionID()); id != "p3" {
+		t.Fatalf("peer ids are never reused: got %s", id)
+	}
+}
+
+func TestExecutionsRecordEveryToolCall(t *testing.T) {
+	f := newFixture(t)
+	c := f.connect("codex")
+	c.tool("majordomus_repository", nil)
+	c.tool("majordomus_get", map[string]any{"uri": "majordomus://nope"})
+	var ex struct {
+		Count      int
+		Executions []Execution
+	}
+	out, _ := c.tool("majordomus_executions", nil)
+	mustDecode(t, out, &ex)
+	if ex.Count != 2 || ex.Executions[0].Tool != "majordomus_get" || ex.Executions[0].OK || !ex.Executions[1].OK || ex.Executions[1].Peer != "p1" {
+		t.Fatalf("executions: %s", out)
+	}
+}
+
+func TestInstructionsNameThePeerTheBoardAndOnlyASharedServersURL(t *testing.T) {
+	f := newFixture(t)
+	f.connect("claude-code")
+	sess := server.NewInProcessSession("second", nil)
+	if err := f.s.MCP.RegisterSession(context.Background(), sess); err != nil {
+		t.Fatal(err)
+	}
+	c := &client{f: f, sess: sess}
+	var init mcp.InitializeResult
+	mustDecode(t, c.rpc("initialize", map[string]any{"protocolVersion": "2025-06-18", "clientInfo": map[string]any{"name": "codex", "version": "1"}}), &init)
+	for _, want := range []string{"You are peer p2", "p1 claude-code (http)", "majordomus_announce"} {
+		if !strings.Contains(init.Instructions, want) {
+			t.Errorf("instructions lack %q:\n%s", want, init.Instructions)
+		}
+	}
+	if strings.Contains(init.Instructions, "http://") {
+		t.Errorf("a session no shared server serves got a URL:\n%s", init.Instructions)
+	}
+	f.proc.URL = "http://127.0.0.1:8741"
+	mustDecode(t, c.rpc("initialize", map[string]any{"protocolVersion": "2025-11-25", "clientInfo": map[string]any{"name": "codex"}}), &init)
+	if !strings.Contains(init.Instructions, "http://127.0.0.1:8741") {
+		t.Errorf("a shared session's instructions lack the URL:\n%s", init.Instructions)
+	}
+}
+
+func TestResourcesListAndRead(t *testing.T) {
+	f := newFixture(t)
+	c := f.connect("codex")
+	var list struct{ Resources []mcp.Resource }
+	mustDecode(t, c.rpc("resources/list", nil), &list)
+	if len(list.Resources) != 8 {
+		t.Fatalf("%d resources, want 6 objects + repository + server", len(list.Resources))
+	}
+	var read struct{ Contents []mcp.TextResourceContents }
+	mustDecode(t, c.rpc("resources/read", map[string]any{"uri": "majordomus://prompt/review"}), &read)
+	if !strings.Contains(read.Contents[0].Text, `"id":"review"`) {
+		t.Fatalf("read: %+v", read)
+	}
+	if _, errText := c.try("resources/read", map[string]any{"uri": "majordomus://prompt/nope"}); !strings.Contains(errText, "majordomus://prompt/nope") {
+		t.Fatalf("an unknown URI: %q", errText)
+	}
+}
+
+func TestAChangedIndexNotifiesEverySessionAndTheSubscribers(t *testing.T) {
+	f := newFixture(t)
+	a := f.connect("claude-code")
+	b := f.connect("codex")
+	a.rpc("resources/subscribe", map[string]any{"uri": "majordomus://prompt/review"})
+	drain(a.sess)
+	drain(b.sess)
+
+	path := filepath.Join(f.root, ".ai/repo/prompts/review.md")
+	data, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, append(data, "\n5. One more question.\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := layer.Build(f.root, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.s.IndexChanged(f.lay.Current(), ix)
+
+	gotA, gotB := drain(a.sess), drain(b.sess)
+	if !gotA[mcp.MethodNotificationResourcesListChanged] || !gotB[mcp.MethodNotificationResourcesListChanged] {
+		t.Errorf("list_changed: a=%v b=%v", gotA, gotB)
+	}
+	if !gotA[mcp.MethodNotificationResourceUpdated] || gotB[mcp.MethodNotificationResourceUpdated] {
+		t.Errorf("resources/updated only to the subscriber: a=%v b=%v", gotA, gotB)
+	}
+}
+
+// drain returns the methods of the notifications queued for a session.
+// mcp-go queues them before the sending call returns, so nothing is awaited.
+func drain(s *server.InProcessSession) map[string]bool {
+	got := map[string]bool{}
+	for {
+		select {
+		case n := <-s.ClientNotifications():
+			got[n.Method] = true
+		default:
+			return got
+		}
+	}
+}

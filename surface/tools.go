@@ -1,0 +1,206 @@
+package surface
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// readOnly marks a tool that changes nothing, so hosts may call it freely.
+func readOnly(title string) mcp.ToolOption {
+	return mcp.WithToolAnnotation(mcp.ToolAnnotation{
+		Title:           title,
+		ReadOnlyHint:    mcp.ToBoolPtr(true),
+		DestructiveHint: mcp.ToBoolPtr(false),
+		IdempotentHint:  mcp.ToBoolPtr(true),
+		OpenWorldHint:   mcp.ToBoolPtr(false),
+	})
+}
+
+func (s *Surface) addTools() {
+	s.MCP.AddTools(
+		server.ServerTool{Tool: mcp.NewTool("majordomus_list",
+			mcp.WithDescription("List the objects of the checkout's .ai/ layer (rules, ADRs, prompts…): uri, kind, id, version, title."),
+			mcp.WithString("kind", mcp.Description("Only objects of this kind, e.g. rule, adr, prompt.")),
+			mcp.WithString("tag", mcp.Description("Only objects carrying this tag.")),
+			readOnly("List layer objects")), Handler: s.toolList},
+		server.ServerTool{Tool: mcp.NewTool("majordomus_get",
+			mcp.WithDescription("Read one layer object: its front matter and its body."),
+			mcp.WithString("uri", mcp.Required(), mcp.Description("The object's URI, e.g. majordomus://rule/project.alpha@1.")),
+			readOnly("Read a layer object")), Handler: s.toolGet},
+		server.ServerTool{Tool: mcp.NewTool("majordomus_search",
+			mcp.WithDescription("Search the layer's objects; the best matches first."),
+			mcp.WithString("query", mcp.Required(), mcp.Description("Words to look for in ids, titles, tags, descriptions and bodies.")),
+			mcp.WithString("kind", mcp.Description("Only objects of this kind.")),
+			mcp.WithNumber("limit", mcp.Description("At most this many hits (1–100, default 10).")),
+			readOnly("Search the layer")), Handler: s.toolSearch},
+		server.ServerTool{Tool: mcp.NewTool("majordomus_repository",
+			mcp.WithDescription("The checkout: its name, repository_id, kinds and counts, diagnostics, state (ok or degraded) and the index generation."),
+			readOnly("Describe the checkout")), Handler: s.toolRepository},
+		server.ServerTool{Tool: mcp.NewTool("majordomus_peers",
+			mcp.WithDescription("The peer board: every agent session on this server, who it is, when it was last seen and what it announced."),
+			readOnly("Show the peer board")), Handler: s.toolPeers},
+		server.ServerTool{Tool: mcp.NewTool("majordomus_announce",
+			mcp.WithDescription("Tell the other peers what you are working on. Answers your record and the peers whose scopes overlap yours. A new announcement replaces your previous one."),
+			mcp.WithString("intent", mcp.Required(), mcp.Description("What you are about to do, in a sentence.")),
+			mcp.WithArray("scope", mcp.WithStringItems(), mcp.Description("The paths you will touch, relative to the checkout root.")),
+			mcp.WithToolAnnotation(mcp.ToolAnnotation{
+				Title:           "Announce your work",
+				ReadOnlyHint:    mcp.ToBoolPtr(false),
+				DestructiveHint: mcp.ToBoolPtr(false),
+				IdempotentHint:  mcp.ToBoolPtr(true),
+				OpenWorldHint:   mcp.ToBoolPtr(false),
+			})), Handler: s.toolAnnounce},
+		server.ServerTool{Tool: mcp.NewTool("majordomus_executions",
+			mcp.WithDescription("The recent tool calls this server answered: tool, peer, when, how long, whether it succeeded. Newest first."),
+			mcp.WithNumber("limit", mcp.Description("At most this many (1–256, default 50).")),
+			readOnly("Show recent tool calls")), Handler: s.toolExecutions},
+		server.ServerTool{Tool: mcp.NewTool("majordomus_server",
+			mcp.WithDescription("The process serving this session: pid, role, URL, whether it holds the checkout's lease, sessions, uptime, lease path, profile, version and findings."),
+			readOnly("Describe this server")), Handler: s.toolServer},
+	)
+}
+
+// answer makes a tool result of v: structured content plus the same JSON as
+// text for clients that read only text.
+func answer(v any) (*mcp.CallToolResult, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return mcp.NewToolResultStructured(v, string(b)), nil
+}
+
+// refuse turns a bad argument into a tool error result; other errors fail
+// the request.
+func refuse(err error) (*mcp.CallToolResult, error) {
+	var bad argError
+	if errors.As(err, &bad) {
+		return mcp.NewToolResultError(bad.Error()), nil
+	}
+	return nil, err
+}
+
+func (s *Surface) toolList(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	a := argsOf(req)
+	kind, tag := a.str("kind"), a.str("tag")
+	a.only("kind", "tag")
+	if a.err != nil {
+		return refuse(a.err)
+	}
+	objects := s.cfg.Layer.Current().List(kind, tag)
+	out := struct {
+		Count   int             `json:"count"`
+		Objects []objectSummary `json:"objects"`
+	}{Count: len(objects), Objects: make([]objectSummary, 0, len(objects))}
+	for _, o := range objects {
+		out.Objects = append(out.Objects, summarize(o))
+	}
+	return answer(out)
+}
+
+func (s *Surface) toolGet(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	a := argsOf(req)
+	uri := a.required("uri")
+	a.only("uri")
+	if a.err != nil {
+		return refuse(a.err)
+	}
+	o, ok := s.cfg.Layer.Current().Lookup(uri)
+	if !ok {
+		return mcp.NewToolResultErrorf("argument 'uri': no object %s in this checkout's layer (majordomus_list shows them)", uri), nil
+	}
+	return answer(objectView(o))
+}
+
+func (s *Surface) toolSearch(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	a := argsOf(req)
+	query, kind, limit := a.required("query"), a.str("kind"), a.integer("limit", 10, 1, 100)
+	a.only("query", "kind", "limit")
+	if a.err != nil {
+		return refuse(a.err)
+	}
+	hits := s.cfg.Layer.Current().Search(query, kind, limit)
+	out := struct {
+		Query string      `json:"query"`
+		Count int         `json:"count"`
+		Hits  []searchHit `json:"hits"`
+	}{Query: query, Count: len(hits), Hits: make([]searchHit, 0, len(hits))}
+	for _, h := range hits {
+		out.Hits = append(out.Hits, searchHit{objectSummary: summarize(h.Object), Score: h.Score})
+	}
+	return answer(out)
+}
+
+func (s *Surface) toolRepository(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	a := argsOf(req)
+	a.only()
+	if a.err != nil {
+		return refuse(a.err)
+	}
+	return answer(repositoryReport(s.cfg.Layer.Current()))
+}
+
+func (s *Surface) toolPeers(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	a := argsOf(req)
+	a.only()
+	if a.err != nil {
+		return refuse(a.err)
+	}
+	peers, count := s.Board.Peers()
+	return answer(struct {
+		Count  int    `json:"count"`
+		Caller string `json:"caller"`
+		Peers  []Peer `json:"peers"`
+	}{Count: count, Caller: s.callerOf(ctx), Peers: peers})
+}
+
+func (s *Surface) toolAnnounce(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	a := argsOf(req)
+	intent, scope := a.required("intent"), a.strings("scope")
+	a.only("intent", "scope")
+	if a.err != nil {
+		return refuse(a.err)
+	}
+	session := server.ClientSessionFromContext(ctx)
+	if session == nil {
+		return mcp.NewToolResultError("announce needs an MCP session: call it from a client that initialized one"), nil
+	}
+	peer, overlaps, err := s.Board.Announce(session.SessionID(), intent, scope)
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	if overlaps == nil {
+		overlaps = []Overlap{}
+	}
+	return answer(struct {
+		Peer     Peer      `json:"peer"`
+		Overlaps []Overlap `json:"overlaps"`
+	}{peer, overlaps})
+}
+
+func (s *Surface) toolExecutions(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	a := argsOf(req)
+	limit := a.integer("limit", 50, 1, executionsKept)
+	a.only("limit")
+	if a.err != nil {
+		return refuse(a.err)
+	}
+	recent := s.Executions.Recent(limit)
+	return answer(struct {
+		Count      int         `json:"count"`
+		Executions []Execution `json:"executions"`
+	}{len(recent), recent})
+}
+
+func (s *Surface) toolServer(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	a := argsOf(req)
+	a.only()
+	if a.err != nil {
+		return refuse(a.err)
+	}
+	return answer(s.Report())
+}

@@ -1,0 +1,74 @@
+package surface
+
+import "majordomus-mcp/layer"
+
+// The JSON shapes of the layer's answers. They hold nothing but what the
+// index says, so equal indexes give equal bytes.
+
+type objectSummary struct {
+	URI     string `json:"uri"`
+	Kind    string `json:"kind"`
+	ID      string `json:"id"`
+	Version string `json:"version,omitempty"`
+	Title   string `json:"title,omitempty"`
+}
+
+type objectDetail struct {
+	URI         string         `json:"uri"`
+	Kind        string         `json:"kind"`
+	ID          string         `json:"id"`
+	Version     string         `json:"version,omitempty"`
+	Title       string         `json:"title,omitempty"`
+	Description string         `json:"description,omitempty"`
+	Status      string         `json:"status,omitempty"`
+	Tags        []string       `json:"tags"`
+	Path        string         `json:"path"`
+	FrontMatter map[string]any `json:"front_matter"`
+	Body        string         `json:"body"`
+}
+
+type searchHit struct {
+	objectSummary
+	Score float64 `json:"score"`
+}
+
+type repository struct {
+	Name         string             `json:"name"`
+	RepositoryID string             `json:"repository_id"`
+	State        string             `json:"state"`
+	Generation   uint64             `json:"generation"`
+	Objects      int                `json:"objects"`
+	Kinds        map[string]int     `json:"kinds"`
+	Diagnostics  []layer.Diagnostic `json:"diagnostics"`
+}
+
+func summarize(o layer.Object) objectSummary {
+	return objectSummary{URI: o.URI, Kind: o.Kind, ID: o.ID, Version: o.Version, Title: o.Title}
+}
+
+func objectView(o layer.Object) objectDetail {
+	tags := o.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	front := o.Front
+	if front == nil {
+		front = map[string]any{}
+	}
+	return objectDetail{
+		URI: o.URI, Kind: o.Kind, ID: o.ID, Version: o.Version, Title: o.Title,
+		Description: o.Description, Status: o.Status, Tags: tags, Path: o.Path,
+		FrontMatter: front, Body: o.Body,
+	}
+}
+
+func repositoryReport(ix *layer.Index) repository {
+	diags := ix.Diagnostics
+	if diags == nil {
+		diags = []layer.Diagnostic{}
+	}
+	return repository{
+		Name: ix.Name, RepositoryID: ix.RepositoryID, State: ix.State(), Generation: ix.Generation,
+		Objects: len(ix.Objects), Kinds: ix.Kinds(), Diagnostics: diags,
+	}
+}

@@ -1,0 +1,136 @@
+package transport
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"sync"
+)
+
+// JSON-RPC error codes this package answers with itself.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeInternalError  = -32603
+)
+
+// ErrOutputClosed reports that the client closed its end of stdout.
+var ErrOutputClosed = errors.New("transport: output closed")
+
+// FrameWriter writes whole JSON-RPC frames, one per line, to the client.
+// It is safe for concurrent use; a frame is never interleaved with another.
+// After the first write error every later write fails with ErrOutputClosed,
+// and Closed is closed so that the loop can stop.
+type FrameWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	err    error
+	closed chan struct{}
+}
+
+// NewFrameWriter returns a FrameWriter over w (the process's stdout).
+func NewFrameWriter(w io.Writer) *FrameWriter {
+	return &FrameWriter{w: w, closed: make(chan struct{})}
+}
+
+// Write sends one frame. The frame is compacted onto a single line, so a
+// pretty-printed body from a server can never break the line protocol.
+func (f *FrameWriter) Write(frame []byte) error {
+	var line bytes.Buffer
+	line.Grow(len(frame) + 1)
+	if err := json.Compact(&line, frame); err != nil {
+		return err
+	}
+	line.WriteByte('\n')
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return ErrOutputClosed
+	}
+	if _, err := f.w.Write(line.Bytes()); err != nil {
+		f.err = err
+		close(f.closed)
+		return errors.Join(ErrOutputClosed, err)
+	}
+	return nil
+}
+
+// WriteValue marshals v and sends it as one frame.
+func (f *FrameWriter) WriteValue(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return f.Write(b)
+}
+
+// Closed is closed once a write has failed (the client is gone).
+func (f *FrameWriter) Closed() <-chan struct{} { return f.closed }
+
+// ErrorFrame builds a JSON-RPC error response. id is the raw id of the
+// request (nil or empty for "null", as when the request could not be read).
+func ErrorFrame(id json.RawMessage, code int, message string) []byte {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	b, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}{JSONRPC: "2.0", ID: id, Error: struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}{code, message}})
+	return b
+}
+
+// Envelope is what the transports need to know of a JSON-RPC message
+// without decoding its params.
+type Envelope struct {
+	ID     json.RawMessage `json:"id,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  json.RawMessage `json:"error,omitempty"`
+}
+
+// IsRequest reports whether the message expects an answer.
+func (e Envelope) IsRequest() bool {
+	return e.Method != "" && len(e.ID) > 0 && string(e.ID) != "null"
+}
+
+// IsResponse reports whether the message answers a server-to-client request.
+func (e Envelope) IsResponse() bool {
+	return e.Method == "" && (len(e.Result) > 0 || len(e.Error) > 0)
+}
+
+// ReadEnvelope decodes the envelope of one message (not a batch).
+func ReadEnvelope(msg json.RawMessage) (Envelope, error) {
+	var e Envelope
+	err := json.Unmarshal(msg, &e)
+	return e, err
+}
+
+// SplitBatch returns the members of a batch, or nil and false when msg is
+// not a JSON array.
+func SplitBatch(msg json.RawMessage) ([]json.RawMessage, bool) {
+	trimmed := bytes.TrimLeft(msg, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '[' {
+		return nil, false
+	}
+	var members []json.RawMessage
+	if err := json.Unmarshal(trimmed, &members); err != nil {
+		return nil, false
+	}
+	return members, true
+}
+
+// isObject reports whether msg is a JSON object.
+func isObject(msg json.RawMessage) bool {
+	trimmed := bytes.TrimLeft(msg, " \t\r\n")
+	return len(trimmed) > 0 && trimmed[0] == '{'
+}

@@ -1,0 +1,110 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// LocalSession is the in-process MCP session of the client on this
+// process's stdio. It reports its transport as "stdio".
+type LocalSession struct {
+	*server.InProcessSession
+}
+
+// Transport names how the session's client is connected.
+func (LocalSession) Transport() string { return "stdio" }
+
+// Local serves the stdio client in process, on the same MCPServer that
+// serves HTTP sessions, so its answers are those of any other session.
+type Local struct {
+	srv     *server.MCPServer
+	session LocalSession
+	out     *FrameWriter
+	done    chan struct{}
+	stop    sync.Once
+	pumped  sync.WaitGroup
+}
+
+// NewLocal registers a new in-process session with srv and starts relaying
+// the session's notifications to out. Close ends the session.
+func NewLocal(ctx context.Context, srv *server.MCPServer, out *FrameWriter, sessionID string) (*Local, error) {
+	l := &Local{
+		srv:     srv,
+		session: LocalSession{server.NewInProcessSession(sessionID, nil)},
+		out:     out,
+		done:    make(chan struct{}),
+	}
+	if err := srv.RegisterSession(ctx, l.session); err != nil {
+		return nil, fmt.Errorf("registering the stdio session: %w", err)
+	}
+	l.pumped.Add(1)
+	go l.pump()
+	return l, nil
+}
+
+// Session returns the in-process session (for resuming a carried client).
+func (l *Local) Session() LocalSession { return l.session }
+
+// pump relays server-to-client notifications until Close.
+func (l *Local) pump() {
+	defer l.pumped.Done()
+	notes := l.session.ClientNotifications()
+	for {
+		select {
+		case <-l.done:
+			return
+		case n := <-notes:
+			_ = l.out.WriteValue(n)
+		}
+	}
+}
+
+// Handle answers one message or batch through the MCPServer.
+func (l *Local) Handle(ctx context.Context, msg json.RawMessage) []byte {
+	if members, ok := SplitBatch(msg); ok {
+		var answers []json.RawMessage
+		for _, m := range members {
+			if a := l.handleOne(ctx, m); a != nil {
+				answers = append(answers, a)
+			}
+		}
+		if len(answers) == 0 {
+			return nil
+		}
+		b, _ := json.Marshal(answers)
+		return b
+	}
+	return l.handleOne(ctx, msg)
+}
+
+func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
+	env, err := ReadEnvelope(msg)
+	if err != nil || !isObject(msg) {
+		return ErrorFrame(nil, CodeInvalidRequest, "invalid request: a message must be a JSON object")
+	}
+	answer := l.srv.HandleMessage(l.srv.WithContext(ctx, l.session), msg)
+	if answer == nil {
+		return nil
+	}
+	b, err := json.Marshal(answer)
+	if err != nil {
+		return ErrorFrame(env.ID, CodeInternalError, "internal error: "+err.Error())
+	}
+	return b
+}
+
+// Close unregisters the session and stops relaying its notifications.
+func (l *Local) Close() {
+	l.stop.Do(func() {
+		close(l.done)
+		l.pumped.Wait()
+		l.srv.UnregisterSession(context.Background(), l.session.SessionID())
+	})
+}
+
+var _ server.SessionWithLogging = LocalSession{}
+var _ server.SessionWithClientInfo = LocalSession{}

@@ -1,0 +1,259 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// session runs a stdio loop over pipes against a real MCPServer.
+type session struct {
+	t      *testing.T
+	in     *io.PipeWriter
+	lines  chan string
+	ending chan Ending
+	srv    *server.MCPServer
+	local  *Local
+}
+
+func newSession(t *testing.T, out io.Writer) *session {
+	t.Helper()
+	srv := server.NewMCPServer("test", "0.0.1", server.WithToolCapabilities(true), server.WithResourceCapabilities(true, true))
+	srv.AddTool(mcp.NewTool("echo", mcp.WithString("msg")), func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("echo: " + r.GetString("msg", "")), nil
+	})
+	inR, inW := io.Pipe()
+	s := &session{t: t, in: inW, lines: make(chan string, 100), ending: make(chan Ending, 1), srv: srv}
+	if out == nil {
+		outR, outW := io.Pipe()
+		out = outW
+		go func() {
+			dec := bufioLines(outR)
+			for l := range dec {
+				s.lines <- l
+			}
+		}()
+		t.Cleanup(func() { outW.Close() })
+	}
+	fw := NewFrameWriter(out)
+	local, err := NewLocal(context.Background(), srv, fw, "stdio")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.local = local
+	go func() {
+		loop := Stdio{In: inR, Out: fw, Backend: local}
+		s.ending <- loop.Serve(context.Background())
+		local.Close()
+	}()
+	return s
+}
+
+func bufioLines(r io.Reader) <-chan string {
+	ch := make(chan string)
+	go func() {
+		defer close(ch)
+		buf := make([]byte, 0, 1<<20)
+		tmp := make([]byte, 64<<10)
+		for {
+			n, err := r.Read(tmp)
+			buf = append(buf, tmp[:n]...)
+			for {
+				i := bytes.IndexByte(buf, '\n')
+				if i < 0 {
+					break
+				}
+				ch <- string(buf[:i])
+				buf = buf[i+1:]
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return ch
+}
+
+func (s *session) send(lines ...string) {
+	for _, l := range lines {
+		if _, err := io.WriteString(s.in, l+"\n"); err != nil {
+			s.t.Fatalf("writing %q: %v", l, err)
+		}
+	}
+}
+
+func (s *session) next() string {
+	s.t.Helper()
+	select {
+	case l := <-s.lines:
+		return l
+	case <-time.After(10 * time.Second):
+		s.t.Fatal("no frame within 10s")
+		return ""
+	}
+}
+
+func (s *session) close() Ending {
+	s.t.Helper()
+	s.in.Close()
+	select {
+	case e := <-s.ending:
+		return e
+	case <-time.After(10 * time.Second):
+		s.t.Fatal("the loop did not end within 10s of EOF")
+		return ""
+	}
+}
+
+const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+func TestBadBytesAreAnsweredAndTheSessionGoesOn(t *testing.T) {
+	s := newSession(t, nil)
+	cases := []struct {
+		line, want string
+	}{
+		{"not json", `"code":-32700`},
+		{"\xff\xfe{}", `parse error: input is not UTF-8`},
+		{`{"jsonrpc":"2.0","id":`, `"code":-32700`},
+		{"[]", `invalid request: empty batch`},
+		{"42", `"code":-32600`},
+		{`"a string"`, `"code":-32600`},
+		{`null`, `"code":-32600`},
+	}
+	for _, c := range cases {
+		s.send(c.line)
+		if got := s.next(); !strings.Contains(got, c.want) || !strings.Contains(got, `"id":null`) {
+			t.Errorf("line %q: answer %s, want %s with id null", c.line, got, c.want)
+		}
+	}
+	s.send("", "   ", initialize) // blank lines get no answer
+	if got := s.next(); !strings.Contains(got, `"id":1,"result"`) {
+		t.Fatalf("after bad bytes, initialize answered %s", got)
+	}
+	if e := s.close(); e != InputEnded {
+		t.Fatalf("ending %q, want %q", e, InputEnded)
+	}
+}
+
+func TestAnOverlongLineIsRefusedAndTheSessionGoesOn(t *testing.T) {
+	s := newSession(t, nil)
+	go s.send(`{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"`+strings.Repeat("x", MaxLineBytes)+`"}}`, `{"jsonrpc":"2.0","id":8,"method":"ping"}`)
+	if got := s.next(); !strings.Contains(got, "longer than 16 MiB") {
+		t.Fatalf("overlong line answered %s", got)
+	}
+	if got := s.next(); got != `{"jsonrpc":"2.0","id":8,"result":{}}` {
+		t.Fatalf("next line answered %s", got)
+	}
+	s.close()
+}
+
+func TestABatchIsAnsweredAsABatch(t *testing.T) {
+	s := newSession(t, nil)
+	s.send(initialize)
+	s.next()
+	s.send(`[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":"x","method":"no/such"}]`)
+	var batch []map[string]any
+	if err := json.Unmarshal([]byte(s.next()), &batch); err != nil {
+		t.Fatal(err)
+	}
+	if len(batch) != 2 || batch[0]["id"] != float64(2) || batch[1]["id"] != "x" {
+		t.Fatalf("batch answer %v: want the ping and the unknown method, in order", batch)
+	}
+	if code := batch[1]["error"].(map[string]any)["code"]; code != float64(-32601) {
+		t.Fatalf("unknown method code %v, want -32601", code)
+	}
+	// a batch of notifications owes nothing: the next frame answers the ping after it
+	s.send(`[{"jsonrpc":"2.0","method":"notifications/initialized"}]`, `{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	if got := s.next(); got != `{"jsonrpc":"2.0","id":3,"result":{}}` {
+		t.Fatalf("got %s", got)
+	}
+	s.close()
+}
+
+func TestNotificationsReachTheClient(t *testing.T) {
+	s := newSession(t, nil)
+	s.send(initialize)
+	s.next()
+	s.srv.SendNotificationToAllClients(mcp.MethodNotificationResourcesListChanged, nil)
+	if got := s.next(); !strings.Contains(got, `"method":"notifications/resources/list_changed"`) {
+		t.Fatalf("got %s", got)
+	}
+	s.close()
+}
+
+func TestEveryAnswerUnderWayIsWrittenBeforeTheLoopEnds(t *testing.T) {
+	var out lockedBuffer
+	s := newSession(t, &out)
+	for range 20 {
+		s.send("not json") // answered by the loop itself
+	}
+	for i := range 20 { // answered by the backend, each on its own goroutine
+		s.send(`{"jsonrpc":"2.0","id":` + itoa(100+i) + `,"method":"ping"}`)
+	}
+	if e := s.close(); e != InputEnded {
+		t.Fatalf("ending %q", e)
+	}
+	if n := strings.Count(out.String(), "\n"); n != 40 {
+		t.Fatalf("%d frames written before the loop ended, want 40:\n%s", n, out.String())
+	}
+}
+
+func TestABrokenStdoutEndsTheLoop(t *testing.T) {
+	s := newSession(t, brokenPipe{})
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	select {
+	case e := <-s.ending:
+		if e != OutputClosed {
+			t.Fatalf("ending %q, want %q", e, OutputClosed)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the loop went on writing to a broken stdout")
+	}
+	s.in.Close()
+}
+
+func TestFramesAreCompactedOntoOneLine(t *testing.T) {
+	var out lockedBuffer
+	fw := NewFrameWriter(&out)
+	if err := fw.Write([]byte("{\n  \"jsonrpc\": \"2.0\",\n  \"id\": 1\n}")); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); got != "{\"jsonrpc\":\"2.0\",\"id\":1}\n" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+type brokenPipe struct{}
+
+func (brokenPipe) Write([]byte) (int, error) { return 0, errors.New("write |1: broken pipe") }
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func itoa(i int) string {
+	b, _ := json.Marshal(i)
+	return string(b)
+}
