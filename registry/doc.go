@@ -1,0 +1,121 @@
+// Package registry owns the lease file: the one file on disk that says which
+// process runs a checkout's shared server. It reads, judges, writes, takes
+// over and watches that file, and observes the processes it names. It knows
+// nothing of the per-process state machine: it answers with values (a
+// [Verdict], an [Observation], a [Change]) and sentinel errors, and cmd turns
+// them into the machine's facts. It imports no other project package.
+//
+// # Layout and permissions
+//
+// For a checkout root and a profile:
+//
+//	<root>/.ai/local/state/mcp/               directory, created 0700
+//	<root>/.ai/local/state/mcp/server.json    the lease of the default profile, 0600
+//	<root>/.ai/local/state/mcp/server.<p>.json  the lease of profile p
+//	<lease>.lock                              sidecar lock file, 0600, empty, never removed
+//	.<lease-name>.<random>.tmp                a temporary document, alive for one write
+//
+// The lease is one JSON object (see [Lease]) with schema
+// majordomus-mcp-lease/v1. Unknown keys are ignored when reading. A lease
+// path that is a symbolic link is never followed: it is read with Lstat and
+// opened with O_NOFOLLOW, and a take-over unlinks the link, never its target.
+// A special file (pipe, socket, device) is never opened.
+//
+// # Write protocol
+//
+// No reader ever sees a half-written lease that a live process is writing.
+//
+//  1. Acquire ([LeaseFile.Acquire]): write the complete document to a
+//     temporary file in the lease directory, fsync it, and link(2) it to the
+//     lease name, which fails with EEXIST ([ErrLeaseExists]) when anything is
+//     there. The temporary file is removed in every case. Never
+//     create-then-write.
+//  2. Publish the URL ([LeaseFile.Publish]): write the new document to a
+//     temporary file and rename(2) it over the lease, only while the file
+//     still carries our instance ([ErrLeaseNotOurs] otherwise).
+//  3. Release ([LeaseFile.Release]): unlink the lease only while it still
+//     carries our instance.
+//  4. Take over ([LeaseFile.TakeOver]): re-read the lease and unlink it only
+//     if it still holds exactly the bytes (and the file) that were judged.
+//
+// Each of these runs under an exclusive flock(2) on the sidecar lock file,
+// taken with a bounded wait ([DefaultLockWait]). The kernel releases a flock
+// when its holder dies, so a killed process never leaves the lock held. The
+// lock makes "read, compare, then link/rename/unlink" one critical section
+// across processes: of several processes taking over one judged lease at
+// most one removes it, a lease written after it was judged is never removed,
+// and a publish or release never acts on a lease another process has just
+// written.
+//
+// # Who may delete what
+//
+// A process removes the lease only when it carries its own instance
+// (release), or when it judged it unusable and it is still byte for byte
+// what it judged (take-over). Nobody removes the lock file. A temporary
+// file is removed by its writer; one left by a writer killed mid-write is
+// harmless (hidden, never read).
+//
+// # Classes
+//
+// [Judge] is a pure function of what was read ([Input]); [Observer] does the
+// reading. Its classes ([Class]) are the log vocabulary:
+//
+//   - absent: no file; acquire.
+//   - live: the URL answers the probe for this checkout's repository id, this
+//     lease's instance, and leaseholder: true; attach.
+//   - stale: the URL does not answer and the owner is gone, or it has stayed
+//     silent for the busy grace although the owner is alive; take over.
+//   - busy: the URL does not answer but the owner is alive (or cannot be
+//     told); wait, up to the busy grace.
+//   - corrupt: not JSON, not an object, another schema, a type error, larger
+//     than [MaxLeaseSize], a symbolic link or a special file; take over.
+//   - empty: empty or whitespace and at least the bind grace old; take over.
+//   - binding: empty and younger than the bind grace, or no URL yet while
+//     the owner is not known to be gone and the file is younger than the
+//     bind grace; wait.
+//   - abandoned: no URL, and the file is at least the bind grace old or its
+//     owner is gone (a dead owner is never waited for); take over.
+//   - superseded: started from our executable path whose file has changed
+//     since (mtime or size), or an older x.y.z version than ours; take over
+//     without probing. Another path, a missing field or a version that is
+//     not plain x.y.z makes no claim.
+//   - unusable: a directory, or a path that cannot be examined or read
+//     (including ENOTDIR when a parent is a regular file); the caller serves
+//     its client alone, with the OS reason.
+//
+// An owner is alive only if kill(pid, 0) succeeds or fails with EPERM, its
+// start time in /proc equals the recorded one and the recorded boot id is
+// this boot's ([Env.Alive]). Another boot, a recycled pid or no such pid
+// mean gone.
+//
+// # Clocks
+//
+// Two durations decide between waiting and taking over.
+//
+// The busy timer runs entirely on this process's clock: the [Observer]
+// notes when it first judged a given lease (the same bytes) busy and
+// measures the busy grace from there. No foreign timestamp is involved.
+//
+// The bind grace is measured as the file's age: now on the local clock minus
+// the file's mtime. This is the one place the registry compares a time it
+// did not take itself. It is acceptable because the lease is on the same
+// host and the same file system as every reader (the mtime is stamped by the
+// same kernel clock readers use), and because age is only ever a grace: it
+// decides how long to wait for an owner that may still be writing, never
+// whether an owner is alive. A skewed clock can make us wait up to the grace
+// longer, or take over a binding lease early; the take-over is still one
+// critical section, and the early owner then finds its lease gone when it
+// publishes and stops. A negative age (an mtime in the future) counts as
+// zero. The started_at field is informational and never compared.
+//
+// # Watching
+//
+// [Watch] lets a leaseholder notice within a second that its lease is gone,
+// replaced, empty or corrupt: it watches the parent directory with fsnotify
+// (a rename-over would drop a watch on the file itself), filters by name,
+// debounces, and reads the file again every second as a fallback for lost
+// events. [Holds] decides, purely, whether what it read is still ours.
+//
+// Hard links are required (link(2) in the lease directory); every local
+// Linux file system has them.
+package registry

@@ -1,0 +1,240 @@
+package registry
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Default timings (SPEC §5.1); each can be overridden through [Timings].
+const (
+	DefaultBindGrace    = 15 * time.Second
+	DefaultBusyGrace    = 10 * time.Second
+	DefaultProbeTimeout = 2 * time.Second
+)
+
+// Class is the judge's verdict on a lease path; the names are the log
+// vocabulary.
+type Class string
+
+const (
+	Absent     Class = "absent"     // no file: acquire
+	Live       Class = "live"       // its server answers the probe: attach
+	Stale      Class = "stale"      // its server does not answer: take over
+	Busy       Class = "busy"       // silent, owner alive: wait up to the busy grace
+	Corrupt    Class = "corrupt"    // not a lease document (or a symlink): take over
+	Empty      Class = "empty"      // empty, older than the bind grace: take over
+	Binding    Class = "binding"    // its owner may still be writing it: wait
+	Abandoned  Class = "abandoned"  // no URL and old, or owner gone: take over
+	Superseded Class = "superseded" // started from a replaced or older executable: take over
+	Unusable   Class = "unusable"   // a directory, or unreadable: serve alone
+	// Unprobed is returned only while Input.Probe is ProbeNone and the
+	// document needs a probe: probe, then judge again.
+	Unprobed Class = "unprobed"
+)
+
+// TakesOver reports whether a lease of this class is to be removed and
+// replaced.
+func (c Class) TakesOver() bool {
+	switch c {
+	case Stale, Corrupt, Empty, Abandoned, Superseded:
+		return true
+	}
+	return false
+}
+
+// ProbeStatus is the outcome of probing a lease's URL.
+type ProbeStatus int
+
+// ProbeStatus values.
+const (
+	ProbeNone   ProbeStatus = iota // not probed
+	ProbeOK                        // answered for this checkout, this instance, leaseholder: true
+	ProbeFailed                    // anything else; Reason says what
+)
+
+// ProbeResult is what the probe found.
+type ProbeResult struct {
+	Status ProbeStatus
+	// Reason says why a probe failed ("connection refused", "status 500"…).
+	Reason string
+}
+
+// Timings are the judge's graces; a zero field means its default.
+type Timings struct {
+	// BindGrace is how long a lease without a URL (or an empty file) may be
+	// waited for. Default 15 s.
+	BindGrace time.Duration
+	// BusyGrace is how long a silent server whose owner is alive is waited
+	// for. Default 10 s.
+	BusyGrace time.Duration
+}
+
+func (t Timings) withDefaults() Timings {
+	if t.BindGrace <= 0 {
+		t.BindGrace = DefaultBindGrace
+	}
+	if t.BusyGrace <= 0 {
+		t.BusyGrace = DefaultBusyGrace
+	}
+	return t
+}
+
+// Input is everything the judge looks at. It is computed by the caller:
+// [Observer.Observe] does it from the file system.
+type Input struct {
+	// Found is what is at the lease path; Raw its bytes (a link's target).
+	Found Found
+	Raw   []byte
+	// ReadErr is the OS reason when Found is Unreadable.
+	ReadErr string
+	// Age is now − the file's mtime, on the local clock; negative counts
+	// as zero.
+	Age time.Duration
+	// Owner is the liveness of the decoded document's owner.
+	Owner Liveness
+	// Probe is the result of probing the document's URL.
+	Probe ProbeResult
+	// Executable and Version describe the judging process.
+	Executable Executable
+	Version    string
+	Timings    Timings
+	// BusyFor is how long this same lease (the same bytes) has been seen
+	// busy by this process.
+	BusyFor time.Duration
+}
+
+// Verdict is the judge's answer.
+type Verdict struct {
+	Class Class
+	// Reason is a log-ready sentence starting with the class, such as
+	// "corrupt lease: not JSON (…)". Callers append "; taking it over".
+	Reason string
+	// NeedsProbe is true when the document is valid, names a URL and is not
+	// superseded: only then does its server's answer matter.
+	NeedsProbe bool
+	// TakeOver is true when the lease is to be removed and replaced.
+	TakeOver bool
+}
+
+// Judge classifies a lease path (SPEC §5.2). It is pure: no I/O, no clock.
+func Judge(in Input) Verdict {
+	t := in.Timings.withDefaults()
+	age := max(in.Age, 0)
+	switch in.Found {
+	case Missing:
+		return verdict(Absent, "absent lease: there is no lease file")
+	case Directory:
+		return verdict(Unusable, "unusable lease: the lease path is a directory")
+	case Unreadable:
+		return verdict(Unusable, "unusable lease: the lease path cannot be read ("+in.ReadErr+")")
+	case Symlink:
+		return verdict(Corrupt, fmt.Sprintf("corrupt lease: the lease path is a symbolic link (to %q), which is never followed", in.Raw))
+	case Special:
+		return verdict(Corrupt, "corrupt lease: the lease path is not a regular file")
+	}
+
+	doc, problem := decode(in.Raw)
+	switch {
+	case problem == problemEmpty && age < t.BindGrace:
+		return verdict(Binding, fmt.Sprintf("binding lease: the file is still empty; its owner may be writing it (%s old, grace %s)", round(age), t.BindGrace))
+	case problem == problemEmpty:
+		return verdict(Empty, "empty lease: its owner never wrote it")
+	case problem != "":
+		return verdict(Corrupt, "corrupt lease: "+problem)
+	}
+
+	if reason, ok := superseded(doc, in.Executable, in.Version); ok {
+		return verdict(Superseded, reason)
+	}
+	pid := fmt.Sprintf("pid %d", doc.PID)
+
+	if !doc.HasURL() {
+		switch {
+		case in.Owner == OwnerGone:
+			return verdict(Abandoned, "abandoned lease: its owner never published a URL ("+pid+" is gone)")
+		case age >= t.BindGrace:
+			return verdict(Abandoned, fmt.Sprintf("abandoned lease: its owner never published a URL (%s old, grace %s)", round(age), t.BindGrace))
+		default:
+			return verdict(Binding, fmt.Sprintf("binding lease: its owner (%s) has not published a URL yet (%s old, grace %s)", pid, round(age), t.BindGrace))
+		}
+	}
+
+	url := doc.URLString()
+	v := Verdict{NeedsProbe: true}
+	switch {
+	case in.Probe.Status == ProbeNone:
+		v.Class, v.Reason = Unprobed, "unprobed lease: the server it names at "+url+" has not been probed"
+	case in.Probe.Status == ProbeOK:
+		v.Class, v.Reason = Live, "live lease: the server at "+url+" answers for this checkout"
+	case in.Owner == OwnerGone:
+		v.Class = Stale
+		v.Reason = "stale lease: the server it names at " + url + " does not answer for this checkout and its owner (" + pid + ") is gone (" + in.Probe.Reason + ")"
+	case in.BusyFor >= t.BusyGrace:
+		v.Class = Stale
+		v.Reason = fmt.Sprintf("stale lease: the server it names at %s was alive (%s) but silent for the busy grace of %s (%s)", url, pid, t.BusyGrace, in.Probe.Reason)
+	default:
+		owner := "its owner (" + pid + ") is alive"
+		if in.Owner == OwnerUnknown {
+			owner = "whether its owner (" + pid + ") is alive cannot be told"
+		}
+		v.Class = Busy
+		v.Reason = fmt.Sprintf("busy lease: the server it names at %s does not answer (%s) but %s; waiting up to %s", url, in.Probe.Reason, owner, t.BusyGrace)
+	}
+	v.TakeOver = v.Class.TakesOver()
+	return v
+}
+
+func verdict(c Class, reason string) Verdict {
+	return Verdict{Class: c, Reason: reason, TakeOver: c.TakesOver()}
+}
+
+func round(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) }
+
+// superseded reports whether doc was written by a server this executable
+// replaces: started from the same path whose file has changed since, or an
+// older x.y.z version. A different path, a missing field or a version that
+// does not parse makes no claim.
+func superseded(doc Lease, self Executable, version string) (string, bool) {
+	if e := doc.Executable; e != nil && e.Path != "" && e.Path == self.Path &&
+		(e.MTime != self.MTime || e.Size != self.Size) {
+		return "superseded lease: the server was started from " + e.Path + " and that file has been replaced since", true
+	}
+	theirs, ok1 := parseVersion(doc.Version)
+	ours, ok2 := parseVersion(version)
+	if ok1 && ok2 && older(theirs, ours) {
+		return fmt.Sprintf("superseded lease: the server it names runs version %s, older than this executable's %s", doc.Version, version), true
+	}
+	return "", false
+}
+
+// parseVersion accepts exactly x.y.z of decimal numbers, with an optional
+// leading "v"; pre-release and build suffixes make no claim.
+func parseVersion(s string) ([3]uint64, bool) {
+	var v [3]uint64
+	parts := strings.Split(strings.TrimPrefix(s, "v"), ".")
+	if len(parts) != 3 {
+		return v, false
+	}
+	for i, p := range parts {
+		if p == "" || strings.TrimLeft(p, "0123456789") != "" {
+			return v, false
+		}
+		n, err := strconv.ParseUint(p, 10, 64)
+		if err != nil {
+			return v, false
+		}
+		v[i] = n
+	}
+	return v, true
+}
+
+func older(a, b [3]uint64) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return false
+}

@@ -1,0 +1,215 @@
+package registry
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// ourExe and ourVersion describe the judging process in the judge tables.
+var ourExe = Executable{Path: "/opt/bin/majordomus-mcp", MTime: 1_700_000_000, Size: 9_000_000}
+
+const ourVersion = "1.2.0"
+
+// docBytes returns a valid lease document, changed by edit.
+func docBytes(t testing.TB, edit func(*Lease)) []byte {
+	t.Helper()
+	url := "http://127.0.0.1:8741"
+	exe := ourExe
+	doc := Lease{
+		Schema: Schema, PID: 4242, Instance: "0123456789abcdef0123456789abcdef",
+		Root: "/checkout", RepositoryID: "fedcba9876543210fedcba9876543210", Profile: "default",
+		URL: &url, StartedAt: "2026-01-02T03:04:05Z", Host: "host", BootID: "boot",
+		ProcessStart: 12345, Executable: &exe, Version: ourVersion,
+	}
+	if edit != nil {
+		edit(&doc)
+	}
+	b, err := Encode(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func noURL(l *Lease) { l.URL = nil }
+
+func TestJudge(t *testing.T) {
+	const bind, busy = DefaultBindGrace, DefaultBusyGrace
+	failedProbe := ProbeResult{Status: ProbeFailed, Reason: "connection refused"}
+	okProbe := ProbeResult{Status: ProbeOK}
+	valid := docBytes(t, nil)
+	bound := func(edit func(*Lease)) []byte { return docBytes(t, edit) }
+
+	tests := []struct {
+		name   string
+		in     Input
+		class  Class
+		probe  bool   // NeedsProbe
+		reason string // a substring of Reason
+	}{
+		{name: "no file", in: Input{Found: Missing}, class: Absent},
+		{name: "directory", in: Input{Found: Directory}, class: Unusable, reason: "is a directory"},
+		{name: "unreadable", in: Input{Found: Unreadable, ReadErr: "permission denied"}, class: Unusable, reason: "cannot be read (permission denied)"},
+		{name: "symlink", in: Input{Found: Symlink, Raw: []byte("/etc/passwd")}, class: Corrupt, reason: "lease path is a symbolic link"},
+		{name: "fifo", in: Input{Found: Special}, class: Corrupt, reason: "not a regular file"},
+
+		{name: "empty and new", in: Input{Found: Regular}, class: Binding, reason: "still empty"},
+		{name: "whitespace just under the grace", in: Input{Found: Regular, Raw: []byte(" \n\t"), Age: bind - time.Millisecond}, class: Binding},
+		{name: "empty exactly the grace old", in: Input{Found: Regular, Age: bind}, class: Empty, reason: "empty lease: its owner never wrote it"},
+		{name: "empty an hour old", in: Input{Found: Regular, Raw: []byte("\n"), Age: time.Hour}, class: Empty},
+		{name: "empty from the future", in: Input{Found: Regular, Age: -time.Hour}, class: Binding},
+		{name: "empty with a short grace", in: Input{Found: Regular, Age: time.Second, Timings: Timings{BindGrace: time.Second}}, class: Empty},
+
+		{name: "not JSON", in: Input{Found: Regular, Raw: []byte("{not a lease")}, class: Corrupt, reason: "corrupt lease: not JSON ("},
+		{name: "array", in: Input{Found: Regular, Raw: []byte("[]")}, class: Corrupt, reason: "corrupt lease: not a majordomus-mcp-lease/v1 document"},
+		{name: "null", in: Input{Found: Regular, Raw: []byte("null")}, class: Corrupt, reason: "not a majordomus-mcp-lease/v1 document"},
+		{name: "number", in: Input{Found: Regular, Raw: []byte("42")}, class: Corrupt, reason: "not a majordomus-mcp-lease/v1 document"},
+		{name: "other schema", in: Input{Found: Regular, Raw: []byte(`{"schema":"something/v9","url":"http://127.0.0.1:1"}`)}, class: Corrupt, reason: "corrupt lease: not a majordomus-mcp-lease/v1 document"},
+		{name: "no schema", in: Input{Found: Regular, Raw: []byte(`{"pid":1}`)}, class: Corrupt},
+		{name: "schema of another type", in: Input{Found: Regular, Raw: []byte(`{"schema":1}`)}, class: Corrupt},
+		{name: "type error", in: Input{Found: Regular, Raw: []byte(`{"schema":"majordomus-mcp-lease/v1","pid":"x"}`)}, class: Corrupt, reason: "document (json: cannot unmarshal"},
+		{name: "too large", in: Input{Found: Regular, Raw: []byte(`{"schema":"majordomus-mcp-lease/v1","x":"` + strings.Repeat("a", MaxLeaseSize) + `"}`)}, class: Corrupt, reason: "larger than"},
+
+		{name: "no URL, owner alive, new", in: Input{Found: Regular, Raw: bound(noURL), Owner: OwnerAlive, Age: time.Second}, class: Binding, reason: "has not published a URL yet"},
+		{name: "no URL, owner unknown, new", in: Input{Found: Regular, Raw: bound(noURL), Owner: OwnerUnknown}, class: Binding},
+		{name: "empty URL string counts as none", in: Input{Found: Regular, Raw: bound(func(l *Lease) { s := ""; l.URL = &s }), Owner: OwnerAlive}, class: Binding},
+		{name: "no URL, owner alive, exactly the grace old", in: Input{Found: Regular, Raw: bound(noURL), Owner: OwnerAlive, Age: bind}, class: Abandoned, reason: "abandoned lease: its owner never published a URL"},
+		{name: "no URL, owner gone, new", in: Input{Found: Regular, Raw: bound(noURL), Owner: OwnerGone}, class: Abandoned, reason: "pid 4242 is gone"},
+
+		{name: "URL not probed yet", in: Input{Found: Regular, Raw: valid, Owner: OwnerAlive}, class: Unprobed, probe: true},
+		{name: "URL answers", in: Input{Found: Regular, Raw: valid, Owner: OwnerAlive, Probe: okProbe}, class: Live, probe: true, reason: "http://127.0.0.1:8741"},
+		{name: "URL answers, owner gone", in: Input{Found: Regular, Raw: valid, Owner: OwnerGone, Probe: okProbe}, class: Live, probe: true},
+		{name: "URL silent, owner gone", in: Input{Found: Regular, Raw: valid, Owner: OwnerGone, Probe: failedProbe}, class: Stale, probe: true,
+			reason: "stale lease: the server it names at http://127.0.0.1:8741 does not answer for this checkout and its owner (pid 4242) is gone"},
+		{name: "URL silent, owner alive", in: Input{Found: Regular, Raw: valid, Owner: OwnerAlive, Probe: failedProbe}, class: Busy, probe: true, reason: "busy lease:"},
+		{name: "URL silent, owner unknown", in: Input{Found: Regular, Raw: valid, Owner: OwnerUnknown, Probe: failedProbe}, class: Busy, probe: true, reason: "cannot be told"},
+		{name: "busy just under the grace", in: Input{Found: Regular, Raw: valid, Owner: OwnerAlive, Probe: failedProbe, BusyFor: busy - time.Millisecond}, class: Busy, probe: true},
+		{name: "busy grace passed", in: Input{Found: Regular, Raw: valid, Owner: OwnerAlive, Probe: failedProbe, BusyFor: busy}, class: Stale, probe: true, reason: "was alive (pid 4242) but silent for the busy grace of 10s"},
+		{name: "busy with a short grace", in: Input{Found: Regular, Raw: valid, Owner: OwnerAlive, Probe: failedProbe, BusyFor: time.Second, Timings: Timings{BusyGrace: time.Second}}, class: Stale, probe: true},
+
+		{name: "superseded by mtime", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Executable.MTime-- })}, class: Superseded,
+			reason: "superseded lease: the server was started from /opt/bin/majordomus-mcp and that file has been replaced since"},
+		{name: "superseded by size", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Executable.Size++ })}, class: Superseded},
+		{name: "superseded without a URL", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.URL = nil; l.Executable.Size++ }), Owner: OwnerAlive}, class: Superseded},
+		{name: "same executable makes no claim", in: Input{Found: Regular, Raw: valid, Probe: okProbe}, class: Live, probe: true},
+		{name: "another path makes no claim", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Executable.Path = "/usr/bin/majordomus-mcp"; l.Executable.MTime = 1 }), Probe: okProbe}, class: Live, probe: true},
+		{name: "no executable makes no claim", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Executable = nil }), Probe: okProbe}, class: Live, probe: true},
+		{name: "older version", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Version = "1.1.9" })}, class: Superseded, reason: "runs version 1.1.9, older than this executable's 1.2.0"},
+		{name: "older version with a v", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Version = "v1.1.10" })}, class: Superseded},
+		{name: "older major", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Version = "0.99.99" })}, class: Superseded},
+		{name: "newer version", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Version = "1.10.0" }), Probe: okProbe}, class: Live, probe: true},
+		{name: "same version", in: Input{Found: Regular, Raw: valid, Probe: okProbe}, class: Live, probe: true},
+		{name: "pre-release makes no claim", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Version = "1.0.0-rc1" }), Probe: okProbe}, class: Live, probe: true},
+		{name: "two parts make no claim", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Version = "1.0" }), Probe: okProbe}, class: Live, probe: true},
+		{name: "devel makes no claim", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Version = "(devel)" }), Probe: okProbe}, class: Live, probe: true},
+		{name: "no version makes no claim", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Version = "" }), Probe: okProbe}, class: Live, probe: true},
+		{name: "our unparsable version makes no claim", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Version = "0.0.1" }), Probe: okProbe, Version: "dev"}, class: Live, probe: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := tt.in
+			if in.Executable == (Executable{}) {
+				in.Executable = ourExe
+			}
+			if in.Version == "" {
+				in.Version = ourVersion
+			}
+			got := Judge(in)
+			if got.Class != tt.class {
+				t.Errorf("class = %s, want %s (reason %q)", got.Class, tt.class, got.Reason)
+			}
+			if got.NeedsProbe != tt.probe {
+				t.Errorf("NeedsProbe = %t, want %t", got.NeedsProbe, tt.probe)
+			}
+			if got.TakeOver != tt.class.TakesOver() {
+				t.Errorf("TakeOver = %t for class %s", got.TakeOver, tt.class)
+			}
+			if !strings.HasPrefix(got.Reason, string(got.Class)+" lease: ") {
+				t.Errorf("reason %q does not start with the class", got.Reason)
+			}
+			if !strings.Contains(got.Reason, tt.reason) {
+				t.Errorf("reason %q does not contain %q", got.Reason, tt.reason)
+			}
+		})
+	}
+}
+
+func TestClass_TakesOver(t *testing.T) {
+	take := map[Class]bool{Stale: true, Corrupt: true, Empty: true, Abandoned: true, Superseded: true}
+	for _, c := range []Class{Absent, Live, Stale, Busy, Corrupt, Empty, Binding, Abandoned, Superseded, Unusable, Unprobed} {
+		if got := c.TakesOver(); got != take[c] {
+			t.Errorf("%s.TakesOver() = %t, want %t", c, got, take[c])
+		}
+	}
+}
+
+func TestDecode_ToleratesUnknownAndMissingKeys(t *testing.T) {
+	raw := []byte(`{"schema":"majordomus-mcp-lease/v1","instance":"abc","future":{"x":[1,2]},"url":null}`)
+	doc, err := Decode(raw)
+	if err != nil {
+		t.Fatalf("Decode: %v", err)
+	}
+	if doc.Instance != "abc" || doc.PID != 0 || doc.HasURL() || doc.Executable != nil {
+		t.Errorf("Decode = %+v", doc)
+	}
+	if _, err := Decode([]byte(" ")); err != ErrLeaseEmpty {
+		t.Errorf("Decode(blank) error = %v, want ErrLeaseEmpty", err)
+	}
+	if _, err := Decode([]byte("{")); err == nil || !strings.Contains(err.Error(), "registry: corrupt lease: not JSON") {
+		t.Errorf("Decode({) error = %v", err)
+	}
+}
+
+func TestEncode_WritesEveryField(t *testing.T) {
+	var m map[string]any
+	if err := json.Unmarshal(docBytes(t, noURL), &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"schema", "pid", "instance", "root", "repository_id", "profile", "url", "started_at", "host", "boot_id", "process_start", "executable", "version"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("encoded lease has no %q", k)
+		}
+	}
+	if m["url"] != nil {
+		t.Errorf("url = %v, want null", m["url"])
+	}
+}
+
+func TestHolds(t *testing.T) {
+	raw := docBytes(t, nil)
+	if !Holds(raw, "0123456789abcdef0123456789abcdef") {
+		t.Error("Holds(own instance) = false")
+	}
+	for _, tc := range []struct {
+		raw      []byte
+		instance string
+	}{{raw, "other"}, {raw, ""}, {[]byte("{"), ""}, {nil, "x"}, {[]byte(`{"schema":"x","instance":"x"}`), "x"}} {
+		if Holds(tc.raw, tc.instance) {
+			t.Errorf("Holds(%q, %q) = true", tc.raw, tc.instance)
+		}
+	}
+}
+
+func TestPathAndProfiles(t *testing.T) {
+	for profile, want := range map[string]string{
+		"":        "/r/.ai/local/state/mcp/server.json",
+		"default": "/r/.ai/local/state/mcp/server.json",
+		"review":  "/r/.ai/local/state/mcp/server.review.json",
+	} {
+		if got := Path("/r", profile); got != want {
+			t.Errorf("Path(/r, %q) = %s, want %s", profile, got, want)
+		}
+	}
+	for _, p := range []string{"", "default", "a-b_c.9"} {
+		if err := ValidateProfile(p); err != nil {
+			t.Errorf("ValidateProfile(%q) = %v", p, err)
+		}
+	}
+	for _, p := range []string{"../x", "a/b", ".hidden", "sp ace", strings.Repeat("x", 65)} {
+		if err := ValidateProfile(p); err == nil {
+			t.Errorf("ValidateProfile(%q) = nil", p)
+		}
+	}
+}

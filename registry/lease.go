@@ -1,0 +1,198 @@
+package registry
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"time"
+)
+
+// Schema is the value of the lease document's "schema" key.
+const Schema = "majordomus-mcp-lease/v1"
+
+// MaxLeaseSize is the largest lease file the registry reads. A bigger file is
+// judged corrupt from its first MaxLeaseSize+1 bytes.
+const MaxLeaseSize = 1 << 20
+
+// DefaultProfile is the profile whose lease is server.json.
+const DefaultProfile = "default"
+
+// Executable identifies the file a server was started from.
+type Executable struct {
+	// Path is the executable's absolute path with symbolic links resolved.
+	Path string `json:"path"`
+	// MTime is the file's modification time in Unix seconds.
+	MTime int64 `json:"mtime"`
+	// Size is the file's size in bytes.
+	Size int64 `json:"size"`
+}
+
+// Lease is the lease document (SPEC §5.1). Reading is tolerant: unknown keys
+// are ignored and missing keys read as zero values.
+type Lease struct {
+	Schema string `json:"schema"`
+	// PID is the owner's process id.
+	PID int `json:"pid"`
+	// Instance is random and unique per server (128 bits, hex). A file
+	// carries a process's lease exactly when it carries its instance.
+	Instance string `json:"instance"`
+	// Root is the checkout root the server serves.
+	Root string `json:"root"`
+	// RepositoryID is the first 32 hex characters of SHA-256(Root).
+	RepositoryID string `json:"repository_id"`
+	Profile      string `json:"profile"`
+	// URL is nil until the server is bound, then its base URL.
+	URL *string `json:"url"`
+	// StartedAt is RFC 3339 UTC. Informational: never compared with a clock.
+	StartedAt string `json:"started_at"`
+	Host      string `json:"host"`
+	// BootID is /proc/sys/kernel/random/boot_id of the owner's boot.
+	BootID string `json:"boot_id"`
+	// ProcessStart is the owner's start time: field 22 of /proc/<pid>/stat,
+	// in clock ticks since boot.
+	ProcessStart uint64      `json:"process_start"`
+	Executable   *Executable `json:"executable"`
+	Version      string      `json:"version"`
+}
+
+// HasURL reports whether the lease names a bound server.
+func (l Lease) HasURL() bool { return l.URL != nil && *l.URL != "" }
+
+// URLString returns the lease's URL, or "" when it has none.
+func (l Lease) URLString() string {
+	if l.URL == nil {
+		return ""
+	}
+	return *l.URL
+}
+
+// NewInstance returns a fresh random instance: 128 bits from crypto/rand, in
+// lowercase hex.
+func NewInstance() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go ≥ 1.24).
+	return hex.EncodeToString(b[:])
+}
+
+// NewLease returns the document a process with identity self writes when it
+// acquires the lease of root: a fresh instance, no URL, started now.
+// repositoryID is taken as given; profile "" means [DefaultProfile].
+func NewLease(self Identity, root, repositoryID, profile, version string, now time.Time) Lease {
+	if profile == "" {
+		profile = DefaultProfile
+	}
+	exe := self.Executable
+	return Lease{
+		Schema:       Schema,
+		PID:          self.PID,
+		Instance:     NewInstance(),
+		Root:         root,
+		RepositoryID: repositoryID,
+		Profile:      profile,
+		StartedAt:    now.UTC().Format(time.RFC3339),
+		Host:         self.Host,
+		BootID:       self.BootID,
+		ProcessStart: self.Start,
+		Executable:   &exe,
+		Version:      version,
+	}
+}
+
+// Dir returns the directory that holds the leases of root.
+func Dir(root string) string {
+	return filepath.Join(root, ".ai", "local", "state", "mcp")
+}
+
+// Path returns the lease path of root for profile: server.json for "" and
+// "default", server.<profile>.json otherwise. It assumes a profile accepted
+// by [ValidateProfile].
+func Path(root, profile string) string {
+	name := "server.json"
+	if profile != "" && profile != DefaultProfile {
+		name = "server." + profile + ".json"
+	}
+	return filepath.Join(Dir(root), name)
+}
+
+// ValidateProfile accepts profile names made of ASCII letters, digits, '-',
+// '_' and '.', not starting with '.', at most 64 bytes; "" is the default.
+func ValidateProfile(profile string) error {
+	if len(profile) > 64 || (profile != "" && profile[0] == '.') {
+		return fmt.Errorf("%w: %q", ErrBadProfile, profile)
+	}
+	for _, c := range []byte(profile) {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			c == '-' || c == '_' || c == '.'
+		if !ok {
+			return fmt.Errorf("%w: %q", ErrBadProfile, profile)
+		}
+	}
+	return nil
+}
+
+// Encode returns the document as one line of compact JSON.
+func Encode(doc Lease) ([]byte, error) {
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("encoding lease: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// Decode reads a lease file's bytes. It fails with [ErrLeaseEmpty] for an
+// empty or whitespace-only file and with [ErrLeaseCorrupt] for anything that
+// is not a majordomus-mcp-lease/v1 object; the error text gives the reason.
+func Decode(raw []byte) (Lease, error) {
+	doc, problem := decode(raw)
+	switch problem {
+	case "":
+		return doc, nil
+	case problemEmpty:
+		return Lease{}, ErrLeaseEmpty
+	default:
+		return Lease{}, fmt.Errorf("%w: %s", ErrLeaseCorrupt, problem)
+	}
+}
+
+// problemEmpty is decode's answer for a file with nothing but whitespace.
+const problemEmpty = "empty"
+
+// decode returns the document, or a problem in the judge's vocabulary (the
+// text after "corrupt lease: "), or problemEmpty.
+func decode(raw []byte) (Lease, string) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return Lease{}, problemEmpty
+	}
+	if len(raw) > MaxLeaseSize {
+		return Lease{}, fmt.Sprintf("larger than %d bytes", MaxLeaseSize)
+	}
+	var probe any
+	if err := json.Unmarshal(raw, &probe); err != nil {
+		return Lease{}, fmt.Sprintf("not JSON (%v)", err)
+	}
+	obj, ok := probe.(map[string]any)
+	if !ok {
+		return Lease{}, "not a " + Schema + " document"
+	}
+	if s, _ := obj["schema"].(string); s != Schema {
+		return Lease{}, "not a " + Schema + " document"
+	}
+	var doc Lease
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return Lease{}, fmt.Sprintf("not a %s document (%v)", Schema, err)
+	}
+	return doc, ""
+}
+
+// Holds reports whether raw is a valid lease document carrying instance. An
+// empty instance is never held.
+func Holds(raw []byte, instance string) bool {
+	if instance == "" {
+		return false
+	}
+	doc, problem := decode(raw)
+	return problem == "" && doc.Instance == instance
+}

@@ -1,0 +1,148 @@
+package registry
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+	"time"
+)
+
+// Found is what is at a lease path.
+type Found int
+
+const (
+	// Missing: nothing at the path.
+	Missing Found = iota
+	// Regular: a regular file; Snapshot.Raw holds its bytes.
+	Regular
+	// Symlink: a symbolic link, never followed; Snapshot.Raw holds its target.
+	Symlink
+	// Directory: a directory.
+	Directory
+	// Special: a named pipe, socket or device; never opened.
+	Special
+	// Unreadable: the path could not be examined or read; Snapshot.Err says
+	// why (for example ENOTDIR when a parent is a regular file, or EACCES).
+	Unreadable
+)
+
+func (f Found) String() string {
+	switch f {
+	case Missing:
+		return "missing"
+	case Regular:
+		return "regular file"
+	case Symlink:
+		return "symbolic link"
+	case Directory:
+		return "directory"
+	case Special:
+		return "special file"
+	default:
+		return "unreadable"
+	}
+}
+
+// Snapshot is what a lease path held when it was read.
+type Snapshot struct {
+	Found Found
+	// Raw is the file's bytes (at most MaxLeaseSize+1), or a symbolic link's
+	// target.
+	Raw []byte
+	// ModTime is the file's (or link's) modification time.
+	ModTime time.Time
+	// Err is the OS reason for Unreadable.
+	Err error
+
+	id fileID
+}
+
+// fileID is the (device, inode) pair of what was read; zero when unknown.
+type fileID struct{ dev, ino uint64 }
+
+// Holds reports whether the snapshot is a regular file carrying instance.
+func (s Snapshot) Holds(instance string) bool {
+	return s.Found == Regular && Holds(s.Raw, instance)
+}
+
+// Same reports whether s and o hold the same thing: the same kind, the same
+// bytes and, when both are known, the same file.
+func (s Snapshot) Same(o Snapshot) bool {
+	if s.Found != o.Found || !bytes.Equal(s.Raw, o.Raw) {
+		return false
+	}
+	if s.id != (fileID{}) && o.id != (fileID{}) && s.id != o.id {
+		return false
+	}
+	return true
+}
+
+// Read examines the lease path without following a symbolic link and without
+// ever blocking on a special file. It never fails: problems are reported as
+// Unreadable with the OS reason.
+func Read(path string) Snapshot {
+	var s Snapshot
+	for range 3 {
+		var retry bool
+		s, retry = readOnce(path)
+		if !retry {
+			return s
+		}
+	}
+	return Snapshot{Found: Unreadable, Err: fmt.Errorf("%s: the lease path kept changing while it was read", path)}
+}
+
+// readOnce reads path once; retry is true when the path changed between the
+// Lstat and the open (replaced by a link, removed, renamed over).
+func readOnce(path string) (s Snapshot, retry bool) {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return Snapshot{Found: Missing}, false
+	case err != nil:
+		return Snapshot{Found: Unreadable, Err: err}, false
+	}
+	switch mode := fi.Mode(); {
+	case mode&fs.ModeSymlink != 0:
+		target, err := os.Readlink(path)
+		if err != nil {
+			return Snapshot{}, true
+		}
+		return Snapshot{Found: Symlink, Raw: []byte(target), ModTime: fi.ModTime(), id: idOf(fi)}, false
+	case mode.IsDir():
+		return Snapshot{Found: Directory, ModTime: fi.ModTime(), id: idOf(fi)}, false
+	case !mode.IsRegular():
+		return Snapshot{Found: Special, ModTime: fi.ModTime(), id: idOf(fi)}, false
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ELOOP):
+		return Snapshot{}, true
+	case err != nil:
+		return Snapshot{Found: Unreadable, Err: err}, false
+	}
+	defer f.Close()
+	ofi, err := f.Stat()
+	if err != nil {
+		return Snapshot{Found: Unreadable, Err: err}, false
+	}
+	if !ofi.Mode().IsRegular() || idOf(ofi) != idOf(fi) {
+		return Snapshot{}, true
+	}
+	raw, err := io.ReadAll(io.LimitReader(f, MaxLeaseSize+1))
+	if err != nil {
+		return Snapshot{Found: Unreadable, Err: err}, false
+	}
+	return Snapshot{Found: Regular, Raw: raw, ModTime: ofi.ModTime(), id: idOf(ofi)}, false
+}
+
+func idOf(fi fs.FileInfo) fileID {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return fileID{dev: uint64(st.Dev), ino: st.Ino}
+	}
+	return fileID{}
+}

@@ -1,0 +1,117 @@
+package registry
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// nextChange waits (at most 10 s) for a Change that satisfies want.
+func nextChange(t *testing.T, ch <-chan Change, what string, want func(Change) bool) Change {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case c, ok := <-ch:
+			if !ok {
+				t.Fatalf("watch ended while waiting for %s", what)
+			}
+			if want(c) {
+				return c
+			}
+		case <-timeout:
+			t.Fatalf("no change within 10s: %s", what)
+		}
+	}
+}
+
+func holding(raw []byte) func(Change) bool {
+	return func(c Change) bool { return c.Found == Regular && bytes.Equal(c.Raw, raw) }
+}
+
+func TestWatch_SeesRenameOverInPlaceWriteAndRemove(t *testing.T) {
+	path := leasePath(t)
+	first := docBytes(t, nil)
+	writeFile(t, path, first)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// A fallback of an hour: what is seen here is seen through fsnotify.
+	ch, err := Watch(ctx, path, 10*time.Millisecond, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := nextChange(t, ch, "the initial state", func(Change) bool { return true }); !c.Holds("0123456789abcdef0123456789abcdef") {
+		t.Fatalf("initial change = %s %q", c.Found, c.Raw)
+	}
+
+	replaced := docBytes(t, func(l *Lease) { l.Instance = "ffffffffffffffffffffffffffffffff" })
+	tmp := filepath.Join(filepath.Dir(path), ".tmp")
+	writeFile(t, tmp, replaced)
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	nextChange(t, ch, "a rename over the lease", holding(replaced))
+
+	corrupt := []byte("{torn")
+	if err := os.WriteFile(path, corrupt, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	nextChange(t, ch, "an in-place write", holding(corrupt))
+
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	nextChange(t, ch, "a removal", func(c Change) bool { return c.Found == Missing })
+}
+
+func TestWatch_TheFallbackAloneNoticesChanges(t *testing.T) {
+	path := leasePath(t)
+	writeFile(t, path, docBytes(t, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := watch(ctx, path, 0, 10*time.Millisecond, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nextChange(t, ch, "the initial state", func(c Change) bool { return c.Found == Regular })
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	nextChange(t, ch, "a removal seen by polling", func(c Change) bool { return c.Found == Missing })
+	writeFile(t, path, nil)
+	nextChange(t, ch, "an empty file seen by polling", holding(nil))
+}
+
+func TestWatch_EndsWithItsContext(t *testing.T) {
+	path := leasePath(t)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ch, err := Watch(ctx, path, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+		case <-timeout:
+			t.Fatal("the watch did not end with its context")
+		}
+	}
+}
+
+func TestWatch_NeedsTheDirectory(t *testing.T) {
+	path := Path(filepath.Join(t.TempDir(), "missing"), "")
+	if _, err := Watch(context.Background(), path, 0, 0); err == nil {
+		t.Error("Watch of a lease in a missing directory succeeded")
+	}
+}
