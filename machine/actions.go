@@ -1,0 +1,289 @@
+package machine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/qmuntal/stateless"
+	"go.uber.org/zap"
+)
+
+// The named actions and guards of configure. They are package-level
+// functions, so the graph shows their names; each finds its machine in the
+// ctx that Run passes to stateless. They run on the loop goroutine, never
+// fail (a port's error becomes a fact or a log line), and return quickly:
+// work that may block runs on a goroutine whose result comes back as an
+// event.
+
+type machineKey struct{}
+
+func machineOf(ctx context.Context) *Machine { return ctx.Value(machineKey{}).(*Machine) }
+
+// Electing.
+
+// beginElection starts the first election when Run starts.
+func beginElection(ctx context.Context) error {
+	machineOf(ctx).startElection()
+	return nil
+}
+
+// electAgain starts a new election after the bridge failed; the client's
+// session waits, carried, for whatever serves next.
+func electAgain(ctx context.Context, _ ...any) error {
+	m := machineOf(ctx)
+	m.log.Warn(m.failure+"; electing again", zap.String("reason", m.failure))
+	m.startElection()
+	return nil
+}
+
+// endElection cancels the attempt in flight and disarms the timers.
+func endElection(ctx context.Context, _ ...any) error {
+	machineOf(ctx).stopElection()
+	return nil
+}
+
+// takeOver replaces the unusable lease just judged and attempts again.
+func takeOver(ctx context.Context, _ ...any) error {
+	m := machineOf(ctx)
+	obs := m.obs
+	m.log.Warn(fmt.Sprintf("%s lease: %s; taking it over", obs.Class, obs.Reason),
+		zap.String("lease", m.cfg.LeasePath), zap.String("class", string(obs.Class)))
+	if err := m.cfg.Election.TakeOver(ctx, obs); err != nil {
+		m.failure = fmt.Sprintf("taking over the %s lease: %v", obs.Class, err)
+		m.follow(ctx, LeaseUnusable)
+		return nil
+	}
+	m.startAttempt()
+	return nil
+}
+
+// awaitLease waits for the lease file to change, or for the poll interval.
+func awaitLease(ctx context.Context, _ ...any) error {
+	m := machineOf(ctx)
+	m.log.Debug("waiting for the lease", zap.String("class", string(m.obs.Class)), zap.String("reason", m.obs.Reason))
+	m.poll = time.NewTimer(m.cfg.BindingPoll)
+	return nil
+}
+
+// attemptAgain ends a wait with a new attempt.
+func attemptAgain(ctx context.Context, _ ...any) error {
+	machineOf(ctx).startAttempt()
+	return nil
+}
+
+// Leaseholder, owner-left and lease-lost.
+
+// startServer starts the shared server; its result comes back as
+// server-started or server-start-failed. The server warns about a
+// non-loopback bind as it starts (R7).
+func startServer(ctx context.Context, _ ...any) error {
+	m := machineOf(ctx)
+	sctx, cancel := context.WithCancel(m.runCtx)
+	m.cancelStart = cancel
+	m.serverActive = true
+	srv := m.cfg.Server
+	m.wg.Go(func() { m.inbox.post(event{started: true, startErr: srv.Start(sctx)}) })
+	return nil
+}
+
+// noteServing records that the server is up.
+func noteServing(ctx context.Context, _ ...any) error {
+	machineOf(ctx).log.Debug("the shared server is serving")
+	return nil
+}
+
+// noteSessions records a new session count.
+func noteSessions(ctx context.Context, _ ...any) error {
+	m := machineOf(ctx)
+	m.log.Debug("sessions", zap.Int("sessions", m.sessions))
+	return nil
+}
+
+// releaseLease gives the lease back; it runs only on edges leaving
+// leaseholder (or owner-left), never from lease-lost.
+func releaseLease(ctx context.Context, _ ...any) error {
+	machineOf(ctx).release(ctx)
+	return nil
+}
+
+// serveUntilDrained keeps a server that takes no new client running until
+// its own client has left and no session remains, and ends it at once if
+// that is already so.
+func serveUntilDrained(ctx context.Context, _ ...any) error {
+	m := machineOf(ctx)
+	if shouldExit(m.clientLeft, m.sessions) {
+		m.follow(ctx, SessionsChanged)
+		return nil
+	}
+	m.log.Info("serving until the last session ends",
+		zap.Int("sessions", m.sessions), zap.Bool("client_left", m.clientLeft))
+	return nil
+}
+
+// loseLease turns the server, irreversibly, into one that serves only the
+// sessions it has.
+func loseLease(ctx context.Context, _ ...any) error {
+	m := machineOf(ctx)
+	m.log.Warn("the lease is no longer this server's: "+m.lost+"; serving the sessions it has and ending with them",
+		zap.String("lease", m.cfg.LeasePath), zap.String("reason", m.lost))
+	m.cfg.Server.LoseLease(m.lost)
+	return nil
+}
+
+// Attached.
+
+// attach bridges the client to the live server just found.
+func attach(ctx context.Context, _ ...any) error {
+	m := machineOf(ctx)
+	m.log.Info("attaching to the shared server", zap.String("url", m.obs.URL))
+	m.cfg.Bridge.Attach(m.runCtx, m.obs.URL)
+	return nil
+}
+
+// detach stops the bridge.
+func detach(ctx context.Context, _ ...any) error {
+	machineOf(ctx).cfg.Bridge.Stop()
+	return nil
+}
+
+// Alone.
+
+// serveAlone serves the client without sharing, and says why, once.
+func serveAlone(ctx context.Context, _ ...any) error {
+	m := machineOf(ctx)
+	m.log.Warn(fmt.Sprintf("cannot use the shared server: %s: %s; serving this client alone, as --standalone would", m.cfg.LeasePath, m.failure),
+		zap.String("lease", m.cfg.LeasePath), zap.String("reason", m.failure))
+	if err := m.cfg.Standalone.Serve(m.runCtx, m.failure); err != nil {
+		m.log.Error("cannot serve this client alone either", zap.Error(err))
+	}
+	return nil
+}
+
+// Exited.
+
+// finish stops what still runs and completes Run.
+func finish(ctx context.Context, _ ...any) error {
+	m := machineOf(ctx)
+	t, _ := stateless.GetTransition(ctx).Trigger.(Trigger)
+	m.stopServer(ctx)
+	m.outcome = &Outcome{Reason: exitReason(t, m.signal)}
+	if t == Signal {
+		m.outcome.Signal = m.signal
+	}
+	return nil
+}
+
+// Machine-wide hooks.
+
+// logTransition logs every change of state once, between the old state's
+// exit actions and the new one's entry actions, and tells Config.OnTransition.
+func logTransition(ctx context.Context, st stateless.Transition) {
+	m := machineOf(ctx)
+	tr := Transition{From: st.Source.(State), To: st.Destination.(State), Trigger: st.Trigger.(Trigger)}
+	tr.Rule = m.model.ruleFor(tr.From, tr.Trigger, tr.To)
+	m.log.Info("transition", zap.String("from", string(tr.From)), zap.String("to", string(tr.To)),
+		zap.String("trigger", string(tr.Trigger)), zap.String("rule", string(tr.Rule)))
+	if m.cfg.OnTransition != nil {
+		m.cfg.OnTransition(tr)
+	}
+}
+
+// logUnhandled logs a fact nobody expected in the current state, and goes
+// on. The state is not a field: cmd's logger puts it on every line.
+func logUnhandled(ctx context.Context, _ stateless.State, t stateless.Trigger, unmet []string) error {
+	machineOf(ctx).log.Warn("unhandled trigger", zap.String("trigger", fmt.Sprint(t)), zap.Strings("unmet_guards", unmet))
+	return nil
+}
+
+// Guards.
+
+// waiting: the election waits for the lease to change (no attempt in flight).
+func waiting(ctx context.Context, _ ...any) bool { return machineOf(ctx).attempt == 0 }
+
+// attempting: an attempt is in flight; its result will be newer than any
+// change seen now.
+func attempting(ctx context.Context, _ ...any) bool { return machineOf(ctx).attempt != 0 }
+
+// busyPastGrace: the lease has been busy for Config.BusyGrace or longer.
+func busyPastGrace(ctx context.Context, _ ...any) bool {
+	m := machineOf(ctx)
+	return graceElapsed(m.busySince, time.Now(), m.cfg.BusyGrace)
+}
+
+// busyWithinGrace: the lease has been busy for less than Config.BusyGrace.
+func busyWithinGrace(ctx context.Context, args ...any) bool { return !busyPastGrace(ctx, args...) }
+
+// drained: the own client has left and no session remains.
+func drained(ctx context.Context, _ ...any) bool {
+	m := machineOf(ctx)
+	return shouldExit(m.clientLeft, m.sessions)
+}
+
+// stillServing: the own client is here, or some session remains.
+func stillServing(ctx context.Context, args ...any) bool { return !drained(ctx, args...) }
+
+// clientGone: the own client has left.
+func clientGone(ctx context.Context, _ ...any) bool { return machineOf(ctx).clientLeft }
+
+// clientPresent: the own client has not left.
+func clientPresent(ctx context.Context, _ ...any) bool { return !machineOf(ctx).clientLeft }
+
+// Helpers shared by actions and Run.
+
+// startElection arms the election bound and makes the first attempt.
+func (m *Machine) startElection() {
+	m.obs = Observation{}
+	m.busySince = time.Time{}
+	m.bound = time.NewTimer(m.cfg.ElectionBound)
+	m.startAttempt()
+}
+
+// startAttempt ends any wait and runs one Attempt on its own goroutine.
+func (m *Machine) startAttempt() {
+	if m.poll != nil {
+		m.poll.Stop()
+		m.poll = nil
+	}
+	actx, cancel := context.WithCancel(m.runCtx)
+	m.nextAttempt++
+	m.attempt, m.cancelAttempt = m.nextAttempt, cancel
+	id, el := m.attempt, m.cfg.Election
+	m.wg.Go(func() { m.inbox.post(event{attempt: id, obs: el.Attempt(actx)}) })
+}
+
+// stopElection cancels the attempt in flight, whose result will then be
+// dropped, and disarms both timers.
+func (m *Machine) stopElection() {
+	if m.attempt != 0 {
+		m.cancelAttempt()
+		m.attempt = 0
+	}
+	for _, t := range []**time.Timer{&m.bound, &m.poll} {
+		if *t != nil {
+			(*t).Stop()
+			*t = nil
+		}
+	}
+}
+
+// release removes the lease if it is still ours.
+func (m *Machine) release(ctx context.Context) {
+	if err := m.cfg.Election.Release(context.WithoutCancel(ctx)); err != nil {
+		m.log.Warn("releasing the lease", zap.String("lease", m.cfg.LeasePath), zap.Error(err))
+	}
+}
+
+// stopServer stops the server if one was started, within Config.StopGrace.
+func (m *Machine) stopServer(ctx context.Context) {
+	if !m.serverActive {
+		return
+	}
+	m.serverActive = false
+	m.cancelStart()
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.cfg.StopGrace)
+	defer cancel()
+	if err := m.cfg.Server.Stop(sctx); err != nil {
+		m.log.Warn("stopping the shared server", zap.Error(err))
+	}
+}

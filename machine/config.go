@@ -1,0 +1,111 @@
+package machine
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Default durations (SPEC §5.1).
+const (
+	DefaultElectionBound = 20 * time.Second
+	DefaultBindingPoll   = 100 * time.Millisecond
+	DefaultBusyGrace     = 10 * time.Second
+	DefaultStopGrace     = 5 * time.Second
+)
+
+// ErrConfig is returned by [New] for a Config it cannot run with.
+var ErrConfig = errors.New("machine: invalid config")
+
+// Config holds what a [Machine] needs. Zero durations take their defaults.
+type Config struct {
+	// Election reads, judges and replaces the lease. Required.
+	Election Election
+	// Server is the shared server run as leaseholder. Required.
+	Server Server
+	// Bridge attaches to another process's server. Required.
+	Bridge Bridge
+	// Standalone serves the client without sharing. Required.
+	Standalone Standalone
+
+	// LeasePath is the lease file's path, named in log lines.
+	LeasePath string
+
+	// ElectionBound limits a whole election, however many attempts it
+	// takes; when it elapses the client is served alone. Default 20s.
+	ElectionBound time.Duration
+	// BindingPoll is how long a waiting election waits for a change of the
+	// lease file before it reads the lease again anyway. Default 100ms. Must
+	// be less than ElectionBound.
+	BindingPoll time.Duration
+	// BusyGrace is how long a busy lease (its URL silent, its owner alive) is
+	// waited for, counted from the first busy observation of an unbroken run,
+	// before it is taken over. Default 10s. Must be less than ElectionBound.
+	BusyGrace time.Duration
+	// StopGrace bounds [Server.Stop]. Default 5s.
+	StopGrace time.Duration
+
+	// Logger receives the machine's log lines. Nil means zap.NewNop().
+	Logger *zap.Logger
+	// OnTransition, when set, is called on the loop goroutine for every
+	// change of state, between the old state's exit actions and the new
+	// one's entry actions. It must return quickly; it may call the
+	// Machine's input methods.
+	OnTransition func(Transition)
+}
+
+// withDefaults returns cfg with every zero field given its default.
+func (cfg Config) withDefaults() Config {
+	if cfg.ElectionBound == 0 {
+		cfg.ElectionBound = DefaultElectionBound
+	}
+	if cfg.BindingPoll == 0 {
+		cfg.BindingPoll = DefaultBindingPoll
+	}
+	if cfg.BusyGrace == 0 {
+		cfg.BusyGrace = DefaultBusyGrace
+	}
+	if cfg.StopGrace == 0 {
+		cfg.StopGrace = DefaultStopGrace
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	return cfg
+}
+
+// validate reports the first problem of a Config that has its defaults.
+func (cfg Config) validate() error {
+	switch {
+	case cfg.Election == nil:
+		return fmt.Errorf("%w: Election is nil", ErrConfig)
+	case cfg.Server == nil:
+		return fmt.Errorf("%w: Server is nil", ErrConfig)
+	case cfg.Bridge == nil:
+		return fmt.Errorf("%w: Bridge is nil", ErrConfig)
+	case cfg.Standalone == nil:
+		return fmt.Errorf("%w: Standalone is nil", ErrConfig)
+	}
+	for _, d := range []struct {
+		name string
+		d    time.Duration
+	}{
+		{"ElectionBound", cfg.ElectionBound},
+		{"BindingPoll", cfg.BindingPoll},
+		{"BusyGrace", cfg.BusyGrace},
+		{"StopGrace", cfg.StopGrace},
+	} {
+		if d.d < 0 {
+			return fmt.Errorf("%w: %s is negative (%s)", ErrConfig, d.name, d.d)
+		}
+	}
+	if cfg.BindingPoll >= cfg.ElectionBound {
+		return fmt.Errorf("%w: BindingPoll (%s) must be less than ElectionBound (%s)", ErrConfig, cfg.BindingPoll, cfg.ElectionBound)
+	}
+	if cfg.BusyGrace >= cfg.ElectionBound {
+		return fmt.Errorf("%w: BusyGrace (%s) must be less than ElectionBound (%s), or a busy lease is never taken over", ErrConfig, cfg.BusyGrace, cfg.ElectionBound)
+	}
+	return nil
+}

@@ -1,0 +1,93 @@
+package machine
+
+// configure is the whole machine: one block per state, in the order of the
+// README diagram. Every action and guard is a named function of actions.go,
+// so the graph shows readable names. An edge's rule point is the third
+// argument of permit (second of internal); doing gives an edge its action,
+// when its guard.
+//
+// Two labels deserve a word. lease-won carries R7 because the leaseholder's
+// entry action starts the server, which is where a non-loopback bind is
+// warned about. lease-live carries R8 because an attached client is served
+// through the bridge exactly as a local session would be; a failover that
+// takes over takes that same lease-won edge, with the client's session
+// carried by cmd.
+func configure(b *builder) {
+	b.onTransitioning(logTransition)
+	b.onUnhandled(logUnhandled)
+
+	b.state(Electing).
+		onActivate(beginElection).
+		onEntry(electAgain).
+		onExit(endElection).
+		permit(LeaseWon, Leaseholder, R7).
+		permit(LeaseLive, Attached, R8).
+		internal(LeaseStale, R1, doing(takeOver)).
+		internal(LeaseCorrupt, R1, doing(takeOver)).
+		internal(LeaseEmpty, R1, doing(takeOver)).
+		internal(LeaseAbandoned, R1, doing(takeOver)).
+		internal(LeaseSuperseded, R1, doing(takeOver)).
+		internal(LeaseBusy, R1, doing(takeOver), when(busyPastGrace)).
+		internal(LeaseBusy, R1, doing(awaitLease), when(busyWithinGrace)).
+		internal(LeaseBinding, R1, doing(awaitLease)).
+		internal(LeaseChanged, R1, doing(attemptAgain), when(waiting)).
+		ignore(LeaseChanged, when(attempting)).
+		internal(PollDue, R1, doing(attemptAgain)).
+		permit(ElectionTimedOut, Alone, R1).
+		permit(LeaseUnusable, Alone, R2).
+		permit(ClientLeft, Exited, NoRule).
+		permit(Signal, Exited, NoRule).
+		ignore(BridgeFailed)
+
+	b.state(Leaseholder).
+		onEntry(startServer).
+		internal(ServerStarted, NoRule, doing(noteServing)).
+		permit(ServerStartFailed, Alone, R2, doing(releaseLease)).
+		internal(SessionsChanged, NoRule, doing(noteSessions)).
+		permit(ClientLeft, OwnerLeft, R5).
+		permit(LeaseReplaced, LeaseLost, R6).
+		permit(Signal, Exited, R4, doing(releaseLease)).
+		ignore(IdleTimeout).
+		ignore(LeaseChanged)
+
+	b.state(OwnerLeft).
+		substateOf(Leaseholder).
+		onEntry(serveUntilDrained).
+		permit(SessionsChanged, Exited, R5, when(drained), doing(releaseLease)).
+		internal(SessionsChanged, R5, doing(noteSessions), when(stillServing)).
+		permit(IdleTimeout, Exited, R5, doing(releaseLease)).
+		ignore(ClientLeft)
+
+	b.state(Attached).
+		onEntry(attach).
+		onExit(detach).
+		permit(BridgeFailed, Electing, R3).
+		permit(ClientLeft, Exited, NoRule).
+		permit(Signal, Exited, NoRule).
+		ignore(LeaseChanged)
+
+	b.state(LeaseLost).
+		onEntry(loseLease).
+		onEntry(serveUntilDrained).
+		permit(SessionsChanged, Exited, R6, when(drained)).
+		internal(SessionsChanged, R6, doing(noteSessions), when(stillServing)).
+		permit(ClientLeft, Exited, R6, when(drained)).
+		ignore(ClientLeft, when(stillServing)).
+		permit(IdleTimeout, Exited, R6, when(clientGone)).
+		ignore(IdleTimeout, when(clientPresent)).
+		permit(ServerStartFailed, Alone, R2).
+		permit(Signal, Exited, R6).
+		ignore(ServerStarted).
+		ignore(LeaseReplaced).
+		ignore(LeaseChanged)
+
+	b.state(Alone).
+		onEntry(serveAlone).
+		permit(ClientLeft, Exited, NoRule).
+		permit(Signal, Exited, NoRule).
+		ignore(LeaseReplaced).
+		ignore(LeaseChanged)
+
+	b.state(Exited).
+		onEntry(finish)
+}

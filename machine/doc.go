@@ -1,0 +1,94 @@
+// Package machine is the per-process state machine of majordomus-mcp: what a
+// process started over stdio is (electing, leaseholder, attached, lease-lost,
+// alone, exited) and what each fact it learns makes it do. It is pure logic
+// plus timers: every side effect goes through a small port ([Election],
+// [Server], [Bridge], [Standalone]) that cmd implements over the registry and
+// transport packages, and every fact comes in through an input method.
+//
+// The whole machine is the one function configure (configure.go), built on
+// github.com/qmuntal/stateless in FiringQueued mode. [Graph] renders it as
+// DOT, Mermaid or JSON from that same configuration.
+//
+// # States
+//
+//   - electing: each attempt reads and judges the lease ([Election.Attempt]).
+//     won → leaseholder; live → attached; stale, corrupt, empty, abandoned,
+//     superseded → take it over ([Election.TakeOver], logged "<class> lease:
+//     <reason>; taking it over") and attempt again; binding → wait for the
+//     lease file to change or for Config.BindingPoll, then attempt again;
+//     busy → wait likewise until Config.BusyGrace, then take it over;
+//     unusable, or Config.ElectionBound elapsed → alone.
+//   - leaseholder: runs the shared server ([Server.Start]); a failed start →
+//     alone, giving the lease back. Its own client leaving → owner-left; the
+//     lease replaced on disk → lease-lost; a signal → exited, giving the
+//     lease back first (R4).
+//   - owner-left (substate of leaseholder): serves the other sessions until
+//     the last one ends or they all idle out, then gives the lease back and
+//     exits; it exits at once when none is left as it is entered.
+//   - attached: bridges stdio to another process's server. A failed bridge →
+//     electing again, the client's session carried, which ends in
+//     leaseholder (taking over), attached (re-attaching) or alone.
+//   - lease-lost: tells the server it lost the lease ([Server.LoseLease]),
+//     keeps its sessions and its own client, and exits when its own client
+//     has left and no session remains. It never elects again and never
+//     touches the lease, not even on a signal (R6).
+//   - alone: serves the client as --standalone would ([Standalone.Serve]),
+//     having logged once at warn "cannot use the shared server: <path>:
+//     <reason>; serving this client alone, as --standalone would".
+//   - exited: stops what still runs; [Machine.Run] returns an [Outcome].
+//
+// A client leaving or a signal ends every state. Every change of state is
+// logged once at info as "transition" with from, to, trigger and rule (the
+// rule point, R1–R8, or empty); internal steps (take-overs, waits, session
+// counts) are not changes of state and log their own lines. A fact nobody
+// expected in a state is logged at warn as "unhandled trigger" and changes
+// nothing; the facts a state expects and ignores are ignored explicitly.
+//
+// # Who causes what
+//
+//   - The election's attempts, run by the machine: lease-won … lease-unusable.
+//   - The machine's timers: election-timed-out (Config.ElectionBound, armed on
+//     entering electing) and poll-due (Config.BindingPoll, armed while
+//     waiting).
+//   - The server's start, run by the machine: server-started,
+//     server-start-failed.
+//   - cmd, through the input methods: the lease watch ([Machine.LeaseChanged],
+//     [Machine.LeaseReplaced]), the server's session hooks
+//     ([Machine.SessionsChanged], [Machine.IdleTimeout]), stdin and the parent
+//     ([Machine.ClientLeft]), signal handling ([Machine.Signal]) and the
+//     bridge ([Machine.BridgeFailed]).
+//
+// # Threading
+//
+// One goroutine, the one running [Machine.Run], owns the machine and is the
+// only one that fires triggers; actions and guards run on it. Inputs from any
+// goroutine go into an unbounded FIFO that the loop drains in order, so an
+// input method never blocks, even when called from inside a port the loop is
+// waiting on. Work that may block ([Election.Attempt], [Server.Start]) runs
+// on a goroutine of its own and comes back as an event; a result that no
+// longer counts (the election ended or started over) is dropped. A trigger
+// an action fires runs right after the current transition, before any other
+// input (stateless' FiringQueued run-to-completion). Run returns only after
+// every goroutine it started has ended.
+//
+// # Invariants
+//
+//   - A client always gets a server (its own, or another process's through
+//     the bridge), or is served alone with the reason logged: every path out
+//     of electing, leaseholder and lease-lost that does not exit leads to one
+//     of them, and the election cannot run forever.
+//   - lease-lost is irreversible: no edge leaves it but to exited, or to
+//     alone when its server never started.
+//   - Only a leaseholder releases the lease: [Election.Release] is an action
+//     of the edges leaving leaseholder and owner-left, and of nothing else.
+//
+// # Clock
+//
+// The machine measures only durations on its own monotonic clock
+// (time.Now, time.NewTimer): how long the election has run, how long a lease
+// has been busy since this process first saw it busy. It never compares a
+// time written by another process with its own; judging a lease's age from
+// the file is the Election's business, on the same host. Tests run the
+// machine in testing/synctest bubbles, where that clock is fake and
+// deterministic.
+package machine

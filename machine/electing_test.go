@@ -1,0 +1,176 @@
+package machine
+
+import (
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+func TestElecting_WonStartsTheServer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t)
+		h.toLeaseholder()
+		h.state(Leaseholder)
+		h.m.Signal("SIGTERM")
+		h.expect("release", "=> exited on signal", "server stop")
+	})
+}
+
+func TestElecting_TakesOverEachUnusableClassThenWins(t *testing.T) {
+	for _, c := range []Class{ClassStale, ClassCorrupt, ClassEmpty, ClassAbandoned, ClassSuperseded} {
+		t.Run(string(c), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := start(t)
+				h.observe(Observation{Class: c, Reason: "the reason", Opaque: "as-judged"})
+				h.expect("attempt", "take-over "+string(c)+" as-judged", "attempt")
+				h.state(Electing)
+
+				warn := h.logs.FilterMessage(string(c) + " lease: the reason; taking it over").All()
+				if len(warn) != 1 {
+					t.Fatalf("take-over lines = %d, want 1; warn lines: %q", len(warn), h.logged("warn"))
+				}
+				if f := warn[0].ContextMap(); f["lease"] != testLease || f["class"] != string(c) {
+					t.Errorf("take-over fields = %v, want lease and class", f)
+				}
+
+				h.observe(Observation{Class: ClassWon})
+				h.started(nil)
+				h.expect("=> leaseholder on lease-won", "server start")
+				h.m.Signal("SIGINT")
+				h.expect("release", "=> exited on signal", "server stop")
+			})
+		})
+	}
+}
+
+func TestElecting_TakeOverThatFailsServesAlone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, func(cfg *Config) {
+			cfg.Election.(*fakeElection).takeOverErr = errors.New("lock: permission denied")
+		})
+		h.observe(Observation{Class: ClassCorrupt, Reason: "not JSON"})
+		h.expect("attempt", "take-over corrupt <nil>",
+			"=> alone on lease-unusable",
+			"standalone: taking over the corrupt lease: lock: permission denied")
+		h.m.ClientLeft()
+		h.expect("=> exited on client-left")
+		h.exitsWith(Outcome{Reason: "the client left"})
+	})
+}
+
+func TestElecting_BusyWaitsForThePollThenAttachesToLive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t)
+		h.observe(Observation{Class: ClassBusy, Reason: "owner alive, URL silent"})
+		h.expect("attempt")
+		time.Sleep(DefaultBindingPoll - time.Millisecond)
+		h.expect() // still waiting
+		time.Sleep(time.Millisecond)
+		h.expect("attempt")
+		h.observe(Observation{Class: ClassLive, URL: "http://127.0.0.1:8741/mcp"})
+		h.expect("=> attached on lease-live", "bridge attach http://127.0.0.1:8741/mcp")
+		h.m.ClientLeft()
+		h.expect("bridge stop", "=> exited on client-left")
+		h.exitsWith(Outcome{Reason: "the client left"})
+	})
+}
+
+func TestElecting_BindingAttemptsAgainWhenTheLeaseChanges(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t)
+		h.observe(Observation{Class: ClassBinding, Reason: "no URL yet"})
+		h.expect("attempt")
+		h.m.LeaseChanged()
+		h.expect("attempt") // at once, not after the poll
+		time.Sleep(time.Second)
+		h.m.LeaseChanged() // an attempt is in flight: ignored, not unhandled
+		h.expect()
+		if w := h.logged("warn"); len(w) != 0 {
+			t.Errorf("warn lines = %q, want none", w)
+		}
+		h.observe(Observation{Class: ClassWon})
+		h.started(nil)
+		h.expect("=> leaseholder on lease-won", "server start")
+		h.m.Signal("SIGHUP")
+		h.expect("release", "=> exited on signal", "server stop")
+	})
+}
+
+func TestElecting_BusyPastTheGraceIsTakenOver(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, func(cfg *Config) { cfg.BusyGrace = 3 * DefaultBindingPoll })
+		busy := Observation{Class: ClassBusy, Reason: "silent", Opaque: "as-judged"}
+		for range 3 { // at 0, 100ms and 200ms: within the grace
+			h.observe(busy)
+			h.expect("attempt")
+			time.Sleep(DefaultBindingPoll)
+		}
+		h.observe(busy) // at 300ms
+		h.expect("attempt", "take-over busy as-judged", "attempt")
+		h.observe(Observation{Class: ClassWon})
+		h.started(nil)
+		h.expect("=> leaseholder on lease-won", "server start")
+		h.m.Signal("SIGTERM")
+		h.expect("release", "=> exited on signal", "server stop")
+	})
+}
+
+func TestElecting_BoundExpiresWhileBindingServesAlone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t)
+		h.observe(Observation{Class: ClassBinding, Reason: "no URL yet"})
+		time.Sleep(DefaultBindingPoll)
+		h.expect("attempt", "attempt") // the second stays in flight
+		time.Sleep(DefaultElectionBound - DefaultBindingPoll)
+		reason := "no usable lease within 20s (last seen: binding lease: no URL yet)"
+		h.expect("=> alone on election-timed-out", "standalone: "+reason)
+		h.state(Alone) // the attempt cancelled then, whose late "won" was dropped
+
+		line := "cannot use the shared server: " + testLease + ": " + reason + "; serving this client alone, as --standalone would"
+		if w := h.logged("warn"); len(w) != 1 || w[0] != line {
+			t.Fatalf("warn lines = %q, want exactly %q", w, line)
+		}
+		f := h.logs.FilterMessage(line).All()[0].ContextMap()
+		if f["lease"] != testLease || f["reason"] != reason {
+			t.Errorf("fields = %v, want lease and reason", f)
+		}
+		h.m.ClientLeft()
+		h.expect("=> exited on client-left")
+		h.exitsWith(Outcome{Reason: "the client left"})
+	})
+}
+
+func TestElecting_UnusableServesAlone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t)
+		h.observe(Observation{Class: ClassUnusable, Reason: "creating it: not a directory"})
+		h.expect("attempt", "=> alone on lease-unusable", "standalone: creating it: not a directory")
+		h.m.LeaseReplaced("gone") // expected no-ops in alone
+		h.m.LeaseChanged()
+		h.expect()
+		h.m.Signal("SIGTERM")
+		h.expect("=> exited on signal")
+		h.exitsWith(Outcome{Signal: "SIGTERM", Reason: "signal SIGTERM"})
+	})
+}
+
+func TestElecting_UnknownClassServesAlone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t)
+		h.observe(Observation{Class: "haunted"})
+		h.expect("attempt", "=> alone on lease-unusable", `standalone: the election returned an unknown class "haunted"`)
+		h.m.ClientLeft()
+		h.expect("=> exited on client-left")
+	})
+}
+
+func TestElecting_ClientLeftExitsWithoutTouchingTheLease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t)
+		h.expect("attempt")
+		h.m.ClientLeft()
+		h.expect("=> exited on client-left")
+		h.exitsWith(Outcome{Reason: "the client left"})
+	})
+}

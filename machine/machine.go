@@ -1,0 +1,285 @@
+package machine
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/qmuntal/stateless"
+	"go.uber.org/zap"
+)
+
+// Machine is one process's state machine. Build it with [New], run it with
+// [Machine.Run], and feed it facts through its input methods, which are safe
+// to call from any goroutine at any time (before Run, during, after) and
+// never block.
+type Machine struct {
+	cfg   Config
+	log   *zap.Logger
+	sm    *stateless.StateMachine
+	model *model
+	inbox inbox
+	ran   atomic.Bool
+	wg    sync.WaitGroup // the goroutines running Attempt and Start
+
+	// Everything below belongs to the goroutine running Run.
+
+	runCtx context.Context // ends when Run returns; ports' long-lived ctx
+
+	// The election.
+	nextAttempt   uint64
+	attempt       uint64 // the attempt in flight, 0 when none (waiting)
+	cancelAttempt context.CancelFunc
+	obs           Observation // the last observation of this election
+	busySince     time.Time   // first busy observation of an unbroken run
+	bound, poll   *time.Timer
+
+	// The server.
+	serverActive bool // Start was called and has not failed
+	cancelStart  context.CancelFunc
+
+	// Facts, recorded before the trigger that reports them is fired, so that
+	// guards and actions read them from here.
+	clientLeft bool
+	sessions   int
+	signal     string
+	failure    string // why sharing failed: for alone and for failover
+	lost       string // why the lease was lost
+
+	outcome *Outcome // set by the exited entry action
+}
+
+// New validates cfg, applies its defaults and builds a machine in electing.
+func New(cfg Config) (*Machine, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	b := newBuilder(Electing)
+	configure(b)
+	m := &Machine{cfg: cfg, log: cfg.Logger, sm: b.sm, model: &b.model}
+	m.inbox.ready = make(chan struct{}, 1)
+	return m, nil
+}
+
+// State returns the current state. Safe from any goroutine.
+func (m *Machine) State() State {
+	return m.sm.MustState().(State)
+}
+
+// Run drives the machine until it reaches exited, and returns how it ended.
+// It is the only goroutine that fires triggers: it starts the election, then
+// turns every input, port result and timer into a fact and fires it. It
+// returns only after every goroutine it started has ended. Run may be called
+// once.
+//
+// Cancelling ctx abandons the machine, which is not a fact the graph knows:
+// Run then releases the lease if it is the leaseholder, stops what runs, and
+// returns with Reason "abandoned". Callers should prefer [Machine.Signal] and
+// [Machine.ClientLeft].
+func (m *Machine) Run(ctx context.Context) Outcome {
+	if m.ran.Swap(true) {
+		return Outcome{Reason: "machine: Run called twice"}
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	m.runCtx = runCtx
+	fctx := context.WithValue(runCtx, machineKey{}, m)
+	defer func() {
+		m.inbox.close()
+		cancel()
+		m.wg.Wait()
+	}()
+
+	if err := m.sm.ActivateCtx(fctx); err != nil {
+		m.log.Error("starting the machine", zap.Error(err))
+	}
+	for m.outcome == nil {
+		select {
+		case <-ctx.Done():
+			m.abandon(fctx)
+		case <-m.inbox.ready:
+			for _, ev := range m.inbox.take() {
+				if m.outcome != nil {
+					break
+				}
+				m.handle(fctx, ev)
+			}
+		case <-timerC(m.bound):
+			m.bound = nil
+			m.failure = timeoutReason(m.cfg.ElectionBound, m.obs)
+			m.fire(fctx, ElectionTimedOut)
+		case <-timerC(m.poll):
+			m.poll = nil
+			m.fire(fctx, PollDue)
+		}
+	}
+	return *m.outcome
+}
+
+// The input methods. Each reports one fact; the loop records it and fires
+// its trigger, in the order the inputs were made.
+
+// ClientLeft reports that the own stdio client has left: stdin reached EOF,
+// or the parent process died.
+func (m *Machine) ClientLeft() { m.inbox.post(event{trigger: ClientLeft}) }
+
+// Signal reports a terminating signal by name ("SIGTERM"). The machine ends
+// with Outcome.Signal set; a second signal is the caller's to handle.
+func (m *Machine) Signal(name string) { m.inbox.post(event{trigger: Signal, text: name}) }
+
+// SessionsChanged reports the count of live sessions other than the own
+// stdio client. Only the latest count matters.
+func (m *Machine) SessionsChanged(n int) { m.inbox.post(event{trigger: SessionsChanged, n: n}) }
+
+// LeaseChanged reports that the lease file changed on disk. A waiting
+// election reads it again; every other state ignores it.
+func (m *Machine) LeaseChanged() { m.inbox.post(event{trigger: LeaseChanged}) }
+
+// LeaseReplaced reports that this process's lease is gone, replaced, empty
+// or corrupt, and says how.
+func (m *Machine) LeaseReplaced(reason string) {
+	m.inbox.post(event{trigger: LeaseReplaced, text: reason})
+}
+
+// BridgeFailed reports that the attached server is gone, refused with
+// lease_lost, or lost the session twice, and says how.
+func (m *Machine) BridgeFailed(reason string) {
+	m.inbox.post(event{trigger: BridgeFailed, text: reason})
+}
+
+// IdleTimeout reports that every remaining session has been idle past the
+// idle timeout.
+func (m *Machine) IdleTimeout() { m.inbox.post(event{trigger: IdleTimeout}) }
+
+// event is one input for the loop: a fact reported through an input method
+// (trigger set), an election attempt's result (attempt set), or the server's
+// start result (started set).
+type event struct {
+	trigger Trigger
+	n       int
+	text    string
+
+	attempt uint64
+	obs     Observation
+
+	started  bool
+	startErr error
+}
+
+// handle records what ev says and fires the fact it reports.
+func (m *Machine) handle(ctx context.Context, ev event) {
+	switch {
+	case ev.attempt != 0:
+		if ev.attempt != m.attempt {
+			m.log.Debug("dropping the result of an attempt that no longer counts", zap.String("class", string(ev.obs.Class)))
+			return
+		}
+		m.cancelAttempt()
+		m.attempt = 0
+		m.obs = ev.obs
+		m.busySince = nextBusySince(m.busySince, ev.obs.Class, time.Now())
+		t, failure := triggerFor(ev.obs)
+		if failure != "" {
+			m.failure = failure
+		}
+		m.fire(ctx, t)
+	case ev.started:
+		m.cancelStart()
+		if ev.startErr != nil {
+			m.serverActive = false
+			m.failure = "starting the shared server: " + ev.startErr.Error()
+			m.fire(ctx, ServerStartFailed)
+			return
+		}
+		m.fire(ctx, ServerStarted)
+	default:
+		switch ev.trigger {
+		case ClientLeft:
+			m.clientLeft = true
+		case Signal:
+			m.signal = ev.text
+		case SessionsChanged:
+			m.sessions = max(ev.n, 0)
+		case LeaseReplaced:
+			m.lost = ev.text
+		case BridgeFailed:
+			m.failure = ev.text
+		}
+		m.fire(ctx, ev.trigger)
+	}
+}
+
+// fire fires t on the loop goroutine. Actions never fail and an unhandled
+// trigger is logged, so an error here is a bug worth a loud line.
+func (m *Machine) fire(ctx context.Context, t Trigger) {
+	if err := m.sm.FireCtx(ctx, t); err != nil {
+		m.log.Error("firing a trigger", zap.String("trigger", string(t)), zap.Error(err))
+	}
+}
+
+// follow fires t from inside an action. With FiringQueued it runs right
+// after the current transition completes, before any other input.
+func (m *Machine) follow(ctx context.Context, t Trigger) { m.fire(ctx, t) }
+
+// abandon ends the machine without a transition, because Run's ctx ended.
+func (m *Machine) abandon(ctx context.Context) {
+	state := m.State()
+	m.log.Warn("machine abandoned", zap.Error(context.Cause(ctx)))
+	switch {
+	case m.model.within(state, Electing):
+		m.stopElection()
+	case m.model.within(state, Leaseholder):
+		m.release(ctx)
+	case m.model.within(state, Attached):
+		m.cfg.Bridge.Stop()
+	}
+	m.stopServer(ctx)
+	m.outcome = &Outcome{Reason: "abandoned: " + context.Cause(ctx).Error()}
+}
+
+// inbox is the loop's unbounded FIFO of inputs: posting never blocks, so a
+// port may report a fact even while the loop waits on that port.
+type inbox struct {
+	mu     sync.Mutex
+	queue  []event
+	closed bool
+	ready  chan struct{} // holds a token while the queue may be non-empty
+}
+
+func (b *inbox) post(ev event) {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return
+	}
+	b.queue = append(b.queue, ev)
+	b.mu.Unlock()
+	select {
+	case b.ready <- struct{}{}:
+	default:
+	}
+}
+
+func (b *inbox) take() []event {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	q := b.queue
+	b.queue = nil
+	return q
+}
+
+func (b *inbox) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	b.queue = nil
+}
+
+// timerC returns t's channel, or nil (never ready) when t is not armed.
+func timerC(t *time.Timer) <-chan time.Time {
+	if t == nil {
+		return nil
+	}
+	return t.C
+}

@@ -1,0 +1,92 @@
+package machine
+
+import "context"
+
+// The ports are the machine's only way to act on the world. They are declared
+// here, where they are used, and implemented elsewhere (cmd, over registry and
+// transport), without importing this package's internals.
+//
+// Threading, for every port: a method documented "loop" is called on the
+// goroutine running [Machine.Run] and must return quickly; a method
+// documented "own goroutine" runs on a goroutine the machine starts for it,
+// may block, and must return promptly once its ctx is done, because Run waits
+// for it before returning. Ports report later facts through the Machine's
+// input methods, which never block.
+
+// Observation is what one election attempt found.
+type Observation struct {
+	// Class is the judgement; an unknown class is treated as unusable.
+	Class Class
+	// Reason explains the judgement for the log, without the class:
+	// "not JSON (invalid character 'x')". For ClassUnusable it is why the
+	// lease cannot be used: "creating it: permission denied".
+	Reason string
+	// URL is the live server's URL, set with ClassLive.
+	URL string
+	// Opaque is whatever TakeOver needs to replace exactly the lease that was
+	// judged, and nothing written after; the machine never looks inside.
+	Opaque any
+}
+
+// Election reads, judges, creates and replaces the lease.
+type Election interface {
+	// Attempt reads and judges the lease once, creating it when there is
+	// none, and says what it found. Own goroutine: it may probe a server for
+	// seconds. When ctx is done it returns at once, and a lease it created by
+	// then is removed before it returns: a cancelled attempt leaves nothing.
+	Attempt(ctx context.Context) Observation
+	// TakeOver replaces the unusable lease judged in obs, in a critical
+	// section that two racing processes cannot both win and that never
+	// removes a lease written after obs was judged. Loop; fast (no network).
+	// Losing the race is not an error: the next attempt sees the winner. An
+	// error means the lease cannot be replaced at all, and the machine then
+	// serves alone.
+	TakeOver(ctx context.Context, obs Observation) error
+	// Release removes the lease if it still carries this process's instance.
+	// Loop; fast. Only a leaseholder calls it, and never after the lease was
+	// lost.
+	Release(ctx context.Context) error
+}
+
+// Server is the shared server this process runs as leaseholder. It also
+// serves this process's own stdio client, including a session carried over
+// from a failed bridge.
+type Server interface {
+	// Start binds, serves and publishes the URL in the lease, and returns
+	// once serving (nil) or failed (having undone what it did). A bind to a
+	// non-loopback address is served with a warning naming what it exposes
+	// (R7). Own goroutine; ctx bounds the start only. Session counts are
+	// reported only after Start returned nil.
+	Start(ctx context.Context) error
+	// LoseLease switches the server, irreversibly, to lease-lost: it says
+	// leaseholder false, refuses new initialize with the reason, and never
+	// touches the lease again. Its sessions and own client continue. Loop.
+	LoseLease(reason string)
+	// Stop shuts the server down within ctx. It may be called while Start is
+	// still running (whose ctx is then already done). Loop.
+	Stop(ctx context.Context) error
+}
+
+// Bridge relays this process's stdio to a shared server another process
+// runs.
+type Bridge interface {
+	// Attach starts bridging to url and returns at once; ctx ends with the
+	// machine. Later failures come back through [Machine.BridgeFailed], and
+	// only for a message that could not be delivered, so a failing server
+	// costs one election per client message, never a loop. Loop.
+	Attach(ctx context.Context, url string)
+	// Stop detaches from the server; the client's pending message and
+	// session stay with the caller, to be carried to whatever serves next.
+	// After Stop returns the bridge reports nothing more. Loop.
+	Stop()
+}
+
+// Standalone serves this process's client without sharing, in state alone.
+type Standalone interface {
+	// Serve starts serving the client in-process, exactly as --standalone
+	// would, and returns at once; it serves until ctx is done, which is when
+	// the machine ends. reason is why sharing failed, already logged. An
+	// error means even that is impossible; the machine logs it and stays,
+	// and the caller answers the client's requests with the error. Loop.
+	Serve(ctx context.Context, reason string) error
+}
