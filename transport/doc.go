@@ -1,15 +1,81 @@
 // Package transport carries MCP messages between a client and an MCP server:
 // the stdio loop every process owns, the in-process session that serves a
-// client locally, and (later) the shared HTTP server and the bridge.
+// client locally, the shared HTTP server, and the bridge that relays a stdio
+// client to it.
 //
 // # Model
 //
-// A process has exactly one stdio loop for its whole life ([ServeStdio]). It
+// A process has exactly one stdio loop for its whole life ([Stdio]). It
 // reads newline-delimited JSON-RPC from stdin, answers what is not a message
 // (a malformed line, invalid UTF-8, an empty batch) itself, and hands every
 // message to the current [Backend]. Backends can be swapped while the loop runs
 // (a bridge that takes over becomes a local server), because the loop, not
 // the backend, owns stdin and stdout.
+//
+// The backends are [Local] (the client served in process by the MCPServer)
+// and [Bridge] (the client relayed to the shared server of another process,
+// or of this one).
+//
+// # The shared HTTP server
+//
+// [HTTPServer] serves GET / (the [Identity], which is the probe) and /mcp
+// (mcp-go's streamable HTTP transport). Every /mcp request is decided by
+// the server before mcp-go sees it, and every refusal is a JSON body
+// {"error":{"code":"…","message":"…"}} ([HTTPError]); mcp-go's own
+// plain-text refusals are rewritten into that shape:
+//
+//   - a Host that does not name a loopback host on a loopback connection,
+//     or an Origin that is not the server's: 403 forbidden;
+//   - a body over MaxBody: 413 too_large (the rest of the body is read
+//     first, so the client gets the answer rather than a reset);
+//   - a body that is not JSON: 400 invalid_json;
+//   - a message without Mcp-Session-Id that is not initialize: 400
+//     session_required; an unknown or ended session: 404 session_not_found;
+//   - a method other than GET, POST, DELETE: 405 method_not_allowed.
+//
+// While [HTTPConfig].Refusal says so, a new initialize is answered (HTTP 200)
+// with the JSON-RPC error -32001 naming lease_lost, the reason and the
+// current server's URL, and no session is created; existing sessions go on
+// being served. Batches, which mcp-go does not take, are split and answered
+// as an array. initialize cannot be batched.
+//
+// Sessions are counted by the server's own SessionIdManager, which mcp-go
+// consults for every new id, every id it is given and every end: DELETE,
+// the idle sweeper ([HTTPConfig].IdleTimeout; mcp-go's sweeper terminates
+// through the manager), Shutdown, and a dropped GET stream. A session's GET
+// stream ending because its client's connection dropped (a bridge killed
+// with -9) ends the session at once, the way a DELETE does, so its peer
+// leaves the board; a bridge that comes back gets 404 and re-initialises.
+// Each opening and each end is logged ("http session opened", "http session
+// closed" with its reason) and reported through [HTTPConfig].OnSessions.
+//
+// # The bridge
+//
+// [Bridge] relays each message as its own POST to /mcp with the session id
+// and the protocol version its initialize negotiated; JSON and event-stream
+// answers are both read, and what comes before the answer (notifications,
+// server-to-client requests) is written to the client at once. Once the
+// client is initialized, the bridge keeps the session's GET stream open and
+// relays what arrives on it; the client's answers to server requests are
+// POSTed like any message. A heartbeat ping keeps the session alive.
+//
+// When the server forgets the session (404: it restarted, or expired the
+// session), the bridge opens a new one on the client's behalf, replaying its
+// initialize and its last announcement, and resends the message once; the
+// client sees only the answer. When the server is unreachable, refuses with
+// lease_lost, or loses the session twice in a row, the bridge calls
+// [BridgeConfig].Failover once and routes this and every later message to
+// the backend it returns, with the client's session ([Carried]) already on
+// it. A message is resent there only when it provably did not run (the
+// connection was refused, 404, lease_lost) or is idempotent (any method but
+// tools/call, and tools whose hints say readOnly or idempotent); a
+// non-idempotent call whose outcome is unknown is answered with -32603
+// "outcome unknown". When there is no backend, every request is answered
+// -32603 "shared server unavailable: <every reason>" from then on. A 400 or
+// 413 from the server is relayed as a JSON-RPC error and elects nothing.
+//
+// The bridge never keeps an HTTP connection for reuse: every POST dials, so
+// a refused connection proves that the message did not run.
 //
 // # Invariants
 //
@@ -18,6 +84,10 @@
 //   - Every request gets exactly one answer; notifications get none.
 //   - A broken stdout or stdin EOF ends the loop without an error: the
 //     client is gone, which is a normal way for a session to end.
+//   - A bridged session answers byte for byte what a local session on the
+//     same MCPServer answers: the bridge relays the server's bytes.
+//   - The bridge's own requests (ids [ReinitializeID], [HeartbeatID],
+//     [AnnounceID]) are never answered to the client.
 //
 // The package knows nothing of leases or process states; cmd wires it.
 package transport

@@ -1,0 +1,384 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Ids of the requests the bridge sends on its client's behalf. Their
+// answers are never shown to the client.
+const (
+	ReinitializeID = "majordomus-bridge-reinitialize"
+	HeartbeatID    = "majordomus-bridge-heartbeat"
+	AnnounceID     = "majordomus-bridge-announce"
+	AnnounceTool   = "majordomus_announce"
+)
+
+// DefaultHeartbeat is how often a bridge pings its session by default.
+const DefaultHeartbeat = 20 * time.Second
+
+// BridgeConfig configures a [Bridge].
+type BridgeConfig struct {
+	// URL is the shared server's base URL ("http://127.0.0.1:8741").
+	URL string
+	// Out is the client's stdout: what the server sends that answers no
+	// pending request (notifications, server-to-client requests) goes there.
+	Out *FrameWriter
+	// Heartbeat is how often the session is pinged. Default 20s.
+	Heartbeat time.Duration
+	// Client sends the requests. Nil = a dedicated one (loopback, no proxy,
+	// 2s connect timeout).
+	Client *http.Client
+	// Logger receives the bridge's logs. Nil = no logs.
+	Logger *zap.Logger
+	// Failover is called (once per failure, from the Handle that met it)
+	// when the server is unreachable, refused with lease_lost, or lost the
+	// session twice. It returns the Backend that serves from now on (a
+	// re-attached Bridge, a Local session after a take-over, or a Local
+	// session served alone) with the client's session already carried onto
+	// it, or an error naming every reason when there is none. The bridge
+	// then routes this and every later message to that backend, and closes
+	// it when it is closed itself. Nil: every failure is final.
+	Failover func(ctx context.Context, cause error, carried Carried) (Backend, error)
+}
+
+// Carried is what a client's session is made of, to be carried onto
+// another backend after a failover.
+type Carried struct {
+	Initialize json.RawMessage // the client's initialize request params; nil before it initialized
+	Announce   json.RawMessage // arguments of its last successful majordomus_announce, or nil
+	Protocol   string          // the protocol version its initialize negotiated
+}
+
+// Replay opens the carried session on b: initialize (private id, answer
+// dropped), notifications/initialized, then the announcement. It does
+// nothing when the client never initialized.
+func (c Carried) Replay(ctx context.Context, b Backend) error {
+	if len(c.Initialize) == 0 {
+		return nil
+	}
+	if err := answerError(b.Handle(ctx, requestFrame(ReinitializeID, "initialize", c.Initialize))); err != nil {
+		return fmt.Errorf("re-initializing the client's session: %w", err)
+	}
+	b.Handle(ctx, notificationFrame("notifications/initialized"))
+	if len(c.Announce) == 0 {
+		return nil
+	}
+	if err := answerError(b.Handle(ctx, announceFrame(c.Announce))); err != nil {
+		return fmt.Errorf("replaying the client's announcement: %w", err)
+	}
+	return nil
+}
+
+// A bridge is attached to its server until a failure makes it switch;
+// then it routes to the backend the failover gave, or is down for good.
+type bridgeState int
+
+const (
+	attached bridgeState = iota
+	switching
+	routed
+	down
+	closed
+)
+
+// Bridge is the Backend of a process attached to a shared server: it relays
+// each message of its stdio client to the server over streamable HTTP (one
+// POST per message), relays what the server sends back, and keeps the
+// session alive across restarts of the server.
+type Bridge struct {
+	cfg      BridgeConfig
+	log      *zap.Logger
+	client   *http.Client
+	endpoint string
+
+	ctx    context.Context // heartbeat and stream; cancelled on failover and Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	wake   chan struct{} // the session changed or became ready
+
+	reinitMu sync.Mutex // one re-initialisation at a time
+
+	mu         sync.Mutex
+	session    string
+	protocol   string
+	ready      bool            // the client said notifications/initialized
+	initialize json.RawMessage // params of the client's last successful initialize
+	announce   json.RawMessage
+	safe       map[string]bool // tools whose hints say a resend is harmless
+	streamStop context.CancelFunc
+	state      bridgeState
+	switched   chan struct{} // closed when a failover ends
+	next       Backend
+	downErr    error
+	closeOnce  sync.Once
+}
+
+// NewBridge returns a bridge to cfg.URL. It connects on the first message.
+// Its heartbeat and stream run until Close or a failover, or until ctx ends.
+func NewBridge(ctx context.Context, cfg BridgeConfig) (*Bridge, error) {
+	if cfg.Out == nil {
+		return nil, errors.New("transport: a bridge needs the client's output")
+	}
+	if !strings.HasPrefix(cfg.URL, "http://") && !strings.HasPrefix(cfg.URL, "https://") {
+		return nil, fmt.Errorf("transport: the shared server's URL %q is not an http URL", cfg.URL)
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = DefaultHeartbeat
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.Client == nil {
+		dialer := &net.Dialer{Timeout: 2 * time.Second}
+		cfg.Client = &http.Client{Transport: &http.Transport{
+			DialContext: dialer.DialContext, DisableKeepAlives: true, // see exchange
+		}}
+	}
+	b := &Bridge{
+		cfg: cfg, log: cfg.Logger, client: cfg.Client,
+		endpoint: strings.TrimSuffix(cfg.URL, "/") + "/mcp",
+		wake:     make(chan struct{}, 1),
+		safe:     map[string]bool{},
+	}
+	b.ctx, b.cancel = context.WithCancel(ctx)
+	b.wg.Add(2)
+	go b.heartbeat()
+	go b.streamLoop()
+	return b, nil
+}
+
+// Handle relays one message or batch and returns the answer.
+func (b *Bridge) Handle(ctx context.Context, msg json.RawMessage) []byte {
+	if next, err := b.route(); next != nil || err != nil {
+		if err != nil {
+			return unavailable(msg, err)
+		}
+		return next.Handle(ctx, msg)
+	}
+	calls := readCalls(msg)
+	answer, fail := b.relay(ctx, msg, calls)
+	if fail == nil {
+		return answer
+	}
+	if ctx.Err() != nil {
+		return unavailable(msg, context.Cause(ctx))
+	}
+	return b.failover(ctx, msg, calls, fail)
+}
+
+// route is the backend messages go to instead of the server (nil while
+// attached), or the error every request is answered with.
+func (b *Bridge) route() (Backend, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch b.state {
+	case routed:
+		return b.next, nil
+	case down:
+		return nil, b.downErr
+	case closed:
+		return nil, errors.New("the bridge is closed")
+	}
+	return nil, nil
+}
+
+// Next is the backend the bridge routes to after a failover (nil while it
+// is attached to its server).
+func (b *Bridge) Next() Backend {
+	next, _ := b.route()
+	return next
+}
+
+// failover elects again (once, whatever the number of messages that met
+// the failure) and answers msg from what serves now.
+func (b *Bridge) failover(ctx context.Context, msg json.RawMessage, calls []call, fail *failure) []byte {
+	b.mu.Lock()
+	switch b.state {
+	case attached:
+		b.state, b.switched = switching, make(chan struct{})
+		carried := Carried{Initialize: b.initialize, Announce: b.announce, Protocol: b.protocol}
+		b.mu.Unlock()
+		b.stopBackground()
+		b.log.Warn(fail.cause.Error()+"; electing again", zap.String("url", b.cfg.URL), zap.String("reason", fail.cause.Error()))
+		var next Backend
+		err := errors.New("no failover is configured")
+		if b.cfg.Failover != nil {
+			next, err = b.cfg.Failover(ctx, fail.cause, carried)
+		}
+		if err == nil && next == nil {
+			err = errors.New("the failover gave no backend")
+		}
+		b.mu.Lock()
+		orphan := b.state == closed // Close ran meanwhile
+		switch {
+		case orphan:
+		case err != nil:
+			b.state, b.downErr = down, fmt.Errorf("%v; %v", fail.cause, err)
+		default:
+			b.state, b.next = routed, next
+		}
+		close(b.switched)
+		b.mu.Unlock()
+		if orphan {
+			closeBackend(next)
+		}
+	case switching:
+		switched := b.switched
+		b.mu.Unlock()
+		select {
+		case <-switched:
+		case <-ctx.Done():
+			return unavailable(msg, context.Cause(ctx))
+		}
+	default:
+		b.mu.Unlock()
+	}
+	next, err := b.route()
+	if err != nil {
+		return unavailable(msg, err)
+	}
+	if fail.notRun {
+		return next.Handle(ctx, msg)
+	}
+	return b.resend(ctx, next, msg, calls, fail.cause)
+}
+
+// resend sends on what may be resent of a message whose outcome is
+// unknown, and answers the rest with "outcome unknown".
+func (b *Bridge) resend(ctx context.Context, next Backend, msg json.RawMessage, calls []call, cause error) []byte {
+	var again []json.RawMessage
+	var unknown [][]byte
+	for _, c := range calls {
+		switch {
+		case c.env.Method == "": // an answer to the old server's request: it is gone
+		case c.env.Method != "tools/call" || b.isSafe(c.tool):
+			again = append(again, c.raw)
+		case c.env.IsRequest():
+			unknown = append(unknown, ErrorFrame(c.env.ID, CodeInternalError, fmt.Sprintf(
+				"outcome unknown: %s %s was sent to the shared server at %s, which went away before answering (%v); "+
+					"it was not sent again because it may have taken effect", c.env.Method, c.tool, b.cfg.URL, cause)))
+		}
+	}
+	if _, batch := SplitBatch(msg); !batch {
+		if len(again) == 1 {
+			return next.Handle(ctx, again[0])
+		}
+		if len(unknown) == 1 {
+			return unknown[0]
+		}
+		return nil
+	}
+	var answers []json.RawMessage
+	if len(again) > 0 {
+		sub, _ := json.Marshal(again)
+		if a := next.Handle(ctx, sub); a != nil {
+			if members, ok := SplitBatch(a); ok {
+				answers = append(answers, members...)
+			} else {
+				answers = append(answers, a)
+			}
+		}
+	}
+	for _, u := range unknown {
+		answers = append(answers, u)
+	}
+	if len(answers) == 0 {
+		return nil
+	}
+	out, _ := json.Marshal(answers)
+	return out
+}
+
+func (b *Bridge) isSafe(tool string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.safe[tool]
+}
+
+// stopBackground stops the heartbeat and the stream and waits for them.
+func (b *Bridge) stopBackground() {
+	b.cancel()
+	b.wg.Wait()
+}
+
+// Close stops the heartbeat and the stream, ends the session on the server
+// (DELETE, 2s, errors ignored) and closes the backend a failover gave.
+// Later calls do nothing.
+func (b *Bridge) Close() {
+	b.closeOnce.Do(func() {
+		b.mu.Lock()
+		state, sid, proto, next := b.state, b.session, b.protocol, b.next
+		b.state = closed // from now on the stream and the heartbeat re-open nothing
+		b.mu.Unlock()
+		if state == attached && sid != "" {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			req, err := http.NewRequestWithContext(ctx, http.MethodDelete, b.endpoint, nil)
+			if err == nil {
+				setSessionHeaders(req, sid, proto)
+				req.Close = true
+				if resp, err := b.client.Do(req); err == nil {
+					resp.Body.Close()
+				}
+			}
+			cancel()
+		}
+		b.stopBackground()
+		closeBackend(next)
+		b.client.CloseIdleConnections()
+		b.log.Info("bridge closed", zap.String("url", b.cfg.URL))
+	})
+}
+
+// attachedNow reports whether the bridge still relays to its server.
+func (b *Bridge) attachedNow() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.state == attached
+}
+
+// closeBackend closes a backend that can be closed.
+func closeBackend(b Backend) {
+	if c, ok := b.(interface{ Close() }); ok {
+		c.Close()
+	}
+}
+
+// unavailable answers every request in msg with -32603 "shared server
+// unavailable"; notifications and answers get nothing.
+func unavailable(msg json.RawMessage, reason error) []byte {
+	text := "shared server unavailable: " + reason.Error()
+	var answers [][]byte
+	for _, c := range readCalls(msg) {
+		if c.env.IsRequest() {
+			answers = append(answers, ErrorFrame(c.env.ID, CodeInternalError, text))
+		}
+	}
+	return gather(msg, answers)
+}
+
+// gather shapes answers like the message they answer: a batch gets an
+// array, a single message its one answer; nil when none is owed.
+func gather(msg json.RawMessage, answers [][]byte) []byte {
+	if len(answers) == 0 {
+		return nil
+	}
+	if _, batch := SplitBatch(msg); !batch {
+		return answers[0]
+	}
+	raw := make([]json.RawMessage, len(answers))
+	for i, a := range answers {
+		raw[i] = a
+	}
+	out, _ := json.Marshal(raw)
+	return out
+}

@@ -1,0 +1,238 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Bounds of the wait before the GET stream is opened again.
+const (
+	streamRetryMin = 100 * time.Millisecond
+	streamRetryMax = 2 * time.Second
+)
+
+// heartbeat pings the session every Heartbeat so that the server's idle
+// timeout never ends a session whose client is alive. A session the server
+// forgot is re-opened; other errors are only logged at debug.
+func (b *Bridge) heartbeat() {
+	defer b.wg.Done()
+	tick := time.NewTicker(b.cfg.Heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-b.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		b.mu.Lock()
+		sid, proto := b.session, b.protocol
+		b.mu.Unlock()
+		if sid == "" || !b.attachedNow() {
+			continue
+		}
+		res := b.exchange(b.ctx, requestFrame(HeartbeatID, "ping", nil), sid, proto)
+		switch res.outcome {
+		case gone:
+			if fail := b.reinit(b.ctx, sid); fail != nil {
+				b.log.Debug("heartbeat: "+fail.cause.Error(), zap.String("url", b.cfg.URL))
+			}
+		case failed, rejected:
+			b.log.Debug("heartbeat failed", zap.String("url", b.cfg.URL), zap.Int("status", res.status), zap.Error(res.err))
+		}
+	}
+}
+
+// streamLoop keeps the session's GET stream open once the client is
+// initialized, and relays what arrives on it (notifications, requests such
+// as roots/list, pings) to the client. A dropped stream is opened again; a
+// session the server forgot is re-opened first.
+func (b *Bridge) streamLoop() {
+	defer b.wg.Done()
+	retry := streamRetryMin
+	for {
+		b.mu.Lock()
+		sid, proto, ready := b.session, b.protocol, b.ready
+		b.mu.Unlock()
+		if sid == "" || !ready {
+			select {
+			case <-b.wake:
+				continue
+			case <-b.ctx.Done():
+				return
+			}
+		}
+		opened, status := b.stream(sid, proto)
+		if b.ctx.Err() != nil || !b.attachedNow() {
+			return
+		}
+		if status == http.StatusNotFound {
+			if fail := b.reinit(b.ctx, sid); fail != nil {
+				b.log.Debug("stream: "+fail.cause.Error(), zap.String("url", b.cfg.URL))
+			}
+		}
+		if opened {
+			retry = streamRetryMin
+		}
+		timer := time.NewTimer(retry)
+		select {
+		case <-b.wake:
+		case <-timer.C:
+		case <-b.ctx.Done():
+			timer.Stop()
+			return
+		}
+		timer.Stop()
+		if !opened {
+			retry = min(2*retry, streamRetryMax)
+		}
+	}
+}
+
+// stream holds one GET stream open until it drops or its session is
+// replaced. It reports whether it opened, and the status when it did not.
+func (b *Bridge) stream(sid, proto string) (opened bool, status int) {
+	ctx, cancel := context.WithCancel(b.ctx)
+	defer cancel()
+	b.mu.Lock()
+	if b.session != sid {
+		b.mu.Unlock()
+		return false, 0
+	}
+	b.streamStop = cancel
+	b.mu.Unlock()
+
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.endpoint, nil)
+	if err != nil {
+		return false, 0
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	setSessionHeaders(req, sid, proto)
+	req.Close = true // an ended stream's connection never goes back to the pool (see exchange)
+	resp, err := b.client.Do(req)
+	if err != nil {
+		b.log.Debug("stream: cannot open", zap.String("url", b.cfg.URL), zap.Error(err))
+		return false, 0
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !isEventStream(resp.Header) {
+		b.log.Debug("stream: refused", zap.String("url", b.cfg.URL), zap.Int("status", resp.StatusCode))
+		return false, resp.StatusCode
+	}
+	b.log.Debug("stream open", zap.String("url", b.cfg.URL), zap.String("session", sid))
+	err = readEvents(resp.Body, func(data []byte) error {
+		_ = b.cfg.Out.Write(data) // a client gone is the stdio loop's business
+		return nil
+	})
+	if ctx.Err() == nil {
+		b.log.Debug("stream dropped", zap.String("url", b.cfg.URL), zap.Error(err))
+	}
+	return true, http.StatusOK
+}
+
+// requestFrame is a request with a private id.
+func requestFrame(id, method string, params json.RawMessage) []byte {
+	b, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      string          `json:"id"`
+		Method  string          `json:"method"`
+		Params  json.RawMessage `json:"params,omitempty"`
+	}{"2.0", id, method, params})
+	return b
+}
+
+func notificationFrame(method string) []byte {
+	return []byte(`{"jsonrpc":"2.0","method":"` + method + `"}`)
+}
+
+func announceFrame(args json.RawMessage) []byte {
+	params, _ := json.Marshal(struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments,omitempty"`
+	}{AnnounceTool, args})
+	return requestFrame(AnnounceID, "tools/call", params)
+}
+
+// answerError is why an answer is not a success: no answer, a JSON-RPC
+// error, or a tool result flagged isError.
+func answerError(answer []byte) error {
+	if len(answer) == 0 {
+		return errors.New("no answer")
+	}
+	var a struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(answer, &a); err != nil {
+		return err
+	}
+	if a.Error != nil {
+		return errors.New(a.Error.Message)
+	}
+	if toolFailed(a.Result) {
+		return errors.New("the tool reported an error")
+	}
+	return nil
+}
+
+// toolFailed reports whether a tools/call result says isError.
+func toolFailed(result json.RawMessage) bool {
+	var r struct {
+		IsError bool `json:"isError"`
+	}
+	return json.Unmarshal(result, &r) == nil && r.IsError
+}
+
+// errorMessage is the message of a JSON-RPC error answer.
+func errorMessage(answer []byte) string {
+	if err := answerError(answer); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// leaseLost reports whether an answer to initialize is the refusal of a
+// server that lost its lease.
+func leaseLost(answer []byte) bool {
+	var a struct {
+		Error *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+			Data    struct {
+				Reason string `json:"reason"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(answer, &a) != nil || a.Error == nil || a.Error.Code != CodeLeaseLost {
+		return false
+	}
+	return a.Error.Data.Reason == ErrCodeLeaseLost || strings.Contains(a.Error.Message, ErrCodeLeaseLost)
+}
+
+// protocolOf is the protocol version an initialize result negotiated.
+func protocolOf(answer []byte) string {
+	var a struct {
+		Result struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"result"`
+	}
+	_ = json.Unmarshal(answer, &a)
+	return a.Result.ProtocolVersion
+}
+
+// httpErrorMessage is the "code: message" of a JSON error body, or the
+// body itself when it is not one.
+func httpErrorMessage(body []byte) string {
+	var e HTTPError
+	if json.Unmarshal(body, &e) == nil && e.Error.Code != "" {
+		return e.Error.Code + ": " + e.Error.Message
+	}
+	return strings.TrimSpace(string(body))
+}

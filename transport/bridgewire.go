@@ -1,0 +1,363 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/zap"
+)
+
+// call is one message of what the client sent, with what the bridge needs
+// to remember of it.
+type call struct {
+	raw    json.RawMessage
+	env    Envelope
+	params json.RawMessage
+	tool   string          // tools/call: the tool's name
+	args   json.RawMessage // tools/call: its arguments
+}
+
+func readCalls(msg json.RawMessage) []call {
+	members, batch := SplitBatch(msg)
+	if !batch {
+		members = []json.RawMessage{msg}
+	}
+	calls := make([]call, 0, len(members))
+	for _, m := range members {
+		var c struct {
+			Params json.RawMessage `json:"params"`
+		}
+		_ = json.Unmarshal(m, &c)
+		env, _ := ReadEnvelope(m)
+		cl := call{raw: m, env: env, params: c.Params}
+		if env.Method == string(mcp.MethodToolsCall) {
+			var p struct {
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			}
+			_ = json.Unmarshal(c.Params, &p)
+			cl.tool, cl.args = p.Name, p.Arguments
+		}
+		calls = append(calls, cl)
+	}
+	return calls
+}
+
+// failure is why the server cannot serve a message; notRun says the
+// message provably did not run there.
+type failure struct {
+	cause  error
+	notRun bool
+}
+
+// What one POST came to.
+type outcome int
+
+const (
+	answered outcome = iota // 200 or 202: body holds the answer, if any
+	gone                    // 404: the server does not know the session
+	rejected                // another 4xx: the server refused the message
+	failed                  // unreachable, 5xx, or the answer broke off
+)
+
+type exchangeResult struct {
+	outcome outcome
+	body    []byte // the answer (200), or the error body (4xx)
+	session string // Mcp-Session-Id of the response
+	status  int
+	err     error
+	notRun  bool
+}
+
+// relay sends msg on the current session, re-initialising once if the
+// server forgot it, and returns the answer or why there is none.
+func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) ([]byte, *failure) {
+	initialize := len(calls) == 1 && calls[0].env.Method == string(mcp.MethodInitialize)
+	for attempt := 0; ; attempt++ {
+		b.mu.Lock()
+		sid, proto := b.session, b.protocol
+		b.mu.Unlock()
+		if initialize {
+			sid, proto = "", "" // a new session
+		}
+		res := b.exchange(ctx, msg, sid, proto)
+		switch res.outcome {
+		case answered:
+			if initialize {
+				if leaseLost(res.body) {
+					return nil, &failure{cause: fmt.Errorf("the shared server at %s refused a new session: %s", b.cfg.URL, errorMessage(res.body)), notRun: true}
+				}
+				b.initialized(calls[0], res)
+			}
+			b.observe(calls, res.body)
+			return res.body, nil
+		case gone:
+			if attempt > 0 {
+				return nil, &failure{cause: fmt.Errorf("the shared server at %s lost the session twice in a row", b.cfg.URL), notRun: true}
+			}
+			if fail := b.reinit(ctx, sid); fail != nil {
+				return nil, fail
+			}
+		case rejected:
+			return b.rejectedAnswer(msg, calls, res), nil
+		default:
+			if res.status == http.StatusConflict {
+				return nil, &failure{cause: fmt.Errorf("the shared server at %s refused the message: %v", b.cfg.URL, res.err), notRun: true}
+			}
+			return nil, &failure{cause: fmt.Errorf("the shared server at %s is unreachable: %v", b.cfg.URL, res.err), notRun: res.notRun}
+		}
+	}
+}
+
+// exchange POSTs one message or batch and reads the answer. Whatever the
+// server sends before it (notifications, requests) goes to the client.
+func (b *Bridge) exchange(ctx context.Context, msg json.RawMessage, sid, proto string) exchangeResult {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.endpoint, bytes.NewReader(msg))
+	if err != nil {
+		return exchangeResult{outcome: failed, err: err, notRun: true}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	setSessionHeaders(req, sid, proto)
+	// No connection is ever kept for reuse (here, on the stream, and in the
+	// dedicated client): a kept one may have been closed by a server that
+	// stopped, and net/http never retries a POST on it. So every POST dials:
+	// a refused connection proves the message did not run, and any other
+	// failure is a real one.
+	req.Close = true
+	resp, err := b.client.Do(req)
+	if err != nil {
+		b.client.CloseIdleConnections() // a POST is never retried on a stale connection
+		return exchangeResult{outcome: failed, err: err, notRun: neverConnected(err)}
+	}
+	defer resp.Body.Close()
+	res := exchangeResult{status: resp.StatusCode, session: resp.Header.Get(server.HeaderKeySessionID)}
+	switch {
+	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
+		res.outcome = answered
+	case resp.StatusCode == http.StatusOK && isEventStream(resp.Header):
+		var answers [][]byte
+		err := readEvents(resp.Body, func(data []byte) error {
+			if e, err := ReadEnvelope(data); err != nil || e.Method == "" {
+				answers = append(answers, bytes.Clone(data)) // a response, or a batch of them
+				return nil
+			}
+			_ = b.cfg.Out.Write(data) // a client gone is the stdio loop's business
+			return nil
+		})
+		if err != nil || (len(answers) == 0 && expectsAnswer(msg)) {
+			b.client.CloseIdleConnections()
+			return exchangeResult{outcome: failed, err: fmt.Errorf("the answer broke off: %v", orEOF(err))}
+		}
+		res.outcome = answered
+		if len(answers) > 0 {
+			res.body = answers[len(answers)-1]
+		}
+	case resp.StatusCode == http.StatusOK:
+		body, err := io.ReadAll(resp.Body)
+		body = bytes.TrimSpace(body)
+		if err != nil || (len(body) > 0 && !json.Valid(body)) {
+			b.client.CloseIdleConnections()
+			return exchangeResult{outcome: failed, err: fmt.Errorf("the answer is not JSON: %v", orEOF(err))}
+		}
+		res.outcome, res.body = answered, body
+	case resp.StatusCode == http.StatusNotFound:
+		res.outcome = gone
+	case resp.StatusCode == http.StatusServiceUnavailable:
+		res.outcome, res.notRun, res.err = failed, true, errors.New("it is shutting down")
+	case resp.StatusCode >= 500:
+		res.outcome, res.err = failed, fmt.Errorf("status %d", resp.StatusCode)
+	default:
+		res.outcome = rejected
+		res.body, _ = io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if resp.StatusCode == http.StatusConflict && strings.Contains(string(res.body), ErrCodeLeaseLost) {
+			res.outcome, res.notRun, res.err = failed, true, errors.New("lease_lost: "+httpErrorMessage(res.body))
+		}
+	}
+	return res
+}
+
+// reinit opens a new session on the client's behalf after the server forgot
+// stale: the client's initialize (private id, answer dropped),
+// notifications/initialized, then its announcement. Nothing is done when
+// another caller already replaced stale.
+func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
+	b.reinitMu.Lock()
+	defer b.reinitMu.Unlock()
+	b.mu.Lock()
+	current, params, announce := b.session, b.initialize, b.announce
+	b.mu.Unlock()
+	if current != stale {
+		return nil
+	}
+	if !b.attachedNow() {
+		return &failure{cause: errors.New("the bridge is no longer attached"), notRun: true}
+	}
+	if params == nil {
+		return &failure{cause: fmt.Errorf("the shared server at %s does not know the session and the client never initialized", b.cfg.URL), notRun: true}
+	}
+	res := b.exchange(ctx, requestFrame(ReinitializeID, "initialize", params), "", "")
+	switch {
+	case res.outcome == failed:
+		return &failure{cause: fmt.Errorf("the shared server at %s is unreachable: %v", b.cfg.URL, res.err), notRun: true}
+	case res.outcome == answered && leaseLost(res.body):
+		return &failure{cause: fmt.Errorf("the shared server at %s refused a new session: %s", b.cfg.URL, errorMessage(res.body)), notRun: true}
+	case res.outcome != answered || res.session == "" || answerError(res.body) != nil:
+		return &failure{cause: fmt.Errorf("the shared server at %s lost the session and did not open a new one (status %d): %s",
+			b.cfg.URL, res.status, strings.TrimSpace(string(res.body))), notRun: true}
+	}
+	proto := protocolOf(res.body)
+	b.setSession(res.session, proto)
+	if res := b.exchange(ctx, notificationFrame("notifications/initialized"), res.session, proto); res.outcome != answered {
+		return &failure{cause: fmt.Errorf("the shared server at %s is unreachable: %v", b.cfg.URL, res.err), notRun: true}
+	}
+	b.log.Info("session re-opened on the shared server", zap.String("url", b.cfg.URL), zap.String("session", res.session))
+	if announce != nil {
+		res := b.exchange(ctx, announceFrame(announce), res.session, proto)
+		if res.outcome == answered && answerError(res.body) == nil {
+			b.log.Info("the client's announcement was replayed to the server it is now attached to")
+		} else {
+			b.log.Warn("the client's announcement could not be replayed; the board understates it until it announces again")
+		}
+	}
+	return nil
+}
+
+// initialized records the client's session once its initialize succeeded.
+func (b *Bridge) initialized(c call, res exchangeResult) {
+	if answerError(res.body) != nil || res.session == "" {
+		return
+	}
+	var p struct {
+		ClientInfo struct{ Name, Version string } `json:"clientInfo"`
+	}
+	_ = json.Unmarshal(c.params, &p)
+	b.mu.Lock()
+	b.initialize, b.announce, b.ready = bytes.Clone(c.params), nil, false
+	b.mu.Unlock()
+	b.setSession(res.session, protocolOf(res.body))
+	b.log.Info("the client's session opened on the shared server", zap.String("url", b.cfg.URL), zap.String("session", res.session),
+		zap.String("client", p.ClientInfo.Name), zap.String("client_version", p.ClientInfo.Version))
+}
+
+// setSession switches to a new session; the old one's stream ends.
+func (b *Bridge) setSession(sid, proto string) {
+	b.mu.Lock()
+	if sid != b.session && b.streamStop != nil {
+		b.streamStop()
+		b.streamStop = nil
+	}
+	b.session, b.protocol = sid, proto
+	b.mu.Unlock()
+	b.poke()
+}
+
+func (b *Bridge) poke() {
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}
+
+// observe learns from what the client sent and was answered: that it is
+// initialized, which tools are safe to resend, what it announced.
+func (b *Bridge) observe(calls []call, answer []byte) {
+	results := map[string]json.RawMessage{}
+	members, batch := SplitBatch(answer)
+	if !batch {
+		members = []json.RawMessage{answer}
+	}
+	for _, m := range members {
+		var a struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal(m, &a) == nil && len(a.Result) > 0 {
+			results[string(a.ID)] = a.Result
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, c := range calls {
+		result := results[string(c.env.ID)]
+		switch {
+		case c.env.Method == "notifications/initialized":
+			b.ready = true
+			defer b.poke()
+		case c.env.Method == string(mcp.MethodToolsList) && result != nil:
+			var r struct {
+				Tools []struct {
+					Name        string `json:"name"`
+					Annotations struct {
+						ReadOnly   *bool `json:"readOnlyHint"`
+						Idempotent *bool `json:"idempotentHint"`
+					} `json:"annotations"`
+				} `json:"tools"`
+			}
+			_ = json.Unmarshal(result, &r)
+			for _, t := range r.Tools {
+				a := t.Annotations
+				b.safe[t.Name] = (a.ReadOnly != nil && *a.ReadOnly) || (a.Idempotent != nil && *a.Idempotent)
+			}
+		case c.tool == AnnounceTool && result != nil && !toolFailed(result):
+			b.announce = bytes.Clone(c.args)
+		}
+	}
+}
+
+// rejectedAnswer answers the requests of a message the server refused
+// (400, 413…) with an error naming the refusal; no election follows.
+func (b *Bridge) rejectedAnswer(msg json.RawMessage, calls []call, res exchangeResult) []byte {
+	text := fmt.Sprintf("the shared server at %s rejected the message (%d): %s", b.cfg.URL, res.status, httpErrorMessage(res.body))
+	if res.status == http.StatusRequestEntityTooLarge {
+		text = "payload too large: " + text
+	}
+	var answers [][]byte
+	for _, c := range calls {
+		if c.env.IsRequest() {
+			answers = append(answers, ErrorFrame(c.env.ID, CodeInvalidRequest, text))
+		}
+	}
+	return gather(msg, answers)
+}
+
+func setSessionHeaders(req *http.Request, sid, proto string) {
+	if sid != "" {
+		req.Header.Set(server.HeaderKeySessionID, sid)
+	}
+	if proto != "" {
+		req.Header.Set(mcp.HeaderProtocolVersion, proto)
+	}
+}
+
+// neverConnected reports whether a request failed before reaching the
+// server (connection refused, no route): it provably did not run.
+func neverConnected(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+func expectsAnswer(msg json.RawMessage) bool {
+	for _, c := range readCalls(msg) {
+		if c.env.IsRequest() {
+			return true
+		}
+	}
+	return false
+}
+
+func orEOF(err error) error {
+	if err == nil {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}

@@ -1,0 +1,181 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// failovers records the calls of a Failover func that takes over with a
+// Local session on f (or fails with err).
+type failovers struct {
+	t     *testing.T
+	f     *fixture
+	err   error
+	calls chan failoverCall
+	out   *FrameWriter
+}
+
+type failoverCall struct {
+	cause   error
+	carried Carried
+}
+
+func (fo *failovers) failover(ctx context.Context, cause error, carried Carried) (Backend, error) {
+	fo.calls <- failoverCall{cause, carried}
+	if fo.err != nil {
+		return nil, fo.err
+	}
+	local, err := NewLocal(ctx, fo.f.srv, fo.out, "stdio")
+	if err != nil {
+		return nil, err
+	}
+	if err := carried.Replay(ctx, local); err != nil {
+		local.Close()
+		return nil, err
+	}
+	return local, nil
+}
+
+func (fo *failovers) bridge(url string) func(*FrameWriter) Backend {
+	return func(out *FrameWriter) Backend {
+		fo.out = out
+		return bridgeTo(fo.t, url, fo.failover, nil)(out)
+	}
+}
+
+func (fo *failovers) next() failoverCall {
+	fo.t.Helper()
+	select {
+	case c := <-fo.calls:
+		return c
+	case <-time.After(wait):
+		fo.t.Fatal("Failover was not called")
+		return failoverCall{}
+	}
+}
+
+func TestAKilledServerFailsOverWithTheSessionCarried(t *testing.T) {
+	f1, f2 := newFixture(), newFixture()
+	f2.releaseAll()
+	t.Cleanup(f1.releaseAll)
+	s1 := serveHTTP(t, HTTPConfig{MCP: f1.srv})
+	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
+	c := runStdio(t, fo.bridge(s1.url))
+	c.open(initRoots)
+	c.call("2", "tools/list", "")
+	c.call("3", "tools/call", `{"name":"majordomus_announce","arguments":{"intent":"fix"}}`)
+	<-f1.announces
+
+	// a write (not idempotent) and a wait (read-only) are under way when the server dies
+	c.send(`{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"write","arguments":{"what":"x"}}}`,
+		`{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"wait"}}`)
+	<-f1.blocked
+	<-f1.blocked
+	s1.kill()
+
+	call := fo.next()
+	if !strings.Contains(call.cause.Error(), "unreachable") || string(call.carried.Announce) != `{"intent":"fix"}` ||
+		call.carried.Protocol != "2025-11-25" || !strings.Contains(string(call.carried.Initialize), `"name":"bridged"`) {
+		t.Fatalf("Failover(%v, %+v)", call.cause, call.carried)
+	}
+	a20, _ := c.answer("20")
+	if !strings.Contains(a20, "outcome unknown") || !strings.Contains(a20, `"code":-32603`) {
+		t.Fatalf("the write in flight was answered %s", a20)
+	}
+	if a21, _ := c.answer("21"); !strings.Contains(a21, "waited") {
+		t.Fatalf("the read-only call in flight was answered %s (want it resent)", a21)
+	}
+	if got := <-f2.announces; got != `{"intent":"fix"}` {
+		t.Fatalf("carried announcement %s", got)
+	}
+	// later messages go to the new backend; Failover is not called again
+	if a := c.call("22", "tools/call", lookup("after")); !strings.Contains(a, "value of after") {
+		t.Fatalf("after the failover: %s", a)
+	}
+	select {
+	case call := <-fo.calls:
+		t.Fatalf("Failover called twice: %v", call.cause)
+	default:
+	}
+}
+
+func TestAMessageThatNeverReachedTheServerIsResent(t *testing.T) {
+	f1, f2 := newFixture(), newFixture()
+	s1 := serveHTTP(t, HTTPConfig{MCP: f1.srv})
+	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
+	c := runStdio(t, fo.bridge(s1.url))
+	c.open(initRoots)
+	s1.kill()
+	// not read-only, but it provably never ran: the connection was refused
+	c.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"majordomus_announce","arguments":{"intent":"late"}}}`)
+	fo.next()
+	if a, _ := c.answer("5"); !strings.Contains(a, "announced") {
+		t.Fatalf("answered %s", a)
+	}
+	if got := <-f2.announces; got != `{"intent":"late"}` {
+		t.Fatalf("f2 got %s", got)
+	}
+}
+
+func TestAFailedFailoverAnswersUnavailableForGood(t *testing.T) {
+	s1 := serveHTTP(t, HTTPConfig{MCP: newFixture().srv})
+	fo := &failovers{t: t, calls: make(chan failoverCall, 4), err: errors.New("cannot take over: x; cannot serve alone: y")}
+	c := runStdio(t, fo.bridge(s1.url))
+	c.open(initRoots)
+	s1.kill()
+	for i, id := range []string{"7", "8"} {
+		a := c.call(id, "tools/list", "")
+		if !strings.Contains(a, "shared server unavailable: ") || !strings.Contains(a, "cannot take over: x; cannot serve alone: y") ||
+			!strings.Contains(a, "unreachable") || !strings.Contains(a, `"code":-32603`) {
+			t.Fatalf("request %d answered %s", i, a)
+		}
+		// a notification owes nothing: the next frame answers the ping after it
+		c.send(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`)
+	}
+	fo.next()
+	if a := c.call("9", "ping", ""); !strings.Contains(a, `"id":9,"error"`) {
+		t.Fatalf("ping answered %s", a)
+	}
+	if len(fo.calls) != 0 {
+		t.Fatal("Failover called more than once")
+	}
+}
+
+func TestARefusalIsRelayedWithoutAnElection(t *testing.T) {
+	s := serveHTTP(t, HTTPConfig{MCP: newFixture().srv, MaxBody: 4096})
+	fo := &failovers{t: t, calls: make(chan failoverCall, 4)}
+	c := runStdio(t, fo.bridge(s.url))
+	c.open(initRoots)
+	a := c.call("2", "tools/call", lookup(strings.Repeat("x", 8192)))
+	if !strings.Contains(a, "payload too large") || !strings.Contains(a, "413") || !strings.Contains(a, `"id":2,"error"`) {
+		t.Fatalf("answered %s", a)
+	}
+	if a := c.call("3", "tools/call", lookup("k")); !strings.Contains(a, "value of k") {
+		t.Fatalf("after the refusal: %s", a)
+	}
+	if len(fo.calls) != 0 {
+		t.Fatal("a refusal started an election")
+	}
+}
+
+func TestALostLeaseMakesTheBridgeElect(t *testing.T) {
+	s := serveHTTP(t, HTTPConfig{MCP: newFixture().srv, Refusal: func() *Refusal {
+		return &Refusal{Message: "taken over", URL: "http://127.0.0.1:1"}
+	}})
+	f2 := newFixture()
+	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
+	c := runStdio(t, fo.bridge(s.url))
+	if a := c.open(initRoots); !strings.Contains(a, `"serverInfo":{"name":"fixture"`) || !strings.Contains(a, `"id":1,"result"`) {
+		t.Fatalf("initialize answered %s", a)
+	}
+	call := fo.next()
+	if !strings.Contains(call.cause.Error(), "lease_lost") || call.carried.Initialize != nil {
+		t.Fatalf("Failover(%v, %+v)", call.cause, call.carried)
+	}
+	if n := s.Sessions(); n != 0 {
+		t.Fatalf("the refusing server counts %d sessions", n)
+	}
+}

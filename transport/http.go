@@ -1,0 +1,313 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
+	"go.uber.org/zap/zapcore"
+)
+
+// Defaults of [HTTPConfig].
+const (
+	DefaultIdleTimeout = 90 * time.Second
+	DefaultMaxBody     = 1 << 20
+)
+
+// Listen binds host:port. Port 0 takes any free port. A port that cannot be
+// bound (taken, say) falls back to a free one on the same host, logged at
+// warn. A host that is not a loopback address is bound and served, with a
+// warning naming what it exposes.
+func Listen(host string, port int, log *zap.Logger) (net.Listener, error) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	network := "tcp" // a name: whatever it resolves to
+	if ip, err := netip.ParseAddr(host); err == nil {
+		network = "tcp6"
+		if ip.Is4() {
+			network = "tcp4" // 0.0.0.0 is IPv4 only, not [::]
+		}
+	}
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	ln, err := net.Listen(network, addr)
+	if err != nil && port != 0 {
+		reason := err
+		var op *net.OpError
+		if errors.As(err, &op) {
+			reason = op.Err
+		}
+		log.Warn(fmt.Sprintf("cannot bind %s: %v; taking a free port instead", addr, reason),
+			zap.String("address", addr), zap.String("reason", reason.Error()))
+		ln, err = net.Listen(network, net.JoinHostPort(host, "0"))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("binding %s: %w", addr, err)
+	}
+	if !isLoopbackAddr(ln.Addr()) {
+		log.Warn(fmt.Sprintf("bound to %s, which is not a loopback address: every host that can reach this interface "+
+			"can read this checkout's AI layer, its diagnostics and its peers; bind 127.0.0.1 unless that is intended", ln.Addr()),
+			zap.String("address", ln.Addr().String()))
+	}
+	return ln, nil
+}
+
+// URLOf is the URL clients use to reach a server listening on addr:
+// "http://host:port". An unspecified address (0.0.0.0, ::) is named by the
+// loopback address of its family, which is what a local client can dial and
+// what passes the server's Host check.
+func URLOf(addr net.Addr) string {
+	ap, err := netip.ParseAddrPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String()
+	}
+	ip := ap.Addr().Unmap()
+	if ip.IsUnspecified() {
+		ip = netip.MustParseAddr("127.0.0.1")
+		if ap.Addr().Is6() && !ap.Addr().Is4In6() {
+			ip = netip.IPv6Loopback()
+		}
+	}
+	return "http://" + netip.AddrPortFrom(ip, ap.Port()).String()
+}
+
+// Identity is the answer of GET /, the probe.
+type Identity struct {
+	Name         string `json:"name"`
+	Version      string `json:"version"`
+	Checkout     string `json:"checkout"`
+	RepositoryID string `json:"repository_id"`
+	Profile      string `json:"profile"`
+	Instance     string `json:"instance"`
+	Leaseholder  bool   `json:"leaseholder"`
+}
+
+// Refusal says why new sessions are refused.
+type Refusal struct {
+	Reason  string // machine-readable reason, in the error's data; default "lease_lost"
+	Message string // what the client is told
+	URL     string // the server to go to instead; "" when not known
+}
+
+// HTTPConfig configures an [HTTPServer].
+type HTTPConfig struct {
+	// MCP serves every session. Its hooks belong to its builder: the HTTP
+	// server learns of sessions through its own SessionIdManager instead.
+	MCP *server.MCPServer
+	// Identity is asked on every GET /. Nil answers a zero Identity.
+	Identity func() Identity
+	// Refusal is asked on every initialize: nil accepts new sessions, a
+	// refusal turns them away (existing sessions go on being served).
+	Refusal func() *Refusal
+	// IdleTimeout ends a session that has sent nothing for that long.
+	// Default 90s.
+	IdleTimeout time.Duration
+	// MaxBody bounds a request body, in bytes. Default 1 MiB.
+	MaxBody int64
+	// OnSessions is called with the number of live HTTP sessions whenever
+	// it changes. Calls are serialised and never made under a lock of the
+	// server, so it may call back into it; under concurrent changes an
+	// intermediate count may be skipped, the latest never is.
+	OnSessions func(n int)
+	// Logger receives the server's logs and mcp-go's (named "mcp-go").
+	// Nil = no logs.
+	Logger *zap.Logger
+}
+
+// HTTPServer is the shared server: identity on GET /, MCP streamable HTTP
+// on /mcp, every refusal a JSON body.
+type HTTPServer struct {
+	cfg   HTTPConfig
+	log   *zap.Logger
+	mcp   *server.StreamableHTTPServer
+	table *sessionTable
+	cop   *http.CrossOriginProtection
+	srv   *http.Server
+
+	mu       sync.Mutex
+	ln       net.Listener
+	closing  atomic.Bool
+	shutOnce sync.Once
+	shutErr  error
+}
+
+// NewHTTPServer builds the server. It starts mcp-go's idle sweeper at once:
+// call Shutdown to stop it, even when the server never served.
+func NewHTTPServer(cfg HTTPConfig) *HTTPServer {
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.Identity == nil {
+		cfg.Identity = func() Identity { return Identity{} }
+	}
+	if cfg.Refusal == nil {
+		cfg.Refusal = func() *Refusal { return nil }
+	}
+	h := &HTTPServer{cfg: cfg, log: cfg.Logger, cop: http.NewCrossOriginProtection()}
+	h.table = newSessionTable(cfg.Logger, cfg.OnSessions)
+	mcpLog := slog.New(zapslog.NewHandler(cfg.Logger.Core(), zapslog.WithName("mcp-go")))
+	h.mcp = server.NewStreamableHTTPServer(cfg.MCP,
+		server.WithSessionIdManager(h.table),
+		server.WithSessionIdleTTL(cfg.IdleTimeout),
+		server.WithStreamableHTTPLogger(mcpLog),
+	)
+	errorLog, _ := zap.NewStdLogAt(cfg.Logger.Named("http"), zapcore.DebugLevel)
+	h.srv = &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          errorLog,
+	}
+	return h
+}
+
+// Serve answers on ln until Shutdown; it then returns nil.
+func (h *HTTPServer) Serve(ln net.Listener) error {
+	h.mu.Lock()
+	h.ln = ln
+	h.mu.Unlock()
+	if err := h.srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// URL is "http://host:port" of the listener Serve was given ("" before
+// Serve runs; [URLOf] of the listener's address gives it earlier).
+func (h *HTTPServer) URL() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ln == nil {
+		return ""
+	}
+	return URLOf(h.ln.Addr())
+}
+
+// Sessions is the number of live HTTP sessions.
+func (h *HTTPServer) Sessions() int { return h.table.count() }
+
+// Shutdown ends every session and its streams, stops listening and waits
+// for the requests under way until ctx ends; then it closes what is left.
+// Later calls return the first call's result.
+func (h *HTTPServer) Shutdown(ctx context.Context) error {
+	h.shutOnce.Do(func() {
+		h.closing.Store(true)
+		h.table.shutdown()
+		_ = h.mcp.Shutdown(ctx) // stops the sweeper, ends streams and sessions
+		if err := h.srv.Shutdown(ctx); err != nil {
+			h.shutErr = err
+			_ = h.srv.Close()
+		}
+		h.mcp.CloseSessions(context.Background()) // any opened meanwhile
+	})
+	return h.shutErr
+}
+
+// ServeHTTP routes a request: GET / and /mcp; anything else is 404.
+func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !hostAllowed(r) {
+		h.log.Warn("a loopback request under a foreign host name was refused", zap.String("host", r.Host))
+		writeError(w, http.StatusForbidden, ErrCodeForbidden,
+			fmt.Sprintf("the Host header %q does not name this loopback server (DNS rebinding is refused)", r.Host))
+		return
+	}
+	switch r.URL.Path {
+	case "/":
+		h.serveIdentity(w, r)
+	case "/mcp":
+		h.serveMCP(w, r)
+	default:
+		writeError(w, http.StatusNotFound, ErrCodeNotFound,
+			fmt.Sprintf("no route %s %s; this server answers GET / (its identity) and /mcp (MCP)", r.Method, r.URL.Path))
+	}
+}
+
+// serveIdentity answers the probe. It is answered whatever the server's
+// state: a server that lost its lease says so here.
+func (h *HTTPServer) serveIdentity(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeError(w, http.StatusMethodNotAllowed, ErrCodeMethodNotAllowed, r.Method+" / is not served; GET it")
+		return
+	}
+	b, _ := json.Marshal(h.cfg.Identity())
+	b = append(b, '\n')
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodGet {
+		_, _ = w.Write(b)
+	}
+}
+
+// isLoopbackAddr reports whether a listener or connection address is a
+// loopback address.
+func isLoopbackAddr(addr net.Addr) bool {
+	if tcp, ok := addr.(*net.TCPAddr); ok {
+		return tcp.IP.IsLoopback()
+	}
+	ap, err := netip.ParseAddrPort(addr.String())
+	return err == nil && ap.Addr().IsLoopback()
+}
+
+// isLoopbackName reports whether a Host header names a loopback host.
+func isLoopbackName(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = strings.Trim(hostport, "[]")
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// hostAllowed refuses DNS rebinding: a request that came in on a loopback
+// connection must name a loopback host.
+func hostAllowed(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil || !isLoopbackAddr(local) {
+		return true
+	}
+	return isLoopbackName(r.Host)
+}
+
+// originAllowed refuses requests a browser sends from another origin: the
+// stdlib check for state-changing methods, and for every method an Origin
+// header that does not name this server.
+func (h *HTTPServer) originAllowed(r *http.Request) error {
+	if err := h.cop.Check(r); err != nil {
+		return err
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return nil
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || !strings.EqualFold(u.Host, r.Host) {
+		return fmt.Errorf("origin %q is not this server's", origin)
+	}
+	return nil
+}

@@ -1,0 +1,294 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+)
+
+func TestIdentityIsTheProbe(t *testing.T) {
+	id := Identity{Name: "majordomus", Version: "1.2.3", Checkout: "main", RepositoryID: "abc", Profile: "default", Instance: "i-1", Leaseholder: true}
+	s := serveHTTP(t, HTTPConfig{MCP: newFixture().srv, Identity: func() Identity { return id }})
+	c := newClient(t, s.url)
+	resp, body := c.do(http.MethodGet, "/", "", "")
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("GET /: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	want := `{"name":"majordomus","version":"1.2.3","checkout":"main","repository_id":"abc","profile":"default","instance":"i-1","leaseholder":true}`
+	if strings.TrimSpace(body) != want {
+		t.Fatalf("GET / answered %s, want %s", body, want)
+	}
+	if resp, body := c.do(http.MethodHead, "/", "", ""); resp.StatusCode != http.StatusOK || body != "" {
+		t.Fatalf("HEAD /: %d %q", resp.StatusCode, body)
+	}
+	if resp, body := c.do(http.MethodGet, "/nowhere", "", ""); resp.StatusCode != http.StatusNotFound || refusal(t, body).Error.Code != ErrCodeNotFound {
+		t.Fatalf("GET /nowhere: %d %s", resp.StatusCode, body)
+	}
+}
+
+func TestEveryRefusalIsJSONAndTheServerGoesOn(t *testing.T) {
+	f := newFixture()
+	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	c := newClient(t, s.url)
+	sid := c.initialize()
+	s.count.waitFor(t, 1)
+
+	cases := []struct {
+		name, method, sid, body string
+		header                  []string
+		status                  int
+		code                    string
+	}{
+		{"2 MiB body", "POST", sid, `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 2<<20) + `"}}`, nil, 413, ErrCodeTooLarge},
+		{"not JSON", "POST", sid, `{"jsonrpc":`, nil, 400, ErrCodeInvalidJSON},
+		{"no session", "POST", "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil, 400, ErrCodeSessionRequired},
+		{"no session in a batch", "POST", "", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, nil, 400, ErrCodeSessionRequired},
+		{"bogus session", "POST", "mcp-session-bogus", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil, 404, ErrCodeSessionNotFound},
+		{"bogus session stream", "GET", "mcp-session-bogus", "", nil, 404, ErrCodeSessionNotFound},
+		{"stream without session", "GET", "", "", nil, 400, ErrCodeSessionRequired},
+		{"DELETE without session", "DELETE", "", "", nil, 400, ErrCodeSessionRequired},
+		{"DELETE of a bogus session", "DELETE", "mcp-session-bogus", "", nil, 404, ErrCodeSessionNotFound},
+		{"PUT", "PUT", sid, `{}`, nil, 405, ErrCodeMethodNotAllowed},
+		{"HEAD", "HEAD", sid, "", nil, 405, ""},
+		{"foreign Origin", "POST", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, []string{"Origin", "http://evil.example"}, 403, ErrCodeForbidden},
+		{"foreign Origin on the stream", "GET", sid, "", []string{"Origin", "http://evil.example"}, 403, ErrCodeForbidden},
+		{"foreign Host", "POST", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, []string{"Host", "evil.example"}, 403, ErrCodeForbidden},
+		{"foreign Host on the probe", "GET", "", "", []string{"Host", "evil.example:80"}, 403, ErrCodeForbidden},
+		{"wrong content type", "POST", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, []string{"Content-Type", "text/plain"}, 415, ErrCodeUnsupportedMedia},
+		{"batched initialize", "POST", "", "[" + initialize + "]", nil, 400, ErrCodeInvalidRequest},
+		{"sessionless protocol", "POST", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, []string{"Mcp-Protocol-Version", "2026-07-28"}, 400, ErrCodeInvalidRequest},
+		{"unknown protocol (mcp-go's own refusal)", "POST", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, []string{"Mcp-Protocol-Version", "1999-01-01"}, 400, ErrCodeInvalidRequest},
+	}
+	for _, tc := range cases {
+		path := "/mcp"
+		if tc.name == "foreign Host on the probe" {
+			path = "/"
+		}
+		resp, body := c.do(tc.method, path, tc.sid, tc.body, tc.header...)
+		if resp.StatusCode != tc.status {
+			t.Errorf("%s: status %d, want %d (%s)", tc.name, resp.StatusCode, tc.status, body)
+			continue
+		}
+		if tc.method == "HEAD" {
+			continue
+		}
+		if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+			t.Errorf("%s: Content-Type %q", tc.name, ct)
+		}
+		if got := refusal(t, body).Error; got.Code != tc.code || got.Message == "" {
+			t.Errorf("%s: error %+v, want code %s", tc.name, got, tc.code)
+		}
+		// the server keeps serving the session after each refusal
+		if resp, body := c.do("POST", "/mcp", sid, `{"jsonrpc":"2.0","id":"after","method":"ping"}`); resp.StatusCode != 200 ||
+			!strings.Contains(body, `"id":"after","result":{}`) {
+			t.Fatalf("after %s: %d %s", tc.name, resp.StatusCode, body)
+		}
+	}
+	if n := s.Sessions(); n != 1 {
+		t.Fatalf("%d live sessions after the refusals, want 1", n)
+	}
+}
+
+func TestABatchIsAnsweredWithAnArray(t *testing.T) {
+	s := serveHTTP(t, HTTPConfig{MCP: newFixture().srv})
+	c := newClient(t, s.url)
+	sid := c.initialize()
+	resp, body := c.do("POST", "/mcp", sid, `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":2,"method":"no/such"}]`)
+	var answers []map[string]any
+	if err := json.Unmarshal([]byte(body), &answers); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("batch: %d %s (%v)", resp.StatusCode, body, err)
+	}
+	if len(answers) != 2 || answers[0]["id"] != float64(1) || answers[1]["error"] == nil {
+		t.Fatalf("batch answered %s: want the ping's result and no/such's error", body)
+	}
+	if resp, body := c.do("POST", "/mcp", sid, `[{"jsonrpc":"2.0","method":"notifications/initialized"}]`); resp.StatusCode != 202 {
+		t.Fatalf("a batch of notifications: %d %s, want 202", resp.StatusCode, body)
+	}
+}
+
+func TestDeleteEndsTheSession(t *testing.T) {
+	f := newFixture()
+	obs, logs := observer.New(zapcore.InfoLevel)
+	s := serveHTTP(t, HTTPConfig{MCP: f.srv, Logger: zap.New(obs)})
+	c := newClient(t, s.url)
+	sid := c.initialize()
+	s.count.waitFor(t, 1)
+	if resp, body := c.do("DELETE", "/mcp", sid, ""); resp.StatusCode != 200 && resp.StatusCode != 204 {
+		t.Fatalf("DELETE: %d %s", resp.StatusCode, body)
+	}
+	s.count.waitFor(t, 0)
+	if f.registered() != 0 {
+		t.Fatalf("mcp-go still has %d sessions registered", f.registered())
+	}
+	if resp, body := c.do("POST", "/mcp", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); resp.StatusCode != 404 || refusal(t, body).Error.Code != ErrCodeSessionNotFound {
+		t.Fatalf("after DELETE: %d %s", resp.StatusCode, body)
+	}
+	closed := logs.FilterMessage("http session closed").All()
+	if len(closed) != 1 || closed[0].ContextMap()["reason"] != EndDelete || closed[0].ContextMap()["session"] != sid {
+		t.Fatalf("closing logged as %v", closed)
+	}
+	if logs.FilterMessage("http session opened").Len() != 1 {
+		t.Fatal("the opening was not logged")
+	}
+}
+
+func TestALostLeaseRefusesNewSessionsAndServesOldOnes(t *testing.T) {
+	f := newFixture()
+	var refused *Refusal
+	s := serveHTTP(t, HTTPConfig{MCP: f.srv, Refusal: func() *Refusal { return refused }})
+	c := newClient(t, s.url)
+	sid := c.initialize()
+	s.count.waitFor(t, 1)
+
+	refused = &Refusal{Reason: "lease_lost", Message: "another process took the lease over", URL: "http://127.0.0.1:9999"}
+	resp, body := c.do("POST", "/mcp", "", strings.Replace(initialize, `"id":1`, `"id":"init-7"`, 1))
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" || resp.Header.Get("Mcp-Session-Id") != "" {
+		t.Fatalf("refused initialize: %d %v", resp.StatusCode, resp.Header)
+	}
+	var answer struct {
+		ID    string
+		Error struct {
+			Code    int
+			Message string
+			Data    struct{ Reason, URL string }
+		}
+	}
+	if err := json.Unmarshal([]byte(body), &answer); err != nil {
+		t.Fatal(err)
+	}
+	e := answer.Error
+	if answer.ID != "init-7" || e.Code != -32001 || !strings.Contains(e.Message, "lease_lost") ||
+		!strings.Contains(e.Message, "another process took the lease over") || !strings.Contains(e.Message, "http://127.0.0.1:9999") ||
+		e.Data.Reason != "lease_lost" || e.Data.URL != "http://127.0.0.1:9999" {
+		t.Fatalf("refusal %s", body)
+	}
+	if n := s.Sessions(); n != 1 || f.registered() != 1 {
+		t.Fatalf("after the refusal: %d live, %d registered; want 1 and 1", n, f.registered())
+	}
+	if resp, body := c.do("POST", "/mcp", sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"lookup","arguments":{"key":"k"}}}`); resp.StatusCode != 200 || !strings.Contains(body, "value of k") {
+		t.Fatalf("the existing session: %d %s", resp.StatusCode, body)
+	}
+}
+
+func TestAnIdleSessionExpires(t *testing.T) {
+	f := newFixture()
+	obs, logs := observer.New(zapcore.InfoLevel)
+	s := serveHTTP(t, HTTPConfig{MCP: f.srv, IdleTimeout: 300 * time.Millisecond, Logger: zap.New(obs)})
+	c := newClient(t, s.url)
+	sid := c.initialize()
+	s.count.waitFor(t, 1)
+	s.count.waitFor(t, 0) // mcp-go's sweeper terminates it through the session table
+	closed := logs.FilterMessage("http session closed").All()
+	if len(closed) != 1 || closed[0].ContextMap()["reason"] != EndIdle {
+		t.Fatalf("closing logged as %v", closed)
+	}
+	if f.registered() != 0 {
+		t.Fatal("the swept session is still registered")
+	}
+	if resp, _ := c.do("POST", "/mcp", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); resp.StatusCode != 404 {
+		t.Fatalf("after expiry: %d", resp.StatusCode)
+	}
+}
+
+func TestADroppedStreamEndsItsSessionAtOnce(t *testing.T) {
+	f := newFixture()
+	obs, logs := observer.New(zapcore.InfoLevel)
+	s := serveHTTP(t, HTTPConfig{MCP: f.srv, Logger: zap.New(obs)})
+	c := newClient(t, s.url)
+	sid := c.initialize()
+	s.count.waitFor(t, 1)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.url+"/mcp", nil)
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := c.http.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET stream: %v %v", resp, err)
+	}
+	cancel() // the client's connection drops, as when it is killed
+	resp.Body.Close()
+	s.count.waitFor(t, 0)
+	closed := logs.FilterMessage("http session closed").All()
+	if len(closed) != 1 || closed[0].ContextMap()["reason"] != EndStreamDropped {
+		t.Fatalf("closing logged as %v", closed)
+	}
+	if f.registered() != 0 {
+		t.Fatal("the dropped session is still registered (its peer would stay on the board)")
+	}
+}
+
+func TestShutdownEndsSessionsAndStreams(t *testing.T) {
+	f := newFixture()
+	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	c := newClient(t, s.url)
+	sid := c.initialize()
+	req, _ := http.NewRequest(http.MethodGet, s.url+"/mcp", nil)
+	req.Header.Set("Mcp-Session-Id", sid)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	s.stop()
+	s.count.waitFor(t, 0)
+	if f.registered() != 0 {
+		t.Fatal("sessions still registered after Shutdown")
+	}
+}
+
+func TestListenFallsBackToAFreePort(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	port := taken.Addr().(*net.TCPAddr).Port
+	obs, logs := observer.New(zapcore.WarnLevel)
+	ln, err := Listen("127.0.0.1", port, zap.New(obs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if got := ln.Addr().(*net.TCPAddr).Port; got == port || got == 0 {
+		t.Fatalf("bound port %d, want a free one other than %d", got, port)
+	}
+	want := "cannot bind 127.0.0.1:" + strconv.Itoa(port) + ": "
+	if l := logs.All(); len(l) != 1 || !strings.HasPrefix(l[0].Message, want) || !strings.HasSuffix(l[0].Message, "; taking a free port instead") {
+		t.Fatalf("logged %v, want %q…", l, want)
+	}
+}
+
+func TestANonLoopbackBindWarns(t *testing.T) {
+	obs, logs := observer.New(zapcore.WarnLevel)
+	ln, err := Listen("0.0.0.0", 0, zap.New(obs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	l := logs.All()
+	if len(l) != 1 || !strings.HasPrefix(l[0].Message, "bound to 0.0.0.0:") || !strings.Contains(l[0].Message, "not a loopback address") ||
+		!strings.Contains(l[0].Message, "bind 127.0.0.1") {
+		t.Fatalf("logged %v", l)
+	}
+	if u := URLOf(ln.Addr()); !strings.HasPrefix(u, "http://127.0.0.1:") {
+		t.Fatalf("URL %s, want the loopback address", u)
+	}
+	lo, err := Listen("127.0.0.1", 0, zap.New(obs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo.Close()
+	if logs.Len() != 1 {
+		t.Fatalf("a loopback bind warned: %v", logs.All())
+	}
+}

@@ -1,0 +1,153 @@
+package transport
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+)
+
+// Codes of the JSON error bodies the HTTP server answers with
+// ({"error":{"code":"<code>","message":"<text>"}}).
+const (
+	ErrCodeForbidden            = "forbidden"
+	ErrCodeTooLarge             = "too_large"
+	ErrCodeInvalidJSON          = "invalid_json"
+	ErrCodeInvalidRequest       = "invalid_request"
+	ErrCodeSessionRequired      = "session_required"
+	ErrCodeSessionNotFound      = "session_not_found"
+	ErrCodeMethodNotAllowed     = "method_not_allowed"
+	ErrCodeNotFound             = "not_found"
+	ErrCodeUnsupportedMedia     = "unsupported_media_type"
+	ErrCodeUnavailable          = "unavailable"
+	ErrCodeInternal             = "internal"
+	ErrCodeLeaseLost            = "lease_lost"
+	CodeLeaseLost           int = -32001 // JSON-RPC code of a refused initialize
+)
+
+// HTTPError is the body of every refusal of the HTTP server.
+type HTTPError struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// writeError answers with status and a JSON error body.
+func writeError(w http.ResponseWriter, status int, code, message string) {
+	var body HTTPError
+	body.Error.Code, body.Error.Message = code, message
+	b, _ := json.Marshal(body)
+	h := w.Header()
+	h.Del("Content-Length")
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// codeForStatus names an HTTP status that mcp-go answered by itself.
+func codeForStatus(status int) string {
+	switch status {
+	case http.StatusForbidden:
+		return ErrCodeForbidden
+	case http.StatusNotFound:
+		return ErrCodeSessionNotFound
+	case http.StatusMethodNotAllowed:
+		return ErrCodeMethodNotAllowed
+	case http.StatusRequestEntityTooLarge:
+		return ErrCodeTooLarge
+	case http.StatusUnsupportedMediaType:
+		return ErrCodeUnsupportedMedia
+	case http.StatusServiceUnavailable:
+		return ErrCodeUnavailable
+	}
+	if status >= 500 {
+		return ErrCodeInternal
+	}
+	return ErrCodeInvalidRequest
+}
+
+// jsonErrors stands between mcp-go and the client: a plain-text error that
+// mcp-go writes by itself (http.Error style) is turned into the server's
+// JSON error body, so that no refusal reaches a client in another shape.
+// Everything else passes through untouched, flushes included.
+type jsonErrors struct {
+	http.ResponseWriter
+	status  int    // the plain-text error being captured, 0 when passing through
+	text    []byte // its body
+	written bool
+}
+
+func (j *jsonErrors) WriteHeader(status int) {
+	if j.written {
+		return
+	}
+	j.written = true
+	if status >= 400 && strings.HasPrefix(j.Header().Get("Content-Type"), "text/plain") {
+		j.status = status
+		return
+	}
+	j.ResponseWriter.WriteHeader(status)
+}
+
+func (j *jsonErrors) Write(p []byte) (int, error) {
+	if !j.written {
+		j.WriteHeader(http.StatusOK)
+	}
+	if j.status != 0 {
+		j.text = append(j.text, p...)
+		return len(p), nil
+	}
+	return j.ResponseWriter.Write(p)
+}
+
+// Flush passes through, except while an error is being captured.
+func (j *jsonErrors) Flush() {
+	if j.status != 0 {
+		return
+	}
+	if f, ok := j.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (j *jsonErrors) Unwrap() http.ResponseWriter { return j.ResponseWriter }
+
+// finish writes the captured error, if any, as JSON.
+func (j *jsonErrors) finish() {
+	if j.status == 0 {
+		return
+	}
+	msg := strings.TrimSpace(string(j.text))
+	j.ResponseWriter.Header().Del("X-Content-Type-Options")
+	writeError(j.ResponseWriter, j.status, codeForStatus(j.status), msg)
+}
+
+var _ http.Flusher = (*jsonErrors)(nil)
+
+// bufferWriter records one response in memory, as a batch member's answer
+// (flushes are no-ops, so mcp-go may still choose an SSE response).
+type bufferWriter struct {
+	header http.Header
+	status int
+	body   []byte
+}
+
+func newBufferWriter() *bufferWriter { return &bufferWriter{header: http.Header{}} }
+
+func (b *bufferWriter) Header() http.Header { return b.header }
+func (b *bufferWriter) WriteHeader(status int) {
+	if b.status == 0 {
+		b.status = status
+	}
+}
+func (b *bufferWriter) Write(p []byte) (int, error) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	b.body = append(b.body, p...)
+	return len(p), nil
+}
+func (b *bufferWriter) Flush() {}

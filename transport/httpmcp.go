@@ -1,0 +1,323 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/zap"
+)
+
+// serveMCP decides every /mcp request before mcp-go sees it: what it
+// refuses never reaches mcp-go, so a refused initialize opens no session.
+func (h *HTTPServer) serveMCP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet, http.MethodPost, http.MethodDelete:
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		writeError(w, http.StatusMethodNotAllowed, ErrCodeMethodNotAllowed, r.Method+
+			" /mcp is not served: POST a JSON-RPC message, GET the session's stream, DELETE to end the session")
+		return
+	}
+	if err := h.originAllowed(r); err != nil {
+		h.log.Warn("a request from another origin was refused", zap.String("origin", r.Header.Get("Origin")), zap.Error(err))
+		writeError(w, http.StatusForbidden, ErrCodeForbidden, "a request from another origin was refused: "+err.Error())
+		return
+	}
+	if h.closing.Load() {
+		writeError(w, http.StatusServiceUnavailable, ErrCodeUnavailable, "the server is shutting down")
+		return
+	}
+	if v := r.Header.Get(mcp.HeaderProtocolVersion); mcp.IsModernProtocol(v) {
+		writeError(w, http.StatusBadRequest, ErrCodeInvalidRequest, "protocol version "+v+
+			" is not served: this server keeps sessions (2025-06-18, 2025-11-25)")
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		h.servePost(w, r)
+	case http.MethodGet:
+		h.serveStream(w, r)
+	case http.MethodDelete:
+		h.serveDelete(w, r)
+	}
+}
+
+// session checks the request's session id, answering when it is missing
+// or unknown.
+func (h *HTTPServer) session(w http.ResponseWriter, r *http.Request, missing string) (string, bool) {
+	sid := r.Header.Get(server.HeaderKeySessionID)
+	if sid == "" {
+		writeError(w, http.StatusBadRequest, ErrCodeSessionRequired, missing)
+		return "", false
+	}
+	if !h.table.known(sid) {
+		writeError(w, http.StatusNotFound, ErrCodeSessionNotFound,
+			"unknown or expired Mcp-Session-Id; send initialize again to open a new session")
+		return "", false
+	}
+	return sid, true
+}
+
+// pass hands a request to mcp-go, with its plain-text errors made JSON.
+func (h *HTTPServer) pass(w http.ResponseWriter, r *http.Request) {
+	jw := &jsonErrors{ResponseWriter: w}
+	h.mcp.ServeHTTP(jw, r)
+	jw.finish()
+}
+
+func (h *HTTPServer) serveDelete(w http.ResponseWriter, r *http.Request) {
+	sid, ok := h.session(w, r, "DELETE /mcp names the session to end in Mcp-Session-Id")
+	if !ok {
+		return
+	}
+	h.table.expect(sid, EndDelete)
+	defer h.table.forget(sid)
+	h.pass(w, r)
+}
+
+// serveStream serves a session's GET stream. The stream ends with its
+// session; a stream whose client's connection dropped ends its session at
+// once, so a client killed without a goodbye is not counted until the idle
+// timeout.
+func (h *HTTPServer) serveStream(w http.ResponseWriter, r *http.Request) {
+	sid, ok := h.session(w, r, "GET /mcp opens a session's stream: name the session in Mcp-Session-Id")
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	remove, ok := h.table.addStream(sid, cancel)
+	if !ok {
+		writeError(w, http.StatusNotFound, ErrCodeSessionNotFound, "the session ended")
+		return
+	}
+	h.pass(w, r.WithContext(ctx))
+	remove()
+	if r.Context().Err() != nil && !h.closing.Load() && h.table.known(sid) {
+		h.endSession(sid, EndStreamDropped)
+	}
+}
+
+// endSession ends a session the way a DELETE does (mcp-go terminates and
+// unregisters it and drops its state), for the given reason.
+func (h *HTTPServer) endSession(sid, reason string) {
+	h.table.expect(sid, reason)
+	defer h.table.forget(sid)
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodDelete, "/mcp", nil)
+	if err != nil {
+		return
+	}
+	req.Header.Set(server.HeaderKeySessionID, sid)
+	h.mcp.ServeHTTP(newBufferWriter(), req)
+}
+
+func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
+	raw := r.Body
+	body, err := io.ReadAll(http.MaxBytesReader(w, raw, h.cfg.MaxBody))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			h.refuseTooLarge(w, raw)
+			return
+		}
+		writeError(w, http.StatusBadRequest, ErrCodeInvalidRequest, "reading the body: "+err.Error())
+		return
+	}
+	if !json.Valid(body) {
+		writeError(w, http.StatusBadRequest, ErrCodeInvalidJSON, "the body is not JSON")
+		return
+	}
+	if !isJSON(r.Header) {
+		writeError(w, http.StatusUnsupportedMediaType, ErrCodeUnsupportedMedia, "POST /mcp takes Content-Type: application/json")
+		return
+	}
+	members, batch := SplitBatch(body)
+	if !batch {
+		members = []json.RawMessage{body}
+	}
+	if len(members) == 0 {
+		writeError(w, http.StatusBadRequest, ErrCodeInvalidRequest, "the batch is empty")
+		return
+	}
+	var initialize *Envelope
+	for _, m := range members {
+		env, err := ReadEnvelope(m)
+		if err != nil || !isObject(m) {
+			writeError(w, http.StatusBadRequest, ErrCodeInvalidRequest, "every message must be a JSON-RPC object")
+			return
+		}
+		if modernMeta(m) {
+			writeError(w, http.StatusBadRequest, ErrCodeInvalidRequest, "sessionless protocol versions are not served")
+			return
+		}
+		if env.Method == string(mcp.MethodInitialize) {
+			initialize = &env
+		}
+	}
+	if initialize != nil {
+		if batch {
+			writeError(w, http.StatusBadRequest, ErrCodeInvalidRequest, "initialize must be sent alone, not in a batch")
+			return
+		}
+		h.serveInitialize(w, r, body, initialize.ID)
+		return
+	}
+	if _, ok := h.session(w, r, "the Mcp-Session-Id header is required on every request after initialize"); !ok {
+		return
+	}
+	if batch {
+		h.serveBatch(w, r, members)
+		return
+	}
+	h.pass(w, withBody(r, body))
+}
+
+// serveInitialize opens a session, unless new sessions are refused: then the
+// request is answered with a JSON-RPC error (HTTP 200, so that any client
+// reads it) and mcp-go never sees it.
+func (h *HTTPServer) serveInitialize(w http.ResponseWriter, r *http.Request, body []byte, id json.RawMessage) {
+	if ref := h.cfg.Refusal(); ref != nil {
+		h.log.Info("a new session was refused", zap.String("reason", ref.reason()), zap.String("url", ref.URL))
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(append(ref.frame(id), '\n'))
+		return
+	}
+	h.pass(w, withBody(r, body))
+	if sid := w.Header().Get(server.HeaderKeySessionID); sid != "" {
+		h.table.markLive(sid)
+	}
+}
+
+func (ref *Refusal) reason() string {
+	if ref.Reason == "" {
+		return ErrCodeLeaseLost
+	}
+	return ref.Reason
+}
+
+// frame is the JSON-RPC error that answers a refused initialize.
+func (ref *Refusal) frame(id json.RawMessage) []byte {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	where := "where the checkout's current server is, is not known"
+	if ref.URL != "" {
+		where = "the checkout's current server is at " + ref.URL
+	}
+	type data struct {
+		Reason string  `json:"reason"`
+		URL    *string `json:"url"`
+	}
+	var answer struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+			Data    data   `json:"data"`
+		} `json:"error"`
+	}
+	answer.JSONRPC, answer.ID = "2.0", id
+	answer.Error.Code = CodeLeaseLost
+	answer.Error.Message = fmt.Sprintf("%s: %s; %s", ref.reason(), ref.Message, where)
+	answer.Error.Data.Reason = ref.reason()
+	if ref.URL != "" {
+		answer.Error.Data.URL = &ref.URL
+	}
+	b, _ := json.Marshal(answer)
+	return b
+}
+
+// serveBatch answers a batch (which mcp-go does not take) by handing mcp-go
+// each member in turn and gathering the answers: a JSON array, or, when the
+// server sent notifications meanwhile, an event stream with those first and
+// the array last. 202 when nothing is owed.
+func (h *HTTPServer) serveBatch(w http.ResponseWriter, r *http.Request, members []json.RawMessage) {
+	var notes, answers []json.RawMessage
+	for _, m := range members {
+		rec := newBufferWriter()
+		h.mcp.ServeHTTP(rec, withBody(r, m))
+		env, _ := ReadEnvelope(m)
+		switch {
+		case rec.status == http.StatusOK && isEventStream(rec.header):
+			_ = readEvents(bytes.NewReader(rec.body), func(data []byte) error {
+				if e, err := ReadEnvelope(data); err == nil && e.Method == "" {
+					answers = append(answers, json.RawMessage(data))
+				} else {
+					notes = append(notes, json.RawMessage(data))
+				}
+				return nil
+			})
+		case rec.status == http.StatusOK && len(bytes.TrimSpace(rec.body)) > 0:
+			answers = append(answers, json.RawMessage(bytes.TrimSpace(rec.body)))
+		case rec.status >= 400 && env.IsRequest():
+			answers = append(answers, ErrorFrame(env.ID, CodeInvalidRequest,
+				fmt.Sprintf("the server refused this message (%d): %s", rec.status, bytes.TrimSpace(rec.body))))
+		}
+	}
+	if len(notes) == 0 {
+		if len(answers) == 0 {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		b, _ := json.Marshal(answers)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(append(b, '\n'))
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	for _, n := range notes {
+		_ = writeEvent(w, n)
+	}
+	if len(answers) > 0 {
+		b, _ := json.Marshal(answers)
+		_ = writeEvent(w, b)
+	}
+}
+
+// refuseTooLarge reads what is left of the body (within bounds) and then
+// answers 413: a client still sending when the connection closes would get
+// a reset instead of the answer.
+func (h *HTTPServer) refuseTooLarge(w http.ResponseWriter, body io.Reader) {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, 64*h.cfg.MaxBody))
+	w.Header().Set("Connection", "close")
+	writeError(w, http.StatusRequestEntityTooLarge, ErrCodeTooLarge,
+		fmt.Sprintf("the body is over %d bytes", h.cfg.MaxBody))
+}
+
+// withBody is r carrying body.
+func withBody(r *http.Request, body []byte) *http.Request {
+	sub := r.Clone(r.Context())
+	sub.Body = io.NopCloser(bytes.NewReader(body))
+	sub.ContentLength = int64(len(body))
+	return sub
+}
+
+// modernMeta reports whether a message claims a sessionless protocol
+// version in its _meta (mcp-go would serve it outside any session).
+func modernMeta(msg json.RawMessage) bool {
+	var m struct {
+		Params struct {
+			Meta map[string]any `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(msg, &m) != nil {
+		return false
+	}
+	v, _ := m.Params.Meta[mcp.MetaKeyProtocolVersion].(string)
+	return mcp.IsModernProtocol(v)
+}

@@ -1,0 +1,72 @@
+package transport
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+)
+
+// readEvents calls each with the data of every server-sent event on r, in
+// order, until r ends or each fails. Event types, ids and comments are
+// ignored: every event of MCP's streamable HTTP carries one JSON-RPC
+// message (or batch) in its data. An event longer than MaxLineBytes is an
+// error.
+func readEvents(r io.Reader, each func(data []byte) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var data []byte
+	pending := false
+	for {
+		line, err := readLine(br)
+		if errors.Is(err, errLineTooLong) {
+			return fmt.Errorf("an event line is longer than %d bytes", MaxLineBytes)
+		}
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		switch {
+		case len(line) == 0 && err == nil:
+			if pending {
+				if err := each(data); err != nil {
+					return err
+				}
+			}
+			data, pending = nil, false
+		case bytes.HasPrefix(line, []byte("data:")):
+			value := bytes.TrimPrefix(line[len("data:"):], []byte(" "))
+			if pending {
+				data = append(data, '\n')
+			}
+			data = append(data, value...)
+			pending = true
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				if pending {
+					return each(data)
+				}
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// isEventStream reports whether a response carries server-sent events.
+func isEventStream(h http.Header) bool {
+	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
+	return err == nil && mt == "text/event-stream"
+}
+
+// isJSON reports whether a response or request carries application/json.
+func isJSON(h http.Header) bool {
+	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
+	return err == nil && mt == "application/json"
+}
+
+// writeEvent writes one server-sent event carrying data.
+func writeEvent(w io.Writer, data []byte) error {
+	_, err := fmt.Fprintf(w, "event: message\ndata: %s\n\n", data)
+	return err
+}

@@ -1,0 +1,207 @@
+package transport
+
+import (
+	"context"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// stdioClient is an MCP client on the far side of a real stdio loop.
+type stdioClient struct {
+	t       *testing.T
+	in      *io.PipeWriter
+	frames  chan string
+	ending  chan Ending
+	done    chan struct{}
+	once    sync.Once
+	backlog []string // frames read but not yet asked for
+	backend Backend
+}
+
+// runStdio runs a stdio loop over pipes with the backend made by mk.
+func runStdio(t *testing.T, mk func(out *FrameWriter) Backend) *stdioClient {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	c := &stdioClient{t: t, in: inW, frames: make(chan string, 256), ending: make(chan Ending, 1), done: make(chan struct{})}
+	out := NewFrameWriter(outW)
+	backend := mk(out)
+	c.backend = backend
+	go func() {
+		for l := range bufioLines(outR) {
+			select {
+			case c.frames <- l:
+			case <-c.done:
+			}
+		}
+	}()
+	go func() {
+		loop := Stdio{In: inR, Out: out, Backend: backend}
+		c.ending <- loop.Serve(context.Background())
+	}()
+	t.Cleanup(func() {
+		c.close()
+		closeBackend(backend)
+		close(c.done)
+		outW.Close()
+	})
+	return c
+}
+
+func (c *stdioClient) send(lines ...string) {
+	c.t.Helper()
+	for _, l := range lines {
+		if _, err := io.WriteString(c.in, l+"\n"); err != nil {
+			c.t.Fatalf("writing %q: %v", l, err)
+		}
+	}
+}
+
+// until returns the first frame for which ok holds, and the frames read
+// before it, which stay in the backlog for later calls.
+func (c *stdioClient) until(ok func(string) bool) (string, []string) {
+	c.t.Helper()
+	for i, f := range c.backlog {
+		if ok(f) {
+			before := append([]string(nil), c.backlog[:i]...)
+			c.backlog = append(c.backlog[:i], c.backlog[i+1:]...)
+			return f, before
+		}
+	}
+	before := append([]string(nil), c.backlog...)
+	deadline := time.After(wait)
+	for {
+		select {
+		case f := <-c.frames:
+			if ok(f) {
+				return f, before
+			}
+			before = append(before, f)
+			c.backlog = append(c.backlog, f)
+		case <-deadline:
+			c.t.Fatalf("no such frame within %s; read %v", wait, before)
+		}
+	}
+}
+
+// listChanged broadcasts notifications/resources/list_changed until every
+// client has seen one. mcp-go can lose a notification sent just after a POST
+// of the session ended (the POST's forwarder may still take it, then drop
+// it), so one send is not enough to wait on.
+func listChanged(t *testing.T, f *fixture, clients ...*stdioClient) {
+	t.Helper()
+	seen := make([]bool, len(clients))
+	deadline := time.Now().Add(wait)
+	for time.Now().Before(deadline) {
+		f.srv.SendNotificationToAllClients("notifications/resources/list_changed", nil)
+		pending := false
+		for i, c := range clients {
+			if !seen[i] {
+				seen[i] = c.within(200*time.Millisecond, func(f string) bool { return strings.Contains(f, "list_changed") })
+				pending = pending || !seen[i]
+			}
+		}
+		if !pending {
+			return
+		}
+	}
+	t.Fatal("no client saw list_changed")
+}
+
+// within reports whether a frame for which ok holds arrives within d; it
+// is taken, the others stay in the backlog.
+func (c *stdioClient) within(d time.Duration, ok func(string) bool) bool {
+	for i, f := range c.backlog {
+		if ok(f) {
+			c.backlog = append(c.backlog[:i], c.backlog[i+1:]...)
+			return true
+		}
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		select {
+		case f := <-c.frames:
+			if ok(f) {
+				return true
+			}
+			c.backlog = append(c.backlog, f)
+		case <-timer.C:
+			return false
+		}
+	}
+}
+
+// answer returns the answer to request id (a JSON literal), and the frames before it.
+func (c *stdioClient) answer(id string) (string, []string) {
+	c.t.Helper()
+	return c.until(func(f string) bool {
+		return strings.Contains(f, `"id":`+id+`,"result"`) || strings.Contains(f, `"id":`+id+`,"error"`)
+	})
+}
+
+// call sends a request and returns its answer.
+func (c *stdioClient) call(id, method, params string) string {
+	c.t.Helper()
+	line := `{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `"`
+	if params != "" {
+		line += `,"params":` + params
+	}
+	c.send(line + "}")
+	a, _ := c.answer(id)
+	return a
+}
+
+// open initializes the session the way a host does.
+func (c *stdioClient) open(init string) string {
+	c.t.Helper()
+	c.send(init)
+	a, _ := c.answer("1")
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if b, ok := c.backend.(*Bridge); ok {
+		// The loop handles each line on its own goroutine: wait until the
+		// server has taken notifications/initialized, so that a test that
+		// stops the server next does not cut it off in flight.
+		deadline := time.Now().Add(wait)
+		for !b.isReady() {
+			if time.Now().After(deadline) {
+				c.t.Fatal("the bridge never became ready")
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	return a
+}
+
+func (b *Bridge) isReady() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.ready || b.state != attached
+}
+
+func (c *stdioClient) close() {
+	c.once.Do(func() {
+		c.in.Close()
+		select {
+		case <-c.ending:
+		case <-time.After(wait):
+			c.t.Error("the stdio loop did not end")
+		}
+	})
+}
+
+// bridgeTo makes a backend maker for a bridge to url.
+func bridgeTo(t *testing.T, url string, failover func(context.Context, error, Carried) (Backend, error), log *zap.Logger) func(*FrameWriter) Backend {
+	return func(out *FrameWriter) Backend {
+		b, err := NewBridge(context.Background(), BridgeConfig{URL: url, Out: out, Failover: failover, Logger: log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+}
