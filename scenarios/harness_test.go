@@ -28,6 +28,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	os.Chmod(dir, 0o755) // some scenarios run it as an unprivileged user
 	bin = filepath.Join(dir, "majordomus-mcp")
 	build := exec.Command("go", "build", "-o", bin, "majordomus-mcp/cmd/majordomus-mcp")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
@@ -44,10 +45,15 @@ func TestMain(m *testing.M) {
 func checkout(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "example")
+	copyExample(t, dir)
+	return dir
+}
+
+func copyExample(t *testing.T, dir string) {
+	t.Helper()
 	if err := example.WriteCheckout(dir); err != nil {
 		t.Fatal(err)
 	}
-	return dir
 }
 
 // ctx bounds one scenario step.
@@ -60,6 +66,12 @@ func ctx(t *testing.T) context.Context {
 // start spawns majordomus-mcp in dir with args; the process is killed at
 // the end of the test if it is still running.
 func start(t *testing.T, dir string, args ...string) *mcpclient.Process {
+	t.Helper()
+	return startBinary(t, bin, dir, args...)
+}
+
+// startBinary is start with another copy of the binary.
+func startBinary(t *testing.T, bin, dir string, args ...string) *mcpclient.Process {
 	t.Helper()
 	p, err := mcpclient.Start(bin, args, dir, os.Environ())
 	if err != nil {
@@ -111,5 +123,13 @@ func assertOnlyFrames(t *testing.T, frames [][]byte) {
 			continue
 		}
 		t.Errorf("stdout carried something that is not a JSON-RPC frame: %q", f)
+	}
+}
+
+// writeBroken adds the object with broken front matter to a checkout.
+func writeBroken(t *testing.T, dir string) {
+	t.Helper()
+	if err := example.WriteBrokenObject(dir); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -106,12 +106,19 @@ func New(cfg Config) *Surface {
 type transporter interface{ Transport() string }
 
 func (s *Surface) sessionOpened(_ context.Context, session server.ClientSession) {
-	transport := "http"
+	transport, id := s.attach(session)
+	s.log.Info("session opened", zap.String("session", session.SessionID()), zap.String("peer", id), zap.String("transport", transport))
+}
+
+// attach puts a session's peer on the board, once. An HTTP session is
+// registered by mcp-go only after its initialize was answered, so the
+// initialize hook attaches it first.
+func (s *Surface) attach(session server.ClientSession) (transport, peer string) {
+	transport = "http"
 	if t, ok := session.(transporter); ok {
 		transport = t.Transport()
 	}
-	id := s.Board.Attach(session.SessionID(), transport)
-	s.log.Info("session opened", zap.String("session", session.SessionID()), zap.String("peer", id), zap.String("transport", transport))
+	return transport, s.Board.Attach(session.SessionID(), transport)
 }
 
 func (s *Surface) sessionClosed(_ context.Context, session server.ClientSession) {
@@ -132,6 +139,7 @@ func (s *Surface) initialized(ctx context.Context, _ any, req *mcp.InitializeReq
 	if session == nil {
 		return
 	}
+	s.attach(session)
 	info := req.Params.ClientInfo
 	s.Board.Identify(session.SessionID(), Client{Name: info.Name, Version: info.Version, Title: info.Title})
 	peer := s.Board.PeerID(session.SessionID())

@@ -23,6 +23,8 @@ type options struct {
 	strict     bool
 	httpHost   string
 	httpPort   int
+	format     string
+	times      timings
 	log        logOptions
 }
 
@@ -49,6 +51,9 @@ type environment struct {
 func commands() []command {
 	return []command{
 		{"", "serve one MCP client on stdio (what MCP hosts spawn)", runStdio},
+		{"serve", "run the checkout's shared server without a stdio client", runServe},
+		{"status", "report the checkout's shared server as JSON, read-only", runStatus},
+		{"graph", "print the process state machine (--format dot|mermaid|json)", runGraph},
 		{"demo", "run a short scripted MCP session on an embedded example checkout", runDemo},
 		{"version", "print the version", runVersion},
 	}
@@ -58,6 +63,9 @@ const usageText = `majordomus-mcp serves a checkout's .ai/ layer over MCP to eve
 
 Usage:
   majordomus-mcp [flags]            serve one MCP client on stdio (what MCP hosts spawn)
+  majordomus-mcp serve              run the checkout's shared server without a stdio client
+  majordomus-mcp status             report the checkout's shared server as JSON, read-only
+  majordomus-mcp graph [--format F] print the process state machine: dot, mermaid or json
   majordomus-mcp demo               run a short scripted session on an embedded example
   majordomus-mcp version            print the version
 
@@ -123,6 +131,13 @@ func flagSet(name string, o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.strict, "strict", false, "refuse to serve a degraded index (exit 10)")
 	fs.StringVar(&o.httpHost, "http-host", "127.0.0.1", "address the shared server binds")
 	fs.IntVar(&o.httpPort, "http-port", 8741, "port the shared server binds (0: any free port)")
+	fs.StringVar(&o.format, "format", "dot", "graph: dot, mermaid or json")
+	fs.DurationVar(&o.times.bindGrace, "bind-grace", 0, "how long a lease without a URL is waited for (default 15s, or the manifest's)")
+	fs.DurationVar(&o.times.probeTimeout, "probe-timeout", 0, "timeout of the probe of a lease's server (default 2s)")
+	fs.DurationVar(&o.times.electionBound, "election-bound", 0, "how long an election may take before the client is served alone (default 20s)")
+	fs.DurationVar(&o.times.busyGrace, "busy-grace", 0, "how long a live owner's silent server is waited for (default 10s)")
+	fs.DurationVar(&o.times.idleTimeout, "idle-timeout", 0, "how long an HTTP session may stay silent before it expires (default 90s)")
+	fs.DurationVar(&o.times.heartbeat, "heartbeat", 0, "how often a bridge pings its server (default 20s)")
 	fs.StringVar(&o.log.level, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&o.log.format, "log-format", "json", "json or console")
 	fs.StringVar(&o.log.file, "log-file", "", "also append the log to this file")

@@ -58,6 +58,13 @@ func Start(bin string, args []string, dir string, env []string) (*Process, error
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Env = env
+	return StartCmd(cmd)
+}
+
+// StartCmd spawns a prepared command (for instance one that runs as another
+// user); its stdin, stdout and stderr must be unset.
+func StartCmd(cmd *exec.Cmd) (*Process, error) {
+	bin := cmd.Path
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"majordomus-mcp/transport"
+)
+
+// aloneServer is the machine's Standalone port: it serves the client in
+// process, as --standalone would, when sharing failed.
+type aloneServer struct {
+	node *node
+}
+
+// Serve serves the client alone. When even that is impossible (the layer
+// cannot be served), nothing can serve the client: see node.unservable.
+func (a *aloneServer) Serve(ctx context.Context, reason string) error {
+	n := a.node
+	n.process.setURL("")
+	n.process.leaseholder.Store(false)
+	if !n.withClient {
+		err := withCode(exitInternal, fmt.Errorf("cannot run the shared server: %s", reason))
+		n.unservable(err)
+		return err
+	}
+	srv, err := n.co.load(ctx)
+	if err != nil {
+		n.unservable(fmt.Errorf("%s; and serving this client alone failed too: %w", reason, err))
+		return err
+	}
+	local, err := transport.NewLocal(ctx, srv.surface.MCP, n.out, "stdio")
+	if err != nil {
+		n.unservable(err)
+		return err
+	}
+	if err := n.serve(ctx, local); err != nil {
+		return err
+	}
+	if n.carriedSession() != nil {
+		srv.surface.Notify(mcp.LoggingLevelWarning, "majordomus: cannot use the shared server ("+reason+"); this session is now served alone, without peers")
+	}
+	return nil
+}

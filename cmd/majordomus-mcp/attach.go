@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"majordomus-mcp/transport"
+)
+
+// attachment is the machine's Bridge port: it relays this process's stdio
+// client to the shared server another process runs.
+type attachment struct {
+	node *node
+
+	mu     sync.Mutex
+	bridge *transport.Bridge
+}
+
+// Attach starts bridging to url. A bridge connects on the client's first
+// message; a session carried from a failed bridge is replayed first.
+func (a *attachment) Attach(ctx context.Context, url string) {
+	n := a.node
+	if !n.withClient {
+		n.env.log.Info("a shared server for this checkout is already running at "+url+"; not starting a second one", zap.String("url", url))
+		n.m.ClientLeft()
+		return
+	}
+	var b *transport.Bridge
+	failover := func(ctx context.Context, cause error, carried transport.Carried) (transport.Backend, error) {
+		// The machine stops this attachment while it elects again; the
+		// failing bridge is not closed then: it hands the message it holds
+		// to whatever serves next.
+		a.mu.Lock()
+		if a.bridge == b {
+			a.bridge = nil
+		}
+		a.mu.Unlock()
+		return n.failover(ctx, cause, carried)
+	}
+	b, err := transport.NewBridge(ctx, transport.BridgeConfig{
+		URL:       url,
+		Out:       n.out,
+		Heartbeat: n.times.heartbeat,
+		Logger:    n.env.log.Named("bridge"),
+		Failover:  failover,
+	})
+	if err != nil {
+		n.m.BridgeFailed(err.Error())
+		return
+	}
+	a.mu.Lock()
+	a.bridge = b
+	a.mu.Unlock()
+	n.process.setURL(url)
+	if n.carriedSession() == nil {
+		n.env.log.Info("a shared server for this checkout is already running at "+url+"; bridging this stdio session to it", zap.String("url", url))
+		n.serve(ctx, b)
+		return
+	}
+	go func() { // replaying talks to the server: off the machine's loop
+		if err := n.serve(ctx, b); err != nil {
+			n.m.BridgeFailed(err.Error())
+			return
+		}
+		n.env.log.Info("re-attached to the shared server", zap.String("url", url))
+	}()
+}
+
+// Stop detaches from the server.
+func (a *attachment) Stop() {
+	a.mu.Lock()
+	b := a.bridge
+	a.bridge = nil
+	a.mu.Unlock()
+	if b != nil {
+		b.Close()
+	}
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"majordomus-mcp/machine"
+	"majordomus-mcp/registry"
+)
+
+// election is the machine's Election port over the registry's lease file.
+type election struct {
+	observer *registry.Observer
+	file     *registry.LeaseFile
+	// document returns the lease this process writes when it wins: a fresh
+	// instance each time, so a server never answers for another's lease.
+	document func() registry.Lease
+}
+
+// Attempt reads and judges the lease once, and creates it when there is
+// none.
+func (e *election) Attempt(ctx context.Context) machine.Observation {
+	o, err := e.observer.Observe(ctx)
+	if err != nil {
+		return machine.Observation{Class: machine.ClassUnusable, Reason: err.Error()}
+	}
+	class := machine.Class(o.Verdict.Class)
+	obs := machine.Observation{Class: class, Reason: detail(o.Verdict), Opaque: o}
+	switch o.Verdict.Class {
+	case registry.Absent:
+		return e.acquire(ctx)
+	case registry.Live:
+		obs.URL = o.Lease.URLString()
+	case registry.Unprobed:
+		obs.Class = machine.ClassBusy // the probe never ran: wait and look again
+	}
+	return obs
+}
+
+// acquire creates the lease with the complete document.
+func (e *election) acquire(ctx context.Context) machine.Observation {
+	err := e.file.Acquire(e.document())
+	switch {
+	case errors.Is(err, registry.ErrLeaseExists):
+		// another process won between the read and the link: the next
+		// attempt finds its lease
+		return machine.Observation{Class: machine.ClassBinding, Reason: "another process created the lease first"}
+	case err != nil:
+		return machine.Observation{Class: machine.ClassUnusable, Reason: err.Error()}
+	}
+	if ctx.Err() != nil { // a cancelled attempt leaves nothing
+		_ = e.file.Release()
+		return machine.Observation{Class: machine.ClassUnusable, Reason: "the election was cancelled"}
+	}
+	return machine.Observation{Class: machine.ClassWon}
+}
+
+// TakeOver removes the unusable lease judged in obs, and nothing written
+// after it was judged.
+func (e *election) TakeOver(_ context.Context, obs machine.Observation) error {
+	judged, ok := obs.Opaque.(registry.Observation)
+	if !ok {
+		return fmt.Errorf("taking over: no judged lease")
+	}
+	_, err := e.file.TakeOver(judged)
+	if errors.Is(err, registry.ErrLockTimeout) {
+		return nil // another process is deciding: the next attempt sees what it did
+	}
+	return err
+}
+
+// Release removes the lease if it is still this process's.
+func (e *election) Release(context.Context) error {
+	err := e.file.Release()
+	if errors.Is(err, registry.ErrLeaseNotOurs) {
+		return nil
+	}
+	return err
+}
+
+// detail is a verdict's reason without its leading "<class> lease: ", which
+// the machine's log line adds itself.
+func detail(v registry.Verdict) string {
+	return strings.TrimPrefix(v.Reason, string(v.Class)+" lease: ")
+}

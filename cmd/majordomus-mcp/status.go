@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"majordomus-mcp/layer"
+	"majordomus-mcp/registry"
+)
+
+// statusReport is what `status` prints: the lease, how it is judged, and
+// the identity of the server it names.
+type statusReport struct {
+	Checkout  string          `json:"checkout"`
+	Profile   string          `json:"profile"`
+	LeasePath string          `json:"lease_path"`
+	Class     string          `json:"class"`
+	Reason    string          `json:"reason"`
+	Lease     *registry.Lease `json:"lease"`
+	Owner     string          `json:"owner"`
+	Server    json.RawMessage `json:"server"`
+}
+
+// runStatus reports the checkout's shared server, read-only: it takes no
+// lease, creates nothing and changes nothing.
+func runStatus(ctx context.Context, env *environment, args []string) error {
+	if len(args) > 0 {
+		return usageError("status takes no arguments")
+	}
+	if err := registry.ValidateProfile(env.opts.profile); err != nil {
+		return usageError("--profile: %v", err)
+	}
+	co, err := findCheckout(env, newProcessInfo("status", "", env.opts.profile))
+	if err != nil {
+		return err
+	}
+	times := resolveTimings(co.manifest.Server, env.opts.times)
+	self, err := registry.SelfExecutable()
+	if err != nil {
+		return withCode(exitInternal, err)
+	}
+	path := registry.Path(co.root, env.opts.profile)
+	observer := &registry.Observer{
+		Path:         path,
+		RepositoryID: layer.RepositoryID(co.root),
+		Executable:   self,
+		Version:      release,
+		Timings:      registry.Timings{BindGrace: times.bindGrace, BusyGrace: times.busyGrace},
+		Probe:        registry.HTTPProbe(nil, times.probeTimeout),
+	}
+	o, err := observer.Observe(ctx)
+	if err != nil {
+		return withCode(exitInternal, err)
+	}
+	report := statusReport{
+		Checkout:  filepath.Base(co.root),
+		Profile:   env.opts.profile,
+		LeasePath: path,
+		Class:     string(o.Verdict.Class),
+		Reason:    o.Verdict.Reason,
+		Lease:     o.Lease,
+		Owner:     o.Owner.String(),
+		Server:    json.RawMessage("null"),
+	}
+	if o.Lease != nil && o.Lease.HasURL() {
+		if id := fetchIdentity(ctx, o.Lease.URLString(), times.probeTimeout); id != nil {
+			report.Server = id
+		}
+	}
+	enc := json.NewEncoder(env.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(report)
+}
+
+// fetchIdentity returns the answer of GET / at url, or nil.
+func fetchIdentity(ctx context.Context, url string, timeout time.Duration) json.RawMessage {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/", nil)
+	if err != nil {
+		return nil
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil || resp.StatusCode != http.StatusOK || !json.Valid(body) {
+		return nil
+	}
+	return body
+}

@@ -1,0 +1,149 @@
+package scenarios
+
+// A bridge whose server is gone elects again on its next message: it takes
+// over with the client's session carried, or re-attaches, or — when it can
+// do neither — says so without closing the client's stdio (R3).
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// S9: the leaseholder is killed -9; the bridge takes over on its next
+// message, and the client's identity and announcement survive. Another
+// bridge then re-attaches to it.
+func TestABridgeTakesOverWhenItsServerIsKilled(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	b := shared(t, dir)
+	initialize(t, b, "codex")
+	c := shared(t, dir)
+	initialize(t, c, "gemini-cli")
+	if isErr, text, _ := b.CallTool(ctx(t), "majordomus_announce", map[string]any{"intent": "the ordering rule", "scope": []string{"apps"}}, nil); isErr {
+		t.Fatal(text)
+	}
+
+	a.Signal(syscall.SIGKILL)
+	a.Wait(ctx(t))
+
+	var repo struct{ State string }
+	if isErr, text, err := b.CallTool(ctx(t), "majordomus_repository", nil, &repo); err != nil || isErr || repo.State != "ok" {
+		t.Fatalf("B's first call after the kill: %v %s %v", isErr, text, err)
+	}
+	for _, says := range []string{"electing again", "took over as the shared server"} {
+		if _, err := b.WaitLog(ctx(t), says); err != nil {
+			t.Fatal(err)
+		}
+	}
+	url := serverURL(t, b)
+	if readLease(t, dir)["url"] != url {
+		t.Fatalf("the lease does not name B's server")
+	}
+	board := peersOf(t, b)
+	var me *struct {
+		Intent string
+		Scope  []string
+	}
+	for _, p := range board.Peers {
+		if p.ID == board.Caller {
+			if p.Client.Name != "codex" || p.Transport != "stdio" {
+				t.Fatalf("B's identity did not survive: %+v", p)
+			}
+			me = p.Announcement
+		}
+	}
+	if me == nil || me.Intent != "the ordering rule" {
+		t.Fatalf("B's announcement did not survive: %+v", board)
+	}
+
+	// C, bridged to A too, re-attaches to B on its next message.
+	if isErr, text, err := c.CallTool(ctx(t), "majordomus_repository", nil, nil); err != nil || isErr {
+		t.Fatalf("C after the kill: %s %v", text, err)
+	}
+	if _, err := c.WaitLog(ctx(t), "re-attached to the shared server", url); err != nil {
+		t.Fatal(err)
+	}
+	board = peersOf(t, b)
+	names := ""
+	for _, p := range board.Peers {
+		if p.Attached {
+			names += p.Client.Name + " "
+		}
+	}
+	if board.Count != 2 || !strings.Contains(names, "codex") || !strings.Contains(names, "gemini-cli") {
+		t.Fatalf("B's board after C re-attached: %+v", board)
+	}
+}
+
+// S10: a bridge re-attaches when a third process took the lease first.
+func TestABridgeReattachesWhenAnotherProcessTookTheLease(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	b := shared(t, dir)
+	initialize(t, b, "codex")
+	if isErr, text, _ := b.CallTool(ctx(t), "majordomus_announce", map[string]any{"intent": "the installer", "scope": []string{"site"}}, nil); isErr {
+		t.Fatal(text)
+	}
+
+	a.Signal(syscall.SIGKILL)
+	a.Wait(ctx(t))
+	c := shared(t, dir)
+	initialize(t, c, "gemini-cli")
+	url := serverURL(t, c)
+
+	if isErr, text, err := b.CallTool(ctx(t), "majordomus_repository", nil, nil); err != nil || isErr {
+		t.Fatalf("B after the kill: %s %v", text, err)
+	}
+	if _, err := b.WaitLog(ctx(t), "re-attached to the shared server", url); err != nil {
+		t.Fatal(err)
+	}
+	board := peersOf(t, c)
+	found := false
+	for _, p := range board.Peers {
+		if p.Client.Name == "codex" && p.Attached && p.Announcement != nil && p.Announcement.Intent == "the installer" {
+			found = true
+		}
+	}
+	if board.Count != 2 || !found {
+		t.Fatalf("C's board: %+v", board)
+	}
+	b.CloseStdin()
+	exitsWith(t, b, 0)
+}
+
+// S11: a bridge that can neither take over (its layer fails under --strict)
+// nor attach answers "shared server unavailable" naming every reason, keeps
+// its stdio open, exits 0 and leaves no lease.
+func TestABridgeThatCanNeitherServeNorAttachSaysSo(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	writeBroken(t, dir)
+	b := shared(t, dir, "--strict")
+	initialize(t, b, "codex")
+
+	a.Signal(syscall.SIGKILL)
+	a.Wait(ctx(t))
+	r, err := b.Call(ctx(t), "ping", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Error == nil || r.Error.Code != -32603 || !strings.Contains(r.Error.Message, "shared server unavailable") ||
+		!strings.Contains(r.Error.Message, "refusing to serve under --strict") {
+		t.Fatalf("answer: %+v", r)
+	}
+	// the session stays open and keeps answering
+	r, _ = b.Call(ctx(t), "tools/list", nil)
+	if r.Error == nil || !strings.Contains(r.Error.Message, "shared server unavailable") {
+		t.Fatalf("second answer: %+v", r)
+	}
+	b.CloseStdin()
+	exitsWith(t, b, 0)
+	noLease(t, dir)
+}

@@ -1,0 +1,202 @@
+package scenarios
+
+// Whatever the lease file holds, the next client gets a server (R1), or is
+// served alone with the reason logged when the lease cannot be used (R2).
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// S3: a stale lease (its owner dead, its port unbound) is taken over, and
+// the log names the class and the path.
+func TestAStaleLeaseIsTakenOver(t *testing.T) {
+	dir := checkout(t)
+	port := freePort(t)
+	plantLease(t, dir, fmt.Sprintf(`{"schema":"majordomus-mcp-lease/v1","pid":%d,"instance":"old","root":%q,"url":"http://127.0.0.1:%d","started_at":"2026-01-01T00:00:00Z"}`,
+		deadPID(t), dir, port), time.Minute)
+	p := shared(t, dir)
+	line, err := p.WaitLog(ctx(t), "stale lease", "taking it over")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(line, "server.json") || !strings.Contains(line, fmt.Sprintf("127.0.0.1:%d", port)) || !strings.Contains(line, `"class":"stale"`) {
+		t.Fatalf("the take-over line: %s", line)
+	}
+	url := serverURL(t, p)
+	if lease := readLease(t, dir); lease["url"] != url || lease["instance"] == "old" {
+		t.Fatalf("the lease after the take-over: %v", lease)
+	}
+	initialize(t, p, "claude-code")
+	p.CloseStdin()
+	exitsWith(t, p, 0)
+	noLease(t, dir)
+}
+
+// S4: every unusable lease is taken over at once, and the log says which
+// class it was.
+func TestUnusableLeasesAreTakenOver(t *testing.T) {
+	cases := []struct {
+		name  string
+		raw   string
+		age   time.Duration
+		class string
+		says  string
+	}{
+		{"corrupt", `{not a lease`, 0, "corrupt", "not JSON"},
+		{"another schema", `{"schema":"something/v9","url":"http://127.0.0.1:1"}`, 0, "corrupt", "not a majordomus-mcp-lease/v1 document"},
+		{"an old empty file", ``, time.Hour, "empty", "its owner never wrote it"},
+		{"abandoned an hour ago", `{"schema":"majordomus-mcp-lease/v1","pid":1,"instance":"x","url":null}`, time.Hour, "abandoned", "never published a URL"},
+		{"abandoned by a dead owner, young", fmt.Sprintf(`{"schema":"majordomus-mcp-lease/v1","pid":%d,"instance":"x","url":null}`, deadPID(t)), 0, "abandoned", "is gone"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := checkout(t)
+			plantLease(t, dir, tc.raw, tc.age)
+			started := time.Now()
+			p := shared(t, dir)
+			line, err := p.WaitLog(ctx(t), tc.class+" lease", "taking it over")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(line, tc.says) || !strings.Contains(line, "server.json") {
+				t.Fatalf("the take-over line: %s", line)
+			}
+			url := serverURL(t, p)
+			if time.Since(started) > 10*time.Second {
+				t.Errorf("the take-over waited %s: an unusable lease is never waited for", time.Since(started))
+			}
+			if readLease(t, dir)["url"] != url {
+				t.Fatalf("the lease does not name the new server")
+			}
+			if inst := initialize(t, p, "codex"); !strings.Contains(inst, url) {
+				t.Fatalf("instructions without the URL:\n%s", inst)
+			}
+			p.CloseStdin()
+			exitsWith(t, p, 0)
+			noLease(t, dir)
+		})
+	}
+}
+
+// S4: a symbolic link at the lease path is never followed: the link itself
+// is taken over, and its target is left alone.
+func TestASymlinkedLeaseIsTakenOverWithoutTouchingItsTarget(t *testing.T) {
+	dir := checkout(t)
+	target := filepath.Join(t.TempDir(), "elsewhere.json")
+	os.WriteFile(target, []byte("precious"), 0o600)
+	os.MkdirAll(filepath.Dir(leasePath(dir)), 0o700)
+	if err := os.Symlink(target, leasePath(dir)); err != nil {
+		t.Fatal(err)
+	}
+	p := shared(t, dir)
+	if _, err := p.WaitLog(ctx(t), "corrupt lease", "symbolic link", "taking it over"); err != nil {
+		t.Fatal(err)
+	}
+	serverURL(t, p)
+	if b, _ := os.ReadFile(target); string(b) != "precious" {
+		t.Fatalf("the link's target was changed: %q", b)
+	}
+}
+
+// S4: a lease being bound by a live owner is waited for, and attached to
+// when its URL appears.
+func TestABindingLeaseIsWaitedForThenAttached(t *testing.T) {
+	dir := checkout(t)
+	root, _ := filepath.EvalSymlinks(dir)
+	sum := sha256.Sum256([]byte(root))
+	repositoryID := hex.EncodeToString(sum[:])[:32]
+	// The test process plays the owner: alive, started when it started, on this boot.
+	doc := map[string]any{
+		"schema": "majordomus-mcp-lease/v1", "pid": os.Getpid(), "instance": "test-owner", "root": root,
+		"repository_id": repositoryID, "url": nil, "boot_id": bootID(t), "process_start": processStart(t),
+	}
+	raw, _ := json.Marshal(doc)
+	plantLease(t, dir, string(raw), 0)
+
+	p := shared(t, dir, "--log-level", "debug")
+	if _, err := p.WaitLog(ctx(t), "binding"); err != nil {
+		t.Fatal(err)
+	}
+	// The owner binds: a server answering the probe for this checkout and instance.
+	owner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(map[string]any{"name": "majordomus", "repository_id": repositoryID, "instance": "test-owner", "leaseholder": true})
+	}))
+	defer owner.Close()
+	doc["url"] = owner.URL
+	raw, _ = json.Marshal(doc)
+	tmp := leasePath(dir) + ".tmp"
+	os.WriteFile(tmp, raw, 0o600)
+	os.Rename(tmp, leasePath(dir))
+
+	if _, err := p.WaitLog(ctx(t), "bridging this stdio session", owner.URL); err != nil {
+		t.Fatal(err)
+	}
+	if p.CountLogs("taking it over") != 0 {
+		t.Fatal("a binding lease with a live owner was taken over")
+	}
+}
+
+// S5: a lease written by a server started from this executable's path,
+// since replaced on disk, is taken over; the old server loses its lease.
+func TestASupersededLeaseIsTakenOver(t *testing.T) {
+	dir := checkout(t)
+	exe := filepath.Join(t.TempDir(), "majordomus-mcp")
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(exe, data, 0o755)
+	old := startBinary(t, exe, dir, "--http-port", "0")
+	initialize(t, old, "claude-code")
+	oldURL := serverURL(t, old)
+
+	later := time.Now().Add(time.Hour) // the file is "rebuilt": same path, another mtime
+	if err := os.Chtimes(exe, later, later); err != nil {
+		t.Fatal(err)
+	}
+	fresh := startBinary(t, exe, dir, "--http-port", "0")
+	if _, err := fresh.WaitLog(ctx(t), "superseded lease", "has been replaced since", "taking it over"); err != nil {
+		t.Fatal(err)
+	}
+	newURL := serverURL(t, fresh)
+	if newURL == oldURL || readLease(t, dir)["url"] != newURL {
+		t.Fatalf("the lease does not name the new server")
+	}
+	if _, err := old.WaitLog(ctx(t), "the lease is no longer this server's"); err != nil {
+		t.Fatal(err)
+	}
+	if id := identity(t, oldURL); id["leaseholder"] != false {
+		t.Fatalf("the superseded server still says it holds the lease: %v", id)
+	}
+}
+
+// bootID is this machine's boot id.
+func bootID(t *testing.T) string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// processStart is this process's start time in clock ticks (/proc field 22).
+func processStart(t *testing.T) uint64 {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	var start uint64
+	fmt.Sscan(fields[19], &start) // field 22 of the whole line
+	return start
+}

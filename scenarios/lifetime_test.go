@@ -1,0 +1,161 @@
+package scenarios
+
+// Signals remove the lease before the process dies of them (R4); a server
+// whose owner left ends with its last session (R5); a server whose lease
+// was taken over says so and takes on nobody new (R6).
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// S12: SIGTERM, SIGINT and SIGHUP each remove the lease, the process dies
+// of the signal, and the next client starts without a take-over.
+func TestSignalsRemoveTheLeaseBeforeTheProcessDies(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := checkout(t)
+			a := shared(t, dir)
+			initialize(t, a, "claude-code")
+			serverURL(t, a)
+			a.Signal(sig)
+			exit, err := a.Wait(ctx(t))
+			if err != nil || exit.Signal != sig {
+				t.Fatalf("exit %+v %v: want death by %s", exit, err, sig)
+			}
+			noLease(t, dir)
+			next := shared(t, dir)
+			serverURL(t, next)
+			if next.CountLogs("taking it over") != 0 {
+				t.Fatal("the next client took a lease over")
+			}
+		})
+	}
+}
+
+// S13: the owner leaves; the server keeps serving its bridged peer and ends
+// after the peer's DELETE, releasing the lease.
+func TestTheServerOutlivesItsOwnerUntilTheLastSessionEnds(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	b := shared(t, dir)
+	initialize(t, b, "gemini-cli")
+
+	a.CloseStdin()
+	if _, err := a.WaitLog(ctx(t), `"to":"owner-left"`); err != nil {
+		t.Fatal(err)
+	}
+	var tools struct{ Tools []any }
+	r, err := b.Call(ctx(t), "tools/list", nil)
+	if err != nil || json.Unmarshal(r.Result, &tools) != nil || len(tools.Tools) != 8 {
+		t.Fatalf("the peer is not served after the owner left: %+v %v", r, err)
+	}
+	if board := peersOf(t, b); board.Count != 1 || board.Peers[len(board.Peers)-1].Client.Name != "gemini-cli" {
+		t.Fatalf("board: %+v", board)
+	}
+	b.CloseStdin()
+	exitsWith(t, b, 0)
+	exitsWith(t, a, 0)
+	noLease(t, dir)
+}
+
+// S13: a peer that never says goodbye (killed -9) does not keep a server
+// whose owner left: its session ends with its connection, or at the idle
+// timeout at the latest.
+func TestAPeerKilledHardDoesNotKeepTheServerAlive(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	b := shared(t, dir, "--log-level", "debug")
+	initialize(t, b, "codex")
+	if _, err := b.WaitLog(ctx(t), "stream open"); err != nil { // the bridge holds its event stream
+		t.Fatal(err)
+	}
+	b.Signal(syscall.SIGKILL)
+	b.Wait(ctx(t))
+	// its session ends with its connection, long before the 90 s idle timeout
+	if _, err := a.WaitLog(ctx(t), "http session closed", "stream-dropped"); err != nil {
+		t.Fatal(err)
+	}
+	a.CloseStdin()
+	exitsWith(t, a, 0)
+	noLease(t, dir)
+}
+
+// S13: a direct HTTP session that never says goodbye expires at the idle
+// timeout, and the server whose owner left ends then.
+func TestAnIdleSessionExpires(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir, "--idle-timeout", "2s")
+	initialize(t, a, "claude-code")
+	url := serverURL(t, a)
+	init := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`)
+	if status, _, body := httpDo(t, "POST", url+"/mcp", init, nil); status != 200 {
+		t.Fatalf("initialize: %d %s", status, body)
+	}
+	a.CloseStdin()
+	if _, err := a.WaitLog(ctx(t), "http session closed", "idle"); err != nil {
+		t.Fatal(err)
+	}
+	exitsWith(t, a, 0)
+	noLease(t, dir)
+}
+
+// S14: the lease is overwritten while a server runs: it says so within a
+// second, refuses new sessions with where the current server is, serves
+// the session it had, ends with it, and a SIGTERM then leaves the new lease
+// alone.
+func TestAServerWhoseLeaseWasTakenOverSaysSo(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	url := serverURL(t, a)
+	init := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"direct","version":"1"}}}`)
+	_, headers, _ := httpDo(t, "POST", url+"/mcp", init, nil)
+	session := headers.Get("Mcp-Session-Id")
+
+	// Another process takes the lease over (written as the registry writes it: whole, by rename).
+	other := `{"schema":"majordomus-mcp-lease/v1","pid":1,"instance":"someone-else","url":"http://127.0.0.1:1"}`
+	tmp := leasePath(dir) + ".tmp"
+	os.WriteFile(tmp, []byte(other), 0o600)
+	os.Rename(tmp, leasePath(dir))
+
+	if _, err := a.WaitLog(ctx(t), "the lease is no longer this server's"); err != nil {
+		t.Fatal(err)
+	}
+	if id := identity(t, url); id["leaseholder"] != false {
+		t.Fatalf("identity after the loss: %v", id)
+	}
+	status, _, body := httpDo(t, "POST", url+"/mcp", init, nil)
+	if status != 200 || !strings.Contains(string(body), "lease_lost") || !strings.Contains(string(body), "http://127.0.0.1:1") {
+		t.Fatalf("a new initialize: %d %s", status, body)
+	}
+	status, _, body = httpDo(t, "POST", url+"/mcp", []byte(`{"jsonrpc":"2.0","id":2,"method":"ping"}`),
+		map[string]string{"Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-11-25"})
+	if status != 200 || !strings.Contains(string(body), `"result":{}`) {
+		t.Fatalf("the existing session: %d %s", status, body)
+	}
+	var rep struct {
+		Leaseholder bool
+		Findings    []string
+	}
+	a.CallTool(ctx(t), "majordomus_server", nil, &rep)
+	if rep.Leaseholder || len(rep.Findings) == 0 || !strings.Contains(rep.Findings[0], "another process") {
+		t.Fatalf("majordomus_server after the loss: %+v", rep)
+	}
+
+	a.Signal(syscall.SIGTERM)
+	exit, _ := a.Wait(ctx(t))
+	if exit.Signal != syscall.SIGTERM {
+		t.Fatalf("exit %+v", exit)
+	}
+	if b, _ := os.ReadFile(leasePath(dir)); string(b) != other {
+		t.Fatalf("the new lease was touched: %q", b)
+	}
+}

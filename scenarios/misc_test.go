@@ -1,0 +1,210 @@
+package scenarios
+
+// Ports, serve, a non-loopback bind (R7), a storm of clients, transparency
+// (R8), and the rule that nothing outside .ai/local/ is ever written.
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"majordomus-mcp/internal/mcpclient"
+)
+
+// S7: a taken port falls back to a free one; serve defers to the running
+// server, says where, and exits 0.
+func TestATakenPortFallsBackAndServeDefers(t *testing.T) {
+	dir := checkout(t)
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	port := held.Addr().(*net.TCPAddr).Port
+	a := start(t, dir, "--http-port", fmt.Sprint(port))
+	if _, err := a.WaitLog(ctx(t), "taking a free port", fmt.Sprintf("cannot bind 127.0.0.1:%d", port)); err != nil {
+		t.Fatal(err)
+	}
+	url := serverURL(t, a)
+	if strings.HasSuffix(url, fmt.Sprintf(":%d", port)) {
+		t.Fatalf("it claims the taken port: %s", url)
+	}
+	code, stdout, stderr := runOnce(t, dir, "", "serve", "--http-port", "0")
+	if code != 0 || stdout != "" || !strings.Contains(stderr, "already running at "+url) || strings.Contains(stderr, "listening on") {
+		t.Fatalf("serve: exit %d, stdout %q\n%s", code, stdout, stderr)
+	}
+}
+
+// S15: a bind to an address that is not loopback is served, with a warning
+// naming what it exposes.
+func TestANonLoopbackBindIsServedWithAWarning(t *testing.T) {
+	dir := checkout(t)
+	a := start(t, dir, "--http-host", "0.0.0.0", "--http-port", "0")
+	line, err := a.WaitLog(ctx(t), "not a loopback address")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(line, "0.0.0.0:") || !strings.Contains(line, "bind 127.0.0.1") || !strings.Contains(line, `"level":"warn"`) {
+		t.Fatalf("the warning: %s", line)
+	}
+	if url := serverURL(t, a); !strings.HasPrefix(url, "http://0.0.0.0:") {
+		t.Fatalf("url %s", url)
+	}
+}
+
+// S16: 16 clients released at once: exactly one leaseholder, 15 attached,
+// one board of 16, no warnings, no lease left after all have exited, and
+// nothing written outside .ai/local/ (S18).
+func TestAStormOfClientsConvergesOnOneServer(t *testing.T) {
+	const storm = 16
+	dir := checkout(t)
+	before := snapshot(t, dir)
+	clients := make([]*mcpclient.Process, storm)
+	var wg sync.WaitGroup
+	for i := range clients {
+		clients[i] = shared(t, dir)
+	}
+	ids := make([]string, storm)
+	for i, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			inst, err := c.Initialize(ctx(t), fmt.Sprintf("agent-%d", i), "2025-11-25")
+			if err != nil {
+				t.Errorf("client %d: %v", i, err)
+				return
+			}
+			if _, after, ok := strings.Cut(inst.Instructions, "You are peer "); ok {
+				ids[i], _, _ = strings.Cut(after, " ")
+			}
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	leaseholders, bridges, url := 0, 0, ""
+	for _, c := range clients {
+		if c.CountLogs("shared server listening on") == 1 {
+			leaseholders++
+			url = serverURL(t, c)
+		}
+		if c.CountLogs("bridging this stdio session") == 1 {
+			bridges++
+		}
+		if n := c.CountLogs(`"level":"warn"`); n != 0 {
+			t.Errorf("a client warned: %s", strings.Join(c.Logs(), "\n"))
+		}
+	}
+	if leaseholders != 1 || bridges != storm-1 {
+		t.Fatalf("%d leaseholders and %d bridges, want 1 and %d", leaseholders, bridges, storm-1)
+	}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		seen[id] = true
+	}
+	if len(seen) != storm {
+		t.Fatalf("peer ids %v: want %d distinct", ids, storm)
+	}
+	for _, c := range clients {
+		if b := peersOf(t, c); b.Count != storm {
+			t.Fatalf("a board of %d, want %d", b.Count, storm)
+		}
+	}
+	if readLease(t, dir)["url"] != url {
+		t.Fatal("the lease does not name the one server")
+	}
+	for _, c := range clients {
+		c.CloseStdin()
+	}
+	for _, c := range clients {
+		exitsWith(t, c, 0)
+	}
+	noLease(t, dir)
+	if after := snapshot(t, dir); after != before {
+		t.Fatalf("files outside .ai/local/ changed:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// S17: the probes of SPEC §6 answer byte for byte the same through the
+// leaseholder's own session, a bridged session, and a restarted server.
+func TestBridgedRestartedAndLocalSessionsAnswerTheSameBytes(t *testing.T) {
+	dir := checkout(t)
+	probes := []struct {
+		method string
+		params any
+	}{
+		{"tools/list", nil},
+		{"resources/list", nil},
+		{"resources/read", map[string]any{"uri": "majordomus://rule/project.small-commits@1"}},
+		{"resources/read", map[string]any{"uri": "majordomus://repository"}},
+		{"tools/call", map[string]any{"name": "majordomus_list", "arguments": map[string]any{}}},
+		{"tools/call", map[string]any{"name": "majordomus_get", "arguments": map[string]any{"uri": "majordomus://adr/adr.0001@1"}}},
+		{"tools/call", map[string]any{"name": "majordomus_repository", "arguments": map[string]any{}}},
+	}
+	answers := func(p *mcpclient.Process) []string {
+		var out []string
+		for _, pr := range probes {
+			r, err := p.Call(ctx(t), pr.method, pr.params)
+			if err != nil || r.Error != nil {
+				t.Fatalf("%s: %v %v", pr.method, err, r.Error)
+			}
+			out = append(out, string(r.Result))
+		}
+		return out
+	}
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	b := shared(t, dir)
+	initialize(t, b, "codex")
+	local, bridged := answers(a), answers(b)
+	b.CloseStdin()
+	exitsWith(t, b, 0)
+	a.CloseStdin()
+	exitsWith(t, a, 0)
+
+	c := shared(t, dir)
+	initialize(t, c, "gemini-cli")
+	serverURL(t, c)
+	restarted := answers(c)
+	for i := range probes {
+		if local[i] != bridged[i] || local[i] != restarted[i] {
+			t.Errorf("%s %v differs:\nlocal     %s\nbridged   %s\nrestarted %s", probes[i].method, probes[i].params, local[i], bridged[i], restarted[i])
+		}
+	}
+}
+
+// snapshot digests every file of a checkout outside .ai/local/.
+func snapshot(t *testing.T, dir string) string {
+	t.Helper()
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		if rel == filepath.Join(".ai", "local") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() {
+			return nil
+		}
+		info, _ := d.Info()
+		data, _ := os.ReadFile(path)
+		fmt.Fprintf(h, "%s %o %d\n", rel, info.Mode(), len(data))
+		h.Write(data)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

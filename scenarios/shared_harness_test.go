@@ -1,0 +1,190 @@
+package scenarios
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"majordomus-mcp/internal/mcpclient"
+)
+
+// leasePath is the default profile's lease in a checkout.
+func leasePath(dir string) string { return filepath.Join(dir, ".ai/local/state/mcp/server.json") }
+
+// shared starts a client of the shared server: any free port, short
+// timings where a scenario waits on them.
+func shared(t *testing.T, dir string, args ...string) *mcpclient.Process {
+	t.Helper()
+	return start(t, dir, append([]string{"--http-port", "0"}, args...)...)
+}
+
+// logField waits for a log line whose message contains msg and returns the
+// string value of one of its fields.
+func logField(t *testing.T, p *mcpclient.Process, msg, field string) string {
+	t.Helper()
+	line, err := p.WaitLog(ctx(t), msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entry map[string]any
+	if err := json.Unmarshal([]byte(line), &entry); err != nil {
+		t.Fatalf("a log line that is not JSON: %s", line)
+	}
+	v, _ := entry[field].(string)
+	if v == "" {
+		t.Fatalf("the log line has no %s: %s", field, line)
+	}
+	return v
+}
+
+// serverURL waits for the process to say it serves, and returns its URL.
+func serverURL(t *testing.T, p *mcpclient.Process) string {
+	t.Helper()
+	return logField(t, p, "shared server listening on", "url")
+}
+
+// readLease returns the lease file's document, failing if there is none.
+func readLease(t *testing.T, dir string) map[string]any {
+	t.Helper()
+	raw, err := os.ReadFile(leasePath(dir))
+	if err != nil {
+		t.Fatalf("reading the lease: %v", err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("the lease is not JSON: %q", raw)
+	}
+	return doc
+}
+
+// noLease fails if a lease file exists.
+func noLease(t *testing.T, dir string) {
+	t.Helper()
+	if _, err := os.Lstat(leasePath(dir)); !os.IsNotExist(err) {
+		t.Fatalf("a lease is left at %s (%v)", leasePath(dir), err)
+	}
+}
+
+// plantLease writes raw at the lease path and backdates it by age.
+func plantLease(t *testing.T, dir string, raw string, age time.Duration) {
+	t.Helper()
+	path := leasePath(dir)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(raw), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	when := time.Now().Add(-age)
+	if err := os.Chtimes(path, when, when); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// freePort returns a port nothing listens on (bound, then closed).
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// deadPID returns the pid of a process that has exited.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	p, err := os.StartProcess("/bin/true", []string{"true"}, &os.ProcAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Wait()
+	return p.Pid
+}
+
+// httpDo sends one HTTP request and returns the status, headers and body.
+func httpDo(t *testing.T, method, url string, body []byte, headers map[string]string) (int, http.Header, []byte) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx(t), method, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, b
+}
+
+// identity is GET / of a server.
+func identity(t *testing.T, url string) map[string]any {
+	t.Helper()
+	status, _, body := httpDo(t, "GET", url+"/", nil, nil)
+	if status != 200 {
+		t.Fatalf("GET %s/: %d %s", url, status, body)
+	}
+	var id map[string]any
+	if err := json.Unmarshal(body, &id); err != nil {
+		t.Fatalf("GET /: not JSON: %s", body)
+	}
+	return id
+}
+
+// board reads a client's peer board.
+type boardView struct {
+	Count  int
+	Caller string
+	Peers  []struct {
+		ID           string
+		Attached     bool
+		Client       struct{ Name string }
+		Transport    string
+		Announcement *struct {
+			Intent string
+			Scope  []string
+		}
+	}
+}
+
+func peersOf(t *testing.T, p *mcpclient.Process) boardView {
+	t.Helper()
+	var b boardView
+	if isErr, text, err := p.CallTool(ctx(t), "majordomus_peers", nil, &b); err != nil || isErr {
+		t.Fatalf("majordomus_peers: %s %v", text, err)
+	}
+	return b
+}
+
+// exitsWith waits for the process to exit with code.
+func exitsWith(t *testing.T, p *mcpclient.Process, code int) {
+	t.Helper()
+	exit, err := p.Wait(ctx(t))
+	if err != nil || exit.Code != code {
+		t.Fatalf("exit %+v %v, want code %d\n%s", exit, err, code, strings.Join(p.Logs(), "\n"))
+	}
+}
+
+// initialize performs the handshake and returns the instructions.
+func initialize(t *testing.T, p *mcpclient.Process, client string) string {
+	t.Helper()
+	res, err := p.Initialize(ctx(t), client, "2025-11-25")
+	if err != nil {
+		t.Fatalf("initialize %s: %v\n%s", client, err, strings.Join(p.Logs(), "\n"))
+	}
+	return res.Instructions
+}

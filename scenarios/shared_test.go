@@ -1,0 +1,121 @@
+package scenarios
+
+// One shared server per checkout: the first client serves, later ones
+// attach (R1, R8), and /mcp spoken directly over HTTP.
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// S1: the second client bridges; the board shows both; the instructions
+// name the URL; exactly one process logs that it listens.
+func TestOneServerPerCheckout(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	instA := initialize(t, a, "claude-code")
+	url := serverURL(t, a)
+	if !strings.Contains(instA, url) || !strings.Contains(instA, "You are peer p1") {
+		t.Fatalf("A's instructions:\n%s", instA)
+	}
+	lease := readLease(t, dir)
+	if lease["url"] != url || lease["schema"] != "majordomus-mcp-lease/v1" || lease["root"] == nil {
+		t.Fatalf("lease: %v", lease)
+	}
+
+	b := shared(t, dir)
+	instB := initialize(t, b, "codex")
+	if _, err := b.WaitLog(ctx(t), "bridging this stdio session", url); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(instB, "You are peer p2") || !strings.Contains(instB, "p1 claude-code") || !strings.Contains(instB, url) {
+		t.Fatalf("B's instructions:\n%s", instB)
+	}
+	board := peersOf(t, a)
+	if board.Count != 2 || board.Caller != "p1" || board.Peers[1].Client.Name != "codex" || board.Peers[1].Transport != "http" {
+		t.Fatalf("A's board: %+v", board)
+	}
+	if bb := peersOf(t, b); bb.Count != 2 || bb.Caller != "p2" {
+		t.Fatalf("B's board: %+v", bb)
+	}
+	if n := b.CountLogs("listening on"); n != 0 {
+		t.Fatalf("the bridge logged that it listens")
+	}
+
+	b.CloseStdin()
+	exitsWith(t, b, 0)
+	if board := peersOf(t, a); board.Count != 1 {
+		t.Fatalf("after B left, A's board: %+v", board)
+	}
+	a.CloseStdin()
+	exitsWith(t, a, 0)
+	noLease(t, dir)
+	assertOnlyFrames(t, a.Frames())
+	assertOnlyFrames(t, b.Frames())
+}
+
+// S2: /mcp spoken directly: every malformed request gets a 4xx with a JSON
+// error body, and the server keeps serving.
+func TestMCPOverHTTPRefusesMalformedTrafficAndKeepsServing(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	url := serverURL(t, a)
+	mcpURL := url + "/mcp"
+
+	init := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"direct-http","version":"1"}}}`)
+	status, headers, body := httpDo(t, "POST", mcpURL, init, nil)
+	session := headers.Get("Mcp-Session-Id")
+	if status != 200 || session == "" || !strings.Contains(string(body), "You are peer p2") {
+		t.Fatalf("initialize over HTTP: %d %q %s", status, session, body)
+	}
+	withSession := map[string]string{"Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-11-25"}
+
+	refusals := []struct {
+		name    string
+		method  string
+		body    []byte
+		headers map[string]string
+		status  int
+		code    string
+	}{
+		{"no session", "POST", []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`), nil, 400, "session_required"},
+		{"unknown session", "POST", []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`), map[string]string{"Mcp-Session-Id": "mcp-session-nope"}, 404, "session_not_found"},
+		{"not JSON", "POST", []byte(`not json`), withSession, 400, "invalid_json"},
+		{"PUT", "PUT", nil, nil, 405, "method_not_allowed"},
+		{"2 MiB", "POST", []byte(`{"jsonrpc":"2.0","id":3,"method":"ping","params":{"pad":"` + strings.Repeat("x", 2<<20) + `"}}`), withSession, 413, "too_large"},
+		{"foreign origin", "POST", []byte(`{"jsonrpc":"2.0","id":4,"method":"ping"}`), map[string]string{"Mcp-Session-Id": session, "Origin": "http://evil.example"}, 403, "forbidden"},
+	}
+	for _, r := range refusals {
+		status, _, body := httpDo(t, r.method, mcpURL, r.body, r.headers)
+		var e struct {
+			Error struct{ Code, Message string }
+		}
+		if status != r.status || json.Unmarshal(body, &e) != nil || e.Error.Code != r.code {
+			t.Errorf("%s: %d %s, want %d with a JSON error %q", r.name, status, body, r.status, r.code)
+		}
+	}
+
+	status, _, body = httpDo(t, "POST", mcpURL, []byte(`[{"jsonrpc":"2.0","id":5,"method":"ping"},{"jsonrpc":"2.0","id":6,"method":"no/such"}]`), withSession)
+	if status != 200 || !strings.Contains(string(body), `"id":5`) || !strings.Contains(string(body), `-32601`) {
+		t.Fatalf("a batch: %d %s", status, body)
+	}
+	if board := peersOf(t, a); board.Count != 2 || board.Peers[1].Client.Name != "direct-http" {
+		t.Fatalf("board with a direct HTTP peer: %+v", board)
+	}
+	status, _, _ = httpDo(t, "DELETE", mcpURL, nil, withSession)
+	if status != 200 && status != 204 {
+		t.Fatalf("DELETE: %d", status)
+	}
+	if status, _, _ := httpDo(t, "POST", mcpURL, []byte(`{"jsonrpc":"2.0","id":7,"method":"ping"}`), withSession); status != 404 {
+		t.Fatalf("after DELETE the session answers %d, want 404", status)
+	}
+	if board := peersOf(t, a); board.Count != 1 {
+		t.Fatalf("after DELETE the board: %+v", board)
+	}
+	// it still serves
+	if id := identity(t, url); id["leaseholder"] != true || id["name"] != "majordomus" {
+		t.Fatalf("identity: %v", id)
+	}
+}
