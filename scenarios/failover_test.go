@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"majordomus-mcp/internal/mcpclient"
 )
 
 // S9: the leaseholder is killed -9; the bridge takes over on its next
@@ -18,10 +20,8 @@ func TestABridgeTakesOverWhenItsServerIsKilled(t *testing.T) {
 	a := shared(t, dir)
 	initialize(t, a, "claude-code")
 	serverURL(t, a)
-	b := shared(t, dir)
-	initialize(t, b, "codex")
-	c := shared(t, dir)
-	initialize(t, c, "gemini-cli")
+	b := bridged(t, dir, "codex")
+	c := bridged(t, dir, "gemini-cli")
 	if isErr, text, _ := b.CallTool(ctx(t), "majordomus_announce", map[string]any{"intent": "the ordering rule", "scope": []string{"apps"}}, nil); isErr {
 		t.Fatal(text)
 	}
@@ -84,8 +84,7 @@ func TestABridgeReattachesWhenAnotherProcessTookTheLease(t *testing.T) {
 	a := shared(t, dir)
 	initialize(t, a, "claude-code")
 	serverURL(t, a)
-	b := shared(t, dir)
-	initialize(t, b, "codex")
+	b := bridged(t, dir, "codex")
 	if isErr, text, _ := b.CallTool(ctx(t), "majordomus_announce", map[string]any{"intent": "the installer", "scope": []string{"site"}}, nil); isErr {
 		t.Fatal(text)
 	}
@@ -125,8 +124,7 @@ func TestABridgeThatCanNeitherServeNorAttachSaysSo(t *testing.T) {
 	initialize(t, a, "claude-code")
 	serverURL(t, a)
 	writeBroken(t, dir)
-	b := shared(t, dir, "--strict")
-	initialize(t, b, "codex")
+	b := bridged(t, dir, "codex", "--strict")
 
 	a.Signal(syscall.SIGKILL)
 	a.Wait(ctx(t))
@@ -146,4 +144,18 @@ func TestABridgeThatCanNeitherServeNorAttachSaysSo(t *testing.T) {
 	b.CloseStdin()
 	exitsWith(t, b, 0)
 	noLease(t, dir)
+}
+
+// bridged starts a client that attaches, and waits until its bridge holds
+// its event stream: by then everything the client sent at initialize was
+// delivered, so no message of its is in flight when a scenario kills the
+// server, and only the scenario's next message meets the failure.
+func bridged(t *testing.T, dir, client string, args ...string) *mcpclient.Process {
+	t.Helper()
+	p := shared(t, dir, append([]string{"--log-level", "debug"}, args...)...)
+	initialize(t, p, client)
+	if _, err := p.WaitLog(ctx(t), "stream open"); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

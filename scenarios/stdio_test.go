@@ -273,7 +273,9 @@ func TestTheDemoRuns(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("demo exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	for _, want := range []string{"→ initialize", "You are peer p1", "majordomus_search", "\"overlaps\"", "exited with status 0"} {
+	for _, want := range []string{"You are peer p1", "majordomus_search", "\"overlaps\"", "a board of 3",
+		"took over as the shared server", "re-attached to the shared server", "corrupt lease", "taking it over",
+		"cannot use the shared server", "nothing but protocol frames"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("the demo's output lacks %q", want)
 		}

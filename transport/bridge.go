@@ -209,7 +209,7 @@ func (b *Bridge) failover(ctx context.Context, msg json.RawMessage, calls []call
 		carried := Carried{Initialize: b.initialize, Announce: b.announce, Protocol: b.protocol}
 		b.mu.Unlock()
 		b.stopBackground()
-		b.log.Warn(fail.cause.Error()+"; electing again", zap.String("url", b.cfg.URL), zap.String("reason", fail.cause.Error()))
+		b.log.Debug("the shared server failed; the election decides what serves next", zap.String("url", b.cfg.URL), zap.String("reason", fail.cause.Error()))
 		var next Backend
 		err := errors.New("no failover is configured")
 		if b.cfg.Failover != nil {

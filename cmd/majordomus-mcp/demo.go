@@ -1,26 +1,26 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"majordomus-mcp/example"
 	"majordomus-mcp/internal/mcpclient"
 )
 
-// demoTimeout bounds every step of the demo.
-const demoTimeout = 20 * time.Second
+// demoTimeout bounds the whole demo.
+const demoTimeout = 60 * time.Second
 
-// runDemo writes the embedded example checkout to a temporary directory,
-// starts this binary on it as a real child process, and drives a short
-// scripted MCP session, printing each exchange.
+// runDemo writes the embedded example checkout to a temporary directory and
+// shows, with real child processes of this binary, what the server does:
+// a session, three clients sharing one server, a take-over after kill -9,
+// a corrupt lease taken over, and an unwritable directory served alone.
 func runDemo(ctx context.Context, env *environment, args []string) error {
 	if len(args) > 0 {
 		return usageError("demo takes no arguments")
@@ -34,133 +34,169 @@ func runDemo(ctx context.Context, env *environment, args []string) error {
 		return fmt.Errorf("making the demo directory: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	repo := filepath.Join(tmp, "example")
-	if err := example.WriteCheckout(repo); err != nil {
-		return err
-	}
-	out := env.stdout
-	fmt.Fprintf(out, "The example checkout is in %s; its .ai/ layer holds a few rules, an ADR, a prompt and a glossary.\n", repo)
-
-	args = []string{"--standalone", "--repo", repo}
-	client, err := mcpclient.Start(self, args, repo, nil)
-	if err != nil {
-		return err
-	}
-	defer client.Kill(context.Background())
-	fmt.Fprintf(out, "Started `majordomus-mcp %s` (pid %d) as an MCP host would, with pipes for stdin and stdout.\n\n",
-		strings.Join(args, " "), client.Cmd.Process.Pid)
-
 	ctx, cancel := context.WithTimeout(ctx, demoTimeout)
 	defer cancel()
-	d := demo{ctx: ctx, out: out, client: client}
-	d.step("initialize", map[string]any{
-		"protocolVersion": "2025-11-25",
-		"capabilities":    map[string]any{},
-		"clientInfo":      map[string]any{"name": "demo-agent", "version": "1.0.0"},
-	}, showInitialize)
-	if d.err == nil {
-		d.err = client.Notify("notifications/initialized", nil)
-		fmt.Fprintln(out, "→ notifications/initialized (no answer is owed)")
-		fmt.Fprintln(out)
-	}
-	d.step("tools/list", nil, showTools)
-	d.tool("majordomus_repository", nil)
-	d.tool("majordomus_search", map[string]any{"query": "announce", "limit": 3})
-	d.tool("majordomus_announce", map[string]any{"intent": "tighten the review prompt", "scope": []string{".ai/repo/prompts"}})
-	d.tool("majordomus_peers", nil)
-	if d.err != nil {
-		return d.err
-	}
+	d := &demo{ctx: ctx, out: env.stdout, self: self, tmp: tmp}
+	defer d.stopAll()
 
-	fmt.Fprintln(out, "Closing stdin, as a host does when the agent leaves…")
-	_ = client.CloseStdin()
-	exit, err := client.Wait(ctx)
-	if err != nil {
-		return err
+	repo := d.checkout("example")
+	d.say("The example checkout is in %s: a few rules, an ADR, a prompt and a glossary under .ai/repo/.", repo)
+	d.session(repo)
+	d.sharing(repo)
+	d.corruptLease()
+	d.unwritable()
+	if d.err == nil {
+		d.say("\nEvery process wrote nothing but protocol frames on stdout; their logs went to stderr.")
 	}
-	fmt.Fprintf(out, "The server exited with status %d. Everything it printed on stdout was a protocol frame (%d frames); its log went to stderr (%d lines).\n",
-		exit.Code, len(client.Frames()), len(client.Logs()))
-	return nil
+	return d.err
 }
 
 // demo runs the scripted steps, stopping at the first error.
 type demo struct {
-	ctx    context.Context
-	out    io.Writer
-	client *mcpclient.Process
-	err    error
+	ctx   context.Context
+	out   io.Writer
+	self  string
+	tmp   string
+	err   error
+	procs []*demoProcess
 }
 
-func (d *demo) step(method string, params any, show func(io.Writer, json.RawMessage)) {
+// demoProcess is one client process of the demo and the log lines already shown.
+type demoProcess struct {
+	*mcpclient.Process
+	name  string
+	shown int
+}
+
+func (d *demo) say(format string, v ...any) { fmt.Fprintf(d.out, format+"\n", v...) }
+
+func (d *demo) checkout(name string) string {
+	dir := filepath.Join(d.tmp, name)
+	if d.err == nil {
+		d.err = example.WriteCheckout(dir)
+	}
+	return dir
+}
+
+// start spawns a client of the shared server in repo, as a host would.
+func (d *demo) start(name, repo string) *demoProcess {
+	if d.err != nil {
+		return nil
+	}
+	p, err := mcpclient.Start(d.self, []string{"--repo", repo, "--http-port", "0"}, repo, nil)
+	if err != nil {
+		d.err = err
+		return nil
+	}
+	dp := &demoProcess{Process: p, name: name}
+	d.procs = append(d.procs, dp)
+	return dp
+}
+
+func (d *demo) stopAll() {
+	for _, p := range d.procs {
+		p.Kill(context.Background())
+	}
+}
+
+// session walks through one client's session, printing each exchange.
+func (d *demo) session(repo string) {
+	d.say("\n## 1. An agent's session\n")
+	a := d.start("claude-code", repo)
+	d.initialize(a)
+	d.call(a, "tools/list", nil, showTools)
+	d.tool(a, "majordomus_repository", nil)
+	d.tool(a, "majordomus_search", map[string]any{"query": "announce", "limit": 3})
+	d.tool(a, "majordomus_announce", map[string]any{"intent": "tighten the review prompt", "scope": []string{".ai/repo/prompts"}})
+	d.transitions(a)
+}
+
+// sharing shows three clients on one server, then a take-over after the
+// leaseholder is killed -9.
+func (d *demo) sharing(repo string) {
+	d.say("\n## 2. Three agents, one shared server\n")
+	a := d.procs[0]
+	b := d.start("codex", repo)
+	c := d.start("gemini-cli", repo)
+	d.initialize(b)
+	d.initialize(c)
+	d.transitions(b)
+	d.transitions(c)
+	d.tool(c, "majordomus_announce", map[string]any{"intent": "rewrite the review prompt", "scope": []string{".ai/repo/prompts/review.md"}})
+	d.peers(b)
+
+	d.say("\n## 3. The leaseholder is killed with -9\n")
+	if d.err == nil {
+		d.say("kill -9 %d (%s, the leaseholder)", a.Cmd.Process.Pid, a.name)
+		d.err = a.Signal(syscall.SIGKILL)
+		a.Wait(d.ctx)
+	}
+	d.say("%s's next message elects again before it is answered:", b.name)
+	d.tool(b, "majordomus_repository", nil)
+	d.transitions(b)
+	d.say("%s, bridged to the dead server too, re-attaches on its next message:", c.name)
+	d.peers(c)
+	d.transitions(c)
+	d.leave(b, c)
+}
+
+// corruptLease shows a lease that is not a lease being taken over.
+func (d *demo) corruptLease() {
+	d.say("\n## 4. A corrupt lease is taken over\n")
+	repo := d.checkout("corrupt")
+	lease := filepath.Join(repo, ".ai/local/state/mcp/server.json")
+	if d.err == nil {
+		d.err = os.MkdirAll(filepath.Dir(lease), 0o700)
+	}
+	if d.err == nil {
+		d.err = os.WriteFile(lease, []byte("{not a lease"), 0o600)
+	}
+	d.say("printf '{not a lease' > %s", lease)
+	p := d.start("cursor", repo)
+	d.initialize(p)
+	d.transitions(p)
+	d.leave(p)
+}
+
+// unwritable shows a client served alone when the lease cannot be created.
+func (d *demo) unwritable() {
+	d.say("\n## 5. An unwritable lease directory: served alone\n")
+	repo := d.checkout("unwritable")
+	state := filepath.Join(repo, ".ai/local/state")
+	if d.err == nil {
+		d.err = os.MkdirAll(filepath.Dir(state), 0o755)
+	}
+	if d.err == nil {
+		d.err = os.WriteFile(state, []byte("a file where the lease directory should be"), 0o644)
+	}
+	d.say("%s is a file, so no lease can be created under it.", state)
+	p := d.start("claude-code", repo)
+	d.initialize(p)
+	d.transitions(p)
+	d.peers(p)
+	if d.err == nil && strings.Contains(strings.Join(p.Logs(), "\n"), "listening on") {
+		d.err = fmt.Errorf("a client served alone bound a port")
+	}
+	d.leave(p)
+}
+
+// leave closes the clients' stdin, as hosts do when agents leave, and waits
+// for their processes: a leaseholder ends once the last of them has gone.
+func (d *demo) leave(procs ...*demoProcess) {
 	if d.err != nil {
 		return
 	}
-	fmt.Fprintf(d.out, "→ %s %s\n", method, compact(params))
-	r, err := d.client.Call(d.ctx, method, params)
-	if err != nil {
-		d.err = err
-		return
+	for _, p := range procs {
+		p.CloseStdin()
 	}
-	if r.Error != nil {
-		d.err = fmt.Errorf("%s: %w", method, r.Error)
-		return
-	}
-	show(d.out, r.Result)
-	fmt.Fprintln(d.out)
-}
-
-func (d *demo) tool(name string, arguments map[string]any) {
-	if arguments == nil {
-		arguments = map[string]any{}
-	}
-	d.step("tools/call", map[string]any{"name": name, "arguments": arguments}, showToolResult)
-}
-
-func showInitialize(w io.Writer, result json.RawMessage) {
-	var r mcpclient.InitializeResult
-	_ = json.Unmarshal(result, &r)
-	fmt.Fprintf(w, "← %s %s, protocol %s\n", r.ServerInfo.Name, r.ServerInfo.Version, r.ProtocolVersion)
-	fmt.Fprintln(w, "  instructions:")
-	for _, line := range strings.Split(strings.TrimSpace(r.Instructions), "\n") {
-		fmt.Fprintln(w, "    "+line)
-	}
-}
-
-func showTools(w io.Writer, result json.RawMessage) {
-	var r struct {
-		Tools []struct {
-			Name        string `json:"name"`
-			Annotations struct {
-				ReadOnly bool `json:"readOnlyHint"`
-			} `json:"annotations"`
-		} `json:"tools"`
-	}
-	_ = json.Unmarshal(result, &r)
-	fmt.Fprintf(w, "← %d tools:\n", len(r.Tools))
-	for _, t := range r.Tools {
-		mode := "changes the board"
-		if t.Annotations.ReadOnly {
-			mode = "read-only"
+	for _, p := range procs {
+		exit, err := p.Wait(d.ctx)
+		if err == nil && exit.Code != 0 {
+			err = fmt.Errorf("%s exited with %+v", p.name, exit)
 		}
-		fmt.Fprintf(w, "    %-24s %s\n", t.Name, mode)
+		if err != nil {
+			d.err = err
+			return
+		}
 	}
-}
-
-func showToolResult(w io.Writer, result json.RawMessage) {
-	var r struct {
-		IsError           bool            `json:"isError"`
-		StructuredContent json.RawMessage `json:"structuredContent"`
-	}
-	_ = json.Unmarshal(result, &r)
-	var pretty bytes.Buffer
-	_ = json.Indent(&pretty, r.StructuredContent, "    ", "  ")
-	fmt.Fprintf(w, "← %s\n", strings.TrimRight(pretty.String(), "\n"))
-}
-
-func compact(v any) string {
-	if v == nil {
-		return ""
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
 }
