@@ -5,8 +5,12 @@ package scenarios
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"majordomus-mcp/internal/mcpclient"
 )
 
 // S1: the second client bridges; the board shows both; the instructions
@@ -117,5 +121,54 @@ func TestMCPOverHTTPRefusesMalformedTrafficAndKeepsServing(t *testing.T) {
 	// it still serves
 	if id := identity(t, url); id["leaseholder"] != true || id["name"] != "majordomus" {
 		t.Fatalf("identity: %v", id)
+	}
+}
+
+// A change to the layer reaches every session, bridged ones included.
+func TestAChangeToTheLayerReachesBridgedSessions(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	b := bridged(t, dir, "codex")
+	path := filepath.Join(dir, ".ai/repo/prompts/review.md")
+	data, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, append(data, "5. Is the README still true?\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*mcpclient.Process{a, b} {
+		if _, err := p.WaitFrame(ctx(t), "list_changed", func(f []byte) bool {
+			return strings.Contains(string(f), `"method":"notifications/resources/list_changed"`)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var repo struct{ Generation int }
+	b.CallTool(ctx(t), "majordomus_repository", nil, &repo)
+	if repo.Generation != 2 {
+		t.Fatalf("the bridged session sees generation %d, want 2", repo.Generation)
+	}
+}
+
+// status reports the checkout's server, read-only; graph prints the machine.
+func TestStatusAndGraph(t *testing.T) {
+	dir := checkout(t)
+	code, stdout, _ := runOnce(t, dir, "", "status")
+	if code != 0 || !strings.Contains(stdout, `"class": "absent"`) {
+		t.Fatalf("status without a server: %d\n%s", code, stdout)
+	}
+	noLease(t, dir)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	url := serverURL(t, a)
+	code, stdout, _ = runOnce(t, dir, "", "status")
+	if code != 0 || !strings.Contains(stdout, `"class": "live"`) || !strings.Contains(stdout, `"leaseholder": true`) || !strings.Contains(stdout, url) {
+		t.Fatalf("status with a server: %d\n%s", code, stdout)
+	}
+	for format, want := range map[string]string{"dot": "digraph", "mermaid": "stateDiagram-v2", "json": `"rules"`} {
+		code, stdout, _ := runOnce(t, dir, "", "graph", "--format", format)
+		if code != 0 || !strings.Contains(stdout, want) || !strings.Contains(stdout, "lease-lost") {
+			t.Errorf("graph --format %s: %d\n%.200s", format, code, stdout)
+		}
 	}
 }

@@ -26,7 +26,7 @@ func (a *aloneServer) Serve(ctx context.Context, reason string) error {
 		n.unservable(err)
 		return err
 	}
-	srv, err := n.co.load(ctx)
+	srv, err := n.co.load(n.life)
 	if err != nil {
 		n.unservable(fmt.Errorf("%s; and serving this client alone failed too: %w", reason, err))
 		return err

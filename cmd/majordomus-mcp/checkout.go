@@ -59,9 +59,10 @@ func findCheckout(env *environment, process *processInfo) (*checkout, error) {
 }
 
 // load builds the index and the MCP surface once, and watches the layer
-// until ctx ends. A failure is returned with its exit code and not cached:
-// a later call tries again.
-func (c *checkout) load(ctx context.Context) (*served, error) {
+// until life ends — the process's lifetime, not the caller's: a server is
+// often started under a context that bounds only its start. A failure is
+// returned with its exit code and not cached: a later call tries again.
+func (c *checkout) load(life context.Context) (*served, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.served != nil {
@@ -81,7 +82,7 @@ func (c *checkout) load(ctx context.Context) (*served, error) {
 		Logger:  c.log.Named("surface"),
 	})
 	go func() {
-		if err := lay.Watch(ctx, surf.IndexChanged); err != nil {
+		if err := lay.Watch(life, surf.IndexChanged); err != nil {
 			c.log.Warn("watching the layer failed; changes are not picked up", zap.Error(err))
 		}
 	}()

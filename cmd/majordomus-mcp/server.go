@@ -34,7 +34,7 @@ type sharedServer struct {
 // then serves the process's own client.
 func (s *sharedServer) Start(ctx context.Context) error {
 	n := s.node
-	srv, err := n.co.load(ctx)
+	srv, err := n.co.load(n.life)
 	if err != nil {
 		return err
 	}

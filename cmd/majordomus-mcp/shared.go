@@ -63,6 +63,7 @@ type node struct {
 	served  bool               // a backend has served the client
 	fatal   error              // nothing could ever serve the client: the exit error
 	abandon context.CancelCauseFunc
+	life    context.Context // ends when the machine has run
 }
 
 // serveShared runs the process as one node of the checkout's shared
@@ -125,7 +126,7 @@ func serveShared(ctx context.Context, env *environment, withClient bool) error {
 
 	runCtx, abandon := context.WithCancelCause(ctx)
 	defer abandon(nil)
-	n.abandon = abandon
+	n.abandon, n.life = abandon, runCtx
 	loopCtx, stopLoop := context.WithCancel(ctx)
 	defer stopLoop()
 	if withClient {
@@ -137,6 +138,7 @@ func serveShared(ctx context.Context, env *environment, withClient bool) error {
 		for ev := range events {
 			if ev.signal == nil {
 				env.log.Info("the client left", zap.String("reason", ev.reason))
+				n.router.closeCurrent() // its session leaves the board
 				n.m.ClientLeft()
 				continue
 			}
