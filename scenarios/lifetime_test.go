@@ -5,11 +5,15 @@ package scenarios
 // was taken over says so and takes on nobody new (R6).
 
 import (
+	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
+
+	"majordomus-mcp/internal/mcpclient"
 )
 
 // S12: SIGTERM, SIGINT and SIGHUP each remove the lease, the process dies
@@ -158,4 +162,30 @@ func TestAServerWhoseLeaseWasTakenOverSaysSo(t *testing.T) {
 	if b, _ := os.ReadFile(leasePath(dir)); string(b) != other {
 		t.Fatalf("the new lease was touched: %q", b)
 	}
+}
+
+// The client's departure is noticed through its parent's death too: a host
+// killed hard leaves its server reparented with stdin still open; the
+// leaseholder then ends (no session left) and releases the lease.
+func TestTheParentsDeathIsTheClientLeaving(t *testing.T) {
+	dir := checkout(t)
+	// The shell is the host: majordomus-mcp is its child, reading the shell's stdin.
+	cmd := exec.Command("sh", "-c", `exec 3<&0; "$0" --http-port 0 0<&3 & wait`, bin)
+	cmd.Dir = dir
+	host, err := mcpclient.StartCmd(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { host.Kill(context.Background()) })
+	initialize(t, host, "claude-code")
+	serverURL(t, host)
+	host.Signal(syscall.SIGKILL) // the shell dies; its child keeps stdin open
+	if _, err := host.WaitLog(ctx(t), "the client left", "parent process"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := host.WaitLog(ctx(t), "shared server stopped"); err != nil {
+		t.Fatal(err)
+	}
+	host.Wait(ctx(t)) // the server's end closes the pipes it inherited
+	noLease(t, dir)
 }
