@@ -125,9 +125,9 @@ func serveUntilDrained(ctx context.Context, _ ...any) error {
 // sessions it has.
 func loseLease(ctx context.Context, _ ...any) error {
 	m := machineOf(ctx)
+	m.cfg.Server.LoseLease(m.lost) // first: once the line is logged, it is true
 	m.log.Warn("the lease is no longer this server's: "+m.lost+"; serving the sessions it has and ending with them",
 		zap.String("lease", m.cfg.LeasePath), zap.String("reason", m.lost))
-	m.cfg.Server.LoseLease(m.lost)
 	return nil
 }
 

@@ -149,8 +149,7 @@ func (s *sharedServer) LoseLease(reason string) {
 	s.lost.Store(&transport.Refusal{Reason: "lease_lost", Message: message, URL: current})
 	n.process.lost.Store(true)
 	n.process.leaseholder.Store(false)
-	n.env.log.Warn("the lease is no longer this server's: another process took it over; this server serves the sessions it has and ends with them",
-		zap.String("lease", n.leasePath), zap.String("reason", reason), zap.String("current", current))
+	n.env.log.Debug("new sessions are refused from now on", zap.String("current", current))
 	s.mu.Lock()
 	srv := s.served
 	if s.stop != nil {
