@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,7 +42,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// checkout writes the example checkout into a fresh directory.
+// checkout writes the example checkout into a fresh directory. When the
+// test ends — after its processes were stopped — nothing outside .ai/local/
+// may have changed but what the test changed itself (see layerEdited).
 func checkout(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "example")
@@ -49,11 +52,27 @@ func checkout(t *testing.T) string {
 	return dir
 }
 
+// baselines holds, per checkout, the digest of what lies outside .ai/local/.
+var baselines sync.Map
+
 func copyExample(t *testing.T, dir string) {
 	t.Helper()
 	if err := example.WriteCheckout(dir); err != nil {
 		t.Fatal(err)
 	}
+	layerEdited(t, dir)
+	t.Cleanup(func() {
+		want, _ := baselines.Load(dir)
+		if got := snapshot(t, dir); got != want {
+			t.Errorf("files outside .ai/local/ of %s were written by majordomus-mcp", dir)
+		}
+	})
+}
+
+// layerEdited records that the test itself changed files of the checkout.
+func layerEdited(t *testing.T, dir string) {
+	t.Helper()
+	baselines.Store(dir, snapshot(t, dir))
 }
 
 // ctx bounds one scenario step.
@@ -132,4 +151,5 @@ func writeBroken(t *testing.T, dir string) {
 	if err := example.WriteBrokenObject(dir); err != nil {
 		t.Fatal(err)
 	}
+	layerEdited(t, dir)
 }

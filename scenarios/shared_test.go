@@ -136,6 +136,7 @@ func TestAChangeToTheLayerReachesBridgedSessions(t *testing.T) {
 	if err := os.WriteFile(path, append(data, "5. Is the README still true?\n"...), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	layerEdited(t, dir)
 	for _, p := range []*mcpclient.Process{a, b} {
 		if _, err := p.WaitFrame(ctx(t), "list_changed", func(f []byte) bool {
 			return strings.Contains(string(f), `"method":"notifications/resources/list_changed"`)

@@ -143,12 +143,11 @@ func TestBadInputIsAnsweredAndTheSessionGoesOn(t *testing.T) {
 // The exit codes of the layer's contract, and what the messages name.
 func TestLayerErrorsKeepTheirExitCodes(t *testing.T) {
 	broken := checkout(t)
-	if err := example.WriteBrokenObject(broken); err != nil {
-		t.Fatal(err)
-	}
+	writeBroken(t, broken)
 	writeManifest := func(body string) string {
 		dir := checkout(t)
 		os.WriteFile(filepath.Join(dir, ".ai/manifest.yaml"), []byte(body), 0o644)
+		layerEdited(t, dir)
 		return dir
 	}
 	nowhere := t.TempDir()
@@ -188,7 +187,7 @@ func TestLayerErrorsKeepTheirExitCodes(t *testing.T) {
 // A degraded index is served (without --strict) and says so.
 func TestADegradedIndexIsServed(t *testing.T) {
 	dir := checkout(t)
-	example.WriteBrokenObject(dir)
+	writeBroken(t, dir)
 	p := start(t, dir, "--standalone")
 	c := ctx(t)
 	if _, err := p.Initialize(c, "codex", "2025-11-25"); err != nil {
@@ -221,6 +220,7 @@ func TestAChangeToTheLayerRaisesTheGenerationAndNotifies(t *testing.T) {
 	if err := os.WriteFile(path, append(data, "5. Is the README still true?\n"...), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	layerEdited(t, dir)
 	for _, method := range []string{"notifications/resources/list_changed", "notifications/resources/updated"} {
 		if _, err := p.WaitFrame(c, method, func(f []byte) bool { return strings.Contains(string(f), `"method":"`+method+`"`) }); err != nil {
 			t.Fatal(err)

@@ -142,3 +142,26 @@ func startUnprivileged(t *testing.T, dir, readOnly string) *mcpclient.Process {
 	})
 	return p
 }
+
+// A directory where the lease file should be can be neither read nor
+// replaced: served alone, at once.
+func TestADirectoryWhereTheLeaseShouldBeServesAlone(t *testing.T) {
+	dir := checkout(t)
+	if err := os.MkdirAll(leasePath(dir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p := shared(t, dir)
+	line, err := p.WaitLog(ctx(t), "cannot use the shared server", "serving this client alone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(line, "directory") {
+		t.Fatalf("the reason is not named: %s", line)
+	}
+	initialize(t, p, "codex")
+	p.CloseStdin()
+	exitsWith(t, p, 0)
+	if info, err := os.Stat(leasePath(dir)); err != nil || !info.IsDir() {
+		t.Fatal("the directory was touched")
+	}
+}
