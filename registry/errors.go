@@ -36,7 +36,25 @@ var (
 	// majordomus-mcp-lease/v1 document.
 	ErrLeaseCorrupt = errors.New("registry: corrupt lease")
 
+	// ErrProcessEnded is returned by [ProcessStart] for a process that has
+	// exited but not yet been reaped (a zombie): it answers signal 0, yet
+	// it serves nothing any more.
+	ErrProcessEnded = errors.New("registry: process ended")
+
 	// ErrBadProfile is returned by [ValidateProfile] for a profile name that
 	// cannot be part of a file name.
 	ErrBadProfile = errors.New("registry: invalid profile name")
+
+	// ErrNoRegistryPath is returned by [RuntimePath] when no flag, no
+	// environment variable and no home directory say where the runtime
+	// registry is.
+	ErrNoRegistryPath = errors.New("registry: no runtime registry path")
+
+	// ErrRegistryUnusable is returned when the runtime registry's path holds
+	// something that is not a database file (a directory, say).
+	ErrRegistryUnusable = errors.New("registry: runtime registry unusable")
+
+	// ErrListingUnavailable is returned by [ProcScan.Listening] when the
+	// kernel's socket tables cannot be read, so no process can be observed.
+	ErrListingUnavailable = errors.New("registry: process listing unavailable")
 )

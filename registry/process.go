@@ -117,11 +117,14 @@ func (e Env) Alive(pid int, start uint64, bootID string) Liveness {
 	default:
 		return OwnerUnknown
 	}
-	if start == 0 {
-		return OwnerAlive
-	}
 	got, err := e.processStart(pid)
 	switch {
+	case errors.Is(err, ErrProcessEnded):
+		// A zombie answers signal 0: a leaseholder killed -9 whose parent
+		// has not reaped it yet must not pass for alive.
+		return OwnerGone
+	case start == 0:
+		return OwnerAlive
 	case err != nil:
 		// It answered signal 0 but /proc will not say (hidepid, or it
 		// exited in between): no claim either way.
@@ -156,6 +159,9 @@ func parseStat(b []byte) (uint64, error) {
 	const index = 22 - 3
 	if len(fields) <= index {
 		return 0, fmt.Errorf("parsing /proc stat: %d fields after the command", len(fields))
+	}
+	if state := string(fields[0]); state == "Z" || state == "X" {
+		return 0, ErrProcessEnded
 	}
 	v, err := strconv.ParseUint(string(fields[index]), 10, 64)
 	if err != nil {

@@ -42,6 +42,12 @@ func TestABridgeTakesOverWhenItsServerIsKilled(t *testing.T) {
 	if readLease(t, dir)["url"] != url {
 		t.Fatalf("the lease does not name B's server")
 	}
+	// the user sees it in the host, as a log message
+	if _, err := b.WaitFrame(ctx(t), "a notifications/message", func(f []byte) bool {
+		return strings.Contains(string(f), `"method":"notifications/message"`) && strings.Contains(string(f), "took over")
+	}); err != nil {
+		t.Fatal(err)
+	}
 	board := peersOf(t, b)
 	var me *struct {
 		Intent string

@@ -140,6 +140,12 @@ func (s *Surface) initialized(ctx context.Context, _ any, req *mcp.InitializeReq
 		return
 	}
 	s.attach(session)
+	// What the process says about sharing is sent at warning; mcp-go's
+	// sessions start (and restart at every initialize) at error. A client's
+	// logging/setLevel, which comes after, still decides.
+	if l, ok := session.(server.SessionWithLogging); ok {
+		l.SetLogLevel(mcp.LoggingLevelWarning)
+	}
 	info := req.Params.ClientInfo
 	s.Board.Identify(session.SessionID(), Client{Name: info.Name, Version: info.Version, Title: info.Title})
 	peer := s.Board.PeerID(session.SessionID())

@@ -396,3 +396,21 @@ func drain(s *server.InProcessSession) map[string]bool {
 		}
 	}
 }
+
+// What the process says about sharing reaches every session as a
+// notifications/message at warning, unless the client asked for less.
+func TestNotifyReachesEverySession(t *testing.T) {
+	f := newFixture(t)
+	a := f.connect("claude-code")
+	b := f.connect("codex")
+	b.rpc("logging/setLevel", map[string]any{"level": "error"})
+	drain(a.sess)
+	drain(b.sess)
+	f.s.Notify(mcp.LoggingLevelWarning, "majordomus: this process took over")
+	if got := drain(a.sess); !got["notifications/message"] {
+		t.Errorf("a session at the default level got %v", got)
+	}
+	if got := drain(b.sess); got["notifications/message"] {
+		t.Errorf("a session that asked for errors only got %v", got)
+	}
+}
