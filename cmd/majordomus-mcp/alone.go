@@ -36,11 +36,9 @@ func (a *aloneServer) Serve(ctx context.Context, reason string) error {
 		n.unservable(err)
 		return err
 	}
-	if err := n.serve(ctx, local); err != nil {
-		return err
-	}
-	if n.carriedSession() != nil {
-		srv.surface.Notify(mcp.LoggingLevelWarning, "majordomus: cannot use the shared server ("+reason+"); this session is now served alone, without peers")
-	}
-	return nil
+	return n.serve(ctx, local, func(carried bool) {
+		if carried {
+			srv.surface.Notify(mcp.LoggingLevelWarning, "majordomus: cannot use the shared server ("+reason+"); this session is now served alone, without peers")
+		}
+	})
 }

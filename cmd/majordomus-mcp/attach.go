@@ -56,15 +56,16 @@ func (a *attachment) Attach(ctx context.Context, url string) {
 	n.process.setURL(url)
 	if n.carriedSession() == nil {
 		n.env.log.Info("a shared server for this checkout is already running at "+url+"; bridging this stdio session to it", zap.String("url", url))
-		n.serve(ctx, b)
+		n.serve(ctx, b, nil)
 		return
 	}
 	go func() { // replaying talks to the server: off the machine's loop
-		if err := n.serve(ctx, b); err != nil {
+		err := n.serve(ctx, b, func(bool) {
+			n.env.log.Info("re-attached to the shared server", zap.String("url", url))
+		})
+		if err != nil {
 			n.m.BridgeFailed(err.Error())
-			return
 		}
-		n.env.log.Info("re-attached to the shared server", zap.String("url", url))
 	}()
 }
 

@@ -27,6 +27,7 @@ var importRules = map[string]struct {
 	"example":            {nil, nil},
 	"internal/mcpclient": {nil, nil},
 	"scenarios":          {[]string{"example", "internal/mcpclient"}, nil},
+	"scenarios/bench":    {[]string{"example", "internal/mcpclient"}, nil},
 }
 
 const module = "majordomus-mcp/"

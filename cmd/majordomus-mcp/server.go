@@ -78,12 +78,14 @@ func (s *sharedServer) Start(ctx context.Context) error {
 		s.mu.Lock()
 		s.local = local
 		s.mu.Unlock()
-		if err := n.serve(ctx, local); err != nil {
+		err = n.serve(ctx, local, func(carried bool) {
+			if carried {
+				n.env.log.Info("took over as the shared server; this session continues locally", zap.String("url", url))
+				srv.surface.Notify(mcp.LoggingLevelWarning, "majordomus: the shared server this session used is gone; this process took over as the checkout's shared server at "+url)
+			}
+		})
+		if err != nil {
 			n.env.log.Warn("the client's session could not be carried onto this server", zap.Error(err))
-		}
-		if n.carriedSession() != nil {
-			n.env.log.Info("took over as the shared server; this session continues locally", zap.String("url", url))
-			srv.surface.Notify(mcp.LoggingLevelWarning, "majordomus: the shared server this session used is gone; this process took over as the checkout's shared server at "+url)
 		}
 	}
 	return nil

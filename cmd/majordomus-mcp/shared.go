@@ -190,12 +190,18 @@ func (n *node) carriedSession() *transport.Carried {
 }
 
 // serve makes b serve the client, carrying its session when a bridge
-// failed, and announces it.
-func (n *node) serve(ctx context.Context, b transport.Backend) error {
-	if c := n.carriedSession(); c != nil {
+// failed. announced (when not nil) runs once the session is carried and
+// before b answers anything: what it logs is true before the client sees
+// an answer from b.
+func (n *node) serve(ctx context.Context, b transport.Backend, announced func(carried bool)) error {
+	c := n.carriedSession()
+	if c != nil {
 		if err := c.Replay(ctx, b); err != nil {
 			return fmt.Errorf("carrying the client's session: %w", err)
 		}
+	}
+	if announced != nil {
+		announced(c != nil)
 	}
 	n.mu.Lock()
 	n.served = true

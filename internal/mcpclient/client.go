@@ -288,6 +288,23 @@ func (p *Process) WaitLog(ctx context.Context, parts ...string) (string, error) 
 	return found, err
 }
 
+// WaitLogAny waits for a stderr line containing any one of the texts.
+func (p *Process) WaitLogAny(ctx context.Context, texts ...string) (string, error) {
+	var found string
+	err := p.await(ctx, fmt.Sprintf("a log line with one of %q", texts), func() bool {
+		for _, l := range p.logs {
+			for _, text := range texts {
+				if strings.Contains(l, text) {
+					found = l
+					return true
+				}
+			}
+		}
+		return false
+	})
+	return found, err
+}
+
 // CountLogs counts the stderr lines so far that contain every part.
 func (p *Process) CountLogs(parts ...string) int {
 	p.mu.Lock()
