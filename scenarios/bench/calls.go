@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// caller is anything that can call a tool: a stdio client or the direct
+// HTTP client.
+type caller interface {
+	tool(ctx context.Context, name string, args map[string]any) (jsonRaw, error)
+}
+
+// roundTrips calls majordomus_repository on each client in turn, warm-up
+// calls first, and returns one series per client. Interleaving call by call
+// exposes every client to the same background load.
+func roundTrips(clients []caller, warm, calls int) ([]*series, error) {
+	out := make([]*series, len(clients))
+	for i := range out {
+		out[i] = newSeries("ms")
+	}
+	for n := range warm + calls {
+		for i, c := range clients {
+			ctx, cancel := step()
+			start := time.Now()
+			_, err := c.tool(ctx, "majordomus_repository", nil)
+			took := time.Since(start)
+			cancel()
+			if err != nil {
+				return nil, fmt.Errorf("call %d: %w", n, err)
+			}
+			if n >= warm {
+				out[i].addDur(took)
+			}
+		}
+	}
+	return out, nil
+}
+
+// b2b3 measures B2 (our bridge vs a keep-alive HTTP client straight to
+// /mcp) and B3 (mcp-remote and supergateway vs our bridge) against one
+// leaseholder, and the bridge's and a standalone's peak RSS after the same
+// calls (for B6).
+func (b *bench) b2b3() ([]Figure, error) {
+	dir, err := b.checkout()
+	if err != nil {
+		return nil, err
+	}
+	lh, err := b.leaseholder(dir)
+	if err != nil {
+		return nil, fmt.Errorf("B2 leaseholder: %w", err)
+	}
+	defer stop(lh.p)
+	bridge, err := b.spawnPipe(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer bridge.close(10 * time.Second)
+	ctx, cancel := step()
+	defer cancel()
+	if err := bridge.initialize(ctx, "bench-bridge"); err != nil {
+		return nil, fmt.Errorf("B2 bridge: %w", err)
+	}
+	if _, err := bridge.waitLog(ctx, "bridging this stdio session to it"); err != nil {
+		return nil, fmt.Errorf("B2: the second client did not attach: %w", err)
+	}
+	direct := newDirectClient(lh.url)
+	defer direct.close()
+	if err := direct.initialize(ctx, "bench-direct"); err != nil {
+		return nil, fmt.Errorf("B2 direct: %w", err)
+	}
+	dialing := newDirectClient(lh.url)
+	dialing.fresh = true
+	defer dialing.close()
+	if err := dialing.initialize(ctx, "bench-direct-dialing"); err != nil {
+		return nil, fmt.Errorf("B2 direct, dialing: %w", err)
+	}
+	cpu0, _ := cpuTime(bridge.pid())
+	s, err := roundTrips([]caller{stdioCaller{bridge}, direct, dialing}, b.calls/10, b.calls)
+	if err != nil {
+		return nil, fmt.Errorf("B2: %w", err)
+	}
+	cpu1, _ := cpuTime(bridge.pid())
+	viaBridge, straight := s[0], s[1]
+	figs := []Figure{
+		compare("B2", "tools/call majordomus_repository via a bridged stdio session", "p50",
+			viaBridge, "keep-alive HTTP client straight to /mcp", straight, 1.5, "≤ 1.5× at p50"),
+		compare("B2", "the same, at p99", "p99",
+			viaBridge, "keep-alive HTTP client straight to /mcp", straight, 1e9, "reported"),
+	}
+	figs[1].Result = "info"
+	dial := compare("B2", "diagnostic: HTTP client straight to /mcp, a new connection per call (as the bridge posts)", "p50",
+		s[2], "keep-alive HTTP client straight to /mcp", straight, 1e9, "—")
+	dial.Result = "info"
+	perCall := ms(cpu1-cpu0) * 1000 / float64(b.calls+b.calls/10)
+	figs[0].Extra = map[string]any{"bridge_cpu_us_per_call": round(perCall)}
+	figs[0].Note = fmt.Sprintf("the bridge process spends %.0f µs of CPU per call (user+system, /proc/<pid>/stat)", perCall)
+	figs = append(figs, dial)
+	if rss, err := peakRSS(bridge.pid()); err == nil {
+		b.mem.bridge.add(rss)
+	}
+	if err := b.standaloneRSS(dir, b.calls+b.calls/10); err != nil {
+		return nil, fmt.Errorf("B6 standalone: %w", err)
+	}
+	return append(figs, b.b3(dir, lh.url)...), nil
+}
+
+// standaloneRSS runs a --standalone client through calls calls and records
+// its peak RSS: the baseline of B6.
+func (b *bench) standaloneRSS(dir string, calls int) error {
+	c, err := b.spawnPipe(dir, "--standalone")
+	if err != nil {
+		return err
+	}
+	defer c.close(10 * time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*stepTimeout)
+	defer cancel()
+	if err := c.initialize(ctx, "bench-standalone"); err != nil {
+		return err
+	}
+	for range calls {
+		if _, err := c.tool(ctx, "majordomus_repository", nil); err != nil {
+			return err
+		}
+	}
+	rss, err := peakRSS(c.pid())
+	if err != nil {
+		return err
+	}
+	b.mem.standalone.add(rss)
+	return nil
+}
+
+// b3 runs our bridge, mcp-remote and supergateway side by side, each a stdio
+// client bridged to the server at url.
+func (b *bench) b3(dir, url string) []Figure {
+	skip := func(name, why string) Figure {
+		return Figure{ID: "B3", Measure: name + " bridging stdio to the same server", Stat: "p50",
+			Goal: "ours ≥ 3× faster at p50", Result: "skipped", Note: why}
+	}
+	if b.peers == "" {
+		why := "npm is not on PATH: mcp-remote and supergateway were not installed"
+		return []Figure{skip("mcp-remote", why), skip("supergateway", why)}
+	}
+	home := filepath.Join(b.tmp, "node-home")
+	_ = os.MkdirAll(home, 0o700)
+	env := append(os.Environ(), "HOME="+home, "MCP_REMOTE_CONFIG_DIR="+filepath.Join(home, "mcp-auth"))
+	bin := filepath.Join(b.peers, "node_modules", ".bin")
+	peers := []struct {
+		name, cmd string
+		args      []string
+	}{
+		{"mcp-remote", filepath.Join(bin, "mcp-remote"), []string{url + "/mcp", "--transport", "http-only"}},
+		{"supergateway", filepath.Join(bin, "supergateway"), []string{"--streamableHttp", url + "/mcp", "--logLevel", "none"}},
+	}
+	ours, err := b.spawnPipe(dir)
+	if err != nil {
+		return []Figure{skip("mcp-remote", err.Error()), skip("supergateway", err.Error())}
+	}
+	defer ours.close(10 * time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*stepTimeout)
+	defer cancel()
+	if err := ours.initialize(ctx, "bench-ours"); err != nil {
+		return []Figure{skip("mcp-remote", err.Error()), skip("supergateway", err.Error())}
+	}
+	clients := []caller{stdioCaller{ours}}
+	var names []string
+	var figs []Figure
+	for _, p := range peers {
+		c, err := b.startPipe(p.cmd, p.args, dir, env)
+		if err == nil {
+			defer c.close(10 * time.Second)
+			err = c.initialize(ctx, "bench-"+p.name)
+			if err == nil {
+				_, err = c.tool(ctx, "majordomus_repository", nil)
+			}
+		}
+		if err != nil {
+			figs = append(figs, skip(p.name, "cannot bridge to our server: "+err.Error()))
+			continue
+		}
+		clients = append(clients, stdioCaller{c})
+		names = append(names, p.name)
+	}
+	if len(names) == 0 {
+		return figs
+	}
+	calls := max(b.calls/2, 20)
+	port := url[strings.LastIndex(url, ":")+1:]
+	waits := timeWaits(port)
+	s, err := roundTrips(clients, calls/10, calls)
+	if err != nil {
+		return append(figs, skip(fmt.Sprint(names), err.Error()))
+	}
+	b.note("B3: during its loop (%d calls per client) the server's port gained %d sockets in TIME_WAIT: "+
+		"our bridge dials a new connection for every POST and the server closes it", calls+calls/10, timeWaits(port)-waits)
+	for i, name := range names {
+		theirs, mine := s[i+1].summary(), s[0].summary()
+		f := Figure{ID: "B3", Measure: name + " bridging stdio to the same server", Stat: "p50",
+			Value: theirs, Baseline: "our bridge", Base: &mine, Goal: "ours ≥ 3× faster at p50"}
+		f.Ratio = ratio(theirs.Median, mine.Median)
+		f.Result = verdict(f.Ratio >= 3)
+		f.Note = fmt.Sprintf("ratio is %s's p50 over ours: ours is %.2f× faster", name, f.Ratio)
+		figs = append(figs, f)
+	}
+	if rss, err := peakRSS(ours.pid()); err == nil {
+		b.mem.bridge.add(rss)
+	}
+	return figs
+}
+
+// stdioCaller adapts a stdio client to caller.
+type stdioCaller struct{ c *pipeClient }
+
+func (s stdioCaller) tool(ctx context.Context, name string, args map[string]any) (jsonRaw, error) {
+	return s.c.tool(ctx, name, args)
+}

@@ -1,0 +1,215 @@
+// Command bench measures majordomus-mcp side by side with baselines taken
+// in the same run (issue 5, SPEC §10): attach (B1), bridge overhead (B2),
+// other bridges (B3), take-over (B4), a storm of clients (B5), memory (B6)
+// and layer scale (B7). It builds the binary, runs every measure several
+// times after a warm-up, prints a Markdown table and writes a JSON file.
+//
+//	go run ./scenarios/bench [-quick] [-out FILE] [-only B1,B4] [-peers DIR]
+//
+// It is not a test: `go test ./...` compiles it and runs nothing. Every
+// process it starts is a child on loopback, every wait is bounded, and the
+// whole run is bounded by -timeout.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+func main() {
+	quick := flag.Bool("quick", false, "fewer repetitions (a smoke run of about a minute)")
+	out := flag.String("out", "scenarios/bench/results.json", "the JSON file to write, relative to the module root")
+	only := flag.String("only", "", "run only these measures, comma-separated (B1,…,B7; B6 needs B2 and B5)")
+	peers := flag.String("peers", "", "an npm prefix that already holds mcp-remote and supergateway (default: install into a temporary one)")
+	noPeers := flag.Bool("no-peers", false, "skip B3's npm bridges")
+	rev := flag.String("rev", "", "build this commit (git archive into a temporary directory) instead of the working tree")
+	prebuilt := flag.String("bin", "", "measure this majordomus-mcp binary instead of building one (to compare builds)")
+	timeout := flag.Duration("timeout", 15*time.Minute, "bound on the whole run")
+	flag.Parse()
+	if err := run(*quick, *out, *only, *peers, *prebuilt, *rev, *noPeers, *timeout); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(quick bool, out, only, peers, prebuilt, rev string, noPeers bool, timeout time.Duration) error {
+	started := time.Now()
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "majordomus-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	b := &bench{tmp: tmp, runs: 30, warm: 3, calls: 2000, storm: 32}
+	stormRuns := 10
+	if quick {
+		b.runs, b.warm, b.calls, stormRuns = 5, 1, 200, 3
+	}
+	b.mem.bridge, b.mem.standalone, b.mem.leaseholder = newSeries("MiB"), newSeries("MiB"), newSeries("MiB")
+	defer b.cleanup()
+	watchdog := time.AfterFunc(timeout, func() {
+		fmt.Fprintf(os.Stderr, "bench: the run passed -timeout %s; ending it\n", timeout)
+		b.cleanup()
+		os.Exit(1)
+	})
+	defer watchdog.Stop()
+
+	rep := &Report{Schema: "majordomus-bench/v1", Started: started.UTC().Format(time.RFC3339), Quick: quick,
+		Command: strings.TrimSpace("go run ./scenarios/bench " + strings.Join(os.Args[1:], " ")),
+		Machine: machine(), Settings: Settings{Runs: b.runs, Warmup: b.warm, Calls: b.calls, Storm: b.storm}}
+	rep.Commit, rep.Dirty = commit(root)
+	if b.bin = prebuilt; b.bin == "" {
+		src := root
+		if rev != "" {
+			if src, rep.Commit, err = exportRev(root, rev, filepath.Join(tmp, "src")); err != nil {
+				return err
+			}
+			rep.Dirty = false
+		}
+		progress("building majordomus-mcp in " + src)
+		b.bin = filepath.Join(tmp, "majordomus-mcp")
+		build := exec.Command("go", "build", "-o", b.bin, "./cmd/majordomus-mcp")
+		build.Dir, build.Stdout, build.Stderr = src, os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("building majordomus-mcp: %w", err)
+		}
+	} else {
+		b.note("measured the prebuilt binary %s, not a build of this checkout", prebuilt)
+	}
+	want := func(id string) bool { return only == "" || strings.Contains(","+only+",", ","+id+",") }
+	if want("B3") && !noPeers {
+		b.peers, rep.Peers = installPeers(b, peers)
+	} else {
+		b.note("B3's npm bridges were not run (-no-peers or -only)")
+	}
+	measure := func(id string, wanted bool, f func() ([]Figure, error)) {
+		if !wanted {
+			return
+		}
+		progress("measuring " + id)
+		figs, err := f()
+		if err != nil {
+			rep.Errors = append(rep.Errors, err.Error())
+			figs = append(figs, Figure{ID: id, Measure: "(failed: see errors)", Result: "error", Note: err.Error()})
+		}
+		rep.Figures = append(rep.Figures, figs...)
+	}
+	measure("B1", want("B1"), b.b1)
+	measure("B2", want("B2") || want("B3"), b.b2b3) // B3 bridges to B2's server
+	measure("B4", want("B4"), b.b4)
+	b.runs, b.warm = stormRuns, 1
+	measure("B5", want("B5"), b.b5)
+	measure("B6", want("B6"), func() ([]Figure, error) { return b.b6(), nil })
+	b.runs, b.warm = rep.Settings.Runs, rep.Settings.Warmup
+	measure("B7", want("B7"), b.b7)
+	b.cleanup()
+
+	rep.Machine.LoadAfter = loadavg()
+	rep.Notes = append(rep.Notes, b.notes...)
+	rep.Seconds = time.Since(started).Round(time.Second).Seconds()
+	printTable(os.Stdout, rep)
+	path := out
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(root, path)
+	}
+	if err := writeJSON(path, rep); err != nil {
+		return err
+	}
+	fmt.Printf("\nwrote %s (%.0f s)\n", path, rep.Seconds)
+	if len(rep.Errors) > 0 {
+		return fmt.Errorf("%d measure(s) failed", len(rep.Errors))
+	}
+	return nil
+}
+
+func progress(what string) { fmt.Fprintf(os.Stderr, "bench: %s …\n", what) }
+
+// moduleRoot is the directory of the main module's go.mod.
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", fmt.Errorf("run the harness inside the majordomus-mcp module")
+	}
+	return filepath.Dir(gomod), nil
+}
+
+// commit is HEAD and whether tracked files differ from it.
+func commit(root string) (string, bool) {
+	head, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
+	if err != nil {
+		return "unknown", false
+	}
+	status, _ := exec.Command("git", "-C", root, "status", "--porcelain", "--untracked-files=no").Output()
+	return strings.TrimSpace(string(head)), len(strings.TrimSpace(string(status))) > 0
+}
+
+// exportRev writes the tree of commit rev into dir and returns dir and the
+// full commit id.
+func exportRev(root, rev, dir string) (string, string, error) {
+	full, err := exec.Command("git", "-C", root, "rev-parse", "--verify", rev+"^{commit}").Output()
+	if err != nil {
+		return "", "", fmt.Errorf("git rev-parse %s: %w", rev, err)
+	}
+	id := strings.TrimSpace(string(full))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", err
+	}
+	archive := exec.Command("git", "-C", root, "archive", "--format=tar", id)
+	untar := exec.Command("tar", "-x", "-C", dir)
+	pipe, err := archive.StdoutPipe()
+	if err != nil {
+		return "", "", err
+	}
+	untar.Stdin, untar.Stderr, archive.Stderr = pipe, os.Stderr, os.Stderr
+	if err := untar.Start(); err != nil {
+		return "", "", err
+	}
+	if err := archive.Run(); err != nil {
+		return "", "", fmt.Errorf("git archive %s: %w", id, err)
+	}
+	if err := untar.Wait(); err != nil {
+		return "", "", fmt.Errorf("extracting %s: %w", id, err)
+	}
+	return dir, id, nil
+}
+
+// installPeers returns the npm prefix holding mcp-remote and supergateway:
+// the one given, or a temporary one installed now when npm exists.
+func installPeers(b *bench, given string) (string, []PeerPkg) {
+	prefix := given
+	if prefix == "" {
+		if _, err := exec.LookPath("npm"); err != nil {
+			b.note("npm/npx not found: B3 skipped")
+			return "", nil
+		}
+		prefix = filepath.Join(b.tmp, "npm")
+		progress("installing mcp-remote and supergateway with npm into " + prefix)
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "npm", "install", "--prefix", prefix, "--no-audit", "--no-fund",
+			"--loglevel=error", "mcp-remote", "supergateway")
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			b.note("npm install mcp-remote supergateway failed (%v): B3 skipped", err)
+			return "", nil
+		}
+	}
+	var pkgs []PeerPkg
+	for _, name := range []string{"mcp-remote", "supergateway"} {
+		pkgs = append(pkgs, PeerPkg{Name: name, Version: packageVersion(prefix, name)})
+	}
+	return prefix, pkgs
+}

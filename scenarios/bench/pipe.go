@@ -1,0 +1,302 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+)
+
+// pipeClient is a lean stdio MCP client for timed call loops. The test
+// client internal/mcpclient keeps every frame and rescans all of them for
+// each answer, which costs O(calls) per call and would bias a loop of
+// thousands of calls. This one reads stdout in the calling goroutine, with
+// the context's deadline on the pipe, so that the harness adds no goroutine
+// hand-off of its own to a round trip. It also runs stdio clients that are
+// not majordomus-mcp (mcp-remote, supergateway).
+type pipeClient struct {
+	name   string
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout *os.File
+	out    *bufio.Reader // read only by the caller of call/await
+	next   int
+
+	drainOnce sync.Once
+
+	mu      sync.Mutex
+	logs    []string
+	changed chan struct{} // closed and replaced on every stderr line and at exit
+	exited  bool
+}
+
+// startPipe spawns name with args in dir; env nil means the parent's.
+func startPipe(name string, args []string, dir string, env []string) (*pipeClient, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir, cmd.Env = dir, env
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	f, ok := stdout.(*os.File)
+	if !ok {
+		return nil, errors.New("the stdout pipe is not a file")
+	}
+	c := &pipeClient{name: name, cmd: cmd, stdin: stdin, stdout: f, out: bufio.NewReaderSize(f, 64<<10),
+		changed: make(chan struct{})}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	stderrDone := make(chan struct{})
+	go func() {
+		defer close(stderrDone)
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 16<<20)
+		for sc.Scan() {
+			c.mu.Lock()
+			c.logs = append(c.logs, sc.Text())
+			c.notifyLocked()
+			c.mu.Unlock()
+		}
+	}()
+	go func() {
+		<-stderrDone
+		_ = cmd.Wait()
+		c.mu.Lock()
+		c.exited = true
+		c.notifyLocked()
+		c.mu.Unlock()
+	}()
+	return c, nil
+}
+
+func (c *pipeClient) notifyLocked() {
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// pid is the process id.
+func (c *pipeClient) pid() int { return c.cmd.Process.Pid }
+
+// send writes one JSON-RPC message; a request gets the next numeric id.
+func (c *pipeClient) send(method string, params any, request bool) (int, error) {
+	msg := map[string]any{"jsonrpc": "2.0", "method": method}
+	id := 0
+	if request {
+		c.next++
+		id = c.next
+		msg["id"] = id
+	}
+	if params != nil {
+		msg["params"] = params
+	}
+	b, err := json.Marshal(msg)
+	if err != nil {
+		return 0, err
+	}
+	_, err = c.stdin.Write(append(b, '\n'))
+	return id, err
+}
+
+// jsonRaw is a JSON value passed through undecoded.
+type jsonRaw = json.RawMessage
+
+// frame is what a client reads of each message it receives.
+type frame struct {
+	ID     jsonRaw `json:"id"`
+	Method string  `json:"method"`
+	Result jsonRaw `json:"result"`
+	Error  jsonRaw `json:"error"`
+}
+
+// call sends a request and reads stdout until its answer, skipping
+// notifications and anything else. A JSON-RPC error is returned as an error.
+func (c *pipeClient) call(ctx context.Context, method string, params any) (jsonRaw, error) {
+	id, err := c.send(method, params, true)
+	if err != nil {
+		return nil, fmt.Errorf("%s: writing %s: %w", c.name, method, err)
+	}
+	return c.await(ctx, method, id)
+}
+
+// awaitAnswer waits for the answer to request id, whatever it says.
+func (c *pipeClient) awaitAnswer(ctx context.Context, id int) error {
+	_, err := c.await(ctx, fmt.Sprint("request ", id), id)
+	return err
+}
+
+func (c *pipeClient) await(ctx context.Context, what string, id int) (jsonRaw, error) {
+	want := fmt.Sprint(id)
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(stepTimeout)
+	}
+	if err := c.stdout.SetReadDeadline(deadline); err != nil {
+		return nil, err
+	}
+	for {
+		line, err := c.out.ReadBytes('\n')
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, fmt.Errorf("%s: waiting for the answer to %s: %w", c.name, what, context.DeadlineExceeded)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s exited before answering %s (%v): %s", c.name, what, err, c.tail(5))
+		}
+		var f frame
+		if json.Unmarshal(line, &f) != nil || f.Method != "" || string(f.ID) != want {
+			continue
+		}
+		if f.Error != nil {
+			return nil, fmt.Errorf("%s: %s answered an error: %s", c.name, what, f.Error)
+		}
+		return f.Result, nil
+	}
+}
+
+// initialize performs the MCP handshake.
+func (c *pipeClient) initialize(ctx context.Context, client string) error {
+	if _, err := c.call(ctx, "initialize", initParams(client)); err != nil {
+		return err
+	}
+	_, err := c.send("notifications/initialized", nil, false)
+	return err
+}
+
+// tool calls a tool and fails on a tool error result.
+func (c *pipeClient) tool(ctx context.Context, name string, args map[string]any) (jsonRaw, error) {
+	res, err := c.call(ctx, "tools/call", toolParams(name, args))
+	if err != nil {
+		return nil, err
+	}
+	return res, toolError(name, res)
+}
+
+// waitLog waits for a stderr line containing every part and returns it.
+func (c *pipeClient) waitLog(ctx context.Context, parts ...string) (string, error) {
+	seen := 0
+	for {
+		c.mu.Lock()
+		logs, changed, exited := c.logs[seen:], c.changed, c.exited
+		seen = len(c.logs)
+		c.mu.Unlock()
+		for _, l := range logs {
+			if containsAll(l, parts) {
+				return l, nil
+			}
+		}
+		if exited {
+			return "", fmt.Errorf("%s exited before logging %q: %s", c.name, parts, c.tail(5))
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return "", fmt.Errorf("%s: waiting for a log line with %q: %w", c.name, parts, ctx.Err())
+		}
+	}
+}
+
+// tail is the last n stderr lines, for error messages.
+func (c *pipeClient) tail(n int) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	from := max(0, len(c.logs)-n)
+	return strings.Join(c.logs[from:], " | ")
+}
+
+// close ends stdin, waits up to grace for the process to leave, then kills it.
+func (c *pipeClient) close(grace time.Duration) {
+	c.drain()
+	_ = c.stdin.Close()
+	if c.waitExit(grace) {
+		return
+	}
+	c.kill()
+}
+
+// kill ends the process at once (SIGKILL) and waits for it to be reaped.
+func (c *pipeClient) kill() {
+	c.drain()
+	_ = c.cmd.Process.Kill()
+	c.waitExit(10 * time.Second)
+}
+
+// drain discards stdout from now on, so that the process never blocks on
+// a full pipe while it leaves. No call may follow.
+func (c *pipeClient) drain() {
+	c.drainOnce.Do(func() {
+		_ = c.stdout.SetReadDeadline(time.Time{})
+		go func() { _, _ = io.Copy(io.Discard, c.out) }()
+	})
+}
+
+// waitExit waits up to d for the process to exit and says whether it did.
+func (c *pipeClient) waitExit(d time.Duration) bool {
+	deadline := time.After(d)
+	for {
+		c.mu.Lock()
+		exited, changed := c.exited, c.changed
+		c.mu.Unlock()
+		if exited {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			return false
+		}
+	}
+}
+
+func containsAll(s string, parts []string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
+}
+
+// initParams is the initialize request every client of the harness sends.
+func initParams(client string) map[string]any {
+	return map[string]any{
+		"protocolVersion": protocol,
+		"capabilities":    map[string]any{},
+		"clientInfo":      map[string]any{"name": client, "version": "1.0.0"},
+	}
+}
+
+func toolParams(name string, args map[string]any) map[string]any {
+	if args == nil {
+		args = map[string]any{}
+	}
+	return map[string]any{"name": name, "arguments": args}
+}
+
+// toolError fails on a tools/call result that says isError.
+func toolError(name string, res json.RawMessage) error {
+	var r struct {
+		IsError bool `json:"isError"`
+	}
+	if err := json.Unmarshal(res, &r); err != nil {
+		return fmt.Errorf("%s: the result is not JSON: %w", name, err)
+	}
+	if r.IsError {
+		return errors.New(name + " answered a tool error: " + string(res))
+	}
+	return nil
+}

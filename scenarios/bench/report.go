@@ -1,0 +1,188 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Figure is one line of the table: a measure, its baseline from the same
+// run, their ratio at the named statistic, and whether the goal is met.
+type Figure struct {
+	ID       string         `json:"id"`
+	Measure  string         `json:"measure"`
+	Stat     string         `json:"stat"` // the statistic compared: p50, p99, max
+	Value    Summary        `json:"value"`
+	Baseline string         `json:"baseline,omitempty"`
+	Base     *Summary       `json:"baseline_value,omitempty"`
+	Ratio    float64        `json:"ratio,omitempty"`
+	Goal     string         `json:"goal"`
+	Result   string         `json:"result"` // met, missed, skipped, info
+	Note     string         `json:"note,omitempty"`
+	Extra    map[string]any `json:"extra,omitempty"`
+}
+
+// compare is value against base at stat; the goal is met when the ratio
+// value/base is at most limit.
+func compare(id, measure, stat string, value *series, baseline string, base *series, limit float64, goal string) Figure {
+	v, bs := value.summary(), base.summary()
+	f := Figure{ID: id, Measure: measure, Stat: stat, Value: v, Baseline: baseline, Base: &bs, Goal: goal}
+	f.Ratio = ratio(v.stat(stat), bs.stat(stat))
+	f.Result = verdict(f.Ratio <= limit)
+	return f
+}
+
+// absolute is a figure with an absolute goal (value at stat ≤ limit) and
+// an informative baseline.
+func absolute(id, measure, stat string, value *series, baseline string, base *series, limit float64, goal string) Figure {
+	f := compare(id, measure, stat, value, baseline, base, math.Inf(1), goal)
+	f.Result = verdict(f.Value.stat(stat) <= limit)
+	return f
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return math.Round(a/b*100) / 100
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "missed"
+}
+
+// Report is the JSON file.
+type Report struct {
+	Schema   string    `json:"schema"`
+	Started  string    `json:"started"`
+	Seconds  float64   `json:"seconds"`
+	Command  string    `json:"command"`
+	Quick    bool      `json:"quick"`
+	Machine  Machine   `json:"machine"`
+	Commit   string    `json:"commit"`
+	Dirty    bool      `json:"dirty"`
+	Settings Settings  `json:"settings"`
+	Figures  []Figure  `json:"figures"`
+	Notes    []string  `json:"notes,omitempty"`
+	Errors   []string  `json:"errors,omitempty"`
+	Peers    []PeerPkg `json:"npm_peers,omitempty"`
+}
+
+// Settings are the repetitions the run used.
+type Settings struct {
+	Runs   int `json:"runs"`
+	Warmup int `json:"warmup"`
+	Calls  int `json:"calls"`
+	Storm  int `json:"storm_clients"`
+}
+
+// PeerPkg is an npm bridge the run measured.
+type PeerPkg struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+func writeJSON(path string, r *Report) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// printTable writes the figures as a Markdown table, then each series in
+// full, then the notes.
+func printTable(w io.Writer, r *Report) {
+	fmt.Fprintf(w, "\nmajordomus-mcp benchmarks — commit %s%s, %s, %d cores, %s, %s\n\n",
+		short(r.Commit), map[bool]string{true: " (+ uncommitted changes)", false: ""}[r.Dirty],
+		r.Machine.CPU, r.Machine.Cores, r.Machine.Go, r.Machine.Kernel)
+	fmt.Fprintln(w, "| id | measure | figure | baseline (same run) | ratio | goal | result |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	for _, f := range r.Figures {
+		base, ratio := "—", "—"
+		if f.Base != nil {
+			base = fmt.Sprintf("%s: %s", f.Baseline, quantity(f.Base.stat(f.Stat), f.Base.Unit, f.Stat))
+		} else if f.Baseline != "" {
+			base = f.Baseline
+		}
+		if f.Ratio != 0 {
+			ratio = fmt.Sprintf("%.2f×", f.Ratio)
+		}
+		value := quantity(f.Value.stat(f.Stat), f.Value.Unit, f.Stat)
+		if f.Result == "skipped" {
+			value = "skipped"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", f.ID, f.Measure, value, base, ratio, f.Goal, f.Result)
+	}
+	fmt.Fprintln(w, "\n| id | series | unit | n | median | p90 | p99 | min | max |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+	printed := map[string]bool{} // a series shared by two figures is printed once
+	for _, f := range r.Figures {
+		if key := fmt.Sprint(f.Value); f.Value.N > 0 && !printed[key] {
+			printed[key] = true
+			row(w, f.ID, f.Measure, f.Value)
+		}
+		if f.Base == nil || f.Base.N == 0 {
+			continue
+		}
+		if key := fmt.Sprint(*f.Base); !printed[key] {
+			printed[key] = true
+			row(w, f.ID, "baseline: "+f.Baseline, *f.Base)
+		}
+	}
+	said := map[string]bool{}
+	for _, f := range r.Figures {
+		if f.Note != "" && !said[f.ID+f.Note] {
+			said[f.ID+f.Note] = true
+			fmt.Fprintf(w, "\n- %s: %s", f.ID, f.Note)
+		}
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "\n- %s", n)
+	}
+	for _, e := range r.Errors {
+		fmt.Fprintf(w, "\n- ERROR: %s", e)
+	}
+	fmt.Fprintln(w)
+}
+
+func row(w io.Writer, id, name string, s Summary) {
+	fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %s | %s | %s |\n", id, name, s.Unit, s.N,
+		num(s.Median), num(s.P90), num(s.P99), num(s.Min), num(s.Max))
+}
+
+// quantity prints a statistic with its unit.
+func quantity(v float64, unit, stat string) string {
+	return fmt.Sprintf("%s %s %s", stat, num(v), unit)
+}
+
+// num prints three significant digits, no exponent.
+func num(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", v)
+	case a >= 1:
+		return fmt.Sprintf("%.2f", v)
+	default:
+		return fmt.Sprintf("%.3f", v)
+	}
+}
+
+func short(commit string) string {
+	if len(commit) > 12 {
+		return commit[:12]
+	}
+	return strings.TrimSpace(commit)
+}
