@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -41,6 +42,9 @@ func resolveTimings(m layer.Timings, flags timings) timings {
 		heartbeat:     pick(20*time.Second, m.BridgeHeartbeat, flags.heartbeat),
 	}
 }
+
+// bridgeGCPercent is the GOGC of a process while it only bridges.
+const bridgeGCPercent = 25
 
 // node is one process of the shared-server design: the state machine and
 // the ports it acts through. withClient is false for `serve`, which runs
@@ -177,6 +181,14 @@ func (n *node) serveClient(ctx context.Context) {
 func (n *node) transitioned(t machine.Transition) {
 	n.env.state.Set(string(t.To))
 	n.process.setRole(string(t.To))
+	switch t.To {
+	case machine.Attached:
+		// A bridge holds little but relays a lot: collect its garbage
+		// sooner, so that every agent's bridge stays small (B6).
+		debug.SetGCPercent(bridgeGCPercent)
+	case machine.Leaseholder, machine.Alone:
+		debug.SetGCPercent(100)
+	}
 	if t.To == machine.LeaseLost && !n.withClient {
 		n.m.ClientLeft() // `serve` has no client of its own to wait for
 	}

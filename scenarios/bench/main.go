@@ -79,6 +79,7 @@ func run(quick bool, out, only, peers, prebuilt, rev string, noPeers bool, timeo
 		b.bin = filepath.Join(tmp, "majordomus-mcp")
 		build := exec.Command("go", "build", "-o", b.bin, "./cmd/majordomus-mcp")
 		build.Dir, build.Stdout, build.Stderr = src, os.Stderr, os.Stderr
+		build.Env = append(os.Environ(), "CGO_ENABLED=0") // the release build (Taskfile's build)
 		if err := build.Run(); err != nil {
 			return fmt.Errorf("building majordomus-mcp: %w", err)
 		}
