@@ -33,6 +33,9 @@ func compare(id, measure, stat string, value *series, baseline string, base *ser
 	f := Figure{ID: id, Measure: measure, Stat: stat, Value: v, Baseline: baseline, Base: &bs, Goal: goal}
 	f.Ratio = ratio(v.stat(stat), bs.stat(stat))
 	f.Result = verdict(f.Ratio <= limit)
+	if len(value.values) == 0 || len(base.values) == 0 {
+		f.Result = "not measured" // no samples prove nothing, least of all a goal
+	}
 	return f
 }
 
@@ -40,7 +43,9 @@ func compare(id, measure, stat string, value *series, baseline string, base *ser
 // an informative baseline.
 func absolute(id, measure, stat string, value *series, baseline string, base *series, limit float64, goal string) Figure {
 	f := compare(id, measure, stat, value, baseline, base, math.Inf(1), goal)
-	f.Result = verdict(f.Value.stat(stat) <= limit)
+	if len(value.values) > 0 {
+		f.Result = verdict(f.Value.stat(stat) <= limit)
+	}
 	return f
 }
 
