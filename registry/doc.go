@@ -1,6 +1,8 @@
 // Package registry owns the lease file: the one file on disk that says which
 // process runs a checkout's shared server. It reads, judges, writes, takes
-// over and watches that file, and observes the processes it names. It knows
+// over and watches that file, and observes the processes it names. It also
+// keeps the evidence of fleet inventories: the runtime registry and the
+// observation of listening servers (the last two sections). It knows
 // nothing of the per-process state machine: it answers with values (a
 // [Verdict], an [Observation], a [Change]) and sentinel errors, and cmd turns
 // them into the machine's facts. It imports no other project package.
@@ -118,4 +120,32 @@
 //
 // Hard links are required (link(2) in the lease directory); every local
 // Linux file system has them.
+//
+// # Runtime registry
+//
+// Beside the lease, the package keeps the evidence of fleet inventories
+// (SPEC §9). The runtime registry ([Runtimes], [ReadRuntimes]) is one SQLite
+// database per user (modernc.org/sqlite, pure Go), at [RuntimePath]: every
+// shared server writes one [RuntimeRow] about itself right after its HTTP
+// bind, records lease-lost in it, and removes it on a clean exit. Writers use
+// WAL, a busy timeout and BEGIN IMMEDIATE transactions: with deferred
+// transactions, processes that read then write fail at once with
+// SQLITE_BUSY whatever the busy timeout, because SQLite cannot wait on a
+// lock upgrade (four racing processes, measured: hundreds of failures
+// without immediate transactions, none with them). Readers open the file
+// read-only and query-only, and never create it, so an inventory changes no
+// byte of it. The schema is versioned in user_version ([SchemaVersion]);
+// migrations are additive and idempotent, run in one immediate transaction,
+// and a newer database stays usable by an older binary.
+//
+// # Process observation
+//
+// [ProcScan] observes, through /proc only (no command, no signal), the
+// processes of a user that run a majordomus-mcp executable and hold a
+// listening TCP socket, with their start times: the evidence that a server
+// exists, which no row can give. [Env.Presence] says, with signal 0 and
+// /proc, whether a pid exists and since when, so that a recycled pid is
+// told from a dead one. [BootTicks] reads the boot clock that start times
+// are counted on, so that "started before it registered" compares readings
+// of one kernel clock.
 package registry

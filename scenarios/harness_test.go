@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 	}
 	os.Chmod(dir, 0o755) // some scenarios run it as an unprivileged user
 	bin = filepath.Join(dir, "majordomus-mcp")
+	// Every server a scenario starts registers in a fleet registry of the
+	// run's own, never in the user's; fleet scenarios set one each.
+	os.Setenv("MAJORDOMUS_MCP_REGISTRY", filepath.Join(dir, "registry.db"))
 	build := exec.Command("go", "build", "-o", bin, "majordomus-mcp/cmd/majordomus-mcp")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {

@@ -35,7 +35,7 @@ func TestAnIndependentClientWorksThroughABridge(t *testing.T) {
 		t.Fatalf("initialize through the bridge: %+v", res)
 	}
 	tools, err := c.ListTools(ctx(t), mcp.ListToolsRequest{})
-	if err != nil || len(tools.Tools) != 8 {
+	if err != nil || len(tools.Tools) != 9 {
 		t.Fatalf("tools/list: %v %v", tools, err)
 	}
 	call := mcp.CallToolRequest{}

@@ -56,7 +56,7 @@ func TestTheServerOutlivesItsOwnerUntilTheLastSessionEnds(t *testing.T) {
 	}
 	var tools struct{ Tools []any }
 	r, err := b.Call(ctx(t), "tools/list", nil)
-	if err != nil || json.Unmarshal(r.Result, &tools) != nil || len(tools.Tools) != 8 {
+	if err != nil || json.Unmarshal(r.Result, &tools) != nil || len(tools.Tools) != 9 {
 		t.Fatalf("the peer is not served after the owner left: %+v %v", r, err)
 	}
 	if board := peersOf(t, b); board.Count != 1 || board.Peers[len(board.Peers)-1].Client.Name != "gemini-cli" {

@@ -48,7 +48,7 @@ func TestStandaloneServesAWholeSession(t *testing.T) {
 			r, _ = p.Call(c, "tools/list", nil)
 			var tools struct{ Tools []struct{ Name string } }
 			json.Unmarshal(r.Result, &tools)
-			if len(tools.Tools) != 8 {
+			if len(tools.Tools) != 9 {
 				t.Fatalf("tools/list: %s", r.Result)
 			}
 

@@ -45,6 +45,10 @@ type Config struct {
 	// ServerOptions are appended to the surface's own mcp-go options (the
 	// HTTP transport adds its own hooks this way).
 	ServerOptions []server.ServerOption
+	// Fleet takes the checkout's fleet inventory for majordomus_fleet_inventory
+	// (its result is answered as JSON). The caller gathers it, because only
+	// the caller can observe the host; nil = this process cannot take one.
+	Fleet func(ctx context.Context) (any, error)
 }
 
 // Surface is the MCP server of one process and its peer board.

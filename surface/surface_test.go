@@ -126,6 +126,7 @@ func TestToolsListIsCompleteAndAnnotatedHonestly(t *testing.T) {
 	want := map[string]bool{ // name -> read-only
 		"majordomus_list": true, "majordomus_get": true, "majordomus_search": true, "majordomus_repository": true,
 		"majordomus_peers": true, "majordomus_announce": false, "majordomus_executions": true, "majordomus_server": true,
+		"majordomus_fleet_inventory": true,
 	}
 	if len(list.Tools) != len(want) {
 		t.Fatalf("%d tools, want %d", len(list.Tools), len(want))

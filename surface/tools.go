@@ -61,6 +61,7 @@ func (s *Surface) addTools() {
 		server.ServerTool{Tool: mcp.NewTool("majordomus_server",
 			mcp.WithDescription("The process serving this session: pid, role, URL, whether it holds the checkout's lease, sessions, uptime, lease path, profile, version and findings."),
 			readOnly("Describe this server")), Handler: s.toolServer},
+		s.fleetTool(),
 	)
 }
 

@@ -25,6 +25,7 @@ type checkout struct {
 	strict   bool
 	log      *zap.Logger
 	process  *processInfo
+	registry string // --registry, for fleet inventories
 
 	mu     sync.Mutex
 	served *served // nil until load succeeds
@@ -55,7 +56,7 @@ func findCheckout(env *environment, process *processInfo) (*checkout, error) {
 	if err != nil {
 		return nil, withCode(exitContract, err)
 	}
-	return &checkout{root: root, manifest: m, strict: env.opts.strict, log: env.log, process: process}, nil
+	return &checkout{root: root, manifest: m, strict: env.opts.strict, log: env.log, process: process, registry: env.opts.registry}, nil
 }
 
 // load builds the index and the MCP surface once, and watches the layer
@@ -79,6 +80,7 @@ func (c *checkout) load(life context.Context) (*served, error) {
 		Layer:   lay,
 		Version: version(),
 		Process: c.process.describe,
+		Fleet:   c.inventory,
 		Logger:  c.log.Named("surface"),
 	})
 	go func() {

@@ -24,6 +24,8 @@ type options struct {
 	httpHost   string
 	httpPort   int
 	format     string
+	registry   string // the fleet registry's path; "" = $MAJORDOMUS_MCP_REGISTRY, else the XDG state directory
+	roster     string // fleet: the profiles to expect, comma-separated; "" = the manifest's mcp.profiles
 	times      timings
 	log        logOptions
 }
@@ -53,6 +55,7 @@ func commands() []command {
 		{"", "serve one MCP client on stdio (what MCP hosts spawn)", runStdio},
 		{"serve", "run the checkout's shared server without a stdio client", runServe},
 		{"status", "report the checkout's shared server as JSON, read-only", runStatus},
+		{"fleet", "inventory the checkout's servers as JSON, read-only (exit 10 unless its gate is open)", runFleet},
 		{"graph", "print the process state machine (--format dot|mermaid|json)", runGraph},
 		{"demo", "run a short scripted MCP session on an embedded example checkout", runDemo},
 		{"version", "print the version", runVersion},
@@ -65,6 +68,8 @@ Usage:
   majordomus-mcp [flags]            serve one MCP client on stdio (what MCP hosts spawn)
   majordomus-mcp serve              run the checkout's shared server without a stdio client
   majordomus-mcp status             report the checkout's shared server as JSON, read-only
+  majordomus-mcp fleet              inventory the checkout's servers as JSON, read-only; exit 0
+                                    only when exactly one runs per profile, in one cohort
   majordomus-mcp graph [--format F] print the process state machine: dot, mermaid or json
   majordomus-mcp demo               run a short scripted session on an embedded example
   majordomus-mcp version            print the version
@@ -132,6 +137,8 @@ func flagSet(name string, o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.httpHost, "http-host", "127.0.0.1", "address the shared server binds")
 	fs.IntVar(&o.httpPort, "http-port", 8741, "port the shared server binds (0: any free port)")
 	fs.StringVar(&o.format, "format", "dot", "graph: dot, mermaid or json")
+	fs.StringVar(&o.registry, "registry", "", "the fleet registry (default $MAJORDOMUS_MCP_REGISTRY, else $XDG_STATE_HOME/majordomus-mcp/registry.db, else ~/.local/state/majordomus-mcp/registry.db)")
+	fs.StringVar(&o.roster, "roster", "", "fleet: the profiles to expect, comma-separated (default: the manifest's mcp.profiles, else default)")
 	fs.DurationVar(&o.times.bindGrace, "bind-grace", 0, "how long a lease without a URL is waited for (default 15s, or the manifest's)")
 	fs.DurationVar(&o.times.probeTimeout, "probe-timeout", 0, "timeout of the probe of a lease's server (default 2s)")
 	fs.DurationVar(&o.times.electionBound, "election-bound", 0, "how long an election may take before the client is served alone (default 20s)")

@@ -12,6 +12,7 @@ import (
 
 	"majordomus-mcp/example"
 	"majordomus-mcp/internal/mcpclient"
+	"majordomus-mcp/registry"
 )
 
 // demoTimeout bounds the whole demo.
@@ -83,7 +84,9 @@ func (d *demo) start(name, repo string) *demoProcess {
 	if d.err != nil {
 		return nil
 	}
-	p, err := mcpclient.Start(d.self, []string{"--repo", repo, "--http-port", "0"}, repo, nil)
+	// The demo's servers register in a registry of their own, never in the user's.
+	env := append(os.Environ(), registry.RegistryEnv+"="+filepath.Join(d.tmp, "registry.db"))
+	p, err := mcpclient.Start(d.self, []string{"--repo", repo, "--http-port", "0"}, repo, env)
 	if err != nil {
 		d.err = err
 		return nil

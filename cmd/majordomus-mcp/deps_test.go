@@ -14,13 +14,15 @@ import (
 // importRules says which project packages each package may import, and
 // which other imports it must never use. machine, registry and transport are
 // leaves that only cmd wires together: the state machine stays pure, and the
-// file system and the network stay apart.
+// file system and the network stay apart. fleet is a pure function of a
+// snapshot: nothing in it may reach the host.
 var importRules = map[string]struct {
 	project   []string
 	forbidden []string
 }{
 	"machine":            {nil, []string{"github.com/mark3labs/mcp-go", "github.com/fsnotify/fsnotify", "net/http", "os/exec", "os/signal"}},
 	"registry":           {nil, []string{"github.com/mark3labs/mcp-go", "os/signal"}},
+	"fleet":              {nil, []string{"os", "syscall", "net", "io/fs", "database/sql", "modernc.org/sqlite", "github.com/mark3labs/mcp-go", "github.com/fsnotify/fsnotify"}},
 	"transport":          {nil, []string{"github.com/fsnotify/fsnotify", "os/signal"}},
 	"layer":              {nil, []string{"github.com/mark3labs/mcp-go", "net/http"}},
 	"surface":            {[]string{"layer"}, []string{"github.com/fsnotify/fsnotify", "net/http", "os/signal"}},

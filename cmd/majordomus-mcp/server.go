@@ -28,6 +28,7 @@ type sharedServer struct {
 	instance string
 	stop     context.CancelFunc // ends the lease watch
 	lost     atomic.Pointer[transport.Refusal]
+	reg      *registration // this server's row in the fleet registry; nil when none was written
 }
 
 // Start loads the layer, binds, serves, publishes the URL in the lease, and
@@ -56,8 +57,10 @@ func (s *sharedServer) Start(ctx context.Context) error {
 		Logger:      n.env.log.Named("http"),
 	})
 	go func() { _ = h.Serve(ln) }()
+	s.register(ctx, held.Instance, url)
 	if err := s.lease.Publish(url); err != nil {
 		_ = h.Shutdown(context.Background())
+		s.deregister()
 		return fmt.Errorf("publishing the URL in the lease: %w", err)
 	}
 	watchCtx, stop := context.WithCancel(context.Background())
@@ -151,6 +154,7 @@ func (s *sharedServer) LoseLease(reason string) {
 	s.lost.Store(&transport.Refusal{Reason: "lease_lost", Message: message, URL: current})
 	n.process.lost.Store(true)
 	n.process.leaseholder.Store(false)
+	s.markLost()
 	n.env.log.Debug("new sessions are refused from now on", zap.String("current", current))
 	s.mu.Lock()
 	srv := s.served
@@ -168,6 +172,7 @@ func (s *sharedServer) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	h, local, stop := s.http, s.local, s.stop
 	s.mu.Unlock()
+	defer s.deregister() // once the server no longer serves
 	if stop != nil {
 		stop()
 	}

@@ -48,6 +48,9 @@ func run(quick bool, out, only, peers, prebuilt, rev string, noPeers bool, timeo
 	if err != nil {
 		return err
 	}
+	// The servers it starts register in a fleet registry of the run's own,
+	// never in the user's (registry.RegistryEnv).
+	os.Setenv("MAJORDOMUS_MCP_REGISTRY", filepath.Join(tmp, "registry.db"))
 	defer os.RemoveAll(tmp)
 	b := &bench{tmp: tmp, runs: 30, warm: 3, calls: 2000, storm: 32}
 	stormRuns := 10

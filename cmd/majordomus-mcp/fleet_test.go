@@ -1,0 +1,90 @@
+package main
+
+import (
+	"encoding/binary"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"majordomus-mcp/fleet"
+	"majordomus-mcp/layer"
+	"majordomus-mcp/registry"
+)
+
+func TestParseRoster(t *testing.T) {
+	got, err := parseRoster(" author, review ,merge")
+	want := []fleet.Configured{{Profile: "author"}, {Profile: "review"}, {Profile: "merge"}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("parseRoster = %+v %v", got, err)
+	}
+	for _, bad := range []string{"a,,b", "a,a", "a b", ".hidden"} {
+		if _, err := parseRoster(bad); err == nil {
+			t.Errorf("parseRoster(%q) accepted", bad)
+		}
+	}
+}
+
+func TestRosterOfTheManifest(t *testing.T) {
+	if got := rosterOf(layer.Manifest{}); !reflect.DeepEqual(got, []fleet.Configured{{Profile: "default", RoleKnown: true}}) {
+		t.Errorf("no profiles: %+v", got)
+	}
+	m := layer.Manifest{Profiles: []layer.Profile{{Name: "author", Role: "writer"}, {Name: "review"}}}
+	want := []fleet.Configured{{Profile: "author", Role: "writer", RoleKnown: true}, {Profile: "review", RoleKnown: true}}
+	if got := rosterOf(m); !reflect.DeepEqual(got, want) {
+		t.Errorf("rosterOf = %+v", got)
+	}
+	if profileRole(m, "author") != "writer" || profileRole(m, "other") != "" {
+		t.Error("profileRole")
+	}
+}
+
+func TestClientCohort(t *testing.T) {
+	startOf := func(pid int) (uint64, error) {
+		if pid == 404 {
+			return 0, errors.New("gone")
+		}
+		return 7000, nil
+	}
+	tests := []struct {
+		env         string
+		ppid        int
+		cohort, src string
+		parent      int
+	}{
+		{"run-42", 300, "env:run-42", registry.CohortFromEnvironment, 0},
+		{"  ", 300, "parent:300@7000", registry.CohortFromParent, 300},
+		{"", 1, "", registry.CohortUnknown, 0},   // reparented to init: the parent is gone
+		{"", 404, "", registry.CohortUnknown, 0}, // the parent left before it could be read
+	}
+	for _, tt := range tests {
+		cohort, src, parent, start := clientCohort(tt.env, tt.ppid, startOf)
+		if cohort != tt.cohort || src != tt.src || parent != tt.parent || (parent != 0) != (start == 7000) {
+			t.Errorf("clientCohort(%q, %d) = %q %q %d %d", tt.env, tt.ppid, cohort, src, parent, start)
+		}
+	}
+}
+
+func TestStartupRevisionIdentifiesThisBuild(t *testing.T) {
+	r := startupRevision()
+	if !strings.HasPrefix(r.startup, release+"+") {
+		t.Fatalf("startup revision %q: a test binary carries at least its build ID", r.startup)
+	}
+	if startupRevision() != r {
+		t.Fatal("the startup revision is not stable")
+	}
+	note := func(name string, typ uint32, desc string) []byte {
+		b := binary.LittleEndian.AppendUint32(nil, uint32(len(name)))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(desc)))
+		b = binary.LittleEndian.AppendUint32(b, typ)
+		return append(append(b, name...), desc...)
+	}
+	if got := goBuildID(note("Go\x00\x00", 4, "abc/def"), binary.LittleEndian); string(got) != "abc/def" {
+		t.Errorf("goBuildID = %q", got)
+	}
+	for _, bad := range [][]byte{note("GNU\x00", 4, "x"), note("Go\x00\x00", 3, "x"), note("Go\x00\x00", 4, "x")[:14], nil} {
+		if got := goBuildID(bad, binary.LittleEndian); got != nil {
+			t.Errorf("goBuildID(%q) = %q, want nothing", bad, got)
+		}
+	}
+}

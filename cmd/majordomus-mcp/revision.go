@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/binary"
+	"encoding/hex"
+	"os"
+	"runtime/debug"
+)
+
+// revision is the code a server started from, as the fleet registry
+// records it: the module version and the VCS revision when the build
+// stamped them, and the Go build ID otherwise (builds made with
+// -buildvcs=false, as this project's tests and CI are, carry no VCS
+// revision, but every build carries its build ID, which changes with the
+// code).
+type revision struct {
+	startup       string // "" when nothing identifies the code
+	moduleVersion string
+	vcsRevision   string
+}
+
+// startupRevision identifies this binary's code: release+<VCS revision>
+// (".dirty.<build>" appended when the tree was modified, since a modified
+// tree's revision does not identify its code), else release+<module
+// version> for a released module, else release+build.<build>. The build
+// part is the first 12 hex digits of SHA-256 of the Go build ID.
+func startupRevision() revision {
+	var r revision
+	var vcs, modified string
+	if info, ok := debug.ReadBuildInfo(); ok {
+		r.moduleVersion = info.Main.Version
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				vcs = s.Value
+			case "vcs.modified":
+				modified = s.Value
+			}
+		}
+	}
+	r.vcsRevision = vcs
+	build := buildDigest()
+	switch {
+	case vcs != "" && modified == "true" && build != "":
+		r.startup = release + "+" + vcs + ".dirty." + build
+	case vcs != "" && modified != "true":
+		r.startup = release + "+" + vcs
+	case r.moduleVersion != "" && r.moduleVersion != "(devel)":
+		r.startup = release + "+" + r.moduleVersion
+	case build != "":
+		r.startup = release + "+build." + build
+	}
+	return r
+}
+
+// buildDigest returns the first 12 hex digits of SHA-256 of this
+// executable's Go build ID (its ELF note "Go", type 4), or "".
+func buildDigest() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	f, err := elf.Open(exe)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	s := f.Section(".note.go.buildid")
+	if s == nil {
+		return ""
+	}
+	note, err := s.Data()
+	if err != nil {
+		return ""
+	}
+	id := goBuildID(note, f.ByteOrder)
+	if id == nil {
+		return ""
+	}
+	sum := sha256.Sum256(id)
+	return hex.EncodeToString(sum[:6])
+}
+
+// goBuildID extracts the descriptor of an ELF note named "Go" of type 4
+// (the Go build ID): namesz, descsz, type, then the name and the
+// descriptor, each padded to 4 bytes.
+func goBuildID(note []byte, order binary.ByteOrder) []byte {
+	if len(note) < 16 {
+		return nil
+	}
+	namesz, descsz, typ := order.Uint32(note), order.Uint32(note[4:]), order.Uint32(note[8:])
+	name := note[12:]
+	if typ != 4 || namesz != 4 || uint32(len(name)) < 4+descsz || !bytes.Equal(name[:4], []byte("Go\x00\x00")) {
+		return nil
+	}
+	return name[4 : 4+descsz]
+}

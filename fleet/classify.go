@@ -1,0 +1,304 @@
+package fleet
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Classify decides the inventory of one snapshot. It is a pure function:
+// the same snapshot gives the same inventory, byte for byte once encoded,
+// whoever answers (AnsweringNamespace is copied, never consulted).
+func Classify(s Snapshot) Inventory {
+	c := &classification{s: s, roster: map[string]Configured{}}
+	c.readRoster()
+	c.match()
+	c.classifyLive()
+	c.countProfiles()
+	c.judgeCohorts()
+	c.judgeRevisions()
+	c.decide()
+	return c.inv
+}
+
+// classification is the work space of one Classify call.
+type classification struct {
+	s      Snapshot
+	roster map[string]Configured
+	names  []string // the roster's profiles, sorted
+	live   []live   // the rows of this checkout that a process agrees with
+	inv    Inventory
+
+	elsewhere     int
+	cohortUnknown []Member
+	revUnknown    []Member
+}
+
+// live is a row of this checkout and the process that agrees with it.
+type live struct {
+	row  Row
+	proc Process
+	m    Member
+}
+
+func (c *classification) readRoster() {
+	for _, e := range c.s.Roster {
+		if _, dup := c.roster[e.Profile]; dup || e.Profile == "" {
+			continue
+		}
+		c.roster[e.Profile] = e
+		c.names = append(c.names, e.Profile)
+	}
+	slices.Sort(c.names)
+	c.inv = Inventory{
+		IncompleteReasons:           []Reason{},
+		ConfiguredMembers:           []ConfiguredMember{},
+		RunningMembers:              []Member{},
+		MissingMembers:              []MissingMember{},
+		DuplicateMembers:            []Duplicate{},
+		UnexpectedMembers:           []Member{},
+		StaleMembers:                []StaleMember{},
+		UnregisteredProcesses:       []Unregistered{},
+		RepositoryBindingMismatches: []Mismatch{},
+		RoleMismatches:              []Mismatch{},
+		DrainingMembers:             []Draining{},
+		Cohorts:                     []string{},
+		StartupRevisions:            []string{},
+		BlockedReasons:              []Reason{},
+		MutationsPerformed:          []string{},
+		AnsweringNamespace:          c.s.AnsweringNamespace,
+		Repository:                  c.s.Repository,
+		Registry:                    c.s.RegistryPath,
+		Roster:                      append([]string{}, c.names...),
+		ObservedAt:                  c.s.Now.UTC().Format(time.RFC3339Nano),
+	}
+}
+
+// inScope reports whether a row is about this checkout: it names its
+// repository id or its root. A row that names one and not the other is in
+// scope, and a binding mismatch.
+func (c *classification) inScope(r Row) bool {
+	repo := c.s.Repository
+	return r.RepositoryID != "" && r.RepositoryID == repo.ID || r.RepositoryRoot != "" && r.RepositoryRoot == repo.Root
+}
+
+// match pairs rows with processes. A row and a process agree when they
+// name one pid, one start time and this boot, and the process started
+// before the row was registered. Of several rows agreeing with one
+// process, the newest registration is the member. Rows of other checkouts
+// take part only to account for their processes.
+func (c *classification) match() {
+	procs := map[int]Process{}
+	for _, p := range c.s.Processes {
+		if _, dup := procs[p.PID]; !dup {
+			procs[p.PID] = p
+		}
+	}
+	c.inv.ProcessesObserved = len(procs)
+	rows := slices.Clone(c.s.Rows)
+	slices.SortFunc(rows, func(a, b Row) int {
+		return cmp.Or(cmp.Compare(b.RegisteredTicks, a.RegisteredTicks), strings.Compare(a.RuntimeID, b.RuntimeID))
+	})
+	claimed := map[int]bool{}
+	for _, r := range rows {
+		p, seen := procs[r.PID]
+		agree := seen && r.BootID == c.s.BootID && p.Start == r.ProcessStart && r.RegisteredTicks >= p.Start
+		replaced := agree && claimed[p.PID]
+		if agree && !replaced {
+			claimed[p.PID] = true
+		}
+		switch {
+		case !c.inScope(r):
+		case agree && !replaced:
+			c.live = append(c.live, live{row: r, proc: p})
+		default:
+			c.stale(r, p, seen, replaced)
+		}
+	}
+	pids := make([]int, 0, len(procs))
+	for pid := range procs {
+		pids = append(pids, pid)
+	}
+	slices.Sort(pids)
+	for _, pid := range pids {
+		p := procs[pid]
+		switch {
+		case claimed[pid]:
+		case c.ofAnotherCheckout(p):
+			c.elsewhere++
+		default:
+			c.inv.UnregisteredProcesses = append(c.inv.UnregisteredProcesses, Unregistered{
+				PID: p.PID, ProcessStart: p.Start, PPID: p.PPID, Executable: p.Executable,
+				Listen: nonNil(p.Listen), StartDir: optional(p.StartDir), Checkout: optional(p.Checkout),
+			})
+		}
+	}
+	c.inv.ProcessesOfOtherCheckouts = c.elsewhere
+}
+
+// ofAnotherCheckout reports whether an unregistered process was provably
+// started for another checkout: the checkout found from its start
+// directory is another, or (when none is found any more) its start
+// directory is not under this checkout's root, where alone the search for
+// this checkout could have begun. When nothing can be told it counts as
+// this checkout's.
+func (c *classification) ofAnotherCheckout(p Process) bool {
+	switch {
+	case p.Checkout != "":
+		return p.Checkout != c.s.Repository.Root
+	case p.StartDir != "":
+		return !within(p.StartDir, c.s.Repository.Root)
+	}
+	return false
+}
+
+// stale records a row of this checkout that no process agrees with, and why.
+func (c *classification) stale(r Row, p Process, seen, replaced bool) {
+	reason, detail := c.staleReason(r, p, seen, replaced)
+	c.inv.StaleMembers = append(c.inv.StaleMembers, StaleMember{
+		Profile: r.Profile, PID: r.PID, RuntimeID: r.RuntimeID, State: r.State,
+		ProcessStart: r.ProcessStart, BootID: r.BootID, RepositoryRoot: r.RepositoryRoot,
+		URL: r.URL, RegisteredAt: stamp(r.RegisteredAt), Reason: reason, Detail: detail,
+	})
+}
+
+func (c *classification) staleReason(r Row, p Process, seen, replaced bool) (string, string) {
+	switch {
+	case r.BootID != c.s.BootID:
+		return StaleAnotherBoot, fmt.Sprintf("registered during boot %s; this is boot %s", r.BootID, c.s.BootID)
+	case replaced:
+		return StaleReplaced, fmt.Sprintf("pid %d registered again, as a newer runtime", r.PID)
+	case seen && p.Start != r.ProcessStart:
+		return StaleRecycled, fmt.Sprintf("pid %d now belongs to a process started at tick %d, not %d", r.PID, p.Start, r.ProcessStart)
+	case seen:
+		return StaleRecycled, fmt.Sprintf("the row was registered at tick %d, before pid %d's process started (tick %d)", r.RegisteredTicks, r.PID, p.Start)
+	}
+	pr, ok := c.s.PIDs[r.PID]
+	switch {
+	case !ok || !pr.Known:
+		return StaleUnverifiable, fmt.Sprintf("signal 0 and /proc could not tell whether pid %d runs", r.PID)
+	case !pr.Exists:
+		return StaleDead, fmt.Sprintf("no process has pid %d", r.PID)
+	case pr.Start != r.ProcessStart:
+		return StaleRecycled, fmt.Sprintf("pid %d now belongs to a process started at tick %d, not %d", r.PID, pr.Start, r.ProcessStart)
+	case c.s.ObservationError != "":
+		return StaleUnverifiable, fmt.Sprintf("pid %d runs as registered, but no process listing could say whether it serves", r.PID)
+	case slices.Contains(c.s.Uninspectable, r.PID):
+		return StaleUnverifiable, fmt.Sprintf("pid %d runs as registered, but its sockets could not be read", r.PID)
+	}
+	return StaleUnobserved, fmt.Sprintf("pid %d runs as registered but holds no listening socket as a majordomus-mcp executable", r.PID)
+}
+
+// classifyLive sorts each live member into running, unexpected or
+// draining, and notes its binding and role mismatches.
+func (c *classification) classifyLive() {
+	for i := range c.live {
+		l := &c.live[i]
+		l.m = c.member(l.row, l.proc)
+		if d := c.bindingMismatch(l.row, l.proc); d != "" {
+			c.inv.RepositoryBindingMismatches = append(c.inv.RepositoryBindingMismatches, Mismatch{l.m, d})
+		}
+		if d := c.roleMismatch(l.row); d != "" {
+			c.inv.RoleMismatches = append(c.inv.RoleMismatches, Mismatch{l.m, d})
+		}
+		_, configured := c.roster[l.row.Profile]
+		switch why := c.drainingReason(l.row); {
+		case why != "":
+			c.inv.DrainingMembers = append(c.inv.DrainingMembers, Draining{l.m, why})
+		case configured:
+			c.inv.RunningMembers = append(c.inv.RunningMembers, l.m)
+		default:
+			c.inv.UnexpectedMembers = append(c.inv.UnexpectedMembers, l.m)
+		}
+	}
+}
+
+func (c *classification) member(r Row, p Process) Member {
+	m := Member{
+		Profile: r.Profile, PID: r.PID, RuntimeID: r.RuntimeID, Role: r.Role, State: r.State,
+		ProcessStart: r.ProcessStart, BootID: r.BootID, RepositoryRoot: r.RepositoryRoot,
+		RepositoryID: r.RepositoryID, CohortSource: r.CohortSource, StartupRevision: optional(r.StartupRevision),
+		Transport: r.Transport, URL: r.URL, Executable: p.Executable, Listen: nonNil(p.Listen),
+		RegisteredAt: stamp(r.RegisteredAt),
+	}
+	switch {
+	case r.Cohort == "":
+	case r.CohortSource == CohortFromEnvironment:
+		m.Cohort = optional(r.Cohort)
+	case r.CohortSource == CohortFromParent && r.ParentPID > 1 && p.PPID == r.ParentPID:
+		// A parent cannot be recycled while it is still this process's
+		// parent: the kernel reparents a child when its parent dies.
+		m.Cohort = optional(r.Cohort)
+	}
+	if m.Cohort == nil {
+		c.cohortUnknown = append(c.cohortUnknown, m)
+	}
+	if m.StartupRevision == nil {
+		c.revUnknown = append(c.revUnknown, m)
+	}
+	return m
+}
+
+// bindingMismatch says how a live member's binding contradicts this
+// checkout, or "".
+func (c *classification) bindingMismatch(r Row, p Process) string {
+	repo := c.s.Repository
+	var why []string
+	if r.RepositoryRoot != repo.Root {
+		why = append(why, fmt.Sprintf("registered for root %q, this checkout is %q", r.RepositoryRoot, repo.Root))
+	}
+	if r.RepositoryID != repo.ID {
+		why = append(why, fmt.Sprintf("registered repository id %q, this checkout's is %q", r.RepositoryID, repo.ID))
+	}
+	if p.Checkout != "" && p.Checkout != r.RepositoryRoot {
+		why = append(why, fmt.Sprintf("its start directory belongs to the checkout %q", p.Checkout))
+	}
+	return strings.Join(why, "; ")
+}
+
+// roleMismatch says how a live member's role contradicts the roster, or "".
+func (c *classification) roleMismatch(r Row) string {
+	if r.State != StateLeaseholder && r.State != StateLeaseLost {
+		return fmt.Sprintf("it records the state %q, which this release does not know", r.State)
+	}
+	e, ok := c.roster[r.Profile]
+	if !ok || !e.RoleKnown || e.Role == r.Role {
+		return ""
+	}
+	return fmt.Sprintf("the roster gives the profile %s the role %q; the server registered the role %q", r.Profile, e.Role, r.Role)
+}
+
+// drainingReason says why a live member no longer takes new clients, or
+// "": it recorded that it lost its lease. Its own record decides, not the
+// lease file: a server that still says leaseholder while the lease names
+// another one still takes new clients (for the second it needs to notice,
+// or for good if it never does), so it counts as running — a duplicate.
+func (c *classification) drainingReason(r Row) string {
+	if r.State == StateLeaseLost {
+		return "it recorded that it lost its lease; it serves the sessions it had and ends with them"
+	}
+	return ""
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func nonNil[T any](v []T) []T {
+	if v == nil {
+		return []T{}
+	}
+	return v
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}

@@ -1,0 +1,417 @@
+package fleet
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestClassify(t *testing.T) {
+	a, b, c := newServer("author", 101), newServer("review", 102), newServer("merge", 103)
+	three := roster("author", "merge", "review")
+	five := roster("author", "control", "merge", "reconcile", "review")
+	fiveServers := []server{a, b, c, newServer("control", 104), newServer("reconcile", 105)}
+	noCohort := func(r *Row, _ *Process) { r.Cohort, r.CohortSource = "", "unknown" }
+
+	tests := []struct {
+		name         string
+		snap         Snapshot
+		wantComplete bool
+		wantBlocked  []string // codes, in order; empty = the gate is open
+		check        func(t *testing.T, inv Inventory)
+	}{
+		{
+			name: "every configured profile runs once, one cohort: the gate is open",
+			snap: snapshotOf(three, a, b, c), wantComplete: true,
+			check: func(t *testing.T, inv Inventory) {
+				if got := pidsOf(inv.RunningMembers); !reflect.DeepEqual(got, []int{101, 103, 102}) {
+					t.Errorf("running members (sorted by profile) %v", got)
+				}
+				if !inv.ExactlyOnePerProfile || strOf(inv.SingleCohort) != "true" || strOf(inv.MixedCohort) != "false" ||
+					strOf(inv.MixedRevision) != "false" || inv.BlockedReason != nil {
+					t.Errorf("verdict %+v", inv)
+				}
+				for _, cm := range inv.ConfiguredMembers {
+					if cm.State != "running" || cm.Instances != 1 {
+						t.Errorf("configured member %+v", cm)
+					}
+				}
+				if !reflect.DeepEqual(inv.StartupRevisions, []string{"0.1.0+abcdef"}) || !reflect.DeepEqual(inv.Cohorts, []string{"env:cohort-1"}) {
+					t.Errorf("revisions %v cohorts %v", inv.StartupRevisions, inv.Cohorts)
+				}
+			},
+		},
+		{
+			name: "a configured profile with no server is missing, never running",
+			snap: snapshotOf(three, a, c), wantComplete: true, wantBlocked: []string{MissingMemberReason},
+			check: func(t *testing.T, inv Inventory) {
+				if len(inv.MissingMembers) != 1 || inv.MissingMembers[0].Profile != "review" || inv.ExactlyOnePerProfile {
+					t.Errorf("missing %+v", inv.MissingMembers)
+				}
+			},
+		},
+		{
+			name: "two live servers of one profile are a duplicate, every pid listed",
+			snap: snapshotOf(three, a, b, c, newServer("review", 110)), wantComplete: true, wantBlocked: []string{DuplicateMemberReason},
+			check: func(t *testing.T, inv Inventory) {
+				d := inv.DuplicateMembers
+				if len(d) != 1 || d[0].Profile != "review" || !reflect.DeepEqual(d[0].PIDs, []int{102, 110}) || d[0].Instances != 2 {
+					t.Errorf("duplicates %+v", d)
+				}
+				if inv.ExactlyOnePerProfile {
+					t.Error("exactly one per profile with a duplicate")
+				}
+			},
+		},
+		{
+			name: "a profile outside the roster is unexpected, never folded into duplicates",
+			snap: snapshotOf(three, a, b, c, newServer("extra", 120)), wantComplete: true, wantBlocked: []string{UnexpectedMemberReason},
+			check: func(t *testing.T, inv Inventory) {
+				if got := pidsOf(inv.UnexpectedMembers); !reflect.DeepEqual(got, []int{120}) || len(inv.DuplicateMembers) != 0 || !inv.ExactlyOnePerProfile {
+					t.Errorf("unexpected %v duplicates %+v", got, inv.DuplicateMembers)
+				}
+			},
+		},
+		{
+			name: "a row whose pid is dead is stale, and its profile missing",
+			snap: snapshotOf(three, a, c).withRow(b.row, PID{Known: true}), wantComplete: true, wantBlocked: []string{MissingMemberReason},
+			check: func(t *testing.T, inv Inventory) {
+				wantStale(t, inv, 102, StaleDead)
+			},
+		},
+		{
+			name: "a recycled pid (a live unrelated process, another start time) never passes for the server",
+			snap: snapshotOf(three, a, c).withRow(b.row, PID{Known: true, Exists: true, Start: 999}), wantComplete: true, wantBlocked: []string{MissingMemberReason},
+			check: func(t *testing.T, inv Inventory) {
+				wantStale(t, inv, 102, StaleRecycled)
+			},
+		},
+		{
+			name: "a recycled pid now held by another majordomus-mcp server: stale row, unregistered process",
+			snap: snapshotOf(three, a, c).withRow(b.row, PID{Known: true, Exists: true, Start: 5555}).
+				withProcess(b.with(func(_ *Row, p *Process) { p.Start = 5555 }).proc),
+			wantBlocked: []string{UnregisteredProcess, MissingMemberReason},
+			check: func(t *testing.T, inv Inventory) {
+				wantStale(t, inv, 102, StaleRecycled)
+			},
+		},
+		{
+			name:        "a process that started after the row was registered is not its server",
+			snap:        snapshotOf(three, a, b.with(func(r *Row, _ *Process) { r.RegisteredTicks = r.ProcessStart - 1 }), c),
+			wantBlocked: []string{UnregisteredProcess, MissingMemberReason},
+			check: func(t *testing.T, inv Inventory) {
+				wantStale(t, inv, 102, StaleRecycled)
+			},
+		},
+		{
+			name:        "a server with no row is unregistered: the inventory is incomplete",
+			snap:        snapshotOf(three, a, b, c).withProcess(newServer("review", 130).proc),
+			wantBlocked: []string{UnregisteredProcess},
+			check: func(t *testing.T, inv Inventory) {
+				u := inv.UnregisteredProcesses
+				if len(u) != 1 || u[0].PID != 130 || u[0].Checkout == nil || *u[0].Checkout != repo.Root {
+					t.Errorf("unregistered %+v", u)
+				}
+			},
+		},
+		{
+			name: "a server of another checkout, or started outside this one, is not this fleet's",
+			snap: snapshotOf(three, a, b, c).
+				withProcess(Process{PID: 140, Start: 1, Checkout: "/elsewhere", StartDir: "/elsewhere/sub"}).
+				withProcess(Process{PID: 141, Start: 1, StartDir: "/gone/checkout"}).
+				withRow(newServer("author", 142).with(func(r *Row, _ *Process) { r.RepositoryID, r.RepositoryRoot = "other", "/other" }).row, PID{Known: true}),
+			wantComplete: true,
+			check: func(t *testing.T, inv Inventory) {
+				if inv.ProcessesOfOtherCheckouts != 2 || len(inv.StaleMembers) != 0 {
+					t.Errorf("other checkouts %d, stale %+v", inv.ProcessesOfOtherCheckouts, inv.StaleMembers)
+				}
+			},
+		},
+		{
+			name:        "a server whose start directory cannot be told counts as this checkout's",
+			snap:        snapshotOf(three, a, b, c).withProcess(Process{PID: 150, Start: 1}),
+			wantBlocked: []string{UnregisteredProcess},
+		},
+		{
+			name:         "a live member bound to another root is a repository binding mismatch",
+			snap:         snapshotOf(three, a, b.with(func(r *Row, p *Process) { r.RepositoryRoot = "/moved"; p.Checkout = "/moved" }), c),
+			wantComplete: true, wantBlocked: []string{BindingMismatchReason},
+			check: func(t *testing.T, inv Inventory) {
+				m := inv.RepositoryBindingMismatches
+				if len(m) != 1 || m[0].PID != 102 || m[0].Detail == "" || len(inv.RunningMembers) != 3 {
+					t.Errorf("binding mismatches %+v", m)
+				}
+			},
+		},
+		{
+			name: "a live member whose role contradicts the roster is a role mismatch",
+			snap: snapshotOf([]Configured{{"author", "writer", true}, {"merge", "", true}, {"review", "", true}},
+				a.with(func(r *Row, _ *Process) { r.Role = "reviewer" }), b, c),
+			wantComplete: true, wantBlocked: []string{RoleMismatchReason},
+			check: func(t *testing.T, inv Inventory) {
+				if m := inv.RoleMismatches; len(m) != 1 || m[0].PID != 101 {
+					t.Errorf("role mismatches %+v", m)
+				}
+			},
+		},
+		{
+			name:         "a roster without roles checks none",
+			snap:         snapshotOf([]Configured{{Profile: "author"}}, a.with(func(r *Row, _ *Process) { r.Role = "anything" })),
+			wantComplete: true,
+		},
+		{
+			name:        "five members at one revision with an unknown cohort: single_cohort null, gate closed",
+			snap:        snapshotOf(five, withAll(fiveServers, noCohort)...),
+			wantBlocked: []string{CohortUnknown},
+			check: func(t *testing.T, inv Inventory) {
+				if inv.SingleCohort != nil || inv.MixedCohort != nil || strOf(inv.MixedRevision) != "false" || len(inv.RunningMembers) != 5 {
+					t.Errorf("single %s mixed %s revision %s", strOf(inv.SingleCohort), strOf(inv.MixedCohort), strOf(inv.MixedRevision))
+				}
+			},
+		},
+		{
+			name:         "two known cohorts are mixed",
+			snap:         snapshotOf(three, a, b.with(func(r *Row, _ *Process) { r.Cohort = "env:cohort-2" }), c),
+			wantComplete: true, wantBlocked: []string{MixedCohortReason},
+			check: func(t *testing.T, inv Inventory) {
+				if strOf(inv.SingleCohort) != "false" || strOf(inv.MixedCohort) != "true" || len(inv.Cohorts) != 2 {
+					t.Errorf("single %s mixed %s cohorts %v", strOf(inv.SingleCohort), strOf(inv.MixedCohort), inv.Cohorts)
+				}
+			},
+		},
+		{
+			name: "a cohort from a parent that is still the parent is known",
+			snap: snapshotOf(roster("author"), a.with(func(r *Row, _ *Process) {
+				r.Cohort, r.CohortSource, r.ParentPID, r.ParentStart = "parent:900@77", CohortFromParent, 900, 77
+			})),
+			wantComplete: true,
+		},
+		{
+			name: "a cohort from a parent that has gone (the process was reparented) is unknown",
+			snap: snapshotOf(roster("author"), a.with(func(r *Row, p *Process) {
+				r.Cohort, r.CohortSource, r.ParentPID, r.ParentStart = "parent:900@77", CohortFromParent, 900, 77
+				p.PPID = 1
+			})),
+			wantBlocked: []string{CohortUnknown},
+		},
+		{
+			name:         "mixed revisions",
+			snap:         snapshotOf(three, a, b.with(func(r *Row, _ *Process) { r.StartupRevision = "0.1.0+fedcba" }), c),
+			wantComplete: true, wantBlocked: []string{MixedRevisionReason},
+			check: func(t *testing.T, inv Inventory) {
+				if strOf(inv.MixedRevision) != "true" || len(inv.StartupRevisions) != 2 {
+					t.Errorf("mixed %s revisions %v", strOf(inv.MixedRevision), inv.StartupRevisions)
+				}
+			},
+		},
+		{
+			name:        "an unknown revision makes the inventory incomplete",
+			snap:        snapshotOf(three, a, b.with(func(r *Row, _ *Process) { r.StartupRevision = "" }), c),
+			wantBlocked: []string{RevisionUnknown},
+			check: func(t *testing.T, inv Inventory) {
+				if inv.MixedRevision != nil {
+					t.Errorf("mixed revision %s with an unknown one", strOf(inv.MixedRevision))
+				}
+			},
+		},
+		{
+			name:         "a lease-lost server still serving is draining: neither a duplicate nor running",
+			snap:         snapshotOf(three, a, b, c, newServer("review", 160).with(func(r *Row, _ *Process) { r.State = StateLeaseLost })),
+			wantComplete: true, wantBlocked: []string{DrainingMemberReason},
+			check: func(t *testing.T, inv Inventory) {
+				if len(inv.DrainingMembers) != 1 || inv.DrainingMembers[0].PID != 160 || len(inv.DuplicateMembers) != 0 || !inv.ExactlyOnePerProfile {
+					t.Errorf("draining %+v duplicates %+v", inv.DrainingMembers, inv.DuplicateMembers)
+				}
+				if inv.ConfiguredMembers[2].Draining != 1 {
+					t.Errorf("configured %+v", inv.ConfiguredMembers[2])
+				}
+			},
+		},
+		{
+			name: "an unreadable registry: incomplete, with its own reason, and every server unregistered",
+			snap: func() Snapshot {
+				s := snapshotOf(three, a, b, c)
+				s.Rows, s.RegistryError = nil, "reading the registry: permission denied"
+				return s
+			}(),
+			wantBlocked: []string{RegistryUnreadable, UnregisteredProcess, MissingMemberReason},
+			check: func(t *testing.T, inv Inventory) {
+				if inv.IncompleteReasons[0].Detail != "reading the registry: permission denied" {
+					t.Errorf("reason %+v", inv.IncompleteReasons[0])
+				}
+			},
+		},
+		{
+			name: "no process listing: incomplete, and no row counts as running",
+			snap: func() Snapshot {
+				s := snapshotOf(three, a, b, c)
+				s.Processes, s.ObservationError = nil, "process listing unavailable: /proc/net/tcp: permission denied"
+				return s
+			}(),
+			wantBlocked: []string{ProcessListingUnavailable, RegisteredProcessUnobserved, MissingMemberReason},
+			check:       func(t *testing.T, inv Inventory) { wantStale(t, inv, 101, StaleUnverifiable) },
+		},
+		{
+			name:        "a registered process that runs but does not serve is unobserved: incomplete",
+			snap:        snapshotOf(three, a, c).withRow(b.row, PID{Known: true, Exists: true, Start: b.row.ProcessStart}),
+			wantBlocked: []string{RegisteredProcessUnobserved, MissingMemberReason},
+			check:       func(t *testing.T, inv Inventory) { wantStale(t, inv, 102, StaleUnobserved) },
+		},
+		{
+			name:         "a row from another boot is stale",
+			snap:         snapshotOf(three, a, b, c).withRow(newServer("review", 170).with(func(r *Row, _ *Process) { r.BootID = "boot-0" }).row, PID{Known: true}),
+			wantComplete: true,
+			check:        func(t *testing.T, inv Inventory) { wantStale(t, inv, 170, StaleAnotherBoot) },
+		},
+		{
+			name:         "a process that registered twice is one member; the older row is replaced",
+			snap:         snapshotOf(three, a, b, c).withRow(b.with(func(r *Row, _ *Process) { r.RuntimeID, r.RegisteredTicks = "rt-older", r.RegisteredTicks-1 }).row, PID{Known: true, Exists: true, Start: b.row.ProcessStart}),
+			wantComplete: true,
+			check:        func(t *testing.T, inv Inventory) { wantStale(t, inv, 102, StaleReplaced) },
+		},
+		{
+			name:        "an empty roster cannot be satisfied",
+			snap:        snapshotOf(nil),
+			wantBlocked: []string{RosterUnreadable},
+		},
+		{
+			name: "uninspectable processes make the inventory incomplete",
+			snap: func() Snapshot {
+				s := snapshotOf(three, a, b, c)
+				s.Uninspectable = []int{9, 7, 9}
+				return s
+			}(),
+			wantBlocked: []string{ProcessUninspectable},
+			check: func(t *testing.T, inv Inventory) {
+				if inv.IncompleteReasons[0].Detail != "majordomus-mcp processes whose sockets could not be read: pids 7, 9" {
+					t.Errorf("reason %+v", inv.IncompleteReasons[0])
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			inv := Classify(tt.snap)
+			if got := codes(inv.BlockedReasons); !slices.Equal(got, append([]string{}, tt.wantBlocked...)) {
+				t.Fatalf("blocked reasons %v, want %v\n%+v", got, tt.wantBlocked, inv.BlockedReasons)
+			}
+			open := len(tt.wantBlocked) == 0
+			if inv.MutationGateSatisfied != open || inv.InventoryComplete != tt.wantComplete {
+				t.Errorf("gate %v complete %v, want %v %v", inv.MutationGateSatisfied, inv.InventoryComplete, open, tt.wantComplete)
+			}
+			if open != (inv.BlockedReason == nil) || !open && *inv.BlockedReason != tt.wantBlocked[0] {
+				t.Errorf("blocked_reason %v", inv.BlockedReason)
+			}
+			if len(inv.MutationsPerformed) != 0 || inv.MutationsPerformed == nil {
+				t.Errorf("mutations_performed %v", inv.MutationsPerformed)
+			}
+			if tt.check != nil {
+				tt.check(t, inv)
+			}
+		})
+	}
+}
+
+func withAll(servers []server, f func(*Row, *Process)) []server {
+	out := make([]server, len(servers))
+	for i, s := range servers {
+		out[i] = s.with(f)
+	}
+	return out
+}
+
+func wantStale(t *testing.T, inv Inventory, pid int, reason string) {
+	t.Helper()
+	for _, s := range inv.StaleMembers {
+		if s.PID == pid {
+			if s.Reason != reason || s.Detail == "" {
+				t.Errorf("stale pid %d: %s (%s), want %s", pid, s.Reason, s.Detail, reason)
+			}
+			return
+		}
+	}
+	t.Errorf("pid %d is not stale: %+v", pid, inv.StaleMembers)
+}
+
+func TestTwoAnsweringNamespacesGiveTheSameVerdict(t *testing.T) {
+	snap := snapshotOf(roster("author", "review"), newServer("author", 1), newServer("review", 2), newServer("review", 3)).
+		withRow(newServer("merge", 4).row, PID{Known: true})
+	controller, reconciler := snap, snap
+	controller.AnsweringNamespace, reconciler.AnsweringNamespace = "controller", "reconciler"
+	x, y := Classify(controller), Classify(reconciler)
+	if x.AnsweringNamespace != "controller" || y.AnsweringNamespace != "reconciler" {
+		t.Fatalf("answering namespaces %q %q", x.AnsweringNamespace, y.AnsweringNamespace)
+	}
+	x.AnsweringNamespace, y.AnsweringNamespace = "", ""
+	if encode(t, x) != encode(t, y) {
+		t.Fatalf("the verdict depends on who answers:\n%s\n%s", encode(t, x), encode(t, y))
+	}
+}
+
+func TestTheVerdictDoesNotDependOnTheOrderOfTheEvidence(t *testing.T) {
+	snap := snapshotOf(roster("author", "review", "merge"), newServer("author", 1), newServer("review", 2), newServer("review", 3),
+		newServer("extra", 4), newServer("merge", 5).with(func(r *Row, _ *Process) { r.State = StateLeaseLost })).
+		withRow(newServer("merge", 6).row, PID{Known: true}).
+		withProcess(newServer("author", 7).proc)
+	want := encode(t, Classify(snap))
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20 {
+		shuffled := snap
+		shuffled.Rows = slices.Clone(snap.Rows)
+		shuffled.Processes = slices.Clone(snap.Processes)
+		shuffled.Roster = slices.Clone(snap.Roster)
+		rng.Shuffle(len(shuffled.Rows), func(i, j int) { shuffled.Rows[i], shuffled.Rows[j] = shuffled.Rows[j], shuffled.Rows[i] })
+		rng.Shuffle(len(shuffled.Processes), func(i, j int) {
+			shuffled.Processes[i], shuffled.Processes[j] = shuffled.Processes[j], shuffled.Processes[i]
+		})
+		rng.Shuffle(len(shuffled.Roster), func(i, j int) { shuffled.Roster[i], shuffled.Roster[j] = shuffled.Roster[j], shuffled.Roster[i] })
+		if got := encode(t, Classify(shuffled)); got != want {
+			t.Fatalf("another order of the same evidence gave another answer:\n%s\n%s", got, want)
+		}
+	}
+}
+
+func TestNoListIsNull(t *testing.T) {
+	got := encode(t, Classify(Snapshot{}))
+	for _, field := range []string{"incomplete_reasons", "configured_members", "running_members", "missing_members",
+		"duplicate_members", "unexpected_members", "stale_members", "unregistered_processes", "repository_binding_mismatches",
+		"role_mismatches", "draining_members", "startup_revisions", "blocked_reasons", "mutations_performed"} {
+		if !strings.Contains(got, `"`+field+`":[`) {
+			t.Errorf("%s is not a list in %s", field, got)
+		}
+	}
+	for _, field := range []string{"single_cohort", "mixed_cohort", "mixed_revision"} {
+		if !strings.Contains(got, `"`+field+`":null`) {
+			t.Errorf("%s is not null without members in %s", field, got)
+		}
+	}
+}
+
+func TestStartDir(t *testing.T) {
+	tests := []struct {
+		args []string
+		cwd  string
+		want string
+	}{
+		{[]string{"majordomus-mcp"}, "/w/c", "/w/c"},
+		{[]string{"majordomus-mcp", "serve", "--repo", "/r/x", "--profile", "p"}, "/w", "/r/x"},
+		{[]string{"majordomus-mcp", "--repo=sub"}, "/w", "/w/sub"},
+		{[]string{"majordomus-mcp", "-repo", "../o"}, "/w/c", "/w/o"},
+		{[]string{"majordomus-mcp", "--repo", "/a", "--repo", "/b"}, "/w", "/b"},
+		{[]string{"majordomus-mcp", "--", "--repo", "/a"}, "/w", "/w"},
+		{[]string{"majordomus-mcp", "--repo"}, "/w", "/w"},
+		{[]string{"majordomus-mcp", "--repo", "rel"}, "", ""},
+		{[]string{"majordomus-mcp"}, "/w/c (deleted)", "/w/c"},
+		{nil, "", ""},
+	}
+	for _, tt := range tests {
+		if got := StartDir(tt.args, tt.cwd); got != tt.want {
+			t.Errorf("StartDir(%q, %q) = %q, want %q", tt.args, tt.cwd, got, tt.want)
+		}
+	}
+	if !within("/a/b", "/a") || !within("/a", "/a") || within("/ab", "/a") || !within("/x", "/") {
+		t.Error("within")
+	}
+}

@@ -1,0 +1,156 @@
+package fleet
+
+import (
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Snapshot is everything an inventory is decided from: what was read and
+// observed at one moment. Nothing in it comes from the caller of the
+// inventory; the answering process gathered all of it.
+type Snapshot struct {
+	// Roster is the configured members: the manifest's mcp.profiles, or
+	// --roster. RosterError says why it could not be read.
+	Roster      []Configured
+	RosterError string
+	// Repository is the checkout the inventory is about.
+	Repository Repository
+	// BootID is this boot's id.
+	BootID string
+	// RegistryPath is where the rows were read; RegistryError why they
+	// could not be (the rows are then not evidence of anything).
+	RegistryPath  string
+	Rows          []Row
+	RegistryError string
+	// Processes are the observed listening majordomus-mcp processes of this
+	// user; ObservationError why there are none to trust; Uninspectable the
+	// pids of majordomus-mcp processes whose sockets could not be read.
+	Processes        []Process
+	ObservationError string
+	Uninspectable    []int
+	// PIDs says, for the pid of each row, what signal 0 and /proc told.
+	PIDs map[int]PID
+	// Now is when the snapshot was taken.
+	Now time.Time
+	// AnsweringNamespace names who answers ("cli", or the answering
+	// server's profile). It is reported and never weighs in the verdict.
+	AnsweringNamespace string
+}
+
+// Configured is one roster entry.
+type Configured struct {
+	Profile string
+	// Role is the role the roster gives the profile ("" for none); it is
+	// checked only when RoleKnown (a --roster gives names only).
+	Role      string
+	RoleKnown bool
+}
+
+// Repository is a checkout: its root and repository id.
+type Repository struct {
+	Root string `json:"root"`
+	ID   string `json:"repository_id"`
+}
+
+// Row is a registry row: what a server said about itself when it
+// registered (registry.RuntimeRow).
+type Row struct {
+	RuntimeID       string
+	Profile         string
+	Role            string
+	State           string
+	RepositoryRoot  string
+	RepositoryID    string
+	Cohort          string
+	CohortSource    string
+	ParentPID       int
+	ParentStart     uint64
+	StartupRevision string
+	Transport       string
+	URL             string
+	PID             int
+	ProcessStart    uint64
+	BootID          string
+	Executable      string
+	RegisteredAt    time.Time
+	RegisteredTicks uint64
+}
+
+// Process is an observed listening majordomus-mcp process
+// (registry.ListeningProcess), with the checkout it was started for.
+type Process struct {
+	PID        int
+	PPID       int
+	Start      uint64
+	Executable string
+	Listen     []string
+	// StartDir is where it looks for its checkout (see [StartDir]); "" when
+	// that cannot be told.
+	StartDir string
+	// Checkout is the checkout root found from StartDir; "" when none was
+	// found (the directory may be gone).
+	Checkout string
+}
+
+// PID is what signal 0 and /proc say about a pid (registry.Presence).
+type PID struct {
+	Known  bool
+	Exists bool
+	Start  uint64
+}
+
+// The states and cohort sources a row may record (registry's constants;
+// repeated here so that this package stays a pure function of values).
+const (
+	StateLeaseholder      = "leaseholder"
+	StateLeaseLost        = "lease-lost"
+	CohortFromEnvironment = "environment"
+	CohortFromParent      = "parent"
+)
+
+// StartDir returns the directory a majordomus-mcp process was started to
+// look for its checkout from: its last --repo (or -repo, with = or a
+// separate value), made absolute against cwd, else cwd. A working directory
+// that was removed (" (deleted)") still names where it was. "" means it
+// cannot be told.
+func StartDir(args []string, cwd string) string {
+	cwd = strings.TrimSuffix(cwd, " (deleted)")
+	repo := ""
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		name, value, inline := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if name != "repo" {
+			continue
+		}
+		if !inline {
+			if i+1 >= len(args) {
+				break
+			}
+			i++
+			value = args[i]
+		}
+		repo = value
+	}
+	switch {
+	case repo == "":
+		return cwd
+	case filepath.IsAbs(repo):
+		return filepath.Clean(repo)
+	case cwd == "":
+		return ""
+	default:
+		return filepath.Join(cwd, repo)
+	}
+}
+
+// within reports whether dir is root or lies under it.
+func within(dir, root string) bool {
+	return dir == root || strings.HasPrefix(dir, strings.TrimSuffix(root, "/")+"/")
+}

@@ -1,0 +1,286 @@
+package registry
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
+)
+
+// The DSN parameters. Writers use a busy timeout (a writer waits for
+// another's lock instead of failing) and BEGIN IMMEDIATE transactions: a
+// deferred transaction that reads and then writes cannot be helped by the
+// busy timeout when its lock upgrade collides with another process's, and
+// fails at once with SQLITE_BUSY (measured with four processes racing; see
+// the package doc). The database is in WAL mode (readers never block a
+// writer, nor a writer readers), set by [useWAL]. Readers open the file
+// read-only and query-only, so an inventory cannot change a byte of it.
+const (
+	writerParams = "_pragma=busy_timeout(5000)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	readerParams = "mode=ro&_pragma=busy_timeout(5000)&_pragma=query_only(1)"
+)
+
+// columns are the row's columns in the order rowArgs and scanRow use.
+const columns = `runtime_id, profile, role, state, repository_root, repository_id,
+	cohort, cohort_source, parent_pid, parent_start,
+	startup_revision, module_version, vcs_revision, transport, url,
+	pid, process_start, boot_id, executable, registered_at, registered_ticks`
+
+// Runtimes is the runtime registry opened for writing by the server a row
+// is about. Open it for one operation and close it: a server writes three
+// times in its life (register, lease lost, exit), and a handle held longer
+// would keep writing to a file someone may have replaced.
+type Runtimes struct {
+	// Env tells which rows' processes are gone, for pruning; the zero Env is
+	// the real host.
+	Env  Env
+	db   *sql.DB
+	path string
+}
+
+// OpenRuntimes opens the registry at path for writing, creating its
+// directory (0700) and file (0600) when missing, and brings its schema to
+// [SchemaVersion]. A path that is a directory, or under a regular file,
+// cannot be opened (root included).
+func OpenRuntimes(ctx context.Context, path string) (*Runtimes, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("creating the registry directory: %w", err)
+	}
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %s is a %s", ErrRegistryUnusable, path, kindOf(fi.Mode()))
+	}
+	// Created here, not by SQLite, so that it is 0600 (SQLite gives its
+	// -wal and -shm files the database's mode).
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("creating the registry: %w", err)
+	}
+	f.Close()
+	db, err := sql.Open("sqlite", dsn(path, writerParams))
+	if err != nil {
+		return nil, fmt.Errorf("opening the registry: %w", err)
+	}
+	db.SetMaxOpenConns(1)
+	if err := useWAL(ctx, db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := migrate(ctx, db, migrations); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &Runtimes{db: db, path: path}, nil
+}
+
+// useWAL puts the database in WAL mode, which the file then keeps. Turning
+// a new file to WAL upgrades a read lock to an exclusive one, which is the
+// one wait SQLite's busy timeout cannot cover (it answers SQLITE_BUSY at
+// once rather than risk a deadlock), so while several processes create the
+// registry at the same moment it is tried again, with a growing pause,
+// until ctx ends. On an existing registry it succeeds at once.
+func useWAL(ctx context.Context, db *sql.DB) error {
+	pause := 2 * time.Millisecond
+	for {
+		var mode string
+		err := db.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode)
+		switch {
+		case err == nil && strings.EqualFold(mode, "wal"):
+			return nil
+		case err == nil:
+			return fmt.Errorf("%w: journal mode %q instead of WAL", ErrRegistryUnusable, mode)
+		case !isBusy(err):
+			return fmt.Errorf("opening the registry: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("opening the registry: %w (%v)", err, ctx.Err())
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 100*time.Millisecond)
+	}
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY (any extended code).
+func isBusy(err error) bool {
+	var coded interface{ Code() int }
+	return errors.As(err, &coded) && coded.Code()&0xff == 5
+}
+
+// Close closes the registry.
+func (r *Runtimes) Close() error { return r.db.Close() }
+
+// Register writes row, replacing a row with its runtime id. In the same
+// transaction it removes the rows whose processes are provably gone (no
+// such pid, another start time, another boot; signal 0 only) among those of
+// its own checkout and profile — the slot it now occupies — and those of
+// any other boot, so that a server killed with -9 leaves a stale row only
+// until its successor registers. Rows of live processes are never touched.
+func (r *Runtimes) Register(ctx context.Context, row RuntimeRow) error {
+	tx, err := r.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("registering: %w", err)
+	}
+	defer tx.Rollback()
+	gone, err := r.goneRows(ctx, tx, row)
+	if err != nil {
+		return err
+	}
+	for _, id := range gone {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM server_runtimes WHERE runtime_id = ?`, id); err != nil {
+			return fmt.Errorf("removing a stale row: %w", err)
+		}
+	}
+	_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO server_runtimes (`+columns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, rowArgs(row)...)
+	if err != nil {
+		return fmt.Errorf("registering: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("registering: %w", err)
+	}
+	return nil
+}
+
+// goneRows returns the runtime ids Register may remove.
+func (r *Runtimes) goneRows(ctx context.Context, tx *sql.Tx, row RuntimeRow) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT runtime_id, pid, process_start, boot_id FROM server_runtimes
+		WHERE runtime_id <> ? AND ((repository_id = ? AND profile = ?) OR boot_id <> ?)`,
+		row.RuntimeID, row.RepositoryID, row.Profile, row.BootID)
+	if err != nil {
+		return nil, fmt.Errorf("reading the rows to prune: %w", err)
+	}
+	defer rows.Close()
+	var gone []string
+	for rows.Next() {
+		var id, boot string
+		var pid, start int64
+		if err := rows.Scan(&id, &pid, &start, &boot); err != nil {
+			return nil, fmt.Errorf("reading the rows to prune: %w", err)
+		}
+		if r.Env.Alive(int(pid), uint64(start), boot) == OwnerGone {
+			gone = append(gone, id)
+		}
+	}
+	return gone, rows.Err()
+}
+
+// SetState records a server's new state (StateLeaseLost). A row that is no
+// longer there is not an error: there is nothing left to describe.
+func (r *Runtimes) SetState(ctx context.Context, runtimeID, state string, now time.Time) error {
+	_, err := r.db.ExecContext(ctx, `UPDATE server_runtimes SET state = ?, state_changed_at = ? WHERE runtime_id = ?`,
+		state, now.UTC().Format(time.RFC3339Nano), runtimeID)
+	if err != nil {
+		return fmt.Errorf("recording the state %s: %w", state, err)
+	}
+	return nil
+}
+
+// Remove deletes a server's row, on its clean exit.
+func (r *Runtimes) Remove(ctx context.Context, runtimeID string) error {
+	if _, err := r.db.ExecContext(ctx, `DELETE FROM server_runtimes WHERE runtime_id = ?`, runtimeID); err != nil {
+		return fmt.Errorf("removing the row: %w", err)
+	}
+	return nil
+}
+
+// ReadRuntimes returns every row of the registry at path, without changing
+// a byte of it: the file is opened read-only and query-only, and a missing
+// file is not created — it means no server ever registered, and the answer
+// is no rows. (Like any reader of a WAL database, SQLite creates the -wal
+// and -shm companions beside an existing file when they are missing; the
+// database file itself is never written.) A path that cannot be read is an error: the inventory is then
+// incomplete, never empty.
+func ReadRuntimes(ctx context.Context, path string) ([]RuntimeRow, error) {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist): // ENOENT only: a file where a directory should be is ENOTDIR, an error
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading the registry: %w", err)
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("%w: %s is a %s", ErrRegistryUnusable, path, kindOf(fi.Mode()))
+	case fi.Size() == 0:
+		return nil, nil // created by a writer that has not written yet
+	}
+	db, err := sql.Open("sqlite", dsn(path, readerParams))
+	if err != nil {
+		return nil, fmt.Errorf("opening the registry: %w", err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	var tables int
+	err = db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'server_runtimes'`).Scan(&tables)
+	if err != nil {
+		return nil, fmt.Errorf("reading the registry: %w", err)
+	}
+	if tables == 0 {
+		return nil, nil
+	}
+	rows, err := db.QueryContext(ctx, `SELECT `+columns+` FROM server_runtimes ORDER BY runtime_id`)
+	if err != nil {
+		return nil, fmt.Errorf("reading the registry: %w", err)
+	}
+	defer rows.Close()
+	var out []RuntimeRow
+	for rows.Next() {
+		row, err := scanRow(rows)
+		if err != nil {
+			return nil, fmt.Errorf("reading the registry: %w", err)
+		}
+		out = append(out, row)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading the registry: %w", err)
+	}
+	return out, nil
+}
+
+func rowArgs(r RuntimeRow) []any {
+	return []any{r.RuntimeID, r.Profile, r.Role, r.State, r.RepositoryRoot, r.RepositoryID,
+		r.Cohort, r.CohortSource, int64(r.ParentPID), int64(r.ParentStart),
+		r.StartupRevision, r.ModuleVersion, r.VCSRevision, r.Transport, r.URL,
+		int64(r.PID), int64(r.ProcessStart), r.BootID, r.Executable,
+		r.RegisteredAt.UTC().Format(time.RFC3339Nano), int64(r.RegisteredTicks)}
+}
+
+func scanRow(rows *sql.Rows) (RuntimeRow, error) {
+	var r RuntimeRow
+	var parentPID, parentStart, pid, start, ticks int64
+	var at string
+	err := rows.Scan(&r.RuntimeID, &r.Profile, &r.Role, &r.State, &r.RepositoryRoot, &r.RepositoryID,
+		&r.Cohort, &r.CohortSource, &parentPID, &parentStart,
+		&r.StartupRevision, &r.ModuleVersion, &r.VCSRevision, &r.Transport, &r.URL,
+		&pid, &start, &r.BootID, &r.Executable, &at, &ticks)
+	if err != nil {
+		return RuntimeRow{}, err
+	}
+	r.ParentPID, r.ParentStart = int(parentPID), uint64(parentStart)
+	r.PID, r.ProcessStart, r.RegisteredTicks = int(pid), uint64(start), uint64(ticks)
+	r.RegisteredAt, _ = time.Parse(time.RFC3339Nano, at) // informational; zero when unparsable
+	return r, nil
+}
+
+// dsn is the SQLite URI of path with params. In a URI, '%', '?' and '#'
+// of the path must be escaped.
+func dsn(path, params string) string {
+	escaped := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	return "file:" + escaped + "?" + params
+}
+
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeSymlink != 0:
+		return "symbolic link"
+	default:
+		return "special file"
+	}
+}

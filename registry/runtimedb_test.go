@@ -1,0 +1,358 @@
+package registry
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func testRow(id, profile string, pid int) RuntimeRow {
+	return RuntimeRow{
+		RuntimeID: id, Profile: profile, Role: "shared", State: StateLeaseholder,
+		RepositoryRoot: "/checkout", RepositoryID: "0123456789abcdef0123456789abcdef",
+		Cohort: "env:c1", CohortSource: CohortFromEnvironment,
+		StartupRevision: "0.1.0+build.abc", ModuleVersion: "(devel)",
+		Transport: "streamable-http", URL: "http://127.0.0.1:8741",
+		PID: pid, ProcessStart: 4242, BootID: "boot-1", Executable: "/bin/majordomus-mcp",
+		RegisteredAt: time.Date(2025, 1, 2, 3, 4, 5, 6, time.UTC), RegisteredTicks: 5000,
+	}
+}
+
+func register(t *testing.T, path string, env Env, rows ...RuntimeRow) {
+	t.Helper()
+	ctx := context.Background()
+	rt, err := OpenRuntimes(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	rt.Env = env
+	for _, r := range rows {
+		if err := rt.Register(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func readRows(t *testing.T, path string) []RuntimeRow {
+	t.Helper()
+	rows, err := ReadRuntimes(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// allAlive is a host on which every pid runs as recorded, in boot-1.
+var allAlive = Env{
+	Signal0:      func(int) error { return nil },
+	ProcessStart: func(int) (uint64, error) { return 4242, nil },
+	BootID:       func() (string, error) { return "boot-1", nil },
+}
+
+func TestRegisterReadSetStateRemove(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state", "registry.db")
+	a, b := testRow("a", "default", 10), testRow("b", "review", 11)
+	register(t, path, allAlive, a, b)
+
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("registry file: %v %v, want mode 0600", fi, err)
+	}
+	if fi, err := os.Stat(filepath.Dir(path)); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("registry directory: %v %v, want mode 0700", fi, err)
+	}
+	if got := readRows(t, path); !reflect.DeepEqual(got, []RuntimeRow{a, b}) {
+		t.Fatalf("rows:\n got %+v\nwant %+v", got, []RuntimeRow{a, b})
+	}
+
+	ctx := context.Background()
+	rt, err := OpenRuntimes(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if err := rt.SetState(ctx, "a", StateLeaseLost, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.SetState(ctx, "nobody", StateLeaseLost, time.Now()); err != nil {
+		t.Fatalf("SetState of a missing row: %v", err)
+	}
+	if err := rt.Remove(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	got := readRows(t, path)
+	if len(got) != 1 || got[0].RuntimeID != "a" || got[0].State != StateLeaseLost {
+		t.Fatalf("after SetState and Remove: %+v", got)
+	}
+}
+
+func TestRegisterPrunesOnlyProvablyGoneRowsOfItsSlotAndOtherBoots(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "registry.db")
+	dead := map[int]bool{20: true, 21: true, 22: true}
+	env := Env{
+		Signal0: func(pid int) error {
+			if dead[pid] {
+				return syscall.ESRCH
+			}
+			return nil
+		},
+		ProcessStart: func(int) (uint64, error) { return 4242, nil },
+		BootID:       func() (string, error) { return "boot-1", nil },
+	}
+	sameSlotDead := testRow("same-slot-dead", "default", 20)
+	sameSlotAlive := testRow("same-slot-alive", "default", 30) // a duplicate: kept
+	otherSlotDead := testRow("other-slot-dead", "review", 21)  // evidence for its own slot: kept
+	otherBoot := testRow("other-boot", "review", 31)
+	otherBoot.BootID = "boot-0"
+	otherCheckoutDead := testRow("other-checkout-dead", "default", 22)
+	otherCheckoutDead.RepositoryID = "ffffffffffffffffffffffffffffffff"
+	register(t, path, allAlive, sameSlotDead, sameSlotAlive, otherSlotDead, otherBoot, otherCheckoutDead)
+
+	register(t, path, env, testRow("new", "default", 40))
+	var ids []string
+	for _, r := range readRows(t, path) {
+		ids = append(ids, r.RuntimeID)
+	}
+	want := []string{"new", "other-checkout-dead", "other-slot-dead", "same-slot-alive"}
+	if !reflect.DeepEqual(ids, want) {
+		t.Fatalf("rows after a registration: %v, want %v", ids, want)
+	}
+}
+
+func TestSchemaVersionIsPinnedAndMigrationIsIdempotent(t *testing.T) {
+	if got := migrations[len(migrations)-1].version; got != SchemaVersion {
+		t.Fatalf("the last migration is version %d, SchemaVersion is %d", got, SchemaVersion)
+	}
+	for i, m := range migrations {
+		if m.version != i+1 {
+			t.Fatalf("migration %d has version %d: versions are 1, 2, 3…", i, m.version)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "registry.db")
+	register(t, path, allAlive, testRow("a", "default", 10))
+	before := schemaOf(t, path)
+	if before.version != SchemaVersion {
+		t.Fatalf("user_version %d, want SchemaVersion %d", before.version, SchemaVersion)
+	}
+	bytesBefore := fileBytes(t, path)
+
+	rt, err := OpenRuntimes(context.Background(), path) // migrates again
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.Close()
+	if after := schemaOf(t, path); !reflect.DeepEqual(after, before) {
+		t.Fatalf("a second migration changed the schema:\n%+v\n%+v", before, after)
+	}
+	if !bytes.Equal(fileBytes(t, path), bytesBefore) {
+		t.Fatal("a second migration changed the database file")
+	}
+}
+
+func TestMigrationsAreAdditive(t *testing.T) {
+	for _, m := range migrations {
+		for _, stmt := range m.statements {
+			upper := strings.ToUpper(stmt)
+			ok := strings.HasPrefix(upper, "CREATE TABLE IF NOT EXISTS") ||
+				strings.HasPrefix(upper, "CREATE INDEX IF NOT EXISTS") ||
+				strings.HasPrefix(upper, "ALTER TABLE") && strings.Contains(upper, " ADD COLUMN ")
+			if !ok {
+				t.Errorf("migration %d is not additive: %.60s…", m.version, stmt)
+			}
+		}
+	}
+}
+
+func TestAnOldDatabaseIsUpgradedAndANewerOneIsUsable(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "registry.db")
+	register(t, path, allAlive, testRow("a", "default", 10))
+
+	// A later release adds a column; opening with it upgrades the file, keeps
+	// the row, and doing it twice changes nothing.
+	next := append(append([]migration(nil), migrations...), migration{SchemaVersion + 1, []string{
+		`ALTER TABLE server_runtimes ADD COLUMN note TEXT NOT NULL DEFAULT ''`,
+	}})
+	db := openTest(t, path)
+	for range 2 {
+		if err := migrate(ctx, db, next); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	if got := schemaOf(t, path).version; got != SchemaVersion+1 {
+		t.Fatalf("user_version after the upgrade: %d", got)
+	}
+	// This release still reads and writes the newer database.
+	register(t, path, allAlive, testRow("b", "review", 11))
+	if rows := readRows(t, path); len(rows) != 2 {
+		t.Fatalf("rows in the newer database: %+v", rows)
+	}
+	if got := schemaOf(t, path).version; got != SchemaVersion+1 {
+		t.Fatalf("an older release changed the newer schema version to %d", got)
+	}
+}
+
+func TestReadingChangesNothing(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "none", "registry.db")
+	if rows, err := ReadRuntimes(context.Background(), missing); err != nil || rows != nil {
+		t.Fatalf("a missing registry: %v %v, want no rows and no error", rows, err)
+	}
+	if _, err := os.Stat(filepath.Dir(missing)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("reading a missing registry created its directory (%v)", err)
+	}
+
+	path := filepath.Join(dir, "registry.db")
+	register(t, path, allAlive, testRow("a", "default", 10))
+	// A writer keeps the database open, as a running server's would be.
+	writer := openTest(t, path)
+	defer writer.Close()
+	if _, err := writer.Exec(`UPDATE server_runtimes SET url = url`); err != nil {
+		t.Fatal(err)
+	}
+	before := fileBytes(t, path)
+	for range 3 {
+		readRows(t, path)
+	}
+	if !bytes.Equal(fileBytes(t, path), before) {
+		t.Fatal("reading the registry changed its bytes")
+	}
+}
+
+func TestUnusableRegistries(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "blocker")
+	if err := os.WriteFile(blocker, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	aDirectory := filepath.Join(dir, "dir.db")
+	if err := os.Mkdir(aDirectory, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	notADatabase := filepath.Join(dir, "text.db")
+	if err := os.WriteFile(notADatabase, []byte(strings.Repeat("not a database\n", 100)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, path := range map[string]string{
+		"a file where its directory should be": filepath.Join(blocker, "registry.db"),
+		"a directory where the file should be": aDirectory,
+		"not a database":                       notADatabase,
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := OpenRuntimes(context.Background(), path); err == nil {
+				t.Error("OpenRuntimes succeeded")
+			}
+			if _, err := ReadRuntimes(context.Background(), path); err == nil {
+				t.Error("ReadRuntimes succeeded")
+			}
+		})
+	}
+}
+
+func TestRuntimePath(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	tests := []struct {
+		name string
+		flag string
+		env  map[string]string
+		want string
+	}{
+		{"the flag first", "/f/r.db", map[string]string{RegistryEnv: "/e/r.db", "XDG_STATE_HOME": "/x"}, "/f/r.db"},
+		{"then the environment variable", "", map[string]string{RegistryEnv: "/e/r.db", "XDG_STATE_HOME": "/x"}, "/e/r.db"},
+		{"then XDG_STATE_HOME", "", map[string]string{"XDG_STATE_HOME": "/x", "HOME": "/h"}, "/x/majordomus-mcp/registry.db"},
+		{"a relative XDG_STATE_HOME is ignored", "", map[string]string{"XDG_STATE_HOME": "x", "HOME": "/h"}, "/h/.local/state/majordomus-mcp/registry.db"},
+	}
+	for _, tt := range tests {
+		got, err := RuntimePath(tt.flag, env(tt.env))
+		if err != nil || got != tt.want {
+			t.Errorf("%s: %q %v, want %q", tt.name, got, err, tt.want)
+		}
+	}
+	if _, err := RuntimePath("", env(nil)); !errors.Is(err, ErrNoRegistryPath) {
+		t.Errorf("no path at all: %v, want ErrNoRegistryPath", err)
+	}
+}
+
+type schema struct {
+	version int
+	sql     []string
+}
+
+func schemaOf(t *testing.T, path string) schema {
+	t.Helper()
+	db := openTest(t, path)
+	defer db.Close()
+	var s schema
+	if err := db.QueryRow("PRAGMA user_version").Scan(&s.version); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.Query("SELECT sql FROM sqlite_master ORDER BY name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var q sql.NullString
+		if err := rows.Scan(&q); err != nil {
+			t.Fatal(err)
+		}
+		s.sql = append(s.sql, q.String)
+	}
+	return s
+}
+
+func openTest(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", dsn(path, writerParams))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	return db
+}
+
+func fileBytes(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestConcurrentRegistrationsOnANewFileAllSucceed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "new", "registry.db")
+	const writers = 8
+	errs := make(chan error, writers)
+	for i := range writers {
+		go func() {
+			ctx := context.Background()
+			rt, err := OpenRuntimes(ctx, path)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer rt.Close()
+			rt.Env = allAlive
+			errs <- rt.Register(ctx, testRow("w"+strconv.Itoa(i), "p"+strconv.Itoa(i), 100+i))
+		}()
+	}
+	for range writers {
+		if err := <-errs; err != nil {
+			t.Errorf("a concurrent registration failed: %v", err)
+		}
+	}
+	if rows := readRows(t, path); len(rows) != writers {
+		t.Fatalf("%d rows, want %d", len(rows), writers)
+	}
+}
