@@ -65,23 +65,36 @@ func (ix *Index) Search(query, kind string, limit int) []Hit {
 	if len(ix.docs) != len(ix.Objects) {
 		ix = ix.withTables()
 	}
-	var hits []Hit
+	// Rank positions, not objects: only the hits returned are copied.
+	// Objects are sorted by URI, so the position breaks ties by URI.
+	type ranked struct {
+		i     int
+		score float64
+	}
+	var found []ranked
 	for i := range ix.Objects {
 		if kind != "" && ix.Objects[i].Kind != kind {
 			continue
 		}
 		if s := ix.docs[i].score(terms); s > 0 {
-			hits = append(hits, Hit{Object: ix.Objects[i], Score: s})
+			found = append(found, ranked{i, s})
 		}
 	}
-	sort.Slice(hits, func(a, b int) bool {
-		if hits[a].Score != hits[b].Score {
-			return hits[a].Score > hits[b].Score
+	sort.Slice(found, func(a, b int) bool {
+		if found[a].score != found[b].score {
+			return found[a].score > found[b].score
 		}
-		return hits[a].Object.URI < hits[b].Object.URI
+		return found[a].i < found[b].i
 	})
-	if len(hits) > limit {
-		hits = hits[:limit:limit]
+	if len(found) > limit {
+		found = found[:limit]
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	hits := make([]Hit, len(found))
+	for k, r := range found {
+		hits[k] = Hit{Object: ix.Objects[r.i], Score: r.score}
 	}
 	return hits
 }
