@@ -34,7 +34,13 @@ func TestMain(m *testing.M) {
 	// Every server a scenario starts registers in a fleet registry of the
 	// run's own, never in the user's; fleet scenarios set one each.
 	os.Setenv("MAJORDOMUS_MCP_REGISTRY", filepath.Join(dir, "registry.db"))
-	build := exec.Command("go", "build", "-o", bin, "majordomus-mcp/cmd/majordomus-mcp")
+	// SCENARIOS_RACE=1 builds the binary with the race detector: a race in
+	// any process then shows on its stderr and makes it exit 66.
+	args := []string{"build", "-o", bin}
+	if os.Getenv("SCENARIOS_RACE") == "1" {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, "majordomus-mcp/cmd/majordomus-mcp")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building majordomus-mcp:", err)
