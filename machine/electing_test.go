@@ -124,8 +124,10 @@ func TestElecting_BoundExpiresWhileBindingServesAlone(t *testing.T) {
 		h.expect("attempt", "attempt") // the second stays in flight
 		time.Sleep(DefaultElectionBound - DefaultBindingPoll)
 		reason := "no usable lease within 20s (last seen: binding lease: no URL yet)"
-		h.expect("=> alone on election-timed-out", "standalone: "+reason)
-		h.state(Alone) // the attempt cancelled then, whose late "won" was dropped
+		// the attempt cancelled then ends as a late win: dropped, and the
+		// lease it created released, so nobody waits on it
+		h.expect("=> alone on election-timed-out", "standalone: "+reason, "release")
+		h.state(Alone)
 
 		line := "cannot use the shared server: " + testLease + ": " + reason + "; serving this client alone, as --standalone would"
 		if w := h.logged("warn"); len(w) != 1 || w[0] != line {
@@ -165,12 +167,14 @@ func TestElecting_UnknownClassServesAlone(t *testing.T) {
 	})
 }
 
-func TestElecting_ClientLeftExitsWithoutTouchingTheLease(t *testing.T) {
+// A client that leaves while an attempt is linking the lease: the attempt's
+// late win is dropped and what it created is released, never left behind.
+func TestElecting_ClientLeftReleasesWhatALateAttemptCreated(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := start(t)
 		h.expect("attempt")
 		h.m.ClientLeft()
-		h.expect("=> exited on client-left")
+		h.expect("=> exited on client-left", "release")
 		h.exitsWith(Outcome{Reason: "the client left"})
 	})
 }

@@ -86,9 +86,12 @@ func (m *Machine) Run(ctx context.Context) Outcome {
 	m.runCtx = runCtx
 	fctx := context.WithValue(runCtx, machineKey{}, m)
 	defer func() {
-		m.inbox.close()
 		cancel()
-		m.wg.Wait()
+		m.wg.Wait() // the ports' goroutines have posted all they will
+		for _, ev := range m.inbox.take() {
+			m.orphan(ev)
+		}
+		m.inbox.close()
 	}()
 
 	if err := m.sm.ActivateCtx(fctx); err != nil {
@@ -101,7 +104,8 @@ func (m *Machine) Run(ctx context.Context) Outcome {
 		case <-m.inbox.ready:
 			for _, ev := range m.inbox.take() {
 				if m.outcome != nil {
-					break
+					m.orphan(ev)
+					continue
 				}
 				m.handle(fctx, ev)
 			}
@@ -172,7 +176,7 @@ func (m *Machine) handle(ctx context.Context, ev event) {
 	switch {
 	case ev.attempt != 0:
 		if ev.attempt != m.attempt {
-			m.log.Debug("dropping the result of an attempt that no longer counts", zap.String("class", string(ev.obs.Class)))
+			m.orphan(ev)
 			return
 		}
 		m.cancelAttempt()
@@ -221,6 +225,24 @@ func (m *Machine) fire(ctx context.Context, t Trigger) {
 // follow fires t from inside an action. With FiringQueued it runs right
 // after the current transition completes, before any other input.
 func (m *Machine) follow(ctx context.Context, t Trigger) { m.fire(ctx, t) }
+
+// orphan disposes of an input that comes too late to count: the result of
+// an attempt the machine no longer waits for, or anything after the end. An
+// attempt that created the lease before it learned it was cancelled leaves
+// the file behind, so it is released here: a client that left, or a
+// signal, while the lease was being linked must not leave a lease naming a
+// process that is gone or serves alone.
+func (m *Machine) orphan(ev event) {
+	if ev.attempt == 0 {
+		return
+	}
+	m.log.Debug("dropping the result of an attempt that no longer counts", zap.String("class", string(ev.obs.Class)))
+	if ev.obs.Class == ClassWon {
+		if err := m.cfg.Election.Release(context.Background()); err != nil {
+			m.log.Warn("releasing the lease a cancelled attempt created", zap.Error(err))
+		}
+	}
+}
 
 // abandon ends the machine without a transition, because Run's ctx ended.
 func (m *Machine) abandon(ctx context.Context) {

@@ -43,8 +43,10 @@ type Election interface {
 	// serves alone.
 	TakeOver(ctx context.Context, obs Observation) error
 	// Release removes the lease if it still carries this process's instance.
-	// Loop; fast. Only a leaseholder calls it, and never after the lease was
-	// lost.
+	// Loop; fast. Only a leaseholder calls it, never after the lease was
+	// lost — and the machine, for an attempt that reported "won" too late to
+	// count (the client left, a signal came, or the election timed out while
+	// it was linking the lease), so that no lease outlives its reason.
 	Release(ctx context.Context) error
 }
 
