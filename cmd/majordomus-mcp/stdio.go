@@ -61,7 +61,11 @@ func serveStandalone(ctx context.Context, env *environment) error {
 	select {
 	case <-ended:
 		return nil
-	case ev := <-events:
+	case ev, ok := <-events:
+		if !ok {
+			<-ended
+			return nil
+		}
 		env.log.Info("stopping", zap.String("reason", ev.reason))
 		env.died = ev.signal
 		cancel(fmt.Errorf("%s", ev.reason))
@@ -79,27 +83,34 @@ type clientEvent struct {
 
 // watchClient reports the termination signals and the death of the parent
 // process (a host killed hard leaves its children reparented with stdin
-// still open) until ctx ends.
+// still open) until ctx ends, then closes the channel.
 func watchClient(ctx context.Context, env *environment) <-chan clientEvent {
 	events := make(chan clientEvent, 4)
 	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, terminationSignals...)
 	parent := os.Getppid()
 	go func() {
+		defer close(events) // its readers end with it
 		defer signal.Stop(signals)
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
 		parentGone := false
+		send := func(ev clientEvent) {
+			select {
+			case events <- ev:
+			case <-ctx.Done():
+			}
+		}
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case sig := <-signals:
-				events <- clientEvent{signal: sig, reason: "received " + signalName(sig)}
+				send(clientEvent{signal: sig, reason: "received " + signalName(sig)})
 			case <-tick.C:
 				if !parentGone && os.Getppid() != parent {
 					parentGone = true
-					events <- clientEvent{reason: fmt.Sprintf("the parent process %d is gone", parent)}
+					send(clientEvent{reason: fmt.Sprintf("the parent process %d is gone", parent)})
 				}
 			}
 		}
