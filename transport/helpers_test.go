@@ -30,6 +30,7 @@ type fixture struct {
 	roots     chan mcp.Root  // the first root each "roots" call got
 	mu        sync.Mutex
 	sessions  map[string]bool // registered sessions (from hooks)
+	changed   chan struct{}   // closed and replaced when sessions changes
 }
 
 func newFixture() *fixture {
@@ -39,16 +40,19 @@ func newFixture() *fixture {
 		blocked:   make(chan struct{}, 16),
 		roots:     make(chan mcp.Root, 4),
 		sessions:  map[string]bool{},
+		changed:   make(chan struct{}),
 	}
 	hooks := &server.Hooks{}
 	hooks.AddOnRegisterSession(func(_ context.Context, s server.ClientSession) {
 		f.mu.Lock()
 		f.sessions[s.SessionID()] = true
+		f.noteLocked()
 		f.mu.Unlock()
 	})
 	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) {
 		f.mu.Lock()
 		delete(f.sessions, s.SessionID())
+		f.noteLocked()
 		f.mu.Unlock()
 	})
 	f.srv = server.NewMCPServer("fixture", "0.0.1", server.WithHooks(hooks), server.WithLogging(),
@@ -118,6 +122,33 @@ func (f *fixture) registered() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.sessions)
+}
+
+// noteLocked wakes the waiters of waitRegistered; f.mu is held.
+func (f *fixture) noteLocked() {
+	close(f.changed)
+	f.changed = make(chan struct{})
+}
+
+// waitRegistered waits until n sessions are registered with the MCPServer.
+// mcp-go unregisters a swept session just after it is terminated, so a
+// test that saw the count drop waits for the hook too.
+func (f *fixture) waitRegistered(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		f.mu.Lock()
+		got, changed := len(f.sessions), f.changed
+		f.mu.Unlock()
+		if got == n {
+			return
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("%d sessions registered, want %d", got, n)
+		}
+	}
 }
 
 // counter records OnSessions calls and lets a test wait for a count.

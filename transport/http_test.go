@@ -126,9 +126,7 @@ func TestDeleteEndsTheSession(t *testing.T) {
 		t.Fatalf("DELETE: %d %s", resp.StatusCode, body)
 	}
 	s.count.waitFor(t, 0)
-	if f.registered() != 0 {
-		t.Fatalf("mcp-go still has %d sessions registered", f.registered())
-	}
+	f.waitRegistered(t, 0) // mcp-go unregisters it too
 	if resp, body := c.do("POST", "/mcp", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); resp.StatusCode != 404 || refusal(t, body).Error.Code != ErrCodeSessionNotFound {
 		t.Fatalf("after DELETE: %d %s", resp.StatusCode, body)
 	}
@@ -191,9 +189,7 @@ func TestAnIdleSessionExpires(t *testing.T) {
 	if len(closed) != 1 || closed[0].ContextMap()["reason"] != EndIdle {
 		t.Fatalf("closing logged as %v", closed)
 	}
-	if f.registered() != 0 {
-		t.Fatal("the swept session is still registered")
-	}
+	f.waitRegistered(t, 0) // the swept session leaves the MCPServer too
 	if resp, _ := c.do("POST", "/mcp", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); resp.StatusCode != 404 {
 		t.Fatalf("after expiry: %d", resp.StatusCode)
 	}
@@ -222,9 +218,7 @@ func TestADroppedStreamEndsItsSessionAtOnce(t *testing.T) {
 	if len(closed) != 1 || closed[0].ContextMap()["reason"] != EndStreamDropped {
 		t.Fatalf("closing logged as %v", closed)
 	}
-	if f.registered() != 0 {
-		t.Fatal("the dropped session is still registered (its peer would stay on the board)")
-	}
+	f.waitRegistered(t, 0) // else its peer would stay on the board
 }
 
 func TestShutdownEndsSessionsAndStreams(t *testing.T) {
@@ -241,9 +235,7 @@ func TestShutdownEndsSessionsAndStreams(t *testing.T) {
 	defer resp.Body.Close()
 	s.stop()
 	s.count.waitFor(t, 0)
-	if f.registered() != 0 {
-		t.Fatal("sessions still registered after Shutdown")
-	}
+	f.waitRegistered(t, 0) // none left registered after Shutdown
 }
 
 func TestListenFallsBackToAFreePort(t *testing.T) {
