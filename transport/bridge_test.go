@@ -183,7 +183,11 @@ func TestAfterANotificationAnswersAreEventStreams(t *testing.T) {
 	sid := c.initialize()
 	f.srv.SendNotificationToAllClients("notifications/resources/list_changed", nil)
 	resp, body := c.do(http.MethodPost, "/mcp", sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
-	if !isEventStream(resp.Header) || !strings.Contains(body, "list_changed") || !strings.Contains(body, `"id":2,"result"`) {
+	// The upgrade to event streams is decided when the notification is
+	// queued, so it is certain; whether this answer also carries the
+	// notification is not: mcp-go's forwarder of the initialize POST may
+	// still take it off the session's queue and drop it (see doc.go).
+	if !isEventStream(resp.Header) || !strings.Contains(body, `"id":2,"result"`) {
 		t.Fatalf("%s: %s", resp.Header.Get("Content-Type"), body)
 	}
 }

@@ -89,5 +89,13 @@
 //   - The bridge's own requests (ids [ReinitializeID], [HeartbeatID],
 //     [AnnounceID]) are never answered to the client.
 //
+// # A known limit of mcp-go
+//
+// A server-to-client notification queued on an HTTP session just as one of
+// its POSTs finishes can be taken off the session's queue by that POST's
+// forwarder and dropped (mcp-go v1.2.1). Notifications (list_changed,
+// resources/updated, log messages) are therefore best effort over HTTP;
+// answers are not affected.
+//
 // The package knows nothing of leases or process states; cmd wires it.
 package transport
