@@ -51,6 +51,27 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// trackSources reads every source file of the module once, from inside a
+// test: go test keys its cache on the files a test opens, and the binary
+// these scenarios run is built from sources the test binary does not
+// import. Without it, `go test ./...` could answer from its cache after a
+// change to cmd/ or transport/.
+var trackSources = sync.OnceFunc(func() {
+	root := filepath.Join("..")
+	filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "scenarios") {
+			return filepath.SkipDir
+		}
+		if name := d.Name(); strings.HasSuffix(name, ".go") || name == "go.mod" || name == "go.sum" {
+			os.ReadFile(path)
+		}
+		return nil
+	})
+})
+
 // checkout writes the example checkout into a fresh directory. When the
 // test ends — after its processes were stopped — nothing outside .ai/local/
 // may have changed but what the test changed itself (see layerEdited).
@@ -66,6 +87,7 @@ var baselines sync.Map
 
 func copyExample(t *testing.T, dir string) {
 	t.Helper()
+	trackSources()
 	if err := example.WriteCheckout(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -118,6 +140,7 @@ func startBinary(t *testing.T, bin, dir string, args ...string) *mcpclient.Proce
 // returns its exit code, stdout and stderr.
 func runOnce(t *testing.T, dir, input string, args ...string) (int, string, string) {
 	t.Helper()
+	trackSources()
 	cmd := exec.CommandContext(ctx(t), bin, args...)
 	cmd.Dir = dir
 	cmd.Stdin = strings.NewReader(input)
