@@ -161,7 +161,7 @@ func NewBridge(ctx context.Context, cfg BridgeConfig) (*Bridge, error) {
 func (b *Bridge) Handle(ctx context.Context, msg json.RawMessage) []byte {
 	if next, err := b.route(); next != nil || err != nil {
 		if err != nil {
-			return unavailable(msg, err)
+			return Unavailable(msg, err)
 		}
 		return next.Handle(ctx, msg)
 	}
@@ -171,7 +171,7 @@ func (b *Bridge) Handle(ctx context.Context, msg json.RawMessage) []byte {
 		return answer
 	}
 	if ctx.Err() != nil {
-		return unavailable(msg, context.Cause(ctx))
+		return Unavailable(msg, context.Cause(ctx))
 	}
 	return b.failover(ctx, msg, calls, fail)
 }
@@ -238,14 +238,14 @@ func (b *Bridge) failover(ctx context.Context, msg json.RawMessage, calls []call
 		select {
 		case <-switched:
 		case <-ctx.Done():
-			return unavailable(msg, context.Cause(ctx))
+			return Unavailable(msg, context.Cause(ctx))
 		}
 	default:
 		b.mu.Unlock()
 	}
 	next, err := b.route()
 	if err != nil {
-		return unavailable(msg, err)
+		return Unavailable(msg, err)
 	}
 	if fail.notRun {
 		return next.Handle(ctx, msg)
@@ -353,9 +353,10 @@ func closeBackend(b Backend) {
 	}
 }
 
-// unavailable answers every request in msg with -32603 "shared server
-// unavailable"; notifications and answers get nothing.
-func unavailable(msg json.RawMessage, reason error) []byte {
+// Unavailable answers every request in msg (one message or a batch) with
+// -32603 "shared server unavailable: <reason>"; notifications and answers
+// get nothing. It is what a client hears when nothing can serve it.
+func Unavailable(msg json.RawMessage, reason error) []byte {
 	text := "shared server unavailable: " + reason.Error()
 	var answers [][]byte
 	for _, c := range readCalls(msg) {

@@ -65,20 +65,17 @@ func (l *Local) pump() {
 
 // Handle answers one message or batch through the MCPServer.
 func (l *Local) Handle(ctx context.Context, msg json.RawMessage) []byte {
-	if members, ok := SplitBatch(msg); ok {
-		var answers []json.RawMessage
-		for _, m := range members {
-			if a := l.handleOne(ctx, m); a != nil {
-				answers = append(answers, a)
-			}
-		}
-		if len(answers) == 0 {
-			return nil
-		}
-		b, _ := json.Marshal(answers)
-		return b
+	members, ok := SplitBatch(msg)
+	if !ok {
+		return l.handleOne(ctx, msg)
 	}
-	return l.handleOne(ctx, msg)
+	var answers [][]byte
+	for _, m := range members {
+		if a := l.handleOne(ctx, m); a != nil {
+			answers = append(answers, a)
+		}
+	}
+	return gather(msg, answers)
 }
 
 func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {

@@ -78,31 +78,7 @@ func (r *router) next(ctx context.Context, old transport.Backend) (transport.Bac
 func (r *router) Handle(ctx context.Context, msg json.RawMessage) []byte {
 	b, err := r.next(ctx, nil)
 	if err != nil {
-		return unavailable(msg, err)
+		return transport.Unavailable(msg, err)
 	}
 	return b.Handle(ctx, msg)
-}
-
-// unavailable answers the requests in msg with the error that nothing can
-// serve the client; notifications get nothing.
-func unavailable(msg json.RawMessage, err error) []byte {
-	text := "shared server unavailable: " + err.Error()
-	if members, ok := transport.SplitBatch(msg); ok {
-		var answers []json.RawMessage
-		for _, m := range members {
-			if a := unavailable(m, err); a != nil {
-				answers = append(answers, a)
-			}
-		}
-		if len(answers) == 0 {
-			return nil
-		}
-		b, _ := json.Marshal(answers)
-		return b
-	}
-	env, _ := transport.ReadEnvelope(msg)
-	if !env.IsRequest() {
-		return nil
-	}
-	return transport.ErrorFrame(env.ID, transport.CodeInternalError, text)
 }
