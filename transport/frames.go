@@ -103,11 +103,6 @@ func (e Envelope) IsRequest() bool {
 	return e.Method != "" && len(e.ID) > 0 && string(e.ID) != "null"
 }
 
-// IsResponse reports whether the message answers a server-to-client request.
-func (e Envelope) IsResponse() bool {
-	return e.Method == "" && (len(e.Result) > 0 || len(e.Error) > 0)
-}
-
 // ReadEnvelope decodes the envelope of one message (not a batch).
 func ReadEnvelope(msg json.RawMessage) (Envelope, error) {
 	var e Envelope

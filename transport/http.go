@@ -138,8 +138,6 @@ type HTTPServer struct {
 	cop   *http.CrossOriginProtection
 	srv   *http.Server
 
-	mu       sync.Mutex
-	ln       net.Listener
 	closing  atomic.Bool
 	shutOnce sync.Once
 	shutErr  error
@@ -183,24 +181,10 @@ func NewHTTPServer(cfg HTTPConfig) *HTTPServer {
 
 // Serve answers on ln until Shutdown; it then returns nil.
 func (h *HTTPServer) Serve(ln net.Listener) error {
-	h.mu.Lock()
-	h.ln = ln
-	h.mu.Unlock()
 	if err := h.srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
-}
-
-// URL is "http://host:port" of the listener Serve was given ("" before
-// Serve runs; [URLOf] of the listener's address gives it earlier).
-func (h *HTTPServer) URL() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.ln == nil {
-		return ""
-	}
-	return URLOf(h.ln.Addr())
 }
 
 // Sessions is the number of live HTTP sessions.

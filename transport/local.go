@@ -46,9 +46,6 @@ func NewLocal(ctx context.Context, srv *server.MCPServer, out *FrameWriter, sess
 	return l, nil
 }
 
-// Session returns the in-process session (for resuming a carried client).
-func (l *Local) Session() LocalSession { return l.session }
-
 // pump relays server-to-client notifications until Close.
 func (l *Local) pump() {
 	defer l.pumped.Done()
