@@ -61,14 +61,14 @@ type node struct {
 	router *router
 	m      *machine.Machine
 
-	mu      sync.Mutex
-	carried *transport.Carried // the client's session, once a bridge failed
-	causes  []string           // why the last bridge failed
-	served  bool               // a backend has served the client
-	fatal   error              // nothing could ever serve the client: the exit error
-	unwatch context.CancelFunc // ends the lease watch of an election under way
-	abandon context.CancelCauseFunc
-	life    context.Context // ends when the machine has run
+	mu         sync.Mutex
+	carried    *transport.Carried // the client's session, once a bridge failed
+	causes     []string           // why the last bridge failed
+	everServed bool               // a backend has served the client
+	fatal      error              // nothing could ever serve the client: the exit error
+	unwatch    context.CancelFunc // ends the lease watch of an election under way
+	abandon    context.CancelCauseFunc
+	life       context.Context // ends when the machine has run
 }
 
 // serveShared runs the process as one node of the checkout's shared
@@ -247,7 +247,7 @@ func (n *node) serve(ctx context.Context, b transport.Backend, announced func(ca
 		announced(c != nil)
 	}
 	n.mu.Lock()
-	n.served = true
+	n.everServed = true
 	n.mu.Unlock()
 	n.router.set(b)
 	return nil
@@ -273,7 +273,7 @@ func (n *node) failover(ctx context.Context, cause error, carried transport.Carr
 // open.
 func (n *node) unservable(err error) {
 	n.mu.Lock()
-	served := n.served
+	served := n.everServed
 	reasons := append(append([]string(nil), n.causes...), err.Error())
 	n.mu.Unlock()
 	if !served || !n.withClient {
