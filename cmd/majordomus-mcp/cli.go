@@ -80,6 +80,8 @@ Flags:
 // run parses the command line, runs the command and returns the exit code.
 // A command ended by a signal makes the process die of that signal instead.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	stopProfile := startProfile(stderr)
+	defer stopProfile()
 	cmd, rest := pickCommand(args)
 	env := &environment{stdin: stdin, stdout: stdout, stderr: stderr, state: newProcessState("starting")}
 	fs := flagSet(cmd.name, &env.opts, stderr)
@@ -103,6 +105,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	_ = logger.Sync()
 	if env.died != nil {
+		stopProfile()
 		dieOf(env.died)
 	}
 	return codeOf(err)

@@ -41,7 +41,10 @@ func (d *directClient) initialize(ctx context.Context, client string) error {
 	if d.session == "" {
 		return fmt.Errorf("POST %s initialize: no Mcp-Session-Id in the answer", d.url)
 	}
-	_, err := d.post(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), 0)
+	if _, err := d.post(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), 0); err != nil {
+		return err
+	}
+	_, err := d.call(ctx, "tools/list", map[string]any{}) // as hosts do
 	return err
 }
 

@@ -4,7 +4,7 @@
 // and layer scale (B7). It builds the binary, runs every measure several
 // times after a warm-up, prints a Markdown table and writes a JSON file.
 //
-//	go run ./scenarios/bench [-quick] [-out FILE] [-only B1,B4] [-peers DIR]
+//	go run ./scenarios/bench [-quick] [-out FILE] [-only B1,B4] [-peers DIR] [-profile DIR]
 //
 // It is not a test: `go test ./...` compiles it and runs nothing. Every
 // process it starts is a child on loopback, every wait is bounded, and the
@@ -31,7 +31,19 @@ func main() {
 	rev := flag.String("rev", "", "build this commit (git archive into a temporary directory) instead of the working tree")
 	prebuilt := flag.String("bin", "", "measure this majordomus-mcp binary instead of building one (to compare builds)")
 	timeout := flag.Duration("timeout", 15*time.Minute, "bound on the whole run")
+	profile := flag.String("profile", "", "write a CPU profile of every majordomus-mcp process into this directory (cpu-<pid>.pprof)")
 	flag.Parse()
+	if *profile != "" {
+		dir, err := filepath.Abs(*profile)
+		if err == nil {
+			err = os.MkdirAll(dir, 0o755)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		os.Setenv("MAJORDOMUS_MCP_CPUPROFILE", dir) // every process inherits it
+	}
 	if err := run(*quick, *out, *only, *peers, *prebuilt, *rev, *noPeers, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)

@@ -173,7 +173,10 @@ func (c *pipeClient) initialize(ctx context.Context, client string) error {
 	if _, err := c.call(ctx, "initialize", initParams(client)); err != nil {
 		return err
 	}
-	_, err := c.send("notifications/initialized", nil, false)
+	if _, err := c.send("notifications/initialized", nil, false); err != nil {
+		return err
+	}
+	_, err := c.call(ctx, "tools/list", map[string]any{}) // as hosts do: the bridge learns the tools' hints
 	return err
 }
 
