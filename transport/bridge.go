@@ -35,9 +35,6 @@ type BridgeConfig struct {
 	Out *FrameWriter
 	// Heartbeat is how often the session is pinged. Default 20s.
 	Heartbeat time.Duration
-	// Client sends the requests. Nil = a dedicated one (loopback, no proxy,
-	// 2s connect timeout).
-	Client *http.Client
 	// Logger receives the bridge's logs. Nil = no logs.
 	Logger *zap.Logger
 	// Failover is called (once per failure, from the Handle that met it)
@@ -98,8 +95,9 @@ const (
 type Bridge struct {
 	cfg      BridgeConfig
 	log      *zap.Logger
-	client   *http.Client
 	endpoint string
+	posts    *poster      // the POSTs
+	client   *http.Client // the GET stream and the DELETE: a connection each
 
 	ctx    context.Context // heartbeat and stream; cancelled on failover and Close
 	cancel context.CancelFunc
@@ -129,8 +127,10 @@ func NewBridge(ctx context.Context, cfg BridgeConfig) (*Bridge, error) {
 	if cfg.Out == nil {
 		return nil, errors.New("transport: a bridge needs the client's output")
 	}
-	if !strings.HasPrefix(cfg.URL, "http://") && !strings.HasPrefix(cfg.URL, "https://") {
-		return nil, fmt.Errorf("transport: the shared server's URL %q is not an http URL", cfg.URL)
+	endpoint := strings.TrimSuffix(cfg.URL, "/") + "/mcp"
+	posts, err := newPoster(endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("transport: the shared server's URL %q: %w", cfg.URL, err)
 	}
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = DefaultHeartbeat
@@ -138,17 +138,12 @@ func NewBridge(ctx context.Context, cfg BridgeConfig) (*Bridge, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	if cfg.Client == nil {
-		dialer := &net.Dialer{Timeout: 2 * time.Second}
-		cfg.Client = &http.Client{Transport: &http.Transport{
-			DialContext: dialer.DialContext, DisableKeepAlives: true, // see exchange
-		}}
-	}
+	dialer := &net.Dialer{Timeout: 2 * time.Second}
 	b := &Bridge{
-		cfg: cfg, log: cfg.Logger, client: cfg.Client,
-		endpoint: strings.TrimSuffix(cfg.URL, "/") + "/mcp",
-		wake:     make(chan struct{}, 1),
-		safe:     map[string]bool{},
+		cfg: cfg, log: cfg.Logger, endpoint: endpoint, posts: posts,
+		client: &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext, DisableKeepAlives: true}},
+		wake:   make(chan struct{}, 1),
+		safe:   map[string]bool{},
 	}
 	b.ctx, b.cancel = context.WithCancel(ctx)
 	b.wg.Add(2)
@@ -299,6 +294,17 @@ func (b *Bridge) resend(ctx context.Context, next Backend, msg json.RawMessage, 
 	return out
 }
 
+// resendable reports whether every message of calls may be sent twice:
+// what resend would send again after a failure.
+func (b *Bridge) resendable(calls []call) bool {
+	for _, c := range calls {
+		if c.env.Method == "tools/call" && !b.isSafe(c.tool) {
+			return false
+		}
+	}
+	return true
+}
+
 func (b *Bridge) isSafe(tool string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -325,7 +331,6 @@ func (b *Bridge) Close() {
 			req, err := http.NewRequestWithContext(ctx, http.MethodDelete, b.endpoint, nil)
 			if err == nil {
 				setSessionHeaders(req, sid, proto)
-				req.Close = true
 				if resp, err := b.client.Do(req); err == nil {
 					resp.Body.Close()
 				}
@@ -334,7 +339,7 @@ func (b *Bridge) Close() {
 		}
 		b.stopBackground()
 		closeBackend(next)
-		b.client.CloseIdleConnections()
+		b.posts.closeIdle()
 		b.log.Info("bridge closed", zap.String("url", b.cfg.URL))
 	})
 }

@@ -36,7 +36,7 @@ func (b *Bridge) heartbeat() {
 		if sid == "" || !b.attachedNow() {
 			continue
 		}
-		res := b.exchange(b.ctx, requestFrame(HeartbeatID, "ping", nil), sid, proto)
+		res := b.exchange(b.ctx, requestFrame(HeartbeatID, "ping", nil), sid, proto, true)
 		switch res.outcome {
 		case gone:
 			if fail := b.reinit(b.ctx, sid); fail != nil {
@@ -113,8 +113,7 @@ func (b *Bridge) stream(sid, proto string) (opened bool, status int) {
 	}
 	req.Header.Set("Accept", "text/event-stream")
 	setSessionHeaders(req, sid, proto)
-	req.Close = true // an ended stream's connection never goes back to the pool (see exchange)
-	resp, err := b.client.Do(req)
+	resp, err := b.client.Do(req) // an ended stream's connection is never reused
 	if err != nil {
 		b.log.Debug("stream: cannot open", zap.String("url", b.cfg.URL), zap.Error(err))
 		return false, 0

@@ -34,12 +34,12 @@ func readCalls(msg json.RawMessage) []call {
 	calls := make([]call, 0, len(members))
 	for _, m := range members {
 		var c struct {
+			Envelope
 			Params json.RawMessage `json:"params"`
 		}
 		_ = json.Unmarshal(m, &c)
-		env, _ := ReadEnvelope(m)
-		cl := call{raw: m, env: env, params: c.Params}
-		if env.Method == string(mcp.MethodToolsCall) {
+		cl := call{raw: m, env: c.Envelope, params: c.Params}
+		if c.Method == string(mcp.MethodToolsCall) {
 			var p struct {
 				Name      string          `json:"name"`
 				Arguments json.RawMessage `json:"arguments"`
@@ -89,7 +89,7 @@ func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) (
 		if initialize {
 			sid, proto = "", "" // a new session
 		}
-		res := b.exchange(ctx, msg, sid, proto)
+		res := b.exchange(ctx, msg, sid, proto, b.resendable(calls))
 		switch res.outcome {
 		case answered:
 			if initialize {
@@ -120,26 +120,33 @@ func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) (
 
 // exchange POSTs one message or batch and reads the answer. Whatever the
 // server sends before it (notifications, requests) goes to the client.
-func (b *Bridge) exchange(ctx context.Context, msg json.RawMessage, sid, proto string) exchangeResult {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.endpoint, bytes.NewReader(msg))
-	if err != nil {
-		return exchangeResult{outcome: failed, err: err, notRun: true}
+// resendable says whether the message may be sent twice (see poster).
+func (b *Bridge) exchange(ctx context.Context, msg json.RawMessage, sid, proto string, resendable bool) exchangeResult {
+	header := http.Header{
+		"Content-Type": {"application/json"},
+		"Accept":       {"application/json, text/event-stream"},
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	setSessionHeaders(req, sid, proto)
-	// No connection is ever kept for reuse (here, on the stream, and in the
-	// dedicated client): a kept one may have been closed by a server that
-	// stopped, and net/http never retries a POST on it. So every POST dials:
-	// a refused connection proves the message did not run, and any other
-	// failure is a real one.
-	req.Close = true
-	resp, err := b.client.Do(req)
+	if sid != "" {
+		header.Set(server.HeaderKeySessionID, sid)
+	}
+	if proto != "" {
+		header.Set(mcp.HeaderProtocolVersion, proto)
+	}
+	resp, done, err := b.posts.post(ctx, msg, header, resendable)
 	if err != nil {
-		b.client.CloseIdleConnections() // a POST is never retried on a stale connection
+		b.posts.closeIdle() // the server may be gone: its kept connections with it
 		return exchangeResult{outcome: failed, err: err, notRun: neverConnected(err)}
 	}
-	defer resp.Body.Close()
+	res := b.readAnswer(msg, resp)
+	if res.outcome == failed {
+		b.posts.closeIdle()
+	}
+	done(drained(resp.Body))
+	return res
+}
+
+// readAnswer reads the answer to msg.
+func (b *Bridge) readAnswer(msg json.RawMessage, resp *http.Response) exchangeResult {
 	res := exchangeResult{status: resp.StatusCode, session: resp.Header.Get(server.HeaderKeySessionID)}
 	switch {
 	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
@@ -155,7 +162,6 @@ func (b *Bridge) exchange(ctx context.Context, msg json.RawMessage, sid, proto s
 			return nil
 		})
 		if err != nil || (len(answers) == 0 && expectsAnswer(msg)) {
-			b.client.CloseIdleConnections()
 			return exchangeResult{outcome: failed, err: fmt.Errorf("the answer broke off: %v", orEOF(err))}
 		}
 		res.outcome = answered
@@ -166,7 +172,6 @@ func (b *Bridge) exchange(ctx context.Context, msg json.RawMessage, sid, proto s
 		body, err := io.ReadAll(resp.Body)
 		body = bytes.TrimSpace(body)
 		if err != nil || (len(body) > 0 && !json.Valid(body)) {
-			b.client.CloseIdleConnections()
 			return exchangeResult{outcome: failed, err: fmt.Errorf("the answer is not JSON: %v", orEOF(err))}
 		}
 		res.outcome, res.body = answered, body
@@ -205,7 +210,7 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 	if params == nil {
 		return &failure{cause: fmt.Errorf("the shared server at %s does not know the session and the client never initialized", b.cfg.URL), notRun: true}
 	}
-	res := b.exchange(ctx, requestFrame(ReinitializeID, "initialize", params), "", "")
+	res := b.exchange(ctx, requestFrame(ReinitializeID, "initialize", params), "", "", true)
 	switch {
 	case res.outcome == failed:
 		return &failure{cause: fmt.Errorf("the shared server at %s is unreachable: %v", b.cfg.URL, res.err), notRun: true}
@@ -217,12 +222,12 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 	}
 	proto := protocolOf(res.body)
 	b.setSession(res.session, proto)
-	if res := b.exchange(ctx, notificationFrame("notifications/initialized"), res.session, proto); res.outcome != answered {
+	if res := b.exchange(ctx, notificationFrame("notifications/initialized"), res.session, proto, true); res.outcome != answered {
 		return &failure{cause: fmt.Errorf("the shared server at %s is unreachable: %v", b.cfg.URL, res.err), notRun: true}
 	}
 	b.log.Info("session re-opened on the shared server", zap.String("url", b.cfg.URL), zap.String("session", res.session))
 	if announce != nil {
-		res := b.exchange(ctx, announceFrame(announce), res.session, proto)
+		res := b.exchange(ctx, announceFrame(announce), res.session, proto, b.isSafe(AnnounceTool))
 		if res.outcome == answered && answerError(res.body) == nil {
 			b.log.Info("the client's announcement was replayed to the server it is now attached to")
 		} else {
@@ -269,20 +274,14 @@ func (b *Bridge) poke() {
 }
 
 // observe learns from what the client sent and was answered: that it is
-// initialized, which tools are safe to resend, what it announced.
+// initialized, which tools are safe to resend, what it announced. Only the
+// answers it learns from are decoded.
 func (b *Bridge) observe(calls []call, answer []byte) {
-	results := map[string]json.RawMessage{}
-	members, batch := SplitBatch(answer)
-	if !batch {
-		members = []json.RawMessage{answer}
-	}
-	for _, m := range members {
-		var a struct {
-			ID     json.RawMessage `json:"id"`
-			Result json.RawMessage `json:"result"`
-		}
-		if json.Unmarshal(m, &a) == nil && len(a.Result) > 0 {
-			results[string(a.ID)] = a.Result
+	var results map[string]json.RawMessage
+	for _, c := range calls {
+		if c.env.Method == string(mcp.MethodToolsList) || c.tool == AnnounceTool {
+			results = resultsByID(answer)
+			break
 		}
 	}
 	b.mu.Lock()
@@ -312,6 +311,25 @@ func (b *Bridge) observe(calls []call, answer []byte) {
 			b.announce = bytes.Clone(c.args)
 		}
 	}
+}
+
+// resultsByID maps the ids of an answer's members to their results.
+func resultsByID(answer []byte) map[string]json.RawMessage {
+	results := map[string]json.RawMessage{}
+	members, batch := SplitBatch(answer)
+	if !batch {
+		members = []json.RawMessage{answer}
+	}
+	for _, m := range members {
+		var a struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal(m, &a) == nil && len(a.Result) > 0 {
+			results[string(a.ID)] = a.Result
+		}
+	}
+	return results
 }
 
 // rejectedAnswer answers the requests of a message the server refused
@@ -344,6 +362,14 @@ func setSessionHeaders(req *http.Request, sid, proto string) {
 func neverConnected(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// drained reads what is left of a small answer's body and reports whether
+// it reached its end: only then may its connection carry another.
+func drained(body io.Reader) bool {
+	const most = 64 << 10
+	n, err := io.Copy(io.Discard, io.LimitReader(body, most))
+	return err == nil && n < most
 }
 
 func expectsAnswer(msg json.RawMessage) bool {

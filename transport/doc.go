@@ -10,7 +10,10 @@
 // (a malformed line, invalid UTF-8, an empty batch) itself, and hands every
 // message to the current [Backend]. Backends can be swapped while the loop runs
 // (a bridge that takes over becomes a local server), because the loop, not
-// the backend, owns stdin and stdout.
+// the backend, owns stdin and stdout. The goroutine that reads a message
+// answers it; reading passes to a new goroutine when an answer takes longer
+// than a millisecond, so messages are answered concurrently and a slow
+// answer holds the next message back by that much at most.
 //
 // The backends are [Local] (the client served in process by the MCPServer)
 // and [Bridge] (the client relayed to the shared server of another process,
@@ -74,8 +77,14 @@
 // -32603 "shared server unavailable: <every reason>" from then on. A 400 or
 // 413 from the server is relayed as a JSON-RPC error and elects nothing.
 //
-// The bridge never keeps an HTTP connection for reuse: every POST dials, so
-// a refused connection proves that the message did not run.
+// The bridge keeps its own HTTP/1.1 connections for the POSTs, each written
+// and read by the goroutine that relays the message (no hand-off to
+// net/http's connection goroutines). Messages that may be resent (the same
+// rule) go on kept connections, and once more on a new connection when a
+// kept one ends before any byte of an answer. A message that must not run
+// twice is POSTed on a new connection: a kept one may have been closed by a
+// server that stopped, whether the server read what was written to it
+// cannot be known, and a refused dial proves that the message did not run.
 //
 // # Invariants
 //

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"go.uber.org/zap"
@@ -46,9 +47,19 @@ type Stdio struct {
 	Logger  *zap.Logger // nil = no logs
 }
 
+// readHandOff is how long the goroutine that read a message may answer it
+// before a new goroutine takes over reading: what a slow answer can hold
+// the next message back.
+const readHandOff = time.Millisecond
+
 // Serve reads lines until stdin ends, stdout breaks or ctx is done, and
 // waits for the answers already under way before returning. It never
 // returns an error for the client going away: that is how sessions end.
+//
+// The goroutine that reads a message answers it, and hands reading to a new
+// goroutine only when the answer takes longer than readHandOff: most
+// messages are answered without passing between goroutines (B2), and
+// messages are still answered concurrently.
 func (s *Stdio) Serve(ctx context.Context) Ending {
 	log := s.Logger
 	if log == nil {
@@ -57,63 +68,99 @@ func (s *Stdio) Serve(ctx context.Context) Ending {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	lines := make(chan []byte)
+	var answering inflight
+	defer answering.stopAndWait()
 	readDone := make(chan error, 1)
-	go func() { readDone <- readLines(ctx, s.In, lines) }()
-
-	var inflight sync.WaitGroup
-	defer inflight.Wait()
-	for {
-		select {
-		case <-ctx.Done():
-			return Cancelled
-		case <-s.Out.Closed():
-			log.Info("client closed the output; stopping")
-			return OutputClosed
-		case err := <-readDone:
-			inflight.Wait()
-			if err != nil {
-				log.Warn("reading the input failed; stopping", zap.Error(err))
-				return InputFailed
-			}
-			log.Info("input ended; stopping")
-			return InputEnded
-		case line := <-lines:
+	in := bufio.NewReaderSize(s.In, 64<<10)
+	var read func()
+	read = func() {
+		handedOff := false
+		err := readLines(in, func(line []byte) bool {
 			msg, problem := checkLine(line)
 			switch {
-			case msg == nil && problem == nil:
-				// blank line: nothing to answer
 			case problem != nil:
 				_ = s.Out.Write(problem)
-			default:
-				inflight.Add(1)
-				go func() {
-					defer inflight.Done()
-					if answer := s.Backend.Handle(ctx, msg); answer != nil {
-						_ = s.Out.Write(answer)
-					}
-				}()
+			case msg != nil:
+				if !answering.enter() {
+					return false
+				}
+				handOff := time.AfterFunc(readHandOff, read)
+				if answer := s.Backend.Handle(ctx, msg); answer != nil {
+					_ = s.Out.Write(answer)
+				}
+				answering.exit()
+				if !handOff.Stop() {
+					handedOff = true // another goroutine reads now
+					return false
+				}
 			}
+			return ctx.Err() == nil
+		})
+		if !handedOff {
+			readDone <- err
 		}
 	}
+	go read()
+
+	select {
+	case <-ctx.Done():
+		return Cancelled
+	case <-s.Out.Closed():
+		log.Info("client closed the output; stopping")
+		return OutputClosed
+	case err := <-readDone:
+		answering.stopAndWait()
+		if err != nil {
+			log.Warn("reading the input failed; stopping", zap.Error(err))
+			return InputFailed
+		}
+		log.Info("input ended; stopping")
+		return InputEnded
+	}
+}
+
+// inflight counts the answers under way until it is stopped.
+type inflight struct {
+	mu      sync.Mutex
+	stopped bool
+	running sync.WaitGroup
+}
+
+// enter counts one more answer, or reports false once stopped.
+func (f *inflight) enter() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.stopped {
+		return false
+	}
+	f.running.Add(1)
+	return true
+}
+
+func (f *inflight) exit() { f.running.Done() }
+
+// stopAndWait lets no answer start and waits for those under way.
+func (f *inflight) stopAndWait() {
+	f.mu.Lock()
+	f.stopped = true
+	f.mu.Unlock()
+	f.running.Wait()
 }
 
 // errLineTooLong marks a line that was cut at MaxLineBytes.
 var errLineTooLong = errors.New("line too long")
 
-// readLines sends each line (without its newline) until EOF or an error.
-// An overlong line is sent as nil so that the loop can answer it.
-func readLines(ctx context.Context, in io.Reader, out chan<- []byte) error {
-	r := bufio.NewReaderSize(in, 64<<10)
+// readLines passes each line (without its newline) to handle until EOF, an
+// error, or handle returning false. An overlong line is passed as nil so
+// that it can be answered.
+func readLines(r *bufio.Reader, handle func(line []byte) bool) error {
 	for {
 		line, err := readLine(r)
 		if errors.Is(err, errLineTooLong) {
 			line, err = nil, nil
 		}
 		if len(line) > 0 || (line == nil && err == nil) {
-			select {
-			case out <- line:
-			case <-ctx.Done():
+			if !handle(line) {
 				return nil
 			}
 		}
@@ -167,8 +214,9 @@ func checkLine(line []byte) (json.RawMessage, []byte) {
 	if !utf8.Valid(trimmed) {
 		return nil, ErrorFrame(nil, CodeParseError, "parse error: input is not UTF-8")
 	}
-	var probe json.RawMessage
-	if err := json.Unmarshal(trimmed, &probe); err != nil {
+	if !json.Valid(trimmed) {
+		var probe json.RawMessage // for the error's wording
+		err := json.Unmarshal(trimmed, &probe)
 		return nil, ErrorFrame(nil, CodeParseError, "parse error: "+err.Error())
 	}
 	if members, ok := SplitBatch(trimmed); ok && len(members) == 0 {

@@ -257,3 +257,58 @@ func itoa(i int) string {
 	b, _ := json.Marshal(i)
 	return string(b)
 }
+
+// gate answers "block" only once released, and everything else at once.
+type gate struct{ release chan struct{} }
+
+func (g gate) Handle(ctx context.Context, msg json.RawMessage) []byte {
+	env, _ := ReadEnvelope(msg)
+	if env.Method == "block" {
+		select {
+		case <-g.release:
+		case <-ctx.Done():
+		}
+	}
+	return []byte(`{"jsonrpc":"2.0","id":` + string(env.ID) + `,"result":{}}`)
+}
+
+func TestASlowAnswerHoldsNoOtherMessageBack(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	g := gate{release: make(chan struct{})}
+	ending := make(chan Ending, 1)
+	go func() {
+		loop := Stdio{In: inR, Out: NewFrameWriter(outW), Backend: g}
+		ending <- loop.Serve(context.Background())
+		outW.Close()
+	}()
+	lines := bufioLines(outR)
+	// Each blocked answer hands reading to a new goroutine; the pings
+	// behind it are answered while it waits.
+	for i := range 5 {
+		io.WriteString(inW, `{"jsonrpc":"2.0","id":"b`+itoa(i)+`","method":"block"}`+"\n")
+		io.WriteString(inW, `{"jsonrpc":"2.0","id":`+itoa(i)+`,"method":"ping"}`+"\n")
+		select {
+		case l := <-lines:
+			if want := `"id":` + itoa(i) + `,`; !strings.Contains(l, want) {
+				t.Fatalf("answered %s while %q was blocked, want the ping's answer", l, "b"+itoa(i))
+			}
+		case <-time.After(wait):
+			t.Fatalf("ping %d was not answered while a slow answer was under way", i)
+		}
+	}
+	close(g.release)
+	inW.Close()
+	blocked := 0
+	for l := range lines {
+		if strings.Contains(l, `"id":"b`) {
+			blocked++
+		}
+	}
+	if blocked != 5 {
+		t.Fatalf("%d of 5 slow answers written before the loop ended", blocked)
+	}
+	if e := <-ending; e != InputEnded {
+		t.Fatalf("ending %q", e)
+	}
+}
