@@ -14,10 +14,11 @@ import (
 // messages while nothing does (the process is electing). The loop, not the
 // backend, owns stdin and stdout, so the backend can change under it.
 type router struct {
-	mu      sync.Mutex
-	current transport.Backend
-	fail    error         // set when nothing can serve the client
-	changed chan struct{} // closed and replaced whenever current or fail changes
+	mu       sync.Mutex
+	current  transport.Backend
+	fail     error         // set when nothing can serve the client
+	changed  chan struct{} // closed and replaced whenever current or fail changes
+	answered func()        // runs once, after the next answer
 }
 
 func newRouter() *router { return &router{changed: make(chan struct{})} }
@@ -80,5 +81,21 @@ func (r *router) Handle(ctx context.Context, msg json.RawMessage) []byte {
 	if err != nil {
 		return transport.Unavailable(msg, err)
 	}
-	return b.Handle(ctx, msg)
+	answer := b.Handle(ctx, msg)
+	r.mu.Lock()
+	then := r.answered
+	r.answered = nil
+	r.mu.Unlock()
+	if then != nil {
+		then()
+	}
+	return answer
+}
+
+// afterNextAnswer runs f once the next message has been answered, before
+// the answer is written; f must be quick.
+func (r *router) afterNextAnswer(f func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.answered = f
 }

@@ -215,8 +215,14 @@ func (n *node) transitioned(t machine.Transition) {
 	switch t.To {
 	case machine.Attached:
 		// A bridge holds little but relays a lot: collect its garbage
-		// sooner, so that every agent's bridge stays small (B6).
-		debug.SetGCPercent(bridgeGCPercent)
+		// sooner, so that every agent's bridge stays small (B6). The
+		// collection this starts waits for the client's first answer,
+		// so that attaching is not slowed by it (B1).
+		n.router.afterNextAnswer(func() {
+			if n.env.state.Get() == string(machine.Attached) {
+				debug.SetGCPercent(bridgeGCPercent)
+			}
+		})
 	case machine.Leaseholder, machine.Alone:
 		debug.SetGCPercent(100)
 	}
