@@ -2,6 +2,7 @@ package layer
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,5 +70,46 @@ depends_on: [area01.item0100]
 		if r := parseObject(".ai/repo/x.md", data); !r.ok {
 			b.Fatal(r.diags)
 		}
+	}
+}
+
+// BenchmarkSearch searches indexes of 1,000 and 10,000 generated objects
+// (about 900 bytes of random words each, as B7 writes them) for two words.
+func BenchmarkSearch(b *testing.B) {
+	words := strings.Fields("agent board checkout commit context error lease layer manifest peer probe prompt release review rule schema")
+	for i := range 200 {
+		words = append(words, fmt.Sprintf("w%03d", i))
+	}
+	for _, n := range []int{1000, 10000} {
+		root := b.TempDir()
+		rng := rand.New(rand.NewPCG(uint64(n), 7))
+		some := func(k int) string {
+			w := make([]string, k)
+			for i := range w {
+				w[i] = words[rng.IntN(len(words))]
+			}
+			return strings.Join(w, " ")
+		}
+		for i := range n {
+			dir := filepath.Join(root, ".ai", "repo", fmt.Sprintf("d%03d", i/100))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			content := fmt.Sprintf("---\nid: bench.o%05d\nkind: rule\ntitle: %s\ndescription: %s\ntags: [%s]\n---\n\n%s.\n\n%s.\n",
+				i, some(4), some(10), some(1), some(60), some(60))
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("o%05d.md", i)), []byte(content), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		ix, err := Build(root, 1)
+		if err != nil || len(ix.Objects) != n {
+			b.Fatalf("%d objects: %v", len(ix.Objects), err)
+		}
+		b.Run(fmt.Sprintf("objects=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				ix.Search(some(2), "", 10)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/object")
+		})
 	}
 }

@@ -66,29 +66,20 @@ func (ix *Index) Search(query, kind string, limit int) []Hit {
 		ix = ix.withTables()
 	}
 	// Rank positions, not objects: only the hits returned are copied.
-	// Objects are sorted by URI, so the position breaks ties by URI.
-	type ranked struct {
-		i     int
-		score float64
-	}
-	var found []ranked
+	// Objects are sorted by URI, so the position breaks ties by URI. Only
+	// the best limit are kept while scanning: the cost stays linear in the
+	// objects however many match.
+	var best topHits
+	best.limit = limit
 	for i := range ix.Objects {
 		if kind != "" && ix.Objects[i].Kind != kind {
 			continue
 		}
 		if s := ix.docs[i].score(terms); s > 0 {
-			found = append(found, ranked{i, s})
+			best.offer(ranked{i, s})
 		}
 	}
-	sort.Slice(found, func(a, b int) bool {
-		if found[a].score != found[b].score {
-			return found[a].score > found[b].score
-		}
-		return found[a].i < found[b].i
-	})
-	if len(found) > limit {
-		found = found[:limit]
-	}
+	found := best.hits
 	if len(found) == 0 {
 		return nil
 	}
@@ -97,6 +88,39 @@ func (ix *Index) Search(query, kind string, limit int) []Hit {
 		hits[k] = Hit{Object: ix.Objects[r.i], Score: r.score}
 	}
 	return hits
+}
+
+// ranked is an object's position in the index and its score.
+type ranked struct {
+	i     int
+	score float64
+}
+
+// before orders hits: higher score first, then lower position (URI).
+func (r ranked) before(o ranked) bool {
+	if r.score != o.score {
+		return r.score > o.score
+	}
+	return r.i < o.i
+}
+
+// topHits keeps the best limit hits offered, in order.
+type topHits struct {
+	limit int
+	hits  []ranked
+}
+
+func (t *topHits) offer(r ranked) {
+	n := len(t.hits)
+	if n == t.limit && !r.before(t.hits[n-1]) {
+		return
+	}
+	at := sort.Search(n, func(k int) bool { return r.before(t.hits[k]) })
+	if n < t.limit {
+		t.hits = append(t.hits, ranked{})
+	}
+	copy(t.hits[at+1:], t.hits[at:])
+	t.hits[at] = r
 }
 
 func (d *searchDoc) score(terms []string) float64 {

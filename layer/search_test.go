@@ -2,7 +2,10 @@ package layer
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"slices"
+	"sort"
 	"testing"
 )
 
@@ -79,5 +82,24 @@ func TestSearchLimits(t *testing.T) {
 	}
 	if h := ix.Search("word", "", 3); h[0].Object.ID != "n000" || h[2].Object.ID != "n002" {
 		t.Errorf("ties not in URI order: %v", h)
+	}
+}
+
+func TestTheBestHitsAreKeptInOrderWhileScanning(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200 {
+		limit := 1 + rng.IntN(12)
+		var all []ranked
+		best := topHits{limit: limit}
+		for i := range rng.IntN(60) {
+			r := ranked{i: i, score: float64(rng.IntN(6))}
+			all = append(all, r)
+			best.offer(r)
+		}
+		sort.Slice(all, func(a, b int) bool { return all[a].before(all[b]) })
+		want := all[:min(limit, len(all))]
+		if !slices.Equal(best.hits, want) {
+			t.Fatalf("limit %d: kept %v, want %v", limit, best.hits, want)
+		}
 	}
 }
