@@ -143,7 +143,7 @@ func (b *bench) b3(dir, url string) []Figure {
 			Goal: "ours ≥ 3× faster at p50", Result: "skipped", Note: why}
 	}
 	if b.peers == "" {
-		why := "npm is not on PATH: mcp-remote and supergateway were not installed"
+		why := b.noPeers
 		return []Figure{skip("mcp-remote", why), skip("supergateway", why)}
 	}
 	home := filepath.Join(b.tmp, "node-home")
@@ -196,8 +196,8 @@ func (b *bench) b3(dir, url string) []Figure {
 	if err != nil {
 		return append(figs, skip(fmt.Sprint(names), err.Error()))
 	}
-	b.note("B3: during its loop (%d calls per client) the server's port gained %d sockets in TIME_WAIT: "+
-		"our bridge dials a new connection for every POST and the server closes it", calls+calls/10, timeWaits(port)-waits)
+	b.note("B3: during its loop (%d calls per client) the server's port gained %d sockets in TIME_WAIT "+
+		"(connections the server closed first): our bridge keeps its connections for what may be resent", calls+calls/10, timeWaits(port)-waits)
 	for i, name := range names {
 		theirs, mine := s[i+1].summary(), s[0].summary()
 		f := Figure{ID: "B3", Measure: name + " bridging stdio to the same server", Stat: "p50",

@@ -105,6 +105,7 @@ func run(quick bool, out, only, peers, prebuilt, rev string, noPeers bool, timeo
 	if want("B3") && !noPeers {
 		b.peers, rep.Peers = installPeers(b, peers)
 	} else {
+		b.noPeers = "not run: -no-peers or -only"
 		b.note("B3's npm bridges were not run (-no-peers or -only)")
 	}
 	measure := func(id string, wanted bool, f func() ([]Figure, error)) {
@@ -208,6 +209,7 @@ func installPeers(b *bench, given string) (string, []PeerPkg) {
 	prefix := given
 	if prefix == "" {
 		if _, err := exec.LookPath("npm"); err != nil {
+			b.noPeers = "npm is not on PATH: mcp-remote and supergateway were not installed"
 			b.note("npm/npx not found: B3 skipped")
 			return "", nil
 		}
@@ -219,6 +221,7 @@ func installPeers(b *bench, given string) (string, []PeerPkg) {
 			"--loglevel=error", "mcp-remote", "supergateway")
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Run(); err != nil {
+			b.noPeers = fmt.Sprintf("npm install mcp-remote supergateway failed (%v)", err)
 			b.note("npm install mcp-remote supergateway failed (%v): B3 skipped", err)
 			return "", nil
 		}

@@ -27,9 +27,10 @@ const stepTimeout = 30 * time.Second
 // bench is one run of the harness: the binary, where it works, how many
 // repetitions, and every process it started (all ended by cleanup).
 type bench struct {
-	bin   string // the majordomus-mcp built for this run
-	tmp   string // everything the run writes
-	peers string // npm prefix holding mcp-remote and supergateway ("" = none)
+	bin     string // the majordomus-mcp built for this run
+	tmp     string // everything the run writes
+	peers   string // npm prefix holding mcp-remote and supergateway ("" = none)
+	noPeers string // why there is none
 
 	runs  int // repetitions of a spawn measure
 	warm  int // warm-up repetitions, not recorded
