@@ -134,12 +134,12 @@ func serveShared(ctx context.Context, env *environment, withClient bool) error {
 	n.abandon, n.life = abandon, runCtx
 	loopCtx, stopLoop := context.WithCancel(ctx)
 	defer stopLoop()
+	events := watchClient(runCtx, env) // first: SIGPIPE is handled before the loop writes
 	if withClient {
 		go n.serveClient(loopCtx)
 	}
 	n.watchElection(true)
 	var died os.Signal
-	events := watchClient(runCtx, env)
 	go func() {
 		for ev := range events {
 			if ev.signal == nil {

@@ -19,9 +19,7 @@ func runStdio(ctx context.Context, env *environment, args []string) error {
 	if len(args) > 0 {
 		return usageError("unexpected argument %q", args[0])
 	}
-	// Go kills a process that writes to a broken stdout pipe unless SIGPIPE
-	// is being received; then the write fails with EPIPE and the loop ends.
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	env.signals = registerSignals() // while the start goes on; watchClient waits for them
 	if env.opts.standalone {
 		return serveStandalone(ctx, env)
 	}
@@ -86,8 +84,10 @@ type clientEvent struct {
 // still open) until ctx ends, then closes the channel.
 func watchClient(ctx context.Context, env *environment) <-chan clientEvent {
 	events := make(chan clientEvent, 4)
-	signals := make(chan os.Signal, 4)
-	signal.Notify(signals, terminationSignals...)
+	if env.signals == nil {
+		env.signals = registerSignals()
+	}
+	signals := env.signals.wait()
 	parent := os.Getppid()
 	go func() {
 		defer close(events) // its readers end with it
@@ -116,6 +116,35 @@ func watchClient(ctx context.Context, env *environment) <-chan clientEvent {
 		}
 	}()
 	return events
+}
+
+// registeredSignals are the signals a serving process handles, registered
+// on a goroutine of their own: each registration waits for the runtime's
+// signal thread (about a millisecond for all of them on a 2-core virtual
+// machine), and the process's start goes on meanwhile.
+type registeredSignals struct {
+	termination chan os.Signal
+	ready       chan struct{}
+}
+
+func registerSignals() *registeredSignals {
+	r := &registeredSignals{termination: make(chan os.Signal, 4), ready: make(chan struct{})}
+	go func() {
+		// Go kills a process that writes to a broken stdout pipe unless
+		// SIGPIPE is being received; then the write fails with EPIPE and
+		// the stdio loop ends.
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+		signal.Notify(r.termination, terminationSignals...)
+		close(r.ready)
+	}()
+	return r
+}
+
+// wait returns the termination signals' channel once every signal is
+// registered; until then a signal has its default effect.
+func (r *registeredSignals) wait() chan os.Signal {
+	<-r.ready
+	return r.termination
 }
 
 // signalName is the conventional name of a signal, e.g. "SIGTERM".
