@@ -167,7 +167,7 @@ func TestAcquirePublishObserve_Live(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := &Observer{Path: path, RepositoryID: probeRepo, Executable: exe, Version: "1.0.0", Probe: HTTPProbe(nil, time.Second)}
+	o := &Observer{Path: path, RepositoryID: probeRepo, Executable: exe, Version: "1.0.0", Probe: HTTPProbe(time.Second)}
 	obs, err := o.Observe(context.Background())
 	if err != nil || obs.Verdict.Class != Binding || obs.Owner != OwnerAlive {
 		t.Fatalf("before Publish: %+v owner %s (%v), want binding with a live owner", obs.Verdict, obs.Owner, err)

@@ -1,11 +1,13 @@
 package registry
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"time"
@@ -28,23 +30,14 @@ type identity struct {
 // HTTPProbe returns the real probe: one GET <url>/ bounded by timeout (zero
 // means DefaultProbeTimeout). It is ProbeOK only for status 200 and a JSON
 // object naming ServerName, the target's repository id and instance, and
-// leaseholder: true; anything else is ProbeFailed with the reason. A nil
-// client means a private one that uses no proxy, keeps no connection and
-// follows no redirect.
-func HTTPProbe(client *http.Client, timeout time.Duration) ProbeFunc {
+// leaseholder: true; anything else is ProbeFailed with the reason. It uses
+// no proxy, keeps no connection and follows no redirect.
+func HTTPProbe(timeout time.Duration) ProbeFunc {
 	if timeout <= 0 {
 		timeout = DefaultProbeTimeout
 	}
-	if client == nil {
-		client = &http.Client{
-			Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true},
-			CheckRedirect: func(*http.Request, []*http.Request) error {
-				return http.ErrUseLastResponse
-			},
-		}
-	}
 	return func(ctx context.Context, t ProbeTarget) ProbeResult {
-		id, err := fetchIdentity(ctx, client, timeout, t.URL)
+		id, err := fetchIdentity(ctx, timeout, t.URL)
 		if err != nil {
 			return failed(err.Error())
 		}
@@ -67,27 +60,42 @@ func failed(reason string) ProbeResult {
 }
 
 // fetchIdentity GETs base's root and decodes the answer; its errors are the
-// probe's reasons.
-func fetchIdentity(ctx context.Context, client *http.Client, timeout time.Duration, base string) (identity, error) {
+// probe's reasons. The request is written and its answer read by this
+// goroutine on a connection of its own: the first request of a process
+// through net/http's client took an attaching client 1.9 ms, this 1.6 ms
+// (medians of 30 attaches; B1).
+func fetchIdentity(ctx context.Context, timeout time.Duration, base string) (identity, error) {
 	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if err != nil || u.Scheme != "http" || u.Host == "" {
 		return identity{}, fmt.Errorf("%q is not an http URL", base)
 	}
-	u.Path, u.RawPath, u.RawQuery, u.Fragment = "/", "", "", ""
-
+	addr := u.Host
+	if u.Port() == "" {
+		addr = net.JoinHostPort(u.Hostname(), "80")
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	var dialer net.Dialer
+	conn, err := dialer.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return identity{}, transportError(ctx, timeout, err)
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+u.Host+"/", nil)
 	if err != nil {
 		return identity{}, err
 	}
 	req.Close = true
 	req.Header.Set("Accept", "application/json")
-	resp, err := client.Do(req)
+	if err := req.Write(conn); err != nil {
+		return identity{}, transportError(ctx, timeout, err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
 	if err != nil {
 		return identity{}, transportError(ctx, timeout, err)
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return identity{}, fmt.Errorf("status %d", resp.StatusCode)
 	}
@@ -102,14 +110,11 @@ func fetchIdentity(ctx context.Context, client *http.Client, timeout time.Durati
 	return id, nil
 }
 
-// transportError turns a client error into a reason: a timeout says so, and
-// the URL wrapper (which repeats the method and URL) is dropped.
+// transportError turns a connection's error into a reason: a timeout says
+// so.
 func transportError(ctx context.Context, timeout time.Duration, err error) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("no answer within %s", timeout)
-	}
-	if ue, ok := errors.AsType[*url.Error](err); ok {
-		return ue.Err
 	}
 	return err
 }

@@ -64,7 +64,7 @@ func TestHTTPProbe(t *testing.T) {
 		{"no leaseholder key", 200, identityJSON(t, func(m map[string]any) { delete(m, "leaseholder") }), false, "not the leaseholder"},
 		{"another program", 200, identityJSON(t, func(m map[string]any) { m["name"] = "gopls" }), false, "not a majordomus server"},
 	}
-	probe := HTTPProbe(nil, 5*time.Second)
+	probe := HTTPProbe(5 * time.Second)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			url := identityServer(t, tt.status, tt.body)
@@ -83,7 +83,7 @@ func TestHTTPProbe_NothingThere(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
 	srv.Close()
-	probe := HTTPProbe(nil, 0)
+	probe := HTTPProbe(0)
 	for _, target := range []string{url, "ftp://127.0.0.1:1", "::not a url", ""} {
 		got := probe(context.Background(), ProbeTarget{URL: target, RepositoryID: probeRepo, Instance: probeInstance})
 		if got.Status != ProbeFailed || got.Reason == "" {
@@ -106,7 +106,7 @@ func TestHTTPProbe_AHangingServerIsBoundedByTheTimeout(t *testing.T) {
 	const timeout = 200 * time.Millisecond
 	done := make(chan ProbeResult, 1)
 	go func() {
-		done <- HTTPProbe(nil, timeout)(context.Background(), ProbeTarget{URL: srv.URL, RepositoryID: probeRepo, Instance: probeInstance})
+		done <- HTTPProbe(timeout)(context.Background(), ProbeTarget{URL: srv.URL, RepositoryID: probeRepo, Instance: probeInstance})
 	}()
 	select {
 	case got := <-done:

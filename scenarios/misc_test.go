@@ -99,7 +99,13 @@ func TestAStormOfClientsConvergesOnOneServer(t *testing.T) {
 			bridges++
 		}
 		if n := c.CountLogs(`"level":"warn"`); n != 0 {
-			t.Errorf("a client warned: %s", strings.Join(c.Logs(), "\n"))
+			var warned []string
+			for _, l := range c.Logs() {
+				if strings.Contains(l, `"level":"warn"`) {
+					warned = append(warned, l)
+				}
+			}
+			t.Errorf("a client warned:\n%s\nall its logs:\n%s", strings.Join(warned, "\n"), strings.Join(c.Logs(), "\n"))
 		}
 	}
 	if leaseholders != 1 || bridges != storm-1 {

@@ -107,7 +107,7 @@ func serveShared(ctx context.Context, env *environment, withClient bool) error {
 			Executable:   self.Executable,
 			Version:      release,
 			Timings:      registry.Timings{BindGrace: n.times.bindGrace, BusyGrace: n.times.busyGrace},
-			Probe:        registry.HTTPProbe(nil, n.times.probeTimeout),
+			Probe:        registry.HTTPProbe(n.times.probeTimeout),
 		},
 		file: lease,
 		document: func() registry.Lease {

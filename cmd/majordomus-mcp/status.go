@@ -50,7 +50,7 @@ func runStatus(ctx context.Context, env *environment, args []string) error {
 		Executable:   self,
 		Version:      release,
 		Timings:      registry.Timings{BindGrace: times.bindGrace, BusyGrace: times.busyGrace},
-		Probe:        registry.HTTPProbe(nil, times.probeTimeout),
+		Probe:        registry.HTTPProbe(times.probeTimeout),
 	}
 	o, err := observer.Observe(ctx)
 	if err != nil {
