@@ -17,6 +17,10 @@ type election struct {
 	// document returns the lease this process writes when it wins: a fresh
 	// instance each time, so a server never answers for another's lease.
 	document func() registry.Lease
+	// signalsHandled is closed once the process handles the termination
+	// signals: only then does it create a lease, which it then always
+	// removes before it dies. Reading and judging need not wait for it.
+	signalsHandled <-chan struct{}
 }
 
 // Attempt reads and judges the lease once, and creates it when there is
@@ -41,6 +45,11 @@ func (e *election) Attempt(ctx context.Context) machine.Observation {
 
 // acquire creates the lease with the complete document.
 func (e *election) acquire(ctx context.Context) machine.Observation {
+	select {
+	case <-e.signalsHandled:
+	case <-ctx.Done():
+		return machine.Observation{Class: machine.ClassUnusable, Reason: "the election was cancelled"}
+	}
 	err := e.file.Acquire(e.document())
 	switch {
 	case errors.Is(err, registry.ErrLeaseExists):

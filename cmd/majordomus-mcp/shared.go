@@ -75,6 +75,9 @@ type node struct {
 // server: it elects, then serves as leaseholder, attaches, or serves alone.
 func serveShared(ctx context.Context, env *environment, withClient bool) error {
 	env.state.Set(string(machine.Electing))
+	if env.signals == nil {
+		env.signals = registerSignals()
+	}
 	if err := registry.ValidateProfile(env.opts.profile); err != nil {
 		return usageError("--profile: %v", err)
 	}
@@ -113,6 +116,7 @@ func serveShared(ctx context.Context, env *environment, withClient bool) error {
 		document: func() registry.Lease {
 			return registry.NewLease(self, co.root, repositoryID, env.opts.profile, release, time.Now())
 		},
+		signalsHandled: env.signals.ready,
 	}
 	n.m, err = machine.New(machine.Config{
 		Election:      el,
@@ -134,7 +138,7 @@ func serveShared(ctx context.Context, env *environment, withClient bool) error {
 	n.abandon, n.life = abandon, runCtx
 	loopCtx, stopLoop := context.WithCancel(ctx)
 	defer stopLoop()
-	events := watchClient(runCtx, env) // first: SIGPIPE is handled before the loop writes
+	events := watchClient(runCtx, env)
 	if withClient {
 		go n.serveClient(loopCtx)
 	}
@@ -169,6 +173,7 @@ func serveShared(ctx context.Context, env *environment, withClient bool) error {
 
 // serveClient runs the stdio loop; its end is the client leaving.
 func (n *node) serveClient(ctx context.Context) {
+	n.env.signals.wait() // SIGPIPE is handled before the loop writes
 	loop := transport.Stdio{In: n.env.stdin, Out: n.out, Backend: n.router, Logger: n.env.log}
 	ending := loop.Serve(ctx)
 	if ending == transport.Cancelled {

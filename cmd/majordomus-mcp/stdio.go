@@ -19,7 +19,7 @@ func runStdio(ctx context.Context, env *environment, args []string) error {
 	if len(args) > 0 {
 		return usageError("unexpected argument %q", args[0])
 	}
-	env.signals = registerSignals() // while the start goes on; watchClient waits for them
+	env.signals = registerSignals() // while the start goes on
 	if env.opts.standalone {
 		return serveStandalone(ctx, env)
 	}
@@ -53,6 +53,7 @@ func serveStandalone(ctx context.Context, env *environment) error {
 	defer local.Close()
 
 	events := watchClient(ctx, env)
+	env.signals.wait() // SIGPIPE is handled before the loop writes
 	loop := transport.Stdio{In: env.stdin, Out: out, Backend: local, Logger: env.log}
 	ended := make(chan transport.Ending, 1)
 	go func() { ended <- loop.Serve(ctx) }()
@@ -87,11 +88,18 @@ func watchClient(ctx context.Context, env *environment) <-chan clientEvent {
 	if env.signals == nil {
 		env.signals = registerSignals()
 	}
-	signals := env.signals.wait()
+	registered := env.signals
 	parent := os.Getppid()
 	go func() {
 		defer close(events) // its readers end with it
-		defer signal.Stop(signals)
+		var signals chan os.Signal
+		select {
+		case <-registered.ready:
+			signals = registered.termination
+			defer signal.Stop(signals)
+		case <-ctx.Done():
+			return
+		}
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
 		parentGone := false
@@ -140,12 +148,9 @@ func registerSignals() *registeredSignals {
 	return r
 }
 
-// wait returns the termination signals' channel once every signal is
-// registered; until then a signal has its default effect.
-func (r *registeredSignals) wait() chan os.Signal {
-	<-r.ready
-	return r.termination
-}
+// wait returns once every signal is registered; until then a signal has
+// its default effect.
+func (r *registeredSignals) wait() { <-r.ready }
 
 // signalName is the conventional name of a signal, e.g. "SIGTERM".
 func signalName(sig os.Signal) string {
