@@ -169,7 +169,9 @@ func commit(root string) (string, bool) {
 	if err != nil {
 		return "unknown", false
 	}
-	status, _ := exec.Command("git", "-C", root, "status", "--porcelain", "--untracked-files=no").Output()
+	// The results of an earlier run are not a change to what is measured.
+	status, _ := exec.Command("git", "-C", root, "status", "--porcelain", "--untracked-files=no",
+		"--", ".", ":!scenarios/bench/results.json").Output()
 	return strings.TrimSpace(string(head)), len(strings.TrimSpace(string(status))) > 0
 }
 
