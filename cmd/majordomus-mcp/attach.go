@@ -63,10 +63,20 @@ func (a *attachment) Attach(ctx context.Context, url string) {
 		err := n.serve(ctx, b, func(bool) {
 			n.env.log.Info("re-attached to the shared server", zap.String("url", url))
 		})
-		if err != nil {
+		// A bridge that already failed over, or was stopped, is no longer
+		// the attachment's: its failure is not news to the machine, which
+		// may be attached through another bridge by now.
+		if err != nil && a.holds(b) {
 			n.m.BridgeFailed(err.Error())
 		}
 	}()
+}
+
+// holds reports whether b is the bridge this attachment relays through.
+func (a *attachment) holds(b *transport.Bridge) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.bridge == b
 }
 
 // Stop detaches from the server.
