@@ -11,9 +11,11 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // repoRel is the indexed directory, relative to a checkout root.
@@ -32,8 +34,9 @@ type Index struct {
 	Objects      []Object     // sorted by URI
 	Diagnostics  []Diagnostic // sorted by path, then message
 
-	byURI map[string]int // URI -> position in Objects
-	docs  []searchDoc    // lower-cased search fields, aligned with Objects
+	byURI   map[string]int // URI -> position in Objects
+	docs    []searchDoc    // lower-cased search fields, aligned with Objects
+	sources sources        // what Build read
 }
 
 // RepositoryID returns the first 32 lowercase hex characters of the SHA-256
@@ -58,8 +61,16 @@ func Build(root string, generation uint64) (*Index, error) {
 		return nil, fmt.Errorf("building index: %s is not a directory", abs)
 	}
 	ix := &Index{Root: abs, Name: filepath.Base(abs), RepositoryID: RepositoryID(abs), Generation: generation}
+	ix.sources.listedAt = time.Now()
 	files, diags := listFiles(abs)
+	ix.sources.walk = slices.Clone(diags)
 	results := parseAll(abs, files)
+	ix.sources.files = make(map[string]stamp, len(files))
+	for i := range results {
+		if results[i].stamped {
+			ix.sources.files[files[i]] = results[i].stamp
+		}
+	}
 
 	// Files are in path order, so the first file by path keeps a URI.
 	owner := make(map[string]string, len(files))
@@ -186,8 +197,11 @@ func readObject(root, rel string) parsed {
 	if err != nil {
 		return fail(fmt.Sprintf("cannot read: %v", pathErr(err)))
 	}
+	stamp, stamped := stampOf(st)
 	if st.Size() > maxObjectSize {
-		return fail(fmt.Sprintf("file is %d bytes, over the %d-byte limit: left out", st.Size(), maxObjectSize))
+		r := fail(fmt.Sprintf("file is %d bytes, over the %d-byte limit: left out", st.Size(), maxObjectSize))
+		r.stamp, r.stamped = stamp, stamped
+		return r
 	}
 	data := make([]byte, st.Size())
 	n, err := io.ReadFull(f, data)
@@ -198,6 +212,7 @@ func readObject(root, rel string) parsed {
 	if r.ok {
 		r.doc = newSearchDoc(&r.obj)
 	}
+	r.stamp, r.stamped = stamp, stamped
 	return r
 }
 

@@ -36,6 +36,7 @@ type Layer struct {
 	root     string
 	strict   bool
 	debounce time.Duration
+	slack    time.Duration // see clockSlack
 	log      *zap.Logger
 
 	cur      atomic.Pointer[Index]
@@ -55,7 +56,7 @@ func Open(cfg Config) (*Layer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("layer: opening: %w", err)
 	}
-	l := &Layer{root: root, strict: cfg.Strict, debounce: cfg.Debounce, log: cfg.Logger}
+	l := &Layer{root: root, strict: cfg.Strict, debounce: cfg.Debounce, slack: clockSlack, log: cfg.Logger}
 	if l.debounce <= 0 {
 		l.debounce = DefaultDebounce
 	}

@@ -56,10 +56,12 @@ func ObjectURI(kind, id, version string) string {
 
 // parsed is the outcome of reading one file.
 type parsed struct {
-	obj   Object
-	doc   searchDoc // obj's search fields, filled in by readObject
-	ok    bool      // obj is an object
-	diags []Diagnostic
+	obj     Object
+	doc     searchDoc // obj's search fields, filled in by readObject
+	ok      bool      // obj is an object
+	diags   []Diagnostic
+	stamp   stamp // the file as it was read
+	stamped bool
 }
 
 // parseObject turns one file's bytes into an object. rel is the file's
