@@ -157,9 +157,10 @@ func (b *bench) layerOnce(dir string, n int, r layerRun, warmup, searches bool) 
 	if !searches {
 		return nil
 	}
-	// The layer's watcher starts with a full rebuild of its own ("layer
-	// unchanged" when nothing changed): searched before it ends, the loop
-	// would compete with it for the CPU.
+	// The layer's watcher starts by catching up with what changed since the
+	// build, with a rebuild unless it proves nothing did ("layer unchanged"
+	// either way): searched before it ends, the loop would compete with it
+	// for the CPU.
 	wctx, wcancel := context.WithTimeout(ctx, 20*time.Second)
 	defer wcancel()
 	if _, err := c.waitLog(wctx, "layer unchanged"); err == nil {
