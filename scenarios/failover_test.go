@@ -165,3 +165,70 @@ func bridged(t *testing.T, dir, client string, args ...string) *mcpclient.Proces
 	}
 	return p
 }
+
+// listTools does what hosts do after initialize: from the answer, a bridge
+// learns which tools it may send again, and sends those on a kept connection.
+func listTools(t *testing.T, p *mcpclient.Process) {
+	t.Helper()
+	if r, err := p.Call(ctx(t), "tools/list", map[string]any{}); err != nil || r.Error != nil {
+		t.Fatalf("tools/list: %v %+v", err, r.Error)
+	}
+	if isErr, text, err := p.CallTool(ctx(t), "majordomus_repository", nil, nil); err != nil || isErr {
+		t.Fatalf("a read-only call: %s %v", text, err)
+	}
+}
+
+// Bridges that keep connections to a leaseholder killed with -9 lose no
+// call on them. Every tool of this server is read-only or idempotent, so
+// after tools/list both bridges send their calls on kept connections, which
+// the kill leaves dead: B's announcement and C's read-only call right after
+// it are answered by the server that takes over (B's), the announcement is
+// on its board once, and nothing is answered "outcome unknown". (A tool that
+// must not run twice gets a connection of its own: transport's tests.)
+func TestKeptConnectionsToAKilledServerLoseNoCall(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	b := bridged(t, dir, "codex")
+	c := bridged(t, dir, "gemini-cli")
+	listTools(t, b)
+	listTools(t, c)
+
+	a.Signal(syscall.SIGKILL)
+	a.Wait(ctx(t))
+
+	isErr, text, err := b.CallTool(ctx(t), "majordomus_announce", map[string]any{"intent": "the release notes", "scope": []string{"docs"}}, nil)
+	if err != nil || isErr {
+		t.Fatalf("B's announcement after the kill: %s %v", text, err)
+	}
+	if _, err := b.WaitLog(ctx(t), "took over as the shared server"); err != nil {
+		t.Fatal(err)
+	}
+	var repo struct{ State string }
+	if isErr, text, err := c.CallTool(ctx(t), "majordomus_repository", nil, &repo); err != nil || isErr || repo.State != "ok" {
+		t.Fatalf("C's read-only call after the kill: %v %s %v", isErr, text, err)
+	}
+	if _, err := c.WaitLog(ctx(t), "re-attached to the shared server", serverURL(t, b)); err != nil {
+		t.Fatal(err)
+	}
+	announced := 0
+	for _, p := range peersOf(t, c).Peers {
+		if p.Announcement != nil && p.Announcement.Intent == "the release notes" {
+			announced++
+		}
+	}
+	if announced != 1 {
+		t.Fatalf("the announcement is on the new server's board %d times, want once", announced)
+	}
+	for _, p := range []*mcpclient.Process{b, c} {
+		if n := p.CountLogs("outcome unknown"); n != 0 {
+			t.Fatalf("a bridge answered outcome unknown: %s", strings.Join(p.Logs(), "\n"))
+		}
+		for _, f := range p.Frames() {
+			if strings.Contains(string(f), "outcome unknown") {
+				t.Fatalf("a client was answered outcome unknown: %s", f)
+			}
+		}
+	}
+}
