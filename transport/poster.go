@@ -41,7 +41,8 @@ const (
 	// server's own idle timeout (two minutes), so that the server does not
 	// close it under a message.
 	keptIdle = 30 * time.Second
-	// keptMax bounds the connections kept: one per message under way.
+	// keptMax bounds the idle connections kept: more than one is needed
+	// only while several messages are under way at once.
 	keptMax = 4
 )
 
