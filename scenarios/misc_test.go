@@ -210,3 +210,22 @@ func snapshot(t *testing.T, dir string) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// MAJORDOMUS_MCP_CPUPROFILE makes a process write a CPU profile of its
+// whole life: one gzip-compressed pprof file named after its pid.
+func TestAProcessWritesTheCPUProfileItIsAskedFor(t *testing.T) {
+	dir := checkout(t)
+	profiles := t.TempDir()
+	p := startEnv(t, dir, append(os.Environ(), "MAJORDOMUS_MCP_CPUPROFILE="+profiles), "--standalone")
+	initialize(t, p, "claude-code")
+	pid := p.Cmd.Process.Pid
+	p.CloseStdin()
+	exitsWith(t, p, 0)
+	data, err := os.ReadFile(filepath.Join(profiles, fmt.Sprintf("cpu-%d.pprof", pid)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
+		t.Fatalf("the profile is not a gzip-compressed pprof file (%d bytes)", len(data))
+	}
+}
