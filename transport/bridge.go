@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 )
 
@@ -256,7 +257,7 @@ func (b *Bridge) resend(ctx context.Context, next Backend, msg json.RawMessage, 
 	for _, c := range calls {
 		switch {
 		case c.env.Method == "": // an answer to the old server's request: it is gone
-		case c.env.Method != "tools/call" || b.isSafe(c.tool):
+		case b.mayRepeat(c):
 			again = append(again, c.raw)
 		case c.env.IsRequest():
 			unknown = append(unknown, ErrorFrame(c.env.ID, CodeInternalError, fmt.Sprintf(
@@ -294,15 +295,20 @@ func (b *Bridge) resend(ctx context.Context, next Backend, msg json.RawMessage, 
 	return out
 }
 
-// resendable reports whether every message of calls may be sent twice:
-// what resend would send again after a failure.
+// resendable reports whether every message of calls may be sent twice.
 func (b *Bridge) resendable(calls []call) bool {
 	for _, c := range calls {
-		if c.env.Method == "tools/call" && !b.isSafe(c.tool) {
+		if !b.mayRepeat(c) {
 			return false
 		}
 	}
 	return true
+}
+
+// mayRepeat reports whether running c twice is harmless: any method but
+// tools/call, and tools whose hints say read-only or idempotent.
+func (b *Bridge) mayRepeat(c call) bool {
+	return c.env.Method != string(mcp.MethodToolsCall) || b.isSafe(c.tool)
 }
 
 func (b *Bridge) isSafe(tool string) bool {
@@ -330,7 +336,7 @@ func (b *Bridge) Close() {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			req, err := http.NewRequestWithContext(ctx, http.MethodDelete, b.endpoint, nil)
 			if err == nil {
-				setSessionHeaders(req, sid, proto)
+				setSessionHeaders(req.Header, sid, proto)
 				if resp, err := b.client.Do(req); err == nil {
 					resp.Body.Close()
 				}

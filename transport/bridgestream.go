@@ -112,7 +112,7 @@ func (b *Bridge) stream(sid, proto string) (opened bool, status int) {
 		return false, 0
 	}
 	req.Header.Set("Accept", "text/event-stream")
-	setSessionHeaders(req, sid, proto)
+	setSessionHeaders(req.Header, sid, proto)
 	resp, err := b.client.Do(req) // an ended stream's connection is never reused
 	if err != nil {
 		b.log.Debug("stream: cannot open", zap.String("url", b.cfg.URL), zap.Error(err))

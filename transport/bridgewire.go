@@ -126,12 +126,7 @@ func (b *Bridge) exchange(ctx context.Context, msg json.RawMessage, sid, proto s
 		"Content-Type": {"application/json"},
 		"Accept":       {"application/json, text/event-stream"},
 	}
-	if sid != "" {
-		header.Set(server.HeaderKeySessionID, sid)
-	}
-	if proto != "" {
-		header.Set(mcp.HeaderProtocolVersion, proto)
-	}
+	setSessionHeaders(header, sid, proto)
 	resp, done, err := b.posts.post(ctx, msg, header, resendable)
 	if err != nil {
 		b.posts.closeIdle() // the server may be gone: its kept connections with it
@@ -348,12 +343,12 @@ func (b *Bridge) rejectedAnswer(msg json.RawMessage, calls []call, res exchangeR
 	return gather(msg, answers)
 }
 
-func setSessionHeaders(req *http.Request, sid, proto string) {
+func setSessionHeaders(h http.Header, sid, proto string) {
 	if sid != "" {
-		req.Header.Set(server.HeaderKeySessionID, sid)
+		h.Set(server.HeaderKeySessionID, sid)
 	}
 	if proto != "" {
-		req.Header.Set(mcp.HeaderProtocolVersion, proto)
+		h.Set(mcp.HeaderProtocolVersion, proto)
 	}
 }
 
