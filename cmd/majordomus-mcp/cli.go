@@ -48,7 +48,8 @@ type environment struct {
 	// died is set by a command that ended because of a signal, which the
 	// process must then die of once it has cleaned up.
 	died os.Signal
-	// signals are the signals the command handles, once it registered them.
+	// signals are the signals a serving command handles (stdio, serve),
+	// registered from the command's start (registerSignals).
 	signals *registeredSignals
 }
 

@@ -75,9 +75,6 @@ type node struct {
 // server: it elects, then serves as leaseholder, attaches, or serves alone.
 func serveShared(ctx context.Context, env *environment, withClient bool) error {
 	env.state.Set(string(machine.Electing))
-	if env.signals == nil {
-		env.signals = registerSignals()
-	}
 	if err := registry.ValidateProfile(env.opts.profile); err != nil {
 		return usageError("--profile: %v", err)
 	}
@@ -314,5 +311,6 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if len(args) > 0 {
 		return usageError("serve takes no arguments")
 	}
+	env.signals = registerSignals() // while the start goes on
 	return serveShared(ctx, env, false)
 }

@@ -85,10 +85,7 @@ type clientEvent struct {
 // still open) until ctx ends, then closes the channel.
 func watchClient(ctx context.Context, env *environment) <-chan clientEvent {
 	events := make(chan clientEvent, 4)
-	if env.signals == nil {
-		env.signals = registerSignals()
-	}
-	registered := env.signals
+	registered := env.signals // registerSignals ran when the command began
 	parent := os.Getppid()
 	go func() {
 		defer close(events) // its readers end with it
