@@ -278,7 +278,7 @@ func (p *Process) WaitLog(ctx context.Context, parts ...string) (string, error) 
 	var found string
 	err := p.await(ctx, fmt.Sprintf("a log line with %q", parts), func() bool {
 		for _, l := range p.logs {
-			if containsAll(l, parts) {
+			if ContainsAll(l, parts) {
 				found = l
 				return true
 			}
@@ -311,14 +311,15 @@ func (p *Process) CountLogs(parts ...string) int {
 	defer p.mu.Unlock()
 	n := 0
 	for _, l := range p.logs {
-		if containsAll(l, parts) {
+		if ContainsAll(l, parts) {
 			n++
 		}
 	}
 	return n
 }
 
-func containsAll(s string, parts []string) bool {
+// ContainsAll reports whether s contains every one of parts.
+func ContainsAll(s string, parts []string) bool {
 	for _, part := range parts {
 		if !strings.Contains(s, part) {
 			return false

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"majordomus-mcp/internal/mcpclient"
 )
 
 // pipeClient is a lean stdio MCP client for timed call loops. The test
@@ -198,7 +200,7 @@ func (c *pipeClient) waitLog(ctx context.Context, parts ...string) (string, erro
 		seen = len(c.logs)
 		c.mu.Unlock()
 		for _, l := range logs {
-			if containsAll(l, parts) {
+			if mcpclient.ContainsAll(l, parts) {
 				return l, nil
 			}
 		}
@@ -263,15 +265,6 @@ func (c *pipeClient) waitExit(d time.Duration) bool {
 			return false
 		}
 	}
-}
-
-func containsAll(s string, parts []string) bool {
-	for _, p := range parts {
-		if !strings.Contains(s, p) {
-			return false
-		}
-	}
-	return true
 }
 
 // initParams is the initialize request every client of the harness sends.
