@@ -34,9 +34,8 @@ type Index struct {
 	Objects      []Object     // sorted by URI
 	Diagnostics  []Diagnostic // sorted by path, then message
 
-	byURI   map[string]int // URI -> position in Objects
-	docs    []searchDoc    // lower-cased search fields, aligned with Objects
-	sources sources        // what Build read
+	byURI map[string]int // URI -> position in Objects
+	docs  []searchDoc    // lower-cased search fields, aligned with Objects
 }
 
 // RepositoryID returns the first 32 lowercase hex characters of the SHA-256
@@ -51,24 +50,31 @@ func RepositoryID(root string) string {
 // fails only when root itself is not a readable directory. It reads nothing
 // outside .ai/repo (so never .ai/local) and writes nothing.
 func Build(root string, generation uint64) (*Index, error) {
+	ix, _, err := build(root, generation)
+	return ix, err
+}
+
+// build is Build, and also says what it read.
+func build(root string, generation uint64) (*Index, sources, error) {
+	var src sources
 	abs, err := filepath.Abs(root)
 	if err != nil {
-		return nil, fmt.Errorf("building index: %w", err)
+		return nil, src, fmt.Errorf("building index: %w", err)
 	}
 	if fi, err := os.Stat(abs); err != nil {
-		return nil, fmt.Errorf("building index: %w", err)
+		return nil, src, fmt.Errorf("building index: %w", err)
 	} else if !fi.IsDir() {
-		return nil, fmt.Errorf("building index: %s is not a directory", abs)
+		return nil, src, fmt.Errorf("building index: %s is not a directory", abs)
 	}
 	ix := &Index{Root: abs, Name: filepath.Base(abs), RepositoryID: RepositoryID(abs), Generation: generation}
-	ix.sources.listedAt = time.Now()
+	src.listedAt = time.Now()
 	files, diags := listFiles(abs)
-	ix.sources.walk = slices.Clone(diags)
+	src.walk = slices.Clone(diags)
 	results := parseAll(abs, files)
-	ix.sources.files = make(map[string]stamp, len(files))
+	src.files = make(map[string]stamp, len(files))
 	for i := range results {
 		if results[i].stamped {
-			ix.sources.files[files[i]] = results[i].stamp
+			src.files[files[i]] = results[i].stamp
 		}
 	}
 
@@ -99,7 +105,7 @@ func Build(root string, generation uint64) (*Index, error) {
 	}
 	sortDiagnostics(diags)
 	ix.Diagnostics = diags
-	return ix, nil
+	return ix, src, nil
 }
 
 // listFiles walks .ai/repo and returns the slash-separated, root-relative

@@ -41,6 +41,7 @@ type Layer struct {
 
 	cur      atomic.Pointer[Index]
 	watching atomic.Bool
+	opened   *sources // what Open's build read, until Watch has compared it
 
 	mu     sync.Mutex          // serialises rebuilds and guards logged
 	logged map[Diagnostic]bool // diagnostics of the last build, already logged
@@ -64,10 +65,11 @@ func Open(cfg Config) (*Layer, error) {
 		l.log = zap.NewNop()
 	}
 	start := time.Now()
-	ix, err := Build(root, 1)
+	ix, src, err := build(root, 1)
 	if err != nil {
 		return nil, fmt.Errorf("layer: opening: %w", err)
 	}
+	l.opened = &src
 	l.logDiagnostics(ix)
 	if l.strict && ix.State() != "ok" {
 		n := ix.ErrorCount()

@@ -16,17 +16,17 @@ var stampedTree = map[string]string{
 func TestAnUntouchedTreeIsProvedUnchanged(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, stampedTree)
-	ix, err := Build(root, 1)
+	_, src, err := build(root, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !unchangedSince(root, ix.sources, 0) {
+	if !unchangedSince(root, src, 0) {
 		t.Fatal("an untouched tree was not proved unchanged")
 	}
 	// Files changed less than the slack before the build are never trusted:
 	// a change within the same tick of the file system's clock would leave
 	// their times as they were.
-	if unchangedSince(root, ix.sources, time.Hour) {
+	if unchangedSince(root, src, time.Hour) {
 		t.Fatal("files changed within the slack were trusted")
 	}
 }
@@ -64,12 +64,12 @@ func TestEveryKindOfChangeDefeatsTheProof(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			root := t.TempDir()
 			writeTree(t, root, stampedTree)
-			ix, err := Build(root, 1)
+			_, src, err := build(root, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
 			change(t, root)
-			if unchangedSince(root, ix.sources, 0) {
+			if unchangedSince(root, src, 0) {
 				t.Fatal("the change went unseen")
 			}
 		})

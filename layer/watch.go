@@ -52,12 +52,13 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 			onChange(old, ix)
 		}
 	}
-	// What changed between the current index's build and the watches is
-	// caught here: by a rebuild, unless every file is provably as it was
-	// read (a listing and a stat each, a tenth of a build at 10,000
-	// objects).
+	// What changed between Open's build and the watches is caught here: by
+	// a rebuild, unless every file is provably as Open read it (a listing
+	// and a stat each, a tenth of a build at 10,000 objects).
 	l.addTree(w, repoDir)
-	if unchangedSince(l.root, l.Current().sources, l.slack) {
+	opened := l.opened
+	l.opened = nil // only the first Watch may trust it
+	if opened != nil && unchangedSince(l.root, *opened, l.slack) {
 		l.log.Debug("layer unchanged", zap.Uint64("generation", l.Current().Generation), zap.Bool("rebuilt", false))
 	} else {
 		refresh()
