@@ -164,7 +164,7 @@ func (c *stdioClient) open(init string) string {
 	a, _ := c.answer("1")
 	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	if b, ok := c.backend.(*Bridge); ok {
-		// The loop handles each line on its own goroutine: wait until the
+		// The loop answers lines on goroutines of its own: wait until the
 		// server has taken notifications/initialized, so that a test that
 		// stops the server next does not cut it off in flight.
 		deadline := time.Now().Add(wait)
