@@ -104,7 +104,7 @@ func (c *classification) match() {
 	claimed := map[int]bool{}
 	for _, r := range rows {
 		p, seen := procs[r.PID]
-		agree := seen && r.BootID == c.s.BootID && p.Start == r.ProcessStart && r.RegisteredTicks >= p.Start
+		agree := seen && c.s.thisBoot(r.BootID) && p.Start == r.ProcessStart && r.RegisteredTicks >= p.Start
 		replaced := agree && claimed[p.PID]
 		if agree && !replaced {
 			claimed[p.PID] = true
@@ -166,7 +166,7 @@ func (c *classification) stale(r Row, p Process, seen, replaced bool) {
 
 func (c *classification) staleReason(r Row, p Process, seen, replaced bool) (string, string) {
 	switch {
-	case r.BootID != c.s.BootID:
+	case !c.s.thisBoot(r.BootID):
 		return StaleAnotherBoot, fmt.Sprintf("registered during boot %s; this is boot %s", r.BootID, c.s.BootID)
 	case replaced:
 		return StaleReplaced, fmt.Sprintf("pid %d registered again, as a newer runtime", r.PID)

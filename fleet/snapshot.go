@@ -16,8 +16,11 @@ type Snapshot struct {
 	RosterError string
 	// Repository is the checkout the inventory is about.
 	Repository Repository
-	// BootID is this boot's id.
-	BootID string
+	// BootID is this boot's id. SameBoot compares two boot ids (where a
+	// boot id is a computed boot time, two readings of one boot differ a
+	// little); nil compares them for equality.
+	BootID   string
+	SameBoot func(a, b string) bool
 	// RegistryPath is where the rows were read; RegistryError why they
 	// could not be (the rows are then not evidence of anything).
 	RegistryPath  string
@@ -153,4 +156,12 @@ func StartDir(args []string, cwd string) string {
 // within reports whether dir is root or lies under it.
 func within(dir, root string) bool {
 	return dir == root || strings.HasPrefix(dir, strings.TrimSuffix(root, "/")+"/")
+}
+
+// thisBoot reports whether id names the boot the snapshot was taken in.
+func (s Snapshot) thisBoot(id string) bool {
+	if s.SameBoot != nil {
+		return s.SameBoot(id, s.BootID)
+	}
+	return id == s.BootID
 }

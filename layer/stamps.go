@@ -1,11 +1,9 @@
 package layer
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"time"
 )
 
@@ -21,18 +19,6 @@ type stamp struct {
 	dev, ino     uint64
 	size         int64
 	ctime, mtime int64 // nanoseconds
-}
-
-// stampOf returns fi's stamp, or false where the system does not give one.
-func stampOf(fi fs.FileInfo) (stamp, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return stamp{}, false
-	}
-	return stamp{
-		dev: uint64(st.Dev), ino: st.Ino, size: st.Size,
-		ctime: st.Ctim.Nano(), mtime: st.Mtim.Nano(),
-	}, true
 }
 
 // sources is what an index was built from: the files listed, each as read,

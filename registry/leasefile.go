@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -74,11 +73,11 @@ func (lf *LeaseFile) Acquire(doc Lease) error {
 		return err
 	}
 	defer l.release()
-	if err := os.Link(tmp, lf.Path); err != nil {
+	if err := createComplete(tmp, lf.Path, raw); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("%w: %s", ErrLeaseExists, lf.Path)
 		}
-		return fmt.Errorf("linking lease: %w", err)
+		return err
 	}
 	syncDir(dir)
 	lf.held = &doc
@@ -120,7 +119,7 @@ func (lf *LeaseFile) Publish(url string) error {
 		lf.held = nil
 		return fmt.Errorf("%w: %s holds %s", ErrLeaseNotOurs, lf.Path, describe(cur))
 	}
-	if err := os.Rename(tmp, lf.Path); err != nil {
+	if err := replace(tmp, lf.Path); err != nil {
 		return fmt.Errorf("publishing lease: %w", err)
 	}
 	syncDir(filepath.Dir(lf.Path))
@@ -157,7 +156,7 @@ func (lf *LeaseFile) Release() error {
 		lf.held = nil
 		return fmt.Errorf("%w: %s holds %s", ErrLeaseNotOurs, lf.Path, describe(cur))
 	}
-	if err := syscall.Unlink(lf.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := unlink(lf.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("releasing lease: %s: %w", lf.Path, err)
 	}
 	syncDir(filepath.Dir(lf.Path))
@@ -192,7 +191,7 @@ func (lf *LeaseFile) TakeOver(judged Observation) (bool, error) {
 	if cur.Found == Missing || !cur.Same(judged.Snapshot) {
 		return false, nil
 	}
-	if err := syscall.Unlink(lf.Path); err != nil {
+	if err := unlink(lf.Path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return false, nil
 		}
@@ -228,6 +227,38 @@ func (lf *LeaseFile) writeTemp(raw []byte) (string, error) {
 		return "", fmt.Errorf("writing lease: %w", err)
 	}
 	return f.Name(), nil
+}
+
+// createComplete creates path holding raw, only where nothing is there: by
+// a hard link to tmp (which holds raw, synced), so that the file appears
+// complete or not at all. Where the file system has no hard links (FAT,
+// some network shares) it creates path exclusively and writes raw into it:
+// a reader may then see it empty for a moment, which the judge treats as a
+// lease being written.
+func createComplete(tmp, path string, raw []byte) error {
+	linkErr := os.Link(tmp, path)
+	if linkErr == nil || errors.Is(linkErr, fs.ErrExist) {
+		return linkErr
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		return fmt.Errorf("creating lease: %w (and linking: %v)", err, linkErr)
+	}
+	_, err = f.Write(raw)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = unlink(path)
+		return fmt.Errorf("writing lease: %w", err)
+	}
+	return nil
 }
 
 // syncDir makes a link, rename or unlink in dir durable; best effort.

@@ -318,23 +318,6 @@ func TestLeaseFile_TakeOver_UnlinksASymlinkNotItsTarget(t *testing.T) {
 	}
 }
 
-func TestLeaseFile_TakeOver_RemovesANamedPipeWithoutOpeningIt(t *testing.T) {
-	path := leasePath(t)
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mkfifo(path, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	obs := observe(t, path)
-	if obs.Verdict.Class != Corrupt {
-		t.Fatalf("a named pipe was judged %+v", obs.Verdict)
-	}
-	if removed, err := (&LeaseFile{Path: path}).TakeOver(obs); err != nil || !removed {
-		t.Fatalf("TakeOver = %t, %v", removed, err)
-	}
-}
-
 func TestLeaseFile_TheWholeDirectoryRemoved(t *testing.T) {
 	root := t.TempDir()
 	publisher := &LeaseFile{Path: Path(root, "")}

@@ -1,10 +1,8 @@
 package registry
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"syscall"
 	"time"
 )
 
@@ -18,30 +16,29 @@ const DefaultLockWait = 2 * time.Second
 // two processes lock two different files.
 func LockPath(leasePath string) string { return leasePath + ".lock" }
 
-// lock is a held flock(2) on the sidecar file. The kernel releases it when
-// the file is closed, including when the holder dies.
+// lock is a held lock on the sidecar file (flock on Unix, LockFileEx on
+// Windows: leasefs_*.go). The system releases it when the file is closed,
+// including when the holder dies.
 type lock struct{ f *os.File }
 
-// acquireLock takes an exclusive flock on the sidecar of leasePath, waiting
-// at most wait. A symbolic link at the lock path is refused (O_NOFOLLOW).
+// acquireLock takes an exclusive lock on the sidecar of leasePath, waiting
+// at most wait. A link at the lock path is refused.
 func acquireLock(leasePath string, wait time.Duration) (*lock, error) {
 	p := LockPath(leasePath)
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	f, err := openLockFile(p)
 	if err != nil {
 		return nil, fmt.Errorf("opening lease lock: %w", err)
 	}
 	deadline := time.Now().Add(wait)
 	pause := time.Millisecond
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		held, err := tryLock(f)
 		switch {
-		case err == nil:
-			return &lock{f: f}, nil
-		case errors.Is(err, syscall.EINTR):
-			continue
-		case !errors.Is(err, syscall.EWOULDBLOCK):
+		case err != nil:
 			f.Close()
 			return nil, fmt.Errorf("locking %s: %w", p, err)
+		case held:
+			return &lock{f: f}, nil
 		}
 		if !time.Now().Before(deadline) {
 			f.Close()

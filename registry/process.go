@@ -1,12 +1,10 @@
 package registry
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"time"
 )
@@ -15,9 +13,10 @@ import (
 // another process checks to tell whether that owner still runs.
 type Identity struct {
 	PID int
-	// Start is field 22 of /proc/<pid>/stat: clock ticks since boot.
+	// Start is when the process started, as [ProcessStart] gives it: an
+	// opaque token that only the same operating system compares.
 	Start uint64
-	// BootID is /proc/sys/kernel/random/boot_id.
+	// BootID identifies this boot of the machine ([BootID]).
 	BootID     string
 	Host       string
 	Executable Executable
@@ -27,8 +26,8 @@ type Identity struct {
 type Liveness int
 
 const (
-	// OwnerUnknown: nothing can be told (no pid recorded, or /proc would not
-	// say). The owner is treated as possibly alive, never as gone.
+	// OwnerUnknown: nothing can be told (no pid recorded, or the system
+	// would not say). The owner is treated as possibly alive, never as gone.
 	OwnerUnknown Liveness = iota
 	// OwnerAlive: the pid exists, started at the recorded time, in this boot.
 	OwnerAlive
@@ -49,12 +48,15 @@ func (l Liveness) String() string {
 }
 
 // Env is the part of the host the registry observes. A nil field uses the
-// real Linux implementation, so the zero Env is the real host; tests and the
-// pure judge's callers replace single fields.
+// real implementation of this operating system, so the zero Env is the real
+// host; tests and the pure judge's callers replace single fields.
 type Env struct {
-	// Signal0 sends signal 0 to pid (kill(2)): nil or EPERM mean it exists.
+	// Signal0 asks whether a process has pid without touching it (kill(2)
+	// with signal 0 on Unix, OpenProcess on Windows): nil or an error
+	// matching syscall.EPERM mean it exists, syscall.ESRCH that none does;
+	// any other error tells nothing.
 	Signal0 func(pid int) error
-	// ProcessStart returns field 22 of /proc/<pid>/stat.
+	// ProcessStart returns the start token of pid ([ProcessStart]).
 	ProcessStart func(pid int) (uint64, error)
 	// BootID returns this boot's id.
 	BootID func() (string, error)
@@ -66,7 +68,7 @@ func (e Env) signal0(pid int) error {
 	if e.Signal0 != nil {
 		return e.Signal0(pid)
 	}
-	return syscall.Kill(pid, 0)
+	return signal0(pid)
 }
 
 func (e Env) processStart(pid int) (uint64, error) {
@@ -106,7 +108,7 @@ func (e Env) Alive(pid int, start uint64, bootID string) Liveness {
 		return OwnerUnknown
 	}
 	if bootID != "" {
-		if ours, err := e.bootID(); err == nil && ours != bootID {
+		if ours, err := e.bootID(); err == nil && !SameBoot(ours, bootID) {
 			return OwnerGone
 		}
 	}
@@ -126,61 +128,15 @@ func (e Env) Alive(pid int, start uint64, bootID string) Liveness {
 	case start == 0:
 		return OwnerAlive
 	case err != nil:
-		// It answered signal 0 but /proc will not say (hidepid, or it
-		// exited in between): no claim either way.
+		// It answered signal 0 but the system will not say when it started
+		// (hidepid, another user's process, or it exited in between): no
+		// claim either way.
 		return OwnerUnknown
 	case got != start:
 		return OwnerGone
 	default:
 		return OwnerAlive
 	}
-}
-
-// ProcessStart returns the start time of pid: field 22 of /proc/<pid>/stat,
-// in clock ticks since boot.
-func ProcessStart(pid int) (uint64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, fmt.Errorf("reading process start: %w", err)
-	}
-	return parseStat(b)
-}
-
-// parseStat extracts field 22 (starttime) of a /proc/<pid>/stat line. The
-// second field is the command in parentheses and may itself hold spaces and
-// parentheses, so fields are counted from the last ')'.
-func parseStat(b []byte) (uint64, error) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, errors.New("parsing /proc stat: no command field")
-	}
-	fields := bytes.Fields(b[i+1:])
-	// fields[0] is field 3 (state); field 22 is fields[19].
-	const index = 22 - 3
-	if len(fields) <= index {
-		return 0, fmt.Errorf("parsing /proc stat: %d fields after the command", len(fields))
-	}
-	if state := string(fields[0]); state == "Z" || state == "X" {
-		return 0, ErrProcessEnded
-	}
-	v, err := strconv.ParseUint(string(fields[index]), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("parsing /proc stat start time: %w", err)
-	}
-	return v, nil
-}
-
-// BootID returns /proc/sys/kernel/random/boot_id.
-func BootID() (string, error) {
-	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	if err != nil {
-		return "", fmt.Errorf("reading boot id: %w", err)
-	}
-	id := string(bytes.TrimSpace(b))
-	if id == "" {
-		return "", errors.New("reading boot id: empty")
-	}
-	return id, nil
 }
 
 // Self returns this process's identity. It fails when any part cannot be

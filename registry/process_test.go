@@ -4,11 +4,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"syscall"
 	"testing"
-	"time"
 )
 
 func TestSelf(t *testing.T) {
@@ -128,40 +126,4 @@ func TestParseStat(t *testing.T) {
 	if _, err := ProcessStart(1 << 30); err == nil {
 		t.Errorf("ProcessStart(%s) succeeded", strconv.Itoa(1<<30))
 	}
-}
-
-// A child that exited but was not reaped (a zombie) answers signal 0, yet it
-// is gone: a leaseholder killed -9 under a parent that does not reap must
-// not pass for alive for the whole busy grace.
-func TestAlive_AZombieIsGone(t *testing.T) {
-	c := startChild(t, "sleep", "")
-	c.expect(t, "ready")
-	pid := c.cmd.Process.Pid
-	start, err := ProcessStart(pid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	boot, _ := BootID()
-	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	// Wait for the kernel to make it a zombie: an event, read from /proc.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		_, err := ProcessStart(pid)
-		if errors.Is(err, ErrProcessEnded) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the killed child never became a zombie: %v", err)
-		}
-		runtime.Gosched()
-	}
-	if err := syscall.Kill(pid, 0); err != nil {
-		t.Fatalf("a zombie answers signal 0, this one said %v", err)
-	}
-	if got := Alive(pid, start, boot); got != OwnerGone {
-		t.Errorf("a zombie is %s, want gone", got)
-	}
-	c.cmd.Wait()
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"syscall"
 	"time"
 )
 
@@ -61,8 +60,18 @@ type Snapshot struct {
 	id fileID
 }
 
-// fileID is the (device, inode) pair of what was read; zero when unknown.
+// fileID is the (device, inode) pair of what was read (on Windows the
+// volume and file index); zero when unknown.
 type fileID struct{ dev, ino uint64 }
+
+// conflicts reports whether a and b are both known and differ.
+func (a fileID) conflicts(b fileID) bool {
+	return a != fileID{} && b != fileID{} && a != b
+}
+
+// errLinked is what opening a lease path that is a link gives: links are
+// never followed.
+var errLinked = errors.New("a link is never followed")
 
 // Holds reports whether the snapshot is a regular file carrying instance.
 func (s Snapshot) Holds(instance string) bool {
@@ -75,10 +84,7 @@ func (s Snapshot) Same(o Snapshot) bool {
 	if s.Found != o.Found || !bytes.Equal(s.Raw, o.Raw) {
 		return false
 	}
-	if s.id != (fileID{}) && o.id != (fileID{}) && s.id != o.id {
-		return false
-	}
-	return true
+	return !s.id.conflicts(o.id)
 }
 
 // Read examines the lease path without following a symbolic link and without
@@ -118,9 +124,9 @@ func readOnce(path string) (s Snapshot, retry bool) {
 	case !mode.IsRegular():
 		return Snapshot{Found: Special, ModTime: fi.ModTime(), id: idOf(fi)}, false
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := openNoFollow(path)
 	switch {
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ELOOP):
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, errLinked):
 		return Snapshot{}, true
 	case err != nil:
 		return Snapshot{Found: Unreadable, Err: err}, false
@@ -130,19 +136,13 @@ func readOnce(path string) (s Snapshot, retry bool) {
 	if err != nil {
 		return Snapshot{Found: Unreadable, Err: err}, false
 	}
-	if !ofi.Mode().IsRegular() || idOf(ofi) != idOf(fi) {
+	opened := openedID(f, ofi)
+	if !ofi.Mode().IsRegular() || opened.conflicts(idOf(fi)) {
 		return Snapshot{}, true
 	}
 	raw, err := io.ReadAll(io.LimitReader(f, MaxLeaseSize+1))
 	if err != nil {
 		return Snapshot{Found: Unreadable, Err: err}, false
 	}
-	return Snapshot{Found: Regular, Raw: raw, ModTime: ofi.ModTime(), id: idOf(ofi)}, false
-}
-
-func idOf(fi fs.FileInfo) fileID {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return fileID{dev: uint64(st.Dev), ino: st.Ino}
-	}
-	return fileID{}
+	return Snapshot{Found: Regular, Raw: raw, ModTime: ofi.ModTime(), id: opened}, false
 }

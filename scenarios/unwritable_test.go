@@ -1,3 +1,5 @@
+//go:build unix
+
 package scenarios
 
 // A lease that cannot be created or replaced serves the client alone, with

@@ -7,10 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
-	"time"
 
 	"go.uber.org/zap"
 )
@@ -155,20 +152,4 @@ func flagSet(name string, o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.log.format, "log-format", "json", "json or console")
 	fs.StringVar(&o.log.file, "log-file", "", "also append the log to this file")
 	return fs
-}
-
-// terminationSignals are the signals after which the process cleans up and
-// then dies of the signal, so that its exit status says which it was.
-var terminationSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP}
-
-// dieOf restores the default action of sig and sends it to this process.
-func dieOf(sig os.Signal) {
-	s, ok := sig.(syscall.Signal)
-	if !ok {
-		os.Exit(exitInternal)
-	}
-	signal.Reset(s)
-	_ = syscall.Kill(os.Getpid(), s)
-	time.Sleep(time.Second) // the signal is delivered asynchronously
-	os.Exit(128 + int(s))
 }

@@ -40,6 +40,7 @@ func takeInventory(ctx context.Context, sc fleetScope) fleet.Inventory {
 		snap.RosterError = sc.rosterErr.Error()
 	}
 	snap.BootID, _ = registry.BootID() // "" never equals a recorded boot: every row is then stale, never live
+	snap.SameBoot = registry.SameBoot
 
 	rows, err := readRows(ctx, sc)
 	if err != nil {
@@ -54,7 +55,7 @@ func takeInventory(ctx context.Context, sc fleetScope) fleet.Inventory {
 		}
 	}
 
-	listing, err := registry.ProcScan{Names: serverNames()}.Listening(os.Geteuid())
+	listing, err := registry.ObserveListening(serverNames())
 	if err != nil {
 		snap.ObservationError = err.Error()
 	}

@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"syscall"
-	"time"
 
 	"go.uber.org/zap"
 
+	"majordomus-mcp/registry"
 	"majordomus-mcp/transport"
 )
 
@@ -86,7 +85,7 @@ type clientEvent struct {
 func watchClient(ctx context.Context, env *environment) <-chan clientEvent {
 	events := make(chan clientEvent, 4)
 	registered := env.signals // registerSignals ran when the command began
-	parent := os.Getppid()
+	parentGone := registry.WatchParent(ctx)
 	go func() {
 		defer close(events) // its readers end with it
 		var signals chan os.Signal
@@ -97,9 +96,6 @@ func watchClient(ctx context.Context, env *environment) <-chan clientEvent {
 		case <-ctx.Done():
 			return
 		}
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		parentGone := false
 		send := func(ev clientEvent) {
 			select {
 			case events <- ev:
@@ -112,11 +108,9 @@ func watchClient(ctx context.Context, env *environment) <-chan clientEvent {
 				return
 			case sig := <-signals:
 				send(clientEvent{signal: sig, reason: "received " + signalName(sig)})
-			case <-tick.C:
-				if !parentGone && os.Getppid() != parent {
-					parentGone = true
-					send(clientEvent{reason: fmt.Sprintf("the parent process %d is gone", parent)})
-				}
+			case reason := <-parentGone:
+				parentGone = nil // reported once
+				send(clientEvent{reason: reason})
 			}
 		}
 	}()
@@ -135,11 +129,7 @@ type registeredSignals struct {
 func registerSignals() *registeredSignals {
 	r := &registeredSignals{termination: make(chan os.Signal, 4), ready: make(chan struct{})}
 	go func() {
-		// Go kills a process that writes to a broken stdout pipe unless
-		// SIGPIPE is being received; then the write fails with EPIPE and
-		// the stdio loop ends.
-		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-		signal.Notify(r.termination, terminationSignals...)
+		notifyHandled(r.termination)
 		close(r.ready)
 	}()
 	return r
@@ -148,16 +138,3 @@ func registerSignals() *registeredSignals {
 // wait returns once every signal is registered; until then a signal has
 // its default effect.
 func (r *registeredSignals) wait() { <-r.ready }
-
-// signalName is the conventional name of a signal, e.g. "SIGTERM".
-func signalName(sig os.Signal) string {
-	switch sig {
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGINT:
-		return "SIGINT"
-	case syscall.SIGHUP:
-		return "SIGHUP"
-	}
-	return sig.String()
-}

@@ -1,0 +1,16 @@
+//go:build !unix && !windows
+
+package main
+
+import (
+	"os"
+	"os/signal"
+)
+
+// Elsewhere only an interrupt is relayed, where the system has one.
+
+func notifyHandled(termination chan<- os.Signal) { signal.Notify(termination, os.Interrupt) }
+
+func signalName(sig os.Signal) string { return sig.String() }
+
+func dieOf(os.Signal) { os.Exit(exitInternal) }

@@ -1,0 +1,48 @@
+//go:build unix
+
+package main
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+// On Unix SIGTERM, SIGINT and SIGHUP end a serving process: it releases
+// what it holds, then dies of the signal, so that its exit status says
+// which it was.
+
+// notifyHandled relays the termination signals to termination, and keeps
+// SIGPIPE from killing the process: Go kills a process that writes to a
+// broken stdout pipe unless SIGPIPE is being received; then the write
+// fails with EPIPE and the stdio loop ends.
+func notifyHandled(termination chan<- os.Signal) {
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	signal.Notify(termination, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+}
+
+// signalName is the conventional name of a signal, e.g. "SIGTERM".
+func signalName(sig os.Signal) string {
+	switch sig {
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return sig.String()
+}
+
+// dieOf restores the default action of sig and sends it to this process.
+func dieOf(sig os.Signal) {
+	s, ok := sig.(syscall.Signal)
+	if !ok {
+		os.Exit(exitInternal)
+	}
+	signal.Reset(s)
+	_ = syscall.Kill(os.Getpid(), s)
+	time.Sleep(time.Second) // the signal is delivered asynchronously
+	os.Exit(128 + int(s))
+}

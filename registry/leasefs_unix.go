@@ -1,0 +1,70 @@
+//go:build unix
+
+package registry
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// On Unix the take-over lock is flock(2), which the kernel releases with
+// the last descriptor, also when the holder dies; links are never followed
+// (O_NOFOLLOW), and a special file never blocks a read (O_NONBLOCK).
+
+// openLockFile opens (creating it) the sidecar lock file, refusing a link.
+func openLockFile(p string) (*os.File, error) {
+	return os.OpenFile(p, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+}
+
+// tryLock takes an exclusive lock on f without waiting: false when another
+// holds it.
+func tryLock(f *os.File) (bool, error) {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case errors.Is(err, syscall.EWOULDBLOCK):
+			return false, nil
+		default:
+			return false, err
+		}
+	}
+}
+
+// openNoFollow opens path to read it; a link at path is refused with an
+// error matching [errLinked].
+func openNoFollow(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, errLinked
+	}
+	return f, err
+}
+
+// idOf returns the (device, inode) pair of fi.
+func idOf(fi fs.FileInfo) fileID {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return fileID{dev: uint64(st.Dev), ino: st.Ino}
+	}
+	return fileID{}
+}
+
+// openedID is the identity of the file f, opened, whose stat is fi.
+func openedID(_ *os.File, fi fs.FileInfo) fileID { return idOf(fi) }
+
+// unlink removes the name path itself (a link, never its target; never a
+// directory).
+func unlink(path string) error {
+	if err := syscall.Unlink(path); err != nil {
+		return &fs.PathError{Op: "unlink", Path: path, Err: err}
+	}
+	return nil
+}
+
+// replace renames tmp over path, atomically.
+func replace(tmp, path string) error { return os.Rename(tmp, path) }
