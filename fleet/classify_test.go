@@ -2,7 +2,9 @@ package fleet
 
 import (
 	"math/rand/v2"
+	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -390,20 +392,26 @@ func TestNoListIsNull(t *testing.T) {
 }
 
 func TestStartDir(t *testing.T) {
+	// r roots a slash-separated path as this system does.
+	volume := ""
+	if runtime.GOOS == "windows" {
+		volume = "C:"
+	}
+	r := func(p string) string { return volume + filepath.FromSlash(p) }
 	tests := []struct {
 		args []string
 		cwd  string
 		want string
 	}{
-		{[]string{"majordomus-mcp"}, "/w/c", "/w/c"},
-		{[]string{"majordomus-mcp", "serve", "--repo", "/r/x", "--profile", "p"}, "/w", "/r/x"},
-		{[]string{"majordomus-mcp", "--repo=sub"}, "/w", "/w/sub"},
-		{[]string{"majordomus-mcp", "-repo", "../o"}, "/w/c", "/w/o"},
-		{[]string{"majordomus-mcp", "--repo", "/a", "--repo", "/b"}, "/w", "/b"},
-		{[]string{"majordomus-mcp", "--", "--repo", "/a"}, "/w", "/w"},
-		{[]string{"majordomus-mcp", "--repo"}, "/w", "/w"},
+		{[]string{"majordomus-mcp"}, r("/w/c"), r("/w/c")},
+		{[]string{"majordomus-mcp", "serve", "--repo", r("/r/x"), "--profile", "p"}, r("/w"), r("/r/x")},
+		{[]string{"majordomus-mcp", "--repo=sub"}, r("/w"), r("/w/sub")},
+		{[]string{"majordomus-mcp", "-repo", "../o"}, r("/w/c"), r("/w/o")},
+		{[]string{"majordomus-mcp", "--repo", r("/a"), "--repo", r("/b")}, r("/w"), r("/b")},
+		{[]string{"majordomus-mcp", "--", "--repo", r("/a")}, r("/w"), r("/w")},
+		{[]string{"majordomus-mcp", "--repo"}, r("/w"), r("/w")},
 		{[]string{"majordomus-mcp", "--repo", "rel"}, "", ""},
-		{[]string{"majordomus-mcp"}, "/w/c (deleted)", "/w/c"},
+		{[]string{"majordomus-mcp"}, r("/w/c (deleted)"), r("/w/c")},
 		{nil, "", ""},
 	}
 	for _, tt := range tests {

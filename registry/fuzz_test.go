@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"majordomus-mcp/internal/testtemp"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,7 +71,7 @@ func FuzzObserve(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		path := filepath.Join(t.TempDir(), "server.json")
+		path := filepath.Join(testtemp.Dir(t), "server.json")
 		if err := os.WriteFile(path, raw, 0o600); err != nil {
 			t.Fatal(err)
 		}

@@ -194,11 +194,11 @@ func TestHolds(t *testing.T) {
 
 func TestPathAndProfiles(t *testing.T) {
 	for profile, want := range map[string]string{
-		"":        "/r/.ai/local/state/mcp/server.json",
-		"default": "/r/.ai/local/state/mcp/server.json",
-		"review":  "/r/.ai/local/state/mcp/server.review.json",
+		"":        rooted("/r/.ai/local/state/mcp/server.json"),
+		"default": rooted("/r/.ai/local/state/mcp/server.json"),
+		"review":  rooted("/r/.ai/local/state/mcp/server.review.json"),
 	} {
-		if got := Path("/r", profile); got != want {
+		if got := Path(rooted("/r"), profile); got != want {
 			t.Errorf("Path(/r, %q) = %s, want %s", profile, got, want)
 		}
 	}

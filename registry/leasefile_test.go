@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"majordomus-mcp/internal/testtemp"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,7 +26,7 @@ func newLease(t testing.TB) Lease {
 // leasePath returns the default lease path of a fresh checkout root.
 func leasePath(t *testing.T) string {
 	t.Helper()
-	return Path(t.TempDir(), "")
+	return Path(testtemp.Dir(t), "")
 }
 
 func writeFile(t *testing.T, path string, data []byte) {
@@ -75,7 +76,7 @@ func TestLeaseFile_Acquire_WritesTheWholeDocumentPrivately(t *testing.T) {
 		t.Errorf("lease on disk = %+v", got)
 	}
 	for p, want := range map[string]os.FileMode{path: 0o600, filepath.Dir(path): 0o700 | os.ModeDir} {
-		if fi, err := os.Stat(p); err != nil || fi.Mode() != want {
+		if fi, err := os.Stat(p); err != nil || !privateMode(fi.Mode(), want) {
 			t.Errorf("mode of %s = %v (%v), want %v", p, fi.Mode(), err, want)
 		}
 	}
@@ -102,7 +103,7 @@ func TestLeaseFile_Acquire_SecondGetsErrLeaseExists(t *testing.T) {
 }
 
 func TestLeaseFile_Acquire_FileWhereTheStateDirShouldBe(t *testing.T) {
-	root := t.TempDir()
+	root := testtemp.Dir(t)
 	state := filepath.Join(root, ".ai", "local", "state")
 	writeFile(t, state, []byte("not a directory"))
 	path := Path(root, "")
@@ -138,7 +139,7 @@ func TestLeaseFile_Publish(t *testing.T) {
 	if err != nil || got.URLString() != "http://127.0.0.1:8741" || got.Instance != doc.Instance {
 		t.Fatalf("lease after Publish = %+v (%v)", got, err)
 	}
-	if fi, _ := os.Stat(path); fi.Mode() != 0o600 {
+	if fi, _ := os.Stat(path); !privateMode(fi.Mode(), 0o600) {
 		t.Errorf("mode after Publish = %v", fi.Mode())
 	}
 	noTemporaries(t, filepath.Dir(path))
@@ -291,7 +292,7 @@ func TestLeaseFile_TakeOver_RefusesWhatWasNotJudgedForIt(t *testing.T) {
 
 func TestLeaseFile_TakeOver_UnlinksASymlinkNotItsTarget(t *testing.T) {
 	path := leasePath(t)
-	target := filepath.Join(t.TempDir(), "precious")
+	target := filepath.Join(testtemp.Dir(t), "precious")
 	writeFile(t, target, docBytes(t, nil))
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)
@@ -319,7 +320,7 @@ func TestLeaseFile_TakeOver_UnlinksASymlinkNotItsTarget(t *testing.T) {
 }
 
 func TestLeaseFile_TheWholeDirectoryRemoved(t *testing.T) {
-	root := t.TempDir()
+	root := testtemp.Dir(t)
 	publisher := &LeaseFile{Path: Path(root, "")}
 	releaser := &LeaseFile{Path: Path(root, "review")}
 	for _, lf := range []*LeaseFile{publisher, releaser} {
@@ -330,7 +331,7 @@ func TestLeaseFile_TheWholeDirectoryRemoved(t *testing.T) {
 	other := Path(root, "other")
 	writeFile(t, other, []byte("{not a lease"))
 	obs := observe(t, other)
-	if err := os.RemoveAll(filepath.Join(root, ".ai")); err != nil {
+	if err := testtemp.RemoveAll(filepath.Join(root, ".ai")); err != nil {
 		t.Fatal(err)
 	}
 	if err := publisher.Publish("http://127.0.0.1:1"); !errors.Is(err, ErrLeaseNotOurs) {

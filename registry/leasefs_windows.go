@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -21,7 +22,7 @@ import (
 // openLockFile opens (creating it) the sidecar lock file, refusing a
 // reparse point.
 func openLockFile(p string) (*os.File, error) {
-	return openRefusingReparse(p, os.O_RDWR|os.O_CREATE, 0o600)
+	return openRefusingReparse(p, windows.GENERIC_READ|windows.GENERIC_WRITE, windows.OPEN_ALWAYS)
 }
 
 // tryLock takes an exclusive lock on the first byte of f without waiting:
@@ -40,28 +41,48 @@ func tryLock(f *os.File) (bool, error) {
 }
 
 // openNoFollow opens path to read it; a reparse point at path is refused
-// with an error matching [errLinked].
+// with an error matching [errLinked]. While a rename replaces the file,
+// opening it fails for a moment: that is retried, so that a reader sees
+// the old lease or the new one, never an error.
 func openNoFollow(path string) (*os.File, error) {
-	return openRefusingReparse(path, os.O_RDONLY, 0)
+	var f *os.File
+	err := retryEphemeral(func() (err error) {
+		f, err = openRefusingReparse(path, windows.GENERIC_READ, windows.OPEN_EXISTING)
+		return err
+	}, busy, renameAttempts, time.Sleep)
+	return f, err
+}
+
+// busy tells an open refused while another process has the file.
+func busy(err error) bool {
+	var code syscall.Errno
+	return errors.As(err, &code) && windowsBusy(uintptr(code))
 }
 
 // openRefusingReparse opens the file at path itself, never what a reparse
-// point there names, and refuses it when it is one.
-func openRefusingReparse(path string, flag int, perm os.FileMode) (*os.File, error) {
-	f, err := os.OpenFile(path, flag|windows.O_FILE_FLAG_OPEN_REPARSE_POINT, perm)
+// point there names, and refuses it when it is one. It shares reading,
+// writing and deletion, as Unix does: a reader of the lease must never
+// keep a rename from replacing it (os.Open does not share deletion).
+func openRefusingReparse(path string, access, disposition uint32) (*os.File, error) {
+	name, err := windows.UTF16PtrFromString(path)
 	if err != nil {
-		return nil, err
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	const share = windows.FILE_SHARE_READ | windows.FILE_SHARE_WRITE | windows.FILE_SHARE_DELETE
+	h, err := windows.CreateFile(name, access, share, nil, disposition, windows.FILE_ATTRIBUTE_NORMAL|windows.FILE_FLAG_OPEN_REPARSE_POINT, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	var info windows.ByHandleFileInformation
-	if err := windows.GetFileInformationByHandle(windows.Handle(f.Fd()), &info); err != nil {
-		f.Close()
+	if err := windows.GetFileInformationByHandle(h, &info); err != nil {
+		windows.CloseHandle(h)
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	if info.FileAttributes&windows.FILE_ATTRIBUTE_REPARSE_POINT != 0 {
-		f.Close()
+		windows.CloseHandle(h)
 		return nil, errLinked
 	}
-	return f, nil
+	return os.NewFile(uintptr(h), path), nil
 }
 
 // idOf returns nothing: a Windows FileInfo does not carry the file's
@@ -96,11 +117,18 @@ func unlink(path string) error {
 	return nil
 }
 
-// replace renames tmp over path, retrying while Windows refuses for a
-// moment (another process has the file open without sharing deletion).
+// replace renames tmp (beside path) over path. It renames through an
+// os.Root, which asks for POSIX semantics (Windows 10 1607 and later, on
+// NTFS): the name is replaced even while a reader has the old file open.
+// Elsewhere Windows refuses while a reader has it open: that is retried.
 func replace(tmp, path string) error {
-	err := retryEphemeral(func() error { return os.Rename(tmp, path) }, renameRetryable, renameAttempts, time.Sleep)
+	root, err := os.OpenRoot(filepath.Dir(path))
 	if err != nil {
+		return fmt.Errorf("replacing %s: %w", path, err)
+	}
+	defer root.Close()
+	rename := func() error { return root.Rename(filepath.Base(tmp), filepath.Base(path)) }
+	if err := retryEphemeral(rename, renameRetryable, renameAttempts, time.Sleep); err != nil {
 		return fmt.Errorf("replacing %s: %w", path, err)
 	}
 	return nil

@@ -102,8 +102,11 @@ func RuntimePath(flag string, getenv func(string) string) (string, error) {
 	if state := getenv("XDG_STATE_HOME"); filepath.IsAbs(state) {
 		return filepath.Join(state, "majordomus-mcp", "registry.db"), nil
 	}
+	if local := getenv("LOCALAPPDATA"); filepath.IsAbs(local) { // Windows
+		return filepath.Join(local, "majordomus-mcp", "registry.db"), nil
+	}
 	if home := getenv("HOME"); filepath.IsAbs(home) {
 		return filepath.Join(home, ".local", "state", "majordomus-mcp", "registry.db"), nil
 	}
-	return "", fmt.Errorf("%w: set --registry, %s, XDG_STATE_HOME or HOME", ErrNoRegistryPath, RegistryEnv)
+	return "", fmt.Errorf("%w: set --registry, %s, XDG_STATE_HOME, LOCALAPPDATA or HOME", ErrNoRegistryPath, RegistryEnv)
 }

@@ -200,7 +200,10 @@ func (r *Runtimes) Remove(ctx context.Context, runtimeID string) error {
 func ReadRuntimes(ctx context.Context, path string) ([]RuntimeRow, error) {
 	fi, err := os.Stat(path)
 	switch {
-	case errors.Is(err, fs.ErrNotExist): // ENOENT only: a file where a directory should be is ENOTDIR, an error
+	case errors.Is(err, fs.ErrNotExist):
+		if err := blockedPath(path); err != nil { // a file where a directory should be
+			return nil, fmt.Errorf("reading the registry: %w", err)
+		}
 		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("reading the registry: %w", err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"majordomus-mcp/internal/testtemp"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -60,14 +61,14 @@ var allAlive = Env{
 }
 
 func TestRegisterReadSetStateRemove(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state", "registry.db")
+	path := filepath.Join(testtemp.Dir(t), "state", "registry.db")
 	a, b := testRow("a", "default", 10), testRow("b", "review", 11)
 	register(t, path, allAlive, a, b)
 
-	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+	if fi, err := os.Stat(path); err != nil || !privateMode(fi.Mode().Perm(), 0o600) {
 		t.Fatalf("registry file: %v %v, want mode 0600", fi, err)
 	}
-	if fi, err := os.Stat(filepath.Dir(path)); err != nil || fi.Mode().Perm() != 0o700 {
+	if fi, err := os.Stat(filepath.Dir(path)); err != nil || !privateMode(fi.Mode().Perm(), 0o700) {
 		t.Fatalf("registry directory: %v %v, want mode 0700", fi, err)
 	}
 	if got := readRows(t, path); !reflect.DeepEqual(got, []RuntimeRow{a, b}) {
@@ -96,7 +97,7 @@ func TestRegisterReadSetStateRemove(t *testing.T) {
 }
 
 func TestRegisterPrunesOnlyProvablyGoneRowsOfItsSlotAndOtherBoots(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "registry.db")
+	path := filepath.Join(testtemp.Dir(t), "registry.db")
 	dead := map[int]bool{20: true, 21: true, 22: true}
 	env := Env{
 		Signal0: func(pid int) error {
@@ -137,7 +138,7 @@ func TestSchemaVersionIsPinnedAndMigrationIsIdempotent(t *testing.T) {
 			t.Fatalf("migration %d has version %d: versions are 1, 2, 3…", i, m.version)
 		}
 	}
-	path := filepath.Join(t.TempDir(), "registry.db")
+	path := filepath.Join(testtemp.Dir(t), "registry.db")
 	register(t, path, allAlive, testRow("a", "default", 10))
 	before := schemaOf(t, path)
 	if before.version != SchemaVersion {
@@ -174,7 +175,7 @@ func TestMigrationsAreAdditive(t *testing.T) {
 
 func TestAnOldDatabaseIsUpgradedAndANewerOneIsUsable(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "registry.db")
+	path := filepath.Join(testtemp.Dir(t), "registry.db")
 	register(t, path, allAlive, testRow("a", "default", 10))
 
 	// A later release adds a column; opening with it upgrades the file, keeps
@@ -203,7 +204,7 @@ func TestAnOldDatabaseIsUpgradedAndANewerOneIsUsable(t *testing.T) {
 }
 
 func TestReadingChangesNothing(t *testing.T) {
-	dir := t.TempDir()
+	dir := testtemp.Dir(t)
 	missing := filepath.Join(dir, "none", "registry.db")
 	if rows, err := ReadRuntimes(context.Background(), missing); err != nil || rows != nil {
 		t.Fatalf("a missing registry: %v %v, want no rows and no error", rows, err)
@@ -230,7 +231,7 @@ func TestReadingChangesNothing(t *testing.T) {
 }
 
 func TestUnusableRegistries(t *testing.T) {
-	dir := t.TempDir()
+	dir := testtemp.Dir(t)
 	blocker := filepath.Join(dir, "blocker")
 	if err := os.WriteFile(blocker, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
@@ -267,10 +268,11 @@ func TestRuntimePath(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{"the flag first", "/f/r.db", map[string]string{RegistryEnv: "/e/r.db", "XDG_STATE_HOME": "/x"}, "/f/r.db"},
-		{"then the environment variable", "", map[string]string{RegistryEnv: "/e/r.db", "XDG_STATE_HOME": "/x"}, "/e/r.db"},
-		{"then XDG_STATE_HOME", "", map[string]string{"XDG_STATE_HOME": "/x", "HOME": "/h"}, "/x/majordomus-mcp/registry.db"},
-		{"a relative XDG_STATE_HOME is ignored", "", map[string]string{"XDG_STATE_HOME": "x", "HOME": "/h"}, "/h/.local/state/majordomus-mcp/registry.db"},
+		{"the flag first", rooted("/f/r.db"), map[string]string{RegistryEnv: rooted("/e/r.db"), "XDG_STATE_HOME": rooted("/x")}, rooted("/f/r.db")},
+		{"then the environment variable", "", map[string]string{RegistryEnv: rooted("/e/r.db"), "XDG_STATE_HOME": rooted("/x")}, rooted("/e/r.db")},
+		{"then XDG_STATE_HOME", "", map[string]string{"XDG_STATE_HOME": rooted("/x"), "LOCALAPPDATA": rooted("/l"), "HOME": rooted("/h")}, rooted("/x/majordomus-mcp/registry.db")},
+		{"then LOCALAPPDATA (Windows)", "", map[string]string{"LOCALAPPDATA": rooted("/l"), "HOME": rooted("/h")}, rooted("/l/majordomus-mcp/registry.db")},
+		{"a relative XDG_STATE_HOME is ignored", "", map[string]string{"XDG_STATE_HOME": "x", "HOME": rooted("/h")}, rooted("/h/.local/state/majordomus-mcp/registry.db")},
 	}
 	for _, tt := range tests {
 		got, err := RuntimePath(tt.flag, env(tt.env))
@@ -331,7 +333,7 @@ func fileBytes(t *testing.T, path string) []byte {
 }
 
 func TestConcurrentRegistrationsOnANewFileAllSucceed(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "new", "registry.db")
+	path := filepath.Join(testtemp.Dir(t), "new", "registry.db")
 	const writers = 8
 	errs := make(chan error, writers)
 	for i := range writers {
@@ -356,3 +358,7 @@ func TestConcurrentRegistrationsOnANewFileAllSucceed(t *testing.T) {
 		t.Fatalf("%d rows, want %d", len(rows), writers)
 	}
 }
+
+// rooted turns a slash-separated absolute path into one of this system's
+// (on Windows on the temporary directory's volume).
+func rooted(p string) string { return filepath.VolumeName(os.TempDir()) + filepath.FromSlash(p) }

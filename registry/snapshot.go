@@ -108,6 +108,9 @@ func readOnce(path string) (s Snapshot, retry bool) {
 	fi, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		if err := blockedPath(path); err != nil {
+			return Snapshot{Found: Unreadable, Err: err}, false
+		}
 		return Snapshot{Found: Missing}, false
 	case err != nil:
 		return Snapshot{Found: Unreadable, Err: err}, false

@@ -3,6 +3,7 @@ package registry
 import (
 	"bytes"
 	"context"
+	"majordomus-mcp/internal/testtemp"
 	"os"
 	"path/filepath"
 	"testing"
@@ -110,7 +111,7 @@ func TestWatch_EndsWithItsContext(t *testing.T) {
 }
 
 func TestWatch_NeedsTheDirectory(t *testing.T) {
-	path := Path(filepath.Join(t.TempDir(), "missing"), "")
+	path := Path(filepath.Join(testtemp.Dir(t), "missing"), "")
 	if _, err := Watch(context.Background(), path, 0, 0); err == nil {
 		t.Error("Watch of a lease in a missing directory succeeded")
 	}

@@ -15,10 +15,19 @@ const (
 	winErrorLockViolation    = 33
 )
 
-// windowsEphemeral reports whether code is a refusal that passes.
+// windowsEphemeral reports whether code is a refusal of a rename that
+// passes: the file is busy, or (a scanner holding it) not found for a
+// moment.
 func windowsEphemeral(code uintptr) bool {
+	return code == winErrorFileNotFound || windowsBusy(code)
+}
+
+// windowsBusy reports whether code says that another process has the file
+// open without sharing it (or it is being replaced): an open of the lease
+// fails so for a moment while a rename replaces it.
+func windowsBusy(code uintptr) bool {
 	switch code {
-	case winErrorFileNotFound, winErrorAccessDenied, winErrorSharingViolation, winErrorLockViolation:
+	case winErrorAccessDenied, winErrorSharingViolation, winErrorLockViolation:
 		return true
 	}
 	return false

@@ -6,6 +6,14 @@ import (
 	"time"
 )
 
+func TestWindowsBusy(t *testing.T) {
+	for code, want := range map[uintptr]bool{5: true, 32: true, 33: true, 2: false, 3: false, 87: false} {
+		if got := windowsBusy(code); got != want {
+			t.Errorf("windowsBusy(%d) = %v, want %v", code, got, want)
+		}
+	}
+}
+
 func TestWindowsEphemeral(t *testing.T) {
 	for code, want := range map[uintptr]bool{
 		2: true, 5: true, 32: true, 33: true, // not found, denied, sharing, lock

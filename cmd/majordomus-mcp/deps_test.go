@@ -28,6 +28,7 @@ var importRules = map[string]struct {
 	"surface":            {[]string{"layer"}, []string{"github.com/fsnotify/fsnotify", "net/http", "os/signal"}},
 	"example":            {nil, nil},
 	"internal/mcpclient": {nil, nil},
+	"internal/testtemp":  {nil, nil},
 	"scenarios":          {[]string{"example", "internal/mcpclient"}, nil},
 	"scenarios/bench":    {[]string{"example", "internal/mcpclient"}, nil},
 }
@@ -35,7 +36,7 @@ var importRules = map[string]struct {
 const module = "majordomus-mcp/"
 
 // testFixtures may be imported by any package's tests.
-var testFixtures = []string{"example", "internal/mcpclient"}
+var testFixtures = []string{"example", "internal/mcpclient", "internal/testtemp"}
 
 func TestImportRules(t *testing.T) {
 	root, err := filepath.Abs("../..")

@@ -87,4 +87,13 @@ func TestStartupRevisionIdentifiesThisBuild(t *testing.T) {
 			t.Errorf("goBuildID(%q) = %q, want nothing", bad, got)
 		}
 	}
+	// Mach-O and PE: the text at the start of the code.
+	if got := goBuildIDText([]byte("MZ...\xff Go build ID: \"abc/def\"\n \xff...")); string(got) != "abc/def" {
+		t.Errorf("goBuildIDText = %q", got)
+	}
+	for _, bad := range []string{"", "\xff Go build ID: \"abc", "Go build ID: abc", "\xff Go build ID: \"\"\n \xff"} {
+		if got := goBuildIDText([]byte(bad)); got != nil {
+			t.Errorf("goBuildIDText(%q) = %q, want nothing", bad, got)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"encoding/hex"
+	"io"
 	"os"
 	"runtime/debug"
 )
@@ -63,25 +64,58 @@ func buildDigest() string {
 	if err != nil {
 		return ""
 	}
-	f, err := elf.Open(exe)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	s := f.Section(".note.go.buildid")
-	if s == nil {
-		return ""
-	}
-	note, err := s.Data()
-	if err != nil {
-		return ""
-	}
-	id := goBuildID(note, f.ByteOrder)
+	id := buildIDOf(exe)
 	if id == nil {
 		return ""
 	}
 	sum := sha256.Sum256(id)
 	return hex.EncodeToString(sum[:6])
+}
+
+// buildIDOf reads the Go build ID of the executable at path: an ELF note
+// (Linux), or the text the linker puts first in the code of a Mach-O or PE
+// file (macOS, Windows).
+func buildIDOf(path string) []byte {
+	if f, err := elf.Open(path); err == nil {
+		defer f.Close()
+		s := f.Section(".note.go.buildid")
+		if s == nil {
+			return nil
+		}
+		note, err := s.Data()
+		if err != nil {
+			return nil
+		}
+		return goBuildID(note, f.ByteOrder)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	head := make([]byte, buildIDSearch)
+	n, _ := io.ReadFull(f, head)
+	return goBuildIDText(head[:n])
+}
+
+// buildIDSearch is how much of a Mach-O or PE executable is searched for
+// the build ID: the code starts within its first pages.
+const buildIDSearch = 64 << 10
+
+// goBuildIDText extracts the Go build ID from the start of a Mach-O or PE
+// executable, where the linker writes \xff Go build ID: "<id>"\n \xff.
+func goBuildIDText(head []byte) []byte {
+	const prefix, suffix = "\xff Go build ID: \"", "\"\n \xff"
+	i := bytes.Index(head, []byte(prefix))
+	if i < 0 {
+		return nil
+	}
+	rest := head[i+len(prefix):]
+	j := bytes.Index(rest, []byte(suffix))
+	if j <= 0 {
+		return nil
+	}
+	return rest[:j]
 }
 
 // goBuildID extracts the descriptor of an ELF note named "Go" of type 4

@@ -1,0 +1,27 @@
+package registry
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// blockedPath tells a path that is missing from one that cannot exist: it
+// returns an error when the nearest existing ancestor of path is not a
+// directory. Unix says so itself (ENOTDIR); Windows reports both as "not
+// found", and "no lease" or "no registry" must not be read where a file
+// blocks the way to one.
+func blockedPath(path string) error {
+	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
+		fi, err := os.Lstat(dir)
+		if err == nil {
+			if fi.IsDir() {
+				return nil
+			}
+			return fmt.Errorf("%s: %s is not a directory", path, dir)
+		}
+		if parent := filepath.Dir(dir); parent == dir {
+			return nil
+		}
+	}
+}
