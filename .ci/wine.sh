@@ -12,6 +12,8 @@
 #                                     from the package's directory; ARGS (e.g.
 #                                     -test.v, -test.run=X) go to every test
 #                                     binary. Exits non-zero if any fails.
+#   bash .ci/wine.sh run ARGS...      setup, then build majordomus-mcp.exe and
+#                                     run it under wine with ARGS.
 #
 # Needs only Go, git and root (or passwordless sudo) on Debian 12. Wine 8.0 is not
 # Windows: a pass here is strong evidence, not proof. Known wine 8 gap:
@@ -189,7 +191,24 @@ run_tests() {
 	log "$total windows test packages passed under wine"
 }
 
+# Builds ./cmd/majordomus-mcp for windows/amd64 and runs it under wine with
+# the given arguments (the whole product, as a Windows user runs it).
+run_product() {
+	setup
+	local bindir rc=0
+	bindir=$(mktemp -d "${TMPDIR:-/tmp}/majordomus-wine-run.XXXXXX")
+	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 go build -o "$bindir/majordomus-mcp.exe" ./cmd/majordomus-mcp
+	timeout -k 10 "$test_timeout" "$WINE64" "$bindir/majordomus-mcp.exe" "$@" </dev/null || rc=$?
+	stop_wineserver
+	rm -rf "$bindir"
+	return "$rc"
+}
+
 case "${1:-}" in
+run)
+	shift
+	run_product "$@"
+	;;
 setup)
 	setup
 	stop_wineserver
@@ -199,6 +218,6 @@ test)
 	run_tests "$@"
 	;;
 *)
-	die "usage: wine.sh setup | wine.sh test PKG... [-- TESTARGS...]"
+	die "usage: wine.sh setup | wine.sh test PKG... [-- TESTARGS...] | wine.sh run ARGS..."
 	;;
 esac
