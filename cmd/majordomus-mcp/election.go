@@ -21,11 +21,19 @@ type election struct {
 	// signals: only then does it create a lease, which it then always
 	// removes before it dies. Reading and judging need not wait for it.
 	signalsHandled <-chan struct{}
+	// identityErr says why this process's identity cannot be read (an
+	// unsupported system): it could write no lease that others could
+	// judge, so every attempt finds the lease unusable and the client is
+	// served alone with this reason.
+	identityErr error
 }
 
 // Attempt reads and judges the lease once, and creates it when there is
 // none.
 func (e *election) Attempt(ctx context.Context) machine.Observation {
+	if e.identityErr != nil {
+		return machine.Observation{Class: machine.ClassUnusable, Reason: e.identityErr.Error()}
+	}
 	o, err := e.observer.Observe(ctx)
 	if err != nil {
 		return machine.Observation{Class: machine.ClassUnusable, Reason: err.Error()}

@@ -94,9 +94,9 @@ func serveShared(ctx context.Context, env *environment, withClient bool) error {
 		router:     newRouter(),
 	}
 	process.leasePath = n.leasePath
-	self, err := registry.Self()
-	if err != nil {
-		return withCode(exitInternal, fmt.Errorf("reading this process's identity: %w", err))
+	self, identityErr := registry.Self()
+	if identityErr != nil {
+		identityErr = fmt.Errorf("this process's identity cannot be read, so it can write no lease others could judge: %w", identityErr)
 	}
 	lease := &registry.LeaseFile{Path: n.leasePath}
 	repositoryID := layer.RepositoryID(co.root)
@@ -114,6 +114,7 @@ func serveShared(ctx context.Context, env *environment, withClient bool) error {
 			return registry.NewLease(self, co.root, repositoryID, env.opts.profile, release, time.Now())
 		},
 		signalsHandled: env.signals.ready,
+		identityErr:    identityErr,
 	}
 	n.m, err = machine.New(machine.Config{
 		Election:      el,
