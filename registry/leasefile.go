@@ -73,7 +73,7 @@ func (lf *LeaseFile) Acquire(doc Lease) error {
 		return err
 	}
 	defer l.release()
-	if err := createComplete(tmp, lf.Path, raw); err != nil {
+	if err := createComplete(os.Link, tmp, lf.Path, raw); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("%w: %s", ErrLeaseExists, lf.Path)
 		}
@@ -215,7 +215,16 @@ func (lf *LeaseFile) writeTemp(raw []byte) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("writing lease: %w", err)
 	}
-	_, err = f.Write(raw)
+	if err := writeSynced(f, raw); err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// writeSynced writes raw to f, syncs and closes it.
+func writeSynced(f *os.File, raw []byte) error {
+	_, err := f.Write(raw)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -223,20 +232,19 @@ func (lf *LeaseFile) writeTemp(raw []byte) (string, error) {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(f.Name())
-		return "", fmt.Errorf("writing lease: %w", err)
+		return fmt.Errorf("writing lease: %w", err)
 	}
-	return f.Name(), nil
+	return nil
 }
 
 // createComplete creates path holding raw, only where nothing is there: by
-// a hard link to tmp (which holds raw, synced), so that the file appears
+// a hard link (link, os.Link but in tests) to tmp, which holds raw, synced, so that the file appears
 // complete or not at all. Where the file system has no hard links (FAT,
 // some network shares) it creates path exclusively and writes raw into it:
 // a reader may then see it empty for a moment, which the judge treats as a
-// lease being written.
-func createComplete(tmp, path string, raw []byte) error {
-	linkErr := os.Link(tmp, path)
+// lease being written (binding).
+func createComplete(link func(oldname, newname string) error, tmp, path string, raw []byte) error {
+	linkErr := link(tmp, path)
 	if linkErr == nil || errors.Is(linkErr, fs.ErrExist) {
 		return linkErr
 	}
@@ -247,16 +255,9 @@ func createComplete(tmp, path string, raw []byte) error {
 		}
 		return fmt.Errorf("creating lease: %w (and linking: %v)", err, linkErr)
 	}
-	_, err = f.Write(raw)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := writeSynced(f, raw); err != nil {
 		_ = unlink(path)
-		return fmt.Errorf("writing lease: %w", err)
+		return err
 	}
 	return nil
 }

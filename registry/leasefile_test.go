@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"majordomus-mcp/internal/testtemp"
 	"os"
 	"path/filepath"
@@ -345,5 +346,31 @@ func TestLeaseFile_TheWholeDirectoryRemoved(t *testing.T) {
 	}
 	if removed, err := (&LeaseFile{Path: other}).TakeOver(obs); removed || err != nil {
 		t.Errorf("TakeOver = %t, %v; want false, nil", removed, err)
+	}
+}
+
+// Where the file system has no hard links (FAT, some network shares), the
+// lease is created exclusively and written whole; an existing file is
+// never replaced.
+func TestCreateCompleteWithoutHardLinks(t *testing.T) {
+	dir := testtemp.Dir(t)
+	path := filepath.Join(dir, "server.json")
+	raw := docBytes(t, nil)
+	noLinks := func(string, string) error { return &os.LinkError{Op: "link", Err: errors.ErrUnsupported} }
+	if err := createComplete(noLinks, filepath.Join(dir, "absent.tmp"), path, raw); err != nil {
+		t.Fatalf("createComplete without hard links: %v", err)
+	}
+	if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, raw) {
+		t.Fatalf("the lease holds %q (%v), want the whole document", got, err)
+	}
+	if err := createComplete(noLinks, filepath.Join(dir, "absent.tmp"), path, []byte("other")); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("over an existing lease: %v, want ErrExist", err)
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, raw) {
+		t.Errorf("the existing lease was changed to %q", got)
+	}
+	blocked := filepath.Join(dir, "missing-dir", "server.json")
+	if err := createComplete(noLinks, filepath.Join(dir, "absent.tmp"), blocked, raw); err == nil || !strings.Contains(err.Error(), "linking") {
+		t.Errorf("where neither works: %v, want both reasons", err)
 	}
 }
