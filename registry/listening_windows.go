@@ -33,6 +33,9 @@ func observeListening(names []string) (Listening, error) {
 	sockets := map[uint32][]string{}
 	for _, af := range []uint32{windows.AF_INET, windows.AF_INET6} {
 		table, err := listeningTCPTable(af)
+		if af == windows.AF_INET6 && errors.Is(err, windows.ERROR_NOT_SUPPORTED) {
+			continue // no IPv6 stack: no IPv6 sockets (as Linux without tcp6)
+		}
 		if err != nil {
 			return Listening{}, fmt.Errorf("%w: %v", ErrListingUnavailable, err)
 		}
