@@ -2,6 +2,7 @@ package layer
 
 import (
 	"errors"
+	"majordomus-mcp/internal/testtemp"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,7 +10,7 @@ import (
 )
 
 func TestFindCheckout(t *testing.T) {
-	base, err := filepath.EvalSymlinks(t.TempDir())
+	base, err := filepath.EvalSymlinks(testtemp.Dir(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ func build(root string, generation uint64) (*Index, sources, error) {
 	ix := &Index{Root: abs, Name: filepath.Base(abs), RepositoryID: RepositoryID(abs), Generation: generation}
 	src.listedAt = time.Now()
 	files, diags := listFiles(abs)
-	src.walk = slices.Clone(diags)
+	src.listed, src.walk = files, slices.Clone(diags)
 	results := parseAll(abs, files)
 	src.files = make(map[string]stamp, len(files))
 	for i := range results {

@@ -2,6 +2,7 @@ package layer
 
 import (
 	"encoding/json"
+	"majordomus-mcp/internal/testtemp"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -54,7 +55,7 @@ Continue where the last session stopped.
 
 func buildTree(t *testing.T, files map[string]string) *Index {
 	t.Helper()
-	root := t.TempDir()
+	root := testtemp.Dir(t)
 	writeTree(t, root, files)
 	ix, err := Build(root, 7)
 	if err != nil {
@@ -240,7 +241,7 @@ func TestBuildDiagnostics(t *testing.T) {
 }
 
 func TestBuildNotADirectory(t *testing.T) {
-	if _, err := Build(t.TempDir()+"/missing", 1); err == nil {
+	if _, err := Build(testtemp.Dir(t)+"/missing", 1); err == nil {
 		t.Fatal("Build of a missing root succeeded")
 	}
 }
@@ -281,7 +282,7 @@ func uris(objs []Object) []string {
 }
 
 func TestBuildSymlinkedRepo(t *testing.T) {
-	base := t.TempDir()
+	base := testtemp.Dir(t)
 	shared := filepath.Join(base, "shared")
 	writeTree(t, shared, map[string]string{"rules/a.md": "---\nid: a\nkind: rule\n---\n"})
 	root := filepath.Join(base, "checkout")

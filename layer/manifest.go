@@ -78,7 +78,7 @@ func LoadManifest(root string) (Manifest, error) {
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return Manifest{}, fmt.Errorf("%w: %s: cannot read: %v", ErrInvalidManifest, path, err)
+		return Manifest{}, fmt.Errorf("%w: %s: cannot read: %w", ErrInvalidManifest, path, err)
 	}
 	m, problems := parseManifest(data)
 	if len(problems) > 0 {

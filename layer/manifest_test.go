@@ -2,6 +2,8 @@ package layer
 
 import (
 	"errors"
+	"io/fs"
+	"majordomus-mcp/internal/testtemp"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -50,7 +52,7 @@ server:
 			},
 		},
 		{name: "minimal", content: ptr(testManifest), want: Manifest{Schema: SchemaV1}},
-		{name: "missing file", wantErr: []string{"cannot read", "no such file"}},
+		{name: "missing file", wantErr: []string{"cannot read"}},
 		{name: "no schema", content: ptr("name: x\n"), wantErr: []string{`schema missing, want "ai-repository/v1"`}},
 		{name: "other schema", content: ptr("schema: other/v2\n"), wantErr: []string{`schema is "other/v2", want "ai-repository/v1"`}},
 		{name: "schema not a string", content: ptr("schema: [a]\n"), wantErr: []string{"schema: must be a string"}},
@@ -72,7 +74,7 @@ server:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			root := t.TempDir()
+			root := testtemp.Dir(t)
 			path := filepath.Join(root, ".ai", "manifest.yaml")
 			if tt.content != nil {
 				writeTree(t, root, map[string]string{".ai/manifest.yaml": *tt.content})
@@ -81,6 +83,9 @@ server:
 			if len(tt.wantErr) > 0 {
 				if !errors.Is(err, ErrInvalidManifest) {
 					t.Fatalf("error = %v, want ErrInvalidManifest", err)
+				}
+				if tt.content == nil && !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("error = %v, want it to say the file does not exist", err)
 				}
 				for _, s := range append(tt.wantErr, path+": ") {
 					if !strings.Contains(err.Error(), s) {
@@ -104,7 +109,7 @@ server:
 // cannot be read by anyone, root included (CI runs as root, where mode bits
 // do not stop reads).
 func TestLoadManifestUnreadable(t *testing.T) {
-	root := t.TempDir()
+	root := testtemp.Dir(t)
 	if err := os.MkdirAll(filepath.Join(root, ".ai", "manifest.yaml"), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,8 @@ type stamp struct {
 // sources is what an index was built from: the files listed, each as read,
 // the walk's own diagnostics, and when the build began.
 type sources struct {
-	files    map[string]stamp // path -> stamp; files that could not be read are absent
+	listed   []string         // the files listed, in listing order
+	files    map[string]stamp // path -> stamp; files that could not be read or stamped are absent
 	walk     []Diagnostic
 	listedAt time.Time
 }
@@ -36,7 +37,7 @@ type sources struct {
 // Anything it cannot tell (a file it could not stamp) counts as changed.
 func unchangedSince(root string, src sources, slack time.Duration) bool {
 	files, walk := listFiles(root)
-	if len(files) != len(src.files) || !slices.Equal(walk, src.walk) {
+	if !slices.Equal(files, src.listed) || !slices.Equal(walk, src.walk) {
 		return false
 	}
 	trusted := src.listedAt.Add(-slack).UnixNano()

@@ -3,6 +3,7 @@ package layer
 import (
 	"context"
 	"errors"
+	"majordomus-mcp/internal/testtemp"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -119,7 +120,7 @@ func waitChange(t *testing.T, changes <-chan change) change {
 // returns once the watch has set up and done its first sync, with the
 // messages logged until then.
 func openWatched(t *testing.T, files map[string]string, strict bool) (string, *Layer, <-chan change, <-chan observer.LoggedEntry, []string) {
-	root := t.TempDir()
+	root := testtemp.Dir(t)
 	writeTree(t, root, files)
 	log, entries := tapLogger(t)
 	l, err := Open(Config{Root: root, Strict: strict, Debounce: 20 * time.Millisecond, Logger: log})
@@ -225,7 +226,7 @@ func TestWatchNoopTouch(t *testing.T) {
 
 func TestStrict(t *testing.T) {
 	t.Run("open refuses a degraded index", func(t *testing.T) {
-		root := t.TempDir()
+		root := testtemp.Dir(t)
 		writeTree(t, root, map[string]string{
 			".ai/manifest.yaml": testManifest,
 			".ai/repo/bad.md":   "---\nkind: rule\n---\n",

@@ -1,0 +1,52 @@
+//go:build linux || darwin
+
+package layer
+
+import (
+	"majordomus-mcp/internal/testtemp"
+	"testing"
+	"time"
+)
+
+// Where the system gives a change time a program cannot set back and a
+// file identity (Linux, macOS), an untouched tree is proved unchanged and
+// the watcher's start does not rebuild.
+
+func TestAnUntouchedTreeIsProvedUnchanged(t *testing.T) {
+	root := testtemp.Dir(t)
+	writeTree(t, root, stampedTree)
+	_, src, err := build(root, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !unchangedSince(root, src, 0) {
+		t.Fatal("an untouched tree was not proved unchanged")
+	}
+	// Files changed less than the slack before the build are never trusted:
+	// a change within the same tick of the file system's clock would leave
+	// their times as they were.
+	if unchangedSince(root, src, time.Hour) {
+		t.Fatal("files changed within the slack were trusted")
+	}
+}
+
+func TestWatchSkipsTheStartRebuildOnlyWhenProvedUnchanged(t *testing.T) {
+	root := testtemp.Dir(t)
+	writeTree(t, root, stampedTree)
+	log, entries := tapLogger(t)
+	l, err := Open(Config{Root: root, Debounce: 20 * time.Millisecond, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.slack = 0 // the files were written just now; no clock tick is waited for here
+	changes := watch(t, l)
+	e, _ := waitLog(t, entries, "layer unchanged")
+	if rebuilt, ok := e.ContextMap()["rebuilt"]; !ok || rebuilt != false {
+		t.Fatalf("the start rebuilt the index (fields %v), want it proved unchanged", e.ContextMap())
+	}
+	// Changes after the start are still seen.
+	write(t, root, ".ai/repo/rules/a.md", "---\nid: a\nkind: rule\n---\nA, edited\n")
+	if c := waitChange(t, changes); c.new.Generation != 2 {
+		t.Fatalf("generation %d after a change, want 2", c.new.Generation)
+	}
+}
