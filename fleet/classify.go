@@ -178,7 +178,7 @@ func (c *classification) staleReason(r Row, p Process, seen, replaced bool) (str
 	pr, ok := c.s.PIDs[r.PID]
 	switch {
 	case !ok || !pr.Known:
-		return StaleUnverifiable, fmt.Sprintf("signal 0 and /proc could not tell whether pid %d runs", r.PID)
+		return StaleUnverifiable, fmt.Sprintf("the system could not tell whether pid %d runs", r.PID)
 	case !pr.Exists:
 		return StaleDead, fmt.Sprintf("no process has pid %d", r.PID)
 	case pr.Start != r.ProcessStart:

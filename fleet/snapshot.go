@@ -32,7 +32,7 @@ type Snapshot struct {
 	Processes        []Process
 	ObservationError string
 	Uninspectable    []int
-	// PIDs says, for the pid of each row, what signal 0 and /proc told.
+	// PIDs says, for the pid of each row, what the system told of it.
 	PIDs map[int]PID
 	// Now is when the snapshot was taken.
 	Now time.Time
@@ -96,7 +96,7 @@ type Process struct {
 	Checkout string
 }
 
-// PID is what signal 0 and /proc say about a pid (registry.Presence).
+// PID is what the system says about a pid (registry.Presence).
 type PID struct {
 	Known  bool
 	Exists bool

@@ -19,8 +19,9 @@
 //
 // The lease is one JSON object (see [Lease]) with schema
 // majordomus-mcp-lease/v1. Unknown keys are ignored when reading. A lease
-// path that is a symbolic link is never followed: it is read with Lstat and
-// opened with O_NOFOLLOW, and a take-over unlinks the link, never its target.
+// path that is a link is never followed: it is read with Lstat and opened
+// with O_NOFOLLOW (a reparse point is refused on Windows), and a take-over
+// unlinks the link, never its target.
 // A special file (pipe, socket, device) is never opened.
 //
 // # Write protocol
@@ -30,19 +31,24 @@
 //  1. Acquire ([LeaseFile.Acquire]): write the complete document to a
 //     temporary file in the lease directory, fsync it, and link(2) it to the
 //     lease name, which fails with EEXIST ([ErrLeaseExists]) when anything is
-//     there. The temporary file is removed in every case. Never
-//     create-then-write.
+//     there. The temporary file is removed in every case. Only where the
+//     file system has no hard links is the lease created exclusively and
+//     written at once; a reader then sees it empty for a moment, which is
+//     judged binding.
 //  2. Publish the URL ([LeaseFile.Publish]): write the new document to a
 //     temporary file and rename(2) it over the lease, only while the file
-//     still carries our instance ([ErrLeaseNotOurs] otherwise).
+//     still carries our instance ([ErrLeaseNotOurs] otherwise). Windows
+//     refuses such a rename for a moment while another process has the file
+//     open: it is retried a bounded number of times.
 //  3. Release ([LeaseFile.Release]): unlink the lease only while it still
 //     carries our instance.
 //  4. Take over ([LeaseFile.TakeOver]): re-read the lease and unlink it only
 //     if it still holds exactly the bytes (and the file) that were judged.
 //
-// Each of these runs under an exclusive flock(2) on the sidecar lock file,
-// taken with a bounded wait ([DefaultLockWait]). The kernel releases a flock
-// when its holder dies, so a killed process never leaves the lock held. The
+// Each of these runs under an exclusive lock on the sidecar lock file
+// (flock(2) on Unix, LockFileEx on Windows, where locks are mandatory and so
+// never taken on the lease itself), taken with a bounded wait
+// ([DefaultLockWait]). The system releases it when its holder dies, so a killed process never leaves the lock held. The
 // lock makes "read, compare, then link/rename/unlink" one critical section
 // across processes: of several processes taking over one judged lease at
 // most one removes it, a lease written after it was judged is never removed,
@@ -85,10 +91,19 @@
 //     (including ENOTDIR when a parent is a regular file); the caller serves
 //     its client alone, with the OS reason.
 //
-// An owner is alive only if kill(pid, 0) succeeds or fails with EPERM, its
-// start time in /proc equals the recorded one and the recorded boot id is
-// this boot's ([Env.Alive]). Another boot, a recycled pid or no such pid
-// mean gone.
+// An owner is alive only if its pid exists (kill(pid, 0) succeeds or fails
+// with EPERM; OpenProcess on Windows), its start time equals the recorded
+// one and the recorded boot id is this boot's ([Env.Alive], [SameBoot]).
+// Another boot, a recycled pid, no such pid or an exited process not yet
+// reaped mean gone.
+//
+// Every operating-system fact sits in a per-OS file behind one portable
+// function: process_{linux,darwin,windows,other}.go (a process's start
+// token, the boot's identity, the clock start tokens are read in),
+// leasefs_{unix,windows,other}.go (the lock, no-follow opens, unlink,
+// replace), listening_*.go (observation), parent_*.go ([WatchParent]).
+// What they compute from the system's answers sits in untagged files
+// (procfs.go, darwin*.go, win*.go) whose tests run on every system.
 //
 // # Clocks
 //
@@ -118,8 +133,8 @@
 // debounces, and reads the file again every second as a fallback for lost
 // events. [Holds] decides, purely, whether what it read is still ours.
 //
-// Hard links are required (link(2) in the lease directory); every local
-// Linux file system has them.
+// Hard links are used where the file system has them (every local Linux
+// and macOS one, NTFS).
 //
 // # Runtime registry
 //
@@ -140,12 +155,12 @@
 //
 // # Process observation
 //
-// [ProcScan] observes, through /proc only (no command, no signal), the
-// processes of a user that run a majordomus-mcp executable and hold a
-// listening TCP socket, with their start times: the evidence that a server
-// exists, which no row can give. [Env.Presence] says, with signal 0 and
-// /proc, whether a pid exists and since when, so that a recycled pid is
-// told from a dead one. [BootTicks] reads the boot clock that start times
-// are counted on, so that "started before it registered" compares readings
-// of one kernel clock.
+// [ObserveListening] observes the processes of this user that run a
+// majordomus-mcp executable and hold a listening TCP socket, with their
+// start times: the evidence that a server exists, which no row can give
+// (Linux: /proc only, no command, no signal; macOS: sysctl and lsof;
+// Windows: a process snapshot and the TCP table). [Env.Presence] says
+// whether a pid exists and since when, so that a recycled pid is told from
+// a dead one. [BootTicks] reads the clock that start times are counted on,
+// so that "started before it registered" compares readings of one clock.
 package registry

@@ -49,10 +49,11 @@ type Lease struct {
 	// StartedAt is RFC 3339 UTC. Informational: never compared with a clock.
 	StartedAt string `json:"started_at"`
 	Host      string `json:"host"`
-	// BootID is /proc/sys/kernel/random/boot_id of the owner's boot.
+	// BootID identifies the owner's boot ([BootID]).
 	BootID string `json:"boot_id"`
-	// ProcessStart is the owner's start time: field 22 of /proc/<pid>/stat,
-	// in clock ticks since boot.
+	// ProcessStart is the owner's start token ([ProcessStart]: clock ticks
+	// since boot on Linux, microseconds since 1970 on macOS, a FILETIME on
+	// Windows).
 	ProcessStart uint64      `json:"process_start"`
 	Executable   *Executable `json:"executable"`
 	Version      string      `json:"version"`

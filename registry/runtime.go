@@ -66,17 +66,17 @@ type RuntimeRow struct {
 	// Transport is how the server is reached ("streamable-http"), URL where.
 	Transport string
 	URL       string
-	// PID, ProcessStart (clock ticks since boot) and BootID identify the
+	// PID, ProcessStart (the start token, [ProcessStart]) and BootID identify the
 	// server's process, as in the lease.
 	PID          int
 	ProcessStart uint64
 	BootID       string
 	Executable   string
 	// RegisteredAt is the wall-clock time of the registration, for people;
-	// RegisteredTicks is the boot clock at that moment (clock ticks since
-	// boot, the unit of ProcessStart), which is what "the process started
-	// before it registered" is judged on: both come from one kernel clock,
-	// so no wall-clock step can fake the order.
+	// RegisteredTicks is [BootTicks] at that moment (the unit of
+	// ProcessStart), which is what "the process started before it
+	// registered" is judged on: on Linux both come from the kernel's boot
+	// clock, so no wall-clock step can fake the order.
 	RegisteredAt    time.Time
 	RegisteredTicks uint64
 }

@@ -25,9 +25,10 @@ type fleetScope struct {
 }
 
 // takeInventory gathers the snapshot — the registry's rows (read-only),
-// the listening majordomus-mcp processes of this user (/proc), signal 0 on
-// the rows' pids — and classifies it. It writes nothing, and the only
-// signal it sends is signal 0.
+// the listening majordomus-mcp processes of this user
+// (registry.ObserveListening), whether the rows' pids exist — and
+// classifies it. It writes nothing, and the only signal it sends is
+// signal 0.
 func takeInventory(ctx context.Context, sc fleetScope) fleet.Inventory {
 	snap := fleet.Snapshot{
 		Roster:             sc.roster,
