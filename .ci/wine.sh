@@ -195,6 +195,7 @@ run_tests() {
 # the given arguments (the whole product, as a Windows user runs it).
 run_product() {
 	setup
+	stop_wineserver # start from a wineserver of its own, not one a test run is ending
 	local bindir rc=0
 	bindir=$(mktemp -d "${TMPDIR:-/tmp}/majordomus-wine-run.XXXXXX")
 	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 go build -o "$bindir/majordomus-mcp.exe" ./cmd/majordomus-mcp
