@@ -86,7 +86,8 @@ const (
 	IdleTimeout Trigger = "idle-timeout"
 	// ClientLeft: stdin reached EOF or the parent died ([Machine.ClientLeft]).
 	ClientLeft Trigger = "client-left"
-	// Signal: SIGTERM, SIGINT or SIGHUP arrived ([Machine.Signal]).
+	// Signal: SIGTERM, SIGINT or SIGHUP arrived, or on Windows a console
+	// control event ([Machine.Signal]).
 	Signal Trigger = "signal"
 )
 

@@ -14,7 +14,9 @@
 // stderr through zap, every line with pid and state); a layer error keeps
 // its exit code (12, 10) whatever the mode; a process ended by SIGTERM,
 // SIGINT or SIGHUP dies of that signal after the machine released what it
-// held.
+// held (on Windows: a console control event, then exit status
+// STATUS_CONTROL_C_EXIT). Each operating-system fact of this package sits
+// in signals_{unix,windows,other}.go.
 package main
 
 import "os"
