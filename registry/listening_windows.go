@@ -54,12 +54,7 @@ func observeListening(names []string) (Listening, error) {
 // the owners of sockets (pid → sorted listening addresses).
 func observeProcesses(names []string, sockets map[uint32][]string) (Listening, error) {
 	// Without this process's own user no process can be told to be ours.
-	self, err := windows.OpenCurrentProcessToken()
-	if err != nil {
-		return Listening{}, fmt.Errorf("%w: opening this process's token: %v", ErrListingUnavailable, err)
-	}
-	defer self.Close()
-	user, err := self.GetTokenUser()
+	user, err := windows.GetCurrentProcessToken().GetTokenUser() // a pseudo-handle: nothing to close
 	if err != nil {
 		return Listening{}, fmt.Errorf("%w: reading this process's user: %v", ErrListingUnavailable, err)
 	}

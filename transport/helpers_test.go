@@ -25,9 +25,8 @@ type fixture struct {
 	announces chan string   // arguments of each majordomus_announce call
 	release   chan struct{} // closed to let "write" and "wait" return
 	released  sync.Once
-	blocked   chan struct{}  // signalled when "write" or "wait" starts
-	writes    sync.WaitGroup // "write" calls under way
-	roots     chan mcp.Root  // the first root each "roots" call got
+	blocked   chan struct{} // signalled when "write" or "wait" starts
+	roots     chan mcp.Root // the first root each "roots" call got
 	mu        sync.Mutex
 	sessions  map[string]bool // registered sessions (from hooks)
 	changed   chan struct{}   // closed and replaced when sessions changes

@@ -3,12 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"sync/atomic"
 
 	"go.uber.org/zap"
-	"go.uber.org/zap/exp/zapslog"
 	"go.uber.org/zap/zapcore"
 )
 
@@ -87,14 +85,4 @@ func newLogger(opts logOptions, stderr io.Writer, state *processState) (*zap.Log
 	core := zapcore.NewCore(enc, zapcore.NewMultiWriteSyncer(sinks...), level)
 	logger := zap.New(stateCore{core, state}).With(zap.Int("pid", os.Getpid()))
 	return logger, closeFile, nil
-}
-
-// slogFor gives mcp-go a logger that writes through zap. Its per-request
-// chatter is kept to warnings unless the process logs at debug.
-func slogFor(logger *zap.Logger) *slog.Logger {
-	named := logger.Named("mcp-go")
-	if !logger.Core().Enabled(zapcore.DebugLevel) {
-		named = named.WithOptions(zap.IncreaseLevel(zapcore.WarnLevel))
-	}
-	return slog.New(zapslog.NewHandler(named.Core(), zapslog.WithName("mcp-go")))
 }
