@@ -4,6 +4,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -12,10 +13,11 @@ import (
 )
 
 // importRules says which project packages each package may import, and
-// which other imports it must never use. machine, registry and transport are
-// leaves that only cmd wires together: the state machine stays pure, and the
-// file system and the network stay apart. fleet is a pure function of a
-// snapshot: nothing in it may reach the host.
+// which other imports it must never use, directly or through any package it
+// depends on. machine, registry and transport are leaves that only cmd
+// wires together: the state machine stays pure, and the file system and the
+// network stay apart. fleet is a pure function of a snapshot: nothing in it
+// may reach the host, and it depends on the standard library alone.
 var importRules = map[string]struct {
 	project   []string
 	forbidden []string
@@ -31,7 +33,12 @@ var importRules = map[string]struct {
 	"internal/testtemp":  {nil, nil},
 	"scenarios":          {[]string{"example", "internal/mcpclient"}, nil},
 	"scenarios/bench":    {[]string{"example", "internal/mcpclient"}, nil},
+	"cmd/majordomus-mcp": {[]string{"machine", "registry", "transport", "fleet", "layer", "surface", "example", "internal/mcpclient"}, nil},
 }
+
+// standardOnly are the packages that may depend on the standard library
+// alone.
+var standardOnly = []string{"fleet"}
 
 const module = "majordomus-mcp/"
 
@@ -50,7 +57,7 @@ func TestImportRules(t *testing.T) {
 		}
 		rel, _ := filepath.Rel(root, filepath.Dir(path))
 		pkg := filepath.ToSlash(rel)
-		if pkg == "tools" || strings.HasPrefix(pkg, "cmd/") || strings.Contains(pkg, "testdata") {
+		if pkg == "tools" || strings.Contains(pkg, "testdata") {
 			return nil
 		}
 		rule, ok := importRules[pkg]
@@ -91,4 +98,65 @@ func TestImportRules(t *testing.T) {
 func relPath(root, path string) string {
 	r, _ := filepath.Rel(root, path)
 	return r
+}
+
+// Every package's whole dependency graph (not its tests'), on each system
+// the binary is built for, keeps the rules: a project package reached
+// through another still counts, a standard-only package reaches no module,
+// and a forbidden module (not a standard package: zap itself uses
+// net/http) is not reached except through a project package allowed to
+// use it.
+func TestTransitiveDependencies(t *testing.T) {
+	for _, goos := range []string{"linux", "darwin", "windows"} {
+		t.Run(goos, func(t *testing.T) {
+			cmd := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}", "majordomus-mcp/...")
+			cmd.Env = append(os.Environ(), "GOOS="+goos, "CGO_ENABLED=0")
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("go list: %v", err)
+			}
+			deps := map[string][]string{}
+			for line := range strings.Lines(string(out)) {
+				fields := strings.Fields(line)
+				if pkg, ok := strings.CutPrefix(fields[0], module); ok {
+					deps[pkg] = fields[1:]
+				}
+			}
+			checked := 0
+			for pkg, rule := range importRules {
+				all, ok := deps[pkg]
+				if !ok {
+					continue
+				}
+				checked++
+				through := map[string]bool{} // what the allowed project packages bring
+				for _, a := range rule.project {
+					through[module+a] = true
+					for _, d := range deps[a] {
+						through[d] = true
+					}
+				}
+				for _, dep := range all {
+					if strings.HasPrefix(dep, module) {
+						if !through[dep] {
+							t.Errorf("%s depends on %s; it may depend only on %v of this project", pkg, dep, rule.project)
+						}
+						continue
+					}
+					external := strings.Contains(strings.SplitN(dep, "/", 2)[0], ".")
+					if external && slices.Contains(standardOnly, pkg) {
+						t.Errorf("%s depends on %s: it may depend on the standard library alone", pkg, dep)
+					}
+					for _, bad := range rule.forbidden {
+						if external && !through[dep] && (dep == bad || strings.HasPrefix(dep, bad+"/")) {
+							t.Errorf("%s depends on %s, which it must never use", pkg, dep)
+						}
+					}
+				}
+			}
+			if checked < len(importRules)-1 {
+				t.Fatalf("only %d packages checked: the listing is wrong", checked)
+			}
+		})
+	}
 }
