@@ -3,10 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"path/filepath"
-	"time"
 
 	"majordomus-mcp/layer"
 	"majordomus-mcp/registry"
@@ -67,31 +64,11 @@ func runStatus(ctx context.Context, env *environment, args []string) error {
 		Server:    json.RawMessage("null"),
 	}
 	if o.Lease != nil && o.Lease.HasURL() {
-		if id := fetchIdentity(ctx, o.Lease.URLString(), times.probeTimeout); id != nil {
+		if id, err := registry.FetchIdentity(ctx, o.Lease.URLString(), times.probeTimeout); err == nil {
 			report.Server = id
 		}
 	}
 	enc := json.NewEncoder(env.stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(report)
-}
-
-// fetchIdentity returns the answer of GET / at url, or nil.
-func fetchIdentity(ctx context.Context, url string, timeout time.Duration) json.RawMessage {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/", nil)
-	if err != nil {
-		return nil
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil || resp.StatusCode != http.StatusOK || !json.Valid(body) {
-		return nil
-	}
-	return body
 }
