@@ -109,6 +109,9 @@ const (
 	ClassUnusable   Class = "unusable"
 )
 
+// Classes are every class an [Election] may report.
+var Classes = []Class{ClassWon, ClassLive, ClassStale, ClassCorrupt, ClassEmpty, ClassAbandoned, ClassSuperseded, ClassBinding, ClassBusy, ClassUnusable}
+
 // Rule names a point of the rule (SPEC §11) that a transition implements.
 type Rule string
 

@@ -34,6 +34,9 @@ const (
 	Unprobed Class = "unprobed"
 )
 
+// Classes are every class a judgement can give, in the order above.
+var Classes = []Class{Absent, Live, Stale, Busy, Corrupt, Empty, Binding, Abandoned, Superseded, Unusable, Unprobed}
+
 // TakesOver reports whether a lease of this class is to be removed and
 // replaced.
 func (c Class) TakesOver() bool {

@@ -38,17 +38,41 @@ func (e *election) Attempt(ctx context.Context) machine.Observation {
 	if err != nil {
 		return machine.Observation{Class: machine.ClassUnusable, Reason: err.Error()}
 	}
-	class := machine.Class(o.Verdict.Class)
-	obs := machine.Observation{Class: class, Reason: detail(o.Verdict), Opaque: o}
-	switch o.Verdict.Class {
-	case registry.Absent:
+	if o.Verdict.Class == registry.Absent {
 		return e.acquire(ctx)
-	case registry.Live:
+	}
+	obs := machine.Observation{Class: electionClass(o.Verdict.Class), Reason: detail(o.Verdict), Opaque: o}
+	if o.Verdict.Class == registry.Live {
 		obs.URL = o.Lease.URLString()
-	case registry.Unprobed:
-		obs.Class = machine.ClassBusy // the probe never ran: wait and look again
 	}
 	return obs
+}
+
+// electionClass is the machine's name for the judge's verdict on a lease
+// that exists (Absent is acquired, never reported).
+func electionClass(c registry.Class) machine.Class {
+	switch c {
+	case registry.Live:
+		return machine.ClassLive
+	case registry.Stale:
+		return machine.ClassStale
+	case registry.Busy:
+		return machine.ClassBusy
+	case registry.Corrupt:
+		return machine.ClassCorrupt
+	case registry.Empty:
+		return machine.ClassEmpty
+	case registry.Binding:
+		return machine.ClassBinding
+	case registry.Abandoned:
+		return machine.ClassAbandoned
+	case registry.Superseded:
+		return machine.ClassSuperseded
+	case registry.Unprobed:
+		return machine.ClassBusy // the probe never ran: wait and look again
+	default: // Unusable, and any class this build does not know
+		return machine.ClassUnusable
+	}
 }
 
 // acquire creates the lease with the complete document.
