@@ -71,10 +71,10 @@
 //   - absent: no file; acquire.
 //   - live: the URL answers the probe for this checkout's repository id, this
 //     lease's instance, and leaseholder: true; attach.
-//   - stale: the URL does not answer and the owner is gone, or it has stayed
-//     silent for the busy grace although the owner is alive; take over.
+//   - stale: the URL does not answer and the owner is gone; take over.
 //   - busy: the URL does not answer but the owner is alive (or cannot be
-//     told); wait, up to the busy grace.
+//     told); the caller waits, up to its busy grace, then takes it over
+//     ([LeaseFile.TakeOver] accepts a busy lease still as judged).
 //   - corrupt: not JSON, not an object, another schema, a type error, larger
 //     than [MaxLeaseSize], a symbolic link or a special file; take over.
 //   - empty: empty or whitespace and at least the bind grace old; take over.
@@ -109,9 +109,10 @@
 //
 // Two durations decide between waiting and taking over.
 //
-// The busy timer runs entirely on this process's clock: the [Observer]
-// notes when it first judged a given lease (the same bytes) busy and
-// measures the busy grace from there. No foreign timestamp is involved.
+// The busy grace is not the registry's: the judge says busy however long a
+// lease has been, and the caller (the machine) measures the grace on its
+// own clock from its first busy observation. No foreign timestamp is
+// involved.
 //
 // The bind grace is measured as the file's age: now on the local clock minus
 // the file's mtime. This is the one place the registry compares a time it

@@ -55,12 +55,12 @@ func FuzzJudge(f *testing.F) {
 		f.Add([]byte(s), int64(0), uint8(0), uint8(0), int64(0))
 		f.Add([]byte(s), int64(time.Hour), uint8(2), uint8(2), int64(time.Hour))
 	}
-	f.Fuzz(func(t *testing.T, raw []byte, age int64, owner, probe uint8, busy int64) {
+	f.Fuzz(func(t *testing.T, raw []byte, age int64, owner, probe uint8, _ int64) { // the last was how long it was busy, which the judge no longer weighs
 		in := Input{
 			Found: Regular, Raw: raw, Age: time.Duration(age),
 			Owner:      Liveness(owner % 3),
 			Probe:      ProbeResult{Status: ProbeStatus(probe % 3), Reason: "fuzz"},
-			Executable: ourExe, Version: ourVersion, BusyFor: time.Duration(busy),
+			Executable: ourExe, Version: ourVersion,
 		}
 		checkVerdict(t, raw, Judge(in))
 	})

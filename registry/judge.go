@@ -10,7 +10,6 @@ import (
 // Default timings (SPEC §5.1); each can be overridden through [Timings].
 const (
 	DefaultBindGrace    = 15 * time.Second
-	DefaultBusyGrace    = 10 * time.Second
 	DefaultProbeTimeout = 2 * time.Second
 )
 
@@ -69,17 +68,11 @@ type Timings struct {
 	// BindGrace is how long a lease without a URL (or an empty file) may be
 	// waited for. Default 15 s.
 	BindGrace time.Duration
-	// BusyGrace is how long a silent server whose owner is alive is waited
-	// for. Default 10 s.
-	BusyGrace time.Duration
 }
 
 func (t Timings) withDefaults() Timings {
 	if t.BindGrace <= 0 {
 		t.BindGrace = DefaultBindGrace
-	}
-	if t.BusyGrace <= 0 {
-		t.BusyGrace = DefaultBusyGrace
 	}
 	return t
 }
@@ -103,9 +96,6 @@ type Input struct {
 	Executable Executable
 	Version    string
 	Timings    Timings
-	// BusyFor is how long this same lease (the same bytes) has been seen
-	// busy by this process.
-	BusyFor time.Duration
 }
 
 // Verdict is the judge's answer.
@@ -174,16 +164,13 @@ func Judge(in Input) Verdict {
 	case in.Owner == OwnerGone:
 		v.Class = Stale
 		v.Reason = "stale lease: the server it names at " + url + " does not answer for this checkout and its owner (" + pid + ") is gone (" + in.Probe.Reason + ")"
-	case in.BusyFor >= t.BusyGrace:
-		v.Class = Stale
-		v.Reason = fmt.Sprintf("stale lease: the server it names at %s was alive (%s) but silent for the busy grace of %s (%s)", url, pid, t.BusyGrace, in.Probe.Reason)
 	default:
 		owner := "its owner (" + pid + ") is alive"
 		if in.Owner == OwnerUnknown {
 			owner = "whether its owner (" + pid + ") is alive cannot be told"
 		}
 		v.Class = Busy
-		v.Reason = fmt.Sprintf("busy lease: the server it names at %s does not answer (%s) but %s; waiting up to %s", url, in.Probe.Reason, owner, t.BusyGrace)
+		v.Reason = fmt.Sprintf("busy lease: the server it names at %s does not answer (%s) but %s", url, in.Probe.Reason, owner)
 	}
 	v.TakeOver = v.Class.TakesOver()
 	return v

@@ -172,8 +172,12 @@ func (lf *LeaseFile) Release() error {
 // vanished since it was judged: observe it again. Of several processes
 // taking over one judged lease at most one removes it, and of those that
 // then Acquire at most one succeeds.
+//
+// A busy lease (its server silent, its owner alive) may be taken over too:
+// the caller has waited out the busy grace on its own clock (the machine
+// does); the lease must still be the one judged busy.
 func (lf *LeaseFile) TakeOver(judged Observation) (bool, error) {
-	if !judged.Verdict.TakeOver {
+	if !judged.Verdict.TakeOver && judged.Verdict.Class != Busy {
 		return false, fmt.Errorf("%w: it is %s", ErrNotTakeable, judged.Verdict.Class)
 	}
 	if judged.Path != "" && judged.Path != lf.Path {

@@ -1,10 +1,7 @@
 package registry
 
 import (
-	"bytes"
 	"context"
-	"sync"
-	"time"
 )
 
 // ProbeTarget is what a probe asks: does the server at URL answer for the
@@ -34,11 +31,11 @@ type Observation struct {
 }
 
 // Observer reads and judges one lease path, again on every call. It keeps
-// one piece of state: since when it has seen the same lease busy, so that
-// a silent server with a live owner is taken over once the busy grace has
-// passed on this process's clock.
+// no state: how long a busy lease has been waited for is the caller's to
+// measure (the machine's busy grace), and a busy lease the caller has
+// waited out is taken over with [LeaseFile.TakeOver].
 //
-// An Observer is safe for concurrent use; use it through a pointer.
+// An Observer is safe for concurrent use.
 type Observer struct {
 	// Path is the lease path.
 	Path string
@@ -53,10 +50,6 @@ type Observer struct {
 	Probe ProbeFunc
 	// Env is the host; the zero Env is the real one.
 	Env Env
-
-	mu        sync.Mutex
-	busy      *Snapshot // the lease last judged busy
-	busySince time.Time // when it was first judged busy
 }
 
 // Observe reads the lease path (never following a symbolic link), decodes
@@ -86,7 +79,6 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 			in.Owner = obs.Owner
 		}
 	}
-	in.BusyFor = o.busyFor(snap, now)
 
 	v := Judge(in)
 	if v.NeedsProbe {
@@ -104,36 +96,5 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 		v = Judge(in)
 	}
 	obs.Verdict = v
-	o.noteBusy(snap, v.Class == Busy, now)
 	return obs, nil
-}
-
-// sameBytes reports whether a and b hold the same bytes. The busy timer
-// follows the lease's content: a rewrite of the same document does not
-// restart it.
-func sameBytes(a, b Snapshot) bool {
-	return a.Found == b.Found && bytes.Equal(a.Raw, b.Raw)
-}
-
-// busyFor returns how long snap has been judged busy without changing.
-func (o *Observer) busyFor(snap Snapshot, now time.Time) time.Duration {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.busy == nil || !sameBytes(*o.busy, snap) {
-		return 0
-	}
-	return now.Sub(o.busySince)
-}
-
-// noteBusy starts the busy timer on the first busy verdict for snap and
-// clears it on any other verdict.
-func (o *Observer) noteBusy(snap Snapshot, busy bool, now time.Time) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	switch {
-	case !busy:
-		o.busy = nil
-	case o.busy == nil || !sameBytes(*o.busy, snap):
-		o.busy, o.busySince = &snap, now
-	}
 }

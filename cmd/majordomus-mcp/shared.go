@@ -106,7 +106,7 @@ func serveShared(ctx context.Context, env *environment, withClient bool) error {
 			RepositoryID: repositoryID,
 			Executable:   self.Executable,
 			Version:      release,
-			Timings:      registry.Timings{BindGrace: n.times.bindGrace, BusyGrace: n.times.busyGrace},
+			Timings:      registry.Timings{BindGrace: n.times.bindGrace},
 			Probe:        registry.HTTPProbe(n.times.probeTimeout),
 		},
 		file: lease,

@@ -46,7 +46,7 @@ func runStatus(ctx context.Context, env *environment, args []string) error {
 		RepositoryID: layer.RepositoryID(co.root),
 		Executable:   self,
 		Version:      release,
-		Timings:      registry.Timings{BindGrace: times.bindGrace, BusyGrace: times.busyGrace},
+		Timings:      registry.Timings{BindGrace: times.bindGrace},
 		Probe:        registry.HTTPProbe(times.probeTimeout),
 	}
 	o, err := observer.Observe(ctx)
