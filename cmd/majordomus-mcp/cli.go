@@ -6,6 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"majordomus-mcp/machine"
+	"majordomus-mcp/registry"
+	"majordomus-mcp/transport"
 	"os"
 	"strings"
 
@@ -142,12 +145,12 @@ func flagSet(name string, o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.format, "format", "dot", "graph: dot, mermaid or json")
 	fs.StringVar(&o.registry, "registry", "", "the fleet registry (default $MAJORDOMUS_MCP_REGISTRY, else $XDG_STATE_HOME/majordomus-mcp/registry.db, else ~/.local/state/majordomus-mcp/registry.db)")
 	fs.StringVar(&o.roster, "roster", "", "fleet: the profiles to expect, comma-separated (default: the manifest's mcp.profiles, else default)")
-	fs.DurationVar(&o.times.bindGrace, "bind-grace", 0, "how long a lease without a URL is waited for (default 15s, or the manifest's)")
-	fs.DurationVar(&o.times.probeTimeout, "probe-timeout", 0, "timeout of the probe of a lease's server (default 2s)")
-	fs.DurationVar(&o.times.electionBound, "election-bound", 0, "how long an election may take before the client is served alone (default 20s)")
-	fs.DurationVar(&o.times.busyGrace, "busy-grace", 0, "how long a live owner's silent server is waited for (default 10s)")
-	fs.DurationVar(&o.times.idleTimeout, "idle-timeout", 0, "how long an HTTP session may stay silent before it expires (default 90s)")
-	fs.DurationVar(&o.times.heartbeat, "heartbeat", 0, "how often a bridge pings its server (default 20s)")
+	fs.DurationVar(&o.times.bindGrace, "bind-grace", 0, fmt.Sprintf("how long a lease without a URL is waited for (default %s, or the manifest's)", registry.DefaultBindGrace))
+	fs.DurationVar(&o.times.probeTimeout, "probe-timeout", 0, fmt.Sprintf("timeout of the probe of a lease's server (default %s)", registry.DefaultProbeTimeout))
+	fs.DurationVar(&o.times.electionBound, "election-bound", 0, fmt.Sprintf("how long an election may take before the client is served alone (default %s)", machine.DefaultElectionBound))
+	fs.DurationVar(&o.times.busyGrace, "busy-grace", 0, fmt.Sprintf("how long a live owner's silent server is waited for (default %s)", machine.DefaultBusyGrace))
+	fs.DurationVar(&o.times.idleTimeout, "idle-timeout", 0, fmt.Sprintf("how long an HTTP session may stay silent before it expires (default %s)", transport.DefaultIdleTimeout))
+	fs.DurationVar(&o.times.heartbeat, "heartbeat", 0, fmt.Sprintf("how often a bridge pings its server (default %s)", transport.DefaultHeartbeat))
 	fs.StringVar(&o.log.level, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&o.log.format, "log-format", "json", "json or console")
 	fs.StringVar(&o.log.file, "log-file", "", "also append the log to this file")

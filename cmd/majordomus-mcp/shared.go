@@ -33,13 +33,14 @@ func resolveTimings(m layer.Timings, flags timings) timings {
 		}
 		return def
 	}
+	// Each default is the one its owner declares, never a copy.
 	return timings{
-		bindGrace:     pick(15*time.Second, m.BindGrace, flags.bindGrace),
-		probeTimeout:  pick(2*time.Second, m.ProbeTimeout, flags.probeTimeout),
-		electionBound: pick(20*time.Second, m.ElectionBound, flags.electionBound),
-		busyGrace:     pick(10*time.Second, m.BusyGrace, flags.busyGrace),
-		idleTimeout:   pick(90*time.Second, m.SessionIdleTimeout, flags.idleTimeout),
-		heartbeat:     pick(20*time.Second, m.BridgeHeartbeat, flags.heartbeat),
+		bindGrace:     pick(registry.DefaultBindGrace, m.BindGrace, flags.bindGrace),
+		probeTimeout:  pick(registry.DefaultProbeTimeout, m.ProbeTimeout, flags.probeTimeout),
+		electionBound: pick(machine.DefaultElectionBound, m.ElectionBound, flags.electionBound),
+		busyGrace:     pick(machine.DefaultBusyGrace, m.BusyGrace, flags.busyGrace),
+		idleTimeout:   pick(transport.DefaultIdleTimeout, m.SessionIdleTimeout, flags.idleTimeout),
+		heartbeat:     pick(transport.DefaultHeartbeat, m.BridgeHeartbeat, flags.heartbeat),
 	}
 }
 
