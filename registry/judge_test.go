@@ -2,6 +2,7 @@ package registry
 
 import (
 	"encoding/json"
+	"majordomus-mcp/internal/testtemp"
 	"strings"
 	"testing"
 	"time"
@@ -194,11 +195,11 @@ func TestHolds(t *testing.T) {
 
 func TestPathAndProfiles(t *testing.T) {
 	for profile, want := range map[string]string{
-		"":        rooted("/r/.ai/local/state/mcp/server.json"),
-		"default": rooted("/r/.ai/local/state/mcp/server.json"),
-		"review":  rooted("/r/.ai/local/state/mcp/server.review.json"),
+		"":        testtemp.Rooted("/r/.ai/local/state/mcp/server.json"),
+		"default": testtemp.Rooted("/r/.ai/local/state/mcp/server.json"),
+		"review":  testtemp.Rooted("/r/.ai/local/state/mcp/server.review.json"),
 	} {
-		if got := Path(rooted("/r"), profile); got != want {
+		if got := Path(testtemp.Rooted("/r"), profile); got != want {
 			t.Errorf("Path(/r, %q) = %s, want %s", profile, got, want)
 		}
 	}

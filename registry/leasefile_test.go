@@ -77,7 +77,7 @@ func TestLeaseFile_Acquire_WritesTheWholeDocumentPrivately(t *testing.T) {
 		t.Errorf("lease on disk = %+v", got)
 	}
 	for p, want := range map[string]os.FileMode{path: 0o600, filepath.Dir(path): 0o700 | os.ModeDir} {
-		if fi, err := os.Stat(p); err != nil || !privateMode(fi.Mode(), want) {
+		if fi, err := os.Stat(p); err != nil || !testtemp.PrivateMode(fi.Mode(), want) {
 			t.Errorf("mode of %s = %v (%v), want %v", p, fi.Mode(), err, want)
 		}
 	}
@@ -140,7 +140,7 @@ func TestLeaseFile_Publish(t *testing.T) {
 	if err != nil || got.URLString() != "http://127.0.0.1:8741" || got.Instance != doc.Instance {
 		t.Fatalf("lease after Publish = %+v (%v)", got, err)
 	}
-	if fi, _ := os.Stat(path); !privateMode(fi.Mode(), 0o600) {
+	if fi, _ := os.Stat(path); !testtemp.PrivateMode(fi.Mode(), 0o600) {
 		t.Errorf("mode after Publish = %v", fi.Mode())
 	}
 	noTemporaries(t, filepath.Dir(path))

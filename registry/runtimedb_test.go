@@ -65,10 +65,10 @@ func TestRegisterReadSetStateRemove(t *testing.T) {
 	a, b := testRow("a", "default", 10), testRow("b", "review", 11)
 	register(t, path, allAlive, a, b)
 
-	if fi, err := os.Stat(path); err != nil || !privateMode(fi.Mode().Perm(), 0o600) {
+	if fi, err := os.Stat(path); err != nil || !testtemp.PrivateMode(fi.Mode().Perm(), 0o600) {
 		t.Fatalf("registry file: %v %v, want mode 0600", fi, err)
 	}
-	if fi, err := os.Stat(filepath.Dir(path)); err != nil || !privateMode(fi.Mode().Perm(), 0o700) {
+	if fi, err := os.Stat(filepath.Dir(path)); err != nil || !testtemp.PrivateMode(fi.Mode().Perm(), 0o700) {
 		t.Fatalf("registry directory: %v %v, want mode 0700", fi, err)
 	}
 	if got := readRows(t, path); !reflect.DeepEqual(got, []RuntimeRow{a, b}) {
@@ -268,11 +268,11 @@ func TestRuntimePath(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{"the flag first", rooted("/f/r.db"), map[string]string{RegistryEnv: rooted("/e/r.db"), "XDG_STATE_HOME": rooted("/x")}, rooted("/f/r.db")},
-		{"then the environment variable", "", map[string]string{RegistryEnv: rooted("/e/r.db"), "XDG_STATE_HOME": rooted("/x")}, rooted("/e/r.db")},
-		{"then XDG_STATE_HOME", "", map[string]string{"XDG_STATE_HOME": rooted("/x"), "LOCALAPPDATA": rooted("/l"), "HOME": rooted("/h")}, rooted("/x/majordomus-mcp/registry.db")},
-		{"then LOCALAPPDATA (Windows)", "", map[string]string{"LOCALAPPDATA": rooted("/l"), "HOME": rooted("/h")}, rooted("/l/majordomus-mcp/registry.db")},
-		{"a relative XDG_STATE_HOME is ignored", "", map[string]string{"XDG_STATE_HOME": "x", "HOME": rooted("/h")}, rooted("/h/.local/state/majordomus-mcp/registry.db")},
+		{"the flag first", testtemp.Rooted("/f/r.db"), map[string]string{RegistryEnv: testtemp.Rooted("/e/r.db"), "XDG_STATE_HOME": testtemp.Rooted("/x")}, testtemp.Rooted("/f/r.db")},
+		{"then the environment variable", "", map[string]string{RegistryEnv: testtemp.Rooted("/e/r.db"), "XDG_STATE_HOME": testtemp.Rooted("/x")}, testtemp.Rooted("/e/r.db")},
+		{"then XDG_STATE_HOME", "", map[string]string{"XDG_STATE_HOME": testtemp.Rooted("/x"), "LOCALAPPDATA": testtemp.Rooted("/l"), "HOME": testtemp.Rooted("/h")}, testtemp.Rooted("/x/majordomus-mcp/registry.db")},
+		{"then LOCALAPPDATA (Windows)", "", map[string]string{"LOCALAPPDATA": testtemp.Rooted("/l"), "HOME": testtemp.Rooted("/h")}, testtemp.Rooted("/l/majordomus-mcp/registry.db")},
+		{"a relative XDG_STATE_HOME is ignored", "", map[string]string{"XDG_STATE_HOME": "x", "HOME": testtemp.Rooted("/h")}, testtemp.Rooted("/h/.local/state/majordomus-mcp/registry.db")},
 	}
 	for _, tt := range tests {
 		got, err := RuntimePath(tt.flag, env(tt.env))
@@ -358,7 +358,3 @@ func TestConcurrentRegistrationsOnANewFileAllSucceed(t *testing.T) {
 		t.Fatalf("%d rows, want %d", len(rows), writers)
 	}
 }
-
-// rooted turns a slash-separated absolute path into one of this system's
-// (on Windows on the temporary directory's volume).
-func rooted(p string) string { return filepath.VolumeName(os.TempDir()) + filepath.FromSlash(p) }

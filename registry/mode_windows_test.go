@@ -1,8 +1,0 @@
-package registry
-
-import "os"
-
-// privateMode accepts any mode: Windows has no mode bits (access is its
-// ACL's, inherited from the directory), and Go reports 0666 for every
-// writable file.
-func privateMode(got, want os.FileMode) bool { return true }
