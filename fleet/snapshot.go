@@ -56,26 +56,50 @@ type Repository struct {
 	ID   string `json:"repository_id"`
 }
 
-// Row is a registry row: what a server said about itself when it
-// registered (registry.RuntimeRow).
+// Row is one shared server's row in the runtime registry
+// (registry/runtimes stores exactly this): what the server says about
+// itself, written from its own start-up path right after its HTTP bind and
+// removed on its clean exit (SPEC §9). The row is evidence of identity
+// only; whether the server still runs is for process observation to say.
 type Row struct {
-	RuntimeID       string
-	Profile         string
-	Role            string
-	State           string
-	RepositoryRoot  string
-	RepositoryID    string
-	Cohort          string
-	CohortSource    string
-	ParentPID       int
-	ParentStart     uint64
+	// RuntimeID is the server's lease instance: random, unique per server.
+	RuntimeID string
+	Profile   string
+	// Role is the role the manifest the server read gives its profile; ""
+	// when it gives none.
+	Role string
+	// State is "leaseholder", or "lease-lost" once the server lost its
+	// lease.
+	State          string
+	RepositoryRoot string
+	RepositoryID   string
+	// Cohort identifies the client cohort that launched the server; "" when
+	// unknown. CohortSource says where it came from.
+	Cohort       string
+	CohortSource string
+	// ParentPID and ParentStart are the launching parent, for a cohort taken
+	// from it (zero otherwise).
+	ParentPID   int
+	ParentStart uint64
+	// StartupRevision identifies the code the server started from; "" when
+	// unknown. ModuleVersion and VCSRevision are its parts, for people.
 	StartupRevision string
-	Transport       string
-	URL             string
-	PID             int
-	ProcessStart    uint64
-	BootID          string
-	Executable      string
+	ModuleVersion   string
+	VCSRevision     string
+	// Transport is how the server is reached ("streamable-http"), URL where.
+	Transport string
+	URL       string
+	// PID, ProcessStart (its start token) and BootID identify the server's
+	// process, as in the lease.
+	PID          int
+	ProcessStart uint64
+	BootID       string
+	Executable   string
+	// RegisteredAt is the wall-clock time of the registration, for people;
+	// RegisteredTicks is the clock start tokens are read in, at that moment,
+	// which is what "the process started before it registered" is judged
+	// on: on Linux both come from the kernel's boot clock, so no wall-clock
+	// step can fake the order.
 	RegisteredAt    time.Time
 	RegisteredTicks uint64
 }

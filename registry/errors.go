@@ -45,15 +45,6 @@ var (
 	// cannot be part of a file name.
 	ErrBadProfile = errors.New("registry: invalid profile name")
 
-	// ErrNoRegistryPath is returned by [RuntimePath] when no flag, no
-	// environment variable and no home directory say where the runtime
-	// registry is.
-	ErrNoRegistryPath = errors.New("registry: no runtime registry path")
-
-	// ErrRegistryUnusable is returned when the runtime registry's path holds
-	// something that is not a database file (a directory, say).
-	ErrRegistryUnusable = errors.New("registry: runtime registry unusable")
-
 	// ErrListingUnavailable is returned by [ProcScan.Listening] when the
 	// kernel's socket tables cannot be read, so no process can be observed.
 	ErrListingUnavailable = errors.New("registry: process listing unavailable")

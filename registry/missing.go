@@ -6,12 +6,12 @@ import (
 	"path/filepath"
 )
 
-// blockedPath tells a path that is missing from one that cannot exist: it
+// BlockedPath tells a path that is missing from one that cannot exist: it
 // returns an error when the nearest existing ancestor of path is not a
 // directory. Unix says so itself (ENOTDIR); Windows reports both as "not
 // found", and "no lease" or "no registry" must not be read where a file
 // blocks the way to one.
-func blockedPath(path string) error {
+func BlockedPath(path string) error {
 	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
 		fi, err := os.Lstat(dir)
 		if err == nil {

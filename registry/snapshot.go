@@ -108,7 +108,7 @@ func readOnce(path string) (s Snapshot, retry bool) {
 	fi, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if err := blockedPath(path); err != nil {
+		if err := BlockedPath(path); err != nil {
 			return Snapshot{Found: Unreadable, Err: err}, false
 		}
 		return Snapshot{Found: Missing}, false

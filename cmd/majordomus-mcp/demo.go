@@ -12,7 +12,7 @@ import (
 
 	"majordomus-mcp/example"
 	"majordomus-mcp/internal/mcpclient"
-	"majordomus-mcp/registry"
+	"majordomus-mcp/registry/runtimes"
 )
 
 // demoTimeout bounds the whole demo.
@@ -85,7 +85,7 @@ func (d *demo) start(name, repo string) *demoProcess {
 		return nil
 	}
 	// The demo's servers register in a registry of their own, never in the user's.
-	env := append(os.Environ(), registry.RegistryEnv+"="+filepath.Join(d.tmp, "registry.db"))
+	env := append(os.Environ(), runtimes.RegistryEnv+"="+filepath.Join(d.tmp, "registry.db"))
 	p, err := mcpclient.Start(d.self, []string{"--repo", repo, "--http-port", "0"}, repo, env)
 	if err != nil {
 		d.err = err

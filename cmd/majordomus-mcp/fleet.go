@@ -11,6 +11,7 @@ import (
 	"majordomus-mcp/fleet"
 	"majordomus-mcp/layer"
 	"majordomus-mcp/registry"
+	"majordomus-mcp/registry/runtimes"
 )
 
 // runFleet prints the checkout's fleet inventory as JSON and exits 0 only
@@ -31,7 +32,7 @@ func runFleet(ctx context.Context, env *environment, args []string) error {
 			return usageError("--roster: %v", err)
 		}
 	}
-	sc.registry, sc.registryErr = registry.RuntimePath(env.opts.registry, os.Getenv)
+	sc.registry, sc.registryErr = runtimes.Path(env.opts.registry, os.Getenv)
 	inv := takeInventory(ctx, sc)
 
 	enc := json.NewEncoder(env.stdout)

@@ -9,7 +9,7 @@ import (
 
 	"majordomus-mcp/fleet"
 	"majordomus-mcp/layer"
-	"majordomus-mcp/registry"
+	"majordomus-mcp/registry/runtimes"
 )
 
 func TestParseRoster(t *testing.T) {
@@ -52,10 +52,10 @@ func TestClientCohort(t *testing.T) {
 		cohort, src string
 		parent      int
 	}{
-		{"run-42", 300, "env:run-42", registry.CohortFromEnvironment, 0},
-		{"  ", 300, "parent:300@7000", registry.CohortFromParent, 300},
-		{"", 1, "", registry.CohortUnknown, 0},   // reparented to init: the parent is gone
-		{"", 404, "", registry.CohortUnknown, 0}, // the parent left before it could be read
+		{"run-42", 300, "env:run-42", runtimes.CohortFromEnvironment, 0},
+		{"  ", 300, "parent:300@7000", runtimes.CohortFromParent, 300},
+		{"", 1, "", runtimes.CohortUnknown, 0},   // reparented to init: the parent is gone
+		{"", 404, "", runtimes.CohortUnknown, 0}, // the parent left before it could be read
 	}
 	for _, tt := range tests {
 		cohort, src, parent, start := clientCohort(tt.env, tt.ppid, startOf)

@@ -10,8 +10,10 @@ import (
 
 	"go.uber.org/zap"
 
+	"majordomus-mcp/fleet"
 	"majordomus-mcp/layer"
 	"majordomus-mcp/registry"
+	"majordomus-mcp/registry/runtimes"
 )
 
 // cohortEnv is the variable a client sets to say which cohort it launched
@@ -40,7 +42,7 @@ type registration struct {
 func (s *sharedServer) register(ctx context.Context, instance, url string) {
 	n := s.node
 	log := n.env.log
-	path, err := registry.RuntimePath(n.env.opts.registry, os.Getenv)
+	path, err := runtimes.Path(n.env.opts.registry, os.Getenv)
 	if err == nil {
 		err = writeRow(ctx, path, s.row(instance, url))
 	}
@@ -56,14 +58,14 @@ func (s *sharedServer) register(ctx context.Context, instance, url string) {
 }
 
 // row is what this server says about itself.
-func (s *sharedServer) row(instance, url string) registry.RuntimeRow {
+func (s *sharedServer) row(instance, url string) fleet.Row {
 	n := s.node
 	rev := startupRevision()
-	r := registry.RuntimeRow{
+	r := fleet.Row{
 		RuntimeID:       instance,
 		Profile:         n.env.opts.profile,
 		Role:            profileRole(n.co.manifest, n.env.opts.profile),
-		State:           registry.StateLeaseholder,
+		State:           runtimes.StateLeaseholder,
 		RepositoryRoot:  n.co.root,
 		RepositoryID:    layer.RepositoryID(n.co.root),
 		StartupRevision: rev.startup,
@@ -85,10 +87,10 @@ func (s *sharedServer) row(instance, url string) registry.RuntimeRow {
 }
 
 // writeRow opens the registry, writes the row and closes it.
-func writeRow(ctx context.Context, path string, row registry.RuntimeRow) error {
+func writeRow(ctx context.Context, path string, row fleet.Row) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), registryWriteTimeout)
 	defer cancel()
-	rt, err := registry.OpenRuntimes(ctx, path)
+	rt, err := runtimes.Open(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -107,8 +109,8 @@ func (s *sharedServer) markLost() {
 		return
 	}
 	reg.pending.Go(func() {
-		err := reg.update(func(ctx context.Context, rt *registry.Runtimes) error {
-			return rt.SetState(ctx, reg.runtimeID, registry.StateLeaseLost, time.Now())
+		err := reg.update(func(ctx context.Context, rt *runtimes.DB) error {
+			return rt.SetState(ctx, reg.runtimeID, runtimes.StateLeaseLost, time.Now())
 		})
 		if err != nil {
 			reg.log.Warn("cannot record in the fleet registry that this server lost its lease; an inventory counts it as running", zap.String("registry", reg.path), zap.String("reason", err.Error()))
@@ -129,7 +131,7 @@ func (s *sharedServer) deregister() {
 		return
 	}
 	reg.pending.Wait()
-	err := reg.update(func(ctx context.Context, rt *registry.Runtimes) error { return rt.Remove(ctx, reg.runtimeID) })
+	err := reg.update(func(ctx context.Context, rt *runtimes.DB) error { return rt.Remove(ctx, reg.runtimeID) })
 	if err != nil {
 		reg.log.Warn("cannot remove this server's row from the fleet registry; an inventory lists it as stale", zap.String("registry", reg.path), zap.String("reason", err.Error()))
 		return
@@ -137,10 +139,10 @@ func (s *sharedServer) deregister() {
 	reg.log.Info("removed this server's row from the fleet registry", zap.String("registry", reg.path), zap.String("runtime_id", reg.runtimeID))
 }
 
-func (r *registration) update(do func(context.Context, *registry.Runtimes) error) error {
+func (r *registration) update(do func(context.Context, *runtimes.DB) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), registryWriteTimeout)
 	defer cancel()
-	rt, err := registry.OpenRuntimes(ctx, r.path)
+	rt, err := runtimes.Open(ctx, r.path)
 	if err != nil {
 		return err
 	}
@@ -154,16 +156,16 @@ func (r *registration) update(do func(context.Context, *registry.Runtimes) error
 // already gone (reparented to init) or cannot be read.
 func clientCohort(env string, ppid int, startOf func(int) (uint64, error)) (cohort, source string, parentPID int, parentStart uint64) {
 	if v := strings.TrimSpace(env); v != "" {
-		return "env:" + v, registry.CohortFromEnvironment, 0, 0
+		return "env:" + v, runtimes.CohortFromEnvironment, 0, 0
 	}
 	if ppid <= 1 {
-		return "", registry.CohortUnknown, 0, 0
+		return "", runtimes.CohortUnknown, 0, 0
 	}
 	start, err := startOf(ppid)
 	if err != nil {
-		return "", registry.CohortUnknown, 0, 0
+		return "", runtimes.CohortUnknown, 0, 0
 	}
-	return fmt.Sprintf("parent:%d@%d", ppid, start), registry.CohortFromParent, ppid, start
+	return fmt.Sprintf("parent:%d@%d", ppid, start), runtimes.CohortFromParent, ppid, start
 }
 
 // profileRole is the role the manifest gives profile, or "".

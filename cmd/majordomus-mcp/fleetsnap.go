@@ -9,6 +9,7 @@ import (
 	"majordomus-mcp/fleet"
 	"majordomus-mcp/layer"
 	"majordomus-mcp/registry"
+	"majordomus-mcp/registry/runtimes"
 )
 
 // fleetScope is what an inventory is taken for: a checkout, its roster,
@@ -48,8 +49,8 @@ func takeInventory(ctx context.Context, sc fleetScope) fleet.Inventory {
 		snap.RegistryError = err.Error()
 	}
 	host := registry.Env{}
+	snap.Rows = rows
 	for _, r := range rows {
-		snap.Rows = append(snap.Rows, fleetRow(r))
 		if _, done := snap.PIDs[r.PID]; !done {
 			p := host.Presence(r.PID)
 			snap.PIDs[r.PID] = fleet.PID{Known: p.Known, Exists: p.Exists, Start: p.Start}
@@ -68,11 +69,11 @@ func takeInventory(ctx context.Context, sc fleetScope) fleet.Inventory {
 	return fleet.Classify(snap)
 }
 
-func readRows(ctx context.Context, sc fleetScope) ([]registry.RuntimeRow, error) {
+func readRows(ctx context.Context, sc fleetScope) ([]fleet.Row, error) {
 	if sc.registryErr != nil {
 		return nil, sc.registryErr
 	}
-	return registry.ReadRuntimes(ctx, sc.registry)
+	return runtimes.Read(ctx, sc.registry)
 }
 
 // serverNames are the executable names a majordomus-mcp server runs as:
@@ -83,17 +84,6 @@ func serverNames() []string {
 		names = append(names, filepath.Base(exe))
 	}
 	return names
-}
-
-func fleetRow(r registry.RuntimeRow) fleet.Row {
-	return fleet.Row{
-		RuntimeID: r.RuntimeID, Profile: r.Profile, Role: r.Role, State: r.State,
-		RepositoryRoot: r.RepositoryRoot, RepositoryID: r.RepositoryID,
-		Cohort: r.Cohort, CohortSource: r.CohortSource, ParentPID: r.ParentPID, ParentStart: r.ParentStart,
-		StartupRevision: r.StartupRevision, Transport: r.Transport, URL: r.URL,
-		PID: r.PID, ProcessStart: r.ProcessStart, BootID: r.BootID, Executable: r.Executable,
-		RegisteredAt: r.RegisteredAt, RegisteredTicks: r.RegisteredTicks,
-	}
 }
 
 // fleetProcess converts an observed process, finding the checkout it was
@@ -138,6 +128,6 @@ func (c *checkout) inventory(ctx context.Context) (any, error) {
 	} else {
 		sc.roster = rosterOf(m)
 	}
-	sc.registry, sc.registryErr = registry.RuntimePath(c.registry, os.Getenv)
+	sc.registry, sc.registryErr = runtimes.Path(c.registry, os.Getenv)
 	return takeInventory(ctx, sc), nil
 }

@@ -61,7 +61,7 @@ func run(quick bool, out, only, peers, prebuilt, rev string, noPeers bool, timeo
 		return err
 	}
 	// The servers it starts register in a fleet registry of the run's own,
-	// never in the user's (registry.RegistryEnv).
+	// never in the user's (runtimes.RegistryEnv).
 	os.Setenv("MAJORDOMUS_MCP_REGISTRY", filepath.Join(tmp, "registry.db"))
 	defer os.RemoveAll(tmp)
 	b := &bench{tmp: tmp, runs: 30, warm: 3, calls: 2000, storm: 32}

@@ -1,4 +1,4 @@
-package registry
+package runtimes
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"majordomus-mcp/fleet"
+	"majordomus-mcp/registry"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,19 +39,19 @@ const columns = `runtime_id, profile, role, state, repository_root, repository_i
 // is about. Open it for one operation and close it: a server writes three
 // times in its life (register, lease lost, exit), and a handle held longer
 // would keep writing to a file someone may have replaced.
-type Runtimes struct {
+type DB struct {
 	// Env tells which rows' processes are gone, for pruning; the zero Env is
 	// the real host.
-	Env  Env
+	Env  registry.Env
 	db   *sql.DB
 	path string
 }
 
-// OpenRuntimes opens the registry at path for writing, creating its
+// Open opens the registry at path for writing, creating its
 // directory (0700) and file (0600) when missing, and brings its schema to
 // [SchemaVersion]. A path that is a directory, or under a regular file,
 // cannot be opened (root included).
-func OpenRuntimes(ctx context.Context, path string) (*Runtimes, error) {
+func Open(ctx context.Context, path string) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("creating the registry directory: %w", err)
 	}
@@ -76,7 +78,7 @@ func OpenRuntimes(ctx context.Context, path string) (*Runtimes, error) {
 		db.Close()
 		return nil, err
 	}
-	return &Runtimes{db: db, path: path}, nil
+	return &DB{db: db, path: path}, nil
 }
 
 // useWAL puts the database in WAL mode, which the file then keeps. Turning
@@ -114,7 +116,7 @@ func isBusy(err error) bool {
 }
 
 // Close closes the registry.
-func (r *Runtimes) Close() error { return r.db.Close() }
+func (r *DB) Close() error { return r.db.Close() }
 
 // Register writes row, replacing a row with its runtime id. In the same
 // transaction it removes the rows whose processes are provably gone (no
@@ -122,7 +124,7 @@ func (r *Runtimes) Close() error { return r.db.Close() }
 // its own checkout and profile — the slot it now occupies — and those of
 // any other boot, so that a server killed with -9 leaves a stale row only
 // until its successor registers. Rows of live processes are never touched.
-func (r *Runtimes) Register(ctx context.Context, row RuntimeRow) error {
+func (r *DB) Register(ctx context.Context, row fleet.Row) error {
 	tx, err := r.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("registering: %w", err)
@@ -149,7 +151,7 @@ func (r *Runtimes) Register(ctx context.Context, row RuntimeRow) error {
 }
 
 // goneRows returns the runtime ids Register may remove.
-func (r *Runtimes) goneRows(ctx context.Context, tx *sql.Tx, row RuntimeRow) ([]string, error) {
+func (r *DB) goneRows(ctx context.Context, tx *sql.Tx, row fleet.Row) ([]string, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT runtime_id, pid, process_start, boot_id FROM server_runtimes
 		WHERE runtime_id <> ? AND ((repository_id = ? AND profile = ?) OR boot_id <> ?)`,
 		row.RuntimeID, row.RepositoryID, row.Profile, row.BootID)
@@ -164,7 +166,7 @@ func (r *Runtimes) goneRows(ctx context.Context, tx *sql.Tx, row RuntimeRow) ([]
 		if err := rows.Scan(&id, &pid, &start, &boot); err != nil {
 			return nil, fmt.Errorf("reading the rows to prune: %w", err)
 		}
-		if r.Env.Alive(int(pid), uint64(start), boot) == OwnerGone {
+		if r.Env.Alive(int(pid), uint64(start), boot) == registry.OwnerGone {
 			gone = append(gone, id)
 		}
 	}
@@ -173,7 +175,7 @@ func (r *Runtimes) goneRows(ctx context.Context, tx *sql.Tx, row RuntimeRow) ([]
 
 // SetState records a server's new state (StateLeaseLost). A row that is no
 // longer there is not an error: there is nothing left to describe.
-func (r *Runtimes) SetState(ctx context.Context, runtimeID, state string, now time.Time) error {
+func (r *DB) SetState(ctx context.Context, runtimeID, state string, now time.Time) error {
 	_, err := r.db.ExecContext(ctx, `UPDATE server_runtimes SET state = ?, state_changed_at = ? WHERE runtime_id = ?`,
 		state, now.UTC().Format(time.RFC3339Nano), runtimeID)
 	if err != nil {
@@ -183,25 +185,25 @@ func (r *Runtimes) SetState(ctx context.Context, runtimeID, state string, now ti
 }
 
 // Remove deletes a server's row, on its clean exit.
-func (r *Runtimes) Remove(ctx context.Context, runtimeID string) error {
+func (r *DB) Remove(ctx context.Context, runtimeID string) error {
 	if _, err := r.db.ExecContext(ctx, `DELETE FROM server_runtimes WHERE runtime_id = ?`, runtimeID); err != nil {
 		return fmt.Errorf("removing the row: %w", err)
 	}
 	return nil
 }
 
-// ReadRuntimes returns every row of the registry at path, without changing
+// Read returns every row of the registry at path, without changing
 // a byte of it: the file is opened read-only and query-only, and a missing
 // file is not created — it means no server ever registered, and the answer
 // is no rows. (Like any reader of a WAL database, SQLite creates the -wal
 // and -shm companions beside an existing file when they are missing; the
 // database file itself is never written.) A path that cannot be read is an error: the inventory is then
 // incomplete, never empty.
-func ReadRuntimes(ctx context.Context, path string) ([]RuntimeRow, error) {
+func Read(ctx context.Context, path string) ([]fleet.Row, error) {
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if err := blockedPath(path); err != nil { // a file where a directory should be
+		if err := registry.BlockedPath(path); err != nil { // a file where a directory should be
 			return nil, fmt.Errorf("reading the registry: %w", err)
 		}
 		return nil, nil
@@ -231,7 +233,7 @@ func ReadRuntimes(ctx context.Context, path string) ([]RuntimeRow, error) {
 		return nil, fmt.Errorf("reading the registry: %w", err)
 	}
 	defer rows.Close()
-	var out []RuntimeRow
+	var out []fleet.Row
 	for rows.Next() {
 		row, err := scanRow(rows)
 		if err != nil {
@@ -245,7 +247,7 @@ func ReadRuntimes(ctx context.Context, path string) ([]RuntimeRow, error) {
 	return out, nil
 }
 
-func rowArgs(r RuntimeRow) []any {
+func rowArgs(r fleet.Row) []any {
 	return []any{r.RuntimeID, r.Profile, r.Role, r.State, r.RepositoryRoot, r.RepositoryID,
 		r.Cohort, r.CohortSource, int64(r.ParentPID), int64(r.ParentStart),
 		r.StartupRevision, r.ModuleVersion, r.VCSRevision, r.Transport, r.URL,
@@ -253,8 +255,8 @@ func rowArgs(r RuntimeRow) []any {
 		r.RegisteredAt.UTC().Format(time.RFC3339Nano), int64(r.RegisteredTicks)}
 }
 
-func scanRow(rows *sql.Rows) (RuntimeRow, error) {
-	var r RuntimeRow
+func scanRow(rows *sql.Rows) (fleet.Row, error) {
+	var r fleet.Row
 	var parentPID, parentStart, pid, start, ticks int64
 	var at string
 	err := rows.Scan(&r.RuntimeID, &r.Profile, &r.Role, &r.State, &r.RepositoryRoot, &r.RepositoryID,
@@ -262,7 +264,7 @@ func scanRow(rows *sql.Rows) (RuntimeRow, error) {
 		&r.StartupRevision, &r.ModuleVersion, &r.VCSRevision, &r.Transport, &r.URL,
 		&pid, &start, &r.BootID, &r.Executable, &at, &ticks)
 	if err != nil {
-		return RuntimeRow{}, err
+		return fleet.Row{}, err
 	}
 	r.ParentPID, r.ParentStart = int(parentPID), uint64(parentStart)
 	r.PID, r.ProcessStart, r.RegisteredTicks = int(pid), uint64(start), uint64(ticks)

@@ -1,11 +1,13 @@
-package registry
+package runtimes
 
 import (
 	"bytes"
 	"context"
 	"database/sql"
 	"errors"
+	"majordomus-mcp/fleet"
 	"majordomus-mcp/internal/testtemp"
+	"majordomus-mcp/registry"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,8 +18,8 @@ import (
 	"time"
 )
 
-func testRow(id, profile string, pid int) RuntimeRow {
-	return RuntimeRow{
+func testRow(id, profile string, pid int) fleet.Row {
+	return fleet.Row{
 		RuntimeID: id, Profile: profile, Role: "shared", State: StateLeaseholder,
 		RepositoryRoot: "/checkout", RepositoryID: "0123456789abcdef0123456789abcdef",
 		Cohort: "env:c1", CohortSource: CohortFromEnvironment,
@@ -28,10 +30,10 @@ func testRow(id, profile string, pid int) RuntimeRow {
 	}
 }
 
-func register(t *testing.T, path string, env Env, rows ...RuntimeRow) {
+func register(t *testing.T, path string, env registry.Env, rows ...fleet.Row) {
 	t.Helper()
 	ctx := context.Background()
-	rt, err := OpenRuntimes(ctx, path)
+	rt, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,9 +46,9 @@ func register(t *testing.T, path string, env Env, rows ...RuntimeRow) {
 	}
 }
 
-func readRows(t *testing.T, path string) []RuntimeRow {
+func readRows(t *testing.T, path string) []fleet.Row {
 	t.Helper()
-	rows, err := ReadRuntimes(context.Background(), path)
+	rows, err := Read(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +56,7 @@ func readRows(t *testing.T, path string) []RuntimeRow {
 }
 
 // allAlive is a host on which every pid runs as recorded, in boot-1.
-var allAlive = Env{
+var allAlive = registry.Env{
 	Signal0:      func(int) error { return nil },
 	ProcessStart: func(int) (uint64, error) { return 4242, nil },
 	BootID:       func() (string, error) { return "boot-1", nil },
@@ -71,12 +73,12 @@ func TestRegisterReadSetStateRemove(t *testing.T) {
 	if fi, err := os.Stat(filepath.Dir(path)); err != nil || !testtemp.PrivateMode(fi.Mode().Perm(), 0o700) {
 		t.Fatalf("registry directory: %v %v, want mode 0700", fi, err)
 	}
-	if got := readRows(t, path); !reflect.DeepEqual(got, []RuntimeRow{a, b}) {
-		t.Fatalf("rows:\n got %+v\nwant %+v", got, []RuntimeRow{a, b})
+	if got := readRows(t, path); !reflect.DeepEqual(got, []fleet.Row{a, b}) {
+		t.Fatalf("rows:\n got %+v\nwant %+v", got, []fleet.Row{a, b})
 	}
 
 	ctx := context.Background()
-	rt, err := OpenRuntimes(ctx, path)
+	rt, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +101,7 @@ func TestRegisterReadSetStateRemove(t *testing.T) {
 func TestRegisterPrunesOnlyProvablyGoneRowsOfItsSlotAndOtherBoots(t *testing.T) {
 	path := filepath.Join(testtemp.Dir(t), "registry.db")
 	dead := map[int]bool{20: true, 21: true, 22: true}
-	env := Env{
+	env := registry.Env{
 		Signal0: func(pid int) error {
 			if dead[pid] {
 				return syscall.ESRCH
@@ -146,7 +148,7 @@ func TestSchemaVersionIsPinnedAndMigrationIsIdempotent(t *testing.T) {
 	}
 	bytesBefore := fileBytes(t, path)
 
-	rt, err := OpenRuntimes(context.Background(), path) // migrates again
+	rt, err := Open(context.Background(), path) // migrates again
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +208,7 @@ func TestAnOldDatabaseIsUpgradedAndANewerOneIsUsable(t *testing.T) {
 func TestReadingChangesNothing(t *testing.T) {
 	dir := testtemp.Dir(t)
 	missing := filepath.Join(dir, "none", "registry.db")
-	if rows, err := ReadRuntimes(context.Background(), missing); err != nil || rows != nil {
+	if rows, err := Read(context.Background(), missing); err != nil || rows != nil {
 		t.Fatalf("a missing registry: %v %v, want no rows and no error", rows, err)
 	}
 	if _, err := os.Stat(filepath.Dir(missing)); !errors.Is(err, os.ErrNotExist) {
@@ -250,17 +252,17 @@ func TestUnusableRegistries(t *testing.T) {
 		"not a database":                       notADatabase,
 	} {
 		t.Run(name, func(t *testing.T) {
-			if _, err := OpenRuntimes(context.Background(), path); err == nil {
-				t.Error("OpenRuntimes succeeded")
+			if _, err := Open(context.Background(), path); err == nil {
+				t.Error("Open succeeded")
 			}
-			if _, err := ReadRuntimes(context.Background(), path); err == nil {
-				t.Error("ReadRuntimes succeeded")
+			if _, err := Read(context.Background(), path); err == nil {
+				t.Error("Read succeeded")
 			}
 		})
 	}
 }
 
-func TestRuntimePath(t *testing.T) {
+func TestPath(t *testing.T) {
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 	tests := []struct {
 		name string
@@ -275,12 +277,12 @@ func TestRuntimePath(t *testing.T) {
 		{"a relative XDG_STATE_HOME is ignored", "", map[string]string{"XDG_STATE_HOME": "x", "HOME": testtemp.Rooted("/h")}, testtemp.Rooted("/h/.local/state/majordomus-mcp/registry.db")},
 	}
 	for _, tt := range tests {
-		got, err := RuntimePath(tt.flag, env(tt.env))
+		got, err := Path(tt.flag, env(tt.env))
 		if err != nil || got != tt.want {
 			t.Errorf("%s: %q %v, want %q", tt.name, got, err, tt.want)
 		}
 	}
-	if _, err := RuntimePath("", env(nil)); !errors.Is(err, ErrNoRegistryPath) {
+	if _, err := Path("", env(nil)); !errors.Is(err, ErrNoRegistryPath) {
 		t.Errorf("no path at all: %v, want ErrNoRegistryPath", err)
 	}
 }
@@ -339,7 +341,7 @@ func TestConcurrentRegistrationsOnANewFileAllSucceed(t *testing.T) {
 	for i := range writers {
 		go func() {
 			ctx := context.Background()
-			rt, err := OpenRuntimes(ctx, path)
+			rt, err := Open(ctx, path)
 			if err != nil {
 				errs <- err
 				return
