@@ -37,7 +37,8 @@ func electAgain(ctx context.Context, _ ...any) error {
 	return nil
 }
 
-// endElection cancels the attempt in flight and disarms the timers.
+// endElection ends the lease watch, cancels the attempt in flight and
+// disarms the timers.
 func endElection(ctx context.Context, _ ...any) error {
 	machineOf(ctx).stopElection()
 	return nil
@@ -231,12 +232,32 @@ func clientPresent(ctx context.Context, _ ...any) bool { return !machineOf(ctx).
 
 // Helpers shared by actions and Run.
 
-// startElection arms the election bound and makes the first attempt.
+// startElection watches the lease, arms the election bound and makes the
+// first attempt.
 func (m *Machine) startElection() {
 	m.obs = Observation{}
 	m.busySince = time.Time{}
+	m.watchLease()
 	m.bound = time.NewTimer(m.cfg.ElectionBound)
 	m.startAttempt()
+}
+
+// watchLease relays the lease's changes as LeaseChanged until the election
+// ends.
+func (m *Machine) watchLease() {
+	wctx, cancel := context.WithCancel(m.runCtx)
+	changes, err := m.cfg.Election.Watch(wctx)
+	if err != nil {
+		cancel()
+		m.log.Debug("the lease is not watched; a waiting election polls", zap.Error(err))
+		return
+	}
+	m.unwatch = cancel
+	m.wg.Go(func() {
+		for range changes {
+			m.LeaseChanged()
+		}
+	})
 }
 
 // startAttempt ends any wait and runs one Attempt on its own goroutine.
@@ -252,9 +273,13 @@ func (m *Machine) startAttempt() {
 	m.wg.Go(func() { m.inbox.post(event{attempt: id, obs: el.Attempt(actx)}) })
 }
 
-// stopElection cancels the attempt in flight, whose result will then be
-// dropped, and disarms both timers.
+// stopElection ends the lease watch, cancels the attempt in flight, whose
+// result will then be dropped, and disarms both timers.
 func (m *Machine) stopElection() {
+	if m.unwatch != nil {
+		m.unwatch()
+		m.unwatch = nil
+	}
 	if m.attempt != 0 {
 		m.cancelAttempt()
 		m.attempt = 0

@@ -17,7 +17,10 @@
 //     <reason>; taking it over") and attempt again; binding → wait for the
 //     lease file to change or for Config.BindingPoll, then attempt again;
 //     busy → wait likewise until Config.BusyGrace, then take it over;
-//     unusable, or Config.ElectionBound elapsed → alone.
+//     unusable, or Config.ElectionBound elapsed → alone. The lease is
+//     watched ([Election.Watch]) from entering electing to leaving it: its
+//     changes come back as lease-changed; the busy grace is measured here,
+//     on the machine's clock, from the first busy observation.
 //   - leaseholder: runs the shared server ([Server.Start]); a failed start →
 //     alone, giving the lease back. Its own client leaving → owner-left; the
 //     lease replaced on disk → lease-lost; a signal → exited, giving the
@@ -52,8 +55,10 @@
 //     waiting).
 //   - The server's start, run by the machine: server-started,
 //     server-start-failed.
-//   - cmd, through the input methods: the lease watch ([Machine.LeaseChanged],
-//     [Machine.LeaseReplaced]), the server's session hooks
+//   - The election's lease watch, run by the machine while it elects:
+//     lease-changed.
+//   - cmd, through the input methods: the leaseholder's lease watch
+//     ([Machine.LeaseReplaced]), the server's session hooks
 //     ([Machine.SessionsChanged], [Machine.IdleTimeout]), stdin and the parent
 //     ([Machine.ClientLeft]), signal handling ([Machine.Signal]) and the
 //     bridge ([Machine.BridgeFailed]).
@@ -64,8 +69,8 @@
 // only one that fires triggers; actions and guards run on it. Inputs from any
 // goroutine go into an unbounded FIFO that the loop drains in order, so an
 // input method never blocks, even when called from inside a port the loop is
-// waiting on. Work that may block ([Election.Attempt], [Server.Start]) runs
-// on a goroutine of its own and comes back as an event; a result that no
+// waiting on. Work that may block ([Election.Attempt], [Server.Start], the
+// lease watch) runs on a goroutine of its own and comes back as an event; a result that no
 // longer counts (the election ended or started over) is dropped. A trigger
 // an action fires runs right after the current transition, before any other
 // input (stateless' FiringQueued run-to-completion). Run returns only after

@@ -178,3 +178,27 @@ func TestElecting_ClientLeftReleasesWhatALateAttemptCreated(t *testing.T) {
 		h.exitsWith(Outcome{Reason: "the client left"})
 	})
 }
+
+// The lease is watched while, and only while, the machine elects: a change
+// wakes a waiting election at once, without its poll; once attached, a
+// change is nothing to it.
+func TestElecting_TheLeaseWatchWakesAWaitingElection(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		changes := make(chan struct{})
+		h := start(t, func(cfg *Config) { cfg.Election.(*fakeElection).changes = changes })
+		h.observe(Observation{Class: ClassBinding, Reason: "no URL yet"})
+		h.expect("attempt")
+		changes <- struct{}{} // the lease file was written
+		h.expect("attempt")   // at once: the poll is 100ms away and no time passed
+		h.observe(Observation{Class: ClassLive, URL: "http://127.0.0.1:8741/mcp"})
+		h.expect("=> attached on lease-live", "bridge attach http://127.0.0.1:8741/mcp")
+		select {
+		case changes <- struct{}{}:
+			t.Fatal("the lease is still watched while attached")
+		default:
+		}
+		h.m.ClientLeft()
+		h.expect("bridge stop", "=> exited on client-left")
+		h.exitsWith(Outcome{Reason: "the client left"})
+	})
+}

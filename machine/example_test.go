@@ -56,6 +56,13 @@ func (e *scriptedElection) Attempt(context.Context) machine.Observation {
 func (e *scriptedElection) TakeOver(context.Context, machine.Observation) error { return nil }
 func (e *scriptedElection) Release(context.Context) error                       { return nil }
 
+// Watch reports no change; its channel closes when the election ends.
+func (e *scriptedElection) Watch(ctx context.Context) (<-chan struct{}, error) {
+	out := make(chan struct{})
+	context.AfterFunc(ctx, func() { close(out) })
+	return out, nil
+}
+
 type quietServer struct{}
 
 func (quietServer) Start(context.Context) error { return nil }

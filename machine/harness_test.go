@@ -44,6 +44,7 @@ type fakeElection struct {
 	rec         *recorder
 	results     chan Observation
 	takeOverErr error
+	changes     chan struct{} // lease changes the test makes; nil: none
 }
 
 func (f *fakeElection) Attempt(ctx context.Context) Observation {
@@ -64,6 +65,27 @@ func (f *fakeElection) TakeOver(_ context.Context, obs Observation) error {
 func (f *fakeElection) Release(context.Context) error {
 	f.rec.add("release")
 	return nil
+}
+
+// Watch reports f.changes (nil: none) until ctx ends, then closes.
+func (f *fakeElection) Watch(ctx context.Context) (<-chan struct{}, error) {
+	out := make(chan struct{})
+	go func() {
+		defer close(out)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-f.changes:
+				select {
+				case out <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out, nil
 }
 
 // fakeServer: each Start waits for the test to hand it a result.

@@ -31,8 +31,9 @@ type Machine struct {
 	nextAttempt   uint64
 	attempt       uint64 // the attempt in flight, 0 when none (waiting)
 	cancelAttempt context.CancelFunc
-	obs           Observation // the last observation of this election
-	busySince     time.Time   // first busy observation of an unbroken run
+	unwatch       context.CancelFunc // ends the lease watch of the election; nil outside one
+	obs           Observation        // the last observation of this election
+	busySince     time.Time          // first busy observation of an unbroken run
 	bound, poll   *time.Timer
 
 	// The server.

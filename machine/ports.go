@@ -48,6 +48,13 @@ type Election interface {
 	// count (the client left, a signal came, or the election timed out while
 	// it was linking the lease), so that no lease outlives its reason.
 	Release(ctx context.Context) error
+	// Watch reports changes of the lease (a file written, renamed, removed)
+	// on the channel it returns, until ctx ends; the machine watches while
+	// it elects, so that a waiting election attempts again at once rather
+	// than at its next poll. An error (no lease directory yet) leaves the
+	// election to its poll. Loop; the channel is read by a goroutine of the
+	// machine's.
+	Watch(ctx context.Context) (<-chan struct{}, error)
 }
 
 // Server is the shared server this process runs as leaseholder. It also

@@ -121,6 +121,25 @@ func (e *election) Release(context.Context) error {
 	return err
 }
 
+// Watch relays the lease file's changes while the machine elects.
+func (e *election) Watch(ctx context.Context) (<-chan struct{}, error) {
+	changes, err := registry.Watch(ctx, e.file.Path, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan struct{})
+	go func() {
+		defer close(out)
+		for range changes {
+			select {
+			case out <- struct{}{}:
+			case <-ctx.Done():
+			}
+		}
+	}()
+	return out, nil
+}
+
 // detail is a verdict's reason without its leading "<class> lease: ", which
 // the machine's log line adds itself.
 func detail(v registry.Verdict) string {

@@ -67,7 +67,6 @@ type node struct {
 	causes     []string           // why the last bridge failed
 	everServed bool               // a backend has served the client
 	fatal      error              // nothing could ever serve the client: the exit error
-	unwatch    context.CancelFunc // ends the lease watch of an election under way
 	abandon    context.CancelCauseFunc
 	life       context.Context // ends when the machine has run
 }
@@ -141,7 +140,6 @@ func serveShared(ctx context.Context, env *environment, withClient bool) error {
 	if withClient {
 		go n.serveClient(loopCtx)
 	}
-	n.watchElection(true)
 	var died os.Signal
 	go func() {
 		for ev := range events {
@@ -182,38 +180,9 @@ func (n *node) serveClient(ctx context.Context) {
 	n.m.ClientLeft()
 }
 
-// watchElection starts (on) or ends (off) the lease watch that makes a
-// waiting election read the lease again as soon as it changes; the machine
-// polls only as a fallback. Outside an election nobody needs it.
-func (n *node) watchElection(on bool) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.unwatch != nil {
-		n.unwatch()
-		n.unwatch = nil
-	}
-	if !on {
-		return
-	}
-	ctx, cancel := context.WithCancel(n.life)
-	changes, err := registry.Watch(ctx, n.leasePath, 0, 0)
-	if err != nil { // no directory yet: the first process creates it
-		cancel()
-		n.env.log.Debug("the lease is not watched; a waiting election polls", zap.Error(err))
-		return
-	}
-	n.unwatch = cancel
-	go func() {
-		for range changes {
-			n.m.LeaseChanged()
-		}
-	}()
-}
-
 // transitioned keeps the log's state and the server report in step with
 // the machine.
 func (n *node) transitioned(t machine.Transition) {
-	n.watchElection(t.To == machine.Electing)
 	n.env.state.Set(string(t.To))
 	n.process.setRole(string(t.To))
 	switch t.To {
