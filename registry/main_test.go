@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"majordomus-mcp/internal/testchild"
 	"os"
 	"os/exec"
 	"strings"
@@ -15,15 +16,11 @@ import (
 	"go.uber.org/goleak"
 )
 
-// childEnv selects a child role when the test binary is run again as a
-// helper process (see startChild); childLease names the lease path.
-const (
-	childEnv   = "REGISTRY_TEST_CHILD"
-	childLease = "REGISTRY_TEST_LEASE"
-)
+// childLease names the lease path of a helper process (startChild).
+const childLease = "REGISTRY_TEST_LEASE"
 
 func TestMain(m *testing.M) {
-	if role := os.Getenv(childEnv); role != "" {
+	if role := testchild.Role(); role != "" {
 		os.Exit(runChild(role, os.Getenv(childLease)))
 	}
 	goleak.VerifyTestMain(m)
@@ -52,7 +49,7 @@ func runChild(role, path string) int {
 		// A parent that starts an orphan-to-be sharing its stdin and
 		// stdout, then waits to be killed.
 		orphan := exec.Command(os.Args[0], "-test.run=^$")
-		orphan.Env = append(os.Environ(), childEnv+"=orphan")
+		orphan.Env = append(os.Environ(), testchild.RoleEnv+"=orphan")
 		orphan.Stdin, orphan.Stdout, orphan.Stderr = os.Stdin, os.Stdout, os.Stderr
 		if err := orphan.Start(); err != nil {
 			say("error: %v", err)
@@ -117,76 +114,8 @@ func acquireOutcome(err error) string {
 	}
 }
 
-// child is a helper process running this test binary in a child role.
-type child struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	lines chan string
-}
-
-// startChild starts the test binary in role; it is killed and reaped when
-// the test ends.
-func startChild(t *testing.T, role, leasePath string) *child {
+// startChild runs this test binary in role, on the lease at leasePath.
+func startChild(t *testing.T, role, leasePath string) *testchild.Child {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+role, childLease+"="+leasePath)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	c := &child{cmd: cmd, stdin: stdin, lines: make(chan string, 16)}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer close(c.lines)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			c.lines <- sc.Text()
-		}
-	}()
-	t.Cleanup(func() {
-		stdin.Close()
-		_ = cmd.Process.Kill()
-		<-done
-		_ = cmd.Wait()
-	})
-	return c
-}
-
-// line returns the child's next line of output, failing after 10 s.
-func (c *child) line(t *testing.T) string {
-	t.Helper()
-	select {
-	case l, ok := <-c.lines:
-		if !ok {
-			t.Fatalf("child %d ended without a line", c.cmd.Process.Pid)
-		}
-		return l
-	case <-time.After(10 * time.Second):
-		t.Fatalf("child %d said nothing within 10s", c.cmd.Process.Pid)
-	}
-	return ""
-}
-
-// expect fails unless the child's next line is want.
-func (c *child) expect(t *testing.T, want string) {
-	t.Helper()
-	if got := c.line(t); got != want {
-		t.Fatalf("child %d said %q, want %q", c.cmd.Process.Pid, got, want)
-	}
-}
-
-func (c *child) send(t *testing.T, line string) {
-	t.Helper()
-	if _, err := io.WriteString(c.stdin, line+"\n"); err != nil {
-		t.Fatal(err)
-	}
+	return testchild.Start(t, role, childLease+"="+leasePath)
 }

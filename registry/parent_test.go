@@ -10,11 +10,11 @@ import (
 // changes, on Windows the wait on its parent's handle ends.
 func TestWatchParentSeesTheParentDie(t *testing.T) {
 	middle := startChild(t, "middle", "")
-	middle.expect(t, "watching") // said by the orphan-to-be
-	if err := middle.cmd.Process.Kill(); err != nil {
+	middle.Expect(t, "watching") // said by the orphan-to-be
+	if err := middle.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	if got := middle.line(t); !strings.HasPrefix(got, "orphaned: the parent process ") || !strings.HasSuffix(got, " is gone") {
+	if got := middle.Line(t); !strings.HasPrefix(got, "orphaned: the parent process ") || !strings.HasSuffix(got, " is gone") {
 		t.Fatalf("the orphan said %q", got)
 	}
 }

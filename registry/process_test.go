@@ -53,8 +53,8 @@ func TestAlive_ThisProcess(t *testing.T) {
 
 func TestAlive_ADeadChild(t *testing.T) {
 	c := startChild(t, "sleep", "")
-	c.expect(t, "ready")
-	pid := c.cmd.Process.Pid
+	c.Expect(t, "ready")
+	pid := c.Cmd.Process.Pid
 	start, err := ProcessStart(pid)
 	if err != nil {
 		t.Fatal(err)
@@ -66,8 +66,8 @@ func TestAlive_ADeadChild(t *testing.T) {
 	if got := Alive(pid, start, boot); got != OwnerAlive {
 		t.Fatalf("a running child is %s", got)
 	}
-	c.stdin.Close()
-	if err := c.cmd.Wait(); err != nil {
+	c.Stdin.Close()
+	if err := c.Cmd.Wait(); err != nil {
 		t.Fatalf("child: %v", err)
 	}
 	if got := Alive(pid, start, boot); got != OwnerGone {

@@ -15,14 +15,14 @@ import (
 // not pass for alive for the whole busy grace.
 func TestAlive_AZombieIsGone(t *testing.T) {
 	c := startChild(t, "sleep", "")
-	c.expect(t, "ready")
-	pid := c.cmd.Process.Pid
+	c.Expect(t, "ready")
+	pid := c.Cmd.Process.Pid
 	start, err := ProcessStart(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
 	boot, _ := BootID()
-	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := c.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	// Wait for the kernel to make it a zombie: an event, read from /proc.
@@ -43,5 +43,5 @@ func TestAlive_AZombieIsGone(t *testing.T) {
 	if got := Alive(pid, start, boot); got != OwnerGone {
 		t.Errorf("a zombie is %s, want gone", got)
 	}
-	c.cmd.Wait()
+	c.Cmd.Wait()
 }

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"errors"
+	"majordomus-mcp/internal/testchild"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,19 +63,19 @@ func TestAcquire_RacingProcessesHaveOneWinner(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	children := make([]*child, n)
+	children := make([]*testchild.Child, n)
 	for i := range children {
 		children[i] = startChild(t, "acquire", path)
 	}
 	for _, c := range children {
-		c.expect(t, "ready")
+		c.Expect(t, "ready")
 	}
 	for _, c := range children {
-		c.send(t, "go")
+		c.Send(t, "go")
 	}
 	outcomes := map[string]int{}
 	for _, c := range children {
-		outcomes[c.line(t)]++
+		outcomes[c.Line(t)]++
 	}
 	if outcomes["won"] != 1 || outcomes["lost"] != n-1 {
 		t.Errorf("outcomes = %v, want one won and %d lost", outcomes, n-1)
@@ -116,19 +117,19 @@ func TestTakeOverThenAcquire_RacingProcessesLeaveOneHolder(t *testing.T) {
 	const n = 6
 	path := leasePath(t)
 	writeFile(t, path, []byte(`{"schema":"something/v9"}`))
-	children := make([]*child, n)
+	children := make([]*testchild.Child, n)
 	for i := range children {
 		children[i] = startChild(t, "takeover", path)
 	}
 	for _, c := range children {
-		c.expect(t, "ready")
+		c.Expect(t, "ready")
 	}
 	for _, c := range children {
-		c.send(t, "go")
+		c.Send(t, "go")
 	}
 	removed, won := 0, 0
 	for _, c := range children {
-		out := c.line(t)
+		out := c.Line(t)
 		if strings.HasPrefix(out, "error") {
 			t.Fatalf("child: %s", out)
 		}
@@ -150,14 +151,14 @@ func TestLock_ReleasedByTheKernelWhenItsHolderDies(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := startChild(t, "lock", path)
-	c.expect(t, "locked")
+	c.Expect(t, "locked")
 	if _, err := acquireLock(path, 0); !errors.Is(err, ErrLockTimeout) {
 		t.Fatalf("lock while the child holds it = %v, want ErrLockTimeout", err)
 	}
-	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := c.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.cmd.Wait(); err == nil {
+	if err := c.Cmd.Wait(); err == nil {
 		t.Fatal("the child was not killed")
 	}
 	l, err := acquireLock(path, 0)

@@ -32,6 +32,7 @@ var importRules = map[string]struct {
 	"example":            {nil, nil},
 	"internal/mcpclient": {nil, nil},
 	"internal/testtemp":  {nil, nil},
+	"internal/testchild": {nil, nil},
 	"scenarios":          {[]string{"example", "internal/mcpclient"}, nil},
 	"scenarios/bench":    {[]string{"example", "internal/mcpclient"}, nil},
 	"cmd/majordomus-mcp": {[]string{"machine", "registry", "registry/runtimes", "transport", "fleet", "layer", "surface", "example", "internal/mcpclient"}, nil},
@@ -44,7 +45,7 @@ var standardOnly = []string{"fleet"}
 const module = "majordomus-mcp/"
 
 // testFixtures may be imported by any package's tests.
-var testFixtures = []string{"example", "internal/mcpclient", "internal/testtemp"}
+var testFixtures = []string{"example", "internal/mcpclient", "internal/testtemp", "internal/testchild"}
 
 func TestImportRules(t *testing.T) {
 	root, err := filepath.Abs("../..")

@@ -1,0 +1,96 @@
+// Package testchild runs a test binary again as a helper process in a
+// named role, for tests that need real processes (a lock holder, a
+// zombie, an orphan). The child speaks in lines on stdout; it is killed
+// and reaped when the test ends.
+package testchild
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+// RoleEnv names the role a test binary runs as; its TestMain dispatches on
+// it (see [Role]).
+const RoleEnv = "MAJORDOMUS_TEST_CHILD"
+
+// Role returns the role this process was started in, "" for the test
+// binary itself.
+func Role() string { return os.Getenv(RoleEnv) }
+
+// Child is a helper process running the test binary in a role.
+type Child struct {
+	Cmd   *exec.Cmd
+	Stdin io.WriteCloser
+	lines chan string
+}
+
+// Start starts the test binary in role, with env added to its environment.
+func Start(t *testing.T, role string, env ...string) *Child {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), RoleEnv+"="+role), env...)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &Child{Cmd: cmd, Stdin: stdin, lines: make(chan string, 16)}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(c.lines)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			c.lines <- sc.Text()
+		}
+	}()
+	t.Cleanup(func() {
+		stdin.Close()
+		_ = cmd.Process.Kill()
+		<-done
+		_ = cmd.Wait()
+	})
+	return c
+}
+
+// Line returns the child's next line of output, failing after 10 s.
+func (c *Child) Line(t *testing.T) string {
+	t.Helper()
+	select {
+	case l, ok := <-c.lines:
+		if !ok {
+			t.Fatalf("child %d ended without a line", c.Cmd.Process.Pid)
+		}
+		return l
+	case <-time.After(10 * time.Second):
+		t.Fatalf("child %d said nothing within 10s", c.Cmd.Process.Pid)
+	}
+	return ""
+}
+
+// Expect fails unless the child's next line is want.
+func (c *Child) Expect(t *testing.T, want string) {
+	t.Helper()
+	if got := c.Line(t); got != want {
+		t.Fatalf("child %d said %q, want %q", c.Cmd.Process.Pid, got, want)
+	}
+}
+
+// Send writes one line to the child's stdin.
+func (c *Child) Send(t *testing.T, line string) {
+	t.Helper()
+	if _, err := io.WriteString(c.Stdin, line+"\n"); err != nil {
+		t.Fatal(err)
+	}
+}
