@@ -105,7 +105,7 @@ type Row struct {
 }
 
 // Process is an observed listening majordomus-mcp process
-// (registry.ListeningProcess), with the checkout it was started for.
+// (proc.ListeningProcess), with the checkout it was started for.
 type Process struct {
 	PID        int
 	PPID       int
@@ -120,7 +120,7 @@ type Process struct {
 	Checkout string
 }
 
-// PID is what the system says about a pid (registry.Presence).
+// PID is what the system says about a pid (proc.Presence).
 type PID struct {
 	Known  bool
 	Exists bool

@@ -1,11 +1,11 @@
 // Package registry owns the lease file: the one file on disk that says which
 // process runs a checkout's shared server. It reads, judges, writes, takes
-// over and watches that file, and observes the processes it names. It also
-// keeps the evidence of fleet inventories: the runtime registry and the
-// observation of listening servers (the last two sections). It knows
-// nothing of the per-process state machine: it answers with values (a
-// [Verdict], an [Observation], a [Change]) and sentinel errors, and cmd turns
-// them into the machine's facts. It imports no other project package.
+// over and watches that file; whether the process it names still runs is
+// registry/proc's to say, and the fleet's runtime registry is
+// registry/runtimes'. It knows nothing of the per-process state machine: it
+// answers with values (a [Verdict], an [Observation], a [Change]) and
+// sentinel errors, and cmd turns them into the machine's facts. Of this
+// project it imports registry/proc alone.
 //
 // # Layout and permissions
 //
@@ -93,17 +93,13 @@
 //
 // An owner is alive only if its pid exists (kill(pid, 0) succeeds or fails
 // with EPERM; OpenProcess on Windows), its start time equals the recorded
-// one and the recorded boot id is this boot's ([Env.Alive], [SameBoot]).
+// one and the recorded boot id is this boot's (proc.Env.Alive, proc.SameBoot).
 // Another boot, a recycled pid, no such pid or an exited process not yet
 // reaped mean gone.
 //
-// Every operating-system fact sits in a per-OS file behind one portable
-// function: process_{linux,darwin,windows,other}.go (a process's start
-// token, the boot's identity, the clock start tokens are read in),
-// leasefs_{unix,windows,other}.go (the lock, no-follow opens, unlink,
-// replace), listening_*.go (observation), parent_*.go ([WatchParent]).
-// What they compute from the system's answers sits in untagged files
-// (procfs.go, darwin*.go, win*.go) whose tests run on every system.
+// The lease's operating-system facts sit in leasefs_{unix,windows,other}.go
+// (the lock, no-follow opens, unlink, replace); winfile.go holds what is
+// judged of Windows' answers, in a file whose tests run on every system.
 //
 // # Clocks
 //
@@ -136,15 +132,4 @@
 //
 // Hard links are used where the file system has them (every local Linux
 // and macOS one, NTFS).
-//
-// # Process observation
-//
-// [ObserveListening] observes the processes of this user that run a
-// majordomus-mcp executable and hold a listening TCP socket, with their
-// start times: the evidence that a server exists, which no row can give
-// (Linux: /proc only, no command, no signal; macOS: sysctl and lsof;
-// Windows: a process snapshot and the TCP table). [Env.Presence] says
-// whether a pid exists and since when, so that a recycled pid is told from
-// a dead one. [BootTicks] reads the clock that start times are counted on,
-// so that "started before it registered" compares readings of one clock.
 package registry

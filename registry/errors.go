@@ -36,16 +36,7 @@ var (
 	// majordomus-mcp-lease/v1 document.
 	ErrLeaseCorrupt = errors.New("registry: corrupt lease")
 
-	// ErrProcessEnded is returned by [ProcessStart] for a process that has
-	// exited but not yet been reaped (a zombie): it answers signal 0, yet
-	// it serves nothing any more.
-	ErrProcessEnded = errors.New("registry: process ended")
-
 	// ErrBadProfile is returned by [ValidateProfile] for a profile name that
 	// cannot be part of a file name.
 	ErrBadProfile = errors.New("registry: invalid profile name")
-
-	// ErrListingUnavailable is returned by [ProcScan.Listening] when the
-	// kernel's socket tables cannot be read, so no process can be observed.
-	ErrListingUnavailable = errors.New("registry: process listing unavailable")
 )

@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"majordomus-mcp/internal/testtemp"
+	"majordomus-mcp/registry/proc"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,7 +59,7 @@ func FuzzJudge(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte, age int64, owner, probe uint8, _ int64) { // the last was how long it was busy, which the judge no longer weighs
 		in := Input{
 			Found: Regular, Raw: raw, Age: time.Duration(age),
-			Owner:      Liveness(owner % 3),
+			Owner:      proc.Liveness(owner % 3),
 			Probe:      ProbeResult{Status: ProbeStatus(probe % 3), Reason: "fuzz"},
 			Executable: ourExe, Version: ourVersion,
 		}
@@ -79,7 +80,7 @@ func FuzzObserve(f *testing.F) {
 		o := &Observer{
 			Path: path, RepositoryID: probeRepo, Executable: ourExe, Version: ourVersion,
 			Probe: countingProbe(ProbeResult{Status: ProbeFailed, Reason: "fuzz"}, &calls),
-			Env:   Env{Signal0: func(int) error { return syscall.ESRCH }},
+			Env:   proc.Env{Signal0: func(int) error { return syscall.ESRCH }},
 		}
 		obs, err := o.Observe(context.Background())
 		if err != nil {

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"fmt"
+	"majordomus-mcp/registry/proc"
 	"strconv"
 	"strings"
 	"time"
@@ -89,7 +90,7 @@ type Input struct {
 	// as zero.
 	Age time.Duration
 	// Owner is the liveness of the decoded document's owner.
-	Owner Liveness
+	Owner proc.Liveness
 	// Probe is the result of probing the document's URL.
 	Probe ProbeResult
 	// Executable and Version describe the judging process.
@@ -145,7 +146,7 @@ func Judge(in Input) Verdict {
 
 	if !doc.HasURL() {
 		switch {
-		case in.Owner == OwnerGone:
+		case in.Owner == proc.OwnerGone:
 			return verdict(Abandoned, "abandoned lease: its owner never published a URL ("+pid+" is gone)")
 		case age >= t.BindGrace:
 			return verdict(Abandoned, fmt.Sprintf("abandoned lease: its owner never published a URL (%s old, grace %s)", round(age), t.BindGrace))
@@ -161,12 +162,12 @@ func Judge(in Input) Verdict {
 		v.Class, v.Reason = Unprobed, "unprobed lease: the server it names at "+url+" has not been probed"
 	case in.Probe.Status == ProbeOK:
 		v.Class, v.Reason = Live, "live lease: the server at "+url+" answers for this checkout"
-	case in.Owner == OwnerGone:
+	case in.Owner == proc.OwnerGone:
 		v.Class = Stale
 		v.Reason = "stale lease: the server it names at " + url + " does not answer for this checkout and its owner (" + pid + ") is gone (" + in.Probe.Reason + ")"
 	default:
 		owner := "its owner (" + pid + ") is alive"
-		if in.Owner == OwnerUnknown {
+		if in.Owner == proc.OwnerUnknown {
 			owner = "whether its owner (" + pid + ") is alive cannot be told"
 		}
 		v.Class = Busy

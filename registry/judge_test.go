@@ -3,6 +3,7 @@ package registry
 import (
 	"encoding/json"
 	"majordomus-mcp/internal/testtemp"
+	"majordomus-mcp/registry/proc"
 	"strings"
 	"testing"
 	"time"
@@ -73,27 +74,27 @@ func TestJudge(t *testing.T) {
 		{name: "type error", in: Input{Found: Regular, Raw: []byte(`{"schema":"majordomus-mcp-lease/v1","pid":"x"}`)}, class: Corrupt, reason: "document (json: cannot unmarshal"},
 		{name: "too large", in: Input{Found: Regular, Raw: []byte(`{"schema":"majordomus-mcp-lease/v1","x":"` + strings.Repeat("a", MaxLeaseSize) + `"}`)}, class: Corrupt, reason: "larger than"},
 
-		{name: "no URL, owner alive, new", in: Input{Found: Regular, Raw: bound(noURL), Owner: OwnerAlive, Age: time.Second}, class: Binding, reason: "has not published a URL yet"},
-		{name: "no URL, owner unknown, new", in: Input{Found: Regular, Raw: bound(noURL), Owner: OwnerUnknown}, class: Binding},
-		{name: "empty URL string counts as none", in: Input{Found: Regular, Raw: bound(func(l *Lease) { s := ""; l.URL = &s }), Owner: OwnerAlive}, class: Binding},
-		{name: "no URL, owner alive, exactly the grace old", in: Input{Found: Regular, Raw: bound(noURL), Owner: OwnerAlive, Age: bind}, class: Abandoned, reason: "abandoned lease: its owner never published a URL"},
-		{name: "no URL, owner gone, new", in: Input{Found: Regular, Raw: bound(noURL), Owner: OwnerGone}, class: Abandoned, reason: "pid 4242 is gone"},
+		{name: "no URL, owner alive, new", in: Input{Found: Regular, Raw: bound(noURL), Owner: proc.OwnerAlive, Age: time.Second}, class: Binding, reason: "has not published a URL yet"},
+		{name: "no URL, owner unknown, new", in: Input{Found: Regular, Raw: bound(noURL), Owner: proc.OwnerUnknown}, class: Binding},
+		{name: "empty URL string counts as none", in: Input{Found: Regular, Raw: bound(func(l *Lease) { s := ""; l.URL = &s }), Owner: proc.OwnerAlive}, class: Binding},
+		{name: "no URL, owner alive, exactly the grace old", in: Input{Found: Regular, Raw: bound(noURL), Owner: proc.OwnerAlive, Age: bind}, class: Abandoned, reason: "abandoned lease: its owner never published a URL"},
+		{name: "no URL, owner gone, new", in: Input{Found: Regular, Raw: bound(noURL), Owner: proc.OwnerGone}, class: Abandoned, reason: "pid 4242 is gone"},
 
-		{name: "URL not probed yet", in: Input{Found: Regular, Raw: valid, Owner: OwnerAlive}, class: Unprobed, probe: true},
-		{name: "URL answers", in: Input{Found: Regular, Raw: valid, Owner: OwnerAlive, Probe: okProbe}, class: Live, probe: true, reason: "http://127.0.0.1:8741"},
-		{name: "URL answers, owner gone", in: Input{Found: Regular, Raw: valid, Owner: OwnerGone, Probe: okProbe}, class: Live, probe: true},
-		{name: "URL silent, owner gone", in: Input{Found: Regular, Raw: valid, Owner: OwnerGone, Probe: failedProbe}, class: Stale, probe: true,
+		{name: "URL not probed yet", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerAlive}, class: Unprobed, probe: true},
+		{name: "URL answers", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerAlive, Probe: okProbe}, class: Live, probe: true, reason: "http://127.0.0.1:8741"},
+		{name: "URL answers, owner gone", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerGone, Probe: okProbe}, class: Live, probe: true},
+		{name: "URL silent, owner gone", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerGone, Probe: failedProbe}, class: Stale, probe: true,
 			reason: "stale lease: the server it names at http://127.0.0.1:8741 does not answer for this checkout and its owner (pid 4242) is gone"},
-		{name: "URL silent, owner alive", in: Input{Found: Regular, Raw: valid, Owner: OwnerAlive, Probe: failedProbe}, class: Busy, probe: true, reason: "busy lease:"},
-		{name: "URL silent, owner unknown", in: Input{Found: Regular, Raw: valid, Owner: OwnerUnknown, Probe: failedProbe}, class: Busy, probe: true, reason: "cannot be told"},
+		{name: "URL silent, owner alive", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerAlive, Probe: failedProbe}, class: Busy, probe: true, reason: "busy lease:"},
+		{name: "URL silent, owner unknown", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerUnknown, Probe: failedProbe}, class: Busy, probe: true, reason: "cannot be told"},
 		// How long it has been busy is the machine's to weigh: the judge
 		// says busy however old the lease is.
-		{name: "busy however old", in: Input{Found: Regular, Raw: valid, Owner: OwnerAlive, Probe: failedProbe, Age: 24 * time.Hour}, class: Busy, probe: true},
+		{name: "busy however old", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerAlive, Probe: failedProbe, Age: 24 * time.Hour}, class: Busy, probe: true},
 
 		{name: "superseded by mtime", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Executable.MTime-- })}, class: Superseded,
 			reason: "superseded lease: the server was started from /opt/bin/majordomus-mcp and that file has been replaced since"},
 		{name: "superseded by size", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Executable.Size++ })}, class: Superseded},
-		{name: "superseded without a URL", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.URL = nil; l.Executable.Size++ }), Owner: OwnerAlive}, class: Superseded},
+		{name: "superseded without a URL", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.URL = nil; l.Executable.Size++ }), Owner: proc.OwnerAlive}, class: Superseded},
 		{name: "same executable makes no claim", in: Input{Found: Regular, Raw: valid, Probe: okProbe}, class: Live, probe: true},
 		{name: "another path makes no claim", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Executable.Path = "/usr/bin/majordomus-mcp"; l.Executable.MTime = 1 }), Probe: okProbe}, class: Live, probe: true},
 		{name: "no executable makes no claim", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Executable = nil }), Probe: okProbe}, class: Live, probe: true},

@@ -95,7 +95,7 @@ func openedID(f *os.File, _ fs.FileInfo) fileID {
 	if err := windows.GetFileInformationByHandle(windows.Handle(f.Fd()), &info); err != nil {
 		return fileID{}
 	}
-	return fileID{dev: uint64(info.VolumeSerialNumber), ino: filetimeTicks(info.FileIndexHigh, info.FileIndexLow)}
+	return fileID{dev: uint64(info.VolumeSerialNumber), ino: uint64(info.FileIndexHigh)<<32 | uint64(info.FileIndexLow)}
 }
 
 // unlink removes the name path itself: a file, or a link (a directory

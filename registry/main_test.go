@@ -8,7 +8,6 @@ import (
 	"io"
 	"majordomus-mcp/internal/testchild"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -45,25 +44,6 @@ func runChild(role, path string) int {
 	lf := &LeaseFile{Path: path, LockWait: 10 * time.Second}
 
 	switch role {
-	case "middle":
-		// A parent that starts an orphan-to-be sharing its stdin and
-		// stdout, then waits to be killed.
-		orphan := exec.Command(os.Args[0], "-test.run=^$")
-		orphan.Env = append(os.Environ(), testchild.RoleEnv+"=orphan")
-		orphan.Stdin, orphan.Stdout, orphan.Stderr = os.Stdin, os.Stdout, os.Stderr
-		if err := orphan.Start(); err != nil {
-			say("error: %v", err)
-			return 1
-		}
-		_, _ = io.Copy(io.Discard, in)
-	case "orphan":
-		gone := WatchParent(context.Background())
-		say("watching")
-		say("orphaned: %s", <-gone)
-		_, _ = io.Copy(io.Discard, in) // until the test ends
-	case "sleep":
-		say("ready")
-		_, _ = io.Copy(io.Discard, in)
 	case "lock":
 		l, err := acquireLock(path, 10*time.Second)
 		if err != nil {

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"majordomus-mcp/registry/proc"
 )
 
 // ProbeTarget is what a probe asks: does the server at URL answer for the
@@ -26,7 +27,7 @@ type Observation struct {
 	Snapshot
 	// Lease is the decoded document, nil unless it is a valid one.
 	Lease   *Lease
-	Owner   Liveness
+	Owner   proc.Liveness
 	Verdict Verdict
 }
 
@@ -49,7 +50,7 @@ type Observer struct {
 	// Probe probes a lease's URL; nil counts every probe as failed.
 	Probe ProbeFunc
 	// Env is the host; the zero Env is the real one.
-	Env Env
+	Env proc.Env
 }
 
 // Observe reads the lease path (never following a symbolic link), decodes
@@ -57,7 +58,7 @@ type Observer struct {
 // that, and judges it. It fails only when ctx ends.
 func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 	snap := Read(o.Path)
-	now := o.Env.now()
+	now := o.Env.Time()
 	obs := Observation{Path: o.Path, Snapshot: snap}
 	in := Input{
 		Found:      snap.Found,

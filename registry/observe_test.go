@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"errors"
+	"majordomus-mcp/registry/proc"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -51,7 +52,7 @@ func TestObserver_BusyStaysBusyAndIsTakenOverOnlyAsJudged(t *testing.T) {
 	o := &Observer{
 		Path: path, RepositoryID: probeRepo, Executable: ourExe, Version: ourVersion,
 		Probe: countingProbe(ProbeResult{Status: ProbeFailed, Reason: "connection refused"}, &calls),
-		Env:   Env{Now: clock.Now},
+		Env:   proc.Env{Now: clock.Now},
 	}
 	expect := func(want Class) Observation {
 		t.Helper()
@@ -59,7 +60,7 @@ func TestObserver_BusyStaysBusyAndIsTakenOverOnlyAsJudged(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if obs.Verdict.Class != want || obs.Owner != OwnerAlive {
+		if obs.Verdict.Class != want || obs.Owner != proc.OwnerAlive {
 			t.Fatalf("verdict %+v, owner %s; want %s with a live owner", obs.Verdict, obs.Owner, want)
 		}
 		return obs
@@ -172,7 +173,7 @@ func TestAcquirePublishObserve_Live(t *testing.T) {
 	}
 	o := &Observer{Path: path, RepositoryID: probeRepo, Executable: exe, Version: "1.0.0", Probe: HTTPProbe(time.Second)}
 	obs, err := o.Observe(context.Background())
-	if err != nil || obs.Verdict.Class != Binding || obs.Owner != OwnerAlive {
+	if err != nil || obs.Verdict.Class != Binding || obs.Owner != proc.OwnerAlive {
 		t.Fatalf("before Publish: %+v owner %s (%v), want binding with a live owner", obs.Verdict, obs.Owner, err)
 	}
 	if err := lf.Publish(srv.URL); err != nil {

@@ -11,6 +11,7 @@ import "time"
 // open without sharing deletion.
 const (
 	winErrorFileNotFound     = 2
+	winErrorAccessDenied     = 5
 	winErrorSharingViolation = 32
 	winErrorLockViolation    = 33
 )

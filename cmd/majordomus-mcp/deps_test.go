@@ -23,8 +23,9 @@ var importRules = map[string]struct {
 	forbidden []string
 }{
 	"machine":            {nil, []string{"github.com/mark3labs/mcp-go", "github.com/fsnotify/fsnotify", "net/http", "os/exec", "os/signal"}},
-	"registry":           {nil, []string{"github.com/mark3labs/mcp-go", "os/signal", "database/sql", "modernc.org/sqlite"}},
-	"registry/runtimes":  {[]string{"registry", "fleet"}, []string{"github.com/mark3labs/mcp-go", "os/signal"}},
+	"registry":           {[]string{"registry/proc"}, []string{"github.com/mark3labs/mcp-go", "os/signal", "database/sql", "modernc.org/sqlite"}},
+	"registry/proc":      {nil, []string{"github.com/mark3labs/mcp-go", "github.com/fsnotify/fsnotify", "os/signal", "database/sql", "modernc.org/sqlite", "net/http"}},
+	"registry/runtimes":  {[]string{"registry", "registry/proc", "fleet"}, []string{"github.com/mark3labs/mcp-go", "os/signal"}},
 	"fleet":              {nil, []string{"os", "syscall", "net", "io/fs", "database/sql", "modernc.org/sqlite", "github.com/mark3labs/mcp-go", "github.com/fsnotify/fsnotify"}},
 	"transport":          {nil, []string{"github.com/fsnotify/fsnotify", "os/signal"}},
 	"layer":              {nil, []string{"github.com/mark3labs/mcp-go", "net/http"}},
@@ -35,7 +36,7 @@ var importRules = map[string]struct {
 	"internal/testchild": {nil, nil},
 	"scenarios":          {[]string{"example", "internal/mcpclient"}, nil},
 	"scenarios/bench":    {[]string{"example", "internal/mcpclient"}, nil},
-	"cmd/majordomus-mcp": {[]string{"machine", "registry", "registry/runtimes", "transport", "fleet", "layer", "surface", "example", "internal/mcpclient"}, nil},
+	"cmd/majordomus-mcp": {[]string{"machine", "registry", "registry/proc", "registry/runtimes", "transport", "fleet", "layer", "surface", "example", "internal/mcpclient"}, nil},
 }
 
 // standardOnly are the packages that may depend on the standard library

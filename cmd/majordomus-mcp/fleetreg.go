@@ -13,6 +13,7 @@ import (
 	"majordomus-mcp/fleet"
 	"majordomus-mcp/layer"
 	"majordomus-mcp/registry"
+	"majordomus-mcp/registry/proc"
 	"majordomus-mcp/registry/runtimes"
 )
 
@@ -76,13 +77,13 @@ func (s *sharedServer) row(instance, url string) fleet.Row {
 		PID:             os.Getpid(),
 		RegisteredAt:    time.Now(),
 	}
-	r.Cohort, r.CohortSource, r.ParentPID, r.ParentStart = clientCohort(os.Getenv(cohortEnv), os.Getppid(), registry.ProcessStart)
+	r.Cohort, r.CohortSource, r.ParentPID, r.ParentStart = clientCohort(os.Getenv(cohortEnv), os.Getppid(), proc.ProcessStart)
 	if self, err := registry.Self(); err == nil {
 		r.ProcessStart, r.BootID, r.Executable = self.Start, self.BootID, self.Executable.Path
 	}
 	// Read last: the registration is after everything above, and a zero
 	// (unreadable) clock makes the row agree with no process at all.
-	r.RegisteredTicks, _ = registry.BootTicks()
+	r.RegisteredTicks, _ = proc.BootTicks()
 	return r
 }
 

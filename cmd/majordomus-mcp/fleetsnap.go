@@ -9,6 +9,7 @@ import (
 	"majordomus-mcp/fleet"
 	"majordomus-mcp/layer"
 	"majordomus-mcp/registry"
+	"majordomus-mcp/registry/proc"
 	"majordomus-mcp/registry/runtimes"
 )
 
@@ -27,7 +28,7 @@ type fleetScope struct {
 
 // takeInventory gathers the snapshot — the registry's rows (read-only),
 // the listening majordomus-mcp processes of this user
-// (registry.ObserveListening), whether the rows' pids exist — and
+// (proc.ObserveListening), whether the rows' pids exist — and
 // classifies it. It writes nothing, and the only signal it sends is
 // signal 0.
 func takeInventory(ctx context.Context, sc fleetScope) fleet.Inventory {
@@ -41,14 +42,14 @@ func takeInventory(ctx context.Context, sc fleetScope) fleet.Inventory {
 	if sc.rosterErr != nil {
 		snap.RosterError = sc.rosterErr.Error()
 	}
-	snap.BootID, _ = registry.BootID() // "" never equals a recorded boot: every row is then stale, never live
-	snap.SameBoot = registry.SameBoot
+	snap.BootID, _ = proc.BootID() // "" never equals a recorded boot: every row is then stale, never live
+	snap.SameBoot = proc.SameBoot
 
 	rows, err := readRows(ctx, sc)
 	if err != nil {
 		snap.RegistryError = err.Error()
 	}
-	host := registry.Env{}
+	host := proc.Env{}
 	snap.Rows = rows
 	for _, r := range rows {
 		if _, done := snap.PIDs[r.PID]; !done {
@@ -57,7 +58,7 @@ func takeInventory(ctx context.Context, sc fleetScope) fleet.Inventory {
 		}
 	}
 
-	listing, err := registry.ObserveListening(serverNames())
+	listing, err := proc.ObserveListening(serverNames())
 	if err != nil {
 		snap.ObservationError = err.Error()
 	}
@@ -89,7 +90,7 @@ func serverNames() []string {
 // fleetProcess converts an observed process, finding the checkout it was
 // started for the way it found it: from its --repo, else its working
 // directory, upwards to the nearest .ai/manifest.yaml.
-func fleetProcess(p registry.ListeningProcess) fleet.Process {
+func fleetProcess(p proc.ListeningProcess) fleet.Process {
 	out := fleet.Process{
 		PID: p.PID, PPID: p.PPID, Start: p.Start, Executable: p.Executable, Listen: p.Listen,
 		StartDir: fleet.StartDir(p.Args, p.Cwd),

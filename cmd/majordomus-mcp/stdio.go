@@ -8,7 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"majordomus-mcp/registry"
+	"majordomus-mcp/registry/proc"
 	"majordomus-mcp/transport"
 )
 
@@ -85,7 +85,7 @@ type clientEvent struct {
 func watchClient(ctx context.Context, env *environment) <-chan clientEvent {
 	events := make(chan clientEvent, 4)
 	registered := env.signals // registerSignals ran when the command began
-	parentGone := registry.WatchParent(ctx)
+	parentGone := proc.WatchParent(ctx)
 	go func() {
 		defer close(events) // its readers end with it
 		var signals chan os.Signal

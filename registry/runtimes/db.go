@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"majordomus-mcp/fleet"
 	"majordomus-mcp/registry"
+	"majordomus-mcp/registry/proc"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,7 +43,7 @@ const columns = `runtime_id, profile, role, state, repository_root, repository_i
 type DB struct {
 	// Env tells which rows' processes are gone, for pruning; the zero Env is
 	// the real host.
-	Env  registry.Env
+	Env  proc.Env
 	db   *sql.DB
 	path string
 }
@@ -166,7 +167,7 @@ func (r *DB) goneRows(ctx context.Context, tx *sql.Tx, row fleet.Row) ([]string,
 		if err := rows.Scan(&id, &pid, &start, &boot); err != nil {
 			return nil, fmt.Errorf("reading the rows to prune: %w", err)
 		}
-		if r.Env.Alive(int(pid), uint64(start), boot) == registry.OwnerGone {
+		if r.Env.Alive(int(pid), uint64(start), boot) == proc.OwnerGone {
 			gone = append(gone, id)
 		}
 	}

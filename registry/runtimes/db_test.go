@@ -7,7 +7,7 @@ import (
 	"errors"
 	"majordomus-mcp/fleet"
 	"majordomus-mcp/internal/testtemp"
-	"majordomus-mcp/registry"
+	"majordomus-mcp/registry/proc"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -30,7 +30,7 @@ func testRow(id, profile string, pid int) fleet.Row {
 	}
 }
 
-func register(t *testing.T, path string, env registry.Env, rows ...fleet.Row) {
+func register(t *testing.T, path string, env proc.Env, rows ...fleet.Row) {
 	t.Helper()
 	ctx := context.Background()
 	rt, err := Open(ctx, path)
@@ -56,7 +56,7 @@ func readRows(t *testing.T, path string) []fleet.Row {
 }
 
 // allAlive is a host on which every pid runs as recorded, in boot-1.
-var allAlive = registry.Env{
+var allAlive = proc.Env{
 	Signal0:      func(int) error { return nil },
 	ProcessStart: func(int) (uint64, error) { return 4242, nil },
 	BootID:       func() (string, error) { return "boot-1", nil },
@@ -101,7 +101,7 @@ func TestRegisterReadSetStateRemove(t *testing.T) {
 func TestRegisterPrunesOnlyProvablyGoneRowsOfItsSlotAndOtherBoots(t *testing.T) {
 	path := filepath.Join(testtemp.Dir(t), "registry.db")
 	dead := map[int]bool{20: true, 21: true, 22: true}
-	env := registry.Env{
+	env := proc.Env{
 		Signal0: func(pid int) error {
 			if dead[pid] {
 				return syscall.ESRCH

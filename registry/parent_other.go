@@ -1,9 +1,0 @@
-//go:build !unix && !windows
-
-package registry
-
-import "context"
-
-// WatchParent cannot watch the parent here: only stdin's end ends the
-// session.
-func WatchParent(context.Context) <-chan string { return make(chan string) }

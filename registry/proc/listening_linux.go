@@ -1,0 +1,144 @@
+package proc
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+func observeListening(names []string) (Listening, error) {
+	return ProcScan{Names: names}.Listening(os.Geteuid())
+}
+
+// ProcScan observes processes through a /proc file system, reading only:
+// it sends no signal and starts no command.
+type ProcScan struct {
+	// Root is the /proc mount; "" is /proc. Tests point it at a fake tree.
+	Root string
+	// Names are the executable base names that are majordomus-mcp.
+	Names []string
+}
+
+func (p ProcScan) path(parts ...string) string {
+	root := p.Root
+	if root == "" {
+		root = "/proc"
+	}
+	return filepath.Join(append([]string{root}, parts...)...)
+}
+
+// Listening returns the processes owned by uid that run one of p.Names and
+// hold a listening TCP socket (IPv4 or IPv6). Sockets are matched by inode:
+// /proc/net/tcp{,6} list the listening ones, /proc/<pid>/fd links name the
+// sockets a process holds. It fails ([ErrListingUnavailable]) only when the
+// socket table cannot be read; a process that exits meanwhile is skipped.
+// The socket tables are those of the observer's network namespace.
+func (p ProcScan) Listening(uid int) (Listening, error) {
+	sockets, err := p.listeningSockets()
+	if err != nil {
+		return Listening{}, err
+	}
+	entries, err := os.ReadDir(p.path())
+	if err != nil {
+		return Listening{}, fmt.Errorf("%w: %v", ErrListingUnavailable, err)
+	}
+	var out Listening
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid <= 0 {
+			continue
+		}
+		proc, ok, err := p.inspect(pid, uid, sockets)
+		switch {
+		case err != nil:
+			out.Uninspectable = append(out.Uninspectable, pid)
+		case ok:
+			out.Processes = append(out.Processes, proc)
+		}
+	}
+	return out, nil
+}
+
+// inspect reads one pid: ok when it is a listening majordomus-mcp of uid;
+// an error when it runs a majordomus-mcp executable but its sockets cannot
+// be read. Anything else (another user, another program, gone) is skipped.
+func (p ProcScan) inspect(pid, uid int, sockets map[string]string) (ListeningProcess, bool, error) {
+	dir := strconv.Itoa(pid)
+	fi, err := os.Stat(p.path(dir))
+	if err != nil {
+		return ListeningProcess{}, false, nil
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != uid {
+		return ListeningProcess{}, false, nil
+	}
+	exe, err := os.Readlink(p.path(dir, "exe"))
+	if err != nil || !slices.Contains(p.Names, filepath.Base(strings.TrimSuffix(exe, " (deleted)"))) {
+		return ListeningProcess{}, false, nil
+	}
+	fds, err := os.ReadDir(p.path(dir, "fd"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return ListeningProcess{}, false, nil
+	}
+	if err != nil {
+		return ListeningProcess{}, false, err
+	}
+	var listen []string
+	for _, fd := range fds {
+		target, err := os.Readlink(p.path(dir, "fd", fd.Name()))
+		if err != nil {
+			continue
+		}
+		inode, ok := strings.CutPrefix(target, "socket:[")
+		if !ok {
+			continue
+		}
+		if addr, ok := sockets[strings.TrimSuffix(inode, "]")]; ok && !slices.Contains(listen, addr) {
+			listen = append(listen, addr)
+		}
+	}
+	if len(listen) == 0 {
+		return ListeningProcess{}, false, nil
+	}
+	slices.Sort(listen)
+	stat, err := os.ReadFile(p.path(dir, "stat"))
+	if err != nil {
+		return ListeningProcess{}, false, nil
+	}
+	ppid, start, err := parsePPIDAndStart(stat)
+	if err != nil {
+		return ListeningProcess{}, false, err
+	}
+	proc := ListeningProcess{PID: pid, PPID: ppid, Start: start, Executable: exe, Listen: listen}
+	if raw, err := os.ReadFile(p.path(dir, "cmdline")); err == nil {
+		proc.Args = strings.Split(strings.TrimSuffix(string(raw), "\x00"), "\x00")
+	}
+	proc.Cwd, _ = os.Readlink(p.path(dir, "cwd"))
+	return proc, true, nil
+}
+
+// listeningSockets maps the inode of every listening TCP socket to its
+// address. /proc/net/tcp must be readable; tcp6 is absent without IPv6.
+func (p ProcScan) listeningSockets() (map[string]string, error) {
+	sockets := map[string]string{}
+	for _, name := range []string{"tcp", "tcp6"} {
+		f, err := os.Open(p.path("net", name))
+		if name == "tcp6" && errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrListingUnavailable, err)
+		}
+		err = parseSocketTable(f, sockets)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrListingUnavailable, name, err)
+		}
+	}
+	return sockets, nil
+}

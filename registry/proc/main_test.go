@@ -1,0 +1,56 @@
+package proc
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"majordomus-mcp/internal/testchild"
+)
+
+func TestMain(m *testing.M) {
+	if role := testchild.Role(); role != "" {
+		os.Exit(runChild(role))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// runChild is the body of a helper process: it speaks in lines on stdout
+// and lives until its stdin ends (or it is killed).
+func runChild(role string) int {
+	say := func(format string, args ...any) { fmt.Printf(format+"\n", args...) }
+	switch role {
+	case "sleep":
+		say("ready")
+	case "middle":
+		// A parent that starts an orphan-to-be sharing its stdin and
+		// stdout, then waits to be killed.
+		orphan := exec.Command(os.Args[0], "-test.run=^$")
+		orphan.Env = append(os.Environ(), testchild.RoleEnv+"=orphan")
+		orphan.Stdin, orphan.Stdout, orphan.Stderr = os.Stdin, os.Stdout, os.Stderr
+		if err := orphan.Start(); err != nil {
+			say("error: %v", err)
+			return 1
+		}
+	case "orphan":
+		gone := WatchParent(context.Background())
+		say("watching")
+		say("orphaned: %s", <-gone)
+	default:
+		say("error: unknown role %q", role)
+		return 2
+	}
+	_, _ = io.Copy(io.Discard, os.Stdin) // until the test ends
+	return 0
+}
+
+// startChild runs this test binary in role.
+func startChild(t *testing.T, role string) *testchild.Child {
+	t.Helper()
+	return testchild.Start(t, role)
+}

@@ -1,0 +1,41 @@
+package proc
+
+import (
+	"errors"
+	"syscall"
+)
+
+// Presence is what the system says about a pid now: whether a
+// process has it, and since when. Unlike [Env.Alive] it judges nothing
+// against a recorded identity, so that the caller can tell "no such pid"
+// from "a recycled pid".
+type Presence struct {
+	// Known is false when nothing could be told (signal 0 failed with
+	// another error than ESRCH or EPERM, or the system would not give the
+	// start time of a pid that exists).
+	Known bool
+	// Exists: some process has the pid.
+	Exists bool
+	// Start is that process's start token ([ProcessStart]).
+	Start uint64
+}
+
+// Presence tells whether pid exists, with signal 0 (nothing is delivered),
+// and when the process that has it started.
+func (e Env) Presence(pid int) Presence {
+	if pid <= 0 {
+		return Presence{}
+	}
+	switch err := e.signal0(pid); {
+	case err == nil, errors.Is(err, syscall.EPERM):
+	case errors.Is(err, syscall.ESRCH):
+		return Presence{Known: true}
+	default:
+		return Presence{}
+	}
+	start, err := e.processStart(pid)
+	if err != nil {
+		return Presence{Exists: true}
+	}
+	return Presence{Known: true, Exists: true, Start: start}
+}

@@ -1,0 +1,47 @@
+//go:build unix
+
+package proc
+
+import (
+	"errors"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A child that exited but was not reaped (a zombie) answers signal 0, yet it
+// is gone: a leaseholder killed -9 under a parent that does not reap must
+// not pass for alive for the whole busy grace.
+func TestAlive_AZombieIsGone(t *testing.T) {
+	c := startChild(t, "sleep")
+	c.Expect(t, "ready")
+	pid := c.Cmd.Process.Pid
+	start, err := ProcessStart(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	boot, _ := BootID()
+	if err := c.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the kernel to make it a zombie: an event, read from /proc.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := ProcessStart(pid)
+		if errors.Is(err, ErrProcessEnded) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the killed child never became a zombie: %v", err)
+		}
+		runtime.Gosched()
+	}
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("a zombie answers signal 0, this one said %v", err)
+	}
+	if got := Alive(pid, start, boot); got != OwnerGone {
+		t.Errorf("a zombie is %s, want gone", got)
+	}
+	c.Cmd.Wait()
+}

@@ -1,0 +1,134 @@
+package proc
+
+// The formats of Linux's /proc, parsed without touching the system so that
+// their tests run on every operating system; process_linux.go and
+// listening_linux.go read the files.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+)
+
+// ticksPerSecond is USER_HZ, the unit of /proc's clock ticks. It is 100 on
+// every Linux architecture Go supports, and /proc reports in it whatever
+// the kernel's own HZ is.
+const ticksPerSecond = 100
+
+// parseStat extracts field 22 (starttime) of a /proc/<pid>/stat line. The
+// second field is the command in parentheses and may itself hold spaces and
+// parentheses, so fields are counted from the last ')'.
+func parseStat(b []byte) (uint64, error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, errors.New("parsing /proc stat: no command field")
+	}
+	fields := bytes.Fields(b[i+1:])
+	// fields[0] is field 3 (state); field 22 is fields[19].
+	const index = 22 - 3
+	if len(fields) <= index {
+		return 0, fmt.Errorf("parsing /proc stat: %d fields after the command", len(fields))
+	}
+	if state := string(fields[0]); state == "Z" || state == "X" {
+		return 0, ErrProcessEnded
+	}
+	v, err := strconv.ParseUint(string(fields[index]), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("parsing /proc stat start time: %w", err)
+	}
+	return v, nil
+}
+
+// parsePPIDAndStart extracts fields 4 (ppid) and 22 (starttime) of a
+// /proc/<pid>/stat line, counting from the last ')' as parseStat does.
+func parsePPIDAndStart(b []byte) (int, uint64, error) {
+	start, err := parseStat(b)
+	if err != nil {
+		return 0, 0, err
+	}
+	fields := bytes.Fields(b[bytes.LastIndexByte(b, ')')+1:])
+	ppid, err := strconv.Atoi(string(fields[1])) // fields[0] is field 3
+	if err != nil {
+		return 0, 0, fmt.Errorf("parsing /proc stat ppid: %w", err)
+	}
+	return ppid, start, nil
+}
+
+// parseUptime reads the first field of /proc/uptime ("12345.67 …"), in
+// seconds with two decimals, as clock ticks, rounding down like the
+// kernel's start times.
+func parseUptime(b []byte) (uint64, error) {
+	fields := bytes.Fields(b)
+	if len(fields) == 0 {
+		return 0, errors.New("parsing /proc/uptime: empty")
+	}
+	whole, frac, _ := bytes.Cut(fields[0], []byte("."))
+	secs, err := strconv.ParseUint(string(whole), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("parsing /proc/uptime: %w", err)
+	}
+	ticks := secs * ticksPerSecond
+	if len(frac) > 0 {
+		digits := string(frac)
+		for len(digits) < 2 {
+			digits += "0"
+		}
+		hundredths, err := strconv.ParseUint(digits[:2], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("parsing /proc/uptime: %w", err)
+		}
+		ticks += hundredths * ticksPerSecond / 100
+	}
+	return ticks, nil
+}
+
+// tcpListen is the state of a listening socket in /proc/net/tcp.
+const tcpListen = "0A"
+
+// parseSocketTable reads /proc/net/tcp or tcp6: a header line, then one
+// line per socket whose fields 1, 3 and 9 are the local address
+// (hex IP:hex port), the state and the inode.
+func parseSocketTable(r io.Reader, into map[string]string) error {
+	sc := bufio.NewScanner(r)
+	sc.Scan() // the header
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 10 || f[3] != tcpListen {
+			continue
+		}
+		addr, err := parseHexAddr(f[1])
+		if err != nil {
+			return err
+		}
+		into[f[9]] = addr
+	}
+	return sc.Err()
+}
+
+// parseHexAddr turns "0100007F:20F5" into "127.0.0.1:8437". The kernel
+// prints the address as 32-bit words in host byte order (little-endian on
+// every architecture this runs on) and the port big-endian.
+func parseHexAddr(s string) (string, error) {
+	hexIP, hexPort, ok := strings.Cut(s, ":")
+	if !ok {
+		return "", fmt.Errorf("bad socket address %q", s)
+	}
+	raw, err := hex.DecodeString(hexIP)
+	if err != nil || (len(raw) != 4 && len(raw) != 16) {
+		return "", fmt.Errorf("bad socket address %q", s)
+	}
+	for i := 0; i < len(raw); i += 4 {
+		raw[i], raw[i+1], raw[i+2], raw[i+3] = raw[i+3], raw[i+2], raw[i+1], raw[i]
+	}
+	port, err := strconv.ParseUint(hexPort, 16, 16)
+	if err != nil {
+		return "", fmt.Errorf("bad socket port %q", s)
+	}
+	return net.JoinHostPort(net.IP(raw).String(), strconv.FormatUint(port, 10)), nil
+}
