@@ -2,6 +2,7 @@ package machine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -50,7 +51,13 @@ func takeOver(ctx context.Context, _ ...any) error {
 	obs := m.obs
 	m.log.Warn(fmt.Sprintf("%s lease: %s; taking it over", obs.Class, obs.Reason),
 		zap.String("lease", m.cfg.LeasePath), zap.String("class", string(obs.Class)))
-	if err := m.cfg.Election.TakeOver(ctx, obs); err != nil {
+	err := m.cfg.Election.TakeOver(ctx, obs)
+	if errors.Is(err, ErrContended) {
+		m.log.Info(fmt.Sprintf("%v; looking at the lease again", err), zap.String("lease", m.cfg.LeasePath))
+		m.startAttempt()
+		return nil
+	}
+	if err != nil {
 		m.failure = fmt.Sprintf("taking over the %s lease: %v", obs.Class, err)
 		m.follow(ctx, LeaseUnusable)
 		return nil

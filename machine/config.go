@@ -19,6 +19,12 @@ const (
 // ErrConfig is returned by [New] for a Config it cannot run with.
 var ErrConfig = errors.New("machine: invalid config")
 
+// ErrContended is what [Election.TakeOver] returns when another process
+// held the take-over's critical section too long to wait for: it is
+// deciding the same lease, so the machine looks again rather than serve
+// alone.
+var ErrContended = errors.New("machine: another process is taking the lease over")
+
 // Config holds what a [Machine] needs. Zero durations take their defaults.
 type Config struct {
 	// Election reads, judges and replaces the lease. Required.

@@ -38,7 +38,9 @@ type Election interface {
 	// TakeOver replaces the unusable lease judged in obs, in a critical
 	// section that two racing processes cannot both win and that never
 	// removes a lease written after obs was judged. Loop; fast (no network).
-	// Losing the race is not an error: the next attempt sees the winner. An
+	// Losing the race is not an error: the next attempt sees the winner.
+	// [ErrContended] says another process held the critical section for
+	// longer than it waits: the machine says so and looks again. Any other
 	// error means the lease cannot be replaced at all, and the machine then
 	// serves alone.
 	TakeOver(ctx context.Context, obs Observation) error

@@ -107,7 +107,7 @@ func (e *election) TakeOver(_ context.Context, obs machine.Observation) error {
 	}
 	_, err := e.file.TakeOver(judged)
 	if errors.Is(err, registry.ErrLockTimeout) {
-		return nil // another process is deciding: the next attempt sees what it did
+		return fmt.Errorf("%w: %v", machine.ErrContended, err)
 	}
 	return err
 }
