@@ -26,13 +26,13 @@ func runFleet(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
-	sc := fleetScope{root: co.root, repositoryID: layer.RepositoryID(co.root), roster: rosterOf(co.manifest), answering: "cli"}
+	sc := runtimes.Scope{Root: co.root, RepositoryID: layer.RepositoryID(co.root), Roster: rosterOf(co.manifest), Answering: "cli"}
 	if env.opts.roster != "" {
-		if sc.roster, err = parseRoster(env.opts.roster); err != nil {
+		if sc.Roster, err = parseRoster(env.opts.roster); err != nil {
 			return usageError("--roster: %v", err)
 		}
 	}
-	sc.registry, sc.registryErr = runtimes.Path(env.opts.registry, os.Getenv)
+	sc.Registry, sc.RegistryErr = runtimes.Path(env.opts.registry, os.Getenv)
 	inv := takeInventory(ctx, sc)
 
 	enc := json.NewEncoder(env.stdout)

@@ -2,14 +2,12 @@ package main
 
 import (
 	"encoding/binary"
-	"errors"
 	"reflect"
 	"strings"
 	"testing"
 
 	"majordomus-mcp/fleet"
 	"majordomus-mcp/layer"
-	"majordomus-mcp/registry/runtimes"
 )
 
 func TestParseRoster(t *testing.T) {
@@ -36,32 +34,6 @@ func TestRosterOfTheManifest(t *testing.T) {
 	}
 	if profileRole(m, "author") != "writer" || profileRole(m, "other") != "" {
 		t.Error("profileRole")
-	}
-}
-
-func TestClientCohort(t *testing.T) {
-	startOf := func(pid int) (uint64, error) {
-		if pid == 404 {
-			return 0, errors.New("gone")
-		}
-		return 7000, nil
-	}
-	tests := []struct {
-		env         string
-		ppid        int
-		cohort, src string
-		parent      int
-	}{
-		{"run-42", 300, "env:run-42", runtimes.CohortFromEnvironment, 0},
-		{"  ", 300, "parent:300@7000", runtimes.CohortFromParent, 300},
-		{"", 1, "", runtimes.CohortUnknown, 0},   // reparented to init: the parent is gone
-		{"", 404, "", runtimes.CohortUnknown, 0}, // the parent left before it could be read
-	}
-	for _, tt := range tests {
-		cohort, src, parent, start := clientCohort(tt.env, tt.ppid, startOf)
-		if cohort != tt.cohort || src != tt.src || parent != tt.parent || (parent != 0) != (start == 7000) {
-			t.Errorf("clientCohort(%q, %d) = %q %q %d %d", tt.env, tt.ppid, cohort, src, parent, start)
-		}
 	}
 }
 

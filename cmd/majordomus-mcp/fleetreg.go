@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -16,10 +15,6 @@ import (
 	"majordomus-mcp/registry/proc"
 	"majordomus-mcp/registry/runtimes"
 )
-
-// cohortEnv is the variable a client sets to say which cohort it launched
-// its servers in.
-const cohortEnv = "MAJORDOMUS_MCP_CLIENT_COHORT_ID"
 
 // registryWriteTimeout bounds one write to the registry. SQLite's busy
 // timeout (5 s) waits for another process's write; this adds room for the
@@ -77,7 +72,7 @@ func (s *sharedServer) row(instance, url string) fleet.Row {
 		PID:             os.Getpid(),
 		RegisteredAt:    time.Now(),
 	}
-	r.Cohort, r.CohortSource, r.ParentPID, r.ParentStart = clientCohort(os.Getenv(cohortEnv), os.Getppid(), proc.ProcessStart)
+	r.Cohort, r.CohortSource, r.ParentPID, r.ParentStart = runtimes.ClientCohort(os.Getenv(runtimes.CohortEnv), os.Getppid(), proc.ProcessStart)
 	if self, err := registry.Self(); err == nil {
 		r.ProcessStart, r.BootID, r.Executable = self.Start, self.BootID, self.Executable.Path
 	}
@@ -89,14 +84,9 @@ func (s *sharedServer) row(instance, url string) fleet.Row {
 
 // writeRow opens the registry, writes the row and closes it.
 func writeRow(ctx context.Context, path string, row fleet.Row) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), registryWriteTimeout)
-	defer cancel()
-	rt, err := runtimes.Open(ctx, path)
-	if err != nil {
-		return err
-	}
-	defer rt.Close()
-	return rt.Register(ctx, row)
+	return runtimes.Write(context.WithoutCancel(ctx), path, registryWriteTimeout, func(ctx context.Context, rt *runtimes.DB) error {
+		return rt.Register(ctx, row)
+	})
 }
 
 // markLost records that this server lost its lease: from now on it is a
@@ -141,32 +131,7 @@ func (s *sharedServer) deregister() {
 }
 
 func (r *registration) update(do func(context.Context, *runtimes.DB) error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), registryWriteTimeout)
-	defer cancel()
-	rt, err := runtimes.Open(ctx, r.path)
-	if err != nil {
-		return err
-	}
-	defer rt.Close()
-	return do(ctx, rt)
-}
-
-// clientCohort is the cohort of the client that launched this server: the
-// value of MAJORDOMUS_MCP_CLIENT_COHORT_ID when it set one, else its
-// launching parent (pid and start time), else unknown — when the parent is
-// already gone (reparented to init) or cannot be read.
-func clientCohort(env string, ppid int, startOf func(int) (uint64, error)) (cohort, source string, parentPID int, parentStart uint64) {
-	if v := strings.TrimSpace(env); v != "" {
-		return "env:" + v, runtimes.CohortFromEnvironment, 0, 0
-	}
-	if ppid <= 1 {
-		return "", runtimes.CohortUnknown, 0, 0
-	}
-	start, err := startOf(ppid)
-	if err != nil {
-		return "", runtimes.CohortUnknown, 0, 0
-	}
-	return fmt.Sprintf("parent:%d@%d", ppid, start), runtimes.CohortFromParent, ppid, start
+	return runtimes.Write(context.Background(), r.path, registryWriteTimeout, do)
 }
 
 // profileRole is the role the manifest gives profile, or "".

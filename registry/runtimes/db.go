@@ -116,6 +116,20 @@ func isBusy(err error) bool {
 	return errors.As(err, &coded) && coded.Code()&0xff == 5
 }
 
+// Write opens the registry at path, runs do on it within timeout, and
+// closes it: a server writes in a few short operations over its life, and
+// never holds the file open between them.
+func Write(ctx context.Context, path string, timeout time.Duration, do func(context.Context, *DB) error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	rt, err := Open(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	return do(ctx, rt)
+}
+
 // Close closes the registry.
 func (r *DB) Close() error { return r.db.Close() }
 

@@ -1,0 +1,92 @@
+package runtimes
+
+import (
+	"context"
+	"time"
+
+	"majordomus-mcp/fleet"
+	"majordomus-mcp/registry/proc"
+)
+
+// Scope is what an inventory is taken for: a checkout, its roster, the
+// registry, and who answers. Nothing in it comes from the inventory's
+// caller.
+type Scope struct {
+	Root         string
+	RepositoryID string
+	Roster       []fleet.Configured
+	RosterErr    error
+	Registry     string // "" when RegistryErr says why there is none
+	RegistryErr  error
+	Answering    string
+	// ServerNames are the executable names a majordomus-mcp server runs as.
+	ServerNames []string
+	// FindCheckout finds the checkout a directory belongs to, as a server
+	// started there finds it (layer.FindCheckout); nil tells none.
+	FindCheckout func(dir string) (string, error)
+}
+
+// Collect gathers the evidence of an inventory — the registry's rows
+// (read-only), the listening majordomus-mcp processes of this user
+// (proc.ObserveListening), whether the rows' pids exist — for
+// fleet.Classify. It writes nothing, and the only signal it sends is
+// signal 0.
+func Collect(ctx context.Context, sc Scope) fleet.Snapshot {
+	snap := fleet.Snapshot{
+		Roster:             sc.Roster,
+		Repository:         fleet.Repository{Root: sc.Root, ID: sc.RepositoryID},
+		RegistryPath:       sc.Registry,
+		PIDs:               map[int]fleet.PID{},
+		AnsweringNamespace: sc.Answering,
+		SameBoot:           proc.SameBoot,
+	}
+	if sc.RosterErr != nil {
+		snap.RosterError = sc.RosterErr.Error()
+	}
+	snap.BootID, _ = proc.BootID() // "" never equals a recorded boot: every row is then stale, never live
+
+	rows, err := sc.rows(ctx)
+	if err != nil {
+		snap.RegistryError = err.Error()
+	}
+	snap.Rows = rows
+	host := proc.Env{}
+	for _, r := range rows {
+		if _, done := snap.PIDs[r.PID]; !done {
+			p := host.Presence(r.PID)
+			snap.PIDs[r.PID] = fleet.PID{Known: p.Known, Exists: p.Exists, Start: p.Start}
+		}
+	}
+
+	listing, err := proc.ObserveListening(sc.ServerNames)
+	if err != nil {
+		snap.ObservationError = err.Error()
+	}
+	snap.Uninspectable = listing.Uninspectable
+	for _, p := range listing.Processes {
+		snap.Processes = append(snap.Processes, sc.process(p))
+	}
+	snap.Now = time.Now()
+	return snap
+}
+
+func (sc Scope) rows(ctx context.Context) ([]fleet.Row, error) {
+	if sc.RegistryErr != nil {
+		return nil, sc.RegistryErr
+	}
+	return Read(ctx, sc.Registry)
+}
+
+// process converts an observed process, finding the checkout it was
+// started for the way it found it: from its --repo, else its working
+// directory, upwards to the nearest .ai/manifest.yaml.
+func (sc Scope) process(p proc.ListeningProcess) fleet.Process {
+	out := fleet.Process{
+		PID: p.PID, PPID: p.PPID, Start: p.Start, Executable: p.Executable, Listen: p.Listen,
+		StartDir: fleet.StartDir(p.Args, p.Cwd),
+	}
+	if out.StartDir != "" && sc.FindCheckout != nil {
+		out.Checkout, _ = sc.FindCheckout(out.StartDir)
+	}
+	return out
+}
