@@ -1,18 +1,6 @@
 package layer
 
-import (
-	"io/fs"
-	"syscall"
-)
+import "syscall"
 
-// stampOf returns fi's stamp, or false where the system does not give one.
-func stampOf(fi fs.FileInfo) (stamp, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return stamp{}, false
-	}
-	return stamp{
-		dev: uint64(st.Dev), ino: st.Ino, size: st.Size,
-		ctime: st.Ctim.Nano(), mtime: st.Mtim.Nano(),
-	}, true
-}
+// statTimes returns a file's change and modification times, in nanoseconds.
+func statTimes(st *syscall.Stat_t) (ctime, mtime int64) { return st.Ctim.Nano(), st.Mtim.Nano() }
