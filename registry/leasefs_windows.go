@@ -49,14 +49,17 @@ func openNoFollow(path string) (*os.File, error) {
 	err := retryEphemeral(func() (err error) {
 		f, err = openRefusingReparse(path, windows.GENERIC_READ, windows.OPEN_EXISTING)
 		return err
-	}, busy, renameAttempts, time.Sleep)
+	}, errnoIs(windowsBusy), renameAttempts, time.Sleep)
 	return f, err
 }
 
-// busy tells an open refused while another process has the file.
-func busy(err error) bool {
-	var code syscall.Errno
-	return errors.As(err, &code) && windowsBusy(uintptr(code))
+// errnoIs turns a judgement of Windows error codes into one of errors: a
+// rename or open refused for a moment is retried, nothing else.
+func errnoIs(judge func(code uintptr) bool) func(error) bool {
+	return func(err error) bool {
+		var code syscall.Errno
+		return errors.As(err, &code) && judge(uintptr(code))
+	}
 }
 
 // openRefusingReparse opens the file at path itself, never what a reparse
@@ -128,14 +131,8 @@ func replace(tmp, path string) error {
 	}
 	defer root.Close()
 	rename := func() error { return root.Rename(filepath.Base(tmp), filepath.Base(path)) }
-	if err := retryEphemeral(rename, renameRetryable, renameAttempts, time.Sleep); err != nil {
+	if err := retryEphemeral(rename, errnoIs(windowsEphemeral), renameAttempts, time.Sleep); err != nil {
 		return fmt.Errorf("replacing %s: %w", path, err)
 	}
 	return nil
-}
-
-// renameRetryable tells a refusal that passes from one that does not.
-func renameRetryable(err error) bool {
-	var code syscall.Errno
-	return errors.As(err, &code) && windowsEphemeral(uintptr(code))
 }
