@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"majordomus-mcp/internal/release"
 	"majordomus-mcp/layer"
 	"majordomus-mcp/surface"
 )
@@ -78,7 +79,7 @@ func (c *checkout) load(life context.Context) (*served, error) {
 	}
 	surf := surface.New(surface.Config{
 		Layer:   lay,
-		Version: version(),
+		Version: release.Version(),
 		Process: c.process.describe,
 		Fleet:   c.inventory,
 		Logger:  c.log.Named("surface"),

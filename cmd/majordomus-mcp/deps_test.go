@@ -32,16 +32,17 @@ var importRules = map[string]struct {
 	"surface":            {[]string{"layer"}, []string{"github.com/fsnotify/fsnotify", "net/http", "os/signal"}},
 	"example":            {nil, nil},
 	"internal/mcpclient": {nil, nil},
+	"internal/release":   {nil, []string{"os/exec", "net"}},
 	"internal/testtemp":  {nil, nil},
 	"internal/testchild": {nil, nil},
 	"scenarios":          {[]string{"example", "internal/mcpclient"}, nil},
 	"scenarios/bench":    {[]string{"example", "internal/mcpclient"}, nil},
-	"cmd/majordomus-mcp": {[]string{"machine", "registry", "registry/proc", "registry/runtimes", "transport", "fleet", "layer", "surface", "example", "internal/mcpclient"}, nil},
+	"cmd/majordomus-mcp": {[]string{"machine", "registry", "registry/proc", "registry/runtimes", "transport", "fleet", "layer", "surface", "example", "internal/mcpclient", "internal/release"}, nil},
 }
 
 // standardOnly are the packages that may depend on the standard library
 // alone.
-var standardOnly = []string{"fleet"}
+var standardOnly = []string{"fleet", "internal/release"}
 
 const module = "majordomus-mcp/"
 

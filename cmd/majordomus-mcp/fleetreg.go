@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"majordomus-mcp/fleet"
+	"majordomus-mcp/internal/release"
 	"majordomus-mcp/layer"
 	"majordomus-mcp/registry"
 	"majordomus-mcp/registry/proc"
@@ -56,7 +57,7 @@ func (s *sharedServer) register(ctx context.Context, instance, url string) {
 // row is what this server says about itself.
 func (s *sharedServer) row(instance, url string) fleet.Row {
 	n := s.node
-	rev := startupRevision()
+	rev := release.StartupRevision()
 	r := fleet.Row{
 		RuntimeID:       instance,
 		Profile:         n.env.opts.profile,
@@ -64,9 +65,9 @@ func (s *sharedServer) row(instance, url string) fleet.Row {
 		State:           runtimes.StateLeaseholder,
 		RepositoryRoot:  n.co.root,
 		RepositoryID:    layer.RepositoryID(n.co.root),
-		StartupRevision: rev.startup,
-		ModuleVersion:   rev.moduleVersion,
-		VCSRevision:     rev.vcsRevision,
+		StartupRevision: rev.Startup,
+		ModuleVersion:   rev.ModuleVersion,
+		VCSRevision:     rev.VCSRevision,
 		Transport:       "streamable-http",
 		URL:             url,
 		PID:             os.Getpid(),

@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 
+	"majordomus-mcp/internal/release"
 	"majordomus-mcp/registry"
 	"majordomus-mcp/surface"
 	"majordomus-mcp/transport"
@@ -100,7 +101,7 @@ func (s *sharedServer) identity(srv *served, instance string) func() transport.I
 		ix := srv.layer.Current()
 		return transport.Identity{
 			Name:         surface.Name,
-			Version:      version(),
+			Version:      release.Version(),
 			Checkout:     ix.Name,
 			RepositoryID: ix.RepositoryID,
 			Profile:      s.node.env.opts.profile,

@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"majordomus-mcp/internal/release"
 	"majordomus-mcp/layer"
 	"majordomus-mcp/machine"
 	"majordomus-mcp/registry"
@@ -105,13 +106,13 @@ func serveShared(ctx context.Context, env *environment, withClient bool) error {
 			Path:         n.leasePath,
 			RepositoryID: repositoryID,
 			Executable:   self.Executable,
-			Version:      release,
+			Version:      release.Number,
 			Timings:      registry.Timings{BindGrace: n.times.bindGrace},
 			Probe:        registry.HTTPProbe(n.times.probeTimeout),
 		},
 		file: lease,
 		document: func() registry.Lease {
-			return registry.NewLease(self, co.root, repositoryID, env.opts.profile, release, time.Now())
+			return registry.NewLease(self, co.root, repositoryID, env.opts.profile, release.Number, time.Now())
 		},
 		signalsHandled: env.signals.ready,
 		identityErr:    identityErr,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 
+	"majordomus-mcp/internal/release"
 	"majordomus-mcp/layer"
 	"majordomus-mcp/registry"
 )
@@ -45,7 +46,7 @@ func runStatus(ctx context.Context, env *environment, args []string) error {
 		Path:         path,
 		RepositoryID: layer.RepositoryID(co.root),
 		Executable:   self,
-		Version:      release,
+		Version:      release.Number,
 		Timings:      registry.Timings{BindGrace: times.bindGrace},
 		Probe:        registry.HTTPProbe(times.probeTimeout),
 	}

@@ -1,4 +1,4 @@
-package main
+package release
 
 import (
 	"bytes"
@@ -11,28 +11,28 @@ import (
 	"runtime/debug"
 )
 
-// revision is the code a server started from, as the fleet registry
+// Revision is the code a server started from, as the fleet registry
 // records it: the module version and the VCS revision when the build
 // stamped them, and the Go build ID otherwise (builds made with
 // -buildvcs=false, as this project's tests and CI are, carry no VCS
 // revision, but every build carries its build ID, which changes with the
 // code).
-type revision struct {
-	startup       string // "" when nothing identifies the code
-	moduleVersion string
-	vcsRevision   string
+type Revision struct {
+	Startup       string // "" when nothing identifies the code
+	ModuleVersion string
+	VCSRevision   string
 }
 
-// startupRevision identifies this binary's code: release+<VCS revision>
+// StartupRevision identifies this binary's code: release+<VCS revision>
 // (".dirty.<build>" appended when the tree was modified, since a modified
 // tree's revision does not identify its code), else release+<module
 // version> for a released module, else release+build.<build>. The build
 // part is the first 12 hex digits of SHA-256 of the Go build ID.
-func startupRevision() revision {
-	var r revision
+func StartupRevision() Revision {
+	var r Revision
 	var vcs, modified string
 	if info, ok := debug.ReadBuildInfo(); ok {
-		r.moduleVersion = info.Main.Version
+		r.ModuleVersion = info.Main.Version
 		for _, s := range info.Settings {
 			switch s.Key {
 			case "vcs.revision":
@@ -42,24 +42,24 @@ func startupRevision() revision {
 			}
 		}
 	}
-	r.vcsRevision = vcs
-	build := buildDigest()
+	r.VCSRevision = vcs
+	build := BuildDigest()
 	switch {
 	case vcs != "" && modified == "true" && build != "":
-		r.startup = release + "+" + vcs + ".dirty." + build
+		r.Startup = Number + "+" + vcs + ".dirty." + build
 	case vcs != "" && modified != "true":
-		r.startup = release + "+" + vcs
-	case r.moduleVersion != "" && r.moduleVersion != "(devel)":
-		r.startup = release + "+" + r.moduleVersion
+		r.Startup = Number + "+" + vcs
+	case r.ModuleVersion != "" && r.ModuleVersion != "(devel)":
+		r.Startup = Number + "+" + r.ModuleVersion
 	case build != "":
-		r.startup = release + "+build." + build
+		r.Startup = Number + "+build." + build
 	}
 	return r
 }
 
-// buildDigest returns the first 12 hex digits of SHA-256 of this
+// BuildDigest returns the first 12 hex digits of SHA-256 of this
 // executable's Go build ID (its ELF note "Go", type 4), or "".
-func buildDigest() string {
+func BuildDigest() string {
 	exe, err := os.Executable()
 	if err != nil {
 		return ""
