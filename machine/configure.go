@@ -11,7 +11,7 @@ package machine
 // warned about. lease-live carries R8 because an attached client is served
 // through the bridge exactly as a local session would be; a failover that
 // takes over takes that same lease-won edge, with the client's session
-// carried by cmd.
+// carried by internal/node.
 func configure(b *builder) {
 	b.onTransitioning(logTransition)
 	b.onUnhandled(logUnhandled)

@@ -3,8 +3,8 @@ package machine
 import "context"
 
 // The ports are the machine's only way to act on the world. They are declared
-// here, where they are used, and implemented elsewhere (cmd, over registry and
-// transport), without importing this package's internals.
+// here, where they are used, and implemented elsewhere (internal/node, over
+// registry and transport), without importing this package's internals.
 //
 // Threading, for every port: a method documented "loop" is called on the
 // goroutine running [Machine.Run] and must return quickly; a method

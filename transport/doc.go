@@ -106,5 +106,5 @@
 // resources/updated, log messages) are therefore best effort over HTTP;
 // answers are not affected.
 //
-// The package knows nothing of leases or process states; cmd wires it.
+// The package knows nothing of leases or process states; internal/node wires it.
 package transport

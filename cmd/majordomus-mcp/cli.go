@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"majordomus-mcp/internal/node"
 	"majordomus-mcp/machine"
 	"majordomus-mcp/registry"
 	"majordomus-mcp/transport"
@@ -26,7 +27,7 @@ type options struct {
 	format     string
 	registry   string // the fleet registry's path; "" = $MAJORDOMUS_MCP_REGISTRY, else the XDG state directory
 	roster     string // fleet: the profiles to expect, comma-separated; "" = the manifest's mcp.profiles
-	times      timings
+	times      node.Timings
 	log        logOptions
 }
 
@@ -145,12 +146,12 @@ func flagSet(name string, o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.format, "format", "dot", "graph: dot, mermaid or json")
 	fs.StringVar(&o.registry, "registry", "", "the fleet registry (default $MAJORDOMUS_MCP_REGISTRY, else $XDG_STATE_HOME/majordomus-mcp/registry.db, else ~/.local/state/majordomus-mcp/registry.db)")
 	fs.StringVar(&o.roster, "roster", "", "fleet: the profiles to expect, comma-separated (default: the manifest's mcp.profiles, else default)")
-	fs.DurationVar(&o.times.bindGrace, "bind-grace", 0, fmt.Sprintf("how long a lease without a URL is waited for (default %s, or the manifest's)", registry.DefaultBindGrace))
-	fs.DurationVar(&o.times.probeTimeout, "probe-timeout", 0, fmt.Sprintf("timeout of the probe of a lease's server (default %s)", registry.DefaultProbeTimeout))
-	fs.DurationVar(&o.times.electionBound, "election-bound", 0, fmt.Sprintf("how long an election may take before the client is served alone (default %s)", machine.DefaultElectionBound))
-	fs.DurationVar(&o.times.busyGrace, "busy-grace", 0, fmt.Sprintf("how long a live owner's silent server is waited for (default %s)", machine.DefaultBusyGrace))
-	fs.DurationVar(&o.times.idleTimeout, "idle-timeout", 0, fmt.Sprintf("how long an HTTP session may stay silent before it expires (default %s)", transport.DefaultIdleTimeout))
-	fs.DurationVar(&o.times.heartbeat, "heartbeat", 0, fmt.Sprintf("how often a bridge pings its server (default %s)", transport.DefaultHeartbeat))
+	fs.DurationVar(&o.times.BindGrace, "bind-grace", 0, fmt.Sprintf("how long a lease without a URL is waited for (default %s, or the manifest's)", registry.DefaultBindGrace))
+	fs.DurationVar(&o.times.ProbeTimeout, "probe-timeout", 0, fmt.Sprintf("timeout of the probe of a lease's server (default %s)", registry.DefaultProbeTimeout))
+	fs.DurationVar(&o.times.ElectionBound, "election-bound", 0, fmt.Sprintf("how long an election may take before the client is served alone (default %s)", machine.DefaultElectionBound))
+	fs.DurationVar(&o.times.BusyGrace, "busy-grace", 0, fmt.Sprintf("how long a live owner's silent server is waited for (default %s)", machine.DefaultBusyGrace))
+	fs.DurationVar(&o.times.IdleTimeout, "idle-timeout", 0, fmt.Sprintf("how long an HTTP session may stay silent before it expires (default %s)", transport.DefaultIdleTimeout))
+	fs.DurationVar(&o.times.Heartbeat, "heartbeat", 0, fmt.Sprintf("how often a bridge pings its server (default %s)", transport.DefaultHeartbeat))
 	fs.StringVar(&o.log.level, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&o.log.format, "log-format", "json", "json or console")
 	fs.StringVar(&o.log.file, "log-file", "", "also append the log to this file")

@@ -14,8 +14,8 @@ import (
 
 // importRules says which project packages each package may import, and
 // which other imports it must never use, directly or through any package it
-// depends on. machine, registry and transport are leaves that only cmd
-// wires together: the state machine stays pure, and the file system and the
+// depends on. machine, registry and transport are leaves that only internal/node
+// wires together (cmd is the command line around it): the state machine stays pure, and the file system and the
 // network stay apart. fleet is a pure function of a snapshot: nothing in it
 // may reach the host, and it depends on the standard library alone.
 var importRules = map[string]struct {
@@ -33,11 +33,12 @@ var importRules = map[string]struct {
 	"example":            {nil, nil},
 	"internal/mcpclient": {nil, nil},
 	"internal/release":   {nil, []string{"os/exec", "net"}},
+	"internal/node":      {[]string{"machine", "registry", "registry/proc", "registry/runtimes", "transport", "fleet", "layer", "surface", "internal/release"}, []string{"os/signal", "os/exec"}},
 	"internal/testtemp":  {nil, nil},
 	"internal/testchild": {nil, nil},
 	"scenarios":          {[]string{"example", "internal/mcpclient"}, nil},
 	"scenarios/bench":    {[]string{"example", "internal/mcpclient"}, nil},
-	"cmd/majordomus-mcp": {[]string{"machine", "registry", "registry/proc", "registry/runtimes", "transport", "fleet", "layer", "surface", "example", "internal/mcpclient", "internal/release"}, nil},
+	"cmd/majordomus-mcp": {[]string{"machine", "registry", "registry/proc", "registry/runtimes", "transport", "fleet", "layer", "surface", "example", "internal/mcpclient", "internal/release", "internal/node"}, nil},
 }
 
 // standardOnly are the packages that may depend on the standard library

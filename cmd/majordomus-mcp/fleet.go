@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"majordomus-mcp/fleet"
+	"majordomus-mcp/internal/node"
 	"majordomus-mcp/layer"
 	"majordomus-mcp/registry"
 	"majordomus-mcp/registry/runtimes"
@@ -22,18 +23,18 @@ func runFleet(ctx context.Context, env *environment, args []string) error {
 	if len(args) > 0 {
 		return usageError("fleet takes no arguments (the roster is --roster or the manifest's mcp.profiles)")
 	}
-	co, err := findCheckout(env, newProcessInfo("fleet", "", env.opts.profile))
+	co, err := findCheckout(env)
 	if err != nil {
 		return err
 	}
-	sc := runtimes.Scope{Root: co.root, RepositoryID: layer.RepositoryID(co.root), Roster: rosterOf(co.manifest), Answering: "cli"}
+	sc := runtimes.Scope{Root: co.Root, RepositoryID: layer.RepositoryID(co.Root), Roster: node.RosterOf(co.Manifest), Answering: "cli"}
 	if env.opts.roster != "" {
 		if sc.Roster, err = parseRoster(env.opts.roster); err != nil {
 			return usageError("--roster: %v", err)
 		}
 	}
 	sc.Registry, sc.RegistryErr = runtimes.Path(env.opts.registry, os.Getenv)
-	inv := takeInventory(ctx, sc)
+	inv := node.Inventory(ctx, sc)
 
 	enc := json.NewEncoder(env.stdout)
 	enc.SetIndent("", "  ")

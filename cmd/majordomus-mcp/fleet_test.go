@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"majordomus-mcp/fleet"
-	"majordomus-mcp/layer"
 )
 
 func TestParseRoster(t *testing.T) {
@@ -18,19 +17,5 @@ func TestParseRoster(t *testing.T) {
 		if _, err := parseRoster(bad); err == nil {
 			t.Errorf("parseRoster(%q) accepted", bad)
 		}
-	}
-}
-
-func TestRosterOfTheManifest(t *testing.T) {
-	if got := rosterOf(layer.Manifest{}); !reflect.DeepEqual(got, []fleet.Configured{{Profile: "default", RoleKnown: true}}) {
-		t.Errorf("no profiles: %+v", got)
-	}
-	m := layer.Manifest{Profiles: []layer.Profile{{Name: "author", Role: "writer"}, {Name: "review"}}}
-	want := []fleet.Configured{{Profile: "author", Role: "writer", RoleKnown: true}, {Profile: "review", RoleKnown: true}}
-	if got := rosterOf(m); !reflect.DeepEqual(got, want) {
-		t.Errorf("rosterOf = %+v", got)
-	}
-	if profileRole(m, "author") != "writer" || profileRole(m, "other") != "" {
-		t.Error("profileRole")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 
+	"majordomus-mcp/internal/node"
 	"majordomus-mcp/internal/release"
 	"majordomus-mcp/layer"
 	"majordomus-mcp/registry"
@@ -32,30 +33,30 @@ func runStatus(ctx context.Context, env *environment, args []string) error {
 	if err := registry.ValidateProfile(env.opts.profile); err != nil {
 		return usageError("--profile: %v", err)
 	}
-	co, err := findCheckout(env, newProcessInfo("status", "", env.opts.profile))
+	co, err := findCheckout(env)
 	if err != nil {
 		return err
 	}
-	times := resolveTimings(co.manifest.Server, env.opts.times)
+	times := node.ResolveTimings(co.Manifest.Server, env.opts.times)
 	self, err := registry.SelfExecutable()
 	if err != nil {
 		return withCode(exitInternal, err)
 	}
-	path := registry.Path(co.root, env.opts.profile)
+	path := registry.Path(co.Root, env.opts.profile)
 	observer := &registry.Observer{
 		Path:         path,
-		RepositoryID: layer.RepositoryID(co.root),
+		RepositoryID: layer.RepositoryID(co.Root),
 		Executable:   self,
 		Version:      release.Number,
-		Timings:      registry.Timings{BindGrace: times.bindGrace},
-		Probe:        registry.HTTPProbe(times.probeTimeout),
+		Timings:      registry.Timings{BindGrace: times.BindGrace},
+		Probe:        registry.HTTPProbe(times.ProbeTimeout),
 	}
 	o, err := observer.Observe(ctx)
 	if err != nil {
 		return withCode(exitInternal, err)
 	}
 	report := statusReport{
-		Checkout:  filepath.Base(co.root),
+		Checkout:  filepath.Base(co.Root),
 		Profile:   env.opts.profile,
 		LeasePath: path,
 		Class:     string(o.Verdict.Class),
@@ -65,7 +66,7 @@ func runStatus(ctx context.Context, env *environment, args []string) error {
 		Server:    json.RawMessage("null"),
 	}
 	if o.Lease != nil && o.Lease.HasURL() {
-		if id, err := registry.FetchIdentity(ctx, o.Lease.URLString(), times.probeTimeout); err == nil {
+		if id, err := registry.FetchIdentity(ctx, o.Lease.URLString(), times.ProbeTimeout); err == nil {
 			report.Server = id
 		}
 	}

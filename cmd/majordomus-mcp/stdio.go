@@ -2,14 +2,13 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 
 	"go.uber.org/zap"
 
+	"majordomus-mcp/internal/node"
 	"majordomus-mcp/registry/proc"
-	"majordomus-mcp/transport"
 )
 
 // runStdio serves one MCP client on stdio: alone with --standalone, else
@@ -29,47 +28,32 @@ func runStdio(ctx context.Context, env *environment, args []string) error {
 // lease, nothing written anywhere.
 func serveStandalone(ctx context.Context, env *environment) error {
 	env.state.Set("standalone")
-	process := newProcessInfo("standalone", "", env.opts.profile)
-	co, err := findCheckout(env, process)
+	co, err := findCheckout(env)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	srv, err := co.load(ctx)
-	if err != nil {
-		return err
-	}
-	ix := srv.layer.Current()
-	env.log.Info("standalone: serving this client alone; no shared server, no HTTP port, no lease",
-		zap.String("checkout", ix.Name), zap.Int("objects", len(ix.Objects)), zap.String("index_state", ix.State()))
-
-	out := transport.NewFrameWriter(env.stdout)
-	local, err := transport.NewLocal(ctx, srv.surface.MCP, out, "stdio")
-	if err != nil {
-		return withCode(exitInternal, err)
-	}
-	defer local.Close()
-
-	events := watchClient(ctx, env)
-	env.signals.wait() // SIGPIPE is handled before the loop writes
-	loop := transport.Stdio{In: env.stdin, Out: out, Backend: local, Logger: env.log}
-	ended := make(chan transport.Ending, 1)
-	go func() { ended <- loop.Serve(ctx) }()
-	select {
-	case <-ended:
-		return nil
-	case ev, ok := <-events:
-		if !ok {
-			<-ended
-			return nil
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	died := make(chan os.Signal, 1)
+	go func() {
+		if ev, ok := <-watchClient(ctx, env); ok {
+			env.log.Info("stopping", zap.String("reason", ev.reason))
+			died <- ev.signal
+			cancel()
 		}
-		env.log.Info("stopping", zap.String("reason", ev.reason))
-		env.died = ev.signal
-		cancel(fmt.Errorf("%s", ev.reason))
-		<-ended
-		return nil
+	}()
+	err = node.RunStandalone(ctx, node.Config{
+		Checkout:       co,
+		Stdin:          env.stdin,
+		Stdout:         env.stdout,
+		SignalsHandled: env.signals.ready,
+		Logger:         env.log,
+	})
+	select {
+	case env.died = <-died:
+	default:
 	}
+	return nodeError(err)
 }
 
 // clientEvent is something that ends a client's session from outside the
@@ -134,7 +118,3 @@ func registerSignals() *registeredSignals {
 	}()
 	return r
 }
-
-// wait returns once every signal is registered; until then a signal has
-// its default effect.
-func (r *registeredSignals) wait() { <-r.ready }

@@ -1,4 +1,4 @@
-package main
+package node
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // or written: every attempt finds the lease unusable, with the reason,
 // which the machine answers by serving the client alone (R2).
 func TestAnUnreadableIdentityMakesTheLeaseUnusable(t *testing.T) {
-	e := &election{identityErr: errors.New("process identity is unsupported on plan9")}
+	e := &leaseFile{identityErr: errors.New("process identity is unsupported on plan9")}
 	obs := e.Attempt(context.Background())
 	if obs.Class != machine.ClassUnusable || !strings.Contains(obs.Reason, "unsupported on plan9") {
 		t.Fatalf("Attempt = %+v, want unusable with the reason", obs)

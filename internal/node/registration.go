@@ -1,4 +1,4 @@
-package main
+package node
 
 import (
 	"context"
@@ -38,8 +38,8 @@ type registration struct {
 // A failure is logged, and the server serves all the same.
 func (s *sharedServer) register(ctx context.Context, instance, url string) {
 	n := s.node
-	log := n.env.log
-	path, err := runtimes.Path(n.env.opts.registry, os.Getenv)
+	log := n.log
+	path, err := runtimes.Path(n.co.Registry, os.Getenv)
 	if err == nil {
 		err = writeRow(ctx, path, s.row(instance, url))
 	}
@@ -60,11 +60,11 @@ func (s *sharedServer) row(instance, url string) fleet.Row {
 	rev := release.StartupRevision()
 	r := fleet.Row{
 		RuntimeID:       instance,
-		Profile:         n.env.opts.profile,
-		Role:            profileRole(n.co.manifest, n.env.opts.profile),
+		Profile:         n.co.Profile,
+		Role:            profileRole(n.co.Manifest, n.co.Profile),
 		State:           runtimes.StateLeaseholder,
-		RepositoryRoot:  n.co.root,
-		RepositoryID:    layer.RepositoryID(n.co.root),
+		RepositoryRoot:  n.co.Root,
+		RepositoryID:    layer.RepositoryID(n.co.Root),
 		StartupRevision: rev.Startup,
 		ModuleVersion:   rev.ModuleVersion,
 		VCSRevision:     rev.VCSRevision,
@@ -133,14 +133,4 @@ func (s *sharedServer) deregister() {
 
 func (r *registration) update(do func(context.Context, *runtimes.DB) error) error {
 	return runtimes.Write(context.Background(), r.path, registryWriteTimeout, do)
-}
-
-// profileRole is the role the manifest gives profile, or "".
-func profileRole(m layer.Manifest, profile string) string {
-	for _, p := range m.Profiles {
-		if p.Name == profile {
-			return p.Role
-		}
-	}
-	return ""
 }

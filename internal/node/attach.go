@@ -1,4 +1,4 @@
-package main
+package node
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 // attachment is the machine's Bridge port: it relays this process's stdio
 // client to the shared server another process runs.
 type attachment struct {
-	node *node
+	node *Node
 
 	mu     sync.Mutex
 	bridge *transport.Bridge
@@ -23,7 +23,7 @@ type attachment struct {
 func (a *attachment) Attach(ctx context.Context, url string) {
 	n := a.node
 	if !n.withClient {
-		n.env.log.Info("a shared server for this checkout is already running at "+url+"; not starting a second one", zap.String("url", url))
+		n.log.Info("a shared server for this checkout is already running at "+url+"; not starting a second one", zap.String("url", url))
 		n.m.ClientLeft()
 		return
 	}
@@ -42,8 +42,8 @@ func (a *attachment) Attach(ctx context.Context, url string) {
 	b, err := transport.NewBridge(ctx, transport.BridgeConfig{
 		URL:       url,
 		Out:       n.out,
-		Heartbeat: n.times.heartbeat,
-		Logger:    n.env.log.Named("bridge"),
+		Heartbeat: n.cfg.Times.Heartbeat,
+		Logger:    n.log.Named("bridge"),
 		Failover:  failover,
 	})
 	if err != nil {
@@ -53,15 +53,15 @@ func (a *attachment) Attach(ctx context.Context, url string) {
 	a.mu.Lock()
 	a.bridge = b
 	a.mu.Unlock()
-	n.process.setURL(url)
+	n.setURL(url)
 	if n.carriedSession() == nil {
-		n.env.log.Info("a shared server for this checkout is already running at "+url+"; bridging this stdio session to it", zap.String("url", url))
+		n.log.Info("a shared server for this checkout is already running at "+url+"; bridging this stdio session to it", zap.String("url", url))
 		n.serve(ctx, b, nil)
 		return
 	}
 	go func() { // replaying talks to the server: off the machine's loop
 		err := n.serve(ctx, b, func(bool) {
-			n.env.log.Info("re-attached to the shared server", zap.String("url", url))
+			n.log.Info("re-attached to the shared server", zap.String("url", url))
 		})
 		// A bridge that already failed over, or was stopped, is no longer
 		// the attachment's: its failure is not news to the machine, which

@@ -1,4 +1,4 @@
-package main
+package node
 
 import (
 	"context"
@@ -12,21 +12,20 @@ import (
 // aloneServer is the machine's Standalone port: it serves the client in
 // process, as --standalone would, when sharing failed.
 type aloneServer struct {
-	node *node
+	node *Node
 }
 
 // Serve serves the client alone. When even that is impossible (the layer
 // cannot be served), nothing can serve the client: see node.unservable.
 func (a *aloneServer) Serve(ctx context.Context, reason string) error {
 	n := a.node
-	n.process.setURL("")
-	n.process.leaseholder.Store(false)
+	n.setURL("")
 	if !n.withClient {
-		err := withCode(exitInternal, fmt.Errorf("cannot run the shared server: %s", reason))
+		err := fmt.Errorf("cannot run the shared server: %s", reason)
 		n.unservable(err)
 		return err
 	}
-	srv, err := n.co.load(n.life)
+	srv, err := n.load()
 	if err != nil {
 		n.unservable(fmt.Errorf("%s; and serving this client alone failed too: %w", reason, err))
 		return err

@@ -1,17 +1,37 @@
-package main
+package node
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
+	"majordomus-mcp/internal/release"
+	"majordomus-mcp/layer"
 	"majordomus-mcp/machine"
 	"majordomus-mcp/registry"
 )
 
-// election is the machine's Election port over the registry's lease file.
-type election struct {
+// Lease is the checkout's lease as a node uses it: the machine's election
+// over it, and what the leaseholder's server does with the lease it holds.
+type Lease interface {
+	machine.Election
+	// Path names the lease in log lines and in majordomus_server.
+	Path() string
+	// Holding returns the instance of the lease this process holds.
+	Holding() (instance string, ok bool)
+	// Publish writes the server's URL into the held lease.
+	Publish(url string) error
+	// Lost reports once, with the reason, when the lease no longer carries
+	// instance (removed, replaced, emptied, corrupted), until ctx ends.
+	Lost(ctx context.Context, instance string) (<-chan string, error)
+	// CurrentURL is the URL of the server the lease names now, or "".
+	CurrentURL() string
+}
+
+// leaseFile is the [Lease] over the registry's lease file.
+type leaseFile struct {
 	observer *registry.Observer
 	file     *registry.LeaseFile
 	// document returns the lease this process writes when it wins: a fresh
@@ -28,9 +48,37 @@ type election struct {
 	identityErr error
 }
 
+// newLeaseFile is the lease of co's profile, judged with times.
+func newLeaseFile(co *Checkout, times Timings, signalsHandled <-chan struct{}) *leaseFile {
+	path := registry.Path(co.Root, co.Profile)
+	self, identityErr := registry.Self()
+	if identityErr != nil {
+		identityErr = fmt.Errorf("this process's identity cannot be read, so it can write no lease others could judge: %w", identityErr)
+	}
+	repositoryID := layer.RepositoryID(co.Root)
+	return &leaseFile{
+		observer: &registry.Observer{
+			Path:         path,
+			RepositoryID: repositoryID,
+			Executable:   self.Executable,
+			Version:      release.Number,
+			Timings:      registry.Timings{BindGrace: times.BindGrace},
+			Probe:        registry.HTTPProbe(times.ProbeTimeout),
+		},
+		file: &registry.LeaseFile{Path: path},
+		document: func() registry.Lease {
+			return registry.NewLease(self, co.Root, repositoryID, co.Profile, release.Number, time.Now())
+		},
+		signalsHandled: signalsHandled,
+		identityErr:    identityErr,
+	}
+}
+
+func (e *leaseFile) Path() string { return e.file.Path }
+
 // Attempt reads and judges the lease once, and creates it when there is
 // none.
-func (e *election) Attempt(ctx context.Context) machine.Observation {
+func (e *leaseFile) Attempt(ctx context.Context) machine.Observation {
 	if e.identityErr != nil {
 		return machine.Observation{Class: machine.ClassUnusable, Reason: e.identityErr.Error()}
 	}
@@ -76,7 +124,7 @@ func electionClass(c registry.Class) machine.Class {
 }
 
 // acquire creates the lease with the complete document.
-func (e *election) acquire(ctx context.Context) machine.Observation {
+func (e *leaseFile) acquire(ctx context.Context) machine.Observation {
 	select {
 	case <-e.signalsHandled:
 	case <-ctx.Done():
@@ -100,7 +148,7 @@ func (e *election) acquire(ctx context.Context) machine.Observation {
 
 // TakeOver removes the unusable lease judged in obs, and nothing written
 // after it was judged.
-func (e *election) TakeOver(_ context.Context, obs machine.Observation) error {
+func (e *leaseFile) TakeOver(_ context.Context, obs machine.Observation) error {
 	judged, ok := obs.Opaque.(registry.Observation)
 	if !ok {
 		return fmt.Errorf("taking over: no judged lease")
@@ -113,7 +161,7 @@ func (e *election) TakeOver(_ context.Context, obs machine.Observation) error {
 }
 
 // Release removes the lease if it is still this process's.
-func (e *election) Release(context.Context) error {
+func (e *leaseFile) Release(context.Context) error {
 	err := e.file.Release()
 	if errors.Is(err, registry.ErrLeaseNotOurs) {
 		return nil
@@ -122,7 +170,7 @@ func (e *election) Release(context.Context) error {
 }
 
 // Watch relays the lease file's changes while the machine elects.
-func (e *election) Watch(ctx context.Context) (<-chan struct{}, error) {
+func (e *leaseFile) Watch(ctx context.Context) (<-chan struct{}, error) {
 	changes, err := registry.Watch(ctx, e.file.Path, 0, 0)
 	if err != nil {
 		return nil, err
@@ -138,6 +186,54 @@ func (e *election) Watch(ctx context.Context) (<-chan struct{}, error) {
 		}
 	}()
 	return out, nil
+}
+
+func (e *leaseFile) Holding() (string, bool) {
+	held, ok := e.file.Held()
+	return held.Instance, ok
+}
+
+func (e *leaseFile) Publish(url string) error { return e.file.Publish(url) }
+
+func (e *leaseFile) Lost(ctx context.Context, instance string) (<-chan string, error) {
+	changes, err := registry.Watch(ctx, e.file.Path, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	lost := make(chan string, 1)
+	go func() {
+		for change := range changes {
+			if !change.Holds(instance) {
+				lost <- lossReason(change.Snapshot)
+				return
+			}
+		}
+	}()
+	return lost, nil
+}
+
+// lossReason says what became of the lease.
+func lossReason(snap registry.Snapshot) string {
+	switch {
+	case snap.Found == registry.Missing:
+		return "the lease file was removed"
+	case len(snap.Raw) == 0:
+		return "the lease file was emptied"
+	}
+	if doc, err := registry.Decode(snap.Raw); err == nil {
+		if doc.HasURL() {
+			return fmt.Sprintf("another process (pid %d) took the lease over and serves at %s", doc.PID, doc.URLString())
+		}
+		return fmt.Sprintf("another process (pid %d) took the lease over", doc.PID)
+	}
+	return "the lease file was overwritten with something that is not a lease"
+}
+
+func (e *leaseFile) CurrentURL() string {
+	if doc, err := registry.Decode(registry.Read(e.file.Path).Raw); err == nil && doc.HasURL() {
+		return doc.URLString()
+	}
+	return ""
 }
 
 // detail is a verdict's reason without its leading "<class> lease: ", which

@@ -1,0 +1,177 @@
+package node
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"majordomus-mcp/fleet"
+	"majordomus-mcp/internal/release"
+	"majordomus-mcp/layer"
+	"majordomus-mcp/machine"
+	"majordomus-mcp/registry"
+	"majordomus-mcp/registry/runtimes"
+	"majordomus-mcp/surface"
+	"majordomus-mcp/transport"
+)
+
+// Checkout is the checkout a process serves, for one profile. Its root and
+// manifest are read by the command; its index and MCP surface are built
+// only when this process serves a client itself, so a process that
+// attaches to a shared server starts in milliseconds and a bridge whose
+// layer is broken can still attach.
+type Checkout struct {
+	Root     string
+	Manifest layer.Manifest
+	Profile  string
+	Strict   bool   // --strict: a degraded index is an error
+	Registry string // the runtime registry's path as configured ("" = the default)
+	Logger   *zap.Logger
+
+	mu     sync.Mutex
+	served *served // nil until Load succeeds
+}
+
+// served is a loaded layer with the MCP surface over it.
+type served struct {
+	layer   *layer.Layer
+	surface *surface.Surface
+}
+
+// Load builds the index and the MCP surface once, and watches the layer
+// until life ends — the process's lifetime, not the caller's: a server is
+// often started under a context that bounds only its start. describe says
+// what the process is, for majordomus_server. A failure is returned (its
+// layer error kept for errors.Is) and not cached: a later call tries again.
+func (c *Checkout) load(life context.Context, describe func() surface.Process) (*served, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.served != nil {
+		return c.served, nil
+	}
+	lay, err := layer.Open(layer.Config{Root: c.Root, Strict: c.Strict, Logger: c.Logger.Named("layer")})
+	if err != nil {
+		return nil, err
+	}
+	surf := surface.New(surface.Config{
+		Layer:   lay,
+		Version: release.Version(),
+		Process: describe,
+		Fleet:   c.inventory,
+		Logger:  c.Logger.Named("surface"),
+	})
+	go func() {
+		if err := lay.Watch(life, surf.IndexChanged); err != nil {
+			c.Logger.Warn("watching the layer failed; changes are not picked up", zap.Error(err))
+		}
+	}()
+	c.served = &served{layer: lay, surface: surf}
+	return c.served, nil
+}
+
+// inventory answers majordomus_fleet_inventory for this checkout. The
+// roster is read from the manifest again, so that an operator who edited
+// it is answered about the new one; a manifest that no longer reads makes
+// the inventory incomplete.
+func (c *Checkout) inventory(ctx context.Context) (any, error) {
+	sc := runtimes.Scope{
+		Root:         c.Root,
+		RepositoryID: layer.RepositoryID(c.Root),
+		Answering:    c.Profile,
+	}
+	if m, err := layer.LoadManifest(c.Root); err != nil {
+		sc.Roster, sc.RosterErr = RosterOf(c.Manifest), err
+	} else {
+		sc.Roster = RosterOf(m)
+	}
+	sc.Registry, sc.RegistryErr = runtimes.Path(c.Registry, os.Getenv)
+	return Inventory(ctx, sc), nil
+}
+
+// Inventory classifies the evidence gathered for sc.
+func Inventory(ctx context.Context, sc runtimes.Scope) fleet.Inventory {
+	sc.ServerNames = serverNames()
+	sc.FindCheckout = layer.FindCheckout
+	return fleet.Classify(runtimes.Collect(ctx, sc))
+}
+
+// serverNames are the executable names a majordomus-mcp server runs as:
+// the product's, and this binary's own (a renamed copy serves too).
+func serverNames() []string {
+	names := []string{"majordomus-mcp"}
+	if exe, err := os.Executable(); err == nil && filepath.Base(exe) != names[0] {
+		names = append(names, filepath.Base(exe))
+	}
+	return names
+}
+
+// RosterOf is the manifest's roster: its mcp.profiles with their roles, or
+// the one profile "default" when it names none.
+func RosterOf(m layer.Manifest) []fleet.Configured {
+	if len(m.Profiles) == 0 {
+		return []fleet.Configured{{Profile: registry.DefaultProfile, RoleKnown: true}}
+	}
+	out := make([]fleet.Configured, len(m.Profiles))
+	for i, p := range m.Profiles {
+		out[i] = fleet.Configured{Profile: p.Name, Role: p.Role, RoleKnown: true}
+	}
+	return out
+}
+
+// profileRole is the role the manifest gives profile, or "".
+func profileRole(m layer.Manifest, profile string) string {
+	for _, p := range m.Profiles {
+		if p.Name == profile {
+			return p.Role
+		}
+	}
+	return ""
+}
+
+// Timings are the durations of SPEC §5.1: the defaults, then the
+// manifest's server section, then the flags (for tests).
+type Timings struct {
+	BindGrace, ProbeTimeout, ElectionBound, BusyGrace, IdleTimeout, Heartbeat time.Duration
+}
+
+// ResolveTimings picks, for each duration, the flag's, else the
+// manifest's, else the default its owner package declares.
+func ResolveTimings(m layer.Timings, flags Timings) Timings {
+	pick := func(def, manifest, flag time.Duration) time.Duration {
+		switch {
+		case flag > 0:
+			return flag
+		case manifest > 0:
+			return manifest
+		}
+		return def
+	}
+	return Timings{
+		BindGrace:     pick(registry.DefaultBindGrace, m.BindGrace, flags.BindGrace),
+		ProbeTimeout:  pick(registry.DefaultProbeTimeout, m.ProbeTimeout, flags.ProbeTimeout),
+		ElectionBound: pick(machine.DefaultElectionBound, m.ElectionBound, flags.ElectionBound),
+		BusyGrace:     pick(machine.DefaultBusyGrace, m.BusyGrace, flags.BusyGrace),
+		IdleTimeout:   pick(transport.DefaultIdleTimeout, m.SessionIdleTimeout, flags.IdleTimeout),
+		Heartbeat:     pick(transport.DefaultHeartbeat, m.BridgeHeartbeat, flags.Heartbeat),
+	}
+}
+
+// describeAs says what a process that is in state role is, for
+// majordomus_server and the instructions.
+func describeAs(role, url, leasePath, profile string) surface.Process {
+	d := surface.Process{Role: role, URL: url, LeasePath: leasePath, Profile: profile}
+	switch machine.State(role) {
+	case machine.Leaseholder, machine.OwnerLeft:
+		d.Leaseholder = url != ""
+	case machine.LeaseLost:
+		d.Findings = []string{findingLost}
+	}
+	return d
+}
+
+// findingLost is what a server that lost its lease says of itself.
+const findingLost = "this process no longer holds the lease: it serves the sessions it already had and takes on no new ones; what is described above is another process"

@@ -1,0 +1,26 @@
+// Package node runs one process of the checkout's shared-server design: it
+// joins the state machine ([machine]) to the lease ([registry]), the MCP
+// transports ([transport]) and the served layer ([layer], [surface]).
+//
+// The model: a node has at most one stdio client. The machine decides what
+// serves it — the shared server this node runs as leaseholder, a bridge to
+// another node's server, or an in-process session served alone — and the
+// node's ports (election, server, attachment, alone) carry that decision
+// out. The stdio loop never sees the change: it hands every message to the
+// router, which passes it to whatever serves now and holds it while
+// nothing does.
+//
+// Invariants:
+//   - the client's session survives every change of backend: when a bridge
+//     fails, its session (initialize, last announcement) is carried and
+//     replayed onto whatever serves next, before that backend answers
+//     anything;
+//   - a client that was served is never left without an answer: if nothing
+//     can serve it any more, every request is answered with every reason;
+//     a client never served ends the process with the error instead;
+//   - the process's state is the machine's: the log's state, what
+//     majordomus_server says of the process and the probe's leaseholder
+//     flag are read from it, never kept beside it;
+//   - the runtime registry is evidence only: no failure to write it stops a
+//     server from serving.
+package node

@@ -1,0 +1,262 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"go.uber.org/zap"
+
+	"majordomus-mcp/machine"
+	"majordomus-mcp/surface"
+	"majordomus-mcp/transport"
+)
+
+// Config is what a node needs from its command.
+type Config struct {
+	Checkout *Checkout
+	Times    Timings
+	// HTTPHost and HTTPPort are where a leaseholder binds (port 0: any).
+	HTTPHost string
+	HTTPPort int
+	// Stdin and Stdout are the client's stdio. Without a client (Stdin nil:
+	// `serve`) the node runs the shared server for others only.
+	Stdin  io.Reader
+	Stdout io.Writer
+	// SignalsHandled is closed once the process handles termination
+	// signals: no lease is created and no frame written before.
+	SignalsHandled <-chan struct{}
+	// Lease is the lease port; nil means the lease file of the checkout's
+	// profile.
+	Lease  Lease
+	Logger *zap.Logger
+	// OnTransition, when set, hears of every change of state (the log's
+	// state is set from it). Loop goroutine: it must be quick.
+	OnTransition func(machine.Transition)
+}
+
+// bridgeGCPercent is the GOGC of a process while it only bridges.
+const bridgeGCPercent = 25
+
+// Node is one process of the shared-server design: the state machine and
+// the ports it acts through.
+type Node struct {
+	cfg        Config
+	co         *Checkout
+	log        *zap.Logger
+	lease      Lease
+	withClient bool
+
+	out    *transport.FrameWriter
+	router *router
+	m      *machine.Machine
+	url    atomic.Pointer[string] // the server this process serves or bridges to
+
+	mu         sync.Mutex
+	carried    *transport.Carried // the client's session, once a bridge failed
+	causes     []string           // why the last bridge failed
+	everServed bool               // a backend has served the client
+	fatal      error              // nothing could ever serve the client: the exit error
+	abandon    context.CancelCauseFunc
+	life       context.Context // ends when the machine has run
+}
+
+// New builds a node in electing.
+func New(cfg Config) (*Node, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.SignalsHandled == nil {
+		ready := make(chan struct{})
+		close(ready)
+		cfg.SignalsHandled = ready
+	}
+	if cfg.Lease == nil {
+		cfg.Lease = newLeaseFile(cfg.Checkout, cfg.Times, cfg.SignalsHandled)
+	}
+	n := &Node{
+		cfg:        cfg,
+		co:         cfg.Checkout,
+		log:        cfg.Logger,
+		lease:      cfg.Lease,
+		withClient: cfg.Stdin != nil,
+		router:     newRouter(),
+	}
+	if cfg.Stdout != nil {
+		n.out = transport.NewFrameWriter(cfg.Stdout)
+	}
+	n.setURL("")
+	m, err := machine.New(machine.Config{
+		Election:      n.lease,
+		Server:        &sharedServer{node: n},
+		Bridge:        &attachment{node: n},
+		Standalone:    &aloneServer{node: n},
+		LeasePath:     n.lease.Path(),
+		ElectionBound: cfg.Times.ElectionBound,
+		BusyGrace:     cfg.Times.BusyGrace,
+		Logger:        cfg.Logger,
+		OnTransition:  n.transitioned,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("building the state machine: %w", err)
+	}
+	n.m = m
+	return n, nil
+}
+
+// Run elects, then serves as leaseholder, attaches, or serves alone, until
+// the machine exits. Its error is why nothing could ever serve the client
+// (nil otherwise); the outcome says how the machine ended.
+func (n *Node) Run(ctx context.Context) (machine.Outcome, error) {
+	runCtx, abandon := context.WithCancelCause(ctx)
+	defer abandon(nil)
+	n.mu.Lock()
+	n.abandon, n.life = abandon, runCtx
+	n.mu.Unlock()
+	loopCtx, stopLoop := context.WithCancel(ctx)
+	defer stopLoop()
+	if n.withClient {
+		go n.serveClient(loopCtx)
+	}
+	outcome := n.m.Run(runCtx)
+	stopLoop()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return outcome, n.fatal
+}
+
+// ClientLeft reports that the client left other than by closing stdin
+// (its parent died); its session leaves the board.
+func (n *Node) ClientLeft() {
+	n.router.closeCurrent()
+	n.m.ClientLeft()
+}
+
+// Signal reports a termination signal, by name.
+func (n *Node) Signal(name string) { n.m.Signal(name) }
+
+// State is the node's state, read from its machine.
+func (n *Node) State() machine.State { return n.m.State() }
+
+// serveClient runs the stdio loop; its end is the client leaving.
+func (n *Node) serveClient(ctx context.Context) {
+	select { // SIGPIPE is handled before the loop writes
+	case <-n.cfg.SignalsHandled:
+	case <-ctx.Done():
+		return
+	}
+	loop := transport.Stdio{In: n.cfg.Stdin, Out: n.out, Backend: n.router, Logger: n.log}
+	if loop.Serve(ctx) == transport.Cancelled {
+		return
+	}
+	n.ClientLeft()
+}
+
+// transitioned makes what follows a change of state that the graph does
+// not show: the garbage collector's setting and, for `serve`, the client
+// it never had leaving.
+func (n *Node) transitioned(t machine.Transition) {
+	if n.cfg.OnTransition != nil {
+		n.cfg.OnTransition(t)
+	}
+	switch t.To {
+	case machine.Electing:
+		n.setURL("")
+	case machine.Attached:
+		// A bridge holds little but relays a lot: collect its garbage
+		// sooner, so that every agent's bridge stays small (B6). The
+		// collection this starts waits for the client's first answer,
+		// so that attaching is not slowed by it (B1).
+		n.router.afterNextAnswer(func() {
+			if n.m.State() == machine.Attached {
+				debug.SetGCPercent(bridgeGCPercent)
+			}
+		})
+	case machine.Leaseholder, machine.Alone:
+		debug.SetGCPercent(100)
+	}
+	if t.To == machine.LeaseLost && !n.withClient {
+		n.m.ClientLeft() // `serve` has no client of its own to wait for
+	}
+}
+
+func (n *Node) setURL(url string) { n.url.Store(&url) }
+
+// describe is what this process says of itself in majordomus_server.
+func (n *Node) describe() surface.Process {
+	return describeAs(string(n.m.State()), *n.url.Load(), n.lease.Path(), n.co.Profile)
+}
+
+// load builds the served layer for the process's lifetime.
+func (n *Node) load() (*served, error) {
+	n.mu.Lock()
+	life := n.life
+	n.mu.Unlock()
+	return n.co.load(life, n.describe)
+}
+
+// carriedSession returns the client's session to carry onto a new backend.
+func (n *Node) carriedSession() *transport.Carried {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.carried
+}
+
+// serve makes b serve the client, carrying its session when a bridge
+// failed. announced (when not nil) runs once the session is carried and
+// before b answers anything: what it logs is true before the client sees
+// an answer from b.
+func (n *Node) serve(ctx context.Context, b transport.Backend, announced func(carried bool)) error {
+	c := n.carriedSession()
+	if c != nil {
+		if err := c.Replay(ctx, b); err != nil {
+			return fmt.Errorf("carrying the client's session: %w", err)
+		}
+	}
+	if announced != nil {
+		announced(c != nil)
+	}
+	n.mu.Lock()
+	n.everServed = true
+	n.mu.Unlock()
+	n.router.set(b)
+	return nil
+}
+
+// failover is called by a bridge whose server is gone: the machine elects
+// again, and whatever serves next is returned with the session carried.
+func (n *Node) failover(ctx context.Context, cause error, carried transport.Carried) (transport.Backend, error) {
+	n.mu.Lock()
+	n.carried = &carried
+	n.causes = []string{cause.Error()}
+	n.mu.Unlock()
+	old := n.router.currentBackend()
+	n.router.hold()
+	n.m.BridgeFailed(cause.Error())
+	return n.router.next(ctx, old)
+}
+
+// unservable records that nothing can serve the client: a client that was
+// never served ends the process with the error (the layer's errors kept,
+// for the command's exit code); a client that was served (its bridge
+// failed) gets "shared server unavailable" with every reason, and its
+// stdio stays open.
+func (n *Node) unservable(err error) {
+	n.mu.Lock()
+	served := n.everServed
+	reasons := append(append([]string(nil), n.causes...), err.Error())
+	if !served || !n.withClient {
+		n.fatal = err
+		abandon := n.abandon
+		n.mu.Unlock()
+		abandon(err)
+		return
+	}
+	n.mu.Unlock()
+	n.router.failed(errors.New(strings.Join(reasons, "; and ")))
+}

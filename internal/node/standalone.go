@@ -1,0 +1,48 @@
+package node
+
+import (
+	"context"
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"majordomus-mcp/surface"
+	"majordomus-mcp/transport"
+)
+
+// RunStandalone serves the client of cfg alone (--standalone): no shared
+// server, no port, no lease, nothing written anywhere. It returns when the
+// client leaves or ctx ends; its error is why the client could not be
+// served at all.
+func RunStandalone(ctx context.Context, cfg Config) error {
+	co, log := cfg.Checkout, cfg.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	life, stop := context.WithCancel(ctx)
+	defer stop()
+	srv, err := co.load(life, func() surface.Process { return describeAs("standalone", "", "", co.Profile) })
+	if err != nil {
+		return err
+	}
+	ix := srv.layer.Current()
+	log.Info("standalone: serving this client alone; no shared server, no HTTP port, no lease",
+		zap.String("checkout", ix.Name), zap.Int("objects", len(ix.Objects)), zap.String("index_state", ix.State()))
+
+	out := transport.NewFrameWriter(cfg.Stdout)
+	local, err := transport.NewLocal(life, srv.surface.MCP, out, "stdio")
+	if err != nil {
+		return fmt.Errorf("serving the client in process: %w", err)
+	}
+	defer local.Close()
+	if cfg.SignalsHandled != nil {
+		select { // SIGPIPE is handled before the loop writes
+		case <-cfg.SignalsHandled:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	loop := transport.Stdio{In: cfg.Stdin, Out: out, Backend: local, Logger: log}
+	loop.Serve(ctx)
+	return nil
+}
