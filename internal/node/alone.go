@@ -35,9 +35,10 @@ func (a *aloneServer) Serve(ctx context.Context, reason string) error {
 		n.unservable(err)
 		return err
 	}
-	return n.serve(ctx, local, func(carried bool) {
+	return n.serve(ctx, local, func(carried bool) bool {
 		if carried {
 			srv.surface.Notify(mcp.LoggingLevelWarning, "majordomus: cannot use the shared server ("+reason+"); this session is now served alone, without peers")
 		}
+		return true
 	})
 }

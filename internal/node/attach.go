@@ -14,8 +14,9 @@ import (
 type attachment struct {
 	node *Node
 
-	mu     sync.Mutex
-	bridge *transport.Bridge
+	mu        sync.Mutex
+	bridge    *transport.Bridge
+	replaying *transport.Bridge // the bridge the carried session is being replayed onto
 }
 
 // Attach starts bridging to url. A bridge connects on the client's first
@@ -29,10 +30,17 @@ func (a *attachment) Attach(ctx context.Context, url string) {
 	}
 	var b *transport.Bridge
 	failover := func(ctx context.Context, cause error, carried transport.Carried) (transport.Backend, error) {
+		a.mu.Lock()
+		if a.replaying == b {
+			// The session could not be carried there: the replay fails,
+			// and its failure is what the machine hears, with the session
+			// it carries still whole.
+			a.mu.Unlock()
+			return nil, cause
+		}
 		// The machine stops this attachment while it elects again; the
 		// failing bridge is not closed then: it hands the message it holds
 		// to whatever serves next.
-		a.mu.Lock()
 		if a.bridge == b {
 			a.bridge = nil
 		}
@@ -59,9 +67,19 @@ func (a *attachment) Attach(ctx context.Context, url string) {
 		n.serve(ctx, b, nil)
 		return
 	}
+	a.mu.Lock()
+	a.replaying = b
+	a.mu.Unlock()
 	go func() { // replaying talks to the server: off the machine's loop
-		err := n.serve(ctx, b, func(bool) {
+		err := n.serve(ctx, b, func(bool) bool {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			a.replaying = nil
+			if a.bridge != b {
+				return false // stopped while replaying
+			}
 			n.log.Info("re-attached to the shared server", zap.String("url", url))
+			return true
 		})
 		// A bridge that already failed over, or was stopped, is no longer
 		// the attachment's: its failure is not news to the machine, which

@@ -2,10 +2,14 @@ package node
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"majordomus-mcp/machine"
 	"majordomus-mcp/registry"
@@ -43,5 +47,38 @@ func TestEveryLeaseClassIsHandled(t *testing.T) {
 	}
 	if len(registry.Classes) < 11 {
 		t.Fatalf("registry.Classes lists %d classes", len(registry.Classes))
+	}
+}
+
+// What a lost lease became is said in words a user can act on.
+func TestALostLeaseIsExplained(t *testing.T) {
+	self, err := registry.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := func(url string) []byte {
+		l := registry.NewLease(self, "/checkout", strings.Repeat("0", 32), "default", "0.1.0", time.Now())
+		if url != "" {
+			l.URL = &url
+		}
+		raw, err := json.Marshal(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	for _, c := range []struct {
+		snap registry.Snapshot
+		want string
+	}{
+		{registry.Snapshot{Found: registry.Missing}, "removed"},
+		{registry.Snapshot{Found: registry.Regular}, "emptied"},
+		{registry.Snapshot{Found: registry.Regular, Raw: []byte("{oops")}, "not a lease"},
+		{registry.Snapshot{Found: registry.Regular, Raw: doc("")}, fmt.Sprintf("pid %d) took the lease over", os.Getpid())},
+		{registry.Snapshot{Found: registry.Regular, Raw: doc("http://127.0.0.1:9")}, "serves at http://127.0.0.1:9"},
+	} {
+		if got := lossReason(c.snap); !strings.Contains(got, c.want) {
+			t.Errorf("lossReason(%+v) = %q, want it to say %q", c.snap, got, c.want)
+		}
 	}
 }

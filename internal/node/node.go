@@ -209,17 +209,19 @@ func (n *Node) carriedSession() *transport.Carried {
 
 // serve makes b serve the client, carrying its session when a bridge
 // failed. announced (when not nil) runs once the session is carried and
-// before b answers anything: what it logs is true before the client sees
-// an answer from b.
-func (n *Node) serve(ctx context.Context, b transport.Backend, announced func(carried bool)) error {
+// before b answers anything, so that what it logs is true before the
+// client sees an answer from b; it returns false when b no longer serves
+// (a bridge that failed over during the replay: what serves now was set by
+// that failover), and b is then not made to serve.
+func (n *Node) serve(ctx context.Context, b transport.Backend, announced func(carried bool) bool) error {
 	c := n.carriedSession()
 	if c != nil {
 		if err := c.Replay(ctx, b); err != nil {
 			return fmt.Errorf("carrying the client's session: %w", err)
 		}
 	}
-	if announced != nil {
-		announced(c != nil)
+	if announced != nil && !announced(c != nil) {
+		return nil
 	}
 	n.mu.Lock()
 	n.everServed = true

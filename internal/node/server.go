@@ -80,11 +80,12 @@ func (s *sharedServer) Start(ctx context.Context) error {
 		s.mu.Lock()
 		s.local = local
 		s.mu.Unlock()
-		err = n.serve(ctx, local, func(carried bool) {
+		err = n.serve(ctx, local, func(carried bool) bool {
 			if carried {
 				n.log.Info("took over as the shared server; this session continues locally", zap.String("url", url))
 				srv.surface.Notify(mcp.LoggingLevelWarning, "majordomus: the shared server this session used is gone; this process took over as the checkout's shared server at "+url)
 			}
+			return true
 		})
 		if err != nil {
 			n.log.Warn("the client's session could not be carried onto this server", zap.Error(err))

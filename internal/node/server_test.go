@@ -1,0 +1,142 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"majordomus-mcp/fleet"
+	"majordomus-mcp/machine"
+	"majordomus-mcp/registry"
+	"majordomus-mcp/registry/runtimes"
+)
+
+// A leaseholder whose lease another process took becomes lease-lost: its
+// probe and majordomus_server say so, new sessions are refused with where
+// to go, its own client goes on being served, its registry row says it is
+// draining, and it ends when its client leaves, removing that row.
+func TestALostLeaseIsServedUntilItsClientLeaves(t *testing.T) {
+	co, b := exampleCheckout(t), newBoard()
+	a := start(t, "a", co, b, true)
+	a.client.initialize()
+	a.awaitLog("registered this server in the fleet registry")
+	url := b.url
+	if row := registryRow(t, co); row.State != runtimes.StateLeaseholder || row.URL != url {
+		t.Fatalf("the registry row is %+v; want the leaseholder at %s", row, url)
+	}
+
+	b.mu.Lock()
+	b.holder, b.url = "x", "http://127.0.0.1:1"
+	b.changeLocked()
+	b.mu.Unlock()
+	a.awaitState(machine.LeaseLost)
+	a.awaitLog("recorded in the fleet registry that this server lost its lease")
+	if row := registryRow(t, co); row.State != runtimes.StateLeaseLost {
+		t.Errorf("the registry row is %+v; want it draining", row)
+	}
+	if d := a.node.describe(); d.Leaseholder || len(d.Findings) == 0 {
+		t.Errorf("lease-lost, the node describes itself as %+v", d)
+	}
+	var id struct{ Leaseholder bool }
+	raw, err := registry.FetchIdentity(context.Background(), url, wait)
+	if err != nil || json.Unmarshal(raw, &id) != nil || id.Leaseholder {
+		t.Errorf("the probe answered %s (%v); want leaseholder false", raw, err)
+	}
+	refusal := postInitialize(t, url)
+	if !strings.Contains(refusal, "lease_lost") || !strings.Contains(refusal, "http://127.0.0.1:1") {
+		t.Errorf("a new session was answered %s; want lease_lost naming the current server", refusal)
+	}
+	if text := a.client.tool("majordomus_server", map[string]any{}, nil); !strings.Contains(text, "no longer holds the lease") {
+		t.Errorf("majordomus_server says %s", text)
+	}
+
+	a.client.close()
+	if res := a.wait(); res.err != nil {
+		t.Fatalf("the node ended with %v", res.err)
+	}
+	rows, err := runtimes.Read(context.Background(), co.Registry)
+	if err != nil || len(rows) != 0 {
+		t.Errorf("after the end the registry holds %+v (%v)", rows, err)
+	}
+}
+
+// `serve` has no client of its own: once its lease is lost, it ends with
+// its last session.
+func TestServeEndsOnceItsLeaseIsLost(t *testing.T) {
+	co, b := exampleCheckout(t), newBoard()
+	s := start(t, "serve", co, b, false)
+	s.awaitLog("shared server listening")
+	b.mu.Lock()
+	b.holder, b.url = "x", ""
+	b.changeLocked()
+	b.mu.Unlock()
+	if res := s.wait(); res.err != nil {
+		t.Fatalf("serve ended with %v", res.err)
+	}
+}
+
+// A leaseholder that cannot write the registry serves all the same.
+func TestAnUnwritableRegistryStopsNoServer(t *testing.T) {
+	co, b := exampleCheckout(t), newBoard()
+	co.Registry = co.Root + "/.ai/manifest.yaml/registry.db" // under a file: no directory can be made
+	a := start(t, "a", co, b, true)
+	a.client.initialize()
+	a.awaitLog("cannot register this server in the fleet registry")
+	if text := a.client.tool("majordomus_server", map[string]any{}, nil); !strings.Contains(text, `"leaseholder": true`) && !strings.Contains(text, `"leaseholder":true`) {
+		t.Errorf("majordomus_server says %s", text)
+	}
+}
+
+// RunStandalone serves its client and ends when stdin does.
+func TestStandaloneServesUntilStdinEnds(t *testing.T) {
+	co := exampleCheckout(t)
+	c := newClient(t, "alone")
+	done := make(chan error, 1)
+	go func() {
+		done <- RunStandalone(context.Background(), Config{Checkout: co, Stdin: c.stdin, Stdout: c.stdout})
+	}()
+	c.initialize()
+	if text := c.tool("majordomus_server", map[string]any{}, nil); !strings.Contains(text, "standalone") {
+		t.Errorf("majordomus_server says %s", text)
+	}
+	c.close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(wait):
+		t.Fatal("standalone did not end with its stdin")
+	}
+}
+
+// registryRow is the one row of the checkout's registry.
+func registryRow(t *testing.T, co *Checkout) fleet.Row {
+	t.Helper()
+	rows, err := runtimes.Read(context.Background(), co.Registry)
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("the registry holds %+v (%v); want one row", rows, err)
+	}
+	return rows[0]
+}
+
+// postInitialize opens a new session at url as an HTTP client would, and
+// returns the answer's body.
+func postInitialize(t *testing.T, url string) string {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"late","version":"1"}}}`
+	req, _ := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return string(out)
+}
