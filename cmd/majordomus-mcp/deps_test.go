@@ -33,12 +33,13 @@ var importRules = map[string]struct {
 	"example":            {nil, nil},
 	"internal/mcpclient": {nil, nil},
 	"internal/release":   {nil, []string{"os/exec", "net"}},
+	"internal/demo":      {[]string{"example", "internal/mcpclient", "registry/runtimes"}, nil},
 	"internal/node":      {[]string{"machine", "registry", "registry/proc", "registry/runtimes", "transport", "fleet", "layer", "surface", "internal/release"}, []string{"os/signal", "os/exec"}},
 	"internal/testtemp":  {nil, nil},
 	"internal/testchild": {nil, nil},
 	"scenarios":          {[]string{"example", "internal/mcpclient"}, nil},
 	"scenarios/bench":    {[]string{"example", "internal/mcpclient"}, nil},
-	"cmd/majordomus-mcp": {[]string{"machine", "registry", "registry/proc", "registry/runtimes", "transport", "fleet", "layer", "surface", "example", "internal/mcpclient", "internal/release", "internal/node"}, nil},
+	"cmd/majordomus-mcp": {[]string{"machine", "registry", "registry/proc", "registry/runtimes", "transport", "fleet", "layer", "internal/release", "internal/node", "internal/demo"}, nil},
 }
 
 // standardOnly are the packages that may depend on the standard library

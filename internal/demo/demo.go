@@ -1,0 +1,221 @@
+// Package demo is the scripted session of `majordomus-mcp demo`: real
+// client processes of this binary on the embedded example checkout, each
+// exchange printed with what the process logged about it. It writes only
+// in a temporary directory of its own (its servers register in a registry
+// there too) and stops every process it started.
+package demo
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"majordomus-mcp/example"
+	"majordomus-mcp/internal/mcpclient"
+	"majordomus-mcp/registry/runtimes"
+)
+
+// timeout bounds the whole demo.
+const timeout = 60 * time.Second
+
+// Run writes the embedded example checkout to a temporary directory and
+// shows on out, with real child processes of the executable self (this
+// binary), what the server does: a session, three clients sharing one
+// server, a take-over after kill -9, a corrupt lease taken over, and an
+// unwritable directory served alone.
+func Run(ctx context.Context, out io.Writer, self string) error {
+	tmp, err := os.MkdirTemp("", "majordomus-demo-")
+	if err != nil {
+		return fmt.Errorf("making the demo directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	d := &demo{ctx: ctx, out: out, self: self, tmp: tmp}
+	defer d.stopAll()
+
+	repo := d.checkout("example")
+	d.say("The example checkout is in %s: a few rules, an ADR, a prompt and a glossary under .ai/repo/.", repo)
+	d.session(repo)
+	d.sharing(repo)
+	d.corruptLease()
+	d.unwritable()
+	if d.err == nil {
+		d.say("\nEvery process wrote nothing but protocol frames on stdout; their logs went to stderr.")
+	}
+	return d.err
+}
+
+// demo runs the scripted steps, stopping at the first error.
+type demo struct {
+	ctx   context.Context
+	out   io.Writer
+	self  string
+	tmp   string
+	err   error
+	procs []*demoProcess
+}
+
+// demoProcess is one client process of the demo and the log lines already shown.
+type demoProcess struct {
+	*mcpclient.Process
+	name  string
+	shown int
+}
+
+func (d *demo) say(format string, v ...any) { fmt.Fprintf(d.out, format+"\n", v...) }
+
+func (d *demo) checkout(name string) string {
+	dir := filepath.Join(d.tmp, name)
+	if d.err == nil {
+		d.err = example.WriteCheckout(dir)
+	}
+	return dir
+}
+
+// start spawns a client of the shared server in repo, as a host would.
+func (d *demo) start(name, repo string) *demoProcess {
+	if d.err != nil {
+		return nil
+	}
+	// The demo's servers register in a registry of their own, never in the user's.
+	env := append(os.Environ(), runtimes.RegistryEnv+"="+filepath.Join(d.tmp, "registry.db"))
+	p, err := mcpclient.Start(d.self, []string{"--repo", repo, "--http-port", "0"}, repo, env)
+	if err != nil {
+		d.err = err
+		return nil
+	}
+	dp := &demoProcess{Process: p, name: name}
+	d.procs = append(d.procs, dp)
+	return dp
+}
+
+func (d *demo) stopAll() {
+	for _, p := range d.procs {
+		p.Kill(context.Background())
+	}
+}
+
+// session walks through one client's session, printing each exchange.
+func (d *demo) session(repo string) {
+	d.say("\n## 1. An agent's session\n")
+	a := d.start("claude-code", repo)
+	d.initialize(a)
+	d.call(a, "tools/list", nil, showTools)
+	d.tool(a, "majordomus_repository", nil)
+	d.tool(a, "majordomus_search", map[string]any{"query": "announce", "limit": 3})
+	d.tool(a, "majordomus_announce", map[string]any{"intent": "tighten the review prompt", "scope": []string{".ai/repo/prompts"}})
+	d.shown(a, "shared server listening on")
+}
+
+// sharing shows three clients on one server, then a take-over after the
+// leaseholder is killed -9.
+func (d *demo) sharing(repo string) {
+	d.say("\n## 2. Three agents, one shared server\n")
+	a := d.procs[0]
+	b := d.start("codex", repo)
+	c := d.start("gemini-cli", repo)
+	d.initialize(b)
+	d.initialize(c)
+	d.shown(b, "bridging this stdio session")
+	d.shown(c, "bridging this stdio session")
+	d.tool(c, "majordomus_announce", map[string]any{"intent": "rewrite the review prompt", "scope": []string{".ai/repo/prompts/review.md"}})
+	d.peers(b)
+
+	d.say("\n## 3. The leaseholder is killed with -9\n")
+	if d.err == nil {
+		d.say("kill -9 %d (%s, the leaseholder)", a.Cmd.Process.Pid, a.name)
+		d.err = a.Signal(syscall.SIGKILL)
+		a.Wait(d.ctx)
+	}
+	d.say("%s's next message elects again before it is answered:", b.name)
+	d.tool(b, "majordomus_repository", nil)
+	d.settled(b)
+	d.say("%s, bridged to the dead server too, re-attaches on its next message:", c.name)
+	d.peers(c)
+	d.settled(c)
+	d.leave(b, c)
+}
+
+// settled waits until a process that failed over has said where it went,
+// then shows it.
+func (d *demo) settled(p *demoProcess) {
+	d.shown(p, "took over as the shared server", "re-attached to the shared server", "cannot use the shared server")
+}
+
+// shown waits until a process has logged one of the texts — its log and
+// its answers travel on different pipes, so an answer can arrive first —
+// then shows what it logged.
+func (d *demo) shown(p *demoProcess, texts ...string) {
+	if d.err != nil || p == nil {
+		return
+	}
+	_, d.err = p.WaitLogAny(d.ctx, texts...)
+	d.transitions(p)
+}
+
+// corruptLease shows a lease that is not a lease being taken over.
+func (d *demo) corruptLease() {
+	d.say("\n## 4. A corrupt lease is taken over\n")
+	repo := d.checkout("corrupt")
+	lease := filepath.Join(repo, ".ai/local/state/mcp/server.json")
+	if d.err == nil {
+		d.err = os.MkdirAll(filepath.Dir(lease), 0o700)
+	}
+	if d.err == nil {
+		d.err = os.WriteFile(lease, []byte("{not a lease"), 0o600)
+	}
+	d.say("printf '{not a lease' > %s", lease)
+	p := d.start("cursor", repo)
+	d.initialize(p)
+	d.shown(p, "shared server listening on")
+	d.leave(p)
+}
+
+// unwritable shows a client served alone when the lease cannot be created.
+func (d *demo) unwritable() {
+	d.say("\n## 5. An unwritable lease directory: served alone\n")
+	repo := d.checkout("unwritable")
+	state := filepath.Join(repo, ".ai/local/state")
+	if d.err == nil {
+		d.err = os.MkdirAll(filepath.Dir(state), 0o755)
+	}
+	if d.err == nil {
+		d.err = os.WriteFile(state, []byte("a file where the lease directory should be"), 0o644)
+	}
+	d.say("%s is a file, so no lease can be created under it.", state)
+	p := d.start("claude-code", repo)
+	d.initialize(p)
+	d.shown(p, "cannot use the shared server")
+	d.peers(p)
+	if d.err == nil && strings.Contains(strings.Join(p.Logs(), "\n"), "listening on") {
+		d.err = fmt.Errorf("a client served alone bound a port")
+	}
+	d.leave(p)
+}
+
+// leave closes the clients' stdin, as hosts do when agents leave, and waits
+// for their processes: a leaseholder ends once the last of them has gone.
+func (d *demo) leave(procs ...*demoProcess) {
+	if d.err != nil {
+		return
+	}
+	for _, p := range procs {
+		p.CloseStdin()
+	}
+	for _, p := range procs {
+		exit, err := p.Wait(d.ctx)
+		if err == nil && exit.Code != 0 {
+			err = fmt.Errorf("%s exited with %+v", p.name, exit)
+		}
+		if err != nil {
+			d.err = err
+			return
+		}
+	}
+}
