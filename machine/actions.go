@@ -175,9 +175,9 @@ func finish(ctx context.Context, _ ...any) error {
 	m := machineOf(ctx)
 	t, _ := stateless.GetTransition(ctx).Trigger.(Trigger)
 	m.stopServer(ctx)
-	m.outcome = &Outcome{Reason: exitReason(t, m.signal)}
-	if t == Signal {
-		m.outcome.Signal = m.signal
+	m.outcome = endingOf(t, m.signal, m.failure, m.obs.URL)
+	if t == LeaseLive { // a headless process found a server: nothing to do
+		m.log.Info("a shared server for this checkout is already running at "+m.obs.URL+"; not starting a second one", zap.String("url", m.obs.URL))
 	}
 	return nil
 }
@@ -230,6 +230,12 @@ func drained(ctx context.Context, _ ...any) bool {
 
 // stillServing: the own client is here, or some session remains.
 func stillServing(ctx context.Context, args ...any) bool { return !drained(ctx, args...) }
+
+// headless: the process has no stdio client of its own (Config.Headless).
+func headless(ctx context.Context, _ ...any) bool { return machineOf(ctx).cfg.Headless }
+
+// hasClient: the process serves a stdio client of its own.
+func hasClient(ctx context.Context, args ...any) bool { return !headless(ctx, args...) }
 
 // clientGone: the own client has left.
 func clientGone(ctx context.Context, _ ...any) bool { return machineOf(ctx).clientLeft }

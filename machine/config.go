@@ -36,6 +36,11 @@ type Config struct {
 	// Standalone serves the client without sharing. Required.
 	Standalone Standalone
 
+	// Headless says the process has no stdio client of its own (`serve`):
+	// it runs the shared server for others, or exits where a process with
+	// a client would attach or serve alone.
+	Headless bool
+
 	// LeasePath is the lease file's path, named in log lines.
 	LeasePath string
 

@@ -12,6 +12,12 @@ package machine
 // through the bridge exactly as a local session would be; a failover that
 // takes over takes that same lease-won edge, with the client's session
 // carried by internal/node.
+//
+// A headless process (`serve`: no stdio client of its own) takes the edges
+// guarded [headless] where one with a client takes those guarded
+// [hasClient]: it has nothing to attach or to serve alone, so it exits,
+// and exited's entry says why (see endingOf). Its client counts as gone from the start, so lease-lost ends
+// it with its last session.
 func configure(b *builder) {
 	b.onTransitioning(logTransition)
 	b.onUnhandled(logUnhandled)
@@ -21,7 +27,8 @@ func configure(b *builder) {
 		onEntry(electAgain).
 		onExit(endElection).
 		permit(LeaseWon, Leaseholder, R7).
-		permit(LeaseLive, Attached, R8).
+		permit(LeaseLive, Attached, R8, when(hasClient)).
+		permit(LeaseLive, Exited, NoRule, when(headless)).
 		internal(LeaseStale, R1, doing(takeOver)).
 		internal(LeaseCorrupt, R1, doing(takeOver)).
 		internal(LeaseEmpty, R1, doing(takeOver)).
@@ -33,8 +40,10 @@ func configure(b *builder) {
 		internal(LeaseChanged, R1, doing(attemptAgain), when(waiting)).
 		ignore(LeaseChanged, when(attempting)).
 		internal(PollDue, R1, doing(attemptAgain)).
-		permit(ElectionTimedOut, Alone, R1).
-		permit(LeaseUnusable, Alone, R2).
+		permit(ElectionTimedOut, Alone, R1, when(hasClient)).
+		permit(ElectionTimedOut, Exited, R1, when(headless)).
+		permit(LeaseUnusable, Alone, R2, when(hasClient)).
+		permit(LeaseUnusable, Exited, R2, when(headless)).
 		permit(ClientLeft, Exited, NoRule).
 		permit(Signal, Exited, NoRule).
 		ignore(BridgeFailed)
@@ -42,7 +51,8 @@ func configure(b *builder) {
 	b.state(Leaseholder).
 		onEntry(startServer).
 		internal(ServerStarted, NoRule, doing(noteServing)).
-		permit(ServerStartFailed, Alone, R2, doing(releaseLease)).
+		permit(ServerStartFailed, Alone, R2, when(hasClient), doing(releaseLease)).
+		permit(ServerStartFailed, Exited, R2, when(headless), doing(releaseLease)).
 		internal(SessionsChanged, NoRule, doing(noteSessions)).
 		permit(ClientLeft, OwnerLeft, R5).
 		permit(LeaseReplaced, LeaseLost, R6).
@@ -75,7 +85,8 @@ func configure(b *builder) {
 		ignore(ClientLeft, when(stillServing)).
 		permit(IdleTimeout, Exited, R6, when(clientGone)).
 		ignore(IdleTimeout, when(clientPresent)).
-		permit(ServerStartFailed, Alone, R2).
+		permit(ServerStartFailed, Alone, R2, when(hasClient)).
+		permit(ServerStartFailed, Exited, R2, when(headless)).
 		permit(Signal, Exited, R6).
 		ignore(ServerStarted).
 		ignore(LeaseReplaced).

@@ -70,18 +70,25 @@ func timeoutReason(bound time.Duration, last Observation) string {
 	return fmt.Sprintf("no usable lease within %s (last seen: %s lease: %s)", bound, last.Class, last.Reason)
 }
 
-// exitReason says in words why the machine ended, given the fact that ended
-// it and the signal recorded, if any.
-func exitReason(t Trigger, signal string) string {
+// endingOf is how the machine ended, given the fact that ended it, the
+// signal recorded, why sharing failed, and the URL of the live server last
+// found. A lease that cannot be used, an election out of time and a server
+// that would not start end only a headless process (one with a client
+// serves it alone): it could not do its one job, which is a failure.
+func endingOf(t Trigger, signal, failure, url string) *Outcome {
 	switch t {
 	case ClientLeft:
-		return "the client left"
+		return &Outcome{Reason: "the client left"}
 	case Signal:
-		return "signal " + signal
+		return &Outcome{Reason: "signal " + signal, Signal: signal}
 	case SessionsChanged:
-		return "the last session ended"
+		return &Outcome{Reason: "the last session ended"}
 	case IdleTimeout:
-		return "the remaining sessions were idle past the idle timeout"
+		return &Outcome{Reason: "the remaining sessions were idle past the idle timeout"}
+	case LeaseLive:
+		return &Outcome{Reason: "a shared server already runs at " + url}
+	case LeaseUnusable, ElectionTimedOut, ServerStartFailed:
+		return &Outcome{Reason: "cannot run the shared server: " + failure, Failure: failure}
 	}
-	return string(t)
+	return &Outcome{Reason: string(t)}
 }

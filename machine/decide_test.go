@@ -94,15 +94,19 @@ func TestReasons(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		t    Trigger
-		want string
+		want Outcome
 	}{
-		{ClientLeft, "the client left"},
-		{Signal, "signal SIGTERM"},
-		{SessionsChanged, "the last session ended"},
-		{IdleTimeout, "the remaining sessions were idle past the idle timeout"},
+		{ClientLeft, Outcome{Reason: "the client left"}},
+		{Signal, Outcome{Reason: "signal SIGTERM", Signal: "SIGTERM"}},
+		{SessionsChanged, Outcome{Reason: "the last session ended"}},
+		{IdleTimeout, Outcome{Reason: "the remaining sessions were idle past the idle timeout"}},
+		{LeaseLive, Outcome{Reason: "a shared server already runs at http://127.0.0.1:9"}},
+		{LeaseUnusable, Outcome{Reason: "cannot run the shared server: read-only", Failure: "read-only"}},
+		{ElectionTimedOut, Outcome{Reason: "cannot run the shared server: read-only", Failure: "read-only"}},
+		{ServerStartFailed, Outcome{Reason: "cannot run the shared server: read-only", Failure: "read-only"}},
 	} {
-		if got := exitReason(tc.t, "SIGTERM"); got != tc.want {
-			t.Errorf("exitReason(%s) = %q, want %q", tc.t, got, tc.want)
+		if got := endingOf(tc.t, "SIGTERM", "read-only", "http://127.0.0.1:9"); *got != tc.want {
+			t.Errorf("endingOf(%s) = %+v, want %+v", tc.t, *got, tc.want)
 		}
 	}
 }

@@ -2,8 +2,9 @@
 // process started over stdio is (electing, leaseholder, attached, lease-lost,
 // alone, exited) and what each fact it learns makes it do. It is pure logic
 // plus timers: every side effect goes through a small port ([Election],
-// [Server], [Bridge], [Standalone]) that cmd implements over the registry and
-// transport packages, and every fact comes in through an input method.
+// [Server], [Bridge], [Standalone]) that internal/node implements over the
+// registry and transport packages, and every fact comes in through an input
+// method.
 //
 // The whole machine is the one function configure (configure.go), built on
 // github.com/qmuntal/stateless in FiringQueued mode. [Graph] renders it as
@@ -40,6 +41,13 @@
 //     <reason>; serving this client alone, as --standalone would".
 //   - exited: stops what still runs; [Machine.Run] returns an [Outcome].
 //
+// A headless process (Config.Headless: `serve`, no stdio client of its own)
+// runs the same machine with its client gone from the start. Where a process
+// with a client would attach (a live server) it exits in good order, and
+// where it would serve alone (unusable, out of time, a failed start) it
+// exits with Outcome.Failure: the edges guarded [headless] and [hasClient]
+// in the graph. Lease-lost ends it with its last session.
+//
 // A client leaving or a signal ends every state. Every change of state is
 // logged once at info as "transition" with from, to, trigger and rule (the
 // rule point, R1–R8, or empty); internal steps (take-overs, waits, session
@@ -57,7 +65,7 @@
 //     server-start-failed.
 //   - The election's lease watch, run by the machine while it elects:
 //     lease-changed.
-//   - cmd, through the input methods: the leaseholder's lease watch
+//   - internal/node, through the input methods: the leaseholder's lease watch
 //     ([Machine.LeaseReplaced]), the server's session hooks
 //     ([Machine.SessionsChanged], [Machine.IdleTimeout]), stdin and the parent
 //     ([Machine.ClientLeft]), signal handling ([Machine.Signal]) and the

@@ -61,6 +61,7 @@ func New(cfg Config) (*Machine, error) {
 	configure(b)
 	m := &Machine{cfg: cfg, log: cfg.Logger, sm: b.sm, model: &b.model}
 	m.inbox.ready = make(chan struct{}, 1)
+	m.clientLeft = cfg.Headless // a headless process has no client to wait for
 	return m, nil
 }
 

@@ -182,11 +182,22 @@ func guards(g stateless.GuardFunc) []stateless.GuardFunc {
 func (c *stateBlock) permit(t Trigger, to State, r Rule, opts ...edgeOpt) *stateBlock {
 	g, a := collect(opts)
 	c.sc.Permit(t, to, guards(g)...)
-	if a != nil {
+	if a != nil && !c.leavesDoing(t, funcName(a)) {
 		c.sc.OnExitWith(t, a)
 	}
 	c.add(edge{From: c.rec().Name, To: to, Trigger: t, Kind: kindTransition, Guard: funcName(g), Action: funcName(a), Rule: r})
 	return c
+}
+
+// leavesDoing reports whether an edge already configured here leaves by t
+// doing action, which then runs for this edge too.
+func (c *stateBlock) leavesDoing(t Trigger, action string) bool {
+	for _, o := range c.b.model.Edges {
+		if o.From == c.rec().Name && o.Trigger == t && o.Kind == kindTransition && o.Action == action {
+			return true
+		}
+	}
+	return false
 }
 
 // internal handles t without leaving the state; it needs doing(action).
@@ -217,7 +228,9 @@ func (c *stateBlock) add(e edge) {
 	md := &c.b.model
 	// An edge action runs as its state's exit action for the trigger, so it
 	// would also run on any other edge that leaves that state by the same
-	// trigger, whether configured on it, on a superstate or on a substate.
+	// trigger, whether configured on it, on a superstate or on a substate:
+	// edges that leave by one trigger have no action, or (from one state)
+	// the same one.
 	leaves := func(x edge) bool { return x.Kind == kindTransition && !md.within(x.To, x.From) }
 	for _, o := range md.Edges {
 		if o.Trigger != e.Trigger {
@@ -227,8 +240,9 @@ func (c *stateBlock) add(e edge) {
 			panic(fmt.Sprintf("machine: %s --%s--> %s has two rule points (%q, %q)", e.From, e.Trigger, e.To, o.Rule, e.Rule))
 		}
 		related := md.within(o.From, e.From) || md.within(e.From, o.From)
-		if related && leaves(e) && leaves(o) && (e.Action != "" || o.Action != "") {
-			panic(fmt.Sprintf("machine: %s leaves %s by two edges and one has an action", e.Trigger, e.From))
+		shared := o.From == e.From && e.Action == o.Action // registered once: see permit
+		if related && leaves(e) && leaves(o) && (e.Action != "" || o.Action != "") && !shared {
+			panic(fmt.Sprintf("machine: %s leaves %s by two edges with different actions", e.Trigger, e.From))
 		}
 	}
 	md.Edges = append(md.Edges, e)

@@ -165,4 +165,7 @@ type Outcome struct {
 	Signal string
 	// Reason says in words why the machine ended ("the client left").
 	Reason string
+	// Failure, for a headless process, says why it could not run the
+	// shared server; "" otherwise.
+	Failure string
 }

@@ -20,11 +20,6 @@ type aloneServer struct {
 func (a *aloneServer) Serve(ctx context.Context, reason string) error {
 	n := a.node
 	n.setURL("")
-	if !n.withClient {
-		err := fmt.Errorf("cannot run the shared server: %s", reason)
-		n.unservable(err)
-		return err
-	}
 	srv, err := n.load()
 	if err != nil {
 		n.unservable(fmt.Errorf("%s; and serving this client alone failed too: %w", reason, err))

@@ -23,11 +23,6 @@ type attachment struct {
 // message; a session carried from a failed bridge is replayed first.
 func (a *attachment) Attach(ctx context.Context, url string) {
 	n := a.node
-	if !n.withClient {
-		n.log.Info("a shared server for this checkout is already running at "+url+"; not starting a second one", zap.String("url", url))
-		n.m.ClientLeft()
-		return
-	}
 	var b *transport.Bridge
 	failover := func(ctx context.Context, cause error, carried transport.Carried) (transport.Backend, error) {
 		a.mu.Lock()

@@ -96,6 +96,7 @@ func New(cfg Config) (*Node, error) {
 		Server:        &sharedServer{node: n},
 		Bridge:        &attachment{node: n},
 		Standalone:    &aloneServer{node: n},
+		Headless:      !n.withClient,
 		LeasePath:     n.lease.Path(),
 		ElectionBound: cfg.Times.ElectionBound,
 		BusyGrace:     cfg.Times.BusyGrace,
@@ -127,6 +128,9 @@ func (n *Node) Run(ctx context.Context) (machine.Outcome, error) {
 	stopLoop()
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.fatal == nil && outcome.Failure != "" {
+		return outcome, errors.New(outcome.Reason)
+	}
 	return outcome, n.fatal
 }
 
@@ -158,8 +162,7 @@ func (n *Node) serveClient(ctx context.Context) {
 }
 
 // transitioned makes what follows a change of state that the graph does
-// not show: the garbage collector's setting and, for `serve`, the client
-// it never had leaving.
+// not show: the garbage collector's setting.
 func (n *Node) transitioned(t machine.Transition) {
 	if n.cfg.OnTransition != nil {
 		n.cfg.OnTransition(t)
@@ -179,9 +182,6 @@ func (n *Node) transitioned(t machine.Transition) {
 		})
 	case machine.Leaseholder, machine.Alone:
 		debug.SetGCPercent(100)
-	}
-	if t.To == machine.LeaseLost && !n.withClient {
-		n.m.ClientLeft() // `serve` has no client of its own to wait for
 	}
 }
 
@@ -252,7 +252,7 @@ func (n *Node) unservable(err error) {
 	n.mu.Lock()
 	served := n.everServed
 	reasons := append(append([]string(nil), n.causes...), err.Error())
-	if !served || !n.withClient {
+	if !served {
 		n.fatal = err
 		abandon := n.abandon
 		n.mu.Unlock()
