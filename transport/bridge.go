@@ -111,6 +111,7 @@ type Bridge struct {
 	session    string
 	protocol   string
 	ready      bool            // the client said notifications/initialized
+	readied    chan struct{}   // closed when ready turns true; replaced when it turns false
 	initialize json.RawMessage // params of the client's last successful initialize
 	announce   json.RawMessage
 	safe       map[string]bool // tools whose hints say a resend is harmless
@@ -142,9 +143,10 @@ func NewBridge(ctx context.Context, cfg BridgeConfig) (*Bridge, error) {
 	dialer := &net.Dialer{Timeout: 2 * time.Second}
 	b := &Bridge{
 		cfg: cfg, log: cfg.Logger, endpoint: endpoint, posts: posts,
-		client: &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext, DisableKeepAlives: true}},
-		wake:   make(chan struct{}, 1),
-		safe:   map[string]bool{},
+		client:  &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext, DisableKeepAlives: true}},
+		wake:    make(chan struct{}, 1),
+		readied: make(chan struct{}),
+		safe:    map[string]bool{},
 	}
 	b.ctx, b.cancel = context.WithCancel(ctx)
 	b.wg.Add(2)

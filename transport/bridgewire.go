@@ -242,6 +242,9 @@ func (b *Bridge) initialized(c call, res exchangeResult) {
 	}
 	_ = json.Unmarshal(c.params, &p)
 	b.mu.Lock()
+	if b.ready {
+		b.readied = make(chan struct{})
+	}
 	b.initialize, b.announce, b.ready = bytes.Clone(c.params), nil, false
 	b.mu.Unlock()
 	b.setSession(res.session, protocolOf(res.body))
@@ -285,6 +288,9 @@ func (b *Bridge) observe(calls []call, answer []byte) {
 		result := results[string(c.env.ID)]
 		switch {
 		case c.env.Method == "notifications/initialized":
+			if !b.ready {
+				close(b.readied)
+			}
 			b.ready = true
 			defer b.poke()
 		case c.env.Method == string(mcp.MethodToolsList) && result != nil:

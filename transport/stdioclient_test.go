@@ -167,21 +167,18 @@ func (c *stdioClient) open(init string) string {
 		// The loop answers lines on goroutines of its own: wait until the
 		// server has taken notifications/initialized, so that a test that
 		// stops the server next does not cut it off in flight.
-		deadline := time.Now().Add(wait)
-		for !b.isReady() {
-			if time.Now().After(deadline) {
+		b.mu.Lock()
+		readied, switched := b.readied, b.state != attached
+		b.mu.Unlock()
+		if !switched {
+			select {
+			case <-readied:
+			case <-time.After(wait):
 				c.t.Fatal("the bridge never became ready")
 			}
-			time.Sleep(time.Millisecond)
 		}
 	}
 	return a
-}
-
-func (b *Bridge) isReady() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.ready || b.state != attached
 }
 
 func (c *stdioClient) close() {
