@@ -11,6 +11,7 @@ import (
 
 	"majordomus-mcp/internal/release"
 	"majordomus-mcp/machine"
+	"majordomus-mcp/registry/runtimes"
 	"majordomus-mcp/surface"
 	"majordomus-mcp/transport"
 )
@@ -28,7 +29,7 @@ type sharedServer struct {
 	instance string
 	stop     context.CancelFunc // ends the lease watch
 	lost     atomic.Pointer[transport.Refusal]
-	reg      *registration // this server's row in the fleet registry; nil when none was written
+	reg      *runtimes.Registration // this server's row in the fleet registry; nil when none was written
 }
 
 // Start loads the layer, binds, serves, publishes the URL in the lease, and
