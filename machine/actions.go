@@ -74,6 +74,15 @@ func awaitLease(ctx context.Context, _ ...any) error {
 	return nil
 }
 
+// readTheWinner attempts again at once after another process created the
+// lease first: its lease is there to be read now.
+func readTheWinner(ctx context.Context, _ ...any) error {
+	m := machineOf(ctx)
+	m.log.Debug(m.obs.Reason+"; reading its lease", zap.String("lease", m.cfg.LeasePath))
+	m.startAttempt()
+	return nil
+}
+
 // attemptAgain ends a wait with a new attempt.
 func attemptAgain(ctx context.Context, _ ...any) error {
 	machineOf(ctx).startAttempt()

@@ -37,6 +37,7 @@ func configure(b *builder) {
 		internal(LeaseBusy, R1, doing(takeOver), when(busyPastGrace)).
 		internal(LeaseBusy, R1, doing(awaitLease), when(busyWithinGrace)).
 		internal(LeaseBinding, R1, doing(awaitLease)).
+		internal(LeaseOutraced, R1, doing(readTheWinner)).
 		internal(LeaseChanged, R1, doing(attemptAgain), when(waiting)).
 		ignore(LeaseChanged, when(attempting)).
 		internal(PollDue, R1, doing(attemptAgain)).

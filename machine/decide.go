@@ -18,6 +18,7 @@ var classTriggers = map[Class]Trigger{
 	ClassAbandoned:  LeaseAbandoned,
 	ClassSuperseded: LeaseSuperseded,
 	ClassBinding:    LeaseBinding,
+	ClassOutraced:   LeaseOutraced,
 	ClassBusy:       LeaseBusy,
 	ClassUnusable:   LeaseUnusable,
 }

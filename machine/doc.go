@@ -17,6 +17,8 @@
 //     superseded → take it over ([Election.TakeOver], logged "<class> lease:
 //     <reason>; taking it over") and attempt again; binding → wait for the
 //     lease file to change or for Config.BindingPoll, then attempt again;
+//     outraced (another process created the lease between this attempt's
+//     read and its create) → attempt again at once, to read the winner's;
 //     busy → wait likewise until Config.BusyGrace, then take it over;
 //     unusable, or Config.ElectionBound elapsed → alone. The lease is
 //     watched ([Election.Watch]) from entering electing to leaving it: its

@@ -77,6 +77,22 @@ func TestElecting_BusyWaitsForThePollThenAttachesToLive(t *testing.T) {
 	})
 }
 
+// Another process created the lease between this attempt's read and its
+// create: the next attempt reads the winner's lease at once, without
+// waiting for a change or the poll.
+func TestElecting_OutracedAttemptsAgainAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t)
+		h.observe(Observation{Class: ClassOutraced, Reason: "another process created the lease first"})
+		h.expect("attempt", "attempt")
+		if got := h.logs.FilterMessage("another process created the lease first; reading its lease").Len(); got != 1 {
+			t.Errorf("the race was logged %d times, want once", got)
+		}
+		h.observe(Observation{Class: ClassLive, URL: "http://127.0.0.1:9"}) // the winner's server
+		h.expect("=> attached on lease-live", "bridge attach http://127.0.0.1:9")
+	})
+}
+
 func TestElecting_BindingAttemptsAgainWhenTheLeaseChanges(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := start(t)

@@ -54,6 +54,9 @@ const (
 	LeaseSuperseded Trigger = "lease-superseded"
 	// LeaseBinding: no URL yet, owner alive, younger than the bind grace.
 	LeaseBinding Trigger = "lease-binding"
+	// LeaseOutraced: another process created the lease first; attempt again
+	// at once, to read the winner's.
+	LeaseOutraced Trigger = "lease-outraced"
 	// LeaseBusy: the URL does not answer but its owner is alive.
 	LeaseBusy Trigger = "lease-busy"
 	// LeaseUnusable: the lease cannot be created, read or replaced.
@@ -105,12 +108,15 @@ const (
 	ClassAbandoned  Class = "abandoned"
 	ClassSuperseded Class = "superseded"
 	ClassBinding    Class = "binding"
-	ClassBusy       Class = "busy"
-	ClassUnusable   Class = "unusable"
+	// ClassOutraced: no lease was there, but another process created one
+	// between this attempt's read and its own create.
+	ClassOutraced Class = "outraced"
+	ClassBusy     Class = "busy"
+	ClassUnusable Class = "unusable"
 )
 
 // Classes are every class an [Election] may report.
-var Classes = []Class{ClassWon, ClassLive, ClassStale, ClassCorrupt, ClassEmpty, ClassAbandoned, ClassSuperseded, ClassBinding, ClassBusy, ClassUnusable}
+var Classes = []Class{ClassWon, ClassLive, ClassStale, ClassCorrupt, ClassEmpty, ClassAbandoned, ClassSuperseded, ClassBinding, ClassOutraced, ClassBusy, ClassUnusable}
 
 // Rule names a point of the rule (SPEC §11) that a transition implements.
 type Rule string

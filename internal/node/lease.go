@@ -135,7 +135,7 @@ func (e *leaseFile) acquire(ctx context.Context) machine.Observation {
 	case errors.Is(err, registry.ErrLeaseExists):
 		// another process won between the read and the link: the next
 		// attempt finds its lease
-		return machine.Observation{Class: machine.ClassBinding, Reason: "another process created the lease first"}
+		return machine.Observation{Class: machine.ClassOutraced, Reason: "another process created the lease first"}
 	case err != nil:
 		return machine.Observation{Class: machine.ClassUnusable, Reason: err.Error()}
 	}
