@@ -86,6 +86,23 @@
 // server that stopped, whether the server read what was written to it
 // cannot be known, and a refused dial proves that the message did not run.
 //
+// # Files, by side
+//
+//   - the stdio side: stdio_loop.go (the loop and [Backend]), stdio_local.go
+//     (the in-process session);
+//   - the server side: server_http.go (binding, the probe, Host and Origin
+//     checks), server_mcp.go (the /mcp requests), server_sessions.go (the
+//     session table and its counts), server_errors.go (the JSON refusals);
+//   - the bridge side: bridge.go (the bridge, failover, resends),
+//     bridge_wire.go (one message's POST and answer), bridge_stream.go (the
+//     heartbeat, the GET stream, reading the server's errors),
+//     bridge_poster.go (the kept connections);
+//   - shared by all: frames.go (framing, envelopes, error frames) and sse.go
+//     (event streams, written by the server and read by the bridge).
+//
+// A side uses another only through exported names and the shared files:
+// the bridge speaks to the server over HTTP, never through its types.
+//
 // # Invariants
 //
 //   - stdout carries protocol frames and nothing else: one JSON value per

@@ -129,3 +129,20 @@ func isObject(msg json.RawMessage) bool {
 	trimmed := bytes.TrimLeft(msg, " \t\r\n")
 	return len(trimmed) > 0 && trimmed[0] == '{'
 }
+
+// gather shapes answers like the message they answer: a batch gets an
+// array, a single message its one answer; nil when none is owed.
+func gather(msg json.RawMessage, answers [][]byte) []byte {
+	if len(answers) == 0 {
+		return nil
+	}
+	if _, batch := SplitBatch(msg); !batch {
+		return answers[0]
+	}
+	raw := make([]json.RawMessage, len(answers))
+	for i, a := range answers {
+		raw[i] = a
+	}
+	out, _ := json.Marshal(raw)
+	return out
+}
