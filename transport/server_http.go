@@ -143,8 +143,8 @@ type HTTPServer struct {
 	shutErr  error
 }
 
-// NewHTTPServer builds the server. It starts mcp-go's idle sweeper at once:
-// call Shutdown to stop it, even when the server never served.
+// NewHTTPServer builds the server. Call Shutdown to stop it, even when it
+// never served: it ends the sessions and their idle timers.
 func NewHTTPServer(cfg HTTPConfig) *HTTPServer {
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
@@ -162,11 +162,11 @@ func NewHTTPServer(cfg HTTPConfig) *HTTPServer {
 		cfg.Refusal = func() *Refusal { return nil }
 	}
 	h := &HTTPServer{cfg: cfg, log: cfg.Logger, cop: http.NewCrossOriginProtection()}
-	h.table = newSessionTable(cfg.Logger, cfg.OnSessions)
+	h.table = newSessionTable(cfg.Logger, cfg.OnSessions, cfg.IdleTimeout, func(sid string) { h.endSession(sid, EndIdle) })
 	mcpLog := slog.New(zapslog.NewHandler(cfg.Logger.Core(), zapslog.WithName("mcp-go")))
 	h.mcp = server.NewStreamableHTTPServer(cfg.MCP,
-		server.WithSessionIdManager(h.table),
-		server.WithSessionIdleTTL(cfg.IdleTimeout),
+		server.WithSessionIdManager(h.table), // which also ends idle sessions
+
 		server.WithStreamableHTTPLogger(mcpLog),
 	)
 	errorLog, _ := zap.NewStdLogAt(cfg.Logger.Named("http"), zapcore.DebugLevel)

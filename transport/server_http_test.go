@@ -177,14 +177,27 @@ func TestALostLeaseRefusesNewSessionsAndServesOldOnes(t *testing.T) {
 	}
 }
 
+// An idle session ends at the idle timeout after its last request, with
+// at most a second's slack (mcp-go's sweeper alone took up to half a
+// timeout more), and not before.
 func TestAnIdleSessionExpires(t *testing.T) {
 	f := newFixture()
 	obs, logs := observer.New(zapcore.InfoLevel)
-	s := serveHTTP(t, HTTPConfig{MCP: f.srv, IdleTimeout: 300 * time.Millisecond, Logger: zap.New(obs)})
+	const timeout = 300 * time.Millisecond
+	s := serveHTTP(t, HTTPConfig{MCP: f.srv, IdleTimeout: timeout, Logger: zap.New(obs)})
 	c := newClient(t, s.url)
 	sid := c.initialize()
 	s.count.waitFor(t, 1)
-	s.count.waitFor(t, 0) // mcp-go's sweeper terminates it through the session table
+	sent := time.Now()
+	if resp, _ := c.do("POST", "/mcp", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); resp.StatusCode != 200 {
+		t.Fatalf("ping: %d", resp.StatusCode)
+	}
+	answered := time.Now()
+	s.count.waitFor(t, 0)
+	if ended := time.Now(); ended.Sub(sent) < timeout || ended.Sub(answered) > timeout+time.Second {
+		t.Fatalf("the session ended %s after its last request was sent and %s after it was answered; want the idle timeout (%s), at most a second more",
+			ended.Sub(sent), ended.Sub(answered), timeout)
+	}
 	closed := logs.FilterMessage("http session closed").All()
 	if len(closed) != 1 || closed[0].ContextMap()["reason"] != EndIdle {
 		t.Fatalf("closing logged as %v", closed)
@@ -192,6 +205,41 @@ func TestAnIdleSessionExpires(t *testing.T) {
 	f.waitRegistered(t, 0) // the swept session leaves the MCPServer too
 	if resp, _ := c.do("POST", "/mcp", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); resp.StatusCode != 404 {
 		t.Fatalf("after expiry: %d", resp.StatusCode)
+	}
+}
+
+// A request that takes longer than the idle timeout is never cut short: a
+// session being answered is not idle, and its timeout counts from the
+// answer.
+func TestASlowRequestKeepsItsSessionAlive(t *testing.T) {
+	f := newFixture()
+	const timeout = 200 * time.Millisecond
+	s := serveHTTP(t, HTTPConfig{MCP: f.srv, IdleTimeout: timeout})
+	c := newClient(t, s.url)
+	sid := c.initialize()
+	s.count.waitFor(t, 1)
+	answered := make(chan string, 1)
+	go func() {
+		_, body := c.do("POST", "/mcp", sid, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wait"}}`)
+		answered <- body
+	}()
+	<-f.blocked
+	// Past two idle timeouts, by the server's own timers: a session whose
+	// timer were armed would have ended by the time this one fires.
+	newClient(t, s.url).initialize()
+	s.count.waitFor(t, 2)
+	s.count.waitFor(t, 1) // the other, idle session expired
+	if !s.table.known(sid) {
+		t.Fatal("the session whose request is being answered expired")
+	}
+	released := time.Now()
+	f.releaseAll()
+	if body := <-answered; !strings.Contains(body, `"id":7`) {
+		t.Fatalf("the slow call was answered %s", body)
+	}
+	s.count.waitFor(t, 0)
+	if d := time.Since(released); d < timeout {
+		t.Fatalf("the session ended %s after its slow request was released; want at least the idle timeout %s", d, timeout)
 	}
 }
 

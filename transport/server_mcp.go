@@ -99,6 +99,7 @@ func (h *HTTPServer) serveStream(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, ErrCodeSessionNotFound, "the session ended")
 		return
 	}
+	h.table.begin(sid)() // opening its stream is the session's activity too
 	h.pass(w, r.WithContext(ctx))
 	remove()
 	if r.Context().Err() != nil && !h.closing.Load() && h.table.known(sid) {
@@ -170,9 +171,11 @@ func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
 		h.serveInitialize(w, r, body, initialize.ID)
 		return
 	}
-	if _, ok := h.session(w, r, "the Mcp-Session-Id header is required on every request after initialize"); !ok {
+	sid, ok := h.session(w, r, "the Mcp-Session-Id header is required on every request after initialize")
+	if !ok {
 		return
 	}
+	defer h.table.begin(sid)()
 	if batch {
 		h.serveBatch(w, r, members)
 		return

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 )
@@ -13,7 +14,7 @@ import (
 // Why an HTTP session ended, as logged in "http session closed".
 const (
 	EndDelete        = "delete"         // the client sent DELETE
-	EndIdle          = "idle"           // mcp-go's idle sweeper expired it
+	EndIdle          = "idle"           // it sent nothing for the idle timeout
 	EndStreamDropped = "stream-dropped" // its GET stream's connection dropped
 	EndShutdown      = "shutdown"       // the server is shutting down
 )
@@ -25,14 +26,22 @@ var errUnknownSession = errors.New("transport: unknown or ended session")
 // sessionTable is the [server.SessionIdManager] of the HTTP server. mcp-go
 // asks it for every new id (Generate, on initialize), checks every id it is
 // given against it (Validate) and tells it of every end (Terminate: DELETE,
-// the idle sweeper, CloseSessions), so it sees each session's whole life.
+// CloseSessions), so it sees each session's whole life.
 //
 // An id is pending from Generate until the initialize that asked for it has
 // been answered with it (markLive); only live sessions are counted. Ended
 // ids are forgotten: an unknown id and an ended one both get 404.
+//
+// The table also keeps each live session's idle timer (mcp-go's own
+// sweeper looks only every half timeout, so a session outlived its timeout
+// by up to half of it): a session ends idleTimeout after its last request
+// ended, to the timer's precision, and never while a request of its is
+// being answered, however long that takes.
 type sessionTable struct {
-	log      *zap.Logger
-	onChange func(n int)
+	log         *zap.Logger
+	onChange    func(n int)
+	idleTimeout time.Duration
+	expire      func(id string) // ends an idle session (the server's endSession)
 
 	mu      sync.Mutex
 	entries map[string]*sessionEntry
@@ -48,10 +57,13 @@ type sessionTable struct {
 type sessionEntry struct {
 	live    bool
 	streams map[*int]context.CancelFunc // open GET streams, ended with the session
+	busy    int                         // requests being answered
+	idle    *time.Timer                 // armed while the session is live and not busy
 }
 
-func newSessionTable(log *zap.Logger, onChange func(int)) *sessionTable {
-	return &sessionTable{log: log, onChange: onChange, entries: map[string]*sessionEntry{}, reasons: map[string]string{}}
+func newSessionTable(log *zap.Logger, onChange func(int), idleTimeout time.Duration, expire func(string)) *sessionTable {
+	return &sessionTable{log: log, onChange: onChange, idleTimeout: idleTimeout, expire: expire,
+		entries: map[string]*sessionEntry{}, reasons: map[string]string{}}
 }
 
 // Generate mints an unguessable session id (mcp-go calls it for initialize).
@@ -83,6 +95,9 @@ func (t *sessionTable) Terminate(id string) (bool, error) {
 		return false, nil
 	}
 	delete(t.entries, id)
+	if e.idle != nil {
+		e.idle.Stop()
+	}
 	switch {
 	case t.closing:
 		reason = EndShutdown
@@ -123,12 +138,59 @@ func (t *sessionTable) markLive(id string) {
 	if opened {
 		e.live = true
 		t.live++
+		t.armLocked(id, e)
 	}
 	t.mu.Unlock()
 	if opened {
 		t.log.Info("http session opened", zap.String("session", id))
 		t.report()
 	}
+}
+
+// begin marks a request of session id as being answered: the session
+// cannot idle out until the request ends and the timeout has passed since.
+// It returns the function that ends the request.
+func (t *sessionTable) begin(id string) (end func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e := t.entries[id]
+	if e == nil {
+		return func() {}
+	}
+	e.busy++
+	if e.idle != nil {
+		e.idle.Stop()
+		e.idle = nil
+	}
+	return func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		e.busy--
+		if t.entries[id] == e {
+			t.armLocked(id, e)
+		}
+	}
+}
+
+// armLocked starts the idle timeout of a live session with no request
+// being answered, from now.
+func (t *sessionTable) armLocked(id string, e *sessionEntry) {
+	if !e.live || e.busy > 0 || t.idleTimeout <= 0 {
+		return
+	}
+	if e.idle != nil {
+		e.idle.Stop()
+	}
+	var timer *time.Timer
+	timer = time.AfterFunc(t.idleTimeout, func() {
+		t.mu.Lock()
+		current := t.entries[id] == e && e.idle == timer && !t.closing
+		t.mu.Unlock()
+		if current {
+			t.expire(id)
+		}
+	})
+	e.idle = timer
 }
 
 // expect records why the next Terminate of id will end it; forget undoes it
