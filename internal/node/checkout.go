@@ -32,8 +32,9 @@ type Checkout struct {
 	Registry string // the runtime registry's path as configured ("" = the default)
 	Logger   *zap.Logger
 
-	mu     sync.Mutex
-	served *served // nil until Load succeeds
+	mu       sync.Mutex
+	served   *served        // nil until Load succeeds
+	watching sync.WaitGroup // the layer's watch, which ends with the life load was given
 }
 
 // served is a loaded layer with the MCP surface over it.
@@ -64,14 +65,19 @@ func (c *Checkout) load(life context.Context, describe func() surface.Process) (
 		Fleet:   c.inventory,
 		Logger:  c.Logger.Named("surface"),
 	})
-	go func() {
+	c.watching.Go(func() {
 		if err := lay.Watch(life, surf.IndexChanged); err != nil {
 			c.Logger.Warn("watching the layer failed; changes are not picked up", zap.Error(err))
 		}
-	}()
+	})
 	c.served = &served{layer: lay, surface: surf}
 	return c.served, nil
 }
+
+// unwatched returns once the layer's watch has ended, after the life given
+// to load ended: nothing of the checkout's is then open (on Windows, a
+// watched directory cannot be removed).
+func (c *Checkout) unwatched() { c.watching.Wait() }
 
 // inventory answers majordomus_fleet_inventory for this checkout. The
 // roster is read from the manifest again, so that an operator who edited

@@ -126,6 +126,8 @@ func (n *Node) Run(ctx context.Context) (machine.Outcome, error) {
 	}
 	outcome := n.m.Run(runCtx)
 	stopLoop()
+	abandon(nil)
+	n.co.unwatched()
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.fatal == nil && outcome.Failure != "" {

@@ -20,6 +20,7 @@ func RunStandalone(ctx context.Context, cfg Config) error {
 		log = zap.NewNop()
 	}
 	life, stop := context.WithCancel(ctx)
+	defer co.unwatched()
 	defer stop()
 	srv, err := co.load(life, func() surface.Process { return describeAs("standalone", "", "", co.Profile) })
 	if err != nil {
