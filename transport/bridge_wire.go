@@ -338,6 +338,8 @@ func resultsByID(answer []byte) map[string]json.RawMessage {
 func (b *Bridge) rejectedAnswer(msg json.RawMessage, calls []call, res exchangeResult) []byte {
 	text := fmt.Sprintf("the shared server at %s rejected the message (%d): %s", b.cfg.URL, res.status, httpErrorMessage(res.body))
 	if res.status == http.StatusRequestEntityTooLarge {
+		// A server with a smaller limit than MaxMessageBytes, which the
+		// stdio loop enforces before any message reaches a bridge.
 		text = "payload too large: " + text
 	}
 	var answers [][]byte

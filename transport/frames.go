@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 )
@@ -145,4 +146,29 @@ func gather(msg json.RawMessage, answers [][]byte) []byte {
 	}
 	out, _ := json.Marshal(raw)
 	return out
+}
+
+// MaxMessageBytes is the largest message (or batch) a client may send,
+// however it arrives: a longer stdio line is answered with tooLarge's error
+// by the stdio loop, whatever serves the client (in process, alone, or
+// through a bridge), and a larger POST body is refused by the HTTP server
+// (413). One limit, so that every session answers the same message the
+// same way (SPEC §6, "Bounded by design").
+const MaxMessageBytes = 1 << 20
+
+// tooLarge answers every request in msg, a message over MaxMessageBytes,
+// with -32600 saying so; notifications get nothing.
+func tooLarge(msg json.RawMessage) []byte {
+	text := fmt.Sprintf("invalid request: the message is %d bytes, over the limit of %d bytes", len(msg), MaxMessageBytes)
+	members, batch := SplitBatch(msg)
+	if !batch {
+		members = []json.RawMessage{msg}
+	}
+	var answers [][]byte
+	for _, m := range members {
+		if env, err := ReadEnvelope(m); err == nil && env.IsRequest() {
+			answers = append(answers, ErrorFrame(env.ID, CodeInvalidRequest, text))
+		}
+	}
+	return gather(msg, answers)
 }

@@ -25,7 +25,7 @@ import (
 // Defaults of [HTTPConfig].
 const (
 	DefaultIdleTimeout = 90 * time.Second
-	DefaultMaxBody     = 1 << 20
+	DefaultMaxBody     = MaxMessageBytes
 )
 
 // Listen binds host:port. Port 0 takes any free port. A port that cannot be

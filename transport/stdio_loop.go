@@ -35,8 +35,9 @@ const (
 	InputFailed  Ending = "reading the input failed" // stdin returned an error
 )
 
-// MaxLineBytes bounds one input line. A longer line is answered with a parse
-// error and skipped; the session goes on.
+// MaxLineBytes bounds one input line the loop reads at all. A longer line
+// is answered with a parse error and skipped; the session goes on. A line
+// within it but over MaxMessageBytes is answered as too large.
 const MaxLineBytes = 16 << 20
 
 // Stdio is the process's one stdio loop.
@@ -221,6 +222,9 @@ func checkLine(line []byte) (json.RawMessage, []byte) {
 	}
 	if members, ok := SplitBatch(trimmed); ok && len(members) == 0 {
 		return nil, ErrorFrame(nil, CodeInvalidRequest, "invalid request: empty batch")
+	}
+	if len(trimmed) > MaxMessageBytes {
+		return nil, tooLarge(trimmed)
 	}
 	return json.RawMessage(trimmed), nil
 }

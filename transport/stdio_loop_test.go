@@ -157,6 +157,32 @@ func TestAnOverlongLineIsRefusedAndTheSessionGoesOn(t *testing.T) {
 	s.close()
 }
 
+// A message over MaxMessageBytes is refused by the loop, whatever serves
+// the client, with its id; one of exactly the limit is served.
+func TestAMessageOverTheSizeLimitIsRefusedWithItsID(t *testing.T) {
+	s := newSession(t, nil)
+	s.send(initialize)
+	s.next()
+	pad := func(id string, size int) string {
+		head, tail := `{"jsonrpc":"2.0","id":`+id+`,"method":"ping","params":{"pad":"`, `"}}`
+		return head + strings.Repeat("x", size-len(head)-len(tail)) + tail
+	}
+	go s.send(pad("7", MaxMessageBytes+1), pad("8", MaxMessageBytes))
+	want := `{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"invalid request: the message is 1048577 bytes, over the limit of 1048576 bytes"}}`
+	if got := s.next(); got != want {
+		t.Fatalf("an oversized message answered %s, want %s", got, want)
+	}
+	if got := s.next(); got != `{"jsonrpc":"2.0","id":8,"result":{}}` {
+		t.Fatalf("a message of the limit answered %s", got)
+	}
+	big := `[{"jsonrpc":"2.0","method":"notifications/x"},` + pad("9", MaxMessageBytes) + `]`
+	go s.send(big)
+	if got := s.next(); !strings.HasPrefix(got, `[{"jsonrpc":"2.0","id":9,"error":{"code":-32600`) {
+		t.Fatalf("an oversized batch answered %s", got)
+	}
+	s.close()
+}
+
 func TestABatchIsAnsweredAsABatch(t *testing.T) {
 	s := newSession(t, nil)
 	s.send(initialize)
