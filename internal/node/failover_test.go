@@ -82,10 +82,12 @@ func TestAReattachCarriesTheSessionToTheNewServer(t *testing.T) {
 	c.awaitState(machine.Attached)
 	c.client.tool("majordomus_announce", map[string]any{"intent": "writing the tests"}, nil)
 
+	resume := c.lease.pause() // c elects only once d serves: the re-attach, not a take-over
 	a.node.Signal("SIGTERM")
 	a.wait()
 	d := start(t, "d", co.fresh(), b, true)
 	d.awaitLog("shared server listening")
+	resume()
 
 	c.client.tool("majordomus_peers", map[string]any{}, nil)
 	c.awaitLog("re-attached to the shared server")

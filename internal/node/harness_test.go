@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -59,13 +60,28 @@ func (b *board) holding() string {
 
 // view is one node's Lease over the board.
 type view struct {
-	b  *board
-	me string
+	b      *board
+	me     string
+	paused atomic.Pointer[chan struct{}] // when set, attempts wait for it to close
+}
+
+// pause makes this node's attempts wait until the returned func is called.
+func (v *view) pause() (resume func()) {
+	ch := make(chan struct{})
+	v.paused.Store(&ch)
+	return func() { close(ch) }
 }
 
 func (v *view) Path() string { return "/board/" + v.me }
 
 func (v *view) Attempt(ctx context.Context) machine.Observation {
+	if p := v.paused.Load(); p != nil {
+		select {
+		case <-*p:
+		case <-ctx.Done():
+			return machine.Observation{Class: machine.ClassUnusable, Reason: "the election was cancelled"}
+		}
+	}
 	b := v.b
 	b.mu.Lock()
 	if b.attempts != nil {
@@ -203,6 +219,7 @@ type running struct {
 	node   *Node
 	client *client
 	logs   logTap
+	lease  *view
 	done   chan result
 }
 
@@ -216,12 +233,12 @@ type result struct {
 func start(t *testing.T, name string, co *Checkout, b *board, withClient bool) *running {
 	t.Helper()
 	logs := newLogTap()
-	r := &running{t: t, name: name, logs: logs, done: make(chan result, 1)}
+	r := &running{t: t, name: name, logs: logs, lease: &view{b: b, me: name}, done: make(chan result, 1)}
 	cfg := Config{
 		Checkout: co,
 		Times:    Timings{ElectionBound: wait, BusyGrace: time.Second, IdleTimeout: time.Minute, Heartbeat: time.Minute},
 		HTTPHost: "127.0.0.1",
-		Lease:    &view{b: b, me: name},
+		Lease:    r.lease,
 		Logger:   zap.New(logs).Named(name),
 	}
 	if withClient {
