@@ -4,6 +4,7 @@ package scenarios
 
 import (
 	"encoding/json"
+	"majordomus-mcp/internal/mcpclient"
 	"strings"
 	"syscall"
 	"testing"
@@ -83,4 +84,93 @@ func logTime(t *testing.T, line string) time.Time {
 		t.Fatalf("the log line's time %q: %v", entry.TS, err)
 	}
 	return ts
+}
+
+// A stopped server is a gone server (SPEC §6): calls a bridge has in
+// flight to a stopped leaseholder are answered within busy grace +
+// election bound — a read-only one resent where the lease was taken over,
+// one that may have run with "outcome unknown" — and an idle bridge's next
+// call too. Continued, the stopped process finds its lease lost, keeps no
+// bridge, and ends with its own client.
+func TestCallsToAStoppedLeaseholderAreAnsweredWithinTheBound(t *testing.T) {
+	const grace, bound = time.Second, 5 * time.Second
+	// Each election attempt probes the silent server for the probe
+	// timeout: the bound leaves room for the busy grace and a few of them.
+	flags := []string{"--busy-grace", grace.String(), "--election-bound", bound.String(), "--probe-timeout", "500ms"}
+	dir := checkout(t)
+	a := shared(t, dir, flags...)
+	initialize(t, a, "claude-code")
+	url := serverURL(t, a)
+	b := shared(t, dir, flags...)
+	initialize(t, b, "codex")
+	c := shared(t, dir, append(flags, "--log-level", "debug")...)
+	initialize(t, c, "gemini-cli")
+	for _, p := range []*mcpclient.Process{b, c} {
+		if _, err := p.WaitLog(ctx(t), "bridging this stdio session"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// c never lists tools: its bridge asked the server which are safe to
+	// resend as its session opened.
+	if _, err := c.WaitLog(ctx(t), "learned from the server which tools may be resent"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Call(ctx(t), "tools/list", nil); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := a.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	continued := false
+	t.Cleanup(func() {
+		if !continued {
+			a.Signal(syscall.SIGCONT)
+		}
+	})
+	stopped := time.Now()
+	readOnly, err := b.Send("tools/call", map[string]any{"name": "majordomus_repository", "arguments": map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A tool the bridge knows nothing of may have run: it is never resent.
+	unknown, err := b.Send("tools/call", map[string]any{"name": "majordomus_not_listed", "arguments": map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := b.Await(ctx(t), readOnly)
+	if err != nil || r.Error != nil || !strings.Contains(string(r.Result), "repository_id") {
+		t.Fatalf("the read-only call in flight was answered %s %v (%v)", r.Result, r.Error, err)
+	}
+	if took := time.Since(stopped); took > grace+bound {
+		t.Fatalf("the read-only call was answered %s after the leaseholder stopped; the bound is %s", took, grace+bound)
+	}
+	u, err := b.Await(ctx(t), unknown)
+	if err != nil || u.Error == nil || !strings.Contains(u.Error.Message, "outcome unknown") {
+		t.Fatalf("the call that may have run was answered %s %v (%v)", u.Result, u.Error, err)
+	}
+	if _, err := b.WaitLog(ctx(t), "has answered no probe"); err != nil {
+		t.Fatal(err)
+	}
+
+	idle := time.Now()
+	if r, err := c.Call(ctx(t), "tools/call", map[string]any{"name": "majordomus_repository", "arguments": map[string]any{}}); err != nil || r.Error != nil {
+		t.Fatalf("the idle bridge's next call: %v %v", err, r.Error)
+	}
+	if took := time.Since(idle); took > grace+bound {
+		t.Fatalf("the idle bridge's next call was answered after %s; the bound is %s", took, grace+bound)
+	}
+	if now := serverURL(t, b); readLease(t, dir)["url"] != now || now == url {
+		t.Fatalf("the lease names %v; want the server that took over, %s", readLease(t, dir)["url"], now)
+	}
+
+	continued = true
+	if err := a.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.WaitLog(ctx(t), "the lease is no longer this server's"); err != nil {
+		t.Fatal(err)
+	}
+	a.CloseStdin()
+	exitsWith(t, a, 0)
 }

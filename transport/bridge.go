@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"strings"
@@ -21,6 +22,7 @@ const (
 	ReinitializeID = "majordomus-bridge-reinitialize"
 	HeartbeatID    = "majordomus-bridge-heartbeat"
 	AnnounceID     = "majordomus-bridge-announce"
+	ToolsID        = "majordomus-bridge-tools"
 	AnnounceTool   = "majordomus_announce"
 )
 
@@ -47,6 +49,15 @@ type BridgeConfig struct {
 	// then routes this and every later message to that backend, and closes
 	// it when it is closed itself. Nil: every failure is final.
 	Failover func(ctx context.Context, cause error, carried Carried) (Backend, error)
+	// Alive probes the server (GET /): nil when a live server answered.
+	// While a message is outstanding the bridge probes it; one that has
+	// answered no probe for GoneAfter (the busy grace) is gone for that
+	// message, which fails over. Nil, or GoneAfter 0: no watch.
+	Alive     func(ctx context.Context) error
+	GoneAfter time.Duration
+	// SafeTools is what an earlier bridge of this client learned of the
+	// tools: whether resending each is harmless (Carried.SafeTools).
+	SafeTools map[string]bool
 }
 
 // Carried is what a client's session is made of, to be carried onto
@@ -55,6 +66,9 @@ type Carried struct {
 	Initialize json.RawMessage // the client's initialize request params; nil before it initialized
 	Announce   json.RawMessage // arguments of its last successful majordomus_announce, or nil
 	Protocol   string          // the protocol version its initialize negotiated
+	// SafeTools says, for each tool whose annotations the bridge learned,
+	// whether resending it is harmless, so that the next bridge knows too.
+	SafeTools map[string]bool
 }
 
 // Replay opens the carried session on b: initialize (private id, answer
@@ -106,6 +120,7 @@ type Bridge struct {
 	wake   chan struct{} // the session changed or became ready
 
 	reinitMu sync.Mutex // one re-initialisation at a time
+	toolsMu  sync.Mutex // one tools/list of the bridge's own at a time
 
 	mu         sync.Mutex
 	session    string
@@ -114,7 +129,8 @@ type Bridge struct {
 	readied    chan struct{}   // closed when ready turns true; replaced when it turns false
 	initialize json.RawMessage // params of the client's last successful initialize
 	announce   json.RawMessage
-	safe       map[string]bool // tools whose hints say a resend is harmless
+	safe       map[string]bool // tools whose hints say a resend is harmless (false: it is not)
+	toolsAsked bool            // the bridge asked the server for its tools
 	streamStop context.CancelFunc
 	state      bridgeState
 	switched   chan struct{} // closed when a failover ends
@@ -146,7 +162,7 @@ func NewBridge(ctx context.Context, cfg BridgeConfig) (*Bridge, error) {
 		client:  &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext, DisableKeepAlives: true}},
 		wake:    make(chan struct{}, 1),
 		readied: make(chan struct{}),
-		safe:    map[string]bool{},
+		safe:    cloneOrEmpty(cfg.SafeTools),
 	}
 	b.ctx, b.cancel = context.WithCancel(ctx)
 	b.wg.Add(2)
@@ -164,6 +180,7 @@ func (b *Bridge) Handle(ctx context.Context, msg json.RawMessage) []byte {
 		return next.Handle(ctx, msg)
 	}
 	calls := readCalls(msg)
+	b.learnToolsFor(ctx, calls)
 	answer, fail := b.relay(ctx, msg, calls)
 	if fail == nil {
 		return answer
@@ -204,7 +221,7 @@ func (b *Bridge) failover(ctx context.Context, msg json.RawMessage, calls []call
 	switch b.state {
 	case attached:
 		b.state, b.switched = switching, make(chan struct{})
-		carried := Carried{Initialize: b.initialize, Announce: b.announce, Protocol: b.protocol}
+		carried := Carried{Initialize: b.initialize, Announce: b.announce, Protocol: b.protocol, SafeTools: maps.Clone(b.safe)}
 		b.mu.Unlock()
 		b.stopBackground()
 		b.log.Debug("the shared server failed; the election decides what serves next", zap.String("url", b.cfg.URL), zap.String("reason", fail.cause.Error()))

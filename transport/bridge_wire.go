@@ -113,7 +113,12 @@ func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) (
 			if res.status == http.StatusConflict {
 				return nil, &failure{cause: fmt.Errorf("the shared server at %s refused the message: %v", b.cfg.URL, res.err), notRun: true}
 			}
-			return nil, &failure{cause: fmt.Errorf("the shared server at %s is unreachable: %v", b.cfg.URL, res.err), notRun: res.notRun}
+			cause := fmt.Errorf("the shared server at %s is unreachable: %v", b.cfg.URL, res.err)
+			var silent *silentServer
+			if errors.As(res.err, &silent) {
+				cause = silent
+			}
+			return nil, &failure{cause: cause, notRun: res.notRun}
 		}
 	}
 }
@@ -127,14 +132,23 @@ func (b *Bridge) exchange(ctx context.Context, msg json.RawMessage, sid, proto s
 		"Accept":       {"application/json, text/event-stream"},
 	}
 	setSessionHeaders(header, sid, proto)
+	ctx, stopWatch := b.watchServer(ctx)
+	defer stopWatch()
 	resp, done, err := b.posts.post(ctx, msg, header, resendable)
 	if err != nil {
 		b.posts.closeIdle() // the server may be gone: its kept connections with it
-		return exchangeResult{outcome: failed, err: err, notRun: neverConnected(err)}
+		notRun := neverConnected(err)
+		if silent := silenced(ctx); silent != nil {
+			err = silent
+		}
+		return exchangeResult{outcome: failed, err: err, notRun: notRun}
 	}
 	res := b.readAnswer(msg, resp)
 	if res.outcome == failed {
 		b.posts.closeIdle()
+		if silent := silenced(ctx); silent != nil {
+			res.err = silent
+		}
 	}
 	done(drained(resp.Body))
 	return res
@@ -290,24 +304,12 @@ func (b *Bridge) observe(calls []call, answer []byte) {
 		case c.env.Method == "notifications/initialized":
 			if !b.ready {
 				close(b.readied)
+				defer func() { go b.learnTools(b.ctx) }() // after the lock is released
 			}
 			b.ready = true
 			defer b.poke()
 		case c.env.Method == string(mcp.MethodToolsList) && result != nil:
-			var r struct {
-				Tools []struct {
-					Name        string `json:"name"`
-					Annotations struct {
-						ReadOnly   *bool `json:"readOnlyHint"`
-						Idempotent *bool `json:"idempotentHint"`
-					} `json:"annotations"`
-				} `json:"tools"`
-			}
-			_ = json.Unmarshal(result, &r)
-			for _, t := range r.Tools {
-				a := t.Annotations
-				b.safe[t.Name] = (a.ReadOnly != nil && *a.ReadOnly) || (a.Idempotent != nil && *a.Idempotent)
-			}
+			b.recordToolsLocked(result)
 		case c.tool == AnnounceTool && result != nil && !toolFailed(result):
 			b.announce = bytes.Clone(c.args)
 		}

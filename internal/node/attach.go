@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"majordomus-mcp/registry"
 	"majordomus-mcp/transport"
 )
 
@@ -24,6 +25,10 @@ type attachment struct {
 func (a *attachment) Attach(ctx context.Context, url string) {
 	n := a.node
 	var b *transport.Bridge
+	var safeTools map[string]bool // what the client's earlier bridges learned of the tools
+	if c := n.carriedSession(); c != nil {
+		safeTools = c.SafeTools
+	}
 	failover := func(ctx context.Context, cause error, carried transport.Carried) (transport.Backend, error) {
 		a.mu.Lock()
 		if a.replaying == b {
@@ -48,6 +53,15 @@ func (a *attachment) Attach(ctx context.Context, url string) {
 		Heartbeat: n.cfg.Times.Heartbeat,
 		Logger:    n.log.Named("bridge"),
 		Failover:  failover,
+		// A server that answers no probe for the busy grace while a
+		// message waits for it is stopped or frozen: gone, for that
+		// message (SPEC §6).
+		Alive: func(ctx context.Context) error {
+			_, err := registry.FetchIdentity(ctx, url, n.cfg.Times.ProbeTimeout)
+			return err
+		},
+		GoneAfter: n.cfg.Times.BusyGrace,
+		SafeTools: safeTools,
 	})
 	if err != nil {
 		n.m.BridgeFailed(err.Error())

@@ -1,0 +1,167 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// probing is a bridge's Alive over a real GET / of its server, which the
+// test can make fall silent as a stopped process does. It counts probes.
+type probing struct {
+	url    string
+	silent atomic.Bool
+	probes chan struct{}
+}
+
+func (p *probing) alive(ctx context.Context) error {
+	select {
+	case p.probes <- struct{}{}:
+	default:
+	}
+	if p.silent.Load() {
+		<-ctx.Done() // the connection is accepted, and nothing answers
+		return ctx.Err()
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.url+"/", nil)
+	resp, err := probeClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return errors.New(resp.Status)
+	}
+	return nil
+}
+
+// probeClient keeps no connection, as the product's probe keeps none.
+var probeClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+
+func (p *probing) bridge(fo *failovers, goneAfter float64) func(*FrameWriter) Backend {
+	return func(out *FrameWriter) Backend {
+		fo.out = out
+		b, err := NewBridge(context.Background(), BridgeConfig{URL: p.url, Out: out, Failover: fo.failover,
+			Alive: p.alive, GoneAfter: durationMS(goneAfter)})
+		if err != nil {
+			fo.t.Fatal(err)
+		}
+		return b
+	}
+}
+
+// A server that stops answering while calls wait for it (SIGSTOP, a
+// suspended laptop) is gone once its probes have been silent for
+// GoneAfter: the read-only call is resent where the bridge fails over to,
+// the call that may have run is answered "outcome unknown".
+func TestAFrozenServerFailsOverOnceItsProbesFallSilent(t *testing.T) {
+	f1, f2 := newFixture(), newFixture()
+	f2.releaseAll()
+	t.Cleanup(f1.releaseAll)
+	s1 := serveHTTP(t, HTTPConfig{MCP: f1.srv})
+	p := &probing{url: s1.url, probes: make(chan struct{}, 64)}
+	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
+	c := runStdio(t, p.bridge(fo, 300))
+	c.open(initRoots)
+	c.call("2", "tools/list", "")
+
+	c.send(`{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"write","arguments":{"what":"x"}}}`,
+		`{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"wait"}}`)
+	<-f1.blocked
+	<-f1.blocked
+	p.silent.Store(true) // the process is stopped: its calls never end
+
+	call := fo.next()
+	if !strings.Contains(call.cause.Error(), "has answered no probe") || !strings.Contains(string(call.carried.Initialize), `"name":"bridged"`) {
+		t.Fatalf("Failover(%v, %+v)", call.cause, call.carried)
+	}
+	if a20, _ := c.answer("20"); !strings.Contains(a20, "outcome unknown") {
+		t.Fatalf("the write in flight was answered %s", a20)
+	}
+	if a21, _ := c.answer("21"); !strings.Contains(a21, "waited") {
+		t.Fatalf("the read-only call in flight was answered %s (want it resent)", a21)
+	}
+}
+
+// A tool that is merely slow on a live server is never cut short, however
+// long past GoneAfter it runs: the server answers its probes meanwhile.
+func TestASlowToolOnALiveServerIsNeverCutShort(t *testing.T) {
+	f := newFixture()
+	t.Cleanup(f.releaseAll)
+	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	p := &probing{url: s.url, probes: make(chan struct{}, 64)}
+	fo := &failovers{t: t, f: newFixture(), calls: make(chan failoverCall, 4)}
+	c := runStdio(t, p.bridge(fo, 200))
+	c.open(initRoots)
+	c.send(`{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"wait"}}`)
+	<-f.blocked
+	for range 12 { // 12 probes, one every 50 ms: three times GoneAfter
+		<-p.probes
+	}
+	f.releaseAll()
+	if a, _ := c.answer("30"); !strings.Contains(a, "waited") {
+		t.Fatalf("the slow call was answered %s", a)
+	}
+	select {
+	case call := <-fo.calls:
+		t.Fatalf("a slow tool made the bridge fail over: %v", call.cause)
+	default:
+	}
+}
+
+func durationMS(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+
+// Resend safety comes from the server and survives failovers: a client
+// that never lists tools has its read-only call, interrupted by the death
+// of its server, resent on the first, second and third failover in a row.
+func TestAReadOnlyCallIsResentOnEveryFailoverWithoutTheClientListingTools(t *testing.T) {
+	const servers = 4
+	var fixtures []*fixture
+	var urls []string
+	var killers []func()
+	for range servers {
+		f := newFixture()
+		t.Cleanup(f.releaseAll)
+		s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+		fixtures, urls, killers = append(fixtures, f), append(urls, s.url), append(killers, s.kill)
+	}
+	fixtures[servers-1].releaseAll() // the last one answers
+	var out *FrameWriter
+	next := 1
+	var failover func(context.Context, error, Carried) (Backend, error)
+	failover = func(ctx context.Context, cause error, carried Carried) (Backend, error) {
+		if next >= servers {
+			return nil, errors.New("no server left")
+		}
+		b, err := NewBridge(context.Background(), BridgeConfig{URL: urls[next], Out: out, Failover: failover, SafeTools: carried.SafeTools})
+		next++
+		if err != nil {
+			return nil, err
+		}
+		if err := carried.Replay(ctx, b); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	c := runStdio(t, func(w *FrameWriter) Backend {
+		out = w
+		b, err := NewBridge(context.Background(), BridgeConfig{URL: urls[0], Out: w, Failover: failover})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	})
+	c.open(initRoots) // and never tools/list
+	c.send(`{"jsonrpc":"2.0","id":40,"method":"tools/call","params":{"name":"wait"}}`)
+	for i := range servers - 1 {
+		<-fixtures[i].blocked // the call runs on server i…
+		killers[i]()          // …which dies under it
+	}
+	if a, _ := c.answer("40"); !strings.Contains(a, "waited") {
+		t.Fatalf("after %d failovers the read-only call was answered %s", servers-1, a)
+	}
+}
