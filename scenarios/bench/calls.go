@@ -68,6 +68,16 @@ func (b *bench) b2b3() ([]Figure, error) {
 	if _, err := bridge.waitLog(ctx, "bridging this stdio session to it"); err != nil {
 		return nil, fmt.Errorf("B2: the second client did not attach: %w", err)
 	}
+	// A client that never lists tools: its bridge learns which are safe to
+	// resend (and may ride kept connections) from the server itself.
+	unlisted, err := b.spawnPipe(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlisted.close(10 * time.Second)
+	if err := unlisted.handshake(ctx, "bench-bridge-unlisted"); err != nil {
+		return nil, fmt.Errorf("B2 bridge, tools never listed: %w", err)
+	}
 	direct := newDirectClient(lh.url)
 	defer direct.close()
 	if err := direct.initialize(ctx, "bench-direct"); err != nil {
@@ -80,7 +90,7 @@ func (b *bench) b2b3() ([]Figure, error) {
 		return nil, fmt.Errorf("B2 direct, dialing: %w", err)
 	}
 	cpu0, _ := cpuTime(bridge.pid())
-	s, err := roundTrips([]caller{stdioCaller{bridge}, direct, dialing}, b.calls/10, b.calls)
+	s, err := roundTrips([]caller{stdioCaller{bridge}, direct, dialing, stdioCaller{unlisted}}, b.calls/10, b.calls)
 	if err != nil {
 		return nil, fmt.Errorf("B2: %w", err)
 	}
@@ -91,6 +101,8 @@ func (b *bench) b2b3() ([]Figure, error) {
 			viaBridge, "keep-alive HTTP client straight to /mcp", straight, 1.5, "≤ 1.5× at p50"),
 		compare("B2", "the same, at p99", "p99",
 			viaBridge, "keep-alive HTTP client straight to /mcp", straight, 1e9, "reported"),
+		compare("B2", "the same through a bridge whose client never lists tools", "p50",
+			s[3], "keep-alive HTTP client straight to /mcp", straight, 1.5, "≤ 1.5× at p50"),
 	}
 	figs[1].Result = "info"
 	dial := compare("B2", "diagnostic: HTTP client straight to /mcp, a new connection per call (as the bridge posts)", "p50",

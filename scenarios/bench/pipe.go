@@ -170,15 +170,22 @@ func (c *pipeClient) await(ctx context.Context, what string, id int) (jsonRaw, e
 	}
 }
 
-// initialize performs the MCP handshake.
+// initialize performs the MCP handshake and lists the tools, as hosts do.
 func (c *pipeClient) initialize(ctx context.Context, client string) error {
+	if err := c.handshake(ctx, client); err != nil {
+		return err
+	}
+	_, err := c.call(ctx, "tools/list", map[string]any{})
+	return err
+}
+
+// handshake performs the MCP handshake alone: initialize, then
+// notifications/initialized.
+func (c *pipeClient) handshake(ctx context.Context, client string) error {
 	if _, err := c.call(ctx, "initialize", initParams(client)); err != nil {
 		return err
 	}
-	if _, err := c.send("notifications/initialized", nil, false); err != nil {
-		return err
-	}
-	_, err := c.call(ctx, "tools/list", map[string]any{}) // as hosts do: the bridge learns the tools' hints
+	_, err := c.send("notifications/initialized", nil, false)
 	return err
 }
 
