@@ -4,6 +4,7 @@ package scenarios
 
 import (
 	"encoding/json"
+	"fmt"
 	"majordomus-mcp/internal/mcpclient"
 	"strings"
 	"syscall"
@@ -24,9 +25,7 @@ func TestAStoppedLeaseholderIsTakenOverAfterTheBusyGrace(t *testing.T) {
 	a := shared(t, dir)
 	initialize(t, a, "claude-code")
 	serverURL(t, a)
-	if err := a.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
+	stop(t, a)
 	continued := false
 	t.Cleanup(func() {
 		if !continued {
@@ -119,9 +118,7 @@ func TestCallsToAStoppedLeaseholderAreAnsweredWithinTheBound(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if err := a.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
+	stop(t, a)
 	continued := false
 	t.Cleanup(func() {
 		if !continued {
@@ -173,4 +170,48 @@ func TestCallsToAStoppedLeaseholderAreAnsweredWithinTheBound(t *testing.T) {
 	}
 	a.CloseStdin()
 	exitsWith(t, a, 0)
+}
+
+// A client that never lists tools has a read-only call in flight when its
+// leaseholder is killed -9 — three times in a row, each time with another
+// leaseholder already in its place — and the call is sent again and
+// answered each time (SPEC §6). SIGSTOP first holds the call in flight: the
+// kernel takes the request, nothing answers, and kill -9 then breaks it
+// off. Whether the stopped process could have read it decides how the
+// bridge knows it may send it again — it provably never ran, or the
+// server's annotations say it may run twice; the second way is proved on
+// its own, with the call under way in the server, by
+// transport.TestAReadOnlyCallIsResentOnEveryFailoverWithoutTheClientListingTools.
+func TestAReadOnlyCallInFlightIsResentOnThreeFailoversInARow(t *testing.T) {
+	dir := checkout(t)
+	takeOver := []string{"--busy-grace", "300ms", "--probe-timeout", "200ms"}
+	holder := shared(t, dir, takeOver...)
+	initialize(t, holder, "leaseholder-0")
+	serverURL(t, holder)
+	// The client's own busy grace is long: only the kill ends its call.
+	b := shared(t, dir, "--busy-grace", "30s", "--election-bound", "40s", "--log-level", "debug")
+	initialize(t, b, "codex") // and never tools/list
+	if _, err := b.WaitLog(ctx(t), "learned from the server which tools may be resent"); err != nil {
+		t.Fatal(err)
+	}
+	for round := 1; round <= 3; round++ {
+		stop(t, holder)
+		id, err := b.Send("tools/call", map[string]any{"name": "majordomus_repository", "arguments": map[string]any{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		next := shared(t, dir, takeOver...) // judges the stopped holder busy, then takes over
+		initialize(t, next, fmt.Sprintf("leaseholder-%d", round))
+		nextURL := serverURL(t, next)
+		holder.Signal(syscall.SIGKILL)
+		holder.Wait(ctx(t))
+		r, err := b.Await(ctx(t), id)
+		if err != nil || r.Error != nil || !strings.Contains(string(r.Result), "repository_id") {
+			t.Fatalf("round %d: the read-only call in flight was answered %s %v (%v)", round, r.Result, r.Error, err)
+		}
+		if _, err := b.WaitLog(ctx(t), "re-attached to the shared server", nextURL); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		holder = next
+	}
 }

@@ -284,6 +284,9 @@ func (b *Bridge) resend(ctx context.Context, next Backend, msg json.RawMessage, 
 					"it was not sent again because it may have taken effect", c.env.Method, c.tool, b.cfg.URL, cause)))
 		}
 	}
+	if len(again) > 0 {
+		b.log.Debug("resending what its annotations say may run twice", zap.String("url", b.cfg.URL), zap.Int("messages", len(again)), zap.Int("outcome_unknown", len(unknown)))
+	}
 	if _, batch := SplitBatch(msg); !batch {
 		if len(again) == 1 {
 			return next.Handle(ctx, again[0])
