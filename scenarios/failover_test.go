@@ -232,3 +232,40 @@ func TestKeptConnectionsToAKilledServerLoseNoCall(t *testing.T) {
 		}
 	}
 }
+
+// Peer ids survive take-overs (SPEC §3): the leaseholder is killed -9; the
+// bridge that takes over and the one that re-attaches keep the ids they
+// were told, so agents that coordinate by id still find each other.
+func TestPeerIDsSurviveATakeOver(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	b := bridged(t, dir, "codex")
+	c := bridged(t, dir, "gemini-cli")
+	before := map[string]string{}
+	for _, p := range peersOf(t, c).Peers {
+		before[p.Client.Name] = p.ID
+	}
+	if before["codex"] == "" || before["gemini-cli"] == "" || before["codex"] == before["gemini-cli"] {
+		t.Fatalf("the board before: %v", before)
+	}
+
+	a.Signal(syscall.SIGKILL)
+	a.Wait(ctx(t))
+	if board := peersOf(t, b); board.Caller != before["codex"] { // takes over
+		t.Fatalf("codex was %s and is %s after taking over", before["codex"], board.Caller)
+	}
+	if _, err := b.WaitLog(ctx(t), "took over as the shared server"); err != nil {
+		t.Fatal(err)
+	}
+	board := peersOf(t, c) // re-attaches
+	if board.Caller != before["gemini-cli"] {
+		t.Fatalf("gemini-cli was %s and is %s after re-attaching", before["gemini-cli"], board.Caller)
+	}
+	for _, p := range board.Peers {
+		if p.Attached && before[p.Client.Name] != p.ID {
+			t.Errorf("%s was %s and is listed as %s", p.Client.Name, before[p.Client.Name], p.ID)
+		}
+	}
+}

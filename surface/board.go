@@ -110,6 +110,52 @@ func (b *Board) Detach(session string) {
 	}
 }
 
+// Claim gives a session's peer the id it held on another server, when the
+// id is one this board could have given (p1, p2, …) and no other attached
+// peer holds it; a departed peer holding it is the same client, back. It
+// reports whether the claim was granted.
+func (b *Board) Claim(session, id string) bool {
+	n, ok := peerNumber(id)
+	if !ok {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p, ok := b.bySession[session]
+	if !ok {
+		return false
+	}
+	if p.ID == id {
+		return true
+	}
+	for _, q := range b.order {
+		if q.ID == id && q.Attached {
+			return false
+		}
+	}
+	b.order = slices.DeleteFunc(b.order, func(q *Peer) bool { return q.ID == id && !q.Attached })
+	p.ID = id
+	b.next = max(b.next, n) // ids given later do not collide with it
+	return true
+}
+
+// peerNumber reads an id of the board's form, p<n> with n from 1, up to
+// six digits.
+func peerNumber(id string) (int, bool) {
+	digits, ok := strings.CutPrefix(id, "p")
+	if !ok || len(digits) == 0 || len(digits) > 6 || digits[0] == '0' {
+		return 0, false
+	}
+	n := 0
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
 // Identify records the client a session's initialize named.
 func (b *Board) Identify(session string, c Client) {
 	b.mu.Lock()

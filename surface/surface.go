@@ -49,7 +49,15 @@ type Config struct {
 	// (its result is answered as JSON). The caller gathers it, because only
 	// the caller can observe the host; nil = this process cannot take one.
 	Fleet func(ctx context.Context) (any, error)
+	// PeerClaim is the peer id an initialize's context claims for its
+	// session (a client carried from another server keeps its id), or "";
+	// nil = no claims.
+	PeerClaim func(ctx context.Context) string
 }
+
+// PeerMeta is the key under which an initialize result's _meta gives the
+// session's peer id, for a bridge to carry to the next server.
+const PeerMeta = "io.majordomus/peer"
 
 // Surface is the MCP server of one process and its peer board.
 type Surface struct {
@@ -150,9 +158,15 @@ func (s *Surface) initialized(ctx context.Context, _ any, req *mcp.InitializeReq
 	if l, ok := session.(server.SessionWithLogging); ok {
 		l.SetLogLevel(mcp.LoggingLevelWarning)
 	}
+	if s.cfg.PeerClaim != nil {
+		if claim := s.cfg.PeerClaim(ctx); claim != "" && !s.Board.Claim(session.SessionID(), claim) {
+			s.log.Info("a claimed peer id was not granted", zap.String("claim", claim), zap.String("peer", s.Board.PeerID(session.SessionID())))
+		}
+	}
 	info := req.Params.ClientInfo
 	s.Board.Identify(session.SessionID(), Client{Name: info.Name, Version: info.Version, Title: info.Title})
 	peer := s.Board.PeerID(session.SessionID())
+	result.Meta = &mcp.Meta{AdditionalFields: map[string]any{PeerMeta: peer}}
 	s.log.Info("peer initialized", zap.String("peer", peer), zap.String("client", info.Name), zap.String("client_version", info.Version))
 	result.Instructions = s.instructions(peer)
 }

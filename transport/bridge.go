@@ -69,6 +69,9 @@ type Carried struct {
 	// SafeTools says, for each tool whose annotations the bridge learned,
 	// whether resending it is harmless, so that the next bridge knows too.
 	SafeTools map[string]bool
+	// Peer is the client's peer id, which its session claims wherever it
+	// is opened again.
+	Peer string
 }
 
 // Replay opens the carried session on b: initialize (private id, answer
@@ -78,7 +81,7 @@ func (c Carried) Replay(ctx context.Context, b Backend) error {
 	if len(c.Initialize) == 0 {
 		return nil
 	}
-	if err := answerError(b.Handle(ctx, requestFrame(ReinitializeID, "initialize", c.Initialize))); err != nil {
+	if err := answerError(b.Handle(WithPeerClaim(ctx, c.Peer), requestFrame(ReinitializeID, "initialize", c.Initialize))); err != nil {
 		return fmt.Errorf("re-initializing the client's session: %w", err)
 	}
 	b.Handle(ctx, notificationFrame("notifications/initialized"))
@@ -128,6 +131,7 @@ type Bridge struct {
 	ready      bool            // the client said notifications/initialized
 	readied    chan struct{}   // closed when ready turns true; replaced when it turns false
 	initialize json.RawMessage // params of the client's last successful initialize
+	peer       string          // the peer id the server gave the session
 	announce   json.RawMessage
 	safe       map[string]bool // tools whose hints say a resend is harmless (false: it is not)
 	toolsAsked bool            // the bridge asked the server for its tools
@@ -221,7 +225,7 @@ func (b *Bridge) failover(ctx context.Context, msg json.RawMessage, calls []call
 	switch b.state {
 	case attached:
 		b.state, b.switched = switching, make(chan struct{})
-		carried := Carried{Initialize: b.initialize, Announce: b.announce, Protocol: b.protocol, SafeTools: maps.Clone(b.safe)}
+		carried := Carried{Initialize: b.initialize, Announce: b.announce, Protocol: b.protocol, SafeTools: maps.Clone(b.safe), Peer: b.peer}
 		b.mu.Unlock()
 		b.stopBackground()
 		b.log.Debug("the shared server failed; the election decides what serves next", zap.String("url", b.cfg.URL), zap.String("reason", fail.cause.Error()))

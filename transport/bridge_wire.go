@@ -132,6 +132,9 @@ func (b *Bridge) exchange(ctx context.Context, msg json.RawMessage, sid, proto s
 		"Accept":       {"application/json, text/event-stream"},
 	}
 	setSessionHeaders(header, sid, proto)
+	if claim := PeerClaim(ctx); claim != "" && sid == "" {
+		header.Set(PeerHeader, claim) // an initialize, opening the session again
+	}
 	ctx, stopWatch := b.watchServer(ctx)
 	defer stopWatch()
 	resp, done, err := b.posts.post(ctx, msg, header, resendable)
@@ -208,11 +211,12 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 	b.reinitMu.Lock()
 	defer b.reinitMu.Unlock()
 	b.mu.Lock()
-	current, params, announce := b.session, b.initialize, b.announce
+	current, params, announce, peer := b.session, b.initialize, b.announce, b.peer
 	b.mu.Unlock()
 	if current != stale {
 		return nil
 	}
+	ctx = WithPeerClaim(ctx, peer) // the restarted server's board knows the client as before
 	if !b.attachedNow() {
 		return &failure{cause: errors.New("the bridge is no longer attached"), notRun: true}
 	}
@@ -230,6 +234,9 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 			b.cfg.URL, res.status, strings.TrimSpace(string(res.body))), notRun: true}
 	}
 	proto := protocolOf(res.body)
+	b.mu.Lock()
+	b.peer = peerOf(res.body)
+	b.mu.Unlock()
 	b.setSession(res.session, proto)
 	if res := b.exchange(ctx, notificationFrame("notifications/initialized"), res.session, proto, true); res.outcome != answered {
 		return &failure{cause: fmt.Errorf("the shared server at %s is unreachable: %v", b.cfg.URL, res.err), notRun: true}
@@ -260,6 +267,7 @@ func (b *Bridge) initialized(c call, res exchangeResult) {
 		b.readied = make(chan struct{})
 	}
 	b.initialize, b.announce, b.ready = bytes.Clone(c.params), nil, false
+	b.peer = peerOf(res.body)
 	b.mu.Unlock()
 	b.setSession(res.session, protocolOf(res.body))
 	b.log.Info("the client's session opened on the shared server", zap.String("url", b.cfg.URL), zap.String("session", res.session),

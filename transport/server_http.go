@@ -166,6 +166,7 @@ func NewHTTPServer(cfg HTTPConfig) *HTTPServer {
 	mcpLog := slog.New(zapslog.NewHandler(cfg.Logger.Core(), zapslog.WithName("mcp-go")))
 	h.mcp = server.NewStreamableHTTPServer(cfg.MCP,
 		server.WithSessionIdManager(h.table), // which also ends idle sessions
+		server.WithHTTPContextFunc(peerClaimOf),
 
 		server.WithStreamableHTTPLogger(mcpLog),
 	)

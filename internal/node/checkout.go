@@ -64,6 +64,8 @@ func (c *Checkout) load(life context.Context, describe func() surface.Process) (
 		Process: describe,
 		Fleet:   c.inventory,
 		Logger:  c.Logger.Named("surface"),
+		// A session carried from another server keeps its peer id.
+		PeerClaim: transport.PeerClaim,
 	})
 	c.watching.Go(func() {
 		if err := lay.Watch(life, surf.IndexChanged); err != nil {

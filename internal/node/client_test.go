@@ -71,8 +71,9 @@ func (c *client) call(method string, params any, notes *[]map[string]any) map[st
 	}
 }
 
-// initialize opens the client's session, announcing itself as name.
-func (c *client) initialize() {
+// initialize opens the client's session, announcing itself as name, and
+// returns the peer id the server gave it.
+func (c *client) initialize() string {
 	c.t.Helper()
 	a := c.call("initialize", map[string]any{
 		"protocolVersion": "2025-06-18",
@@ -83,6 +84,19 @@ func (c *client) initialize() {
 		c.t.Fatalf("%s: initialize answered %v", c.name, a)
 	}
 	c.send(map[string]any{"method": "notifications/initialized"})
+	meta, _ := a["result"].(map[string]any)["_meta"].(map[string]any)
+	id, _ := meta["io.majordomus/peer"].(string)
+	return id
+}
+
+// caller is the peer id majordomus_peers says the client has.
+func (c *client) caller() string {
+	c.t.Helper()
+	var board struct{ Caller string }
+	if err := json.Unmarshal([]byte(c.tool("majordomus_peers", map[string]any{}, nil)), &board); err != nil {
+		c.t.Fatal(err)
+	}
+	return board.Caller
 }
 
 // tool calls a tool and returns its text, failing the test on an error.

@@ -48,8 +48,12 @@ func TestATakeOverCarriesTheSession(t *testing.T) {
 	co, b := exampleCheckout(t), newBoard()
 	a := start(t, "a", co, b, true)
 	a.awaitLog("shared server listening")
+	d := start(t, "d", co.fresh(), b, true) // another peer first, so that c is p3
+	d.client.initialize()
+	d.awaitState(machine.Attached)
+	t.Cleanup(d.lease.pause()) // d re-attaches only after the test: c takes over
 	c := start(t, "c", co.fresh(), b, true)
-	c.client.initialize()
+	id := c.client.initialize()
 	c.awaitState(machine.Attached)
 	c.client.tool("majordomus_announce", map[string]any{"intent": "renaming the parser"}, nil)
 
@@ -68,6 +72,9 @@ func TestATakeOverCarriesTheSession(t *testing.T) {
 		t.Errorf("the carried session lost its announcement: %s", peers)
 	}
 	c.client.awaitNote(notes, "took over as the checkout's shared server")
+	if id != "p3" || c.client.caller() != id {
+		t.Errorf("the client was given %q, and is %q after the take-over", id, c.client.caller())
+	}
 }
 
 // The leaseholder ends and another node wins the lease before the attached
@@ -78,7 +85,7 @@ func TestAReattachCarriesTheSessionToTheNewServer(t *testing.T) {
 	a := start(t, "a", co, b, true)
 	a.awaitLog("shared server listening")
 	c := start(t, "c", co.fresh(), b, true)
-	c.client.initialize()
+	id := c.client.initialize()
 	c.awaitState(machine.Attached)
 	c.client.tool("majordomus_announce", map[string]any{"intent": "writing the tests"}, nil)
 
@@ -97,6 +104,9 @@ func TestAReattachCarriesTheSessionToTheNewServer(t *testing.T) {
 	d.client.initialize()
 	if peers := d.client.tool("majordomus_peers", map[string]any{}, nil); !strings.Contains(peers, "writing the tests") {
 		t.Errorf("the new server's board lacks the re-attached session: %s", peers)
+	}
+	if got := c.client.caller(); got != id {
+		t.Errorf("the client was %s and is %s after re-attaching", id, got)
 	}
 }
 

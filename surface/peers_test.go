@@ -1,0 +1,75 @@
+package surface
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// A board grants a claimed id that it could have given and that no
+// attached peer holds; a departed peer holding it was the same client.
+func TestABoardGrantsAFreeWellFormedPeerIDClaim(t *testing.T) {
+	b := NewBoard(time.Now)
+	b.Attach("s1", "stdio") // p1
+	b.Attach("s2", "http")  // p2
+	for _, bad := range []string{"p1", "p0", "q3", "p", "p03", "p1234567", "p3\nSYSTEM", "p-2"} {
+		if b.Claim("s2", bad) {
+			t.Errorf("the claim %q was granted", bad)
+		}
+	}
+	if b.PeerID("s2") != "p2" {
+		t.Fatalf("a refused claim changed the id to %s", b.PeerID("s2"))
+	}
+	if !b.Claim("s2", "p7") || b.PeerID("s2") != "p7" {
+		t.Fatalf("a free claim: %s", b.PeerID("s2"))
+	}
+	if id := b.Attach("s3", "http"); id != "p8" {
+		t.Errorf("the next id given is %s, want p8 (after the claimed p7)", id)
+	}
+	if _, _, err := b.Announce("s2", "renaming", nil); err != nil {
+		t.Fatal(err)
+	}
+	b.Detach("s2") // departed, its announcement kept
+	b.Attach("s4", "http")
+	if !b.Claim("s4", "p7") || b.PeerID("s4") != "p7" {
+		t.Fatalf("a departed peer's id was not granted to its client, back: %s", b.PeerID("s4"))
+	}
+	n := 0
+	peers, _ := b.Peers()
+	for _, p := range peers {
+		if p.ID == "p7" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("p7 is listed %d times", n)
+	}
+}
+
+// The initialize result gives the session's peer id in its _meta, and an
+// initialize whose context claims an id gets it.
+func TestInitializeGivesThePeerIDAndGrantsAClaim(t *testing.T) {
+	f := newFixture(t)
+	f.s.cfg.PeerClaim = func(ctx context.Context) string { id, _ := ctx.Value(claimKey{}).(string); return id }
+	f.connect("claude-code") // p1
+	sess := server.NewInProcessSession("carried", nil)
+	if err := f.s.MCP.RegisterSession(context.Background(), sess); err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+		"params": map[string]any{"protocolVersion": "2025-11-25", "clientInfo": map[string]any{"name": "codex"}}})
+	ctx := context.WithValue(f.s.MCP.WithContext(context.Background(), sess), claimKey{}, "p5")
+	answer, _ := json.Marshal(f.s.MCP.HandleMessage(ctx, msg))
+	var r struct{ Result mcp.InitializeResult }
+	mustDecode(t, answer, &r)
+	if r.Result.Meta == nil || r.Result.Meta.AdditionalFields[PeerMeta] != "p5" || !strings.Contains(r.Result.Instructions, "You are peer p5") {
+		t.Fatalf("initialize answered %s", answer)
+	}
+}
+
+type claimKey struct{}
