@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -117,13 +117,16 @@ type Bridge struct {
 	posts    *poster      // the POSTs
 	client   *http.Client // the GET stream and the DELETE: a connection each
 
+	parent context.Context // the ctx it was made with: a move's failover runs under it
 	ctx    context.Context // heartbeat and stream; cancelled on failover and Close
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	wake   chan struct{} // the session changed or became ready
 
-	reinitMu sync.Mutex // one re-initialisation at a time
-	toolsMu  sync.Mutex // one tools/list of the bridge's own at a time
+	reinitMu  sync.Mutex   // one re-initialisation at a time
+	leaseLost atomic.Bool  // the server said it lost its lease (LeaseHeader)
+	inflight  atomic.Int32 // messages being relayed to the server
+	toolsMu   sync.Mutex   // one tools/list of the bridge's own at a time
 
 	mu         sync.Mutex
 	session    string
@@ -168,6 +171,7 @@ func NewBridge(ctx context.Context, cfg BridgeConfig) (*Bridge, error) {
 		readied: make(chan struct{}),
 		safe:    cloneOrEmpty(cfg.SafeTools),
 	}
+	b.parent = ctx
 	b.ctx, b.cancel = context.WithCancel(ctx)
 	b.wg.Add(2)
 	go b.heartbeat()
@@ -177,6 +181,9 @@ func NewBridge(ctx context.Context, cfg BridgeConfig) (*Bridge, error) {
 
 // Handle relays one message or batch and returns the answer.
 func (b *Bridge) Handle(ctx context.Context, msg json.RawMessage) []byte {
+	if err := b.awaitSwitch(ctx); err != nil {
+		return Unavailable(msg, err)
+	}
 	if next, err := b.route(); next != nil || err != nil {
 		if err != nil {
 			return Unavailable(msg, err)
@@ -184,9 +191,17 @@ func (b *Bridge) Handle(ctx context.Context, msg json.RawMessage) []byte {
 		return next.Handle(ctx, msg)
 	}
 	calls := readCalls(msg)
+	if b.shouldMove() {
+		return b.failover(ctx, msg, calls, &failure{cause: b.movedCause(), notRun: true})
+	}
 	b.learnToolsFor(ctx, calls)
+	b.inflight.Add(1)
 	answer, fail := b.relay(ctx, msg, calls)
+	b.inflight.Add(-1)
 	if fail == nil {
+		if b.shouldMove() {
+			go b.move() // this answer said so: the next message goes to the current server
+		}
 		return answer
 	}
 	if ctx.Err() != nil {
@@ -211,114 +226,28 @@ func (b *Bridge) route() (Backend, error) {
 	return nil, nil
 }
 
+// awaitSwitch waits while the bridge switches to what serves next, so that
+// a message arriving meanwhile goes where the session goes.
+func (b *Bridge) awaitSwitch(ctx context.Context) error {
+	b.mu.Lock()
+	switching, switched := b.state == switching, b.switched
+	b.mu.Unlock()
+	if !switching {
+		return nil
+	}
+	select {
+	case <-switched:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
 // Next is the backend the bridge routes to after a failover (nil while it
 // is attached to its server).
 func (b *Bridge) Next() Backend {
 	next, _ := b.route()
 	return next
-}
-
-// failover elects again (once, whatever the number of messages that met
-// the failure) and answers msg from what serves now.
-func (b *Bridge) failover(ctx context.Context, msg json.RawMessage, calls []call, fail *failure) []byte {
-	b.mu.Lock()
-	switch b.state {
-	case attached:
-		b.state, b.switched = switching, make(chan struct{})
-		carried := Carried{Initialize: b.initialize, Announce: b.announce, Protocol: b.protocol, SafeTools: maps.Clone(b.safe), Peer: b.peer}
-		b.mu.Unlock()
-		b.stopBackground()
-		b.log.Debug("the shared server failed; the election decides what serves next", zap.String("url", b.cfg.URL), zap.String("reason", fail.cause.Error()))
-		var next Backend
-		err := errors.New("no failover is configured")
-		if b.cfg.Failover != nil {
-			next, err = b.cfg.Failover(ctx, fail.cause, carried)
-		}
-		if err == nil && next == nil {
-			err = errors.New("the failover gave no backend")
-		}
-		b.mu.Lock()
-		orphan := b.state == closed // Close ran meanwhile
-		switch {
-		case orphan:
-		case err != nil:
-			b.state, b.downErr = down, fmt.Errorf("%v; %v", fail.cause, err)
-		default:
-			b.state, b.next = routed, next
-		}
-		close(b.switched)
-		b.mu.Unlock()
-		if orphan {
-			closeBackend(next)
-		}
-	case switching:
-		switched := b.switched
-		b.mu.Unlock()
-		select {
-		case <-switched:
-		case <-ctx.Done():
-			return Unavailable(msg, context.Cause(ctx))
-		}
-	default:
-		b.mu.Unlock()
-	}
-	next, err := b.route()
-	if err != nil {
-		return Unavailable(msg, err)
-	}
-	if fail.notRun {
-		return next.Handle(ctx, msg)
-	}
-	return b.resend(ctx, next, msg, calls, fail.cause)
-}
-
-// resend sends on what may be resent of a message whose outcome is
-// unknown, and answers the rest with "outcome unknown".
-func (b *Bridge) resend(ctx context.Context, next Backend, msg json.RawMessage, calls []call, cause error) []byte {
-	var again []json.RawMessage
-	var unknown [][]byte
-	for _, c := range calls {
-		switch {
-		case c.env.Method == "": // an answer to the old server's request: it is gone
-		case b.mayRepeat(c):
-			again = append(again, c.raw)
-		case c.env.IsRequest():
-			unknown = append(unknown, ErrorFrame(c.env.ID, CodeInternalError, fmt.Sprintf(
-				"outcome unknown: %s %s was sent to the shared server at %s, which went away before answering (%v); "+
-					"it was not sent again because it may have taken effect", c.env.Method, c.tool, b.cfg.URL, cause)))
-		}
-	}
-	if len(again) > 0 {
-		b.log.Debug("resending what its annotations say may run twice", zap.String("url", b.cfg.URL), zap.Int("messages", len(again)), zap.Int("outcome_unknown", len(unknown)))
-	}
-	if _, batch := SplitBatch(msg); !batch {
-		if len(again) == 1 {
-			return next.Handle(ctx, again[0])
-		}
-		if len(unknown) == 1 {
-			return unknown[0]
-		}
-		return nil
-	}
-	var answers []json.RawMessage
-	if len(again) > 0 {
-		sub, _ := json.Marshal(again)
-		if a := next.Handle(ctx, sub); a != nil {
-			if members, ok := SplitBatch(a); ok {
-				answers = append(answers, members...)
-			} else {
-				answers = append(answers, a)
-			}
-		}
-	}
-	for _, u := range unknown {
-		answers = append(answers, u)
-	}
-	if len(answers) == 0 {
-		return nil
-	}
-	out, _ := json.Marshal(answers)
-	return out
 }
 
 // resendable reports whether every message of calls may be sent twice.

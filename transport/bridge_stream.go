@@ -37,6 +37,10 @@ func (b *Bridge) heartbeat() {
 			continue
 		}
 		res := b.exchange(b.ctx, requestFrame(HeartbeatID, "ping", nil), sid, proto, true)
+		if b.shouldMove() {
+			go b.move() // which stops this heartbeat
+			return
+		}
 		switch res.outcome {
 		case gone:
 			if fail := b.reinit(b.ctx, sid); fail != nil {

@@ -159,6 +159,7 @@ func (b *Bridge) exchange(ctx context.Context, msg json.RawMessage, sid, proto s
 
 // readAnswer reads the answer to msg.
 func (b *Bridge) readAnswer(msg json.RawMessage, resp *http.Response) exchangeResult {
+	b.noteLease(resp.Header)
 	res := exchangeResult{status: resp.StatusCode, session: resp.Header.Get(server.HeaderKeySessionID)}
 	switch {
 	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:

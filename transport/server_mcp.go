@@ -35,6 +35,9 @@ func (h *HTTPServer) serveMCP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, ErrCodeUnavailable, "the server is shutting down")
 		return
 	}
+	if h.cfg.Refusal() != nil {
+		w.Header().Set(LeaseHeader, "lost") // its bridges move to the current server
+	}
 	if v := r.Header.Get(mcp.HeaderProtocolVersion); mcp.IsModernProtocol(v) {
 		writeError(w, http.StatusBadRequest, ErrCodeInvalidRequest, "protocol version "+v+
 			" is not served: this server keeps sessions (2025-06-18, 2025-11-25)")

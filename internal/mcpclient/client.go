@@ -288,6 +288,19 @@ func (p *Process) WaitLog(ctx context.Context, parts ...string) (string, error) 
 	return found, err
 }
 
+// WaitLogs waits until n stderr lines contain every one of parts.
+func (p *Process) WaitLogs(ctx context.Context, n int, parts ...string) error {
+	return p.await(ctx, fmt.Sprintf("%d log lines with %q", n, parts), func() bool {
+		seen := 0
+		for _, l := range p.logs {
+			if ContainsAll(l, parts) {
+				seen++
+			}
+		}
+		return seen >= n
+	})
+}
+
 // WaitLogAny waits for a stderr line containing any one of the texts.
 func (p *Process) WaitLogAny(ctx context.Context, texts ...string) (string, error) {
 	var found string

@@ -1,0 +1,49 @@
+package transport
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"go.uber.org/zap"
+)
+
+// Convergence (SPEC §6): a server that lost its lease goes on serving the
+// sessions it has, and says so on every answer (LeaseHeader). A bridge that
+// reads it moves its client's session to the current leaseholder — carried,
+// as in a take-over — at the first message boundary after that answer,
+// never with a call in flight; an idle bridge moves when its heartbeat
+// hears it. After any
+// take-over, every bridged client is back on one board within one message
+// (or one heartbeat), and the old server drains.
+
+// LeaseHeader is set to "lost" on the /mcp answers of a server that no
+// longer holds the checkout's lease.
+const LeaseHeader = "Majordomus-Lease"
+
+// noteLease records what an answer of the server says of its lease.
+func (b *Bridge) noteLease(h http.Header) {
+	if h.Get(LeaseHeader) == "lost" && !b.leaseLost.Swap(true) {
+		b.log.Info("the shared server no longer holds the checkout's lease; this session moves to the current one at its next message", zap.String("url", b.cfg.URL))
+	}
+}
+
+// movedCause is why a session leaves a server that lost its lease.
+func (b *Bridge) movedCause() error {
+	return fmt.Errorf("the shared server at %s no longer holds the checkout's lease; moving this session to the current one", b.cfg.URL)
+}
+
+// shouldMove says whether the bridge moves before relaying a message: its
+// server lost its lease and no call of this bridge is in flight there.
+func (b *Bridge) shouldMove() bool {
+	return b.leaseLost.Load() && b.inflight.Load() == 0
+}
+
+// move hands the session to what serves now, with no message to relay.
+// It runs on a goroutine of its own: it stops the heartbeat that asked
+// for it.
+func (b *Bridge) move() {
+	if err := b.switchOver(context.WithoutCancel(b.parent), b.movedCause()); err != nil {
+		b.log.Warn("moving the session failed", zap.String("url", b.cfg.URL), zap.Error(err))
+	}
+}
