@@ -24,10 +24,15 @@ type lock struct{ f *os.File }
 // acquireLock takes an exclusive lock on the sidecar of leasePath, waiting
 // at most wait. A link at the lock path is refused.
 func acquireLock(leasePath string, wait time.Duration) (*lock, error) {
-	p := LockPath(leasePath)
+	return lockFile(LockPath(leasePath), wait)
+}
+
+// lockFile takes an exclusive lock on the file at p (created if need be),
+// waiting at most wait. A link at p is refused.
+func lockFile(p string, wait time.Duration) (*lock, error) {
 	f, err := openLockFile(p)
 	if err != nil {
-		return nil, fmt.Errorf("opening lease lock: %w", err)
+		return nil, fmt.Errorf("opening lock file: %w", err)
 	}
 	deadline := time.Now().Add(wait)
 	pause := time.Millisecond

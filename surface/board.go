@@ -50,6 +50,7 @@ type Board struct {
 	mu        sync.Mutex
 	now       func() time.Time
 	next      int
+	numbers   func() (int, error) // the checkout's counter of peer numbers; nil or failing: next
 	bySession map[string]*Peer
 	order     []*Peer // attachment order, departed announcers included
 }
@@ -67,6 +68,11 @@ func (b *Board) Attach(session, transport string) string {
 		return p.ID
 	}
 	b.next++
+	if b.numbers != nil {
+		if n, err := b.numbers(); err == nil {
+			b.next = max(b.next, n)
+		}
+	}
 	at := b.now().UTC().Round(time.Millisecond)
 	p := &Peer{
 		ID:          fmt.Sprintf("p%d", b.next),

@@ -53,6 +53,10 @@ type Config struct {
 	// session (a client carried from another server keeps its id), or "";
 	// nil = no claims.
 	PeerClaim func(ctx context.Context) string
+	// PeerNumbers draws the number of a new peer from a counter the
+	// checkout's servers share, so that ids stay unique across take-overs;
+	// nil, or an error, numbers peers on this board alone.
+	PeerNumbers func() (int, error)
 }
 
 // PeerMeta is the key under which an initialize result's _meta gives the
@@ -83,7 +87,7 @@ func New(cfg Config) *Surface {
 		cfg.Logger = zap.NewNop()
 	}
 	s := &Surface{
-		Board:      NewBoard(cfg.Now),
+		Board:      &Board{now: cfg.Now, numbers: cfg.PeerNumbers, bySession: map[string]*Peer{}},
 		Executions: &Executions{},
 		cfg:        cfg,
 		log:        cfg.Logger,

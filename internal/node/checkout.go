@@ -32,6 +32,10 @@ type Checkout struct {
 	Registry string // the runtime registry's path as configured ("" = the default)
 	Logger   *zap.Logger
 
+	// peerNumbers, set by a node, draws peer numbers from the counter its
+	// checkout's servers share; nil (standalone) numbers them in process.
+	peerNumbers func() (int, error)
+
 	mu       sync.Mutex
 	served   *served        // nil until Load succeeds
 	watching sync.WaitGroup // the layer's watch, which ends with the life load was given
@@ -64,8 +68,10 @@ func (c *Checkout) load(life context.Context, describe func() surface.Process) (
 		Process: describe,
 		Fleet:   c.inventory,
 		Logger:  c.Logger.Named("surface"),
-		// A session carried from another server keeps its peer id.
-		PeerClaim: transport.PeerClaim,
+		// A session carried from another server keeps its peer id, and ids
+		// are drawn from one counter across the checkout's servers.
+		PeerClaim:   transport.PeerClaim,
+		PeerNumbers: c.peerNumbers,
 	})
 	c.watching.Go(func() {
 		if err := lay.Watch(life, surf.IndexChanged); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"majordomus-mcp/internal/testtemp"
 	"majordomus-mcp/layer"
 	"majordomus-mcp/machine"
+	"majordomus-mcp/registry"
 )
 
 // wait caps every wait on an event in these tests.
@@ -205,6 +207,9 @@ func exampleCheckout(t *testing.T) *Checkout {
 	if err := example.WriteCheckout(root); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.MkdirAll(filepath.Dir(registry.Path(root, "default")), 0o700); err != nil { // the lease directory, for the peer counter
+		t.Fatal(err)
+	}
 	m, err := layer.LoadManifest(root)
 	if err != nil {
 		t.Fatal(err)
@@ -353,5 +358,5 @@ func (l logTap) changed() <-chan struct{} {
 // fresh is the same checkout as another process would see it: nothing
 // loaded yet.
 func (co *Checkout) fresh() *Checkout {
-	return &Checkout{Root: co.Root, Manifest: co.Manifest, Profile: co.Profile, Strict: co.Strict, Registry: co.Registry, Logger: co.Logger}
+	return &Checkout{Root: co.Root, Manifest: co.Manifest, Profile: co.Profile, Strict: co.Strict, Registry: co.Registry, Logger: co.Logger, peerNumbers: co.peerNumbers}
 }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"majordomus-mcp/machine"
+	"majordomus-mcp/registry"
 	"majordomus-mcp/surface"
 	"majordomus-mcp/transport"
 )
@@ -79,6 +80,8 @@ func New(cfg Config) (*Node, error) {
 	if cfg.Lease == nil {
 		cfg.Lease = newLeaseFile(cfg.Checkout, cfg.Times, cfg.SignalsHandled)
 	}
+	leasePath := registry.Path(cfg.Checkout.Root, cfg.Checkout.Profile)
+	cfg.Checkout.peerNumbers = func() (int, error) { return registry.NextPeer(leasePath) }
 	n := &Node{
 		cfg:        cfg,
 		co:         cfg.Checkout,

@@ -1,0 +1,46 @@
+package registry
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+)
+
+// Peer ids are numbered per checkout and profile, not per server: every
+// server the lease ever named draws its peers' numbers from one counter
+// beside the lease, so that a client carried to another server after a
+// take-over claims an id that no peer of the new server already has.
+
+// maxPeerNumber is the largest number a peer id may carry (p1 … p999999);
+// the counter starts again at 1 beyond it.
+const maxPeerNumber = 999999
+
+// PeerCounterPath is the counter of the peers of the servers of a lease
+// path. Like the lock file, it is created on first use and never removed.
+func PeerCounterPath(leasePath string) string { return leasePath + ".peers" }
+
+// NextPeer draws the next peer number from the counter of leasePath,
+// under an exclusive lock on the counter file itself. An unreadable count
+// starts again at 1. The lease's directory must exist: a server that
+// cannot write there numbers its peers on its own.
+func NextPeer(leasePath string) (int, error) {
+	l, err := lockFile(PeerCounterPath(leasePath), DefaultLockWait)
+	if err != nil {
+		return 0, fmt.Errorf("numbering a peer: %w", err)
+	}
+	defer l.release()
+	buf := make([]byte, 16)
+	n, _ := l.f.ReadAt(buf, 0)
+	current, err := strconv.Atoi(string(bytes.TrimSpace(buf[:n])))
+	if err != nil || current < 0 || current >= maxPeerNumber {
+		current = 0
+	}
+	next := current + 1
+	if err := l.f.Truncate(0); err != nil {
+		return 0, fmt.Errorf("numbering a peer: %w", err)
+	}
+	if _, err := l.f.WriteAt([]byte(strconv.Itoa(next)+"\n"), 0); err != nil {
+		return 0, fmt.Errorf("numbering a peer: %w", err)
+	}
+	return next, nil
+}

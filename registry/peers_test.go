@@ -1,0 +1,60 @@
+package registry
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"majordomus-mcp/internal/testtemp"
+)
+
+// Numbers drawn concurrently from one counter are all different, and the
+// counter goes on from where it stood.
+func TestPeerNumbersAreUniqueAcrossDrawers(t *testing.T) {
+	lease := filepath.Join(testtemp.Dir(t), "server.json")
+	const drawers, each = 8, 25
+	seen := make(chan int, drawers*each)
+	var wg sync.WaitGroup
+	for range drawers {
+		wg.Go(func() {
+			for range each {
+				n, err := NextPeer(lease)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				seen <- n
+			}
+		})
+	}
+	wg.Wait()
+	close(seen)
+	got := map[int]bool{}
+	for n := range seen {
+		if got[n] {
+			t.Fatalf("the number %d was drawn twice", n)
+		}
+		got[n] = true
+	}
+	if len(got) != drawers*each || !got[1] || !got[drawers*each] {
+		t.Fatalf("drew %d numbers", len(got))
+	}
+	if err := os.WriteFile(PeerCounterPath(lease), []byte("not a number"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := NextPeer(lease); err != nil || n != 1 {
+		t.Fatalf("after garbage: %d %v, want 1", n, err)
+	}
+}
+
+// A counter under a missing directory is an error, not a directory made.
+func TestNoPeerNumberWithoutTheLeaseDirectory(t *testing.T) {
+	lease := filepath.Join(testtemp.Dir(t), "missing", "server.json")
+	if _, err := NextPeer(lease); err == nil {
+		t.Fatal("a peer was numbered under a missing directory")
+	}
+	if _, err := os.Stat(filepath.Dir(lease)); !os.IsNotExist(err) {
+		t.Fatal("the directory was made")
+	}
+}
