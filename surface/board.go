@@ -238,7 +238,7 @@ func (b *Board) Summary() string {
 	var parts []string
 	for _, p := range peers {
 		if p.Attached {
-			parts = append(parts, fmt.Sprintf("%s %s (%s)", p.ID, p.Client.Name, p.Transport))
+			parts = append(parts, fmt.Sprintf("%s %s (%s)", p.ID, quoted(p.Client.Name), p.Transport))
 		}
 	}
 	return strings.Join(parts, ", ")

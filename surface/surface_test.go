@@ -323,7 +323,7 @@ func TestInstructionsNameThePeerTheBoardAndOnlyASharedServersURL(t *testing.T) {
 	c := &client{f: f, sess: sess}
 	var init mcp.InitializeResult
 	mustDecode(t, c.rpc("initialize", map[string]any{"protocolVersion": "2025-06-18", "clientInfo": map[string]any{"name": "codex", "version": "1"}}), &init)
-	for _, want := range []string{"You are peer p2", "p1 claude-code (http)", "majordomus_announce"} {
+	for _, want := range []string{"You are peer p2", `p1 "claude-code" (http)`, "majordomus_announce"} {
 		if !strings.Contains(init.Instructions, want) {
 			t.Errorf("instructions lack %q:\n%s", want, init.Instructions)
 		}

@@ -1,0 +1,34 @@
+package surface
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Text one client supplies (its name, its intent, its scope) is data: it
+// reaches other clients' instructions and messages only through quoted,
+// never as prose of its own. A quoted text is one line, in double quotes,
+// with every control, format and non-printable character escaped, and at
+// most maxQuoted characters of the original (an ellipsis says the rest was
+// cut). majordomus_peers returns the same text whole, as JSON data.
+
+// maxQuoted bounds how many characters of a peer's text prose quotes.
+const maxQuoted = 64
+
+// quoted renders peer-supplied s for prose.
+func quoted(s string) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	cut := false
+	if utf8.RuneCountInString(s) > maxQuoted {
+		runes := []rune(s)
+		s, cut = string(runes[:maxQuoted]), true
+	}
+	q := strconv.Quote(s)
+	if cut {
+		q = q[:len(q)-1] + `…"`
+	}
+	return q
+}
