@@ -33,7 +33,7 @@ func TestOneServerPerCheckout(t *testing.T) {
 	if _, err := b.WaitLog(ctx(t), "bridging this stdio session", url); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(instB, "You are peer p2") || !strings.Contains(instB, "p1 claude-code") || !strings.Contains(instB, url) {
+	if !strings.Contains(instB, "You are peer p2") || !strings.Contains(instB, `p1 "claude-code"`) || !strings.Contains(instB, url) {
 		t.Fatalf("B's instructions:\n%s", instB)
 	}
 	board := peersOf(t, a)
