@@ -151,3 +151,15 @@ func (b *bufferWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 func (b *bufferWriter) Flush() {}
+
+// copyTo writes what was recorded to w.
+func (b *bufferWriter) copyTo(w http.ResponseWriter) {
+	for k, v := range b.header {
+		w.Header()[k] = v
+	}
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	w.WriteHeader(b.status)
+	_, _ = w.Write(b.body)
+}

@@ -26,6 +26,12 @@ import (
 const (
 	DefaultIdleTimeout = 90 * time.Second
 	DefaultMaxBody     = MaxMessageBytes
+	// DefaultBodyTimeout bounds how long a request body may take to
+	// arrive: a client sending a byte every few seconds holds nothing.
+	DefaultBodyTimeout = 10 * time.Second
+	// DefaultMaxSessions caps the live sessions of one server; beyond it a
+	// new one is refused (503, Retry-After) rather than exhaust memory.
+	DefaultMaxSessions = 512
 )
 
 // Listen binds host:port. Port 0 takes any free port. A port that cannot be
@@ -118,6 +124,10 @@ type HTTPConfig struct {
 	IdleTimeout time.Duration
 	// MaxBody bounds a request body, in bytes. Default 1 MiB.
 	MaxBody int64
+	// BodyTimeout bounds the arrival of a request body. Default 10s.
+	BodyTimeout time.Duration
+	// MaxSessions caps the live sessions. Default 512.
+	MaxSessions int
 	// OnSessions is called with the number of live HTTP sessions whenever
 	// it changes. Calls are serialised and never made under a lock of the
 	// server, so it may call back into it; under concurrent changes an
@@ -151,6 +161,12 @@ func NewHTTPServer(cfg HTTPConfig) *HTTPServer {
 	}
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = DefaultBodyTimeout
+	}
+	if cfg.MaxSessions <= 0 {
+		cfg.MaxSessions = DefaultMaxSessions
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()

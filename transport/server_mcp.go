@@ -125,6 +125,8 @@ func (h *HTTPServer) endSession(sid, reason string) {
 
 func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
 	raw := r.Body
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(h.cfg.BodyTimeout)) // a body trickled in holds nothing for long
 	body, err := io.ReadAll(http.MaxBytesReader(w, raw, h.cfg.MaxBody))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
@@ -132,9 +134,13 @@ func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
 			h.refuseTooLarge(w, raw)
 			return
 		}
+		// The deadline stays: what is left of the body is not waited for,
+		// and the connection closes with the answer.
+		w.Header().Set("Connection", "close")
 		writeError(w, http.StatusBadRequest, ErrCodeInvalidRequest, "reading the body: "+err.Error())
 		return
 	}
+	_ = rc.SetReadDeadline(time.Time{})
 	if !json.Valid(body) {
 		writeError(w, http.StatusBadRequest, ErrCodeInvalidJSON, "the body is not JSON")
 		return
@@ -198,10 +204,46 @@ func (h *HTTPServer) serveInitialize(w http.ResponseWriter, r *http.Request, bod
 		_, _ = w.Write(append(ref.frame(id), '\n'))
 		return
 	}
-	h.pass(w, withBody(r, body))
-	if sid := w.Header().Get(server.HeaderKeySessionID); sid != "" {
+	if n := h.table.count(); n >= h.cfg.MaxSessions {
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusServiceUnavailable, ErrCodeUnavailable,
+			fmt.Sprintf("this server has %d sessions, its most; try again later", n))
+		return
+	}
+	rec := newBufferWriter()
+	h.pass(rec, withBody(r, body))
+	sid := rec.header.Get(server.HeaderKeySessionID)
+	switch {
+	case sid == "":
+	case initializeFailed(rec):
+		// An initialize answered with an error opens no session: the id
+		// mcp-go gave it is ended, and not told to the client.
+		h.endSession(sid, EndRefused)
+		rec.header.Del(server.HeaderKeySessionID)
+	default:
 		h.table.markLive(sid)
 	}
+	rec.copyTo(w)
+}
+
+// initializeFailed reports whether an initialize's answer is not a
+// successful result.
+func initializeFailed(rec *bufferWriter) bool {
+	if rec.status != http.StatusOK {
+		return true
+	}
+	answer := rec.body
+	if isEventStream(rec.header) {
+		_ = readEvents(bytes.NewReader(rec.body), func(data []byte) error {
+			answer = bytes.Clone(data)
+			return nil
+		})
+	}
+	var a struct {
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	return json.Unmarshal(answer, &a) != nil || len(a.Error) > 0 || len(a.Result) == 0
 }
 
 func (ref *Refusal) reason() string {

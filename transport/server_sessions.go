@@ -17,6 +17,7 @@ const (
 	EndIdle          = "idle"           // it sent nothing for the idle timeout
 	EndStreamDropped = "stream-dropped" // its GET stream's connection dropped
 	EndShutdown      = "shutdown"       // the server is shutting down
+	EndRefused       = "refused"        // its initialize was answered with an error
 )
 
 // errUnknownSession is what the session table tells mcp-go about an id it

@@ -1,0 +1,74 @@
+package transport
+
+import (
+	"bufio"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// An initialize answered with an error opens no session, however many
+// come: the table, the count and the MCP server's sessions stay empty.
+func TestAnInvalidInitializeOpensNoSession(t *testing.T) {
+	f := newFixture()
+	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	c := newClient(t, s.url)
+	for range 1000 {
+		resp, body := c.do(http.MethodPost, "/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":"not params"}`)
+		if !strings.Contains(body, `"error"`) || resp.Header.Get("Mcp-Session-Id") != "" {
+			t.Fatalf("an invalid initialize was answered %d %s with session %q", resp.StatusCode, body, resp.Header.Get("Mcp-Session-Id"))
+		}
+	}
+	s.table.mu.Lock()
+	entries := len(s.table.entries)
+	s.table.mu.Unlock()
+	if entries != 0 || s.Sessions() != 0 || f.registered() != 0 {
+		t.Fatalf("after 1000 invalid initializes: %d ids kept, %d sessions counted, %d registered", entries, s.Sessions(), f.registered())
+	}
+	c.initialize() // a valid one still opens one
+	s.count.waitFor(t, 1)
+}
+
+// Sessions are capped: beyond the cap a new one is refused with 503 and
+// Retry-After, and the existing ones go on.
+func TestSessionsAreCapped(t *testing.T) {
+	s := serveHTTP(t, HTTPConfig{MCP: newFixture().srv, MaxSessions: 2})
+	c := newClient(t, s.url)
+	sid := c.initialize()
+	c.initialize()
+	resp, body := c.do(http.MethodPost, "/mcp", "", initialize)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || refusal(t, body).Error.Code != ErrCodeUnavailable {
+		t.Fatalf("a third session: %d %v %s", resp.StatusCode, resp.Header, body)
+	}
+	if resp, _ := c.do(http.MethodPost, "/mcp", sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); resp.StatusCode != http.StatusOK {
+		t.Fatalf("an existing session after the refusal: %d", resp.StatusCode)
+	}
+}
+
+// A body trickled in is cut off at the body timeout: the server answers
+// and closes the connection rather than hold it.
+func TestASlowBodyIsCutOff(t *testing.T) {
+	const limit = 200 * time.Millisecond
+	s := serveHTTP(t, HTTPConfig{MCP: newFixture().srv, BodyTimeout: limit})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	began := time.Now()
+	_, err = conn.Write([]byte("POST /mcp HTTP/1.1\r\nHost: " + strings.TrimPrefix(s.url, "http://") +
+		"\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(wait)) // the cap of the wait, not the measure
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err == nil {
+		resp.Body.Close()
+	}
+	if took := time.Since(began); took < limit || took > limit+time.Second {
+		t.Fatalf("the slow body was cut off after %s (%v); want about %s", took, err, limit)
+	}
+}
