@@ -125,16 +125,39 @@ func releaseLease(ctx context.Context, _ ...any) error {
 }
 
 // serveUntilDrained keeps a server that takes no new client running until
-// its own client has left and no session remains, and ends it at once if
-// that is already so.
+// no session remains, and decides at once if none does: it ends when its
+// own client has left too; a lease-lost one hands its client over.
 func serveUntilDrained(ctx context.Context, _ ...any) error {
 	m := machineOf(ctx)
-	if shouldExit(m.clientLeft, m.sessions) {
+	if m.sessions <= 0 {
 		m.follow(ctx, SessionsChanged)
 		return nil
 	}
 	m.log.Info("serving until the last session ends",
 		zap.Int("sessions", m.sessions), zap.Bool("client_left", m.clientLeft))
+	return nil
+}
+
+// readyToHandOver notes that a lease-lost server serves no session but
+// its own client's, which moves on.
+func readyToHandOver(ctx context.Context, _ ...any) error {
+	machineOf(ctx).follow(ctx, HandOver)
+	return nil
+}
+
+// handOver shuts the lease-lost server down and keeps its own client's
+// session for the election that follows: every client of the checkout ends
+// on one board (convergence). The lease is not touched (R6).
+func handOver(ctx context.Context, _ ...any) error {
+	m := machineOf(ctx)
+	m.failure = "this server lost its lease and no session but its own client's remains; handing the client over to the current server"
+	m.serverActive = false
+	m.cancelStart()
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.cfg.StopGrace)
+	defer cancel()
+	if err := m.cfg.Server.HandOver(sctx); err != nil {
+		m.log.Warn("shutting the lease-lost server down", zap.Error(err))
+	}
 	return nil
 }
 
@@ -239,6 +262,15 @@ func drained(ctx context.Context, _ ...any) bool {
 
 // stillServing: the own client is here, or some session remains.
 func stillServing(ctx context.Context, args ...any) bool { return !drained(ctx, args...) }
+
+// sessionsRemain: some session other than the own client's remains.
+func sessionsRemain(ctx context.Context, _ ...any) bool { return machineOf(ctx).sessions > 0 }
+
+// handOverDue: no session remains but the own client's, which is here.
+func handOverDue(ctx context.Context, _ ...any) bool {
+	m := machineOf(ctx)
+	return m.sessions <= 0 && !m.clientLeft
+}
 
 // headless: the process has no stdio client of its own (Config.Headless).
 func headless(ctx context.Context, _ ...any) bool { return machineOf(ctx).cfg.Headless }

@@ -101,6 +101,7 @@ func TestSignal_InEveryState(t *testing.T) {
 			[]string{"bridge stop", "=> exited on signal"}},
 		{LeaseLost, func(h *harness) {
 			h.toLeaseholder()
+			h.m.SessionsChanged(1) // a session keeps it in lease-lost
 			h.m.LeaseReplaced("replaced")
 			h.expect("=> lease-lost on lease-replaced", "server lose-lease: replaced")
 		}, []string{"=> exited on signal", "server stop"}},

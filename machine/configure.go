@@ -81,15 +81,14 @@ func configure(b *builder) {
 		onEntry(loseLease).
 		onEntry(serveUntilDrained).
 		permit(SessionsChanged, Exited, R6, when(drained)).
-		internal(SessionsChanged, R6, doing(noteSessions), when(stillServing)).
+		internal(SessionsChanged, R6, doing(noteSessions), when(sessionsRemain)).
+		internal(SessionsChanged, R6, doing(readyToHandOver), when(handOverDue)).
+		permit(HandOver, Electing, R6, doing(handOver)).
 		permit(ClientLeft, Exited, R6, when(drained)).
 		ignore(ClientLeft, when(stillServing)).
 		permit(IdleTimeout, Exited, R6, when(clientGone)).
 		ignore(IdleTimeout, when(clientPresent)).
-		permit(ServerStartFailed, Alone, R2, when(hasClient)).
-		permit(ServerStartFailed, Exited, R2, when(headless)).
 		permit(Signal, Exited, R6).
-		ignore(ServerStarted).
 		ignore(LeaseReplaced).
 		ignore(LeaseChanged)
 

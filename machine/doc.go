@@ -36,8 +36,10 @@
 //     leaseholder (taking over), attached (re-attaching) or alone.
 //   - lease-lost: tells the server it lost the lease ([Server.LoseLease]),
 //     keeps its sessions and its own client, and exits when its own client
-//     has left and no session remains. It never elects again and never
-//     touches the lease, not even on a signal (R6).
+//     has left and no session remains. When no session remains but its own
+//     client's, it hands that client over ([Server.HandOver]) and elects
+//     again for it (convergence: every client ends on the current server).
+//     It never touches the lease, not even on a signal (R6).
 //   - alone: serves the client as --standalone would ([Standalone.Serve]),
 //     having logged once at warn "cannot use the shared server: <path>:
 //     <reason>; serving this client alone, as --standalone would".

@@ -65,9 +65,10 @@ func (e *scriptedElection) Watch(ctx context.Context) (<-chan struct{}, error) {
 
 type quietServer struct{}
 
-func (quietServer) Start(context.Context) error { return nil }
-func (quietServer) LoseLease(string)            {}
-func (quietServer) Stop(context.Context) error  { return nil }
+func (quietServer) Start(context.Context) error    { return nil }
+func (quietServer) LoseLease(string)               {}
+func (quietServer) Stop(context.Context) error     { return nil }
+func (quietServer) HandOver(context.Context) error { return nil }
 
 type quietBridge struct{}
 

@@ -111,6 +111,11 @@ func (f *fakeServer) Stop(context.Context) error {
 	return nil
 }
 
+func (f *fakeServer) HandOver(context.Context) error {
+	f.rec.add("server hand-over")
+	return nil
+}
+
 type fakeBridge struct{ rec *recorder }
 
 func (f *fakeBridge) Attach(_ context.Context, url string) { f.rec.add("bridge attach %s", url) }

@@ -191,6 +191,9 @@ func (m *Machine) handle(ctx context.Context, ev event) {
 		}
 		m.fire(ctx, t)
 	case ev.started:
+		if !m.serverActive {
+			return // a start the machine gave up (a hand-over): its result means nothing now
+		}
 		m.cancelStart()
 		if ev.startErr != nil {
 			m.serverActive = false

@@ -2,6 +2,7 @@ package machine
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"testing/synctest"
 )
@@ -110,47 +111,56 @@ func TestLeaseLost_FromOwnerLeftEndsWithTheLastSession(t *testing.T) {
 	})
 }
 
-func TestLeaseLost_OwnClientLeavingLastEnds(t *testing.T) {
+// A lease-lost server left with no session but its own client's hands the
+// client over: the server stops, and an election finds the current server
+// (convergence). The lease is not touched.
+func TestLeaseLost_WithNoSessionLeftHandsItsClientOver(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := start(t)
 		h.toLeaseholder()
+		h.m.SessionsChanged(1)
 		h.m.LeaseReplaced("corrupt")
 		h.expect("=> lease-lost on lease-replaced", "server lose-lease: corrupt")
+		h.m.SessionsChanged(0)
+		h.expect("server hand-over", "=> electing on hand-over", "attempt")
+		h.observe(Observation{Class: ClassLive, URL: "http://127.0.0.1:9"})
+		h.expect("=> attached on lease-live", "bridge attach http://127.0.0.1:9")
 		h.m.ClientLeft()
-		h.expect("=> exited on client-left", "server stop")
+		h.expect("bridge stop", "=> exited on client-left") // no release: the lease is another's
 		h.exitsWith(Outcome{Reason: "the client left"})
 	})
 }
 
-func TestLeaseLost_ServerThatNeverStartedServesAlone(t *testing.T) {
+// With its own client gone, a lease-lost server ends with its last session.
+func TestLeaseLost_OwnClientLeavingFirstEndsWithTheLastSession(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t)
+		h.toLeaseholder()
+		h.m.SessionsChanged(1)
+		h.m.LeaseReplaced("corrupt")
+		h.expect("=> lease-lost on lease-replaced", "server lose-lease: corrupt")
+		h.m.ClientLeft()
+		h.expect()
+		h.m.SessionsChanged(0)
+		h.expect("=> exited on sessions-changed", "server stop")
+		h.exitsWith(Outcome{Reason: "the last session ended"})
+	})
+}
+
+// A lease lost before the server even started (taken over while binding)
+// leaves no session: the client is handed over at once, the start is
+// cancelled, and its result means nothing.
+func TestLeaseLost_WhileStartingHandsTheClientOver(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := start(t)
 		h.observe(Observation{Class: ClassWon})
 		h.expect("attempt", "=> leaseholder on lease-won", "server start")
 		h.m.LeaseReplaced("taken over while binding")
-		h.expect("=> lease-lost on lease-replaced", "server lose-lease: taken over while binding")
-		h.started(errors.New("publishing the URL: not our lease"))
-		h.expect("=> alone on server-start-failed", "standalone: starting the shared server: publishing the URL: not our lease")
-		h.m.Signal("SIGTERM")
-		h.expect("=> exited on signal")
-		h.exitsWith(Outcome{Signal: "SIGTERM", Reason: "signal SIGTERM"})
-	})
-}
-
-func TestLeaseLost_ServerStartedLateIsIgnored(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		h := start(t)
-		h.observe(Observation{Class: ClassWon})
-		h.expect("attempt", "=> leaseholder on lease-won", "server start")
-		h.m.LeaseReplaced("gone")
-		h.expect("=> lease-lost on lease-replaced", "server lose-lease: gone")
-		h.started(nil)
-		h.expect()
-		h.state(LeaseLost)
-		if w := h.logged("warn"); len(w) != 1 {
-			t.Errorf("warn lines = %q, want only the lease-lost line", w)
+		h.expect("=> lease-lost on lease-replaced", "server lose-lease: taken over while binding",
+			"server hand-over", "=> electing on hand-over", "attempt")
+		h.state(Electing)
+		if w := h.logged("warn"); slices.Contains(w, "unhandled trigger") {
+			t.Errorf("warn lines = %q", w)
 		}
-		h.m.ClientLeft()
-		h.expect("=> exited on client-left", "server stop")
 	})
 }

@@ -87,6 +87,9 @@ const (
 	// IdleTimeout: every remaining session has been idle past the idle
 	// timeout ([Machine.IdleTimeout]).
 	IdleTimeout Trigger = "idle-timeout"
+	// HandOver: a lease-lost server has no session left but its own
+	// client's, which then moves to the current server (convergence).
+	HandOver Trigger = "hand-over"
 	// ClientLeft: stdin reached EOF or the parent died ([Machine.ClientLeft]).
 	ClientLeft Trigger = "client-left"
 	// Signal: SIGTERM, SIGINT or SIGHUP arrived, or on Windows a console

@@ -96,7 +96,12 @@ type Input struct {
 	// Executable and Version describe the judging process.
 	Executable Executable
 	Version    string
-	Timings    Timings
+	// OnDisk is the file now at the path of the lease's executable, when
+	// that is the judging process's path too (zero when unread): a lease
+	// is superseded when its server's executable is not that file, whichever
+	// of the two processes started from the newer one.
+	OnDisk  Executable
+	Timings Timings
 }
 
 // Verdict is the judge's answer.
@@ -139,7 +144,7 @@ func Judge(in Input) Verdict {
 		return verdict(Corrupt, "corrupt lease: "+problem)
 	}
 
-	if reason, ok := superseded(doc, in.Executable, in.Version); ok {
+	if reason, ok := superseded(doc, in.Executable, in.OnDisk, in.Version); ok {
 		return verdict(Superseded, reason)
 	}
 	pid := fmt.Sprintf("pid %d", doc.PID)
@@ -187,9 +192,13 @@ func round(d time.Duration) time.Duration { return d.Round(100 * time.Millisecon
 // replaces: started from the same path whose file has changed since, or an
 // older x.y.z version. A different path, a missing field or a version that
 // does not parse makes no claim.
-func superseded(doc Lease, self Executable, version string) (string, bool) {
+func superseded(doc Lease, self, onDisk Executable, version string) (string, bool) {
+	now := onDisk
+	if now.Path == "" {
+		now = self // the file could not be read: compare with this process's
+	}
 	if e := doc.Executable; e != nil && e.Path != "" && e.Path == self.Path &&
-		(e.MTime != self.MTime || e.Size != self.Size) {
+		(e.MTime != now.MTime || e.Size != now.Size) {
 		return "superseded lease: the server was started from " + e.Path + " and that file has been replaced since", true
 	}
 	theirs, ok1 := parseVersion(doc.Version)

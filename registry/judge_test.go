@@ -98,6 +98,13 @@ func TestJudge(t *testing.T) {
 		{name: "same executable makes no claim", in: Input{Found: Regular, Raw: valid, Probe: okProbe}, class: Live, probe: true},
 		{name: "another path makes no claim", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Executable.Path = "/usr/bin/majordomus-mcp"; l.Executable.MTime = 1 }), Probe: okProbe}, class: Live, probe: true},
 		{name: "no executable makes no claim", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Executable = nil }), Probe: okProbe}, class: Live, probe: true},
+		// An older process (its executable replaced since it started)
+		// judging the lease of a server started from the new file: the file
+		// on disk says that server is current.
+		{name: "a server newer than the judge is current", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Executable.MTime++ }),
+			OnDisk: Executable{Path: ourExe.Path, MTime: ourExe.MTime + 1, Size: ourExe.Size}, Probe: okProbe}, class: Live, probe: true},
+		{name: "a server older than the file on disk is superseded", in: Input{Found: Regular, Raw: valid,
+			OnDisk: Executable{Path: ourExe.Path, MTime: ourExe.MTime + 1, Size: ourExe.Size}}, class: Superseded, reason: "has been replaced since"},
 		{name: "older version", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Version = "1.1.9" })}, class: Superseded, reason: "runs version 1.1.9, older than this executable's 1.2.0"},
 		{name: "older version with a v", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Version = "v1.1.10" })}, class: Superseded},
 		{name: "older major", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Version = "0.99.99" })}, class: Superseded},

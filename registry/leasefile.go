@@ -127,6 +127,15 @@ func (lf *LeaseFile) Publish(url string) error {
 	return nil
 }
 
+// Forget drops the lease this handle held and lost (another process took
+// it over, or it was removed), without touching the disk, so that the
+// handle may acquire a new one.
+func (lf *LeaseFile) Forget() {
+	lf.mu.Lock()
+	defer lf.mu.Unlock()
+	lf.held = nil
+}
+
 // Release removes the lease if, and only if, the file still carries this
 // handle's instance; the comparison and the removal happen under the
 // sidecar lock. Releasing nothing, or twice, is not an error. When the file

@@ -374,3 +374,22 @@ func TestCreateCompleteWithoutHardLinks(t *testing.T) {
 		t.Errorf("where neither works: %v, want both reasons", err)
 	}
 }
+
+// A handle that lost its lease forgets it without touching the file, and
+// may then acquire again.
+func TestAForgottenLeaseCanBeAcquiredAgain(t *testing.T) {
+	lf := &LeaseFile{Path: leasePath(t)}
+	if err := lf.Acquire(newLease(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(lf.Path); err != nil { // lost: removed under it
+		t.Fatal(err)
+	}
+	lf.Forget()
+	if _, ok := lf.Held(); ok {
+		t.Fatal("a forgotten lease is still held")
+	}
+	if err := lf.Acquire(newLease(t)); err != nil {
+		t.Fatalf("acquiring again after Forget: %v", err)
+	}
+}

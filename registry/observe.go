@@ -78,6 +78,9 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 			obs.Lease = &doc
 			obs.Owner = o.Env.Alive(doc.PID, doc.ProcessStart, doc.BootID)
 			in.Owner = obs.Owner
+			if e := doc.Executable; e != nil && e.Path != "" && e.Path == o.Executable.Path {
+				in.OnDisk, _ = StatExecutable(e.Path) // which of the two is current, the file says
+			}
 		}
 	}
 

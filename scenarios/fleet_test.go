@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -268,15 +269,17 @@ func TestFleetReportsMixedCohorts(t *testing.T) {
 	}
 }
 
-// F1: a server that lost its lease and still serves its client is draining,
+// F1: a server that lost its lease and still serves a session is draining,
 // neither running nor a duplicate of the server that took over; when its
-// client leaves it ends, removes its row, and the fleet is whole.
+// last session ends (its client gone) it ends, removes its row, and the
+// fleet is whole.
 func TestFleetCountsALeaseLostServerAsDraining(t *testing.T) {
 	dir := fleetCheckout(t)
 	registry := filepath.Join(t.TempDir(), "registry.db")
 	old := startEnv(t, dir, fleetEnv(registry, "c1"), "--http-port", "0")
 	initialize(t, old, "claude-code")
-	serverURL(t, old)
+	oldURL := serverURL(t, old)
+	plain := openPlainSession(t, oldURL) // a plain HTTP session keeps the lease-lost server serving (R6)
 	if err := os.Remove(leasePath(dir)); err != nil {
 		t.Fatal(err)
 	}
@@ -293,6 +296,7 @@ func TestFleetCountsALeaseLostServerAsDraining(t *testing.T) {
 	}
 
 	old.CloseStdin()
+	httpDo(t, http.MethodDelete, oldURL+"/mcp", nil, map[string]string{"Mcp-Session-Id": plain, "Mcp-Protocol-Version": "2025-11-25"})
 	exitsWith(t, old, 0)
 	if code, inv = fleet(t, dir, registry, "--roster", "default"); code != 0 || len(inv.StaleMembers) != 0 {
 		t.Fatalf("after the draining server ended: exit %d, %+v", code, inv)

@@ -147,7 +147,9 @@ func TestABindingLeaseIsWaitedForThenAttached(t *testing.T) {
 }
 
 // S5: a lease written by a server started from this executable's path,
-// since replaced on disk, is taken over; the old server loses its lease.
+// since replaced on disk, is taken over; the old server loses its lease
+// and, serving no session but its own client's, stops and hands that
+// client over to the new server (convergence).
 func TestASupersededLeaseIsTakenOver(t *testing.T) {
 	dir := checkout(t)
 	exe := filepath.Join(t.TempDir(), "majordomus-mcp")
@@ -172,11 +174,13 @@ func TestASupersededLeaseIsTakenOver(t *testing.T) {
 	if newURL == oldURL || readLease(t, dir)["url"] != newURL {
 		t.Fatalf("the lease does not name the new server")
 	}
-	if _, err := old.WaitLog(ctx(t), "the lease is no longer this server's"); err != nil {
-		t.Fatal(err)
+	for _, says := range [][]string{{"the lease is no longer this server's"}, {"handing this client over"}, {"shared server stopped"}, {"re-attached to the shared server", newURL}} {
+		if _, err := old.WaitLog(ctx(t), says...); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if id := identity(t, oldURL); id["leaseholder"] != false {
-		t.Fatalf("the superseded server still says it holds the lease: %v", id)
+	if r, err := old.Call(ctx(t), "tools/call", map[string]any{"name": "majordomus_repository", "arguments": map[string]any{}}); err != nil || r.Error != nil {
+		t.Fatalf("the handed-over client: %v %v", err, r.Error)
 	}
 }
 

@@ -131,6 +131,19 @@ func httpDo(t *testing.T, method, url string, body []byte, headers map[string]st
 	return resp.StatusCode, resp.Header, b
 }
 
+// openPlainSession opens an HTTP session at a server, as a client speaking
+// HTTP directly does, and returns its id.
+func openPlainSession(t *testing.T, url string) string {
+	t.Helper()
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"plain-http","version":"1"}}}`)
+	status, header, answer := httpDo(t, http.MethodPost, url+"/mcp", body, nil)
+	sid := header.Get("Mcp-Session-Id")
+	if status != http.StatusOK || sid == "" {
+		t.Fatalf("opening a plain session: %d %s", status, answer)
+	}
+	return sid
+}
+
 // identity is GET / of a server.
 func identity(t *testing.T, url string) map[string]any {
 	t.Helper()

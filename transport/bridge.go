@@ -192,6 +192,14 @@ func (b *Bridge) Handle(ctx context.Context, msg json.RawMessage) []byte {
 	}
 	calls := readCalls(msg)
 	if b.shouldMove() {
+		b.mu.Lock()
+		sid, proto := b.session, b.protocol
+		b.mu.Unlock()
+		defer func() {
+			if sid != "" {
+				go b.endSession(sid, proto) // the old server lives: its board drops the session
+			}
+		}()
 		return b.failover(ctx, msg, calls, &failure{cause: b.movedCause(), notRun: true})
 	}
 	b.learnToolsFor(ctx, calls)
@@ -288,21 +296,27 @@ func (b *Bridge) Close() {
 		b.state = closed // from now on the stream and the heartbeat re-open nothing
 		b.mu.Unlock()
 		if state == attached && sid != "" {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			req, err := http.NewRequestWithContext(ctx, http.MethodDelete, b.endpoint, nil)
-			if err == nil {
-				setSessionHeaders(req.Header, sid, proto)
-				if resp, err := b.client.Do(req); err == nil {
-					resp.Body.Close()
-				}
-			}
-			cancel()
+			b.endSession(sid, proto)
 		}
 		b.stopBackground()
 		closeBackend(next)
 		b.posts.closeIdle()
 		b.log.Info("bridge closed", zap.String("url", b.cfg.URL))
 	})
+}
+
+// endSession ends session sid on the server (DELETE, 2s, errors ignored).
+func (b *Bridge) endSession(sid, proto string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, b.endpoint, nil)
+	if err != nil {
+		return
+	}
+	setSessionHeaders(req.Header, sid, proto)
+	if resp, err := b.client.Do(req); err == nil {
+		resp.Body.Close()
+	}
 }
 
 // attachedNow reports whether the bridge still relays to its server.

@@ -43,7 +43,13 @@ func (b *Bridge) shouldMove() bool {
 // It runs on a goroutine of its own: it stops the heartbeat that asked
 // for it.
 func (b *Bridge) move() {
+	b.mu.Lock()
+	sid, proto := b.session, b.protocol
+	b.mu.Unlock()
 	if err := b.switchOver(context.WithoutCancel(b.parent), b.movedCause()); err != nil {
 		b.log.Warn("moving the session failed", zap.String("url", b.cfg.URL), zap.Error(err))
+	}
+	if sid != "" {
+		b.endSession(sid, proto) // the old server lives: its board drops the session at once
 	}
 }

@@ -27,6 +27,7 @@ type Local struct {
 	done    chan struct{}
 	stop    sync.Once
 	pumped  sync.WaitGroup
+	record  sessionRecord
 }
 
 // NewLocal registers a new in-process session with srv and starts relaying
@@ -88,6 +89,7 @@ func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
 	if err != nil {
 		return ErrorFrame(env.ID, CodeInternalError, "internal error: "+err.Error())
 	}
+	l.record.note(msg, b)
 	return b
 }
 

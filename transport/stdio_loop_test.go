@@ -339,3 +339,25 @@ func TestASlowAnswerHoldsNoOtherMessageBack(t *testing.T) {
 		t.Fatalf("ending %q", e)
 	}
 }
+
+// A local session records what a carried session is made of: the client's
+// initialize, the protocol and peer id it got, its last announcement.
+func TestALocalSessionCanBeCarried(t *testing.T) {
+	f := newFixture()
+	out := NewFrameWriter(io.Discard)
+	l, err := NewLocal(context.Background(), f.srv, out, "stdio")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if c := l.Carried(); c.Initialize != nil {
+		t.Fatalf("carried before initialize: %+v", c)
+	}
+	l.Handle(context.Background(), json.RawMessage(initialize))
+	l.Handle(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"majordomus_announce","arguments":{"intent":"fix"}}}`))
+	l.Handle(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`))
+	c := l.Carried()
+	if !strings.Contains(string(c.Initialize), `"clientInfo"`) || c.Protocol == "" || string(c.Announce) != `{"intent":"fix"}` || !c.SafeTools["lookup"] || c.SafeTools["write"] {
+		t.Fatalf("carried %+v", c)
+	}
+}

@@ -289,3 +289,36 @@ func refusingServer(t *testing.T, co *Checkout) string {
 	t.Cleanup(func() { _ = h.Shutdown(context.Background()) })
 	return transport.URLOf(ln.Addr())
 }
+
+// Convergence: a leaseholder that lost its lease while a bridge used it
+// sees that bridge move to the current server (here, the bridge's own take-
+// over); left with no session but its own client's, it hands that client
+// over too, its peer id and announcement carried. Both end on one board.
+func TestALeaseLostLeaseholderHandsItsClientOver(t *testing.T) {
+	co, b := exampleCheckout(t), newBoard()
+	a := start(t, "a", co, b, true)
+	id := a.client.initialize()
+	a.awaitLog("shared server listening")
+	a.client.tool("majordomus_announce", map[string]any{"intent": "moving house"}, nil)
+	d := start(t, "d", co.fresh(), b, true)
+	d.client.initialize()
+	d.awaitState(machine.Attached)
+	resume := a.lease.pause() // a elects only once d serves
+
+	b.mu.Lock()
+	b.holder, b.url = "", "" // the lease is gone: a loses it, d will win it
+	b.changeLocked()
+	b.mu.Unlock()
+	a.awaitState(machine.LeaseLost)
+	d.client.tool("majordomus_peers", map[string]any{}, nil) // answered by a, which says its lease is lost
+	d.awaitLog("took over as the shared server")
+	a.awaitLog("handing this client over")
+	resume()
+	a.awaitLog("re-attached to the shared server")
+	if got := a.client.caller(); got != id {
+		t.Errorf("a's client was %s and is %s after the hand-over", id, got)
+	}
+	if peers := d.client.tool("majordomus_peers", map[string]any{}, nil); !strings.Contains(peers, "moving house") {
+		t.Errorf("the current board lacks the handed-over client: %s", peers)
+	}
+}

@@ -192,6 +192,8 @@ func (v *view) Lost(ctx context.Context, instance string) (<-chan string, error)
 	return lost, nil
 }
 
+func (v *view) Forget() {}
+
 func (v *view) CurrentURL() string {
 	v.b.mu.Lock()
 	defer v.b.mu.Unlock()

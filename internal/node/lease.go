@@ -28,6 +28,9 @@ type Lease interface {
 	Lost(ctx context.Context, instance string) (<-chan string, error)
 	// CurrentURL is the URL of the server the lease names now, or "".
 	CurrentURL() string
+	// Forget drops the lease this process held and lost, touching nothing
+	// on disk, so that a later election may create one again.
+	Forget()
 }
 
 // leaseFile is the [Lease] over the registry's lease file.
@@ -194,6 +197,8 @@ func (e *leaseFile) Holding() (string, bool) {
 }
 
 func (e *leaseFile) Publish(url string) error { return e.file.Publish(url) }
+
+func (e *leaseFile) Forget() { e.file.Forget() }
 
 func (e *leaseFile) Lost(ctx context.Context, instance string) (<-chan string, error) {
 	changes, err := registry.Watch(ctx, e.file.Path, 0, 0)

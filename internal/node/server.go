@@ -145,6 +145,31 @@ func (s *sharedServer) LoseLease(reason string) {
 	}
 }
 
+// HandOver shuts the lease-lost server down and keeps its own client's
+// session, as its local session saw it, to be carried onto whatever the
+// election gives next; the client's messages wait meanwhile.
+func (s *sharedServer) HandOver(ctx context.Context) error {
+	n := s.node
+	s.mu.Lock()
+	local := s.local
+	s.local = nil // Stop must not close it: the router still holds it until what is next is set
+	s.mu.Unlock()
+	if local != nil {
+		carried := local.Carried()
+		n.mu.Lock()
+		n.carried = &carried
+		n.causes = []string{"the shared server this process ran lost its lease"}
+		n.mu.Unlock()
+	}
+	n.router.hold()
+	n.lease.Forget() // lost: the election that follows may win a new one
+	if local != nil {
+		local.Close()
+	}
+	n.log.Info("handing this client over to the checkout's current server; this server stops", zap.String("lease", n.lease.Path()))
+	return s.Stop(ctx)
+}
+
 // Stop shuts the server down within ctx.
 func (s *sharedServer) Stop(ctx context.Context) error {
 	s.mu.Lock()

@@ -17,9 +17,10 @@ import (
 
 // A leaseholder whose lease another process took becomes lease-lost: its
 // probe and majordomus_server say so, new sessions are refused with where
-// to go, its own client goes on being served, its registry row says it is
-// draining, and it ends when its client leaves, removing that row.
-func TestALostLeaseIsServedUntilItsClientLeaves(t *testing.T) {
+// to go, the session it had (a plain HTTP one) goes on being served, its
+// registry row says it is draining, and it ends with its last session once
+// its client left, removing that row.
+func TestALostLeaseIsServedUntilItsLastSessionEnds(t *testing.T) {
 	co, b := exampleCheckout(t), newBoard()
 	a := start(t, "a", co, b, true)
 	a.client.initialize()
@@ -28,6 +29,8 @@ func TestALostLeaseIsServedUntilItsClientLeaves(t *testing.T) {
 	if row := registryRow(t, co); row.State != runtimes.StateLeaseholder || row.URL != url {
 		t.Fatalf("the registry row is %+v; want the leaseholder at %s", row, url)
 	}
+	plain := openSession(t, url) // holds the lease-lost server (R6)
+	a.awaitLog("http session opened")
 
 	b.mu.Lock()
 	b.holder, b.url = "x", "http://127.0.0.1:1"
@@ -55,6 +58,11 @@ func TestALostLeaseIsServedUntilItsClientLeaves(t *testing.T) {
 	}
 
 	a.client.close()
+	a.awaitLog("input ended") // the plain session remains: still serving
+	if a.node.State() != machine.LeaseLost {
+		t.Fatalf("with a session left, the node is %s", a.node.State())
+	}
+	deleteSession(t, url, plain)
 	if res := a.wait(); res.err != nil {
 		t.Fatalf("the node ended with %v", res.err)
 	}
@@ -122,6 +130,39 @@ func registryRow(t *testing.T, co *Checkout) fleet.Row {
 		t.Fatalf("the registry holds %+v (%v); want one row", rows, err)
 	}
 	return rows[0]
+}
+
+// openSession opens a plain HTTP session at url and returns its id.
+func openSession(t *testing.T, url string) string {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"plain","version":"1"}}}`
+	req, _ := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("no session opened: %s", resp.Status)
+	}
+	return sid
+}
+
+// deleteSession ends the plain HTTP session sid at url.
+func deleteSession(t *testing.T, url, sid string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodDelete, url+"/mcp", nil)
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
 }
 
 // postInitialize opens a new session at url as an HTTP client would, and
