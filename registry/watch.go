@@ -105,7 +105,9 @@ func (w *watcher) run(ctx context.Context, out chan<- Change) {
 				events = nil
 				continue
 			}
-			if filepath.Base(ev.Name) == w.base {
+			// The lease's own name, or the directory itself moved or
+			// removed (the path then names another directory, or none).
+			if filepath.Base(ev.Name) == w.base || filepath.Clean(ev.Name) == filepath.Dir(w.path) {
 				settle.Reset(w.debounce)
 			}
 		case _, ok := <-errs:

@@ -44,6 +44,9 @@ func (s *sharedServer) Start(ctx context.Context) error {
 	if !ok {
 		return fmt.Errorf("the lease at %s is not held by this process", n.lease.Path())
 	}
+	// A new term: a process that lost a lease and won another (a hand-over
+	// that won the election) admits sessions again.
+	s.lost.Store(nil)
 	ln, err := transport.Listen(n.cfg.HTTPHost, n.cfg.HTTPPort, n.log)
 	if err != nil {
 		return fmt.Errorf("starting the shared server: %w", err)
@@ -106,7 +109,7 @@ func (s *sharedServer) identity(srv *served, instance string) func() transport.I
 			RepositoryID: ix.RepositoryID,
 			Profile:      s.node.co.Profile,
 			Instance:     instance,
-			Leaseholder:  isLeaseholder(s.node.m.State()),
+			Leaseholder:  isLeaseholder(s.node.m.State()) && s.lost.Load() == nil,
 		}
 	}
 }

@@ -181,3 +181,32 @@ func postInitialize(t *testing.T, url string) string {
 	out, _ := io.ReadAll(resp.Body)
 	return string(out)
 }
+
+// A leaseholder whose lease vanished hands its client over to itself: it
+// wins the election again, and its new server admits new sessions (the
+// old term's refusal does not outlive it), even on the same port.
+func TestALeaseWonAgainAdmitsNewSessions(t *testing.T) {
+	co, b := exampleCheckout(t), newBoard()
+	a := start(t, "a", co, b, true)
+	id := a.client.initialize()
+	a.awaitLog("shared server listening")
+	b.mu.Lock()
+	b.holder, b.url = "", ""
+	b.changeLocked()
+	b.mu.Unlock()
+	a.awaitLog("handing this client over")
+	a.awaitLog("took over as the shared server")
+	url := b.url
+	if url == "" || a.node.State() != machine.Leaseholder {
+		t.Fatalf("after the hand-over a is %s and the lease names %q", a.node.State(), url)
+	}
+	openSession(t, url) // admitted, not refused with lease_lost
+	var ident struct{ Leaseholder bool }
+	raw, err := registry.FetchIdentity(context.Background(), url, wait)
+	if err != nil || json.Unmarshal(raw, &ident) != nil || !ident.Leaseholder {
+		t.Errorf("the probe answered %s (%v)", raw, err)
+	}
+	if got := a.client.caller(); got != id {
+		t.Errorf("the client was %s and is %s", id, got)
+	}
+}

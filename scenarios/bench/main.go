@@ -24,7 +24,7 @@ import (
 
 func main() {
 	quick := flag.Bool("quick", false, "fewer repetitions (a smoke run of about a minute)")
-	out := flag.String("out", "scenarios/bench/results.json", "the JSON file to write, relative to the module root")
+	out := flag.String("out", defaultOut, "the JSON file to write, relative to the module root")
 	only := flag.String("only", "", "run only these measures, comma-separated (B1,…,B7; B6 needs B2 and B5)")
 	peers := flag.String("peers", "", "an npm prefix that already holds mcp-remote and supergateway (default: install into a temporary one)")
 	noPeers := flag.Bool("no-peers", false, "skip B3's npm bridges")
@@ -32,7 +32,10 @@ func main() {
 	prebuilt := flag.String("bin", "", "measure this majordomus-mcp binary instead of building one (to compare builds)")
 	timeout := flag.Duration("timeout", 15*time.Minute, "bound on the whole run")
 	profile := flag.String("profile", "", "write a CPU profile of every majordomus-mcp process into this directory (cpu-<pid>.pprof)")
+	soakFor := flag.Duration("soak", 0, "instead of the measures, run the chaos soak for this long (task soak)")
+	soakClients := flag.Int("soak-clients", 8, "clients in the soak")
 	flag.Parse()
+	soakFlags = soakOptions{d: *soakFor, clients: *soakClients}
 	if *profile != "" {
 		dir, err := filepath.Abs(*profile)
 		if err == nil {
@@ -101,6 +104,19 @@ func run(quick bool, out, only, peers, prebuilt, rev string, noPeers bool, timeo
 	} else {
 		b.note("measured the prebuilt binary %s, not a build of this checkout", prebuilt)
 	}
+	if soakFlags.d > 0 {
+		progress(fmt.Sprintf("soaking %d clients for %s", soakFlags.clients, soakFlags.d))
+		srep, err := b.soak(soakFlags.d, soakFlags.clients, rep.Commit)
+		if err != nil {
+			return err
+		}
+		printSoak(os.Stdout, srep)
+		path := filepath.Join(root, "scenarios/bench/soak.json")
+		if out != defaultOut {
+			path = out
+		}
+		return writeJSON(path, srep)
+	}
 	want := func(id string) bool { return only == "" || strings.Contains(","+only+",", ","+id+",") }
 	if want("B3") && !noPeers {
 		b.peers, rep.Peers = installPeers(b, peers)
@@ -147,6 +163,17 @@ func run(quick bool, out, only, peers, prebuilt, rev string, noPeers bool, timeo
 	}
 	return nil
 }
+
+// defaultOut is where the measures are written; a soak writes soak.json.
+const defaultOut = "scenarios/bench/results.json"
+
+// soakOptions are the soak's flags; d 0 runs the measures instead.
+type soakOptions struct {
+	d       time.Duration
+	clients int
+}
+
+var soakFlags soakOptions
 
 func progress(what string) { fmt.Fprintf(os.Stderr, "bench: %s …\n", what) }
 

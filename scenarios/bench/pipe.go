@@ -222,6 +222,30 @@ func (c *pipeClient) waitLog(ctx context.Context, parts ...string) (string, erro
 	}
 }
 
+// hasExited reports whether the process has exited.
+func (c *pipeClient) hasExited() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.exited
+}
+
+// serverURLs are the URLs the process said it served at.
+func (c *pipeClient) serverURLs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var urls []string
+	for _, l := range c.logs {
+		if !strings.Contains(l, "shared server listening on") {
+			continue
+		}
+		var line struct{ URL string }
+		if json.Unmarshal([]byte(l), &line) == nil && line.URL != "" {
+			urls = append(urls, line.URL)
+		}
+	}
+	return urls
+}
+
 // tail is the last n stderr lines, for error messages.
 func (c *pipeClient) tail(n int) string {
 	c.mu.Lock()

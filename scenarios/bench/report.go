@@ -94,7 +94,7 @@ type PeerPkg struct {
 	Version string `json:"version"`
 }
 
-func writeJSON(path string, r *Report) error {
+func writeJSON(path string, r any) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err

@@ -1,0 +1,447 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// The soak (`task soak`, SPEC §6 "never stranded"): clients in one checkout
+// call tools for a bounded time while a chaos loop kills them (-9 and
+// SIGTERM), stops and continues the leaseholder, corrupts, truncates and
+// replaces the lease and swaps its directory away. It reports every request
+// and how it ended, the moments two servers admitted new sessions, the
+// clients not on the leaseholder's board at the end, and what was left.
+
+// SoakReport is what a soak found.
+type SoakReport struct {
+	Schema          string            `json:"schema"`
+	Started         string            `json:"started"`
+	Seconds         float64           `json:"seconds"`
+	Clients         int               `json:"clients"`
+	Commit          string            `json:"commit"`
+	Requests        int64             `json:"requests"`
+	Answered        int64             `json:"answered"`
+	Unanswered      int64             `json:"unanswered"`
+	Errors          map[string]int    `json:"errors"`
+	ErrorSamples    map[string]string `json:"error_samples"` // the first of each kind, whole
+	KilledMidCall   int64             `json:"killed_mid_call"`
+	Chaos           map[string]int    `json:"chaos"`
+	TwoAdmitting    int               `json:"moments_two_admitting"`
+	Samples         int               `json:"admission_samples"`
+	OffBoard        int               `json:"clients_off_the_leaseholders_board"`
+	LeftProcesses   int               `json:"leftover_processes"`
+	LeftLease       bool              `json:"leftover_lease"`
+	ClientsAtTheEnd int               `json:"clients_at_the_end"`
+	EndLease        string            `json:"end_lease"`  // what the lease held when the clients were checked
+	EndServed       []string          `json:"end_served"` // where each was served, and as what
+}
+
+// soakTimings shorten the waits so that a minute holds many elections;
+// their proportions are the defaults' (an election bound past the bind
+// grace and the busy grace).
+var soakTimings = []string{"--bind-grace", "2s", "--busy-grace", "2s", "--election-bound", "10s", "--heartbeat", "2s", "--probe-timeout", "500ms"}
+
+// callBound is how long a soak call may wait: the clients' busy grace (2 s)
+// and election bound (10 s), a stopped leaseholder's longest stop (4 s),
+// and a few seconds for a loaded machine.
+const callBound = 20 * time.Second
+
+// soakTools are what the clients call: read-only tools and the idempotent
+// announcement; a call may be resent, so "outcome unknown" is a failure.
+var soakTools = []string{"majordomus_repository", "majordomus_list", "majordomus_search", "majordomus_peers", "majordomus_announce", "majordomus_server"}
+
+// soaker is one soak run.
+type soaker struct {
+	b     *bench
+	dir   string
+	lease string
+	rep   *SoakReport
+	rng   *rand.Rand
+
+	mu      sync.Mutex
+	clients map[int]*pipeClient // by slot
+	errs    map[string]int
+	chaos   map[string]int
+	stopped map[*pipeClient]bool
+	harmed  map[*pipeClient]bool // clients the chaos signalled to end
+
+	requests, answered, unanswered, killed atomic.Int64
+}
+
+func (b *bench) soak(d time.Duration, clients int, commit string) (*SoakReport, error) {
+	dir, err := b.checkout()
+	if err != nil {
+		return nil, err
+	}
+	s := &soaker{b: b, dir: dir, lease: filepath.Join(dir, ".ai/local/state/mcp/server.json"),
+		rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7)), clients: map[int]*pipeClient{},
+		errs: map[string]int{}, chaos: map[string]int{}, stopped: map[*pipeClient]bool{}, harmed: map[*pipeClient]bool{},
+		rep: &SoakReport{Schema: "majordomus-soak/v1", Started: time.Now().UTC().Format(time.RFC3339), Clients: clients, Commit: commit}}
+	began := time.Now()
+	ctx, stop := context.WithTimeout(context.Background(), d)
+	defer stop()
+	var wg sync.WaitGroup
+	for slot := range clients {
+		wg.Go(func() { s.client(ctx, slot) })
+	}
+	wg.Go(func() { s.chaosLoop(ctx) })
+	wg.Go(func() { s.watchAdmission(ctx) })
+	wg.Wait()
+	s.settle()
+	s.rep.Seconds = time.Since(began).Seconds()
+	s.rep.Requests, s.rep.Answered, s.rep.Unanswered, s.rep.KilledMidCall = s.requests.Load(), s.answered.Load(), s.unanswered.Load(), s.killed.Load()
+	s.rep.Errors, s.rep.Chaos = s.errs, s.chaos
+	if dir := os.Getenv("SOAK_LOGS"); dir != "" { // every client's log, to read what happened
+		_ = os.MkdirAll(dir, 0o755)
+		s.b.mu.Lock()
+		for _, c := range s.b.pipes {
+			_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("%d.log", c.pid())), []byte(c.tail(1<<30)), 0o644)
+		}
+		s.b.mu.Unlock()
+	}
+	return s.rep, nil
+}
+
+// client keeps one slot busy: a client process calling tools until ctx
+// ends, replaced when the chaos ends it.
+func (s *soaker) client(ctx context.Context, slot int) {
+	for ctx.Err() == nil {
+		c, err := s.b.spawnPipe(s.dir, soakTimings...)
+		if err != nil {
+			s.count(s.errs, "spawn failed")
+			return
+		}
+		s.mu.Lock()
+		s.clients[slot] = c
+		s.mu.Unlock()
+		step, cancel := context.WithTimeout(context.Background(), callBound)
+		err = c.handshake(step, fmt.Sprintf("soak-%d", slot))
+		cancel()
+		if err != nil {
+			s.ended(c, err)
+			continue
+		}
+		for ctx.Err() == nil {
+			tool := soakTools[rand.IntN(len(soakTools))]
+			args := map[string]any{}
+			switch tool {
+			case "majordomus_search":
+				args["query"] = "commit"
+			case "majordomus_announce":
+				args["intent"] = fmt.Sprintf("soak %d", slot)
+			}
+			s.requests.Add(1)
+			call, cancel := context.WithTimeout(context.Background(), callBound)
+			_, err := c.call(call, "tools/call", toolParams(tool, args))
+			cancel()
+			if err != nil {
+				if s.ended(c, err) {
+					break
+				}
+				continue
+			}
+			s.answered.Add(1)
+			time.Sleep(time.Duration(5+rand.IntN(20)) * time.Millisecond) // a client's pace, not a wait for an event
+		}
+	}
+}
+
+// ended classifies a failed call, and says whether the client is gone.
+func (s *soaker) ended(c *pipeClient, err error) bool {
+	text := err.Error()
+	s.mu.Lock()
+	harmed := s.harmed[c]
+	s.mu.Unlock()
+	switch {
+	case harmed: // answered as it was ending, or not at all
+		s.killed.Add(1)
+		c.kill()
+		return true
+	case strings.Contains(text, "exited before"), strings.Contains(text, ": writing "):
+		s.killed.Add(1) // the chaos ended the client itself
+		c.kill()
+		return true
+	case strings.Contains(text, "deadline exceeded"):
+		s.unanswered.Add(1)
+		s.sample(fmt.Sprintf("unanswered within %s", callBound), text+" || its log: "+c.tail(12))
+		c.kill()
+		return true
+	case strings.Contains(text, "outcome unknown"):
+		s.sample("outcome unknown", text)
+	case strings.Contains(text, "shared server unavailable"):
+		s.sample("shared server unavailable", text)
+	default:
+		s.sample("other: "+firstWords(text, 8), text)
+	}
+	return false
+}
+
+// sample counts an error of kind, keeping the first one's text.
+func (s *soaker) sample(kind, text string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.errs[kind]++
+	if s.rep.ErrorSamples == nil {
+		s.rep.ErrorSamples = map[string]string{}
+	}
+	if _, ok := s.rep.ErrorSamples[kind]; !ok {
+		s.rep.ErrorSamples[kind] = text
+	}
+}
+
+func (s *soaker) count(m map[string]int, key string) {
+	s.mu.Lock()
+	m[key]++
+	s.mu.Unlock()
+}
+
+func firstWords(text string, n int) string {
+	w := strings.Fields(text)
+	return strings.Join(w[:min(n, len(w))], " ")
+}
+
+// pick is a random live client, or nil.
+func (s *soaker) pick() *pipeClient {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var live []*pipeClient
+	for _, c := range s.clients {
+		if c != nil && !c.hasExited() {
+			live = append(live, c)
+		}
+	}
+	if len(live) == 0 {
+		return nil
+	}
+	return live[s.rng.IntN(len(live))]
+}
+
+// chaosLoop does one harm every 0.3–1.5 s until ctx ends.
+func (s *soaker) chaosLoop(ctx context.Context) {
+	mcpDir := filepath.Dir(s.lease)
+	for swaps := 0; ; {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Duration(300+s.rng.IntN(1200)) * time.Millisecond):
+		}
+		switch s.rng.IntN(7) {
+		case 0:
+			if c := s.pick(); c != nil {
+				s.harm(c)
+				_ = c.cmd.Process.Signal(syscall.SIGKILL)
+				s.count(s.chaos, "kill -9 a client")
+			}
+		case 1:
+			if c := s.pick(); c != nil {
+				s.harm(c)
+				_ = c.cmd.Process.Signal(syscall.SIGTERM)
+				s.count(s.chaos, "SIGTERM a client")
+			}
+		case 2:
+			if c := s.leaseholder(); c != nil {
+				_ = c.cmd.Process.Signal(syscall.SIGSTOP)
+				s.mu.Lock()
+				s.stopped[c] = true
+				s.mu.Unlock()
+				s.count(s.chaos, "SIGSTOP the leaseholder (1-4 s)")
+				time.AfterFunc(time.Duration(1000+s.rng.IntN(3000))*time.Millisecond, func() { s.cont(c) })
+			}
+		case 3:
+			if os.WriteFile(s.lease, []byte("{not a lease"), 0o600) == nil {
+				s.count(s.chaos, "corrupt the lease")
+			}
+		case 4:
+			if os.Truncate(s.lease, 0) == nil {
+				s.count(s.chaos, "truncate the lease")
+			}
+		case 5:
+			doc := `{"schema":"majordomus-mcp-lease/v1","pid":999999,"instance":"0123456789abcdef0123456789abcdef","url":"http://127.0.0.1:9"}`
+			if os.WriteFile(s.lease, []byte(doc), 0o600) == nil {
+				s.count(s.chaos, "replace the lease")
+			}
+		case 6:
+			swaps++
+			if os.Rename(mcpDir, fmt.Sprintf("%s.swapped-%d", mcpDir, swaps)) == nil && os.MkdirAll(mcpDir, 0o700) == nil {
+				s.count(s.chaos, "swap the lease directory away")
+			}
+		}
+	}
+}
+
+// harm notes that the chaos ends c.
+func (s *soaker) harm(c *pipeClient) {
+	s.mu.Lock()
+	s.harmed[c] = true
+	s.mu.Unlock()
+}
+
+// cont continues a stopped client.
+func (s *soaker) cont(c *pipeClient) {
+	s.mu.Lock()
+	stopped := s.stopped[c]
+	delete(s.stopped, c)
+	s.mu.Unlock()
+	if stopped {
+		_ = c.cmd.Process.Signal(syscall.SIGCONT)
+	}
+}
+
+// leaseholder is the client whose process the lease names, or nil.
+func (s *soaker) leaseholder() *pipeClient {
+	var doc struct {
+		PID int    `json:"pid"`
+		URL string `json:"url"`
+	}
+	raw, err := os.ReadFile(s.lease)
+	if err != nil || json.Unmarshal(raw, &doc) != nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.clients {
+		if c != nil && c.pid() == doc.PID && !c.hasExited() {
+			return c
+		}
+	}
+	return nil
+}
+
+// watchAdmission samples, every 250 ms, how many servers of the checkout
+// say they hold the lease, which is when they admit new sessions.
+func (s *soaker) watchAdmission(ctx context.Context) {
+	probe := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 300 * time.Millisecond}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(250 * time.Millisecond):
+		}
+		urls := map[string]bool{}
+		s.mu.Lock()
+		for _, c := range s.clients {
+			if c != nil && !c.hasExited() {
+				for _, u := range c.serverURLs() {
+					urls[u] = true
+				}
+			}
+		}
+		s.mu.Unlock()
+		admitting := 0
+		for u := range urls {
+			resp, err := probe.Get(u + "/")
+			if err != nil {
+				continue
+			}
+			var id struct{ Leaseholder bool }
+			_ = json.NewDecoder(resp.Body).Decode(&id)
+			resp.Body.Close()
+			if id.Leaseholder {
+				admitting++
+			}
+		}
+		s.rep.Samples++
+		if admitting > 1 {
+			s.rep.TwoAdmitting++
+		}
+	}
+}
+
+// settle ends the chaos's effects, lets every client converge with one
+// call, checks where each is served, and closes them all.
+func (s *soaker) settle() {
+	s.mu.Lock()
+	var stopped []*pipeClient
+	for c := range s.stopped {
+		stopped = append(stopped, c)
+	}
+	live := make([]*pipeClient, 0, len(s.clients))
+	for _, c := range s.clients {
+		if c != nil && !c.hasExited() {
+			live = append(live, c)
+		}
+	}
+	s.mu.Unlock()
+	for _, c := range stopped {
+		s.cont(c)
+	}
+	sort.Slice(live, func(i, j int) bool { return live[i].pid() < live[j].pid() })
+	s.rep.ClientsAtTheEnd = len(live)
+	served := map[*pipeClient]string{}
+	for _, c := range live {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*callBound)
+		_, _ = c.call(ctx, "tools/call", toolParams("majordomus_peers", map[string]any{})) // its next message: it converges
+		res, err := c.call(ctx, "tools/call", toolParams("majordomus_server", map[string]any{}))
+		cancel()
+		var out struct {
+			StructuredContent struct {
+				URL  *string `json:"url"`
+				Role string  `json:"role"`
+			} `json:"structuredContent"`
+		}
+		if err == nil && json.Unmarshal(res, &out) == nil && out.StructuredContent.URL != nil {
+			served[c] = *out.StructuredContent.URL
+		}
+		s.rep.EndServed = append(s.rep.EndServed, fmt.Sprintf("pid %d: %s at %q (%v)", c.pid(), out.StructuredContent.Role, served[c], err))
+	}
+	var doc struct{ URL string }
+	if raw, err := os.ReadFile(s.lease); err == nil {
+		_ = json.Unmarshal(raw, &doc)
+		s.rep.EndLease = string(raw)
+	}
+	for _, c := range live {
+		if doc.URL == "" || served[c] != doc.URL {
+			s.rep.OffBoard++
+		}
+	}
+	for _, c := range live {
+		_ = c.stdin.Close()
+	}
+	for _, c := range live {
+		if !c.waitExit(30 * time.Second) {
+			s.rep.LeftProcesses++
+			c.kill()
+		}
+	}
+	_, err := os.Stat(s.lease)
+	s.rep.LeftLease = err == nil
+}
+
+// printSoak writes the soak's figures as a Markdown table.
+func printSoak(w *os.File, r *SoakReport) {
+	fmt.Fprintf(w, "\n| soak: %d clients, %.0f s | figure | goal |\n|---|---|---|\n", r.Clients, r.Seconds)
+	fmt.Fprintf(w, "| requests | %d | — |\n| answered | %d | — |\n| unanswered | %d | 0 |\n", r.Requests, r.Answered, r.Unanswered)
+	fmt.Fprintf(w, "| calls cut off by killing their own client | %d | — |\n", r.KilledMidCall)
+	keys := make([]string, 0, len(r.Errors))
+	for k := range r.Errors {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "| error: %s | %d | 0 (every tool may be resent) |\n", k, r.Errors[k])
+	}
+	fmt.Fprintf(w, "| moments two servers admitted new sessions | %d of %d samples | 0 |\n", r.TwoAdmitting, r.Samples)
+	fmt.Fprintf(w, "| clients not on the leaseholder's board at the end | %d of %d | 0 |\n", r.OffBoard, r.ClientsAtTheEnd)
+	fmt.Fprintf(w, "| processes left after their clients closed stdin | %d | 0 |\n| lease left | %t | false |\n", r.LeftProcesses, r.LeftLease)
+	keys = keys[:0]
+	for k := range r.Chaos {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var harms []string
+	for _, k := range keys {
+		harms = append(harms, fmt.Sprintf("%s ×%d", k, r.Chaos[k]))
+	}
+	fmt.Fprintf(w, "\nchaos: %s\n", strings.Join(harms, ", "))
+}
