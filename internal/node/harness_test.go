@@ -65,6 +65,7 @@ type view struct {
 	b      *board
 	me     string
 	paused atomic.Pointer[chan struct{}] // when set, attempts wait for it to close
+	won    atomic.Bool                   // it created the lease, as far as it knows (the file handle's view)
 }
 
 // pause makes this node's attempts wait until the returned func is called.
@@ -98,6 +99,7 @@ func (v *view) Attempt(ctx context.Context) machine.Observation {
 	switch {
 	case b.holder == "":
 		b.holder, b.url = v.me, ""
+		v.won.Store(true)
 		b.changeLocked()
 		gate := b.gate
 		b.mu.Unlock()
@@ -128,6 +130,7 @@ func (v *view) Release(context.Context) error {
 		v.b.holder, v.b.url = "", ""
 		v.b.changeLocked()
 	}
+	v.won.Store(false)
 	return nil
 }
 
@@ -154,17 +157,13 @@ func (v *view) Watch(ctx context.Context) (<-chan struct{}, error) {
 	return out, nil
 }
 
-func (v *view) Holding() (string, bool) {
-	v.b.mu.Lock()
-	defer v.b.mu.Unlock()
-	return v.me, v.b.holder == v.me
-}
+func (v *view) Holding() (string, bool) { return v.me, v.won.Load() }
 
 func (v *view) Publish(url string) error {
 	v.b.mu.Lock()
 	defer v.b.mu.Unlock()
 	if v.b.holder != v.me {
-		return fmt.Errorf("%s does not hold the lease", v.me)
+		return fmt.Errorf("%w: %s does not hold the lease", registry.ErrLeaseNotOurs, v.me)
 	}
 	v.b.url = url
 	v.b.changeLocked()
@@ -192,7 +191,7 @@ func (v *view) Lost(ctx context.Context, instance string) (<-chan string, error)
 	return lost, nil
 }
 
-func (v *view) Forget() {}
+func (v *view) Forget() { v.won.Store(false) }
 
 func (v *view) CurrentURL() string {
 	v.b.mu.Lock()

@@ -21,7 +21,8 @@ type Lease interface {
 	Path() string
 	// Holding returns the instance of the lease this process holds.
 	Holding() (instance string, ok bool)
-	// Publish writes the server's URL into the held lease.
+	// Publish writes the server's URL into the held lease; an error
+	// matching registry.ErrLeaseNotOurs says it was taken over meanwhile.
 	Publish(url string) error
 	// Lost reports once, with the reason, when the lease no longer carries
 	// instance (removed, replaced, emptied, corrupted), until ctx ends.

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 
 	"majordomus-mcp/internal/release"
 	"majordomus-mcp/machine"
+	"majordomus-mcp/registry"
 	"majordomus-mcp/registry/runtimes"
 	"majordomus-mcp/surface"
 	"majordomus-mcp/transport"
@@ -63,6 +65,17 @@ func (s *sharedServer) Start(ctx context.Context) error {
 	go func() { _ = h.Serve(ln) }()
 	s.register(ctx, instance, url)
 	if err := n.lease.Publish(url); err != nil {
+		if errors.Is(err, registry.ErrLeaseNotOurs) {
+			// Taken over while this server was starting: it is lease-lost
+			// from the start, and the hand-over that follows elects again
+			// for the client rather than serve it alone.
+			s.lost.Store(&transport.Refusal{Reason: "lease_lost", Message: "this server's lease was taken over while it started"})
+			s.mu.Lock()
+			s.http, s.served, s.instance = h, srv, instance
+			s.mu.Unlock()
+			n.m.LeaseReplaced("the lease was taken over while this server was starting: " + err.Error())
+			return nil
+		}
 		_ = h.Shutdown(context.Background())
 		s.deregister()
 		return fmt.Errorf("publishing the URL in the lease: %w", err)

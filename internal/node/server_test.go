@@ -210,3 +210,30 @@ func TestALeaseWonAgainAdmitsNewSessions(t *testing.T) {
 		t.Errorf("the client was %s and is %s", id, got)
 	}
 }
+
+// A lease taken over while this process's server was starting leaves the
+// server lease-lost from the start; its client is handed over (here to
+// the process that took the lease), not served alone.
+func TestALeaseTakenWhileStartingHandsTheClientOver(t *testing.T) {
+	co, b := exampleCheckout(t), newBoard()
+	d := start(t, "d", co.fresh(), b, true)
+	d.awaitLog("shared server listening")
+	durl := b.url
+	b.mu.Lock()
+	b.holder, b.url = "", ""
+	b.mu.Unlock()
+	b.gate = make(chan struct{}) // a wins, then waits before it reports so…
+	b.attempts = make(chan string, 4)
+	a := start(t, "a", co, b, true)
+	<-b.attempts // a's attempt, which takes the lease
+	b.mu.Lock()
+	b.holder, b.url = "d", durl // …and d takes it back meanwhile
+	b.changeLocked()
+	b.mu.Unlock()
+	close(b.gate)
+	a.awaitLog("handing this client over")
+	a.awaitLog("bridging this stdio session to it") // to d's server
+	if a.node.State() != machine.Attached || a.node.describe().URL != durl {
+		t.Fatalf("a is %s at %s, want attached to %s", a.node.State(), a.node.describe().URL, durl)
+	}
+}
