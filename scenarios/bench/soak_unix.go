@@ -25,30 +25,6 @@ import (
 // and how it ended, the moments two servers admitted new sessions, the
 // clients not on the leaseholder's board at the end, and what was left.
 
-// SoakReport is what a soak found.
-type SoakReport struct {
-	Schema          string            `json:"schema"`
-	Started         string            `json:"started"`
-	Seconds         float64           `json:"seconds"`
-	Clients         int               `json:"clients"`
-	Commit          string            `json:"commit"`
-	Requests        int64             `json:"requests"`
-	Answered        int64             `json:"answered"`
-	Unanswered      int64             `json:"unanswered"`
-	Errors          map[string]int    `json:"errors"`
-	ErrorSamples    map[string]string `json:"error_samples"` // the first of each kind, whole
-	KilledMidCall   int64             `json:"killed_mid_call"`
-	Chaos           map[string]int    `json:"chaos"`
-	TwoAdmitting    int               `json:"moments_two_admitting"`
-	Samples         int               `json:"admission_samples"`
-	OffBoard        int               `json:"clients_off_the_leaseholders_board"`
-	LeftProcesses   int               `json:"leftover_processes"`
-	LeftLease       bool              `json:"leftover_lease"`
-	ClientsAtTheEnd int               `json:"clients_at_the_end"`
-	EndLease        string            `json:"end_lease"`  // what the lease held when the clients were checked
-	EndServed       []string          `json:"end_served"` // where each was served, and as what
-}
-
 // soakTimings shorten the waits so that a minute holds many elections;
 // their proportions are the defaults' (an election bound past the bind
 // grace and the busy grace).
@@ -418,32 +394,4 @@ func (s *soaker) settle() {
 	}
 	_, err := os.Stat(s.lease)
 	s.rep.LeftLease = err == nil
-}
-
-// printSoak writes the soak's figures as a Markdown table.
-func printSoak(w *os.File, r *SoakReport) {
-	fmt.Fprintf(w, "\n| soak: %d clients, %.0f s | figure | goal |\n|---|---|---|\n", r.Clients, r.Seconds)
-	fmt.Fprintf(w, "| requests | %d | — |\n| answered | %d | — |\n| unanswered | %d | 0 |\n", r.Requests, r.Answered, r.Unanswered)
-	fmt.Fprintf(w, "| calls cut off by killing their own client | %d | — |\n", r.KilledMidCall)
-	keys := make([]string, 0, len(r.Errors))
-	for k := range r.Errors {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(w, "| error: %s | %d | 0 (every tool may be resent) |\n", k, r.Errors[k])
-	}
-	fmt.Fprintf(w, "| moments two servers admitted new sessions | %d of %d samples | 0 |\n", r.TwoAdmitting, r.Samples)
-	fmt.Fprintf(w, "| clients not on the leaseholder's board at the end | %d of %d | 0 |\n", r.OffBoard, r.ClientsAtTheEnd)
-	fmt.Fprintf(w, "| processes left after their clients closed stdin | %d | 0 |\n| lease left | %t | false |\n", r.LeftProcesses, r.LeftLease)
-	keys = keys[:0]
-	for k := range r.Chaos {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var harms []string
-	for _, k := range keys {
-		harms = append(harms, fmt.Sprintf("%s ×%d", k, r.Chaos[k]))
-	}
-	fmt.Fprintf(w, "\nchaos: %s\n", strings.Join(harms, ", "))
 }
