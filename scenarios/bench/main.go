@@ -25,7 +25,7 @@ import (
 func main() {
 	quick := flag.Bool("quick", false, "fewer repetitions (a smoke run of about a minute)")
 	out := flag.String("out", defaultOut, "the JSON file to write, relative to the module root")
-	only := flag.String("only", "", "run only these measures, comma-separated (B1,…,B7; B6 needs B2 and B5)")
+	only := flag.String("only", "", "run only these measures, comma-separated (B1,…,B8; B6 needs B2 and B5)")
 	peers := flag.String("peers", "", "an npm prefix that already holds mcp-remote and supergateway (default: install into a temporary one)")
 	noPeers := flag.Bool("no-peers", false, "skip B3's npm bridges")
 	rev := flag.String("rev", "", "build this commit (git archive into a temporary directory) instead of the working tree")
@@ -144,6 +144,7 @@ func run(quick bool, out, only, peers, prebuilt, rev string, noPeers bool, timeo
 	measure("B6", want("B6"), func() ([]Figure, error) { return b.b6(), nil })
 	b.runs, b.warm = rep.Settings.Runs, rep.Settings.Warmup
 	measure("B7", want("B7"), b.b7)
+	measure("B8", want("B8"), b.b8)
 	b.cleanup()
 
 	rep.Machine.LoadAfter = loadavg()
