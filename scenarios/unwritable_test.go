@@ -58,7 +58,8 @@ func TestAStaleLeaseThatCannotBeReplacedServesAlone(t *testing.T) {
 	os.Chmod(leaseDir, 0o755)
 	os.Chmod(leasePath(dir), 0o644)
 	p := startUnprivileged(t, dir, leaseDir)
-	p.WaitLog(ctx(t), "stale lease", "taking it over")
+	// As root the lease is another user's (nobody runs the client), which
+	// is refused before it is judged; otherwise taking it over fails.
 	if _, err := p.WaitLog(ctx(t), "cannot use the shared server", "server.json"); err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,9 @@ func sharedCheckout(t *testing.T) string {
 }
 
 // startUnprivileged starts a client that cannot write readOnly: as root it
-// runs as nobody; otherwise readOnly's mode is enough.
+// runs as nobody, readOnly given to nobody and made read-only (a lease
+// directory of another user is not trusted at all); otherwise readOnly's
+// mode is enough.
 func startUnprivileged(t *testing.T, dir, readOnly string) *mcpclient.Process {
 	t.Helper()
 	cmd := exec.Command(bin, "--http-port", "0")
@@ -128,6 +131,11 @@ func startUnprivileged(t *testing.T, dir, readOnly string) *mcpclient.Process {
 	cmd.Env = append(os.Environ(), "HOME=/")
 	if os.Geteuid() == 0 {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+		if err := os.Chown(readOnly, nobody, nobody); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(readOnly, 0o555)
+		t.Cleanup(func() { os.Chmod(readOnly, 0o755) })
 	} else {
 		os.Chmod(readOnly, 0o555)
 		t.Cleanup(func() { os.Chmod(readOnly, 0o755) })
@@ -166,4 +174,47 @@ func TestADirectoryWhereTheLeaseShouldBeServesAlone(t *testing.T) {
 	if info, err := os.Stat(leasePath(dir)); err != nil || !info.IsDir() {
 		t.Fatal("the directory was touched")
 	}
+}
+
+// A lease directory another user owns (as root the test gives it to
+// nobody), or one anybody may write (otherwise), is not used: the client is
+// served alone with the reason, and nothing in it is removed or changed —
+// the lease planted there included (SPEC §13).
+func TestAnotherUsersLeaseDirectoryIsNotUsed(t *testing.T) {
+	dir := checkout(t)
+	leaseDir := filepath.Dir(leasePath(dir))
+	planted := fmt.Sprintf(`{"schema":"majordomus-mcp-lease/v1","pid":%d,"instance":"theirs","url":"http://127.0.0.1:%d"}`, deadPID(t), freePort(t))
+	plantLease(t, dir, planted, time.Minute)
+	reason := "writable by other users"
+	if os.Geteuid() == 0 {
+		for _, p := range []string{leaseDir, leasePath(dir)} {
+			if err := os.Chown(p, nobody, nobody); err != nil {
+				t.Fatal(err)
+			}
+		}
+		reason = "belongs to another user"
+	}
+	os.Chmod(leaseDir, 0o777)
+	p := shared(t, dir)
+	line := assertServedAliveAlone(t, p)
+	if !strings.Contains(line, reason) {
+		t.Fatalf("the reason is not named (want %q): %s", reason, line)
+	}
+	if b, _ := os.ReadFile(leasePath(dir)); string(b) != planted {
+		t.Fatalf("the lease in the untrusted directory was changed: %q", b)
+	}
+}
+
+// assertServedAliveAlone waits for the served-alone line and serves one
+// session through it.
+func assertServedAliveAlone(t *testing.T, p *mcpclient.Process) string {
+	t.Helper()
+	line, err := p.WaitLog(ctx(t), "cannot use the shared server", "serving this client alone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	initialize(t, p, "codex")
+	p.CloseStdin()
+	exitsWith(t, p, 0)
+	return line
 }

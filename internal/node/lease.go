@@ -86,6 +86,11 @@ func (e *leaseFile) Attempt(ctx context.Context) machine.Observation {
 	if e.identityErr != nil {
 		return machine.Observation{Class: machine.ClassUnusable, Reason: e.identityErr.Error()}
 	}
+	if err := registry.Trusted(e.file.Path); err != nil {
+		// Another user could write it, or wrote it: nothing in it is
+		// judged, removed or attached to.
+		return machine.Observation{Class: machine.ClassUnusable, Reason: err.Error()}
+	}
 	o, err := e.observer.Observe(ctx)
 	if err != nil {
 		return machine.Observation{Class: machine.ClassUnusable, Reason: err.Error()}
