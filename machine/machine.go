@@ -102,7 +102,7 @@ func (m *Machine) Run(ctx context.Context) Outcome {
 	for m.outcome == nil {
 		select {
 		case <-ctx.Done():
-			m.abandon(fctx)
+			m.abandon(fctx, context.Cause(ctx))
 		case <-m.inbox.ready:
 			for _, ev := range m.inbox.take() {
 				if m.outcome != nil {
@@ -249,10 +249,13 @@ func (m *Machine) orphan(ev event) {
 	}
 }
 
-// abandon ends the machine without a transition, because Run's ctx ended.
-func (m *Machine) abandon(ctx context.Context) {
+// abandon ends the machine without a transition, because Run's ctx ended
+// with cause. The cause is read from Run's own ctx: ctx here derives from
+// it, and a parent's Done is closed before its children are cancelled, so
+// ctx may not say it yet.
+func (m *Machine) abandon(ctx context.Context, cause error) {
 	state := m.State()
-	m.log.Warn("machine abandoned", zap.Error(context.Cause(ctx)))
+	m.log.Warn("machine abandoned", zap.Error(cause))
 	switch {
 	case m.model.within(state, Electing):
 		m.stopElection()
@@ -262,7 +265,7 @@ func (m *Machine) abandon(ctx context.Context) {
 		m.cfg.Bridge.Stop()
 	}
 	m.stopServer(ctx)
-	m.outcome = &Outcome{Reason: "abandoned: " + context.Cause(ctx).Error()}
+	m.outcome = &Outcome{Reason: "abandoned: " + cause.Error()}
 }
 
 // inbox is the loop's unbounded FIFO of inputs: posting never blocks, so a
