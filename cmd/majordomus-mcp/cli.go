@@ -63,6 +63,7 @@ func commands() []command {
 		{"graph", "print the process state machine (--format dot|mermaid|json)", runGraph},
 		{"demo", "run a short scripted MCP session on an embedded example checkout", runDemo},
 		{"version", "print the version", runVersion},
+		{"help", "print this help, or a command's (help COMMAND)", nil},
 	}
 }
 
@@ -77,6 +78,7 @@ Usage:
   majordomus-mcp graph [--format F] print the process state machine: dot, mermaid or json
   majordomus-mcp demo               run a short scripted session on an embedded example
   majordomus-mcp version            print the version
+  majordomus-mcp help [COMMAND]     print this help, or a command's
 
 Flags:
 `
@@ -87,13 +89,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	stopProfile := startProfile(stderr)
 	defer stopProfile()
 	cmd, rest := pickCommand(args)
+	if cmd.name == "help" {
+		return help(rest, stdout, stderr)
+	}
 	env := &environment{stdin: stdin, stdout: stdout, stderr: stderr, state: newProcessState("starting")}
-	fs := flagSet(cmd.name, &env.opts, stderr)
+	fs := flagSet(cmd.name, &env.opts, io.Discard) // its own messages: a usage error is said once, below
 	if err := fs.Parse(rest); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			printUsage(stdout, cmd, fs)
 			return exitOK
 		}
-		return exitUsage
+		return usageFailed(stderr, err)
 	}
 	logger, closeLog, err := newLogger(env.opts.log, stderr, env.state)
 	if err != nil {
@@ -104,7 +110,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	env.log = logger
 
 	err = cmd.run(context.Background(), env, fs.Args())
-	if err != nil {
+	switch {
+	case err == nil:
+	case codeOf(err) == exitUsage:
+		_ = logger.Sync()
+		return usageFailed(stderr, err)
+	default:
 		logger.Error(err.Error(), zap.Int("exit_code", codeOf(err)))
 	}
 	_ = logger.Sync()
@@ -124,19 +135,16 @@ func pickCommand(args []string) (command, []string) {
 			}
 		}
 		return command{name: args[0], run: func(context.Context, *environment, []string) error {
-			return usageError("unknown command %q (see majordomus-mcp -h)", args[0])
+			return usageError("unknown command %q", args[0])
 		}}, args[1:]
 	}
 	return all[0], args
 }
 
-func flagSet(name string, o *options, stderr io.Writer) *flag.FlagSet {
+func flagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("majordomus-mcp "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usageText)
-		fs.PrintDefaults()
-	}
+	fs.SetOutput(out)
+	fs.Usage = func() {}
 	fs.StringVar(&o.repo, "repo", "", "start directory of the checkout (default: the working directory)")
 	fs.StringVar(&o.profile, "profile", "default", "the server profile this process serves")
 	fs.BoolVar(&o.standalone, "standalone", false, "serve this client alone: no shared server, no port, no lease")
