@@ -229,3 +229,20 @@ func TestAProcessWritesTheCPUProfileItIsAskedFor(t *testing.T) {
 		t.Fatalf("the profile is not a gzip-compressed pprof file (%d bytes)", len(data))
 	}
 }
+
+// A log file that cannot be opened costs no client its server (issue 14):
+// the process says so on stderr and serves.
+func TestAnUnopenableLogFileStillServes(t *testing.T) {
+	dir := checkout(t)
+	notDir := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(notDir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := shared(t, dir, "--log-file", filepath.Join(notDir, "majordomus.log"))
+	if _, err := p.WaitLog(ctx(t), "cannot open the log file", "logging to stderr only"); err != nil {
+		t.Fatal(err)
+	}
+	initialize(t, p, "codex")
+	p.CloseStdin()
+	exitsWith(t, p, 0)
+}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -39,5 +41,23 @@ func TestTheCommandLineFollowsTheConventions(t *testing.T) {
 		if tc.code == 0 && !strings.Contains(stdout.String(), "-repo") {
 			t.Errorf("%q: the help lists no flags: %q", tc.args, stdout.String())
 		}
+	}
+}
+
+// A log file that cannot be opened costs nothing but the file: the
+// command runs, and stderr says why there is no file.
+func TestAnUnopenableLogFileIsReportedAndTheCommandRuns(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "not-a-directory")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"version", "--log-file", filepath.Join(file, "majordomus.log")}, strings.NewReader(""), &stdout, &stderr)
+	if code != 0 || !strings.HasPrefix(stdout.String(), "majordomus-mcp ") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "cannot open the log file") || !strings.Contains(stderr.String(), "logging to stderr only") {
+		t.Fatalf("stderr does not say why: %q", stderr.String())
 	}
 }

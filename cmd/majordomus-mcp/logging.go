@@ -74,15 +74,21 @@ func newLogger(opts logOptions, stderr io.Writer, state *processState) (*zap.Log
 	}
 	sinks := []zapcore.WriteSyncer{zapcore.Lock(zapcore.AddSync(stderr))}
 	closeFile := func() {}
+	var fileErr error
 	if opts.file != "" {
 		f, err := os.OpenFile(opts.file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-		if err != nil {
-			return nil, nil, withCode(exitInternal, fmt.Errorf("opening the log file: %w", err))
+		if err == nil {
+			sinks = append(sinks, zapcore.Lock(f))
+			closeFile = func() { _ = f.Close() }
 		}
-		sinks = append(sinks, zapcore.Lock(f))
-		closeFile = func() { _ = f.Close() }
+		fileErr = err
 	}
 	core := zapcore.NewCore(enc, zapcore.NewMultiWriteSyncer(sinks...), level)
 	logger := zap.New(stateCore{core, state}).With(zap.Int("pid", os.Getpid()))
+	if fileErr != nil {
+		// A log file costs no client its server: say so on stderr, and serve.
+		logger.Warn(fmt.Sprintf("cannot open the log file %s: %v; logging to stderr only", opts.file, fileErr),
+			zap.String("log_file", opts.file))
+	}
 	return logger, closeFile, nil
 }
