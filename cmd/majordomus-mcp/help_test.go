@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"majordomus-mcp/internal/testtemp"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,7 +48,7 @@ func TestTheCommandLineFollowsTheConventions(t *testing.T) {
 // A log file that cannot be opened costs nothing but the file: the
 // command runs, and stderr says why there is no file.
 func TestAnUnopenableLogFileIsReportedAndTheCommandRuns(t *testing.T) {
-	dir := t.TempDir()
+	dir := testtemp.Dir(t) // t.TempDir cannot remove under wine
 	file := filepath.Join(dir, "not-a-directory")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
