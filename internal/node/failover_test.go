@@ -82,11 +82,7 @@ func TestATakeOverCarriesTheSession(t *testing.T) {
 // session replayed there.
 func TestAReattachCarriesTheSessionToTheNewServer(t *testing.T) {
 	co, b := exampleCheckout(t), newBoard()
-	a := start(t, "a", co, b, true)
-	a.awaitLog("shared server listening")
-	c := start(t, "c", co.fresh(), b, true)
-	id := c.client.initialize()
-	c.awaitState(machine.Attached)
+	a, c, id := servingAndAttached(t, co, b)
 	c.client.tool("majordomus_announce", map[string]any{"intent": "writing the tests"}, nil)
 
 	resume := c.lease.pause() // c elects only once d serves: the re-attach, not a take-over
@@ -114,11 +110,7 @@ func TestAReattachCarriesTheSessionToTheNewServer(t *testing.T) {
 // node serves its client alone, with the session carried, and says why.
 func TestServedAloneAfterTheServerAndTheLeaseFail(t *testing.T) {
 	co, b := exampleCheckout(t), newBoard()
-	a := start(t, "a", co, b, true)
-	a.awaitLog("shared server listening")
-	c := start(t, "c", co.fresh(), b, true)
-	c.client.initialize()
-	c.awaitState(machine.Attached)
+	a, c, _ := servingAndAttached(t, co, b)
 
 	b.force(machine.Observation{Class: machine.ClassUnusable, Reason: "the lease directory is read-only"})
 	a.node.Signal("SIGTERM")
@@ -138,11 +130,7 @@ func TestServedAloneAfterTheServerAndTheLeaseFail(t *testing.T) {
 // bridge: the node elects again and serves the client whatever comes next.
 func TestAFailedReplayElectsAgain(t *testing.T) {
 	co, b := exampleCheckout(t), newBoard()
-	a := start(t, "a", co, b, true)
-	a.awaitLog("shared server listening")
-	c := start(t, "c", co.fresh(), b, true)
-	c.client.initialize()
-	c.awaitState(machine.Attached)
+	a, c, _ := servingAndAttached(t, co, b)
 
 	refusing := refusingServer(t, co.fresh())
 	b.force(
@@ -231,11 +219,7 @@ func TestAnUnservableClientEndsTheNodeWithTheLayersError(t *testing.T) {
 // request, with every reason, and its stdio stays open.
 func TestAServedClientWithNothingLeftIsAnsweredWithEveryReason(t *testing.T) {
 	co, b := exampleCheckout(t), newBoard()
-	a := start(t, "a", co, b, true)
-	a.awaitLog("shared server listening")
-	c := start(t, "c", co.fresh(), b, true)
-	c.client.initialize()
-	c.awaitState(machine.Attached)
+	a, c, _ := servingAndAttached(t, co, b)
 
 	if err := example.WriteBrokenObject(co.Root); err != nil {
 		t.Fatal(err)

@@ -270,6 +270,18 @@ func start(t *testing.T, name string, co *Checkout, b *board, withClient bool) *
 	return r
 }
 
+// servingAndAttached starts node a, which serves, and node c, attached to
+// it with its client initialized; id is c's peer id.
+func servingAndAttached(t *testing.T, co *Checkout, b *board) (a, c *running, id string) {
+	t.Helper()
+	a = start(t, "a", co, b, true)
+	a.awaitLog("shared server listening")
+	c = start(t, "c", co.fresh(), b, true)
+	id = c.client.initialize()
+	c.awaitState(machine.Attached)
+	return a, c, id
+}
+
 // wait returns how the node ended, once it has.
 func (r *running) wait() result {
 	r.t.Helper()

@@ -49,7 +49,7 @@ func TestALostLeaseIsServedUntilItsLastSessionEnds(t *testing.T) {
 	if err != nil || json.Unmarshal(raw, &id) != nil || id.Leaseholder {
 		t.Errorf("the probe answered %s (%v); want leaseholder false", raw, err)
 	}
-	refusal := postInitialize(t, url)
+	_, refusal := postInitialize(t, url)
 	if !strings.Contains(refusal, "lease_lost") || !strings.Contains(refusal, "http://127.0.0.1:1") {
 		t.Errorf("a new session was answered %s; want lease_lost naming the current server", refusal)
 	}
@@ -132,22 +132,23 @@ func registryRow(t *testing.T, co *Checkout) fleet.Row {
 	return rows[0]
 }
 
+// postInitialize opens a new session at url as a plain HTTP client
+// would, and returns the session's id ("" when none) and the answer.
+func postInitialize(t *testing.T, url string) (sid, answer string) {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"plain","version":"1"}}}`
+	resp := mcpRequest(t, http.MethodPost, url, "", strings.NewReader(body))
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.Header.Get("Mcp-Session-Id"), string(out)
+}
+
 // openSession opens a plain HTTP session at url and returns its id.
 func openSession(t *testing.T, url string) string {
 	t.Helper()
-	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"plain","version":"1"}}}`
-	req, _ := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	sid := resp.Header.Get("Mcp-Session-Id")
+	sid, answer := postInitialize(t, url)
 	if sid == "" {
-		t.Fatalf("no session opened: %s", resp.Status)
+		t.Fatalf("no session opened: %s", answer)
 	}
 	return sid
 }
@@ -155,31 +156,24 @@ func openSession(t *testing.T, url string) string {
 // deleteSession ends the plain HTTP session sid at url.
 func deleteSession(t *testing.T, url, sid string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodDelete, url+"/mcp", nil)
-	req.Header.Set("Mcp-Session-Id", sid)
-	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	mcpRequest(t, http.MethodDelete, url, sid, nil).Body.Close()
 }
 
-// postInitialize opens a new session at url as an HTTP client would, and
-// returns the answer's body.
-func postInitialize(t *testing.T, url string) string {
+// mcpRequest sends one request to url's /mcp, in session sid when set.
+func mcpRequest(t *testing.T, method, url, sid string, body io.Reader) *http.Response {
 	t.Helper()
-	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"late","version":"1"}}}`
-	req, _ := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(body))
+	req, _ := http.NewRequest(method, url+"/mcp", body)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	return string(out)
+	return resp
 }
 
 // A leaseholder whose lease vanished hands its client over to itself: it
