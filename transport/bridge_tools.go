@@ -86,22 +86,7 @@ func (b *Bridge) learnTools(ctx context.Context) {
 // recordToolsLocked records the resend safety of the tools in a tools/list
 // result, and returns its next cursor.
 func (b *Bridge) recordToolsLocked(result json.RawMessage) (nextCursor string) {
-	var r struct {
-		Tools []struct {
-			Name        string `json:"name"`
-			Annotations struct {
-				ReadOnly   *bool `json:"readOnlyHint"`
-				Idempotent *bool `json:"idempotentHint"`
-			} `json:"annotations"`
-		} `json:"tools"`
-		NextCursor string `json:"nextCursor"`
-	}
-	_ = json.Unmarshal(result, &r)
-	for _, t := range r.Tools {
-		a := t.Annotations
-		b.safe[t.Name] = (a.ReadOnly != nil && *a.ReadOnly) || (a.Idempotent != nil && *a.Idempotent)
-	}
-	return r.NextCursor
+	return safeToResend(b.safe, result)
 }
 
 // cloneOrEmpty copies m, nil included, into a map that can be written.

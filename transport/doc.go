@@ -89,16 +89,22 @@
 // # Files, by side
 //
 //   - the stdio side: stdio_loop.go (the loop and [Backend]), stdio_local.go
-//     (the in-process session);
+//     (the in-process session), stdio_carry.go (what of its session a
+//     hand-over carries);
 //   - the server side: server_http.go (binding, the probe, Host and Origin
 //     checks), server_mcp.go (the /mcp requests), server_sessions.go (the
 //     session table and its counts), server_errors.go (the JSON refusals);
-//   - the bridge side: bridge.go (the bridge, failover, resends),
+//   - the bridge side: bridge.go (the bridge and its session),
+//     bridge_failover.go (switching to what serves next, resends),
 //     bridge_wire.go (one message's POST and answer), bridge_stream.go (the
 //     heartbeat, the GET stream, reading the server's errors),
-//     bridge_poster.go (the kept connections);
-//   - shared by all: frames.go (framing, envelopes, error frames) and sse.go
-//     (event streams, written by the server and read by the bridge).
+//     bridge_poster.go (the kept connections), bridge_watch.go (a stopped
+//     server), bridge_tools.go (asking the server for its tools),
+//     bridge_move.go (leaving a server that lost its lease);
+//   - shared by all: frames.go (framing, envelopes, error frames), sse.go
+//     (event streams, written by the server and read by the bridge),
+//     peer.go (a carried session's peer id) and tools.go (which tools may
+//     be resent).
 //
 // A side uses another only through exported names and the shared files:
 // the bridge speaks to the server over HTTP, never through its types.

@@ -22,63 +22,56 @@ type sessionRecord struct {
 }
 
 // note records what one message and its answer say of the session. Only
-// the few messages that make a session are decoded: initialize,
-// tools/list and the announcement.
-func (r *sessionRecord) note(msg json.RawMessage, answer []byte) {
+// the few messages that make a session are decoded — initialize,
+// tools/list and the announcement — so that every other message costs the
+// comparison of its method, which the caller already read.
+func (r *sessionRecord) note(method string, msg json.RawMessage, answer []byte) {
 	var m struct {
-		Method string `json:"method"`
-		Params struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"params"`
+		Params json.RawMessage `json:"params"`
 	}
-	switch {
-	case answer == nil, json.Unmarshal(msg, &m) != nil:
-		return
-	case m.Method == string(mcp.MethodInitialize), m.Method == string(mcp.MethodToolsList):
-	case m.Method == string(mcp.MethodToolsCall) && m.Params.Name == AnnounceTool:
+	var call struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	switch method {
+	case string(mcp.MethodInitialize), string(mcp.MethodToolsList):
+	case string(mcp.MethodToolsCall):
+		if json.Unmarshal(msg, &m) != nil || json.Unmarshal(m.Params, &call) != nil || call.Name != AnnounceTool {
+			return
+		}
 	default:
 		return
 	}
 	var a struct {
-		Result struct {
-			ProtocolVersion string         `json:"protocolVersion"`
-			Meta            map[string]any `json:"_meta"`
-			IsError         bool           `json:"isError"`
-			Tools           []struct {
-				Name        string `json:"name"`
-				Annotations struct {
-					ReadOnly   *bool `json:"readOnlyHint"`
-					Idempotent *bool `json:"idempotentHint"`
-				} `json:"annotations"`
-			} `json:"tools"`
-		} `json:"result"`
-		Error json.RawMessage `json:"error"`
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
 	}
-	if json.Unmarshal(answer, &a) != nil || len(a.Error) > 0 {
+	if answer == nil || json.Unmarshal(answer, &a) != nil || len(a.Error) > 0 || len(a.Result) == 0 {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	switch m.Method {
+	switch method {
 	case string(mcp.MethodInitialize):
-		var params struct {
-			Params json.RawMessage `json:"params"`
+		var res struct {
+			ProtocolVersion string         `json:"protocolVersion"`
+			Meta            map[string]any `json:"_meta"`
 		}
-		_ = json.Unmarshal(msg, &params)
-		peer, _ := a.Result.Meta[PeerMeta].(string)
-		r.carried = Carried{Initialize: bytes.Clone(params.Params), Protocol: a.Result.ProtocolVersion, Peer: peer}
+		_ = json.Unmarshal(a.Result, &res)
+		_ = json.Unmarshal(msg, &m)
+		peer, _ := res.Meta[PeerMeta].(string)
+		r.carried = Carried{Initialize: bytes.Clone(m.Params), Protocol: res.ProtocolVersion, Peer: peer}
 	case string(mcp.MethodToolsList):
 		if r.safe == nil {
 			r.safe = map[string]bool{}
 		}
-		for _, t := range a.Result.Tools {
-			an := t.Annotations
-			r.safe[t.Name] = (an.ReadOnly != nil && *an.ReadOnly) || (an.Idempotent != nil && *an.Idempotent)
-		}
+		safeToResend(r.safe, a.Result)
 	default: // the announcement
-		if !a.Result.IsError {
-			r.carried.Announce = bytes.Clone(m.Params.Arguments)
+		var res struct {
+			IsError bool `json:"isError"`
+		}
+		if json.Unmarshal(a.Result, &res) == nil && !res.IsError {
+			r.carried.Announce = bytes.Clone(call.Arguments)
 		}
 	}
 }

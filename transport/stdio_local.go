@@ -89,7 +89,7 @@ func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
 	if err != nil {
 		return ErrorFrame(env.ID, CodeInternalError, "internal error: "+err.Error())
 	}
-	l.record.note(msg, b)
+	l.record.note(env.Method, msg, b)
 	return b
 }
 
