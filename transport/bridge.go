@@ -192,15 +192,8 @@ func (b *Bridge) Handle(ctx context.Context, msg json.RawMessage) []byte {
 	}
 	calls := readCalls(msg)
 	if b.shouldMove() {
-		b.mu.Lock()
-		sid, proto := b.session, b.protocol
-		b.mu.Unlock()
-		defer func() {
-			if sid != "" {
-				go b.endSession(sid, proto) // the old server lives: its board drops the session
-			}
-		}()
-		return b.failover(ctx, msg, calls, &failure{cause: b.movedCause(), notRun: true})
+		b.move()
+		return b.Handle(ctx, msg) // to what serves now
 	}
 	b.learnToolsFor(ctx, calls)
 	b.inflight.Add(1)

@@ -39,9 +39,9 @@ func (b *Bridge) shouldMove() bool {
 	return b.leaseLost.Load() && b.inflight.Load() == 0
 }
 
-// move hands the session to what serves now, with no message to relay.
-// It runs on a goroutine of its own: it stops the heartbeat that asked
-// for it.
+// move hands the session to what serves now, and ends it on the old
+// server. From the heartbeat it runs on a goroutine of its own, since it
+// stops the heartbeat that asked for it.
 func (b *Bridge) move() {
 	b.mu.Lock()
 	sid, proto := b.session, b.protocol
