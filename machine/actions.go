@@ -177,7 +177,7 @@ func loseLease(ctx context.Context, _ ...any) error {
 func attach(ctx context.Context, _ ...any) error {
 	m := machineOf(ctx)
 	m.log.Info("attaching to the shared server", zap.String("url", m.obs.URL))
-	m.cfg.Bridge.Attach(m.runCtx, m.obs.URL)
+	m.cfg.Bridge.Attach(m.runCtx, m.obs)
 	return nil
 }
 

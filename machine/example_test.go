@@ -72,8 +72,8 @@ func (quietServer) HandOver(context.Context) error { return nil }
 
 type quietBridge struct{}
 
-func (quietBridge) Attach(context.Context, string) {}
-func (quietBridge) Stop()                          {}
+func (quietBridge) Attach(context.Context, machine.Observation) {}
+func (quietBridge) Stop()                                       {}
 
 type quietStandalone struct{}
 

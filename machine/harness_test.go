@@ -118,8 +118,10 @@ func (f *fakeServer) HandOver(context.Context) error {
 
 type fakeBridge struct{ rec *recorder }
 
-func (f *fakeBridge) Attach(_ context.Context, url string) { f.rec.add("bridge attach %s", url) }
-func (f *fakeBridge) Stop()                                { f.rec.add("bridge stop") }
+func (f *fakeBridge) Attach(_ context.Context, live Observation) {
+	f.rec.add("bridge attach %s", live.URL)
+}
+func (f *fakeBridge) Stop() { f.rec.add("bridge stop") }
 
 type fakeStandalone struct {
 	rec *recorder

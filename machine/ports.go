@@ -86,11 +86,12 @@ type Server interface {
 // Bridge relays this process's stdio to a shared server another process
 // runs.
 type Bridge interface {
-	// Attach starts bridging to url and returns at once; ctx ends with the
-	// machine. Later failures come back through [Machine.BridgeFailed], and
+	// Attach starts bridging to the live server the observation names (its
+	// URL; its Opaque says what else the port needs to be let in) and
+	// returns at once; ctx ends with the machine. Later failures come back through [Machine.BridgeFailed], and
 	// only for a message that could not be delivered, so a failing server
 	// costs one election per client message, never a loop. Loop.
-	Attach(ctx context.Context, url string)
+	Attach(ctx context.Context, live Observation)
 	// Stop detaches from the server; the client's pending message and
 	// session stay with the caller, to be carried to whatever serves next.
 	// After Stop returns the bridge reports nothing more. Loop.

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"time"
+
+	"majordomus-mcp/internal/secret"
 )
 
 // Schema is the value of the lease document's "schema" key.
@@ -57,6 +59,10 @@ type Lease struct {
 	ProcessStart uint64      `json:"process_start"`
 	Executable   *Executable `json:"executable"`
 	Version      string      `json:"version"`
+	// Secret authenticates the server's clients and its answers to probes
+	// (SPEC §13; package internal/secret). Only the owner's user can read
+	// the lease, so only that user can use the server.
+	Secret string `json:"secret"`
 }
 
 // HasURL reports whether the lease names a bound server.
@@ -79,7 +85,8 @@ func NewInstance() string {
 }
 
 // NewLease returns the document a process with identity self writes when it
-// acquires the lease of root: a fresh instance, no URL, started now.
+// acquires the lease of root: a fresh instance and secret, no URL, started
+// now.
 // repositoryID is taken as given; profile "" means [DefaultProfile].
 func NewLease(self Identity, root, repositoryID, profile, version string, now time.Time) Lease {
 	if profile == "" {
@@ -99,6 +106,7 @@ func NewLease(self Identity, root, repositoryID, profile, version string, now ti
 		ProcessStart: self.Start,
 		Executable:   &exe,
 		Version:      version,
+		Secret:       secret.New(),
 	}
 }
 

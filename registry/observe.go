@@ -11,6 +11,8 @@ type ProbeTarget struct {
 	URL          string
 	RepositoryID string
 	Instance     string
+	// Secret is the lease's: the server must prove it holds it.
+	Secret string
 }
 
 // ProbeFunc probes a lease's server. It must return within its own timeout
@@ -92,6 +94,7 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 				URL:          obs.Lease.URLString(),
 				RepositoryID: o.RepositoryID,
 				Instance:     obs.Lease.Instance,
+				Secret:       obs.Lease.Secret,
 			})
 		}
 		if err := ctx.Err(); err != nil {

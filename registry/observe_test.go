@@ -3,13 +3,15 @@ package registry
 import (
 	"context"
 	"errors"
-	"majordomus-mcp/registry/proc"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"majordomus-mcp/internal/secret"
+	"majordomus-mcp/registry/proc"
 )
 
 // fakeClock is a settable clock for the Observer.
@@ -163,7 +165,8 @@ func TestAcquirePublishObserve_Live(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = w.Write([]byte(`{"name":"majordomus","repository_id":"` + probeRepo + `","instance":"` + doc.Instance + `","leaseholder":true}`))
+		proof := secret.Proof(doc.Secret, r.URL.Query().Get("challenge"), true)
+		_, _ = w.Write([]byte(`{"name":"majordomus","repository_id":"` + probeRepo + `","instance":"` + doc.Instance + `","leaseholder":true,"proof":"` + proof + `"}`))
 	}))
 	defer srv.Close()
 

@@ -243,7 +243,8 @@ func TestFleetListsAServerThatCouldNotRegister(t *testing.T) {
 	if _, err := unregistered.WaitLog(ctx(t), "cannot register this server in the fleet registry", "serving anyway"); err != nil {
 		t.Fatal(err)
 	}
-	if id := identity(t, serverURL(t, unregistered)); id["profile"] != "review" {
+	serverURL(t, unregistered)
+	if id := identity(t, connect(t, dir, "--profile", "review")); id["profile"] != "review" {
 		t.Fatalf("the unregistered server does not serve: %v", id)
 	}
 
@@ -278,8 +279,9 @@ func TestFleetCountsALeaseLostServerAsDraining(t *testing.T) {
 	registry := filepath.Join(t.TempDir(), "registry.db")
 	old := startEnv(t, dir, fleetEnv(registry, "c1"), "--http-port", "0")
 	initialize(t, old, "claude-code")
-	oldURL := serverURL(t, old)
-	plain := openPlainSession(t, oldURL) // a plain HTTP session keeps the lease-lost server serving (R6)
+	serverURL(t, old)
+	oldServer := connect(t, dir)
+	plain := openPlainSession(t, oldServer) // a plain HTTP session keeps the lease-lost server serving (R6)
 	if err := os.Remove(leasePath(dir)); err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +298,7 @@ func TestFleetCountsALeaseLostServerAsDraining(t *testing.T) {
 	}
 
 	old.CloseStdin()
-	httpDo(t, http.MethodDelete, oldURL+"/mcp", nil, map[string]string{"Mcp-Session-Id": plain, "Mcp-Protocol-Version": "2025-11-25"})
+	httpDo(t, http.MethodDelete, oldServer.URL, nil, oldServer.with(map[string]string{"Mcp-Session-Id": plain, "Mcp-Protocol-Version": "2025-11-25"}))
 	exitsWith(t, old, 0)
 	if code, inv = fleet(t, dir, registry, "--roster", "default"); code != 0 || len(inv.StaleMembers) != 0 {
 		t.Fatalf("after the draining server ended: exit %d, %+v", code, inv)

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"majordomus-mcp/internal/secret"
 )
 
 // S3: a stale lease (its owner dead, its port unbound) is taken over, and
@@ -115,10 +117,13 @@ func TestABindingLeaseIsWaitedForThenAttached(t *testing.T) {
 	root, _ := filepath.EvalSymlinks(dir)
 	sum := sha256.Sum256([]byte(root))
 	repositoryID := hex.EncodeToString(sum[:])[:32]
-	// The test process plays the owner: alive, started when it started, on this boot.
+	// The test process plays the owner: alive, started when it started, on
+	// this boot, holding the lease's secret.
+	key := secret.New()
 	doc := map[string]any{
 		"schema": "majordomus-mcp-lease/v1", "pid": os.Getpid(), "instance": "test-owner", "root": root,
 		"repository_id": repositoryID, "url": nil, "boot_id": bootID(t), "process_start": processStart(t),
+		"secret": key,
 	}
 	raw, _ := json.Marshal(doc)
 	plantLease(t, dir, string(raw), 0)
@@ -129,7 +134,8 @@ func TestABindingLeaseIsWaitedForThenAttached(t *testing.T) {
 	}
 	// The owner binds: a server answering the probe for this checkout and instance.
 	owner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		json.NewEncoder(w).Encode(map[string]any{"name": "majordomus", "repository_id": repositoryID, "instance": "test-owner", "leaseholder": true})
+		json.NewEncoder(w).Encode(map[string]any{"name": "majordomus", "repository_id": repositoryID, "instance": "test-owner", "leaseholder": true,
+			"proof": secret.Proof(key, r.URL.Query().Get("challenge"), true)})
 	}))
 	defer owner.Close()
 	doc["url"] = owner.URL

@@ -98,9 +98,10 @@ func TestAnIdleSessionExpires(t *testing.T) {
 	dir := checkout(t)
 	a := shared(t, dir, "--idle-timeout", "2s")
 	initialize(t, a, "claude-code")
-	url := serverURL(t, a)
+	serverURL(t, a)
+	server := connect(t, dir)
 	init := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`)
-	if status, _, body := httpDo(t, "POST", url+"/mcp", init, nil); status != 200 {
+	if status, _, body := httpDo(t, "POST", server.URL, init, server.with(nil)); status != 200 {
 		t.Fatalf("initialize: %d %s", status, body)
 	}
 	a.CloseStdin()
@@ -119,9 +120,10 @@ func TestAServerWhoseLeaseWasTakenOverSaysSo(t *testing.T) {
 	dir := checkout(t)
 	a := shared(t, dir)
 	initialize(t, a, "claude-code")
-	url := serverURL(t, a)
+	serverURL(t, a)
+	server := connect(t, dir)
 	init := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"direct","version":"1"}}}`)
-	_, headers, _ := httpDo(t, "POST", url+"/mcp", init, nil)
+	_, headers, _ := httpDo(t, "POST", server.URL, init, server.with(nil))
 	session := headers.Get("Mcp-Session-Id")
 
 	// Another process takes the lease over (written as the registry writes it: whole, by rename).
@@ -133,15 +135,15 @@ func TestAServerWhoseLeaseWasTakenOverSaysSo(t *testing.T) {
 	if _, err := a.WaitLog(ctx(t), "the lease is no longer this server's"); err != nil {
 		t.Fatal(err)
 	}
-	if id := identity(t, url); id["leaseholder"] != false {
+	if id := identity(t, server); id["leaseholder"] != false {
 		t.Fatalf("identity after the loss: %v", id)
 	}
-	status, _, body := httpDo(t, "POST", url+"/mcp", init, nil)
+	status, _, body := httpDo(t, "POST", server.URL, init, server.with(nil))
 	if status != 200 || !strings.Contains(string(body), "lease_lost") || !strings.Contains(string(body), "http://127.0.0.1:1") {
 		t.Fatalf("a new initialize: %d %s", status, body)
 	}
-	status, _, body = httpDo(t, "POST", url+"/mcp", []byte(`{"jsonrpc":"2.0","id":2,"method":"ping"}`),
-		map[string]string{"Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-11-25"})
+	status, _, body = httpDo(t, "POST", server.URL, []byte(`{"jsonrpc":"2.0","id":2,"method":"ping"}`),
+		server.with(map[string]string{"Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-11-25"}))
 	if status != 200 || !strings.Contains(string(body), `"result":{}`) {
 		t.Fatalf("the existing session: %d %s", status, body)
 	}

@@ -120,6 +120,10 @@ func httpDo(t *testing.T, method, url string, body []byte, headers map[string]st
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	for k, v := range headers {
+		if v == "" {
+			req.Header.Del(k)
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -131,12 +135,45 @@ func httpDo(t *testing.T, method, url string, body []byte, headers map[string]st
 	return resp.StatusCode, resp.Header, b
 }
 
+// connection is how a direct HTTP client of this user reaches a
+// checkout's server: the MCP endpoint and the header that lets it in, as
+// `majordomus-mcp status` prints them (SPEC §13).
+type connection struct {
+	URL    string `json:"url"`
+	Header string `json:"header"`
+}
+
+// connect runs `majordomus-mcp status` in dir (args: a profile), as the
+// user of such a client would, and returns how to connect.
+func connect(t *testing.T, dir string, args ...string) connection {
+	t.Helper()
+	code, stdout, stderr := runOnce(t, dir, "", append([]string{"status"}, args...)...)
+	var report struct{ Connect *connection }
+	if err := json.Unmarshal([]byte(stdout), &report); err != nil || code != 0 || report.Connect == nil {
+		t.Fatalf("status says no way to connect: exit %d\n%s%s", code, stdout, stderr)
+	}
+	return *report.Connect
+}
+
+// base is the server's base URL.
+func (c connection) base() string { return strings.TrimSuffix(c.URL, "/mcp") }
+
+// with returns headers and the header that lets the client in.
+func (c connection) with(headers map[string]string) map[string]string {
+	name, value, _ := strings.Cut(c.Header, ": ")
+	out := map[string]string{name: value}
+	for k, v := range headers {
+		out[k] = v
+	}
+	return out
+}
+
 // openPlainSession opens an HTTP session at a server, as a client speaking
 // HTTP directly does, and returns its id.
-func openPlainSession(t *testing.T, url string) string {
+func openPlainSession(t *testing.T, c connection) string {
 	t.Helper()
 	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"plain-http","version":"1"}}}`)
-	status, header, answer := httpDo(t, http.MethodPost, url+"/mcp", body, nil)
+	status, header, answer := httpDo(t, http.MethodPost, c.URL, body, c.with(nil))
 	sid := header.Get("Mcp-Session-Id")
 	if status != http.StatusOK || sid == "" {
 		t.Fatalf("opening a plain session: %d %s", status, answer)
@@ -144,12 +181,12 @@ func openPlainSession(t *testing.T, url string) string {
 	return sid
 }
 
-// identity is GET / of a server.
-func identity(t *testing.T, url string) map[string]any {
+// identity is GET / of a server, as a client with its token sees it.
+func identity(t *testing.T, c connection) map[string]any {
 	t.Helper()
-	status, _, body := httpDo(t, "GET", url+"/", nil, nil)
+	status, _, body := httpDo(t, "GET", c.base()+"/", nil, c.with(nil))
 	if status != 200 {
-		t.Fatalf("GET %s/: %d %s", url, status, body)
+		t.Fatalf("GET %s/: %d %s", c.base(), status, body)
 	}
 	var id map[string]any
 	if err := json.Unmarshal(body, &id); err != nil {

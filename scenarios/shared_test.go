@@ -65,11 +65,12 @@ func TestMCPOverHTTPRefusesMalformedTrafficAndKeepsServing(t *testing.T) {
 	dir := checkout(t)
 	a := shared(t, dir)
 	initialize(t, a, "claude-code")
-	url := serverURL(t, a)
-	mcpURL := url + "/mcp"
+	serverURL(t, a)
+	server := connect(t, dir)
+	mcpURL := server.URL
 
 	init := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"direct-http","version":"1"}}}`)
-	status, headers, body := httpDo(t, "POST", mcpURL, init, nil)
+	status, headers, body := httpDo(t, "POST", mcpURL, init, server.with(nil))
 	session := headers.Get("Mcp-Session-Id")
 	if status != 200 || session == "" || !strings.Contains(string(body), "You are peer p2") {
 		t.Fatalf("initialize over HTTP: %d %q %s", status, session, body)
@@ -90,9 +91,11 @@ func TestMCPOverHTTPRefusesMalformedTrafficAndKeepsServing(t *testing.T) {
 		{"PUT", "PUT", nil, nil, 405, "method_not_allowed"},
 		{"2 MiB", "POST", []byte(`{"jsonrpc":"2.0","id":3,"method":"ping","params":{"pad":"` + strings.Repeat("x", 2<<20) + `"}}`), withSession, 413, "too_large"},
 		{"foreign origin", "POST", []byte(`{"jsonrpc":"2.0","id":4,"method":"ping"}`), map[string]string{"Mcp-Session-Id": session, "Origin": "http://evil.example"}, 403, "forbidden"},
+		{"no token", "POST", init, map[string]string{"Authorization": ""}, 401, "unauthorized"},
+		{"another token", "POST", []byte(`{"jsonrpc":"2.0","id":4,"method":"ping"}`), map[string]string{"Mcp-Session-Id": session, "Authorization": "Bearer 0123"}, 401, "unauthorized"},
 	}
 	for _, r := range refusals {
-		status, _, body := httpDo(t, r.method, mcpURL, r.body, r.headers)
+		status, _, body := httpDo(t, r.method, mcpURL, r.body, server.with(r.headers))
 		var e struct {
 			Error struct{ Code, Message string }
 		}
@@ -101,25 +104,25 @@ func TestMCPOverHTTPRefusesMalformedTrafficAndKeepsServing(t *testing.T) {
 		}
 	}
 
-	status, _, body = httpDo(t, "POST", mcpURL, []byte(`[{"jsonrpc":"2.0","id":5,"method":"ping"},{"jsonrpc":"2.0","id":6,"method":"no/such"}]`), withSession)
+	status, _, body = httpDo(t, "POST", mcpURL, []byte(`[{"jsonrpc":"2.0","id":5,"method":"ping"},{"jsonrpc":"2.0","id":6,"method":"no/such"}]`), server.with(withSession))
 	if status != 200 || !strings.Contains(string(body), `"id":5`) || !strings.Contains(string(body), `-32601`) {
 		t.Fatalf("a batch: %d %s", status, body)
 	}
 	if board := peersOf(t, a); board.Count != 2 || board.Peers[1].Client.Name != "direct-http" {
 		t.Fatalf("board with a direct HTTP peer: %+v", board)
 	}
-	status, _, _ = httpDo(t, "DELETE", mcpURL, nil, withSession)
+	status, _, _ = httpDo(t, "DELETE", mcpURL, nil, server.with(withSession))
 	if status != 200 && status != 204 {
 		t.Fatalf("DELETE: %d", status)
 	}
-	if status, _, _ := httpDo(t, "POST", mcpURL, []byte(`{"jsonrpc":"2.0","id":7,"method":"ping"}`), withSession); status != 404 {
+	if status, _, _ := httpDo(t, "POST", mcpURL, []byte(`{"jsonrpc":"2.0","id":7,"method":"ping"}`), server.with(withSession)); status != 404 {
 		t.Fatalf("after DELETE the session answers %d, want 404", status)
 	}
 	if board := peersOf(t, a); board.Count != 1 {
 		t.Fatalf("after DELETE the board: %+v", board)
 	}
 	// it still serves
-	if id := identity(t, url); id["leaseholder"] != true || id["name"] != "majordomus" {
+	if id := identity(t, server); id["leaseholder"] != true || id["name"] != "majordomus" {
 		t.Fatalf("identity: %v", id)
 	}
 }
@@ -166,6 +169,16 @@ func TestStatusAndGraph(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, `"class": "live"`) || !strings.Contains(stdout, `"leaseholder": true`) || !strings.Contains(stdout, url) {
 		t.Fatalf("status with a server: %d\n%s", code, stdout)
 	}
+	// It says how a direct HTTP client connects, and never the secret:
+	// the header it shows opens a session.
+	if key, _ := readLease(t, dir)["secret"].(string); key == "" || strings.Contains(stdout, key) {
+		t.Fatalf("status shows the lease's secret, or the lease has none:\n%s", stdout)
+	}
+	server := connect(t, dir)
+	if server.URL != url+"/mcp" || !strings.HasPrefix(server.Header, "Authorization: Bearer ") {
+		t.Fatalf("status says to connect to %+v", server)
+	}
+	openPlainSession(t, server)
 	for format, want := range map[string]string{"dot": "digraph", "mermaid": "stateDiagram-v2", "json": `"rules"`} {
 		code, stdout, _ := runOnce(t, dir, "", "graph", "--format", format)
 		if code != 0 || !strings.Contains(stdout, want) || !strings.Contains(stdout, "lease-lost") {

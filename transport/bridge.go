@@ -14,6 +14,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
+
+	"majordomus-mcp/internal/secret"
 )
 
 // Ids of the requests the bridge sends on its client's behalf. Their
@@ -33,6 +35,8 @@ const DefaultHeartbeat = 20 * time.Second
 type BridgeConfig struct {
 	// URL is the shared server's base URL ("http://127.0.0.1:8741").
 	URL string
+	// Secret is the lease's secret: every request carries its token.
+	Secret string
 	// Out is the client's stdout: what the server sends that answers no
 	// pending request (notifications, server-to-client requests) goes there.
 	Out *FrameWriter
@@ -114,8 +118,10 @@ type Bridge struct {
 	cfg      BridgeConfig
 	log      *zap.Logger
 	endpoint string
-	posts    *poster      // the POSTs
-	client   *http.Client // the GET stream and the DELETE: a connection each
+	// authorization is the header value that lets the bridge in (SPEC §13).
+	authorization string
+	posts         *poster      // the POSTs
+	client        *http.Client // the GET stream and the DELETE: a connection each
 
 	parent context.Context // the ctx it was made with: a move's failover runs under it
 	ctx    context.Context // heartbeat and stream; cancelled on failover and Close
@@ -166,10 +172,11 @@ func NewBridge(ctx context.Context, cfg BridgeConfig) (*Bridge, error) {
 	dialer := &net.Dialer{Timeout: 2 * time.Second}
 	b := &Bridge{
 		cfg: cfg, log: cfg.Logger, endpoint: endpoint, posts: posts,
-		client:  &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext, DisableKeepAlives: true}},
-		wake:    make(chan struct{}, 1),
-		readied: make(chan struct{}),
-		safe:    cloneOrEmpty(cfg.SafeTools),
+		authorization: secret.Authorization(cfg.Secret),
+		client:        &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext, DisableKeepAlives: true}},
+		wake:          make(chan struct{}, 1),
+		readied:       make(chan struct{}),
+		safe:          cloneOrEmpty(cfg.SafeTools),
 	}
 	b.parent = ctx
 	b.ctx, b.cancel = context.WithCancel(ctx)
@@ -306,7 +313,7 @@ func (b *Bridge) endSession(sid, proto string) {
 	if err != nil {
 		return
 	}
-	setSessionHeaders(req.Header, sid, proto)
+	b.setHeaders(req.Header, sid, proto)
 	if resp, err := b.client.Do(req); err == nil {
 		resp.Body.Close()
 	}

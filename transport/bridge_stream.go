@@ -116,7 +116,7 @@ func (b *Bridge) stream(sid, proto string) (opened bool, status int) {
 		return false, 0
 	}
 	req.Header.Set("Accept", "text/event-stream")
-	setSessionHeaders(req.Header, sid, proto)
+	b.setHeaders(req.Header, sid, proto)
 	resp, err := b.client.Do(req) // an ended stream's connection is never reused
 	if err != nil {
 		b.log.Debug("stream: cannot open", zap.String("url", b.cfg.URL), zap.Error(err))

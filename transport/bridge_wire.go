@@ -131,7 +131,7 @@ func (b *Bridge) exchange(ctx context.Context, msg json.RawMessage, sid, proto s
 		"Content-Type": {"application/json"},
 		"Accept":       {"application/json, text/event-stream"},
 	}
-	setSessionHeaders(header, sid, proto)
+	b.setHeaders(header, sid, proto)
 	if claim := PeerClaim(ctx); claim != "" && sid == "" {
 		header.Set(PeerHeader, claim) // an initialize, opening the session again
 	}
@@ -362,7 +362,10 @@ func (b *Bridge) rejectedAnswer(msg json.RawMessage, calls []call, res exchangeR
 	return gather(msg, answers)
 }
 
-func setSessionHeaders(h http.Header, sid, proto string) {
+// setHeaders sets what every request of the bridge carries: its token,
+// and the session's id and protocol version once it has them.
+func (b *Bridge) setHeaders(h http.Header, sid, proto string) {
+	h.Set("Authorization", b.authorization)
 	if sid != "" {
 		h.Set(server.HeaderKeySessionID, sid)
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
+
+	"majordomus-mcp/internal/secret"
 )
 
 // wait is the cap of every wait on a condition in these tests.
@@ -202,8 +204,14 @@ func serveHTTP(t *testing.T, cfg HTTPConfig) *served {
 	return serveOn(t, ln, cfg)
 }
 
+// testSecret is the secret of the tests' servers, unless one sets its own.
+var testSecret = secret.New()
+
 func serveOn(t *testing.T, ln net.Listener, cfg HTTPConfig) *served {
 	t.Helper()
+	if cfg.Secret == "" {
+		cfg.Secret = testSecret
+	}
 	s := &served{count: newCounter(), url: URLOf(ln.Addr()), done: make(chan error, 1)}
 	if cfg.OnSessions == nil {
 		cfg.OnSessions = s.count.set
@@ -255,14 +263,18 @@ func (c *client) do(method, path, sid, body string, header ...string) (*http.Res
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", secret.Authorization(testSecret))
 	if sid != "" {
 		req.Header.Set("Mcp-Session-Id", sid)
 		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 	}
 	for i := 0; i+1 < len(header); i += 2 {
-		if header[i] == "Host" {
+		switch {
+		case header[i] == "Host":
 			req.Host = header[i+1]
-		} else {
+		case header[i+1] == "":
+			req.Header.Del(header[i])
+		default:
 			req.Header.Set(header[i], header[i+1])
 		}
 	}

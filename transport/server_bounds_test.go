@@ -2,11 +2,14 @@ package transport
 
 import (
 	"bufio"
+	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"majordomus-mcp/internal/secret"
 )
 
 // An initialize answered with an error opens no session, however many
@@ -48,27 +51,40 @@ func TestSessionsAreCapped(t *testing.T) {
 }
 
 // A body trickled in is cut off at the body timeout: the server answers
-// and closes the connection rather than hold it.
+// and closes the connection rather than hold it. One trickled in without
+// the token is refused at once, and its connection closed.
 func TestASlowBodyIsCutOff(t *testing.T) {
 	const limit = 200 * time.Millisecond
 	s := serveHTTP(t, HTTPConfig{MCP: newFixture().srv, BodyTimeout: limit})
-	conn, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	began := time.Now()
-	_, err = conn.Write([]byte("POST /mcp HTTP/1.1\r\nHost: " + strings.TrimPrefix(s.url, "http://") +
-		"\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = conn.SetReadDeadline(time.Now().Add(wait)) // the cap of the wait, not the measure
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	if err == nil {
+	trickle := func(authorization string) (time.Duration, *http.Response) {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		began := time.Now()
+		_, err = conn.Write([]byte("POST /mcp HTTP/1.1\r\nHost: " + strings.TrimPrefix(s.url, "http://") + authorization +
+			"\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(wait)) // the cap of the wait, not the measure
+		br := bufio.NewReader(conn)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("no answer after %s: %v", time.Since(began), err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
+		if _, err := br.ReadByte(); err == nil {
+			t.Fatal("the connection stays open after the answer")
+		}
+		return time.Since(began), resp
 	}
-	if took := time.Since(began); took < limit || took > limit+time.Second {
-		t.Fatalf("the slow body was cut off after %s (%v); want about %s", took, err, limit)
+	if took, resp := trickle("\r\nAuthorization: " + secret.Authorization(testSecret)); took < limit || took > limit+time.Second || resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("the slow body was cut off after %s (status %d); want about %s", took, resp.StatusCode, limit)
+	}
+	if took, resp := trickle(""); took > limit || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("the slow body without the token was answered %d after %s; want 401 at once", resp.StatusCode, took)
 	}
 }

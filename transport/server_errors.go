@@ -9,6 +9,7 @@ import (
 // Codes of the JSON error bodies the HTTP server answers with
 // ({"error":{"code":"<code>","message":"<text>"}}).
 const (
+	ErrCodeUnauthorized         = "unauthorized"
 	ErrCodeForbidden            = "forbidden"
 	ErrCodeTooLarge             = "too_large"
 	ErrCodeInvalidJSON          = "invalid_json"
@@ -49,6 +50,8 @@ func writeError(w http.ResponseWriter, status int, code, message string) {
 // codeForStatus names an HTTP status that mcp-go answered by itself.
 func codeForStatus(status int) string {
 	switch status {
+	case http.StatusUnauthorized:
+		return ErrCodeUnauthorized
 	case http.StatusForbidden:
 		return ErrCodeForbidden
 	case http.StatusNotFound:

@@ -20,6 +20,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/exp/zapslog"
 	"go.uber.org/zap/zapcore"
+
+	"majordomus-mcp/internal/secret"
 )
 
 // Defaults of [HTTPConfig].
@@ -91,7 +93,8 @@ func URLOf(addr net.Addr) string {
 	return "http://" + netip.AddrPortFrom(ip, ap.Port()).String()
 }
 
-// Identity is the answer of GET /, the probe.
+// Identity is the answer of GET / to a client that carries the token, the
+// probe. Whoever does not learns only [PublicIdentity].
 type Identity struct {
 	Name         string `json:"name"`
 	Version      string `json:"version"`
@@ -100,6 +103,19 @@ type Identity struct {
 	Profile      string `json:"profile"`
 	Instance     string `json:"instance"`
 	Leaseholder  bool   `json:"leaseholder"`
+	// Sessions is the number of live HTTP sessions.
+	Sessions int `json:"sessions"`
+	// Proof answers the request's challenge (see internal/secret).
+	Proof string `json:"proof,omitempty"`
+}
+
+// PublicIdentity is all GET / tells a client without the token: that a
+// server of that name listens, and, to a challenge, whether it holds the
+// lease, with a proof only a holder of the secret can check (SPEC §13).
+type PublicIdentity struct {
+	Name        string `json:"name"`
+	Leaseholder *bool  `json:"leaseholder,omitempty"`
+	Proof       string `json:"proof,omitempty"`
 }
 
 // Refusal says why new sessions are refused.
@@ -116,6 +132,10 @@ type HTTPConfig struct {
 	MCP *server.MCPServer
 	// Identity is asked on every GET /. Nil answers a zero Identity.
 	Identity func() Identity
+	// Secret is the lease's secret (internal/secret): every /mcp request
+	// must carry its token, and GET / proves it holds it. Empty: a random
+	// one that no client knows, so that no server is ever open by mistake.
+	Secret string
 	// Refusal is asked on every initialize: nil accepts new sessions, a
 	// refusal turns them away (existing sessions go on being served).
 	Refusal func() *Refusal
@@ -176,6 +196,9 @@ func NewHTTPServer(cfg HTTPConfig) *HTTPServer {
 	}
 	if cfg.Refusal == nil {
 		cfg.Refusal = func() *Refusal { return nil }
+	}
+	if cfg.Secret == "" {
+		cfg.Secret = secret.New()
 	}
 	h := &HTTPServer{cfg: cfg, log: cfg.Logger, cop: http.NewCrossOriginProtection()}
 	h.table = newSessionTable(cfg.Logger, cfg.OnSessions, cfg.IdleTimeout, func(sid string) { h.endSession(sid, EndIdle) })
@@ -251,7 +274,26 @@ func (h *HTTPServer) serveIdentity(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, ErrCodeMethodNotAllowed, r.Method+" / is not served; GET it")
 		return
 	}
-	b, _ := json.Marshal(h.cfg.Identity())
+	challenge := r.URL.Query().Get("challenge")
+	if challenge != "" && !secret.ValidChallenge(challenge) {
+		writeError(w, http.StatusBadRequest, ErrCodeInvalidRequest,
+			fmt.Sprintf("a challenge is %d to %d hexadecimal digits", 2*secret.ChallengeSize, 8*secret.ChallengeSize))
+		return
+	}
+	id := h.cfg.Identity()
+	id.Sessions = h.table.count()
+	if challenge != "" {
+		id.Proof = secret.Proof(h.cfg.Secret, challenge, id.Leaseholder)
+	}
+	var answer any = id
+	if !secret.Authorized(r.Header.Get("Authorization"), h.cfg.Secret) {
+		public := PublicIdentity{Name: id.Name}
+		if challenge != "" {
+			public.Leaseholder, public.Proof = &id.Leaseholder, id.Proof
+		}
+		answer = public
+	}
+	b, _ := json.Marshal(answer)
 	b = append(b, '\n')
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")

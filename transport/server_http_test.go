@@ -13,8 +13,13 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+
+	"majordomus-mcp/internal/secret"
 )
 
+// GET / is the probe: the whole identity to a client with the token, to
+// anyone else only the name; to a challenge, a proof of the secret and of
+// the leaseholder claim, which only a holder of the secret can check.
 func TestIdentityIsTheProbe(t *testing.T) {
 	id := Identity{Name: "majordomus", Version: "1.2.3", Checkout: "main", RepositoryID: "abc", Profile: "default", Instance: "i-1", Leaseholder: true}
 	s := serveHTTP(t, HTTPConfig{MCP: newFixture().srv, Identity: func() Identity { return id }})
@@ -23,15 +28,75 @@ func TestIdentityIsTheProbe(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("GET /: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
-	want := `{"name":"majordomus","version":"1.2.3","checkout":"main","repository_id":"abc","profile":"default","instance":"i-1","leaseholder":true}`
+	want := `{"name":"majordomus","version":"1.2.3","checkout":"main","repository_id":"abc","profile":"default","instance":"i-1","leaseholder":true,"sessions":0}`
 	if strings.TrimSpace(body) != want {
 		t.Fatalf("GET / answered %s, want %s", body, want)
+	}
+	if _, body := c.do(http.MethodGet, "/", "", "", "Authorization", ""); strings.TrimSpace(body) != `{"name":"majordomus"}` {
+		t.Fatalf("GET / without the token answered %s", body)
+	}
+	challenge := secret.NewChallenge()
+	for _, tc := range []struct {
+		authorization string
+		want          string
+	}{
+		{secret.Authorization(testSecret), `"instance":"i-1"`},
+		{"", `{"name":"majordomus","leaseholder":true,"proof":"`},
+		{secret.Authorization(secret.New()), `{"name":"majordomus","leaseholder":true,"proof":"`},
+	} {
+		_, body := c.do(http.MethodGet, "/?challenge="+challenge, "", "", "Authorization", tc.authorization)
+		var answer struct {
+			Leaseholder bool   `json:"leaseholder"`
+			Proof       string `json:"proof"`
+		}
+		if err := json.Unmarshal([]byte(body), &answer); err != nil || !strings.Contains(body, tc.want) {
+			t.Fatalf("GET / with a challenge and %q answered %s", tc.authorization, body)
+		}
+		if !answer.Leaseholder || !secret.Proves(answer.Proof, testSecret, challenge, true) {
+			t.Fatalf("the answer %s proves no leaseholder holding the secret", body)
+		}
+	}
+	for _, bad := range []string{"xyz", "ab", strings.Repeat("a", 1000)} {
+		if resp, body := c.do(http.MethodGet, "/?challenge="+bad, "", ""); resp.StatusCode != http.StatusBadRequest || refusal(t, body).Error.Code != ErrCodeInvalidRequest {
+			t.Fatalf("GET / with challenge %q: %d %s", bad, resp.StatusCode, body)
+		}
 	}
 	if resp, body := c.do(http.MethodHead, "/", "", ""); resp.StatusCode != http.StatusOK || body != "" {
 		t.Fatalf("HEAD /: %d %q", resp.StatusCode, body)
 	}
 	if resp, body := c.do(http.MethodGet, "/nowhere", "", ""); resp.StatusCode != http.StatusNotFound || refusal(t, body).Error.Code != ErrCodeNotFound {
 		t.Fatalf("GET /nowhere: %d %s", resp.StatusCode, body)
+	}
+}
+
+// Without the token, every /mcp request is 401 with a JSON error and
+// reaches nothing: no session opens, and a live session's id, guessed or
+// stolen, is worth nothing.
+func TestMCPWithoutTheTokenIsRefused(t *testing.T) {
+	f := newFixture()
+	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	c := newClient(t, s.url)
+	sid := c.initialize()
+	s.count.waitFor(t, 1)
+	for _, authorization := range []string{"", "Bearer", "Bearer " + testSecret, secret.Authorization(secret.New()), "Basic " + secret.Token(testSecret)} {
+		for _, req := range []struct{ method, sid, body string }{
+			{http.MethodPost, "", initialize},
+			{http.MethodPost, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`},
+			{http.MethodGet, sid, ""},
+			{http.MethodDelete, sid, ""},
+		} {
+			resp, body := c.do(req.method, "/mcp", req.sid, req.body, "Authorization", authorization)
+			if resp.StatusCode != http.StatusUnauthorized || refusal(t, body).Error.Code != ErrCodeUnauthorized ||
+				!strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") || resp.Header.Get("Mcp-Session-Id") != "" {
+				t.Fatalf("%s /mcp with %q: %d %v %s", req.method, authorization, resp.StatusCode, resp.Header, body)
+			}
+		}
+	}
+	if n := s.Sessions(); n != 1 {
+		t.Fatalf("%d sessions after the refused requests, want the one opened with the token", n)
+	}
+	if resp, body := c.do(http.MethodPost, "/mcp", sid, `{"jsonrpc":"2.0","id":3,"method":"ping"}`); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the session is not served after the refusals: %d %s", resp.StatusCode, body)
 	}
 }
 
@@ -255,6 +320,7 @@ func TestADroppedStreamEndsItsSessionAtOnce(t *testing.T) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.url+"/mcp", nil)
 	req.Header.Set("Mcp-Session-Id", sid)
 	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", secret.Authorization(testSecret))
 	resp, err := c.http.Do(req)
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("GET stream: %v %v", resp, err)

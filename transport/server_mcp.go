@@ -13,6 +13,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
+
+	"majordomus-mcp/internal/secret"
 )
 
 // serveMCP decides every /mcp request before mcp-go sees it: what it
@@ -22,24 +24,32 @@ func (h *HTTPServer) serveMCP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet, http.MethodPost, http.MethodDelete:
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
-		writeError(w, http.StatusMethodNotAllowed, ErrCodeMethodNotAllowed, r.Method+
+		refuseUnread(w, r, http.StatusMethodNotAllowed, ErrCodeMethodNotAllowed, r.Method+
 			" /mcp is not served: POST a JSON-RPC message, GET the session's stream, DELETE to end the session")
+		return
+	}
+	if !secret.Authorized(r.Header.Get("Authorization"), h.cfg.Secret) {
+		// Nothing is learned here: not whether a session exists, not what
+		// the server serves (SPEC §13).
+		w.Header().Set("WWW-Authenticate", secret.Scheme+` realm="majordomus"`)
+		refuseUnread(w, r, http.StatusUnauthorized, ErrCodeUnauthorized,
+			"this server serves only the user who owns its lease: send the header `majordomus-mcp status` shows")
 		return
 	}
 	if err := h.originAllowed(r); err != nil {
 		h.log.Warn("a request from another origin was refused", zap.String("origin", r.Header.Get("Origin")), zap.Error(err))
-		writeError(w, http.StatusForbidden, ErrCodeForbidden, "a request from another origin was refused: "+err.Error())
+		refuseUnread(w, r, http.StatusForbidden, ErrCodeForbidden, "a request from another origin was refused: "+err.Error())
 		return
 	}
 	if h.closing.Load() {
-		writeError(w, http.StatusServiceUnavailable, ErrCodeUnavailable, "the server is shutting down")
+		refuseUnread(w, r, http.StatusServiceUnavailable, ErrCodeUnavailable, "the server is shutting down")
 		return
 	}
 	if h.cfg.Refusal() != nil {
 		w.Header().Set(LeaseHeader, "lost") // its bridges move to the current server
 	}
 	if v := r.Header.Get(mcp.HeaderProtocolVersion); mcp.IsModernProtocol(v) {
-		writeError(w, http.StatusBadRequest, ErrCodeInvalidRequest, "protocol version "+v+
+		refuseUnread(w, r, http.StatusBadRequest, ErrCodeInvalidRequest, "protocol version "+v+
 			" is not served: this server keeps sessions (2025-06-18, 2025-11-25)")
 		return
 	}
@@ -51,6 +61,18 @@ func (h *HTTPServer) serveMCP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodDelete:
 		h.serveDelete(w, r)
 	}
+}
+
+// refuseUnread answers a request refused before its body was read, and
+// closes its connection: what is left of the body is never waited for (a
+// body trickled in by a client with no token would hold it otherwise).
+func refuseUnread(w http.ResponseWriter, r *http.Request, status int, code, message string) {
+	if r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+		// net/http would otherwise read what is left before closing
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	}
+	writeError(w, status, code, message)
 }
 
 // session checks the request's session id, answering when it is missing

@@ -23,28 +23,29 @@ var importRules = map[string]struct {
 	forbidden []string
 }{
 	"machine":            {nil, []string{"github.com/mark3labs/mcp-go", "github.com/fsnotify/fsnotify", "net/http", "os/exec", "os/signal"}},
-	"registry":           {[]string{"registry/proc"}, []string{"github.com/mark3labs/mcp-go", "os/signal", "database/sql", "modernc.org/sqlite"}},
+	"registry":           {[]string{"registry/proc", "internal/secret"}, []string{"github.com/mark3labs/mcp-go", "os/signal", "database/sql", "modernc.org/sqlite"}},
 	"registry/proc":      {nil, []string{"github.com/mark3labs/mcp-go", "github.com/fsnotify/fsnotify", "os/signal", "database/sql", "modernc.org/sqlite", "net/http"}},
 	"registry/runtimes":  {[]string{"registry", "registry/proc", "fleet"}, []string{"github.com/mark3labs/mcp-go", "os/signal"}},
 	"fleet":              {nil, []string{"os", "syscall", "net", "io/fs", "database/sql", "modernc.org/sqlite", "github.com/mark3labs/mcp-go", "github.com/fsnotify/fsnotify"}},
-	"transport":          {nil, []string{"github.com/fsnotify/fsnotify", "os/signal"}},
+	"transport":          {[]string{"internal/secret"}, []string{"github.com/fsnotify/fsnotify", "os/signal"}},
 	"layer":              {nil, []string{"github.com/mark3labs/mcp-go", "net/http"}},
 	"surface":            {[]string{"layer"}, []string{"github.com/fsnotify/fsnotify", "net/http", "os/signal"}},
 	"example":            {nil, nil},
 	"internal/mcpclient": {nil, nil},
 	"internal/release":   {nil, []string{"os/exec", "net"}},
+	"internal/secret":    {nil, nil},
 	"internal/demo":      {[]string{"example", "internal/mcpclient", "registry/runtimes"}, nil},
-	"internal/node":      {[]string{"machine", "registry", "registry/proc", "registry/runtimes", "transport", "fleet", "layer", "surface", "internal/release"}, []string{"os/signal", "os/exec"}},
+	"internal/node":      {[]string{"internal/secret", "machine", "registry", "registry/proc", "registry/runtimes", "transport", "fleet", "layer", "surface", "internal/release"}, []string{"os/signal", "os/exec"}},
 	"internal/testtemp":  {nil, nil},
 	"internal/testchild": {nil, nil},
-	"scenarios":          {[]string{"example", "internal/mcpclient"}, nil},
+	"scenarios":          {[]string{"example", "internal/mcpclient", "internal/secret"}, nil},
 	"scenarios/bench":    {[]string{"example", "internal/mcpclient"}, nil},
-	"cmd/majordomus-mcp": {[]string{"machine", "registry", "registry/proc", "registry/runtimes", "transport", "fleet", "layer", "internal/release", "internal/node", "internal/demo"}, nil},
+	"cmd/majordomus-mcp": {[]string{"internal/secret", "machine", "registry", "registry/proc", "registry/runtimes", "transport", "fleet", "layer", "internal/release", "internal/node", "internal/demo"}, nil},
 }
 
 // standardOnly are the packages that may depend on the standard library
 // alone.
-var standardOnly = []string{"fleet", "internal/release"}
+var standardOnly = []string{"fleet", "internal/release", "internal/secret"}
 
 const module = "majordomus-mcp/"
 

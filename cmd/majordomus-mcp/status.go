@@ -4,15 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 
 	"majordomus-mcp/internal/node"
 	"majordomus-mcp/internal/release"
+	"majordomus-mcp/internal/secret"
 	"majordomus-mcp/layer"
 	"majordomus-mcp/registry"
 )
 
-// statusReport is what `status` prints: the lease, how it is judged, and
-// the identity of the server it names.
+// statusReport is what `status` prints: the lease, how it is judged, the
+// identity of the server it names, and how a direct HTTP client of this
+// user connects to it.
 type statusReport struct {
 	Checkout  string          `json:"checkout"`
 	Profile   string          `json:"profile"`
@@ -22,6 +25,14 @@ type statusReport struct {
 	Lease     *registry.Lease `json:"lease"`
 	Owner     string          `json:"owner"`
 	Server    json.RawMessage `json:"server"`
+	Connect   *connection     `json:"connect"`
+}
+
+// connection is what a direct HTTP client sends to the live server: its
+// MCP endpoint, and the header that lets it in (SPEC §13).
+type connection struct {
+	URL    string `json:"url"`
+	Header string `json:"header"`
 }
 
 // runStatus reports the checkout's shared server, read-only: it takes no
@@ -66,9 +77,20 @@ func runStatus(ctx context.Context, env *environment, args []string) error {
 		Server:    json.RawMessage("null"),
 	}
 	if o.Lease != nil && o.Lease.HasURL() {
-		if id, err := registry.FetchIdentity(ctx, o.Lease.URLString(), times.ProbeTimeout); err == nil {
+		if id, err := registry.FetchIdentity(ctx, o.Lease.URLString(), o.Lease.Secret, times.ProbeTimeout); err == nil {
 			report.Server = id
+			if o.Verdict.Class == registry.Live {
+				report.Connect = &connection{
+					URL:    strings.TrimSuffix(o.Lease.URLString(), "/") + "/mcp",
+					Header: "Authorization: " + secret.Authorization(o.Lease.Secret),
+				}
+			}
 		}
+	}
+	if o.Lease != nil && o.Lease.Secret != "" {
+		redacted := *o.Lease
+		redacted.Secret = "(not shown)" // the token in connect is all a client needs
+		report.Lease = &redacted
 	}
 	enc := json.NewEncoder(env.stdout)
 	enc.SetIndent("", "  ")

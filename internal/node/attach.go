@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"majordomus-mcp/machine"
 	"majordomus-mcp/registry"
 	"majordomus-mcp/transport"
 )
@@ -20,10 +21,12 @@ type attachment struct {
 	replaying *transport.Bridge // the bridge the carried session is being replayed onto
 }
 
-// Attach starts bridging to url. A bridge connects on the client's first
-// message; a session carried from a failed bridge is replayed first.
-func (a *attachment) Attach(ctx context.Context, url string) {
+// Attach starts bridging to the live server. A bridge connects on the
+// client's first message; a session carried from a failed bridge is
+// replayed first.
+func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 	n := a.node
+	url, key := live.URL, n.lease.Key(live)
 	var b *transport.Bridge
 	var safeTools map[string]bool // what the client's earlier bridges learned of the tools
 	if c := n.carriedSession(); c != nil {
@@ -49,6 +52,7 @@ func (a *attachment) Attach(ctx context.Context, url string) {
 	}
 	b, err := transport.NewBridge(ctx, transport.BridgeConfig{
 		URL:       url,
+		Secret:    key,
 		Out:       n.out,
 		Heartbeat: n.cfg.Times.Heartbeat,
 		Logger:    n.log.Named("bridge"),
@@ -57,7 +61,7 @@ func (a *attachment) Attach(ctx context.Context, url string) {
 		// message waits for it is stopped or frozen: gone, for that
 		// message (SPEC §6).
 		Alive: func(ctx context.Context) error {
-			_, err := registry.FetchIdentity(ctx, url, n.cfg.Times.ProbeTimeout)
+			_, err := registry.FetchIdentity(ctx, url, key, n.cfg.Times.ProbeTimeout)
 			return err
 		},
 		GoneAfter: n.cfg.Times.BusyGrace,

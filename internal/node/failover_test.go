@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"majordomus-mcp/example"
+	"majordomus-mcp/internal/secret"
 	"majordomus-mcp/layer"
 	"majordomus-mcp/machine"
 	"majordomus-mcp/surface"
@@ -132,9 +133,9 @@ func TestAFailedReplayElectsAgain(t *testing.T) {
 	co, b := exampleCheckout(t), newBoard()
 	a, c, _ := servingAndAttached(t, co, b)
 
-	refusing := refusingServer(t, co.fresh())
+	refusing, key := refusingServer(t, co.fresh())
 	b.force(
-		machine.Observation{Class: machine.ClassLive, URL: refusing},
+		machine.Observation{Class: machine.ClassLive, URL: refusing, Opaque: key},
 		machine.Observation{Class: machine.ClassUnusable, Reason: "no server will do"},
 	)
 	a.node.Signal("SIGTERM")
@@ -252,7 +253,7 @@ func told(notes []map[string]any, text string) bool {
 
 // refusingServer is a shared server that lost its lease: it refuses every
 // new session. It returns its URL.
-func refusingServer(t *testing.T, co *Checkout) string {
+func refusingServer(t *testing.T, co *Checkout) (url, key string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -264,14 +265,16 @@ func refusingServer(t *testing.T, co *Checkout) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	key = secret.New()
 	h := transport.NewHTTPServer(transport.HTTPConfig{
 		MCP:     srv.surface.MCP,
+		Secret:  key,
 		Refusal: func() *transport.Refusal { return &transport.Refusal{Message: "this server lost its lease"} },
 		Logger:  zap.NewNop(),
 	})
 	go func() { _ = h.Serve(ln) }()
 	t.Cleanup(func() { _ = h.Shutdown(context.Background()) })
-	return transport.URLOf(ln.Addr())
+	return transport.URLOf(ln.Addr()), key
 }
 
 // Convergence: a leaseholder that lost its lease while a bridge used it

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"majordomus-mcp/example"
+	"majordomus-mcp/internal/secret"
 	"majordomus-mcp/internal/testtemp"
 	"majordomus-mcp/layer"
 	"majordomus-mcp/machine"
@@ -109,7 +110,7 @@ func (v *view) Attempt(ctx context.Context) machine.Observation {
 		return machine.Observation{Class: machine.ClassWon}
 	case b.url != "":
 		defer b.mu.Unlock()
-		return machine.Observation{Class: machine.ClassLive, URL: b.url, Reason: "held by " + b.holder}
+		return machine.Observation{Class: machine.ClassLive, URL: b.url, Reason: "held by " + b.holder, Opaque: keyOf(b.holder)}
 	}
 	b.mu.Unlock()
 	return machine.Observation{Class: machine.ClassBinding, Reason: "no URL yet"}
@@ -157,7 +158,38 @@ func (v *view) Watch(ctx context.Context) (<-chan struct{}, error) {
 	return out, nil
 }
 
-func (v *view) Holding() (string, bool) { return v.me, v.won.Load() }
+func (v *view) Holding() (string, string, bool) { return v.me, keyOf(v.me), v.won.Load() }
+
+// Key is the secret a live observation carries: its holder's.
+func (v *view) Key(live machine.Observation) string {
+	key, _ := live.Opaque.(string)
+	return key
+}
+
+// keyAt is the secret of the server published at url.
+func keyAt(url string) string {
+	keys.mu.Lock()
+	instance := keys.at[url]
+	keys.mu.Unlock()
+	return keyOf(instance)
+}
+
+// keyOf is the secret of the lease instance holds: one per instance, as a
+// lease file's is.
+func keyOf(instance string) string {
+	keys.mu.Lock()
+	defer keys.mu.Unlock()
+	if keys.of[instance] == "" {
+		keys.of[instance] = secret.New()
+	}
+	return keys.of[instance]
+}
+
+var keys = struct {
+	mu sync.Mutex
+	of map[string]string // by instance
+	at map[string]string // instance by published URL
+}{of: map[string]string{}, at: map[string]string{}}
 
 func (v *view) Publish(url string) error {
 	v.b.mu.Lock()
@@ -167,6 +199,9 @@ func (v *view) Publish(url string) error {
 	}
 	v.b.url = url
 	v.b.changeLocked()
+	keys.mu.Lock()
+	keys.at[url] = v.me
+	keys.mu.Unlock()
 	return nil
 }
 

@@ -19,8 +19,12 @@ type Lease interface {
 	machine.Election
 	// Path names the lease in log lines and in majordomus_server.
 	Path() string
-	// Holding returns the instance of the lease this process holds.
-	Holding() (instance string, ok bool)
+	// Holding returns the instance of the lease this process holds, and
+	// its secret, which its server's clients must know (SPEC §13).
+	Holding() (instance, key string, ok bool)
+	// Key returns the secret of the lease live was judged from: what lets
+	// a bridge into the server it names, and checks its proofs.
+	Key(live machine.Observation) string
 	// Publish writes the server's URL into the held lease; an error
 	// matching registry.ErrLeaseNotOurs says it was taken over meanwhile.
 	Publish(url string) error
@@ -197,9 +201,16 @@ func (e *leaseFile) Watch(ctx context.Context) (<-chan struct{}, error) {
 	return out, nil
 }
 
-func (e *leaseFile) Holding() (string, bool) {
+func (e *leaseFile) Holding() (string, string, bool) {
 	held, ok := e.file.Held()
-	return held.Instance, ok
+	return held.Instance, held.Secret, ok
+}
+
+func (e *leaseFile) Key(live machine.Observation) string {
+	if o, ok := live.Opaque.(registry.Observation); ok && o.Lease != nil {
+		return o.Lease.Secret
+	}
+	return ""
 }
 
 func (e *leaseFile) Publish(url string) error { return e.file.Publish(url) }

@@ -42,7 +42,7 @@ func (s *sharedServer) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	instance, ok := n.lease.Holding()
+	instance, key, ok := n.lease.Holding()
 	if !ok {
 		return fmt.Errorf("the lease at %s is not held by this process", n.lease.Path())
 	}
@@ -57,6 +57,7 @@ func (s *sharedServer) Start(ctx context.Context) error {
 	h := transport.NewHTTPServer(transport.HTTPConfig{
 		MCP:         srv.surface.MCP,
 		Identity:    s.identity(srv, instance),
+		Secret:      key,
 		Refusal:     s.lost.Load,
 		IdleTimeout: n.cfg.Times.IdleTimeout,
 		OnSessions:  n.m.SessionsChanged,

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"majordomus-mcp/fleet"
+	"majordomus-mcp/internal/secret"
 	"majordomus-mcp/machine"
 	"majordomus-mcp/registry"
 	"majordomus-mcp/registry/runtimes"
@@ -45,7 +46,7 @@ func TestALostLeaseIsServedUntilItsLastSessionEnds(t *testing.T) {
 		t.Errorf("lease-lost, the node describes itself as %+v", d)
 	}
 	var id struct{ Leaseholder bool }
-	raw, err := registry.FetchIdentity(context.Background(), url, wait)
+	raw, err := registry.FetchIdentity(context.Background(), url, keyAt(url), wait)
 	if err != nil || json.Unmarshal(raw, &id) != nil || id.Leaseholder {
 		t.Errorf("the probe answered %s (%v); want leaseholder false", raw, err)
 	}
@@ -165,6 +166,7 @@ func mcpRequest(t *testing.T, method, url, sid string, body io.Reader) *http.Res
 	req, _ := http.NewRequest(method, url+"/mcp", body)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", secret.Authorization(keyAt(url)))
 	if sid != "" {
 		req.Header.Set("Mcp-Session-Id", sid)
 		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
@@ -196,7 +198,7 @@ func TestALeaseWonAgainAdmitsNewSessions(t *testing.T) {
 	}
 	openSession(t, url) // admitted, not refused with lease_lost
 	var ident struct{ Leaseholder bool }
-	raw, err := registry.FetchIdentity(context.Background(), url, wait)
+	raw, err := registry.FetchIdentity(context.Background(), url, keyAt(url), wait)
 	if err != nil || json.Unmarshal(raw, &ident) != nil || !ident.Leaseholder {
 		t.Errorf("the probe answered %s (%v)", raw, err)
 	}

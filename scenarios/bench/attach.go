@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 
@@ -48,7 +51,32 @@ func (b *bench) leaseholder(dir string, args ...string) (*leaseProc, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &leaseProc{p: p, url: url}, nil
+	header, err := b.authorization(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &leaseProc{p: p, url: url, authorization: header}, nil
+}
+
+// authorization is the Authorization header's value that lets a direct
+// HTTP client into dir's server, from `majordomus-mcp status`, as a user
+// finds it.
+func (b *bench) authorization(dir string) (string, error) {
+	cmd := exec.Command(b.bin, "status")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("status: %w", err)
+	}
+	var report struct{ Connect *struct{ Header string } }
+	if err := json.Unmarshal(out, &report); err != nil || report.Connect == nil {
+		return "", fmt.Errorf("status says no way to connect: %s", out)
+	}
+	value, ok := strings.CutPrefix(report.Connect.Header, "Authorization: ")
+	if !ok {
+		return "", fmt.Errorf("status shows the header %q", report.Connect.Header)
+	}
+	return value, nil
 }
 
 // B1: a second client attaching vs a --standalone client, alternating in
@@ -195,6 +223,7 @@ func (b *bench) takeOverOnce() (took, reaped time.Duration, err error) {
 
 // leaseProc is a leaseholder and its server's URL.
 type leaseProc struct {
-	p   *mcpclient.Process
-	url string
+	p             *mcpclient.Process
+	url           string
+	authorization string // what a direct HTTP client sends (SPEC §13)
 }

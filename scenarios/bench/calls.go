@@ -78,12 +78,12 @@ func (b *bench) b2b3() ([]Figure, error) {
 	if err := unlisted.handshake(ctx, "bench-bridge-unlisted"); err != nil {
 		return nil, fmt.Errorf("B2 bridge, tools never listed: %w", err)
 	}
-	direct := newDirectClient(lh.url)
+	direct := newDirectClient(lh)
 	defer direct.close()
 	if err := direct.initialize(ctx, "bench-direct"); err != nil {
 		return nil, fmt.Errorf("B2 direct: %w", err)
 	}
-	dialing := newDirectClient(lh.url)
+	dialing := newDirectClient(lh)
 	dialing.fresh = true
 	defer dialing.close()
 	if err := dialing.initialize(ctx, "bench-direct-dialing"); err != nil {
@@ -118,7 +118,7 @@ func (b *bench) b2b3() ([]Figure, error) {
 	if err := b.standaloneRSS(dir, b.calls+b.calls/10); err != nil {
 		return nil, fmt.Errorf("B6 standalone: %w", err)
 	}
-	return append(figs, b.b3(dir, lh.url)...), nil
+	return append(figs, b.b3(dir, lh)...), nil
 }
 
 // standaloneRSS runs a --standalone client through calls calls and records
@@ -149,7 +149,7 @@ func (b *bench) standaloneRSS(dir string, calls int) error {
 
 // b3 runs our bridge, mcp-remote and supergateway side by side, each a stdio
 // client bridged to the server at url.
-func (b *bench) b3(dir, url string) []Figure {
+func (b *bench) b3(dir string, lh *leaseProc) []Figure {
 	skip := func(name, why string) Figure {
 		return Figure{ID: "B3", Measure: name + " bridging stdio to the same server", Stat: "p50",
 			Goal: "ours ≥ 3× faster at p50", Result: "skipped", Note: why}
@@ -166,8 +166,8 @@ func (b *bench) b3(dir, url string) []Figure {
 		name, cmd string
 		args      []string
 	}{
-		{"mcp-remote", filepath.Join(bin, "mcp-remote"), []string{url + "/mcp", "--transport", "http-only"}},
-		{"supergateway", filepath.Join(bin, "supergateway"), []string{"--streamableHttp", url + "/mcp", "--logLevel", "none"}},
+		{"mcp-remote", filepath.Join(bin, "mcp-remote"), []string{lh.url + "/mcp", "--transport", "http-only", "--header", "Authorization:" + lh.authorization}},
+		{"supergateway", filepath.Join(bin, "supergateway"), []string{"--streamableHttp", lh.url + "/mcp", "--logLevel", "none", "--header", "Authorization: " + lh.authorization}},
 	}
 	ours, err := b.spawnPipe(dir)
 	if err != nil {
@@ -202,7 +202,7 @@ func (b *bench) b3(dir, url string) []Figure {
 		return figs
 	}
 	calls := max(b.calls/2, 20)
-	port := url[strings.LastIndex(url, ":")+1:]
+	port := lh.url[strings.LastIndex(lh.url, ":")+1:]
 	waits := timeWaits(port)
 	s, err := roundTrips(clients, calls/10, calls)
 	if err != nil {

@@ -17,20 +17,21 @@ import (
 // one keep-alive connection: the baseline that a bridge is compared with.
 type directClient struct {
 	url     string // <server>/mcp
+	auth    string // the Authorization header's value
 	hc      *http.Client
 	session string
 	next    int
 	fresh   bool // a new connection for every request, as the bridge does
 }
 
-func newDirectClient(serverURL string) *directClient {
+func newDirectClient(lh *leaseProc) *directClient {
 	tr := &http.Transport{
 		Proxy:               nil, // loopback only, whatever the environment says
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConnsPerHost: 2,
 		IdleConnTimeout:     time.Minute,
 	}
-	return &directClient{url: serverURL + "/mcp", hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
+	return &directClient{url: lh.url + "/mcp", auth: lh.authorization, hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
 }
 
 // initialize opens a session and sends notifications/initialized.
@@ -85,6 +86,7 @@ func (d *directClient) post(ctx context.Context, body []byte, id int) (frame, er
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Mcp-Protocol-Version", protocol)
+	req.Header.Set("Authorization", d.auth)
 	if d.session != "" {
 		req.Header.Set("Mcp-Session-Id", d.session)
 	}
@@ -155,6 +157,7 @@ func (d *directClient) close() {
 		if req, err := http.NewRequestWithContext(ctx, http.MethodDelete, d.url, nil); err == nil {
 			req.Header.Set("Mcp-Session-Id", d.session)
 			req.Header.Set("Mcp-Protocol-Version", protocol)
+			req.Header.Set("Authorization", d.auth)
 			if resp, err := d.hc.Do(req); err == nil {
 				resp.Body.Close()
 			}

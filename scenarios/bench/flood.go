@@ -40,6 +40,7 @@ func (b *bench) b8() ([]Figure, error) {
 			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":"not params"}`))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", lh.authorization)
 		resp, err := client.Do(req)
 		if err != nil {
 			return nil, fmt.Errorf("B8 invalid initialize %d: %w", i, err)
@@ -54,7 +55,8 @@ func (b *bench) b8() ([]Figure, error) {
 		if err != nil {
 			return nil, fmt.Errorf("B8 slow body: %w", err)
 		}
-		_, _ = c.Write([]byte("POST /mcp HTTP/1.1\r\nHost: " + host + "\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{"))
+		_, _ = c.Write([]byte("POST /mcp HTTP/1.1\r\nHost: " + host + "\r\nAuthorization: " + lh.authorization +
+			"\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{"))
 		conns = append(conns, c)
 	}
 	cutOff := 0
