@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,8 +35,12 @@ const DefaultHeartbeat = 20 * time.Second
 type BridgeConfig struct {
 	// URL is the shared server's base URL ("http://127.0.0.1:8741").
 	URL string
-	// Secret is the lease's secret: every request carries its token.
+	// Secret is the lease's secret: every request carries its token, and on
+	// every new connection the server proves it holds it before anything is
+	// sent to /mcp (SPEC §13).
 	Secret string
+	// ProbeTimeout bounds that proof. Default 2s.
+	ProbeTimeout time.Duration
 	// Out is the client's stdout: what the server sends that answers no
 	// pending request (notifications, server-to-client requests) goes there.
 	Out *FrameWriter
@@ -158,18 +162,22 @@ func NewBridge(ctx context.Context, cfg BridgeConfig) (*Bridge, error) {
 	if cfg.Out == nil {
 		return nil, errors.New("transport: a bridge needs the client's output")
 	}
-	endpoint := strings.TrimSuffix(cfg.URL, "/") + "/mcp"
-	posts, err := newPoster(endpoint)
-	if err != nil {
-		return nil, fmt.Errorf("transport: the shared server's URL %q: %w", cfg.URL, err)
-	}
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = DefaultHeartbeat
 	}
+	if cfg.ProbeTimeout <= 0 {
+		cfg.ProbeTimeout = 2 * time.Second
+	}
+	endpoint := strings.TrimSuffix(cfg.URL, "/") + "/mcp"
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Scheme != "http" || u.Host == "" {
+		return nil, fmt.Errorf("transport: the shared server's URL %q is not an http:// URL", cfg.URL)
+	}
+	dialer := newProvenDialer(u.Host, cfg.Secret, cfg.ProbeTimeout)
+	posts := newPoster(endpoint, u, dialer.DialContext)
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	dialer := &net.Dialer{Timeout: 2 * time.Second}
 	b := &Bridge{
 		cfg: cfg, log: cfg.Logger, endpoint: endpoint, posts: posts,
 		authorization: secret.Authorization(cfg.Secret),

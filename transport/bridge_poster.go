@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"net"
 	"net/http"
 	"net/url"
@@ -30,7 +29,7 @@ import (
 type poster struct {
 	endpoint string
 	addr     string // host:port
-	dialer   net.Dialer
+	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	mu   sync.Mutex
 	idle []*keptConn // most recently used last
@@ -46,19 +45,13 @@ const (
 	keptMax = 4
 )
 
-func newPoster(endpoint string) (*poster, error) {
-	u, err := url.Parse(endpoint)
-	if err != nil {
-		return nil, err
-	}
-	if u.Scheme != "http" || u.Host == "" {
-		return nil, errors.New("not an http:// URL")
-	}
+// newPoster posts to endpoint (u, parsed), on connections made by dial.
+func newPoster(endpoint string, u *url.URL, dial func(ctx context.Context, network, addr string) (net.Conn, error)) *poster {
 	addr := u.Host
 	if u.Port() == "" {
 		addr = net.JoinHostPort(u.Hostname(), "80")
 	}
-	return &poster{endpoint: endpoint, addr: addr, dialer: net.Dialer{Timeout: 2 * time.Second}}, nil
+	return &poster{endpoint: endpoint, addr: addr, dial: dial}
 }
 
 // post sends body with header and returns the answer. The caller reads the
@@ -99,7 +92,7 @@ func (p *poster) conn(ctx context.Context, reuse bool) (*keptConn, bool, error) 
 		}
 		p.mu.Unlock()
 	}
-	conn, err := p.dialer.DialContext(ctx, "tcp", p.addr)
+	conn, err := p.dial(ctx, "tcp", p.addr)
 	if err != nil {
 		return nil, false, err
 	}

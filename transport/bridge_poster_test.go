@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -63,10 +64,7 @@ func postOnce(t *testing.T, p *poster, body string, resendable bool) string {
 
 func TestResendableMessagesShareAConnection(t *testing.T) {
 	s := newConnCounter(t, echo)
-	p, err := newPoster(s.URL + "/mcp")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := plainPoster(t, s.URL+"/mcp")
 	for i := range 5 {
 		if a := postOnce(t, p, `{"n":`+itoa(i)+`}`, true); a != `{"n":`+itoa(i)+`}` {
 			t.Fatalf("answered %s", a)
@@ -79,7 +77,7 @@ func TestResendableMessagesShareAConnection(t *testing.T) {
 
 func TestAMessageThatMustNotRunTwiceGetsAConnectionOfItsOwn(t *testing.T) {
 	s := newConnCounter(t, echo)
-	p, _ := newPoster(s.URL + "/mcp")
+	p := plainPoster(t, s.URL+"/mcp")
 	postOnce(t, p, `{"first":true}`, true)
 	for range 3 {
 		postOnce(t, p, `{"unsafe":true}`, false)
@@ -91,7 +89,7 @@ func TestAMessageThatMustNotRunTwiceGetsAConnectionOfItsOwn(t *testing.T) {
 
 func TestAKeptConnectionTheServerClosedIsReplacedUnseen(t *testing.T) {
 	s := newConnCounter(t, echo)
-	p, _ := newPoster(s.URL + "/mcp")
+	p := plainPoster(t, s.URL+"/mcp")
 	postOnce(t, p, `{"n":1}`, true)
 	s.CloseClientConnections() // the server drops the kept connection
 	if a := postOnce(t, p, `{"n":2}`, true); a != `{"n":2}` {
@@ -109,7 +107,7 @@ func TestARefusedDialProvesNothingWasSent(t *testing.T) {
 	}
 	url := "http://" + ln.Addr().String() + "/mcp"
 	ln.Close()
-	p, _ := newPoster(url)
+	p := plainPoster(t, url)
 	_, _, err = p.post(context.Background(), []byte(`{}`), http.Header{}, false)
 	if err == nil || !neverConnected(err) {
 		t.Fatalf("post to a closed port: %v, want a refused dial", err)
@@ -128,7 +126,7 @@ func TestAnEndedContextBreaksAnAnswerUnderWay(t *testing.T) {
 		}
 	})
 	defer close(release)
-	p, _ := newPoster(s.URL + "/mcp")
+	p := plainPoster(t, s.URL+"/mcp")
 	ctx, cancel := context.WithCancel(context.Background())
 	resp, done, err := p.post(ctx, []byte(`{}`), http.Header{}, true)
 	if err != nil {
@@ -152,4 +150,16 @@ func TestAnEndedContextBreaksAnAnswerUnderWay(t *testing.T) {
 	if len(p.idle) != 0 {
 		t.Fatal("a broken connection was kept")
 	}
+}
+
+// plainPoster posts to endpoint on plain connections: these tests are
+// about connections, not about the proof each new one asks for.
+func plainPoster(t *testing.T, endpoint string) *poster {
+	t.Helper()
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d net.Dialer
+	return newPoster(endpoint, u, d.DialContext)
 }

@@ -51,12 +51,13 @@ func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 		return n.failover(ctx, cause, carried)
 	}
 	b, err := transport.NewBridge(ctx, transport.BridgeConfig{
-		URL:       url,
-		Secret:    key,
-		Out:       n.out,
-		Heartbeat: n.cfg.Times.Heartbeat,
-		Logger:    n.log.Named("bridge"),
-		Failover:  failover,
+		URL:          url,
+		Secret:       key,
+		ProbeTimeout: n.cfg.Times.ProbeTimeout,
+		Out:          n.out,
+		Heartbeat:    n.cfg.Times.Heartbeat,
+		Logger:       n.log.Named("bridge"),
+		Failover:     failover,
 		// A server that answers no probe for the busy grace while a
 		// message waits for it is stopped or frozen: gone, for that
 		// message (SPEC §6).

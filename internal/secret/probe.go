@@ -1,0 +1,107 @@
+package secret
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// maxAnswer bounds the identity a probe reads.
+const maxAnswer = 64 << 10
+
+// Probe asks the server at base (an http:// URL) to prove, within timeout,
+// that it holds key, on a connection of its own, with no proxy and no
+// redirect (see [Prove]). Its errors are reasons, for a log line.
+func Probe(ctx context.Context, base, key string, timeout time.Duration) (json.RawMessage, error) {
+	u, err := url.Parse(base)
+	if err != nil || u.Scheme != "http" || u.Host == "" {
+		return nil, fmt.Errorf("%q is not an http URL", base)
+	}
+	addr := u.Host
+	if u.Port() == "" {
+		addr = net.JoinHostPort(u.Hostname(), "80")
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var dialer net.Dialer
+	conn, err := dialer.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, connError(ctx, timeout, err)
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	id, err := Prove(conn, bufio.NewReader(conn), u.Host, key)
+	if err != nil {
+		return nil, connError(ctx, timeout, err)
+	}
+	return id, nil
+}
+
+// Prove asks the server at the other end of conn (host, as a Host header
+// names it) to prove that it holds key: one GET /?challenge=… carrying
+// key's token. It returns the server's answer (its identity, a JSON object)
+// only when the answer's proof matches its leaseholder claim; whatever a
+// server that cannot prove it says is never believed. The connection stays
+// open for what follows, and br, which read the answer, must read what
+// follows too. The caller bounds the exchange (conn's deadline).
+//
+// The token may be sent before the proof is checked: it opens /mcp and
+// nothing else, and no one who holds it can compute a proof.
+func Prove(conn net.Conn, br *bufio.Reader, host, key string) (json.RawMessage, error) {
+	if key == "" {
+		return nil, errors.New("the lease carries no secret, so no server can prove it is the lease's")
+	}
+	challenge := NewChallenge()
+	req, err := http.NewRequest(http.MethodGet, "http://"+host+"/?challenge="+challenge, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Authorization", Authorization(key))
+	if err := req.Write(conn); err != nil {
+		return nil, err
+	}
+	resp, err := http.ReadResponse(br, req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("status %d", resp.StatusCode)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	if err != nil {
+		return nil, err
+	}
+	var claim struct {
+		Leaseholder *bool  `json:"leaseholder"`
+		Proof       string `json:"proof"`
+	}
+	if trimmed := bytes.TrimSpace(body); len(trimmed) == 0 || trimmed[0] != '{' || json.Unmarshal(trimmed, &claim) != nil {
+		return nil, errors.New("the answer is not a JSON identity")
+	}
+	switch {
+	case claim.Leaseholder == nil || claim.Proof == "":
+		return nil, errors.New("it proves nothing: it says no leaseholder claim or no proof")
+	case !Proves(claim.Proof, key, challenge, *claim.Leaseholder):
+		return nil, errors.New("its proof does not match the lease's secret: it is not the lease's server")
+	}
+	return body, nil
+}
+
+// connError turns a connection's error into a reason: a timeout says so.
+func connError(ctx context.Context, timeout time.Duration, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("no answer within %s", timeout)
+	}
+	return err
+}
