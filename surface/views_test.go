@@ -10,6 +10,34 @@ import (
 	"majordomus-mcp/layer"
 )
 
+// A resource carries its object's title and description, each in its own
+// field, and neither when the object has none.
+func TestResourcesCarryTheObjectsTitleAndDescription(t *testing.T) {
+	f := newFixture(t)
+	c := f.connect("codex")
+	var list struct{ Resources []mcp.Resource }
+	mustDecode(t, c.rpc("resources/list", nil), &list)
+	byURI := map[string]mcp.Resource{}
+	for _, r := range list.Resources {
+		byURI[r.URI] = r
+	}
+	for uri, want := range map[string][2]string{
+		"majordomus://prompt/review":                {"Review a change", "The checklist an agent follows before it asks a human to review."},
+		"majordomus://knowledge/glossary":           {"Glossary", ""},
+		"majordomus://rule/project.small-commits@1": {"Commit in small, honest steps", "Every commit builds, passes the tests and says what it changes."},
+		"majordomus://repository":                   {"Checkout", "The checkout's layer: kinds, counts, diagnostics, state and generation."},
+	} {
+		r := byURI[uri]
+		if r.Title != want[0] || r.Description != want[1] {
+			t.Errorf("%s: title %q description %q, want %q and %q", uri, r.Title, r.Description, want[0], want[1])
+		}
+	}
+	raw := string(c.rpc("resources/list", nil))
+	if strings.Contains(raw, `"description":""`) || strings.Contains(raw, `"title":""`) {
+		t.Errorf("empty fields are sent: %s", raw)
+	}
+}
+
 // Diagnostics speak snake_case, like every other answer.
 func TestDiagnosticsAreSnakeCase(t *testing.T) {
 	f := newFixture(t)
