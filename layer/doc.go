@@ -18,7 +18,9 @@
 // closing "---" line. The front matter holds at least a string id and a
 // string kind; its URI is majordomus://<kind>/<id>@<version>, "@<version>"
 // only when version is set. An [Index] ([Build]) is an immutable snapshot of
-// all objects plus diagnostics about the files that are not objects.
+// all objects plus diagnostics about the files that are not objects. It
+// carries the checkout's name: the manifest's name when the caller gives it
+// ([Config.Name]), else the root directory's.
 //
 // # What degrades
 //

@@ -73,3 +73,24 @@ func TestDiagnosticsAreSnakeCase(t *testing.T) {
 type fixedLayer struct{ ix *layer.Index }
 
 func (l fixedLayer) Current() *layer.Index { return l.ix }
+
+// The checkout is called what its manifest calls it, wherever its name is
+// shown.
+func TestTheCheckoutIsCalledWhatItsManifestSays(t *testing.T) {
+	f := newFixtureOf(t, layer.Config{Name: "payments-service"})
+	c := f.connect("claude-code")
+	var res mcp.InitializeResult
+	mustDecode(t, c.rpc("initialize", map[string]any{"protocolVersion": "2025-11-25", "clientInfo": map[string]any{"name": "claude-code"}}), &res)
+	if !strings.Contains(res.Instructions, `the checkout "payments-service"`) {
+		t.Errorf("instructions:\n%s", res.Instructions)
+	}
+	var repo struct{ Name string }
+	out, _ := c.tool("majordomus_repository", nil)
+	mustDecode(t, out, &repo)
+	var srv struct{ Checkout string }
+	out2, _ := c.tool("majordomus_server", nil)
+	mustDecode(t, out2, &srv)
+	if repo.Name != "payments-service" || srv.Checkout != "payments-service" {
+		t.Errorf("repository %s, server %s", out, out2)
+	}
+}
