@@ -18,7 +18,16 @@
 // closing "---" line. The front matter holds at least a string id and a
 // string kind; its URI is majordomus://<kind>/<id>@<version>, "@<version>"
 // only when version is set. An [Index] ([Build]) is an immutable snapshot of
-// all objects plus diagnostics about the files that are not objects.
+// all objects plus diagnostics about the files that are not objects. It
+// carries the checkout's name: the manifest's name when the caller gives it
+// ([Config.Name]), else the root directory's.
+//
+// An object of kind prompt ([KindPrompt]) may declare arguments in its
+// front matter, a list of {name, description, required, suggestions}
+// ([Argument]); [Object.Render] fills its body's {{name}} placeholders in
+// with their values, copied as they are: a value is data, never read for
+// placeholders or anything else. The text filled in is bounded
+// ([MaxPromptBytes]).
 //
 // # What degrades
 //
@@ -33,8 +42,10 @@
 //
 // Warnings leave the state "ok": a .md file with no front matter (not an
 // object), .ai/repo being absent (the index is empty), a title, description
-// or status that is not text, tags that are not text, a dangling symbolic
-// link. The object keeps what could be read.
+// or status that is not text, tags that are not text, a prompt's argument
+// declaration that cannot be read (not a mapping, a name not matching
+// ^[A-Za-z][A-Za-z0-9_-]*$ or declared twice, an unknown key, required not
+// a boolean), a dangling symbolic link. The object keeps what could be read.
 //
 // # Invariants
 //

@@ -15,6 +15,10 @@ var (
 	// carrying error diagnostics; the CLI exits 10 on it.
 	ErrDegraded = errors.New("layer: index degraded")
 
+	// ErrPromptTooLarge reports a prompt whose text, its arguments filled
+	// in, would be over [MaxPromptBytes].
+	ErrPromptTooLarge = errors.New("layer: prompt too large")
+
 	// ErrWatching reports a second concurrent call to [Layer.Watch].
 	ErrWatching = errors.New("layer: already watching")
 )

@@ -28,7 +28,7 @@ const maxObjectSize = 8 << 20
 // changes it afterwards, so it may be shared between goroutines.
 type Index struct {
 	Root         string       // absolute checkout root
-	Name         string       // filepath.Base(Root)
+	Name         string       // the checkout's name: the manifest's (Config.Name), else filepath.Base(Root)
 	RepositoryID string       // RepositoryID(Root)
 	Generation   uint64       // 1 for the first index of a Layer, +1 per published change
 	Objects      []Object     // sorted by URI
@@ -46,16 +46,18 @@ func RepositoryID(root string) string {
 }
 
 // Build scans <root>/.ai/repo recursively and returns the index with the
-// given generation. Broken files become diagnostics, never errors; Build
-// fails only when root itself is not a readable directory. It reads nothing
-// outside .ai/repo (so never .ai/local) and writes nothing.
+// given generation, named after root's directory. Broken files become
+// diagnostics, never errors; Build fails only when root itself is not a
+// readable directory. It reads nothing outside .ai/repo (so never
+// .ai/local) and writes nothing.
 func Build(root string, generation uint64) (*Index, error) {
-	ix, _, err := build(root, generation)
+	ix, _, err := build(root, "", generation)
 	return ix, err
 }
 
-// build is Build, and also says what it read.
-func build(root string, generation uint64) (*Index, sources, error) {
+// build is Build of a checkout named name ("" = after its directory), and
+// also says what it read.
+func build(root, name string, generation uint64) (*Index, sources, error) {
 	var src sources
 	abs, err := filepath.Abs(root)
 	if err != nil {
@@ -66,7 +68,10 @@ func build(root string, generation uint64) (*Index, sources, error) {
 	} else if !fi.IsDir() {
 		return nil, src, fmt.Errorf("building index: %s is not a directory", abs)
 	}
-	ix := &Index{Root: abs, Name: filepath.Base(abs), RepositoryID: RepositoryID(abs), Generation: generation}
+	if name == "" {
+		name = filepath.Base(abs)
+	}
+	ix := &Index{Root: abs, Name: name, RepositoryID: RepositoryID(abs), Generation: generation}
 	src.listedAt = time.Now()
 	files, diags := listFiles(abs)
 	src.listed, src.walk = files, slices.Clone(diags)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,9 @@ const maxDebounceFactor = 10
 // Config configures a [Layer].
 type Config struct {
 	Root string // checkout root, as returned by FindCheckout
+	// Name is the checkout's name, as its manifest says it; "" names it
+	// after its root directory. See [Index.Name].
+	Name string
 	// Strict refuses to serve a degraded index: Open fails with ErrDegraded,
 	// and a degraded rebuild is logged at error and dropped (the previous
 	// index stays current).
@@ -34,6 +38,7 @@ type Config struct {
 // .ai/repo changes (see [Layer.Watch]).
 type Layer struct {
 	root     string
+	name     string // Config.Name
 	strict   bool
 	debounce time.Duration
 	slack    time.Duration // see clockSlack
@@ -57,7 +62,7 @@ func Open(cfg Config) (*Layer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("layer: opening: %w", err)
 	}
-	l := &Layer{root: root, strict: cfg.Strict, debounce: cfg.Debounce, slack: clockSlack, log: cfg.Logger}
+	l := &Layer{root: root, name: strings.TrimSpace(cfg.Name), strict: cfg.Strict, debounce: cfg.Debounce, slack: clockSlack, log: cfg.Logger}
 	if l.debounce <= 0 {
 		l.debounce = DefaultDebounce
 	}
@@ -65,7 +70,7 @@ func Open(cfg Config) (*Layer, error) {
 		l.log = zap.NewNop()
 	}
 	start := time.Now()
-	ix, src, err := build(root, 1)
+	ix, src, err := build(root, l.name, 1)
 	if err != nil {
 		return nil, fmt.Errorf("layer: opening: %w", err)
 	}
@@ -95,7 +100,7 @@ func (l *Layer) rebuild() (old, ix *Index, published bool) {
 	defer l.mu.Unlock()
 	old = l.cur.Load()
 	start := time.Now()
-	ix, err := Build(l.root, old.Generation+1)
+	ix, _, err := build(l.root, l.name, old.Generation+1)
 	if err != nil {
 		l.log.Error("layer rebuild failed", zap.Error(err), zap.Uint64("generation", old.Generation))
 		return old, nil, false

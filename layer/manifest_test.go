@@ -119,3 +119,28 @@ func TestLoadManifestUnreadable(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// The manifest's name names the checkout, in every index the layer
+// publishes; without one, the directory does.
+func TestTheManifestNamesTheCheckout(t *testing.T) {
+	root := testtemp.Dir(t)
+	writeTree(t, root, realistic)
+	l, err := Open(Config{Root: root, Name: " payments-service "})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Current().Name; got != "payments-service" {
+		t.Fatalf("name %q, want the manifest's", got)
+	}
+	write(t, root, ".ai/repo/prompts/continue.md", "---\nid: continue\nkind: prompt\n---\nGo on.\n")
+	if _, ix, ok := l.rebuild(); !ok || ix.Name != "payments-service" {
+		t.Fatalf("rebuilt (%v): %+v", ok, ix)
+	}
+	unnamed, err := Open(Config{Root: root, Name: "  "})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := unnamed.Current().Name, filepath.Base(l.Root()); got != want {
+		t.Fatalf("name %q, want the directory's %q", got, want)
+	}
+}

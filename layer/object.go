@@ -33,6 +33,9 @@ type Object struct {
 	// string, int, float64, bool and nil only (JSON-compatible).
 	Front map[string]any
 	Body  string // the Markdown after the closing --- line
+	// Arguments are a prompt's declared arguments, in file order; nil for
+	// other kinds.
+	Arguments []Argument
 }
 
 // Diagnostic is one finding about a file of the layer.
@@ -116,6 +119,9 @@ func parseObject(rel string, data []byte) parsed {
 	}
 	if o.Tags, ok = tagsOf(fm["tags"]); !ok {
 		fail(LevelWarning, "tags must be a list of words: non-text tags ignored")
+	}
+	if o.Kind == KindPrompt {
+		o.Arguments = argumentsOf(fm["arguments"], func(format string, args ...any) { fail(LevelWarning, format, args...) })
 	}
 	r.obj, r.ok = o, true
 	return r

@@ -14,7 +14,7 @@ import (
 func TestNothingIsProvedUnchangedWithoutStamps(t *testing.T) {
 	root := testtemp.Dir(t)
 	writeTree(t, root, stampedTree)
-	_, src, err := build(root, 1)
+	_, src, err := build(root, "", 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 func TestAnUntouchedTreeIsProvedUnchanged(t *testing.T) {
 	root := testtemp.Dir(t)
 	writeTree(t, root, stampedTree)
-	_, src, err := build(root, 1)
+	_, src, err := build(root, "", 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func TestEveryKindOfChangeDefeatsTheProof(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			root := testtemp.Dir(t)
 			writeTree(t, root, stampedTree)
-			_, src, err := build(root, 1)
+			_, src, err := build(root, "", 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -63,7 +63,7 @@ func TestEveryKindOfChangeDefeatsTheProof(t *testing.T) {
 func TestUnstampedFilesAreNeverTrusted(t *testing.T) {
 	root := testtemp.Dir(t)
 	writeTree(t, root, stampedTree)
-	_, src, err := build(root, 1)
+	_, src, err := build(root, "", 1)
 	if err != nil {
 		t.Fatal(err)
 	}

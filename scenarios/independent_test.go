@@ -19,18 +19,7 @@ func TestAnIndependentClientWorksThroughABridge(t *testing.T) {
 	initialize(t, a, "claude-code")
 	url := serverURL(t, a)
 
-	c, err := client.NewStdioMCPClient(bin, os.Environ(), "--repo", dir, "--http-port", "0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "mcp-go-client", Version: "1.2.1"}
-	res, err := c.Initialize(ctx(t), init)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, res := independentClient(t, dir)
 	if res.ServerInfo.Name != "majordomus" || !strings.Contains(res.Instructions, url) || !strings.Contains(res.Instructions, "You are peer p2") {
 		t.Fatalf("initialize through the bridge: %+v", res)
 	}
@@ -64,4 +53,24 @@ func TestAnIndependentClientWorksThroughABridge(t *testing.T) {
 	if board.Count != 2 || board.Peers[1].Client.Name != "mcp-go-client" || board.Peers[1].Transport != "http" {
 		t.Fatalf("the leaseholder's board: %+v", board)
 	}
+}
+
+// independentClient starts majordomus-mcp in dir under mcp-go's own stdio
+// client, named mcp-go-client, and initializes it; it is closed when the
+// test ends.
+func independentClient(t *testing.T, dir string) (*client.Client, *mcp.InitializeResult) {
+	t.Helper()
+	c, err := client.NewStdioMCPClient(bin, os.Environ(), "--repo", dir, "--http-port", "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "mcp-go-client", Version: "1.2.1"}
+	res, err := c.Initialize(ctx(t), init)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, res
 }

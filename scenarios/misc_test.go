@@ -6,6 +6,7 @@ package scenarios
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"net"
@@ -136,29 +137,43 @@ func TestAStormOfClientsConvergesOnOneServer(t *testing.T) {
 }
 
 // S17: the probes of SPEC §6 answer byte for byte the same through the
-// leaseholder's own session, a bridged session, and a restarted server.
+// leaseholder's own session, a bridged session, and a restarted server:
+// tools, resources, prompts and completions, and the errors of prompts.
 func TestBridgedRestartedAndLocalSessionsAnswerTheSameBytes(t *testing.T) {
 	dir := checkout(t)
+	review := func(args map[string]any) map[string]any { return map[string]any{"name": "review", "arguments": args} }
 	probes := []struct {
 		method string
 		params any
+		fails  bool // answered with a JSON-RPC error
 	}{
-		{"tools/list", nil},
-		{"resources/list", nil},
-		{"resources/read", map[string]any{"uri": "majordomus://rule/project.small-commits@1"}},
-		{"resources/read", map[string]any{"uri": "majordomus://repository"}},
-		{"tools/call", map[string]any{"name": "majordomus_list", "arguments": map[string]any{}}},
-		{"tools/call", map[string]any{"name": "majordomus_get", "arguments": map[string]any{"uri": "majordomus://adr/adr.0001@1"}}},
-		{"tools/call", map[string]any{"name": "majordomus_repository", "arguments": map[string]any{}}},
+		{"tools/list", nil, false},
+		{"resources/list", nil, false},
+		{"resources/read", map[string]any{"uri": "majordomus://rule/project.small-commits@1"}, false},
+		{"resources/read", map[string]any{"uri": "majordomus://repository"}, false},
+		{"tools/call", map[string]any{"name": "majordomus_list", "arguments": map[string]any{}}, false},
+		{"tools/call", map[string]any{"name": "majordomus_get", "arguments": map[string]any{"uri": "majordomus://adr/adr.0001@1"}}, false},
+		{"tools/call", map[string]any{"name": "majordomus_repository", "arguments": map[string]any{}}, false},
+		{"prompts/list", nil, false},
+		{"prompts/get", review(map[string]any{"change": "HEAD~3..HEAD {{focus}}", "focus": "tests"}), false},
+		{"prompts/get", review(map[string]any{"focus": "tests"}), true},
+		{"prompts/get", map[string]any{"name": "nope"}, true},
+		{"completion/complete", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "review"},
+			"argument": map[string]any{"name": "focus", "value": "d"}}, false},
 	}
 	answers := func(p *mcpclient.Process) []string {
 		var out []string
 		for _, pr := range probes {
 			r, err := p.Call(ctx(t), pr.method, pr.params)
-			if err != nil || r.Error != nil {
-				t.Fatalf("%s: %v %v", pr.method, err, r.Error)
+			if err != nil || (r.Error != nil) != pr.fails {
+				t.Fatalf("%s %v: %v %v", pr.method, pr.params, err, r.Error)
 			}
-			out = append(out, string(r.Result))
+			answer := string(r.Result)
+			if r.Error != nil {
+				e, _ := json.Marshal(r.Error)
+				answer = string(e)
+			}
+			out = append(out, answer)
 		}
 		return out
 	}

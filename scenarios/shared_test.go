@@ -127,7 +127,8 @@ func TestMCPOverHTTPRefusesMalformedTrafficAndKeepsServing(t *testing.T) {
 	}
 }
 
-// A change to the layer reaches every session, bridged ones included.
+// A change to the layer reaches every session, bridged ones included: a
+// changed prompt changes the list of prompts too.
 func TestAChangeToTheLayerReachesBridgedSessions(t *testing.T) {
 	dir := checkout(t)
 	a := shared(t, dir)
@@ -141,10 +142,12 @@ func TestAChangeToTheLayerReachesBridgedSessions(t *testing.T) {
 	}
 	layerEdited(t, dir)
 	for _, p := range []*mcpclient.Process{a, b} {
-		if _, err := p.WaitFrame(ctx(t), "list_changed", func(f []byte) bool {
-			return strings.Contains(string(f), `"method":"notifications/resources/list_changed"`)
-		}); err != nil {
-			t.Fatal(err)
+		for _, list := range []string{"resources", "prompts"} {
+			if _, err := p.WaitFrame(ctx(t), list+"/list_changed", func(f []byte) bool {
+				return strings.Contains(string(f), `"method":"notifications/`+list+`/list_changed"`)
+			}); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	var repo struct{ Generation int }

@@ -197,9 +197,10 @@ func TestADegradedIndexIsServed(t *testing.T) {
 		State       string
 		Diagnostics []struct{ Level, Path, Message string }
 	}
-	p.CallTool(c, "majordomus_repository", nil, &repo)
-	if repo.State != "degraded" || len(repo.Diagnostics) == 0 || repo.Diagnostics[0].Path != example.BrokenObject {
-		t.Fatalf("repository: %+v", repo)
+	_, text, _ := p.CallTool(c, "majordomus_repository", nil, &repo)
+	if repo.State != "degraded" || len(repo.Diagnostics) == 0 || repo.Diagnostics[0].Path != example.BrokenObject ||
+		!strings.Contains(text, `"diagnostics":[{"level":"error","path":`) {
+		t.Fatalf("repository: %s", text)
 	}
 }
 

@@ -25,27 +25,27 @@ func (s *Surface) publishResources(old, ix *layer.Index) {
 	resources := []server.ServerResource{
 		{
 			Resource: mcp.NewResource(repositoryURI, "repository",
+				mcp.WithResourceTitle("Checkout"),
 				mcp.WithResourceDescription("The checkout's layer: kinds, counts, diagnostics, state and generation."),
 				mcp.WithMIMEType("application/json")),
 			Handler: s.readRepository,
 		},
 		{
 			Resource: mcp.NewResource(serverURI, "server",
+				mcp.WithResourceTitle("Server"),
 				mcp.WithResourceDescription("The process serving this session: role, URL, leaseholder, sessions, findings."),
 				mcp.WithMIMEType("application/json")),
 			Handler: s.readServer,
 		},
 	}
 	for _, o := range ix.Objects {
-		desc := o.Title
-		if o.Description != "" {
-			desc = o.Title + ": " + o.Description
-		}
 		resources = append(resources, server.ServerResource{
 			// The name is unique (it is the URI without the scheme), so the
-			// listing mcp-go sorts by name is deterministic.
-			Resource: mcp.NewResource(o.URI, o.URI[len("majordomus://"):],
-				mcp.WithResourceDescription(desc),
+			// listing mcp-go sorts by name is deterministic; title and
+			// description are the object's own, omitted when it has none.
+			Resource: mcp.NewResource(o.URI, o.URI[len(layer.URIScheme):],
+				mcp.WithResourceTitle(o.Title),
+				mcp.WithResourceDescription(o.Description),
 				mcp.WithMIMEType("application/json")),
 			Handler: s.readObject,
 		})

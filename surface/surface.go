@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -73,6 +74,7 @@ type Surface struct {
 	log     *zap.Logger
 	started time.Time
 	subs    *subscriptions
+	prompts atomic.Pointer[map[string]layer.Object] // the published prompts by name, for completions
 }
 
 // New builds the MCP server with every tool and resource of the layer.
@@ -106,6 +108,9 @@ func New(cfg Config) *Surface {
 		server.WithTitle("Majordomus"),
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(true, true),
+		server.WithPromptCapabilities(true),
+		server.WithCompletions(),
+		server.WithPromptCompletionProvider(promptCompleter{s}),
 		server.WithLogging(),
 		server.WithHooks(hooks),
 		server.WithRecovery(),
@@ -113,7 +118,9 @@ func New(cfg Config) *Surface {
 	}
 	s.MCP = server.NewMCPServer(Name, cfg.Version, append(opts, cfg.ServerOptions...)...)
 	s.addTools()
-	s.publishResources(nil, cfg.Layer.Current())
+	ix := cfg.Layer.Current()
+	s.publishResources(nil, ix)
+	s.publishPrompts(nil, ix)
 	return s
 }
 
@@ -201,11 +208,13 @@ func (s *Surface) Notify(level mcp.LoggingLevel, message string) {
 	}
 }
 
-// IndexChanged republishes the resources of a rebuilt index and tells the
-// sessions: list_changed to all, resources/updated to subscribers of what
-// changed.
+// IndexChanged republishes the resources and prompts of a rebuilt index
+// and tells the sessions: resources/list_changed to all, prompts/list_changed
+// to all when a prompt was added, removed or changed, resources/updated to
+// subscribers of what changed.
 func (s *Surface) IndexChanged(old, new *layer.Index) {
 	s.publishResources(old, new)
+	s.publishPrompts(old, new)
 	changed := append(layer.Changed(old, new), repositoryURI)
 	for _, uri := range changed {
 		for _, session := range s.subs.subscribers(uri) {

@@ -33,13 +33,19 @@ type searchHit struct {
 }
 
 type repository struct {
-	Name         string             `json:"name"`
-	RepositoryID string             `json:"repository_id"`
-	State        string             `json:"state"`
-	Generation   uint64             `json:"generation"`
-	Objects      int                `json:"objects"`
-	Kinds        map[string]int     `json:"kinds"`
-	Diagnostics  []layer.Diagnostic `json:"diagnostics"`
+	Name         string         `json:"name"`
+	RepositoryID string         `json:"repository_id"`
+	State        string         `json:"state"`
+	Generation   uint64         `json:"generation"`
+	Objects      int            `json:"objects"`
+	Kinds        map[string]int `json:"kinds"`
+	Diagnostics  []diagnostic   `json:"diagnostics"`
+}
+
+type diagnostic struct {
+	Level   string `json:"level"` // error or warning
+	Path    string `json:"path"`
+	Message string `json:"message"`
 }
 
 func summarize(o layer.Object) objectSummary {
@@ -63,9 +69,9 @@ func objectView(o layer.Object) objectDetail {
 }
 
 func repositoryReport(ix *layer.Index) repository {
-	diags := ix.Diagnostics
-	if diags == nil {
-		diags = []layer.Diagnostic{}
+	diags := make([]diagnostic, 0, len(ix.Diagnostics))
+	for _, d := range ix.Diagnostics {
+		diags = append(diags, diagnostic{Level: d.Level, Path: d.Path, Message: d.Message})
 	}
 	return repository{
 		Name: ix.Name, RepositoryID: ix.RepositoryID, State: ix.State(), Generation: ix.Generation,

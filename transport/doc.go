@@ -42,6 +42,11 @@
 // being served. Batches, which mcp-go does not take, are split and answered
 // as an array. initialize cannot be batched.
 //
+// A prompts/get that leaves out an argument its prompt declares required,
+// or leaves it blank, is answered -32602 naming it, by the HTTP server and
+// by [Local] alike, before mcp-go sees it: mcp-go v1.2.1 checks no prompt
+// argument and answers every error of a prompt handler -32603.
+//
 // Sessions are counted by the server's own SessionIdManager, which mcp-go
 // consults for every new id, every id it is given and every end: DELETE,
 // the idle sweeper ([HTTPConfig].IdleTimeout; mcp-go's sweeper terminates
@@ -103,8 +108,8 @@
 //     bridge_move.go (leaving a server that lost its lease);
 //   - shared by all: frames.go (framing, envelopes, error frames), sse.go
 //     (event streams, written by the server and read by the bridge),
-//     peer.go (a carried session's peer id) and tools.go (which tools may
-//     be resent).
+//     peer.go (a carried session's peer id), tools.go (which tools may
+//     be resent) and prompts.go (a prompt's required arguments).
 //
 // A side uses another only through exported names and the shared files:
 // the bridge speaks to the server over HTTP, never through its types.

@@ -180,8 +180,10 @@ func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var initialize *Envelope
+	envs := make([]Envelope, 0, len(members))
 	for _, m := range members {
 		env, err := ReadEnvelope(m)
+		envs = append(envs, env)
 		if err != nil || !isObject(m) {
 			writeError(w, http.StatusBadRequest, ErrCodeInvalidRequest, "every message must be a JSON-RPC object")
 			return
@@ -209,6 +211,12 @@ func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
 	defer h.table.begin(sid)()
 	if batch {
 		h.serveBatch(w, r, members)
+		return
+	}
+	if refusal := promptRefusal(h.cfg.MCP, envs[0], body); refusal != nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(append(refusal, '\n'))
 		return
 	}
 	h.pass(w, withBody(r, body))
@@ -315,9 +323,13 @@ func (ref *Refusal) frame(id json.RawMessage) []byte {
 func (h *HTTPServer) serveBatch(w http.ResponseWriter, r *http.Request, members []json.RawMessage) {
 	var notes, answers []json.RawMessage
 	for _, m := range members {
+		env, _ := ReadEnvelope(m)
+		if refusal := promptRefusal(h.cfg.MCP, env, m); refusal != nil {
+			answers = append(answers, refusal)
+			continue
+		}
 		rec := newBufferWriter()
 		h.mcp.ServeHTTP(rec, withBody(r, m))
-		env, _ := ReadEnvelope(m)
 		switch {
 		case rec.status == http.StatusOK && isEventStream(rec.header):
 			_ = readEvents(bytes.NewReader(rec.body), func(data []byte) error {

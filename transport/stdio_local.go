@@ -81,6 +81,9 @@ func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
 	if err != nil || !isObject(msg) {
 		return ErrorFrame(nil, CodeInvalidRequest, "invalid request: a message must be a JSON object")
 	}
+	if refusal := promptRefusal(l.srv, env, msg); refusal != nil {
+		return refusal
+	}
 	answer := l.srv.HandleMessage(l.srv.WithContext(ctx, l.session), msg)
 	if answer == nil {
 		return nil

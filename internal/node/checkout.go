@@ -58,7 +58,7 @@ func (c *Checkout) load(life context.Context, describe func() surface.Process) (
 	if c.served != nil {
 		return c.served, nil
 	}
-	lay, err := layer.Open(layer.Config{Root: c.Root, Strict: c.Strict, Logger: c.Logger.Named("layer")})
+	lay, err := layer.Open(layer.Config{Root: c.Root, Name: c.Manifest.Name, Strict: c.Strict, Logger: c.Logger.Named("layer")})
 	if err != nil {
 		return nil, err
 	}

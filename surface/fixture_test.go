@@ -1,0 +1,140 @@
+package surface
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/goleak"
+
+	"majordomus-mcp/example"
+	"majordomus-mcp/layer"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fixture is a Surface over the example checkout with in-process sessions.
+type fixture struct {
+	t    *testing.T
+	root string
+	lay  *layer.Layer
+	s    *Surface
+	proc Process
+}
+
+func newFixture(t *testing.T) *fixture { return newFixtureOf(t, layer.Config{}) }
+
+// newFixtureOf is newFixture with the layer configured as cfg (its Root is
+// the fixture's).
+func newFixtureOf(t *testing.T, cfg layer.Config) *fixture {
+	t.Helper()
+	root := t.TempDir()
+	if err := example.WriteCheckout(root); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Root = root
+	lay, err := layer.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, root: root, lay: lay, proc: Process{Role: "standalone", Profile: "default"}}
+	f.s = New(Config{Layer: lay, Version: "9.9.9", Process: func() Process { return f.proc }})
+	return f
+}
+
+// client is one in-process session on the fixture's server.
+type client struct {
+	f    *fixture
+	sess *server.InProcessSession
+}
+
+func (f *fixture) connect(name string) *client {
+	f.t.Helper()
+	sess := server.NewInProcessSession(name+"-session", nil)
+	if err := f.s.MCP.RegisterSession(context.Background(), sess); err != nil {
+		f.t.Fatal(err)
+	}
+	c := &client{f: f, sess: sess}
+	res := c.rpc("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": name, "version": "1.0"}})
+	var init mcp.InitializeResult
+	mustDecode(f.t, res, &init)
+	return c
+}
+
+func (c *client) leave() { c.f.s.MCP.UnregisterSession(context.Background(), c.sess.SessionID()) }
+
+// rpc sends one request and returns its result, failing on a JSON-RPC error.
+func (c *client) rpc(method string, params any) json.RawMessage {
+	c.f.t.Helper()
+	result, rpcErr := c.try(method, params)
+	if rpcErr != "" {
+		c.f.t.Fatalf("%s: %s", method, rpcErr)
+	}
+	return result
+}
+
+func (c *client) try(method string, params any) (json.RawMessage, string) {
+	result, _, message := c.call(method, params)
+	return result, message
+}
+
+// call sends one request and returns its result, or its error's code and
+// message.
+func (c *client) call(method string, params any) (result json.RawMessage, code int, message string) {
+	msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	ctx := c.f.s.MCP.WithContext(context.Background(), c.sess)
+	answer, _ := json.Marshal(c.f.s.MCP.HandleMessage(ctx, msg))
+	var r struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	mustDecode(c.f.t, answer, &r)
+	if r.Error != nil {
+		return nil, r.Error.Code, r.Error.Message
+	}
+	return r.Result, 0, ""
+}
+
+// tool calls a tool; it returns the structured content or the error text.
+func (c *client) tool(name string, args map[string]any) (structured json.RawMessage, errText string) {
+	c.f.t.Helper()
+	var res struct {
+		IsError           bool `json:"isError"`
+		Content           []struct{ Text string }
+		StructuredContent json.RawMessage `json:"structuredContent"`
+	}
+	mustDecode(c.f.t, c.rpc("tools/call", map[string]any{"name": name, "arguments": args}), &res)
+	if res.IsError {
+		return nil, res.Content[0].Text
+	}
+	if len(res.Content) != 1 || res.Content[0].Text != string(res.StructuredContent) {
+		c.f.t.Fatalf("%s: the text content must be the structured content as JSON", name)
+	}
+	return res.StructuredContent, ""
+}
+
+func mustDecode(t *testing.T, b []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("decoding %s: %v", b, err)
+	}
+}
+
+// drain returns the methods of the notifications queued for a session.
+// mcp-go queues them before the sending call returns, so nothing is awaited.
+func drain(s *server.InProcessSession) map[string]bool {
+	got := map[string]bool{}
+	for {
+		select {
+		case n := <-s.ClientNotifications():
+			got[n.Method] = true
+		default:
+			return got
+		}
+	}
+}

@@ -1,0 +1,65 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// promptServer serves one prompt with a required and an optional argument.
+func promptServer() *server.MCPServer {
+	srv := server.NewMCPServer("fixture", "0.0.1", server.WithPromptCapabilities(true))
+	srv.AddPrompt(mcp.NewPrompt("review", mcp.WithArgument("change", mcp.RequiredArgument()), mcp.WithArgument("focus")),
+		func(_ context.Context, r mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return mcp.NewGetPromptResult("", []mcp.PromptMessage{
+				mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("review "+r.Params.Arguments["change"])),
+			}), nil
+		})
+	return srv
+}
+
+// A prompts/get that leaves out a required argument is invalid params
+// naming it, the same bytes from a local session, a POST and a batch; the
+// rest is mcp-go's to answer.
+func TestAPromptWithoutARequiredArgumentIsInvalidParams(t *testing.T) {
+	srv := promptServer()
+	local, err := NewLocal(context.Background(), srv, NewFrameWriter(io.Discard), "stdio")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer local.Close()
+	s := serveHTTP(t, HTTPConfig{MCP: srv})
+	c := newClient(t, s.url)
+	sid := c.initialize()
+
+	get := func(args string) string {
+		return `{"jsonrpc":"2.0","id":7,"method":"prompts/get","params":{"name":"review"` + args + `}}`
+	}
+	want := `{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"prompt 'review': argument 'change' is required"}}`
+	for _, args := range []string{``, `,"arguments":{}`, `,"arguments":{"focus":"tests"}`, `,"arguments":{"change":" "}`, `,"arguments":{"change":null}`} {
+		if got := local.Handle(context.Background(), json.RawMessage(get(args))); string(got) != want {
+			t.Errorf("local %s: %s", args, got)
+		}
+		if resp, body := c.do("POST", "/mcp", sid, get(args)); resp.StatusCode != 200 || strings.TrimSpace(body) != want {
+			t.Errorf("http %s: %d %s", args, resp.StatusCode, body)
+		}
+		if _, body := c.do("POST", "/mcp", sid, "["+get(args)+"]"); strings.TrimSpace(body) != "["+want+"]" {
+			t.Errorf("batch %s: %s", args, body)
+		}
+	}
+
+	answered := local.Handle(context.Background(), json.RawMessage(get(`,"arguments":{"change":"HEAD"}`)))
+	if !bytes.Contains(answered, []byte(`"text":"review HEAD"`)) {
+		t.Errorf("a complete request: %s", answered)
+	}
+	unknown := local.Handle(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":8,"method":"prompts/get","params":{"name":"nope"}}`))
+	if !bytes.Contains(unknown, []byte(`"code":-32602`)) || !bytes.Contains(unknown, []byte(`prompt 'nope' not found`)) {
+		t.Errorf("an unknown prompt: %s", unknown)
+	}
+}
