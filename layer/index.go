@@ -55,6 +55,15 @@ func Build(root string, generation uint64) (*Index, error) {
 	return ix, err
 }
 
+// CheckoutName is what the checkout at root is called: the name its
+// manifest gives (manifestName), else its directory's.
+func CheckoutName(root, manifestName string) string {
+	if name := strings.TrimSpace(manifestName); name != "" {
+		return name
+	}
+	return filepath.Base(root)
+}
+
 // build is Build of a checkout named name ("" = after its directory), and
 // also says what it read.
 func build(root, name string, generation uint64) (*Index, sources, error) {
@@ -68,10 +77,7 @@ func build(root, name string, generation uint64) (*Index, sources, error) {
 	} else if !fi.IsDir() {
 		return nil, src, fmt.Errorf("building index: %s is not a directory", abs)
 	}
-	if name == "" {
-		name = filepath.Base(abs)
-	}
-	ix := &Index{Root: abs, Name: name, RepositoryID: RepositoryID(abs), Generation: generation}
+	ix := &Index{Root: abs, Name: CheckoutName(abs, name), RepositoryID: RepositoryID(abs), Generation: generation}
 	src.listedAt = time.Now()
 	files, diags := listFiles(abs)
 	src.listed, src.walk = files, slices.Clone(diags)

@@ -160,8 +160,16 @@ func TestAChangeToTheLayerReachesBridgedSessions(t *testing.T) {
 // status reports the checkout's server, read-only; graph prints the machine.
 func TestStatusAndGraph(t *testing.T) {
 	dir := checkout(t)
+	// The checkout is called what its manifest says, not after its directory.
+	manifest := filepath.Join(dir, ".ai/manifest.yaml")
+	raw, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(manifest, []byte(strings.Replace(string(raw), "name: example", "name: payments-api", 1)), 0o644)
+	layerEdited(t, dir)
 	code, stdout, _ := runOnce(t, dir, "", "status")
-	if code != 0 || !strings.Contains(stdout, `"class": "absent"`) {
+	if code != 0 || !strings.Contains(stdout, `"class": "absent"`) || !strings.Contains(stdout, `"checkout": "payments-api"`) {
 		t.Fatalf("status without a server: %d\n%s", code, stdout)
 	}
 	noLease(t, dir)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 
 	"majordomus-mcp/internal/node"
@@ -67,7 +66,7 @@ func runStatus(ctx context.Context, env *environment, args []string) error {
 		return withCode(exitInternal, err)
 	}
 	report := statusReport{
-		Checkout:  filepath.Base(co.Root),
+		Checkout:  layer.CheckoutName(co.Root, co.Manifest.Name),
 		Profile:   env.opts.profile,
 		LeasePath: path,
 		Class:     string(o.Verdict.Class),
