@@ -59,7 +59,7 @@ func (lf *LeaseFile) Acquire(doc Lease) error {
 		return err
 	}
 	dir := filepath.Dir(lf.Path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := makeLeaseDir(dir); err != nil {
 		return fmt.Errorf("creating lease directory: %w", err)
 	}
 	tmp, err := lf.writeTemp(raw)

@@ -21,9 +21,13 @@ func PeerCounterPath(leasePath string) string { return leasePath + ".peers" }
 
 // NextPeer draws the next peer number from the counter of leasePath,
 // under an exclusive lock on the counter file itself. An unreadable count
-// starts again at 1. The lease's directory must exist: a server that
-// cannot write there numbers its peers on its own.
+// starts again at 1. The lease's directory must exist and be trusted
+// ([Trusted]): a server that cannot write there numbers its peers on its
+// own.
 func NextPeer(leasePath string) (int, error) {
+	if err := Trusted(leasePath); err != nil {
+		return 0, fmt.Errorf("numbering a peer: %w", err) // nothing is made through a link, or for another user
+	}
 	l, err := lockFile(PeerCounterPath(leasePath), DefaultLockWait)
 	if err != nil {
 		return 0, fmt.Errorf("numbering a peer: %w", err)

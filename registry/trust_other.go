@@ -1,9 +1,13 @@
-//go:build !unix
+//go:build !unix && !windows
 
 package registry
 
-// Trusted says why the lease at leasePath must not be used, or nil. On
-// this system the ownership of the lease directory is not checked yet (on
-// Windows that is a question of its security descriptor, SPEC §13): a
-// reparse point is still never followed (leasefs_windows.go).
+import "os"
+
+// Trusted says why the lease at leasePath must not be used, or nil. This
+// system has no lease at all (leasefs_other.go), so there is nothing to
+// trust.
 func Trusted(leasePath string) error { return nil }
+
+// makeLeaseDir creates the lease directory dir.
+func makeLeaseDir(dir string) error { return os.MkdirAll(dir, 0o700) }

@@ -8,47 +8,137 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Trusted says why the lease at leasePath must not be used, or nil (SPEC
-// §13): its directory, when it exists, is a directory of this process's
-// user that nobody else may write (no symbolic link, no group or other
-// write bit), and a lease file in it, when there is one, is this user's.
+// §13). It checks the directories themselves, each opened from the one
+// above without following a link, not only their names:
+//   - no component from .ai/local down to the lease directory is a
+//     symbolic link;
+//   - the lease directory, when it exists, is this process's user's and
+//     nobody else may write it;
+//   - the lease in it, when there is one, was written by this user;
+//   - the path still names the directory that was checked.
+//
 // A lease another user could write or wrote is never judged, taken over or
-// attached to: the client is served alone with the reason.
+// attached to, and nothing is made or removed through a link: the client
+// is served alone with the reason. What cannot be read is left to the
+// election, which says why in its own words.
 func Trusted(leasePath string) error {
 	dir := filepath.Dir(leasePath)
-	me := os.Geteuid()
-	fi, err := os.Lstat(dir)
+	fd, err := openLinkFree(dir, false)
+	var linked *linkedError
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil // this process creates it, 0700
-	case err != nil:
-		return nil // unreadable: the election says why, with its own words
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return fmt.Errorf("the lease directory %s is a symbolic link, which is never followed", dir)
-	case !fi.IsDir():
-		return nil // not a directory: the election reports it
+	case errors.As(err, &linked):
+		return err
+	case err != nil || fd < 0:
+		return nil // missing (this process creates it, 0700), or unreadable
 	}
-	if uid := ownerOf(fi); uid != me {
-		return fmt.Errorf("the lease directory %s belongs to another user (uid %d; this process runs as uid %d)", dir, uid, me)
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil
 	}
-	if fi.Mode().Perm()&0o022 != 0 {
-		return fmt.Errorf("the lease directory %s is writable by other users (mode %v)", dir, fi.Mode().Perm())
+	me := os.Geteuid()
+	if int(st.Uid) != me {
+		return fmt.Errorf("the lease directory %s belongs to another user (uid %d; this process runs as uid %d)", dir, st.Uid, me)
 	}
-	if fi, err := os.Lstat(leasePath); err == nil && fi.Mode().IsRegular() {
-		if uid := ownerOf(fi); uid != me {
-			return fmt.Errorf("the lease %s was written by another user (uid %d; this process runs as uid %d)", leasePath, uid, me)
-		}
+	if perm := fs.FileMode(st.Mode & 0o777); perm&0o022 != 0 {
+		return fmt.Errorf("the lease directory %s is writable by other users (mode %v)", dir, perm)
+	}
+	var byName unix.Stat_t
+	if err := unix.Stat(dir, &byName); err != nil || byName.Dev != st.Dev || byName.Ino != st.Ino {
+		return fmt.Errorf("the lease directory %s was replaced while it was checked", dir)
+	}
+	lease, err := unix.Openat(fd, filepath.Base(leasePath), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil // none, or a link, which the judge calls corrupt and removes itself, never its target
+	}
+	defer unix.Close(lease)
+	var ls unix.Stat_t
+	if unix.Fstat(lease, &ls) == nil && ls.Mode&unix.S_IFMT == unix.S_IFREG && int(ls.Uid) != me {
+		return fmt.Errorf("the lease %s was written by another user (uid %d; this process runs as uid %d)", leasePath, ls.Uid, me)
 	}
 	return nil
 }
 
-// ownerOf is a file's owner, or -1 when the system does not say.
-func ownerOf(fi fs.FileInfo) int {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return int(st.Uid)
+// makeLeaseDir creates the lease directory dir and what is missing below
+// .ai/local (0700), each component made and opened from the one above
+// without following a link: nothing is ever created through one.
+func makeLeaseDir(dir string) error {
+	fd, err := openLinkFree(dir, true)
+	if err != nil {
+		return err
 	}
-	return -1
+	return unix.Close(fd)
+}
+
+// linkedError says that a component of the lease directory's path is a
+// symbolic link.
+type linkedError struct{ path string }
+
+func (e *linkedError) Error() string {
+	return e.path + " is a symbolic link, which is never followed"
+}
+
+// openLinkFree opens dir through the components linkFreePath names, each
+// from the one above with O_NOFOLLOW, creating those missing (0700) when
+// create is set. It returns the directory's descriptor; or -1 and nil when
+// a component is missing and create is not set; or an error, a
+// *linkedError when a component is a link.
+func openLinkFree(dir string, create bool) (int, error) {
+	top, names := linkFreePath(dir)
+	if create {
+		// above .ai/local, links are the user's business (see linkFreePath)
+		if err := os.MkdirAll(top, 0o755); err != nil {
+			return -1, err
+		}
+	}
+	fd, err := unix.Open(top, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &fs.PathError{Op: "open", Path: top, Err: err}
+	}
+	at := top
+	for _, name := range names {
+		at = filepath.Join(at, name)
+		next, err := openDirAt(fd, name)
+		if errors.Is(err, unix.ENOENT) && create {
+			if err := unix.Mkdirat(fd, name, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
+				unix.Close(fd)
+				return -1, &fs.PathError{Op: "mkdir", Path: at, Err: err}
+			}
+			next, err = openDirAt(fd, name)
+		}
+		linked := err != nil && isLinkAt(fd, name)
+		unix.Close(fd)
+		switch {
+		case err == nil:
+			fd = next
+		case linked:
+			return -1, &linkedError{path: at}
+		case errors.Is(err, unix.ENOENT) && !create:
+			return -1, nil
+		default:
+			return -1, &fs.PathError{Op: "open", Path: at, Err: err}
+		}
+	}
+	return fd, nil
+}
+
+func openDirAt(fd int, name string) (int, error) {
+	for {
+		next, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if !errors.Is(err, unix.EINTR) {
+			return next, err
+		}
+	}
+}
+
+// isLinkAt reports whether name in the directory fd is a symbolic link
+// (systems differ in the error O_NOFOLLOW gives for one).
+func isLinkAt(fd int, name string) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK
 }

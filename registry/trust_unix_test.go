@@ -61,3 +61,49 @@ func TestTrustedLeaseDirectories(t *testing.T) {
 		t.Fatalf("another user's directory: %v", err)
 	}
 }
+
+// No component from .ai/local down to the lease directory is followed
+// when it is a symbolic link: Trusted says so, and Acquire makes nothing
+// through it, neither the directories below nor the lease or its lock.
+func TestALinkBelowAILocalIsNeverFollowed(t *testing.T) {
+	for _, linked := range []string{"local", "local/state", "local/state/mcp"} {
+		t.Run(linked, func(t *testing.T) {
+			root := t.TempDir()
+			outside := t.TempDir()
+			ai := filepath.Join(root, ".ai")
+			if err := os.MkdirAll(filepath.Join(ai, filepath.Dir(linked)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(outside, filepath.Join(ai, linked)); err != nil {
+				t.Fatal(err)
+			}
+			lease := Path(root, "")
+			if err := Trusted(lease); err == nil || !strings.Contains(err.Error(), filepath.Join(ai, linked)+" is a symbolic link") {
+				t.Fatalf("Trusted = %v", err)
+			}
+			lf := &LeaseFile{Path: lease}
+			if err := lf.Acquire(newLease(t)); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+				t.Fatalf("Acquire through a link = %v", err)
+			}
+			if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+				t.Fatalf("made through the link: %v", entries)
+			}
+		})
+	}
+}
+
+// Acquire makes the missing directories below .ai/local, private.
+func TestAcquireMakesThePrivateLeaseDirectory(t *testing.T) {
+	root := t.TempDir()
+	lease := Path(root, "")
+	if err := (&LeaseFile{Path: lease}).Acquire(newLease(t)); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Lstat(filepath.Dir(lease))
+	if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("the lease directory: %v (%v), want a directory of mode 0700", fi, err)
+	}
+	if err := Trusted(lease); err != nil {
+		t.Fatalf("the directory it made is not trusted: %v", err)
+	}
+}

@@ -211,10 +211,11 @@ func snapshot(t *testing.T, dir string) string {
 		if rel == filepath.Join(".ai", "local") {
 			return filepath.SkipDir
 		}
+		info, _ := d.Info()
 		if d.IsDir() {
+			fmt.Fprintf(h, "%s %o\n", rel, info.Mode()) // an empty one made counts too
 			return nil
 		}
-		info, _ := d.Info()
 		data, _ := os.ReadFile(path)
 		fmt.Fprintf(h, "%s %o %d\n", rel, info.Mode(), len(data))
 		h.Write(data)

@@ -154,3 +154,42 @@ func TestAnImpostorOnAKilledLeaseholdersPortIsNeverAttached(t *testing.T) {
 		t.Fatal("the impostor was never probed: the scenario did not test what it says")
 	}
 }
+
+// No symbolic link from .ai/local down to the lease is followed: with any
+// of the three linked to a directory outside the checkout, the client is
+// served alone with the reason, and nothing there is created, changed or
+// removed (a digest of the link's target, before and after) — not even a
+// file named like a lease, which a followed link would judge corrupt and
+// delete.
+func TestALinkOnTheWayToTheLeaseIsNeverFollowed(t *testing.T) {
+	for _, linked := range []string{"local", "local/state", "local/state/mcp"} {
+		t.Run(strings.ReplaceAll(linked, "/", "-"), func(t *testing.T) {
+			dir := checkout(t)
+			outside := t.TempDir()
+			for name, content := range map[string]string{"server.json": "not a lease", "state/mcp/server.json": "not a lease either", "mcp/precious": "precious"} {
+				path := filepath.Join(outside, name)
+				os.MkdirAll(filepath.Dir(path), 0o700)
+				if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			link := filepath.Join(dir, ".ai", linked)
+			os.MkdirAll(filepath.Dir(link), 0o755)
+			if err := os.Symlink(outside, link); err != nil {
+				t.Fatal(err)
+			}
+			layerEdited(t, dir)
+			before := snapshot(t, outside)
+			p := shared(t, dir)
+			if line := assertServedAliveAlone(t, p); !strings.Contains(line, link+" is a symbolic link") {
+				t.Fatalf("the reason does not name the link: %s", line)
+			}
+			if code, stdout, _ := runOnce(t, dir, "", "status"); code != 0 || !strings.Contains(stdout, `"class": "unusable"`) || !strings.Contains(stdout, "symbolic link") {
+				t.Fatalf("status through the link: %d\n%s", code, stdout)
+			}
+			if after := snapshot(t, outside); after != before {
+				t.Fatalf("the link's target changed:\nbefore %s\nafter  %s", before, after)
+			}
+		})
+	}
+}

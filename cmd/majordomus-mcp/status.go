@@ -61,6 +61,13 @@ func runStatus(ctx context.Context, env *environment, args []string) error {
 		Timings:      registry.Timings{BindGrace: times.BindGrace},
 		Probe:        registry.HTTPProbe(times.ProbeTimeout),
 	}
+	if err := registry.Trusted(path); err != nil {
+		// Nothing there is read, and no server it names is asked.
+		return encodeStatus(env, statusReport{
+			Checkout: layer.CheckoutName(co.Root, co.Manifest.Name), Profile: env.opts.profile, LeasePath: path,
+			Class: string(registry.Unusable), Reason: "untrusted lease: " + err.Error(), Server: json.RawMessage("null"),
+		})
+	}
 	o, err := observer.Observe(ctx)
 	if err != nil {
 		return withCode(exitInternal, err)
@@ -91,6 +98,10 @@ func runStatus(ctx context.Context, env *environment, args []string) error {
 		redacted.Secret = "(not shown)" // the token in connect is all a client needs
 		report.Lease = &redacted
 	}
+	return encodeStatus(env, report)
+}
+
+func encodeStatus(env *environment, report statusReport) error {
 	enc := json.NewEncoder(env.stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(report)

@@ -1,0 +1,59 @@
+package registry
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// The lease directory is reached from the checkout's .ai directory through
+// local/state/mcp, and none of those three is ever a symbolic link (SPEC
+// §13): a link there would make this process create, judge and remove
+// files outside the checkout. Above .ai, links are the user's business (a
+// checkout may live under a linked home).
+
+// linkFreePath splits the lease directory dir into the directory it is
+// reached from (top) and the components below it that must not be links:
+// for <root>/.ai/local/state/mcp, <root>/.ai and [local state mcp]; for
+// any other directory (tests give leases paths of their own), its parent
+// and its own name.
+func linkFreePath(dir string) (top string, names []string) {
+	dir = filepath.Clean(dir)
+	below := filepath.Join("local", "state", "mcp")
+	if rest, ok := strings.CutSuffix(dir, string(filepath.Separator)+below); ok && filepath.Base(rest) == ".ai" {
+		return rest, strings.Split(below, string(filepath.Separator))
+	}
+	return filepath.Dir(dir), []string{filepath.Base(dir)}
+}
+
+// accessEntry is one entry of a Windows access control list, as
+// [writerAmong] judges it.
+type accessEntry struct {
+	allow       bool   // an allowing entry (denying ones grant nothing)
+	inheritOnly bool   // it applies only to what is created inside
+	mask        uint32 // the rights it grants
+	sid         string // whom to, as S-1-…
+}
+
+// windowsWrite are the rights that let a principal change a file or
+// directory, or what it holds, or who may: FILE_WRITE_DATA/ADD_FILE,
+// FILE_APPEND_DATA/ADD_SUBDIRECTORY, FILE_WRITE_EA, FILE_DELETE_CHILD,
+// FILE_WRITE_ATTRIBUTES, DELETE, WRITE_DAC, WRITE_OWNER, GENERIC_ALL and
+// GENERIC_WRITE.
+const windowsWrite = 0x2 | 0x4 | 0x10 | 0x40 | 0x100 | 0x10000 | 0x40000 | 0x80000 | 0x10000000 | 0x40000000
+
+// writerAmong returns the first principal, other than the trusted ones,
+// that the entries let write, or "" when there is none: the pure half of
+// the Windows rule that nobody but the lease's user may write its lease
+// directory or lease (SPEC §13).
+func writerAmong(entries []accessEntry, trusted ...string) string {
+	for _, e := range entries {
+		if !e.allow || e.inheritOnly || e.mask&windowsWrite == 0 {
+			continue
+		}
+		if !slices.Contains(trusted, e.sid) {
+			return e.sid
+		}
+	}
+	return ""
+}

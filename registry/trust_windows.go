@@ -1,0 +1,226 @@
+//go:build windows
+
+package registry
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"unsafe"
+
+	"golang.org/x/sys/windows"
+)
+
+// Trusted says why the lease at leasePath must not be used, or nil (SPEC
+// §13). Each directory is checked on its opened handle, not only by name:
+//   - no component from .ai\local down to the lease directory is a
+//     reparse point (a symbolic link or a junction);
+//   - the lease directory, when it exists, is owned by this process's
+//     user, and its access control list lets nobody else write it (the
+//     user, SYSTEM and the Administrators may);
+//   - so is the lease in it, when there is one.
+//
+// A lease another user could write or wrote is never judged, taken over or
+// attached to, and nothing is made or removed through a link: the client
+// is served alone with the reason. What cannot be read is left to the
+// election, which says why in its own words.
+func Trusted(leasePath string) error {
+	dir := filepath.Dir(leasePath)
+	h, err := openLinkFree(dir, false)
+	var linked *linkedError
+	switch {
+	case errors.As(err, &linked):
+		return err
+	case err != nil || h == windows.InvalidHandle:
+		return nil // missing (this process creates it, privately), or unreadable
+	}
+	defer windows.CloseHandle(h)
+	if err := ownedPrivately(h, "the lease directory "+dir); err != nil {
+		return err
+	}
+	lease, err := openNoFollow(leasePath)
+	if err != nil {
+		return nil // none, or a link, which the judge calls corrupt and removes itself, never its target
+	}
+	defer lease.Close()
+	return ownedPrivately(windows.Handle(lease.Fd()), "the lease "+leasePath)
+}
+
+// makeLeaseDir creates the lease directory dir and what is missing below
+// .ai\local, each component checked for a reparse point before the next
+// is made in it. The lease directory itself gets an access control list
+// of its own (not inherited): its user, SYSTEM and the Administrators, so
+// that a checkout under a directory other users may write (C:\ lets every
+// authenticated user modify what is made in it) still keeps its lease
+// private.
+func makeLeaseDir(dir string) error {
+	h, err := openLinkFree(dir, true)
+	if err != nil {
+		return err
+	}
+	return windows.CloseHandle(h)
+}
+
+// linkedError says that a component of the lease directory's path is a
+// reparse point.
+type linkedError struct{ path string }
+
+func (e *linkedError) Error() string {
+	return e.path + " is a symbolic link or junction, which is never followed"
+}
+
+// openLinkFree opens dir through the components linkFreePath names,
+// refusing any that is a reparse point, creating those missing when create
+// is set (the last with a private access control list). It returns the
+// directory's handle; or InvalidHandle and nil when a component is missing
+// and create is not set; or an error, a *linkedError for a reparse point.
+func openLinkFree(dir string, create bool) (windows.Handle, error) {
+	top, names := linkFreePath(dir)
+	if create {
+		// above .ai\local, links are the user's business (see linkFreePath)
+		if err := os.MkdirAll(top, 0o755); err != nil {
+			return windows.InvalidHandle, err
+		}
+	}
+	at := top
+	for i, name := range names {
+		at = filepath.Join(at, name)
+		h, err := openDirHandle(at)
+		if errors.Is(err, fs.ErrNotExist) && create {
+			if err := makeDir(at, i == len(names)-1); err != nil && !errors.Is(err, fs.ErrExist) {
+				return windows.InvalidHandle, err
+			}
+			h, err = openDirHandle(at)
+		}
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && !create:
+			return windows.InvalidHandle, nil
+		case err != nil:
+			return windows.InvalidHandle, err
+		}
+		if i == len(names)-1 {
+			return h, nil
+		}
+		windows.CloseHandle(h)
+	}
+	return windows.InvalidHandle, fmt.Errorf("no lease directory in %s", dir)
+}
+
+// openDirHandle opens the directory at path itself, never what a reparse
+// point there names, and refuses one.
+func openDirHandle(path string) (windows.Handle, error) {
+	name, err := windows.UTF16PtrFromString(path)
+	if err != nil {
+		return windows.InvalidHandle, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	const share = windows.FILE_SHARE_READ | windows.FILE_SHARE_WRITE | windows.FILE_SHARE_DELETE
+	h, err := windows.CreateFile(name, windows.READ_CONTROL|windows.FILE_READ_ATTRIBUTES, share, nil, windows.OPEN_EXISTING,
+		windows.FILE_FLAG_BACKUP_SEMANTICS|windows.FILE_FLAG_OPEN_REPARSE_POINT, 0)
+	if err != nil {
+		return windows.InvalidHandle, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	var info windows.ByHandleFileInformation
+	if err := windows.GetFileInformationByHandle(h, &info); err != nil {
+		windows.CloseHandle(h)
+		return windows.InvalidHandle, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	switch {
+	case info.FileAttributes&windows.FILE_ATTRIBUTE_REPARSE_POINT != 0:
+		windows.CloseHandle(h)
+		return windows.InvalidHandle, &linkedError{path: path}
+	case info.FileAttributes&windows.FILE_ATTRIBUTE_DIRECTORY == 0:
+		windows.CloseHandle(h)
+		return windows.InvalidHandle, &fs.PathError{Op: "open", Path: path, Err: errors.New("not a directory")}
+	}
+	return h, nil
+}
+
+// makeDir creates the directory path; private, it allows only this user,
+// SYSTEM and the Administrators, and inherits nothing.
+func makeDir(path string, private bool) error {
+	name, err := windows.UTF16PtrFromString(path)
+	if err != nil {
+		return &fs.PathError{Op: "mkdir", Path: path, Err: err}
+	}
+	var sa *windows.SecurityAttributes
+	if private {
+		me, err := currentUser()
+		if err != nil {
+			return &fs.PathError{Op: "mkdir", Path: path, Err: err}
+		}
+		sd, err := windows.SecurityDescriptorFromString("D:P(A;OICI;FA;;;" + me.String() + ")(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)")
+		if err != nil {
+			return &fs.PathError{Op: "mkdir", Path: path, Err: err}
+		}
+		sa = &windows.SecurityAttributes{Length: uint32(unsafe.Sizeof(windows.SecurityAttributes{})), SecurityDescriptor: sd}
+	}
+	if err := windows.CreateDirectory(name, sa); err != nil {
+		if errors.Is(err, windows.ERROR_ALREADY_EXISTS) {
+			return &fs.PathError{Op: "mkdir", Path: path, Err: fs.ErrExist}
+		}
+		return &fs.PathError{Op: "mkdir", Path: path, Err: err}
+	}
+	return nil
+}
+
+// ownedPrivately says why the file open at h, named what, is not this
+// user's alone, or nil: its owner is another user, or its access control
+// list lets another principal write it.
+func ownedPrivately(h windows.Handle, what string) error {
+	sd, err := windows.GetSecurityInfo(h, windows.SE_FILE_OBJECT, windows.OWNER_SECURITY_INFORMATION|windows.DACL_SECURITY_INFORMATION)
+	if err != nil {
+		return nil // unreadable: the election says why, with its own words
+	}
+	me, err := currentUser()
+	if err != nil {
+		return fmt.Errorf("%s: this process's user cannot be read: %w", what, err)
+	}
+	system, _ := windows.CreateWellKnownSid(windows.WinLocalSystemSid)
+	admins, _ := windows.CreateWellKnownSid(windows.WinBuiltinAdministratorsSid)
+	if owner, _, err := sd.Owner(); err == nil && owner != nil && !owner.Equals(me) && !(owner.Equals(admins) && isAdmin(admins)) {
+		return fmt.Errorf("%s belongs to another user (owner %s; this process runs as %s)", what, owner, me)
+	}
+	dacl, _, err := sd.DACL()
+	if err != nil {
+		return nil
+	}
+	if dacl == nil {
+		return fmt.Errorf("%s is writable by other users (it has no access control list)", what)
+	}
+	entries := make([]accessEntry, 0, dacl.AceCount)
+	for i := range uint32(dacl.AceCount) {
+		var ace *windows.ACCESS_ALLOWED_ACE
+		if windows.GetAce(dacl, i, &ace) != nil {
+			continue
+		}
+		sid := (*windows.SID)(unsafe.Pointer(&ace.SidStart))
+		entries = append(entries, accessEntry{
+			allow:       ace.Header.AceType == windows.ACCESS_ALLOWED_ACE_TYPE,
+			inheritOnly: ace.Header.AceFlags&windows.INHERIT_ONLY_ACE != 0,
+			mask:        uint32(ace.Mask),
+			sid:         sid.String(),
+		})
+	}
+	if writer := writerAmong(entries, me.String(), system.String(), admins.String()); writer != "" {
+		return fmt.Errorf("%s is writable by other users (%s may write it)", what, writer)
+	}
+	return nil
+}
+
+// currentUser is the SID of this process's user.
+func currentUser() (*windows.SID, error) {
+	u, err := windows.GetCurrentProcessToken().GetTokenUser()
+	if err != nil {
+		return nil, err
+	}
+	return u.User.Sid, nil
+}
+
+// isAdmin reports whether this process acts as an Administrator: what an
+// elevated process creates is owned by the Administrators group.
+func isAdmin(admins *windows.SID) bool {
+	ok, err := windows.GetCurrentProcessToken().IsMember(admins)
+	return err == nil && ok
+}
