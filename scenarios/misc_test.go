@@ -161,10 +161,10 @@ func TestBridgedRestartedAndLocalSessionsAnswerTheSameBytes(t *testing.T) {
 		{"completion/complete", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "review"},
 			"argument": map[string]any{"name": "focus", "value": "d"}}, false},
 	}
-	answers := func(p *mcpclient.Process) []string {
+	answers := func(call func(method string, params any) (mcpclient.Response, error)) []string {
 		var out []string
 		for _, pr := range probes {
-			r, err := p.Call(ctx(t), pr.method, pr.params)
+			r, err := call(pr.method, pr.params)
 			if err != nil || (r.Error != nil) != pr.fails {
 				t.Fatalf("%s %v: %v %v", pr.method, pr.params, err, r.Error)
 			}
@@ -182,7 +182,10 @@ func TestBridgedRestartedAndLocalSessionsAnswerTheSameBytes(t *testing.T) {
 	serverURL(t, a)
 	b := shared(t, dir)
 	initialize(t, b, "codex")
-	local, bridged := answers(a), answers(b)
+	server := connect(t, dir)
+	direct := plainSession{t: t, c: server, sid: openPlainSession(t, server)}
+	local, bridged, plain := answers(stdio(t, a)), answers(stdio(t, b)), answers(direct.call)
+	direct.end()
 	b.CloseStdin()
 	exitsWith(t, b, 0)
 	a.CloseStdin()
@@ -191,12 +194,18 @@ func TestBridgedRestartedAndLocalSessionsAnswerTheSameBytes(t *testing.T) {
 	c := shared(t, dir)
 	initialize(t, c, "gemini-cli")
 	serverURL(t, c)
-	restarted := answers(c)
+	restarted := answers(stdio(t, c))
 	for i := range probes {
-		if local[i] != bridged[i] || local[i] != restarted[i] {
-			t.Errorf("%s %v differs:\nlocal     %s\nbridged   %s\nrestarted %s", probes[i].method, probes[i].params, local[i], bridged[i], restarted[i])
+		if local[i] != bridged[i] || local[i] != restarted[i] || local[i] != plain[i] {
+			t.Errorf("%s %v differs:\nlocal     %s\nbridged   %s\nrestarted %s\nplain HTTP %s",
+				probes[i].method, probes[i].params, local[i], bridged[i], restarted[i], plain[i])
 		}
 	}
+}
+
+// stdio is a process's client's call.
+func stdio(t *testing.T, p *mcpclient.Process) func(string, any) (mcpclient.Response, error) {
+	return func(method string, params any) (mcpclient.Response, error) { return p.Call(ctx(t), method, params) }
 }
 
 // snapshot digests every file of a checkout outside .ai/local/.

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -179,6 +180,44 @@ func openPlainSession(t *testing.T, c connection) string {
 		t.Fatalf("opening a plain session: %d %s", status, answer)
 	}
 	return sid
+}
+
+// plainSession is a session a client speaking HTTP directly opened.
+type plainSession struct {
+	t    *testing.T
+	c    connection
+	sid  string
+	next int
+}
+
+// call sends one request in the session and returns its answer, read from
+// a JSON body or an event stream.
+func (s *plainSession) call(method string, params any) (mcpclient.Response, error) {
+	s.next++
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1000 + s.next, "method": method, "params": params})
+	if err != nil {
+		return mcpclient.Response{}, err
+	}
+	status, header, answer := httpDo(s.t, http.MethodPost, s.c.URL, body,
+		s.c.with(map[string]string{"Mcp-Session-Id": s.sid, "Mcp-Protocol-Version": "2025-11-25"}))
+	if status != http.StatusOK {
+		return mcpclient.Response{}, fmt.Errorf("%s: status %d: %s", method, status, answer)
+	}
+	if strings.HasPrefix(header.Get("Content-Type"), "text/event-stream") {
+		for line := range strings.Lines(string(answer)) {
+			if data, ok := strings.CutPrefix(strings.TrimSpace(line), "data:"); ok && strings.Contains(data, `"id":`) {
+				answer = []byte(strings.TrimSpace(data))
+			}
+		}
+	}
+	var r mcpclient.Response
+	err = json.Unmarshal(answer, &r)
+	return r, err
+}
+
+// end ends the session (DELETE).
+func (s *plainSession) end() {
+	httpDo(s.t, http.MethodDelete, s.c.URL, nil, s.c.with(map[string]string{"Mcp-Session-Id": s.sid, "Mcp-Protocol-Version": "2025-11-25"}))
 }
 
 // identity is GET / of a server, as a client with its token sees it.
