@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -132,7 +133,7 @@ func openDirHandle(path string) (windows.Handle, error) {
 		return windows.InvalidHandle, &linkedError{path: path}
 	case info.FileAttributes&windows.FILE_ATTRIBUTE_DIRECTORY == 0:
 		windows.CloseHandle(h)
-		return windows.InvalidHandle, &fs.PathError{Op: "open", Path: path, Err: errors.New("not a directory")}
+		return windows.InvalidHandle, &fs.PathError{Op: "open", Path: path, Err: syscall.ENOTDIR}
 	}
 	return h, nil
 }
