@@ -70,8 +70,25 @@ func takeOver(ctx context.Context, _ ...any) error {
 func awaitLease(ctx context.Context, _ ...any) error {
 	m := machineOf(ctx)
 	m.log.Debug("waiting for the lease", zap.String("class", string(m.obs.Class)), zap.String("reason", m.obs.Reason))
+	m.announceWait(time.Now())
 	m.poll = time.NewTimer(m.cfg.BindingPoll)
 	return nil
+}
+
+// announceWait says at info, once per wait (a class and an owner), what
+// the election waits for and until when: the client's initialize is not
+// answered meanwhile, and a host with a short start-up timeout may give up
+// first.
+func (m *Machine) announceWait(now time.Time) {
+	key := fmt.Sprintf("%s %d", m.obs.Class, m.obs.Owner)
+	if key == m.waitingOn {
+		return
+	}
+	m.waitingOn = key
+	until, then := waitEnd(m.obs, now, m.busySince, m.cfg.BusyGrace, m.boundEnds)
+	m.log.Info(waitMessage(m.obs, until, then),
+		zap.String("lease", m.cfg.LeasePath), zap.String("class", string(m.obs.Class)),
+		zap.Int("owner_pid", m.obs.Owner), zap.Time("until", until), zap.String("reason", m.obs.Reason))
 }
 
 // readTheWinner attempts again at once after another process created the
@@ -291,7 +308,9 @@ func clientPresent(ctx context.Context, _ ...any) bool { return !machineOf(ctx).
 func (m *Machine) startElection() {
 	m.obs = Observation{}
 	m.busySince = time.Time{}
+	m.waitingOn = ""
 	m.watchLease()
+	m.boundEnds = time.Now().Add(m.cfg.ElectionBound)
 	m.bound = time.NewTimer(m.cfg.ElectionBound)
 	m.startAttempt()
 }

@@ -93,3 +93,37 @@ func endingOf(t Trigger, signal, failure, url string) *Outcome {
 	}
 	return &Outcome{Reason: string(t)}
 }
+
+// waitEnd says until when an election that waits on obs (binding or busy)
+// waits, on the machine's clock, and what happens then: a busy lease is
+// taken over once busy since since for grace, a binding one once it is
+// abandoned (obs.Grace from now), unless the election's bound ends first,
+// which serves the client alone.
+func waitEnd(obs Observation, now, since time.Time, grace time.Duration, bound time.Time) (until time.Time, then string) {
+	until, then = bound, "this client is served alone"
+	var own time.Time
+	switch {
+	case obs.Class == ClassBusy && !since.IsZero():
+		own = since.Add(grace)
+	case obs.Class == ClassBinding && obs.Grace > 0:
+		own = now.Add(obs.Grace)
+	}
+	if !own.IsZero() && own.Before(bound) {
+		until, then = own, "the lease is taken over"
+	}
+	return until, then
+}
+
+// waitMessage says what a waiting election waits for, whose process, and
+// until when (local time, as an operator reads it beside the log's ts).
+func waitMessage(obs Observation, until time.Time, then string) string {
+	owner := "the lease's owner"
+	if obs.Owner > 0 {
+		owner = fmt.Sprintf("the lease's owner (pid %d)", obs.Owner)
+	}
+	what := owner + " to publish its server's URL"
+	if obs.Class == ClassBusy {
+		what = "the server of " + owner + " to answer"
+	}
+	return fmt.Sprintf("waiting for %s, until %s; then %s", what, until.Format("15:04:05.000"), then)
+}

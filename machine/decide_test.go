@@ -70,6 +70,37 @@ func TestBusyGrace(t *testing.T) {
 	}
 }
 
+// A wait ends when its own grace does, or at the election's bound when
+// that comes first; the message names the owner and the deadline.
+func TestWaitEnd(t *testing.T) {
+	t0 := time.Date(2000, 1, 1, 12, 0, 0, 0, time.UTC)
+	bound := t0.Add(20 * time.Second)
+	for _, tc := range []struct {
+		name  string
+		obs   Observation
+		since time.Time
+		until time.Time
+		msg   string
+	}{
+		{"binding", Observation{Class: ClassBinding, Owner: 42, Grace: 15 * time.Second}, time.Time{}, t0.Add(15 * time.Second),
+			"waiting for the lease's owner (pid 42) to publish its server's URL, until 12:00:15.000; then the lease is taken over"},
+		{"binding past the bound", Observation{Class: ClassBinding, Owner: 42, Grace: time.Minute}, time.Time{}, bound,
+			"waiting for the lease's owner (pid 42) to publish its server's URL, until 12:00:20.000; then this client is served alone"},
+		{"binding, an empty file", Observation{Class: ClassBinding}, time.Time{}, bound,
+			"waiting for the lease's owner to publish its server's URL, until 12:00:20.000; then this client is served alone"},
+		{"busy", Observation{Class: ClassBusy, Owner: 7}, t0.Add(-2 * time.Second), t0.Add(8 * time.Second),
+			"waiting for the server of the lease's owner (pid 7) to answer, until 12:00:08.000; then the lease is taken over"},
+	} {
+		until, then := waitEnd(tc.obs, t0, tc.since, 10*time.Second, bound)
+		if !until.Equal(tc.until) {
+			t.Errorf("%s: until %v, want %v", tc.name, until, tc.until)
+		}
+		if got := waitMessage(tc.obs, until.In(time.UTC), then); got != tc.msg {
+			t.Errorf("%s:\n got  %q\n want %q", tc.name, got, tc.msg)
+		}
+	}
+}
+
 func TestShouldExit(t *testing.T) {
 	for _, tc := range []struct {
 		left     bool

@@ -3,6 +3,7 @@ package machine
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -111,6 +112,38 @@ func TestElecting_BindingAttemptsAgainWhenTheLeaseChanges(t *testing.T) {
 		h.expect("=> leaseholder on lease-won", "server start")
 		h.m.Signal("SIGHUP")
 		h.expect("release", "=> exited on signal", "server stop")
+	})
+}
+
+// A client waits while the lease is binding: the wait is said at info once,
+// with whose process and until when, however many attempts it takes; a
+// wait on another owner is said again.
+func TestElecting_AWaitIsLoggedOnceWithItsOwnerAndDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t)
+		began := time.Now()
+		binding := Observation{Class: ClassBinding, Reason: "no URL yet", Owner: 4242, Grace: 5 * time.Second}
+		for range 3 {
+			h.observe(binding)
+			h.expect("attempt")
+			time.Sleep(DefaultBindingPoll)
+		}
+		h.observe(Observation{Class: ClassBinding, Reason: "no URL yet", Owner: 4343, Grace: 5 * time.Second})
+		h.expect("attempt")
+		waits := h.logs.FilterMessageSnippet("waiting for the lease's owner").All()
+		if len(waits) != 2 {
+			t.Fatalf("the waits were logged %d times, want once per owner: %q", len(waits), h.logged("info"))
+		}
+		f := waits[0].ContextMap()
+		if waits[0].Level.String() != "info" || f["owner_pid"] != int64(4242) || f["class"] != "binding" || f["lease"] != testLease {
+			t.Errorf("the first wait: %s %q %v", waits[0].Level, waits[0].Message, f)
+		}
+		if until, _ := f["until"].(time.Time); !until.Equal(began.Add(5 * time.Second)) {
+			t.Errorf("until %v, want the bind grace's end %v", f["until"], began.Add(5*time.Second))
+		}
+		if !strings.Contains(waits[1].Message, "pid 4343") {
+			t.Errorf("the second wait: %q", waits[1].Message)
+		}
 	})
 }
 

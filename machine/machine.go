@@ -35,6 +35,8 @@ type Machine struct {
 	obs           Observation        // the last observation of this election
 	busySince     time.Time          // first busy observation of an unbroken run
 	bound, poll   *time.Timer
+	boundEnds     time.Time // when bound fires
+	waitingOn     string    // the wait last announced: class and owner
 
 	// The server.
 	serverActive bool // Start was called and has not failed

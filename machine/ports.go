@@ -1,6 +1,9 @@
 package machine
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // The ports are the machine's only way to act on the world. They are declared
 // here, where they are used, and implemented elsewhere (internal/node, over
@@ -23,6 +26,12 @@ type Observation struct {
 	Reason string
 	// URL is the live server's URL, set with ClassLive.
 	URL string
+	// Owner is the pid of the process the lease names, 0 when it names
+	// none: whom a waiting election (binding, busy) waits for.
+	Owner int
+	// Grace is, for ClassBinding, how much longer the lease stays binding
+	// before it counts as abandoned; 0 when unknown.
+	Grace time.Duration
 	// Opaque is whatever TakeOver needs to replace exactly the lease that was
 	// judged, and nothing written after; the machine never looks inside.
 	Opaque any

@@ -5,6 +5,8 @@ package scenarios
 // do neither — says so without closing the client's stdio (R3).
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -150,6 +152,36 @@ func TestABridgeThatCanNeitherServeNorAttachSaysSo(t *testing.T) {
 	b.CloseStdin()
 	exitsWith(t, b, 0)
 	noLease(t, dir)
+}
+
+// A bridge whose server is killed -9, and whose lease directory is then
+// made unusable, serves its client alone: the client, already initialized,
+// is told so by a notifications/message at warning and in majordomus_server's
+// findings, each with the reason (SPEC §3).
+func TestABridgeServedAloneAfterAFailoverIsToldWhy(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	b := bridged(t, dir, "codex")
+
+	a.Signal(syscall.SIGKILL)
+	a.Wait(ctx(t))
+	state := filepath.Join(dir, ".ai/local/state")
+	if err := os.RemoveAll(state); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(state, []byte("a file where the lease directory should be"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var repo struct{ State string }
+	if isErr, text, err := b.CallTool(ctx(t), "majordomus_repository", nil, &repo); err != nil || isErr || repo.State != "ok" {
+		t.Fatalf("B's call after the kill: %v %s %v", isErr, text, err)
+	}
+	toldServedAlone(t, b, "")
+	if n := peersOf(t, b).Count; n != 1 {
+		t.Fatalf("a client served alone sees a board of %d", n)
+	}
 }
 
 // bridged starts a client that attaches, and waits until its bridge holds

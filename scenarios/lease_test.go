@@ -129,8 +129,18 @@ func TestABindingLeaseIsWaitedForThenAttached(t *testing.T) {
 	plantLease(t, dir, string(raw), 0)
 
 	p := shared(t, dir, "--log-level", "debug")
-	if _, err := p.WaitLog(ctx(t), "binding"); err != nil {
+	// The wait is said at info, once: for whom, whose process, until when.
+	waiting := fmt.Sprintf("waiting for the lease's owner (pid %d) to publish its server's URL, until ", os.Getpid())
+	line, err := p.WaitLog(ctx(t), `"level":"info"`, waiting, "then the lease is taken over")
+	if err != nil {
 		t.Fatal(err)
+	}
+	var entry struct {
+		Owner int    `json:"owner_pid"`
+		Until string `json:"until"`
+	}
+	if json.Unmarshal([]byte(line), &entry) != nil || entry.Owner != os.Getpid() || entry.Until == "" {
+		t.Fatalf("the wait's line lacks the owner or the deadline: %s", line)
 	}
 	// The owner binds: a server answering the probe for this checkout and instance.
 	owner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -149,6 +159,9 @@ func TestABindingLeaseIsWaitedForThenAttached(t *testing.T) {
 	}
 	if p.CountLogs("taking it over") != 0 {
 		t.Fatal("a binding lease with a live owner was taken over")
+	}
+	if n := p.CountLogs(waiting); n != 1 {
+		t.Fatalf("the wait was said %d times, want once", n)
 	}
 }
 

@@ -40,6 +40,36 @@ func TestSignalsRemoveTheLeaseBeforeTheProcessDies(t *testing.T) {
 	}
 }
 
+// serve runs the shared server for others until a signal, as its log line
+// says: a session that opens and ends does not end it, SIGTERM does, and
+// removes the lease.
+func TestServeRunsUntilASignal(t *testing.T) {
+	dir := checkout(t)
+	s := start(t, dir, "serve", "--http-port", "0", "--log-level", "debug")
+	if _, err := s.WaitLog(ctx(t), "shared server listening on", "it serves until a signal"); err != nil {
+		t.Fatal(err)
+	}
+	server := connect(t, dir)
+	sid := openPlainSession(t, server)
+	if _, err := s.WaitLog(ctx(t), `"msg":"sessions"`, `"sessions":1`); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, _ := httpDo(t, "DELETE", server.URL, nil, server.with(map[string]string{"Mcp-Session-Id": sid})); status != 200 {
+		t.Fatalf("DELETE: %d", status)
+	}
+	if _, err := s.WaitLog(ctx(t), `"msg":"sessions"`, `"sessions":0`); err != nil {
+		t.Fatal(err)
+	}
+	if id := identity(t, server); id["leaseholder"] != true {
+		t.Fatalf("serve stopped serving when its last session ended: %v", id)
+	}
+	s.Signal(syscall.SIGTERM)
+	if exit, err := s.Wait(ctx(t)); err != nil || exit.Signal != syscall.SIGTERM {
+		t.Fatalf("exit %+v %v: want death by SIGTERM", exit, err)
+	}
+	noLease(t, dir)
+}
+
 // S13: the owner leaves; the server keeps serving its bridged peer and ends
 // after the peer's DELETE, releasing the lease.
 func TestTheServerOutlivesItsOwnerUntilTheLastSessionEnds(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -276,4 +277,39 @@ func initialize(t *testing.T, p *mcpclient.Process, client string) string {
 		t.Fatalf("initialize %s: %v\n%s", client, err, strings.Join(p.Logs(), "\n"))
 	}
 	return res.Instructions
+}
+
+// toldServedAlone proves a client served alone was told so, with the
+// reason its process logged: in its instructions (when given; a client
+// carried after a failover keeps those it had), by a notifications/message
+// at warning, and in majordomus_server's findings (SPEC §3).
+func toldServedAlone(t *testing.T, p *mcpclient.Process, instructions string) {
+	t.Helper()
+	reason := logField(t, p, "cannot use the shared server", "reason")
+	quoted := strconv.Quote(reason)
+	quoted = quoted[:min(len(quoted), 60)] // the notice cuts a long reason
+	const notice = "served alone, without the checkout's shared server, because sharing failed: "
+	if instructions != "" && (!strings.Contains(instructions, "This session is "+notice) || !strings.Contains(instructions, quoted)) {
+		t.Fatalf("the instructions do not say the client is served alone, and why (%s):\n%s", quoted, instructions)
+	}
+	frame, err := p.WaitFrame(ctx(t), "a notifications/message saying served alone", func(f []byte) bool {
+		return strings.Contains(string(f), `"method":"notifications/message"`) && strings.Contains(string(f), "served alone")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var message struct {
+		Params struct{ Level, Data string }
+	}
+	if json.Unmarshal(frame, &message) != nil || message.Params.Level != "warning" ||
+		!strings.Contains(message.Params.Data, notice) || !strings.Contains(message.Params.Data, quoted) {
+		t.Fatalf("the message: %s", frame)
+	}
+	var report struct{ Findings []string }
+	if isErr, text, err := p.CallTool(ctx(t), "majordomus_server", nil, &report); err != nil || isErr {
+		t.Fatalf("majordomus_server: %s %v", text, err)
+	}
+	if len(report.Findings) != 1 || !strings.Contains(report.Findings[0], notice) || !strings.Contains(report.Findings[0], quoted) {
+		t.Fatalf("majordomus_server's findings: %q", report.Findings)
+	}
 }

@@ -190,6 +190,37 @@ func TestStatusAndGraph(t *testing.T) {
 		t.Fatalf("status says to connect to %+v", server)
 	}
 	openPlainSession(t, server)
+	// It shows the server's sessions and the peers on its board, their
+	// names as data.
+	_, stdout, _ = runOnce(t, dir, "", "status")
+	var report struct {
+		Server struct {
+			Sessions int
+			Peers    struct {
+				Count int
+				Peers []struct{ ID, Client, Transport string }
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &report); err != nil {
+		t.Fatal(err)
+	}
+	peers := report.Server.Peers
+	if report.Server.Sessions != 1 || peers.Count != 2 || len(peers.Peers) != 2 ||
+		peers.Peers[0].Client != "claude-code" || peers.Peers[0].Transport != "stdio" || peers.Peers[1].Client != "plain-http" || peers.Peers[1].ID == "" {
+		t.Fatalf("status does not show the sessions and the board:\n%s", stdout)
+	}
+	// version prints the startup revision fleet reports for the server.
+	_, inventory, _ := runOnce(t, dir, "", "fleet")
+	var fleet struct {
+		StartupRevisions []string `json:"startup_revisions"`
+	}
+	if err := json.Unmarshal([]byte(inventory), &fleet); err != nil || len(fleet.StartupRevisions) != 1 {
+		t.Fatalf("fleet: %v\n%s", err, inventory)
+	}
+	if code, version, _ := runOnce(t, dir, "", "version"); code != 0 || !strings.Contains(version, "(startup revision "+fleet.StartupRevisions[0]+")") {
+		t.Fatalf("version printed %q; fleet reports %q", version, fleet.StartupRevisions)
+	}
 	for format, want := range map[string]string{"dot": "digraph", "mermaid": "stateDiagram-v2", "json": `"rules"`} {
 		code, stdout, _ := runOnce(t, dir, "", "graph", "--format", format)
 		if code != 0 || !strings.Contains(stdout, want) || !strings.Contains(stdout, "lease-lost") {

@@ -281,4 +281,22 @@ func TestTheDemoRuns(t *testing.T) {
 			t.Errorf("the demo's output lacks %q", want)
 		}
 	}
+	// Each call is shown with what its process said while answering it,
+	// before the answer and the next call: every initialize with the
+	// election that decided what serves it, the failovers of section 3
+	// with where they went.
+	lines := strings.Split(stdout, "\n")
+	section := ""
+	for i, line := range lines[:len(lines)-1] {
+		if strings.HasPrefix(line, "## ") {
+			section = line
+		}
+		name, call, ok := strings.Cut(strings.TrimPrefix(line, "→ "), ": ")
+		if !ok || !strings.HasPrefix(line, "→ ") || (call != "initialize" && !strings.HasPrefix(section, "## 3.")) {
+			continue
+		}
+		if !strings.HasPrefix(lines[i+1], "  ["+name+" pid ") {
+			t.Errorf("%q is not followed by what %s logged about it, but by %q", line, name, lines[i+1])
+		}
+	}
 }

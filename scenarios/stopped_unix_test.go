@@ -40,6 +40,10 @@ func TestAStoppedLeaseholderIsTakenOverAfterTheBusyGrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	waiting := fmt.Sprintf("waiting for the server of the lease's owner (pid %d) to answer, until ", a.Cmd.Process.Pid)
+	if _, err := b.WaitLog(ctx(t), `"level":"info"`, waiting, "then the lease is taken over"); err != nil {
+		t.Fatal(err)
+	}
 	takeOver, err := b.WaitLog(ctx(t), "busy lease:", "its owner", "is alive", "taking it over", `"class":"busy"`)
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +53,9 @@ func TestAStoppedLeaseholderIsTakenOverAfterTheBusyGrace(t *testing.T) {
 	}
 	if _, err := b.WaitLog(ctx(t), `"msg":"transition"`, `"from":"electing","to":"leaseholder"`); err != nil {
 		t.Fatal(err)
+	}
+	if n := b.CountLogs(waiting); n != 1 {
+		t.Fatalf("the wait was said %d times, want once", n)
 	}
 	if strings.Contains(strings.Join(b.Logs(), "\n"), "stale lease") {
 		t.Fatalf("the stopped owner's lease was judged stale, not waited out as busy:\n%s", strings.Join(b.Logs(), "\n"))

@@ -87,6 +87,7 @@ func assertServedAlone(t *testing.T, p *mcpclient.Process, dir, pathPart string)
 	if strings.Contains(inst, "http://") || !strings.Contains(inst, "You are peer p1") {
 		t.Fatalf("instructions of a client served alone:\n%s", inst)
 	}
+	toldServedAlone(t, p, inst)
 	if b := peersOf(t, p); b.Count != 1 {
 		t.Fatalf("a board of %d", b.Count)
 	}
@@ -168,7 +169,7 @@ func TestADirectoryWhereTheLeaseShouldBeServesAlone(t *testing.T) {
 	if !strings.Contains(line, "directory") {
 		t.Fatalf("the reason is not named: %s", line)
 	}
-	initialize(t, p, "codex")
+	toldServedAlone(t, p, initialize(t, p, "codex"))
 	p.CloseStdin()
 	exitsWith(t, p, 0)
 	if info, err := os.Stat(leasePath(dir)); err != nil || !info.IsDir() {
@@ -213,7 +214,7 @@ func assertServedAliveAlone(t *testing.T, p *mcpclient.Process) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	initialize(t, p, "codex")
+	toldServedAlone(t, p, initialize(t, p, "codex"))
 	p.CloseStdin()
 	exitsWith(t, p, 0)
 	return line

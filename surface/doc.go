@@ -37,5 +37,9 @@
 //     never read for placeholders or instructions.
 //   - prompts/list_changed is sent only when a prompt was added, removed
 //     or changed, resources/list_changed on every published index.
+//   - A session of a process that serves its client alone because sharing
+//     failed ([Process].Alone) is told so, with the reason: in its
+//     instructions, by a warning once it is initialized, and in
+//     majordomus_server's findings.
 //   - Nothing here writes a file.
 package surface

@@ -17,14 +17,17 @@ import (
 const maxQuoted = 64
 
 // quoted renders peer-supplied s for prose.
-func quoted(s string) string {
+func quoted(s string) string { return quoteWithin(s, maxQuoted) }
+
+// quoteWithin is quoted keeping at most limit characters of s.
+func quoteWithin(s string, limit int) string {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
 	cut := false
-	if utf8.RuneCountInString(s) > maxQuoted {
+	if utf8.RuneCountInString(s) > limit {
 		runes := []rune(s)
-		s, cut = string(runes[:maxQuoted]), true
+		s, cut = string(runes[:limit]), true
 	}
 	q := strconv.Quote(s)
 	if cut {

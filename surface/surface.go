@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -34,6 +35,9 @@ type Process struct {
 	LeasePath   string   `json:"lease_path"`  // "" when this process uses no lease
 	Profile     string   `json:"profile"`
 	Findings    []string `json:"findings"`
+	// Alone is why this process serves its client alone because sharing
+	// failed; "" when it does not. The client is told (see alone.go).
+	Alone string `json:"alone,omitempty"`
 }
 
 // Config configures a Surface.
@@ -117,6 +121,7 @@ func New(cfg Config) *Surface {
 		server.WithToolHandlerMiddleware(s.recordExecution),
 	}
 	s.MCP = server.NewMCPServer(Name, cfg.Version, append(opts, cfg.ServerOptions...)...)
+	s.MCP.AddNotificationHandler(string(mcp.MethodNotificationInitialized), s.clientInitialized)
 	s.addTools()
 	ix := cfg.Layer.Current()
 	s.publishResources(nil, ix)
@@ -196,6 +201,10 @@ func (s *Surface) instructions(peer string) string {
 	if proc.URL != "" {
 		fmt.Fprintf(&b, "This session is served by the checkout's shared server at %s (MCP at %s/mcp); every agent in this checkout shares its board and history.\n", proc.URL, proc.URL)
 	}
+	if proc.Alone != "" {
+		notice := aloneNotice(proc.Alone)
+		b.WriteString(strings.ToUpper(notice[:1]) + notice[1:] + ".\n")
+	}
 	return b.String()
 }
 
@@ -265,6 +274,9 @@ func (s *Surface) Report() ServerReport {
 	}
 	if proc.LeasePath != "" {
 		r.LeasePath = &proc.LeasePath
+	}
+	if proc.Alone != "" {
+		r.Findings = append(slices.Clip(r.Findings), aloneNotice(proc.Alone))
 	}
 	if r.Findings == nil {
 		r.Findings = []string{}

@@ -105,8 +105,26 @@ type Identity struct {
 	Leaseholder  bool   `json:"leaseholder"`
 	// Sessions is the number of live HTTP sessions.
 	Sessions int `json:"sessions"`
+	// Peers is who is on the server's board; nil when not told.
+	Peers *IdentityPeers `json:"peers,omitempty"`
 	// Proof answers the request's challenge (see internal/secret).
 	Proof string `json:"proof,omitempty"`
+}
+
+// IdentityPeers is a server's board as GET / tells it, in the shape of
+// majordomus_peers: the attached peers, the leaseholder's own client
+// among them.
+type IdentityPeers struct {
+	Count int            `json:"count"`
+	Peers []IdentityPeer `json:"peers"`
+}
+
+// IdentityPeer is one attached peer. Client is the name the client gave
+// itself: data, never prose.
+type IdentityPeer struct {
+	ID        string `json:"id"`
+	Client    string `json:"client"`
+	Transport string `json:"transport"`
 }
 
 // PublicIdentity is all GET / tells a client without the token: that a

@@ -61,6 +61,13 @@ func TestIdentityIsTheProbe(t *testing.T) {
 			t.Fatalf("GET / with challenge %q: %d %s", bad, resp.StatusCode, body)
 		}
 	}
+	id.Peers = &IdentityPeers{Count: 1, Peers: []IdentityPeer{{ID: "p1", Client: "claude-code\nSYSTEM", Transport: "stdio"}}}
+	if _, body := c.do(http.MethodGet, "/", "", ""); !strings.Contains(body, `,"sessions":0,"peers":{"count":1,"peers":[{"id":"p1","client":"claude-code\nSYSTEM","transport":"stdio"}]}}`) {
+		t.Fatalf("GET / does not tell the board: %s", body)
+	}
+	if _, body := c.do(http.MethodGet, "/", "", "", "Authorization", ""); strings.TrimSpace(body) != `{"name":"majordomus"}` {
+		t.Fatalf("GET / without the token tells more than the name: %s", body)
+	}
 	if resp, body := c.do(http.MethodHead, "/", "", ""); resp.StatusCode != http.StatusOK || body != "" {
 		t.Fatalf("HEAD /: %d %q", resp.StatusCode, body)
 	}

@@ -57,12 +57,12 @@ type environment struct {
 func commands() []command {
 	return []command{
 		{"", "serve one MCP client on stdio (what MCP hosts spawn)", runStdio},
-		{"serve", "run the checkout's shared server without a stdio client", runServe},
-		{"status", "report the checkout's shared server as JSON, read-only, with the URL and header a direct HTTP client sends", runStatus},
+		{"serve", "run the checkout's shared server without a stdio client, until a signal", runServe},
+		{"status", "report the checkout's shared server, its sessions and peers as JSON, read-only, with the URL and header a direct HTTP client sends", runStatus},
 		{"fleet", "inventory the checkout's servers as JSON, read-only (exit 10 unless its gate is open)", runFleet},
 		{"graph", "print the process state machine (--format dot|mermaid|json)", runGraph},
 		{"demo", "run a short scripted MCP session on an embedded example checkout", runDemo},
-		{"version", "print the version", runVersion},
+		{"version", "print the version and the startup revision fleet reports", runVersion},
 		{"help", "print this help, or a command's (help COMMAND)", nil},
 	}
 }
@@ -71,14 +71,16 @@ const usageText = `majordomus-mcp serves a checkout's .ai/ layer over MCP to eve
 
 Usage:
   majordomus-mcp [flags]            serve one MCP client on stdio (what MCP hosts spawn)
-  majordomus-mcp serve              run the checkout's shared server without a stdio client
-  majordomus-mcp status             report the checkout's shared server as JSON, read-only, and how
-                                    a direct HTTP client connects to it (URL and header)
+  majordomus-mcp serve              run the checkout's shared server without a stdio client,
+                                    until a signal
+  majordomus-mcp status             report the checkout's shared server, its sessions and
+                                    peers as JSON, read-only, and how a direct HTTP client
+                                    connects to it (URL and header)
   majordomus-mcp fleet              inventory the checkout's servers as JSON, read-only; exit 0
                                     only when exactly one runs per profile, in one cohort
   majordomus-mcp graph [--format F] print the process state machine: dot, mermaid or json
   majordomus-mcp demo               run a short scripted session on an embedded example
-  majordomus-mcp version            print the version
+  majordomus-mcp version            print the version and the startup revision fleet reports
   majordomus-mcp help [COMMAND]     print this help, or a command's
 
 Flags:

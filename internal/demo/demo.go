@@ -110,7 +110,6 @@ func (d *demo) session(repo string) {
 	d.tool(a, "majordomus_repository", nil)
 	d.tool(a, "majordomus_search", map[string]any{"query": "announce", "limit": 3})
 	d.tool(a, "majordomus_announce", map[string]any{"intent": "tighten the review prompt", "scope": []string{".ai/repo/prompts"}})
-	d.shown(a, "shared server listening on")
 }
 
 // sharing shows three clients on one server, then a take-over after the
@@ -122,8 +121,6 @@ func (d *demo) sharing(repo string) {
 	c := d.start("gemini-cli", repo)
 	d.initialize(b)
 	d.initialize(c)
-	d.shown(b, "bridging this stdio session")
-	d.shown(c, "bridging this stdio session")
 	d.tool(c, "majordomus_announce", map[string]any{"intent": "rewrite the review prompt", "scope": []string{".ai/repo/prompts/review.md"}})
 	d.peers(b)
 
@@ -134,30 +131,15 @@ func (d *demo) sharing(repo string) {
 		a.Wait(d.ctx)
 	}
 	d.say("%s's next message elects again before it is answered:", b.name)
-	d.tool(b, "majordomus_repository", nil)
-	d.settled(b)
+	d.tool(b, "majordomus_repository", nil, failedOver...)
 	d.say("%s, bridged to the dead server too, re-attaches on its next message:", c.name)
-	d.peers(c)
-	d.settled(c)
+	d.peers(c, failedOver...)
 	d.leave(b, c)
 }
 
-// settled waits until a process that failed over has said where it went,
-// then shows it.
-func (d *demo) settled(p *demoProcess) {
-	d.shown(p, "took over as the shared server", "re-attached to the shared server", "cannot use the shared server")
-}
-
-// shown waits until a process has logged one of the texts — its log and
-// its answers travel on different pipes, so an answer can arrive first —
-// then shows what it logged.
-func (d *demo) shown(p *demoProcess, texts ...string) {
-	if d.err != nil || p == nil {
-		return
-	}
-	_, d.err = p.WaitLogAny(d.ctx, texts...)
-	d.transitions(p)
-}
+// failedOver are what a process whose bridge failed logs once it knows
+// where its client went, before it answers the message that found out.
+var failedOver = []string{"took over as the shared server", "re-attached to the shared server", "cannot use the shared server"}
 
 // corruptLease shows a lease that is not a lease being taken over.
 func (d *demo) corruptLease() {
@@ -173,7 +155,6 @@ func (d *demo) corruptLease() {
 	d.say("printf '{not a lease' > %s", lease)
 	p := d.start("cursor", repo)
 	d.initialize(p)
-	d.shown(p, "shared server listening on")
 	d.leave(p)
 }
 
@@ -191,7 +172,6 @@ func (d *demo) unwritable() {
 	d.say("%s is a file, so no lease can be created under it.", state)
 	p := d.start("claude-code", repo)
 	d.initialize(p)
-	d.shown(p, "cannot use the shared server")
 	d.peers(p)
 	if d.err == nil && strings.Contains(strings.Join(p.Logs(), "\n"), "listening on") {
 		d.err = fmt.Errorf("a client served alone bound a port")

@@ -8,7 +8,12 @@ import (
 	"strings"
 )
 
-// initialize performs a client's handshake and prints what it was told.
+// serving are what a process logs once it knows what serves its client,
+// which it does before its initialize is answered.
+var serving = []string{"shared server listening on", "bridging this stdio session", "cannot use the shared server"}
+
+// initialize performs a client's handshake and prints it, what the process
+// said while electing what serves it, and what the client was told.
 func (d *demo) initialize(p *demoProcess) {
 	if d.err != nil || p == nil {
 		return
@@ -19,14 +24,20 @@ func (d *demo) initialize(p *demoProcess) {
 		d.err = fmt.Errorf("%s: %w", p.name, err)
 		return
 	}
+	d.said(p, serving...)
+	if d.err != nil {
+		return
+	}
 	d.say("← %s %s, protocol %s; instructions:", res.ServerInfo.Name, res.ServerInfo.Version, res.ProtocolVersion)
 	for _, line := range strings.Split(strings.TrimSpace(res.Instructions), "\n") {
 		d.say("    %s", line)
 	}
 }
 
-// call sends a request and shows its result.
-func (d *demo) call(p *demoProcess, method string, params any, show func(io.Writer, json.RawMessage)) {
+// call sends a request and shows it, what the process said while
+// answering it, then its result. says are texts one of which the process
+// logs before it answers (see said).
+func (d *demo) call(p *demoProcess, method string, params any, show func(io.Writer, json.RawMessage), says ...string) {
 	if d.err != nil || p == nil {
 		return
 	}
@@ -38,19 +49,39 @@ func (d *demo) call(p *demoProcess, method string, params any, show func(io.Writ
 	case r.Error != nil:
 		d.err = fmt.Errorf("%s: %s: %w", p.name, method, r.Error)
 	default:
-		show(d.out, r.Result)
+		d.said(p, says...)
+		if d.err == nil {
+			show(d.out, r.Result)
+		}
 	}
 }
 
-func (d *demo) tool(p *demoProcess, name string, arguments map[string]any) {
+func (d *demo) tool(p *demoProcess, name string, arguments map[string]any, says ...string) {
 	if arguments == nil {
 		arguments = map[string]any{}
 	}
-	d.call(p, "tools/call", map[string]any{"name": name, "arguments": arguments}, showToolResult)
+	d.call(p, "tools/call", map[string]any{"name": name, "arguments": arguments}, showToolResult, says...)
+}
+
+// said shows what a process logged about sharing since last shown, once
+// it has logged one of texts (none: what has come). Its log and its
+// answers travel on different pipes, so an answer can arrive before the
+// lines logged on the way to it: the text, logged last before the answer,
+// says they have all come.
+func (d *demo) said(p *demoProcess, texts ...string) {
+	if d.err != nil || p == nil {
+		return
+	}
+	if len(texts) > 0 {
+		if _, d.err = p.WaitLogAny(d.ctx, texts...); d.err != nil {
+			return
+		}
+	}
+	d.transitions(p)
 }
 
 // peers shows a client's view of the board, one line a peer.
-func (d *demo) peers(p *demoProcess) {
+func (d *demo) peers(p *demoProcess, says ...string) {
 	d.call(p, "tools/call", map[string]any{"name": "majordomus_peers", "arguments": map[string]any{}}, func(w io.Writer, result json.RawMessage) {
 		var r struct {
 			StructuredContent struct {
@@ -79,7 +110,7 @@ func (d *demo) peers(p *demoProcess) {
 			}
 			fmt.Fprintln(w, line)
 		}
-	})
+	}, says...)
 }
 
 // transitions prints what a process logged about sharing since last shown:

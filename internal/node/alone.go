@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"majordomus-mcp/transport"
 )
 
@@ -20,6 +18,7 @@ type aloneServer struct {
 func (a *aloneServer) Serve(ctx context.Context, reason string) error {
 	n := a.node
 	n.setURL("")
+	n.alone.Store(&reason) // before anything answers: the client is told why
 	srv, err := n.load()
 	if err != nil {
 		n.unservable(fmt.Errorf("%s; and serving this client alone failed too: %w", reason, err))
@@ -30,10 +29,7 @@ func (a *aloneServer) Serve(ctx context.Context, reason string) error {
 		n.unservable(err)
 		return err
 	}
-	return n.serve(ctx, local, func(carried bool) bool {
-		if carried {
-			srv.surface.Notify(mcp.LoggingLevelWarning, "majordomus: cannot use the shared server ("+reason+"); this session is now served alone, without peers")
-		}
-		return true
-	})
+	// A carried session is told as a new one is: its replay says
+	// notifications/initialized, which the surface answers with the notice.
+	return n.serve(ctx, local, nil)
 }

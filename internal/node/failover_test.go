@@ -121,8 +121,8 @@ func TestServedAloneAfterTheServerAndTheLeaseFail(t *testing.T) {
 	if c.node.State() != machine.Alone {
 		t.Fatalf("the node is %s, want alone", c.node.State())
 	}
-	c.client.awaitNote(notes, "now served alone")
-	if d := c.node.describe(); d.Leaseholder || d.URL != "" {
+	c.client.awaitNote(notes, "this session is served alone")
+	if d := c.node.describe(); d.Leaseholder || d.URL != "" || !strings.Contains(d.Alone, "the lease directory is read-only") {
 		t.Errorf("served alone, the node describes itself as %+v", d)
 	}
 }
@@ -146,7 +146,7 @@ func TestAFailedReplayElectsAgain(t *testing.T) {
 	if c.node.State() != machine.Alone {
 		t.Fatalf("after the failed replay the node is %s, want alone", c.node.State())
 	}
-	c.client.awaitNote(notes, "now served alone")
+	c.client.awaitNote(notes, "this session is served alone")
 	for _, line := range c.logs.lines() {
 		if strings.Contains(line, "re-attached") {
 			t.Errorf("the log says the client re-attached to the server that refused it: %s", line)

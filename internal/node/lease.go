@@ -103,8 +103,15 @@ func (e *leaseFile) Attempt(ctx context.Context) machine.Observation {
 		return e.acquire(ctx)
 	}
 	obs := machine.Observation{Class: electionClass(o.Verdict.Class), Reason: detail(o.Verdict), Opaque: o}
-	if o.Verdict.Class == registry.Live {
+	if o.Lease != nil {
+		obs.Owner = o.Lease.PID
+	}
+	switch o.Verdict.Class {
+	case registry.Live:
 		obs.URL = o.Lease.URLString()
+	case registry.Binding:
+		// judged on the file's age: what is left of the grace
+		obs.Grace = max(e.observer.Timings.BindGrace-time.Since(o.ModTime), 0)
 	}
 	return obs
 }

@@ -57,6 +57,7 @@ type Node struct {
 	router *router
 	m      *machine.Machine
 	url    atomic.Pointer[string] // the server this process serves or bridges to
+	alone  atomic.Pointer[string] // why the client is served alone, once it is
 
 	mu         sync.Mutex
 	carried    *transport.Carried // the client's session, once a bridge failed
@@ -194,7 +195,12 @@ func (n *Node) setURL(url string) { n.url.Store(&url) }
 
 // describe is what this process says of itself in majordomus_server.
 func (n *Node) describe() surface.Process {
-	return describeAs(string(n.m.State()), *n.url.Load(), n.lease.Path(), n.co.Profile)
+	state := n.m.State()
+	d := describeAs(string(state), *n.url.Load(), n.lease.Path(), n.co.Profile)
+	if reason := n.alone.Load(); state == machine.Alone && reason != nil {
+		d.Alone = *reason
+	}
+	return d
 }
 
 // load builds the served layer for the process's lifetime.

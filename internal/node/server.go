@@ -86,7 +86,13 @@ func (s *sharedServer) Start(ctx context.Context) error {
 	s.http, s.served, s.instance, s.stop = h, srv, instance, stop
 	s.mu.Unlock()
 	n.setURL(url)
-	n.log.Info(fmt.Sprintf("shared server listening on %s (MCP at %s/mcp); the one server of this checkout: every later majordomus-mcp here attaches to it, and it ends when its last session does", url, url),
+	// `serve` has no client whose leaving would start its end (the machine
+	// keeps a headless leaseholder until a signal): the words say so.
+	ends := "it ends once its own client has left and its last session has ended"
+	if !n.withClient {
+		ends = "it serves until a signal (SIGTERM, SIGINT, SIGHUP) stops it, with sessions or without"
+	}
+	n.log.Info(fmt.Sprintf("shared server listening on %s (MCP at %s/mcp); the one server of this checkout: every later majordomus-mcp here attaches to it, and %s", url, url, ends),
 		zap.String("url", url), zap.String("lease", n.lease.Path()))
 	go s.watchLease(watchCtx, instance)
 
@@ -124,8 +130,21 @@ func (s *sharedServer) identity(srv *served, instance string) func() transport.I
 			Profile:      s.node.co.Profile,
 			Instance:     instance,
 			Leaseholder:  isLeaseholder(s.node.m.State()) && s.lost.Load() == nil,
+			Peers:        boardOf(srv.surface.Board),
 		}
 	}
+}
+
+// boardOf is who is attached to a board, as `status` shows it.
+func boardOf(b *surface.Board) *transport.IdentityPeers {
+	peers, attached := b.Peers()
+	out := &transport.IdentityPeers{Count: attached, Peers: make([]transport.IdentityPeer, 0, attached)}
+	for _, p := range peers {
+		if p.Attached {
+			out.Peers = append(out.Peers, transport.IdentityPeer{ID: p.ID, Client: p.Client.Name, Transport: p.Transport})
+		}
+	}
+	return out
 }
 
 // watchLease tells the machine, once, when the lease file no longer

@@ -1,0 +1,25 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"majordomus-mcp/internal/release"
+)
+
+// version prints the startup revision that fleet reports for a server of
+// this binary, and says so when nothing identifies the code.
+func TestVersionPrintsTheStartupRevision(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"version"}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	rev := release.StartupRevision().Startup
+	if rev == "" || stdout.String() != "majordomus-mcp "+release.Version()+" (startup revision "+rev+")\n" {
+		t.Fatalf("version printed %q; the startup revision is %q", stdout.String(), rev)
+	}
+	if got := versionLine("0.1.0", ""); got != "majordomus-mcp 0.1.0 (startup revision unknown)" {
+		t.Errorf("without a revision: %q", got)
+	}
+}
