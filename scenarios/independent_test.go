@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -60,13 +61,22 @@ func TestAnIndependentClientWorksThroughABridge(t *testing.T) {
 // test ends.
 func independentClient(t *testing.T, dir string) (*client.Client, *mcp.InitializeResult) {
 	t.Helper()
-	c, err := client.NewStdioMCPClient(bin, os.Environ(), "--repo", dir, "--http-port", "0")
-	if err != nil {
+	return revisionClient(t, dir, "2025-11-25")
+}
+
+// revisionClient is independentClient speaking revision version: a legacy
+// one pins the initialize handshake; 2026-07-28 probes server/discover
+// first, as the official SDKs do.
+func revisionClient(t *testing.T, dir, version string, args ...string) (*client.Client, *mcp.InitializeResult) {
+	t.Helper()
+	tr := transport.NewStdio(bin, os.Environ(), append([]string{"--repo", dir, "--http-port", "0"}, args...)...)
+	if err := tr.Start(ctx(t)); err != nil {
 		t.Fatal(err)
 	}
+	c := client.NewClient(tr, client.WithProtocolVersion(version))
 	t.Cleanup(func() { c.Close() })
 	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ProtocolVersion = version
 	init.Params.ClientInfo = mcp.Implementation{Name: "mcp-go-client", Version: "1.2.1"}
 	res, err := c.Initialize(ctx(t), init)
 	if err != nil {

@@ -66,6 +66,11 @@ type BridgeConfig struct {
 	// SafeTools is what an earlier bridge of this client learned of the
 	// tools: whether resending each is harmless (Carried.SafeTools).
 	SafeTools map[string]bool
+	// Peer is the client's peer id when an earlier backend gave it one
+	// (Carried.Peer); NewPeer draws one the first time a 2026-07-28 message
+	// needs it, from the counter the server's board draws from.
+	Peer    string
+	NewPeer func() string
 }
 
 // Carried is what a client's session is made of, to be carried onto
@@ -185,6 +190,7 @@ func NewBridge(ctx context.Context, cfg BridgeConfig) (*Bridge, error) {
 		wake:          make(chan struct{}, 1),
 		readied:       make(chan struct{}),
 		safe:          cloneOrEmpty(cfg.SafeTools),
+		peer:          cfg.Peer,
 	}
 	b.parent = ctx
 	b.ctx, b.cancel = context.WithCancel(ctx)

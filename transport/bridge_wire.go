@@ -81,6 +81,9 @@ type exchangeResult struct {
 // relay sends msg on the current session, re-initialising once if the
 // server forgot it, and returns the answer or why there is none.
 func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) ([]byte, *failure) {
+	if v := metaVersion(msg); len(calls) == 1 && mcp.IsModernProtocol(v) {
+		return b.relayModern(ctx, msg, calls[0], v)
+	}
 	initialize := len(calls) == 1 && calls[0].env.Method == string(mcp.MethodInitialize)
 	for attempt := 0; ; attempt++ {
 		b.mu.Lock()
@@ -132,7 +135,11 @@ func (b *Bridge) exchange(ctx context.Context, msg json.RawMessage, sid, proto s
 		"Accept":       {"application/json, text/event-stream"},
 	}
 	b.setHeaders(header, sid, proto)
-	if claim := PeerClaim(ctx); claim != "" && sid == "" {
+	modern := mcp.IsModernProtocol(proto)
+	if modern {
+		setModernHeaders(header, msg)
+	}
+	if claim := PeerClaim(ctx); claim != "" && sid == "" && !modern {
 		header.Set(PeerHeader, claim) // an initialize, opening the session again
 	}
 	ctx, stopWatch := b.watchServer(ctx)
@@ -146,7 +153,7 @@ func (b *Bridge) exchange(ctx context.Context, msg json.RawMessage, sid, proto s
 		}
 		return exchangeResult{outcome: failed, err: err, notRun: notRun}
 	}
-	res := b.readAnswer(msg, resp)
+	res := b.readAnswer(msg, resp, modern)
 	if res.outcome == failed {
 		b.posts.closeIdle()
 		if silent := silenced(ctx); silent != nil {
@@ -157,11 +164,19 @@ func (b *Bridge) exchange(ctx context.Context, msg json.RawMessage, sid, proto s
 	return res
 }
 
-// readAnswer reads the answer to msg.
-func (b *Bridge) readAnswer(msg json.RawMessage, resp *http.Response) exchangeResult {
+// readAnswer reads the answer to msg. For a modern message, a JSON body
+// is its answer whatever the status (that revision answers an unknown
+// method 404, bad params 400, each with a JSON-RPC error).
+func (b *Bridge) readAnswer(msg json.RawMessage, resp *http.Response, modern bool) exchangeResult {
 	b.noteLease(resp.Header)
 	res := exchangeResult{status: resp.StatusCode, session: resp.Header.Get(server.HeaderKeySessionID)}
 	switch {
+	case modern && resp.StatusCode != http.StatusOK && isJSON(resp.Header):
+		body, err := io.ReadAll(io.LimitReader(resp.Body, MaxMessageBytes))
+		res.outcome, res.body = answered, bytes.TrimSpace(body)
+		if err != nil || !isAnswer(res.body) {
+			res.outcome, res.err = failed, fmt.Errorf("status %d: %s", resp.StatusCode, httpErrorMessage(body))
+		}
 	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
 		res.outcome = answered
 	case resp.StatusCode == http.StatusOK && isEventStream(resp.Header):

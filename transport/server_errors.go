@@ -23,6 +23,9 @@ const (
 	ErrCodeInternal             = "internal"
 	ErrCodeLeaseLost            = "lease_lost"
 	CodeLeaseLost           int = -32001 // JSON-RPC code of a refused initialize
+	// CodeLeaseLostModern refuses a 2026-07-28 request: that revision asks
+	// new implementations not to use -32000…-32019.
+	CodeLeaseLostModern int = -32040
 )
 
 // HTTPError is the body of every refusal of the HTTP server.

@@ -137,7 +137,6 @@ func TestEveryRefusalIsJSONAndTheServerGoesOn(t *testing.T) {
 		{"foreign Host on the probe", "GET", "", "", []string{"Host", "evil.example:80"}, 403, ErrCodeForbidden},
 		{"wrong content type", "POST", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, []string{"Content-Type", "text/plain"}, 415, ErrCodeUnsupportedMedia},
 		{"batched initialize", "POST", "", "[" + initialize + "]", nil, 400, ErrCodeInvalidRequest},
-		{"sessionless protocol", "POST", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, []string{"Mcp-Protocol-Version", "2026-07-28"}, 400, ErrCodeInvalidRequest},
 		{"unknown protocol (mcp-go's own refusal)", "POST", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, []string{"Mcp-Protocol-Version", "1999-01-01"}, 400, ErrCodeInvalidRequest},
 	}
 	for _, tc := range cases {

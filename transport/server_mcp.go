@@ -48,9 +48,8 @@ func (h *HTTPServer) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if h.cfg.Refusal() != nil {
 		w.Header().Set(LeaseHeader, "lost") // its bridges move to the current server
 	}
-	if v := r.Header.Get(mcp.HeaderProtocolVersion); mcp.IsModernProtocol(v) {
-		refuseUnread(w, r, http.StatusBadRequest, ErrCodeInvalidRequest, "protocol version "+v+
-			" is not served: this server keeps sessions (2025-06-18, 2025-11-25)")
+	if r.Method != http.MethodPost && mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+		h.pass(w, r) // 2026-07-28 has no GET stream nor DELETE: mcp-go answers 405
 		return
 	}
 	switch r.Method {
@@ -181,6 +180,7 @@ func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	var initialize *Envelope
 	envs := make([]Envelope, 0, len(members))
+	modern := false
 	for _, m := range members {
 		env, err := ReadEnvelope(m)
 		envs = append(envs, env)
@@ -188,13 +188,18 @@ func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusBadRequest, ErrCodeInvalidRequest, "every message must be a JSON-RPC object")
 			return
 		}
-		if modernMeta(m) {
-			writeError(w, http.StatusBadRequest, ErrCodeInvalidRequest, "sessionless protocol versions are not served")
-			return
-		}
+		modern = modern || modernMeta(m) || mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
 		if env.Method == string(mcp.MethodInitialize) {
 			initialize = &env
 		}
+	}
+	if modern {
+		if batch {
+			writeError(w, http.StatusBadRequest, ErrCodeInvalidRequest, "2026-07-28 has no batches: send each message alone")
+			return
+		}
+		h.serveModern(w, r, body, envs[0])
+		return
 	}
 	if initialize != nil {
 		if batch {
@@ -222,6 +227,32 @@ func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
 	h.pass(w, withBody(r, body))
 }
 
+// serveModern serves a 2026-07-28 request, which belongs to no session:
+// mcp-go serves it on one of its own for the request's life, checking the
+// revision's headers. A server that lost its lease refuses it, in that
+// revision's code range, before it runs: a bridge then sends it to the
+// current server. An open subscriptions/listen stream counts as a session.
+func (h *HTTPServer) serveModern(w http.ResponseWriter, r *http.Request, body []byte, env Envelope) {
+	if ref := h.cfg.Refusal(); ref != nil && env.IsRequest() {
+		h.log.Info("a request was refused", zap.String("reason", ref.reason()), zap.String("method", env.Method), zap.String("url", ref.URL))
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(append(ref.frame(env.ID, CodeLeaseLostModern), '\n'))
+		return
+	}
+	if refusal := promptRefusal(h.cfg.MCP, env, body); refusal != nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(append(refusal, '\n'))
+		return
+	}
+	if env.Method == string(mcp.MethodSubscriptionsListen) && env.IsRequest() {
+		defer h.table.listen()()
+	}
+	h.pass(w, withBody(r, body))
+}
+
 // serveInitialize opens a session, unless new sessions are refused: then the
 // request is answered with a JSON-RPC error (HTTP 200, so that any client
 // reads it) and mcp-go never sees it.
@@ -231,7 +262,7 @@ func (h *HTTPServer) serveInitialize(w http.ResponseWriter, r *http.Request, bod
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
 		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(append(ref.frame(id), '\n'))
+		_, _ = w.Write(append(ref.frame(id, CodeLeaseLost), '\n'))
 		return
 	}
 	if n := h.table.count(); n >= h.cfg.MaxSessions {
@@ -283,8 +314,9 @@ func (ref *Refusal) reason() string {
 	return ref.Reason
 }
 
-// frame is the JSON-RPC error that answers a refused initialize.
-func (ref *Refusal) frame(id json.RawMessage) []byte {
+// frame is the JSON-RPC error, with code, that answers a refused initialize
+// or 2026-07-28 request.
+func (ref *Refusal) frame(id json.RawMessage, code int) []byte {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
@@ -306,7 +338,7 @@ func (ref *Refusal) frame(id json.RawMessage) []byte {
 		} `json:"error"`
 	}
 	answer.JSONRPC, answer.ID = "2.0", id
-	answer.Error.Code = CodeLeaseLost
+	answer.Error.Code = code
 	answer.Error.Message = fmt.Sprintf("%s: %s; %s", ref.reason(), ref.Message, where)
 	answer.Error.Data.Reason = ref.reason()
 	if ref.URL != "" {

@@ -49,6 +49,10 @@ type sessionTable struct {
 	reasons map[string]string // the reason the next Terminate of an id ends it for
 	closing bool              // Shutdown began: every end is a shutdown
 	live    int
+	// listening counts the open subscriptions/listen streams of 2026-07-28
+	// clients, which have no session: such a stream is how a modern client
+	// stays with the server, so it counts as a session while it lasts.
+	listening int
 
 	dirty     atomic.Bool // a change is not yet reported
 	reporting atomic.Bool // some goroutine is reporting
@@ -238,7 +242,22 @@ func (t *sessionTable) shutdown() {
 func (t *sessionTable) count() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.live
+	return t.live + t.listening
+}
+
+// listen counts an open subscriptions/listen stream until the returned
+// func is called.
+func (t *sessionTable) listen() (end func()) {
+	t.mu.Lock()
+	t.listening++
+	t.mu.Unlock()
+	t.report()
+	return sync.OnceFunc(func() {
+		t.mu.Lock()
+		t.listening--
+		t.mu.Unlock()
+		t.report()
+	})
 }
 
 // report calls onChange with the live count when it differs from the last

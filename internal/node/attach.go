@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"strconv"
 	"sync"
 
 	"go.uber.org/zap"
@@ -29,8 +30,9 @@ func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 	url, key := live.URL, n.lease.Key(live)
 	var b *transport.Bridge
 	var safeTools map[string]bool // what the client's earlier bridges learned of the tools
+	var peer string               // and the peer id it had
 	if c := n.carriedSession(); c != nil {
-		safeTools = c.SafeTools
+		safeTools, peer = c.SafeTools, c.Peer
 	}
 	failover := func(ctx context.Context, cause error, carried transport.Carried) (transport.Backend, error) {
 		a.mu.Lock()
@@ -67,6 +69,8 @@ func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 		},
 		GoneAfter: n.cfg.Times.BusyGrace,
 		SafeTools: safeTools,
+		Peer:      peer,
+		NewPeer:   n.newPeer,
 	})
 	if err != nil {
 		n.m.BridgeFailed(err.Error())
@@ -120,4 +124,19 @@ func (a *attachment) Stop() {
 	if b != nil {
 		b.Close()
 	}
+}
+
+// newPeer draws a peer id for a 2026-07-28 client, from the counter the
+// board draws from; "" when it cannot (the server then knows the client by
+// what it says of itself).
+func (n *Node) newPeer() string {
+	if n.cfg.Checkout.peerNumbers == nil {
+		return ""
+	}
+	number, err := n.cfg.Checkout.peerNumbers()
+	if err != nil {
+		n.log.Warn("cannot number this client's peer id", zap.Error(err))
+		return ""
+	}
+	return "p" + strconv.Itoa(number)
 }

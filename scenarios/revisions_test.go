@@ -1,0 +1,202 @@
+package scenarios
+
+// Every live MCP revision is served, the same in every mode (SPEC §14): a
+// host gets the revision it asks for and byte for byte the same answers
+// whether its process leads, attaches, serves alone or runs standalone.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"majordomus-mcp/internal/mcpclient"
+)
+
+// revisions are the live revisions: two with sessions, and 2026-07-28.
+var revisions = []string{"2025-06-18", "2025-11-25", "2026-07-28"}
+
+// modern is the revision without initialize or sessions.
+const modern = "2026-07-28"
+
+// withMeta is params with the _meta a 2026-07-28 request carries.
+func withMeta(params map[string]any, client string) map[string]any {
+	out := map[string]any{"_meta": map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    modern,
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": client, "version": "1.2.3"},
+	}}
+	for k, v := range params {
+		out[k] = v
+	}
+	return out
+}
+
+// revisionProbes are the requests whose answers must not depend on the mode.
+var revisionProbes = []struct {
+	method string
+	params map[string]any
+}{
+	{"tools/list", nil},
+	{"resources/list", nil},
+	{"resources/read", map[string]any{"uri": "majordomus://rule/project.small-commits@1"}},
+	{"prompts/list", nil},
+	{"prompts/get", map[string]any{"name": "review", "arguments": map[string]any{"change": "HEAD~1..HEAD"}}},
+	{"prompts/get", map[string]any{"name": "review", "arguments": map[string]any{}}},
+	{"tools/call", map[string]any{"name": "majordomus_list", "arguments": map[string]any{}}},
+	{"tools/call", map[string]any{"name": "majordomus_get", "arguments": map[string]any{"uri": "majordomus://adr/adr.0001@1"}}},
+	{"no/such", nil},
+}
+
+// openIn opens p's session in version (a legacy one initializes; 2026-07-28
+// probes server/discover, as the official SDKs do) and checks it got it.
+func openIn(t *testing.T, p *mcpclient.Process, version, client string) {
+	t.Helper()
+	if version != modern {
+		res, err := p.Initialize(ctx(t), client, version)
+		if err != nil || res.ProtocolVersion != version {
+			t.Fatalf("initialize %s: %+v %v", version, res, err)
+		}
+		p.Notify("notifications/initialized", nil)
+		return
+	}
+	r, err := p.Call(ctx(t), "server/discover", withMeta(nil, client))
+	var discovered struct {
+		SupportedVersions []string `json:"supportedVersions"`
+	}
+	if err != nil || r.Error != nil || json.Unmarshal(r.Result, &discovered) != nil || discovered.SupportedVersions[0] != modern {
+		t.Fatalf("server/discover: %s %v %v", r.Result, r.Error, err)
+	}
+}
+
+// answersIn is every probe's answer (result or error) in version.
+func answersIn(t *testing.T, p *mcpclient.Process, version string) []string {
+	t.Helper()
+	var out []string
+	for _, pr := range revisionProbes {
+		params := any(pr.params)
+		if version == modern {
+			params = withMeta(pr.params, "codex")
+		}
+		r, err := p.Call(ctx(t), pr.method, params)
+		if err != nil {
+			t.Fatalf("%s in %s: %v", pr.method, version, err)
+		}
+		answer := string(r.Result)
+		if r.Error != nil {
+			e, _ := json.Marshal(r.Error)
+			answer = string(e)
+		}
+		out = append(out, answer)
+	}
+	return out
+}
+
+// A client of each revision, in each mode — leaseholder, attached through
+// a bridge, served alone (the lease unusable), standalone — gets the
+// revision it asked for, and the same bytes for every probe (R8 per
+// revision).
+func TestEveryRevisionIsAnsweredTheSameInEveryMode(t *testing.T) {
+	dir := checkout(t)
+	lonely := checkout(t)
+	if err := os.MkdirAll(filepath.Join(lonely, ".ai/local"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(lonely, ".ai/local/state"), []byte("not a directory"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	layerEdited(t, lonely)
+	for _, version := range revisions {
+		t.Run(version, func(t *testing.T) {
+			leaseholder := shared(t, dir)
+			openIn(t, leaseholder, version, "claude-code")
+			serverURL(t, leaseholder)
+			attached := shared(t, dir)
+			if _, err := attached.WaitLog(ctx(t), "bridging this stdio session"); err != nil {
+				t.Fatal(err)
+			}
+			alone := shared(t, lonely)
+			if _, err := alone.WaitLog(ctx(t), "serving this client alone"); err != nil {
+				t.Fatal(err)
+			}
+			standalone := start(t, dir, "--standalone")
+			modes := map[string]*mcpclient.Process{"attached": attached, "alone": alone, "standalone": standalone}
+			for _, p := range modes {
+				openIn(t, p, version, "codex")
+			}
+			want := answersIn(t, leaseholder, version)
+			for mode, p := range modes {
+				got := answersIn(t, p, version)
+				for i := range want {
+					if got[i] != want[i] {
+						t.Errorf("%s %v, %s:\nleaseholder %s\n%-11s %s", revisionProbes[i].method, revisionProbes[i].params, mode, want[i], mode, got[i])
+					}
+				}
+			}
+			for _, p := range []*mcpclient.Process{attached, alone, standalone, leaseholder} {
+				p.CloseStdin()
+				exitsWith(t, p, 0)
+			}
+		})
+	}
+}
+
+// Two clients started together in a fresh checkout, many times over, are
+// both served whichever wins the lease: two 2026-07-28 clients, and one
+// with a 2025-11-25 client — each 2026-07-28 one spawned once to probe
+// server/discover and then again for real, as the official TypeScript SDK
+// v2 does. The rounds go on until the 2026-07-28 client has been both the
+// leaseholder and attached through a bridge (each process's log says which).
+func TestClientsOfEveryRevisionStartedTogetherAreServed(t *testing.T) {
+	for _, pair := range [][2]string{{modern, modern}, {modern, "2025-11-25"}} {
+		t.Run(pair[0]+"+"+pair[1], func(t *testing.T) {
+			seen := map[bool]int{} // rounds the modern client was attached (true) or not
+			for round := 0; round < 30 && (seen[true] == 0 || seen[false] == 0); round++ {
+				dir := checkout(t)
+				logs := t.TempDir()
+				var wg, arrived sync.WaitGroup
+				arrived.Add(len(pair))
+				all := make(chan struct{}) // closed once each client was served, or failed
+				go func() { arrived.Wait(); close(all) }()
+				for i, version := range pair {
+					wg.Go(func() {
+						arrive := sync.OnceFunc(arrived.Done)
+						defer arrive()
+						if version == modern {
+							probe, _ := revisionClient(t, dir, version)
+							probe.Close()
+						}
+						log := filepath.Join(logs, fmt.Sprint(i))
+						c, res := revisionClient(t, dir, version, "--log-file", log)
+						defer c.Close()
+						if res.ProtocolVersion != version {
+							t.Errorf("%s negotiated %s", version, res.ProtocolVersion)
+							return
+						}
+						if tools, err := c.ListTools(ctx(t), mcp.ListToolsRequest{}); err != nil || len(tools.Tools) == 0 {
+							t.Errorf("%s: tools/list: %v %v", version, tools, err)
+						}
+						arrive()
+						<-all // both served at once: one of them is attached
+						if i == 0 {
+							text, _ := os.ReadFile(log)
+							seen[strings.Contains(string(text), "bridging this stdio session")]++
+						}
+					})
+				}
+				wg.Wait()
+				if t.Failed() {
+					return
+				}
+			}
+			if seen[true] == 0 || seen[false] == 0 {
+				t.Fatalf("in %d rounds the 2026-07-28 client was attached %d times and led %d: both were not tried", seen[true]+seen[false], seen[true], seen[false])
+			}
+		})
+	}
+}

@@ -1,0 +1,142 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// A client of protocol revision 2026-07-28 ("modern") has no session: each
+// request carries its revision, capabilities and identity in _meta, over
+// HTTP in headers too. The bridge relays such a request as it came, on no
+// session, with the headers that revision requires (MCP-Protocol-Version,
+// Mcp-Method, Mcp-Name) and the client's peer id in _meta[PeerMeta], so
+// that the server knows every request of one stdio client as one peer.
+// The answer, whatever its HTTP status, is the server's JSON-RPC answer
+// and goes to the client as it is: a host gets the same bytes attached as
+// served in process (R8).
+
+// metaVersion is the protocol revision a message's _meta names, or "".
+func metaVersion(msg json.RawMessage) string {
+	var m struct {
+		Params struct {
+			Meta map[string]any `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(msg, &m) != nil {
+		return ""
+	}
+	v, _ := m.Params.Meta[mcp.MetaKeyProtocolVersion].(string)
+	return v
+}
+
+// relayModern relays one modern message (batches are not part of that
+// revision) and returns its answer, or why there is none.
+func (b *Bridge) relayModern(ctx context.Context, msg json.RawMessage, c call, version string) ([]byte, *failure) {
+	res := b.exchange(ctx, b.withPeer(msg), "", version, b.mayRepeat(c))
+	switch {
+	case res.outcome == failed && len(res.body) == 0:
+		cause := fmt.Errorf("the shared server at %s is unreachable: %v", b.cfg.URL, res.err)
+		var silent *silentServer
+		if errors.As(res.err, &silent) {
+			cause = silent
+		}
+		return nil, &failure{cause: cause, notRun: res.notRun}
+	case leaseLostModern(res.body):
+		return nil, &failure{cause: fmt.Errorf("the shared server at %s refused the request: %s", b.cfg.URL, errorMessage(res.body)), notRun: true}
+	case !c.env.IsRequest():
+		return nil, nil
+	case isAnswer(res.body):
+		b.observe([]call{c}, res.body)
+		return res.body, nil
+	}
+	return ErrorFrame(c.env.ID, CodeInternalError, fmt.Sprintf("the shared server at %s answered %d: %s",
+		b.cfg.URL, res.status, httpErrorMessage(res.body))), nil
+}
+
+// withPeer is msg with the client's peer id in its _meta, drawn the first
+// time a modern message needs it (and carried over a failover after that).
+func (b *Bridge) withPeer(msg json.RawMessage) json.RawMessage {
+	peer := b.modernPeer()
+	if peer == "" {
+		return msg
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(msg, &m) != nil {
+		return msg
+	}
+	params := map[string]json.RawMessage{}
+	if raw, ok := m["params"]; ok && json.Unmarshal(raw, &params) != nil {
+		return msg
+	}
+	meta := map[string]json.RawMessage{}
+	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
+		return msg
+	}
+	meta[PeerMeta], _ = json.Marshal(peer)
+	params["_meta"], _ = json.Marshal(meta)
+	m["params"], _ = json.Marshal(params)
+	out, err := json.Marshal(m)
+	if err != nil {
+		return msg
+	}
+	return out
+}
+
+// modernPeer is the client's peer id: the one its session or an earlier
+// bridge had, else a new one from cfg.NewPeer.
+func (b *Bridge) modernPeer() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.peer == "" && b.cfg.NewPeer != nil {
+		b.peer = b.cfg.NewPeer()
+	}
+	return b.peer
+}
+
+// setModernHeaders sets the headers 2026-07-28 requires of a POST besides
+// its version: the method, and the name of what a tools/call, prompts/get
+// or resources/read is about (encoded when it is not plain ASCII).
+func setModernHeaders(h http.Header, msg json.RawMessage) {
+	var m struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(msg, &m) != nil || m.Method == "" {
+		return
+	}
+	h.Set(mcp.HeaderMethod, m.Method)
+	if name, ok := mcp.ExtractHeaderName(mcp.MCPMethod(m.Method), m.Params); ok {
+		if v, ok := mcp.EncodeHeaderValue(name); ok {
+			h.Set(mcp.HeaderName, v)
+		}
+	}
+}
+
+// isAnswer reports whether body is one JSON-RPC response.
+func isAnswer(body []byte) bool {
+	var a struct {
+		JSONRPC string          `json:"jsonrpc"`
+		Result  json.RawMessage `json:"result"`
+		Error   json.RawMessage `json:"error"`
+	}
+	return json.Unmarshal(body, &a) == nil && a.JSONRPC == "2.0" && (len(a.Result) > 0 || len(a.Error) > 0)
+}
+
+// leaseLostModern reports whether an answer is a lease-lost server's
+// refusal of a modern request.
+func leaseLostModern(answer []byte) bool {
+	var a struct {
+		Error *struct {
+			Code int `json:"code"`
+			Data struct {
+				Reason string `json:"reason"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	return json.Unmarshal(answer, &a) == nil && a.Error != nil && a.Error.Code == CodeLeaseLostModern && a.Error.Data.Reason == ErrCodeLeaseLost
+}

@@ -1,0 +1,149 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"majordomus-mcp/internal/secret"
+)
+
+// modernRequest is a 2026-07-28 request: its revision, capabilities and
+// identity in _meta.
+func modernRequest(id int, method, params string) string {
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"modern","version":"1"}}`
+	if params == "" {
+		params = "{" + meta + "}"
+	} else {
+		params = "{" + meta + "," + strings.TrimPrefix(params, "{")
+	}
+	b, _ := json.Marshal(id)
+	return `{"jsonrpc":"2.0","id":` + string(b) + `,"method":"` + method + `","params":` + params + `}`
+}
+
+// modernHeaders are the headers 2026-07-28 asks of a POST.
+func modernHeaders(method, name string) []string {
+	h := []string{"Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", method}
+	if name != "" {
+		h = append(h, "Mcp-Name", name)
+	}
+	return h
+}
+
+// A 2026-07-28 request is served on no session, with the revision's own
+// checks; GET and DELETE are not part of it; a server that lost its lease
+// refuses it in that revision's code range; an open listen stream counts as
+// a session while it lasts.
+func TestAModernRequestIsServedWithoutASession(t *testing.T) {
+	var refused *Refusal
+	s := serveHTTP(t, HTTPConfig{MCP: newFixture().srv, Refusal: func() *Refusal { return refused }})
+	c := newClient(t, s.url)
+
+	resp, body := c.do(http.MethodPost, "/mcp", "", modernRequest(1, "server/discover", ""), modernHeaders("server/discover", "")...)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"2026-07-28"`) || resp.Header.Get("Mcp-Session-Id") != "" {
+		t.Fatalf("server/discover: %d %v %s", resp.StatusCode, resp.Header, body)
+	}
+	if resp, body := c.do(http.MethodPost, "/mcp", "", modernRequest(2, "tools/list", ""), modernHeaders("tools/list", "")...); resp.StatusCode != http.StatusOK || !strings.Contains(body, `"tools"`) {
+		t.Fatalf("tools/list: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := c.do(http.MethodPost, "/mcp", "", modernRequest(3, "tools/list", ""), "Mcp-Protocol-Version", "2026-07-28"); resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, `"jsonrpc":"2.0"`) {
+		t.Fatalf("without Mcp-Method: %d %s", resp.StatusCode, body)
+	}
+	if resp, _ := c.do(http.MethodGet, "/mcp", "", "", "Mcp-Protocol-Version", "2026-07-28"); resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("GET: %d", resp.StatusCode)
+	}
+	if resp, body := c.do(http.MethodPost, "/mcp", "", "["+modernRequest(4, "tools/list", "")+"]", modernHeaders("tools/list", "")...); resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("a batch: %d %s", resp.StatusCode, body)
+	}
+	if n := s.Sessions(); n != 0 {
+		t.Fatalf("%d sessions after modern requests", n)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	listening := make(chan struct{})
+	go func() {
+		defer close(listening)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.url+"/mcp",
+			strings.NewReader(modernRequest(5, "subscriptions/listen", `{"notifications":{"toolsListChanged":true}}`)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", secret.Authorization(testSecret))
+		for k, v := range map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"} {
+			req.Header.Set(k, v)
+		}
+		if resp, err := c.http.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	s.count.waitFor(t, 1)
+	cancel()
+	<-listening
+	s.count.waitFor(t, 0)
+
+	refused = &Refusal{Message: "this server lost its lease", URL: "http://127.0.0.1:1"}
+	_, body = c.do(http.MethodPost, "/mcp", "", modernRequest(6, "tools/list", ""), modernHeaders("tools/list", "")...)
+	var answer struct {
+		Error struct {
+			Code int
+			Data struct{ Reason, URL string }
+		}
+	}
+	if json.Unmarshal([]byte(body), &answer) != nil || answer.Error.Code != CodeLeaseLostModern || answer.Error.Data.Reason != ErrCodeLeaseLost ||
+		answer.Error.Code >= -32019 && answer.Error.Code <= -32000 {
+		t.Fatalf("a lease-lost server answered %s", body)
+	}
+}
+
+// A 2026-07-28 client gets the same bytes through a bridge as served in
+// process: answers, and errors whatever HTTP status carries them; the
+// bridge sends the revision's headers and the client's peer id, and opens
+// no session.
+func TestAModernClientGetsTheSameBytesThroughABridge(t *testing.T) {
+	f := newFixture()
+	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	var drawn int
+	bridged := runStdio(t, func(out *FrameWriter) Backend {
+		b, err := NewBridge(context.Background(), BridgeConfig{Secret: testSecret, URL: s.url, Out: out,
+			NewPeer: func() string { drawn++; return "p7" }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	})
+	local := runStdio(t, func(out *FrameWriter) Backend {
+		l, err := NewLocal(context.Background(), f.srv, out, "stdio")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	})
+	for i, r := range []struct{ method, params string }{
+		{"server/discover", ""},
+		{"tools/list", ""},
+		{"resources/list", ""},
+		{"resources/read", `{"uri":"fixture://a"}`},
+		{"tools/call", lookup("same")},
+		{"no/such", ""},                         // 404 over HTTP
+		{"resources/read", `{"uri":"nope://"}`}, // an error result
+		{"ping", ""},                            // removed in 2026-07-28
+	} {
+		id := strconv.Itoa(i + 1)
+		line := modernRequest(i+1, r.method, r.params)
+		bridged.send(line)
+		b, _ := bridged.answer(id)
+		local.send(line)
+		l, _ := local.answer(id)
+		if b != l {
+			t.Errorf("%s:\nbridged %s\nlocal   %s", r.method, b, l)
+		}
+	}
+	if drawn != 1 {
+		t.Errorf("the peer id was drawn %d times, want once", drawn)
+	}
+	if n := s.Sessions(); n != 0 {
+		t.Errorf("the bridge opened %d sessions for a modern client", n)
+	}
+}
