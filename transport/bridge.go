@@ -141,7 +141,11 @@ type Bridge struct {
 	reinitMu  sync.Mutex   // one re-initialisation at a time
 	leaseLost atomic.Bool  // the server said it lost its lease (LeaseHeader)
 	inflight  atomic.Int32 // messages being relayed to the server
-	toolsMu   sync.Mutex   // one tools/list of the bridge's own at a time
+	// modernCalls are the 2026-07-28 requests being relayed, by id: they
+	// belong to no session, so a move need not wait for them, and the
+	// client may cancel them.
+	modernCalls sync.Map
+	toolsMu     sync.Mutex // one tools/list of the bridge's own at a time
 
 	mu         sync.Mutex
 	session    string
@@ -212,14 +216,22 @@ func (b *Bridge) Handle(ctx context.Context, msg json.RawMessage) []byte {
 		return next.Handle(ctx, msg)
 	}
 	calls := readCalls(msg)
+	if len(calls) == 1 && b.cancelModern(calls[0]) {
+		return nil // closing its stream was the cancellation
+	}
 	if b.shouldMove() {
 		b.move()
 		return b.Handle(ctx, msg) // to what serves now
 	}
 	b.learnToolsFor(ctx, calls)
-	b.inflight.Add(1)
+	counted := len(calls) != 1 || !mcp.IsModernProtocol(calls[0].version)
+	if counted {
+		b.inflight.Add(1)
+	}
 	answer, fail := b.relay(ctx, msg, calls)
-	b.inflight.Add(-1)
+	if counted {
+		b.inflight.Add(-1)
+	}
 	if fail == nil {
 		if b.shouldMove() {
 			go b.move() // this answer said so: the next message goes to the current server

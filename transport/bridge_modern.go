@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"go.uber.org/zap"
 )
 
 // A client of protocol revision 2026-07-28 ("modern") has no session: each
@@ -20,24 +22,73 @@ import (
 // and goes to the client as it is: a host gets the same bytes attached as
 // served in process (R8).
 
-// metaVersion is the protocol revision a message's _meta names, or "".
-func metaVersion(msg json.RawMessage) string {
-	var m struct {
-		Params struct {
-			Meta map[string]any `json:"_meta"`
-		} `json:"params"`
+// metaVersion is the protocol revision the _meta of a message's params
+// names, or "".
+func metaVersion(params json.RawMessage) string {
+	var p struct {
+		Meta struct {
+			Version string `json:"io.modelcontextprotocol/protocolVersion"`
+		} `json:"_meta"`
 	}
-	if json.Unmarshal(msg, &m) != nil {
+	if len(params) == 0 || json.Unmarshal(params, &p) != nil {
 		return ""
 	}
-	v, _ := m.Params.Meta[mcp.MetaKeyProtocolVersion].(string)
-	return v
+	return p.Meta.Version
+}
+
+// modernCall is a modern request being relayed: the client cancels it
+// with notifications/cancelled, which over HTTP is closing its stream.
+type modernCall struct {
+	cancel    context.CancelFunc
+	cancelled atomic.Bool
 }
 
 // relayModern relays one modern message (batches are not part of that
-// revision) and returns its answer, or why there is none.
-func (b *Bridge) relayModern(ctx context.Context, msg json.RawMessage, c call, version string) ([]byte, *failure) {
-	res := b.exchange(ctx, b.withPeer(msg), "", version, b.mayRepeat(c))
+// revision) and returns its answer, or why there is none. A request the
+// client cancelled meanwhile is answered with nothing.
+func (b *Bridge) relayModern(ctx context.Context, msg json.RawMessage, c call) ([]byte, *failure) {
+	if c.env.IsRequest() {
+		mc := &modernCall{}
+		ctx, mc.cancel = context.WithCancel(ctx)
+		defer mc.cancel()
+		key := string(c.env.ID)
+		b.modernCalls.Store(key, mc)
+		defer b.modernCalls.CompareAndDelete(key, mc)
+		defer func() {
+			if mc.cancelled.Load() {
+				b.log.Debug("a request the client cancelled ended", zap.String("id", key))
+			}
+		}()
+		answer, fail := b.exchangeModern(ctx, msg, c)
+		if mc.cancelled.Load() {
+			return nil, nil
+		}
+		return answer, fail
+	}
+	return b.exchangeModern(ctx, msg, c)
+}
+
+// cancelModern cancels the modern request a notifications/cancelled names,
+// when the bridge is relaying it, and reports whether it did.
+func (b *Bridge) cancelModern(c call) bool {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if c.env.Method != string(mcp.MethodNotificationCancelled) || json.Unmarshal(c.params, &p) != nil {
+		return false
+	}
+	v, ok := b.modernCalls.Load(string(p.RequestID))
+	if !ok {
+		return false
+	}
+	mc := v.(*modernCall)
+	mc.cancelled.Store(true)
+	mc.cancel()
+	return true
+}
+
+func (b *Bridge) exchangeModern(ctx context.Context, msg json.RawMessage, c call) ([]byte, *failure) {
+	res := b.exchange(ctx, b.withPeer(msg), "", c.version, b.mayRepeat(c))
 	switch {
 	case res.outcome == failed && len(res.body) == 0:
 		cause := fmt.Errorf("the shared server at %s is unreachable: %v", b.cfg.URL, res.err)

@@ -24,6 +24,8 @@ type call struct {
 	params json.RawMessage
 	tool   string          // tools/call: the tool's name
 	args   json.RawMessage // tools/call: its arguments
+	// version is the revision its _meta names: 2026-07-28 requests carry it.
+	version string
 }
 
 func readCalls(msg json.RawMessage) []call {
@@ -38,7 +40,7 @@ func readCalls(msg json.RawMessage) []call {
 			Params json.RawMessage `json:"params"`
 		}
 		_ = json.Unmarshal(m, &c)
-		cl := call{raw: m, env: c.Envelope, params: c.Params}
+		cl := call{raw: m, env: c.Envelope, params: c.Params, version: metaVersion(c.Params)}
 		if c.Method == string(mcp.MethodToolsCall) {
 			var p struct {
 				Name      string          `json:"name"`
@@ -81,8 +83,8 @@ type exchangeResult struct {
 // relay sends msg on the current session, re-initialising once if the
 // server forgot it, and returns the answer or why there is none.
 func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) ([]byte, *failure) {
-	if v := metaVersion(msg); len(calls) == 1 && mcp.IsModernProtocol(v) {
-		return b.relayModern(ctx, msg, calls[0], v)
+	if len(calls) == 1 && mcp.IsModernProtocol(calls[0].version) {
+		return b.relayModern(ctx, msg, calls[0])
 	}
 	initialize := len(calls) == 1 && calls[0].env.Method == string(mcp.MethodInitialize)
 	for attempt := 0; ; attempt++ {

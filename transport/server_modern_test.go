@@ -147,3 +147,29 @@ func TestAModernClientGetsTheSameBytesThroughABridge(t *testing.T) {
 		t.Errorf("the bridge opened %d sessions for a modern client", n)
 	}
 }
+
+// A 2026-07-28 client's subscriptions/listen is relayed while it lasts:
+// what the server broadcasts reaches the client through it, it counts as
+// a session on the server, and the client's notifications/cancelled closes
+// it, answered with nothing; the client's other requests go on meanwhile.
+func TestAModernListenIsRelayedUntilTheClientCancelsIt(t *testing.T) {
+	f := newFixture()
+	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	c := runStdio(t, bridgeTo(t, s.url, nil, nil))
+	c.send(modernRequest(1, "subscriptions/listen", `{"notifications":{"resourcesListChanged":true}}`))
+	s.count.waitFor(t, 1)
+	listChanged(t, f, c)
+	c.send(modernRequest(2, "tools/list", ""))
+	if a, _ := c.answer("2"); !strings.Contains(a, `"tools"`) {
+		t.Fatalf("tools/list while listening: %s", a)
+	}
+	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
+	s.count.waitFor(t, 0)
+	c.send(modernRequest(3, "tools/list", ""))
+	_, before := c.answer("3")
+	for _, f := range append(before, c.backlog...) {
+		if strings.Contains(f, `"id":1,`) {
+			t.Fatalf("the cancelled listen was answered: %s", f)
+		}
+	}
+}
