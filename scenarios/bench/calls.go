@@ -89,8 +89,23 @@ func (b *bench) b2b3() ([]Figure, error) {
 	if err := dialing.initialize(ctx, "bench-direct-dialing"); err != nil {
 		return nil, fmt.Errorf("B2 direct, dialing: %w", err)
 	}
+	// The same for a 2026-07-28 client: no session, _meta in every request.
+	modernBridge, err := b.spawnPipe(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer modernBridge.close(10 * time.Second)
+	bridgedModern := modernPipe{c: modernBridge, client: "bench-bridge-modern"}
+	if err := bridgedModern.discover(ctx); err != nil {
+		return nil, fmt.Errorf("B2 bridge, 2026-07-28: %w", err)
+	}
+	directModern := newDirectClient(lh)
+	defer directModern.close()
+	if err := directModern.discover(ctx, "bench-direct-modern"); err != nil {
+		return nil, fmt.Errorf("B2 direct, 2026-07-28: %w", err)
+	}
 	cpu0, _ := cpuTime(bridge.pid())
-	s, err := roundTrips([]caller{stdioCaller{bridge}, direct, dialing, stdioCaller{unlisted}}, b.calls/10, b.calls)
+	s, err := roundTrips([]caller{stdioCaller{bridge}, direct, dialing, stdioCaller{unlisted}, bridgedModern, directModern}, b.calls/10, b.calls)
 	if err != nil {
 		return nil, fmt.Errorf("B2: %w", err)
 	}
@@ -103,6 +118,8 @@ func (b *bench) b2b3() ([]Figure, error) {
 			viaBridge, "keep-alive HTTP client straight to /mcp", straight, 1e9, "reported"),
 		compare("B2", "the same through a bridge whose client never lists tools", "p50",
 			s[3], "keep-alive HTTP client straight to /mcp", straight, 1.5, "≤ 1.5× at p50"),
+		compare("B2", "the same for a 2026-07-28 client (no session, _meta in every request)", "p50",
+			s[4], "a 2026-07-28 keep-alive HTTP client straight to /mcp", s[5], 1.5, "≤ 1.5× at p50"),
 	}
 	figs[1].Result = "info"
 	dial := compare("B2", "diagnostic: HTTP client straight to /mcp, a new connection per call (as the bridge posts)", "p50",

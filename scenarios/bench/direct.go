@@ -22,6 +22,10 @@ type directClient struct {
 	session string
 	next    int
 	fresh   bool // a new connection for every request, as the bridge does
+	// modern is the client's name when it speaks 2026-07-28: no session,
+	// _meta in every request, the revision's headers on every POST.
+	modern string
+	header http.Header // the current POST's revision headers
 }
 
 func newDirectClient(lh *leaseProc) *directClient {
@@ -49,6 +53,17 @@ func (d *directClient) initialize(ctx context.Context, client string) error {
 	return err
 }
 
+// discover opens a 2026-07-28 client, named client: server/discover, then
+// tools/list as hosts do.
+func (d *directClient) discover(ctx context.Context, client string) error {
+	d.modern = client
+	if _, err := d.call(ctx, "server/discover", nil); err != nil {
+		return err
+	}
+	_, err := d.call(ctx, "tools/list", nil)
+	return err
+}
+
 // tool calls a tool and fails on a tool error result.
 func (d *directClient) tool(ctx context.Context, name string, args map[string]any) (json.RawMessage, error) {
 	res, err := d.call(ctx, "tools/call", toolParams(name, args))
@@ -61,6 +76,15 @@ func (d *directClient) tool(ctx context.Context, name string, args map[string]an
 // call POSTs one request and returns its result.
 func (d *directClient) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	d.next++
+	d.header = nil
+	if d.modern != "" {
+		p, _ := params.(map[string]any)
+		params = withModernMeta(d.modern, p)
+		d.header = http.Header{"Mcp-Protocol-Version": {modernRevision}, "Mcp-Method": {method}}
+		if name, _ := p["name"].(string); name != "" {
+			d.header.Set("Mcp-Name", name)
+		}
+	}
 	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": d.next, "method": method, "params": params})
 	if err != nil {
 		return nil, err
@@ -87,6 +111,9 @@ func (d *directClient) post(ctx context.Context, body []byte, id int) (frame, er
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Mcp-Protocol-Version", protocol)
 	req.Header.Set("Authorization", d.auth)
+	for k, v := range d.header {
+		req.Header[k] = v
+	}
 	if d.session != "" {
 		req.Header.Set("Mcp-Session-Id", d.session)
 	}
