@@ -100,6 +100,17 @@ func newFixture() *fixture {
 			}
 			return text("no roots")
 		})
+	// confirm asks its client first (a 2026-07-28 multi round-trip: the
+	// call is answered input_required, and retried with the answer).
+	f.srv.AddTool(mcp.NewTool("confirm", mcp.WithReadOnlyHintAnnotation(true)),
+		func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if answer := server.ElicitationResponse(r.Params.InputResponses, "sure"); answer != nil {
+				return text("confirmed: " + string(answer.Action))
+			}
+			return server.NewInputRequestBuilder("asked-once").
+				Elicit("sure", mcp.ElicitationParams{Message: "Sure?", RequestedSchema: map[string]any{"type": "object"}}).
+				ToolResult(), nil
+		})
 	f.srv.AddTool(mcp.NewTool("majordomus_announce", mcp.WithString("intent")),
 		func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			b, _ := json.Marshal(r.GetArguments())

@@ -126,6 +126,8 @@ func TestAModernClientGetsTheSameBytesThroughABridge(t *testing.T) {
 		{"resources/list", ""},
 		{"resources/read", `{"uri":"fixture://a"}`},
 		{"tools/call", lookup("same")},
+		{"tools/call", `{"name":"confirm"}`}, // input_required: a multi round-trip
+		{"tools/call", `{"name":"confirm","requestState":"asked-once","inputResponses":{"sure":{"action":"accept","content":{}}}}`},
 		{"no/such", ""},                         // 404 over HTTP
 		{"resources/read", `{"uri":"nope://"}`}, // an error result
 		{"ping", ""},                            // removed in 2026-07-28
