@@ -49,15 +49,25 @@ type Overlap struct {
 type Board struct {
 	mu        sync.Mutex
 	now       func() time.Time
+	idle      time.Duration // how long a sessionless peer stays unheard (board_modern.go)
 	next      int
 	numbers   func() (int, error) // the checkout's counter of peer numbers; nil or failing: next
 	bySession map[string]*Peer
-	order     []*Peer // attachment order, departed announcers included
+	byID      map[string]*sessionless // the peers known from their requests alone, by id
+	byWho     map[string]*sessionless // those of them found by the identity they send
+	order     []*Peer                 // attachment order, departed announcers included
 }
 
-// NewBoard returns an empty board reading time from now.
-func NewBoard(now func() time.Time) *Board {
-	return &Board{now: now, bySession: map[string]*Peer{}}
+// NewBoard returns an empty board reading time from now, on which a peer
+// known from its requests alone stays unheard for DefaultIdleTimeout.
+func NewBoard(now func() time.Time) *Board { return newBoard(now, 0, nil) }
+
+func newBoard(now func() time.Time, idle time.Duration, numbers func() (int, error)) *Board {
+	if idle <= 0 {
+		idle = DefaultIdleTimeout
+	}
+	return &Board{now: now, idle: idle, numbers: numbers, bySession: map[string]*Peer{},
+		byID: map[string]*sessionless{}, byWho: map[string]*sessionless{}}
 }
 
 // Attach adds a peer for a new session and returns its id.
@@ -67,25 +77,36 @@ func (b *Board) Attach(session, transport string) string {
 	if p, ok := b.bySession[session]; ok {
 		return p.ID
 	}
+	p := b.add(b.newID(), Client{Name: notInitialized}, transport, b.now())
+	b.bySession[session] = p
+	return p.ID
+}
+
+// notInitialized names a session's client until its initialize names it.
+const notInitialized = "(not initialized)"
+
+// newID gives the next peer number: the checkout's, when its counter
+// answers, never one this board gave or granted already.
+func (b *Board) newID() string {
 	b.next++
 	if b.numbers != nil {
 		if n, err := b.numbers(); err == nil {
 			b.next = max(b.next, n)
 		}
 	}
-	at := b.now().UTC().Round(time.Millisecond)
-	p := &Peer{
-		ID:          fmt.Sprintf("p%d", b.next),
-		Client:      Client{Name: "(not initialized)"},
-		Transport:   transport,
-		ConnectedAt: at,
-		LastSeen:    at,
-		Attached:    true,
-	}
-	b.bySession[session] = p
-	b.order = append(b.order, p)
-	return p.ID
+	return fmt.Sprintf("p%d", b.next)
 }
+
+// add lists a new attached peer, seen now.
+func (b *Board) add(id string, c Client, transport string, now time.Time) *Peer {
+	at := stamp(now)
+	p := &Peer{ID: id, Client: c, Transport: transport, ConnectedAt: at, LastSeen: at, Attached: true}
+	b.order = append(b.order, p)
+	return p
+}
+
+// stamp is how the board writes an instant.
+func stamp(now time.Time) time.Time { return now.UTC().Round(time.Millisecond) }
 
 // Detach marks a session's peer as gone. A departed peer that announced
 // stays listed (attached: false) among the last few; others are dropped.
@@ -98,12 +119,19 @@ func (b *Board) Detach(session string) {
 	}
 	delete(b.bySession, session)
 	p.Attached = false
+	b.prune()
+}
+
+// prune drops the departed peers that announced nothing, and the oldest
+// departed announcers beyond departedKept.
+func (b *Board) prune() {
 	departed := 0
 	b.order = slices.DeleteFunc(b.order, func(q *Peer) bool {
 		if q.Attached {
 			return false
 		}
 		if q.Announcement == nil {
+			b.forget(q)
 			return true
 		}
 		departed++
@@ -111,6 +139,7 @@ func (b *Board) Detach(session string) {
 	})
 	for departed > departedKept {
 		i := slices.IndexFunc(b.order, func(q *Peer) bool { return !q.Attached })
+		b.forget(b.order[i])
 		b.order = slices.Delete(b.order, i, i+1)
 		departed--
 	}
@@ -134,14 +163,30 @@ func (b *Board) Claim(session, id string) bool {
 	if p.ID == id {
 		return true
 	}
+	b.expire(b.now())
+	if !b.free(id) {
+		return false
+	}
+	p.ID = id
+	b.next = max(b.next, n) // ids given later do not collide with it
+	return true
+}
+
+// free reports whether no attached peer holds id, and drops a departed
+// one that does: whoever takes the id is that peer, back.
+func (b *Board) free(id string) bool {
 	for _, q := range b.order {
 		if q.ID == id && q.Attached {
 			return false
 		}
 	}
-	b.order = slices.DeleteFunc(b.order, func(q *Peer) bool { return q.ID == id && !q.Attached })
-	p.ID = id
-	b.next = max(b.next, n) // ids given later do not collide with it
+	b.order = slices.DeleteFunc(b.order, func(q *Peer) bool {
+		if q.ID == id {
+			b.forget(q)
+			return true
+		}
+		return false
+	})
 	return true
 }
 
@@ -167,11 +212,30 @@ func (b *Board) Identify(session string, c Client) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if p, ok := b.bySession[session]; ok {
-		if strings.TrimSpace(c.Name) == "" {
-			c.Name = "(not initialized)"
-		}
-		p.Client = c
+		p.Client = bounded(c, notInitialized)
 	}
+}
+
+// maxClientText bounds each text a client says of itself (name, version,
+// title) as the board keeps it: a modern client says it again with every
+// request.
+const maxClientText = 256
+
+// bounded is c as the board keeps it: each text valid UTF-8 and cut to
+// maxClientText characters; a blank name is unnamed.
+func bounded(c Client, unnamed string) Client {
+	cut := func(s string) string {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+		if r := []rune(s); len(r) > maxClientText {
+			s = string(r[:maxClientText])
+		}
+		return s
+	}
+	c = Client{Name: cut(c.Name), Version: cut(c.Version), Title: cut(c.Title)}
+	if strings.TrimSpace(c.Name) == "" {
+		c.Name = unnamed
+	}
+	return c
 }
 
 // Touch records that a session was heard from.
@@ -179,7 +243,7 @@ func (b *Board) Touch(session string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if p, ok := b.bySession[session]; ok {
-		p.LastSeen = b.now().UTC().Round(time.Millisecond)
+		p.LastSeen = stamp(b.now())
 	}
 }
 
@@ -202,7 +266,16 @@ func (b *Board) Announce(session, intent string, scope []string) (Peer, []Overla
 	if !ok {
 		return Peer{}, nil, fmt.Errorf("this session is not on the board")
 	}
-	p.Announcement = &Announcement{Intent: intent, Scope: scope, At: b.now().UTC().Round(time.Millisecond)}
+	now := b.now()
+	b.expire(now)
+	rec, overlaps := b.announce(p, intent, scope, now)
+	return rec, overlaps, nil
+}
+
+// announce records p's claim and returns its record and the overlapping
+// claims of the other attached peers.
+func (b *Board) announce(p *Peer, intent string, scope []string, now time.Time) (Peer, []Overlap) {
+	p.Announcement = &Announcement{Intent: intent, Scope: scope, At: stamp(now)}
 	p.LastSeen = p.Announcement.At
 	var overlaps []Overlap
 	for _, q := range b.order {
@@ -213,13 +286,14 @@ func (b *Board) Announce(session, intent string, scope []string) (Peer, []Overla
 			overlaps = append(overlaps, Overlap{Peer: q.ID, Client: q.Client.Name, Intent: q.Announcement.Intent, Paths: paths})
 		}
 	}
-	return copyPeer(p), overlaps, nil
+	return copyPeer(p), overlaps
 }
 
 // Peers returns the board in attachment order and how many are attached.
 func (b *Board) Peers() ([]Peer, int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.expire(b.now())
 	peers := make([]Peer, 0, len(b.order))
 	attached := 0
 	for _, p := range b.order {

@@ -7,7 +7,9 @@
 // One [Surface] wraps one mcp-go MCPServer. Every session of that server —
 // the in-process stdio session and every HTTP session alike — is one peer on
 // the [Board], identified as p1, p2, … in the order sessions were opened, and
-// never reused. Tool calls are recorded in the [Executions] history. The
+// never reused. A client of the 2026-07-28 revision has no session; it is a
+// peer all the same (see Modern clients below). Tool calls are recorded in
+// the [Executions] history. The
 // layer is read through a [LayerSource]; when it is rebuilt, [Surface.IndexChanged]
 // republishes the resources and prompts and notifies the sessions.
 //
@@ -17,6 +19,44 @@
 // its declared arguments, prompts/get its body with their values filled in
 // (layer.Object.Render), and completion/complete an argument's declared
 // suggestions.
+//
+// # Modern clients
+//
+// A 2026-07-28 ("modern") request — one whose _meta names a modern
+// protocol version that mcp-go serves, with client capabilities — is
+// sighted on the board before it is served ([Board.Sight]): its peer is
+// found or created, named by its _meta clientInfo (when it sends one; a
+// request that sends none keeps the name) and marked seen on the board's
+// clock. Its peer is, in this order:
+//
+//  1. the peer of the session it came on, when that session is on the
+//     board: the stdio client served in process. A claim it sends is
+//     ignored; the session is its identity.
+//  2. the peer its _meta[PeerMeta] claims: a bridge relaying a stdio client
+//     sends that client's id with every request. A claim counts only as a
+//     string of the board's form (p<n>, n from 1, six digits at most); and
+//     it is refused when an attached session's peer holds the id — a claim
+//     never merges into a session. A claim of a sessionless peer's id is
+//     that peer; of a free id, a new peer under it (later ids are numbered
+//     past it); of a departed session peer's id, a new peer that replaces
+//     it, as a session's claim does.
+//  3. else (no claim, or one ignored or refused) the peer of the identity it
+//     sends: one peer per clientInfo name and version (one for all that
+//     send none, named "(unnamed)"), numbered as a new session would be.
+//
+// A peer found by 2 or 3 has no session, so it leaves the board when it
+// has been unheard for the idle timeout ([Config].IdleTimeout), unless a
+// subscriptions/listen stream of it is open ([Board.Listen]). When its
+// last stream ends, it leaves at once if nothing else of it was heard
+// since that stream opened; otherwise it was alive until then, and the
+// idle timeout runs from the stream's end. Expiry is judged lazily, on the
+// board's clock, whenever the board is read or changed. A departed peer
+// that announced stays listed (attached: false) like a departed session;
+// heard from again — the same claim, or the same identity — it is the same
+// peer, attached again, its announcement kept, because its departure was
+// inferred from silence rather than seen. majordomus_announce,
+// majordomus_peers (its caller) and majordomus_executions treat such a
+// peer as any other; its transport is "http".
 //
 // # Invariants
 //
@@ -41,5 +81,10 @@
 //     failed ([Process].Alone) is told so, with the reason: in its
 //     instructions, by a warning once it is initialized, and in
 //     majordomus_server's findings.
+//   - A client's own text (name, version, title) is kept bounded (256
+//     characters each) and reaches prose only through quoted; a claimed
+//     peer id is used only when it has the board's form.
+//   - A peer id names one listed peer at a time, and a new id is numbered
+//     past every id given or granted, so it never names a peer that was.
 //   - Nothing here writes a file.
 package surface

@@ -27,8 +27,8 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture { return newFixtureOf(t, layer.Config{}) }
 
 // newFixtureOf is newFixture with the layer configured as cfg (its Root is
-// the fixture's).
-func newFixtureOf(t *testing.T, cfg layer.Config) *fixture {
+// the fixture's) and the surface's Config set by each of with.
+func newFixtureOf(t *testing.T, cfg layer.Config, with ...func(*Config)) *fixture {
 	t.Helper()
 	root := t.TempDir()
 	if err := example.WriteCheckout(root); err != nil {
@@ -40,7 +40,11 @@ func newFixtureOf(t *testing.T, cfg layer.Config) *fixture {
 		t.Fatal(err)
 	}
 	f := &fixture{t: t, root: root, lay: lay, proc: Process{Role: "standalone", Profile: "default"}}
-	f.s = New(Config{Layer: lay, Version: "9.9.9", Process: func() Process { return f.proc }})
+	sc := Config{Layer: lay, Version: "9.9.9", Process: func() Process { return f.proc }}
+	for _, w := range with {
+		w(&sc)
+	}
+	f.s = New(sc)
 	return f
 }
 
@@ -83,9 +87,17 @@ func (c *client) try(method string, params any) (json.RawMessage, string) {
 // call sends one request and returns its result, or its error's code and
 // message.
 func (c *client) call(method string, params any) (result json.RawMessage, code int, message string) {
+	return c.f.handle(context.Background(), c.sess, method, params)
+}
+
+// handle sends one request on sess (nil: none) under ctx and returns its
+// result, or its error's code and message.
+func (f *fixture) handle(ctx context.Context, sess server.ClientSession, method string, params any) (result json.RawMessage, code int, message string) {
 	msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	ctx := c.f.s.MCP.WithContext(context.Background(), c.sess)
-	answer, _ := json.Marshal(c.f.s.MCP.HandleMessage(ctx, msg))
+	if sess != nil {
+		ctx = f.s.MCP.WithContext(ctx, sess)
+	}
+	answer, _ := json.Marshal(f.s.MCP.HandleMessage(ctx, msg))
 	var r struct {
 		Result json.RawMessage `json:"result"`
 		Error  *struct {
@@ -93,7 +105,7 @@ func (c *client) call(method string, params any) (result json.RawMessage, code i
 			Message string `json:"message"`
 		} `json:"error"`
 	}
-	mustDecode(c.f.t, answer, &r)
+	mustDecode(f.t, answer, &r)
 	if r.Error != nil {
 		return nil, r.Error.Code, r.Error.Message
 	}
@@ -103,17 +115,24 @@ func (c *client) call(method string, params any) (result json.RawMessage, code i
 // tool calls a tool; it returns the structured content or the error text.
 func (c *client) tool(name string, args map[string]any) (structured json.RawMessage, errText string) {
 	c.f.t.Helper()
+	return c.f.toolResult(name, c.rpc("tools/call", map[string]any{"name": name, "arguments": args}))
+}
+
+// toolResult reads the result of a call of the tool name: its structured
+// content, or its error text.
+func (f *fixture) toolResult(name string, result json.RawMessage) (structured json.RawMessage, errText string) {
+	f.t.Helper()
 	var res struct {
 		IsError           bool `json:"isError"`
 		Content           []struct{ Text string }
 		StructuredContent json.RawMessage `json:"structuredContent"`
 	}
-	mustDecode(c.f.t, c.rpc("tools/call", map[string]any{"name": name, "arguments": args}), &res)
+	mustDecode(f.t, result, &res)
 	if res.IsError {
 		return nil, res.Content[0].Text
 	}
 	if len(res.Content) != 1 || res.Content[0].Text != string(res.StructuredContent) {
-		c.f.t.Fatalf("%s: the text content must be the structured content as JSON", name)
+		f.t.Fatalf("%s: the text content must be the structured content as JSON", name)
 	}
 	return res.StructuredContent, ""
 }

@@ -62,10 +62,17 @@ type Config struct {
 	// checkout's servers share, so that ids stay unique across take-overs;
 	// nil, or an error, numbers peers on this board alone.
 	PeerNumbers func() (int, error)
+	// IdleTimeout is how long a peer known from its requests alone (a
+	// 2026-07-28 client over HTTP) stays on the board unheard with no
+	// subscriptions/listen stream open. 0 = DefaultIdleTimeout (90 s, the
+	// HTTP server's idle timeout default).
+	IdleTimeout time.Duration
 }
 
 // PeerMeta is the key under which an initialize result's _meta gives the
-// session's peer id, for a bridge to carry to the next server.
+// session's peer id, for a bridge to carry to the next server, and under
+// which a 2026-07-28 request's _meta claims its peer's id (a bridge sends
+// its stdio client's with every request it relays).
 const PeerMeta = "io.majordomus/peer"
 
 // Surface is the MCP server of one process and its peer board.
@@ -78,6 +85,7 @@ type Surface struct {
 	log     *zap.Logger
 	started time.Time
 	subs    *subscriptions
+	listens listens
 	prompts atomic.Pointer[map[string]layer.Object] // the published prompts by name, for completions
 }
 
@@ -93,7 +101,7 @@ func New(cfg Config) *Surface {
 		cfg.Logger = zap.NewNop()
 	}
 	s := &Surface{
-		Board:      &Board{now: cfg.Now, numbers: cfg.PeerNumbers, bySession: map[string]*Peer{}},
+		Board:      newBoard(cfg.Now, cfg.IdleTimeout, cfg.PeerNumbers),
 		Executions: &Executions{},
 		cfg:        cfg,
 		log:        cfg.Logger,
@@ -107,6 +115,7 @@ func New(cfg Config) *Surface {
 	hooks.AddAfterInitialize(s.initialized)
 	hooks.AddAfterSubscribe(s.subscribed)
 	hooks.AddAfterUnsubscribe(s.unsubscribed)
+	s.modernHooks(hooks)
 
 	opts := []server.ServerOption{
 		server.WithTitle("Majordomus"),
@@ -133,6 +142,14 @@ func New(cfg Config) *Surface {
 // connected (the in-process stdio session); others are HTTP sessions.
 type transporter interface{ Transport() string }
 
+// transportOf names how a session's client is connected.
+func transportOf(session server.ClientSession) string {
+	if t, ok := session.(transporter); ok {
+		return t.Transport()
+	}
+	return "http"
+}
+
 func (s *Surface) sessionOpened(_ context.Context, session server.ClientSession) {
 	transport, id := s.attach(session)
 	s.log.Info("session opened", zap.String("session", session.SessionID()), zap.String("peer", id), zap.String("transport", transport))
@@ -142,10 +159,7 @@ func (s *Surface) sessionOpened(_ context.Context, session server.ClientSession)
 // registered by mcp-go only after its initialize was answered, so the
 // initialize hook attaches it first.
 func (s *Surface) attach(session server.ClientSession) (transport, peer string) {
-	transport = "http"
-	if t, ok := session.(transporter); ok {
-		transport = t.Transport()
-	}
+	transport = transportOf(session)
 	return transport, s.Board.Attach(session.SessionID(), transport)
 }
 
@@ -291,19 +305,11 @@ func (s *Surface) recordExecution(next server.ToolHandlerFunc) server.ToolHandle
 		res, err := next(ctx, req)
 		s.Executions.Record(Execution{
 			Tool:       req.Params.Name,
-			Peer:       s.callerOf(ctx),
+			Peer:       s.callerOf(ctx, req.Params.Meta),
 			At:         start.UTC(),
 			DurationMS: float64(s.cfg.Now().Sub(start).Microseconds()) / 1000,
 			OK:         err == nil && res != nil && !res.IsError,
 		})
 		return res, err
 	}
-}
-
-// callerOf is the peer id of the session a request came from.
-func (s *Surface) callerOf(ctx context.Context) string {
-	if session := server.ClientSessionFromContext(ctx); session != nil {
-		return s.Board.PeerID(session.SessionID())
-	}
-	return ""
 }

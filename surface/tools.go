@@ -156,7 +156,7 @@ func (s *Surface) toolPeers(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 		Count  int    `json:"count"`
 		Caller string `json:"caller"`
 		Peers  []Peer `json:"peers"`
-	}{Count: count, Caller: s.callerOf(ctx), Peers: peers})
+	}{Count: count, Caller: s.callerOf(ctx, req.Params.Meta), Peers: peers})
 }
 
 func (s *Surface) toolAnnounce(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -166,13 +166,19 @@ func (s *Surface) toolAnnounce(ctx context.Context, req mcp.CallToolRequest) (*m
 	if a.err != nil {
 		return refuse(a.err)
 	}
-	session := server.ClientSessionFromContext(ctx)
-	if session == nil {
-		return mcp.NewToolResultError("announce needs an MCP session: call it from a client that initialized one"), nil
-	}
-	peer, overlaps, err := s.Board.Announce(session.SessionID(), intent, scope)
-	if err != nil {
-		return mcp.NewToolResultError(err.Error()), nil
+	var peer Peer
+	var overlaps []Overlap
+	if m, ok := s.modernOf(ctx, req.Params.Meta); ok {
+		peer, overlaps = s.Board.AnnounceModern(m, intent, scope)
+	} else {
+		session := server.ClientSessionFromContext(ctx)
+		if session == nil {
+			return mcp.NewToolResultError("announce needs an MCP session: call it from a client that initialized one"), nil
+		}
+		var err error
+		if peer, overlaps, err = s.Board.Announce(session.SessionID(), intent, scope); err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
 	}
 	if overlaps == nil {
 		overlaps = []Overlap{}

@@ -1,0 +1,189 @@
+package surface
+
+import "time"
+
+// A request of the 2026-07-28 revision ("modern") opens no session: it
+// says who its client is in its own _meta, every time. The board knows
+// such a client as one peer all the same; the rules are in the package
+// doc, under Modern clients.
+
+// DefaultIdleTimeout is how long a peer known from its requests alone stays
+// on the board unheard: the HTTP server's own idle timeout by default.
+const DefaultIdleTimeout = 90 * time.Second
+
+// unnamed names a modern client that sent no clientInfo.
+const unnamed = "(unnamed)"
+
+// ModernRequest is what the board reads of one request of the 2026-07-28
+// revision.
+type ModernRequest struct {
+	// Session is the id of the session the request came on, "" for none.
+	// Only a session on the board counts: a modern HTTP request is served
+	// on an ephemeral session of its own, which is not.
+	Session string
+	// Claim is the peer id its _meta[PeerMeta] names, "" for none.
+	Claim string
+	// Client is what its _meta clientInfo says; nil when it says nothing.
+	Client *Client
+	// Transport names how its client is connected, for a peer it creates.
+	Transport string
+}
+
+// sessionless is the board's record of a peer known from its requests
+// alone: it stays while it is heard from or holds a listen stream open.
+type sessionless struct {
+	peer    *Peer
+	who     string // the identity it is found by when it claims no id; "" for a claimed one
+	seen    uint64 // its requests, counted: was it heard from after a stream opened?
+	streams int    // its open subscriptions/listen streams
+}
+
+// Sight records a modern request: it finds or creates the request's peer,
+// refreshes the client it names and marks it seen now. It returns the
+// peer's id.
+func (b *Board) Sight(m ModernRequest) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.sight(m, b.now()).ID
+}
+
+// AnnounceModern is Announce for the peer of a modern request, which it
+// sights first.
+func (b *Board) AnnounceModern(m ModernRequest, intent string, scope []string) (Peer, []Overlap) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	return b.announce(b.sight(m, now), intent, scope, now)
+}
+
+// Listen records that a subscriptions/listen stream of a modern request's
+// peer opened, and returns what to call, once, when it ends. A session's
+// peer lives as long as its session: Listen sights it and returns nil.
+func (b *Board) Listen(m ModernRequest) (end func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p := b.sight(m, b.now())
+	rec := b.byID[p.ID]
+	if rec == nil || rec.peer != p {
+		return nil
+	}
+	rec.streams++
+	opened := rec.seen
+	return func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.streamEnded(rec, opened, b.now())
+	}
+}
+
+// streamEnded closes one of rec's streams. With none left open, a peer
+// heard from only through the stream leaves with it; one heard from
+// otherwise too was alive until now, and its idle time starts now.
+func (b *Board) streamEnded(rec *sessionless, opened uint64, now time.Time) {
+	rec.streams--
+	if rec.streams > 0 || !rec.peer.Attached {
+		return
+	}
+	if rec.seen == opened {
+		rec.peer.Attached = false
+		b.prune()
+		return
+	}
+	rec.peer.LastSeen = stamp(now)
+}
+
+// sight finds or creates m's peer and marks it seen at now.
+func (b *Board) sight(m ModernRequest, now time.Time) *Peer {
+	b.expire(now)
+	rec, p, id := b.find(m)
+	if p == nil {
+		rec = &sessionless{}
+		if id == "" {
+			id, rec.who = b.newID(), identity(m.Client)
+			b.byWho[rec.who] = rec
+		}
+		p = b.add(id, Client{Name: unnamed}, m.Transport, now)
+		rec.peer = p
+		b.byID[id] = rec
+	}
+	if rec != nil {
+		if !p.Attached { // back after it was taken for gone: the same peer, its claim kept
+			p.Attached, p.ConnectedAt = true, stamp(now)
+		}
+		rec.seen++
+	}
+	p.LastSeen = stamp(now)
+	if m.Client != nil {
+		p.Client = bounded(*m.Client, unnamed)
+	} else if p.Client.Name == notInitialized {
+		p.Client.Name = unnamed // a modern client never initializes
+	}
+	return p
+}
+
+// find returns m's peer, or nil and the id its new peer takes ("" for a
+// new number). In order: the peer of the session m came on; the peer its
+// claim names, when the claim has the board's form and no session's
+// attached peer holds that id; the peer of the identity it sends.
+func (b *Board) find(m ModernRequest) (rec *sessionless, p *Peer, id string) {
+	if p, ok := b.bySession[m.Session]; ok && m.Session != "" {
+		return nil, p, ""
+	}
+	if n, ok := peerNumber(m.Claim); ok {
+		if rec := b.byID[m.Claim]; rec != nil {
+			return rec, rec.peer, ""
+		}
+		if b.free(m.Claim) {
+			b.next = max(b.next, n) // ids given later do not collide with it
+			return nil, nil, m.Claim
+		}
+	}
+	if rec := b.byWho[identity(m.Client)]; rec != nil {
+		return rec, rec.peer, ""
+	}
+	return nil, nil, ""
+}
+
+// identity is the key of a client that claims no id: its name and
+// version, as bounded.
+func identity(c *Client) string {
+	if c == nil {
+		return "\x00"
+	}
+	k := bounded(*c, "")
+	return k.Name + "\x00" + k.Version
+}
+
+// expire takes for gone the sessionless peers unheard for the idle timeout
+// that hold no stream open.
+func (b *Board) expire(now time.Time) {
+	gone := false
+	for _, rec := range b.byID {
+		if p := rec.peer; p.Attached && rec.streams == 0 && now.Sub(p.LastSeen) >= b.idle {
+			p.Attached, gone = false, true
+		}
+	}
+	if gone {
+		b.prune()
+	}
+}
+
+// forget drops what the board knows of p beyond its listing.
+func (b *Board) forget(p *Peer) {
+	rec := b.byID[p.ID]
+	if rec == nil || rec.peer != p {
+		return
+	}
+	delete(b.byID, p.ID)
+	if b.byWho[rec.who] == rec {
+		delete(b.byWho, rec.who)
+	}
+}
+
+// onSession reports whether session is one of the board's.
+func (b *Board) onSession(session string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, ok := b.bySession[session]
+	return ok && session != ""
+}

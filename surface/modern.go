@@ -1,0 +1,123 @@
+package surface
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/zap"
+)
+
+// The board's side of the 2026-07-28 revision: every modern request is
+// sighted on the board before mcp-go serves it, and a subscriptions/listen
+// stream keeps its peer while it is open.
+
+// listens holds what ends each open listen stream's hold on its peer, by
+// the stream's session and request id (an HTTP stream has a session of
+// its own; an in-process one shares its session with other requests).
+type listens struct{ ends sync.Map }
+
+type listenKey struct {
+	session server.ClientSession
+	id      string
+}
+
+func listenKeyOf(ctx context.Context, id any) listenKey {
+	return listenKey{server.ClientSessionFromContext(ctx), fmt.Sprintf("%T %v", id, id)}
+}
+
+// modernHooks adds the hooks that keep the board for modern requests.
+func (s *Surface) modernHooks(hooks *server.Hooks) {
+	hooks.AddOnRequestInitialization(s.requestArrived)
+	hooks.AddBeforeSubscriptionsListen(s.listenOpened)
+	hooks.AddOnSuccess(func(ctx context.Context, id any, method mcp.MCPMethod, _, _ any) {
+		s.requestEnded(ctx, id, method)
+	})
+	hooks.AddOnError(func(ctx context.Context, id any, method mcp.MCPMethod, _ any, _ error) {
+		s.requestEnded(ctx, id, method)
+	})
+}
+
+// modernOf reads a request's _meta as the board does; it is false for a
+// request that is not of a modern revision, or whose _meta mcp-go refuses
+// (an unknown version, no client capabilities), so that such a request
+// adds no peer.
+func (s *Surface) modernOf(ctx context.Context, meta *mcp.Meta) (ModernRequest, bool) {
+	v := meta.ProtocolVersion()
+	if !mcp.IsModernProtocol(v) || !mcp.IsValidProtocolVersion(v) || meta.ClientCapabilities() == nil {
+		return ModernRequest{}, false
+	}
+	m := ModernRequest{Transport: "http"}
+	if session := server.ClientSessionFromContext(ctx); session != nil {
+		m.Session, m.Transport = session.SessionID(), transportOf(session)
+	}
+	if info := meta.ClientInfo(); info != nil {
+		m.Client = &Client{Name: info.Name, Version: info.Version, Title: info.Title}
+	}
+	m.Claim, _ = meta.AdditionalFields[PeerMeta].(string)
+	return m, true
+}
+
+// requestArrived sights a modern request's peer. It runs for every request
+// before mcp-go dispatches it, on the raw message: no later hook sees every
+// method's _meta.
+func (s *Surface) requestArrived(ctx context.Context, _ any, message any) error {
+	raw, ok := message.(json.RawMessage)
+	if !ok || !bytes.Contains(raw, []byte(mcp.MetaKeyProtocolVersion)) {
+		return nil // a legacy request: its session is its peer
+	}
+	var r struct {
+		Params struct {
+			Meta *mcp.Meta `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(raw, &r) != nil {
+		return nil // mcp-go answers it
+	}
+	m, ok := s.modernOf(ctx, r.Params.Meta)
+	if !ok {
+		return nil
+	}
+	if id := s.Board.Sight(m); m.Claim != "" && id != m.Claim && !s.Board.onSession(m.Session) {
+		s.log.Debug("a claimed peer id was not granted", zap.String("claim", quoted(m.Claim)), zap.String("peer", id))
+	}
+	return nil
+}
+
+func (s *Surface) listenOpened(ctx context.Context, id any, req *mcp.SubscriptionsListenRequest) {
+	m, ok := s.modernOf(ctx, req.Params.Meta)
+	if !ok {
+		return
+	}
+	if end := s.Board.Listen(m); end != nil {
+		s.listens.ends.Store(listenKeyOf(ctx, id), end)
+	}
+}
+
+// requestEnded ends a listen stream's hold on its peer. mcp-go calls one
+// of its success or error hooks for every request it began, and may call
+// the error hook for one it never began: nothing is stored for that.
+func (s *Surface) requestEnded(ctx context.Context, id any, method mcp.MCPMethod) {
+	if method != mcp.MethodSubscriptionsListen {
+		return
+	}
+	if end, ok := s.listens.ends.LoadAndDelete(listenKeyOf(ctx, id)); ok {
+		end.(func())()
+	}
+}
+
+// callerOf is the peer id a request comes from: a modern request's peer,
+// else its session's.
+func (s *Surface) callerOf(ctx context.Context, meta *mcp.Meta) string {
+	if m, ok := s.modernOf(ctx, meta); ok {
+		return s.Board.Sight(m)
+	}
+	if session := server.ClientSessionFromContext(ctx); session != nil {
+		return s.Board.PeerID(session.SessionID())
+	}
+	return ""
+}
