@@ -200,3 +200,64 @@ func TestClientsOfEveryRevisionStartedTogetherAreServed(t *testing.T) {
 		})
 	}
 }
+
+// modernMeta is the _meta of client's 2026-07-28 requests.
+func modernMeta(client string) map[string]any {
+	return withMeta(nil, client)["_meta"].(map[string]any)
+}
+
+// A 2026-07-28 client is one peer on the board, named, announced and seen
+// by a legacy client in the same checkout, and seeing it; when its
+// leaseholder is killed and its own process takes over, it keeps its peer
+// id and its announcement is carried (issue 13, points 4 and 6).
+func TestModernAndLegacyClientsShareOneBoard(t *testing.T) {
+	dir := checkout(t)
+	legacy := shared(t, dir)
+	initialize(t, legacy, "claude-code")
+	serverURL(t, legacy)
+	if isErr, text, err := legacy.CallTool(ctx(t), "majordomus_announce", map[string]any{"intent": "refactor the lease", "scope": []string{"registry/"}}, nil); err != nil || isErr {
+		t.Fatalf("the legacy client's announcement: %s %v", text, err)
+	}
+	m := shared(t, dir)
+	if _, err := m.WaitLog(ctx(t), "bridging this stdio session"); err != nil {
+		t.Fatal(err)
+	}
+	openIn(t, m, modern, "codex-modern")
+	meta := modernMeta("codex-modern")
+	if isErr, text, err := m.CallToolWithMeta(ctx(t), "majordomus_announce", map[string]any{"intent": "fix the bridge", "scope": []string{"transport/"}}, meta, nil); err != nil || isErr {
+		t.Fatalf("the modern client's announcement: %s %v", text, err)
+	}
+
+	seen := peersOf(t, legacy)
+	var id string
+	for _, p := range seen.Peers {
+		if p.Client.Name == "codex-modern" && p.Announcement != nil && p.Announcement.Intent == "fix the bridge" && p.Transport == "http" {
+			id = p.ID
+		}
+	}
+	if seen.Count != 2 || id == "" {
+		t.Fatalf("the legacy client's board: %+v", seen)
+	}
+	var board boardView
+	if isErr, text, err := m.CallToolWithMeta(ctx(t), "majordomus_peers", nil, meta, &board); err != nil || isErr || board.Caller != id || board.Count != 2 {
+		t.Fatalf("the modern client's board: %+v (%s %v), want it to be %s", board, text, err, id)
+	}
+
+	legacy.Kill(ctx(t))
+	board = boardView{}
+	if isErr, text, err := m.CallToolWithMeta(ctx(t), "majordomus_peers", nil, meta, &board); err != nil || isErr {
+		t.Fatalf("after the take-over: %s %v", text, err)
+	}
+	if _, err := m.WaitLog(ctx(t), "shared server listening on"); err != nil {
+		t.Fatal(err)
+	}
+	intent := ""
+	for _, p := range board.Peers {
+		if p.ID == id && p.Announcement != nil {
+			intent = p.Announcement.Intent
+		}
+	}
+	if board.Caller != id || intent != "fix the bridge" {
+		t.Fatalf("after the take-over the modern client's board is %+v; want it still %s, its announcement carried", board, id)
+	}
+}

@@ -85,6 +85,9 @@ type Carried struct {
 	// Peer is the client's peer id, which its session claims wherever it
 	// is opened again.
 	Peer string
+	// Meta is the _meta of a 2026-07-28 client's last request (it has no
+	// initialize): how it says who it is, for its announcement made again.
+	Meta json.RawMessage
 }
 
 // Replay opens the carried session on b: initialize (private id, answer
@@ -92,7 +95,7 @@ type Carried struct {
 // nothing when the client never initialized.
 func (c Carried) Replay(ctx context.Context, b Backend) error {
 	if len(c.Initialize) == 0 {
-		return nil
+		return c.replayModern(ctx, b)
 	}
 	if err := answerError(b.Handle(WithPeerClaim(ctx, c.Peer), requestFrame(ReinitializeID, "initialize", c.Initialize))); err != nil {
 		return fmt.Errorf("re-initializing the client's session: %w", err)
@@ -155,6 +158,7 @@ type Bridge struct {
 	initialize json.RawMessage // params of the client's last successful initialize
 	peer       string          // the peer id the server gave the session
 	announce   json.RawMessage
+	meta       json.RawMessage // a 2026-07-28 client's _meta, from its last request
 	safe       map[string]bool // tools whose hints say a resend is harmless (false: it is not)
 	toolsAsked bool            // the bridge asked the server for its tools
 	streamStop context.CancelFunc

@@ -18,7 +18,7 @@ func (b *Bridge) switchOver(ctx context.Context, cause error) error {
 	switch b.state {
 	case attached:
 		b.state, b.switched = switching, make(chan struct{})
-		carried := Carried{Initialize: b.initialize, Announce: b.announce, Protocol: b.protocol, SafeTools: maps.Clone(b.safe), Peer: b.peer}
+		carried := Carried{Initialize: b.initialize, Announce: b.announce, Protocol: b.protocol, SafeTools: maps.Clone(b.safe), Peer: b.peer, Meta: b.meta}
 		b.mu.Unlock()
 		b.stopBackground()
 		b.log.Debug("the shared server failed; the election decides what serves next", zap.String("url", b.cfg.URL), zap.String("reason", cause.Error()))

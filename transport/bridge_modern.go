@@ -88,6 +88,14 @@ func (b *Bridge) cancelModern(c call) bool {
 }
 
 func (b *Bridge) exchangeModern(ctx context.Context, msg json.RawMessage, c call) ([]byte, *failure) {
+	var p struct {
+		Meta json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(c.params, &p) == nil && len(p.Meta) > 0 {
+		b.mu.Lock()
+		b.meta = p.Meta
+		b.mu.Unlock()
+	}
 	res := b.exchange(ctx, b.withPeer(msg), "", c.version, b.mayRepeat(c))
 	switch {
 	case res.outcome == failed && len(res.body) == 0:
@@ -190,4 +198,22 @@ func leaseLostModern(answer []byte) bool {
 		} `json:"error"`
 	}
 	return json.Unmarshal(answer, &a) == nil && a.Error != nil && a.Error.Code == CodeLeaseLostModern && a.Error.Data.Reason == ErrCodeLeaseLost
+}
+
+// replayModern makes a 2026-07-28 client's announcement again on b, in the
+// client's name (its last _meta): such a client has no session to open,
+// and its peer id goes with the backend (Bridge: Peer; Local: claimed).
+func (c Carried) replayModern(ctx context.Context, b Backend) error {
+	if len(c.Meta) == 0 || len(c.Announce) == 0 {
+		return nil
+	}
+	params, _ := json.Marshal(struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments,omitempty"`
+		Meta      json.RawMessage `json:"_meta"`
+	}{AnnounceTool, c.Announce, c.Meta})
+	if err := answerError(b.Handle(ctx, requestFrame(AnnounceID, string(mcp.MethodToolsCall), params))); err != nil {
+		return fmt.Errorf("replaying the client's announcement: %w", err)
+	}
+	return nil
 }

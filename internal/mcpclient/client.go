@@ -198,10 +198,21 @@ func (p *Process) Await(ctx context.Context, id json.RawMessage) (Response, erro
 // CallTool calls a tool and decodes its structured content into out (when
 // out is not nil). It returns the tool's isError flag and its text.
 func (p *Process) CallTool(ctx context.Context, name string, arguments map[string]any, out any) (isError bool, text string, err error) {
+	return p.CallToolWithMeta(ctx, name, arguments, nil, out)
+}
+
+// CallToolWithMeta is CallTool with meta as the request's _meta, which is
+// how a client of protocol revision 2026-07-28 says who it is on every
+// request.
+func (p *Process) CallToolWithMeta(ctx context.Context, name string, arguments, meta map[string]any, out any) (isError bool, text string, err error) {
 	if arguments == nil {
 		arguments = map[string]any{}
 	}
-	r, err := p.Call(ctx, "tools/call", map[string]any{"name": name, "arguments": arguments})
+	params := map[string]any{"name": name, "arguments": arguments}
+	if meta != nil {
+		params["_meta"] = meta
+	}
+	r, err := p.Call(ctx, "tools/call", params)
 	if err != nil {
 		return false, "", err
 	}

@@ -24,7 +24,7 @@ func (a *aloneServer) Serve(ctx context.Context, reason string) error {
 		n.unservable(fmt.Errorf("%s; and serving this client alone failed too: %w", reason, err))
 		return err
 	}
-	local, err := transport.NewLocal(ctx, srv.surface.MCP, n.out, "stdio")
+	local, err := transport.NewLocal(ctx, srv.surface.MCP, n.out, localSession)
 	if err != nil {
 		n.unservable(err)
 		return err

@@ -35,10 +35,20 @@ type Checkout struct {
 	// peerNumbers, set by a node, draws peer numbers from the counter its
 	// checkout's servers share; nil (standalone) numbers them in process.
 	peerNumbers func() (int, error)
+	// idleTimeout, set by a node, is how long a peer without a session
+	// (a 2026-07-28 client) stays on the board unheard; 0 is the default.
+	idleTimeout time.Duration
 
 	mu       sync.Mutex
 	served   *served        // nil until Load succeeds
 	watching sync.WaitGroup // the layer's watch, which ends with the life load was given
+}
+
+// loaded is the layer and surface load gave, or nil.
+func (c *Checkout) loaded() *served {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.served
 }
 
 // served is a loaded layer with the MCP surface over it.
@@ -72,6 +82,7 @@ func (c *Checkout) load(life context.Context, describe func() surface.Process) (
 		// are drawn from one counter across the checkout's servers.
 		PeerClaim:   transport.PeerClaim,
 		PeerNumbers: c.peerNumbers,
+		IdleTimeout: c.idleTimeout,
 	})
 	c.watching.Go(func() {
 		if err := lay.Watch(life, surf.IndexChanged); err != nil {

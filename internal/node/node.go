@@ -83,6 +83,7 @@ func New(cfg Config) (*Node, error) {
 	}
 	leasePath := registry.Path(cfg.Checkout.Root, cfg.Checkout.Profile)
 	cfg.Checkout.peerNumbers = func() (int, error) { return registry.NextPeer(leasePath) }
+	cfg.Checkout.idleTimeout = cfg.Times.IdleTimeout
 	n := &Node{
 		cfg:        cfg,
 		co:         cfg.Checkout,
@@ -218,6 +219,10 @@ func (n *Node) carriedSession() *transport.Carried {
 	return n.carried
 }
 
+// localSession is the id of the in-process session of this process's
+// stdio client.
+const localSession = "stdio"
+
 // serve makes b serve the client, carrying its session when a bridge
 // failed. announced (when not nil) runs once the session is carried and
 // before b answers anything, so that what it logs is true before the
@@ -227,6 +232,13 @@ func (n *Node) carriedSession() *transport.Carried {
 func (n *Node) serve(ctx context.Context, b transport.Backend, announced func(carried bool) bool) error {
 	c := n.carriedSession()
 	if c != nil {
+		if _, local := b.(*transport.Local); local && len(c.Initialize) == 0 && c.Peer != "" {
+			// A 2026-07-28 client has no initialize whose replay claims its
+			// peer id: the local session claims it directly.
+			if srv := n.cfg.Checkout.loaded(); srv != nil {
+				srv.surface.Board.Claim(localSession, c.Peer)
+			}
+		}
 		if err := c.Replay(ctx, b); err != nil {
 			return fmt.Errorf("carrying the client's session: %w", err)
 		}

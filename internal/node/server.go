@@ -97,7 +97,7 @@ func (s *sharedServer) Start(ctx context.Context) error {
 	go s.watchLease(watchCtx, instance)
 
 	if n.withClient {
-		local, err := transport.NewLocal(ctx, srv.surface.MCP, n.out, "stdio")
+		local, err := transport.NewLocal(ctx, srv.surface.MCP, n.out, localSession)
 		if err != nil {
 			return err
 		}

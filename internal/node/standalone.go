@@ -31,7 +31,7 @@ func RunStandalone(ctx context.Context, cfg Config) error {
 		zap.String("checkout", ix.Name), zap.Int("objects", len(ix.Objects)), zap.String("index_state", ix.State()))
 
 	out := transport.NewFrameWriter(cfg.Stdout)
-	local, err := transport.NewLocal(life, srv.surface.MCP, out, "stdio")
+	local, err := transport.NewLocal(life, srv.surface.MCP, out, localSession)
 	if err != nil {
 		return fmt.Errorf("serving the client in process: %w", err)
 	}
