@@ -54,8 +54,9 @@ var revisionProbes = []struct {
 }
 
 // openIn opens p's session in version (a legacy one initializes; 2026-07-28
-// probes server/discover, as the official SDKs do) and checks it got it.
-func openIn(t *testing.T, p *mcpclient.Process, version, client string) {
+// probes server/discover, as the official SDKs do), checks it got it, and
+// returns the instructions it was given.
+func openIn(t *testing.T, p *mcpclient.Process, version, client string) string {
 	t.Helper()
 	if version != modern {
 		res, err := p.Initialize(ctx(t), client, version)
@@ -63,15 +64,17 @@ func openIn(t *testing.T, p *mcpclient.Process, version, client string) {
 			t.Fatalf("initialize %s: %+v %v", version, res, err)
 		}
 		p.Notify("notifications/initialized", nil)
-		return
+		return res.Instructions
 	}
 	r, err := p.Call(ctx(t), "server/discover", withMeta(nil, client))
 	var discovered struct {
 		SupportedVersions []string `json:"supportedVersions"`
+		Instructions      string   `json:"instructions"`
 	}
 	if err != nil || r.Error != nil || json.Unmarshal(r.Result, &discovered) != nil || discovered.SupportedVersions[0] != modern {
 		t.Fatalf("server/discover: %s %v %v", r.Result, r.Error, err)
 	}
+	return discovered.Instructions
 }
 
 // answersIn is every probe's answer (result or error) in version.
@@ -126,8 +129,11 @@ func TestEveryRevisionIsAnsweredTheSameInEveryMode(t *testing.T) {
 			}
 			standalone := start(t, dir, "--standalone")
 			modes := map[string]*mcpclient.Process{"attached": attached, "alone": alone, "standalone": standalone}
-			for _, p := range modes {
-				openIn(t, p, version, "codex")
+			for mode, p := range modes {
+				instructions := openIn(t, p, version, "codex")
+				if !strings.Contains(instructions, "You are peer p") || (mode == "alone") != strings.Contains(instructions, "served alone") {
+					t.Errorf("%s in %s was told:\n%s", version, mode, instructions)
+				}
 			}
 			want := answersIn(t, leaseholder, version)
 			for mode, p := range modes {
@@ -222,7 +228,7 @@ func TestModernAndLegacyClientsShareOneBoard(t *testing.T) {
 	if _, err := m.WaitLog(ctx(t), "bridging this stdio session"); err != nil {
 		t.Fatal(err)
 	}
-	openIn(t, m, modern, "codex-modern")
+	told := openIn(t, m, modern, "codex-modern")
 	meta := modernMeta("codex-modern")
 	if isErr, text, err := m.CallToolWithMeta(ctx(t), "majordomus_announce", map[string]any{"intent": "fix the bridge", "scope": []string{"transport/"}}, meta, nil); err != nil || isErr {
 		t.Fatalf("the modern client's announcement: %s %v", text, err)
@@ -237,6 +243,9 @@ func TestModernAndLegacyClientsShareOneBoard(t *testing.T) {
 	}
 	if seen.Count != 2 || id == "" {
 		t.Fatalf("the legacy client's board: %+v", seen)
+	}
+	if !strings.Contains(told, "You are peer "+id+" ") {
+		t.Fatalf("server/discover told the modern client:\n%s\nwant its peer id %s", told, id)
 	}
 	var board boardView
 	if isErr, text, err := m.CallToolWithMeta(ctx(t), "majordomus_peers", nil, meta, &board); err != nil || isErr || board.Caller != id || board.Count != 2 {

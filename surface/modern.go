@@ -33,6 +33,7 @@ func listenKeyOf(ctx context.Context, id any) listenKey {
 // modernHooks adds the hooks that keep the board for modern requests.
 func (s *Surface) modernHooks(hooks *server.Hooks) {
 	hooks.AddOnRequestInitialization(s.requestArrived)
+	hooks.AddAfterDiscover(s.discovered)
 	hooks.AddBeforeSubscriptionsListen(s.listenOpened)
 	hooks.AddOnSuccess(func(ctx context.Context, id any, method mcp.MCPMethod, _, _ any) {
 		s.requestEnded(ctx, id, method)
@@ -108,6 +109,25 @@ func (s *Surface) requestEnded(ctx context.Context, id any, method mcp.MCPMethod
 	if end, ok := s.listens.ends.LoadAndDelete(listenKeyOf(ctx, id)); ok {
 		end.(func())()
 	}
+}
+
+// discovered gives a 2026-07-28 client what a legacy one gets from
+// initialize: the instructions, naming its peer id (and, served alone,
+// why), and the id in _meta. Its server/discover is where such a client
+// reads them.
+func (s *Surface) discovered(ctx context.Context, _ any, req *mcp.DiscoverRequest, result *mcp.DiscoverResult) {
+	peer := s.callerOf(ctx, req.Params.Meta)
+	if peer == "" {
+		return
+	}
+	result.Instructions = s.instructions(peer)
+	if result.Meta == nil {
+		result.Meta = &mcp.Meta{}
+	}
+	if result.Meta.AdditionalFields == nil {
+		result.Meta.AdditionalFields = map[string]any{}
+	}
+	result.Meta.AdditionalFields[PeerMeta] = peer
 }
 
 // callerOf is the peer id a request comes from: a modern request's peer,
