@@ -270,3 +270,54 @@ func TestModernAndLegacyClientsShareOneBoard(t *testing.T) {
 		t.Fatalf("after the take-over the modern client's board is %+v; want it still %s, its announcement carried", board, id)
 	}
 }
+
+// A layer change reaches a 2026-07-28 client through its
+// subscriptions/listen stream, bridged: the lists that changed, and the
+// object it subscribed to; closing the stream (notifications/cancelled)
+// ends it on the server too.
+func TestAChangeToTheLayerReachesAModernListenerThroughABridge(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	m := shared(t, dir)
+	if _, err := m.WaitLog(ctx(t), "bridging this stdio session"); err != nil {
+		t.Fatal(err)
+	}
+	openIn(t, m, modern, "codex-modern")
+	const uri = "majordomus://prompt/review"
+	listen, err := m.Send("subscriptions/listen", withMeta(map[string]any{"notifications": map[string]any{
+		"resourcesListChanged": true, "promptsListChanged": true, "resourceSubscriptions": []string{uri},
+	}}, "codex-modern"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.WaitLog(ctx(t), "listen stream opened"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.WaitFrame(ctx(t), "the subscriptions acknowledged", func(f []byte) bool {
+		return strings.Contains(string(f), `"method":"notifications/subscriptions/acknowledged"`)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, ".ai/repo/prompts/review.md")
+	data, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, append(data, "5. Is the README still true?\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	layerEdited(t, dir)
+	for _, want := range []string{`"method":"notifications/resources/list_changed"`, `"method":"notifications/prompts/list_changed"`,
+		`"method":"notifications/resources/updated"`} {
+		if _, err := m.WaitFrame(ctx(t), want, func(f []byte) bool {
+			return strings.Contains(string(f), want) && (!strings.Contains(want, "updated") || strings.Contains(string(f), uri))
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Closing the stream ends it on the server, which then counts no
+	// session but its own client's.
+	m.Notify("notifications/cancelled", map[string]any{"requestId": listen})
+	if _, err := a.WaitLog(ctx(t), "listen stream closed"); err != nil {
+		t.Fatal(err)
+	}
+}

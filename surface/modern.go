@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -16,10 +17,14 @@ import (
 // sighted on the board before mcp-go serves it, and a subscriptions/listen
 // stream keeps its peer while it is open.
 
-// listens holds what ends each open listen stream's hold on its peer, by
-// the stream's session and request id (an HTTP stream has a session of
-// its own; an in-process one shares its session with other requests).
-type listens struct{ ends sync.Map }
+// listens holds what ends each open listen stream's hold on its peer, and
+// the objects it subscribed to, by the stream's session and request id (an
+// HTTP stream has a session of its own; an in-process one shares its
+// session with other requests).
+type listens struct {
+	ends sync.Map // listenKey → func()
+	subs sync.Map // listenKey → []string: the URIs whose resources/updated it asked for
+}
 
 type listenKey struct {
 	session server.ClientSession
@@ -97,6 +102,31 @@ func (s *Surface) listenOpened(ctx context.Context, id any, req *mcp.Subscriptio
 	if end := s.Board.Listen(m); end != nil {
 		s.listens.ends.Store(listenKeyOf(ctx, id), end)
 	}
+	if uris := req.Params.Notifications.ResourceSubscriptions; len(uris) > 0 {
+		s.listens.subs.Store(listenKeyOf(ctx, id), slices.Clone(uris))
+	}
+}
+
+// updateListeners sends resources/updated for uri on every open listen
+// stream that subscribed to it. mcp-go records such a subscription but
+// sends nothing of itself: the stream's session is told directly, and a
+// stream too slow to take it misses it rather than hold the layer's watch.
+func (s *Surface) updateListeners(uri string) {
+	s.listens.subs.Range(func(k, v any) bool {
+		if !slices.Contains(v.([]string), uri) {
+			return true
+		}
+		note := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
+			Method: string(mcp.MethodNotificationResourceUpdated),
+			Params: mcp.NotificationParams{AdditionalFields: map[string]any{"uri": uri}},
+		}}
+		select {
+		case k.(listenKey).session.NotificationChannel() <- note:
+		default:
+			s.log.Debug("a listen stream missed resources/updated", zap.String("uri", uri))
+		}
+		return true
+	})
 }
 
 // requestEnded ends a listen stream's hold on its peer. mcp-go calls one
@@ -106,7 +136,9 @@ func (s *Surface) requestEnded(ctx context.Context, id any, method mcp.MCPMethod
 	if method != mcp.MethodSubscriptionsListen {
 		return
 	}
-	if end, ok := s.listens.ends.LoadAndDelete(listenKeyOf(ctx, id)); ok {
+	key := listenKeyOf(ctx, id)
+	s.listens.subs.Delete(key)
+	if end, ok := s.listens.ends.LoadAndDelete(key); ok {
 		end.(func())()
 	}
 }

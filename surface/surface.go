@@ -243,6 +243,7 @@ func (s *Surface) IndexChanged(old, new *layer.Index) {
 		for _, session := range s.subs.subscribers(uri) {
 			_ = s.MCP.SendNotificationToSpecificClient(session, mcp.MethodNotificationResourceUpdated, map[string]any{"uri": uri})
 		}
+		s.updateListeners(uri)
 	}
 }
 

@@ -248,6 +248,9 @@ func (h *HTTPServer) serveModern(w http.ResponseWriter, r *http.Request, body []
 		return
 	}
 	if env.Method == string(mcp.MethodSubscriptionsListen) && env.IsRequest() {
+		// Logged as sessions are: it is how a 2026-07-28 client stays.
+		h.log.Info("listen stream opened")
+		defer h.log.Info("listen stream closed")
 		defer h.table.listen()()
 	}
 	h.pass(w, withBody(r, body))
