@@ -226,3 +226,47 @@ func TestAReadOnlyCallInFlightIsResentOnThreeFailoversInARow(t *testing.T) {
 		holder = next
 	}
 }
+
+// A 2026-07-28 client has no session to ping: its bridge knows a stopped
+// leaseholder from the probes it sends while a request waits (and from the
+// proof a new connection asks), so its calls are answered within busy
+// grace + election bound too, its peer id kept where the lease was taken
+// over (SPEC §14: liveness never depends on ping).
+func TestAModernClientOfAStoppedLeaseholderIsAnsweredWithinTheBound(t *testing.T) {
+	const grace, bound = time.Second, 5 * time.Second
+	flags := []string{"--busy-grace", grace.String(), "--election-bound", bound.String(), "--probe-timeout", "500ms"}
+	dir := checkout(t)
+	a := shared(t, dir, flags...)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	m := shared(t, dir, flags...)
+	if _, err := m.WaitLog(ctx(t), "bridging this stdio session"); err != nil {
+		t.Fatal(err)
+	}
+	openIn(t, m, modern, "codex-modern")
+	meta := modernMeta("codex-modern")
+	var before boardView
+	if isErr, text, err := m.CallToolWithMeta(ctx(t), "majordomus_peers", nil, meta, &before); err != nil || isErr {
+		t.Fatalf("majordomus_peers: %s %v", text, err)
+	}
+
+	stop(t, a)
+	t.Cleanup(func() { a.Signal(syscall.SIGCONT) })
+	stopped := time.Now()
+	for _, name := range []string{"majordomus_repository", "majordomus_peers"} {
+		var board boardView
+		out := any(nil)
+		if name == "majordomus_peers" {
+			out = &board
+		}
+		if isErr, text, err := m.CallToolWithMeta(ctx(t), name, nil, meta, out); err != nil || isErr {
+			t.Fatalf("%s after the leaseholder stopped: %s %v", name, text, err)
+		}
+		if name == "majordomus_peers" && board.Caller != before.Caller {
+			t.Fatalf("the modern client is %s after the take-over, %s before", board.Caller, before.Caller)
+		}
+	}
+	if took := time.Since(stopped); took > grace+bound {
+		t.Fatalf("answered %s after the leaseholder stopped; the bound is %s", took, grace+bound)
+	}
+}
