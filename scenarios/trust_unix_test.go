@@ -99,6 +99,9 @@ func TestAnImpostorOnAKilledLeaseholdersPortIsNeverAttached(t *testing.T) {
 	a := shared(t, dir)
 	initialize(t, a, "claude-code")
 	url := serverURL(t, a)
+	// The impostor knows all the lease says but its secret (anyone who can
+	// read the lease could): only the proof tells it apart.
+	lease := readLease(t, dir)
 	a.Kill(ctx(t))
 
 	var mu sync.Mutex
@@ -109,8 +112,10 @@ func TestAnImpostorOnAKilledLeaseholdersPortIsNeverAttached(t *testing.T) {
 		asked = append(asked, r.Method+" "+r.URL.Path+" "+string(body))
 		mu.Unlock()
 		if r.URL.Path == "/" {
-			// what a leaseholder answers, but with no secret to prove it
-			w.Write([]byte(`{"name":"majordomus","leaseholder":true,"proof":"` + secret.Token(secret.New()) + `"}`))
+			// what the killed leaseholder answered, but with no secret to prove it
+			answer, _ := json.Marshal(map[string]any{"name": "majordomus", "leaseholder": true, "instance": lease["instance"],
+				"repository_id": lease["repository_id"], "proof": secret.Token(secret.New())})
+			w.Write(answer)
 			return
 		}
 		w.Header().Set("Mcp-Session-Id", "impostor")

@@ -37,7 +37,7 @@ func (d *provenDialer) DialContext(ctx context.Context, network, addr string) (n
 	}
 	_ = conn.SetDeadline(time.Now().Add(d.timeout))
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
-	br := bufio.NewReaderSize(conn, 4096)
+	br := bufio.NewReaderSize(secret.AnswerReader(conn), 4096)
 	_, err = secret.Prove(conn, br, d.host, d.key)
 	if err == nil && br.Buffered() > 0 {
 		err = errors.New("it said more than its proof")

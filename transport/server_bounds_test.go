@@ -88,3 +88,63 @@ func TestASlowBodyIsCutOff(t *testing.T) {
 		t.Fatalf("the slow body without the token was answered %d after %s; want 401 at once", resp.StatusCode, took)
 	}
 }
+
+// What anyone who can reach the port sends before a token is asked is
+// bounded: a body declared on any request but a POST to /mcp is never
+// waited for, a head is at most 64 KiB, and connections beyond the cap are
+// closed as they come, while those within it are served.
+func TestWhatAnyoneCanSendIsBounded(t *testing.T) {
+	s := serveHTTP(t, HTTPConfig{MCP: newFixture().srv})
+	addr := strings.TrimPrefix(s.url, "http://")
+	dial := func() (net.Conn, *bufio.Reader) {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		_ = conn.SetDeadline(time.Now().Add(wait)) // the cap of each wait, not the measure
+		return conn, bufio.NewReader(conn)
+	}
+	answer := func(br *bufio.Reader) (*http.Response, error) {
+		resp, err := http.ReadResponse(br, nil)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		return resp, err
+	}
+
+	for _, path := range []string{"/", "/nowhere", "/mcp"} {
+		conn, br := dial()
+		conn.Write([]byte("GET " + path + " HTTP/1.1\r\nHost: " + addr + "\r\nContent-Length: 1\r\n\r\n"))
+		if _, err := answer(br); err != nil {
+			t.Fatalf("GET %s with a body never sent: no answer (%v)", path, err)
+		}
+		if _, err := br.ReadByte(); err == nil {
+			t.Fatalf("GET %s with a body never sent: the connection stays open", path)
+		}
+	}
+
+	conn, br := dial()
+	conn.Write([]byte("GET / HTTP/1.1\r\nHost: " + addr + "\r\nX-Pad: " + strings.Repeat("x", 100<<10) + "\r\n\r\n"))
+	if resp, err := answer(br); err != nil || resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("a 100 KiB head: %v %v", resp, err)
+	}
+
+	capped := serveHTTP(t, HTTPConfig{MCP: newFixture().srv, MaxConnections: 3})
+	addr = strings.TrimPrefix(capped.url, "http://")
+	var held []*bufio.Reader
+	for range 3 { // the cap, each connection open and served
+		conn, br := dial()
+		conn.Write([]byte("GET / HTTP/1.1\r\nHost: " + addr + "\r\n\r\n"))
+		if _, err := answer(br); err != nil {
+			t.Fatalf("a connection within the cap: %v", err)
+		}
+		held = append(held, br)
+	}
+	_, br = dial()
+	if _, err := br.ReadByte(); err == nil {
+		t.Fatal("a connection beyond the cap was kept")
+	}
+	_ = held
+}

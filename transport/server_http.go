@@ -34,6 +34,14 @@ const (
 	// DefaultMaxSessions caps the live sessions of one server; beyond it a
 	// new one is refused (503, Retry-After) rather than exhaust memory.
 	DefaultMaxSessions = 512
+	// DefaultMaxConnections caps the open connections: one more is closed
+	// as it is accepted, so that whoever can reach the port (another local
+	// user too, before any token is asked) cannot exhaust the server's
+	// descriptors. A session takes at most two (a POST, its stream).
+	DefaultMaxConnections = 4 * DefaultMaxSessions
+	// maxHeaderBytes bounds a request's head: no client of this server
+	// sends more than a few hundred bytes of it.
+	maxHeaderBytes = 64 << 10
 )
 
 // Listen binds host:port. Port 0 takes any free port. A port that cannot be
@@ -166,6 +174,8 @@ type HTTPConfig struct {
 	BodyTimeout time.Duration
 	// MaxSessions caps the live sessions. Default 512.
 	MaxSessions int
+	// MaxConnections caps the open connections. Default 2048.
+	MaxConnections int
 	// OnSessions is called with the number of live HTTP sessions whenever
 	// it changes. Calls are serialised and never made under a lock of the
 	// server, so it may call back into it; under concurrent changes an
@@ -186,6 +196,7 @@ type HTTPServer struct {
 	cop   *http.CrossOriginProtection
 	srv   *http.Server
 
+	conns    connCount
 	closing  atomic.Bool
 	shutOnce sync.Once
 	shutErr  error
@@ -205,6 +216,9 @@ func NewHTTPServer(cfg HTTPConfig) *HTTPServer {
 	}
 	if cfg.MaxSessions <= 0 {
 		cfg.MaxSessions = DefaultMaxSessions
+	}
+	if cfg.MaxConnections <= 0 {
+		cfg.MaxConnections = DefaultMaxConnections
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
@@ -232,14 +246,16 @@ func NewHTTPServer(cfg HTTPConfig) *HTTPServer {
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          errorLog,
+		ConnState:         h.conns.track,
 	}
 	return h
 }
 
 // Serve answers on ln until Shutdown; it then returns nil.
 func (h *HTTPServer) Serve(ln net.Listener) error {
-	if err := h.srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+	if err := h.srv.Serve(cappedListener{ln, &h.conns, h.cfg.MaxConnections}); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
@@ -265,8 +281,14 @@ func (h *HTTPServer) Shutdown(ctx context.Context) error {
 	return h.shutErr
 }
 
-// ServeHTTP routes a request: GET / and /mcp; anything else is 404.
+// ServeHTTP routes a request: GET / and /mcp; anything else is 404. Only a
+// POST to /mcp has a body worth reading: any other request's body is never
+// waited for, and its connection closes with the answer.
 func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 && (r.Method != http.MethodPost || r.URL.Path != "/mcp") {
+		w.Header().Set("Connection", "close")
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	}
 	if !hostAllowed(r) {
 		h.log.Warn("a loopback request under a foreign host name was refused", zap.String("host", r.Host))
 		writeError(w, http.StatusForbidden, ErrCodeForbidden,
@@ -301,6 +323,9 @@ func (h *HTTPServer) serveIdentity(w http.ResponseWriter, r *http.Request) {
 	id := h.cfg.Identity()
 	id.Sessions = h.table.count()
 	if challenge != "" {
+		// A probe asks who serves, not who is served: the board could
+		// outgrow what a probe reads.
+		id.Peers = nil
 		id.Proof = secret.Proof(h.cfg.Secret, challenge, id.Leaseholder)
 	}
 	var answer any = id
@@ -371,4 +396,34 @@ func (h *HTTPServer) originAllowed(r *http.Request) error {
 		return fmt.Errorf("origin %q is not this server's", origin)
 	}
 	return nil
+}
+
+// connCount counts a server's open connections (http.Server.ConnState).
+type connCount struct{ open atomic.Int64 }
+
+func (c *connCount) track(_ net.Conn, state http.ConnState) {
+	switch state {
+	case http.StateNew:
+		c.open.Add(1)
+	case http.StateClosed, http.StateHijacked:
+		c.open.Add(-1)
+	}
+}
+
+// cappedListener closes a connection it accepts beyond max, rather than
+// make it wait: a flood of them costs one accept each.
+type cappedListener struct {
+	net.Listener
+	conns *connCount
+	max   int
+}
+
+func (l cappedListener) Accept() (net.Conn, error) {
+	for {
+		conn, err := l.Listener.Accept()
+		if err != nil || l.conns.open.Load() < int64(l.max) {
+			return conn, err
+		}
+		conn.Close()
+	}
 }

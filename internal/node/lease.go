@@ -232,6 +232,9 @@ func (e *leaseFile) Lost(ctx context.Context, instance string) (<-chan string, e
 	lost := make(chan string, 1)
 	go func() {
 		for change := range changes {
+			if change.Found == registry.Unreadable {
+				continue // out of descriptors, say: a lease that cannot be read now is not lost
+			}
 			if !change.Holds(instance) {
 				lost <- lossReason(change.Snapshot)
 				return

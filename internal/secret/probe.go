@@ -17,6 +17,11 @@ import (
 // maxAnswer bounds the identity a probe reads.
 const maxAnswer = 64 << 10
 
+// AnswerReader is what a probe reads conn through: a server's answer,
+// head and body, of at most twice maxAnswer, so that what took a dead
+// server's port cannot fill this process's memory with an endless head.
+func AnswerReader(conn io.Reader) io.Reader { return io.LimitReader(conn, 2*maxAnswer) }
+
 // Probe asks the server at base (an http:// URL) to prove, within timeout,
 // that it holds key, on a connection of its own, with no proxy and no
 // redirect (see [Prove]). Its errors are reasons, for a log line.
@@ -39,7 +44,7 @@ func Probe(ctx context.Context, base, key string, timeout time.Duration) (json.R
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
-	id, err := Prove(conn, bufio.NewReader(conn), u.Host, key)
+	id, err := Prove(conn, bufio.NewReader(AnswerReader(conn)), u.Host, key)
 	if err != nil {
 		return nil, connError(ctx, timeout, err)
 	}
