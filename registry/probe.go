@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"strings"
 	"time"
 
 	"majordomus-mcp/internal/secret"
@@ -70,6 +73,39 @@ func FetchIdentity(ctx context.Context, base, key string, timeout time.Duration)
 	_ = json.Unmarshal(body, &id) // the probe decoded it already
 	if id.Name != ServerName {
 		return nil, fmt.Errorf("it is not a %s server (name %q)", ServerName, id.Name)
+	}
+	return body, nil
+}
+
+// maxReport bounds the whole identity FetchReport reads.
+const maxReport = 4 << 20
+
+// FetchReport is the whole identity of the server at base, its board
+// included, which a probe's answer leaves out (a board outgrows what a
+// probe reads): what status shows. The server first proves it holds the
+// lease's secret ([FetchIdentity]); only then is it asked, with the token.
+func FetchReport(ctx context.Context, base, key string, timeout time.Duration) (json.RawMessage, error) {
+	if _, err := FetchIdentity(ctx, base, key, timeout); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(base, "/")+"/", nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Authorization", secret.Authorization(key))
+	client := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxReport))
+	if err != nil || resp.StatusCode != http.StatusOK || !json.Valid(body) {
+		return nil, fmt.Errorf("the server's report: status %d (%v)", resp.StatusCode, err)
 	}
 	return body, nil
 }

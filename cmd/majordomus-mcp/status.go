@@ -83,7 +83,7 @@ func runStatus(ctx context.Context, env *environment, args []string) error {
 		Server:    json.RawMessage("null"),
 	}
 	if o.Lease != nil && o.Lease.HasURL() {
-		if id, err := registry.FetchIdentity(ctx, o.Lease.URLString(), o.Lease.Secret, times.ProbeTimeout); err == nil {
+		if id, err := registry.FetchReport(ctx, o.Lease.URLString(), o.Lease.Secret, times.ProbeTimeout); err == nil {
 			report.Server = id
 			if o.Verdict.Class == registry.Live {
 				report.Connect = &connection{
