@@ -172,7 +172,7 @@ func makeDir(path string, private bool) error {
 func ownedPrivately(h windows.Handle, what string) error {
 	sd, err := windows.GetSecurityInfo(h, windows.SE_FILE_OBJECT, windows.OWNER_SECURITY_INFORMATION|windows.DACL_SECURITY_INFORMATION)
 	if err != nil {
-		return nil // unreadable: the election says why, with its own words
+		return fmt.Errorf("%s: who may write it cannot be read: %w", what, err)
 	}
 	me, err := currentUser()
 	if err != nil {
@@ -184,10 +184,7 @@ func ownedPrivately(h windows.Handle, what string) error {
 		return fmt.Errorf("%s belongs to another user (owner %s; this process runs as %s)", what, owner, me)
 	}
 	dacl, _, err := sd.DACL()
-	if err != nil {
-		return nil
-	}
-	if dacl == nil {
+	if err != nil || dacl == nil { // none at all lets everyone in
 		return fmt.Errorf("%s is writable by other users (it has no access control list)", what)
 	}
 	entries := make([]accessEntry, 0, dacl.AceCount)
@@ -196,18 +193,31 @@ func ownedPrivately(h windows.Handle, what string) error {
 		if windows.GetAce(dacl, i, &ace) != nil {
 			continue
 		}
-		sid := (*windows.SID)(unsafe.Pointer(&ace.SidStart))
-		entries = append(entries, accessEntry{
-			allow:       ace.Header.AceType == windows.ACCESS_ALLOWED_ACE_TYPE,
+		e := accessEntry{
+			allow:       allowing(ace.Header.AceType),
 			inheritOnly: ace.Header.AceFlags&windows.INHERIT_ONLY_ACE != 0,
 			mask:        uint32(ace.Mask),
-			sid:         sid.String(),
-		})
+			sid:         "an object or conditional entry", // never a trusted principal
+		}
+		if ace.Header.AceType == windows.ACCESS_ALLOWED_ACE_TYPE {
+			e.sid = (*windows.SID)(unsafe.Pointer(&ace.SidStart)).String()
+		}
+		entries = append(entries, e)
 	}
 	if writer := writerAmong(entries, me.String(), system.String(), admins.String()); writer != "" {
-		return fmt.Errorf("%s is writable by other users (%s may write it)", what, writer)
+		return fmt.Errorf("%s is writable by other users (%s may write it); remove it, and the next client makes it anew, private", what, writer)
 	}
 	return nil
+}
+
+// allowing reports whether an entry of this type grants rights: the plain,
+// compound, object and conditional (callback) allowing entries.
+func allowing(aceType uint8) bool {
+	switch aceType {
+	case windows.ACCESS_ALLOWED_ACE_TYPE, 4, 5, 9, 11: // ACCESS_ALLOWED_{COMPOUND,OBJECT,CALLBACK,CALLBACK_OBJECT}_ACE_TYPE
+		return true
+	}
+	return false
 }
 
 // currentUser is the SID of this process's user.
@@ -222,6 +232,8 @@ func currentUser() (*windows.SID, error) {
 // isAdmin reports whether this process acts as an Administrator: what an
 // elevated process creates is owned by the Administrators group.
 func isAdmin(admins *windows.SID) bool {
-	ok, err := windows.GetCurrentProcessToken().IsMember(admins)
+	// CheckTokenMembership needs an impersonation token: 0 has it make
+	// one from this thread's primary token.
+	ok, err := windows.Token(0).IsMember(admins)
 	return err == nil && ok
 }
