@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"fmt"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -56,4 +58,20 @@ func writerAmong(entries []accessEntry, trusted ...string) string {
 		}
 	}
 	return ""
+}
+
+// onTheWay says why a directory on the way to the lease (the checkout and
+// every directory above it, .ai and what is below it) would let another
+// user swap what comes after it, or nil: it must belong to this user (me)
+// or to root, and nobody else may write it — unless it is sticky, where
+// nobody can rename or remove what another made (/tmp). A checked path is
+// then reached the same way every time it is used by name.
+func onTheWay(path string, owner, me int, mode fs.FileMode) error {
+	switch {
+	case owner != me && owner != 0:
+		return fmt.Errorf("%s, on the way to the lease, belongs to another user (uid %d; this process runs as uid %d)", path, owner, me)
+	case mode.Perm()&0o022 != 0 && mode&fs.ModeSticky == 0:
+		return fmt.Errorf("%s, on the way to the lease, is writable by other users (mode %v)", path, mode)
+	}
+	return nil
 }

@@ -28,6 +28,9 @@ import (
 // election, which says why in its own words.
 func Trusted(leasePath string) error {
 	dir := filepath.Dir(leasePath)
+	if err := ancestorsTrusted(dir); err != nil {
+		return err
+	}
 	fd, err := openLinkFree(dir, false)
 	var linked *linkedError
 	switch {
@@ -60,6 +63,45 @@ func Trusted(leasePath string) error {
 	var ls unix.Stat_t
 	if unix.Fstat(lease, &ls) == nil && ls.Mode&unix.S_IFMT == unix.S_IFREG && int(ls.Uid) != me {
 		return fmt.Errorf("the lease %s was written by another user (uid %d; this process runs as uid %d)", leasePath, ls.Uid, me)
+	}
+	return nil
+}
+
+// ancestorsTrusted checks every directory on the way to the lease directory
+// dir, from / down (links resolved above .ai, none followed from .ai
+// down), with onTheWay: nobody else can swap any of them after the check.
+func ancestorsTrusted(dir string) error {
+	top, names := linkFreePath(dir)
+	real, err := filepath.EvalSymlinks(top)
+	if err != nil {
+		return nil // missing or unreadable: the election says why
+	}
+	var chain []string
+	for p := real; ; p = filepath.Dir(p) {
+		chain = append(chain, p)
+		if filepath.Dir(p) == p {
+			break
+		}
+	}
+	for _, name := range names[:len(names)-1] { // the lease directory has its own, stricter rule
+		chain = append([]string{filepath.Join(chain[0], name)}, chain...)
+	}
+	me := os.Geteuid()
+	for _, p := range chain {
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			continue // not made yet (this process makes it), or unreadable
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			return &linkedError{path: p}
+		}
+		mode := fs.FileMode(st.Mode & 0o777)
+		if st.Mode&unix.S_ISVTX != 0 {
+			mode |= fs.ModeSticky
+		}
+		if err := onTheWay(p, int(st.Uid), me, mode); err != nil {
+			return err
+		}
 	}
 	return nil
 }

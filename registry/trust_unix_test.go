@@ -107,3 +107,38 @@ func TestAcquireMakesThePrivateLeaseDirectory(t *testing.T) {
 		t.Fatalf("the directory it made is not trusted: %v", err)
 	}
 }
+
+// A directory on the way to the lease that another user could write (and
+// so swap what comes after it) makes the lease untrusted, from the lease
+// directory's parent up to the checkout's own parents; a sticky one (as
+// /tmp is) does not, since nobody can rename what another made there.
+func TestADirectoryOnTheWayOthersCanWriteIsNotTrusted(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		rel   string // from the checkout's parent
+		mode  os.FileMode
+		trust bool
+	}{
+		{"state writable by all", "repo/.ai/local/state", 0o777, false},
+		{"local writable by the group", "repo/.ai/local", 0o775, false},
+		{".ai writable by all", "repo/.ai", 0o777, false},
+		{"the checkout's parent writable by all", ".", 0o777, false},
+		{"the checkout's parent sticky and writable by all", ".", 0o777 | os.ModeSticky, true},
+		{"all private", "repo/.ai/local/state", 0o755, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			parent := t.TempDir()
+			lease := Path(filepath.Join(parent, "repo"), "")
+			if err := os.MkdirAll(filepath.Dir(lease), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(filepath.Join(parent, tc.rel), tc.mode); err != nil {
+				t.Fatal(err)
+			}
+			err := Trusted(lease)
+			if tc.trust != (err == nil) || !tc.trust && !strings.Contains(err.Error(), "on the way to the lease") {
+				t.Fatalf("Trusted = %v", err)
+			}
+		})
+	}
+}
