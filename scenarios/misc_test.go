@@ -6,7 +6,6 @@ package scenarios
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"net"
@@ -168,12 +167,7 @@ func TestBridgedRestartedAndLocalSessionsAnswerTheSameBytes(t *testing.T) {
 			if err != nil || (r.Error != nil) != pr.fails {
 				t.Fatalf("%s %v: %v %v", pr.method, pr.params, err, r.Error)
 			}
-			answer := string(r.Result)
-			if r.Error != nil {
-				e, _ := json.Marshal(r.Error)
-				answer = string(e)
-			}
-			out = append(out, answer)
+			out = append(out, r.Bytes())
 		}
 		return out
 	}

@@ -24,17 +24,9 @@ var revisions = []string{"2025-06-18", "2025-11-25", "2026-07-28"}
 // modern is the revision without initialize or sessions.
 const modern = "2026-07-28"
 
-// withMeta is params with the _meta a 2026-07-28 request carries.
+// withMeta is params with the _meta of client's 2026-07-28 requests.
 func withMeta(params map[string]any, client string) map[string]any {
-	out := map[string]any{"_meta": map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    modern,
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
-		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": client, "version": "1.2.3"},
-	}}
-	for k, v := range params {
-		out[k] = v
-	}
-	return out
+	return mcpclient.WithMeta(params, mcpclient.ModernMeta(client))
 }
 
 // revisionProbes are the requests whose answers must not depend on the mode.
@@ -90,12 +82,7 @@ func answersIn(t *testing.T, p *mcpclient.Process, version string) []string {
 		if err != nil {
 			t.Fatalf("%s in %s: %v", pr.method, version, err)
 		}
-		answer := string(r.Result)
-		if r.Error != nil {
-			e, _ := json.Marshal(r.Error)
-			answer = string(e)
-		}
-		out = append(out, answer)
+		out = append(out, r.Bytes())
 	}
 	return out
 }
@@ -207,11 +194,6 @@ func TestClientsOfEveryRevisionStartedTogetherAreServed(t *testing.T) {
 	}
 }
 
-// modernMeta is the _meta of client's 2026-07-28 requests.
-func modernMeta(client string) map[string]any {
-	return withMeta(nil, client)["_meta"].(map[string]any)
-}
-
 // A 2026-07-28 client is one peer on the board, named, announced and seen
 // by a legacy client in the same checkout, and seeing it; when its
 // leaseholder is killed and its own process takes over, it keeps its peer
@@ -229,7 +211,7 @@ func TestModernAndLegacyClientsShareOneBoard(t *testing.T) {
 		t.Fatal(err)
 	}
 	told := openIn(t, m, modern, "codex-modern")
-	meta := modernMeta("codex-modern")
+	meta := mcpclient.ModernMeta("codex-modern")
 	if isErr, text, err := m.CallToolWithMeta(ctx(t), "majordomus_announce", map[string]any{"intent": "fix the bridge", "scope": []string{"transport/"}}, meta, nil); err != nil || isErr {
 		t.Fatalf("the modern client's announcement: %s %v", text, err)
 	}

@@ -244,7 +244,7 @@ func TestAModernClientOfAStoppedLeaseholderIsAnsweredWithinTheBound(t *testing.T
 		t.Fatal(err)
 	}
 	openIn(t, m, modern, "codex-modern")
-	meta := modernMeta("codex-modern")
+	meta := mcpclient.ModernMeta("codex-modern")
 	var before boardView
 	if isErr, text, err := m.CallToolWithMeta(ctx(t), "majordomus_peers", nil, meta, &before); err != nil || isErr {
 		t.Fatalf("majordomus_peers: %s %v", text, err)

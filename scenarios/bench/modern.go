@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"majordomus-mcp/internal/mcpclient"
 )
 
 // A client of protocol revision 2026-07-28 has no session: it opens with
@@ -17,15 +19,7 @@ const modernRevision = "2026-07-28"
 
 // withModernMeta is params with a 2026-07-28 request's _meta.
 func withModernMeta(client string, params map[string]any) map[string]any {
-	out := map[string]any{"_meta": map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    modernRevision,
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
-		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": client, "version": "1.0.0"},
-	}}
-	for k, v := range params {
-		out[k] = v
-	}
-	return out
+	return mcpclient.WithMeta(params, mcpclient.ModernMeta(client))
 }
 
 // modernPipe is a stdio client speaking 2026-07-28.
