@@ -143,23 +143,32 @@ func TestEveryRevisionIsAnsweredTheSameInEveryMode(t *testing.T) {
 // both served whichever wins the lease: two 2026-07-28 clients, and one
 // with a 2025-11-25 client — each 2026-07-28 one spawned once to probe
 // server/discover and then again for real, as the official TypeScript SDK
-// v2 does. The rounds go on until the 2026-07-28 client has been both the
-// leaseholder and attached through a bridge (each process's log says which).
+// v2 does. Every third round starts them at once; in the others one of
+// them starts once the other is served, so that each order is tried
+// whatever the machine's speed. The rounds go on until the first
+// 2026-07-28 client has been both the leaseholder and attached through a
+// bridge (each process's log says which).
 func TestClientsOfEveryRevisionStartedTogetherAreServed(t *testing.T) {
 	for _, pair := range [][2]string{{modern, modern}, {modern, "2025-11-25"}} {
 		t.Run(pair[0]+"+"+pair[1], func(t *testing.T) {
 			seen := map[bool]int{} // rounds the modern client was attached (true) or not
-			for round := 0; round < 30 && (seen[true] == 0 || seen[false] == 0); round++ {
+			for round := 0; round < 30 && (round < 3 || seen[true] == 0 || seen[false] == 0); round++ {
 				dir := checkout(t)
 				logs := t.TempDir()
 				var wg, arrived sync.WaitGroup
 				arrived.Add(len(pair))
 				all := make(chan struct{}) // closed once each client was served, or failed
 				go func() { arrived.Wait(); close(all) }()
+				served := []chan struct{}{make(chan struct{}), make(chan struct{})}
 				for i, version := range pair {
 					wg.Go(func() {
 						arrive := sync.OnceFunc(arrived.Done)
 						defer arrive()
+						servedNow := sync.OnceFunc(func() { close(served[i]) })
+						defer servedNow()
+						if other := 1 - i; round%3 == 1+other {
+							<-served[other] // this round, the other goes first
+						}
 						if version == modern {
 							probe, _ := revisionClient(t, dir, version)
 							probe.Close()
@@ -167,6 +176,7 @@ func TestClientsOfEveryRevisionStartedTogetherAreServed(t *testing.T) {
 						log := filepath.Join(logs, fmt.Sprint(i))
 						c, res := revisionClient(t, dir, version, "--log-file", log)
 						defer c.Close()
+						servedNow()
 						if res.ProtocolVersion != version {
 							t.Errorf("%s negotiated %s", version, res.ProtocolVersion)
 							return
