@@ -264,10 +264,10 @@ func TestModernAndLegacyClientsShareOneBoard(t *testing.T) {
 }
 
 // A layer change reaches a 2026-07-28 client through its
-// subscriptions/listen stream, bridged: the lists that changed, and the
-// object it subscribed to; closing the stream (notifications/cancelled)
-// ends it on the server too.
-func TestAChangeToTheLayerReachesAModernListenerThroughABridge(t *testing.T) {
+// subscriptions/listen stream, bridged and served in process alike: the
+// lists that changed, and the object it subscribed to; closing the stream
+// (notifications/cancelled) ends it on the server too.
+func TestAChangeToTheLayerReachesModernListeners(t *testing.T) {
 	dir := checkout(t)
 	a := shared(t, dir)
 	initialize(t, a, "claude-code")
@@ -276,20 +276,25 @@ func TestAChangeToTheLayerReachesAModernListenerThroughABridge(t *testing.T) {
 	if _, err := m.WaitLog(ctx(t), "bridging this stdio session"); err != nil {
 		t.Fatal(err)
 	}
-	openIn(t, m, modern, "codex-modern")
+	alone := start(t, dir, "--standalone") // served in process: the stream is its own
 	const uri = "majordomus://prompt/review"
-	listen, err := m.Send("subscriptions/listen", withMeta(map[string]any{"notifications": map[string]any{
-		"resourcesListChanged": true, "promptsListChanged": true, "resourceSubscriptions": []string{uri},
-	}}, "codex-modern"))
-	if err != nil {
-		t.Fatal(err)
+	listens := map[*mcpclient.Process]json.RawMessage{}
+	for _, p := range []*mcpclient.Process{m, alone} {
+		openIn(t, p, modern, "codex-modern")
+		listen, err := p.Send("subscriptions/listen", withMeta(map[string]any{"notifications": map[string]any{
+			"resourcesListChanged": true, "promptsListChanged": true, "resourceSubscriptions": []string{uri},
+		}}, "codex-modern"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		listens[p] = listen
+		if _, err := p.WaitFrame(ctx(t), "the subscriptions acknowledged", func(f []byte) bool {
+			return strings.Contains(string(f), `"method":"notifications/subscriptions/acknowledged"`)
+		}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := a.WaitLog(ctx(t), "listen stream opened"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.WaitFrame(ctx(t), "the subscriptions acknowledged", func(f []byte) bool {
-		return strings.Contains(string(f), `"method":"notifications/subscriptions/acknowledged"`)
-	}); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, ".ai/repo/prompts/review.md")
@@ -298,14 +303,22 @@ func TestAChangeToTheLayerReachesAModernListenerThroughABridge(t *testing.T) {
 		t.Fatal(err)
 	}
 	layerEdited(t, dir)
-	for _, want := range []string{`"method":"notifications/resources/list_changed"`, `"method":"notifications/prompts/list_changed"`,
-		`"method":"notifications/resources/updated"`} {
-		if _, err := m.WaitFrame(ctx(t), want, func(f []byte) bool {
-			return strings.Contains(string(f), want) && (!strings.Contains(want, "updated") || strings.Contains(string(f), uri))
-		}); err != nil {
-			t.Fatal(err)
+	for _, p := range []*mcpclient.Process{m, alone} {
+		for _, want := range []string{`"method":"notifications/resources/list_changed"`, `"method":"notifications/prompts/list_changed"`,
+			`"method":"notifications/resources/updated"`} {
+			if _, err := p.WaitFrame(ctx(t), want, func(f []byte) bool {
+				return strings.Contains(string(f), want) && (!strings.Contains(want, "updated") || strings.Contains(string(f), uri))
+			}); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
+	// In process, the cancelled stream ends and the process goes on.
+	alone.Notify("notifications/cancelled", map[string]any{"requestId": listens[alone]})
+	if r, err := alone.Call(ctx(t), "tools/list", withMeta(nil, "codex-modern")); err != nil || r.Error != nil {
+		t.Fatalf("after its listen was cancelled, the standalone process: %v %v", r.Error, err)
+	}
+	listen := listens[m]
 	// Closing the stream ends it on the server, which then counts no
 	// session but its own client's.
 	m.Notify("notifications/cancelled", map[string]any{"requestId": listen})
