@@ -16,44 +16,6 @@ import (
 	"go.uber.org/zap"
 )
 
-// call is one message of what the client sent, with what the bridge needs
-// to remember of it.
-type call struct {
-	raw    json.RawMessage
-	env    Envelope
-	params json.RawMessage
-	tool   string          // tools/call: the tool's name
-	args   json.RawMessage // tools/call: its arguments
-	// version is the revision its _meta names: 2026-07-28 requests carry it.
-	version string
-}
-
-func readCalls(msg json.RawMessage) []call {
-	members, batch := SplitBatch(msg)
-	if !batch {
-		members = []json.RawMessage{msg}
-	}
-	calls := make([]call, 0, len(members))
-	for _, m := range members {
-		var c struct {
-			Envelope
-			Params json.RawMessage `json:"params"`
-		}
-		_ = json.Unmarshal(m, &c)
-		cl := call{raw: m, env: c.Envelope, params: c.Params, version: metaVersion(c.Params)}
-		if c.Method == string(mcp.MethodToolsCall) {
-			var p struct {
-				Name      string          `json:"name"`
-				Arguments json.RawMessage `json:"arguments"`
-			}
-			_ = json.Unmarshal(c.Params, &p)
-			cl.tool, cl.args = p.Name, p.Arguments
-		}
-		calls = append(calls, cl)
-	}
-	return calls
-}
-
 // failure is why the server cannot serve a message; notRun says the
 // message provably did not run there.
 type failure struct {

@@ -96,15 +96,20 @@
 //   - the stdio side: stdio_loop.go (the loop and [Backend]), stdio_local.go
 //     (the in-process session), stdio_carry.go (what of its session a
 //     hand-over carries);
-//   - the server side: server_http.go (binding, the probe, Host and Origin
-//     checks), server_mcp.go (the /mcp requests), server_sessions.go (the
-//     session table and its counts), server_errors.go (the JSON refusals);
+//   - the server side: server_http.go (the server, the probe and its
+//     proof, the Origin check), server_listen.go (binding, the Host check,
+//     the connection cap), server_mcp.go (the /mcp requests),
+//     server_modern.go (2026-07-28 requests, a lease-lost refusal),
+//     server_sessions.go (the session table and its counts),
+//     server_errors.go (the JSON refusals);
 //   - the bridge side: bridge.go (the bridge and its session),
-//     bridge_failover.go (switching to what serves next, resends),
-//     bridge_wire.go (one message's POST and answer), bridge_stream.go (the
-//     heartbeat, the GET stream, reading the server's errors),
-//     bridge_poster.go (the kept connections), bridge_watch.go (a stopped
-//     server), bridge_tools.go (asking the server for its tools),
+//     bridge_calls.go (what it reads of each message), bridge_failover.go
+//     (switching to what serves next, resends), bridge_wire.go (one
+//     message's POST and answer), bridge_modern.go (2026-07-28 messages),
+//     bridge_prove.go (the proof every new connection asks),
+//     bridge_stream.go (the heartbeat, the GET stream, reading the server's
+//     errors), bridge_poster.go (the kept connections), bridge_watch.go (a
+//     stopped server), bridge_tools.go (asking the server for its tools),
 //     bridge_move.go (leaving a server that lost its lease);
 //   - shared by all: frames.go (framing, envelopes, error frames), sse.go
 //     (event streams, written by the server and read by the bridge),
