@@ -5,7 +5,7 @@
 // registry/runtimes'. It knows nothing of the per-process state machine: it
 // answers with values (a [Verdict], an [Observation], a [Change]) and
 // sentinel errors, and cmd turns them into the machine's facts. Of this
-// project it imports registry/proc alone.
+// project it imports registry/proc and internal/secret alone.
 //
 // # Layout and permissions
 //
@@ -16,6 +16,15 @@
 //	<root>/.ai/local/state/mcp/server.<p>.json  the lease of profile p
 //	<lease>.lock                              sidecar lock file, 0600, empty, never removed
 //	.<lease-name>.<random>.tmp                a temporary document, alive for one write
+//
+// The lease and what leads to it are trusted only as [Trusted] says (SPEC
+// §13): no symbolic link from .ai/local down (each directory opened from
+// the one above, checked on what was opened, and made the same way), the
+// lease directory and the lease this user's and nobody else's to write,
+// and on Unix every directory on the way from / this user's or root's and
+// writable by nobody else unless sticky. The lease carries a secret that
+// only its user can read; a probe believes a server only on a proof made
+// with it ([FetchIdentity]).
 //
 // The lease is one JSON object (see [Lease]) with schema
 // majordomus-mcp-lease/v1. Unknown keys are ignored when reading. A lease

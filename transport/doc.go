@@ -22,11 +22,21 @@
 // # The shared HTTP server
 //
 // [HTTPServer] serves GET / (the [Identity], which is the probe) and /mcp
-// (mcp-go's streamable HTTP transport). Every /mcp request is decided by
-// the server before mcp-go sees it, and every refusal is a JSON body
-// {"error":{"code":"…","message":"…"}} ([HTTPError]); mcp-go's own
-// plain-text refusals are rewritten into that shape:
+// (mcp-go's streamable HTTP transport). It serves one local user: every
+// /mcp request must carry the token of the lease's secret (package
+// internal/secret; [HTTPConfig].Secret), and GET / tells whoever does not
+// only the server's name and, to a challenge, the proof of its leaseholder
+// claim. What anyone who can reach the port sends is bounded before the
+// token is asked: connections, a head, a body that is never waited for.
+// A [Bridge] asks that proof on every new connection before it writes to
+// it, so a process that took a dead server's port is sent nothing.
 //
+// Every /mcp request is decided by the server before mcp-go sees it, and
+// every refusal is a JSON body {"error":{"code":"…","message":"…"}}
+// ([HTTPError]); mcp-go's own plain-text refusals are rewritten into that
+// shape:
+//
+//   - a request without the token: 401 unauthorized;
 //   - a Host that does not name a loopback host on a loopback connection,
 //     or an Origin that is not the server's: 403 forbidden;
 //   - a body over MaxBody: 413 too_large (the rest of the body is read
@@ -41,6 +51,13 @@
 // current server's URL, and no session is created; existing sessions go on
 // being served. Batches, which mcp-go does not take, are split and answered
 // as an array. initialize cannot be batched.
+//
+// A request of revision 2026-07-28 belongs to no session: it is passed to
+// mcp-go, which serves it on a session of the request's own; a lease-lost
+// server refuses it with -32040 (that revision's range), and an open
+// subscriptions/listen stream counts as a session. A bridge relays such a
+// request with the revision's headers and the client's peer id in _meta,
+// and its answer, whatever its HTTP status, as it came.
 //
 // A prompts/get that leaves out an argument its prompt declares required,
 // or leaves it blank, is answered -32602 naming it, by the HTTP server and
