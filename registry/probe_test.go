@@ -70,8 +70,6 @@ func TestHTTPProbe(t *testing.T) {
 		{"this checkout, this instance, leaseholder", 200, identityJSON(t, nil), true, ""},
 		{"not JSON", 200, text("<html>hello</html>"), false, "not a JSON identity"},
 		{"a server error", 500, identityJSON(t, nil), false, "status 500"},
-		{"another instance", 200, identityJSON(t, func(m map[string]any, _ string) { m["instance"] = "ffff" }), false, "another server"},
-		{"another checkout", 200, identityJSON(t, func(m map[string]any, _ string) { m["repository_id"] = "0000" }), false, "another checkout"},
 		{"not the leaseholder", 200, identityJSON(t, func(m map[string]any, c string) {
 			m["leaseholder"] = false
 			m["proof"] = secret.Proof(probeSecret, c, false)
@@ -147,7 +145,7 @@ func TestHTTPProbe_AHangingServerIsBoundedByTheTimeout(t *testing.T) {
 }
 
 // A lease without a secret names no server that can prove anything, and
-// the probe sends a server the token, never the secret itself.
+// the probe sends a server nothing of the secret: neither it nor its token.
 func TestHTTPProbe_TheSecretStaysHome(t *testing.T) {
 	var sent []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -163,7 +161,7 @@ func TestHTTPProbe_TheSecretStaysHome(t *testing.T) {
 	if got := probe(context.Background(), ProbeTarget{URL: srv.URL, RepositoryID: probeRepo, Instance: probeInstance, Secret: probeSecret}); got.Status != ProbeOK {
 		t.Fatalf("probe = %+v", got)
 	}
-	if len(sent) != 1 || strings.Contains(sent[0], probeSecret) || !strings.HasSuffix(sent[0], secret.Authorization(probeSecret)) {
+	if len(sent) != 1 || strings.Contains(sent[0], probeSecret) || strings.Contains(sent[0], secret.Token(probeSecret)) || !strings.HasSuffix(sent[0], " ") {
 		t.Fatalf("the server was sent %q", sent)
 	}
 }

@@ -52,15 +52,14 @@ func Probe(ctx context.Context, base, key string, timeout time.Duration) (json.R
 }
 
 // Prove asks the server at the other end of conn (host, as a Host header
-// names it) to prove that it holds key: one GET /?challenge=… carrying
-// key's token. It returns the server's answer (its identity, a JSON object)
-// only when the answer's proof matches its leaseholder claim; whatever a
-// server that cannot prove it says is never believed. The connection stays
-// open for what follows, and br, which read the answer, must read what
-// follows too. The caller bounds the exchange (conn's deadline).
-//
-// The token may be sent before the proof is checked: it opens /mcp and
-// nothing else, and no one who holds it can compute a proof.
+// names it) to prove that it holds key: one GET /?challenge=…, carrying
+// nothing of the key. It returns the server's answer (what GET / tells
+// anyone: its name, its leaseholder claim and the proof) only when the
+// proof matches the claim; whatever a server that cannot prove it says is
+// never believed, and it is never sent the token. The connection stays
+// open for what follows, and nothing of it is left unread in br when the
+// server sent no more than its answer. The caller bounds the exchange
+// (conn's deadline).
 func Prove(conn net.Conn, br *bufio.Reader, host, key string) (json.RawMessage, error) {
 	if key == "" {
 		return nil, errors.New("the lease carries no secret, so no server can prove it is the lease's")
@@ -71,7 +70,6 @@ func Prove(conn net.Conn, br *bufio.Reader, host, key string) (json.RawMessage, 
 		return nil, err
 	}
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Authorization", Authorization(key))
 	if err := req.Write(conn); err != nil {
 		return nil, err
 	}
