@@ -376,6 +376,11 @@ func (s *soaker) settle() {
 	var doc struct{ URL string }
 	if raw, err := os.ReadFile(s.lease); err == nil {
 		_ = json.Unmarshal(raw, &doc)
+		var shown map[string]any
+		if json.Unmarshal(raw, &shown) == nil {
+			shown["secret"] = "(not shown)" // a report is published; a lease's secret never is
+			raw, _ = json.Marshal(shown)
+		}
 		s.rep.EndLease = string(raw)
 	}
 	for _, c := range live {
