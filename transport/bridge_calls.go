@@ -14,7 +14,9 @@ type call struct {
 	params json.RawMessage
 	tool   string          // tools/call: the tool's name
 	args   json.RawMessage // tools/call: its arguments
-	// version is the revision its _meta names: 2026-07-28 requests carry it.
+	// meta is its params' _meta, and version the revision that names:
+	// 2026-07-28 requests carry both.
+	meta    json.RawMessage
 	version string
 }
 
@@ -30,7 +32,8 @@ func readCalls(msg json.RawMessage) []call {
 			Params json.RawMessage `json:"params"`
 		}
 		_ = json.Unmarshal(m, &c)
-		cl := call{raw: m, env: c.Envelope, params: c.Params, version: metaVersion(c.Params)}
+		cl := call{raw: m, env: c.Envelope, params: c.Params}
+		cl.meta, cl.version = metaOf(c.Params)
 		if c.Method == string(mcp.MethodToolsCall) {
 			var p struct {
 				Name      string          `json:"name"`

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"go.uber.org/zap"
 )
 
 // A client of protocol revision 2026-07-28 ("modern") has no session: each
@@ -22,18 +21,20 @@ import (
 // and goes to the client as it is: a host gets the same bytes attached as
 // served in process (R8).
 
-// metaVersion is the protocol revision the _meta of a message's params
-// names, or "".
-func metaVersion(params json.RawMessage) string {
+// metaOf is the _meta of a message's params, and the protocol revision it
+// names ("" when none).
+func metaOf(params json.RawMessage) (json.RawMessage, string) {
 	var p struct {
-		Meta struct {
-			Version string `json:"io.modelcontextprotocol/protocolVersion"`
-		} `json:"_meta"`
+		Meta json.RawMessage `json:"_meta"`
 	}
-	if len(params) == 0 || json.Unmarshal(params, &p) != nil {
-		return ""
+	if len(params) == 0 || json.Unmarshal(params, &p) != nil || len(p.Meta) == 0 {
+		return nil, ""
 	}
-	return p.Meta.Version
+	var m struct {
+		Version string `json:"io.modelcontextprotocol/protocolVersion"`
+	}
+	_ = json.Unmarshal(p.Meta, &m)
+	return p.Meta, m.Version
 }
 
 // modernCall is a modern request being relayed: the client cancels it
@@ -54,11 +55,6 @@ func (b *Bridge) relayModern(ctx context.Context, msg json.RawMessage, c call) (
 		key := string(c.env.ID)
 		b.modernCalls.Store(key, mc)
 		defer b.modernCalls.CompareAndDelete(key, mc)
-		defer func() {
-			if mc.cancelled.Load() {
-				b.log.Debug("a request the client cancelled ended", zap.String("id", key))
-			}
-		}()
 		answer, fail := b.exchangeModern(ctx, msg, c)
 		if mc.cancelled.Load() {
 			return nil, nil
@@ -87,16 +83,16 @@ func (b *Bridge) cancelModern(c call) bool {
 	return true
 }
 
+// exchangeModern POSTs one modern message, on no session, and reads what
+// its answer means.
 func (b *Bridge) exchangeModern(ctx context.Context, msg json.RawMessage, c call) ([]byte, *failure) {
-	var p struct {
-		Meta json.RawMessage `json:"_meta"`
-	}
-	if json.Unmarshal(c.params, &p) == nil && len(p.Meta) > 0 {
-		b.mu.Lock()
-		b.meta = p.Meta
-		b.mu.Unlock()
-	}
-	res := b.exchange(ctx, b.withPeer(msg), "", c.version, b.mayRepeat(c))
+	b.mu.Lock()
+	b.meta = c.meta // how the client says who it is, for its announcement made again
+	b.mu.Unlock()
+	header := postHeader()
+	b.setHeaders(header, "", c.version)
+	setModernHeaders(header, c)
+	res := b.post(ctx, b.withPeer(msg), header, b.mayRepeat(c))
 	switch {
 	case res.outcome == failed && len(res.body) == 0:
 		cause := fmt.Errorf("the shared server at %s is unreachable: %v", b.cfg.URL, res.err)
@@ -160,16 +156,12 @@ func (b *Bridge) modernPeer() string {
 // setModernHeaders sets the headers 2026-07-28 requires of a POST besides
 // its version: the method, and the name of what a tools/call, prompts/get
 // or resources/read is about (encoded when it is not plain ASCII).
-func setModernHeaders(h http.Header, msg json.RawMessage) {
-	var m struct {
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-	}
-	if json.Unmarshal(msg, &m) != nil || m.Method == "" {
+func setModernHeaders(h http.Header, c call) {
+	if c.env.Method == "" {
 		return
 	}
-	h.Set(mcp.HeaderMethod, m.Method)
-	if name, ok := mcp.ExtractHeaderName(mcp.MCPMethod(m.Method), m.Params); ok {
+	h.Set(mcp.HeaderMethod, c.env.Method)
+	if name, ok := mcp.ExtractHeaderName(mcp.MCPMethod(c.env.Method), c.params); ok {
 		if v, ok := mcp.EncodeHeaderValue(name); ok {
 			h.Set(mcp.HeaderName, v)
 		}

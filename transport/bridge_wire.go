@@ -94,18 +94,26 @@ func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) (
 // server sends before it (notifications, requests) goes to the client.
 // resendable says whether the message may be sent twice (see poster).
 func (b *Bridge) exchange(ctx context.Context, msg json.RawMessage, sid, proto string, resendable bool) exchangeResult {
-	header := http.Header{
+	header := postHeader()
+	b.setHeaders(header, sid, proto)
+	if claim := PeerClaim(ctx); claim != "" && sid == "" {
+		header.Set(PeerHeader, claim) // an initialize, opening the session again
+	}
+	return b.post(ctx, msg, header, resendable)
+}
+
+// postHeader is what every POST of a bridge says of its body and of the
+// answers it takes.
+func postHeader() http.Header {
+	return http.Header{
 		"Content-Type": {"application/json"},
 		"Accept":       {"application/json, text/event-stream"},
 	}
-	b.setHeaders(header, sid, proto)
-	modern := mcp.IsModernProtocol(proto)
-	if modern {
-		setModernHeaders(header, msg)
-	}
-	if claim := PeerClaim(ctx); claim != "" && sid == "" && !modern {
-		header.Set(PeerHeader, claim) // an initialize, opening the session again
-	}
+}
+
+// post POSTs msg with header and reads the answer (see exchange).
+func (b *Bridge) post(ctx context.Context, msg json.RawMessage, header http.Header, resendable bool) exchangeResult {
+	modern := mcp.IsModernProtocol(header.Get(mcp.HeaderProtocolVersion))
 	ctx, stopWatch := b.watchServer(ctx)
 	defer stopWatch()
 	resp, done, err := b.posts.post(ctx, msg, header, resendable)
