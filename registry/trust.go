@@ -69,9 +69,14 @@ func writerAmong(entries []accessEntry, trusted ...string) string {
 func onTheWay(path string, owner, me int, mode fs.FileMode) error {
 	switch {
 	case owner != me && owner != 0:
-		return fmt.Errorf("%s, on the way to the lease, belongs to another user (uid %d; this process runs as uid %d)", path, owner, me)
+		return &untrustedError{fmt.Sprintf("%s, on the way to the lease, belongs to another user (uid %d; this process runs as uid %d)", path, owner, me)}
 	case mode.Perm()&0o022 != 0 && mode&fs.ModeSticky == 0:
-		return fmt.Errorf("%s, on the way to the lease, is writable by other users (mode %v)", path, mode)
+		return &untrustedError{fmt.Sprintf("%s, on the way to the lease, is writable by other users (mode %v)", path, mode)}
 	}
 	return nil
 }
+
+// untrustedError says why a directory on the way to the lease is not used.
+type untrustedError struct{ reason string }
+
+func (e *untrustedError) Error() string { return e.reason }

@@ -17,6 +17,9 @@ import (
 // above without following a link, not only their names:
 //   - no component from .ai/local down to the lease directory is a
 //     symbolic link;
+//   - every directory on the way, from / down, is this user's or root's
+//     and nobody else may write it unless it is sticky ([onTheWay]), so
+//     that no other user can swap what a checked path names;
 //   - the lease directory, when it exists, is this process's user's and
 //     nobody else may write it;
 //   - the lease in it, when there is one, was written by this user;
@@ -33,8 +36,9 @@ func Trusted(leasePath string) error {
 	}
 	fd, err := openLinkFree(dir, false)
 	var linked *linkedError
+	var untrusted *untrustedError
 	switch {
-	case errors.As(err, &linked):
+	case errors.As(err, &linked), errors.As(err, &untrusted):
 		return err
 	case err != nil || fd < 0:
 		return nil // missing (this process creates it, 0700), or unreadable
@@ -67,43 +71,37 @@ func Trusted(leasePath string) error {
 	return nil
 }
 
-// ancestorsTrusted checks every directory on the way to the lease directory
-// dir, from / down (links resolved above .ai, none followed from .ai
-// down), with onTheWay: nobody else can swap any of them after the check.
+// ancestorsTrusted checks, with onTheWay, the directory the link-free
+// components of the lease directory dir are reached from (.ai) and every
+// directory above it, their links resolved; openLinkFree checks those
+// below, on what it opened.
 func ancestorsTrusted(dir string) error {
-	top, names := linkFreePath(dir)
+	top, _ := linkFreePath(dir)
 	real, err := filepath.EvalSymlinks(top)
 	if err != nil {
 		return nil // missing or unreadable: the election says why
 	}
-	var chain []string
-	for p := real; ; p = filepath.Dir(p) {
-		chain = append(chain, p)
-		if filepath.Dir(p) == p {
-			break
-		}
-	}
-	for _, name := range names[:len(names)-1] { // the lease directory has its own, stricter rule
-		chain = append([]string{filepath.Join(chain[0], name)}, chain...)
-	}
 	me := os.Geteuid()
-	for _, p := range chain {
+	for p := real; ; p = filepath.Dir(p) {
 		var st unix.Stat_t
-		if err := unix.Lstat(p, &st); err != nil {
-			continue // not made yet (this process makes it), or unreadable
+		if err := unix.Lstat(p, &st); err == nil {
+			if err := onTheWay(p, int(st.Uid), me, modeOf(st)); err != nil {
+				return err
+			}
 		}
-		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
-			return &linkedError{path: p}
-		}
-		mode := fs.FileMode(st.Mode & 0o777)
-		if st.Mode&unix.S_ISVTX != 0 {
-			mode |= fs.ModeSticky
-		}
-		if err := onTheWay(p, int(st.Uid), me, mode); err != nil {
-			return err
+		if filepath.Dir(p) == p {
+			return nil
 		}
 	}
-	return nil
+}
+
+// modeOf is a stat's permissions and sticky bit, as fs says them.
+func modeOf(st unix.Stat_t) fs.FileMode {
+	mode := fs.FileMode(st.Mode & 0o777)
+	if st.Mode&unix.S_ISVTX != 0 {
+		mode |= fs.ModeSticky
+	}
+	return mode
 }
 
 // makeLeaseDir creates the lease directory dir and what is missing below
@@ -127,9 +125,11 @@ func (e *linkedError) Error() string {
 
 // openLinkFree opens dir through the components linkFreePath names, each
 // from the one above with O_NOFOLLOW, creating those missing (0700) when
-// create is set. It returns the directory's descriptor; or -1 and nil when
-// a component is missing and create is not set; or an error, a
-// *linkedError when a component is a link.
+// create is set, and checks each but dir itself (whose rule is stricter)
+// with onTheWay on what it opened. It returns the directory's descriptor;
+// or -1 and nil when a component is missing and create is not set; or an
+// error: a *linkedError when a component is a link, an *untrustedError
+// when one fails onTheWay.
 func openLinkFree(dir string, create bool) (int, error) {
 	top, names := linkFreePath(dir)
 	if create {
@@ -143,7 +143,7 @@ func openLinkFree(dir string, create bool) (int, error) {
 		return -1, &fs.PathError{Op: "open", Path: top, Err: err}
 	}
 	at := top
-	for _, name := range names {
+	for i, name := range names {
 		at = filepath.Join(at, name)
 		next, err := openDirAt(fd, name)
 		if errors.Is(err, unix.ENOENT) && create {
@@ -158,6 +158,12 @@ func openLinkFree(dir string, create bool) (int, error) {
 		switch {
 		case err == nil:
 			fd = next
+			if i < len(names)-1 {
+				if err := onTheWayAt(fd, at); err != nil {
+					unix.Close(fd)
+					return -1, err
+				}
+			}
 		case linked:
 			return -1, &linkedError{path: at}
 		case errors.Is(err, unix.ENOENT) && !create:
@@ -167,6 +173,15 @@ func openLinkFree(dir string, create bool) (int, error) {
 		}
 	}
 	return fd, nil
+}
+
+// onTheWayAt is onTheWay for the opened directory fd, named at.
+func onTheWayAt(fd int, at string) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return &fs.PathError{Op: "stat", Path: at, Err: err}
+	}
+	return onTheWay(at, int(st.Uid), os.Geteuid(), modeOf(st))
 }
 
 func openDirAt(fd int, name string) (int, error) {
