@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -164,6 +165,8 @@ type Bridge struct {
 	streamStop context.CancelFunc
 	state      bridgeState
 	switched   chan struct{} // closed when a failover ends
+	closing    chan struct{} // closed by Close: what the bridge still does stops
+	leaving    sync.WaitGroup
 	next       Backend
 	downErr    error
 	closeOnce  sync.Once
@@ -196,6 +199,7 @@ func NewBridge(ctx context.Context, cfg BridgeConfig) (*Bridge, error) {
 		authorization: secret.Authorization(cfg.Secret),
 		client:        &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext, DisableKeepAlives: true}},
 		wake:          make(chan struct{}, 1),
+		closing:       make(chan struct{}),
 		readied:       make(chan struct{}),
 		safe:          cloneOrEmpty(cfg.SafeTools),
 		peer:          cfg.Peer,
@@ -328,6 +332,8 @@ func (b *Bridge) Close() {
 		if state == attached && sid != "" {
 			b.endSession(sid, proto)
 		}
+		close(b.closing)
+		b.leaving.Wait()
 		b.stopBackground()
 		closeBackend(next)
 		b.posts.closeIdle()
@@ -336,17 +342,54 @@ func (b *Bridge) Close() {
 }
 
 // endSession ends session sid on the server (DELETE, 2s, errors ignored).
-func (b *Bridge) endSession(sid, proto string) {
+// It reports whether nothing is left to end: the server answered, or
+// refused the connection (it is gone, and its sessions with it).
+func (b *Bridge) endSession(sid, proto string) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, b.endpoint, nil)
 	if err != nil {
-		return
+		return true
 	}
 	b.setHeaders(req.Header, sid, proto)
-	if resp, err := b.client.Do(req); err == nil {
-		resp.Body.Close()
+	resp, err := b.client.Do(req)
+	if err != nil {
+		return errors.Is(err, syscall.ECONNREFUSED)
 	}
+	resp.Body.Close()
+	return true
+}
+
+// Bounds of leaveLater: a server ends an idle session by itself after its
+// idle timeout, so trying longer is of no use.
+const (
+	leaveWithin = DefaultIdleTimeout
+	leaveEvery  = time.Second
+)
+
+// leaveLater ends the session sid the bridge left on a server that failed
+// (stopped or frozen, say) once that server answers again, trying every
+// leaveEvery for leaveWithin at most, until the bridge closes. Otherwise a
+// server that lost its lease meanwhile would keep the session, and serve
+// on for nobody, until its idle timeout.
+func (b *Bridge) leaveLater(sid, proto string) {
+	b.leaving.Add(1)
+	go func() {
+		defer b.leaving.Done()
+		deadline := time.NewTimer(leaveWithin)
+		defer deadline.Stop()
+		tick := time.NewTicker(leaveEvery)
+		defer tick.Stop()
+		for !b.endSession(sid, proto) {
+			select {
+			case <-tick.C:
+			case <-deadline.C:
+				return
+			case <-b.closing:
+				return
+			}
+		}
+	}()
 }
 
 // attachedNow reports whether the bridge still relays to its server.

@@ -19,8 +19,12 @@ func (b *Bridge) switchOver(ctx context.Context, cause error) error {
 	case attached:
 		b.state, b.switched = switching, make(chan struct{})
 		carried := Carried{Initialize: b.initialize, Announce: b.announce, Protocol: b.protocol, SafeTools: maps.Clone(b.safe), Peer: b.peer, Meta: b.meta}
+		sid, proto := b.session, b.protocol
 		b.mu.Unlock()
 		b.stopBackground()
+		if sid != "" {
+			b.leaveLater(sid, proto)
+		}
 		b.log.Debug("the shared server failed; the election decides what serves next", zap.String("url", b.cfg.URL), zap.String("reason", cause.Error()))
 		var next Backend
 		err := errors.New("no failover is configured")

@@ -165,3 +165,27 @@ func TestAReadOnlyCallIsResentOnEveryFailoverWithoutTheClientListingTools(t *tes
 		t.Fatalf("after %d failovers the read-only call was answered %s", servers-1, a)
 	}
 }
+
+// A bridge that fails over from a server that fell silent ends the
+// session it left there once that server answers again, even one whose
+// stream never opened (a stream that drops ends its session by itself):
+// a server that lost its lease meanwhile would otherwise serve it on, for
+// nobody, until its idle timeout.
+func TestASessionLeftOnASilentServerIsEndedWhenItAnswers(t *testing.T) {
+	f1, f2 := newFixture(), newFixture()
+	f2.releaseAll()
+	t.Cleanup(f1.releaseAll)
+	s1 := serveHTTP(t, HTTPConfig{MCP: f1.srv})
+	p := &probing{url: s1.url, probes: make(chan struct{}, 64)}
+	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
+	c := runStdio(t, p.bridge(fo, 300))
+	c.send(initRoots) // no notifications/initialized: no stream is opened
+	c.answer("1")
+	s1.count.waitFor(t, 1)
+
+	c.send(`{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"wait"}}`)
+	<-f1.blocked
+	p.silent.Store(true)
+	fo.next()
+	s1.count.waitFor(t, 0)
+}
