@@ -123,7 +123,9 @@ func startServer(ctx context.Context, _ ...any) error {
 
 // noteServing records that the server is up.
 func noteServing(ctx context.Context, _ ...any) error {
-	machineOf(ctx).log.Debug("the shared server is serving")
+	m := machineOf(ctx)
+	m.log.Debug("the shared server is serving")
+	m.shared()
 	return nil
 }
 
@@ -194,6 +196,7 @@ func loseLease(ctx context.Context, _ ...any) error {
 func attach(ctx context.Context, _ ...any) error {
 	m := machineOf(ctx)
 	m.log.Info("attaching to the shared server", zap.String("url", m.obs.URL))
+	m.shared()
 	m.cfg.Bridge.Attach(m.runCtx, m.obs)
 	return nil
 }
@@ -211,10 +214,82 @@ func serveAlone(ctx context.Context, _ ...any) error {
 	m := machineOf(ctx)
 	m.log.Warn(fmt.Sprintf("cannot use the shared server: %s: %s; serving this client alone, as --standalone would", m.cfg.LeasePath, m.failure),
 		zap.String("lease", m.cfg.LeasePath), zap.String("reason", m.failure))
+	m.unservable = false
+	m.lastTry, m.stillWhy = time.Now(), m.failure // the attempt that failed was a try, and the warning says why
 	if err := m.cfg.Standalone.Serve(m.runCtx, m.failure); err != nil {
+		m.unservable = true // nothing serves the client: sharing would not either
 		m.log.Error("cannot serve this client alone either", zap.Error(err))
 	}
 	return nil
+}
+
+// tryLater waits its turn to try to share again: JoinRetry at first, twice
+// as long after each try that found no way (up to JoinRetryMax), and at
+// once when the lease changes (trySoon). A try that found no way says why
+// at info when the reason is new, at debug when it is not.
+func tryLater(ctx context.Context, _ ...any) error {
+	m := machineOf(ctx)
+	if m.unservable {
+		return nil
+	}
+	if m.unwatch == nil {
+		m.watchLease() // again on every turn: the lease directory may exist by now
+	}
+	wait := m.retryWait
+	if wait == 0 {
+		wait = m.cfg.JoinRetry
+	}
+	m.retryWait = min(2*wait, m.cfg.JoinRetryMax)
+	m.armRetry(wait)
+	why := fmt.Sprintf("%s lease: %s", m.obs.Class, m.obs.Reason)
+	if m.obs.Class == ClassUnusable {
+		why = m.obs.Reason
+	}
+	level := zap.DebugLevel
+	if why != m.stillWhy {
+		level, m.stillWhy = zap.InfoLevel, why
+	}
+	m.log.Log(level, fmt.Sprintf("still serving this client alone: %s; trying to share again in %s", why, wait),
+		zap.String("lease", m.cfg.LeasePath), zap.String("reason", why), zap.Duration("retry_in", wait))
+	return nil
+}
+
+// trySoon moves the next try up after the lease changed: as soon as the
+// least time between tries allows, with the wait starting over.
+func trySoon(ctx context.Context, _ ...any) error {
+	m := machineOf(ctx)
+	m.retryWait = 0
+	m.armRetry(max(0, m.cfg.JoinRetry-time.Since(m.lastTry)))
+	return nil
+}
+
+// tryToJoin makes one election attempt from alone: won, the process becomes
+// the leaseholder; live, it attaches; either way the session served alone
+// is carried. The client is served alone meanwhile, never held.
+func tryToJoin(ctx context.Context, _ ...any) error {
+	m := machineOf(ctx)
+	m.lastTry = time.Now()
+	m.log.Debug("trying to share again", zap.String("lease", m.cfg.LeasePath))
+	m.startAttempt()
+	return nil
+}
+
+// stopTrying ends alone's tries: its watch, its attempt, its timer.
+func stopTrying(ctx context.Context, _ ...any) error {
+	machineOf(ctx).stopElection()
+	return nil
+}
+
+// armRetry sets the next try d from now, unless one is due sooner.
+func (m *Machine) armRetry(d time.Duration) {
+	if m.retry != nil {
+		if time.Until(m.retryAt) <= d {
+			return
+		}
+		m.retry.Stop()
+	}
+	m.retryAt = time.Now().Add(d)
+	m.retry = time.NewTimer(d)
 }
 
 // Exited.
@@ -357,12 +432,18 @@ func (m *Machine) stopElection() {
 		m.cancelAttempt()
 		m.attempt = 0
 	}
-	for _, t := range []**time.Timer{&m.bound, &m.poll} {
+	for _, t := range []**time.Timer{&m.bound, &m.poll, &m.retry} {
 		if *t != nil {
 			(*t).Stop()
 			*t = nil
 		}
 	}
+}
+
+// shared notes that the client is shared again: a later detour through
+// alone starts its tries from the shortest wait.
+func (m *Machine) shared() {
+	m.retryWait, m.lastTry, m.stillWhy = 0, time.Time{}, ""
 }
 
 // release removes the lease if it is still ours.

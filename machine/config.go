@@ -14,6 +14,8 @@ const (
 	DefaultBindingPoll   = 100 * time.Millisecond
 	DefaultBusyGrace     = 10 * time.Second
 	DefaultStopGrace     = 5 * time.Second
+	DefaultJoinRetry     = time.Second
+	DefaultJoinRetryMax  = 8 * time.Second
 )
 
 // ErrConfig is returned by [New] for a Config it cannot run with.
@@ -57,6 +59,14 @@ type Config struct {
 	BusyGrace time.Duration
 	// StopGrace bounds [Server.Stop]. Default 5s.
 	StopGrace time.Duration
+	// JoinRetry is how long a process served alone waits before it tries
+	// to share again, and the least time between two of its tries, however
+	// often the lease changes: alone is never a spin. Default 1s.
+	JoinRetry time.Duration
+	// JoinRetryMax bounds the wait, which doubles after each try that
+	// finds no way to share and starts again from JoinRetry when the lease
+	// changes. Default 8s; at least JoinRetry.
+	JoinRetryMax time.Duration
 
 	// Logger receives the machine's log lines. Nil means zap.NewNop().
 	Logger *zap.Logger
@@ -80,6 +90,12 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.StopGrace == 0 {
 		cfg.StopGrace = DefaultStopGrace
+	}
+	if cfg.JoinRetry == 0 {
+		cfg.JoinRetry = DefaultJoinRetry
+	}
+	if cfg.JoinRetryMax == 0 {
+		cfg.JoinRetryMax = max(DefaultJoinRetryMax, cfg.JoinRetry)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
@@ -107,6 +123,8 @@ func (cfg Config) validate() error {
 		{"BindingPoll", cfg.BindingPoll},
 		{"BusyGrace", cfg.BusyGrace},
 		{"StopGrace", cfg.StopGrace},
+		{"JoinRetry", cfg.JoinRetry},
+		{"JoinRetryMax", cfg.JoinRetryMax},
 	} {
 		if d.d < 0 {
 			return fmt.Errorf("%w: %s is negative (%s)", ErrConfig, d.name, d.d)
@@ -117,6 +135,9 @@ func (cfg Config) validate() error {
 	}
 	if cfg.BusyGrace >= cfg.ElectionBound {
 		return fmt.Errorf("%w: BusyGrace (%s) must be less than ElectionBound (%s), or a busy lease is never taken over", ErrConfig, cfg.BusyGrace, cfg.ElectionBound)
+	}
+	if cfg.JoinRetryMax < cfg.JoinRetry {
+		return fmt.Errorf("%w: JoinRetryMax (%s) must be at least JoinRetry (%s)", ErrConfig, cfg.JoinRetryMax, cfg.JoinRetry)
 	}
 	return nil
 }

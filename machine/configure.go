@@ -92,12 +92,31 @@ func configure(b *builder) {
 		ignore(LeaseReplaced).
 		ignore(LeaseChanged)
 
+	// Alone is a detour: it keeps serving its client and keeps trying to
+	// share, attempting as the election does but never holding the client
+	// while it tries; a failed attempt waits its turn again.
 	b.state(Alone).
 		onEntry(serveAlone).
+		onEntry(tryLater).
+		onExit(stopTrying).
+		internal(RetryDue, R2, doing(tryToJoin)).
+		internal(LeaseChanged, R2, doing(trySoon), when(waiting)).
+		ignore(LeaseChanged, when(attempting)).
+		permit(LeaseWon, Leaseholder, R2).
+		permit(LeaseLive, Attached, R2).
+		internal(LeaseStale, R1, doing(takeOver)).
+		internal(LeaseCorrupt, R1, doing(takeOver)).
+		internal(LeaseEmpty, R1, doing(takeOver)).
+		internal(LeaseAbandoned, R1, doing(takeOver)).
+		internal(LeaseSuperseded, R1, doing(takeOver)).
+		internal(LeaseBusy, R1, doing(takeOver), when(busyPastGrace)).
+		internal(LeaseBusy, R1, doing(tryLater), when(busyWithinGrace)).
+		internal(LeaseBinding, R2, doing(tryLater)).
+		internal(LeaseOutraced, R1, doing(readTheWinner)).
+		internal(LeaseUnusable, R2, doing(tryLater)).
 		permit(ClientLeft, Exited, NoRule).
 		permit(Signal, Exited, NoRule).
-		ignore(LeaseReplaced).
-		ignore(LeaseChanged)
+		ignore(LeaseReplaced)
 
 	b.state(Exited).
 		onEntry(finish)

@@ -38,6 +38,16 @@ type Machine struct {
 	boundEnds     time.Time // when bound fires
 	waitingOn     string    // the wait last announced: class and owner
 
+	// Alone's tries to share again.
+	retry     *time.Timer   // armed while alone waits its turn
+	retryAt   time.Time     // when retry fires
+	retryWait time.Duration // the next wait; 0: Config.JoinRetry
+	lastTry   time.Time     // when the last try started
+	stillWhy  string        // the reason last logged for still being alone
+	// unservable: Standalone.Serve failed, so nothing serves the client and
+	// trying to share is pointless (the layer cannot be served).
+	unservable bool
+
 	// The server.
 	serverActive bool // Start was called and has not failed
 	cancelStart  context.CancelFunc
@@ -120,6 +130,9 @@ func (m *Machine) Run(ctx context.Context) Outcome {
 		case <-timerC(m.poll):
 			m.poll = nil
 			m.fire(fctx, PollDue)
+		case <-timerC(m.retry):
+			m.retry = nil
+			m.fire(fctx, RetryDue)
 		}
 	}
 	return *m.outcome
@@ -265,6 +278,8 @@ func (m *Machine) abandon(ctx context.Context, cause error) {
 		m.release(ctx)
 	case m.model.within(state, Attached):
 		m.cfg.Bridge.Stop()
+	case m.model.within(state, Alone):
+		m.stopElection()
 	}
 	m.stopServer(ctx)
 	m.outcome = &Outcome{Reason: "abandoned: " + cause.Error()}

@@ -87,6 +87,9 @@ const (
 	// IdleTimeout: every remaining session has been idle past the idle
 	// timeout ([Machine.IdleTimeout]).
 	IdleTimeout Trigger = "idle-timeout"
+	// RetryDue: a process served alone has waited its turn to try to
+	// share again (Config.JoinRetry, doubling up to Config.JoinRetryMax).
+	RetryDue Trigger = "retry-due"
 	// HandOver: a lease-lost server has no session left but its own
 	// client's, which then moves to the current server (convergence).
 	HandOver Trigger = "hand-over"
@@ -145,7 +148,7 @@ var rulePoints = []struct {
 	Point string
 }{
 	{R1, "the election reads the lease on every attempt and classifies it: live attaches; stale, corrupt, empty, abandoned, superseded are taken over; binding is waited for; bounded by time"},
-	{R2, "a lease that cannot be created, joined or replaced, or a server that cannot start: serve alone and log why"},
+	{R2, "a lease that cannot be created, joined or replaced, or a server that cannot start: serve alone and log why; alone is a detour: keep trying, and join the shared server, the session carried, as soon as it can"},
 	{R3, "a bridge whose server is gone elects again: take over with the session carried, re-attach, or serve alone"},
 	{R4, "SIGTERM, SIGINT and SIGHUP remove the lease before the process dies of the signal"},
 	{R5, "a server whose owner left ends with its last session or at the idle timeout"},

@@ -419,3 +419,11 @@ func Unavailable(msg json.RawMessage, reason error) []byte {
 	}
 	return gather(msg, answers)
 }
+
+// PeerID is the client's peer id on the server the bridge relays to: the
+// one the server gave its session ("" before it initialized).
+func (b *Bridge) PeerID() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.peer
+}

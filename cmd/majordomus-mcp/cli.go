@@ -162,6 +162,7 @@ func flagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 	fs.DurationVar(&o.times.ElectionBound, "election-bound", 0, fmt.Sprintf("how long an election may take before the client is served alone (default %s)", machine.DefaultElectionBound))
 	fs.DurationVar(&o.times.BusyGrace, "busy-grace", 0, fmt.Sprintf("how long a live owner's silent server is waited for (default %s)", machine.DefaultBusyGrace))
 	fs.DurationVar(&o.times.IdleTimeout, "idle-timeout", 0, fmt.Sprintf("how long an HTTP session may stay silent before it expires (default %s)", transport.DefaultIdleTimeout))
+	fs.DurationVar(&o.times.JoinRetry, "join-retry", 0, fmt.Sprintf("how long a client served alone waits before it tries to share again, doubling up to %s (default %s)", machine.DefaultJoinRetryMax, machine.DefaultJoinRetry))
 	fs.DurationVar(&o.times.Heartbeat, "heartbeat", 0, fmt.Sprintf("how often a bridge pings its server (default %s)", transport.DefaultHeartbeat))
 	fs.StringVar(&o.log.level, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&o.log.format, "log-format", "json", "json or console")

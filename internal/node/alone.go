@@ -3,8 +3,6 @@ package node
 import (
 	"context"
 	"fmt"
-
-	"majordomus-mcp/transport"
 )
 
 // aloneServer is the machine's Standalone port: it serves the client in
@@ -24,10 +22,16 @@ func (a *aloneServer) Serve(ctx context.Context, reason string) error {
 		n.unservable(fmt.Errorf("%s; and serving this client alone failed too: %w", reason, err))
 		return err
 	}
-	local, err := transport.NewLocal(ctx, srv.surface.MCP, n.out, localSession)
+	local, fresh, err := n.inProcess(ctx, srv)
 	if err != nil {
 		n.unservable(err)
 		return err
+	}
+	if !fresh {
+		// Back from a try to share that did not take: the session served
+		// alone before is still the client's.
+		n.resume(local)
+		return nil
 	}
 	// A carried session is told as a new one is: its replay says
 	// notifications/initialized, which the surface answers with the notice.

@@ -28,6 +28,7 @@ type attachment struct {
 func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 	n := a.node
 	url, key := live.URL, n.lease.Key(live)
+	fromAlone := n.carryInProcess(ctx) // joining: the session served alone is carried
 	var b *transport.Bridge
 	var safeTools map[string]bool // what the client's earlier bridges learned of the tools
 	var peer string               // and the peer id it had
@@ -95,6 +96,13 @@ func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 			a.replaying = nil
 			if a.bridge != b {
 				return false // stopped while replaying
+			}
+			if fromAlone {
+				c := n.carriedSession()
+				n.alone.Store(nil)
+				n.closeInProcess() // it leaves this process's own board, which nobody else sees
+				n.joined(url, c.Peer, b.PeerID(), len(c.Initialize) > 0)
+				return true
 			}
 			n.log.Info("re-attached to the shared server", zap.String("url", url))
 			return true

@@ -161,6 +161,9 @@ func profileRole(m layer.Manifest, profile string) string {
 // manifest's server section, then the flags (for tests).
 type Timings struct {
 	BindGrace, ProbeTimeout, ElectionBound, BusyGrace, IdleTimeout, Heartbeat time.Duration
+	// JoinRetry is how long a client served alone first waits to try to
+	// share again (a flag only, for tests).
+	JoinRetry time.Duration
 }
 
 // ResolveTimings picks, for each duration, the flag's, else the
@@ -182,6 +185,7 @@ func ResolveTimings(m layer.Timings, flags Timings) Timings {
 		BusyGrace:     pick(machine.DefaultBusyGrace, m.BusyGrace, flags.BusyGrace),
 		IdleTimeout:   pick(transport.DefaultIdleTimeout, m.SessionIdleTimeout, flags.IdleTimeout),
 		Heartbeat:     pick(transport.DefaultHeartbeat, m.BridgeHeartbeat, flags.Heartbeat),
+		JoinRetry:     pick(machine.DefaultJoinRetry, 0, flags.JoinRetry),
 	}
 }
 

@@ -23,6 +23,7 @@ func TestTimingsComeFromTheFlagThenTheManifestThenTheDefault(t *testing.T) {
 		BusyGrace:     time.Second,
 		IdleTimeout:   transport.DefaultIdleTimeout,
 		Heartbeat:     7 * time.Second,
+		JoinRetry:     machine.DefaultJoinRetry,
 	}
 	if got != want {
 		t.Fatalf("ResolveTimings = %+v, want %+v", got, want)

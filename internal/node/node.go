@@ -61,6 +61,7 @@ type Node struct {
 
 	mu         sync.Mutex
 	carried    *transport.Carried // the client's session, once a bridge failed
+	local      *transport.Local   // the client's in-process session (leaseholder, alone), or nil
 	causes     []string           // why the last bridge failed
 	everServed bool               // a backend has served the client
 	fatal      error              // nothing could ever serve the client: the exit error
@@ -105,6 +106,7 @@ func New(cfg Config) (*Node, error) {
 		LeasePath:     n.lease.Path(),
 		ElectionBound: cfg.Times.ElectionBound,
 		BusyGrace:     cfg.Times.BusyGrace,
+		JoinRetry:     cfg.Times.JoinRetry,
 		Logger:        cfg.Logger,
 		OnTransition:  n.transitioned,
 	})

@@ -19,9 +19,15 @@ type router struct {
 	fail     error         // set when nothing can serve the client
 	changed  chan struct{} // closed and replaced whenever current or fail changes
 	answered func()        // runs once, after the next answer
+	// busy counts the messages each backend is answering; eased, made
+	// while settle waits, is closed when a count falls.
+	busy  map[transport.Backend]int
+	eased chan struct{}
 }
 
-func newRouter() *router { return &router{changed: make(chan struct{})} }
+func newRouter() *router {
+	return &router{changed: make(chan struct{}), busy: map[transport.Backend]int{}}
+}
 
 // set makes b serve every message from now on.
 func (r *router) set(b transport.Backend) { r.update(b, nil) }
@@ -57,9 +63,19 @@ func (r *router) closeCurrent() {
 
 // next waits for a backend (or a failure) other than old.
 func (r *router) next(ctx context.Context, old transport.Backend) (transport.Backend, error) {
+	return r.await(ctx, old, false)
+}
+
+// await is next; claim counts a message as being answered by the backend
+// returned, in the same critical section that chose it, so that settle
+// never misses one.
+func (r *router) await(ctx context.Context, old transport.Backend, claim bool) (transport.Backend, error) {
 	for {
 		r.mu.Lock()
 		b, err, changed := r.current, r.fail, r.changed
+		if err == nil && b != nil && b != old && claim {
+			r.busy[b]++
+		}
 		r.mu.Unlock()
 		if err != nil {
 			return nil, err
@@ -77,12 +93,19 @@ func (r *router) next(ctx context.Context, old transport.Backend) (transport.Bac
 
 // Handle gives msg to the current backend, waiting for one if need be.
 func (r *router) Handle(ctx context.Context, msg json.RawMessage) []byte {
-	b, err := r.next(ctx, nil)
+	b, err := r.await(ctx, nil, true)
 	if err != nil {
 		return transport.Unavailable(msg, err)
 	}
 	answer := b.Handle(ctx, msg)
 	r.mu.Lock()
+	if r.busy[b]--; r.busy[b] <= 0 {
+		delete(r.busy, b)
+	}
+	if r.eased != nil {
+		close(r.eased)
+		r.eased = nil
+	}
 	then := r.answered
 	r.answered = nil
 	r.mu.Unlock()
@@ -98,4 +121,26 @@ func (r *router) afterNextAnswer(f func()) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.answered = f
+}
+
+// settle waits until b answers no message, or ctx ends. Hold the router
+// first, so that none is given to b meanwhile.
+func (r *router) settle(ctx context.Context, b transport.Backend) {
+	for {
+		r.mu.Lock()
+		if r.busy[b] == 0 {
+			r.mu.Unlock()
+			return
+		}
+		if r.eased == nil {
+			r.eased = make(chan struct{})
+		}
+		eased := r.eased
+		r.mu.Unlock()
+		select {
+		case <-eased:
+		case <-ctx.Done():
+			return
+		}
+	}
 }

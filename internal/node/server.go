@@ -27,7 +27,6 @@ type sharedServer struct {
 	mu       sync.Mutex
 	http     *transport.HTTPServer
 	served   *served
-	local    *transport.Local
 	instance string
 	stop     context.CancelFunc // ends the lease watch
 	lost     atomic.Pointer[transport.Refusal]
@@ -97,13 +96,19 @@ func (s *sharedServer) Start(ctx context.Context) error {
 	go s.watchLease(watchCtx, instance)
 
 	if n.withClient {
-		local, err := transport.NewLocal(ctx, srv.surface.MCP, n.out, localSession)
+		local, fresh, err := n.inProcess(ctx, srv)
 		if err != nil {
 			return err
 		}
-		s.mu.Lock()
-		s.local = local
-		s.mu.Unlock()
+		if !fresh {
+			// Joining from alone: the session served alone goes on as the
+			// shared server's own, on the board that is now the checkout's.
+			n.alone.Store(nil)
+			n.resume(local)
+			n.joined(url, "", "", false)
+			srv.surface.Notify(mcp.LoggingLevelWarning, "majordomus: this session now uses the checkout's shared server at "+url+", which this process runs: one board and one history with the other agents here")
+			return nil
+		}
 		err = n.serve(ctx, local, func(carried bool) bool {
 			if carried {
 				n.log.Info("took over as the shared server; this session continues locally", zap.String("url", url))
@@ -186,10 +191,7 @@ func (s *sharedServer) LoseLease(reason string) {
 // election gives next; the client's messages wait meanwhile.
 func (s *sharedServer) HandOver(ctx context.Context) error {
 	n := s.node
-	s.mu.Lock()
-	local := s.local
-	s.local = nil // Stop must not close it: the router still holds it until what is next is set
-	s.mu.Unlock()
+	local := n.inProcessSession()
 	if local != nil {
 		carried := local.Carried()
 		n.mu.Lock()
@@ -199,9 +201,7 @@ func (s *sharedServer) HandOver(ctx context.Context) error {
 	}
 	n.router.hold()
 	n.lease.Forget() // lost: the election that follows may win a new one
-	if local != nil {
-		local.Close()
-	}
+	n.closeInProcess()
 	n.log.Info("handing this client over to the checkout's current server; this server stops", zap.String("lease", n.lease.Path()))
 	return s.Stop(ctx)
 }
@@ -209,15 +209,13 @@ func (s *sharedServer) HandOver(ctx context.Context) error {
 // Stop shuts the server down within ctx.
 func (s *sharedServer) Stop(ctx context.Context) error {
 	s.mu.Lock()
-	h, local, stop := s.http, s.local, s.stop
+	h, stop := s.http, s.stop
 	s.mu.Unlock()
 	defer s.deregister() // once the server no longer serves
 	if stop != nil {
 		stop()
 	}
-	if local != nil {
-		local.Close()
-	}
+	s.node.closeInProcess()
 	if h == nil {
 		return nil
 	}

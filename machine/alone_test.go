@@ -1,0 +1,132 @@
+package machine
+
+import (
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// Alone is a detour (R2): a process served alone keeps trying to share, on
+// its own clock, and joins as soon as an attempt finds a way.
+
+// toAlone serves the client alone for an unusable lease.
+func (h *harness) toAlone(reason string) {
+	h.t.Helper()
+	h.observe(Observation{Class: ClassUnusable, Reason: reason})
+	h.expect("attempt", "=> alone on lease-unusable", "standalone: "+reason)
+}
+
+// after lets d pass on the bubble's clock.
+func after(d time.Duration) {
+	time.Sleep(d)
+	synctest.Wait()
+}
+
+func TestAlone_TriesAgainOnABackoffAndAttachesToALiveServer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t)
+		h.toAlone("the lease directory is a file")
+		after(DefaultJoinRetry - time.Millisecond)
+		h.expect() // not before its turn
+		after(time.Millisecond)
+		h.expect("attempt")
+		h.observe(Observation{Class: ClassUnusable, Reason: "still a file"})
+		h.expect()
+		after(2*DefaultJoinRetry - time.Millisecond)
+		h.expect() // the wait doubled
+		after(time.Millisecond)
+		h.expect("attempt")
+		h.observe(Observation{Class: ClassLive, URL: newURL})
+		h.expect("=> attached on lease-live", "bridge attach "+newURL)
+		if n := h.logs.FilterMessage("still serving this client alone: still a file; trying to share again in 2s").Len(); n != 1 {
+			t.Errorf("lines saying why it is still alone = %d, want 1", n)
+		}
+	})
+}
+
+func TestAlone_TheWaitIsBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t)
+		h.toAlone("r")
+		waited := []time.Duration{}
+		for range 6 {
+			start := time.Now()
+			for len(h.rec.take()) == 0 {
+				after(100 * time.Millisecond)
+			}
+			waited = append(waited, time.Since(start).Round(100*time.Millisecond))
+			h.observe(Observation{Class: ClassUnusable, Reason: "r"})
+		}
+		want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 8 * time.Second, 8 * time.Second}
+		for i := range want {
+			if waited[i] != want[i] {
+				t.Fatalf("waits = %v, want %v", waited, want)
+			}
+		}
+		if n := len(h.logged("info")); n > 6 {
+			t.Errorf("info lines = %d: a reason that does not change is said once", n)
+		}
+	})
+}
+
+func TestAlone_ALeaseChangeTriesAtOnceButNeverTwiceASecond(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, func(cfg *Config) { cfg.Election.(*fakeElection).changes = make(chan struct{}) })
+		h.toAlone("r")
+		after(DefaultJoinRetry)
+		h.expect("attempt")
+		h.observe(Observation{Class: ClassUnusable, Reason: "r"})
+		after(300 * time.Millisecond)
+		h.el.changes <- struct{}{}
+		after(0)
+		h.expect() // the last try was 300ms ago
+		after(DefaultJoinRetry - 300*time.Millisecond)
+		h.expect("attempt")
+		h.observe(Observation{Class: ClassBinding, Reason: "no URL yet"})
+		after(5 * time.Second)
+		h.expect("attempt") // a change long after the last try: at once
+		h.el.changes <- struct{}{}
+		after(0)
+		h.expect() // an attempt in flight is newer than the change
+		h.observe(Observation{Class: ClassWon})
+		h.expect("=> leaseholder on lease-won", "server start")
+	})
+}
+
+func TestAlone_AnUnusableLeaseIsTakenOverAndWon(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t)
+		h.toAlone("r")
+		after(DefaultJoinRetry)
+		h.expect("attempt")
+		h.observe(Observation{Class: ClassCorrupt, Reason: "not JSON", Opaque: 7})
+		h.expect("take-over corrupt 7", "attempt")
+		h.observe(Observation{Class: ClassWon})
+		h.started(nil)
+		h.expect("=> leaseholder on lease-won", "server start")
+		h.state(Leaseholder)
+	})
+}
+
+func TestAlone_AClientThatCannotBeServedIsNotMadeToShare(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, func(cfg *Config) { cfg.Standalone.(*fakeStandalone).err = errors.New("loading the layer: no manifest") })
+		h.toAlone("r")
+		after(time.Minute)
+		h.expect()
+		h.state(Alone)
+	})
+}
+
+func TestAlone_LeavingStopsTheTries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t)
+		h.toAlone("r")
+		after(DefaultJoinRetry)
+		h.expect("attempt")
+		h.m.ClientLeft()
+		h.expect("=> exited on client-left", "release") // what the cancelled attempt may have created
+		h.exitsWith(Outcome{Reason: "the client left"})
+	})
+}

@@ -1,0 +1,148 @@
+package scenarios
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"majordomus-mcp/internal/mcpclient"
+)
+
+// Alone is a detour (R2, issue 21 point 2): a client served alone because
+// sharing failed keeps trying, and joins the shared server as soon as it
+// can, its session carried.
+
+// The lease directory is replaced by a file while the leaseholder is gone:
+// both bridges are served alone. Once the directory is back, both join one
+// board, their ids and announcement kept, each told so.
+func TestClientsServedAloneJoinOneBoardOnceTheLeaseDirectoryIsBack(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	b := bridged(t, dir, "codex")
+	c := bridged(t, dir, "gemini-cli")
+	if isErr, text, _ := b.CallTool(ctx(t), "majordomus_announce", map[string]any{"intent": "the ordering rule", "scope": []string{"apps"}}, nil); isErr {
+		t.Fatal(text)
+	}
+	ids := map[string]string{"codex": peersOf(t, b).Caller, "gemini-cli": peersOf(t, c).Caller}
+
+	a.Signal(syscall.SIGKILL)
+	a.Wait(ctx(t))
+	leaseDir := filepath.Dir(leasePath(dir))
+	if err := os.Rename(leaseDir, leaseDir+".away"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(leaseDir, []byte("not a directory"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*mcpclient.Process{b, c} {
+		// the next call fails over, finds nothing to share, and is
+		// answered alone
+		var repo struct{ State string }
+		if isErr, text, err := p.CallTool(ctx(t), "majordomus_repository", nil, &repo); err != nil || isErr || repo.State != "ok" {
+			t.Fatalf("a call while the lease directory is a file: %v %s %v", isErr, text, err)
+		}
+		if _, err := p.WaitLog(ctx(t), "cannot use the shared server"); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	if err := os.Remove(leaseDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(leaseDir+".away", leaseDir); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*mcpclient.Process{b, c} {
+		if _, err := p.WaitLog(ctx(t), "joined the checkout's shared server"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.WaitFrame(ctx(t), "a notifications/message saying it shares again", func(f []byte) bool {
+			return strings.Contains(string(f), `"method":"notifications/message"`) && strings.Contains(string(f), "now uses the checkout's shared server")
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, p := range map[string]*mcpclient.Process{"codex": b, "gemini-cli": c} {
+		board := peersOf(t, p)
+		if board.Caller != ids[name] {
+			t.Errorf("%s is %s on the shared board, was %s", name, board.Caller, ids[name])
+		}
+		attached := map[string]bool{}
+		for _, q := range board.Peers {
+			if q.Attached {
+				attached[q.Client.Name] = true
+			}
+			if q.Client.Name == "codex" && (q.Announcement == nil || q.Announcement.Intent != "the ordering rule") {
+				t.Errorf("codex's announcement did not survive: %+v", q.Announcement)
+			}
+		}
+		if !attached["codex"] || !attached["gemini-cli"] {
+			t.Errorf("%s's board does not list both clients attached: %+v", name, board)
+		}
+	}
+}
+
+// A client served alone from the start (the state directory is a file)
+// numbered its peer itself, p1. The file goes, another client starts and is
+// p1 on the new shared board; when the first one joins, it keeps its
+// session but not an id another client holds, and is told its new one.
+func TestAClientServedAloneFromTheStartJoinsAndIsToldItsNewPeerID(t *testing.T) {
+	dir := checkout(t)
+	state := filepath.Join(dir, ".ai/local/state")
+	if err := os.MkdirAll(filepath.Dir(state), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(state, []byte("not a directory"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// its first try comes long after the other client serves
+	a := shared(t, dir, "--join-retry", "5s")
+	initialize(t, a, "codex")
+	if _, err := a.WaitLog(ctx(t), "cannot use the shared server"); err != nil {
+		t.Fatal(err)
+	}
+	if isErr, text, _ := a.CallTool(ctx(t), "majordomus_announce", map[string]any{"intent": "alone, then shared", "scope": []string{"docs"}}, nil); isErr {
+		t.Fatal(text)
+	}
+	before := peersOf(t, a).Caller
+
+	if err := os.Remove(state); err != nil {
+		t.Fatal(err)
+	}
+	d := shared(t, dir)
+	initialize(t, d, "claude-code")
+	serverURL(t, d)
+	if held := peersOf(t, d).Caller; held != before {
+		t.Fatalf("the new leaseholder is %s, not %s: the scenario needs the ids to collide", held, before)
+	}
+
+	if _, err := a.WaitLog(ctx(t), "joined the checkout's shared server"); err != nil {
+		t.Fatal(err)
+	}
+	board := peersOf(t, a)
+	if board.Caller == before {
+		t.Fatalf("the client kept %s, which the leaseholder holds", before)
+	}
+	want := "it is peer " + board.Caller + " there (" + before + " is another client's)"
+	if _, err := a.WaitFrame(ctx(t), "a notifications/message with its new id", func(f []byte) bool {
+		return strings.Contains(string(f), `"method":"notifications/message"`) && strings.Contains(string(f), want)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, q := range board.Peers {
+		if q.Attached {
+			seen[q.Client.Name] = true
+		}
+		if q.ID == board.Caller && (q.Announcement == nil || q.Announcement.Intent != "alone, then shared") {
+			t.Errorf("the announcement made alone did not join: %+v", q.Announcement)
+		}
+	}
+	if !seen["codex"] || !seen["claude-code"] {
+		t.Errorf("the shared board does not list both clients: %+v", board)
+	}
+}
