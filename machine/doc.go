@@ -41,8 +41,18 @@
 //     again for it (convergence: every client ends on the current server).
 //     It never touches the lease, not even on a signal (R6).
 //   - alone: serves the client as --standalone would ([Standalone.Serve]),
-//     having logged once at warn "cannot use the shared server: <path>:
-//     <reason>; serving this client alone, as --standalone would".
+//     having logged at warn "cannot use the shared server: <path>:
+//     <reason>; serving this client alone, as --standalone would". Alone is
+//     a detour (R2): it watches the lease and tries again — after
+//     Config.JoinRetry, the wait doubling after each try that finds no way
+//     up to Config.JoinRetryMax, and at once when the lease changes, but
+//     never twice within JoinRetry. A try is an election attempt judged as
+//     electing judges it: won → leaseholder, live → attached (the session
+//     served alone carried by internal/node), an unusable class taken over
+//     and attempted again; anything else waits its turn, said at info when
+//     the reason is new. The client is served alone all the while, never
+//     held. A client that cannot even be served alone (Standalone.Serve
+//     failed) does not try.
 //   - exited: stops what still runs; [Machine.Run] returns an [Outcome].
 //
 // A headless process (Config.Headless: `serve`, no stdio client of its own)
@@ -63,8 +73,8 @@
 //
 //   - The election's attempts, run by the machine: lease-won … lease-unusable.
 //   - The machine's timers: election-timed-out (Config.ElectionBound, armed on
-//     entering electing) and poll-due (Config.BindingPoll, armed while
-//     waiting).
+//     entering electing), poll-due (Config.BindingPoll, armed while
+//     waiting) and retry-due (alone's next try).
 //   - The server's start, run by the machine: server-started,
 //     server-start-failed.
 //   - The election's lease watch, run by the machine while it elects:
@@ -96,6 +106,8 @@
 //     of them, and the election cannot run forever.
 //   - lease-lost is irreversible: no edge leaves it but to exited, or to
 //     alone when its server never started.
+//   - alone is never a destination: every state a client is served alone
+//     in keeps trying to share, unless the client cannot be served at all.
 //   - Only a leaseholder releases the lease: [Election.Release] is an action
 //     of the edges leaving leaseholder and owner-left, and of nothing else.
 //

@@ -21,22 +21,6 @@ import (
 // and goes to the client as it is: a host gets the same bytes attached as
 // served in process (R8).
 
-// metaOf is the _meta of a message's params, and the protocol revision it
-// names ("" when none).
-func metaOf(params json.RawMessage) (json.RawMessage, string) {
-	var p struct {
-		Meta json.RawMessage `json:"_meta"`
-	}
-	if len(params) == 0 || json.Unmarshal(params, &p) != nil || len(p.Meta) == 0 {
-		return nil, ""
-	}
-	var m struct {
-		Version string `json:"io.modelcontextprotocol/protocolVersion"`
-	}
-	_ = json.Unmarshal(p.Meta, &m)
-	return p.Meta, m.Version
-}
-
 // modernCall is a modern request being relayed: the client cancels it
 // with notifications/cancelled, which over HTTP is closing its stream.
 type modernCall struct {

@@ -172,3 +172,19 @@ func tooLarge(msg json.RawMessage) []byte {
 	}
 	return gather(msg, answers)
 }
+
+// metaOf is the _meta of a message's params, and the protocol revision it
+// names ("" when none).
+func metaOf(params json.RawMessage) (json.RawMessage, string) {
+	var p struct {
+		Meta json.RawMessage `json:"_meta"`
+	}
+	if len(params) == 0 || json.Unmarshal(params, &p) != nil || len(p.Meta) == 0 {
+		return nil, ""
+	}
+	var m struct {
+		Version string `json:"io.modelcontextprotocol/protocolVersion"`
+	}
+	_ = json.Unmarshal(p.Meta, &m)
+	return p.Meta, m.Version
+}

@@ -34,7 +34,7 @@ func (r *sessionRecord) note(method string, msg json.RawMessage, answer []byte) 
 		Arguments json.RawMessage `json:"arguments"`
 	}
 	switch method {
-	case string(mcp.MethodInitialize), string(mcp.MethodToolsList):
+	case string(mcp.MethodInitialize), string(mcp.MethodToolsList), methodDiscover:
 	case string(mcp.MethodToolsCall):
 		if json.Unmarshal(msg, &m) != nil || json.Unmarshal(m.Params, &call) != nil || call.Name != AnnounceTool {
 			return
@@ -61,6 +61,20 @@ func (r *sessionRecord) note(method string, msg json.RawMessage, answer []byte) 
 		_ = json.Unmarshal(msg, &m)
 		peer, _ := res.Meta[PeerMeta].(string)
 		r.carried = Carried{Initialize: bytes.Clone(m.Params), Protocol: res.ProtocolVersion, Peer: peer}
+	case methodDiscover:
+		// A 2026-07-28 client has no initialize: its peer id is the one
+		// its server/discover was told, and its _meta says who it is.
+		var res struct {
+			Meta map[string]any `json:"_meta"`
+		}
+		_ = json.Unmarshal(a.Result, &res)
+		_ = json.Unmarshal(msg, &m)
+		if peer, _ := res.Meta[PeerMeta].(string); peer != "" && r.carried.Initialize == nil {
+			r.carried.Peer = peer
+			if meta, _ := metaOf(m.Params); meta != nil {
+				r.carried.Meta = bytes.Clone(meta)
+			}
+		}
 	case string(mcp.MethodToolsList):
 		if r.safe == nil {
 			r.safe = map[string]bool{}
@@ -72,6 +86,9 @@ func (r *sessionRecord) note(method string, msg json.RawMessage, answer []byte) 
 		}
 		if json.Unmarshal(a.Result, &res) == nil && !res.IsError {
 			r.carried.Announce = bytes.Clone(call.Arguments)
+			if meta, _ := metaOf(m.Params); meta != nil && r.carried.Initialize == nil {
+				r.carried.Meta = bytes.Clone(meta) // who makes it again, for a 2026-07-28 client
+			}
 		}
 	}
 }
@@ -85,4 +102,41 @@ func (l *Local) Carried() Carried {
 	c := l.record.carried
 	c.SafeTools = maps.Clone(l.record.safe)
 	return c
+}
+
+// methodDiscover is 2026-07-28's server/discover, which stands for
+// initialize there.
+const methodDiscover = "server/discover"
+
+// earlyMethods are the requests answered the same in every mode: the
+// handshake, the lists and the layer's reads. A process may answer them
+// in process before it knows what serves its client (SPEC §15: starting is
+// never held hostage by the lease); every other request needs the board,
+// which only what serves the client has.
+var earlyMethods = map[string]bool{
+	string(mcp.MethodInitialize):             true,
+	methodDiscover:                           true,
+	string(mcp.MethodPing):                   true,
+	string(mcp.MethodToolsList):              true,
+	string(mcp.MethodResourcesList):          true,
+	string(mcp.MethodResourcesTemplatesList): true,
+	string(mcp.MethodResourcesRead):          true,
+	string(mcp.MethodPromptsList):            true,
+	string(mcp.MethodPromptsGet):             true,
+}
+
+// AnsweredEarly reports whether msg may be answered by an in-process
+// session before the process knows what serves its client: a request of
+// earlyMethods, or a notification (it asks for no answer, and the session
+// that answered the handshake must hear notifications/initialized), which
+// notification reports. A batch is not: it may hold anything.
+func AnsweredEarly(msg json.RawMessage) (ok, notification bool) {
+	env, err := ReadEnvelope(msg)
+	if err != nil {
+		return false, false
+	}
+	if env.Method != "" && len(env.ID) == 0 {
+		return true, true
+	}
+	return earlyMethods[env.Method], false
 }

@@ -28,7 +28,9 @@ type attachment struct {
 func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 	n := a.node
 	url, key := live.URL, n.lease.Key(live)
-	fromAlone := n.carryInProcess(ctx) // joining: the session served alone is carried
+	// The session served alone, or answered while electing, is carried.
+	inProcess := n.carryInProcess(ctx)
+	fromAlone := inProcess && n.alone.Load() != nil
 	var b *transport.Bridge
 	var safeTools map[string]bool // what the client's earlier bridges learned of the tools
 	var peer string               // and the peer id it had
@@ -97,11 +99,15 @@ func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 			if a.bridge != b {
 				return false // stopped while replaying
 			}
-			if fromAlone {
+			if inProcess {
 				c := n.carriedSession()
 				n.alone.Store(nil)
 				n.closeInProcess() // it leaves this process's own board, which nobody else sees
-				n.joined(url, c.Peer, b.PeerID(), len(c.Initialize) > 0)
+				if fromAlone {
+					n.joined(url, c.Peer, b.PeerID(), len(c.Initialize) > 0)
+				} else {
+					n.log.Info("bridging this stdio session, answered in process while electing, to the shared server at "+url, zap.String("url", url), zap.String("peer", b.PeerID()))
+				}
 				return true
 			}
 			n.log.Info("re-attached to the shared server", zap.String("url", url))

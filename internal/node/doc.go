@@ -10,6 +10,16 @@
 // router, which passes it to whatever serves now and holds it while
 // nothing does.
 //
+// The client's in-process session (inprocess.go) is one across the
+// changes the machine makes: a leaseholder and a process served alone serve
+// the client in it, on this process's surface, so a process that joins from
+// alone as the leaseholder keeps it as it is. While the election runs, it
+// answers what is the same in every mode — the handshake, the lists, the
+// layer's reads — once such a request has waited half the probe timeout,
+// so that no lease holds a host's start-up hostage; what needs the board
+// waits for the election. Attaching carries it onto the bridge, peer id
+// and all, and closes it.
+//
 // Invariants:
 //   - the client's session survives every change of backend: when a bridge
 //     fails, its session (initialize, last announcement) is carried and

@@ -23,6 +23,7 @@ import (
 func (n *Node) inProcess(ctx context.Context, srv *served) (local *transport.Local, fresh bool, err error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	n.chosen = true
 	if n.local != nil {
 		return n.local, false, nil
 	}
@@ -32,6 +33,42 @@ func (n *Node) inProcess(ctx context.Context, srv *served) (local *transport.Loc
 	}
 	n.local = local
 	return local, true, nil
+}
+
+// earlySession is the router's interim session: the client's in-process
+// session, opened on this process's surface, answering what is the same in
+// every mode while the election runs (SPEC §15: starting is never held
+// hostage by the lease). It is nil once the election chose what serves the
+// client, or when the client was served before (a failover carries its
+// session instead), or when the layer cannot be loaded (the election's end
+// says why). Whatever serves next takes the session over: the leaseholder
+// and alone keep it, attaching carries it.
+func (n *Node) earlySession() transport.Backend {
+	n.mu.Lock()
+	never := !n.chosen && !n.everServed && n.carried == nil
+	n.mu.Unlock()
+	if !never {
+		return nil
+	}
+	srv, err := n.load()
+	if err != nil {
+		return nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.chosen || n.everServed || n.carried != nil {
+		return nil
+	}
+	if n.local == nil {
+		local, err := transport.NewLocal(n.life, srv.surface.MCP, n.out, localSession)
+		if err != nil {
+			return nil
+		}
+		n.local = local
+		n.log.Info("answering this client's handshake and the layer's lists in process while the election runs; what needs the board waits for it",
+			zap.String("lease", n.lease.Path()))
+	}
+	return n.local
 }
 
 // inProcessSession is the client's in-process session, or nil.
@@ -72,7 +109,10 @@ const settleBound = time.Second
 // finish, and what it has seen of the session is what the next backend is
 // given. It reports whether there was one.
 func (n *Node) carryInProcess(ctx context.Context) bool {
-	local := n.inProcessSession()
+	n.mu.Lock()
+	n.chosen = true
+	local := n.local
+	n.mu.Unlock()
 	if local == nil {
 		return false
 	}

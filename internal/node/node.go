@@ -61,7 +61,8 @@ type Node struct {
 
 	mu         sync.Mutex
 	carried    *transport.Carried // the client's session, once a bridge failed
-	local      *transport.Local   // the client's in-process session (leaseholder, alone), or nil
+	local      *transport.Local   // the client's in-process session (leaseholder, alone, or while electing), or nil
+	chosen     bool               // the election chose what serves the client: no more early answers
 	causes     []string           // why the last bridge failed
 	everServed bool               // a backend has served the client
 	fatal      error              // nothing could ever serve the client: the exit error
@@ -95,6 +96,12 @@ func New(cfg Config) (*Node, error) {
 	}
 	if cfg.Stdout != nil {
 		n.out = transport.NewFrameWriter(cfg.Stdout)
+	}
+	if n.withClient {
+		// Within the probe timeout whatever the lease holds, with time
+		// left for the layer to load; an election that ends sooner answers
+		// everything itself.
+		n.router.early, n.router.patience = n.earlySession, cfg.Times.ProbeTimeout/2
 	}
 	n.setURL("")
 	m, err := machine.New(machine.Config{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"time"
 
 	"majordomus-mcp/transport"
 )
@@ -23,6 +24,15 @@ type router struct {
 	// while settle waits, is closed when a count falls.
 	busy  map[transport.Backend]int
 	eased chan struct{}
+
+	// early, when set, gives the in-process session that answers what is
+	// the same in every mode (transport.AnsweredEarly) while nothing serves
+	// the client yet, once such a request has waited patience; nil when it
+	// may not (the client was served already). interim is that session,
+	// until a backend is set.
+	early    func() transport.Backend
+	patience time.Duration
+	interim  transport.Backend
 }
 
 func newRouter() *router {
@@ -42,6 +52,7 @@ func (r *router) update(b transport.Backend, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.current, r.fail = b, err
+	r.interim = nil // what serves now was decided, and took the interim session over if it had one
 	close(r.changed)
 	r.changed = make(chan struct{})
 }
@@ -93,7 +104,7 @@ func (r *router) await(ctx context.Context, old transport.Backend, claim bool) (
 
 // Handle gives msg to the current backend, waiting for one if need be.
 func (r *router) Handle(ctx context.Context, msg json.RawMessage) []byte {
-	b, err := r.await(ctx, nil, true)
+	b, err := r.claim(ctx, msg)
 	if err != nil {
 		return transport.Unavailable(msg, err)
 	}
@@ -121,6 +132,69 @@ func (r *router) afterNextAnswer(f func()) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.answered = f
+}
+
+// claim returns the backend to answer msg, counted as busy with it: what
+// serves the client now; or, while nothing does, the interim session for
+// a message it may answer; or what serves next.
+func (r *router) claim(ctx context.Context, msg json.RawMessage) (transport.Backend, error) {
+	r.mu.Lock()
+	if b := r.current; b != nil && r.fail == nil { // the usual case, at no cost
+		r.busy[b]++
+		r.mu.Unlock()
+		return b, nil
+	}
+	r.mu.Unlock()
+	if r.early != nil {
+		if ok, notification := transport.AnsweredEarly(msg); ok {
+			return r.awaitEarly(ctx, notification)
+		}
+	}
+	return r.await(ctx, nil, true)
+}
+
+// awaitEarly waits for a backend for a message the interim session may
+// answer: a request for patience, after which the interim session is
+// opened if need be; a notification only while that session exists, since
+// only the session that answered the handshake needs to hear it.
+func (r *router) awaitEarly(ctx context.Context, notification bool) (transport.Backend, error) {
+	var patience <-chan time.Time
+	if !notification {
+		t := time.NewTimer(r.patience)
+		defer t.Stop()
+		patience = t.C
+	}
+	for {
+		r.mu.Lock()
+		b, err, changed := r.current, r.fail, r.changed
+		if b == nil {
+			b = r.interim
+		}
+		if err == nil && b != nil {
+			r.busy[b]++
+		}
+		r.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		if b != nil {
+			return b, nil
+		}
+		select {
+		case <-changed:
+		case <-patience:
+			patience = nil
+			if interim := r.early(); interim != nil {
+				r.mu.Lock()
+				if r.current == nil && r.fail == nil && r.interim == nil {
+					r.interim = interim
+				}
+				r.mu.Unlock()
+			}
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
 }
 
 // settle waits until b answers no message, or ctx ends. Hold the router

@@ -101,12 +101,15 @@ func (s *sharedServer) Start(ctx context.Context) error {
 			return err
 		}
 		if !fresh {
-			// Joining from alone: the session served alone goes on as the
-			// shared server's own, on the board that is now the checkout's.
-			n.alone.Store(nil)
+			// The session served alone, or answered while electing, goes on
+			// as the shared server's own, on the board that is now the
+			// checkout's.
+			wasAlone := n.alone.Swap(nil) != nil
 			n.resume(local)
-			n.joined(url, "", "", false)
-			srv.surface.Notify(mcp.LoggingLevelWarning, "majordomus: this session now uses the checkout's shared server at "+url+", which this process runs: one board and one history with the other agents here")
+			if wasAlone {
+				n.joined(url, "", "", false)
+				srv.surface.Notify(mcp.LoggingLevelWarning, "majordomus: this session now uses the checkout's shared server at "+url+", which this process runs: one board and one history with the other agents here")
+			}
 			return nil
 		}
 		err = n.serve(ctx, local, func(carried bool) bool {

@@ -1,0 +1,101 @@
+//go:build unix
+
+package scenarios
+
+import (
+	"encoding/json"
+	"syscall"
+	"testing"
+)
+
+// Starting is never held hostage by the lease (SPEC §15, issue 21 point
+// 5): with the leaseholder stopped (SIGSTOP), and a busy grace far longer
+// than the test, a new client's initialize and lists are answered while the
+// stopped server could not have answered them and nobody took it over; a
+// call that needs the board waits for the election, which attaches once
+// the leaseholder is continued, and the peer id the handshake gave is the
+// one the shared board knows.
+func TestAFrozenLeaseholderHoldsBackNoNewClientsHandshake(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	stop(t, a)
+	continued := false
+	t.Cleanup(func() {
+		if !continued {
+			a.Signal(syscall.SIGCONT)
+		}
+	})
+
+	b := shared(t, dir, "--busy-grace", "5m", "--election-bound", "10m", "--log-level", "debug")
+	r, err := b.Call(ctx(t), "initialize", map[string]any{
+		"protocolVersion": "2025-11-25",
+		"capabilities":    map[string]any{},
+		"clientInfo":      map[string]any{"name": "gemini-cli", "version": "1.2.3"},
+	})
+	if err != nil || r.Error != nil {
+		t.Fatalf("initialize: %v %+v", err, r.Error)
+	}
+	var init struct {
+		Meta map[string]string `json:"_meta"`
+	}
+	if err := json.Unmarshal(r.Result, &init); err != nil {
+		t.Fatal(err)
+	}
+	peer := init.Meta["io.majordomus/peer"]
+	if peer == "" {
+		t.Fatalf("no peer id in the handshake: %s", r.Result)
+	}
+	if err := b.Notify("notifications/initialized", nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, method := range []string{"tools/list", "resources/list", "prompts/list"} {
+		if r, err := b.Call(ctx(t), method, map[string]any{}); err != nil || r.Error != nil {
+			t.Fatalf("%s: %v %+v", method, err, r.Error)
+		}
+	}
+	if _, err := b.WaitLog(ctx(t), "answering this client's handshake and the layer's lists in process while the election runs"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.WaitLog(ctx(t), "waiting for the server of the lease's owner"); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.CountLogs(`"msg":"transition"`); n != 0 {
+		t.Fatalf("the election ended (%d transitions) while its only server was stopped and its grace not over", n)
+	}
+
+	// the board is the shared one's: its call waits for the election
+	id, err := b.Send("tools/call", map[string]any{"name": "majordomus_peers", "arguments": map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Signal(syscall.SIGCONT)
+	continued = true
+	res, err := b.Await(ctx(t), id)
+	if err != nil || res.Error != nil {
+		t.Fatalf("majordomus_peers: %v %+v", err, res.Error)
+	}
+	if _, err := b.WaitLog(ctx(t), `"msg":"transition"`, `"from":"electing","to":"attached"`); err != nil {
+		t.Fatal(err)
+	}
+	var call struct {
+		StructuredContent boardView `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(res.Result, &call); err != nil {
+		t.Fatal(err)
+	}
+	board := call.StructuredContent
+	if board.Caller != peer {
+		t.Fatalf("the client is %s on the shared board; its handshake said %s", board.Caller, peer)
+	}
+	names := map[string]bool{}
+	for _, q := range board.Peers {
+		if q.Attached {
+			names[q.Client.Name] = true
+		}
+	}
+	if !names["claude-code"] || !names["gemini-cli"] {
+		t.Fatalf("the answer is not the shared board's: %+v", board)
+	}
+}
