@@ -214,7 +214,7 @@ func (s *soaker) chaosLoop(ctx context.Context) {
 			return
 		case <-time.After(time.Duration(300+s.rng.IntN(1200)) * time.Millisecond):
 		}
-		switch s.rng.IntN(7) {
+		switch s.rng.IntN(10) {
 		case 0:
 			if c := s.pick(); c != nil {
 				s.harm(c)
@@ -249,6 +249,12 @@ func (s *soaker) chaosLoop(ctx context.Context) {
 			if os.WriteFile(s.lease, []byte(doc), 0o600) == nil {
 				s.count(s.chaos, "replace the lease")
 			}
+		case 7:
+			s.fileForDirectory(ctx, mcpDir)
+		case 8:
+			s.truncateTwice(ctx)
+		case 9:
+			s.floodSessions(ctx)
 		case 6:
 			swaps++
 			if os.Rename(mcpDir, fmt.Sprintf("%s.swapped-%d", mcpDir, swaps)) == nil && os.MkdirAll(mcpDir, 0o700) == nil {
@@ -356,23 +362,7 @@ func (s *soaker) settle() {
 	}
 	sort.Slice(live, func(i, j int) bool { return live[i].pid() < live[j].pid() })
 	s.rep.ClientsAtTheEnd = len(live)
-	served := map[*pipeClient]string{}
-	for _, c := range live {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*callBound)
-		_, _ = c.call(ctx, "tools/call", toolParams("majordomus_peers", map[string]any{})) // its next message: it converges
-		res, err := c.call(ctx, "tools/call", toolParams("majordomus_server", map[string]any{}))
-		cancel()
-		var out struct {
-			StructuredContent struct {
-				URL  *string `json:"url"`
-				Role string  `json:"role"`
-			} `json:"structuredContent"`
-		}
-		if err == nil && json.Unmarshal(res, &out) == nil && out.StructuredContent.URL != nil {
-			served[c] = *out.StructuredContent.URL
-		}
-		s.rep.EndServed = append(s.rep.EndServed, fmt.Sprintf("pid %d: %s at %q (%v)", c.pid(), out.StructuredContent.Role, served[c], err))
-	}
+	served := s.converge(live)
 	var doc struct{ URL string }
 	if raw, err := os.ReadFile(s.lease); err == nil {
 		_ = json.Unmarshal(raw, &doc)
@@ -384,8 +374,16 @@ func (s *soaker) settle() {
 		s.rep.EndLease = string(raw)
 	}
 	for _, c := range live {
+		s.rep.EndServed = append(s.rep.EndServed, fmt.Sprintf("pid %d: at %q", c.pid(), served[c]))
 		if doc.URL == "" || served[c] != doc.URL {
 			s.rep.OffBoard++
+		}
+	}
+	if len(live) > 0 {
+		n, err := boardOf(live[0])
+		s.rep.OnTheBoard = n
+		if err != nil {
+			s.sample("other: the board at the end", err.Error())
 		}
 	}
 	for _, c := range live {

@@ -24,6 +24,10 @@ type SoakReport struct {
 	TwoAdmitting    int               `json:"moments_two_admitting"`
 	Samples         int               `json:"admission_samples"`
 	OffBoard        int               `json:"clients_off_the_leaseholders_board"`
+	Boards          int               `json:"boards_at_the_end"`     // servers the clients were served by, each alone one counted
+	AloneAtTheEnd   int               `json:"alone_at_the_end"`      // clients served alone once the harms had ended
+	OnTheBoard      int               `json:"attached_on_the_board"` // peers the leaseholder's board lists attached
+	SettledSeconds  float64           `json:"settled_seconds"`       // from the end of the harms to one board (or the bound)
 	LeftProcesses   int               `json:"leftover_processes"`
 	LeftLease       bool              `json:"leftover_lease"`
 	ClientsAtTheEnd int               `json:"clients_at_the_end"`
@@ -46,6 +50,10 @@ func printSoak(w *os.File, r *SoakReport) {
 	}
 	fmt.Fprintf(w, "| moments two servers admitted new sessions | %d of %d samples | 0 |\n", r.TwoAdmitting, r.Samples)
 	fmt.Fprintf(w, "| clients not on the leaseholder's board at the end | %d of %d | 0 |\n", r.OffBoard, r.ClientsAtTheEnd)
+	fmt.Fprintf(w, "| boards at the end (each client served alone one) | %d | 1 |\n", r.Boards)
+	fmt.Fprintf(w, "| clients served alone at the end | %d | 0 |\n", r.AloneAtTheEnd)
+	fmt.Fprintf(w, "| peers the leaseholder's board lists attached | %d of %d clients | all |\n", r.OnTheBoard, r.ClientsAtTheEnd)
+	fmt.Fprintf(w, "| from the end of the harms to one board | %.1f s | — |\n", r.SettledSeconds)
 	fmt.Fprintf(w, "| processes left after their clients closed stdin | %d | 0 |\n| lease left | %t | false |\n", r.LeftProcesses, r.LeftLease)
 	keys = keys[:0]
 	for k := range r.Chaos {
