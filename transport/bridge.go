@@ -89,6 +89,8 @@ type Carried struct {
 	// Meta is the _meta of a 2026-07-28 client's last request (it has no
 	// initialize): how it says who it is, for its announcement made again.
 	Meta json.RawMessage
+	// heard is what it asked to hear: subscriptions, its logging level.
+	heard hearing
 }
 
 // Replay opens the carried session on b: initialize (private id, answer
@@ -102,11 +104,15 @@ func (c Carried) Replay(ctx context.Context, b Backend) error {
 		return fmt.Errorf("re-initializing the client's session: %w", err)
 	}
 	b.Handle(ctx, notificationFrame("notifications/initialized"))
-	if len(c.Announce) == 0 {
-		return nil
+	if len(c.Announce) > 0 {
+		if err := answerError(b.Handle(ctx, announceFrame(c.Announce))); err != nil {
+			return fmt.Errorf("replaying the client's announcement: %w", err)
+		}
 	}
-	if err := answerError(b.Handle(ctx, announceFrame(c.Announce))); err != nil {
-		return fmt.Errorf("replaying the client's announcement: %w", err)
+	for _, frame := range c.heard.replayFrames() {
+		if err := answerError(b.Handle(ctx, frame)); err != nil {
+			return fmt.Errorf("asking again for what the client asked to hear: %w", err)
+		}
 	}
 	return nil
 }
@@ -158,6 +164,7 @@ type Bridge struct {
 	readied    chan struct{}   // closed when ready turns true; replaced when it turns false
 	initialize json.RawMessage // params of the client's last successful initialize
 	peer       string          // the peer id the server gave the session
+	heard      hearing         // what the client asked to hear
 	announce   json.RawMessage
 	meta       json.RawMessage // a 2026-07-28 client's _meta, from its last request
 	safe       map[string]bool // tools whose hints say a resend is harmless (false: it is not)

@@ -18,7 +18,7 @@ func (b *Bridge) switchOver(ctx context.Context, cause error) error {
 	switch b.state {
 	case attached:
 		b.state, b.switched = switching, make(chan struct{})
-		carried := Carried{Initialize: b.initialize, Announce: b.announce, Protocol: b.protocol, SafeTools: maps.Clone(b.safe), Peer: b.peer, Meta: b.meta}
+		carried := Carried{Initialize: b.initialize, Announce: b.announce, Protocol: b.protocol, SafeTools: maps.Clone(b.safe), Peer: b.peer, Meta: b.meta, heard: b.heard.clone()}
 		sid, proto := b.session, b.protocol
 		b.mu.Unlock()
 		b.stopBackground()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -75,6 +77,12 @@ func (b *Bridge) streamLoop() {
 		if b.ctx.Err() != nil || !b.attachedNow() {
 			return
 		}
+		if status != http.StatusNotFound && status < 400 { // dropped, or no connection at all
+			if cause := b.goneNow(); cause != nil {
+				go b.leaveGone(cause) // which stops this loop
+				return
+			}
+		}
 		if status == http.StatusNotFound {
 			if fail := b.reinit(b.ctx, sid); fail != nil {
 				b.log.Debug("stream: "+fail.cause.Error(), zap.String("url", b.cfg.URL))
@@ -95,6 +103,36 @@ func (b *Bridge) streamLoop() {
 		if !opened {
 			retry = min(2*retry, streamRetryMax)
 		}
+	}
+}
+
+// goneNow says why the server is gone, or nil: asked when its stream
+// ended or could not be opened, so that an idle client learns at once
+// that its server is gone (SPEC §16: everyone learns at once), not at its
+// next message. Gone is a probe that fails outright — refused, answered
+// without the proof; one that times out may be a stopped server, whose
+// client's next message waits out the busy grace instead.
+func (b *Bridge) goneNow() error {
+	if b.cfg.Alive == nil {
+		return nil
+	}
+	err := b.cfg.Alive(b.ctx)
+	var netErr net.Error
+	switch {
+	case err == nil, b.ctx.Err() != nil:
+		return nil
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return nil
+	}
+	return fmt.Errorf("the shared server at %s is gone: its stream ended and it does not answer (%v)", b.cfg.URL, err)
+}
+
+// leaveGone hands the session of an idle client to what serves next, at
+// once, as a failed message would.
+func (b *Bridge) leaveGone(cause error) {
+	b.log.Info("the shared server is gone; electing now, before the client's next message", zap.String("url", b.cfg.URL), zap.String("reason", cause.Error()))
+	if err := b.switchOver(context.WithoutCancel(b.parent), cause); err != nil {
+		b.log.Warn("handing the session over failed", zap.String("url", b.cfg.URL), zap.Error(err))
 	}
 }
 
@@ -136,29 +174,6 @@ func (b *Bridge) stream(sid, proto string) (opened bool, status int) {
 		b.log.Debug("stream dropped", zap.String("url", b.cfg.URL), zap.Error(err))
 	}
 	return true, http.StatusOK
-}
-
-// requestFrame is a request with a private id.
-func requestFrame(id, method string, params json.RawMessage) []byte {
-	b, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      string          `json:"id"`
-		Method  string          `json:"method"`
-		Params  json.RawMessage `json:"params,omitempty"`
-	}{"2.0", id, method, params})
-	return b
-}
-
-func notificationFrame(method string) []byte {
-	return []byte(`{"jsonrpc":"2.0","method":"` + method + `"}`)
-}
-
-func announceFrame(args json.RawMessage) []byte {
-	params, _ := json.Marshal(struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments,omitempty"`
-	}{AnnounceTool, args})
-	return requestFrame(AnnounceID, "tools/call", params)
 }
 
 // answerError is why an answer is not a success: no answer, a JSON-RPC

@@ -199,7 +199,7 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 	b.reinitMu.Lock()
 	defer b.reinitMu.Unlock()
 	b.mu.Lock()
-	current, params, announce, peer := b.session, b.initialize, b.announce, b.peer
+	current, params, announce, peer, heard := b.session, b.initialize, b.announce, b.peer, b.heard.clone()
 	b.mu.Unlock()
 	if current != stale {
 		return nil
@@ -238,6 +238,11 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 			b.log.Warn("the client's announcement could not be replayed; the board understates it until it announces again")
 		}
 	}
+	for _, frame := range heard.replayFrames() {
+		if res := b.exchange(ctx, frame, res.session, proto, true); res.outcome != answered || answerError(res.body) != nil {
+			b.log.Warn("what the client asked to hear could not be asked again; it may miss notifications until it asks itself", zap.ByteString("request", frame))
+		}
+	}
 	return nil
 }
 
@@ -254,7 +259,7 @@ func (b *Bridge) initialized(c call, res exchangeResult) {
 	if b.ready {
 		b.readied = make(chan struct{})
 	}
-	b.initialize, b.announce, b.ready = bytes.Clone(c.params), nil, false
+	b.initialize, b.announce, b.ready, b.heard = bytes.Clone(c.params), nil, false, hearing{}
 	b.peer = peerOf(res.body)
 	b.mu.Unlock()
 	b.setSession(res.session, protocolOf(res.body))
@@ -287,7 +292,7 @@ func (b *Bridge) poke() {
 func (b *Bridge) observe(calls []call, answer []byte) {
 	var results map[string]json.RawMessage
 	for _, c := range calls {
-		if c.env.Method == string(mcp.MethodToolsList) || c.tool == AnnounceTool {
+		if c.env.Method == string(mcp.MethodToolsList) || c.tool == AnnounceTool || heardMethod(c.env.Method) {
 			results = resultsByID(answer)
 			break
 		}
@@ -308,6 +313,8 @@ func (b *Bridge) observe(calls []call, answer []byte) {
 			b.recordToolsLocked(result)
 		case c.tool == AnnounceTool && result != nil && !toolFailed(result):
 			b.announce = bytes.Clone(c.args)
+		case heardMethod(c.env.Method) && result != nil:
+			b.heard.noteHeard(c.env.Method, c.params)
 		}
 	}
 }

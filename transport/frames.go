@@ -188,3 +188,26 @@ func metaOf(params json.RawMessage) (json.RawMessage, string) {
 	_ = json.Unmarshal(p.Meta, &m)
 	return p.Meta, m.Version
 }
+
+// requestFrame is a request with a private id.
+func requestFrame(id, method string, params json.RawMessage) []byte {
+	b, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      string          `json:"id"`
+		Method  string          `json:"method"`
+		Params  json.RawMessage `json:"params,omitempty"`
+	}{"2.0", id, method, params})
+	return b
+}
+
+func notificationFrame(method string) []byte {
+	return []byte(`{"jsonrpc":"2.0","method":"` + method + `"}`)
+}
+
+func announceFrame(args json.RawMessage) []byte {
+	params, _ := json.Marshal(struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments,omitempty"`
+	}{AnnounceTool, args})
+	return requestFrame(AnnounceID, "tools/call", params)
+}

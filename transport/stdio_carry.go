@@ -33,6 +33,10 @@ func (r *sessionRecord) note(method string, msg json.RawMessage, answer []byte) 
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	}
+	if heardMethod(method) {
+		r.noteHeard(method, msg, answer)
+		return
+	}
 	switch method {
 	case string(mcp.MethodInitialize), string(mcp.MethodToolsList), methodDiscover:
 	case string(mcp.MethodToolsCall):
@@ -93,6 +97,24 @@ func (r *sessionRecord) note(method string, msg json.RawMessage, answer []byte) 
 	}
 }
 
+// noteHeard records a subscription, an unsubscription or a logging level
+// the session's client was granted.
+func (r *sessionRecord) noteHeard(method string, msg json.RawMessage, answer []byte) {
+	var m struct {
+		Params json.RawMessage `json:"params"`
+	}
+	var a struct {
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if answer == nil || json.Unmarshal(answer, &a) != nil || len(a.Error) > 0 || len(a.Result) == 0 || json.Unmarshal(msg, &m) != nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.carried.heard.noteHeard(method, m.Params)
+}
+
 // Carried is the client's session as this local session saw it, to be
 // carried to another server; its Initialize is nil before the client
 // initialized.
@@ -101,6 +123,7 @@ func (l *Local) Carried() Carried {
 	defer l.record.mu.Unlock()
 	c := l.record.carried
 	c.SafeTools = maps.Clone(l.record.safe)
+	c.heard = c.heard.clone()
 	return c
 }
 

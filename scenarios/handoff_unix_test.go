@@ -1,0 +1,183 @@
+//go:build unix
+
+package scenarios
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"majordomus-mcp/internal/mcpclient"
+)
+
+// Every real host ends its stdio server with a signal (SPEC §16), so the
+// first agent's normal exit is a take-over for every other agent. Idle
+// bridged clients learn it at once, from their dropped stream, without
+// sending anything: one of them takes over and the other re-attaches, and
+// a change of the layer made afterwards reaches both, the subscribed one
+// with resources/updated too.
+func TestIdleClientsLearnAtOnceAndMissNoNotification(t *testing.T) {
+	ends := []struct {
+		name string
+		end  func(*mcpclient.Process)
+	}{
+		{"SIGINT (Claude Code)", func(a *mcpclient.Process) { a.Signal(syscall.SIGINT) }},
+		{"SIGTERM (Gemini CLI)", func(a *mcpclient.Process) { a.Signal(syscall.SIGTERM) }},
+		{"stdin EOF, SIGTERM, SIGKILL 30 ms later (Codex CLI)", func(a *mcpclient.Process) {
+			a.CloseStdin()
+			a.Signal(syscall.SIGTERM)
+			time.AfterFunc(30*time.Millisecond, func() { a.Signal(syscall.SIGKILL) }) // the host's schedule
+		}},
+		{"kill -9", func(a *mcpclient.Process) { a.Signal(syscall.SIGKILL) }},
+	}
+	for _, e := range ends {
+		t.Run(e.name, func(t *testing.T) {
+			t.Parallel()
+			dir := checkout(t)
+			a := shared(t, dir)
+			initialize(t, a, "claude-code")
+			serverURL(t, a)
+			b := bridged(t, dir, "codex")
+			c := bridged(t, dir, "gemini-cli")
+			for _, call := range []struct {
+				method string
+				params map[string]any
+			}{
+				{"resources/subscribe", map[string]any{"uri": "majordomus://prompt/review"}},
+				{"logging/setLevel", map[string]any{"level": "warning"}},
+			} {
+				if r, err := b.Call(ctx(t), call.method, call.params); err != nil || r.Error != nil {
+					t.Fatalf("%s: %v %+v", call.method, err, r.Error)
+				}
+			}
+
+			e.end(a)
+			a.Wait(ctx(t))
+			took := map[*mcpclient.Process]bool{}
+			for _, p := range []*mcpclient.Process{b, c} {
+				line, err := p.WaitLogAny(ctx(t), "took over as the shared server", "re-attached to the shared server")
+				if err != nil {
+					t.Fatal(err)
+				}
+				took[p] = strings.Contains(line, "took over")
+			}
+			if took[b] == took[c] {
+				t.Fatalf("one client must take over and the other re-attach: %v", took)
+			}
+			lease := readLease(t, dir)
+			holder := b
+			if took[c] {
+				holder = c
+			}
+			if pid, _ := lease["pid"].(float64); int(pid) != holder.Cmd.Process.Pid || lease["url"] != serverURL(t, holder) {
+				t.Fatalf("the lease does not name the client that took over (pid %d): %v", holder.Cmd.Process.Pid, lease)
+			}
+			code, out, _ := runOnce(t, dir, "", "status")
+			if code != 0 || !strings.Contains(out, `"class": "live"`) {
+				t.Fatalf("status (%d) does not find the new server live:\n%s", code, out)
+			}
+
+			path := filepath.Join(dir, ".ai/repo/prompts/review.md")
+			data, _ := os.ReadFile(path)
+			if err := os.WriteFile(path, append(data, "5. Is the README still true? ("+strconv.Itoa(len(e.name))+")\n"...), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			layerEdited(t, dir)
+			heard := map[*mcpclient.Process][]string{
+				b: {"notifications/resources/list_changed", "notifications/resources/updated"},
+				c: {"notifications/resources/list_changed"},
+			}
+			for p, methods := range heard {
+				for _, method := range methods {
+					if _, err := p.WaitFrame(ctx(t), method+" after the take-over", func(f []byte) bool {
+						return strings.Contains(string(f), `"method":"`+method+`"`) &&
+							(method != "notifications/resources/updated" || strings.Contains(string(f), "majordomus://prompt/review"))
+					}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// S10: a bridge re-attaches when a third process took the lease first.
+func TestABridgeReattachesWhenAnotherProcessTookTheLease(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	b := bridged(t, dir, "codex")
+	if isErr, text, _ := b.CallTool(ctx(t), "majordomus_announce", map[string]any{"intent": "the installer", "scope": []string{"site"}}, nil); isErr {
+		t.Fatal(text)
+	}
+
+	// B, stopped, cannot learn that A is gone before C takes the lease.
+	stop(t, b)
+	a.Signal(syscall.SIGKILL)
+	a.Wait(ctx(t))
+	c := shared(t, dir)
+	initialize(t, c, "gemini-cli")
+	url := serverURL(t, c)
+	if err := b.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+
+	if isErr, text, err := b.CallTool(ctx(t), "majordomus_repository", nil, nil); err != nil || isErr {
+		t.Fatalf("B after the kill: %s %v", text, err)
+	}
+	if _, err := b.WaitLog(ctx(t), "re-attached to the shared server", url); err != nil {
+		t.Fatal(err)
+	}
+	board := peersOf(t, c)
+	found := false
+	for _, p := range board.Peers {
+		if p.Client.Name == "codex" && p.Attached && p.Announcement != nil && p.Announcement.Intent == "the installer" {
+			found = true
+		}
+	}
+	if board.Count != 2 || !found {
+		t.Fatalf("C's board: %+v", board)
+	}
+	b.CloseStdin()
+	exitsWith(t, b, 0)
+}
+
+// A bridge whose server is killed -9, and whose lease directory is then
+// made unusable, serves its client alone: the client, already initialized,
+// is told so by a notifications/message at warning and in majordomus_server's
+// findings, each with the reason (SPEC §3).
+func TestABridgeServedAloneAfterAFailoverIsToldWhy(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	b := bridged(t, dir, "codex")
+
+	// B, stopped, learns that A is gone only once the directory is a file.
+	stop(t, b)
+	a.Signal(syscall.SIGKILL)
+	a.Wait(ctx(t))
+	state := filepath.Join(dir, ".ai/local/state")
+	if err := os.RemoveAll(state); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(state, []byte("a file where the lease directory should be"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	var repo struct{ State string }
+	if isErr, text, err := b.CallTool(ctx(t), "majordomus_repository", nil, &repo); err != nil || isErr || repo.State != "ok" {
+		t.Fatalf("B's call after the kill: %v %s %v", isErr, text, err)
+	}
+	toldServedAlone(t, b, "")
+	if n := peersOf(t, b).Count; n != 1 {
+		t.Fatalf("a client served alone sees a board of %d", n)
+	}
+}

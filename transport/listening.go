@@ -1,0 +1,84 @@
+package transport
+
+import (
+	"encoding/json"
+	"slices"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// What a client asked to hear goes with its session (SPEC §16: no
+// notification is lost): the resources it subscribed to and the logging
+// level it set are carried, like its initialize and announcement, onto
+// whatever serves it next, so that a change made after a take-over
+// reaches it as it would have before. Both sides record it from the
+// messages they answer: the bridge from what it relays, a local session
+// from what it serves.
+
+// SubscribeID and LogLevelID are the ids of a carried session's replayed
+// subscriptions and logging level.
+const (
+	SubscribeID = "majordomus-bridge-subscribe"
+	LogLevelID  = "majordomus-bridge-log-level"
+)
+
+// hearing is what a session asked to hear.
+type hearing struct {
+	Subscribed []string // the URIs of resources/subscribe, in order, without repeats
+	LogLevel   string   // the level of logging/setLevel; "" when never set
+}
+
+// noteHeard records what one answered message says of what the client
+// asks to hear: a subscription, an unsubscription, a logging level. It
+// decodes the params of those three methods only.
+func (h *hearing) noteHeard(method string, params json.RawMessage) {
+	switch method {
+	case string(mcp.MethodResourcesSubscribe), string(mcp.MethodResourcesUnsubscribe):
+		var p struct {
+			URI string `json:"uri"`
+		}
+		if json.Unmarshal(params, &p) != nil || p.URI == "" {
+			return
+		}
+		h.Subscribed = slices.DeleteFunc(h.Subscribed, func(u string) bool { return u == p.URI })
+		if method == string(mcp.MethodResourcesSubscribe) {
+			h.Subscribed = append(h.Subscribed, p.URI)
+		}
+	case string(mcp.MethodSetLogLevel):
+		var p struct {
+			Level string `json:"level"`
+		}
+		if json.Unmarshal(params, &p) == nil && p.Level != "" {
+			h.LogLevel = p.Level
+		}
+	}
+}
+
+// heardMethod says whether method is one noteHeard records.
+func heardMethod(method string) bool {
+	switch method {
+	case string(mcp.MethodResourcesSubscribe), string(mcp.MethodResourcesUnsubscribe), string(mcp.MethodSetLogLevel):
+		return true
+	}
+	return false
+}
+
+// replayFrames are the requests that make a server's session hear what
+// this one asked to: the logging level first, then each subscription.
+func (h hearing) replayFrames() [][]byte {
+	var frames [][]byte
+	if h.LogLevel != "" {
+		params, _ := json.Marshal(map[string]string{"level": h.LogLevel})
+		frames = append(frames, requestFrame(LogLevelID, string(mcp.MethodSetLogLevel), params))
+	}
+	for _, uri := range h.Subscribed {
+		params, _ := json.Marshal(map[string]string{"uri": uri})
+		frames = append(frames, requestFrame(SubscribeID, string(mcp.MethodResourcesSubscribe), params))
+	}
+	return frames
+}
+
+// clone is a copy that shares nothing with h.
+func (h hearing) clone() hearing {
+	return hearing{Subscribed: slices.Clone(h.Subscribed), LogLevel: h.LogLevel}
+}
