@@ -97,7 +97,6 @@ func TestABridgeTakesOverWhenItsServerIsKilled(t *testing.T) {
 	}
 }
 
-
 // S11: a bridge that can neither take over (its layer fails under --strict)
 // nor attach answers "shared server unavailable" naming every reason, keeps
 // its stdio open, exits 0 and leaves no lease.
@@ -128,7 +127,6 @@ func TestABridgeThatCanNeitherServeNorAttachSaysSo(t *testing.T) {
 	exitsWith(t, b, 0)
 	noLease(t, dir)
 }
-
 
 // bridged starts a client that attaches, and waits until its bridge holds
 // its event stream: by then everything the client sent at initialize was
