@@ -15,6 +15,7 @@
 //	<root>/.ai/local/state/mcp/server.json    the lease of the default profile, 0600
 //	<root>/.ai/local/state/mcp/server.<p>.json  the lease of profile p
 //	<lease>.lock                              sidecar lock file, 0600, empty, never removed
+//	<root>/.ai/local/state/mcp/.gitignore     "*": nothing here is for git (ignore.go), 0600
 //	.<lease-name>.<random>.tmp                a temporary document, alive for one write
 //
 // The lease and what leads to it are trusted only as [Trusted] says (SPEC

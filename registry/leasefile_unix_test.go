@@ -25,3 +25,27 @@ func TestLeaseFile_TakeOver_RemovesANamedPipeWithoutOpeningIt(t *testing.T) {
 		t.Fatalf("TakeOver = %t, %v", removed, err)
 	}
 }
+
+// A link at the .gitignore's name is never followed: its target is not
+// written, and the link stays.
+func TestALinkAtTheGitignoreIsNeverFollowed(t *testing.T) {
+	path := leasePath(t)
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(t.TempDir(), "elsewhere")
+	if err := os.Symlink(target, filepath.Join(dir, ".gitignore")); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&LeaseFile{Path: path}).Acquire(newLease(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(target); !os.IsNotExist(err) {
+		t.Fatalf("the link's target was written: %v", err)
+	}
+	if fi, err := os.Lstat(filepath.Join(dir, ".gitignore")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v %v", fi.Mode(), err)
+	}
+	noTemporaries(t, dir)
+}

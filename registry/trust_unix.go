@@ -3,6 +3,7 @@
 package registry
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -106,13 +107,49 @@ func modeOf(st unix.Stat_t) fs.FileMode {
 
 // makeLeaseDir creates the lease directory dir and what is missing below
 // .ai/local (0700), each component made and opened from the one above
-// without following a link: nothing is ever created through one.
+// without following a link: nothing is ever created through one. The
+// directory gets its .gitignore (ignore.go) when it has none.
 func makeLeaseDir(dir string) error {
 	fd, err := openLinkFree(dir, true)
 	if err != nil {
 		return err
 	}
+	_ = ignoreAt(fd) // best effort (ignore.go)
 	return unix.Close(fd)
+}
+
+// ignoreAt writes the .gitignore of the lease directory open at fd when
+// nothing is at its name: into a temporary file made in that directory,
+// then linked into place (created exclusively where there are no hard
+// links), never through a link.
+func ignoreAt(fd int) error {
+	var st unix.Stat_t
+	if err := unix.Fstatat(fd, ignoreName, &st, unix.AT_SYMLINK_NOFOLLOW); !errors.Is(err, unix.ENOENT) {
+		return err // there already, whatever it is, or unreadable
+	}
+	const create = unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	tmp := "." + ignoreName + "." + rand.Text() + ".tmp"
+	tfd, err := unix.Openat(fd, tmp, create, 0o600)
+	if err != nil {
+		return err
+	}
+	defer unix.Unlinkat(fd, tmp, 0)
+	if err := writeSynced(os.NewFile(uintptr(tfd), tmp), []byte(ignoreText)); err != nil {
+		return err
+	}
+	err = unix.Linkat(fd, tmp, fd, ignoreName, 0)
+	if err == nil || errors.Is(err, unix.EEXIST) {
+		return nil
+	}
+	ifd, err := unix.Openat(fd, ignoreName, create, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := writeSynced(os.NewFile(uintptr(ifd), ignoreName), []byte(ignoreText)); err != nil {
+		_ = unix.Unlinkat(fd, ignoreName, 0)
+		return err
+	}
+	return nil
 }
 
 // linkedError says that a component of the lease directory's path is a

@@ -56,12 +56,38 @@ func Trusted(leasePath string) error {
 // that a checkout under a directory other users may write (C:\ lets every
 // authenticated user modify what is made in it) still keeps its lease
 // private.
+//
+// It gets its .gitignore (ignore.go) when it has none.
 func makeLeaseDir(dir string) error {
 	h, err := openLinkFree(dir, true)
 	if err != nil {
 		return err
 	}
+	_ = ignoreIn(dir) // best effort (ignore.go)
 	return windows.CloseHandle(h)
+}
+
+// ignoreIn writes the .gitignore of the lease directory dir, just checked
+// by openLinkFree, when nothing is at its name, as a lease is created: a
+// temporary file linked into place (createComplete). Its access control
+// list is the one the private directory passes on.
+func ignoreIn(dir string) error {
+	path := filepath.Join(dir, ignoreName)
+	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
+		return err // there already, whatever it is, or unreadable
+	}
+	f, err := os.CreateTemp(dir, "."+ignoreName+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := writeSynced(f, []byte(ignoreText)); err != nil {
+		return err
+	}
+	if err := createComplete(os.Link, f.Name(), path, []byte(ignoreText)); !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return nil
 }
 
 // linkedError says that a component of the lease directory's path is a

@@ -1,8 +1,8 @@
 package scenarios
 
-// Signals remove the lease before the process dies of them (R4); a server
-// whose owner left ends with its last session (R5); a server whose lease
-// was taken over says so and takes on nobody new (R6).
+// A server whose owner left ends with its last session (R5); a server
+// whose lease was taken over says so and takes on nobody new (R6); serve
+// runs until a signal. Signals themselves: signals_unix_test.go (R4).
 
 import (
 	"context"
@@ -15,30 +15,6 @@ import (
 
 	"majordomus-mcp/internal/mcpclient"
 )
-
-// S12: SIGTERM, SIGINT and SIGHUP each remove the lease, the process dies
-// of the signal, and the next client starts without a take-over.
-func TestSignalsRemoveTheLeaseBeforeTheProcessDies(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
-		t.Run(sig.String(), func(t *testing.T) {
-			dir := checkout(t)
-			a := shared(t, dir)
-			initialize(t, a, "claude-code")
-			serverURL(t, a)
-			a.Signal(sig)
-			exit, err := a.Wait(ctx(t))
-			if err != nil || exit.Signal != sig {
-				t.Fatalf("exit %+v %v: want death by %s", exit, err, sig)
-			}
-			noLease(t, dir)
-			next := shared(t, dir)
-			serverURL(t, next)
-			if next.CountLogs("taking it over") != 0 {
-				t.Fatal("the next client took a lease over")
-			}
-		})
-	}
-}
 
 // serve runs the shared server for others until a signal, as its log line
 // says: a session that opens and ends does not end it, SIGTERM does, and

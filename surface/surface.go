@@ -67,6 +67,9 @@ type Config struct {
 	// subscriptions/listen stream open. 0 = DefaultIdleTimeout (90 s, the
 	// HTTP server's idle timeout default).
 	IdleTimeout time.Duration
+	// LogLinesDropped counts the log lines this process's stderr lost
+	// because its host did not read them; nil = none.
+	LogLinesDropped func() uint64
 }
 
 // PeerMeta is the key under which an initialize result's _meta gives the
@@ -263,6 +266,9 @@ type ServerReport struct {
 	RepositoryID  string   `json:"repository_id"`
 	Generation    uint64   `json:"generation"`
 	Findings      []string `json:"findings"`
+	// LogLinesDropped is how many log lines this process's stderr lost
+	// because its host did not read them (SPEC §15).
+	LogLinesDropped uint64 `json:"log_lines_dropped"`
 }
 
 // Report describes this process now.
@@ -283,6 +289,9 @@ func (s *Surface) Report() ServerReport {
 		RepositoryID:  ix.RepositoryID,
 		Generation:    ix.Generation,
 		Findings:      proc.Findings,
+	}
+	if s.cfg.LogLinesDropped != nil {
+		r.LogLinesDropped = s.cfg.LogLinesDropped()
 	}
 	if proc.URL != "" {
 		r.URL = &proc.URL

@@ -59,7 +59,7 @@ func (s *Surface) addTools() {
 			mcp.WithNumber("limit", mcp.Description("At most this many (1–256, default 50).")),
 			readOnly("Show recent tool calls")), Handler: s.toolExecutions},
 		server.ServerTool{Tool: mcp.NewTool("majordomus_server",
-			mcp.WithDescription("The process serving this session: pid, role, URL, whether it holds the checkout's lease, sessions, uptime, lease path, profile, version and findings."),
+			mcp.WithDescription("The process serving this session: pid, role, URL, whether it holds the checkout's lease, sessions, uptime, lease path, profile, version, findings and how many log lines its stderr dropped."),
 			readOnly("Describe this server")), Handler: s.toolServer},
 		s.fleetTool(),
 	)

@@ -35,6 +35,8 @@ func findCheckout(env *environment) (*node.Checkout, error) {
 		Strict:   env.opts.strict,
 		Registry: env.opts.registry,
 		Logger:   env.log,
+
+		LogLinesDropped: env.logs.Dropped,
 	}, nil
 }
 

@@ -45,6 +45,7 @@ type environment struct {
 	stdout io.Writer
 	stderr io.Writer
 	log    *zap.Logger
+	logs   *logSinks // where log goes, and what stderr lost
 	state  *processState
 	// died is set by a command that ended because of a signal, which the
 	// process must then die of once it has cleaned up.
@@ -104,13 +105,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return usageFailed(stderr, err)
 	}
-	logger, closeLog, err := newLogger(env.opts.log, stderr, env.state)
+	logger, logs, err := newLogger(env.opts.log, stderr, env.state)
 	if err != nil {
 		fmt.Fprintln(stderr, "majordomus-mcp:", err)
 		return codeOf(err)
 	}
-	defer closeLog()
-	env.log = logger
+	defer logs.Close()
+	env.log, env.logs = logger, logs
 
 	err = cmd.run(context.Background(), env, fs.Args())
 	switch {

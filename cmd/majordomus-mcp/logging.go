@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -51,10 +52,30 @@ func (c stateCore) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 	return c.Core.Write(ent, append(fields, zap.String("state", c.state.Get())))
 }
 
+// logSinks are where the process log goes: stderr, through a sink that
+// never waits (logsink.go), and the --log-file, written as lines come (a
+// file does not fill up as a pipe nobody reads does).
+type logSinks struct {
+	stderr *stderrSink
+	file   *os.File // nil without --log-file
+}
+
+// Dropped is how many lines stderr lost, for majordomus_server.
+func (l *logSinks) Dropped() uint64 { return l.stderr.Dropped() }
+
+// Close stops stderr's writer and closes the log file; what is still
+// queued for stderr is written by then only if the logger was synced.
+func (l *logSinks) Close() {
+	l.stderr.Close()
+	if l.file != nil {
+		_ = l.file.Close()
+	}
+}
+
 // newLogger builds the process logger: JSON lines (or console text) on
 // stderr, optionally appended to a file too, never a byte on stdout. Every
 // line carries pid and state.
-func newLogger(opts logOptions, stderr io.Writer, state *processState) (*zap.Logger, func(), error) {
+func newLogger(opts logOptions, stderr io.Writer, state *processState) (*zap.Logger, *logSinks, error) {
 	level, err := zapcore.ParseLevel(opts.level)
 	if err != nil {
 		return nil, nil, usageError("--log-level %q: want debug, info, warn or error", opts.level)
@@ -72,23 +93,42 @@ func newLogger(opts logOptions, stderr io.Writer, state *processState) (*zap.Log
 	default:
 		return nil, nil, usageError("--log-format %q: want json or console", opts.format)
 	}
-	sinks := []zapcore.WriteSyncer{zapcore.Lock(zapcore.AddSync(stderr))}
-	closeFile := func() {}
+	out := &logSinks{stderr: newStderrSink(stderr, droppedNotice(enc, state))}
+	sinks := []zapcore.WriteSyncer{out.stderr}
 	var fileErr error
 	if opts.file != "" {
 		f, err := os.OpenFile(opts.file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 		if err == nil {
 			sinks = append(sinks, zapcore.Lock(f))
-			closeFile = func() { _ = f.Close() }
+			out.file = f
 		}
 		fileErr = err
 	}
 	core := zapcore.NewCore(enc, zapcore.NewMultiWriteSyncer(sinks...), level)
-	logger := zap.New(stateCore{core, state}).With(zap.Int("pid", os.Getpid()))
+	logger := zap.New(stateCore{core, state}, zap.ErrorOutput(out.stderr)).With(zap.Int("pid", os.Getpid()))
 	if fileErr != nil {
 		// A log file costs no client its server: say so on stderr, and serve.
 		logger.Warn(fmt.Sprintf("cannot open the log file %s: %v; logging to stderr only", opts.file, fileErr),
 			zap.String("log_file", opts.file))
 	}
-	return logger, closeFile, nil
+	return logger, out, nil
+}
+
+// droppedNotice makes the line stderr gets in place of the lines it lost:
+// a warning in the log's own format, with pid and state as every line.
+func droppedNotice(enc zapcore.Encoder, state *processState) func(uint64) []byte {
+	return func(n uint64) []byte {
+		entry := zapcore.Entry{Level: zapcore.WarnLevel, Time: time.Now(), Message: "log lines dropped"}
+		buf, err := enc.EncodeEntry(entry, []zapcore.Field{
+			zap.Int("pid", os.Getpid()),
+			zap.Uint64("dropped", n),
+			zap.String("reason", "stderr was not being read"),
+			zap.String("state", state.Get()),
+		})
+		if err != nil {
+			return nil
+		}
+		defer buf.Free()
+		return append([]byte(nil), buf.Bytes()...)
+	}
 }

@@ -11,7 +11,8 @@
 // a bridge can become a local server under the client without it noticing.
 //
 // Invariants kept here: stdout carries protocol frames only (logs go to
-// stderr through zap, every line with pid and state); a layer error keeps
+// stderr through zap, every line with pid and state, by a sink that never
+// waits for a stderr nobody reads: logsink.go); a layer error keeps
 // its exit code (12, 10) whatever the mode; a process ended by SIGTERM,
 // SIGINT or SIGHUP dies of that signal after the machine released what it
 // held (on Windows: a console control event, then exit status

@@ -45,7 +45,7 @@ func serveShared(ctx context.Context, env *environment, withClient bool) error {
 	defer stop()
 	died := make(chan os.Signal, 1) // the first signal, which the process dies of
 	go func() {
-		for ev := range watchClient(runCtx, env) {
+		for ev := range watchClient(runCtx, env, withClient) {
 			if ev.signal == nil {
 				env.log.Info("the client left", zap.String("reason", ev.reason))
 				n.ClientLeft()

@@ -11,7 +11,9 @@ import (
 
 // On Unix SIGTERM, SIGINT and SIGHUP end a serving process: it releases
 // what it holds, then dies of the signal, so that its exit status says
-// which it was.
+// which it was. A process started with SIGHUP or SIGINT ignored (nohup; a
+// background job of a shell without job control) keeps it ignored, as
+// the convention is: handling it would undo what its starter asked.
 
 // notifyHandled relays the termination signals to termination, and keeps
 // SIGPIPE from killing the process: Go kills a process that writes to a
@@ -19,7 +21,20 @@ import (
 // fails with EPIPE and the stdio loop ends.
 func notifyHandled(termination chan<- os.Signal) {
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	signal.Notify(termination, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	signal.Notify(termination, handled(signal.Ignored)...)
+}
+
+// handled are the termination signals to handle: SIGTERM always, SIGINT
+// and SIGHUP unless ignored says the process was started ignoring them
+// (Go keeps such a signal ignored until Notify asks for it).
+func handled(ignored func(os.Signal) bool) []os.Signal {
+	sigs := []os.Signal{syscall.SIGTERM}
+	for _, sig := range []os.Signal{syscall.SIGINT, syscall.SIGHUP} {
+		if !ignored(sig) {
+			sigs = append(sigs, sig)
+		}
+	}
+	return sigs
 }
 
 // signalName is the conventional name of a signal, e.g. "SIGTERM".

@@ -36,7 +36,7 @@ func serveStandalone(ctx context.Context, env *environment) error {
 	defer cancel()
 	died := make(chan os.Signal, 1)
 	go func() {
-		if ev, ok := <-watchClient(ctx, env); ok {
+		if ev, ok := <-watchClient(ctx, env, true); ok {
 			env.log.Info("stopping", zap.String("reason", ev.reason))
 			died <- ev.signal
 			cancel()
@@ -63,13 +63,18 @@ type clientEvent struct {
 	reason string
 }
 
-// watchClient reports the termination signals and the death of the parent
-// process (a host killed hard leaves its children reparented with stdin
-// still open) until ctx ends, then closes the channel.
-func watchClient(ctx context.Context, env *environment) <-chan clientEvent {
+// watchClient reports the termination signals and, when the process
+// serves a stdio client, the death of the parent process (a host killed
+// hard leaves its children reparented with stdin still open) until ctx
+// ends, then closes the channel. Without a client (serve) the parent is
+// not watched: such a process runs until a signal, whatever started it.
+func watchClient(ctx context.Context, env *environment, withClient bool) <-chan clientEvent {
 	events := make(chan clientEvent, 4)
-	registered := env.signals // registerSignals ran when the command began
-	parentGone := proc.WatchParent(ctx)
+	registered := env.signals    // registerSignals ran when the command began
+	var parentGone <-chan string // nil: never reported
+	if withClient {
+		parentGone = proc.WatchParent(ctx)
+	}
 	go func() {
 		defer close(events) // its readers end with it
 		var signals chan os.Signal

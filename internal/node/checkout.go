@@ -31,6 +31,9 @@ type Checkout struct {
 	Strict   bool   // --strict: a degraded index is an error
 	Registry string // the runtime registry's path as configured ("" = the default)
 	Logger   *zap.Logger
+	// LogLinesDropped counts the log lines stderr lost, for
+	// majordomus_server; nil = none.
+	LogLinesDropped func() uint64
 
 	// peerNumbers, set by a node, draws peer numbers from the counter its
 	// checkout's servers share; nil (standalone) numbers them in process.
@@ -83,6 +86,8 @@ func (c *Checkout) load(life context.Context, describe func() surface.Process) (
 		PeerClaim:   transport.PeerClaim,
 		PeerNumbers: c.peerNumbers,
 		IdleTimeout: c.idleTimeout,
+
+		LogLinesDropped: c.LogLinesDropped,
 	})
 	c.watching.Go(func() {
 		if err := lay.Watch(life, surf.IndexChanged); err != nil {

@@ -1,0 +1,120 @@
+//go:build unix
+
+package scenarios
+
+// S12: signals remove the lease before the process dies of them (R4); a
+// process started with SIGHUP ignored keeps it ignored (SPEC §15). Each
+// child's signal dispositions are set by the test itself: a process
+// inherits the signals its parent ignores across exec, so a test run
+// under nohup would otherwise start every child with SIGHUP ignored.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"testing"
+
+	"majordomus-mcp/internal/mcpclient"
+)
+
+// S12: SIGTERM, SIGINT and SIGHUP each remove the lease, the process dies
+// of the signal, and the next client starts without a take-over. Started
+// with SIGHUP ignored, a process keeps it ignored: sent SIGHUP, it keeps
+// serving, until SIGTERM ends it.
+func TestSignalsRemoveTheLeaseBeforeTheProcessDies(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := checkout(t)
+			a := startWithSignals(t, dir, "default", "--http-port", "0")
+			initialize(t, a, "claude-code")
+			serverURL(t, a)
+			a.Signal(sig)
+			exit, err := a.Wait(ctx(t))
+			if err != nil || exit.Signal != sig {
+				t.Fatalf("exit %+v %v: want death by %s", exit, err, sig)
+			}
+			noLease(t, dir)
+			next := shared(t, dir)
+			serverURL(t, next)
+			if next.CountLogs("taking it over") != 0 {
+				t.Fatal("the next client took a lease over")
+			}
+		})
+	}
+	t.Run("SIGHUP ignored at start", func(t *testing.T) {
+		dir := checkout(t)
+		a := startWithSignals(t, dir, "ignore", "--http-port", "0")
+		initialize(t, a, "claude-code")
+		serverURL(t, a)
+		a.Signal(syscall.SIGHUP)
+		var report struct{ Leaseholder bool }
+		if isErr, text, err := a.CallTool(ctx(t), "majordomus_server", nil, &report); err != nil || isErr || !report.Leaseholder {
+			t.Fatalf("after SIGHUP, majordomus_server: %+v %s %v", report, text, err)
+		}
+		next := shared(t, dir)
+		initialize(t, next, "codex")
+		if board := peersOf(t, next); board.Count != 2 {
+			t.Fatalf("after SIGHUP, the board: %+v", board)
+		}
+		// Had SIGHUP been handled, the process would be ending of it: the
+		// first termination signal is the one it dies of.
+		a.Signal(syscall.SIGTERM)
+		exit, err := a.Wait(ctx(t))
+		if err != nil || exit.Signal != syscall.SIGTERM {
+			t.Fatalf("exit %+v %v: want death by SIGTERM", exit, err)
+		}
+		noLease(t, dir)
+	})
+}
+
+// signalsEnv, in a helper process of this test binary, says what to do
+// with SIGHUP and SIGINT before it becomes majordomus-mcp (exec): "default"
+// restores their default action, "ignore" ignores them.
+const signalsEnv = "MAJORDOMUS_SCENARIO_SIGNALS"
+
+// startWithSignals starts majordomus-mcp with args in dir, its SIGHUP and
+// SIGINT set as dispositions says, whatever this test binary was started
+// with: a helper process of the test binary sets them and becomes
+// majordomus-mcp, keeping its pid.
+func startWithSignals(t *testing.T, dir, dispositions string, args ...string) *mcpclient.Process {
+	t.Helper()
+	trackSources()
+	p, err := mcpclient.Start(os.Args[0], append([]string{bin}, args...), dir, append(os.Environ(), signalsEnv+"="+dispositions))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.Kill(context.Background())
+		if t.Failed() {
+			t.Logf("stderr of majordomus-mcp %s:\n%s", strings.Join(args, " "), strings.Join(p.Logs(), "\n"))
+		}
+	})
+	return p
+}
+
+// init makes a helper process started by startWithSignals into
+// majordomus-mcp, before anything of the test binary runs. A signal
+// caught (Notify) is reset to its default action by exec; one ignored
+// stays ignored.
+func init() {
+	dispositions, ok := os.LookupEnv(signalsEnv)
+	if !ok {
+		return
+	}
+	os.Unsetenv(signalsEnv)
+	switch dispositions {
+	case "default":
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP, syscall.SIGINT)
+	case "ignore":
+		signal.Ignore(syscall.SIGHUP, syscall.SIGINT)
+	default:
+		fmt.Fprintf(os.Stderr, "%s=%q: want default or ignore\n", signalsEnv, dispositions)
+		os.Exit(2)
+	}
+	err := syscall.Exec(os.Args[1], os.Args[1:], os.Environ())
+	fmt.Fprintln(os.Stderr, "exec majordomus-mcp:", err)
+	os.Exit(2)
+}

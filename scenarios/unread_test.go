@@ -1,0 +1,286 @@
+package scenarios
+
+// One host never stalls the others (SPEC §15): the leaseholder's own host
+// may stop reading its stdout and stderr, and every other session is
+// answered and notified as before.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// A leaseholder whose host stops reading both its stdout and its stderr
+// (pipes nobody reads, filled past what any pipe holds) stalls nobody:
+// requests that log are answered, a client speaking HTTP directly is
+// served, a new client attaches and is answered and notified, another
+// attaches after it; what stderr could not take is
+// dropped and counted (majordomus_server), and said on stderr once the
+// host reads again, where every answer owed to the leaseholder's own
+// client is waiting for it.
+func TestALeaseholderWhoseHostStopsReadingStallsNobody(t *testing.T) {
+	dir := checkout(t)
+	logFile := filepath.Join(t.TempDir(), "leaseholder.log")
+	a := startUnread(t, dir, "--http-port", "0", "--log-file", logFile)
+	a.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"claude-code","version":"1"}}}`)
+	a.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	waitFileLine(t, logFile, "shared server listening on")
+	server := connect(t, dir)
+
+	// Its own client asks for more than any pipe holds (tools/list is
+	// about 4 KiB), then announces what it works on: its answers wait in
+	// a stdout nobody reads.
+	const owed = 300
+	for id := 2; id < 2+owed; id++ {
+		a.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, id))
+	}
+	a.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"majordomus_announce","arguments":{"intent":"the stalled host","scope":["docs"]}}}`, 2+owed))
+	// A page in the user's browser (DNS rebinding) sends requests under a
+	// foreign host name; each is refused with a warning in the log: 4 MiB
+	// of warnings, more than a pipe and the log's queue hold.
+	foreign := strings.Repeat("a", 8<<10) + ".example"
+	const refused = 512
+	for i := range refused {
+		if status := getUnder(t, server.base()+"/", foreign); status != 403 {
+			t.Fatalf("request %d under a foreign host: %d", i, status)
+		}
+	}
+	// The log file, written as lines come, has every one of them.
+	if n := strings.Count(readFile(t, logFile), "under a foreign host name was refused"); n != refused {
+		t.Fatalf("the log file has %d of the %d refusals", n, refused)
+	}
+
+	// A client speaking HTTP directly opens a session and sees the
+	// announcement: the leaseholder read every request of its own client
+	// (1.3 MiB of answers: its stdout is full).
+	plain := &plainSession{t: t, c: server, sid: openPlainSession(t, server)}
+	r, err := plain.call("tools/call", map[string]any{"name": "majordomus_peers", "arguments": map[string]any{}})
+	if err != nil || !strings.Contains(string(r.Result), "the stalled host") {
+		t.Fatalf("majordomus_peers in a direct session: %s %v", r.Result, err)
+	}
+	plain.end()
+
+	b := shared(t, dir)
+	initialize(t, b, "codex")
+	var report struct {
+		Leaseholder     bool
+		LogLinesDropped int `json:"log_lines_dropped"`
+	}
+	if isErr, text, err := b.CallTool(ctx(t), "majordomus_server", nil, &report); err != nil || isErr {
+		t.Fatalf("majordomus_server through the bridge: %s %v", text, err)
+	}
+	if !report.Leaseholder || report.LogLinesDropped == 0 {
+		t.Fatalf("the leaseholder's report counts no dropped log line: %+v", report)
+	}
+	path := filepath.Join(dir, ".ai/repo/prompts/review.md")
+	data, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, append(data, "5. Is the README still true?\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	layerEdited(t, dir)
+	if _, err := b.WaitFrame(ctx(t), "resources/list_changed", func(f []byte) bool {
+		return strings.Contains(string(f), `"method":"notifications/resources/list_changed"`)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	c := shared(t, dir)
+	initialize(t, c, "gemini-cli")
+	if board := peersOf(t, c); board.Count != 3 || board.Peers[0].Announcement == nil {
+		t.Fatalf("the board of the third client: %+v", board)
+	}
+
+	// The host reads again: every answer its client was owed is there, and
+	// stderr says how many lines it missed.
+	stdout, stderr := a.stdout.read(), a.stderr.read()
+	for id := 1; id <= 2+owed; id++ {
+		stdout.wait(t, fmt.Sprintf(`"id":%d,"result"`, id))
+	}
+	notice := stderr.wait(t, `"msg":"log lines dropped"`)
+	var dropped struct{ Dropped int }
+	if json.Unmarshal([]byte(notice), &dropped); dropped.Dropped < report.LogLinesDropped {
+		t.Fatalf("the notice counts fewer lines than majordomus_server did (%d): %s", report.LogLinesDropped, notice)
+	}
+	assertOnlyFrames(t, stdout.all())
+}
+
+// getUnder sends GET url under the Host header host and returns the status.
+func getUnder(t *testing.T, url, host string) int {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx(t), "GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = host
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s under %.20s…: %v", url, host, err)
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// unreadProcess is majordomus-mcp spawned by a host that writes its stdin
+// and does not read its stdout and stderr until told to.
+type unreadProcess struct {
+	cmd            *exec.Cmd
+	stdin          *os.File
+	stdout, stderr *unreadPipe
+}
+
+// startUnread spawns majordomus-mcp in dir with pipes for stdio whose
+// reading ends nobody reads.
+func startUnread(t *testing.T, dir string, args ...string) *unreadProcess {
+	t.Helper()
+	trackSources()
+	inR, inW := pipe(t)
+	outR, outW := pipe(t)
+	errR, errW := pipe(t)
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	inR.Close() // the child's now
+	outW.Close()
+	errW.Close()
+	p := &unreadProcess{cmd: cmd, stdin: inW, stdout: &unreadPipe{f: outR}, stderr: &unreadPipe{f: errR}}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		inW.Close()
+		outR.Close()
+		errR.Close()
+	})
+	return p
+}
+
+func pipe(t *testing.T) (*os.File, *os.File) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, w
+}
+
+// send writes one line to the process's stdin.
+func (p *unreadProcess) send(t *testing.T, line string) {
+	t.Helper()
+	if _, err := p.stdin.WriteString(line + "\n"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// unreadPipe is the reading end of a pipe, unread until read is called.
+type unreadPipe struct {
+	f     *os.File
+	once  sync.Once
+	lines *lineLog
+}
+
+// read starts reading the pipe, line by line.
+func (u *unreadPipe) read() *lineLog {
+	u.once.Do(func() {
+		u.lines = &lineLog{changed: make(chan struct{})}
+		go func() {
+			sc := bufio.NewScanner(u.f)
+			sc.Buffer(make([]byte, 64<<10), 16<<20)
+			for sc.Scan() {
+				u.lines.add(sc.Text())
+			}
+		}()
+	})
+	return u.lines
+}
+
+// lineLog is the lines read so far from a pipe.
+type lineLog struct {
+	mu      sync.Mutex
+	lines   []string
+	changed chan struct{} // closed and replaced on every line
+}
+
+func (l *lineLog) add(line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, line)
+	close(l.changed)
+	l.changed = make(chan struct{})
+}
+
+// wait waits for a line that contains part and returns it.
+func (l *lineLog) wait(t *testing.T, part string) string {
+	t.Helper()
+	c := ctx(t)
+	for {
+		l.mu.Lock()
+		changed := l.changed
+		for _, line := range l.lines {
+			if strings.Contains(line, part) {
+				l.mu.Unlock()
+				return line
+			}
+		}
+		l.mu.Unlock()
+		select {
+		case <-changed:
+		case <-c.Done():
+			t.Fatalf("waiting for a line with %q", part)
+		}
+	}
+}
+
+// all is every line read so far.
+func (l *lineLog) all() [][]byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([][]byte, len(l.lines))
+	for i, line := range l.lines {
+		out[i] = []byte(line)
+	}
+	return out
+}
+
+// waitFileLine waits until a line of the file at path contains part, and
+// returns it. The file is read again every few milliseconds: a log file
+// says nothing when it grows.
+func waitFileLine(t *testing.T, path, part string) string {
+	t.Helper()
+	c := ctx(t)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		data, _ := os.ReadFile(path)
+		for line := range strings.Lines(string(data)) {
+			if strings.Contains(line, part) {
+				return strings.TrimSpace(line)
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-c.Done():
+			t.Fatalf("waiting for a line with %q in %s: %v", part, path, context.Cause(c))
+		}
+	}
+}
