@@ -23,7 +23,11 @@
 // the one above, checked on what was opened, and made the same way), the
 // lease directory and the lease this user's and nobody else's to write,
 // and on Unix every directory on the way from / this user's or root's and
-// writable by nobody else unless sticky. The lease carries a secret that
+// writable by nobody else unless sticky. A directory its group may write
+// counts as private when that group's only member is its owner (a
+// user-private group, as under umask 002: SPEC §15), read from /etc/group
+// and /etc/passwd; never on macOS, whose groups are Open Directory's. The
+// lease carries a secret that
 // only its user can read; a probe believes a server only on a proof made
 // with it ([FetchIdentity]).
 //

@@ -60,18 +60,50 @@ func writerAmong(entries []accessEntry, trusted ...string) string {
 	return ""
 }
 
+// owned is who owns a directory, its group, and its mode (permissions
+// and sticky bit).
+type owned struct {
+	uid, gid int
+	mode     fs.FileMode
+}
+
+// ownerOnly says why the group gid may have a member other than the user
+// owner, or nil when owner is its only member ([onlyOwner]), from the
+// system's databases ([systemGroups]) or a test's.
+type ownerOnly func(gid, owner int) error
+
 // onTheWay says why a directory on the way to the lease (the checkout and
 // every directory above it, .ai and what is below it) would let another
 // user swap what comes after it, or nil: it must belong to this user (me)
 // or to root, and nobody else may write it — unless it is sticky, where
-// nobody can rename or remove what another made (/tmp). A checked path is
-// then reached the same way every time it is used by name.
-func onTheWay(path string, owner, me int, mode fs.FileMode) error {
+// nobody can rename or remove what another made (/tmp). Its group may
+// write it when that group's only member is its owner, as a user-private
+// group's is (SPEC §15); a root-owned directory follows the same rule,
+// its group root's alone. A checked path is then reached the same way
+// every time it is used by name.
+func onTheWay(path string, dir owned, me int, groups ownerOnly) error {
 	switch {
-	case owner != me && owner != 0:
-		return &untrustedError{fmt.Sprintf("%s, on the way to the lease, belongs to another user (uid %d; this process runs as uid %d)", path, owner, me)}
-	case mode.Perm()&0o022 != 0 && mode&fs.ModeSticky == 0:
-		return &untrustedError{fmt.Sprintf("%s, on the way to the lease, is writable by other users (mode %v)", path, mode)}
+	case dir.uid != me && dir.uid != 0:
+		return &untrustedError{fmt.Sprintf("%s, on the way to the lease, belongs to another user (uid %d; this process runs as uid %d)", path, dir.uid, me)}
+	case dir.mode&fs.ModeSticky != 0:
+		return nil
+	case dir.mode.Perm()&0o002 != 0:
+		return &untrustedError{fmt.Sprintf("%s, on the way to the lease, is writable by other users (mode %v)", path, dir.mode)}
+	}
+	if err := groupMayWrite(path, dir, groups); err != nil {
+		return &untrustedError{path + ", on the way to the lease, " + err.Error()}
+	}
+	return nil
+}
+
+// groupMayWrite says why the group of dir (at path), when it may write
+// dir, lets a user other than dir's owner do so, naming the fix; or nil.
+func groupMayWrite(path string, dir owned, groups ownerOnly) error {
+	if dir.mode.Perm()&0o020 == 0 {
+		return nil
+	}
+	if err := groups(dir.gid, dir.uid); err != nil {
+		return fmt.Errorf("is writable by other users (mode %v): %w; chmod g-w %s makes it private", dir.mode, err, path)
 	}
 	return nil
 }

@@ -1,8 +1,11 @@
 package registry
 
 import (
+	"errors"
+	"io/fs"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -44,6 +47,38 @@ func TestWriterAmong(t *testing.T) {
 	} {
 		if got := writerAmong(tc.entries, trusted...); got != tc.want {
 			t.Errorf("%s: writerAmong = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A directory on the way to the lease: its owner this user or root,
+// nobody else may write it unless it is sticky, and its group only when
+// that group is its owner's alone (as groups says).
+func TestOnTheWay(t *testing.T) {
+	const me, bob = 1000, 1001
+	alone := func(gid, owner int) error { return nil }
+	shared := func(gid, owner int) error { return errors.New("its group has another member") }
+	for _, tc := range []struct {
+		name   string
+		dir    owned
+		groups ownerOnly
+		want   string // in the reason; "" when trusted
+	}{
+		{"private", owned{me, 1000, 0o755}, shared, ""},
+		{"the owner's group may write", owned{me, 1000, 0o775}, alone, ""},
+		{"a shared group may write", owned{me, 100, 0o775}, shared, "is writable by other users (mode -rwxrwxr-x): its group has another member; chmod g-w /src makes it private"},
+		{"root's, its group root's alone", owned{0, 0, 0o775}, alone, ""},
+		{"root's, a shared group", owned{0, 0, 0o775}, shared, "chmod g-w /src"},
+		{"anybody may write", owned{me, 1000, 0o777}, alone, "is writable by other users (mode -rwxrwxrwx)"},
+		{"sticky", owned{0, 0, 0o777 | fs.ModeSticky}, shared, ""},
+		{"another user's", owned{bob, 1000, 0o755}, alone, "belongs to another user (uid 1001"},
+	} {
+		err := onTheWay("/src", tc.dir, me, tc.groups)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: not trusted: %v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.HasPrefix(err.Error(), "/src, on the way to the lease, ") || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want a reason with %q", tc.name, err, tc.want)
 		}
 	}
 }

@@ -23,6 +23,9 @@ import (
 //     that no other user can swap what a checked path names;
 //   - the lease directory, when it exists, is this process's user's and
 //     nobody else may write it;
+//   - a directory's group may write it when that group's only member is
+//     its owner, as the system's user and group databases say
+//     ([systemGroups]; on macOS never);
 //   - the lease in it, when there is one, was written by this user;
 //   - the path still names the directory that was checked.
 //
@@ -30,12 +33,15 @@ import (
 // attached to, and nothing is made or removed through a link: the client
 // is served alone with the reason. What cannot be read is left to the
 // election, which says why in its own words.
-func Trusted(leasePath string) error {
+func Trusted(leasePath string) error { return trustedWith(leasePath, systemGroups()) }
+
+// trustedWith is Trusted with the groups' members from groups.
+func trustedWith(leasePath string, groups ownerOnly) error {
 	dir := filepath.Dir(leasePath)
-	if err := ancestorsTrusted(dir); err != nil {
+	if err := ancestorsTrusted(dir, groups); err != nil {
 		return err
 	}
-	fd, err := openLinkFree(dir, false)
+	fd, err := openLinkFree(dir, false, groups)
 	var linked *linkedError
 	var untrusted *untrustedError
 	switch {
@@ -53,8 +59,12 @@ func Trusted(leasePath string) error {
 	if int(st.Uid) != me {
 		return fmt.Errorf("the lease directory %s belongs to another user (uid %d; this process runs as uid %d)", dir, st.Uid, me)
 	}
-	if perm := fs.FileMode(st.Mode & 0o777); perm&0o022 != 0 {
+	perm := fs.FileMode(st.Mode & 0o777)
+	if perm&0o002 != 0 {
 		return fmt.Errorf("the lease directory %s is writable by other users (mode %v)", dir, perm)
+	}
+	if err := groupMayWrite(dir, owned{int(st.Uid), int(st.Gid), perm}, groups); err != nil {
+		return fmt.Errorf("the lease directory %s %w", dir, err)
 	}
 	var byName unix.Stat_t
 	if err := unix.Stat(dir, &byName); err != nil || byName.Dev != st.Dev || byName.Ino != st.Ino {
@@ -76,7 +86,7 @@ func Trusted(leasePath string) error {
 // components of the lease directory dir are reached from (.ai) and every
 // directory above it, their links resolved; openLinkFree checks those
 // below, on what it opened.
-func ancestorsTrusted(dir string) error {
+func ancestorsTrusted(dir string, groups ownerOnly) error {
 	top, _ := linkFreePath(dir)
 	real, err := filepath.EvalSymlinks(top)
 	if err != nil {
@@ -86,7 +96,7 @@ func ancestorsTrusted(dir string) error {
 	for p := real; ; p = filepath.Dir(p) {
 		var st unix.Stat_t
 		if err := unix.Lstat(p, &st); err == nil {
-			if err := onTheWay(p, int(st.Uid), me, modeOf(st)); err != nil {
+			if err := onTheWay(p, ownedOf(st), me, groups); err != nil {
 				return err
 			}
 		}
@@ -96,13 +106,13 @@ func ancestorsTrusted(dir string) error {
 	}
 }
 
-// modeOf is a stat's permissions and sticky bit, as fs says them.
-func modeOf(st unix.Stat_t) fs.FileMode {
+// ownedOf is a stat's owner, group, permissions and sticky bit.
+func ownedOf(st unix.Stat_t) owned {
 	mode := fs.FileMode(st.Mode & 0o777)
 	if st.Mode&unix.S_ISVTX != 0 {
 		mode |= fs.ModeSticky
 	}
-	return mode
+	return owned{int(st.Uid), int(st.Gid), mode}
 }
 
 // makeLeaseDir creates the lease directory dir and what is missing below
@@ -110,7 +120,7 @@ func modeOf(st unix.Stat_t) fs.FileMode {
 // without following a link: nothing is ever created through one. The
 // directory gets its .gitignore (ignore.go) when it has none.
 func makeLeaseDir(dir string) error {
-	fd, err := openLinkFree(dir, true)
+	fd, err := openLinkFree(dir, true, systemGroups())
 	if err != nil {
 		return err
 	}
@@ -163,11 +173,11 @@ func (e *linkedError) Error() string {
 // openLinkFree opens dir through the components linkFreePath names, each
 // from the one above with O_NOFOLLOW, creating those missing (0700) when
 // create is set, and checks each but dir itself (whose rule is stricter)
-// with onTheWay on what it opened. It returns the directory's descriptor;
+// with onTheWay, groups saying who is in a group, on what it opened. It returns the directory's descriptor;
 // or -1 and nil when a component is missing and create is not set; or an
 // error: a *linkedError when a component is a link, an *untrustedError
 // when one fails onTheWay.
-func openLinkFree(dir string, create bool) (int, error) {
+func openLinkFree(dir string, create bool, groups ownerOnly) (int, error) {
 	top, names := linkFreePath(dir)
 	if create {
 		// above .ai/local, links are the user's business (see linkFreePath)
@@ -196,7 +206,7 @@ func openLinkFree(dir string, create bool) (int, error) {
 		case err == nil:
 			fd = next
 			if i < len(names)-1 {
-				if err := onTheWayAt(fd, at); err != nil {
+				if err := onTheWayAt(fd, at, groups); err != nil {
 					unix.Close(fd)
 					return -1, err
 				}
@@ -213,12 +223,12 @@ func openLinkFree(dir string, create bool) (int, error) {
 }
 
 // onTheWayAt is onTheWay for the opened directory fd, named at.
-func onTheWayAt(fd int, at string) error {
+func onTheWayAt(fd int, at string, groups ownerOnly) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return &fs.PathError{Op: "stat", Path: at, Err: err}
 	}
-	return onTheWay(at, int(st.Uid), os.Geteuid(), modeOf(st))
+	return onTheWay(at, ownedOf(st), os.Geteuid(), groups)
 }
 
 func openDirAt(fd int, name string) (int, error) {

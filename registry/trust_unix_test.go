@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"majordomus-mcp/internal/testtemp"
 )
 
 // A lease directory another user could write, or another user's, is not
@@ -68,8 +70,8 @@ func TestTrustedLeaseDirectories(t *testing.T) {
 func TestALinkBelowAILocalIsNeverFollowed(t *testing.T) {
 	for _, linked := range []string{"local", "local/state", "local/state/mcp"} {
 		t.Run(linked, func(t *testing.T) {
-			root := t.TempDir()
-			outside := t.TempDir()
+			root := testtemp.Dir(t)
+			outside := testtemp.Dir(t)
 			ai := filepath.Join(root, ".ai")
 			if err := os.MkdirAll(filepath.Join(ai, filepath.Dir(linked)), 0o755); err != nil {
 				t.Fatal(err)
@@ -94,7 +96,7 @@ func TestALinkBelowAILocalIsNeverFollowed(t *testing.T) {
 
 // Acquire makes the missing directories below .ai/local, private.
 func TestAcquireMakesThePrivateLeaseDirectory(t *testing.T) {
-	root := t.TempDir()
+	root := testtemp.Dir(t)
 	lease := Path(root, "")
 	if err := (&LeaseFile{Path: lease}).Acquire(newLease(t)); err != nil {
 		t.Fatal(err)
@@ -111,7 +113,9 @@ func TestAcquireMakesThePrivateLeaseDirectory(t *testing.T) {
 // A directory on the way to the lease that another user could write (and
 // so swap what comes after it) makes the lease untrusted, from the lease
 // directory's parent up to the checkout's own parents; a sticky one (as
-// /tmp is) does not, since nobody can rename what another made there.
+// /tmp is) does not, since nobody can rename what another made there. (A
+// directory its group may write:
+// TestADirectoryItsGroupMayWriteIsTrustedWhenTheGroupIsItsOwners.)
 func TestADirectoryOnTheWayOthersCanWriteIsNotTrusted(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -120,14 +124,14 @@ func TestADirectoryOnTheWayOthersCanWriteIsNotTrusted(t *testing.T) {
 		trust bool
 	}{
 		{"state writable by all", "repo/.ai/local/state", 0o777, false},
-		{"local writable by the group", "repo/.ai/local", 0o775, false},
+		{"local writable by all", "repo/.ai/local", 0o777, false},
 		{".ai writable by all", "repo/.ai", 0o777, false},
 		{"the checkout's parent writable by all", ".", 0o777, false},
 		{"the checkout's parent sticky and writable by all", ".", 0o777 | os.ModeSticky, true},
 		{"all private", "repo/.ai/local/state", 0o755, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			parent := t.TempDir()
+			parent := testtemp.Dir(t)
 			lease := Path(filepath.Join(parent, "repo"), "")
 			if err := os.MkdirAll(filepath.Dir(lease), 0o700); err != nil {
 				t.Fatal(err)

@@ -20,9 +20,7 @@ func TestAnOversizedMessageGetsTheSameAnswerInEveryMode(t *testing.T) {
 	serverURL(t, leaseholder)
 	bridged := shared(t, dir)
 	initialize(t, bridged, "codex")
-	if _, err := bridged.WaitLog(ctx(t), "bridging this stdio session"); err != nil {
-		t.Fatal(err)
-	}
+	attached(t, bridged)
 	standalone := start(t, dir, "--standalone")
 	initialize(t, standalone, "cursor")
 	aloneDir := checkout(t)

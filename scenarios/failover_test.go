@@ -136,9 +136,7 @@ func bridged(t *testing.T, dir, client string, args ...string) *mcpclient.Proces
 	t.Helper()
 	p := shared(t, dir, append([]string{"--log-level", "debug"}, args...)...)
 	initialize(t, p, client)
-	if _, err := p.WaitLog(ctx(t), "stream open"); err != nil {
-		t.Fatal(err)
-	}
+	waitShared(t, p, "stream open")
 	return p
 }
 

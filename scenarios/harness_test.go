@@ -75,9 +75,16 @@ var trackSources = sync.OnceFunc(func() {
 // checkout writes the example checkout into a fresh directory. When the
 // test ends — after its processes were stopped — nothing outside .ai/local/
 // may have changed but what the test changed itself (see layerEdited).
+// The directory it is made in is 0755 whatever the umask (t.TempDir's
+// would be 0775 under umask 002), so that no scenario depends on the
+// umask; TestACheckoutClonedUnderUmask002Shares makes that case itself.
 func checkout(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "example")
+	parent := t.TempDir()
+	if err := os.Chmod(parent, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(parent, "example")
 	copyExample(t, dir)
 	return dir
 }

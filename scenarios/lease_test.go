@@ -154,9 +154,7 @@ func TestABindingLeaseIsWaitedForThenAttached(t *testing.T) {
 	os.WriteFile(tmp, raw, 0o600)
 	os.Rename(tmp, leasePath(dir))
 
-	if _, err := p.WaitLog(ctx(t), "bridging this stdio session", owner.URL); err != nil {
-		t.Fatal(err)
-	}
+	attached(t, p, owner.URL)
 	if p.CountLogs("taking it over") != 0 {
 		t.Fatal("a binding lease with a live owner was taken over")
 	}

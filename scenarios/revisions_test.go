@@ -217,9 +217,7 @@ func TestModernAndLegacyClientsShareOneBoard(t *testing.T) {
 		t.Fatalf("the legacy client's announcement: %s %v", text, err)
 	}
 	m := shared(t, dir)
-	if _, err := m.WaitLog(ctx(t), "bridging this stdio session"); err != nil {
-		t.Fatal(err)
-	}
+	attached(t, m)
 	told := openIn(t, m, modern, "codex-modern")
 	meta := mcpclient.ModernMeta("codex-modern")
 	if isErr, text, err := m.CallToolWithMeta(ctx(t), "majordomus_announce", map[string]any{"intent": "fix the bridge", "scope": []string{"transport/"}}, meta, nil); err != nil || isErr {
@@ -273,9 +271,7 @@ func TestAChangeToTheLayerReachesModernListeners(t *testing.T) {
 	initialize(t, a, "claude-code")
 	serverURL(t, a)
 	m := shared(t, dir)
-	if _, err := m.WaitLog(ctx(t), "bridging this stdio session"); err != nil {
-		t.Fatal(err)
-	}
+	attached(t, m)
 	alone := start(t, dir, "--standalone") // served in process: the stream is its own
 	const uri = "majordomus://prompt/review"
 	listens := map[*mcpclient.Process]json.RawMessage{}

@@ -35,6 +35,12 @@ func logField(t *testing.T, p *mcpclient.Process, msg, field string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return fieldOf(t, line, field)
+}
+
+// fieldOf returns the string value of a field of a JSON log line.
+func fieldOf(t *testing.T, line, field string) string {
+	t.Helper()
 	var entry map[string]any
 	if err := json.Unmarshal([]byte(line), &entry); err != nil {
 		t.Fatalf("a log line that is not JSON: %s", line)
@@ -46,10 +52,35 @@ func logField(t *testing.T, p *mcpclient.Process, msg, field string) string {
 	return v
 }
 
+// servedAlone begins the line a process logs when sharing failed and it
+// serves its client alone (SPEC §5.3).
+const servedAlone = "cannot use the shared server"
+
+// waitShared waits for a log line with every one of parts from a process
+// that is to share (serve the checkout or attach to its server), and fails
+// at once, with the reason it logged, if it is served alone instead, or
+// exits: a server that never comes is not waited for. A scenario in which
+// a client is to join after it was served alone waits with p.WaitLog.
+func waitShared(t *testing.T, p *mcpclient.Process, parts ...string) string {
+	t.Helper()
+	line, err := p.WaitLogUnless(ctx(t), servedAlone, parts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return line
+}
+
 // serverURL waits for the process to say it serves, and returns its URL.
 func serverURL(t *testing.T, p *mcpclient.Process) string {
 	t.Helper()
-	return logField(t, p, "shared server listening on", "url")
+	return fieldOf(t, waitShared(t, p, "shared server listening on"), "url")
+}
+
+// attached waits for the process to bridge its client to the shared
+// server (whose URL may be among parts).
+func attached(t *testing.T, p *mcpclient.Process, parts ...string) {
+	t.Helper()
+	waitShared(t, p, append([]string{"bridging this stdio session"}, parts...)...)
 }
 
 // readLease returns the lease file's document, failing if there is none.

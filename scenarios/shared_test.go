@@ -30,9 +30,7 @@ func TestOneServerPerCheckout(t *testing.T) {
 
 	b := shared(t, dir)
 	instB := initialize(t, b, "codex")
-	if _, err := b.WaitLog(ctx(t), "bridging this stdio session", url); err != nil {
-		t.Fatal(err)
-	}
+	attached(t, b, url)
 	if !strings.Contains(instB, "You are peer p2") || !strings.Contains(instB, `p1 "claude-code"`) || !strings.Contains(instB, url) {
 		t.Fatalf("B's instructions:\n%s", instB)
 	}

@@ -115,9 +115,7 @@ func TestCallsToAStoppedLeaseholderAreAnsweredWithinTheBound(t *testing.T) {
 	c := shared(t, dir, append(flags, "--log-level", "debug")...)
 	initialize(t, c, "gemini-cli")
 	for _, p := range []*mcpclient.Process{b, c} {
-		if _, err := p.WaitLog(ctx(t), "bridging this stdio session"); err != nil {
-			t.Fatal(err)
-		}
+		attached(t, p)
 	}
 	// c never lists tools: its bridge asked the server which are safe to
 	// resend as its session opened.
@@ -242,9 +240,7 @@ func TestAModernClientOfAStoppedLeaseholderIsAnsweredWithinTheBound(t *testing.T
 	initialize(t, a, "claude-code")
 	serverURL(t, a)
 	m := shared(t, dir, flags...)
-	if _, err := m.WaitLog(ctx(t), "bridging this stdio session"); err != nil {
-		t.Fatal(err)
-	}
+	attached(t, m)
 	openIn(t, m, modern, "codex-modern")
 	meta := mcpclient.ModernMeta("codex-modern")
 	var before boardView

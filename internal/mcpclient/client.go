@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
-	"strings"
 	"sync"
 	"syscall"
 )
@@ -267,89 +266,6 @@ type InitializeResult struct {
 		Version string `json:"version"`
 	} `json:"serverInfo"`
 	Instructions string `json:"instructions"`
-}
-
-// WaitFrame waits for a stdout frame satisfying match and returns it.
-func (p *Process) WaitFrame(ctx context.Context, what string, match func(frame []byte) bool) ([]byte, error) {
-	var found []byte
-	err := p.await(ctx, what, func() bool {
-		for _, f := range p.frames {
-			if match(f) {
-				found = f
-				return true
-			}
-		}
-		return false
-	})
-	return found, err
-}
-
-// WaitLog waits for a stderr line containing every one of the parts.
-func (p *Process) WaitLog(ctx context.Context, parts ...string) (string, error) {
-	var found string
-	err := p.await(ctx, fmt.Sprintf("a log line with %q", parts), func() bool {
-		for _, l := range p.logs {
-			if ContainsAll(l, parts) {
-				found = l
-				return true
-			}
-		}
-		return false
-	})
-	return found, err
-}
-
-// WaitLogs waits until n stderr lines contain every one of parts.
-func (p *Process) WaitLogs(ctx context.Context, n int, parts ...string) error {
-	return p.await(ctx, fmt.Sprintf("%d log lines with %q", n, parts), func() bool {
-		seen := 0
-		for _, l := range p.logs {
-			if ContainsAll(l, parts) {
-				seen++
-			}
-		}
-		return seen >= n
-	})
-}
-
-// WaitLogAny waits for a stderr line containing any one of the texts.
-func (p *Process) WaitLogAny(ctx context.Context, texts ...string) (string, error) {
-	var found string
-	err := p.await(ctx, fmt.Sprintf("a log line with one of %q", texts), func() bool {
-		for _, l := range p.logs {
-			for _, text := range texts {
-				if strings.Contains(l, text) {
-					found = l
-					return true
-				}
-			}
-		}
-		return false
-	})
-	return found, err
-}
-
-// CountLogs counts the stderr lines so far that contain every part.
-func (p *Process) CountLogs(parts ...string) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := 0
-	for _, l := range p.logs {
-		if ContainsAll(l, parts) {
-			n++
-		}
-	}
-	return n
-}
-
-// ContainsAll reports whether s contains every one of parts.
-func ContainsAll(s string, parts []string) bool {
-	for _, part := range parts {
-		if !strings.Contains(s, part) {
-			return false
-		}
-	}
-	return true
 }
 
 // Frames returns every stdout line so far.

@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -41,6 +42,35 @@ func runChild(role string) int {
 		gone := WatchParent(context.Background())
 		say("watching")
 		say("orphaned: %s", <-gone)
+	case "launcher":
+		// A launcher that starts a process sharing its stdin and stdout,
+		// and exits at once.
+		late := exec.Command(os.Args[0], "-test.run=^$")
+		late.Env = append(os.Environ(), testchild.RoleEnv+"=late-orphan")
+		late.Stdin, late.Stdout, late.Stderr = os.Stdin, os.Stdout, os.Stderr
+		if err := late.Start(); err != nil {
+			say("error: %v", err)
+			return 1
+		}
+		say("launched")
+		return 0
+	case "late-orphan":
+		// Its parent is gone by the time it watches it (the test says
+		// "go" once it has seen the launcher exit).
+		in := bufio.NewReader(os.Stdin)
+		if line, err := in.ReadString('\n'); err != nil || line != "go\n" {
+			say("error: %q %v", line, err)
+			return 1
+		}
+		select {
+		case reason := <-WatchParent(context.Background()):
+			say("orphaned: %s", reason)
+		default:
+			say("watching")
+		}
+		_, _ = io.Copy(io.Discard, in)
+		say("stdin ended")
+		return 0
 	default:
 		say("error: unknown role %q", role)
 		return 2

@@ -18,3 +18,20 @@ func TestWatchParentSeesTheParentDie(t *testing.T) {
 		t.Fatalf("the orphan said %q", got)
 	}
 }
+
+// A process whose parent is already gone when it starts watching (a
+// launcher that spawned it and exited) does not end for that: its parent
+// is not watched, and its stdin's end is what ends it — on Unix, where its
+// parent pid is already its adopter's, as on Windows, where the parent
+// can no longer be opened.
+func TestAParentGoneAtStartIsNotWatched(t *testing.T) {
+	launcher := startChild(t, "launcher")
+	launcher.Expect(t, "launched")
+	if _, err := launcher.Cmd.Process.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	launcher.Send(t, "go") // read by the process it launched
+	launcher.Expect(t, "watching")
+	launcher.Stdin.Close()
+	launcher.Expect(t, "stdin ended")
+}

@@ -5,35 +5,33 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"syscall"
 
 	"golang.org/x/sys/windows"
 )
 
 // WatchParent reports, once, that this process's parent is gone, until ctx
 // ends. Windows never changes a process's parent pid and recycles pids
-// quickly, so the parent is opened once and its handle waited on; a
-// process with the parent's pid that started after this one is not the
-// parent. A parent that cannot be opened is not watched (stdin's end still
-// ends the session).
+// quickly, so the parent is opened once and its handle waited on. A parent
+// already gone when this is called — it cannot be opened, it has ended, or
+// its pid is now a process that started after this one (a launcher that
+// spawned this process and exited) — is not watched, as on Unix, where
+// such an orphan's parent pid is already its adopter's: stdin's end still
+// ends the session. Only a parent seen alive here and ending later is
+// reported.
 func WatchParent(ctx context.Context) <-chan string {
 	gone := make(chan string, 1)
 	parent := os.Getppid()
-	reason := fmt.Sprintf("the parent process %d is gone", parent)
 	h, err := openProcess(parent, windows.SYNCHRONIZE|windows.PROCESS_QUERY_LIMITED_INFORMATION)
 	if err != nil {
-		if errors.Is(err, syscall.ESRCH) {
-			gone <- reason
-		}
 		return gone
 	}
 	parentStart, err := startOfHandle(h)
 	self, selfErr := ProcessStart(os.Getpid())
 	if errors.Is(err, ErrProcessEnded) || (err == nil && selfErr == nil && parentReplaced(parentStart, self)) {
 		windows.CloseHandle(h)
-		gone <- reason
 		return gone
 	}
+	reason := fmt.Sprintf("the parent process %d is gone", parent)
 	go func() {
 		defer windows.CloseHandle(h)
 		for ctx.Err() == nil {
