@@ -59,6 +59,10 @@ func TestSignalsRemoveTheLeaseBeforeTheProcessDies(t *testing.T) {
 		if board := peersOf(t, next); board.Count != 2 {
 			t.Fatalf("after SIGHUP, the board: %+v", board)
 		}
+		// The other client leaves first: it would take over at once once
+		// the leaseholder is gone, and the lease left would be its.
+		next.CloseStdin()
+		exitsWith(t, next, 0)
 		// Had SIGHUP been handled, the process would be ending of it: the
 		// first termination signal is the one it dies of.
 		a.Signal(syscall.SIGTERM)
