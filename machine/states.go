@@ -46,7 +46,7 @@ const (
 	LeaseStale Trigger = "lease-stale"
 	// LeaseCorrupt: not JSON, not an object, or another schema.
 	LeaseCorrupt Trigger = "lease-corrupt"
-	// LeaseEmpty: empty, and old or ownerless.
+	// LeaseEmpty: empty or whitespace, which no owner writes.
 	LeaseEmpty Trigger = "lease-empty"
 	// LeaseAbandoned: no URL, and old or ownerless.
 	LeaseAbandoned Trigger = "lease-abandoned"

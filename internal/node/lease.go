@@ -110,8 +110,7 @@ func (e *leaseFile) Attempt(ctx context.Context) machine.Observation {
 	case registry.Live:
 		obs.URL = o.Lease.URLString()
 	case registry.Binding:
-		// judged on the file's age: what is left of the grace
-		obs.Grace = max(e.observer.Timings.BindGrace-time.Since(o.ModTime), 0)
+		obs.Grace = o.Verdict.Grace // what is left of it, counted from the owner's started_at
 	}
 	return obs
 }
