@@ -144,7 +144,7 @@ var rulePoints = []struct {
 	ID    Rule
 	Point string
 }{
-	{R1, "the election reads the lease on every attempt and classifies it: live attaches; stale, corrupt, empty, abandoned, superseded are taken over; binding is waited for; bounded by time"},
+	{R1, "the election reads the lease on every attempt and classifies it: live attaches; stale, corrupt, empty, abandoned, superseded are taken over; binding is waited for, and a full server as it asks; bounded by time"},
 	{R2, "a lease that cannot be created, joined or replaced, or a server that cannot start: serve alone and log why"},
 	{R3, "a bridge whose server is gone elects again: take over with the session carried, re-attach, or serve alone"},
 	{R4, "SIGTERM, SIGINT and SIGHUP remove the lease before the process dies of the signal"},
