@@ -2,11 +2,16 @@ package scenarios
 
 // What an election waits for, and what it never waits for (SPEC §5.2,
 // §15: nothing transient is permanent): an emptied lease is taken over at
-// once, however often it is emptied.
+// once, however often it is emptied; a full server is waited for as it
+// asks, never in a spin, and past the election bound the client is served
+// alone with that reason.
 
 import (
+	"fmt"
 	"os"
+	"strings"
 	"testing"
+	"time"
 
 	"majordomus-mcp/internal/mcpclient"
 )
@@ -96,5 +101,52 @@ func truncate(t *testing.T, dir string) {
 	t.Helper()
 	if err := os.Truncate(leasePath(dir), 0); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A full server (its session cap reached: 503, Retry-After: 5) is waited
+// for as it asks (SPEC §15): the new client re-attaches once per
+// Retry-After, never in a spin, says the server is full (never that it is
+// shutting down), and past the election bound, counted from the first
+// refusal, is served alone with that reason.
+func TestAFullServerIsWaitedForThenServedAlone(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir, "--max-sessions", "1")
+	initialize(t, a, "claude-code") // its own client takes no HTTP session
+	url := serverURL(t, a)
+	b := shared(t, dir)
+	initialize(t, b, "codex") // the one session the server takes
+	if _, err := b.WaitLog(ctx(t), "the client's session opened on the shared server"); err != nil {
+		t.Fatal(err)
+	}
+
+	const bound = 7 * time.Second // refused at 0 and 5 s; alone at 7 s
+	c := shared(t, dir, "--election-bound", bound.String(), "--busy-grace", "1s")
+	instructions := initialize(t, c, "gemini-cli") // answered once served alone
+	full := fmt.Sprintf("the shared server at %s is full (1 session)", url)
+	reason := logField(t, c, "cannot use the shared server", "reason")
+	if want := full + ", and had no room for this client within " + bound.String(); reason != want {
+		t.Fatalf("served alone because %q, want %q", reason, want)
+	}
+	toldServedAlone(t, c, instructions)
+
+	// Waited as asked: one wait, and one attempt, per Retry-After within
+	// the bound (the first refusal at once, the next 5 s later).
+	waits := c.CountLogs(full + "; waiting 5s, as it asks")
+	attaches := c.CountLogs(`"msg":"transition"`, `"to":"attached"`)
+	refusals := a.CountLogs("a new session was refused: the server is full")
+	if waits != 2 || attaches != 2 || refusals != 2 {
+		t.Errorf("%d waits, %d attaches, %d refusals by the server; want 2 of each within %s at one per Retry-After", waits, attaches, refusals, bound)
+	}
+	logs := strings.Join(c.Logs(), "\n")
+	if strings.Contains(logs, "shutting down") {
+		t.Errorf("a full server was said to be shutting down:\n%s", logs)
+	}
+	if n := len(c.Logs()); n > 40 {
+		t.Errorf("%d log lines in %s: a spin\n%s", n, bound, logs)
+	}
+	// Served alone, the client is answered.
+	if r, err := c.Call(ctx(t), "tools/list", nil); err != nil || r.Error != nil {
+		t.Fatalf("tools/list served alone: %v %v", err, r.Error)
 	}
 }

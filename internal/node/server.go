@@ -60,6 +60,7 @@ func (s *sharedServer) Start(ctx context.Context) error {
 		Secret:      key,
 		Refusal:     s.lost.Load,
 		IdleTimeout: n.cfg.Times.IdleTimeout,
+		MaxSessions: n.cfg.MaxSessions,
 		OnSessions:  n.m.SessionsChanged,
 		Logger:      n.log.Named("http"),
 	})
