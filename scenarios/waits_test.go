@@ -130,13 +130,15 @@ func TestAFullServerIsWaitedForThenServedAlone(t *testing.T) {
 	}
 	toldServedAlone(t, c, instructions)
 
-	// Waited as asked: one wait, and one attempt, per Retry-After within
-	// the bound (the first refusal at once, the next 5 s later).
+	// Waited as asked: one attempt per Retry-After within the bound (the
+	// first at once, the next 5 s later), each refused by the server and
+	// followed by a wait said (unless the bound had run out by then).
 	waits := c.CountLogs(full + "; waiting 5s, as it asks")
 	attaches := c.CountLogs(`"msg":"transition"`, `"to":"attached"`)
 	refusals := a.CountLogs("a new session was refused: the server is full")
-	if waits != 2 || attaches != 2 || refusals != 2 {
-		t.Errorf("%d waits, %d attaches, %d refusals by the server; want 2 of each within %s at one per Retry-After", waits, attaches, refusals, bound)
+	if most := int(bound/(5*time.Second)) + 1; attaches < 1 || attaches > most || refusals != attaches || waits < 1 || waits > attaches {
+		t.Errorf("%d attaches, %d refusals by the server, %d waits; want at most %d attaches in %s at one per Retry-After, each refused, each followed by a wait",
+			attaches, refusals, waits, most, bound)
 	}
 	logs := strings.Join(c.Logs(), "\n")
 	if strings.Contains(logs, "shutting down") {
