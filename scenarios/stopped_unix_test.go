@@ -195,7 +195,14 @@ func TestAStoppedLeaseholderCostsACallOneBusyGrace(t *testing.T) {
 	url := serverURL(t, a)
 	b := shared(t, dir, "--busy-grace", grace.String(), "--probe-timeout", "500ms", "--election-bound", "10s", "--log-level", "debug")
 	initialize(t, b, "codex")
-	if _, err := b.Call(ctx(t), "tools/list", nil); err != nil { // so that the call rides a kept connection
+	// The bridge knows the call is read-only, so that it rides a kept
+	// connection and waits on the watch's probes (a call on a new one
+	// waits on its proof, which counts too, but for the probe timeout
+	// only).
+	if _, err := b.WaitLog(ctx(t), "learned from the server which tools may be resent"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Call(ctx(t), "tools/list", nil); err != nil {
 		t.Fatal(err)
 	}
 
