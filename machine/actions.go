@@ -385,8 +385,9 @@ func (m *Machine) startElection() {
 	m.busySince = time.Time{}
 	m.waitingOn = ""
 	m.watchLease()
-	m.boundEnds = time.Now().Add(m.cfg.ElectionBound)
-	m.bound = time.NewTimer(m.cfg.ElectionBound)
+	now := time.Now()
+	m.boundEnds = electionEnds(now, m.cfg.ElectionBound, m.full)
+	m.bound = time.NewTimer(m.boundEnds.Sub(now))
 	m.startAttempt()
 }
 

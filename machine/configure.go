@@ -15,8 +15,9 @@ package machine
 //
 // A headless process (`serve`: no stdio client of its own) takes the edges
 // guarded [headless] where one with a client takes those guarded
-// [hasClient]: it has nothing to attach or to serve alone, so it exits,
-// and exited's entry says why (see endingOf). Its client counts as gone from the start, so lease-lost ends
+// [hasClient] (to attach, [hasRoom] or [serverFull]): it has nothing to
+// attach or to serve alone, so it exits, and exited's entry says why (see
+// endingOf). Its client counts as gone from the start, so lease-lost ends
 // it with its last session.
 func configure(b *builder) {
 	b.onTransitioning(logTransition)
@@ -27,7 +28,8 @@ func configure(b *builder) {
 		onEntry(electAgain).
 		onExit(endElection).
 		permit(LeaseWon, Leaseholder, R7).
-		permit(LeaseLive, Attached, R8, when(hasClient)).
+		permit(LeaseLive, Attached, R8, when(hasRoom)).
+		internal(LeaseLive, R1, doing(awaitRoom), when(serverFull)).
 		permit(LeaseLive, Exited, NoRule, when(headless)).
 		internal(LeaseStale, R1, doing(takeOver)).
 		internal(LeaseCorrupt, R1, doing(takeOver)).
@@ -103,7 +105,8 @@ func configure(b *builder) {
 		internal(LeaseChanged, R2, doing(trySoon), when(waiting)).
 		ignore(LeaseChanged, when(attempting)).
 		permit(LeaseWon, Leaseholder, R2).
-		permit(LeaseLive, Attached, R2).
+		permit(LeaseLive, Attached, R2, when(hasRoom)).
+		internal(LeaseLive, R2, doing(tryLater), when(serverFull)).
 		internal(LeaseStale, R1, doing(takeOver)).
 		internal(LeaseCorrupt, R1, doing(takeOver)).
 		internal(LeaseEmpty, R1, doing(takeOver)).

@@ -23,7 +23,12 @@
 //     unusable, or Config.ElectionBound elapsed → alone. The lease is
 //     watched ([Election.Watch]) from entering electing to leaving it: its
 //     changes come back as lease-changed; the busy grace is measured here,
-//     on the machine's clock, from the first busy observation.
+//     on the machine's clock, from the first busy observation, or from when
+//     the bridge that failed found that same server silent (one grace, not
+//     two). A live server that refused the client's session because it is
+//     full ([Machine.BridgeFailedWith]) is not attached to again before the
+//     time it asked (waits.go), and the election bound then counts from its
+//     first refusal: past it, the client is served alone with that reason.
 //   - leaseholder: runs the shared server ([Server.Start]); a failed start →
 //     alone, giving the lease back. Its own client leaving → owner-left; the
 //     lease replaced on disk → lease-lost; a signal → exited, giving the
@@ -83,7 +88,7 @@
 //     ([Machine.LeaseReplaced]), the server's session hooks
 //     ([Machine.SessionsChanged], [Machine.IdleTimeout]), stdin and the parent
 //     ([Machine.ClientLeft]), signal handling ([Machine.Signal]) and the
-//     bridge ([Machine.BridgeFailed]).
+//     bridge ([Machine.BridgeFailed], [Machine.BridgeFailedWith]).
 //
 // # Threading
 //
@@ -115,7 +120,10 @@
 //
 // The machine measures only durations on its own monotonic clock
 // (time.Now, time.NewTimer): how long the election has run, how long a lease
-// has been busy since this process first saw it busy. It never compares a
+// has been busy since this process first saw it busy, how long a full
+// server asked to be left alone. What a bridge reports (how long its
+// server had been silent, what Retry-After asked) is a duration too, made
+// an instant of the machine's clock as it arrives. It never compares a
 // time written by another process with its own; judging a lease's age from
 // the file is the Election's business, on the same host. Tests run the
 // machine in testing/synctest bubbles, where that clock is fake and

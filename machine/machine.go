@@ -37,6 +37,9 @@ type Machine struct {
 	bound, poll   *time.Timer
 	boundEnds     time.Time // when bound fires
 	waitingOn     string    // the wait last announced: class and owner
+	full          fullRun   // a full server's refusals (waits.go)
+	refused       bool      // the live server just found asked to be left alone until later
+	silence       silence   // when the failed bridge's server fell silent (waits.go)
 
 	// Alone's tries to share again.
 	retry     *time.Timer   // armed while alone waits its turn
@@ -125,7 +128,7 @@ func (m *Machine) Run(ctx context.Context) Outcome {
 			}
 		case <-timerC(m.bound):
 			m.bound = nil
-			m.failure = timeoutReason(m.cfg.ElectionBound, m.obs)
+			m.failure = m.outOfTime()
 			m.fire(fctx, ElectionTimedOut)
 		case <-timerC(m.poll):
 			m.poll = nil
@@ -164,10 +167,9 @@ func (m *Machine) LeaseReplaced(reason string) {
 }
 
 // BridgeFailed reports that the attached server is gone, refused with
-// lease_lost, or lost the session twice, and says how.
-func (m *Machine) BridgeFailed(reason string) {
-	m.inbox.post(event{trigger: BridgeFailed, text: reason})
-}
+// lease_lost, or lost the session twice, and says how. BridgeFailedWith
+// says more.
+func (m *Machine) BridgeFailed(reason string) { m.BridgeFailedWith(BridgeFailure{Reason: reason}) }
 
 // IdleTimeout reports that every remaining session has been idle past the
 // idle timeout.
@@ -180,6 +182,7 @@ type event struct {
 	trigger Trigger
 	n       int
 	text    string
+	bridge  *BridgeFailure // BridgeFailed's
 
 	attempt uint64
 	obs     Observation
@@ -199,7 +202,7 @@ func (m *Machine) handle(ctx context.Context, ev event) {
 		m.cancelAttempt()
 		m.attempt = 0
 		m.obs = ev.obs
-		m.busySince = nextBusySince(m.busySince, ev.obs.Class, time.Now())
+		m.noteObservation(ev.obs, time.Now())
 		t, failure := triggerFor(ev.obs)
 		if failure != "" {
 			m.failure = failure
@@ -229,6 +232,7 @@ func (m *Machine) handle(ctx context.Context, ev event) {
 			m.lost = ev.text
 		case BridgeFailed:
 			m.failure = ev.text
+			m.noteBridgeFailure(ev.bridge, time.Now())
 		}
 		m.fire(ctx, ev.trigger)
 	}

@@ -24,7 +24,8 @@ type Observation struct {
 	// "not JSON (invalid character 'x')". For ClassUnusable it is why the
 	// lease cannot be used: "creating it: permission denied".
 	Reason string
-	// URL is the live server's URL, set with ClassLive.
+	// URL is the URL the lease names, when it names one: the live
+	// server's with ClassLive, the silent one's with ClassBusy.
 	URL string
 	// Owner is the pid of the process the lease names, 0 when it names
 	// none: whom a waiting election (binding, busy) waits for.
@@ -97,7 +98,8 @@ type Server interface {
 type Bridge interface {
 	// Attach starts bridging to the live server the observation names (its
 	// URL; its Opaque says what else the port needs to be let in) and
-	// returns at once; ctx ends with the machine. Later failures come back through [Machine.BridgeFailed], and
+	// returns at once; ctx ends with the machine. Later failures come back through [Machine.BridgeFailed]
+	// (or [Machine.BridgeFailedWith], saying a server is full or was silent), and
 	// only for a message that could not be delivered, so a failing server
 	// costs one election per client message, never a loop. Loop.
 	Attach(ctx context.Context, live Observation)

@@ -46,7 +46,7 @@ const (
 	LeaseStale Trigger = "lease-stale"
 	// LeaseCorrupt: not JSON, not an object, or another schema.
 	LeaseCorrupt Trigger = "lease-corrupt"
-	// LeaseEmpty: empty, and old or ownerless.
+	// LeaseEmpty: empty or whitespace, which no owner writes.
 	LeaseEmpty Trigger = "lease-empty"
 	// LeaseAbandoned: no URL, and old or ownerless.
 	LeaseAbandoned Trigger = "lease-abandoned"
@@ -147,7 +147,7 @@ var rulePoints = []struct {
 	ID    Rule
 	Point string
 }{
-	{R1, "the election reads the lease on every attempt and classifies it: live attaches; stale, corrupt, empty, abandoned, superseded are taken over; binding is waited for; bounded by time"},
+	{R1, "the election reads the lease on every attempt and classifies it: live attaches; stale, corrupt, empty, abandoned, superseded are taken over; binding is waited for, and a full server as it asks; bounded by time"},
 	{R2, "a lease that cannot be created, joined or replaced, or a server that cannot start: serve alone and log why; alone is a detour: keep trying, and join the shared server, the session carried, as soon as it can"},
 	{R3, "a bridge whose server is gone elects again: take over with the session carried, re-attach, or serve alone"},
 	{R4, "SIGTERM, SIGINT and SIGHUP remove the lease before the process dies of the signal"},

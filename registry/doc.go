@@ -47,8 +47,9 @@
 //     lease name, which fails with EEXIST ([ErrLeaseExists]) when anything is
 //     there. The temporary file is removed in every case. Only where the
 //     file system has no hard links is the lease created exclusively and
-//     written at once; a reader then sees it empty for a moment, which is
-//     judged binding.
+//     written at once, under the lock; a reader then sees it empty for a
+//     moment, judges it empty, and its take-over (which waits for the lock)
+//     finds it complete and removes nothing.
 //  2. Publish the URL ([LeaseFile.Publish]): write the new document to a
 //     temporary file and rename(2) it over the lease, only while the file
 //     still carries our instance ([ErrLeaseNotOurs] otherwise). Windows
@@ -91,12 +92,13 @@
 //     ([LeaseFile.TakeOver] accepts a busy lease still as judged).
 //   - corrupt: not JSON, not an object, another schema, a type error, larger
 //     than [MaxLeaseSize], a symbolic link or a special file; take over.
-//   - empty: empty or whitespace and at least the bind grace old; take over.
-//   - binding: empty and younger than the bind grace, or no URL yet while
-//     the owner is not known to be gone and the file is younger than the
-//     bind grace; wait.
-//   - abandoned: no URL, and the file is at least the bind grace old or its
-//     owner is gone (a dead owner is never waited for); take over.
+//   - empty: empty or whitespace, however old (no owner writes one: a lease
+//     is linked into place complete); take over at once.
+//   - binding: no URL yet, the owner not known to be gone, and its
+//     started_at less than the bind grace ago; wait.
+//   - abandoned: no URL, and its started_at at least the bind grace ago,
+//     unreadable or further ahead of the clock than a second, or its owner
+//     gone (a dead owner is never waited for); take over.
 //   - superseded: started from our executable path whose file has changed
 //     since (mtime or size), or an older x.y.z version than ours; take over
 //     without probing. Another path, a missing field or a version that is
@@ -124,17 +126,19 @@
 // own clock from its first busy observation. No foreign timestamp is
 // involved.
 //
-// The bind grace is measured as the file's age: now on the local clock minus
-// the file's mtime. This is the one place the registry compares a time it
-// did not take itself. It is acceptable because the lease is on the same
-// host and the same file system as every reader (the mtime is stamped by the
-// same kernel clock readers use), and because age is only ever a grace: it
-// decides how long to wait for an owner that may still be writing, never
-// whether an owner is alive. A skewed clock can make us wait up to the grace
-// longer, or take over a binding lease early; the take-over is still one
-// critical section, and the early owner then finds its lease gone when it
-// publishes and stops. A negative age (an mtime in the future) counts as
-// zero. The started_at field is informational and never compared.
+// The bind grace is measured from the owner's started_at: now on the local
+// clock minus the time the owner wrote in its lease as it wrote it. This
+// is the one place the registry compares a time it did not take itself. It
+// is acceptable because the owner is on the same host (its clock is ours),
+// and because age is only ever a grace: it decides how long to wait for an
+// owner that may still be publishing, never whether an owner is alive. The
+// file's mtime is never used: anyone may touch the file, and touching it
+// must not re-arm a wait. A started_at up to a second ahead (a clock
+// stepped back) counts as just now; further ahead, or unreadable, it ages
+// nothing, and the lease is abandoned rather than waited for without end.
+// A clock stepped forward may take a binding lease over early: the take-over
+// is still one critical section, and the early owner finds its lease gone
+// when it publishes.
 //
 // # Watching
 //

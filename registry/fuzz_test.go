@@ -46,8 +46,14 @@ func checkVerdict(t *testing.T, raw []byte, v Verdict) {
 	if v.NeedsProbe && (err != nil || !doc.HasURL()) {
 		t.Fatalf("NeedsProbe for %q (decode: %v)", raw, err)
 	}
-	if err != nil && (v.Class == Live || v.Class == Busy || v.Class == Stale || v.Class == Binding && len(strings.TrimSpace(string(raw))) > 0) {
+	if err != nil && (v.Class == Live || v.Class == Busy || v.Class == Stale || v.Class == Binding) {
 		t.Fatalf("class %s for the invalid document %q", v.Class, raw)
+	}
+	if (len(strings.TrimSpace(string(raw))) == 0) != (v.Class == Empty) {
+		t.Fatalf("class %s for %q: empty is taken over at once, and only empty is empty", v.Class, raw)
+	}
+	if (v.Grace > 0) != (v.Class == Binding) || v.Grace < 0 {
+		t.Fatalf("grace %s for class %s", v.Grace, v.Class)
 	}
 }
 
@@ -58,7 +64,7 @@ func FuzzJudge(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw []byte, age int64, owner, probe uint8, _ int64) { // the last was how long it was busy, which the judge no longer weighs
 		in := Input{
-			Found: Regular, Raw: raw, Age: time.Duration(age),
+			Found: Regular, Raw: raw, Now: started.Add(time.Duration(age)),
 			Owner:      proc.Liveness(owner % 3),
 			Probe:      ProbeResult{Status: ProbeStatus(probe % 3), Reason: "fuzz"},
 			Executable: ourExe, Version: ourVersion,

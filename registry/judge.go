@@ -24,8 +24,8 @@ const (
 	Stale      Class = "stale"      // its server does not answer: take over
 	Busy       Class = "busy"       // silent, owner alive: wait up to the busy grace
 	Corrupt    Class = "corrupt"    // not a lease document (or a symlink): take over
-	Empty      Class = "empty"      // empty, older than the bind grace: take over
-	Binding    Class = "binding"    // its owner may still be writing it: wait
+	Empty      Class = "empty"      // empty or whitespace, which no owner writes: take over
+	Binding    Class = "binding"    // no URL yet, its owner alive and started within the bind grace: wait
 	Abandoned  Class = "abandoned"  // no URL and old, or owner gone: take over
 	Superseded Class = "superseded" // started from a replaced or older executable: take over
 	Unusable   Class = "unusable"   // a directory, or unreadable: serve alone
@@ -66,8 +66,8 @@ type ProbeResult struct {
 
 // Timings are the judge's graces; a zero field means its default.
 type Timings struct {
-	// BindGrace is how long a lease without a URL (or an empty file) may be
-	// waited for. Default 15 s.
+	// BindGrace is how long a lease without a URL may be waited for,
+	// counted from its owner's started_at. Default 15 s.
 	BindGrace time.Duration
 }
 
@@ -86,9 +86,10 @@ type Input struct {
 	Raw   []byte
 	// ReadErr is the OS reason when Found is Unreadable.
 	ReadErr string
-	// Age is now − the file's mtime, on the local clock; negative counts
-	// as zero.
-	Age time.Duration
+	// Now is the judging process's clock, which ages a lease without a URL
+	// from its owner's started_at (never from the file's mtime, which
+	// anyone may touch).
+	Now time.Time
 	// Owner is the liveness of the decoded document's owner.
 	Owner proc.Liveness
 	// Probe is the result of probing the document's URL.
@@ -115,12 +116,22 @@ type Verdict struct {
 	NeedsProbe bool
 	// TakeOver is true when the lease is to be removed and replaced.
 	TakeOver bool
+	// Grace is, for Binding, how much longer the lease stays binding
+	// before it counts as abandoned.
+	Grace time.Duration
 }
 
-// Judge classifies a lease path (SPEC §5.2). It is pure: no I/O, no clock.
+// clockTolerance is how far ahead of the judge's clock a started_at may
+// be and still count as just now. The owner stamps it on this host before
+// it links the lease, so it can be ahead only after the clock stepped back;
+// further ahead, no wait can be counted from it, and a lease nobody can age
+// is not waited for (it would hold every client until that time came).
+const clockTolerance = time.Second
+
+// Judge classifies a lease path (SPEC §5.2). It is pure: no I/O, and the
+// time is in.Now.
 func Judge(in Input) Verdict {
 	t := in.Timings.withDefaults()
-	age := max(in.Age, 0)
 	switch in.Found {
 	case Missing:
 		return verdict(Absent, "absent lease: there is no lease file")
@@ -136,10 +147,12 @@ func Judge(in Input) Verdict {
 
 	doc, problem := decode(in.Raw)
 	switch {
-	case problem == problemEmpty && age < t.BindGrace:
-		return verdict(Binding, fmt.Sprintf("binding lease: the file is still empty; its owner may be writing it (%s old, grace %s)", round(age), t.BindGrace))
 	case problem == problemEmpty:
-		return verdict(Empty, "empty lease: its owner never wrote it")
+		// A lease is linked into place complete: nobody is writing this
+		// one. (Where links are missing, the lease is written in place
+		// under the sidecar lock, which a take-over waits for and then
+		// finds the file complete, so it removes nothing.)
+		return verdict(Empty, "empty lease: the file holds nothing, and no owner writes a lease that way (it links it into place complete)")
 	case problem != "":
 		return verdict(Corrupt, "corrupt lease: "+problem)
 	}
@@ -150,14 +163,7 @@ func Judge(in Input) Verdict {
 	pid := fmt.Sprintf("pid %d", doc.PID)
 
 	if !doc.HasURL() {
-		switch {
-		case in.Owner == proc.OwnerGone:
-			return verdict(Abandoned, "abandoned lease: its owner never published a URL ("+pid+" is gone)")
-		case age >= t.BindGrace:
-			return verdict(Abandoned, fmt.Sprintf("abandoned lease: its owner never published a URL (%s old, grace %s)", round(age), t.BindGrace))
-		default:
-			return verdict(Binding, fmt.Sprintf("binding lease: its owner (%s) has not published a URL yet (%s old, grace %s)", pid, round(age), t.BindGrace))
-		}
+		return judgeUnbound(doc, pid, in.Owner, in.Now, t.BindGrace)
 	}
 
 	url := doc.URLString()
@@ -179,6 +185,28 @@ func Judge(in Input) Verdict {
 		v.Reason = fmt.Sprintf("busy lease: the server it names at %s does not answer (%s) but %s", url, in.Probe.Reason, owner)
 	}
 	v.TakeOver = v.Class.TakesOver()
+	return v
+}
+
+// judgeUnbound judges a lease without a URL: binding while its owner may
+// still publish one, within the bind grace of its started_at; abandoned
+// otherwise.
+func judgeUnbound(doc Lease, pid string, owner proc.Liveness, now time.Time, grace time.Duration) Verdict {
+	started, err := time.Parse(time.RFC3339, doc.StartedAt)
+	ahead := started.Sub(now)
+	age := max(-ahead, 0)
+	switch {
+	case owner == proc.OwnerGone:
+		return verdict(Abandoned, "abandoned lease: its owner never published a URL ("+pid+" is gone)")
+	case err != nil:
+		return verdict(Abandoned, fmt.Sprintf("abandoned lease: its owner never published a URL, and its started_at (%q) is no time to count a wait from", doc.StartedAt))
+	case ahead > clockTolerance:
+		return verdict(Abandoned, fmt.Sprintf("abandoned lease: its owner never published a URL, and its started_at (%s) is %s ahead of this host's clock", doc.StartedAt, round(ahead)))
+	case age >= grace:
+		return verdict(Abandoned, fmt.Sprintf("abandoned lease: its owner never published a URL (started %s ago, grace %s)", round(age), grace))
+	}
+	v := verdict(Binding, fmt.Sprintf("binding lease: its owner (%s) has not published a URL yet (started %s ago, grace %s)", pid, round(age), grace))
+	v.Grace = grace - age
 	return v
 }
 

@@ -37,6 +37,9 @@ func docBytes(t testing.TB, edit func(*Lease)) []byte {
 
 func noURL(l *Lease) { l.URL = nil }
 
+// started is when docBytes' owner started, by its started_at.
+var started = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
 func TestJudge(t *testing.T) {
 	const bind = DefaultBindGrace
 	failedProbe := ProbeResult{Status: ProbeFailed, Reason: "connection refused"}
@@ -48,8 +51,9 @@ func TestJudge(t *testing.T) {
 		name   string
 		in     Input
 		class  Class
-		probe  bool   // NeedsProbe
-		reason string // a substring of Reason
+		probe  bool          // NeedsProbe
+		reason string        // a substring of Reason
+		grace  time.Duration // Grace
 	}{
 		{name: "no file", in: Input{Found: Missing}, class: Absent},
 		{name: "directory", in: Input{Found: Directory}, class: Unusable, reason: "is a directory"},
@@ -57,12 +61,12 @@ func TestJudge(t *testing.T) {
 		{name: "symlink", in: Input{Found: Symlink, Raw: []byte("/etc/passwd")}, class: Corrupt, reason: "lease path is a symbolic link"},
 		{name: "fifo", in: Input{Found: Special}, class: Corrupt, reason: "not a regular file"},
 
-		{name: "empty and new", in: Input{Found: Regular}, class: Binding, reason: "still empty"},
-		{name: "whitespace just under the grace", in: Input{Found: Regular, Raw: []byte(" \n\t"), Age: bind - time.Millisecond}, class: Binding},
-		{name: "empty exactly the grace old", in: Input{Found: Regular, Age: bind}, class: Empty, reason: "empty lease: its owner never wrote it"},
-		{name: "empty an hour old", in: Input{Found: Regular, Raw: []byte("\n"), Age: time.Hour}, class: Empty},
-		{name: "empty from the future", in: Input{Found: Regular, Age: -time.Hour}, class: Binding},
-		{name: "empty with a short grace", in: Input{Found: Regular, Age: time.Second, Timings: Timings{BindGrace: time.Second}}, class: Empty},
+		// An empty file is never waited for: no owner writes one. The
+		// judge cannot even see a file's mtime, so touching it changes
+		// nothing (TestObserver_AgeComesFromStartedAtNeverTheMTime).
+		{name: "empty", in: Input{Found: Regular}, class: Empty, reason: "empty lease: the file holds nothing"},
+		{name: "whitespace", in: Input{Found: Regular, Raw: []byte(" \n\t")}, class: Empty},
+		{name: "empty with a long grace", in: Input{Found: Regular, Raw: []byte("\n"), Timings: Timings{BindGrace: time.Hour}}, class: Empty},
 
 		{name: "not JSON", in: Input{Found: Regular, Raw: []byte("{not a lease")}, class: Corrupt, reason: "corrupt lease: not JSON ("},
 		{name: "array", in: Input{Found: Regular, Raw: []byte("[]")}, class: Corrupt, reason: "corrupt lease: not a majordomus-mcp-lease/v1 document"},
@@ -74,11 +78,19 @@ func TestJudge(t *testing.T) {
 		{name: "type error", in: Input{Found: Regular, Raw: []byte(`{"schema":"majordomus-mcp-lease/v1","pid":"x"}`)}, class: Corrupt, reason: "document (json: cannot unmarshal"},
 		{name: "too large", in: Input{Found: Regular, Raw: []byte(`{"schema":"majordomus-mcp-lease/v1","x":"` + strings.Repeat("a", MaxLeaseSize) + `"}`)}, class: Corrupt, reason: "larger than"},
 
-		{name: "no URL, owner alive, new", in: Input{Found: Regular, Raw: bound(noURL), Owner: proc.OwnerAlive, Age: time.Second}, class: Binding, reason: "has not published a URL yet"},
-		{name: "no URL, owner unknown, new", in: Input{Found: Regular, Raw: bound(noURL), Owner: proc.OwnerUnknown}, class: Binding},
-		{name: "empty URL string counts as none", in: Input{Found: Regular, Raw: bound(func(l *Lease) { s := ""; l.URL = &s }), Owner: proc.OwnerAlive}, class: Binding},
-		{name: "no URL, owner alive, exactly the grace old", in: Input{Found: Regular, Raw: bound(noURL), Owner: proc.OwnerAlive, Age: bind}, class: Abandoned, reason: "abandoned lease: its owner never published a URL"},
+		{name: "no URL, owner alive, new", in: Input{Found: Regular, Raw: bound(noURL), Owner: proc.OwnerAlive, Now: started.Add(time.Second)}, class: Binding, reason: "has not published a URL yet (started 1s ago, grace 15s)", grace: bind - time.Second},
+		{name: "no URL, owner unknown, new", in: Input{Found: Regular, Raw: bound(noURL), Owner: proc.OwnerUnknown}, class: Binding, grace: bind},
+		{name: "empty URL string counts as none", in: Input{Found: Regular, Raw: bound(func(l *Lease) { s := ""; l.URL = &s }), Owner: proc.OwnerAlive}, class: Binding, grace: bind},
+		{name: "no URL, started to the millisecond", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.URL, l.StartedAt = nil, "2026-01-02T03:04:05.250Z" }), Owner: proc.OwnerAlive, Now: started.Add(time.Second)}, class: Binding, grace: bind - 750*time.Millisecond},
+		{name: "no URL, owner alive, exactly the grace since it started", in: Input{Found: Regular, Raw: bound(noURL), Owner: proc.OwnerAlive, Now: started.Add(bind)}, class: Abandoned, reason: "abandoned lease: its owner never published a URL (started 15s ago, grace 15s)"},
 		{name: "no URL, owner gone, new", in: Input{Found: Regular, Raw: bound(noURL), Owner: proc.OwnerGone}, class: Abandoned, reason: "pid 4242 is gone"},
+		// started_at is the owner's clock, which is this host's: a second
+		// ahead is a clock stepped back and counts as now; further ahead
+		// it ages nothing, and a lease nobody can age is not waited for.
+		{name: "no URL, started a second ahead of the clock", in: Input{Found: Regular, Raw: bound(noURL), Owner: proc.OwnerAlive, Now: started.Add(-time.Second)}, class: Binding, grace: bind},
+		{name: "no URL, started an hour ahead of the clock", in: Input{Found: Regular, Raw: bound(noURL), Owner: proc.OwnerAlive, Now: started.Add(-time.Hour)}, class: Abandoned, reason: "is 1h0m0s ahead of this host's clock"},
+		{name: "no URL, no started_at", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.URL, l.StartedAt = nil, "" }), Owner: proc.OwnerAlive}, class: Abandoned, reason: `its started_at ("") is no time to count a wait from`},
+		{name: "no URL, a started_at that is no time", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.URL, l.StartedAt = nil, "yesterday" }), Owner: proc.OwnerAlive}, class: Abandoned, reason: `"yesterday"`},
 
 		{name: "URL not probed yet", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerAlive}, class: Unprobed, probe: true},
 		{name: "URL answers", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerAlive, Probe: okProbe}, class: Live, probe: true, reason: "http://127.0.0.1:8741"},
@@ -89,7 +101,7 @@ func TestJudge(t *testing.T) {
 		{name: "URL silent, owner unknown", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerUnknown, Probe: failedProbe}, class: Busy, probe: true, reason: "cannot be told"},
 		// How long it has been busy is the machine's to weigh: the judge
 		// says busy however old the lease is.
-		{name: "busy however old", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerAlive, Probe: failedProbe, Age: 24 * time.Hour}, class: Busy, probe: true},
+		{name: "busy however old", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerAlive, Probe: failedProbe, Now: started.Add(24 * time.Hour)}, class: Busy, probe: true},
 
 		{name: "superseded by mtime", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Executable.MTime-- })}, class: Superseded,
 			reason: "superseded lease: the server was started from /opt/bin/majordomus-mcp and that file has been replaced since"},
@@ -125,6 +137,9 @@ func TestJudge(t *testing.T) {
 			if in.Version == "" {
 				in.Version = ourVersion
 			}
+			if in.Now.IsZero() {
+				in.Now = started
+			}
 			got := Judge(in)
 			if got.Class != tt.class {
 				t.Errorf("class = %s, want %s (reason %q)", got.Class, tt.class, got.Reason)
@@ -140,6 +155,9 @@ func TestJudge(t *testing.T) {
 			}
 			if !strings.Contains(got.Reason, tt.reason) {
 				t.Errorf("reason %q does not contain %q", got.Reason, tt.reason)
+			}
+			if got.Grace != tt.grace {
+				t.Errorf("Grace = %s, want %s", got.Grace, tt.grace)
 			}
 		})
 	}

@@ -48,7 +48,9 @@ type Lease struct {
 	Profile      string `json:"profile"`
 	// URL is nil until the server is bound, then its base URL.
 	URL *string `json:"url"`
-	// StartedAt is RFC 3339 UTC. Informational: never compared with a clock.
+	// StartedAt is RFC 3339 UTC, to the millisecond: when the owner wrote
+	// the lease. A lease without a URL is aged from it (the bind grace);
+	// nothing else compares it with a clock.
 	StartedAt string `json:"started_at"`
 	Host      string `json:"host"`
 	// BootID identifies the owner's boot ([BootID]).
@@ -100,7 +102,7 @@ func NewLease(self Identity, root, repositoryID, profile, version string, now ti
 		Root:         root,
 		RepositoryID: repositoryID,
 		Profile:      profile,
-		StartedAt:    now.UTC().Format(time.RFC3339),
+		StartedAt:    now.UTC().Format(startedAtLayout),
 		Host:         self.Host,
 		BootID:       self.BootID,
 		ProcessStart: self.Start,
@@ -109,6 +111,10 @@ func NewLease(self Identity, root, repositoryID, profile, version string, now ti
 		Secret:       secret.New(),
 	}
 }
+
+// startedAtLayout is RFC 3339 with milliseconds, so that the bind grace is
+// counted from the moment the lease was written, not up to a second before.
+const startedAtLayout = "2006-01-02T15:04:05.000Z07:00"
 
 // Dir returns the directory that holds the leases of root.
 func Dir(root string) string {

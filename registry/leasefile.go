@@ -254,8 +254,9 @@ func writeSynced(f *os.File, raw []byte) error {
 // a hard link (link, os.Link but in tests) to tmp, which holds raw, synced, so that the file appears
 // complete or not at all. Where the file system has no hard links (FAT,
 // some network shares) it creates path exclusively and writes raw into it:
-// a reader may then see it empty for a moment, which the judge treats as a
-// lease being written (binding).
+// a reader may then see it empty for a moment and judge it empty, but the
+// caller holds the sidecar lock meanwhile, so a take-over of that judgement
+// waits for it and then finds the file complete, and removes nothing.
 func createComplete(link func(oldname, newname string) error, tmp, path string, raw []byte) error {
 	linkErr := link(tmp, path)
 	if linkErr == nil || errors.Is(linkErr, fs.ErrExist) {

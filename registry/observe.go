@@ -60,20 +60,17 @@ type Observer struct {
 // that, and judges it. It fails only when ctx ends.
 func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 	snap := Read(o.Path)
-	now := o.Env.Time()
 	obs := Observation{Path: o.Path, Snapshot: snap}
 	in := Input{
 		Found:      snap.Found,
 		Raw:        snap.Raw,
+		Now:        o.Env.Time(),
 		Executable: o.Executable,
 		Version:    o.Version,
 		Timings:    o.Timings,
 	}
 	if snap.Err != nil {
 		in.ReadErr = snap.Err.Error()
-	}
-	if !snap.ModTime.IsZero() {
-		in.Age = now.Sub(snap.ModTime)
 	}
 	if snap.Found == Regular {
 		if doc, problem := decode(snap.Raw); problem == "" {

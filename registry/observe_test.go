@@ -97,7 +97,7 @@ func TestObserver_ProbesOnlyWhenItMatters(t *testing.T) {
 		probe bool
 	}{
 		{"corrupt", []byte("{not a lease"), Corrupt, false},
-		{"empty and new", nil, Binding, false},
+		{"empty and new", nil, Empty, false},
 		{"no URL yet, owner gone", docBytes(t, noURL), Abandoned, false},
 		{"superseded", docBytes(t, func(l *Lease) { l.Version = "0.0.1" }), Superseded, false},
 		{"dead owner, silent server", docBytes(t, nil), Stale, true},
@@ -128,15 +128,42 @@ func TestObserver_ProbesOnlyWhenItMatters(t *testing.T) {
 	}
 }
 
-func TestObserver_AgeComesFromTheFilesMTime(t *testing.T) {
-	path := leasePath(t)
-	writeFile(t, path, nil)
-	old := time.Now().Add(-time.Hour)
-	if err := os.Chtimes(path, old, old); err != nil {
+// A lease without a URL is aged from its owner's started_at, never from
+// the file's mtime: touching the file re-arms no wait, and an empty file is
+// taken over however new it is.
+func TestObserver_AgeComesFromStartedAtNeverTheMTime(t *testing.T) {
+	self, err := Self()
+	if err != nil {
 		t.Fatal(err)
 	}
-	if obs := observe(t, path); obs.Verdict.Class != Empty {
-		t.Errorf("an hour-old empty lease is %s", obs.Verdict.Class)
+	now := time.Now()
+	unbound := func(startedAt time.Time) []byte {
+		return docBytes(t, func(l *Lease) {
+			l.URL, l.StartedAt = nil, startedAt.UTC().Format(startedAtLayout)
+			l.PID, l.ProcessStart, l.BootID = self.PID, self.Start, self.BootID // alive: this process
+		})
+	}
+	for _, tc := range []struct {
+		name  string
+		raw   []byte
+		mtime time.Time
+		class Class
+	}{
+		{"empty, just written", nil, now, Empty},
+		{"whitespace, just written", []byte(" \n"), now, Empty},
+		{"started an hour ago, just touched", unbound(now.Add(-time.Hour)), now, Abandoned},
+		{"started just now, the file an hour old", unbound(now), now.Add(-time.Hour), Binding},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := leasePath(t)
+			writeFile(t, path, tc.raw)
+			if err := os.Chtimes(path, tc.mtime, tc.mtime); err != nil {
+				t.Fatal(err)
+			}
+			if obs := observe(t, path); obs.Verdict.Class != tc.class {
+				t.Errorf("class = %s (%s), want %s", obs.Verdict.Class, obs.Verdict.Reason, tc.class)
+			}
+		})
 	}
 }
 

@@ -56,8 +56,14 @@ func TestUnusableLeasesAreTakenOver(t *testing.T) {
 	}{
 		{"corrupt", `{not a lease`, 0, "corrupt", "not JSON"},
 		{"another schema", `{"schema":"something/v9","url":"http://127.0.0.1:1"}`, 0, "corrupt", "not a majordomus-mcp-lease/v1 document"},
-		{"an old empty file", ``, time.Hour, "empty", "its owner never wrote it"},
-		{"abandoned an hour ago", `{"schema":"majordomus-mcp-lease/v1","pid":1,"instance":"x","url":null}`, time.Hour, "abandoned", "never published a URL"},
+		// An empty file is never waited for, however new (SPEC §5.2).
+		{"an empty file, just written", ``, 0, "empty", "the file holds nothing"},
+		{"whitespace, just written", " \n\t", 0, "empty", "the file holds nothing"},
+		// Aged from its started_at, never from the file's mtime: touched
+		// just now, it is still an hour old, though its owner (the test)
+		// is alive.
+		{"abandoned an hour ago, touched just now", fmt.Sprintf(`{"schema":"majordomus-mcp-lease/v1","pid":%d,"process_start":%d,"boot_id":%q,"instance":"x","url":null,"started_at":%q}`,
+			os.Getpid(), processStart(t), bootID(t), time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)), 0, "abandoned", "never published a URL (started 1h0m"},
 		{"abandoned by a dead owner, young", fmt.Sprintf(`{"schema":"majordomus-mcp-lease/v1","pid":%d,"instance":"x","url":null}`, deadPID(t)), 0, "abandoned", "is gone"},
 	}
 	for _, tc := range cases {
@@ -123,10 +129,10 @@ func TestABindingLeaseIsWaitedForThenAttached(t *testing.T) {
 	doc := map[string]any{
 		"schema": "majordomus-mcp-lease/v1", "pid": os.Getpid(), "instance": "test-owner", "root": root,
 		"repository_id": repositoryID, "url": nil, "boot_id": bootID(t), "process_start": processStart(t),
-		"secret": key,
+		"secret": key, "started_at": time.Now().UTC().Format(time.RFC3339Nano),
 	}
 	raw, _ := json.Marshal(doc)
-	plantLease(t, dir, string(raw), 0)
+	plantLease(t, dir, string(raw), time.Hour) // the file's age counts for nothing
 
 	p := shared(t, dir, "--log-level", "debug")
 	// The wait is said at info, once: for whom, whose process, until when.

@@ -183,6 +183,53 @@ func TestCallsToAStoppedLeaseholderAreAnsweredWithinTheBound(t *testing.T) {
 	exitsWith(t, a, 0)
 }
 
+// One busy grace (SPEC §15): a bridged call to a stopped leaseholder waits
+// out the busy grace once, on the bridge's silent probes; the election that
+// follows counts that wait toward its own grace, says so, and takes the
+// lease over at its first busy judgement, without a second wait.
+func TestAStoppedLeaseholderCostsACallOneBusyGrace(t *testing.T) {
+	const grace = 2 * time.Second
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	url := serverURL(t, a)
+	b := shared(t, dir, "--busy-grace", grace.String(), "--probe-timeout", "500ms", "--election-bound", "10s", "--log-level", "debug")
+	initialize(t, b, "codex")
+	// The bridge knows the call is read-only, so that it rides a kept
+	// connection and waits on the watch's probes (a call on a new one
+	// waits on its proof, which counts too, but for the probe timeout
+	// only).
+	if _, err := b.WaitLog(ctx(t), "learned from the server which tools may be resent"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Call(ctx(t), "tools/list", nil); err != nil {
+		t.Fatal(err)
+	}
+
+	stop(t, a)
+	t.Cleanup(func() { a.Signal(syscall.SIGCONT) })
+	r, err := b.Call(ctx(t), "tools/call", map[string]any{"name": "majordomus_repository", "arguments": map[string]any{}})
+	if err != nil || r.Error != nil || !strings.Contains(string(r.Result), "repository_id") {
+		t.Fatalf("the call to the stopped leaseholder was answered %s %v (%v)", r.Result, r.Error, err)
+	}
+	if _, err := b.WaitLog(ctx(t), "the shared server failed", "has answered no probe for"); err != nil {
+		t.Fatal(err)
+	}
+	credit := fmt.Sprintf("the server at %s had answered no probe for", url)
+	if _, err := b.WaitLog(ctx(t), `"level":"info"`, credit, "that counts toward the busy grace (2s)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.WaitLog(ctx(t), "busy lease:", "taking it over"); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.CountLogs("waiting for the server of the lease's owner"); n != 0 {
+		t.Fatalf("the election waited on the stopped server again (%d wait lines):\n%s", n, strings.Join(b.Logs(), "\n"))
+	}
+	if readLease(t, dir)["url"] != serverURL(t, b) {
+		t.Fatal("the lease does not name the server that took over")
+	}
+}
+
 // A client that never lists tools has a read-only call in flight when its
 // leaseholder is killed -9 — three times in a row, each time with another
 // leaseholder already in its place — and the call is sent again and

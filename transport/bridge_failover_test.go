@@ -179,3 +179,42 @@ func TestALostLeaseMakesTheBridgeElect(t *testing.T) {
 		t.Fatalf("the refusing server counts %d sessions", n)
 	}
 }
+
+// A full server (503, Retry-After) is neither gone nor shutting down: the
+// bridge fails over with a *FullServer cause saying how many sessions it
+// has and how long it asked to be left alone, for the election to wait as
+// asked (SPEC §15); the initialize provably did not run there.
+func TestAFullServerFailsOverSayingSo(t *testing.T) {
+	f1, f2 := newFixture(), newFixture()
+	s1 := serveHTTP(t, HTTPConfig{MCP: f1.srv, MaxSessions: 1})
+	newClient(t, s1.url).initialize() // the one session it takes
+	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
+	c := runStdio(t, fo.bridge(s1.url))
+	if a := c.open(initRoots); !strings.Contains(a, `"id":1,"result"`) {
+		t.Fatalf("initialize answered %s", a)
+	}
+	call := fo.next()
+	var full *FullServer
+	if !errors.As(call.cause, &full) || full.URL != s1.url || full.Sessions != 1 || full.RetryAfter != 5*time.Second {
+		t.Fatalf("Failover(%v): want a *FullServer of 1 session, retry after 5s", call.cause)
+	}
+	if want := "the shared server at " + s1.url + " is full (1 session)"; call.cause.Error() != want || strings.Contains(call.cause.Error(), "shutting down") {
+		t.Fatalf("the cause says %q, want %q", call.cause, want)
+	}
+	if n := s1.Sessions(); n != 1 {
+		t.Fatalf("the full server counts %d sessions", n)
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for v, want := range map[string]time.Duration{
+		"5": 5 * time.Second, " 0 ": 0, "": 0, "soon": 0, "-3": 0,
+		"Fri, 02 Jan 2026 03:04:15 GMT": 10 * time.Second,
+		"Fri, 02 Jan 2026 03:04:00 GMT": 0, // past
+	} {
+		if got := retryAfter(v, now); got != want {
+			t.Errorf("retryAfter(%q) = %s, want %s", v, got, want)
+		}
+	}
+}

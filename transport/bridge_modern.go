@@ -3,7 +3,6 @@ package transport
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"sync/atomic"
@@ -79,12 +78,7 @@ func (b *Bridge) exchangeModern(ctx context.Context, msg json.RawMessage, c call
 	res := b.post(ctx, b.withPeer(msg), header, b.mayRepeat(c))
 	switch {
 	case res.outcome == failed && len(res.body) == 0:
-		cause := fmt.Errorf("the shared server at %s is unreachable: %v", b.cfg.URL, res.err)
-		var silent *silentServer
-		if errors.As(res.err, &silent) {
-			cause = silent
-		}
-		return nil, &failure{cause: cause, notRun: res.notRun}
+		return nil, &failure{cause: b.unreachable(res.err), notRun: res.notRun}
 	case leaseLostModern(res.body):
 		return nil, &failure{cause: fmt.Errorf("the shared server at %s refused the request: %s", b.cfg.URL, errorMessage(res.body)), notRun: true}
 	case !c.env.IsRequest():

@@ -20,10 +20,15 @@ type silentServer struct {
 	url   string
 	after time.Duration
 	last  error
+	proof bool // what it did not answer was the proof a new connection asks
 }
 
 func (e *silentServer) Error() string {
-	return fmt.Sprintf("the shared server at %s has answered no probe for %s (stopped or frozen): %v", e.url, e.after, e.last)
+	asked := "probe"
+	if e.proof {
+		asked = "proof of a new connection"
+	}
+	return fmt.Sprintf("the shared server at %s has answered no %s for %s (stopped or frozen): %v", e.url, asked, e.after, e.last)
 }
 
 // probeEvery is how often a server is probed while a message waits for

@@ -3,8 +3,10 @@ package transport
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -78,6 +80,11 @@ func TestAFrozenServerFailsOverOnceItsProbesFallSilent(t *testing.T) {
 	call := fo.next()
 	if !strings.Contains(call.cause.Error(), "has answered no probe") || !strings.Contains(string(call.carried.Initialize), `"name":"bridged"`) {
 		t.Fatalf("Failover(%v, %+v)", call.cause, call.carried)
+	}
+	// What the probes waited is told, for the election to count it
+	// toward its own busy grace (SPEC §15).
+	if url, silent, ok := SilentFor(call.cause); !ok || url != s1.url || silent < durationMS(300) {
+		t.Fatalf("SilentFor(%v) = %s, %s, %t; want %s silent for the 300ms the probes waited", call.cause, url, silent, ok, s1.url)
 	}
 	if a20, _ := c.answer("20"); !strings.Contains(a20, "outcome unknown") {
 		t.Fatalf("the write in flight was answered %s", a20)
@@ -188,4 +195,54 @@ func TestASessionLeftOnASilentServerIsEndedWhenItAnswers(t *testing.T) {
 	p.silent.Store(true)
 	fo.next()
 	s1.count.waitFor(t, 0)
+}
+
+// A stopped server's kernel still accepts connections: a message sent on
+// a new one waits for the proof the bridge asks first, which never comes.
+// It provably did not run, and the failover says for how long the server
+// answered nothing, as the watch's probes would.
+func TestAServerThatAcceptsButNeverProvesIsSilent(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var held []net.Conn
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, conn := range held {
+			conn.Close()
+		}
+	})
+	go func() { // accepts, and never reads nor answers
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, conn)
+			mu.Unlock()
+		}
+	}()
+	url := "http://" + ln.Addr().String()
+	const proof = 200 * time.Millisecond
+	fo := &failovers{t: t, f: newFixture(), calls: make(chan failoverCall, 4)}
+	c := runStdio(t, func(out *FrameWriter) Backend {
+		fo.out = out
+		b, err := NewBridge(context.Background(), BridgeConfig{Secret: testSecret, URL: url, Out: out, Failover: fo.failover, ProbeTimeout: proof})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	})
+	if a := c.open(initRoots); !strings.Contains(a, `"id":1,"result"`) {
+		t.Fatalf("initialize answered %s", a)
+	}
+	call := fo.next()
+	if got, silent, ok := SilentFor(call.cause); !ok || got != url || silent < proof || !strings.Contains(call.cause.Error(), "did not prove") {
+		t.Fatalf("SilentFor(%v) = %s, %s, %t; want %s silent for at least %s", call.cause, got, silent, ok, url, proof)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -80,12 +81,7 @@ func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) (
 			if res.status == http.StatusConflict {
 				return nil, &failure{cause: fmt.Errorf("the shared server at %s refused the message: %v", b.cfg.URL, res.err), notRun: true}
 			}
-			cause := fmt.Errorf("the shared server at %s is unreachable: %v", b.cfg.URL, res.err)
-			var silent *silentServer
-			if errors.As(res.err, &silent) {
-				cause = silent
-			}
-			return nil, &failure{cause: cause, notRun: res.notRun}
+			return nil, &failure{cause: b.unreachable(res.err), notRun: res.notRun}
 		}
 	}
 }
@@ -114,16 +110,13 @@ func postHeader() http.Header {
 // post POSTs msg with header and reads the answer (see exchange).
 func (b *Bridge) post(ctx context.Context, msg json.RawMessage, header http.Header, resendable bool) exchangeResult {
 	modern := mcp.IsModernProtocol(header.Get(mcp.HeaderProtocolVersion))
+	began := time.Now()
 	ctx, stopWatch := b.watchServer(ctx)
 	defer stopWatch()
 	resp, done, err := b.posts.post(ctx, msg, header, resendable)
 	if err != nil {
 		b.posts.closeIdle() // the server may be gone: its kept connections with it
-		notRun := neverConnected(err)
-		if silent := silenced(ctx); silent != nil {
-			err = silent
-		}
-		return exchangeResult{outcome: failed, err: err, notRun: notRun}
+		return exchangeResult{outcome: failed, err: b.silence(ctx, err, began), notRun: neverConnected(err)}
 	}
 	res := b.readAnswer(msg, resp, modern)
 	if res.outcome == failed {
@@ -178,7 +171,7 @@ func (b *Bridge) readAnswer(msg json.RawMessage, resp *http.Response, modern boo
 	case resp.StatusCode == http.StatusNotFound:
 		res.outcome = gone
 	case resp.StatusCode == http.StatusServiceUnavailable:
-		res.outcome, res.notRun, res.err = failed, true, errors.New("it is shutting down")
+		res.outcome, res.notRun, res.err = failed, true, b.unavailable(resp)
 	case resp.StatusCode >= 500:
 		res.outcome, res.err = failed, fmt.Errorf("status %d", resp.StatusCode)
 	default:
@@ -214,7 +207,7 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 	res := b.exchange(ctx, requestFrame(ReinitializeID, "initialize", params), "", "", true)
 	switch {
 	case res.outcome == failed:
-		return &failure{cause: fmt.Errorf("the shared server at %s is unreachable: %v", b.cfg.URL, res.err), notRun: true}
+		return &failure{cause: b.unreachable(res.err), notRun: true}
 	case res.outcome == answered && leaseLost(res.body):
 		return &failure{cause: fmt.Errorf("the shared server at %s refused a new session: %s", b.cfg.URL, errorMessage(res.body)), notRun: true}
 	case res.outcome != answered || res.session == "" || answerError(res.body) != nil:

@@ -98,6 +98,13 @@
 // "outcome unknown". When there is no backend, every request is answered
 // -32603 "shared server unavailable: <every reason>" from then on. A 400 or
 // 413 from the server is relayed as a JSON-RPC error and elects nothing.
+// Failover's cause says more than its words where it can: a [FullServer]
+// (503 with Retry-After, or code full: a new session refused, how many it
+// has, how long it asks to be left alone) is neither gone nor shutting
+// down; a server that answered no probe, or accepted a connection and
+// never answered its proof, is silent, and [SilentFor] says for how long,
+// so that the election that follows waits as asked and counts what the
+// bridge already waited (SPEC §15).
 //
 // The bridge keeps its own HTTP/1.1 connections for the POSTs, each written
 // and read by the goroutine that relays the message (no hand-off to

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 )
@@ -20,6 +21,7 @@ const (
 	ErrCodeNotFound             = "not_found"
 	ErrCodeUnsupportedMedia     = "unsupported_media_type"
 	ErrCodeUnavailable          = "unavailable"
+	ErrCodeFull                 = "full" // no new session: the server has its most (503, Retry-After)
 	ErrCodeInternal             = "internal"
 	ErrCodeLeaseLost            = "lease_lost"
 	CodeLeaseLost           int = -32001 // JSON-RPC code of a refused initialize
@@ -33,6 +35,8 @@ type HTTPError struct {
 	Error struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
+		// Sessions is, for ErrCodeFull, how many sessions the server has.
+		Sessions int `json:"sessions,omitempty"`
 	} `json:"error"`
 }
 
@@ -40,6 +44,24 @@ type HTTPError struct {
 func writeError(w http.ResponseWriter, status int, code, message string) {
 	var body HTTPError
 	body.Error.Code, body.Error.Message = code, message
+	writeErrorBody(w, status, body)
+}
+
+// fullRetryAfter is what a full server asks a new session to wait: a
+// session ends when its client leaves, or at its idle timeout.
+const fullRetryAfter = "5"
+
+// refuseFull answers an initialize that would open one session more than
+// the server takes (SPEC §6: 503 with Retry-After, never a crash).
+func refuseFull(w http.ResponseWriter, sessions int) {
+	var body HTTPError
+	body.Error.Code, body.Error.Sessions = ErrCodeFull, sessions
+	body.Error.Message = fmt.Sprintf("this server has %d sessions, its most; try again in %s s", sessions, fullRetryAfter)
+	w.Header().Set("Retry-After", fullRetryAfter)
+	writeErrorBody(w, http.StatusServiceUnavailable, body)
+}
+
+func writeErrorBody(w http.ResponseWriter, status int, body HTTPError) {
 	b, _ := json.Marshal(body)
 	h := w.Header()
 	h.Del("Content-Length")

@@ -240,9 +240,8 @@ func (h *HTTPServer) serveInitialize(w http.ResponseWriter, r *http.Request, bod
 		return
 	}
 	if n := h.table.count(); n >= h.cfg.MaxSessions {
-		w.Header().Set("Retry-After", "5")
-		writeError(w, http.StatusServiceUnavailable, ErrCodeUnavailable,
-			fmt.Sprintf("this server has %d sessions, its most; try again later", n))
+		h.log.Info("a new session was refused: the server is full", zap.Int("sessions", n))
+		refuseFull(w, n)
 		return
 	}
 	rec := newBufferWriter()

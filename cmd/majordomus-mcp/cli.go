@@ -24,6 +24,7 @@ type options struct {
 	strict     bool
 	httpHost   string
 	httpPort   int
+	maxSess    int // the shared server's session cap; 0 = transport's default
 	format     string
 	registry   string // the fleet registry's path; "" = $MAJORDOMUS_MCP_REGISTRY, else the XDG state directory
 	roster     string // fleet: the profiles to expect, comma-separated; "" = the manifest's mcp.profiles
@@ -155,6 +156,7 @@ func flagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.strict, "strict", false, "refuse to serve a degraded index (exit 10)")
 	fs.StringVar(&o.httpHost, "http-host", "127.0.0.1", "address the shared server binds")
 	fs.IntVar(&o.httpPort, "http-port", 8741, "port the shared server binds (0: any free port)")
+	fs.IntVar(&o.maxSess, "max-sessions", 0, fmt.Sprintf("most HTTP sessions the shared server keeps open; a new one beyond is refused, 503 with Retry-After (default %d)", transport.DefaultMaxSessions))
 	fs.StringVar(&o.format, "format", "dot", "graph: dot, mermaid or json")
 	fs.StringVar(&o.registry, "registry", "", "the fleet registry (default $MAJORDOMUS_MCP_REGISTRY, else $XDG_STATE_HOME/majordomus-mcp/registry.db, else ~/.local/state/majordomus-mcp/registry.db)")
 	fs.StringVar(&o.roster, "roster", "", "fleet: the profiles to expect, comma-separated (default: the manifest's mcp.profiles, else default)")

@@ -28,6 +28,7 @@ func serveShared(ctx context.Context, env *environment, withClient bool) error {
 		Times:          node.ResolveTimings(co.Manifest.Server, env.opts.times),
 		HTTPHost:       env.opts.httpHost,
 		HTTPPort:       env.opts.httpPort,
+		MaxSessions:    env.opts.maxSess,
 		Stdout:         env.stdout,
 		SignalsHandled: env.signals.ready,
 		Logger:         env.log,

@@ -20,6 +20,9 @@ type attachment struct {
 	mu        sync.Mutex
 	bridge    *transport.Bridge
 	replaying *transport.Bridge // the bridge the carried session is being replayed onto
+	// replayCause is why the replay's bridge failed, which the replay's
+	// error only quotes: a full server, say, to be waited for.
+	replayCause error
 }
 
 // Attach starts bridging to the live server. A bridge connects on the
@@ -43,6 +46,7 @@ func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 			// The session could not be carried there: the replay fails,
 			// and its failure is what the machine hears, with the session
 			// it carries still whole.
+			a.replayCause = cause
 			a.mu.Unlock()
 			return nil, cause
 		}
@@ -89,7 +93,7 @@ func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 		return
 	}
 	a.mu.Lock()
-	a.replaying = b
+	a.replaying, a.replayCause = b, nil
 	a.mu.Unlock()
 	go func() { // replaying talks to the server: off the machine's loop
 		err := n.serve(ctx, b, func(bool) bool {
@@ -117,7 +121,10 @@ func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 		// the attachment's: its failure is not news to the machine, which
 		// may be attached through another bridge by now.
 		if err != nil && a.holds(b) {
-			n.m.BridgeFailed(err.Error())
+			a.mu.Lock()
+			cause := a.replayCause
+			a.mu.Unlock()
+			n.m.BridgeFailedWith(bridgeFailure(err.Error(), cause))
 		}
 	}()
 }

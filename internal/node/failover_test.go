@@ -3,9 +3,11 @@ package node
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -307,5 +309,23 @@ func TestALeaseLostLeaseholderHandsItsClientOver(t *testing.T) {
 	}
 	if peers := d.client.tool("majordomus_peers", map[string]any{}, nil); !strings.Contains(peers, "moving house") {
 		t.Errorf("the current board lacks the handed-over client: %s", peers)
+	}
+}
+
+// What the machine hears of a failed bridge: a full server says so itself,
+// with what it asked, however deep in the replay's error it was met.
+func TestBridgeFailureSaysAFullServer(t *testing.T) {
+	full := &transport.FullServer{URL: "http://127.0.0.1:8741", Sessions: 4, RetryAfter: 5 * time.Second}
+	got := bridgeFailure("carrying the client's session: unavailable", fmt.Errorf("replaying: %w", full))
+	want := machine.BridgeFailure{Reason: "the shared server at http://127.0.0.1:8741 is full (4 sessions)", URL: full.URL, Full: true, RetryAfter: 5 * time.Second}
+	if got != want {
+		t.Errorf("bridgeFailure(full) = %+v, want %+v", got, want)
+	}
+	plain := errors.New("the shared server at http://127.0.0.1:8741 is unreachable: connection refused")
+	if got := bridgeFailure(plain.Error(), plain); got != (machine.BridgeFailure{Reason: plain.Error()}) {
+		t.Errorf("bridgeFailure(unreachable) = %+v", got)
+	}
+	if got := bridgeFailure("the replay failed", nil); got != (machine.BridgeFailure{Reason: "the replay failed"}) {
+		t.Errorf("bridgeFailure(no cause) = %+v", got)
 	}
 }

@@ -105,13 +105,11 @@ func (e *leaseFile) Attempt(ctx context.Context) machine.Observation {
 	obs := machine.Observation{Class: electionClass(o.Verdict.Class), Reason: detail(o.Verdict), Opaque: o}
 	if o.Lease != nil {
 		obs.Owner = o.Lease.PID
+		obs.URL = o.Lease.URLString() // a busy one's too: its bridge may have found it silent already
 	}
 	switch o.Verdict.Class {
-	case registry.Live:
-		obs.URL = o.Lease.URLString()
 	case registry.Binding:
-		// judged on the file's age: what is left of the grace
-		obs.Grace = max(e.observer.Timings.BindGrace-time.Since(o.ModTime), 0)
+		obs.Grace = o.Verdict.Grace // what is left of it, counted from the owner's started_at
 	}
 	return obs
 }

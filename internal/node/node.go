@@ -25,6 +25,9 @@ type Config struct {
 	// HTTPHost and HTTPPort are where a leaseholder binds (port 0: any).
 	HTTPHost string
 	HTTPPort int
+	// MaxSessions caps the leaseholder's HTTP sessions; 0 means the
+	// transport's default.
+	MaxSessions int
 	// Stdin and Stdout are the client's stdio. Without a client (Stdin nil:
 	// `serve`) the node runs the shared server for others only.
 	Stdin  io.Reader
@@ -271,8 +274,23 @@ func (n *Node) failover(ctx context.Context, cause error, carried transport.Carr
 	n.mu.Unlock()
 	old := n.router.currentBackend()
 	n.router.hold()
-	n.m.BridgeFailed(cause.Error())
+	n.m.BridgeFailedWith(bridgeFailure(cause.Error(), cause))
 	return n.router.next(ctx, old)
+}
+
+// bridgeFailure is what the machine hears of a bridge that failed for
+// cause: reason, unless the server was full, which then says so itself,
+// or silent, for how long.
+func bridgeFailure(reason string, cause error) machine.BridgeFailure {
+	f := machine.BridgeFailure{Reason: reason}
+	var full *transport.FullServer
+	if errors.As(cause, &full) {
+		f.Reason, f.URL, f.Full, f.RetryAfter = full.Error(), full.URL, true, full.RetryAfter
+	}
+	if url, silent, ok := transport.SilentFor(cause); ok {
+		f.URL, f.Silent = url, silent
+	}
+	return f
 }
 
 // unservable records that nothing can serve the client: a client that was

@@ -24,6 +24,13 @@ import (
 type sharedServer struct {
 	node *Node
 
+	// seating is held while Start seats the own client on the new server
+	// (its local session made, its carried session replayed): a lease lost
+	// meanwhile (truncated just after the URL was published, say) hands
+	// the client over only once it is seated, or before it is, never with
+	// half a session.
+	seating sync.Mutex
+
 	mu       sync.Mutex
 	http     *transport.HTTPServer
 	served   *served
@@ -59,6 +66,7 @@ func (s *sharedServer) Start(ctx context.Context) error {
 		Secret:      key,
 		Refusal:     s.lost.Load,
 		IdleTimeout: n.cfg.Times.IdleTimeout,
+		MaxSessions: n.cfg.MaxSessions,
 		OnSessions:  n.m.SessionsChanged,
 		Logger:      n.log.Named("http"),
 	})
@@ -96,6 +104,11 @@ func (s *sharedServer) Start(ctx context.Context) error {
 	go s.watchLease(watchCtx, instance)
 
 	if n.withClient {
+		s.seating.Lock()
+		defer s.seating.Unlock()
+		if err := ctx.Err(); err != nil {
+			return err // handed over (or stopped) already: the client's session went with it
+		}
 		local, fresh, err := n.inProcess(ctx, srv)
 		if err != nil {
 			return err
@@ -194,6 +207,8 @@ func (s *sharedServer) LoseLease(reason string) {
 // election gives next; the client's messages wait meanwhile.
 func (s *sharedServer) HandOver(ctx context.Context) error {
 	n := s.node
+	s.seating.Lock() // the machine cancelled Start's ctx first: Start seats the client whole, or not at all
+	defer s.seating.Unlock()
 	local := n.inProcessSession()
 	if local != nil {
 		carried := local.Carried()

@@ -1,0 +1,154 @@
+package scenarios
+
+// What an election waits for, and what it never waits for (SPEC §5.2,
+// §15: nothing transient is permanent): an emptied lease is taken over at
+// once, however often it is emptied; a full server is waited for as it
+// asks, never in a spin, and past the election bound the client is served
+// alone with that reason.
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"majordomus-mcp/internal/mcpclient"
+)
+
+// An emptied lease is taken over at once (SPEC §5.2): no owner writes an
+// empty lease, so nobody waits for one, and emptying it again soon after
+// re-arms no wait. Three clients share; the lease is truncated, taken over,
+// and truncated again within the bind grace of the first truncation; each
+// take-over is logged as an empty lease taken over, no process logs a wait,
+// and afterwards every client answers and all three are on one board.
+func TestATruncatedLeaseIsTakenOverAtOnce(t *testing.T) {
+	// A bind grace far longer than the scenario: were an empty lease
+	// judged binding, the election bound would run out first and every
+	// client would be served alone. No heartbeat moves a bridge on its own.
+	flags := []string{"--bind-grace", "10m", "--heartbeat", "10m", "--log-level", "debug"}
+	dir := checkout(t)
+	a := shared(t, dir, flags...)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	b := shared(t, dir, flags...)
+	initialize(t, b, "codex")
+	c := shared(t, dir, flags...)
+	initialize(t, c, "gemini-cli")
+	for _, p := range []*mcpclient.Process{b, c} {
+		if _, err := p.WaitLog(ctx(t), "bridging this stdio session"); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// First truncation: a loses its lease, and keeps b's and c's sessions.
+	truncate(t, dir)
+	if _, err := a.WaitLog(ctx(t), "the lease is no longer this server's", "the lease file was emptied"); err != nil {
+		t.Fatal(err)
+	}
+	// b's next message is answered by a, which says its lease is lost; b
+	// then moves, finds the lease empty and takes it over at once.
+	peersOf(t, b)
+	if _, err := b.WaitLog(ctx(t), "empty lease: the file holds nothing", "taking it over"); err != nil {
+		t.Fatal(err)
+	}
+	serverURL(t, b)
+
+	// Second truncation, as soon as b serves: well within the bind grace
+	// of the first, and of b's own lease. b, serving no session but its
+	// own client's, hands it over, finds the lease empty and takes it over
+	// again.
+	truncate(t, dir)
+	if err := b.WaitLogs(ctx(t), 2, "empty lease: the file holds nothing", "taking it over"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WaitLogs(ctx(t), 2, "shared server listening on"); err != nil {
+		t.Fatal(err)
+	}
+	url := readLease(t, dir)["url"].(string)
+
+	// c moves off a on its next message; a, left with its own client's
+	// session only, hands it over too.
+	peersOf(t, c)
+	for _, p := range []*mcpclient.Process{c, a} {
+		if _, err := p.WaitLog(ctx(t), "re-attached to the shared server", url); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, p := range map[string]*mcpclient.Process{"claude-code": a, "codex": b, "gemini-cli": c} {
+		board := peersOf(t, p)
+		attached := map[string]bool{}
+		for _, peer := range board.Peers {
+			if peer.Attached {
+				attached[peer.Client.Name] = true
+			}
+		}
+		if len(attached) != 3 || !attached["claude-code"] || !attached["codex"] || !attached["gemini-cli"] {
+			t.Errorf("%s's board after the truncations: %+v", name, board.Peers)
+		}
+		// Nothing waited: no binding judgement, no wait said.
+		for _, says := range []string{"waiting for the lease", `"class":"binding"`, "cannot use the shared server"} {
+			if n := p.CountLogs(says); n != 0 {
+				t.Errorf("%s logged %q %d times", name, says, n)
+			}
+		}
+	}
+}
+
+// truncate empties the lease file in place, as a crash of an editor or a
+// full disk might.
+func truncate(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.Truncate(leasePath(dir), 0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A full server (its session cap reached: 503, Retry-After: 5) is waited
+// for as it asks (SPEC §15): the new client re-attaches once per
+// Retry-After, never in a spin, says the server is full (never that it is
+// shutting down), and past the election bound, counted from the first
+// refusal, is served alone with that reason.
+func TestAFullServerIsWaitedForThenServedAlone(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir, "--max-sessions", "1")
+	initialize(t, a, "claude-code") // its own client takes no HTTP session
+	url := serverURL(t, a)
+	b := shared(t, dir)
+	initialize(t, b, "codex") // the one session the server takes
+	if _, err := b.WaitLog(ctx(t), "the client's session opened on the shared server"); err != nil {
+		t.Fatal(err)
+	}
+
+	const bound = 7 * time.Second // refused at 0 and 5 s; alone at 7 s
+	c := shared(t, dir, "--election-bound", bound.String(), "--busy-grace", "1s")
+	instructions := initialize(t, c, "gemini-cli") // answered once served alone
+	full := fmt.Sprintf("the shared server at %s is full (1 session)", url)
+	reason := logField(t, c, "cannot use the shared server", "reason")
+	if want := full + ", and had no room for this client within " + bound.String(); reason != want {
+		t.Fatalf("served alone because %q, want %q", reason, want)
+	}
+	toldServedAlone(t, c, instructions)
+
+	// Waited as asked: one attempt per Retry-After within the bound (the
+	// first at once, the next 5 s later), each refused by the server and
+	// followed by a wait said (unless the bound had run out by then).
+	waits := c.CountLogs(full + "; waiting 5s, as it asks")
+	attaches := c.CountLogs(`"msg":"transition"`, `"to":"attached"`)
+	refusals := a.CountLogs("a new session was refused: the server is full")
+	if most := int(bound/(5*time.Second)) + 1; attaches < 1 || attaches > most || refusals != attaches || waits < 1 || waits > attaches {
+		t.Errorf("%d attaches, %d refusals by the server, %d waits; want at most %d attaches in %s at one per Retry-After, each refused, each followed by a wait",
+			attaches, refusals, waits, most, bound)
+	}
+	logs := strings.Join(c.Logs(), "\n")
+	if strings.Contains(logs, "shutting down") {
+		t.Errorf("a full server was said to be shutting down:\n%s", logs)
+	}
+	if n := len(c.Logs()); n > 40 {
+		t.Errorf("%d log lines in %s: a spin\n%s", n, bound, logs)
+	}
+	// Served alone, the client is answered.
+	if r, err := c.Call(ctx(t), "tools/list", nil); err != nil || r.Error != nil {
+		t.Fatalf("tools/list served alone: %v %v", err, r.Error)
+	}
+}
