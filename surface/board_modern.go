@@ -76,6 +76,35 @@ func (b *Board) Listen(m ModernRequest) (end func()) {
 	}
 }
 
+// Present records that the bridge of a modern request's peer holds its
+// presence open: a subscriptions/listen stream the bridge keeps for as long
+// as its process lives (SPEC §16: a live agent stays on the board). The
+// peer is attached while it is open, however long its client is silent,
+// and leaves the board as soon as it ends and no other stream of its is
+// open: its process ended, or its bridge moved to another server. It
+// returns what to call, once, when it ends (nil for a session's peer).
+func (b *Board) Present(m ModernRequest) (end func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p := b.sight(m, b.now())
+	rec := b.byID[p.ID]
+	if rec == nil || rec.peer != p {
+		return nil
+	}
+	rec.streams++
+	return func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		rec.streams--
+		if rec.streams > 0 || !rec.peer.Attached {
+			return
+		}
+		rec.peer.Attached = false
+		rec.peer.LastSeen = stamp(b.now())
+		b.prune()
+	}
+}
+
 // streamEnded closes one of rec's streams. With none left open, a peer
 // heard from only through the stream leaves with it; one heard from
 // otherwise too was alive until now, and its idle time starts now.

@@ -35,6 +35,25 @@ func listenKeyOf(ctx context.Context, id any) listenKey {
 	return listenKey{server.ClientSessionFromContext(ctx), fmt.Sprintf("%T %v", id, id)}
 }
 
+// idIs reports whether a request's id, as mcp-go's hooks give it, is the
+// string want.
+func idIs(id any, want string) bool {
+	switch v := id.(type) {
+	case string:
+		return v == want
+	case mcp.RequestId:
+		s, ok := v.Value().(string)
+		return ok && s == want
+	case *mcp.RequestId:
+		if v == nil {
+			return false
+		}
+		s, ok := v.Value().(string)
+		return ok && s == want
+	}
+	return false
+}
+
 // modernHooks adds the hooks that keep the board for modern requests.
 func (s *Surface) modernHooks(hooks *server.Hooks) {
 	hooks.AddOnRequestInitialization(s.requestArrived)
@@ -99,7 +118,11 @@ func (s *Surface) listenOpened(ctx context.Context, id any, req *mcp.Subscriptio
 	if !ok {
 		return
 	}
-	if end := s.Board.Listen(m); end != nil {
+	listen := s.Board.Listen
+	if s.cfg.PresenceID != "" && idIs(id, s.cfg.PresenceID) {
+		listen = s.Board.Present // a bridge's, for its client's life
+	}
+	if end := listen(m); end != nil {
 		s.listens.ends.Store(listenKeyOf(ctx, id), end)
 	}
 	if uris := req.Params.Notifications.ResourceSubscriptions; len(uris) > 0 {

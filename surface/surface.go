@@ -58,6 +58,10 @@ type Config struct {
 	// session (a client carried from another server keeps its id), or "";
 	// nil = no claims.
 	PeerClaim func(ctx context.Context) string
+	// PresenceID is the request id of the subscriptions/listen a bridge
+	// holds open for its 2026-07-28 client while its process lives: that
+	// peer leaves the board as soon as the stream ends. "" = none.
+	PresenceID string
 	// PeerNumbers draws the number of a new peer from a counter the
 	// checkout's servers share, so that ids stay unique across take-overs;
 	// nil, or an error, numbers peers on this board alone.

@@ -72,6 +72,10 @@ type BridgeConfig struct {
 	// needs it, from the counter the server's board draws from.
 	Peer    string
 	NewPeer func() string
+	// Meta is a 2026-07-28 client's last _meta (Carried.Meta), when an
+	// earlier backend learned it: the bridge holds the client's presence
+	// from the start, before the client speaks again.
+	Meta json.RawMessage
 }
 
 // Carried is what a client's session is made of, to be carried onto
@@ -165,6 +169,8 @@ type Bridge struct {
 	initialize json.RawMessage // params of the client's last successful initialize
 	peer       string          // the peer id the server gave the session
 	heard      hearing         // what the client asked to hear
+	present    bool            // the presence of a 2026-07-28 client is held (bridge_presence.go)
+	stopped    bool            // the background (heartbeat, stream, presence) was stopped
 	announce   json.RawMessage
 	meta       json.RawMessage // a 2026-07-28 client's _meta, from its last request
 	safe       map[string]bool // tools whose hints say a resend is harmless (false: it is not)
@@ -210,12 +216,14 @@ func NewBridge(ctx context.Context, cfg BridgeConfig) (*Bridge, error) {
 		readied:       make(chan struct{}),
 		safe:          cloneOrEmpty(cfg.SafeTools),
 		peer:          cfg.Peer,
+		meta:          cfg.Meta,
 	}
 	b.parent = ctx
 	b.ctx, b.cancel = context.WithCancel(ctx)
 	b.wg.Add(2)
 	go b.heartbeat()
 	go b.streamLoop()
+	b.startPresence()
 	return b, nil
 }
 
@@ -323,6 +331,9 @@ func (b *Bridge) isSafe(tool string) bool {
 
 // stopBackground stops the heartbeat and the stream and waits for them.
 func (b *Bridge) stopBackground() {
+	b.mu.Lock()
+	b.stopped = true // nothing more is started in the background
+	b.mu.Unlock()
 	b.cancel()
 	b.wg.Wait()
 }

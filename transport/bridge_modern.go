@@ -72,6 +72,7 @@ func (b *Bridge) exchangeModern(ctx context.Context, msg json.RawMessage, c call
 	b.mu.Lock()
 	b.meta = c.meta // how the client says who it is, for its announcement made again
 	b.mu.Unlock()
+	b.startPresence()
 	header := postHeader()
 	b.setHeaders(header, "", c.version)
 	setModernHeaders(header, c)

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
+
+	"majordomus-mcp/internal/testtemp"
 )
 
 // stuckWriter is a stderr nobody reads: its first write waits until
@@ -99,7 +102,7 @@ func TestTheLoggerNeverWaitsForStderr(t *testing.T) {
 	for _, format := range []string{"json", "console"} {
 		t.Run(format, func(t *testing.T) {
 			w := newStuckWriter()
-			file := t.TempDir() + "/all.log"
+			file := filepath.Join(testtemp.Dir(t), "all.log") // wine cannot RemoveAll a TempDir
 			logger, logs, err := newLogger(logOptions{level: "info", format: format, file: file}, w, newProcessState("leaseholder"))
 			if err != nil {
 				t.Fatal(err)

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"sync"
 
@@ -37,8 +38,9 @@ func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 	var b *transport.Bridge
 	var safeTools map[string]bool // what the client's earlier bridges learned of the tools
 	var peer string               // and the peer id it had
+	var meta json.RawMessage      // and, a 2026-07-28 client, who it says it is
 	if c := n.carriedSession(); c != nil {
-		safeTools, peer = c.SafeTools, c.Peer
+		safeTools, peer, meta = c.SafeTools, c.Peer, c.Meta
 	}
 	failover := func(ctx context.Context, cause error, carried transport.Carried) (transport.Backend, error) {
 		a.mu.Lock()
@@ -77,6 +79,7 @@ func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 		GoneAfter: n.cfg.Times.BusyGrace,
 		SafeTools: safeTools,
 		Peer:      peer,
+		Meta:      meta,
 		NewPeer:   n.newPeer,
 	})
 	if err != nil {

@@ -84,6 +84,7 @@ func (c *Checkout) load(life context.Context, describe func() surface.Process) (
 		// A session carried from another server keeps its peer id, and ids
 		// are drawn from one counter across the checkout's servers.
 		PeerClaim:   transport.PeerClaim,
+		PresenceID:  transport.PresenceID,
 		PeerNumbers: c.peerNumbers,
 		IdleTimeout: c.idleTimeout,
 

@@ -1,0 +1,80 @@
+package scenarios
+
+import (
+	"encoding/json"
+	"testing"
+
+	"majordomus-mcp/internal/mcpclient"
+)
+
+// A live agent stays on the board (SPEC §16, issue 22 point 4): a bridged
+// 2026-07-28 client has no session, and is attached while its process
+// lives however long it is silent — here past the server's idle timeout —
+// and leaves the board when its process ends. A leaseholder whose own
+// client left keeps serving while such a client lives, and ends after it.
+func TestASilentModernClientStaysOnTheBoardWhileItsProcessLives(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir, "--idle-timeout", "2s")
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	m := shared(t, dir, "--log-level", "debug")
+	openIn(t, m, modern, "modern-agent")
+	if _, err := m.WaitLog(ctx(t), "presence open"); err != nil {
+		t.Fatal(err)
+	}
+	peer := modernCaller(t, m)
+
+	// The idle timeout passes: a direct session opened now expires at it.
+	server := connect(t, dir)
+	init := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`)
+	if status, _, body := httpDo(t, "POST", server.URL, init, server.with(nil)); status != 200 {
+		t.Fatalf("initialize: %d %s", status, body)
+	}
+	if _, err := a.WaitLog(ctx(t), "http session closed", "idle"); err != nil {
+		t.Fatal(err)
+	}
+	if !attachedOn(t, a, peer) {
+		t.Fatalf("the silent 2026-07-28 client %s left the board at the idle timeout", peer)
+	}
+
+	// Its owner's client leaves: the leaseholder serves on for the one
+	// still alive, which is answered.
+	a.CloseStdin()
+	if _, err := a.WaitLog(ctx(t), "serving until the last session ends"); err != nil {
+		t.Fatal(err)
+	}
+	if modernCaller(t, m) != peer {
+		t.Fatal("the client's peer id changed")
+	}
+
+	// Its process ends: it leaves the board, and the server with it.
+	m.CloseStdin()
+	exitsWith(t, m, 0)
+	exitsWith(t, a, 0)
+	noLease(t, dir)
+}
+
+// modernCaller is the peer id majordomus_peers names a 2026-07-28
+// client's requests by.
+func modernCaller(t *testing.T, p *mcpclient.Process) string {
+	t.Helper()
+	r, err := p.Call(ctx(t), "tools/call", withMeta(map[string]any{"name": "majordomus_peers", "arguments": map[string]any{}}, "modern-agent"))
+	var res struct {
+		StructuredContent boardView `json:"structuredContent"`
+	}
+	if err != nil || r.Error != nil || json.Unmarshal(r.Result, &res) != nil || res.StructuredContent.Caller == "" {
+		t.Fatalf("majordomus_peers: %s %+v %v", r.Result, r.Error, err)
+	}
+	return res.StructuredContent.Caller
+}
+
+// attachedOn reports whether p's board lists peer attached.
+func attachedOn(t *testing.T, p *mcpclient.Process, peer string) bool {
+	t.Helper()
+	for _, q := range peersOf(t, p).Peers {
+		if q.ID == peer {
+			return q.Attached
+		}
+	}
+	return false
+}
