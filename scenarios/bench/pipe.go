@@ -34,6 +34,7 @@ type pipeClient struct {
 	drainOnce sync.Once
 
 	mu      sync.Mutex
+	heard   map[string]time.Time // when each notification was last read
 	logs    []string
 	changed chan struct{} // closed and replaced on every stderr line and at exit
 	exited  bool
@@ -160,7 +161,13 @@ func (c *pipeClient) await(ctx context.Context, what string, id int) (jsonRaw, e
 			return nil, fmt.Errorf("%s exited before answering %s (%v): %s", c.name, what, err, c.tail(5))
 		}
 		var f frame
-		if json.Unmarshal(line, &f) != nil || f.Method != "" || string(f.ID) != want {
+		if json.Unmarshal(line, &f) != nil {
+			continue
+		}
+		if f.Method != "" && len(f.ID) == 0 {
+			c.noteHeard(f.Method)
+		}
+		if f.Method != "" || string(f.ID) != want {
 			continue
 		}
 		if f.Error != nil {
@@ -326,4 +333,21 @@ func toolError(name string, res json.RawMessage) error {
 		return errors.New(name + " answered a tool error: " + string(res))
 	}
 	return nil
+}
+
+// noteHeard records that a notification was read now.
+func (c *pipeClient) noteHeard(method string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.heard == nil {
+		c.heard = map[string]time.Time{}
+	}
+	c.heard[method] = time.Now()
+}
+
+// heardSince reports whether method was read after t.
+func (c *pipeClient) heardSince(method string, t time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.heard[method].After(t)
 }

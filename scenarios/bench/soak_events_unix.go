@@ -6,8 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -116,83 +118,188 @@ func openSession(client *http.Client, url, auth string) (string, int) {
 	return resp.Header.Get("Mcp-Session-Id"), resp.StatusCode
 }
 
-// settleBound is how long the end of a soak waits for every client to be
-// on one board: past the longest wait of a client served alone (8 s) and
-// an election.
-const settleBound = 40 * time.Second
+// The soak's harms of a take-over that must lose nothing (issue 22): the
+// leaseholder ended as each host ends its server, a layer edit that every
+// client must hear of, and the history it must keep.
 
-// converge asks every live client, once a second, what serves it, until
-// all are served by the server the lease names and none is alone, or
-// settleBound passes; it records the boards and the clients alone it saw
-// last, and how long it took.
-func (s *soaker) converge(live []*pipeClient) map[*pipeClient]string {
-	began := time.Now()
-	var served map[*pipeClient]string
-	for {
-		served = map[*pipeClient]string{}
-		boards, alone := map[string]bool{}, 0
-		for _, c := range live {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*callBound)
-			_, _ = c.call(ctx, "tools/call", toolParams("majordomus_peers", map[string]any{})) // its next message: it converges
-			res, err := c.call(ctx, "tools/call", toolParams("majordomus_server", map[string]any{}))
-			cancel()
-			var out struct {
-				StructuredContent struct {
-					URL  *string `json:"url"`
-					Role string  `json:"role"`
-				} `json:"structuredContent"`
-			}
-			if err == nil && json.Unmarshal(res, &out) == nil {
-				if out.StructuredContent.Role == "alone" {
-					alone++
-				}
-				if out.StructuredContent.URL != nil {
-					served[c] = *out.StructuredContent.URL
-					boards[served[c]] = true
-				}
-			}
-		}
-		lease := s.leaseURL()
-		one := alone == 0 && len(boards) == 1 && boards[lease]
-		if one || time.Since(began) > settleBound {
-			s.rep.Boards, s.rep.AloneAtTheEnd = len(boards)+alone, alone
-			s.rep.SettledSeconds = time.Since(began).Seconds()
-			return served
-		}
-		time.Sleep(time.Second) // the pace of the question, not a wait for an event
+// hostExit ends the leaseholder as one of the hosts ends its stdio
+// server: Claude Code with SIGINT, Gemini CLI with SIGTERM, Codex CLI by
+// closing stdin, then SIGTERM, then SIGKILL about 30 ms later. Before, it
+// notes the newest execution of the history; once a leaseholder serves
+// again, it checks that the history still holds it (checkHistory).
+func (s *soaker) hostExit(ctx context.Context) {
+	c := s.leaseholder()
+	if c == nil {
+		return
+	}
+	before, ok := s.newestExecution()
+	s.harm(c)
+	switch s.rng.IntN(3) {
+	case 0:
+		_ = c.cmd.Process.Signal(syscall.SIGINT)
+		s.count(s.chaos, "end the leaseholder as Claude Code does (SIGINT)")
+	case 1:
+		_ = c.cmd.Process.Signal(syscall.SIGTERM)
+		s.count(s.chaos, "end the leaseholder as Gemini CLI does (SIGTERM)")
+	default:
+		_ = c.stdin.Close()
+		_ = c.cmd.Process.Signal(syscall.SIGTERM)
+		time.AfterFunc(30*time.Millisecond, func() { _ = c.cmd.Process.Signal(syscall.SIGKILL) })
+		s.count(s.chaos, "end the leaseholder as Codex CLI does (stdin EOF, SIGTERM, SIGKILL 30 ms later)")
+	}
+	if ok {
+		s.checkHistory(ctx, c, before)
 	}
 }
 
-// leaseURL is the URL the lease names, or "".
-func (s *soaker) leaseURL() string {
-	var doc struct{ URL string }
-	if raw, err := os.ReadFile(s.lease); err == nil {
-		_ = json.Unmarshal(raw, &doc)
-	}
-	return doc.URL
+// execution is one entry of majordomus_executions.
+type execution struct {
+	Tool string    `json:"tool"`
+	Peer string    `json:"peer"`
+	At   time.Time `json:"at"`
 }
 
-// boardOf counts the attached peers on the board c is served by.
-func boardOf(c *pipeClient) (int, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), callBound)
-	defer cancel()
-	res, err := c.call(ctx, "tools/call", toolParams("majordomus_peers", map[string]any{}))
+// executions asks the server the lease names for its history, newest
+// first, as a direct HTTP client of the same user does (the URL and the
+// header from majordomus-mcp status): a soak client's stdio is read by its
+// own goroutine only.
+func (s *soaker) executions() ([]execution, error) {
+	url := s.leaseURL()
+	auth, err := s.b.authorization(s.dir)
+	if url == "" || err != nil {
+		return nil, fmt.Errorf("no server to ask (%v)", err)
+	}
+	client := &http.Client{Timeout: 5 * time.Second}
+	sid, status := openSession(client, url, auth)
+	if sid == "" {
+		return nil, fmt.Errorf("opening a session: status %d", status)
+	}
+	defer func() {
+		req, _ := http.NewRequest(http.MethodDelete, url+"/mcp", nil)
+		req.Header.Set("Authorization", auth)
+		req.Header.Set("Mcp-Session-Id", sid)
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"majordomus_executions","arguments":{"limit":%d}}}`, historyAsked)
+	req, _ := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", auth)
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err := client.Do(req)
 	if err != nil {
-		return 0, err
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		return nil, err
+	}
+	if i := strings.Index(string(raw), "{"); i > 0 { // an event stream's data line
+		raw = raw[i:]
 	}
 	var out struct {
-		StructuredContent struct {
-			Peers []struct{ Attached bool } `json:"peers"`
-		} `json:"structuredContent"`
+		Result struct {
+			StructuredContent struct {
+				Executions []execution `json:"executions"`
+			} `json:"structuredContent"`
+		} `json:"result"`
 	}
-	if err := json.Unmarshal(res, &out); err != nil {
-		return 0, fmt.Errorf("majordomus_peers: %w", err)
+	if err := json.NewDecoder(strings.NewReader(string(raw))).Decode(&out); err != nil {
+		return nil, fmt.Errorf("the answer (status %d): %w", resp.StatusCode, err)
 	}
-	n := 0
-	for _, p := range out.StructuredContent.Peers {
-		if p.Attached {
-			n++
+	return out.Result.StructuredContent.Executions, nil
+}
+
+// historyAsked is how many executions a check asks for: the most the
+// tool gives.
+const historyAsked = 256
+
+// newestExecution is the newest call of the history as the server has it.
+func (s *soaker) newestExecution() (execution, bool) {
+	h, err := s.executions()
+	if err != nil || len(h) == 0 {
+		return execution{}, false
+	}
+	return h[0], true
+}
+
+// checkHistory waits (at most a call's bound) for a leaseholder other
+// than gone to serve, then asks one of its clients for the history: it
+// must reach back to before, unless more calls than it shows were made
+// meanwhile (which says nothing either way).
+func (s *soaker) checkHistory(ctx context.Context, gone *pipeClient, before execution) {
+	deadline := time.Now().Add(callBound)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		if c := s.leaseholder(); c != nil && c != gone {
+			break
+		}
+		time.Sleep(50 * time.Millisecond) // the pace of the question, not a wait for an event
+	}
+	h, err := s.executions()
+	switch {
+	case err != nil:
+		s.count(s.history, "inconclusive: the history could not be read")
+	case len(h) == 0:
+		s.count(s.history, "lost: empty after a take-over")
+	case !h[len(h)-1].At.After(before.At):
+		s.count(s.history, "kept across a take-over")
+	case len(h) >= historyAsked:
+		s.count(s.history, "inconclusive: more calls since than the tool shows")
+	default:
+		s.count(s.history, "lost: the history starts after the take-over")
+		s.sample("history lost across a take-over", fmt.Sprintf("newest before: %+v; oldest after: %+v", before, h[len(h)-1]))
+	}
+}
+
+// editLayer edits a layer file while a leaseholder serves and none is
+// stopped, and then waits (at most 5 s) for every client that was
+// handshaken before it to read a resources/list_changed after it; those
+// that do not have lost a notification.
+func (s *soaker) editLayer(ctx context.Context) {
+	s.mu.Lock()
+	stopped := len(s.stopped) > 0
+	var listening []*pipeClient
+	for _, c := range s.clients {
+		if c != nil && !c.hasExited() && !s.harmed[c] && s.ready[c] {
+			listening = append(listening, c)
 		}
 	}
-	return n, nil
+	s.mu.Unlock()
+	if stopped || s.leaseholder() == nil || len(listening) == 0 {
+		return
+	}
+	path := filepath.Join(s.dir, ".ai/repo/prompts/review.md")
+	edited := time.Now()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return
+	}
+	_, err = fmt.Fprintf(f, "- soak edit %d\n", edited.UnixNano())
+	f.Close()
+	if err != nil {
+		return
+	}
+	s.count(s.chaos, "edit a layer file")
+	const method = "notifications/resources/list_changed"
+	deadline := edited.Add(5 * time.Second)
+	for _, c := range listening {
+		for !c.heardSince(method, edited) && time.Now().Before(deadline) && ctx.Err() == nil && !c.hasExited() {
+			time.Sleep(20 * time.Millisecond) // the pace of the question, not a wait for an event
+		}
+		s.mu.Lock()
+		harmed := s.harmed[c]
+		s.mu.Unlock()
+		switch {
+		case c.heardSince(method, edited):
+			s.notified.Add(1)
+		case harmed || c.hasExited() || ctx.Err() != nil:
+		default:
+			s.lost.Add(1)
+			s.sample("a notification lost", fmt.Sprintf("pid %d heard no %s within 5 s of an edit; its log: %s", c.pid(), method, c.tail(8)))
+		}
+	}
 }

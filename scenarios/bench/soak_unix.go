@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -53,6 +52,10 @@ type soaker struct {
 	chaos   map[string]int
 	stopped map[*pipeClient]bool
 	harmed  map[*pipeClient]bool // clients the chaos signalled to end
+	ready   map[*pipeClient]bool // clients whose handshake was answered
+	history map[string]int       // what each check of the history found
+
+	notified, lost atomic.Int64 // clients told of an edit, and not
 
 	requests, answered, unanswered, killed atomic.Int64
 }
@@ -65,6 +68,7 @@ func (b *bench) soak(d time.Duration, clients int, commit string) (*SoakReport, 
 	s := &soaker{b: b, dir: dir, lease: filepath.Join(dir, ".ai/local/state/mcp/server.json"),
 		rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7)), clients: map[int]*pipeClient{},
 		errs: map[string]int{}, chaos: map[string]int{}, stopped: map[*pipeClient]bool{}, harmed: map[*pipeClient]bool{},
+		ready: map[*pipeClient]bool{}, history: map[string]int{},
 		rep: &SoakReport{Schema: "majordomus-soak/v1", Started: time.Now().UTC().Format(time.RFC3339), Clients: clients, Commit: commit}}
 	began := time.Now()
 	ctx, stop := context.WithTimeout(context.Background(), d)
@@ -79,7 +83,8 @@ func (b *bench) soak(d time.Duration, clients int, commit string) (*SoakReport, 
 	s.settle()
 	s.rep.Seconds = time.Since(began).Seconds()
 	s.rep.Requests, s.rep.Answered, s.rep.Unanswered, s.rep.KilledMidCall = s.requests.Load(), s.answered.Load(), s.unanswered.Load(), s.killed.Load()
-	s.rep.Errors, s.rep.Chaos = s.errs, s.chaos
+	s.rep.Errors, s.rep.Chaos, s.rep.History = s.errs, s.chaos, s.history
+	s.rep.Notified, s.rep.NotificationsLost = s.notified.Load(), s.lost.Load()
 	if dir := os.Getenv("SOAK_LOGS"); dir != "" { // every client's log, to read what happened
 		_ = os.MkdirAll(dir, 0o755)
 		s.b.mu.Lock()
@@ -110,6 +115,9 @@ func (s *soaker) client(ctx context.Context, slot int) {
 			s.ended(c, err)
 			continue
 		}
+		s.mu.Lock()
+		s.ready[c] = true
+		s.mu.Unlock()
 		for ctx.Err() == nil {
 			tool := soakTools[rand.IntN(len(soakTools))]
 			args := map[string]any{}
@@ -214,7 +222,7 @@ func (s *soaker) chaosLoop(ctx context.Context) {
 			return
 		case <-time.After(time.Duration(300+s.rng.IntN(1200)) * time.Millisecond):
 		}
-		switch s.rng.IntN(10) {
+		switch s.rng.IntN(12) {
 		case 0:
 			if c := s.pick(); c != nil {
 				s.harm(c)
@@ -249,6 +257,10 @@ func (s *soaker) chaosLoop(ctx context.Context) {
 			if os.WriteFile(s.lease, []byte(doc), 0o600) == nil {
 				s.count(s.chaos, "replace the lease")
 			}
+		case 10:
+			s.hostExit(ctx)
+		case 11:
+			s.editLayer(ctx)
 		case 7:
 			s.fileForDirectory(ctx, mcpDir)
 		case 8:
@@ -340,61 +352,4 @@ func (s *soaker) watchAdmission(ctx context.Context) {
 			s.rep.TwoAdmitting++
 		}
 	}
-}
-
-// settle ends the chaos's effects, lets every client converge with one
-// call, checks where each is served, and closes them all.
-func (s *soaker) settle() {
-	s.mu.Lock()
-	var stopped []*pipeClient
-	for c := range s.stopped {
-		stopped = append(stopped, c)
-	}
-	live := make([]*pipeClient, 0, len(s.clients))
-	for _, c := range s.clients {
-		if c != nil && !c.hasExited() {
-			live = append(live, c)
-		}
-	}
-	s.mu.Unlock()
-	for _, c := range stopped {
-		s.cont(c)
-	}
-	sort.Slice(live, func(i, j int) bool { return live[i].pid() < live[j].pid() })
-	s.rep.ClientsAtTheEnd = len(live)
-	served := s.converge(live)
-	var doc struct{ URL string }
-	if raw, err := os.ReadFile(s.lease); err == nil {
-		_ = json.Unmarshal(raw, &doc)
-		var shown map[string]any
-		if json.Unmarshal(raw, &shown) == nil {
-			shown["secret"] = "(not shown)" // a report is published; a lease's secret never is
-			raw, _ = json.Marshal(shown)
-		}
-		s.rep.EndLease = string(raw)
-	}
-	for _, c := range live {
-		s.rep.EndServed = append(s.rep.EndServed, fmt.Sprintf("pid %d: at %q", c.pid(), served[c]))
-		if doc.URL == "" || served[c] != doc.URL {
-			s.rep.OffBoard++
-		}
-	}
-	if len(live) > 0 {
-		n, err := boardOf(live[0])
-		s.rep.OnTheBoard = n
-		if err != nil {
-			s.sample("other: the board at the end", err.Error())
-		}
-	}
-	for _, c := range live {
-		_ = c.stdin.Close()
-	}
-	for _, c := range live {
-		if !c.waitExit(30 * time.Second) {
-			s.rep.LeftProcesses++
-			c.kill()
-		}
-	}
-	_, err := os.Stat(s.lease)
-	s.rep.LeftLease = err == nil
 }

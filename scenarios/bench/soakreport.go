@@ -9,30 +9,33 @@ import (
 
 // SoakReport is what a soak found.
 type SoakReport struct {
-	Schema          string            `json:"schema"`
-	Started         string            `json:"started"`
-	Seconds         float64           `json:"seconds"`
-	Clients         int               `json:"clients"`
-	Commit          string            `json:"commit"`
-	Requests        int64             `json:"requests"`
-	Answered        int64             `json:"answered"`
-	Unanswered      int64             `json:"unanswered"`
-	Errors          map[string]int    `json:"errors"`
-	ErrorSamples    map[string]string `json:"error_samples"` // the first of each kind, whole
-	KilledMidCall   int64             `json:"killed_mid_call"`
-	Chaos           map[string]int    `json:"chaos"`
-	TwoAdmitting    int               `json:"moments_two_admitting"`
-	Samples         int               `json:"admission_samples"`
-	OffBoard        int               `json:"clients_off_the_leaseholders_board"`
-	Boards          int               `json:"boards_at_the_end"`     // servers the clients were served by, each alone one counted
-	AloneAtTheEnd   int               `json:"alone_at_the_end"`      // clients served alone once the harms had ended
-	OnTheBoard      int               `json:"attached_on_the_board"` // peers the leaseholder's board lists attached
-	SettledSeconds  float64           `json:"settled_seconds"`       // from the end of the harms to one board (or the bound)
-	LeftProcesses   int               `json:"leftover_processes"`
-	LeftLease       bool              `json:"leftover_lease"`
-	ClientsAtTheEnd int               `json:"clients_at_the_end"`
-	EndLease        string            `json:"end_lease"`  // what the lease held when the clients were checked
-	EndServed       []string          `json:"end_served"` // where each was served, and as what
+	Schema            string            `json:"schema"`
+	Started           string            `json:"started"`
+	Seconds           float64           `json:"seconds"`
+	Clients           int               `json:"clients"`
+	Commit            string            `json:"commit"`
+	Requests          int64             `json:"requests"`
+	Answered          int64             `json:"answered"`
+	Unanswered        int64             `json:"unanswered"`
+	Errors            map[string]int    `json:"errors"`
+	ErrorSamples      map[string]string `json:"error_samples"` // the first of each kind, whole
+	KilledMidCall     int64             `json:"killed_mid_call"`
+	Chaos             map[string]int    `json:"chaos"`
+	TwoAdmitting      int               `json:"moments_two_admitting"`
+	Samples           int               `json:"admission_samples"`
+	OffBoard          int               `json:"clients_off_the_leaseholders_board"`
+	Boards            int               `json:"boards_at_the_end"`     // servers the clients were served by, each alone one counted
+	AloneAtTheEnd     int               `json:"alone_at_the_end"`      // clients served alone once the harms had ended
+	OnTheBoard        int               `json:"attached_on_the_board"` // peers the leaseholder's board lists attached
+	SettledSeconds    float64           `json:"settled_seconds"`       // from the end of the harms to one board (or the bound)
+	Notified          int64             `json:"notified"`              // clients told of an edit within 5 s
+	NotificationsLost int64             `json:"notifications_lost"`    // clients not told, though alive and unharmed
+	History           map[string]int    `json:"history"`               // what the checks of the history after take-overs found
+	LeftProcesses     int               `json:"leftover_processes"`
+	LeftLease         bool              `json:"leftover_lease"`
+	ClientsAtTheEnd   int               `json:"clients_at_the_end"`
+	EndLease          string            `json:"end_lease"`  // what the lease held when the clients were checked
+	EndServed         []string          `json:"end_served"` // where each was served, and as what
 }
 
 // printSoak writes the soak's figures as a Markdown table.
@@ -54,6 +57,19 @@ func printSoak(w *os.File, r *SoakReport) {
 	fmt.Fprintf(w, "| clients served alone at the end | %d | 0 |\n", r.AloneAtTheEnd)
 	fmt.Fprintf(w, "| peers the leaseholder's board lists attached | %d of %d clients | all |\n", r.OnTheBoard, r.ClientsAtTheEnd)
 	fmt.Fprintf(w, "| from the end of the harms to one board | %.1f s | — |\n", r.SettledSeconds)
+	fmt.Fprintf(w, "| clients told of a layer edit within 5 s | %d | — |\n| notifications lost | %d | 0 |\n", r.Notified, r.NotificationsLost)
+	hist := make([]string, 0, len(r.History))
+	for k := range r.History {
+		hist = append(hist, k)
+	}
+	sort.Strings(hist)
+	for _, k := range hist {
+		goal := "—"
+		if strings.HasPrefix(k, "lost") {
+			goal = "0"
+		}
+		fmt.Fprintf(w, "| history after a take-over: %s | %d | %s |\n", k, r.History[k], goal)
+	}
 	fmt.Fprintf(w, "| processes left after their clients closed stdin | %d | 0 |\n| lease left | %t | false |\n", r.LeftProcesses, r.LeftLease)
 	keys = keys[:0]
 	for k := range r.Chaos {
