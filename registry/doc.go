@@ -15,8 +15,17 @@
 //	<root>/.ai/local/state/mcp/server.json    the lease of the default profile, 0600
 //	<root>/.ai/local/state/mcp/server.<p>.json  the lease of profile p
 //	<lease>.lock                              sidecar lock file, 0600, empty, never removed
+//	<lease>.peers                             the counter of peer numbers (peers.go), never removed
+//	<lease>.state                             the checkout's shared state (state.go), 0600
+//	<lease>.state.unreadable-<unix time>      a state that could not be read, set aside
 //	<root>/.ai/local/state/mcp/.gitignore     "*": nothing here is for git (ignore.go), 0600
 //	.<lease-name>.<random>.tmp                a temporary document, alive for one write
+//
+// The files beside the lease are opened as the lease is (never following a
+// link, never blocking on a special file) and hold no secret. The shared
+// state's content is its writer's (package surface says its format); the
+// registry reads it within a bound, sets aside what is not a regular file
+// of this user's, and replaces it only while the lease is the writer's.
 //
 // The lease and what leads to it are trusted only as [Trusted] says (SPEC
 // §13): no symbolic link from .ai/local down (each directory opened from

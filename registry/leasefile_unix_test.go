@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestLeaseFile_TakeOver_RemovesANamedPipeWithoutOpeningIt(t *testing.T) {
@@ -48,4 +49,34 @@ func TestALinkAtTheGitignoreIsNeverFollowed(t *testing.T) {
 		t.Fatalf("the link was replaced: %v %v", fi.Mode(), err)
 	}
 	noTemporaries(t, dir)
+}
+
+// What is not a regular file at the state path is said, never opened or
+// followed: a named pipe does not block the read, a link's target is
+// never read.
+func TestReadStateNeitherFollowsNorBlocks(t *testing.T) {
+	lease := leasePath(t)
+	writeFile(t, lease+".target", []byte("a secret elsewhere"))
+	state := StatePath(lease)
+	for _, c := range []struct {
+		plant func() error
+		want  Found
+	}{
+		{func() error { return syscall.Mkfifo(state, 0o600) }, Special},
+		{func() error { return os.Symlink(lease+".target", state) }, Symlink},
+		{func() error { return os.Mkdir(state, 0o700) }, Directory},
+	} {
+		if err := c.plant(); err != nil {
+			t.Fatal(err)
+		}
+		if s := ReadState(lease); s.Found != c.want || len(s.Raw) != 0 {
+			t.Fatalf("read %v (%q), want %v", s.Found, s.Raw, c.want)
+		}
+		if _, err := SetStateAside(lease, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if raw, _ := os.ReadFile(lease + ".target"); string(raw) != "a secret elsewhere" {
+		t.Fatal("the link's target changed")
+	}
 }

@@ -268,9 +268,10 @@ func identity(t *testing.T, c connection) map[string]any {
 
 // board reads a client's peer board.
 type boardView struct {
-	Count  int
-	Caller string
-	Peers  []struct {
+	Count    int
+	Departed int
+	Caller   string
+	Peers    []struct {
 		ID           string
 		Attached     bool
 		Client       struct{ Name string }

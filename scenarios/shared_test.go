@@ -188,13 +188,15 @@ func TestStatusAndGraph(t *testing.T) {
 		t.Fatalf("status says to connect to %+v", server)
 	}
 	openPlainSession(t, server)
-	// It shows the server's sessions and the peers on its board, their
-	// names as data.
+	// It shows the server's sessions — the same number majordomus_server
+	// says: its own client's and the HTTP one — and the peers on its
+	// board, their names as data.
 	_, stdout, _ = runOnce(t, dir, "", "status")
 	var report struct {
 		Server struct {
-			Sessions int
-			Peers    struct {
+			Sessions     int
+			HTTPSessions int `json:"http_sessions"`
+			Peers        struct {
 				Count int
 				Peers []struct{ ID, Client, Transport string }
 			}
@@ -203,8 +205,18 @@ func TestStatusAndGraph(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &report); err != nil {
 		t.Fatal(err)
 	}
+	var own struct {
+		Sessions     int
+		HTTPSessions int `json:"http_sessions"`
+	}
+	if isErr, text, err := a.CallTool(ctx(t), "majordomus_server", nil, &own); err != nil || isErr {
+		t.Fatalf("majordomus_server: %s %v", text, err)
+	}
+	if own.Sessions != report.Server.Sessions || own.HTTPSessions != report.Server.HTTPSessions {
+		t.Fatalf("majordomus_server counts %+v sessions, status %d (%d over HTTP)", own, report.Server.Sessions, report.Server.HTTPSessions)
+	}
 	peers := report.Server.Peers
-	if report.Server.Sessions != 1 || peers.Count != 2 || len(peers.Peers) != 2 ||
+	if report.Server.Sessions != 2 || report.Server.HTTPSessions != 1 || peers.Count != 2 || len(peers.Peers) != 2 ||
 		peers.Peers[0].Client != "claude-code" || peers.Peers[0].Transport != "stdio" || peers.Peers[1].Client != "plain-http" || peers.Peers[1].ID == "" {
 		t.Fatalf("status does not show the sessions and the board:\n%s", stdout)
 	}

@@ -84,8 +84,8 @@ func TestAStrangerWhoKnowsThePortGetsNothing(t *testing.T) {
 	if board := peersOf(t, a); board.Count != 1 {
 		t.Fatalf("the board after the stranger: %+v", board)
 	}
-	if id := identity(t, server); id["sessions"] != float64(0) {
-		t.Fatalf("the server has %v HTTP sessions after the stranger; want none", id["sessions"])
+	if id := identity(t, server); id["http_sessions"] != float64(0) || id["sessions"] != float64(1) {
+		t.Fatalf("the server has %v HTTP sessions (%v in all) after the stranger; want none but its own client's", id["http_sessions"], id["sessions"])
 	}
 }
 

@@ -56,6 +56,7 @@ type Board struct {
 	byID      map[string]*sessionless // the peers known from their requests alone, by id
 	byWho     map[string]*sessionless // those of them found by the identity they send
 	order     []*Peer                 // attachment order, departed announcers included
+	sink      func(Peer)              // given every announcer as it changes, while the board is the checkout's
 }
 
 // NewBoard returns an empty board reading time from now, on which a peer
@@ -72,14 +73,7 @@ func newBoard(now func() time.Time, idle time.Duration, numbers func() (int, err
 
 // Attach adds a peer for a new session and returns its id.
 func (b *Board) Attach(session, transport string) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if p, ok := b.bySession[session]; ok {
-		return p.ID
-	}
-	p := b.add(b.newID(), Client{Name: notInitialized}, transport, b.now())
-	b.bySession[session] = p
-	return p.ID
+	return b.Open(session, transport, "", nil)
 }
 
 // notInitialized names a session's client until its initialize names it.
@@ -119,7 +113,15 @@ func (b *Board) Detach(session string) {
 	}
 	delete(b.bySession, session)
 	p.Attached = false
+	b.kept(p)
 	b.prune()
+}
+
+// kept gives the sink an announcer that changed.
+func (b *Board) kept(p *Peer) {
+	if b.sink != nil && p.Announcement != nil {
+		b.sink(copyPeer(p))
+	}
 }
 
 // prune drops the departed peers that announced nothing, and the oldest
@@ -143,68 +145,6 @@ func (b *Board) prune() {
 		b.order = slices.Delete(b.order, i, i+1)
 		departed--
 	}
-}
-
-// Claim gives a session's peer the id it held on another server, when the
-// id is one this board could have given (p1, p2, …) and no other attached
-// peer holds it; a departed peer holding it is the same client, back. It
-// reports whether the claim was granted.
-func (b *Board) Claim(session, id string) bool {
-	n, ok := peerNumber(id)
-	if !ok {
-		return false
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	p, ok := b.bySession[session]
-	if !ok {
-		return false
-	}
-	if p.ID == id {
-		return true
-	}
-	b.expire(b.now())
-	if !b.free(id) {
-		return false
-	}
-	p.ID = id
-	b.next = max(b.next, n) // ids given later do not collide with it
-	return true
-}
-
-// free reports whether no attached peer holds id, and drops a departed
-// one that does: whoever takes the id is that peer, back.
-func (b *Board) free(id string) bool {
-	for _, q := range b.order {
-		if q.ID == id && q.Attached {
-			return false
-		}
-	}
-	b.order = slices.DeleteFunc(b.order, func(q *Peer) bool {
-		if q.ID == id {
-			b.forget(q)
-			return true
-		}
-		return false
-	})
-	return true
-}
-
-// peerNumber reads an id of the board's form, p<n> with n from 1, up to
-// six digits.
-func peerNumber(id string) (int, bool) {
-	digits, ok := strings.CutPrefix(id, "p")
-	if !ok || len(digits) == 0 || len(digits) > 6 || digits[0] == '0' {
-		return 0, false
-	}
-	n := 0
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n, true
 }
 
 // Identify records the client a session's initialize named.
@@ -260,6 +200,12 @@ func (b *Board) PeerID(session string) string {
 // Announce records a session's claim, replacing its earlier one, and returns
 // its record and the other attached peers' claims that overlap it.
 func (b *Board) Announce(session, intent string, scope []string) (Peer, []Overlap, error) {
+	return b.announceSession(session, intent, scope, false)
+}
+
+// announceSession is Announce; again says it replays a carried
+// announcement (see announce).
+func (b *Board) announceSession(session, intent string, scope []string, again bool) (Peer, []Overlap, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	p, ok := b.bySession[session]
@@ -268,8 +214,19 @@ func (b *Board) Announce(session, intent string, scope []string) (Peer, []Overla
 	}
 	now := b.now()
 	b.expire(now)
-	rec, overlaps := b.announce(p, intent, scope, now)
+	var rec Peer
+	var overlaps []Overlap
+	if again && sameClaim(p.Announcement, intent, scope) {
+		rec, overlaps = b.overlapping(p)
+	} else {
+		rec, overlaps = b.announce(p, intent, scope, now)
+	}
 	return rec, overlaps, nil
+}
+
+// sameClaim reports whether a says intent and scope.
+func sameClaim(a *Announcement, intent string, scope []string) bool {
+	return a != nil && a.Intent == intent && slices.Equal(a.Scope, scope)
 }
 
 // announce records p's claim and returns its record and the overlapping
@@ -277,6 +234,14 @@ func (b *Board) Announce(session, intent string, scope []string) (Peer, []Overla
 func (b *Board) announce(p *Peer, intent string, scope []string, now time.Time) (Peer, []Overlap) {
 	p.Announcement = &Announcement{Intent: intent, Scope: scope, At: stamp(now)}
 	p.LastSeen = p.Announcement.At
+	b.kept(p)
+	return b.overlapping(p)
+}
+
+// overlapping returns p's record and the claims of the other attached
+// peers that overlap its own.
+func (b *Board) overlapping(p *Peer) (Peer, []Overlap) {
+	scope := p.Announcement.Scope
 	var overlaps []Overlap
 	for _, q := range b.order {
 		if q == p || !q.Attached || q.Announcement == nil {

@@ -27,6 +27,9 @@ type ModernRequest struct {
 	Client *Client
 	// Transport names how its client is connected, for a peer it creates.
 	Transport string
+	// Replay says it replays its peer's carried announcement
+	// (_meta[ReplayMeta]): one the same as the peer's keeps its time.
+	Replay bool
 }
 
 // sessionless is the board's record of a peer known from its requests
@@ -53,7 +56,11 @@ func (b *Board) AnnounceModern(m ModernRequest, intent string, scope []string) (
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.now()
-	return b.announce(b.sight(m, now), intent, scope, now)
+	p := b.sight(m, now)
+	if m.Replay && sameClaim(p.Announcement, intent, scope) {
+		return b.overlapping(p)
+	}
+	return b.announce(p, intent, scope, now)
 }
 
 // Listen records that a subscriptions/listen stream of a modern request's
@@ -115,6 +122,7 @@ func (b *Board) streamEnded(rec *sessionless, opened uint64, now time.Time) {
 	}
 	if rec.seen == opened {
 		rec.peer.Attached = false
+		b.kept(rec.peer)
 		b.prune()
 		return
 	}
@@ -190,6 +198,7 @@ func (b *Board) expire(now time.Time) {
 	for _, rec := range b.byID {
 		if p := rec.peer; p.Attached && rec.streams == 0 && now.Sub(p.LastSeen) >= b.idle {
 			p.Attached, gone = false, true
+			b.kept(p)
 		}
 	}
 	if gone {

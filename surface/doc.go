@@ -9,7 +9,17 @@
 // the [Board], identified as p1, p2, … in the order sessions were opened, and
 // never reused. A client of the 2026-07-28 revision has no session; it is a
 // peer all the same (see Modern clients below). Tool calls are recorded in
-// the [Executions] history. The
+// the [Executions] history.
+//
+// The history and the board's announcers are the checkout's, not one
+// process's (SPEC §16): while the caller keeps them ([Surface.Keep]) each
+// change is given to its sink as a record of the shared state (state.go,
+// [StateSchema]), before the call that made it is answered, and the state
+// the server before left is merged in, its announcers listed as departed
+// until each is back. A session opened again after a take-over claims its
+// id and brings its announcement at its opening ([Board.Open]): it is on
+// the board with both at once and draws no number. A majordomus_announce
+// marked [ReplayMeta] (a bridge's replay) is not an execution. The
 // layer is read through a [LayerSource]; when it is rebuilt, [Surface.IndexChanged]
 // republishes the resources and prompts and notifies the sessions.
 //
@@ -86,5 +96,6 @@
 //     peer id is used only when it has the board's form.
 //   - A peer id names one listed peer at a time, and a new id is numbered
 //     past every id given or granted, so it never names a peer that was.
-//   - Nothing here writes a file.
+//   - Nothing here writes a file: the shared state is given to the
+//     caller's sink.
 package surface

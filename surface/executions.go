@@ -1,12 +1,13 @@
 package surface
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
 
-// executionsKept bounds the history.
-const executionsKept = 256
+// executionsKept bounds the history, here and in the shared state.
+const executionsKept = 1000
 
 // Execution is one tool call answered by this server.
 type Execution struct {
@@ -19,28 +20,76 @@ type Execution struct {
 
 // Executions is the recent tool-call history, newest last. It is safe for
 // concurrent use.
+//
+// While it is the checkout's (kept), each call is also given to its sink
+// as it is recorded. Calls recorded while it is not — served alone, say —
+// wait to be merged into the checkout's history once it is; calls recorded
+// after the lease was lost never are: they are not the checkout's.
 type Executions struct {
-	mu   sync.Mutex
-	ring []Execution
+	mu      sync.Mutex
+	ring    []Execution
+	pending []Execution       // recorded while not kept, and not lost
+	sink    func(x Execution) // nil while not kept
+	lost    bool
 }
 
 // Record adds one call, dropping the oldest past the bound.
 func (e *Executions) Record(x Execution) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.ring = append(e.ring, x)
-	if len(e.ring) > executionsKept {
-		e.ring = append(e.ring[:0:0], e.ring[len(e.ring)-executionsKept:]...)
+	e.ring = appendBounded(e.ring, x)
+	switch {
+	case e.sink != nil:
+		e.sink(x)
+	case !e.lost:
+		e.pending = appendBounded(e.pending, x)
 	}
+}
+
+// appendBounded appends x, keeping the last executionsKept (the slice is
+// cut now and then, not at every call).
+func appendBounded(xs []Execution, x Execution) []Execution {
+	xs = append(xs, x)
+	if len(xs) >= 2*executionsKept {
+		xs = slices.Clone(xs[len(xs)-executionsKept:])
+	}
+	return xs
 }
 
 // Recent returns up to limit calls, newest first.
 func (e *Executions) Recent(limit int) []Execution {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	out := make([]Execution, 0, min(limit, len(e.ring)))
-	for i := len(e.ring) - 1; i >= 0 && len(out) < limit; i-- {
+	out := make([]Execution, 0, min(limit, len(e.ring), executionsKept))
+	for i := len(e.ring) - 1; i >= 0 && len(out) < limit && len(out) < executionsKept; i-- {
 		out = append(out, e.ring[i])
 	}
 	return out
+}
+
+// keep makes the history the checkout's: loaded, with the calls pending
+// merged in by time, within the bound; sink is given every call from now
+// on. It returns the history as merged.
+func (e *Executions) keep(loaded []Execution, sink func(Execution)) []Execution {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	merged := slices.Clone(loaded)
+	if len(e.pending) > 0 {
+		merged = append(merged, e.pending...)
+		slices.SortStableFunc(merged, func(a, b Execution) int { return a.At.Compare(b.At) })
+	}
+	if n := len(merged); n > executionsKept {
+		merged = merged[n-executionsKept:]
+	}
+	e.ring, e.pending, e.sink, e.lost = slices.Clone(merged), nil, sink, false
+	return merged
+}
+
+// unkeep stops giving calls to the sink. lost says the lease was lost:
+// calls from now on are not the checkout's and are never merged into it;
+// otherwise they wait for the next keep.
+func (e *Executions) unkeep(lost bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.sink, e.lost = nil, lost
 }

@@ -96,7 +96,9 @@ func (s *Surface) requestArrived(ctx context.Context, _ any, message any) error 
 		return nil // a legacy request: its session is its peer
 	}
 	var r struct {
+		Method string `json:"method"`
 		Params struct {
+			Name string    `json:"name"`
 			Meta *mcp.Meta `json:"_meta"`
 		} `json:"params"`
 	}
@@ -104,7 +106,9 @@ func (s *Surface) requestArrived(ctx context.Context, _ any, message any) error 
 		return nil // mcp-go answers it
 	}
 	m, ok := s.modernOf(ctx, r.Params.Meta)
-	if !ok {
+	if !ok || (r.Method == string(mcp.MethodToolsCall) && r.Params.Name == announceTool) {
+		// an announcement sights its peer and announces at once: a peer
+		// carried to this server is never on its board without it
 		return nil
 	}
 	if id := s.Board.Sight(m); m.Claim != "" && id != m.Claim && !s.Board.onSession(m.Session) {

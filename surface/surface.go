@@ -2,6 +2,7 @@ package surface
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -38,6 +39,9 @@ type Process struct {
 	// Alone is why this process serves its client alone because sharing
 	// failed; "" when it does not. The client is told (see alone.go).
 	Alone string `json:"alone,omitempty"`
+	// HTTPSessions is how many of the sessions the surface serves
+	// ([Surface.Sessions]) are its process's HTTP server's.
+	HTTPSessions int `json:"http_sessions"`
 }
 
 // Config configures a Surface.
@@ -54,10 +58,13 @@ type Config struct {
 	// (its result is answered as JSON). The caller gathers it, because only
 	// the caller can observe the host; nil = this process cannot take one.
 	Fleet func(ctx context.Context) (any, error)
-	// PeerClaim is the peer id an initialize's context claims for its
-	// session (a client carried from another server keeps its id), or "";
-	// nil = no claims.
-	PeerClaim func(ctx context.Context) string
+	// PeerClaim is the peer id the context of a session's opening, or of
+	// its initialize, claims for it (a client carried from another server
+	// keeps its id), or ""; nil = no claims. CarriedAnnouncement is the
+	// announcement (majordomus_announce's arguments) such a context
+	// brings with it, or nil: the peer is on the board with it at once.
+	PeerClaim           func(ctx context.Context) string
+	CarriedAnnouncement func(ctx context.Context) json.RawMessage
 	// PresenceID is the request id of the subscriptions/listen a bridge
 	// holds open for its 2026-07-28 client while its process lives: that
 	// peer leaves the board as soon as the stream ends. "" = none.
@@ -81,6 +88,19 @@ type Config struct {
 // which a 2026-07-28 request's _meta claims its peer's id (a bridge sends
 // its stdio client's with every request it relays).
 const PeerMeta = "io.majordomus/peer"
+
+// AnnouncedMeta is the key under which an initialize result's _meta says
+// (true) that the announcement its session carried is on the board, so
+// that the bridge that opened it need not make it again.
+const AnnouncedMeta = "io.majordomus/announced"
+
+// ReplayMeta is the key under which a majordomus_announce call's _meta
+// says (true) that it makes a carried announcement again, on a server
+// that did not take it with the session (a 2026-07-28 client has none): it
+// is not an execution, and an announcement the same as the peer's keeps
+// its time. It hides nothing else: a client that sets it on its own call
+// hides only that announcement's call, never the announcement itself.
+const ReplayMeta = "io.majordomus/replay"
 
 // Surface is the MCP server of one process and its peer board.
 type Surface struct {
@@ -157,17 +177,35 @@ func transportOf(session server.ClientSession) string {
 	return "http"
 }
 
-func (s *Surface) sessionOpened(_ context.Context, session server.ClientSession) {
-	transport, id := s.attach(session)
-	s.log.Info("session opened", zap.String("session", session.SessionID()), zap.String("peer", id), zap.String("transport", transport))
+func (s *Surface) sessionOpened(ctx context.Context, session server.ClientSession) {
+	transport, id := s.attach(ctx, session)
+	// announced: a carried session is on the board with its announcement
+	// from its first instant
+	s.log.Info("session opened", zap.String("session", session.SessionID()), zap.String("peer", id), zap.String("transport", transport),
+		zap.Bool("announced", s.Board.announced(session.SessionID())))
 }
 
-// attach puts a session's peer on the board, once. An HTTP session is
+// attach puts a session's peer on the board, once, under the id its
+// context claims and with the announcement it carries. An HTTP session is
 // registered by mcp-go only after its initialize was answered, so the
-// initialize hook attaches it first.
-func (s *Surface) attach(session server.ClientSession) (transport, peer string) {
+// initialize hook attaches it first; the in-process session is registered
+// before its client says anything.
+func (s *Surface) attach(ctx context.Context, session server.ClientSession) (transport, peer string) {
 	transport = transportOf(session)
-	return transport, s.Board.Attach(session.SessionID(), transport)
+	claim, announced := s.carried(ctx)
+	return transport, s.Board.Open(session.SessionID(), transport, claim, announced)
+}
+
+// carried is what ctx says a session opened again carries: its claimed
+// peer id and its announcement (nil when none, or not one).
+func (s *Surface) carried(ctx context.Context) (claim string, announced *Announcement) {
+	if s.cfg.PeerClaim != nil {
+		claim = s.cfg.PeerClaim(ctx)
+	}
+	if s.cfg.CarriedAnnouncement != nil {
+		announced = announcementOf(s.cfg.CarriedAnnouncement(ctx))
+	}
+	return claim, announced
 }
 
 func (s *Surface) sessionClosed(_ context.Context, session server.ClientSession) {
@@ -188,22 +226,26 @@ func (s *Surface) initialized(ctx context.Context, _ any, req *mcp.InitializeReq
 	if session == nil {
 		return
 	}
-	s.attach(session)
+	s.attach(ctx, session)
 	// What the process says about sharing is sent at warning; mcp-go's
 	// sessions start (and restart at every initialize) at error. A client's
 	// logging/setLevel, which comes after, still decides.
 	if l, ok := session.(server.SessionWithLogging); ok {
 		l.SetLogLevel(mcp.LoggingLevelWarning)
 	}
-	if s.cfg.PeerClaim != nil {
-		if claim := s.cfg.PeerClaim(ctx); claim != "" && !s.Board.Claim(session.SessionID(), claim) {
-			s.log.Info("a claimed peer id was not granted", zap.String("claim", claim), zap.String("peer", s.Board.PeerID(session.SessionID())))
-		}
+	claim, announced := s.carried(ctx)
+	if claim != "" && !s.Board.Claim(session.SessionID(), claim) {
+		s.log.Info("a claimed peer id was not granted", zap.String("claim", quoted(claim)), zap.String("peer", s.Board.PeerID(session.SessionID())))
 	}
 	info := req.Params.ClientInfo
 	s.Board.Identify(session.SessionID(), Client{Name: info.Name, Version: info.Version, Title: info.Title})
 	peer := s.Board.PeerID(session.SessionID())
 	result.Meta = &mcp.Meta{AdditionalFields: map[string]any{PeerMeta: peer}}
+	if announced != nil {
+		// on the board since the session opened, or made now
+		_, _, _ = s.Board.announceSession(session.SessionID(), announced.Intent, announced.Scope, true)
+		result.Meta.AdditionalFields[AnnouncedMeta] = true
+	}
 	s.log.Info("peer initialized", zap.String("peer", peer), zap.String("client", info.Name), zap.String("client_version", info.Version))
 	result.Instructions = s.instructions(peer)
 }
@@ -262,6 +304,7 @@ type ServerReport struct {
 	URL           *string  `json:"url"`
 	Leaseholder   bool     `json:"leaseholder"`
 	Sessions      int      `json:"sessions"`
+	HTTPSessions  int      `json:"http_sessions"`
 	UptimeSeconds float64  `json:"uptime_seconds"`
 	LeasePath     *string  `json:"lease_path"`
 	Profile       string   `json:"profile"`
@@ -279,13 +322,13 @@ type ServerReport struct {
 func (s *Surface) Report() ServerReport {
 	proc := s.cfg.Process()
 	ix := s.cfg.Layer.Current()
-	_, sessions := s.Board.Peers()
 	r := ServerReport{
 		Name:          Name,
 		PID:           os.Getpid(),
 		Role:          proc.Role,
 		Leaseholder:   proc.Leaseholder,
-		Sessions:      sessions,
+		Sessions:      s.Sessions(),
+		HTTPSessions:  proc.HTTPSessions,
 		UptimeSeconds: s.cfg.Now().Sub(s.started).Round(time.Millisecond).Seconds(),
 		Profile:       proc.Profile,
 		Version:       s.cfg.Version,
@@ -312,11 +355,27 @@ func (s *Surface) Report() ServerReport {
 	return r
 }
 
-// recordExecution times every tool call into the history.
+// Sessions counts every session this surface serves: each session on its
+// board (its process's own stdio client's, in process, and the HTTP
+// sessions of the legacy revisions) and each open subscriptions/listen
+// stream of a 2026-07-28 client over HTTP, which has no session but
+// stays with the server through that stream. majordomus_server and the
+// probe (`status`) both say this number.
+func (s *Surface) Sessions() int {
+	n := len(s.Board.sessions())
+	s.listens.ends.Range(func(any, any) bool { n++; return true })
+	return n
+}
+
+// recordExecution times every tool call into the history, but the replay
+// of a carried announcement (ReplayMeta), which is bookkeeping.
 func (s *Surface) recordExecution(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := s.cfg.Now()
 		res, err := next(ctx, req)
+		if isReplay(req) {
+			return res, err
+		}
 		s.Executions.Record(Execution{
 			Tool:       req.Params.Name,
 			Peer:       s.callerOf(ctx, req.Params.Meta),

@@ -98,7 +98,7 @@ func TestBadArgumentsGetErrorResultsNamingTheArgument(t *testing.T) {
 		{"majordomus_announce", map[string]any{"intent": " "}, "argument 'intent' is required and must not be blank"},
 		{"majordomus_announce", map[string]any{"intent": "x", "scope": "lib"}, "argument 'scope' must be an array of strings"},
 		{"majordomus_announce", map[string]any{"intent": "x", "scope": []any{1}}, "argument 'scope' must be an array of strings"},
-		{"majordomus_executions", map[string]any{"limit": -1}, "argument 'limit' must be between 1 and 256"},
+		{"majordomus_executions", map[string]any{"limit": -1}, "argument 'limit' must be between 1 and 1000"},
 		{"majordomus_repository", map[string]any{"x": 1}, "argument 'x' is not taken by this tool"},
 	}
 	for _, tc := range cases {

@@ -41,9 +41,9 @@ func (s *Surface) addTools() {
 			mcp.WithDescription("The checkout: its name, repository_id, kinds and counts, diagnostics, state (ok or degraded) and the index generation."),
 			readOnly("Describe the checkout")), Handler: s.toolRepository},
 		server.ServerTool{Tool: mcp.NewTool("majordomus_peers",
-			mcp.WithDescription("The peer board: every agent session on this server, who it is, when it was last seen and what it announced."),
+			mcp.WithDescription("The peer board: every agent session on this server, who it is, when it was last seen and what it announced; also the last few peers that left after announcing (attached: false), which count counts apart, as departed."),
 			readOnly("Show the peer board")), Handler: s.toolPeers},
-		server.ServerTool{Tool: mcp.NewTool("majordomus_announce",
+		server.ServerTool{Tool: mcp.NewTool(announceTool,
 			mcp.WithDescription("Tell the other peers what you are working on. Answers your record and the peers whose scopes overlap yours. A new announcement replaces your previous one."),
 			mcp.WithString("intent", mcp.Required(), mcp.Description("What you are about to do, in a sentence.")),
 			mcp.WithArray("scope", mcp.WithStringItems(), mcp.Description("The paths you will touch, relative to the checkout root.")),
@@ -56,7 +56,7 @@ func (s *Surface) addTools() {
 			})), Handler: s.toolAnnounce},
 		server.ServerTool{Tool: mcp.NewTool("majordomus_executions",
 			mcp.WithDescription("The recent tool calls this server answered: tool, peer, when, how long, whether it succeeded. Newest first."),
-			mcp.WithNumber("limit", mcp.Description("At most this many (1–256, default 50).")),
+			mcp.WithNumber("limit", mcp.Description("At most this many (1–1000, default 50).")),
 			readOnly("Show recent tool calls")), Handler: s.toolExecutions},
 		server.ServerTool{Tool: mcp.NewTool("majordomus_server",
 			mcp.WithDescription("The process serving this session: pid, role, URL, whether it holds the checkout's lease, sessions, uptime, lease path, profile, version, findings and how many log lines its stderr dropped."),
@@ -153,10 +153,11 @@ func (s *Surface) toolPeers(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	}
 	peers, count := s.Board.Peers()
 	return answer(struct {
-		Count  int    `json:"count"`
-		Caller string `json:"caller"`
-		Peers  []Peer `json:"peers"`
-	}{Count: count, Caller: s.callerOf(ctx, req.Params.Meta), Peers: peers})
+		Count    int    `json:"count"`
+		Departed int    `json:"departed"`
+		Caller   string `json:"caller"`
+		Peers    []Peer `json:"peers"`
+	}{Count: count, Departed: len(peers) - count, Caller: s.callerOf(ctx, req.Params.Meta), Peers: peers})
 }
 
 func (s *Surface) toolAnnounce(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -169,6 +170,7 @@ func (s *Surface) toolAnnounce(ctx context.Context, req mcp.CallToolRequest) (*m
 	var peer Peer
 	var overlaps []Overlap
 	if m, ok := s.modernOf(ctx, req.Params.Meta); ok {
+		m.Replay = isReplay(req)
 		peer, overlaps = s.Board.AnnounceModern(m, intent, scope)
 	} else {
 		session := server.ClientSessionFromContext(ctx)
@@ -176,7 +178,7 @@ func (s *Surface) toolAnnounce(ctx context.Context, req mcp.CallToolRequest) (*m
 			return mcp.NewToolResultError("announce needs an MCP session: call it from a client that initialized one"), nil
 		}
 		var err error
-		if peer, overlaps, err = s.Board.Announce(session.SessionID(), intent, scope); err != nil {
+		if peer, overlaps, err = s.Board.announceSession(session.SessionID(), intent, scope, isReplay(req)); err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
 	}

@@ -98,17 +98,22 @@ type Carried struct {
 }
 
 // Replay opens the carried session on b: initialize (private id, answer
-// dropped), notifications/initialized, then the announcement. It does
-// nothing when the client never initialized.
+// dropped) claiming the peer id and bringing the announcement, then
+// notifications/initialized, then — only when b did not take it with the
+// session — the announcement, marked as a replay, then what the client
+// asked to hear. A 2026-07-28 client, which never initialized, has its
+// announcement made again.
 func (c Carried) Replay(ctx context.Context, b Backend) error {
 	if len(c.Initialize) == 0 {
 		return c.replayModern(ctx, b)
 	}
-	if err := answerError(b.Handle(WithPeerClaim(ctx, c.Peer), requestFrame(ReinitializeID, "initialize", c.Initialize))); err != nil {
+	opening := WithCarriedAnnouncement(WithPeerClaim(ctx, c.Peer), c.Announce) // the session opens as it was
+	answer := b.Handle(opening, requestFrame(ReinitializeID, "initialize", c.Initialize))
+	if err := answerError(answer); err != nil {
 		return fmt.Errorf("re-initializing the client's session: %w", err)
 	}
 	b.Handle(ctx, notificationFrame("notifications/initialized"))
-	if len(c.Announce) > 0 {
+	if len(c.Announce) > 0 && !announcedOf(answer) {
 		if err := answerError(b.Handle(ctx, announceFrame(c.Announce))); err != nil {
 			return fmt.Errorf("replaying the client's announcement: %w", err)
 		}

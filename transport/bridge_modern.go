@@ -178,11 +178,16 @@ func (c Carried) replayModern(ctx context.Context, b Backend) error {
 	if len(c.Meta) == 0 || len(c.Announce) == 0 {
 		return nil
 	}
+	meta := map[string]json.RawMessage{}
+	if json.Unmarshal(c.Meta, &meta) != nil {
+		return nil
+	}
+	meta[ReplayMeta] = json.RawMessage("true") // bookkeeping, not an execution
 	params, _ := json.Marshal(struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments,omitempty"`
-		Meta      json.RawMessage `json:"_meta"`
-	}{AnnounceTool, c.Announce, c.Meta})
+		Name      string                     `json:"name"`
+		Arguments json.RawMessage            `json:"arguments,omitempty"`
+		Meta      map[string]json.RawMessage `json:"_meta"`
+	}{AnnounceTool, c.Announce, meta})
 	if err := answerError(b.Handle(ctx, requestFrame(AnnounceID, string(mcp.MethodToolsCall), params))); err != nil {
 		return fmt.Errorf("replaying the client's announcement: %w", err)
 	}

@@ -64,7 +64,7 @@ func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) (
 				if leaseLost(res.body) {
 					return nil, &failure{cause: fmt.Errorf("the shared server at %s refused a new session: %s", b.cfg.URL, errorMessage(res.body)), notRun: true}
 				}
-				b.initialized(calls[0], res)
+				b.initialized(ctx, calls[0], res)
 			}
 			b.observe(calls, res.body)
 			return res.body, nil
@@ -94,6 +94,9 @@ func (b *Bridge) exchange(ctx context.Context, msg json.RawMessage, sid, proto s
 	b.setHeaders(header, sid, proto)
 	if claim := PeerClaim(ctx); claim != "" && sid == "" {
 		header.Set(PeerHeader, claim) // an initialize, opening the session again
+	}
+	if v := announceHeader(CarriedAnnouncement(ctx)); v != "" && sid == "" {
+		header.Set(AnnounceHeader, v) // and what it announced
 	}
 	return b.post(ctx, msg, header, resendable)
 }
@@ -197,14 +200,15 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 	if current != stale {
 		return nil
 	}
-	ctx = WithPeerClaim(ctx, peer) // the restarted server's board knows the client as before
+	// the restarted server's board knows the client as before, with its announcement
+	opening := WithCarriedAnnouncement(WithPeerClaim(ctx, peer), announce)
 	if !b.attachedNow() {
 		return &failure{cause: errors.New("the bridge is no longer attached"), notRun: true}
 	}
 	if params == nil {
 		return &failure{cause: fmt.Errorf("the shared server at %s does not know the session and the client never initialized", b.cfg.URL), notRun: true}
 	}
-	res := b.exchange(ctx, requestFrame(ReinitializeID, "initialize", params), "", "", true)
+	res := b.exchange(opening, requestFrame(ReinitializeID, "initialize", params), "", "", true)
 	switch {
 	case res.outcome == failed:
 		return &failure{cause: b.unreachable(res.err), notRun: true}
@@ -223,7 +227,7 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 		return &failure{cause: fmt.Errorf("the shared server at %s is unreachable: %v", b.cfg.URL, res.err), notRun: true}
 	}
 	b.log.Info("session re-opened on the shared server", zap.String("url", b.cfg.URL), zap.String("session", res.session))
-	if announce != nil {
+	if announce != nil && !announcedOf(res.body) {
 		res := b.exchange(ctx, announceFrame(announce), res.session, proto, b.isSafe(AnnounceTool))
 		if res.outcome == answered && answerError(res.body) == nil {
 			b.log.Info("the client's announcement was replayed to the server it is now attached to")
@@ -240,7 +244,7 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 }
 
 // initialized records the client's session once its initialize succeeded.
-func (b *Bridge) initialized(c call, res exchangeResult) {
+func (b *Bridge) initialized(ctx context.Context, c call, res exchangeResult) {
 	if answerError(res.body) != nil || res.session == "" {
 		return
 	}
@@ -253,6 +257,9 @@ func (b *Bridge) initialized(c call, res exchangeResult) {
 		b.readied = make(chan struct{})
 	}
 	b.initialize, b.announce, b.ready, b.heard = bytes.Clone(c.params), nil, false, hearing{}
+	if announcedOf(res.body) { // a carried session, opened with its announcement
+		b.announce = bytes.Clone(CarriedAnnouncement(ctx))
+	}
 	b.peer = peerOf(res.body)
 	b.mu.Unlock()
 	b.setSession(res.session, protocolOf(res.body))

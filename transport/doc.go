@@ -86,8 +86,11 @@
 //
 // When the server forgets the session (404: it restarted, or expired the
 // session), the bridge opens a new one on the client's behalf, replaying its
-// initialize and its last announcement, and resends the message once; the
-// client sees only the answer. When the server is unreachable, refuses with
+// initialize — claiming its peer id and bringing its last announcement
+// (peer.go) — and resends the message once; the client sees only the
+// answer. A server that does not say it took the announcement is sent it
+// as a majordomus_announce marked _meta[ReplayMeta], which it does not
+// count as an execution. When the server is unreachable, refuses with
 // lease_lost, or loses the session twice in a row, the bridge calls
 // [BridgeConfig].Failover once and routes this and every later message to
 // the backend it returns, with the client's session ([Carried]) already on
@@ -137,7 +140,7 @@
 //     bridge_move.go (leaving a server that lost its lease);
 //   - shared by all: frames.go (framing, envelopes, error frames), sse.go
 //     (event streams, written by the server and read by the bridge),
-//     peer.go (a carried session's peer id), tools.go (which tools may
+//     peer.go (a carried session's peer id and announcement), tools.go (which tools may
 //     be resent) and prompts.go (a prompt's required arguments).
 //
 // A side uses another only through exported names and the shared files:

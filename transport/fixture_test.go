@@ -24,7 +24,9 @@ const wait = 10 * time.Second
 // fixture is a real mcp-go server with a few tools and resources.
 type fixture struct {
 	srv       *server.MCPServer
+	hooks     *server.Hooks
 	announces chan string   // arguments of each majordomus_announce call
+	replays   chan bool     // whether each was marked a replay (ReplayMeta)
 	release   chan struct{} // closed to let "write" and "wait" return
 	released  sync.Once
 	blocked   chan struct{} // signalled when "write" or "wait" starts
@@ -37,6 +39,7 @@ type fixture struct {
 func newFixture() *fixture {
 	f := &fixture{
 		announces: make(chan string, 16),
+		replays:   make(chan bool, 16),
 		release:   make(chan struct{}),
 		blocked:   make(chan struct{}, 16),
 		roots:     make(chan mcp.Root, 4),
@@ -56,6 +59,7 @@ func newFixture() *fixture {
 		f.noteLocked()
 		f.mu.Unlock()
 	})
+	f.hooks = hooks
 	f.srv = server.NewMCPServer("fixture", "0.0.1", server.WithHooks(hooks), server.WithLogging(),
 		server.WithToolCapabilities(true), server.WithResourceCapabilities(true, true), server.WithRoots())
 	text := func(s string) (*mcp.CallToolResult, error) { return mcp.NewToolResultText(s), nil }
@@ -115,6 +119,11 @@ func newFixture() *fixture {
 		func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			b, _ := json.Marshal(r.GetArguments())
 			f.announces <- string(b)
+			replay := false
+			if r.Params.Meta != nil {
+				replay, _ = r.Params.Meta.AdditionalFields[ReplayMeta].(bool)
+			}
+			f.replays <- replay
 			return text("announced")
 		})
 	for _, uri := range []string{"fixture://a", "fixture://b"} {

@@ -204,10 +204,13 @@ func notificationFrame(method string) []byte {
 	return []byte(`{"jsonrpc":"2.0","method":"` + method + `"}`)
 }
 
+// announceFrame is the replay of a carried announcement, marked as one:
+// bookkeeping, not an execution.
 func announceFrame(args json.RawMessage) []byte {
 	params, _ := json.Marshal(struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments,omitempty"`
-	}{AnnounceTool, args})
+		Meta      map[string]bool `json:"_meta"`
+	}{AnnounceTool, args, map[string]bool{ReplayMeta: true}})
 	return requestFrame(AnnounceID, "tools/call", params)
 }

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 )
@@ -14,12 +15,62 @@ import (
 // context of an in-process session. The server grants a claim when no
 // other session of its holds that id.
 
+//
+// The session brings its last announcement too, so that it is on the new
+// board with it from its first instant and nothing is replayed: in the
+// AnnounceHeader of the initialize POST (majordomus_announce's arguments,
+// base64url), in the context of an in-process session's opening or
+// initialize. The server says in the initialize result's
+// _meta[AnnouncedMeta] that it took it; one that did not (an announcement
+// too long for a header, a server that does not know the header) is sent
+// it as a majordomus_announce call marked _meta[ReplayMeta], which is not
+// an execution.
+
 const (
 	// PeerMeta is the key of the peer id in an initialize result's _meta.
 	PeerMeta = "io.majordomus/peer"
 	// PeerHeader carries a claimed peer id on an initialize POST.
 	PeerHeader = "Majordomus-Peer"
+	// AnnounceHeader carries a session's carried announcement on an
+	// initialize POST.
+	AnnounceHeader = "Majordomus-Announcement"
+	// AnnouncedMeta is the key of an initialize result's _meta saying the
+	// carried announcement is on the board.
+	AnnouncedMeta = "io.majordomus/announced"
+	// ReplayMeta is the key of a replayed announcement's _meta.
+	ReplayMeta = "io.majordomus/replay"
 )
+
+// maxAnnounceHeader bounds an AnnounceHeader: a longer announcement is
+// replayed instead (the server reads at most 64 KiB of a request's head).
+const maxAnnounceHeader = 16 << 10
+
+type announceKey struct{}
+
+// WithCarriedAnnouncement returns ctx bringing args, the arguments of the
+// client's last majordomus_announce, to the session an initialize handled
+// under it, or an in-process session registered under it, opens.
+func WithCarriedAnnouncement(ctx context.Context, args json.RawMessage) context.Context {
+	if len(args) == 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, announceKey{}, args)
+}
+
+// CarriedAnnouncement is the announcement ctx brings, or nil.
+func CarriedAnnouncement(ctx context.Context) json.RawMessage {
+	args, _ := ctx.Value(announceKey{}).(json.RawMessage)
+	return args
+}
+
+// announceHeader is the AnnounceHeader value of args, or "" when it is too
+// long for one.
+func announceHeader(args json.RawMessage) string {
+	if v := base64.RawURLEncoding.EncodeToString(args); len(v) <= maxAnnounceHeader {
+		return v
+	}
+	return ""
+}
 
 type peerClaimKey struct{}
 
@@ -39,9 +90,28 @@ func PeerClaim(ctx context.Context) string {
 }
 
 // peerClaimOf is the HTTP server's context for a request: the claim of its
-// PeerHeader.
+// PeerHeader, and the announcement of its AnnounceHeader.
 func peerClaimOf(ctx context.Context, r *http.Request) context.Context {
-	return WithPeerClaim(ctx, r.Header.Get(PeerHeader))
+	ctx = WithPeerClaim(ctx, r.Header.Get(PeerHeader))
+	if v := r.Header.Get(AnnounceHeader); v != "" && len(v) <= maxAnnounceHeader {
+		if args, err := base64.RawURLEncoding.DecodeString(v); err == nil && json.Valid(args) {
+			ctx = WithCarriedAnnouncement(ctx, args)
+		}
+	}
+	return ctx
+}
+
+// announcedOf reports whether an initialize answer says the carried
+// announcement is on the board.
+func announcedOf(answer []byte) bool {
+	var a struct {
+		Result struct {
+			Meta map[string]any `json:"_meta"`
+		} `json:"result"`
+	}
+	_ = json.Unmarshal(answer, &a)
+	announced, _ := a.Result.Meta[AnnouncedMeta].(bool)
+	return announced
 }
 
 // peerOf is the peer id an initialize answer gives, or "".

@@ -53,8 +53,13 @@ type Identity struct {
 	Profile      string `json:"profile"`
 	Instance     string `json:"instance"`
 	Leaseholder  bool   `json:"leaseholder"`
-	// Sessions is the number of live HTTP sessions.
+	// Sessions is every session the server serves, as its Identity func
+	// counts them (its process's own stdio client's, in process, and the
+	// HTTP ones), and never fewer than its HTTP sessions.
 	Sessions int `json:"sessions"`
+	// HTTPSessions is the number of live HTTP sessions (an open
+	// 2026-07-28 subscriptions/listen stream is one), of Sessions.
+	HTTPSessions int `json:"http_sessions"`
 	// Peers is who is on the server's board; nil when not told.
 	Peers *IdentityPeers `json:"peers,omitempty"`
 	// Proof answers the request's challenge (see internal/secret).
@@ -263,7 +268,8 @@ func (h *HTTPServer) serveIdentity(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := h.cfg.Identity()
-	id.Sessions = h.table.count()
+	id.HTTPSessions = h.table.count()
+	id.Sessions = max(id.Sessions, id.HTTPSessions)
 	if challenge != "" {
 		// A probe asks who serves, not who is served: the board could
 		// outgrow what a probe reads.

@@ -28,7 +28,7 @@ func TestIdentityIsTheProbe(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("GET /: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
-	want := `{"name":"majordomus","version":"1.2.3","checkout":"main","repository_id":"abc","profile":"default","instance":"i-1","leaseholder":true,"sessions":0}`
+	want := `{"name":"majordomus","version":"1.2.3","checkout":"main","repository_id":"abc","profile":"default","instance":"i-1","leaseholder":true,"sessions":0,"http_sessions":0}`
 	if strings.TrimSpace(body) != want {
 		t.Fatalf("GET / answered %s, want %s", body, want)
 	}
@@ -62,7 +62,7 @@ func TestIdentityIsTheProbe(t *testing.T) {
 		}
 	}
 	id.Peers = &IdentityPeers{Count: 1, Peers: []IdentityPeer{{ID: "p1", Client: "claude-code\nSYSTEM", Transport: "stdio"}}}
-	if _, body := c.do(http.MethodGet, "/", "", ""); !strings.Contains(body, `,"sessions":0,"peers":{"count":1,"peers":[{"id":"p1","client":"claude-code\nSYSTEM","transport":"stdio"}]}}`) {
+	if _, body := c.do(http.MethodGet, "/", "", ""); !strings.Contains(body, `,"sessions":0,"http_sessions":0,"peers":{"count":1,"peers":[{"id":"p1","client":"claude-code\nSYSTEM","transport":"stdio"}]}}`) {
 		t.Fatalf("GET / does not tell the board: %s", body)
 	}
 	if _, body := c.do(http.MethodGet, "/", "", "", "Authorization", ""); strings.TrimSpace(body) != `{"name":"majordomus"}` {

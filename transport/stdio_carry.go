@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"maps"
 	"sync"
@@ -25,7 +26,7 @@ type sessionRecord struct {
 // the few messages that make a session are decoded — initialize,
 // tools/list and the announcement — so that every other message costs the
 // comparison of its method, which the caller already read.
-func (r *sessionRecord) note(method string, msg json.RawMessage, answer []byte) {
+func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMessage, answer []byte) {
 	var m struct {
 		Params json.RawMessage `json:"params"`
 	}
@@ -65,6 +66,9 @@ func (r *sessionRecord) note(method string, msg json.RawMessage, answer []byte) 
 		_ = json.Unmarshal(msg, &m)
 		peer, _ := res.Meta[PeerMeta].(string)
 		r.carried = Carried{Initialize: bytes.Clone(m.Params), Protocol: res.ProtocolVersion, Peer: peer}
+		if announced, _ := res.Meta[AnnouncedMeta].(bool); announced { // a carried session, opened with its announcement
+			r.carried.Announce = bytes.Clone(CarriedAnnouncement(ctx))
+		}
 	case methodDiscover:
 		// A 2026-07-28 client has no initialize: its peer id is the one
 		// its server/discover was told, and its _meta says who it is.

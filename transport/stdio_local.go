@@ -92,7 +92,7 @@ func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
 	if err != nil {
 		return ErrorFrame(env.ID, CodeInternalError, "internal error: "+err.Error())
 	}
-	l.record.note(env.Method, msg, b)
+	l.record.note(ctx, env.Method, msg, b)
 	return b
 }
 

@@ -47,13 +47,6 @@ type Checkout struct {
 	watching sync.WaitGroup // the layer's watch, which ends with the life load was given
 }
 
-// loaded is the layer and surface load gave, or nil.
-func (c *Checkout) loaded() *served {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.served
-}
-
 // served is a loaded layer with the MCP surface over it.
 type served struct {
 	layer   *layer.Layer
@@ -81,12 +74,14 @@ func (c *Checkout) load(life context.Context, describe func() surface.Process) (
 		Process: describe,
 		Fleet:   c.inventory,
 		Logger:  c.Logger.Named("surface"),
-		// A session carried from another server keeps its peer id, and ids
-		// are drawn from one counter across the checkout's servers.
-		PeerClaim:   transport.PeerClaim,
-		PresenceID:  transport.PresenceID,
-		PeerNumbers: c.peerNumbers,
-		IdleTimeout: c.idleTimeout,
+		// A session carried from another server keeps its peer id and
+		// announcement, and ids are drawn from one counter across the
+		// checkout's servers.
+		PeerClaim:           transport.PeerClaim,
+		CarriedAnnouncement: transport.CarriedAnnouncement,
+		PresenceID:          transport.PresenceID,
+		PeerNumbers:         c.peerNumbers,
+		IdleTimeout:         c.idleTimeout,
 
 		LogLinesDropped: c.LogLinesDropped,
 	})

@@ -20,6 +20,14 @@
 // waits for the election. Attaching carries it onto the bridge, peer id
 // and all, and closes it.
 //
+// A leaseholder's server keeps the checkout's shared state (state.go): it
+// loads what the server before left in the lease directory before it
+// admits a session, journals every change while it holds the lease, and
+// stops at once when it loses it; what cannot be read is set aside and
+// never keeps the client from sharing. A session carried onto it (a
+// take-over, a hand-over, alone) is opened claiming its peer id and
+// bringing its announcement.
+//
 // Invariants:
 //   - the client's session survives every change of backend: when a bridge
 //     fails, its session (initialize, last announcement) is carried and

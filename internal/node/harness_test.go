@@ -236,7 +236,7 @@ func (v *view) CurrentURL() string {
 
 // exampleCheckout writes the example checkout and describes it for the
 // default profile, with a runtime registry of the test's own.
-func exampleCheckout(t *testing.T) *Checkout {
+func exampleCheckout(t testing.TB) *Checkout {
 	t.Helper()
 	dir := testtemp.Dir(t)
 	root := filepath.Join(dir, "example")

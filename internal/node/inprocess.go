@@ -27,6 +27,11 @@ func (n *Node) inProcess(ctx context.Context, srv *served) (local *transport.Loc
 	if n.local != nil {
 		return n.local, false, nil
 	}
+	if c := n.carried; c != nil {
+		// opened as it was: under its peer id, with its announcement, and
+		// no new number drawn (SPEC §16)
+		ctx = transport.WithCarriedAnnouncement(transport.WithPeerClaim(ctx, c.Peer), c.Announce)
+	}
 	local, err = transport.NewLocal(ctx, srv.surface.MCP, n.out, localSession)
 	if err != nil {
 		return nil, false, err

@@ -59,6 +59,7 @@ type Node struct {
 	out    *transport.FrameWriter
 	router *router
 	m      *machine.Machine
+	server *sharedServer
 	url    atomic.Pointer[string] // the server this process serves or bridges to
 	alone  atomic.Pointer[string] // why the client is served alone, once it is
 
@@ -97,6 +98,7 @@ func New(cfg Config) (*Node, error) {
 		withClient: cfg.Stdin != nil,
 		router:     newRouter(),
 	}
+	n.server = &sharedServer{node: n}
 	if cfg.Stdout != nil {
 		n.out = transport.NewFrameWriter(cfg.Stdout)
 	}
@@ -109,7 +111,7 @@ func New(cfg Config) (*Node, error) {
 	n.setURL("")
 	m, err := machine.New(machine.Config{
 		Election:      n.lease,
-		Server:        &sharedServer{node: n},
+		Server:        n.server,
 		Bridge:        &attachment{node: n},
 		Standalone:    &aloneServer{node: n},
 		Headless:      !n.withClient,
@@ -213,6 +215,7 @@ func (n *Node) describe() surface.Process {
 	if reason := n.alone.Load(); state == machine.Alone && reason != nil {
 		d.Alone = *reason
 	}
+	d.HTTPSessions = n.server.httpSessions()
 	return d
 }
 
@@ -244,13 +247,8 @@ const localSession = "stdio"
 func (n *Node) serve(ctx context.Context, b transport.Backend, announced func(carried bool) bool) error {
 	c := n.carriedSession()
 	if c != nil {
-		if _, local := b.(*transport.Local); local && len(c.Initialize) == 0 && c.Peer != "" {
-			// A 2026-07-28 client has no initialize whose replay claims its
-			// peer id: the local session claims it directly.
-			if srv := n.cfg.Checkout.loaded(); srv != nil {
-				srv.surface.Board.Claim(localSession, c.Peer)
-			}
-		}
+		// (a local session was opened claiming the peer id, which a
+		// 2026-07-28 client has no initialize to claim: inProcess)
 		if err := c.Replay(ctx, b); err != nil {
 			return fmt.Errorf("carrying the client's session: %w", err)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
@@ -38,6 +39,7 @@ type sharedServer struct {
 	stop     context.CancelFunc // ends the lease watch
 	lost     atomic.Pointer[transport.Refusal]
 	reg      *runtimes.Registration // this server's row in the fleet registry; nil when none was written
+	keeper   *keeper                // writes the checkout's shared state this term; nil when none
 }
 
 // Start loads the layer, binds, serves, publishes the URL in the lease, and
@@ -53,10 +55,14 @@ func (s *sharedServer) Start(ctx context.Context) error {
 		return fmt.Errorf("the lease at %s is not held by this process", n.lease.Path())
 	}
 	// A new term: a process that lost a lease and won another (a hand-over
-	// that won the election) admits sessions again.
+	// that won the election) admits sessions again, and its board and
+	// history are the checkout's as the server before left them before
+	// it admits any.
 	s.lost.Store(nil)
+	s.keep(keepState(n.log, srv.surface, n.lease.Path(), instance, time.Now()))
 	ln, err := transport.Listen(n.cfg.HTTPHost, n.cfg.HTTPPort, n.log)
 	if err != nil {
+		s.unkeep(false)
 		return fmt.Errorf("starting the shared server: %w", err)
 	}
 	url := "http://" + ln.Addr().String()
@@ -77,6 +83,7 @@ func (s *sharedServer) Start(ctx context.Context) error {
 			// Taken over while this server was starting: it is lease-lost
 			// from the start, and the hand-over that follows elects again
 			// for the client rather than serve it alone.
+			s.unkeep(true)
 			s.lost.Store(&transport.Refusal{Reason: "lease_lost", Message: "this server's lease was taken over while it started"})
 			s.mu.Lock()
 			s.http, s.served, s.instance = h, srv, instance
@@ -85,6 +92,7 @@ func (s *sharedServer) Start(ctx context.Context) error {
 			return nil
 		}
 		_ = h.Shutdown(context.Background())
+		s.unkeep(false)
 		s.deregister()
 		return fmt.Errorf("publishing the URL in the lease: %w", err)
 	}
@@ -151,9 +159,21 @@ func (s *sharedServer) identity(srv *served, instance string) func() transport.I
 			Profile:      s.node.co.Profile,
 			Instance:     instance,
 			Leaseholder:  isLeaseholder(s.node.m.State()) && s.lost.Load() == nil,
+			Sessions:     srv.surface.Sessions(), // as majordomus_server counts them
 			Peers:        boardOf(srv.surface.Board),
 		}
 	}
+}
+
+// httpSessions is how many HTTP sessions the server serves now.
+func (s *sharedServer) httpSessions() int {
+	s.mu.Lock()
+	h := s.http
+	s.mu.Unlock()
+	if h == nil {
+		return 0
+	}
+	return h.Sessions()
 }
 
 // boardOf is who is attached to a board, as `status` shows it.
@@ -186,6 +206,7 @@ func (s *sharedServer) watchLease(ctx context.Context, instance string) {
 // LoseLease switches the server, irreversibly, to lease-lost.
 func (s *sharedServer) LoseLease(reason string) {
 	n := s.node
+	s.unkeep(true) // first: what its server does from now on is not the checkout's
 	current := n.lease.CurrentURL()
 	message := "this server no longer holds this checkout's lease: " + reason + ". It serves the sessions it already had and ends with them; start the client again, and its election finds the current server"
 	s.lost.Store(&transport.Refusal{Reason: "lease_lost", Message: message, URL: current})
@@ -238,8 +259,24 @@ func (s *sharedServer) Stop(ctx context.Context) error {
 		return nil
 	}
 	err := h.Shutdown(ctx)
+	s.unkeep(false) // once its last call is recorded
 	s.node.log.Info("shared server stopped", zap.String("lease", s.node.lease.Path()))
 	return err
+}
+
+// keep makes k the keeper of this term's shared state.
+func (s *sharedServer) keep(k *keeper) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.keeper = k
+}
+
+// unkeep stops writing the checkout's shared state (see keeper.stop).
+func (s *sharedServer) unkeep(lost bool) {
+	s.mu.Lock()
+	k := s.keeper
+	s.mu.Unlock()
+	k.stop(lost)
 }
 
 // isLeaseholder says whether a process in state s holds the lease.

@@ -1,0 +1,177 @@
+package node
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"majordomus-mcp/registry"
+	"majordomus-mcp/surface"
+)
+
+// The checkout's shared state (SPEC §16): the leaseholder's server keeps
+// its execution history and its board's announcers in the lease
+// directory, so that whoever serves next shows them. A process that
+// becomes the leaseholder reads what the server before left, before its
+// own server admits a session, and writes it back as a fresh journal
+// merged with its own; from then on every change is appended, one record
+// a write, before the call that made it is answered. It stops at once when
+// the lease is lost: what its server does after that is not the
+// checkout's. State that cannot be read is set aside with a warning and
+// never keeps anyone from sharing.
+
+// Journal bounds: the journal is written afresh from what it holds once
+// this many records, or bytes, were appended to it.
+const (
+	compactAfterRecords = 2 * 1000
+	compactAfterBytes   = 4 << 20
+)
+
+// judgeState decides what a read of the state gives: the state to start
+// from, and why what was read is set aside ("" when it is not: nothing
+// there, or a state; a final record cut short is dropped, which torn
+// says).
+func judgeState(f registry.StateFile) (st surface.State, aside string, torn bool) {
+	switch f.Found {
+	case registry.Missing:
+		return surface.State{}, "", false
+	case registry.Symlink:
+		return surface.State{}, "it is a symbolic link, which is never followed", false
+	case registry.Directory:
+		return surface.State{}, "it is a directory", false
+	case registry.Special:
+		return surface.State{}, "it is a special file (a pipe, a socket or a device), which is never opened", false
+	case registry.Unreadable:
+		return surface.State{}, fmt.Sprintf("it cannot be read: %v", f.Err), false
+	}
+	switch {
+	case f.Foreign != "":
+		return surface.State{}, f.Foreign, false
+	case f.Oversized:
+		return surface.State{}, fmt.Sprintf("it is larger than %d bytes, which no state of this server's grows to", registry.MaxStateSize), false
+	}
+	st, torn, err := surface.DecodeState(f.Raw)
+	if err != nil {
+		return surface.State{}, err.Error(), torn
+	}
+	return st, "", torn
+}
+
+// keeper writes the checkout's shared state for one term of this
+// process's server as the leaseholder.
+type keeper struct {
+	log  *zap.Logger
+	path string
+	surf *surface.Surface
+
+	mu       sync.Mutex
+	journal  *registry.Journal    // nil before the journal is written, or when it cannot be
+	mirror   *surface.StateMirror // what the journal holds
+	early    [][]byte             // records made before the journal was written
+	started  bool
+	stopped  bool
+	appended int // records appended since the journal was last written afresh
+	bytes    int
+}
+
+// keepState loads the state beside the lease at leasePath into surf and
+// starts keeping it, as the leaseholder of instance. Whatever fails, surf
+// serves on: the history is then this server's alone, which the log says.
+func keepState(log *zap.Logger, surf *surface.Surface, leasePath, instance string, now time.Time) *keeper {
+	k := &keeper{log: log, path: registry.StatePath(leasePath), surf: surf}
+	f := registry.ReadState(leasePath)
+	st, aside, torn := judgeState(f)
+	writable := true
+	if aside != "" {
+		moved, err := registry.SetStateAside(leasePath, now)
+		if err != nil {
+			writable = false
+			log.Warn(fmt.Sprintf("the checkout's shared state at %s cannot be read (%s) and is left where it is (%v): this server starts a new history and keeps it in memory only; sharing goes on",
+				k.path, aside, err), zap.String("state", k.path), zap.String("reason", aside))
+		} else {
+			log.Warn(fmt.Sprintf("the checkout's shared state at %s cannot be read (%s); it is set aside as %s and a new one is started; sharing goes on",
+				k.path, aside, moved), zap.String("state", k.path), zap.String("reason", aside), zap.String("set_aside", moved))
+		}
+	}
+	if torn {
+		log.Info("the last record of the checkout's shared state was cut short (its writer was killed while writing it) and is dropped", zap.String("state", k.path))
+	}
+	merged := surf.Keep(st, k.record)
+
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.mirror = surface.NewStateMirror(merged)
+	for _, line := range k.early {
+		k.mirror.Apply(line)
+	}
+	k.early, k.started = nil, true
+	if !writable {
+		return k
+	}
+	j, err := registry.WriteState(leasePath, instance, k.mirror.Encode())
+	if err != nil {
+		log.Warn("the checkout's shared state cannot be written; this server keeps its history in memory only, and the server after it starts without it",
+			zap.String("state", k.path), zap.Error(err))
+		return k
+	}
+	k.journal = j
+	log.Info("the checkout's shared state is loaded and kept here",
+		zap.String("state", k.path), zap.Int("executions", len(merged.Executions)), zap.Int("announcers", len(merged.Peers)))
+	return k
+}
+
+// record appends one record (the surface's sink: it runs before the
+// change it records is answered).
+func (k *keeper) record(line []byte) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	switch {
+	case k.stopped:
+		return
+	case !k.started:
+		k.early = append(k.early, line)
+		return
+	}
+	k.mirror.Apply(line)
+	if k.journal == nil {
+		return
+	}
+	if err := k.journal.Append(line); err != nil {
+		k.log.Warn("appending to the checkout's shared state failed; this server keeps its history in memory only from now on",
+			zap.String("state", k.path), zap.Error(err))
+		k.journal.Close()
+		k.journal = nil
+		return
+	}
+	k.appended++
+	k.bytes += len(line)
+	if k.appended >= compactAfterRecords || k.bytes >= compactAfterBytes {
+		k.compact()
+	}
+}
+
+// compact writes the journal afresh from what it holds, within its bounds.
+func (k *keeper) compact() {
+	k.appended, k.bytes = 0, 0
+	if err := k.journal.Replace(k.mirror.Encode()); err != nil {
+		k.log.Warn("writing the checkout's shared state afresh failed; appending to it goes on", zap.String("state", k.path), zap.Error(err))
+	}
+}
+
+// stop ends the term: nothing is written from now on. lost says the lease
+// was lost (see surface.Unkeep).
+func (k *keeper) stop(lost bool) {
+	if k == nil {
+		return
+	}
+	k.surf.Unkeep(lost)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.stopped = true
+	if k.journal != nil {
+		k.journal.Close()
+		k.journal = nil
+	}
+}

@@ -1,0 +1,226 @@
+package registry
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// The checkout's shared state (SPEC §16: the execution history and the
+// board's announcements) is kept beside the lease, under the lease's
+// rules: in the trusted lease directory, this user's, 0600, opened without
+// following a link and never blocking on a special file, and never
+// holding the secret. The registry keeps the file; what is in it is the
+// caller's (one record a line, the first naming its schema).
+//
+// A state is replaced whole (a temporary file renamed over it) only while
+// the lease carries the writer's instance, under the sidecar lock, and
+// grows by appends of one record each (one write on a descriptor opened
+// O_APPEND), so that a kill -9 at any instant leaves a file that is whole
+// but for, at most, a final partial line. A new leaseholder always
+// replaces the state first: a former leaseholder still appending (frozen,
+// say, before it learnt it lost its lease) appends to a file nobody reads
+// any more.
+
+// StatePath is the checkout's shared state of the servers of a lease path.
+func StatePath(leasePath string) string { return leasePath + ".state" }
+
+// MaxStateSize bounds what is read of a state: its writer replaces it long
+// before (a few hundred KiB is usual), so a larger file is not one.
+const MaxStateSize = 8 << 20
+
+// StateFile is what the state path held when it was read.
+type StateFile struct {
+	// Found is what is there: Missing, Regular, or what is never read (a
+	// link, a directory, a special file), or Unreadable with Err.
+	Found Found
+	// Raw is a regular file's bytes, at most MaxStateSize.
+	Raw []byte
+	// Oversized says the file holds more than MaxStateSize bytes.
+	Oversized bool
+	// Foreign says why a regular file is not this user's alone; "" when it
+	// is.
+	Foreign string
+	Err     error
+}
+
+// ReadState reads the state beside the lease at leasePath, as [Read]
+// reads a lease: never following a link, never opening a special file,
+// and never reading more than MaxStateSize+1 bytes. It never fails:
+// problems are reported as Unreadable.
+func ReadState(leasePath string) StateFile {
+	path := StatePath(leasePath)
+	for range 3 {
+		if s, retry := readStateOnce(path); !retry {
+			return s
+		}
+	}
+	return StateFile{Found: Unreadable, Err: fmt.Errorf("%s kept changing while it was read", path)}
+}
+
+func readStateOnce(path string) (s StateFile, retry bool) {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return StateFile{Found: Missing}, false
+	case err != nil:
+		return StateFile{Found: Unreadable, Err: err}, false
+	}
+	switch mode := fi.Mode(); {
+	case mode&fs.ModeSymlink != 0:
+		return StateFile{Found: Symlink}, false
+	case mode.IsDir():
+		return StateFile{Found: Directory}, false
+	case !mode.IsRegular():
+		return StateFile{Found: Special}, false
+	}
+	f, err := openNoFollow(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, errLinked):
+		return StateFile{}, true
+	case err != nil:
+		return StateFile{Found: Unreadable, Err: err}, false
+	}
+	defer f.Close()
+	ofi, err := f.Stat()
+	if err != nil {
+		return StateFile{Found: Unreadable, Err: err}, false
+	}
+	if !ofi.Mode().IsRegular() || openedID(f, ofi).conflicts(idOf(fi)) {
+		return StateFile{}, true
+	}
+	raw, err := io.ReadAll(io.LimitReader(f, MaxStateSize+1))
+	if err != nil {
+		return StateFile{Found: Unreadable, Err: err}, false
+	}
+	s = StateFile{Found: Regular, Raw: raw, Foreign: notMine(f, ofi, path)}
+	if len(raw) > MaxStateSize {
+		s.Raw, s.Oversized = raw[:MaxStateSize], true
+	}
+	return s, false
+}
+
+// SetStateAside renames whatever is at the state path (a file, a link
+// itself, a directory, a pipe) to a name of its own beside it, <state>.unreadable-<unix
+// time>, so that nothing is lost and a fresh state can take its place. It
+// returns the new name.
+func SetStateAside(leasePath string, now time.Time) (string, error) {
+	path := StatePath(leasePath)
+	base := path + ".unreadable-" + strconv.FormatInt(now.Unix(), 10)
+	aside := base
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(aside); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if i > 100 {
+			return "", fmt.Errorf("setting %s aside: every name beside it is taken", path)
+		}
+		aside = base + "-" + strconv.Itoa(i)
+	}
+	if err := os.Rename(path, aside); err != nil {
+		return "", fmt.Errorf("setting %s aside: %w", path, err)
+	}
+	syncDir(filepath.Dir(path))
+	return aside, nil
+}
+
+// Journal is a state this process writes, as the leaseholder of instance.
+// It is safe for concurrent use.
+type Journal struct {
+	lease    string
+	instance string
+
+	mu sync.Mutex
+	f  *os.File // open for appending; nil once closed
+}
+
+// WriteState replaces the state beside the lease at leasePath with
+// content, only while the lease carries instance ([ErrLeaseNotOurs]
+// otherwise), and returns the journal that appends to it. content is
+// written to a temporary file (0600, synced) that is renamed over the
+// state under the sidecar lock, so a reader sees the old state or the new
+// one.
+func WriteState(leasePath, instance string, content []byte) (*Journal, error) {
+	j := &Journal{lease: leasePath, instance: instance}
+	if err := j.Replace(content); err != nil {
+		j.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+// Replace writes content as the whole state (see WriteState); the journal
+// appends to the new file from then on. When the file cannot be replaced
+// it goes on appending where it did. Appends wait meanwhile, so that none
+// is made to the file being replaced.
+func (j *Journal) Replace(content []byte) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	path := StatePath(j.lease)
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("writing the shared state: %w", err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if err := writeSynced(f, content); err != nil {
+		return fmt.Errorf("writing the shared state: %w", err)
+	}
+	l, err := acquireLock(j.lease, DefaultLockWait)
+	if err != nil {
+		return fmt.Errorf("writing the shared state: %w", err)
+	}
+	defer l.release()
+	if cur := Read(j.lease); !cur.Holds(j.instance) {
+		return fmt.Errorf("%w: %s holds %s", ErrLeaseNotOurs, j.lease, describe(cur))
+	}
+	if j.f != nil {
+		// Closed first: where a rename cannot replace a file that is open
+		// (Windows without POSIX semantics), it is at least not this
+		// journal's own handle that stops it.
+		j.f.Close()
+		j.f = nil
+	}
+	err = replace(tmp, path)
+	if err == nil {
+		syncDir(filepath.Dir(path))
+	}
+	next, oerr := openAppend(path) // the new file, or the one it failed to replace
+	if oerr != nil {
+		return fmt.Errorf("opening the shared state to append: %w", oerr)
+	}
+	j.f = next
+	if err != nil {
+		return fmt.Errorf("writing the shared state: %w", err)
+	}
+	return nil
+}
+
+// Append adds one record, a whole line, in one write.
+func (j *Journal) Append(line []byte) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return errors.New("the shared state is closed")
+	}
+	_, err := j.f.Write(line)
+	return err
+}
+
+// Close stops appending.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return nil
+	}
+	err := j.f.Close()
+	j.f = nil
+	return err
+}

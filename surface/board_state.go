@@ -1,0 +1,62 @@
+package surface
+
+import "slices"
+
+// The board's part of the checkout's shared state (state.go): the peers
+// that announced. A board that is the checkout's gives its sink each of
+// them as it changes (an announcement, a departure); the board of the
+// server that takes over lists them, departed, until each is back.
+
+// keep makes the board the checkout's: the announcers of loaded, the
+// board of the server before, are listed as departed — each is back when
+// a session claims its id — unless an attached peer here holds the id;
+// sink is given every announcer that changes from now on. It returns the
+// announcers, as the shared state keeps them.
+func (b *Board) keep(loaded []Peer, sink func(Peer)) []Peer {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.expire(b.now())
+	var restored []*Peer
+	for _, lp := range loaded {
+		n, ok := peerNumber(lp.ID)
+		if !ok || lp.Announcement == nil || b.heldByAttached(lp.ID) {
+			continue
+		}
+		b.free(lp.ID) // a departed peer of this board's under the id is the checkout's record of it
+		q := copyPeer(&lp)
+		q.Attached, q.Client = false, bounded(q.Client, unnamed)
+		restored = append(restored, &q)
+		b.next = max(b.next, n) // ids given later do not collide with it
+	}
+	b.order = append(restored, b.order...)
+	b.prune()
+	b.sink = sink
+	return b.announcers()
+}
+
+// unkeep stops giving the sink anything.
+func (b *Board) unkeep() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.sink = nil
+}
+
+// heldByAttached reports whether an attached peer holds id.
+func (b *Board) heldByAttached(id string) bool {
+	return slices.ContainsFunc(b.order, func(q *Peer) bool { return q.ID == id && q.Attached })
+}
+
+// announcers are the last departedKept peers that announced, attached or
+// not, in board order.
+func (b *Board) announcers() []Peer {
+	var out []Peer
+	for _, p := range b.order {
+		if p.Announcement != nil {
+			out = append(out, copyPeer(p))
+		}
+	}
+	if len(out) > departedKept {
+		out = out[len(out)-departedKept:]
+	}
+	return out
+}

@@ -1,0 +1,67 @@
+package surface
+
+import (
+	"encoding/json"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Keep makes this surface's history and board the checkout's (SPEC §16):
+// st, the state the server before left in the lease directory, is merged
+// in — its executions with the calls made here while nothing kept them,
+// its announcers listed as departed until each is back — and every
+// change from now on is given to sink, a journal's record line at a time,
+// before the call that made it is answered. It returns the state as
+// merged: what the journal starts from.
+func (s *Surface) Keep(st State, sink func(line []byte)) State {
+	executions := s.Executions.keep(st.Executions, func(x Execution) {
+		sink(encodeRecord(record{Execution: &x}))
+	})
+	peers := s.Board.keep(st.Peers, func(p Peer) {
+		if line := encodeRecord(record{Peer: &p}); len(line) <= maxStateRecord {
+			sink(line)
+		}
+	})
+	return State{Executions: executions, Peers: peers}
+}
+
+// Unkeep stops giving changes to the sink. lost says the lease was lost:
+// what happens from now on is not the checkout's, and no later Keep takes
+// the calls made meanwhile into its history.
+func (s *Surface) Unkeep(lost bool) {
+	s.Executions.unkeep(lost)
+	s.Board.unkeep()
+}
+
+// announcementOf reads a carried announcement (majordomus_announce's
+// arguments) as the tool would take them; nil when it is none, or not one
+// the tool would take.
+func announcementOf(raw json.RawMessage) *Announcement {
+	if len(raw) == 0 {
+		return nil
+	}
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	a := argsOf(mcp.CallToolRequest{Params: mcp.CallToolParams{Arguments: m}})
+	intent, scope := a.required("intent"), a.strings("scope")
+	a.only("intent", "scope")
+	if a.err != nil {
+		return nil
+	}
+	return &Announcement{Intent: intent, Scope: scope}
+}
+
+// isReplay reports whether a tool call replays a carried announcement
+// (ReplayMeta): only a majordomus_announce call is ever one.
+func isReplay(req mcp.CallToolRequest) bool {
+	if req.Params.Name != announceTool || req.Params.Meta == nil {
+		return false
+	}
+	replay, _ := req.Params.Meta.AdditionalFields[ReplayMeta].(bool)
+	return replay
+}
+
+// announceTool is the one tool that changes the board.
+const announceTool = "majordomus_announce"

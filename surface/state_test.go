@@ -1,0 +1,245 @@
+package surface
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"majordomus-mcp/layer"
+)
+
+type announceKey struct{}
+
+// carrying is a fixture whose sessions' contexts claim ids and bring
+// announcements, and whose peer numbers are drawn from a counter that
+// says how often it was drawn from.
+func carrying(t *testing.T) (*fixture, *int) {
+	drawn := new(int)
+	f := newFixtureOf(t, layer.Config{}, func(c *Config) {
+		c.PeerClaim = func(ctx context.Context) string { id, _ := ctx.Value(claimKey{}).(string); return id }
+		c.CarriedAnnouncement = func(ctx context.Context) json.RawMessage {
+			a, _ := ctx.Value(announceKey{}).(json.RawMessage)
+			return a
+		}
+		c.PeerNumbers = func() (int, error) { *drawn++; return 40 + *drawn, nil }
+	})
+	return f, drawn
+}
+
+// carriedContext is what a session carried from another server is opened
+// or initialized under.
+func carriedContext(id, announce string) context.Context {
+	return context.WithValue(context.WithValue(context.Background(), claimKey{}, id), announceKey{}, json.RawMessage(announce))
+}
+
+// A session opened again claiming its id and bringing its announcement is
+// on the board with both from its first instant: opened in process (the
+// claim in the context of its registration), or by an initialize (the
+// claim in its context, as over HTTP). No peer number is drawn for it,
+// nothing is an execution, and the initialize says the announcement is
+// on the board.
+func TestACarriedSessionOpensWithItsIDAndItsAnnouncement(t *testing.T) {
+	f, drawn := carrying(t)
+	sess := server.NewInProcessSession("stdio", nil)
+	if err := f.s.MCP.RegisterSession(carriedContext("p7", `{"intent":"the parser","scope":["lib"]}`), sess); err != nil {
+		t.Fatal(err)
+	}
+	peers, _ := f.s.Board.Peers()
+	if len(peers) != 1 || peers[0].ID != "p7" || peers[0].Announcement == nil || peers[0].Announcement.Intent != "the parser" || *drawn != 0 {
+		t.Fatalf("opened in process: %+v, %d numbers drawn", peers, *drawn)
+	}
+	at := peers[0].Announcement.At
+
+	initialize := func(sess *server.InProcessSession, claim, announce string) {
+		t.Helper()
+		msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+			"params": map[string]any{"protocolVersion": "2025-11-25", "clientInfo": map[string]any{"name": "codex"}}})
+		answer, _ := json.Marshal(f.s.MCP.HandleMessage(f.s.MCP.WithContext(carriedContext(claim, announce), sess), msg))
+		var r struct{ Result mcp.InitializeResult }
+		mustDecode(t, answer, &r)
+		if r.Result.Meta == nil || r.Result.Meta.AdditionalFields[PeerMeta] != claim || r.Result.Meta.AdditionalFields[AnnouncedMeta] != true {
+			t.Fatalf("initialize answered %s", answer)
+		}
+	}
+	initialize(sess, "p7", `{"intent":"the parser","scope":["lib"]}`) // its replayed initialize
+	// an HTTP session is on the board from its initialize
+	initialize(server.NewInProcessSession("http-like", nil), "p9", `{"intent":"the docs","scope":["doc"]}`)
+	peers, count := f.s.Board.Peers()
+	if count != 2 || peers[0].Announcement.At != at || peers[1].ID != "p9" || peers[1].Announcement.Intent != "the docs" || *drawn != 0 {
+		t.Fatalf("after the initializes: %+v, %d numbers drawn", peers, *drawn)
+	}
+	if recent := f.s.Executions.Recent(10); len(recent) != 0 {
+		t.Fatalf("executions: %+v", recent)
+	}
+	// a session that claims nothing draws its number
+	f.connect("gemini-cli")
+	if *drawn != 1 {
+		t.Fatalf("%d numbers drawn for a new session", *drawn)
+	}
+}
+
+// A majordomus_announce marked as a replay is not an execution, and one
+// the same as the peer's keeps its time; the mark hides no other call.
+func TestAReplayedAnnouncementIsNotAnExecution(t *testing.T) {
+	f := newFixture(t)
+	c := f.connect("codex")
+	call := func(name string, args map[string]any, replay bool) {
+		t.Helper()
+		params := map[string]any{"name": name, "arguments": args}
+		if replay {
+			params["_meta"] = map[string]any{ReplayMeta: true}
+		}
+		if _, errText := f.toolResult(name, c.rpc("tools/call", params)); errText != "" {
+			t.Fatal(errText)
+		}
+	}
+	call("majordomus_announce", map[string]any{"intent": "the parser", "scope": []any{"lib"}}, false)
+	peers, _ := f.s.Board.Peers()
+	at := peers[0].Announcement.At
+	f.s.cfg.Now = func() time.Time { return time.Now().Add(time.Hour) }
+	call("majordomus_announce", map[string]any{"intent": "the parser", "scope": []any{"lib"}}, true)
+	call("majordomus_list", nil, true)
+	var tools []string
+	for _, x := range f.s.Executions.Recent(10) {
+		tools = append(tools, x.Tool)
+	}
+	if !slices.Equal(tools, []string{"majordomus_list", "majordomus_announce"}) {
+		t.Fatalf("the history: %v", tools)
+	}
+	if peers, _ := f.s.Board.Peers(); peers[0].Announcement.At != at {
+		t.Fatalf("a replay of the same announcement restamped it: %v, was %v", peers[0].Announcement.At, at)
+	}
+}
+
+// Keeping merges the checkout's state in — the calls made here while
+// nothing kept them by time, never those made after the lease was lost;
+// the departed announcers listed until their id is claimed again — and
+// gives every change to the sink, which a mirror turns back into the
+// same state.
+func TestKeepingMergesTheCheckoutsStateAndGivesEveryChange(t *testing.T) {
+	f, _ := carrying(t)
+	base := time.Date(2026, 7, 1, 9, 0, 0, 0, time.UTC)
+	f.s.Executions.Record(Execution{Tool: "majordomus_get", Peer: "p1", At: base.Add(2 * time.Second)}) // served alone, say
+	loaded := State{
+		Executions: []Execution{{Tool: "majordomus_list", Peer: "p2", At: base}, {Tool: "majordomus_search", Peer: "p3", At: base.Add(3 * time.Second)}},
+		Peers: []Peer{
+			{ID: "p3", Client: Client{Name: "gemini-cli"}, Transport: "http", Attached: true, Announcement: &Announcement{Intent: "the docs", Scope: []string{"doc"}}},
+			{ID: "p4", Client: Client{Name: "codex"}, Transport: "http", Attached: true, Announcement: &Announcement{Intent: "the parser", Scope: []string{"lib"}}},
+		},
+	}
+	var mu sync.Mutex
+	var lines [][]byte
+	merged := f.s.Keep(loaded, func(line []byte) { mu.Lock(); lines = append(lines, line); mu.Unlock() })
+	var order []string
+	for _, x := range merged.Executions {
+		order = append(order, x.Tool)
+	}
+	if !slices.Equal(order, []string{"majordomus_list", "majordomus_get", "majordomus_search"}) || len(merged.Peers) != 2 {
+		t.Fatalf("merged: %v, %+v", order, merged.Peers)
+	}
+	peers, count := f.s.Board.Peers()
+	if count != 0 || len(peers) != 2 || peers[0].Attached {
+		t.Fatalf("the loaded announcers are not listed as departed: %+v", peers)
+	}
+	mirror := NewStateMirror(merged)
+
+	// p4 is back: its carried session claims its id
+	sess := server.NewInProcessSession("back", nil)
+	if err := f.s.MCP.RegisterSession(carriedContext("p4", `{"intent":"the parser, still","scope":["lib"]}`), sess); err != nil {
+		t.Fatal(err)
+	}
+	c := &client{f: f, sess: sess}
+	c.tool("majordomus_list", nil)
+	f.s.Unkeep(true)
+	c.tool("majordomus_get", map[string]any{"uri": "majordomus://repository"})
+	f.s.Unkeep(false)
+	c.tool("majordomus_repository", nil)
+
+	mu.Lock()
+	for _, line := range lines {
+		mirror.Apply(line)
+	}
+	mu.Unlock()
+	st, _, err := DecodeState(mirror.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Executions) != 4 || st.Executions[3].Tool != "majordomus_list" || st.Executions[3].Peer != "p4" {
+		t.Fatalf("the kept executions: %+v", st.Executions)
+	}
+	if len(st.Peers) != 2 || st.Peers[1].ID != "p4" || !st.Peers[1].Attached || st.Peers[1].Announcement.Intent != "the parser, still" {
+		t.Fatalf("the kept announcers: %+v", st.Peers)
+	}
+	again := f.s.Keep(State{}, func([]byte) {})
+	var tools []string
+	for _, x := range again.Executions {
+		tools = append(tools, x.Tool)
+	}
+	if !slices.Equal(tools, []string{"majordomus_repository"}) {
+		t.Fatalf("kept again, the calls not yet kept are %v: the one after the lease was lost is not the checkout's", tools)
+	}
+}
+
+// A state written and read back is the same state, whatever its peers'
+// own text says.
+func TestAStateReadsBackAsWritten(t *testing.T) {
+	at := time.Date(2026, 7, 1, 9, 0, 0, 123456789, time.UTC)
+	st := State{
+		Executions: []Execution{{Tool: "majordomus_list", Peer: "p1", At: at, DurationMS: 0.125, OK: true}},
+		Peers: []Peer{{ID: "p2", Client: Client{Name: "x\n\"}\n{\"schema\":\"evil\"}"}, Transport: "stdio", ConnectedAt: at, LastSeen: at,
+			Announcement: &Announcement{Intent: "line\nbreak", Scope: []string{"a", "b"}, At: at}}},
+	}
+	raw := EncodeState(st)
+	if n := strings.Count(string(raw), "\n"); n != 3 {
+		t.Fatalf("%d lines for 3 records:\n%s", n, raw)
+	}
+	back, torn, err := DecodeState(raw)
+	if err != nil || torn || !back.Executions[0].At.Equal(at) || back.Peers[0].Client.Name != st.Peers[0].Client.Name || back.Peers[0].Announcement.Intent != "line\nbreak" {
+		t.Fatalf("read back %+v %v %v", back, torn, err)
+	}
+}
+
+// Sessions counts what the surface serves: its sessions, and the listen
+// streams of clients without one.
+func TestSessionsCountsEverySessionServed(t *testing.T) {
+	f := newFixture(t)
+	f.connect("claude-code")
+	b := f.connect("codex")
+	if n := f.s.Sessions(); n != 2 {
+		t.Fatalf("%d sessions", n)
+	}
+	b.leave()
+	if n := f.s.Sessions(); n != 1 {
+		t.Fatalf("%d sessions after one left", n)
+	}
+}
+
+// However long an announcement, the state stays bounded: a record longer
+// than its bound is not kept (the announcement is still on the board, and
+// its client carries it to the next server).
+func TestAnAnnouncementTooLongForTheStateIsNotKeptThere(t *testing.T) {
+	f := newFixture(t)
+	var lines [][]byte
+	f.s.Keep(State{}, func(line []byte) { lines = append(lines, line) })
+	c := f.connect("codex")
+	c.tool("majordomus_announce", map[string]any{"intent": strings.Repeat("x", maxStateRecord), "scope": []any{"lib"}})
+	c.tool("majordomus_announce", map[string]any{"intent": "short", "scope": []any{"lib"}})
+	var peers int
+	for _, line := range lines {
+		if len(line) > maxStateRecord {
+			t.Fatalf("a record of %d bytes was kept", len(line))
+		}
+		if strings.HasPrefix(string(line), `{"peer"`) {
+			peers++
+		}
+	}
+	if peers != 1 || len(lines) != 3 {
+		t.Fatalf("%d records, %d of peers", len(lines), peers)
+	}
+}
