@@ -137,11 +137,18 @@
 //     bridge_stream.go (the heartbeat, the GET stream, reading the server's
 //     errors), bridge_poster.go (the kept connections), bridge_watch.go (a
 //     stopped server), bridge_tools.go (asking the server for its tools),
-//     bridge_move.go (leaving a server that lost its lease);
-//   - shared by all: frames.go (framing, envelopes, error frames), sse.go
-//     (event streams, written by the server and read by the bridge),
-//     peer.go (a carried session's peer id and announcement), tools.go (which tools may
-//     be resent) and prompts.go (a prompt's required arguments).
+//     bridge_move.go (leaving a server that lost its lease),
+//     bridge_causes.go (what a failover says of its server: full, silent),
+//     bridge_presence.go (a 2026-07-28 client's presence, and what its end
+//     says);
+//   - shared by all: frames.go (framing, envelopes, error frames, the
+//     requests a carried session is replayed with), sse.go (event
+//     streams, written by the server and read by the bridge), carried.go
+//     (a client's session as it is carried, and its replay), listening.go
+//     (what a client asked to hear: subscriptions, its logging level),
+//     peer.go (a carried session's peer id and announcement), tools.go
+//     (which tools may be resent) and prompts.go (a prompt's required
+//     arguments).
 //
 // A side uses another only through exported names and the shared files:
 // the bridge speaks to the server over HTTP, never through its types.

@@ -1,0 +1,61 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// A client's session outlives the backend that serves it: a bridge's
+// failover, a lease-lost leaseholder's hand-over and a process joining
+// from alone all carry it, as Carried, onto whatever serves next. Both
+// sides make one — the bridge from what it relays, the local session from
+// what it serves — so it lives in a file of its own.
+
+// Carried is what a client's session is made of, to be carried onto
+// another backend after a failover.
+type Carried struct {
+	Initialize json.RawMessage // the client's initialize request params; nil before it initialized
+	Announce   json.RawMessage // arguments of its last successful majordomus_announce, or nil
+	Protocol   string          // the protocol version its initialize negotiated
+	// SafeTools says, for each tool whose annotations the bridge learned,
+	// whether resending it is harmless, so that the next bridge knows too.
+	SafeTools map[string]bool
+	// Peer is the client's peer id, which its session claims wherever it
+	// is opened again.
+	Peer string
+	// Meta is the _meta of a 2026-07-28 client's last request (it has no
+	// initialize): how it says who it is, for its announcement made again.
+	Meta json.RawMessage
+	// heard is what it asked to hear: subscriptions, its logging level.
+	heard hearing
+}
+
+// Replay opens the carried session on b: initialize (private id, answer
+// dropped) claiming the peer id and bringing the announcement, then
+// notifications/initialized, then — only when b did not take it with the
+// session — the announcement, marked as a replay, then what the client
+// asked to hear. A 2026-07-28 client, which never initialized, has its
+// announcement made again.
+func (c Carried) Replay(ctx context.Context, b Backend) error {
+	if len(c.Initialize) == 0 {
+		return c.replayModern(ctx, b)
+	}
+	opening := WithCarriedAnnouncement(WithPeerClaim(ctx, c.Peer), c.Announce) // the session opens as it was
+	answer := b.Handle(opening, requestFrame(ReinitializeID, "initialize", c.Initialize))
+	if err := answerError(answer); err != nil {
+		return fmt.Errorf("re-initializing the client's session: %w", err)
+	}
+	b.Handle(ctx, notificationFrame("notifications/initialized"))
+	if len(c.Announce) > 0 && !announcedOf(answer) {
+		if err := answerError(b.Handle(ctx, announceFrame(c.Announce))); err != nil {
+			return fmt.Errorf("replaying the client's announcement: %w", err)
+		}
+	}
+	for _, frame := range c.heard.replayFrames() {
+		if err := answerError(b.Handle(ctx, frame)); err != nil {
+			return fmt.Errorf("asking again for what the client asked to hear: %w", err)
+		}
+	}
+	return nil
+}
