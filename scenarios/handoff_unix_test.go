@@ -17,9 +17,10 @@ import (
 // Every real host ends its stdio server with a signal (SPEC §16), so the
 // first agent's normal exit is a take-over for every other agent. Idle
 // bridged clients learn it at once, from their dropped stream, without
-// sending anything: one of them takes over and the other re-attaches, and
-// a change of the layer made afterwards reaches both, the subscribed one
-// with resources/updated too.
+// sending anything: one of them takes over and the others re-attach, and
+// a change of the layer made afterwards reaches each as it asked — the
+// legacy ones with list_changed, the subscribed one with resources/updated
+// too, and a 2026-07-28 one through its listen filter.
 func TestIdleClientsLearnAtOnceAndMissNoNotification(t *testing.T) {
 	ends := []struct {
 		name string
@@ -43,6 +44,21 @@ func TestIdleClientsLearnAtOnceAndMissNoNotification(t *testing.T) {
 			serverURL(t, a)
 			b := bridged(t, dir, "codex")
 			c := bridged(t, dir, "gemini-cli")
+			// A 2026-07-28 client, bridged, listening for the lists and the
+			// prompt it reads: its listen is its only request, in flight.
+			m := shared(t, dir)
+			attached(t, m)
+			openIn(t, m, modern, "modern-agent")
+			if _, err := m.Send("subscriptions/listen", withMeta(map[string]any{"notifications": map[string]any{
+				"resourcesListChanged": true, "resourceSubscriptions": []string{"majordomus://prompt/review"},
+			}}, "modern-agent")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := m.WaitFrame(ctx(t), "the subscriptions acknowledged", func(f []byte) bool {
+				return strings.Contains(string(f), `"method":"notifications/subscriptions/acknowledged"`)
+			}); err != nil {
+				t.Fatal(err)
+			}
 			for _, call := range []struct {
 				method string
 				params map[string]any
@@ -57,22 +73,23 @@ func TestIdleClientsLearnAtOnceAndMissNoNotification(t *testing.T) {
 
 			e.end(a)
 			a.Wait(ctx(t))
-			took := map[*mcpclient.Process]bool{}
-			for _, p := range []*mcpclient.Process{b, c} {
+			var holder *mcpclient.Process
+			for _, p := range []*mcpclient.Process{b, c, m} {
 				line, err := p.WaitLogAny(ctx(t), "took over as the shared server", "re-attached to the shared server")
 				if err != nil {
 					t.Fatal(err)
 				}
-				took[p] = strings.Contains(line, "took over")
+				if strings.Contains(line, "took over") {
+					if holder != nil {
+						t.Fatal("two clients took over")
+					}
+					holder = p
+				}
 			}
-			if took[b] == took[c] {
-				t.Fatalf("one client must take over and the other re-attach: %v", took)
+			if holder == nil {
+				t.Fatal("no client took over")
 			}
 			lease := readLease(t, dir)
-			holder := b
-			if took[c] {
-				holder = c
-			}
 			if pid, _ := lease["pid"].(float64); int(pid) != holder.Cmd.Process.Pid || lease["url"] != serverURL(t, holder) {
 				t.Fatalf("the lease does not name the client that took over (pid %d): %v", holder.Cmd.Process.Pid, lease)
 			}
@@ -90,6 +107,7 @@ func TestIdleClientsLearnAtOnceAndMissNoNotification(t *testing.T) {
 			heard := map[*mcpclient.Process][]string{
 				b: {"notifications/resources/list_changed", "notifications/resources/updated"},
 				c: {"notifications/resources/list_changed"},
+				m: {"notifications/resources/list_changed", "notifications/resources/updated"},
 			}
 			for p, methods := range heard {
 				for _, method := range methods {
