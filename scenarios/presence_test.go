@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"majordomus-mcp/internal/mcpclient"
@@ -77,4 +78,56 @@ func attachedOn(t *testing.T, p *mcpclient.Process, peer string) bool {
 		}
 	}
 	return false
+}
+
+// A host that probes in a sibling process (the TypeScript SDK's second
+// revision: server/discover in a process it then ends, and the one it keeps
+// started after) finds its client under the id it read in the sibling's
+// instructions, and the sibling leaves no peer behind — with a shared
+// server running (both bridged) and without (each its own leaseholder in
+// turn). The test process is the host of both.
+func TestAHostsProbeSiblingLeavesNoPeerAndItsInstructionsNameTheClient(t *testing.T) {
+	for _, withServer := range []bool{true, false} {
+		name := "bridged"
+		if !withServer {
+			name = "each its own leaseholder"
+		}
+		t.Run(name, func(t *testing.T) {
+			dir := checkout(t)
+			var a *mcpclient.Process
+			if withServer {
+				a = shared(t, dir)
+				initialize(t, a, "claude-code")
+				serverURL(t, a)
+			}
+			sibling := shared(t, dir)
+			told := openIn(t, sibling, modern, "modern-agent")
+			first := modernCaller(t, sibling)
+			if !strings.Contains(told, "You are peer "+first+" ") {
+				t.Fatalf("the sibling's instructions do not name %s:\n%s", first, told)
+			}
+			sibling.CloseStdin()
+			exitsWith(t, sibling, 0)
+
+			kept := shared(t, dir)
+			if told := openIn(t, kept, modern, "modern-agent"); !strings.Contains(told, "You are peer "+first+" ") {
+				t.Fatalf("the kept process's instructions do not name %s, the id the host read:\n%s", first, told)
+			}
+			if got := modernCaller(t, kept); got != first {
+				t.Fatalf("the kept process is %s; the host was told %s", got, first)
+			}
+			if !withServer {
+				return
+			}
+			modern := 0
+			for _, q := range peersOf(t, a).Peers {
+				if q.Client.Name == "modern-agent" {
+					modern++
+				}
+			}
+			if modern != 1 {
+				t.Fatalf("the board lists %d peers of the one client: %+v", modern, peersOf(t, a))
+			}
+		})
+	}
 }

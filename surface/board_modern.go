@@ -108,6 +108,7 @@ func (b *Board) Present(m ModernRequest) (end func()) {
 		}
 		rec.peer.Attached = false
 		rec.peer.LastSeen = stamp(b.now())
+		b.kept(rec.peer)
 		b.prune()
 	}
 }

@@ -95,30 +95,7 @@ func (b *Bridge) exchangeModern(ctx context.Context, msg json.RawMessage, c call
 // withPeer is msg with the client's peer id in its _meta, drawn the first
 // time a modern message needs it (and carried over a failover after that).
 func (b *Bridge) withPeer(msg json.RawMessage) json.RawMessage {
-	peer := b.modernPeer()
-	if peer == "" {
-		return msg
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(msg, &m) != nil {
-		return msg
-	}
-	params := map[string]json.RawMessage{}
-	if raw, ok := m["params"]; ok && json.Unmarshal(raw, &params) != nil {
-		return msg
-	}
-	meta := map[string]json.RawMessage{}
-	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
-		return msg
-	}
-	meta[PeerMeta], _ = json.Marshal(peer)
-	params["_meta"], _ = json.Marshal(meta)
-	m["params"], _ = json.Marshal(params)
-	out, err := json.Marshal(m)
-	if err != nil {
-		return msg
-	}
-	return out
+	return withPeerMeta(msg, b.modernPeer())
 }
 
 // modernPeer is the client's peer id: the one its session or an earlier

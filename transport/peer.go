@@ -125,3 +125,31 @@ func peerOf(answer []byte) string {
 	id, _ := a.Result.Meta[PeerMeta].(string)
 	return id
 }
+
+// withPeerMeta is msg with peer as its params' _meta[PeerMeta]; msg as it
+// is when peer is "" or msg cannot be read.
+func withPeerMeta(msg json.RawMessage, peer string) json.RawMessage {
+	if peer == "" {
+		return msg
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(msg, &m) != nil {
+		return msg
+	}
+	params := map[string]json.RawMessage{}
+	if raw, ok := m["params"]; ok && json.Unmarshal(raw, &params) != nil {
+		return msg
+	}
+	meta := map[string]json.RawMessage{}
+	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
+		return msg
+	}
+	meta[PeerMeta], _ = json.Marshal(peer)
+	params["_meta"], _ = json.Marshal(meta)
+	m["params"], _ = json.Marshal(params)
+	out, err := json.Marshal(m)
+	if err != nil {
+		return msg
+	}
+	return out
+}

@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"encoding/json"
-	"strconv"
 	"sync"
 
 	"go.uber.org/zap"
@@ -148,19 +147,4 @@ func (a *attachment) Stop() {
 	if b != nil {
 		b.Close()
 	}
-}
-
-// newPeer draws a peer id for a 2026-07-28 client, from the counter the
-// board draws from; "" when it cannot (the server then knows the client by
-// what it says of itself).
-func (n *Node) newPeer() string {
-	if n.cfg.Checkout.peerNumbers == nil {
-		return ""
-	}
-	number, err := n.cfg.Checkout.peerNumbers()
-	if err != nil {
-		n.log.Warn("cannot number this client's peer id", zap.Error(err))
-		return ""
-	}
-	return "p" + strconv.Itoa(number)
 }

@@ -32,7 +32,7 @@ func (n *Node) inProcess(ctx context.Context, srv *served) (local *transport.Loc
 		// no new number drawn (SPEC §16)
 		ctx = transport.WithCarriedAnnouncement(transport.WithPeerClaim(ctx, c.Peer), c.Announce)
 	}
-	local, err = transport.NewLocal(ctx, srv.surface.MCP, n.out, localSession)
+	local, err = transport.NewLocal(n.registering(ctx), srv.surface.MCP, n.out, localSession)
 	if err != nil {
 		return nil, false, err
 	}
@@ -65,7 +65,7 @@ func (n *Node) earlySession() transport.Backend {
 		return nil
 	}
 	if n.local == nil {
-		local, err := transport.NewLocal(n.life, srv.surface.MCP, n.out, localSession)
+		local, err := transport.NewLocal(n.registering(n.life), srv.surface.MCP, n.out, localSession)
 		if err != nil {
 			return nil
 		}
@@ -74,6 +74,20 @@ func (n *Node) earlySession() transport.Backend {
 			zap.String("lease", n.lease.Path()))
 	}
 	return n.local
+}
+
+// registering is ctx for opening the client's in-process session (n.mu
+// held): it claims the peer id its host's earlier client here had (see
+// host.go), unless the session is a carried one, whose replay claims its
+// own.
+func (n *Node) registering(ctx context.Context) context.Context {
+	if n.carried != nil || n.host == "" {
+		return ctx
+	}
+	if id := n.hostPeer(); id != "" {
+		return transport.WithPeerClaim(ctx, id)
+	}
+	return ctx
 }
 
 // inProcessSession is the client's in-process session, or nil.

@@ -55,6 +55,7 @@ type Node struct {
 	log        *zap.Logger
 	lease      Lease
 	withClient bool
+	host       string // this process's host (hostKey), "" when unknown
 
 	out    *transport.FrameWriter
 	router *router
@@ -96,6 +97,7 @@ func New(cfg Config) (*Node, error) {
 		log:        cfg.Logger,
 		lease:      cfg.Lease,
 		withClient: cfg.Stdin != nil,
+		host:       hostKey(),
 		router:     newRouter(),
 	}
 	n.server = &sharedServer{node: n}

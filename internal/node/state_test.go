@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -129,7 +130,8 @@ func TestAKeeperKeepsTheStateUntilTheLeaseIsLost(t *testing.T) {
 func TestTheJournalIsWrittenAfreshWithinItsBound(t *testing.T) {
 	lease, instance := heldLease(t)
 	surf := newSurface(t)
-	keepState(zap.NewNop(), surf, lease, instance, time.Now())
+	k := keepState(zap.NewNop(), surf, lease, instance, time.Now())
+	t.Cleanup(func() { k.stop(false) }) // its journal closed: Windows removes no open file
 	at := time.Now().UTC()
 	for i := range 2*compactAfterRecords + 10 {
 		surf.Executions.Record(surface.Execution{Tool: "majordomus_list", Peer: "p1", At: at.Add(time.Duration(i))})
@@ -177,7 +179,9 @@ func readState(t testing.TB, lease string) surface.State {
 func newSurface(t testing.TB) *surface.Surface {
 	t.Helper()
 	co := exampleCheckout(t)
-	srv, err := co.load(t.Context(), func() surface.Process { return surface.Process{Role: "leaseholder"} })
+	life, end := context.WithCancel(context.Background())
+	t.Cleanup(func() { end(); co.unwatched() }) // before the checkout goes: Windows removes no watched directory
+	srv, err := co.load(life, func() surface.Process { return surface.Process{Role: "leaseholder"} })
 	if err != nil {
 		t.Fatal(err)
 	}

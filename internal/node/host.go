@@ -1,0 +1,82 @@
+package node
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"majordomus-mcp/registry"
+	"majordomus-mcp/registry/proc"
+)
+
+// A host that spawns this server twice for one client (the TypeScript
+// SDK's second revision probes in a sibling process, keeps the
+// instructions it read there, and starts the process it keeps) finds its
+// client under the peer id it was told: a 2026-07-28 client's id is the
+// one its host's last client here had, when that was within a day and that
+// client's process has ended (registry.PeerOfHost).
+
+// processKey is a process by its pid and start token, or "" when its start
+// cannot be read.
+func processKey(pid int) string {
+	start, err := proc.ProcessStart(pid)
+	if pid <= 1 || err != nil {
+		return ""
+	}
+	return strconv.Itoa(pid) + ":" + strconv.FormatUint(start, 10)
+}
+
+// hostKey is this process's host (its parent), as processKey says it.
+func hostKey() string { return processKey(os.Getppid()) }
+
+// runs reports whether the process key names still runs on this boot.
+func runs(key string) bool {
+	pid, start, ok := strings.Cut(key, ":")
+	p, err1 := strconv.Atoi(pid)
+	s, err2 := strconv.ParseUint(start, 10, 64)
+	if !ok || err1 != nil || err2 != nil {
+		return false
+	}
+	return proc.Alive(p, s, "") != proc.OwnerGone
+}
+
+// newPeer draws a peer id for a 2026-07-28 client: its host's, else the
+// next of the counter the board draws from; "" when neither answers (the
+// server then knows the client by what it says of itself).
+func (n *Node) newPeer() string {
+	if id := n.hostPeer(); id != "" {
+		return id
+	}
+	if n.cfg.Checkout.peerNumbers == nil {
+		return ""
+	}
+	number, err := n.cfg.Checkout.peerNumbers()
+	if err != nil {
+		n.log.Warn("cannot number this client's peer id", zap.Error(err))
+		return ""
+	}
+	return "p" + strconv.Itoa(number)
+}
+
+// hostPeer is the peer id of this process's client as its host's (see
+// registry.PeerOfHost), or "" when the host or the lease directory cannot
+// tell.
+func (n *Node) hostPeer() string {
+	if n.host == "" {
+		return ""
+	}
+	number, again, err := registry.PeerOfHost(n.lease.Path(), n.host, processKey(os.Getpid()), runs, time.Now())
+	if err != nil {
+		n.log.Debug("the host's peer id is not remembered", zap.Error(err))
+		return ""
+	}
+	id := "p" + strconv.Itoa(number)
+	if again {
+		n.log.Info("this client's host had a client here before, whose process has ended: this client is that peer again",
+			zap.String("peer", id), zap.String("host", n.host))
+	}
+	return id
+}
