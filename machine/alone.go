@@ -1,0 +1,82 @@
+package machine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Alone's named actions: a process served alone keeps trying to share
+// (R2, alone is a detour), on its own clock, never busier than one try
+// per Config.JoinRetry.
+
+// tryLater waits its turn to try to share again: JoinRetry at first, twice
+// as long after each try that found no way (up to JoinRetryMax), and at
+// once when the lease changes (trySoon). A try that found no way says why
+// at info when the reason is new, at debug when it is not.
+func tryLater(ctx context.Context, _ ...any) error {
+	m := machineOf(ctx)
+	if m.unservable {
+		return nil
+	}
+	if m.unwatch == nil {
+		m.watchLease() // again on every turn: the lease directory may exist by now
+	}
+	wait := m.retryWait
+	if wait == 0 {
+		wait = m.cfg.JoinRetry
+	}
+	m.retryWait = min(2*wait, m.cfg.JoinRetryMax)
+	m.armRetry(wait)
+	why := fmt.Sprintf("%s lease: %s", m.obs.Class, m.obs.Reason)
+	if m.obs.Class == ClassUnusable {
+		why = m.obs.Reason
+	}
+	level := zap.DebugLevel
+	if why != m.stillWhy {
+		level, m.stillWhy = zap.InfoLevel, why
+	}
+	m.log.Log(level, fmt.Sprintf("still serving this client alone: %s; trying to share again in %s", why, wait),
+		zap.String("lease", m.cfg.LeasePath), zap.String("reason", why), zap.Duration("retry_in", wait))
+	return nil
+}
+
+// trySoon moves the next try up after the lease changed: as soon as the
+// least time between tries allows, with the wait starting over.
+func trySoon(ctx context.Context, _ ...any) error {
+	m := machineOf(ctx)
+	m.retryWait = 0
+	m.armRetry(max(0, m.cfg.JoinRetry-time.Since(m.lastTry)))
+	return nil
+}
+
+// tryToJoin makes one election attempt from alone: won, the process becomes
+// the leaseholder; live, it attaches; either way the session served alone
+// is carried. The client is served alone meanwhile, never held.
+func tryToJoin(ctx context.Context, _ ...any) error {
+	m := machineOf(ctx)
+	m.lastTry = time.Now()
+	m.log.Debug("trying to share again", zap.String("lease", m.cfg.LeasePath))
+	m.startAttempt()
+	return nil
+}
+
+// stopTrying ends alone's tries: its watch, its attempt, its timer.
+func stopTrying(ctx context.Context, _ ...any) error {
+	machineOf(ctx).stopElection()
+	return nil
+}
+
+// armRetry sets the next try d from now, unless one is due sooner.
+func (m *Machine) armRetry(d time.Duration) {
+	if m.retry != nil {
+		if time.Until(m.retryAt) <= d {
+			return
+		}
+		m.retry.Stop()
+	}
+	m.retryAt = time.Now().Add(d)
+	m.retry = time.NewTimer(d)
+}
