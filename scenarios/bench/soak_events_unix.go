@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -232,17 +233,29 @@ func (s *soaker) newestExecution() (execution, bool) {
 // must reach back to before, unless more calls than it shows were made
 // meanwhile (which says nothing either way).
 func (s *soaker) checkHistory(ctx context.Context, gone *pipeClient, before execution) {
+	// Asked until a leaseholder other than gone answers, within a call's
+	// bound: right after a take-over, the lease may name one not yet
+	// serving, or none.
 	deadline := time.Now().Add(callBound)
-	for time.Now().Before(deadline) && ctx.Err() == nil {
+	var h []execution
+	var err error
+	for {
 		if c := s.leaseholder(); c != nil && c != gone {
+			if h, err = s.executions(); err == nil {
+				break
+			}
+		} else {
+			err = errors.New("no other leaseholder yet")
+		}
+		if !time.Now().Before(deadline) || ctx.Err() != nil {
 			break
 		}
-		time.Sleep(50 * time.Millisecond) // the pace of the question, not a wait for an event
+		time.Sleep(100 * time.Millisecond) // the pace of the question, not a wait for an event
 	}
-	h, err := s.executions()
 	switch {
 	case err != nil:
 		s.count(s.history, "inconclusive: the history could not be read")
+		s.sample("history unread after a take-over", err.Error())
 	case len(h) == 0:
 		s.count(s.history, "lost: empty after a take-over")
 	case !h[len(h)-1].At.After(before.At):
