@@ -1,8 +1,15 @@
 package transport
 
 import (
+	"context"
+	"encoding/json"
+	"io"
 	"slices"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 func TestWhatAClientAskedToHearIsKeptAndReplayed(t *testing.T) {
@@ -40,5 +47,71 @@ func TestWhatAClientAskedToHearIsKeptAndReplayed(t *testing.T) {
 	c.Subscribed[0] = "changed"
 	if h.Subscribed[0] != "majordomus://rules/a" {
 		t.Error("a clone shares its subscriptions")
+	}
+}
+
+// A session the bridge opens again on a restarted server asks again for
+// what its client asked to hear: its logging level and its subscriptions.
+func TestAReopenedSessionAsksAgainForWhatItsClientAskedToHear(t *testing.T) {
+	f1 := newFixture()
+	s1 := serveHTTP(t, HTTPConfig{MCP: f1.srv})
+	c := runStdio(t, bridgeTo(t, s1.url, nil, nil))
+	c.open(initRoots)
+	if a := c.call("2", "resources/subscribe", `{"uri":"fixture://a"}`); !strings.Contains(a, `"result"`) {
+		t.Fatalf("subscribe: %s", a)
+	}
+	if a := c.call("3", "logging/setLevel", `{"level":"error"}`); !strings.Contains(a, `"result"`) {
+		t.Fatalf("setLevel: %s", a)
+	}
+
+	f2 := newFixture()
+	asked := make(chan string, 8)
+	f2.hooks.AddBeforeAny(func(_ context.Context, _ any, method mcp.MCPMethod, message any) {
+		if method == mcp.MethodSetLogLevel || method == mcp.MethodResourcesSubscribe {
+			b, _ := json.Marshal(message)
+			asked <- string(method) + " " + string(b)
+		}
+	})
+	restartedWith(t, s1, f2)
+	c.call("4", "tools/list", "")
+	want := []string{`logging/setLevel`, `"level":"error"`, `resources/subscribe`, `"uri":"fixture://a"`}
+	var got []string
+	for len(got) < 2 {
+		select {
+		case a := <-asked:
+			got = append(got, a)
+		case <-time.After(wait):
+			t.Fatalf("the restarted server was asked %q", got)
+		}
+	}
+	all := strings.Join(got, "\n")
+	for _, w := range want {
+		if !strings.Contains(all, w) {
+			t.Fatalf("the restarted server was asked %q, not %s", got, w)
+		}
+	}
+}
+
+// A carried session replayed onto a local session hears there what it
+// asked to hear elsewhere, and that session carries it on in turn.
+func TestACarriedSessionHearsOnALocalSessionWhatItAskedTo(t *testing.T) {
+	f := newFixture()
+	local, err := NewLocal(t.Context(), f.srv, NewFrameWriter(io.Discard), "stdio")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer local.Close()
+	c := Carried{
+		Initialize: json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"codex","version":"1"}}`),
+		heard:      hearing{Subscribed: []string{"fixture://a"}, LogLevel: "error"},
+	}
+	if err := c.Replay(t.Context(), local); err != nil {
+		t.Fatal(err)
+	}
+	if got := local.session.GetLogLevel(); got != mcp.LoggingLevelError {
+		t.Fatalf("the local session's level is %s, want error", got)
+	}
+	if again := local.Carried().heard; again.LogLevel != "error" || !slices.Equal(again.Subscribed, []string{"fixture://a"}) {
+		t.Fatalf("the local session carries on %+v", again)
 	}
 }
