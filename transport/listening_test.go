@@ -103,15 +103,15 @@ func TestACarriedSessionHearsOnALocalSessionWhatItAskedTo(t *testing.T) {
 	defer local.Close()
 	c := Carried{
 		Initialize: json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"codex","version":"1"}}`),
-		heard:      hearing{Subscribed: []string{"fixture://a"}, LogLevel: "error"},
+		heard:      hearing{Subscribed: []string{"fixture://a"}, LogLevel: "debug"},
 	}
 	if err := c.Replay(t.Context(), local); err != nil {
 		t.Fatal(err)
 	}
-	if got := local.session.GetLogLevel(); got != mcp.LoggingLevelError {
-		t.Fatalf("the local session's level is %s, want error", got)
+	if got := local.session.GetLogLevel(); got != mcp.LoggingLevelDebug {
+		t.Fatalf("the local session's level is %s, want debug", got)
 	}
-	if again := local.Carried().heard; again.LogLevel != "error" || !slices.Equal(again.Subscribed, []string{"fixture://a"}) {
+	if again := local.Carried().heard; again.LogLevel != "debug" || !slices.Equal(again.Subscribed, []string{"fixture://a"}) {
 		t.Fatalf("the local session carries on %+v", again)
 	}
 }
