@@ -46,6 +46,12 @@ type exchangeResult struct {
 // relay sends msg on the current session, re-initialising once if the
 // server forgot it, and returns the answer or why there is none.
 func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) ([]byte, *failure) {
+	if refusal := modernBatch(msg); refusal != nil {
+		return refusal, nil
+	}
+	if answer, ok := b.unopened(msg); ok {
+		return answer, nil // answered as a local session that did not initialize answers it
+	}
 	if len(calls) == 1 && mcp.IsModernProtocol(calls[0].version) {
 		return b.relayModern(ctx, msg, calls[0])
 	}
@@ -241,6 +247,19 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 		}
 	}
 	return nil
+}
+
+// unopened answers what the client sends before it has a session, as a
+// local session answers it (screen.go): the server has no session to
+// serve it on.
+func (b *Bridge) unopened(msg json.RawMessage) ([]byte, bool) {
+	b.mu.Lock()
+	sid := b.session
+	b.mu.Unlock()
+	if sid != "" {
+		return nil, false
+	}
+	return unopened(msg)
 }
 
 // initialized records the client's session once its initialize succeeded.

@@ -59,6 +59,17 @@
 // request with the revision's headers and the client's peer id in _meta,
 // and its answer, whatever its HTTP status, as it came.
 //
+// What mcp-go v1.2.1 answers leniently is answered before it sees it, by
+// the HTTP server and by [Local] alike (screen.go), so that every mode
+// gives the same bytes: a request whose id is null gets -32600 with id
+// null; params that are not an object, and an initialize without params,
+// get -32602. A batch holding a 2026-07-28 message gets -32600 for each of
+// its requests (that revision has no batches). A session that has not
+// initialized answers ping {} (the lifecycle allows it before initialize)
+// and any other legacy request -32600 saying initialize comes first; a
+// bridge with no session answers them the same way itself, so that no
+// such answer names the server's URL or an HTTP status.
+//
 // A prompts/get that leaves out an argument its prompt declares required,
 // or leaves it blank, is answered -32602 naming it, by the HTTP server and
 // by [Local] alike, before mcp-go sees it: mcp-go v1.2.1 checks no prompt
@@ -142,7 +153,8 @@
 //     bridge_presence.go (a 2026-07-28 client's presence, and what its end
 //     says);
 //   - shared by all: frames.go (framing, envelopes, error frames, the
-//     requests a carried session is replayed with), sse.go (event
+//     requests a carried session is replayed with), screen.go (what is
+//     answered before mcp-go sees it, the same in every mode), sse.go (event
 //     streams, written by the server and read by the bridge), carried.go
 //     (a client's session as it is carried, and its replay), listening.go
 //     (what a client asked to hear: subscriptions, its logging level),

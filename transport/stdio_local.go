@@ -63,6 +63,9 @@ func (l *Local) pump() {
 
 // Handle answers one message or batch through the MCPServer.
 func (l *Local) Handle(ctx context.Context, msg json.RawMessage) []byte {
+	if refusal := modernBatch(msg); refusal != nil {
+		return refusal
+	}
 	members, ok := SplitBatch(msg)
 	if !ok {
 		return l.handleOne(ctx, msg)
@@ -81,6 +84,14 @@ func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
 	if err != nil || !isObject(msg) {
 		return ErrorFrame(nil, CodeInvalidRequest, "invalid request: a message must be a JSON object")
 	}
+	if refusal := screen(msg); refusal != nil {
+		return refusal
+	}
+	if !l.opened() {
+		if answer, ok := unopened(msg); ok {
+			return answer
+		}
+	}
 	if refusal := promptRefusal(l.srv, env, msg); refusal != nil {
 		return refusal
 	}
@@ -94,6 +105,13 @@ func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
 	}
 	l.record.note(ctx, env.Method, msg, b)
 	return b
+}
+
+// opened reports whether the client's initialize succeeded.
+func (l *Local) opened() bool {
+	l.record.mu.Lock()
+	defer l.record.mu.Unlock()
+	return l.record.carried.Initialize != nil
 }
 
 // Close unregisters the session and stops relaying its notifications.
