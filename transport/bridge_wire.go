@@ -49,6 +49,9 @@ func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) (
 	if refusal := modernBatch(msg); refusal != nil {
 		return refusal, nil
 	}
+	if answer, ok := screened(msg); ok {
+		return answer, nil // as a local session answers it, with no wait on the server
+	}
 	if answer, ok := b.unopened(msg); ok {
 		return answer, nil // answered as a local session that did not initialize answers it
 	}
@@ -56,6 +59,9 @@ func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) (
 		return b.relayModern(ctx, msg, calls[0])
 	}
 	initialize := len(calls) == 1 && calls[0].env.Method == string(mcp.MethodInitialize)
+	if initialize {
+		ctx = b.reopening(ctx)
+	}
 	for attempt := 0; ; attempt++ {
 		b.mu.Lock()
 		sid, proto := b.session, b.protocol
@@ -247,6 +253,22 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 		}
 	}
 	return nil
+}
+
+// reopening ends the session of a client that initializes again, and
+// returns ctx claiming its peer id and announcement for the new one, so
+// that the board keeps the one peer, renamed, as in process; ctx as it is
+// when the client has no session.
+func (b *Bridge) reopening(ctx context.Context) context.Context {
+	b.mu.Lock()
+	sid, proto, peer, announce := b.session, b.protocol, b.peer, b.announce
+	b.mu.Unlock()
+	if sid == "" {
+		return ctx
+	}
+	b.setSession("", "") // its stream and heartbeat stop asking for it
+	b.endSession(sid, proto)
+	return WithCarriedAnnouncement(WithPeerClaim(ctx, peer), announce)
 }
 
 // unopened answers what the client sends before it has a session, as a

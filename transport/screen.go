@@ -12,7 +12,8 @@ import (
 // bridge alike, so that every mode answers it with the same bytes (SPEC
 // §6, §11 R8, §14).
 
-// screen answers a single message mcp-go would answer leniently: a request
+// screen answers a single message mcp-go would answer leniently: what is
+// not a JSON object, a request
 // whose id is null (mcp-go takes it for a notification and answers
 // nothing; MCP forbids null ids), params that are not an object (mcp-go
 // answers -32600 for a tools/call), an initialize without params (mcp-go
@@ -23,6 +24,9 @@ func screen(msg json.RawMessage) []byte {
 		ID     json.RawMessage `json:"id"`
 		Method *string         `json:"method"`
 		Params json.RawMessage `json:"params"`
+	}
+	if !isObject(msg) {
+		return ErrorFrame(nil, CodeInvalidRequest, "invalid request: a message must be a JSON object")
 	}
 	if json.Unmarshal(msg, &m) != nil || m.Method == nil {
 		return nil // an answer to a server request, or not a message: as before
@@ -60,6 +64,25 @@ var namedBy = map[string]string{
 	string(mcp.MethodToolsCall):     "name",
 	string(mcp.MethodPromptsGet):    "name",
 	string(mcp.MethodResourcesRead): "uri",
+}
+
+// screened answers msg when screen answers it, or each member of a batch
+// when screen answers every one; it reports false otherwise.
+func screened(msg json.RawMessage) ([]byte, bool) {
+	members, batch := SplitBatch(msg)
+	if !batch {
+		answer := screen(msg)
+		return answer, answer != nil
+	}
+	var answers [][]byte
+	for _, m := range members {
+		answer := screen(m)
+		if answer == nil {
+			return nil, false
+		}
+		answers = append(answers, answer)
+	}
+	return gather(msg, answers), true
 }
 
 // modernBatch answers a batch holding a 2026-07-28 message: that revision

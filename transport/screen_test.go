@@ -31,6 +31,7 @@ func TestEdgeMessagesAreAnsweredTheSameBridgedAndLocal(t *testing.T) {
 	}
 	late := []edge{
 		{"null", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},
+		{"null", `[1]`, `[{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: a message must be a JSON object"}}]`},
 		{"6", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":"majordomus_list"}`, `{"jsonrpc":"2.0","id":6,"error":{"code":-32602,`},
 		{"7", `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":[]}`, `{"jsonrpc":"2.0","id":7,"error":{"code":-32602,`},
 		{"8", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{` + modern + `}}`, `{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"invalid params: tools/call names`},
@@ -55,4 +56,22 @@ func TestEdgeMessagesAreAnsweredTheSameBridgedAndLocal(t *testing.T) {
 		c.open(initRoots)
 	}
 	compare(late)
+}
+
+// A client that initializes again through a bridge leaves one session on
+// the server, as in process, where its one session is initialized again.
+func TestASecondInitializeThroughABridgeLeavesOneSession(t *testing.T) {
+	f := newFixture()
+	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	bridged := runStdio(t, bridgeTo(t, s.url, nil, nil))
+	bridged.open(initRoots)
+	f.waitRegistered(t, 1)
+	bridged.send(strings.Replace(initRoots, `"id":1`, `"id":2`, 1))
+	if a, _ := bridged.answer("2"); !strings.Contains(a, `"result"`) {
+		t.Fatalf("the second initialize: %s", a)
+	}
+	f.waitRegistered(t, 1)
+	if a := bridged.call("3", "tools/list", ""); !strings.Contains(a, `"result"`) {
+		t.Fatalf("after it: %s", a)
+	}
 }

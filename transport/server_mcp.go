@@ -184,7 +184,7 @@ func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
 	for _, m := range members {
 		env, err := ReadEnvelope(m)
 		envs = append(envs, env)
-		if err != nil || !isObject(m) {
+		if (err != nil || !isObject(m)) && !batch {
 			writeError(w, http.StatusBadRequest, ErrCodeInvalidRequest, "every message must be a JSON-RPC object")
 			return
 		}
