@@ -70,6 +70,12 @@
 // bridge with no session answers them the same way itself, so that no
 // such answer names the server's URL or an HTTP status.
 //
+// A 2026-07-28 client served by [Local] hears a broadcast list_changed
+// only while a subscriptions/listen whose filter names it is open (that
+// revision's notifications are opt-in), and a request of that revision it
+// cancels is answered nothing: as over HTTP, where each such request has
+// a session of its own and the bridge closes a cancelled one's stream.
+//
 // A prompts/get that leaves out an argument its prompt declares required,
 // or leaves it blank, is answered -32602 naming it, by the HTTP server and
 // by [Local] alike, before mcp-go sees it: mcp-go v1.2.1 checks no prompt
@@ -132,7 +138,8 @@
 // # Files, by side
 //
 //   - the stdio side: stdio_loop.go (the loop and [Backend]), stdio_local.go
-//     (the in-process session), stdio_carry.go (what of its session a
+//     (the in-process session), stdio_listen.go (what its 2026-07-28
+//     client hears, its cancelled requests), stdio_carry.go (what of its session a
 //     hand-over carries);
 //   - the server side: server_http.go (the server, the probe and its
 //     proof, the Origin check), server_listen.go (binding, the Host check,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -13,6 +14,7 @@ import (
 // process's stdio. It reports its transport as "stdio".
 type LocalSession struct {
 	*server.InProcessSession
+	listen *listenFilter // what its 2026-07-28 client's listen asks to hear (stdio_listen.go)
 }
 
 // Transport names how the session's client is connected.
@@ -28,6 +30,7 @@ type Local struct {
 	stop    sync.Once
 	pumped  sync.WaitGroup
 	record  sessionRecord
+	modern  modernCalls
 }
 
 // NewLocal registers a new in-process session with srv and starts relaying
@@ -35,7 +38,7 @@ type Local struct {
 func NewLocal(ctx context.Context, srv *server.MCPServer, out *FrameWriter, sessionID string) (*Local, error) {
 	l := &Local{
 		srv:     srv,
-		session: LocalSession{server.NewInProcessSession(sessionID, nil)},
+		session: LocalSession{server.NewInProcessSession(sessionID, nil), &listenFilter{}},
 		out:     out,
 		done:    make(chan struct{}),
 	}
@@ -56,7 +59,9 @@ func (l *Local) pump() {
 		case <-l.done:
 			return
 		case n := <-notes:
-			_ = l.out.WriteValue(n)
+			if l.opened() || l.session.asked(n.Method) {
+				_ = l.out.WriteValue(n)
+			}
 		}
 	}
 }
@@ -95,6 +100,34 @@ func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
 	if refusal := promptRefusal(l.srv, env, msg); refusal != nil {
 		return refusal
 	}
+	end := l.track(env, msg)
+	answer := l.answer(ctx, env, msg)
+	if end != nil && end() {
+		return nil // cancelled: answered nothing, as a bridge answers it
+	}
+	return answer
+}
+
+// track begins tracking a 2026-07-28 request, which its client may
+// cancel, and marks the one a notifications/cancelled names; nil when msg
+// is not such a request.
+func (l *Local) track(env Envelope, msg json.RawMessage) (end func() bool) {
+	var m struct {
+		Params json.RawMessage `json:"params"`
+	}
+	_ = json.Unmarshal(msg, &m)
+	if env.Method == string(mcp.MethodNotificationCancelled) {
+		l.modern.cancel(m.Params)
+		return nil
+	}
+	if _, version := metaOf(m.Params); env.IsRequest() && mcp.IsModernProtocol(version) {
+		return l.modern.begin(env.ID)
+	}
+	return nil
+}
+
+// answer is the MCPServer's answer to msg, recorded.
+func (l *Local) answer(ctx context.Context, env Envelope, msg json.RawMessage) []byte {
 	answer := l.srv.HandleMessage(l.srv.WithContext(ctx, l.session), msg)
 	if answer == nil {
 		return nil
