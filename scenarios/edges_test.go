@@ -192,3 +192,58 @@ func TestASecondInitializeThroughABridgeRenamesItsPeer(t *testing.T) {
 	exitsWith(t, p, 0)
 	exitsWith(t, leaseholder, 0)
 }
+
+// A 2026-07-28 client hears exactly what its listen filter asks for, in
+// process and bridged alike: a prompt edited, it hears prompts/list_changed,
+// never the resources/list_changed its server sends first to whoever did
+// not filter it out.
+func TestAModernClientHearsOnlyWhatItsListenAsksForInEveryMode(t *testing.T) {
+	dir := checkout(t)
+	leaseholder := shared(t, dir)
+	serverURL(t, leaseholder)
+	attachedP := shared(t, dir)
+	attached(t, attachedP)
+	standalone := start(t, dir, "--standalone")
+	procs := map[string]*mcpclient.Process{"leaseholder": leaseholder, "attached": attachedP, "standalone": standalone}
+	for _, p := range procs {
+		openIn(t, p, modern, "codex-modern")
+		if _, err := p.Send("subscriptions/listen", withMeta(map[string]any{"notifications": map[string]any{"promptsListChanged": true}}, "codex-modern")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.WaitFrame(ctx(t), "the subscriptions acknowledged", func(f []byte) bool {
+			return strings.Contains(string(f), `"method":"notifications/subscriptions/acknowledged"`)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, ".ai/repo/prompts/review.md")
+	data, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, append(data, "5. Is the README still true?\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	layerEdited(t, dir)
+	heard := map[string]string{}
+	for mode, p := range procs {
+		frame, err := p.WaitFrame(ctx(t), "prompts/list_changed", func(f []byte) bool {
+			return strings.Contains(string(f), `"method":"notifications/prompts/list_changed"`)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		heard[mode] = string(frame)
+		for _, f := range p.Frames() {
+			if strings.Contains(string(f), "notifications/resources/list_changed") {
+				t.Errorf("%s heard what it did not ask for: %s", mode, f)
+			}
+		}
+	}
+	if heard["attached"] != heard["leaseholder"] || heard["standalone"] != heard["leaseholder"] {
+		t.Errorf("heard differently: %v", heard)
+	}
+	for _, p := range procs {
+		p.CloseStdin()
+	}
+	for _, p := range procs {
+		exitsWith(t, p, 0)
+	}
+}

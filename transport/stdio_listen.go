@@ -23,6 +23,32 @@ type listenFilter struct {
 	mu     sync.Mutex
 	filter mcp.SubscriptionFilter
 	active bool
+	id     json.RawMessage // the id of the listen, which tags what it hears
+}
+
+// opening records the id of a listen being opened.
+func (s LocalSession) opening(id json.RawMessage) {
+	s.listen.mu.Lock()
+	defer s.listen.mu.Unlock()
+	s.listen.id = id
+}
+
+// tagged is n as an open listen hears it: tagged with the listen's id in
+// _meta, as mcp-go tags what a listen stream carries over HTTP.
+func (s LocalSession) tagged(n mcp.JSONRPCNotification) mcp.JSONRPCNotification {
+	s.listen.mu.Lock()
+	active, id := s.listen.active, s.listen.id
+	s.listen.mu.Unlock()
+	if !active || len(id) == 0 {
+		return n
+	}
+	meta := map[string]any{}
+	for k, v := range n.Params.Meta {
+		meta[k] = v
+	}
+	meta[mcp.MetaKeySubscriptionID] = id
+	n.Params.Meta = meta
+	return n
 }
 
 // SetSubscriptionFilter records the filter of the open listen; the zero
@@ -41,6 +67,20 @@ func (s LocalSession) SubscriptionFilter() (mcp.SubscriptionFilter, bool) {
 }
 
 var _ server.SessionWithSubscriptionFilter = LocalSession{}
+
+// hears reports whether a client that never initialized (a 2026-07-28
+// one) hears n, and how: tagged when its listen carries it.
+func (s LocalSession) hears(n mcp.JSONRPCNotification) (mcp.JSONRPCNotification, bool) {
+	switch mcp.MCPMethod(n.Method) {
+	case mcp.MethodNotificationToolsListChanged, mcp.MethodNotificationPromptsListChanged,
+		mcp.MethodNotificationResourcesListChanged, mcp.MethodNotificationResourceUpdated:
+		if !s.asked(n.Method) {
+			return n, false
+		}
+		return s.tagged(n), true
+	}
+	return n, true
+}
 
 // asked reports whether a client that never initialized (a 2026-07-28
 // one) asked to hear the broadcast method: only through an open listen

@@ -59,8 +59,10 @@ func (l *Local) pump() {
 		case <-l.done:
 			return
 		case n := <-notes:
-			if l.opened() || l.session.asked(n.Method) {
+			if l.opened() {
 				_ = l.out.WriteValue(n)
+			} else if heard, ok := l.session.hears(n); ok {
+				_ = l.out.WriteValue(heard)
 			}
 		}
 	}
@@ -121,6 +123,9 @@ func (l *Local) track(env Envelope, msg json.RawMessage) (end func() bool) {
 		return nil
 	}
 	if _, version := metaOf(m.Params); env.IsRequest() && mcp.IsModernProtocol(version) {
+		if env.Method == string(mcp.MethodSubscriptionsListen) {
+			l.session.opening(env.ID)
+		}
 		return l.modern.begin(env.ID)
 	}
 	return nil
