@@ -12,8 +12,9 @@ import (
 // bridge alike, so that every mode answers it with the same bytes (SPEC
 // §6, §11 R8, §14).
 
-// screen answers a single message mcp-go would answer leniently: what is
-// not a JSON object, a request
+// screen answers a single message mcp-go would answer leniently, or not
+// before its session initialized: what is not a JSON object, a message
+// without "jsonrpc":"2.0", a request
 // whose id is null (mcp-go takes it for a notification and answers
 // nothing; MCP forbids null ids), params that are not an object (mcp-go
 // answers -32600 for a tools/call), an initialize without params (mcp-go
@@ -21,15 +22,21 @@ import (
 // resources/read that does not name what it is about. Nil when mcp-go may have it.
 func screen(msg json.RawMessage) []byte {
 	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method *string         `json:"method"`
-		Params json.RawMessage `json:"params"`
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  *string         `json:"method"`
+		Params  json.RawMessage `json:"params"`
 	}
 	if !isObject(msg) {
 		return ErrorFrame(nil, CodeInvalidRequest, "invalid request: a message must be a JSON object")
 	}
 	if json.Unmarshal(msg, &m) != nil || m.Method == nil {
 		return nil // an answer to a server request, or not a message: as before
+	}
+	if m.JSONRPC != "2.0" {
+		// mcp-go's words, here so that a session that did not initialize
+		// says them too
+		return ErrorFrame(m.ID, CodeInvalidRequest, "Invalid JSON-RPC version")
 	}
 	if string(m.ID) == "null" {
 		return ErrorFrame(nil, CodeInvalidRequest, "invalid request: the id is null; a request's id is a string or a number, a notification has none")
