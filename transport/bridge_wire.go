@@ -46,7 +46,7 @@ type exchangeResult struct {
 // relay sends msg on the current session, re-initialising once if the
 // server forgot it, and returns the answer or why there is none.
 func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) ([]byte, *failure) {
-	if refusal := modernBatch(msg); refusal != nil {
+	if refusal := refusedBatch(msg); refusal != nil {
 		return refusal, nil
 	}
 	if answer, ok := screened(msg); ok {

@@ -63,8 +63,9 @@
 // the HTTP server and by [Local] alike (screen.go), so that every mode
 // gives the same bytes: a request whose id is null gets -32600 with id
 // null; params that are not an object, and an initialize without params,
-// get -32602. A batch holding a 2026-07-28 message gets -32600 for each of
-// its requests (that revision has no batches). A session that has not
+// get -32602. A batch holding a 2026-07-28 message or an initialize gets
+// -32600 for each of its requests (that revision has no batches; an
+// initialize comes alone). A session that has not
 // initialized answers ping {} (the lifecycle allows it before initialize)
 // and any other legacy request -32600 saying initialize comes first; a
 // bridge with no session answers them the same way itself, so that no

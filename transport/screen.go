@@ -92,30 +92,37 @@ func screened(msg json.RawMessage) ([]byte, bool) {
 	return gather(msg, answers), true
 }
 
-// modernBatch answers a batch holding a 2026-07-28 message: that revision
-// has no batches, so every request in it gets -32600. Nil for any other
-// message.
-func modernBatch(msg json.RawMessage) []byte {
+// refusedBatch answers a batch no server takes: one holding a 2026-07-28
+// message (that revision has no batches) or an initialize (which opens a
+// session, so it comes alone). Every request in it gets -32600. Nil for
+// any other message.
+func refusedBatch(msg json.RawMessage) []byte {
 	members, batch := SplitBatch(msg)
 	if !batch {
 		return nil
 	}
-	modern := false
+	text := ""
 	for _, m := range members {
-		var p struct {
+		var c struct {
+			Method string          `json:"method"`
 			Params json.RawMessage `json:"params"`
 		}
-		_ = json.Unmarshal(m, &p)
-		_, version := metaOf(p.Params)
-		modern = modern || mcp.IsModernProtocol(version)
+		_ = json.Unmarshal(m, &c)
+		if _, version := metaOf(c.Params); mcp.IsModernProtocol(version) {
+			text = "invalid request: 2026-07-28 has no batches: send each message alone"
+			break
+		}
+		if c.Method == string(mcp.MethodInitialize) {
+			text = "invalid request: initialize must be sent alone, not in a batch"
+		}
 	}
-	if !modern {
+	if text == "" {
 		return nil
 	}
 	var answers [][]byte
 	for _, m := range members {
 		if env, err := ReadEnvelope(m); err == nil && env.IsRequest() {
-			answers = append(answers, ErrorFrame(env.ID, CodeInvalidRequest, "invalid request: 2026-07-28 has no batches: send each message alone"))
+			answers = append(answers, ErrorFrame(env.ID, CodeInvalidRequest, text))
 		}
 	}
 	return gather(msg, answers)

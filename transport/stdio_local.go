@@ -70,7 +70,7 @@ func (l *Local) pump() {
 
 // Handle answers one message or batch through the MCPServer.
 func (l *Local) Handle(ctx context.Context, msg json.RawMessage) []byte {
-	if refusal := modernBatch(msg); refusal != nil {
+	if refusal := refusedBatch(msg); refusal != nil {
 		return refusal
 	}
 	members, ok := SplitBatch(msg)
