@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -114,6 +115,9 @@ func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
 // cancel, and marks the one a notifications/cancelled names; nil when msg
 // is not such a request.
 func (l *Local) track(env Envelope, msg json.RawMessage) (end func() bool) {
+	if env.Method != string(mcp.MethodNotificationCancelled) && !bytes.Contains(msg, []byte(mcp.MetaKeyProtocolVersion)) {
+		return nil // not of that revision: decoded no further
+	}
 	var m struct {
 		Params json.RawMessage `json:"params"`
 	}
