@@ -46,14 +46,8 @@ type exchangeResult struct {
 // relay sends msg on the current session, re-initialising once if the
 // server forgot it, and returns the answer or why there is none.
 func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) ([]byte, *failure) {
-	if refusal := refusedBatch(msg); refusal != nil {
-		return refusal, nil
-	}
-	if answer, ok := screened(msg); ok {
-		return answer, nil // as a local session answers it, with no wait on the server
-	}
-	if answer, ok := b.unopened(msg); ok {
-		return answer, nil // answered as a local session that did not initialize answers it
+	if answer, ok := b.answeredHere(msg); ok {
+		return answer, nil
 	}
 	if len(calls) == 1 && mcp.IsModernProtocol(calls[0].version) {
 		return b.relayModern(ctx, msg, calls[0])
@@ -253,35 +247,6 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 		}
 	}
 	return nil
-}
-
-// reopening ends the session of a client that initializes again, and
-// returns ctx claiming its peer id and announcement for the new one, so
-// that the board keeps the one peer, renamed, as in process; ctx as it is
-// when the client has no session.
-func (b *Bridge) reopening(ctx context.Context) context.Context {
-	b.mu.Lock()
-	sid, proto, peer, announce := b.session, b.protocol, b.peer, b.announce
-	b.mu.Unlock()
-	if sid == "" {
-		return ctx
-	}
-	b.setSession("", "") // its stream and heartbeat stop asking for it
-	b.endSession(sid, proto)
-	return WithCarriedAnnouncement(WithPeerClaim(ctx, peer), announce)
-}
-
-// unopened answers what the client sends before it has a session, as a
-// local session answers it (screen.go): the server has no session to
-// serve it on.
-func (b *Bridge) unopened(msg json.RawMessage) ([]byte, bool) {
-	b.mu.Lock()
-	sid := b.session
-	b.mu.Unlock()
-	if sid != "" {
-		return nil, false
-	}
-	return unopened(msg)
 }
 
 // initialized records the client's session once its initialize succeeded.

@@ -154,7 +154,8 @@
 //   - the bridge side: bridge.go (the bridge and its session),
 //     bridge_calls.go (what it reads of each message), bridge_failover.go
 //     (switching to what serves next, resends), bridge_wire.go (one
-//     message's POST and answer), bridge_modern.go (2026-07-28 messages),
+//     message's POST and answer), bridge_opening.go (before the session
+//     opens, and an initialize sent again), bridge_modern.go (2026-07-28 messages),
 //     bridge_prove.go (the proof every new connection asks),
 //     bridge_stream.go (the heartbeat, the GET stream, reading the server's
 //     errors), bridge_poster.go (the kept connections), bridge_watch.go (a
