@@ -101,7 +101,8 @@ func TestStandaloneServesAWholeSession(t *testing.T) {
 }
 
 // Malformed input is answered and the session goes on; a batch is answered
-// as a batch; nothing but frames reaches stdout.
+// as a batch; before initialize, ping is answered and any other request is
+// told to initialize first; nothing but frames reaches stdout.
 func TestBadInputIsAnsweredAndTheSessionGoesOn(t *testing.T) {
 	dir := checkout(t)
 	input := strings.Join([]string{
@@ -125,7 +126,7 @@ func TestBadInputIsAnsweredAndTheSessionGoesOn(t *testing.T) {
 	}
 	assertOnlyFrames(t, frames)
 	if !strings.Contains(stdout, `"code":-32700`) || !strings.Contains(stdout, `input is not UTF-8`) ||
-		!strings.Contains(stdout, `[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":2,"error":{"code":-32601`) ||
+		!strings.Contains(stdout, `[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"invalid request: no/such before initialize`) ||
 		!strings.Contains(stdout, `{"jsonrpc":"2.0","id":3,"result":{}}`) {
 		t.Fatalf("answers:\n%s", stdout)
 	}

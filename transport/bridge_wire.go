@@ -46,10 +46,16 @@ type exchangeResult struct {
 // relay sends msg on the current session, re-initialising once if the
 // server forgot it, and returns the answer or why there is none.
 func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) ([]byte, *failure) {
+	if answer, ok := b.answeredHere(msg); ok {
+		return answer, nil
+	}
 	if len(calls) == 1 && mcp.IsModernProtocol(calls[0].version) {
 		return b.relayModern(ctx, msg, calls[0])
 	}
 	initialize := len(calls) == 1 && calls[0].env.Method == string(mcp.MethodInitialize)
+	if initialize {
+		ctx = b.reopening(ctx)
+	}
 	for attempt := 0; ; attempt++ {
 		b.mu.Lock()
 		sid, proto := b.session, b.protocol

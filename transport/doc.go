@@ -59,6 +59,27 @@
 // request with the revision's headers and the client's peer id in _meta,
 // and its answer, whatever its HTTP status, as it came.
 //
+// What mcp-go v1.2.1 answers leniently is answered before it sees it, by
+// the HTTP server and by [Local] alike (screen.go), so that every mode
+// gives the same bytes: a request whose id is null gets -32600 with id
+// null; params that are not an object, and an initialize without params,
+// get -32602. A batch holding a 2026-07-28 message or an initialize gets
+// -32600 for each of its requests (that revision has no batches; an
+// initialize comes alone). A session that has not
+// initialized answers ping {} (the lifecycle allows it before initialize)
+// and any other legacy request -32600 saying initialize comes first; a
+// bridge with no session answers them the same way itself, so that no
+// such answer names the server's URL or an HTTP status.
+//
+// A 2026-07-28 client served by [Local] hears a broadcast list_changed
+// only while a subscriptions/listen whose filter names it is open (that
+// revision's notifications are opt-in), tagged with the listen's id as
+// mcp-go tags a listen stream over HTTP, and a request of that revision it
+// cancels is answered nothing: as over HTTP, where each such request has
+// a session of its own and the bridge closes a cancelled one's stream. A
+// listen lasts as long as stdin, whatever serves it: stdin's end is that
+// client's shutdown, and the stdio loop ends the listen then.
+//
 // A prompts/get that leaves out an argument its prompt declares required,
 // or leaves it blank, is answered -32602 naming it, by the HTTP server and
 // by [Local] alike, before mcp-go sees it: mcp-go v1.2.1 checks no prompt
@@ -121,7 +142,8 @@
 // # Files, by side
 //
 //   - the stdio side: stdio_loop.go (the loop and [Backend]), stdio_local.go
-//     (the in-process session), stdio_carry.go (what of its session a
+//     (the in-process session), stdio_listen.go (what its 2026-07-28
+//     client hears, its cancelled requests), stdio_carry.go (what of its session a
 //     hand-over carries);
 //   - the server side: server_http.go (the server, the probe and its
 //     proof, the Origin check), server_listen.go (binding, the Host check,
@@ -132,7 +154,8 @@
 //   - the bridge side: bridge.go (the bridge and its session),
 //     bridge_calls.go (what it reads of each message), bridge_failover.go
 //     (switching to what serves next, resends), bridge_wire.go (one
-//     message's POST and answer), bridge_modern.go (2026-07-28 messages),
+//     message's POST and answer), bridge_opening.go (before the session
+//     opens, and an initialize sent again), bridge_modern.go (2026-07-28 messages),
 //     bridge_prove.go (the proof every new connection asks),
 //     bridge_stream.go (the heartbeat, the GET stream, reading the server's
 //     errors), bridge_poster.go (the kept connections), bridge_watch.go (a
@@ -142,7 +165,8 @@
 //     bridge_presence.go (a 2026-07-28 client's presence, and what its end
 //     says);
 //   - shared by all: frames.go (framing, envelopes, error frames, the
-//     requests a carried session is replayed with), sse.go (event
+//     requests a carried session is replayed with), screen.go (what is
+//     answered before mcp-go sees it, the same in every mode), sse.go (event
 //     streams, written by the server and read by the bridge), carried.go
 //     (a client's session as it is carried, and its replay), listening.go
 //     (what a client asked to hear: subscriptions, its logging level),

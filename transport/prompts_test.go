@@ -34,6 +34,7 @@ func TestAPromptWithoutARequiredArgumentIsInvalidParams(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer local.Close()
+	local.Handle(context.Background(), json.RawMessage(initRoots)) // a session that did not initialize is answered nothing but ping
 	s := serveHTTP(t, HTTPConfig{MCP: srv})
 	c := newClient(t, s.url)
 	sid := c.initialize()

@@ -184,13 +184,23 @@ func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
 	for _, m := range members {
 		env, err := ReadEnvelope(m)
 		envs = append(envs, env)
-		if err != nil || !isObject(m) {
+		if (err != nil || !isObject(m)) && !batch {
 			writeError(w, http.StatusBadRequest, ErrCodeInvalidRequest, "every message must be a JSON-RPC object")
 			return
 		}
 		modern = modern || modernMeta(m) || mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
 		if env.Method == string(mcp.MethodInitialize) {
 			initialize = &env
+		}
+	}
+	if !batch {
+		if refusal := screen(body); refusal != nil {
+			status := http.StatusOK
+			if modern {
+				status = http.StatusBadRequest // that revision's status for -32600 and -32602
+			}
+			writeFrame(w, status, refusal)
+			return
 		}
 	}
 	if modern {
@@ -219,9 +229,7 @@ func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if refusal := promptRefusal(h.cfg.MCP, envs[0], body); refusal != nil {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(append(refusal, '\n'))
+		writeFrame(w, http.StatusOK, refusal)
 		return
 	}
 	h.pass(w, withBody(r, body))
@@ -288,6 +296,10 @@ func (h *HTTPServer) serveBatch(w http.ResponseWriter, r *http.Request, members 
 	var notes, answers []json.RawMessage
 	for _, m := range members {
 		env, _ := ReadEnvelope(m)
+		if refusal := screen(m); refusal != nil {
+			answers = append(answers, refusal)
+			continue
+		}
 		if refusal := promptRefusal(h.cfg.MCP, env, m); refusal != nil {
 			answers = append(answers, refusal)
 			continue
@@ -343,6 +355,13 @@ func (h *HTTPServer) refuseTooLarge(w http.ResponseWriter, body io.Reader) {
 	w.Header().Set("Connection", "close")
 	writeError(w, http.StatusRequestEntityTooLarge, ErrCodeTooLarge,
 		fmt.Sprintf("the body is over %d bytes", h.cfg.MaxBody))
+}
+
+// writeFrame answers with one JSON-RPC frame of the server's own.
+func writeFrame(w http.ResponseWriter, status int, frame []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(frame, '\n'))
 }
 
 // withBody is r carrying body.

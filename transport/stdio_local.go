@@ -1,11 +1,13 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -13,6 +15,7 @@ import (
 // process's stdio. It reports its transport as "stdio".
 type LocalSession struct {
 	*server.InProcessSession
+	listen *listenFilter // what its 2026-07-28 client's listen asks to hear (stdio_listen.go)
 }
 
 // Transport names how the session's client is connected.
@@ -28,6 +31,7 @@ type Local struct {
 	stop    sync.Once
 	pumped  sync.WaitGroup
 	record  sessionRecord
+	modern  modernCalls
 }
 
 // NewLocal registers a new in-process session with srv and starts relaying
@@ -35,7 +39,7 @@ type Local struct {
 func NewLocal(ctx context.Context, srv *server.MCPServer, out *FrameWriter, sessionID string) (*Local, error) {
 	l := &Local{
 		srv:     srv,
-		session: LocalSession{server.NewInProcessSession(sessionID, nil)},
+		session: LocalSession{server.NewInProcessSession(sessionID, nil), &listenFilter{}},
 		out:     out,
 		done:    make(chan struct{}),
 	}
@@ -56,13 +60,20 @@ func (l *Local) pump() {
 		case <-l.done:
 			return
 		case n := <-notes:
-			_ = l.out.WriteValue(n)
+			if l.opened() {
+				_ = l.out.WriteValue(n)
+			} else if heard, ok := l.session.hears(n); ok {
+				_ = l.out.WriteValue(heard)
+			}
 		}
 	}
 }
 
 // Handle answers one message or batch through the MCPServer.
 func (l *Local) Handle(ctx context.Context, msg json.RawMessage) []byte {
+	if refusal := refusedBatch(msg); refusal != nil {
+		return refusal
+	}
 	members, ok := SplitBatch(msg)
 	if !ok {
 		return l.handleOne(ctx, msg)
@@ -81,9 +92,51 @@ func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
 	if err != nil || !isObject(msg) {
 		return ErrorFrame(nil, CodeInvalidRequest, "invalid request: a message must be a JSON object")
 	}
+	if refusal := screen(msg); refusal != nil {
+		return refusal
+	}
+	if !l.opened() {
+		if answer, ok := unopened(msg); ok {
+			return answer
+		}
+	}
 	if refusal := promptRefusal(l.srv, env, msg); refusal != nil {
 		return refusal
 	}
+	end := l.track(env, msg)
+	answer := l.answer(ctx, env, msg)
+	if end != nil && end() {
+		return nil // cancelled: answered nothing, as a bridge answers it
+	}
+	return answer
+}
+
+// track begins tracking a 2026-07-28 request, which its client may
+// cancel, and marks the one a notifications/cancelled names; nil when msg
+// is not such a request.
+func (l *Local) track(env Envelope, msg json.RawMessage) (end func() bool) {
+	if env.Method != string(mcp.MethodNotificationCancelled) && !bytes.Contains(msg, []byte(mcp.MetaKeyProtocolVersion)) {
+		return nil // not of that revision: decoded no further
+	}
+	var m struct {
+		Params json.RawMessage `json:"params"`
+	}
+	_ = json.Unmarshal(msg, &m)
+	if env.Method == string(mcp.MethodNotificationCancelled) {
+		l.modern.cancel(m.Params)
+		return nil
+	}
+	if _, version := metaOf(m.Params); env.IsRequest() && mcp.IsModernProtocol(version) {
+		if env.Method == string(mcp.MethodSubscriptionsListen) {
+			l.session.opening(env.ID)
+		}
+		return l.modern.begin(env.ID)
+	}
+	return nil
+}
+
+// answer is the MCPServer's answer to msg, recorded.
+func (l *Local) answer(ctx context.Context, env Envelope, msg json.RawMessage) []byte {
 	answer := l.srv.HandleMessage(l.srv.WithContext(ctx, l.session), msg)
 	if answer == nil {
 		return nil
@@ -94,6 +147,13 @@ func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
 	}
 	l.record.note(ctx, env.Method, msg, b)
 	return b
+}
+
+// opened reports whether the client's initialize succeeded.
+func (l *Local) opened() bool {
+	l.record.mu.Lock()
+	defer l.record.mu.Unlock()
+	return l.record.carried.Initialize != nil
 }
 
 // Close unregisters the session and stops relaying its notifications.

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 )
 
@@ -69,6 +70,10 @@ func (s *Stdio) Serve(ctx context.Context) Ending {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
+	// A 2026-07-28 listen lasts as long as stdin: its end is the client's
+	// shutdown, which no answer under way would otherwise see.
+	listening, stopListening := context.WithCancel(ctx)
+	defer stopListening()
 	var answering inflight
 	defer answering.stopAndWait()
 	readDone := make(chan error, 1)
@@ -86,7 +91,12 @@ func (s *Stdio) Serve(ctx context.Context) Ending {
 					return false
 				}
 				handOff := time.AfterFunc(readHandOff, read)
-				if answer := s.Backend.Handle(ctx, msg); answer != nil {
+				hctx, listen := ctx, isListen(msg)
+				if listen {
+					hctx = listening
+				}
+				answer := s.Backend.Handle(hctx, msg)
+				if answer != nil && (!listen || listening.Err() == nil) { // a listen ended by stdin's end is owed nothing
 					_ = s.Out.Write(answer)
 				}
 				answering.exit()
@@ -110,6 +120,7 @@ func (s *Stdio) Serve(ctx context.Context) Ending {
 		log.Info("client closed the output; stopping")
 		return OutputClosed
 	case err := <-readDone:
+		stopListening()
 		answering.stopAndWait()
 		if err != nil {
 			log.Warn("reading the input failed; stopping", zap.Error(err))
@@ -118,6 +129,15 @@ func (s *Stdio) Serve(ctx context.Context) Ending {
 		log.Info("input ended; stopping")
 		return InputEnded
 	}
+}
+
+// isListen reports whether msg is a subscriptions/listen request.
+func isListen(msg json.RawMessage) bool {
+	if !bytes.Contains(msg, []byte(mcp.MethodSubscriptionsListen)) {
+		return false
+	}
+	env, err := ReadEnvelope(msg)
+	return err == nil && env.Method == string(mcp.MethodSubscriptionsListen)
 }
 
 // inflight counts the answers under way until it is stopped.

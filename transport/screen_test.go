@@ -1,0 +1,77 @@
+package transport
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// Messages mcp-go would answer leniently, or that come before initialize,
+// get the same bytes from a bridged and a local session, and the answer
+// each must be.
+func TestEdgeMessagesAreAnsweredTheSameBridgedAndLocal(t *testing.T) {
+	f := newFixture()
+	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	bridged := runStdio(t, bridgeTo(t, s.url, nil, nil))
+	local := runStdio(t, func(out *FrameWriter) Backend {
+		l, err := NewLocal(context.Background(), f.srv, out, "stdio")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	})
+	const modern = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	type edge struct{ id, line, want string }
+	early := []edge{
+		{"null", `{"jsonrpc":"2.0","id":null,"method":"tools/list"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},
+		{"2", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, `{"jsonrpc":"2.0","id":2,"result":{}}`},
+		{"3", `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, `{"jsonrpc":"2.0","id":3,"error":{"code":-32600,"message":"invalid request: tools/list before initialize`},
+		{"4", `{"jsonrpc":"2.0","id":4,"method":"initialize"}`, `{"jsonrpc":"2.0","id":4,"error":{"code":-32602,`},
+		{"5", `[{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{` + modern + `}}]`, `[{"jsonrpc":"2.0","id":5,"error":{"code":-32600,"message":"invalid request: 2026-07-28 has no batches`},
+	}
+	late := []edge{
+		{"null", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},
+		{"null", `[1]`, `[{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: a message must be a JSON object"}}]`},
+		{"6", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":"majordomus_list"}`, `{"jsonrpc":"2.0","id":6,"error":{"code":-32602,`},
+		{"7", `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":[]}`, `{"jsonrpc":"2.0","id":7,"error":{"code":-32602,`},
+		{"8", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{` + modern + `}}`, `{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"invalid params: tools/call names`},
+		{"9", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"arguments":{}}}`, `{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"invalid params: tools/call names`},
+	}
+	compare := func(edges []edge) {
+		for _, e := range edges {
+			bridged.send(e.line)
+			local.send(e.line)
+			b, _ := bridged.answer(e.id)
+			l, _ := local.answer(e.id)
+			if b != l {
+				t.Errorf("%s:\nbridged %s\nlocal   %s", e.line, b, l)
+			}
+			if !strings.HasPrefix(l, e.want) {
+				t.Errorf("%s is answered %s, not %s…", e.line, l, e.want)
+			}
+		}
+	}
+	compare(early)
+	for _, c := range []*stdioClient{bridged, local} {
+		c.open(initRoots)
+	}
+	compare(late)
+}
+
+// A client that initializes again through a bridge leaves one session on
+// the server, as in process, where its one session is initialized again.
+func TestASecondInitializeThroughABridgeLeavesOneSession(t *testing.T) {
+	f := newFixture()
+	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	bridged := runStdio(t, bridgeTo(t, s.url, nil, nil))
+	bridged.open(initRoots)
+	f.waitRegistered(t, 1)
+	bridged.send(strings.Replace(initRoots, `"id":1`, `"id":2`, 1))
+	if a, _ := bridged.answer("2"); !strings.Contains(a, `"result"`) {
+		t.Fatalf("the second initialize: %s", a)
+	}
+	f.waitRegistered(t, 1)
+	if a := bridged.call("3", "tools/list", ""); !strings.Contains(a, `"result"`) {
+		t.Fatalf("after it: %s", a)
+	}
+}
