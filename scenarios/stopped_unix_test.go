@@ -212,7 +212,11 @@ func TestAStoppedLeaseholderCostsACallOneBusyGrace(t *testing.T) {
 	if err != nil || r.Error != nil || !strings.Contains(string(r.Result), "repository_id") {
 		t.Fatalf("the call to the stopped leaseholder was answered %s %v (%v)", r.Result, r.Error, err)
 	}
-	if _, err := b.WaitLog(ctx(t), "the shared server failed", "has answered no probe for"); err != nil {
+	// On a loaded machine the kept connection may be gone by then, and the
+	// call waits on a new one's proof instead: that silence counts too, for
+	// the probe timeout it lasted, and the election waits out the rest.
+	failed, err := b.WaitLogAny(ctx(t), "has answered no probe for", "has answered no proof of a new connection for")
+	if err != nil {
 		t.Fatal(err)
 	}
 	credit := fmt.Sprintf("the server at %s had answered no probe for", url)
@@ -222,7 +226,7 @@ func TestAStoppedLeaseholderCostsACallOneBusyGrace(t *testing.T) {
 	if _, err := b.WaitLog(ctx(t), "busy lease:", "taking it over"); err != nil {
 		t.Fatal(err)
 	}
-	if n := b.CountLogs("waiting for the server of the lease's owner"); n != 0 {
+	if n := b.CountLogs("waiting for the server of the lease's owner"); n != 0 && strings.Contains(failed, "no probe for") {
 		t.Fatalf("the election waited on the stopped server again (%d wait lines):\n%s", n, strings.Join(b.Logs(), "\n"))
 	}
 	if readLease(t, dir)["url"] != serverURL(t, b) {
