@@ -36,6 +36,23 @@ for (const sig of forwarded) {
   });
 }
 
+// npx does not pass a signal on: SIGINT or SIGTERM ends npm and leaves
+// this launcher and the binary running, orphaned, until stdin ends. When
+// this process is orphaned (re-parented: Unix), the binary is ended as the
+// host meant, so that it removes its lease before it dies.
+if (process.platform !== "win32") {
+  const parent = process.ppid;
+  const watch = setInterval(() => {
+    if (process.ppid !== parent) {
+      clearInterval(watch);
+      try {
+        child.kill("SIGTERM");
+      } catch {}
+    }
+  }, 100);
+  watch.unref();
+}
+
 child.on("error", (err) => {
   process.stderr.write(`majordomus-mcp: cannot start ${binary}: ${err.message}\n`);
   process.exit(1);
