@@ -1,7 +1,7 @@
 //go:build npm
 
 // These tests need node and npm, which a machine with only Go and git has
-// not: `task release-npm-check` runs them (go test -tags npm).
+// not: `task release-check` runs them (go test -tags npm).
 
 package main
 
