@@ -33,6 +33,7 @@ var importRules = map[string]struct {
 	"example":            {nil, nil},
 	"internal/mcpclient": {nil, nil},
 	"internal/release":   {nil, []string{"os/exec", "net"}},
+	"internal/dist":      {[]string{"internal/release"}, []string{"net", "net/http"}},
 	"internal/secret":    {nil, []string{"os", "os/exec"}},
 	"internal/demo":      {[]string{"example", "internal/mcpclient", "registry/runtimes"}, nil},
 	"internal/node":      {[]string{"internal/secret", "machine", "registry", "registry/proc", "registry/runtimes", "transport", "fleet", "layer", "surface", "internal/release"}, []string{"os/signal", "os/exec"}},

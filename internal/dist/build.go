@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// target is one platform a release is built for.
+type target struct{ os, arch string }
+
+// allTargets are the platforms majordomus-mcp ships for.
+var allTargets = []target{
+	{"linux", "amd64"}, {"linux", "arm64"},
+	{"darwin", "amd64"}, {"darwin", "arm64"},
+	{"windows", "amd64"}, {"windows", "arm64"},
+}
+
+func parseTarget(s string) (target, error) {
+	goos, arch, ok := strings.Cut(strings.TrimSpace(s), "/")
+	t := target{goos, arch}
+	for _, known := range allTargets {
+		if ok && t == known {
+			return t, nil
+		}
+	}
+	return target{}, fmt.Errorf("unknown target %q (want one of linux, darwin, windows / amd64, arm64)", s)
+}
+
+func (t target) String() string { return t.os + "/" + t.arch }
+
+func (t target) binaryName() string {
+	if t.os == "windows" {
+		return "majordomus-mcp.exe"
+	}
+	return "majordomus-mcp"
+}
+
+func (t target) archiveName(version string) string {
+	ext := ".tar.gz"
+	if t.os == "windows" {
+		ext = ".zip"
+	}
+	return "majordomus-mcp_" + version + "_" + t.os + "_" + t.arch + ext
+}
+
+// env is the go command's environment for this target: pure Go.
+func (t target) env() []string {
+	return append(os.Environ(), "GOOS="+t.os, "GOARCH="+t.arch, "CGO_ENABLED=0")
+}
+
+// build compiles the command for t into bin.
+func build(root string, t target, flags []string, bin string) error {
+	args := append([]string{"build"}, flags...)
+	args = append(args, "-o", bin, "./cmd/majordomus-mcp")
+	cmd := exec.Command("go", args...)
+	cmd.Dir = root
+	cmd.Env = t.env()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("build for %s: %w\n%s", t, err, out)
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+// Command dist makes what packagers and users take from a release, into one
+// directory (dist/ for `task release`): per target a .tar.gz (Linux, macOS)
+// or .zip (Windows) holding the binary, README.md, LICENSE, NOTICE and
+// THIRD_PARTY_NOTICES (the licenses of the modules that target's binary
+// links); SHA256SUMS over the archives; a Homebrew formula and a Scoop
+// manifest that carry those sums; and the npm packages for
+// `npx -y majordomus-mcp`. Everything is written by Go itself, so a machine
+// with only Go and git makes it, and the archives are byte-for-byte the
+// same from the same commit.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"majordomus-mcp/internal/release"
+)
+
+func main() {
+	var o options
+	flag.StringVar(&o.out, "out", "dist", "directory to make (emptied first)")
+	flag.StringVar(&o.version, "version", release.Number, "the release's version")
+	flag.StringVar(&o.baseURL, "base-url", defaultBaseURL, "where the archives are downloaded from; {version} is replaced")
+	targets := flag.String("targets", "all", "comma-separated os/arch list, or all")
+	flag.Parse()
+	o.root = "."
+	o.buildFlags = releaseBuildFlags
+	o.mtime = sourceDate()
+	if *targets == "all" {
+		o.targets = allTargets
+	} else {
+		for _, t := range strings.Split(*targets, ",") {
+			tg, err := parseTarget(t)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "dist:", err)
+				os.Exit(2)
+			}
+			o.targets = append(o.targets, tg)
+		}
+	}
+	if err := run(o, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "dist:", err)
+		os.Exit(1)
+	}
+}
+
+// sourceDate is the time every archive member carries, so that archives are
+// reproducible: SOURCE_DATE_EPOCH when set, else the commit's time.
+func sourceDate() time.Time {
+	if s := os.Getenv("SOURCE_DATE_EPOCH"); s != "" {
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return time.Unix(n, 0).UTC()
+		}
+	}
+	out, err := exec.Command("git", "log", "-1", "--format=%ct").Output()
+	if err == nil {
+		if n, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64); err == nil {
+			return time.Unix(n, 0).UTC()
+		}
+	}
+	return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// defaultBaseURL is where GitHub serves a release's assets.
+const defaultBaseURL = "https://github.com/majordomus-mcp/majordomus-mcp/releases/download/v{version}"
+
+// releaseBuildFlags are the go build flags of a release binary: no build
+// machine paths in it, and the commit stamped (what `version` prints).
+var releaseBuildFlags = []string{"-trimpath", "-buildvcs=true"}
+
+type options struct {
+	root       string // the module's root
+	out        string
+	version    string
+	baseURL    string
+	targets    []target
+	buildFlags []string
+	mtime      time.Time
+}
+
+// artifact is one target's archive, as the formula and manifest name it.
+type artifact struct {
+	target target
+	name   string // file name in out
+	sha256 string
+}
+
+// run makes the whole release into o.out.
+func run(o options, progress io.Writer) error {
+	if err := os.RemoveAll(o.out); err != nil {
+		return fmt.Errorf("empty %s: %w", o.out, err)
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return fmt.Errorf("make %s: %w", o.out, err)
+	}
+	common, err := readCommon(o.root)
+	if err != nil {
+		return err
+	}
+	bins := filepath.Join(o.out, "bin")
+	var arts []artifact
+	for _, t := range o.targets {
+		start := time.Now()
+		bin := filepath.Join(bins, t.String(), t.binaryName())
+		if err := build(o.root, t, o.buildFlags, bin); err != nil {
+			return err
+		}
+		notices, err := thirdPartyNotices(o.root, t, o.version)
+		if err != nil {
+			return err
+		}
+		exe, err := os.ReadFile(bin)
+		if err != nil {
+			return fmt.Errorf("read the %s binary: %w", t, err)
+		}
+		files := append([]member{{name: t.binaryName(), mode: 0o755, data: exe}}, common...)
+		files = append(files, member{name: "THIRD_PARTY_NOTICES", mode: 0o644, data: notices})
+		name := t.archiveName(o.version)
+		sum, err := writeArchive(filepath.Join(o.out, name), t.os == "windows", files, o.mtime)
+		if err != nil {
+			return err
+		}
+		arts = append(arts, artifact{target: t, name: name, sha256: sum})
+		if err := writeNPMPlatform(filepath.Join(o.out, "npm"), t, o.version, exe, common, notices); err != nil {
+			return err
+		}
+		fmt.Fprintf(progress, "%s: %s (%s)\n", t, name, time.Since(start).Round(time.Millisecond))
+	}
+	base := strings.ReplaceAll(o.baseURL, "{version}", o.version)
+	writes := []struct {
+		name string
+		data []byte
+	}{
+		{"SHA256SUMS", sha256Sums(arts)},
+		{"majordomus-mcp.rb", homebrewFormula(o.version, base, arts)},
+		{"majordomus-mcp.json", scoopManifest(o.version, base, arts)},
+	}
+	for _, w := range writes {
+		if err := os.WriteFile(filepath.Join(o.out, w.name), w.data, 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", w.name, err)
+		}
+	}
+	if err := writeNPMMain(filepath.Join(o.out, "npm"), o.version, o.targets, common); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(bins); err != nil {
+		return fmt.Errorf("remove the build directory: %w", err)
+	}
+	return nil
+}
+
+// readCommon reads the files every archive and package carries besides the
+// binary and its notices.
+func readCommon(root string) ([]member, error) {
+	var m []member
+	for _, name := range []string{"README.md", "LICENSE", "NOTICE"} {
+		data, err := os.ReadFile(filepath.Join(root, name))
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+		m = append(m, member{name: name, mode: 0o644, data: data})
+	}
+	return m, nil
+}
