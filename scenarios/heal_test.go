@@ -1,3 +1,5 @@
+//go:build unix
+
 package scenarios
 
 import (
@@ -29,6 +31,10 @@ func TestClientsServedAloneJoinOneBoardOnceTheLeaseDirectoryIsBack(t *testing.T)
 	}
 	ids := map[string]string{"codex": peersOf(t, b).Caller, "gemini-cli": peersOf(t, c).Caller}
 
+	// B and C, stopped, learn that A is gone only once its directory is
+	// a file: otherwise one of them takes over at once.
+	stop(t, b)
+	stop(t, c)
 	a.Signal(syscall.SIGKILL)
 	a.Wait(ctx(t))
 	leaseDir := filepath.Dir(leasePath(dir))
@@ -37,6 +43,11 @@ func TestClientsServedAloneJoinOneBoardOnceTheLeaseDirectoryIsBack(t *testing.T)
 	}
 	if err := os.WriteFile(leaseDir, []byte("not a directory"), 0o600); err != nil {
 		t.Fatal(err)
+	}
+	for _, p := range []*mcpclient.Process{b, c} {
+		if err := p.Signal(syscall.SIGCONT); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, p := range []*mcpclient.Process{b, c} {
 		// the next call fails over, finds nothing to share, and is
