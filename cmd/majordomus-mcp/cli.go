@@ -133,6 +133,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 func pickCommand(args []string) (command, []string) {
 	all := commands()
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version") {
+		args = []string{"version"} // as most programs take it
+	}
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		for _, c := range all {
 			if c.name == args[0] {

@@ -23,3 +23,13 @@ func TestVersionPrintsTheStartupRevision(t *testing.T) {
 		t.Errorf("without a revision: %q", got)
 	}
 }
+
+// --version is version, as most programs take it.
+func TestDashDashVersionIsVersion(t *testing.T) {
+	for _, arg := range []string{"--version", "-version"} {
+		var stdout, stderr strings.Builder
+		if code := run([]string{arg}, strings.NewReader(""), &stdout, &stderr); code != 0 || !strings.HasPrefix(stdout.String(), "majordomus-mcp ") {
+			t.Fatalf("%s: exit %d, %q %q", arg, code, stdout.String(), stderr.String())
+		}
+	}
+}

@@ -26,7 +26,7 @@ const timeout = 60 * time.Second
 // Run writes the embedded example checkout to a temporary directory and
 // shows on out, with real child processes of the executable self (this
 // binary), what the server does: a session, three clients sharing one
-// server, a take-over after kill -9, a corrupt lease taken over, and an
+// server, a take-over after the leaseholder is killed outright, a corrupt lease taken over, and an
 // unwritable directory served alone.
 func Run(ctx context.Context, out io.Writer, self string) error {
 	tmp, err := os.MkdirTemp("", "majordomus-demo-")
@@ -124,15 +124,16 @@ func (d *demo) sharing(repo string) {
 	d.tool(c, "majordomus_announce", map[string]any{"intent": "rewrite the review prompt", "scope": []string{".ai/repo/prompts/review.md"}})
 	d.peers(b)
 
-	d.say("\n## 3. The leaseholder is killed with -9\n")
+	d.say("\n## 3. The leaseholder is killed outright (%s)\n", killedOutright)
 	if d.err == nil {
-		d.say("kill -9 %d (%s, the leaseholder)", a.Cmd.Process.Pid, a.name)
+		d.say("%s %d (%s, the leaseholder)", killedOutright, a.Cmd.Process.Pid, a.name)
 		d.err = a.Signal(syscall.SIGKILL)
 		a.Wait(d.ctx)
 	}
-	d.say("%s's next message elects again before it is answered:", b.name)
+	d.say("Both bridges learn at once that it is gone, idle or not: one takes over, the other re-attaches to it.")
+	d.say("%s's next message is answered by whichever serves now:", b.name)
 	d.tool(b, "majordomus_repository", nil, failedOver...)
-	d.say("%s, bridged to the dead server too, re-attaches on its next message:", c.name)
+	d.say("and %s is on the same board:", c.name)
 	d.peers(c, failedOver...)
 	d.leave(b, c)
 }

@@ -140,6 +140,7 @@ func (n *Node) Run(ctx context.Context) (machine.Outcome, error) {
 	n.mu.Lock()
 	n.abandon, n.life = abandon, runCtx
 	n.mu.Unlock()
+	n.sayFirst()
 	loopCtx, stopLoop := context.WithCancel(ctx)
 	defer stopLoop()
 	if n.withClient {
@@ -155,6 +156,19 @@ func (n *Node) Run(ctx context.Context) (machine.Outcome, error) {
 		return outcome, errors.New(outcome.Reason)
 	}
 	return outcome, n.fatal
+}
+
+// sayFirst is the process's first log line: what it does before any
+// probe, so that a host that gives up within a second leaves a log that
+// says why (issue 25, point 6).
+func (n *Node) sayFirst() {
+	what := "looking for the checkout's shared server: reading the lease at " + n.lease.Path() +
+		"; a live server there is attached to, none there is started here"
+	if n.withClient {
+		what += fmt.Sprintf("; while the lease's owner binds or does not answer, this client's handshake and the layer's lists are answered here after %s, and what needs the board waits for the election (at most %s)",
+			n.router.patience, n.cfg.Times.ElectionBound)
+	}
+	n.log.Info(what, zap.String("lease", n.lease.Path()))
 }
 
 // ClientLeft reports that the client left other than by closing stdin
