@@ -26,6 +26,23 @@ func (p *Process) WaitFrame(ctx context.Context, what string, match func(frame [
 	return found, err
 }
 
+// WaitFrameAfter is WaitFrame for the frames written after the first
+// from: an answer that carries no id of its own (id null) is told from an
+// earlier one only by when it came.
+func (p *Process) WaitFrameAfter(ctx context.Context, what string, from int, match func(frame []byte) bool) ([]byte, error) {
+	var found []byte
+	err := p.awaitLive(ctx, what, func() bool {
+		for i := from; i < len(p.frames); i++ {
+			if match(p.frames[i]) {
+				found = p.frames[i]
+				return true
+			}
+		}
+		return false
+	})
+	return found, err
+}
+
 // WaitLog waits for a stderr line containing every one of the parts; it
 // gives up at once when the process has exited without one.
 func (p *Process) WaitLog(ctx context.Context, parts ...string) (string, error) {
