@@ -35,20 +35,9 @@ func TestABridgeTakesOverWhenItsServerIsKilled(t *testing.T) {
 	}
 	// Both learn at once that A is gone: one takes over, the other
 	// re-attaches to it.
-	var holder, other *mcpclient.Process
-	for _, p := range []*mcpclient.Process{b, c} {
-		line, err := p.WaitLogAny(ctx(t), "took over as the shared server", "re-attached to the shared server")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(line, "took over") {
-			holder = p
-		} else {
-			other = p
-		}
-	}
-	if holder == nil || other == nil {
-		t.Fatal("one bridge must take over and the other re-attach")
+	holder, other := oneTakesOver(t, b, c), b
+	if holder == b {
+		other = c
 	}
 	if _, err := holder.WaitLog(ctx(t), "electing again"); err != nil {
 		t.Fatal(err)
@@ -182,11 +171,7 @@ func TestKeptConnectionsToAKilledServerLoseNoCall(t *testing.T) {
 	}
 	// Each learns that A is gone from its dropped stream or its call,
 	// whichever comes first: one takes over, the other re-attaches.
-	for _, p := range []*mcpclient.Process{b, c} {
-		if _, err := p.WaitLogAny(ctx(t), "took over as the shared server", "re-attached to the shared server"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	oneTakesOver(t, b, c)
 	announced := 0
 	for _, p := range peersOf(t, c).Peers {
 		if p.Announcement != nil && p.Announcement.Intent == "the release notes" {
@@ -229,10 +214,8 @@ func TestPeerIDsSurviveATakeOver(t *testing.T) {
 	a.Signal(syscall.SIGKILL)
 	a.Wait(ctx(t))
 	// Both learn at once; one takes over, the other re-attaches.
+	oneTakesOver(t, b, c)
 	for name, p := range map[string]*mcpclient.Process{"codex": b, "gemini-cli": c} {
-		if _, err := p.WaitLogAny(ctx(t), "took over as the shared server", "re-attached to the shared server"); err != nil {
-			t.Fatal(err)
-		}
 		if board := peersOf(t, p); board.Caller != before[name] {
 			t.Fatalf("%s was %s and is %s after the take-over", name, before[name], board.Caller)
 		}

@@ -73,22 +73,7 @@ func TestIdleClientsLearnAtOnceAndMissNoNotification(t *testing.T) {
 
 			e.end(a)
 			a.Wait(ctx(t))
-			var holder *mcpclient.Process
-			for _, p := range []*mcpclient.Process{b, c, m} {
-				line, err := p.WaitLogAny(ctx(t), "took over as the shared server", "re-attached to the shared server")
-				if err != nil {
-					t.Fatal(err)
-				}
-				if strings.Contains(line, "took over") {
-					if holder != nil {
-						t.Fatal("two clients took over")
-					}
-					holder = p
-				}
-			}
-			if holder == nil {
-				t.Fatal("no client took over")
-			}
+			holder := oneTakesOver(t, b, c, m)
 			lease := readLease(t, dir)
 			if pid, _ := lease["pid"].(float64); int(pid) != holder.Cmd.Process.Pid || lease["url"] != serverURL(t, holder) {
 				t.Fatalf("the lease does not name the client that took over (pid %d): %v", holder.Cmd.Process.Pid, lease)

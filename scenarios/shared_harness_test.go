@@ -345,3 +345,27 @@ func toldServedAlone(t *testing.T, p *mcpclient.Process, instructions string) {
 		t.Fatalf("majordomus_server's findings: %q", report.Findings)
 	}
 }
+
+// oneTakesOver waits until each of the bridges ps, whose leaseholder is
+// gone, says where its client went, and returns the one that took over;
+// it fails unless exactly one did and the others re-attached.
+func oneTakesOver(t *testing.T, ps ...*mcpclient.Process) *mcpclient.Process {
+	t.Helper()
+	var holder *mcpclient.Process
+	for _, p := range ps {
+		line, err := p.WaitLogAny(ctx(t), "took over as the shared server", "re-attached to the shared server")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(line, "took over") {
+			if holder != nil {
+				t.Fatal("two clients took over")
+			}
+			holder = p
+		}
+	}
+	if holder == nil {
+		t.Fatal("no client took over")
+	}
+	return holder
+}

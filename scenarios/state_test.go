@@ -115,21 +115,7 @@ func TestTheHistoryAndBoardOutliveAKilledLeaseholder(t *testing.T) {
 	a.Wait(ctx(t))
 
 	// B and D learn at once: one takes over, the other re-attaches.
-	var holder, other *mcpclient.Process
-	for _, p := range []*mcpclient.Process{b, d} {
-		line, err := p.WaitLogAny(ctx(t), "took over as the shared server", "re-attached to the shared server")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(line, "took over") {
-			holder = p
-		} else {
-			other = p
-		}
-	}
-	if holder == nil || other == nil {
-		t.Fatal("one of B and D must take over and the other re-attach")
-	}
+	holder := oneTakesOver(t, b, d)
 	after := executionsOf(t, holder)
 	lost := func(after []execution) []execution {
 		var missing []execution
