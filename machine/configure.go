@@ -31,11 +31,7 @@ func configure(b *builder) {
 		permit(LeaseLive, Attached, R8, when(hasRoom)).
 		internal(LeaseLive, R1, doing(awaitRoom), when(serverFull)).
 		permit(LeaseLive, Exited, NoRule, when(headless)).
-		internal(LeaseStale, R1, doing(takeOver)).
-		internal(LeaseCorrupt, R1, doing(takeOver)).
-		internal(LeaseEmpty, R1, doing(takeOver)).
-		internal(LeaseAbandoned, R1, doing(takeOver)).
-		internal(LeaseSuperseded, R1, doing(takeOver)).
+		takingOverUnusableLeases().
 		internal(LeaseBusy, R1, doing(takeOver), when(busyPastGrace)).
 		internal(LeaseBusy, R1, doing(awaitLease), when(busyWithinGrace)).
 		internal(LeaseBinding, R1, doing(awaitLease)).
@@ -107,11 +103,7 @@ func configure(b *builder) {
 		permit(LeaseWon, Leaseholder, R2).
 		permit(LeaseLive, Attached, R2, when(hasRoom)).
 		internal(LeaseLive, R2, doing(tryLater), when(serverFull)).
-		internal(LeaseStale, R1, doing(takeOver)).
-		internal(LeaseCorrupt, R1, doing(takeOver)).
-		internal(LeaseEmpty, R1, doing(takeOver)).
-		internal(LeaseAbandoned, R1, doing(takeOver)).
-		internal(LeaseSuperseded, R1, doing(takeOver)).
+		takingOverUnusableLeases().
 		internal(LeaseBusy, R1, doing(takeOver), when(busyPastGrace)).
 		internal(LeaseBusy, R1, doing(tryLater), when(busyWithinGrace)).
 		internal(LeaseBinding, R2, doing(tryLater)).
@@ -123,4 +115,15 @@ func configure(b *builder) {
 
 	b.state(Exited).
 		onEntry(finish)
+}
+
+// takingOverUnusableLeases adds the edges of R1 that an attempt's judgement
+// of an unusable lease takes, wherever attempts are made (electing, and
+// alone trying to share): stale, corrupt, empty, abandoned and superseded
+// are taken over, and attempted again.
+func (c *stateBlock) takingOverUnusableLeases() *stateBlock {
+	for _, t := range []Trigger{LeaseStale, LeaseCorrupt, LeaseEmpty, LeaseAbandoned, LeaseSuperseded} {
+		c = c.internal(t, R1, doing(takeOver))
+	}
+	return c
 }
