@@ -65,6 +65,14 @@ func (n *Node) newPeer() string {
 // registry.PeerOfHost), or "" when the host or the lease directory cannot
 // tell.
 func (n *Node) hostPeer() string {
+	n.hostOnce.Do(func() { n.hostID = n.drawHostPeer() })
+	return n.hostID
+}
+
+// drawHostPeer is hostPeer, drawn: once per process, so that its client
+// is one peer whatever serves it (a second draw would find this process
+// alive, and give another number).
+func (n *Node) drawHostPeer() string {
 	if n.host == "" {
 		return ""
 	}

@@ -56,6 +56,8 @@ type Node struct {
 	lease      Lease
 	withClient bool
 	host       string // this process's host (hostKey), "" when unknown
+	hostOnce   sync.Once
+	hostID     string // its client's peer id as its host's (hostPeer)
 
 	out    *transport.FrameWriter
 	router *router
