@@ -1,4 +1,4 @@
-module majordomus-mcp
+module github.com/majordomus-mcp/majordomus-mcp
 
 go 1.26.4
 

@@ -2,7 +2,7 @@ package layer
 
 import (
 	"errors"
-	"majordomus-mcp/internal/testtemp"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 	"os"
 	"path/filepath"
 	"strings"

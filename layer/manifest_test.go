@@ -2,8 +2,8 @@ package layer
 
 import (
 	"errors"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 	"io/fs"
-	"majordomus-mcp/internal/testtemp"
 	"os"
 	"path/filepath"
 	"reflect"

@@ -3,7 +3,7 @@
 package layer
 
 import (
-	"majordomus-mcp/internal/testtemp"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 	"testing"
 	"time"
 )

@@ -1,7 +1,7 @@
 package layer
 
 import (
-	"majordomus-mcp/internal/testtemp"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 	"os"
 	"path/filepath"
 	"testing"

@@ -3,7 +3,7 @@ package layer
 import (
 	"context"
 	"errors"
-	"majordomus-mcp/internal/testtemp"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 	"os"
 	"path/filepath"
 	"reflect"

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"majordomus-mcp/machine"
+	"github.com/majordomus-mcp/majordomus-mcp/machine"
 )
 
 // A leaseholder whose own client leaves while another session is attached:

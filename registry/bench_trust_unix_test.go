@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"majordomus-mcp/internal/testtemp"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 )
 
 // BenchmarkTrusted is one Trusted call on a checkout's existing lease, as

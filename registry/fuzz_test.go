@@ -2,8 +2,8 @@ package registry
 
 import (
 	"context"
-	"majordomus-mcp/internal/testtemp"
-	"majordomus-mcp/registry/proc"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
+	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
 	"os"
 	"path/filepath"
 	"strings"

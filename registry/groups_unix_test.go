@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"majordomus-mcp/internal/testtemp"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 )
 
 // A checkout whose directories its group may write, as `git clone` makes

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"majordomus-mcp/internal/testtemp"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 )
 
 func TestHostsAreRememberedForADayAndBounded(t *testing.T) {

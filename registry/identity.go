@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"majordomus-mcp/registry/proc"
+	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
 )
 
 // Identity is what a process records about itself in its lease, and what

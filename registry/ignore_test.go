@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"majordomus-mcp/internal/testtemp"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 )
 
 // The lease directory the product makes ignores itself in git: a

@@ -2,7 +2,7 @@ package registry
 
 import (
 	"fmt"
-	"majordomus-mcp/registry/proc"
+	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
 	"strconv"
 	"strings"
 	"time"

@@ -2,8 +2,8 @@ package registry
 
 import (
 	"encoding/json"
-	"majordomus-mcp/internal/testtemp"
-	"majordomus-mcp/registry/proc"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
+	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
 	"strings"
 	"testing"
 	"time"

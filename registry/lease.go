@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 )
 
 // Schema is the value of the lease document's "schema" key.

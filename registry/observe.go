@@ -2,7 +2,7 @@ package registry
 
 import (
 	"context"
-	"majordomus-mcp/registry/proc"
+	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
 )
 
 // ProbeTarget is what a probe asks: does the server at URL answer for the

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"majordomus-mcp/internal/secret"
-	"majordomus-mcp/registry/proc"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
 )
 
 // fakeClock is a settable clock for the Observer.

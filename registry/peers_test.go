@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"majordomus-mcp/internal/testtemp"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 )
 
 // Numbers drawn concurrently from one counter are all different, and the

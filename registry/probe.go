@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 )
 
 // ServerName is the "name" every majordomus server answers GET / with.

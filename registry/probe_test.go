@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 )
 
 const (

@@ -2,7 +2,7 @@ package registry
 
 import (
 	"errors"
-	"majordomus-mcp/internal/testchild"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testchild"
 	"os"
 	"path/filepath"
 	"strings"

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"majordomus-mcp/internal/testtemp"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 )
 
 // heldLease acquires a lease at a fresh path and returns the handle.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"majordomus-mcp/internal/testtemp"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 )
 
 // A lease directory another user could write, or another user's, is not

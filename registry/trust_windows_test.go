@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/windows"
 
-	"majordomus-mcp/internal/testtemp"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 )
 
 // The lease directory Acquire makes is this user's alone, whatever its

@@ -3,7 +3,7 @@ package registry
 import (
 	"bytes"
 	"context"
-	"majordomus-mcp/internal/testtemp"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 	"os"
 	"path/filepath"
 	"testing"

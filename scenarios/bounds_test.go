@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"majordomus-mcp/internal/mcpclient"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // One size limit, however a message arrives (SPEC §6, "Bounded by

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"majordomus-mcp/internal/mcpclient"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // Convergence (SPEC §6): the lease of a running leaseholder is corrupted

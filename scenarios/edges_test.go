@@ -15,7 +15,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"majordomus-mcp/internal/mcpclient"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // edgeMeta is the _meta of a 2026-07-28 request.

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"majordomus-mcp/internal/mcpclient"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // S9: the leaseholder is killed -9; the bridge takes over on its next

@@ -20,7 +20,7 @@ import (
 	"syscall"
 	"testing"
 
-	"majordomus-mcp/internal/mcpclient"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 const (

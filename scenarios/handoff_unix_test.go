@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"majordomus-mcp/internal/mcpclient"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // Every real host ends its stdio server with a signal (SPEC §16), so the

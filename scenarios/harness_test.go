@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"majordomus-mcp/example"
-	"majordomus-mcp/internal/mcpclient"
+	"github.com/majordomus-mcp/majordomus-mcp/example"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // bin is the majordomus-mcp binary built once for all scenarios.
@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("SCENARIOS_RACE") == "1" {
 		args = append(args, "-race")
 	}
-	build := exec.Command("go", append(args, "majordomus-mcp/cmd/majordomus-mcp")...)
+	build := exec.Command("go", append(args, "github.com/majordomus-mcp/majordomus-mcp/cmd/majordomus-mcp")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building majordomus-mcp:", err)

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"majordomus-mcp/internal/mcpclient"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // Alone is a detour (R2, issue 21 point 2): a client served alone because

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 )
 
 // S3: a stale lease (its owner dead, its port unbound) is taken over, and

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"testing"
 
-	"majordomus-mcp/internal/mcpclient"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // serve runs the shared server for others until a signal, as its log line

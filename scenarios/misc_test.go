@@ -15,7 +15,7 @@ import (
 	"sync"
 	"testing"
 
-	"majordomus-mcp/internal/mcpclient"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // S7: a taken port falls back to a free one; serve defers to the running

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"majordomus-mcp/internal/mcpclient"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // A live agent stays on the board (SPEC §16, issue 22 point 4): a bridged

@@ -15,7 +15,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"majordomus-mcp/internal/mcpclient"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // revisions are the live revisions: two with sessions, and 2026-07-28.

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"majordomus-mcp/internal/mcpclient"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // leasePath is the default profile's lease in a checkout.

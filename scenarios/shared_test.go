@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"majordomus-mcp/internal/mcpclient"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // S1: the second client bridges; the board shows both; the instructions

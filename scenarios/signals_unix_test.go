@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"testing"
 
-	"majordomus-mcp/internal/mcpclient"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // S12: SIGTERM, SIGINT and SIGHUP each remove the lease, the process dies

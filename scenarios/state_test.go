@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"testing"
 
-	"majordomus-mcp/internal/mcpclient"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // statePath is the checkout's shared state beside the default lease.

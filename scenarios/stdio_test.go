@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"majordomus-mcp/example"
+	"github.com/majordomus-mcp/majordomus-mcp/example"
 )
 
 // A whole session over real pipes, for each protocol revision hosts speak.

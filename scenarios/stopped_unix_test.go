@@ -5,7 +5,7 @@ package scenarios
 import (
 	"encoding/json"
 	"fmt"
-	"majordomus-mcp/internal/mcpclient"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 	"strings"
 	"syscall"
 	"testing"

@@ -20,8 +20,8 @@ import (
 	"syscall"
 	"testing"
 
-	"majordomus-mcp/internal/mcpclient"
-	"majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 )
 
 // Another user who knows the port (as anyone can, from /proc/net/tcp)

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"majordomus-mcp/internal/mcpclient"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // nobody is the unprivileged user the permission-denied cases run as when

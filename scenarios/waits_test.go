@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"majordomus-mcp/internal/mcpclient"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // An emptied lease is taken over at once (SPEC §5.2): no owner writes an

@@ -5,7 +5,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"majordomus-mcp/internal/mcpclient"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // stop sends SIGSTOP to p and returns once p is stopped: the signal is

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"majordomus-mcp/internal/mcpclient"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // stop sends SIGSTOP to p, a leaseholder, and returns once its server

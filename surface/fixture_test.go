@@ -9,8 +9,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/goleak"
 
-	"majordomus-mcp/example"
-	"majordomus-mcp/layer"
+	"github.com/majordomus-mcp/majordomus-mcp/example"
+	"github.com/majordomus-mcp/majordomus-mcp/layer"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

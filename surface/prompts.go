@@ -8,7 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"majordomus-mcp/layer"
+	"github.com/majordomus-mcp/majordomus-mcp/layer"
 )
 
 // The layer's objects of kind prompt are MCP prompts too. A prompt is named

@@ -9,7 +9,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"majordomus-mcp/layer"
+	"github.com/majordomus-mcp/majordomus-mcp/layer"
 )
 
 func TestInitializeOffersPromptsAndCompletions(t *testing.T) {

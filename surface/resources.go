@@ -9,7 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"majordomus-mcp/layer"
+	"github.com/majordomus-mcp/majordomus-mcp/layer"
 )
 
 // The fixed resources.

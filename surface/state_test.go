@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/majordomus-mcp/majordomus-mcp/layer"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-	"majordomus-mcp/layer"
 )
 
 type announceKey struct{}

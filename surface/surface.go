@@ -14,7 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
-	"majordomus-mcp/layer"
+	"github.com/majordomus-mcp/majordomus-mcp/layer"
 )
 
 // Name is the server name every session sees in initialize.

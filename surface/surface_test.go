@@ -10,7 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"majordomus-mcp/layer"
+	"github.com/majordomus-mcp/majordomus-mcp/layer"
 )
 
 func TestToolsListIsCompleteAndAnnotatedHonestly(t *testing.T) {

@@ -1,6 +1,6 @@
 package surface
 
-import "majordomus-mcp/layer"
+import "github.com/majordomus-mcp/majordomus-mcp/layer"
 
 // The JSON shapes of the layer's answers. They hold nothing but what the
 // index says, so equal indexes give equal bytes.

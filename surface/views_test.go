@@ -6,8 +6,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"majordomus-mcp/example"
-	"majordomus-mcp/layer"
+	"github.com/majordomus-mcp/majordomus-mcp/example"
+	"github.com/majordomus-mcp/majordomus-mcp/layer"
 )
 
 // A resource carries its object's title and description, each in its own

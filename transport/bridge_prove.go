@@ -8,7 +8,7 @@ import (
 	"net"
 	"time"
 
-	"majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 )
 
 // provenDialer dials the shared server for a bridge, and on each new

@@ -15,7 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
-	"majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 )
 
 // wait is the cap of every wait on a condition in these tests.

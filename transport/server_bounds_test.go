@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 )
 
 // An initialize answered with an error opens no session, however many

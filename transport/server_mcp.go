@@ -14,7 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
-	"majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 )
 
 // serveMCP decides every /mcp request before mcp-go sees it: what it

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 )
 
 // modernRequest is a 2026-07-28 request: its revision, capabilities and

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"os"
 
-	"majordomus-mcp/internal/node"
-	"majordomus-mcp/layer"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/node"
+	"github.com/majordomus-mcp/majordomus-mcp/layer"
 )
 
 // findCheckout locates the checkout from --repo (or the working directory)

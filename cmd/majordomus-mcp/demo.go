@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"majordomus-mcp/internal/demo"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/demo"
 )
 
 // runDemo runs the scripted session of internal/demo with this binary.

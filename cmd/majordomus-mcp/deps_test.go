@@ -48,7 +48,7 @@ var importRules = map[string]struct {
 // alone.
 var standardOnly = []string{"fleet", "internal/release", "internal/secret"}
 
-const module = "majordomus-mcp/"
+const module = "github.com/majordomus-mcp/majordomus-mcp/"
 
 // testFixtures may be imported by any package's tests.
 var testFixtures = []string{"example", "internal/mcpclient", "internal/testtemp", "internal/testchild"}
@@ -117,7 +117,7 @@ func relPath(root, path string) string {
 func TestTransitiveDependencies(t *testing.T) {
 	for _, goos := range []string{"linux", "darwin", "windows"} {
 		t.Run(goos, func(t *testing.T) {
-			cmd := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}", "majordomus-mcp/...")
+			cmd := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}", "github.com/majordomus-mcp/majordomus-mcp/...")
 			cmd.Env = append(os.Environ(), "GOOS="+goos, "CGO_ENABLED=0")
 			out, err := cmd.Output()
 			if err != nil {

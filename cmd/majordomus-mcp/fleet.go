@@ -8,11 +8,11 @@ import (
 	"slices"
 	"strings"
 
-	"majordomus-mcp/fleet"
-	"majordomus-mcp/internal/node"
-	"majordomus-mcp/layer"
-	"majordomus-mcp/registry"
-	"majordomus-mcp/registry/runtimes"
+	"github.com/majordomus-mcp/majordomus-mcp/fleet"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/node"
+	"github.com/majordomus-mcp/majordomus-mcp/layer"
+	"github.com/majordomus-mcp/majordomus-mcp/registry"
+	"github.com/majordomus-mcp/majordomus-mcp/registry/runtimes"
 )
 
 // runFleet prints the checkout's fleet inventory as JSON and exits 0 only

@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"majordomus-mcp/fleet"
+	"github.com/majordomus-mcp/majordomus-mcp/fleet"
 )
 
 func TestParseRoster(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"majordomus-mcp/machine"
+	"github.com/majordomus-mcp/majordomus-mcp/machine"
 )
 
 // runGraph prints the process state machine's diagram, rendered from the

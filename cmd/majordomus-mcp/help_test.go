@@ -2,7 +2,7 @@ package main
 
 import (
 	"bytes"
-	"majordomus-mcp/internal/testtemp"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 	"os"
 	"path/filepath"
 	"strings"

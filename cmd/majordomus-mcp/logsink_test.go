@@ -13,7 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"majordomus-mcp/internal/testtemp"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 )
 
 // stuckWriter is a stderr nobody reads: its first write waits until

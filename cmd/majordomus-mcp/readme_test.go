@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"majordomus-mcp/machine"
+	"github.com/majordomus-mcp/majordomus-mcp/machine"
 )
 
 // The README's state diagram is the one the process runs.

@@ -6,9 +6,9 @@ import (
 
 	"go.uber.org/zap"
 
-	"majordomus-mcp/internal/node"
-	"majordomus-mcp/machine"
-	"majordomus-mcp/registry"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/node"
+	"github.com/majordomus-mcp/majordomus-mcp/machine"
+	"github.com/majordomus-mcp/majordomus-mcp/registry"
 )
 
 // serveShared runs the process as one node of the checkout's shared

@@ -12,8 +12,8 @@ import (
 
 	"golang.org/x/sys/windows"
 
-	"majordomus-mcp/example"
-	"majordomus-mcp/internal/testtemp"
+	"github.com/majordomus-mcp/majordomus-mcp/example"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 )
 
 // Ctrl-Break (as Ctrl-C, or the console closing) ends a leaseholder as a

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"strings"
 
-	"majordomus-mcp/internal/node"
-	"majordomus-mcp/internal/release"
-	"majordomus-mcp/internal/secret"
-	"majordomus-mcp/layer"
-	"majordomus-mcp/registry"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/node"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/release"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/layer"
+	"github.com/majordomus-mcp/majordomus-mcp/registry"
 )
 
 // statusReport is what `status` prints: the lease, how it is judged, the

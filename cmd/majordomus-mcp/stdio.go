@@ -7,8 +7,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"majordomus-mcp/internal/node"
-	"majordomus-mcp/registry/proc"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/node"
+	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
 )
 
 // runStdio serves one MCP client on stdio: alone with --standalone, else

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"majordomus-mcp/internal/release"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/release"
 )
 
 // runVersion prints the version and the startup revision, the code this

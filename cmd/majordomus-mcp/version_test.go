@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"majordomus-mcp/internal/release"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/release"
 )
 
 // version prints the startup revision that fleet reports for a server of

@@ -15,9 +15,9 @@ import (
 	"syscall"
 	"time"
 
-	"majordomus-mcp/example"
-	"majordomus-mcp/internal/mcpclient"
-	"majordomus-mcp/registry/runtimes"
+	"github.com/majordomus-mcp/majordomus-mcp/example"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
+	"github.com/majordomus-mcp/majordomus-mcp/registry/runtimes"
 )
 
 // timeout bounds the whole demo.

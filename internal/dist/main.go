@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	"majordomus-mcp/internal/release"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/release"
 )
 
 func main() {

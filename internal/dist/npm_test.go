@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"majordomus-mcp/example"
+	"github.com/majordomus-mcp/majordomus-mcp/example"
 )
 
 // npm installs the generated packages from their tarballs into a scratch

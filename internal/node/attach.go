@@ -7,9 +7,9 @@ import (
 
 	"go.uber.org/zap"
 
-	"majordomus-mcp/machine"
-	"majordomus-mcp/registry"
-	"majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/machine"
+	"github.com/majordomus-mcp/majordomus-mcp/registry"
+	"github.com/majordomus-mcp/majordomus-mcp/transport"
 )
 
 // attachment is the machine's Bridge port: it relays this process's stdio

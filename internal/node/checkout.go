@@ -9,14 +9,14 @@ import (
 
 	"go.uber.org/zap"
 
-	"majordomus-mcp/fleet"
-	"majordomus-mcp/internal/release"
-	"majordomus-mcp/layer"
-	"majordomus-mcp/machine"
-	"majordomus-mcp/registry"
-	"majordomus-mcp/registry/runtimes"
-	"majordomus-mcp/surface"
-	"majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/fleet"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/release"
+	"github.com/majordomus-mcp/majordomus-mcp/layer"
+	"github.com/majordomus-mcp/majordomus-mcp/machine"
+	"github.com/majordomus-mcp/majordomus-mcp/registry"
+	"github.com/majordomus-mcp/majordomus-mcp/registry/runtimes"
+	"github.com/majordomus-mcp/majordomus-mcp/surface"
+	"github.com/majordomus-mcp/majordomus-mcp/transport"
 )
 
 // Checkout is the checkout a process serves, for one profile. Its root and

@@ -5,11 +5,11 @@ import (
 	"testing"
 	"time"
 
-	"majordomus-mcp/fleet"
-	"majordomus-mcp/layer"
-	"majordomus-mcp/machine"
-	"majordomus-mcp/registry"
-	"majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/fleet"
+	"github.com/majordomus-mcp/majordomus-mcp/layer"
+	"github.com/majordomus-mcp/majordomus-mcp/machine"
+	"github.com/majordomus-mcp/majordomus-mcp/registry"
+	"github.com/majordomus-mcp/majordomus-mcp/transport"
 )
 
 // A flag beats the manifest, which beats the default its owner declares.

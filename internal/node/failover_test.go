@@ -11,12 +11,12 @@ import (
 
 	"go.uber.org/zap"
 
-	"majordomus-mcp/example"
-	"majordomus-mcp/internal/secret"
-	"majordomus-mcp/layer"
-	"majordomus-mcp/machine"
-	"majordomus-mcp/surface"
-	"majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/example"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/layer"
+	"github.com/majordomus-mcp/majordomus-mcp/machine"
+	"github.com/majordomus-mcp/majordomus-mcp/surface"
+	"github.com/majordomus-mcp/majordomus-mcp/transport"
 )
 
 // The first node wins the lease and serves its client in process; the

@@ -15,12 +15,12 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"majordomus-mcp/example"
-	"majordomus-mcp/internal/secret"
-	"majordomus-mcp/internal/testtemp"
-	"majordomus-mcp/layer"
-	"majordomus-mcp/machine"
-	"majordomus-mcp/registry"
+	"github.com/majordomus-mcp/majordomus-mcp/example"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
+	"github.com/majordomus-mcp/majordomus-mcp/layer"
+	"github.com/majordomus-mcp/majordomus-mcp/machine"
+	"github.com/majordomus-mcp/majordomus-mcp/registry"
 )
 
 // wait caps every wait on an event in these tests.

@@ -8,8 +8,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"majordomus-mcp/registry"
-	"majordomus-mcp/registry/proc"
+	"github.com/majordomus-mcp/majordomus-mcp/registry"
+	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
 )
 
 // A host that spawns this server twice for one client (the TypeScript

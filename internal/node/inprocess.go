@@ -8,7 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 
-	"majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport"
 )
 
 // The client's in-process session. A leaseholder and a process served

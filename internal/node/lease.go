@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"majordomus-mcp/internal/release"
-	"majordomus-mcp/layer"
-	"majordomus-mcp/machine"
-	"majordomus-mcp/registry"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/release"
+	"github.com/majordomus-mcp/majordomus-mcp/layer"
+	"github.com/majordomus-mcp/majordomus-mcp/machine"
+	"github.com/majordomus-mcp/majordomus-mcp/registry"
 )
 
 // Lease is the checkout's lease as a node uses it: the machine's election

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"majordomus-mcp/machine"
-	"majordomus-mcp/registry"
+	"github.com/majordomus-mcp/majordomus-mcp/machine"
+	"github.com/majordomus-mcp/majordomus-mcp/registry"
 )
 
 // On a system where a process's identity cannot be read, no lease is read

@@ -12,10 +12,10 @@ import (
 
 	"go.uber.org/zap"
 
-	"majordomus-mcp/machine"
-	"majordomus-mcp/registry"
-	"majordomus-mcp/surface"
-	"majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/machine"
+	"github.com/majordomus-mcp/majordomus-mcp/registry"
+	"github.com/majordomus-mcp/majordomus-mcp/surface"
+	"github.com/majordomus-mcp/majordomus-mcp/transport"
 )
 
 // Config is what a node needs from its command.

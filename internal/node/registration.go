@@ -8,12 +8,12 @@ import (
 
 	"go.uber.org/zap"
 
-	"majordomus-mcp/fleet"
-	"majordomus-mcp/internal/release"
-	"majordomus-mcp/layer"
-	"majordomus-mcp/registry"
-	"majordomus-mcp/registry/proc"
-	"majordomus-mcp/registry/runtimes"
+	"github.com/majordomus-mcp/majordomus-mcp/fleet"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/release"
+	"github.com/majordomus-mcp/majordomus-mcp/layer"
+	"github.com/majordomus-mcp/majordomus-mcp/registry"
+	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
+	"github.com/majordomus-mcp/majordomus-mcp/registry/runtimes"
 )
 
 // register writes this server's row, right after its HTTP bind (SPEC §9).

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport"
 )
 
 // router is the stdio loop's backend for the life of the process. It hands

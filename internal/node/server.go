@@ -11,12 +11,12 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 
-	"majordomus-mcp/internal/release"
-	"majordomus-mcp/machine"
-	"majordomus-mcp/registry"
-	"majordomus-mcp/registry/runtimes"
-	"majordomus-mcp/surface"
-	"majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/release"
+	"github.com/majordomus-mcp/majordomus-mcp/machine"
+	"github.com/majordomus-mcp/majordomus-mcp/registry"
+	"github.com/majordomus-mcp/majordomus-mcp/registry/runtimes"
+	"github.com/majordomus-mcp/majordomus-mcp/surface"
+	"github.com/majordomus-mcp/majordomus-mcp/transport"
 )
 
 // sharedServer is the machine's Server port: the checkout's shared server

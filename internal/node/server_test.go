@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"majordomus-mcp/fleet"
-	"majordomus-mcp/internal/secret"
-	"majordomus-mcp/machine"
-	"majordomus-mcp/registry"
-	"majordomus-mcp/registry/runtimes"
+	"github.com/majordomus-mcp/majordomus-mcp/fleet"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/machine"
+	"github.com/majordomus-mcp/majordomus-mcp/registry"
+	"github.com/majordomus-mcp/majordomus-mcp/registry/runtimes"
 )
 
 // A leaseholder whose lease another process took becomes lease-lost: its

@@ -6,8 +6,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"majordomus-mcp/surface"
-	"majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/surface"
+	"github.com/majordomus-mcp/majordomus-mcp/transport"
 )
 
 // RunStandalone serves the client of cfg alone (--standalone): no shared

@@ -7,8 +7,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"majordomus-mcp/registry"
-	"majordomus-mcp/surface"
+	"github.com/majordomus-mcp/majordomus-mcp/registry"
+	"github.com/majordomus-mcp/majordomus-mcp/surface"
 )
 
 // The checkout's shared state (SPEC §16): the leaseholder's server keeps

@@ -12,9 +12,9 @@ import (
 
 	"go.uber.org/zap"
 
-	"majordomus-mcp/internal/testtemp"
-	"majordomus-mcp/registry"
-	"majordomus-mcp/surface"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
+	"github.com/majordomus-mcp/majordomus-mcp/registry"
+	"github.com/majordomus-mcp/majordomus-mcp/surface"
 )
 
 // journalOf is a journal of n executions and one departed announcer, and

@@ -11,7 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"majordomus-mcp/internal/testchild"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testchild"
 )
 
 func TestMain(m *testing.M) {

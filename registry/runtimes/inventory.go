@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"majordomus-mcp/fleet"
-	"majordomus-mcp/registry/proc"
+	"github.com/majordomus-mcp/majordomus-mcp/fleet"
+	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
 )
 
 // Scope is what an inventory is taken for: a checkout, its roster, the

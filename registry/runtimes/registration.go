@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"majordomus-mcp/fleet"
+	"github.com/majordomus-mcp/majordomus-mcp/fleet"
 )
 
 // WriteTimeout bounds one write to the registry. SQLite's busy timeout

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"majordomus-mcp/internal/testtemp"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 )
 
 // A registration writes its row, marks it draining, and removes it, each

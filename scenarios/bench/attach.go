@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"time"
 
-	"majordomus-mcp/internal/mcpclient"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // spawnInitialize times one client: spawn → initialize answered. check, when

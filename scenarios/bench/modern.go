@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"majordomus-mcp/internal/mcpclient"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // A client of protocol revision 2026-07-28 has no session: it opens with

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"majordomus-mcp/internal/mcpclient"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // pipeClient is a lean stdio MCP client for timed call loops. The test

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"majordomus-mcp/example"
-	"majordomus-mcp/internal/mcpclient"
+	"github.com/majordomus-mcp/majordomus-mcp/example"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // protocol is the MCP revision every client of the harness asks for.

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"majordomus-mcp/internal/mcpclient"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // stormRun is what one storm showed.
