@@ -5,8 +5,9 @@
 // signal 0 said about the rows' pids, the time and the answering
 // namespace — so two servers asked about one snapshot answer the
 // same, and every verdict is table-tested without a process or a file.
-// Gathering the snapshot is the caller's (cmd wires registry's reading and
-// observation into it); this package imports nothing that touches the host.
+// Gathering the snapshot is the caller's (internal/node wires
+// registry/runtimes' reading and observation into it); this package
+// imports nothing that touches the host.
 //
 // # Evidence
 //

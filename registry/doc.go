@@ -4,8 +4,8 @@
 // registry/proc's to say, and the fleet's runtime registry is
 // registry/runtimes'. It knows nothing of the per-process state machine: it
 // answers with values (a [Verdict], an [Observation], a [Change]) and
-// sentinel errors, and cmd turns them into the machine's facts. Of this
-// project it imports registry/proc and internal/secret alone.
+// sentinel errors, and internal/node turns them into the machine's facts.
+// Of this project it imports registry/proc and internal/secret alone.
 //
 // # Layout and permissions
 //

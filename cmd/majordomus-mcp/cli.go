@@ -5,15 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/majordomus-mcp/majordomus-mcp/internal/node"
-	"github.com/majordomus-mcp/majordomus-mcp/machine"
-	"github.com/majordomus-mcp/majordomus-mcp/registry"
-	"github.com/majordomus-mcp/majordomus-mcp/transport"
 	"io"
 	"os"
 	"strings"
 
 	"go.uber.org/zap"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/node"
 )
 
 // options are the flags every command shares.
@@ -150,26 +148,27 @@ func pickCommand(args []string) (command, []string) {
 }
 
 func flagSet(name string, o *options, out io.Writer) *flag.FlagSet {
+	def := node.DefaultTimings()
 	fs := flag.NewFlagSet("majordomus-mcp "+name, flag.ContinueOnError)
 	fs.SetOutput(out)
 	fs.Usage = func() {}
 	fs.StringVar(&o.repo, "repo", "", "start directory of the checkout (default: the working directory)")
-	fs.StringVar(&o.profile, "profile", "default", "the server profile this process serves")
+	fs.StringVar(&o.profile, "profile", node.DefaultProfile, "the server profile this process serves")
 	fs.BoolVar(&o.standalone, "standalone", false, "serve this client alone: no shared server, no port, no lease")
 	fs.BoolVar(&o.strict, "strict", false, "refuse to serve a degraded index (exit 10)")
-	fs.StringVar(&o.httpHost, "http-host", "127.0.0.1", "address the shared server binds")
-	fs.IntVar(&o.httpPort, "http-port", 8741, "port the shared server binds (0: any free port)")
-	fs.IntVar(&o.maxSess, "max-sessions", 0, fmt.Sprintf("most HTTP sessions the shared server keeps open; a new one beyond is refused, 503 with Retry-After (default %d)", transport.DefaultMaxSessions))
+	fs.StringVar(&o.httpHost, "http-host", node.DefaultHTTPHost, "address the shared server binds")
+	fs.IntVar(&o.httpPort, "http-port", node.DefaultHTTPPort, "port the shared server binds (0: any free port)")
+	fs.IntVar(&o.maxSess, "max-sessions", 0, fmt.Sprintf("most HTTP sessions the shared server keeps open; a new one beyond is refused, 503 with Retry-After (default %d)", node.DefaultMaxSessions))
 	fs.StringVar(&o.format, "format", "dot", "graph: dot, mermaid or json")
 	fs.StringVar(&o.registry, "registry", "", "the fleet registry (default $MAJORDOMUS_MCP_REGISTRY, else $XDG_STATE_HOME/majordomus-mcp/registry.db, else ~/.local/state/majordomus-mcp/registry.db)")
 	fs.StringVar(&o.roster, "roster", "", "fleet: the profiles to expect, comma-separated (default: the manifest's mcp.profiles, else default)")
-	fs.DurationVar(&o.times.BindGrace, "bind-grace", 0, fmt.Sprintf("how long a lease without a URL is waited for (default %s, or the manifest's)", registry.DefaultBindGrace))
-	fs.DurationVar(&o.times.ProbeTimeout, "probe-timeout", 0, fmt.Sprintf("timeout of the probe of a lease's server (default %s)", registry.DefaultProbeTimeout))
-	fs.DurationVar(&o.times.ElectionBound, "election-bound", 0, fmt.Sprintf("how long an election may take before the client is served alone (default %s)", machine.DefaultElectionBound))
-	fs.DurationVar(&o.times.BusyGrace, "busy-grace", 0, fmt.Sprintf("how long a live owner's silent server is waited for (default %s)", machine.DefaultBusyGrace))
-	fs.DurationVar(&o.times.IdleTimeout, "idle-timeout", 0, fmt.Sprintf("how long an HTTP session may stay silent before it expires (default %s)", transport.DefaultIdleTimeout))
-	fs.DurationVar(&o.times.JoinRetry, "join-retry", 0, fmt.Sprintf("how long a client served alone waits before it tries to share again, doubling up to %s (default %s)", machine.DefaultJoinRetryMax, machine.DefaultJoinRetry))
-	fs.DurationVar(&o.times.Heartbeat, "heartbeat", 0, fmt.Sprintf("how often a bridge pings its server (default %s)", transport.DefaultHeartbeat))
+	fs.DurationVar(&o.times.BindGrace, "bind-grace", 0, fmt.Sprintf("how long a lease without a URL is waited for (default %s, or the manifest's)", def.BindGrace))
+	fs.DurationVar(&o.times.ProbeTimeout, "probe-timeout", 0, fmt.Sprintf("timeout of the probe of a lease's server (default %s)", def.ProbeTimeout))
+	fs.DurationVar(&o.times.ElectionBound, "election-bound", 0, fmt.Sprintf("how long an election may take before the client is served alone (default %s)", def.ElectionBound))
+	fs.DurationVar(&o.times.BusyGrace, "busy-grace", 0, fmt.Sprintf("how long a live owner's silent server is waited for (default %s)", def.BusyGrace))
+	fs.DurationVar(&o.times.IdleTimeout, "idle-timeout", 0, fmt.Sprintf("how long an HTTP session may stay silent before it expires (default %s)", def.IdleTimeout))
+	fs.DurationVar(&o.times.JoinRetry, "join-retry", 0, fmt.Sprintf("how long a client served alone waits before it tries to share again, doubling up to %s (default %s)", node.JoinRetryMax, def.JoinRetry))
+	fs.DurationVar(&o.times.Heartbeat, "heartbeat", 0, fmt.Sprintf("how often a bridge pings its server (default %s)", def.Heartbeat))
 	fs.StringVar(&o.log.level, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&o.log.format, "log-format", "json", "json or console")
 	fs.StringVar(&o.log.file, "log-file", "", "also append the log to this file")

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/node"
 )
 
 // Exit codes (the CLI contract).
@@ -41,4 +43,18 @@ func codeOf(err error) int {
 		return exitInternal
 	}
 	return exitOK
+}
+
+// nodeError gives what internal/node returned its exit code: no checkout
+// exits 12, a layer that breaks its contract 10, anything else 13.
+func nodeError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, node.ErrNoCheckout):
+		return withCode(exitMissing, err)
+	case errors.Is(err, node.ErrDegraded), errors.Is(err, node.ErrInvalidManifest):
+		return withCode(exitContract, err)
+	}
+	return withCode(exitInternal, err)
 }

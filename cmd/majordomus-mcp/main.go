@@ -1,14 +1,12 @@
 // Command majordomus-mcp serves a checkout's .ai/ layer over MCP to every
 // agent working in it. Every MCP client spawns it over stdio; see README.md.
 //
-// This package is where the leaf packages meet. machine decides, registry
-// reads and writes the lease, transport carries messages, layer and surface
-// are what is served; none of them imports another of the first three.
-// Here a node (shared.go) implements the machine's ports over them:
-// election.go (Election), server.go (Server), attach.go (Bridge) and
-// alone.go (Standalone). The process's one stdio loop talks to a router
-// (router.go) that hands each message to whatever serves the client now, so
-// a bridge can become a local server under the client without it noticing.
+// This package is the command line around internal/node, which runs a
+// process of the checkout's shared server and answers status and fleet:
+// here the flags are parsed, the command is picked, what node answers is
+// printed, and errors become exit codes (exit.go). Of this module it
+// imports only internal/node, internal/demo, internal/release and machine
+// (for graph).
 //
 // Invariants kept here: stdout carries protocol frames only (logs go to
 // stderr through zap, every line with pid and state, by a sink that never

@@ -8,7 +8,6 @@ import (
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/node"
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
-	"github.com/majordomus-mcp/majordomus-mcp/registry"
 )
 
 // serveShared runs the process as one node of the checkout's shared
@@ -16,7 +15,7 @@ import (
 // or serves alone. withClient is false for `serve`.
 func serveShared(ctx context.Context, env *environment, withClient bool) error {
 	env.state.Set(string(machine.Electing))
-	if err := registry.ValidateProfile(env.opts.profile); err != nil {
+	if err := node.ValidateProfile(env.opts.profile); err != nil {
 		return usageError("--profile: %v", err)
 	}
 	co, err := findCheckout(env)

@@ -8,7 +8,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/node"
-	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
 )
 
 // runStdio serves one MCP client on stdio: alone with --standalone, else
@@ -73,7 +72,7 @@ func watchClient(ctx context.Context, env *environment, withClient bool) <-chan 
 	registered := env.signals    // registerSignals ran when the command began
 	var parentGone <-chan string // nil: never reported
 	if withClient {
-		parentGone = proc.WatchParent(ctx)
+		parentGone = node.ParentGone(ctx)
 	}
 	go func() {
 		defer close(events) // its readers end with it

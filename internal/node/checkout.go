@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -115,24 +114,7 @@ func (c *Checkout) inventory(ctx context.Context) (any, error) {
 		sc.Roster = RosterOf(m)
 	}
 	sc.Registry, sc.RegistryErr = runtimes.Path(c.Registry, os.Getenv)
-	return Inventory(ctx, sc), nil
-}
-
-// Inventory classifies the evidence gathered for sc.
-func Inventory(ctx context.Context, sc runtimes.Scope) fleet.Inventory {
-	sc.ServerNames = serverNames()
-	sc.FindCheckout = layer.FindCheckout
-	return fleet.Classify(runtimes.Collect(ctx, sc))
-}
-
-// serverNames are the executable names a majordomus-mcp server runs as:
-// the product's, and this binary's own (a renamed copy serves too).
-func serverNames() []string {
-	names := []string{"majordomus-mcp"}
-	if exe, err := os.Executable(); err == nil && filepath.Base(exe) != names[0] {
-		names = append(names, filepath.Base(exe))
-	}
-	return names
+	return classify(ctx, sc), nil
 }
 
 // RosterOf is the manifest's roster: its mcp.profiles with their roles, or

@@ -28,6 +28,13 @@
 // take-over, a hand-over, alone) is opened claiming its peer id and
 // bringing its announcement.
 //
+// The command line reaches the module through this package alone
+// (command.go): it finds the checkout here (FindCheckout), takes its
+// flags' defaults and the errors it gives exit codes to from here, and
+// prints what Status and Fleet answer. Status judges the lease with the
+// observer and the trust check an election uses (lease.go), so that what
+// it reports is what a starting process would find.
+//
 // Invariants:
 //   - the client's session survives every change of backend: when a bridge
 //     fails, its session (initialize, last announcement) is carried and

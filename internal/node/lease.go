@@ -58,28 +58,48 @@ type leaseFile struct {
 
 // newLeaseFile is the lease of co's profile, judged with times.
 func newLeaseFile(co *Checkout, times Timings, signalsHandled <-chan struct{}) *leaseFile {
-	path := registry.Path(co.Root, co.Profile)
 	self, identityErr := registry.Self()
 	if identityErr != nil {
 		identityErr = fmt.Errorf("this process's identity cannot be read, so it can write no lease others could judge: %w", identityErr)
 	}
-	repositoryID := layer.RepositoryID(co.Root)
+	observer := newObserver(co, self.Executable, times)
 	return &leaseFile{
-		observer: &registry.Observer{
-			Path:         path,
-			RepositoryID: repositoryID,
-			Executable:   self.Executable,
-			Version:      release.Number,
-			Timings:      registry.Timings{BindGrace: times.BindGrace},
-			Probe:        registry.HTTPProbe(times.ProbeTimeout),
-		},
-		file: &registry.LeaseFile{Path: path},
+		observer: observer,
+		file:     &registry.LeaseFile{Path: observer.Path},
 		document: func() registry.Lease {
-			return registry.NewLease(self, co.Root, repositoryID, co.Profile, release.Number, time.Now())
+			return registry.NewLease(self, co.Root, observer.RepositoryID, co.Profile, release.Number, time.Now())
 		},
 		signalsHandled: signalsHandled,
 		identityErr:    identityErr,
 	}
+}
+
+// newObserver judges the lease of co's profile as exe judges it, with
+// times: what an election and status both read.
+func newObserver(co *Checkout, exe registry.Executable, times Timings) *registry.Observer {
+	return &registry.Observer{
+		Path:         registry.Path(co.Root, co.Profile),
+		RepositoryID: layer.RepositoryID(co.Root),
+		Executable:   exe,
+		Version:      release.Number,
+		Timings:      registry.Timings{BindGrace: times.BindGrace},
+		Probe:        registry.HTTPProbe(times.ProbeTimeout),
+	}
+}
+
+// untrustedLease is a lease another user could write, or wrote.
+type untrustedLease struct{ err error }
+
+func (e *untrustedLease) Error() string { return e.err.Error() }
+func (e *untrustedLease) Unwrap() error { return e.err }
+
+// observe reads and judges the lease once. An untrusted one is not read:
+// nothing in it is judged, removed or attached to (an *untrustedLease).
+func observe(ctx context.Context, o *registry.Observer) (registry.Observation, error) {
+	if err := registry.Trusted(o.Path); err != nil {
+		return registry.Observation{}, &untrustedLease{err}
+	}
+	return o.Observe(ctx)
 }
 
 func (e *leaseFile) Path() string { return e.file.Path }
@@ -90,12 +110,7 @@ func (e *leaseFile) Attempt(ctx context.Context) machine.Observation {
 	if e.identityErr != nil {
 		return machine.Observation{Class: machine.ClassUnusable, Reason: e.identityErr.Error()}
 	}
-	if err := registry.Trusted(e.file.Path); err != nil {
-		// Another user could write it, or wrote it: nothing in it is
-		// judged, removed or attached to.
-		return machine.Observation{Class: machine.ClassUnusable, Reason: err.Error()}
-	}
-	o, err := e.observer.Observe(ctx)
+	o, err := observe(ctx, e.observer)
 	if err != nil {
 		return machine.Observation{Class: machine.ClassUnusable, Reason: err.Error()}
 	}

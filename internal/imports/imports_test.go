@@ -1,4 +1,4 @@
-package main
+package imports
 
 import (
 	"go/parser"
@@ -14,10 +14,11 @@ import (
 
 // importRules says which project packages each package may import, and
 // which other imports it must never use, directly or through any package it
-// depends on. machine, registry and transport are leaves that only internal/node
-// wires together (cmd is the command line around it): the state machine stays pure, and the file system and the
-// network stay apart. fleet is a pure function of a snapshot: nothing in it
-// may reach the host, and it depends on the standard library alone.
+// depends on (see doc.go). machine, registry and transport are leaves that
+// only internal/node wires together, and cmd is the command line around
+// it: the state machine stays pure, and the file system and the network
+// stay apart. fleet is a pure function of a snapshot: nothing in it may
+// reach the host, and it depends on the standard library alone.
 var importRules = map[string]struct {
 	project   []string
 	forbidden []string
@@ -41,7 +42,8 @@ var importRules = map[string]struct {
 	"internal/testchild": {nil, nil},
 	"scenarios":          {[]string{"example", "internal/mcpclient", "internal/secret"}, nil},
 	"scenarios/bench":    {[]string{"example", "internal/mcpclient"}, nil},
-	"cmd/majordomus-mcp": {[]string{"internal/secret", "machine", "registry", "registry/proc", "registry/runtimes", "transport", "fleet", "layer", "internal/release", "internal/node", "internal/demo"}, nil},
+	"internal/imports":   {nil, nil},
+	"cmd/majordomus-mcp": {[]string{"internal/node", "internal/demo", "internal/release", "machine"}, nil},
 }
 
 // standardOnly are the packages that may depend on the standard library

@@ -1,0 +1,71 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/majordomus-mcp/majordomus-mcp/fleet"
+	"github.com/majordomus-mcp/majordomus-mcp/layer"
+	"github.com/majordomus-mcp/majordomus-mcp/registry"
+	"github.com/majordomus-mcp/majordomus-mcp/registry/runtimes"
+)
+
+// Fleet is the inventory of co's checkout that `fleet` prints, answered by
+// the command line rather than by a server: of roster, or of the
+// manifest's roster when roster is nil, with the runtime registry
+// co.Registry names. It writes nothing: the registry is opened read-only
+// and never created, and no process is sent any signal but signal 0.
+func Fleet(ctx context.Context, co *Checkout, roster []fleet.Configured) fleet.Inventory {
+	if roster == nil {
+		roster = RosterOf(co.Manifest)
+	}
+	sc := runtimes.Scope{Root: co.Root, RepositoryID: layer.RepositoryID(co.Root), Roster: roster, Answering: "cli"}
+	sc.Registry, sc.RegistryErr = runtimes.Path(co.Registry, os.Getenv)
+	return classify(ctx, sc)
+}
+
+// ParseRoster reads a roster given as profile names separated by commas;
+// "" gives none (nil). Roles are not given this way, so none is checked.
+func ParseRoster(s string) ([]fleet.Configured, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []fleet.Configured
+	var seen []string
+	for _, name := range strings.Split(s, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			return nil, fmt.Errorf("an empty profile name in %q", s)
+		}
+		if err := registry.ValidateProfile(name); err != nil {
+			return nil, err
+		}
+		if slices.Contains(seen, name) {
+			return nil, fmt.Errorf("the profile %q twice", name)
+		}
+		seen = append(seen, name)
+		out = append(out, fleet.Configured{Profile: name})
+	}
+	return out, nil
+}
+
+// classify classifies the evidence gathered for sc.
+func classify(ctx context.Context, sc runtimes.Scope) fleet.Inventory {
+	sc.ServerNames = serverNames()
+	sc.FindCheckout = layer.FindCheckout
+	return fleet.Classify(runtimes.Collect(ctx, sc))
+}
+
+// serverNames are the executable names a majordomus-mcp server runs as:
+// the product's, and this binary's own (a renamed copy serves too).
+func serverNames() []string {
+	names := []string{"majordomus-mcp"}
+	if exe, err := os.Executable(); err == nil && filepath.Base(exe) != names[0] {
+		names = append(names, filepath.Base(exe))
+	}
+	return names
+}

@@ -1,0 +1,134 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/layer"
+	"github.com/majordomus-mcp/majordomus-mcp/registry"
+)
+
+var statusTimes = Timings{ElectionBound: wait, BusyGrace: time.Second, ProbeTimeout: time.Second, BindGrace: time.Second, IdleTimeout: time.Minute, Heartbeat: time.Minute}
+
+// Without a lease, status says so and names where the lease would be.
+func TestStatusWithoutALease(t *testing.T) {
+	co := exampleCheckout(t)
+	report, err := Status(context.Background(), co, statusTimes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if report.Class != string(registry.Absent) || report.Lease != nil || report.Connect != nil || string(report.Server) != "null" {
+		t.Errorf("status = %+v; want an absent lease and nothing else", report)
+	}
+	if report.LeasePath != registry.Path(co.Root, "default") || report.Profile != "default" || report.Checkout == "" {
+		t.Errorf("status names %q, %q, %q", report.Checkout, report.Profile, report.LeasePath)
+	}
+	if _, err := os.Stat(report.LeasePath); !os.IsNotExist(err) {
+		t.Errorf("status created the lease (%v): it must change nothing", err)
+	}
+}
+
+// A live leaseholder's lease is judged live, its server's identity read,
+// and a direct client told its endpoint and the header that lets it in;
+// the lease's secret itself is not shown.
+func TestStatusOfALiveServer(t *testing.T) {
+	co := exampleCheckout(t)
+	serveOnTheLeaseFile(t, co)
+	report, err := Status(context.Background(), co.fresh(), statusTimes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease, err := registry.Decode(registry.Read(report.LeasePath).Raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if report.Class != string(registry.Live) {
+		t.Fatalf("status = %+v; want the lease live", report)
+	}
+	want := Connection{URL: lease.URLString() + "/mcp", Header: "Authorization: " + secret.Authorization(lease.Secret)}
+	if report.Connect == nil || *report.Connect != want {
+		t.Errorf("connect = %+v; want %+v", report.Connect, want)
+	}
+	if report.Lease == nil || report.Lease.Secret != "(not shown)" || report.Lease.Instance != lease.Instance {
+		t.Errorf("the lease reported is %+v", report.Lease)
+	}
+	var id map[string]any
+	if err := json.Unmarshal(report.Server, &id); err != nil || id["leaseholder"] != true {
+		t.Errorf("the server's identity is %s (%v); want the leaseholder's", report.Server, err)
+	}
+}
+
+// A lease that is not one is judged as an election judges it.
+func TestStatusOfACorruptLease(t *testing.T) {
+	co := exampleCheckout(t)
+	path := privateLeaseDir(t, co)
+	self, err := registry.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lf := &registry.LeaseFile{Path: path}
+	if err := lf.Acquire(registry.NewLease(self, co.Root, layer.RepositoryID(co.Root), co.Profile, "0.1.0", time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Remove(path) })
+	if err := os.WriteFile(path, []byte("not a lease"), 0o600); err != nil { // over the lease: its access stays the product's
+		t.Fatal(err)
+	}
+	report, err := Status(context.Background(), co, statusTimes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if report.Class != string(registry.Corrupt) || report.Lease != nil || report.Connect != nil {
+		t.Errorf("status = %+v; want a corrupt lease", report)
+	}
+	if raw, _ := os.ReadFile(path); string(raw) != "not a lease" {
+		t.Errorf("status changed the lease to %q", raw)
+	}
+}
+
+// serveOnTheLeaseFile runs a node without a client over co's real lease
+// file, until the test ends, and returns once its server's URL is in the
+// lease.
+func serveOnTheLeaseFile(t *testing.T, co *Checkout) {
+	t.Helper()
+	privateLeaseDir(t, co)
+	logs := newLogTap()
+	handled := make(chan struct{})
+	close(handled)
+	n, err := New(Config{Checkout: co, Times: statusTimes, HTTPHost: "127.0.0.1", SignalsHandled: handled, Logger: zap.New(logs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &running{t: t, name: "holder", node: n, logs: logs, done: make(chan result, 1)}
+	go func() {
+		outcome, err := n.Run(context.Background())
+		r.done <- result{outcome, err}
+	}()
+	t.Cleanup(func() {
+		n.Signal("test over")
+		r.wait()
+		if _, err := os.Stat(registry.Path(co.Root, co.Profile)); !os.IsNotExist(err) {
+			t.Errorf("the lease is still there after the node ended (%v)", err)
+		}
+	})
+	r.awaitLog("shared server listening")
+}
+
+// privateLeaseDir leaves the lease directory of co's profile for the
+// product to make, as privately as it makes it on every system, and
+// returns the lease's path.
+func privateLeaseDir(t *testing.T, co *Checkout) string {
+	t.Helper()
+	path := registry.Path(co.Root, co.Profile)
+	if err := os.RemoveAll(filepath.Dir(path)); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
