@@ -28,7 +28,7 @@ type statusReport struct {
 }
 
 // connection is what a direct HTTP client sends to the live server: its
-// MCP endpoint, and the header that lets it in (SPEC §13).
+// MCP endpoint, and the header that lets it in (docs/security.md).
 type connection struct {
 	URL    string `json:"url"`
 	Header string `json:"header"`
