@@ -48,7 +48,7 @@ type Inventory struct {
 }
 
 // Reason is one reason the inventory is incomplete or the gate closed: a
-// stable code (the README says what each calls for) and what it is about.
+// stable code (docs/fleet.md says what each calls for) and what it is about.
 type Reason struct {
 	Code   string `json:"code"`
 	Detail string `json:"detail"`
