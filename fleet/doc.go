@@ -1,4 +1,4 @@
-// Package fleet decides the fleet inventory of a checkout (SPEC §9): is
+// Package fleet decides the fleet inventory of a checkout (docs/fleet.md): is
 // exactly one server running for each configured profile, and do they all
 // belong to one client cohort? [Classify] is a pure function of a
 // [Snapshot] — the roster, the registry rows, the observed processes, what

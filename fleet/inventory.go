@@ -1,7 +1,7 @@
 package fleet
 
 // Inventory is the answer of majordomus_fleet_inventory and of
-// `majordomus-mcp fleet` (SPEC §9). Every list is sorted (profile, pid,
+// `majordomus-mcp fleet` (docs/fleet.md). Every list is sorted (profile, pid,
 // runtime id) and never null, so that two processes answering about one
 // snapshot give the same bytes, answering_namespace aside.
 type Inventory struct {
@@ -48,7 +48,7 @@ type Inventory struct {
 }
 
 // Reason is one reason the inventory is incomplete or the gate closed: a
-// stable code (the README says what each calls for) and what it is about.
+// stable code (docs/fleet.md says what each calls for) and what it is about.
 type Reason struct {
 	Code   string `json:"code"`
 	Detail string `json:"detail"`

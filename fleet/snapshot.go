@@ -59,7 +59,7 @@ type Repository struct {
 // Row is one shared server's row in the runtime registry
 // (registry/runtimes stores exactly this): what the server says about
 // itself, written from its own start-up path right after its HTTP bind and
-// removed on its clean exit (SPEC §9). The row is evidence of identity
+// removed on its clean exit (docs/fleet.md). The row is evidence of identity
 // only; whether the server still runs is for process observation to say.
 type Row struct {
 	// RuntimeID is the server's lease instance: random, unique per server.

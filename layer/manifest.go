@@ -24,8 +24,9 @@ type Profile struct {
 	Role string // "" when not given
 }
 
-// Timings are the manifest's overrides of the server timings (SPEC §5.1).
-// A zero field was not set in the manifest; callers apply their defaults.
+// Timings are the manifest's overrides of the server timings
+// (docs/design.md#the-lease). A zero field was not set in the manifest;
+// callers apply their defaults.
 type Timings struct {
 	BindGrace          time.Duration
 	ProbeTimeout       time.Duration

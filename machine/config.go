@@ -8,7 +8,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// Default durations (SPEC §5.1).
+// Default durations (docs/design.md#the-lease).
 const (
 	DefaultElectionBound = 20 * time.Second
 	DefaultBindingPoll   = 100 * time.Millisecond

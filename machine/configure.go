@@ -1,10 +1,10 @@
 package machine
 
 // configure is the whole machine: one block per state, in the order of the
-// README diagram. Every action and guard is a named function of actions.go,
-// so the graph shows readable names. An edge's rule point is the third
-// argument of permit (second of internal); doing gives an edge its action,
-// when its guard.
+// diagram in docs/state-machine.md. Every action and guard is a named
+// function of actions.go, so the graph shows readable names. An edge's
+// rule point is the third argument of permit (second of internal); doing
+// gives an edge its action, when its guard.
 //
 // Two labels deserve a word. lease-won carries R7 because the leaseholder's
 // entry action starts the server, which is where a non-loopback bind is

@@ -46,8 +46,9 @@ func TestGraph_Golden(t *testing.T) {
 	}
 }
 
-// TestGraph_EveryRulePointLabelsAPath fails when a rule point of SPEC §11
-// that the machine implements has no edge in the graph.
+// TestGraph_EveryRulePointLabelsAPath fails when a rule point of
+// docs/design.md#the-rule that the machine implements has no edge in the
+// graph.
 func TestGraph_EveryRulePointLabelsAPath(t *testing.T) {
 	b := newBuilder(Electing)
 	configure(b)

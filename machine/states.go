@@ -100,8 +100,9 @@ const (
 	Signal Trigger = "signal"
 )
 
-// Class is an election attempt's judgement of the lease (SPEC §5.2). Each
-// class has its trigger, "lease-" followed by the class.
+// Class is an election attempt's judgement of the lease
+// (docs/design.md#judging-a-lease). Each class has its trigger, "lease-"
+// followed by the class.
 type Class string
 
 // The classes an [Election] may report.
@@ -124,7 +125,8 @@ const (
 // Classes are every class an [Election] may report.
 var Classes = []Class{ClassWon, ClassLive, ClassStale, ClassCorrupt, ClassEmpty, ClassAbandoned, ClassSuperseded, ClassBinding, ClassOutraced, ClassBusy, ClassUnusable}
 
-// Rule names a point of the rule (SPEC §11) that a transition implements.
+// Rule names a point of the rule (docs/design.md#the-rule) that a
+// transition implements.
 type Rule string
 
 // The rule points the machine implements. NoRule marks a transition that

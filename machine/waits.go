@@ -9,7 +9,7 @@ import (
 )
 
 // What a failed bridge tells the election that follows, beyond its words
-// (SPEC §15), through [Machine.BridgeFailedWith]:
+// (docs/design.md#sharing-heals), through [Machine.BridgeFailedWith]:
 //
 //   - A full server (it refused a new session, asking to be tried again
 //     later) is waited for as it asks, never sooner than fullWaitFloor,

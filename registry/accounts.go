@@ -12,10 +12,11 @@ import (
 // A directory its group may write is as safe as a private one when that
 // group has exactly one member, the directory's owner: a user-private
 // group, as Debian, Ubuntu and Fedora give every user, so that `git clone`
-// under their umask 002 makes directories of mode 0775 (SPEC §15). This is
-// Debian OpenSSH's rule for ~/.ssh (secure_permissions, its
-// user-group-modes patch); what the group's members are comes from the
-// user and group databases, read here from their files (passwd, group).
+// under their umask 002 makes directories of mode 0775
+// (docs/design.md#sharing-heals). This is Debian OpenSSH's rule for ~/.ssh
+// (secure_permissions, its user-group-modes patch); what the group's
+// members are comes from the user and group databases, read here from their
+// files (passwd, group).
 
 // account is one user, as the rule sees it.
 type account struct {

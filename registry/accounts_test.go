@@ -7,7 +7,7 @@ import (
 )
 
 // The rule for a directory its group may write: trusted only when the
-// group's one member is the directory's owner (SPEC §15).
+// group's one member is the directory's owner (docs/design.md#sharing-heals).
 func TestOnlyOwner(t *testing.T) {
 	const alice, bob, root = 1000, 1001, 0
 	for _, tc := range []struct {

@@ -27,18 +27,17 @@
 // registry reads it within a bound, sets aside what is not a regular file
 // of this user's, and replaces it only while the lease is the writer's.
 //
-// The lease and what leads to it are trusted only as [Trusted] says (SPEC
-// §13): no symbolic link from .ai/local down (each directory opened from
-// the one above, checked on what was opened, and made the same way), the
-// lease directory and the lease this user's and nobody else's to write,
-// and on Unix every directory on the way from / this user's or root's and
-// writable by nobody else unless sticky. A directory its group may write
-// counts as private when that group's only member is its owner (a
-// user-private group, as under umask 002: SPEC §15), read from /etc/group
-// and /etc/passwd; never on macOS, whose groups are Open Directory's. The
-// lease carries a secret that
-// only its user can read; a probe believes a server only on a proof made
-// with it ([FetchIdentity]).
+// The lease and what leads to it are trusted only as [Trusted] says
+// (docs/security.md): no symbolic link from .ai/local down (each directory
+// opened from the one above, checked on what was opened, and made the same
+// way), the lease directory and the lease this user's and nobody else's to
+// write, and on Unix every directory on the way from / this user's or
+// root's and writable by nobody else unless sticky. A directory its group
+// may write counts as private when that group's only member is its owner (a
+// user-private group, as under umask 002: docs/design.md#sharing-heals),
+// read from /etc/group and /etc/passwd; never on macOS, whose groups are
+// Open Directory's. The lease carries a secret that only its user can read;
+// a probe believes a server only on a proof made with it ([FetchIdentity]).
 //
 // The lease is one JSON object (see [Lease]) with schema
 // majordomus-mcp-lease/v1. Unknown keys are ignored when reading. A lease

@@ -8,7 +8,8 @@ import (
 	"time"
 )
 
-// Default timings (SPEC §5.1); each can be overridden through [Timings].
+// Default timings (docs/design.md#the-lease); each can be overridden
+// through [Timings].
 const (
 	DefaultBindGrace    = 15 * time.Second
 	DefaultProbeTimeout = 2 * time.Second
@@ -128,8 +129,8 @@ type Verdict struct {
 // is not waited for (it would hold every client until that time came).
 const clockTolerance = time.Second
 
-// Judge classifies a lease path (SPEC §5.2). It is pure: no I/O, and the
-// time is in.Now.
+// Judge classifies a lease path (docs/design.md#judging-a-lease). It is
+// pure: no I/O, and the time is in.Now.
 func Judge(in Input) Verdict {
 	t := in.Timings.withDefaults()
 	switch in.Found {

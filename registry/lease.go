@@ -32,8 +32,8 @@ type Executable struct {
 	Size int64 `json:"size"`
 }
 
-// Lease is the lease document (SPEC §5.1). Reading is tolerant: unknown keys
-// are ignored and missing keys read as zero values.
+// Lease is the lease document (docs/design.md#the-lease). Reading is
+// tolerant: unknown keys are ignored and missing keys read as zero values.
 type Lease struct {
 	Schema string `json:"schema"`
 	// PID is the owner's process id.
@@ -62,8 +62,8 @@ type Lease struct {
 	Executable   *Executable `json:"executable"`
 	Version      string      `json:"version"`
 	// Secret authenticates the server's clients and its answers to probes
-	// (SPEC §13; package internal/secret). Only the owner's user can read
-	// the lease, so only that user can use the server.
+	// (docs/security.md; package internal/secret). Only the owner's user
+	// can read the lease, so only that user can use the server.
 	Secret string `json:"secret"`
 }
 

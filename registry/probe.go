@@ -24,10 +24,10 @@ type identity struct {
 // HTTPProbe returns the real probe: one [FetchIdentity] bounded by timeout
 // (zero means DefaultProbeTimeout). It is ProbeOK only when the server
 // proved it holds the lease's secret and claims, within that proof, to be
-// the leaseholder; anything else is ProbeFailed with the reason. The
-// secret is the lease's own (fresh with every lease), so the proof names
-// this checkout's lease and instance too. A process that took a dead
-// server's port can prove nothing, so it is never attached to (SPEC §13).
+// the leaseholder; anything else is ProbeFailed with the reason. The secret
+// is the lease's own (fresh with every lease), so the proof names this
+// checkout's lease and instance too. A process that took a dead server's
+// port can prove nothing, so it is never attached to (docs/security.md).
 func HTTPProbe(timeout time.Duration) ProbeFunc {
 	if timeout <= 0 {
 		timeout = DefaultProbeTimeout
@@ -56,8 +56,8 @@ func failed(reason string) ProbeResult {
 // itself ServerName: the one client of that answer, for the election's
 // probe, the bridge's and status. Nothing of the secret is sent. Its
 // errors are the probe's reasons. One request on a connection of its own:
-// the first request of a process through net/http's client took an
-// attaching client 1.9 ms, this 1.6 ms (medians of 30 attaches; B1).
+// the first request of a process through net/http's client is slower, and
+// every attaching client makes one (B1 in scenarios/bench/README.md).
 func FetchIdentity(ctx context.Context, base, key string, timeout time.Duration) (json.RawMessage, error) {
 	body, err := secret.Probe(ctx, base, key, timeout)
 	if err != nil {

@@ -12,12 +12,13 @@ import (
 	"time"
 )
 
-// The checkout's shared state (SPEC §16: the execution history and the
-// board's announcements) is kept beside the lease, under the lease's
-// rules: in the trusted lease directory, this user's, 0600, opened without
-// following a link and never blocking on a special file, and never
-// holding the secret. The registry keeps the file; what is in it is the
-// caller's (one record a line, the first naming its schema).
+// The checkout's shared state (docs/design.md#nothing-is-lost: the
+// execution history and the board's announcements) is kept beside the
+// lease, under the lease's rules: in the trusted lease directory, this
+// user's, 0600, opened without following a link and never blocking on a
+// special file, and never holding the secret. The registry keeps the file;
+// what is in it is the caller's (one record a line, the first naming its
+// schema).
 //
 // A state is replaced whole (a temporary file renamed over it) only while
 // the lease carries the writer's instance, under the sidecar lock, and

@@ -9,10 +9,10 @@ import (
 )
 
 // The lease directory is reached from the checkout's .ai directory through
-// local/state/mcp, and none of those three is ever a symbolic link (SPEC
-// §13): a link there would make this process create, judge and remove
-// files outside the checkout. Above .ai, links are the user's business (a
-// checkout may live under a linked home).
+// local/state/mcp, and none of those three is ever a symbolic link
+// (docs/security.md): a link there would make this process create, judge
+// and remove files outside the checkout. Above .ai, links are the user's
+// business (a checkout may live under a linked home).
 
 // linkFreePath splits the lease directory dir into the directory it is
 // reached from (top) and the components below it that must not be links:
@@ -47,7 +47,7 @@ const windowsWrite = 0x2 | 0x4 | 0x10 | 0x40 | 0x100 | 0x10000 | 0x40000 | 0x800
 // writerAmong returns the first principal, other than the trusted ones,
 // that the entries let write, or "" when there is none: the pure half of
 // the Windows rule that nobody but the lease's user may write its lease
-// directory or lease (SPEC §13).
+// directory or lease (docs/security.md).
 func writerAmong(entries []accessEntry, trusted ...string) string {
 	for _, e := range entries {
 		if !e.allow || e.inheritOnly || e.mask&windowsWrite == 0 {
@@ -76,11 +76,11 @@ type ownerOnly func(gid, owner int) error
 // every directory above it, .ai and what is below it) would let another
 // user swap what comes after it, or nil: it must belong to this user (me)
 // or to root, and nobody else may write it — unless it is sticky, where
-// nobody can rename or remove what another made (/tmp). Its group may
-// write it when that group's only member is its owner, as a user-private
-// group's is (SPEC §15); a root-owned directory follows the same rule,
-// its group root's alone. A checked path is then reached the same way
-// every time it is used by name.
+// nobody can rename or remove what another made (/tmp). Its group may write
+// it when that group's only member is its owner, as a user-private group's
+// is (docs/design.md#sharing-heals); a root-owned directory follows the
+// same rule, its group root's alone. A checked path is then reached the
+// same way every time it is used by name.
 func onTheWay(path string, dir owned, me int, groups ownerOnly) error {
 	switch {
 	case dir.uid != me && dir.uid != 0:

@@ -13,9 +13,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Trusted says why the lease at leasePath must not be used, or nil (SPEC
-// §13). It checks the directories themselves, each opened from the one
-// above without following a link, not only their names:
+// Trusted says why the lease at leasePath must not be used, or nil
+// (docs/security.md). It checks the directories themselves, each opened
+// from the one above without following a link, not only their names:
 //   - no component from .ai/local down to the lease directory is a
 //     symbolic link;
 //   - every directory on the way, from / down, is this user's or root's

@@ -14,8 +14,9 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// Trusted says why the lease at leasePath must not be used, or nil (SPEC
-// §13). Each directory is checked on its opened handle, not only by name:
+// Trusted says why the lease at leasePath must not be used, or nil
+// (docs/security.md). Each directory is checked on its opened handle, not
+// only by name:
 //   - no component from .ai\local down to the lease directory is a
 //     reparse point (a symbolic link or a junction);
 //   - the lease directory, when it exists, is owned by this process's

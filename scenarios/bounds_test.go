@@ -9,10 +9,10 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
-// One size limit, however a message arrives (SPEC §6, "Bounded by
-// design"): a leaseholder's own session, a bridged one, a standalone one
-// and one served alone answer a 2 MiB message with the same JSON-RPC error,
-// and go on serving.
+// One size limit, however a message arrives (docs/security.md#bounded): a
+// leaseholder's own session, a bridged one, a standalone one and one served
+// alone answer a 2 MiB message with the same JSON-RPC error, and go on
+// serving.
 func TestAnOversizedMessageGetsTheSameAnswerInEveryMode(t *testing.T) {
 	dir := checkout(t)
 	leaseholder := shared(t, dir)

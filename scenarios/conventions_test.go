@@ -1,7 +1,8 @@
 package scenarios
 
-// Ordinary conventions (SPEC §15): what the product writes stays out of
-// git; serve runs until a signal, whatever its parent does.
+// Ordinary conventions (docs/design.md#sharing-heals): what the product
+// writes stays out of git; serve runs until a signal, whatever its parent
+// does.
 
 import (
 	"os/exec"

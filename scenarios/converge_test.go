@@ -7,12 +7,13 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
-// Convergence (SPEC §6): the lease of a running leaseholder is corrupted
-// and taken over by a new client, which leaves the old server lease-lost
-// with two bridges. The busy bridge moves to the new leaseholder after its
-// next message, the idle one within a heartbeat, and then the old
-// leaseholder hands its own client over and stops its server, each with its
-// peer id, client name and announcement carried: everyone is on one board.
+// Convergence (docs/design.md#server-and-bridge): the lease of a running
+// leaseholder is corrupted and taken over by a new client, which leaves the
+// old server lease-lost with two bridges. The busy bridge moves to the new
+// leaseholder after its next message, the idle one within a heartbeat, and
+// then the old leaseholder hands its own client over and stops its server,
+// each with its peer id, client name and announcement carried: everyone is
+// on one board.
 func TestBridgesOfALeaseLostServerConvergeOnTheCurrentOne(t *testing.T) {
 	dir := checkout(t)
 	a := shared(t, dir)

@@ -8,13 +8,14 @@ import (
 	"testing"
 )
 
-// Starting is never held hostage by the lease (SPEC §15, issue 21 point
-// 5): with the leaseholder stopped (SIGSTOP), and a busy grace far longer
-// than the test, a new client's initialize and lists are answered while the
-// stopped server could not have answered them and nobody took it over; a
-// call that needs the board waits for the election, which attaches once
-// the leaseholder is continued, and the peer id the handshake gave is the
-// one the shared board knows.
+// Starting is never held hostage by the lease
+// (docs/design.md#sharing-heals, issue 21 point 5): with the leaseholder
+// stopped (SIGSTOP), and a busy grace far longer than the test, a new
+// client's initialize and lists are answered while the stopped server could
+// not have answered them and nobody took it over; a call that needs the
+// board waits for the election, which attaches once the leaseholder is
+// continued, and the peer id the handshake gave is the one the shared board
+// knows.
 func TestAFrozenLeaseholderHoldsBackNoNewClientsHandshake(t *testing.T) {
 	dir := checkout(t)
 	a := shared(t, dir)

@@ -1,9 +1,10 @@
 package scenarios
 
-// Every mode gives the same answer to the letter, at the edges too (SPEC
-// §6, §11 R8, §14): malformed, early and late messages, sent raw over
-// stdio, get the same bytes from a leaseholder, an attached process, one
-// served alone and one standalone, in each live revision.
+// Every mode gives the same answer to the letter, at the edges too
+// (docs/design.md#server-and-bridge, R8, docs/protocol.md): malformed,
+// early and late messages, sent raw over stdio, get the same bytes from a
+// leaseholder, an attached process, one served alone and one standalone, in
+// each live revision.
 
 import (
 	"encoding/json"
@@ -110,7 +111,8 @@ func edgeAnswers(t *testing.T, p *mcpclient.Process, early bool) []string {
 		}
 		var got []string
 		for _, f := range p.Frames()[n:] {
-			// A client served alone is told so (SPEC §3): that notice is the mode's own.
+			// A client served alone is told so (docs/design.md#the-layer):
+			// that notice is the mode's own.
 			told := strings.Contains(string(f), `"method":"notifications/message"`) && strings.Contains(string(f), "served alone")
 			if !told && !strings.Contains(string(f), `"id":`+fence) {
 				got = append(got, peerIDs.ReplaceAllString(string(f), "p#"))

@@ -193,9 +193,10 @@ func TestKeptConnectionsToAKilledServerLoseNoCall(t *testing.T) {
 	}
 }
 
-// Peer ids survive take-overs (SPEC §3): the leaseholder is killed -9; the
-// bridge that takes over and the one that re-attaches keep the ids they
-// were told, so agents that coordinate by id still find each other.
+// Peer ids survive take-overs (docs/design.md#the-layer): the leaseholder
+// is killed -9; the bridge that takes over and the one that re-attaches
+// keep the ids they were told, so agents that coordinate by id still find
+// each other.
 func TestPeerIDsSurviveATakeOver(t *testing.T) {
 	dir := checkout(t)
 	a := shared(t, dir)

@@ -14,13 +14,14 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
-// Every real host ends its stdio server with a signal (SPEC §16), so the
-// first agent's normal exit is a take-over for every other agent. Idle
-// bridged clients learn it at once, from their dropped stream, without
-// sending anything: one of them takes over and the others re-attach, and
-// a change of the layer made afterwards reaches each as it asked — the
-// legacy ones with list_changed, the subscribed one with resources/updated
-// too, and a 2026-07-28 one through its listen filter.
+// Every real host ends its stdio server with a signal
+// (docs/design.md#nothing-is-lost), so the first agent's normal exit is a
+// take-over for every other agent. Idle bridged clients learn it at once,
+// from their dropped stream, without sending anything: one of them takes
+// over and the others re-attach, and a change of the layer made afterwards
+// reaches each as it asked — the legacy ones with list_changed, the
+// subscribed one with resources/updated too, and a 2026-07-28 one through
+// its listen filter.
 func TestIdleClientsLearnAtOnceAndMissNoNotification(t *testing.T) {
 	ends := []struct {
 		name string
@@ -153,7 +154,7 @@ func TestABridgeReattachesWhenAnotherProcessTookTheLease(t *testing.T) {
 // A bridge whose server is killed -9, and whose lease directory is then
 // made unusable, serves its client alone: the client, already initialized,
 // is told so by a notifications/message at warning and in majordomus_server's
-// findings, each with the reason (SPEC §3).
+// findings, each with the reason (docs/design.md#the-layer).
 func TestABridgeServedAloneAfterAFailoverIsToldWhy(t *testing.T) {
 	dir := checkout(t)
 	a := shared(t, dir)

@@ -56,7 +56,8 @@ func TestUnusableLeasesAreTakenOver(t *testing.T) {
 	}{
 		{"corrupt", `{not a lease`, 0, "corrupt", "not JSON"},
 		{"another schema", `{"schema":"something/v9","url":"http://127.0.0.1:1"}`, 0, "corrupt", "not a majordomus-mcp-lease/v1 document"},
-		// An empty file is never waited for, however new (SPEC §5.2).
+		// An empty file is never waited for, however new
+		// (docs/design.md#judging-a-lease).
 		{"an empty file, just written", ``, 0, "empty", "the file holds nothing"},
 		{"whitespace, just written", " \n\t", 0, "empty", "the file holds nothing"},
 		// Aged from its started_at, never from the file's mtime: touched

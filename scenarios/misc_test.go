@@ -135,9 +135,10 @@ func TestAStormOfClientsConvergesOnOneServer(t *testing.T) {
 	noLease(t, dir)
 }
 
-// S17: the probes of SPEC §6 answer byte for byte the same through the
-// leaseholder's own session, a bridged session, and a restarted server:
-// tools, resources, prompts and completions, and the errors of prompts.
+// S17: the probes of docs/design.md#server-and-bridge answer byte for byte
+// the same through the leaseholder's own session, a bridged session, and a
+// restarted server: tools, resources, prompts and completions, and the
+// errors of prompts.
 func TestBridgedRestartedAndLocalSessionsAnswerTheSameBytes(t *testing.T) {
 	dir := checkout(t)
 	review := func(args map[string]any) map[string]any { return map[string]any{"name": "review", "arguments": args} }

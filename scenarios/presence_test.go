@@ -8,11 +8,12 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
-// A live agent stays on the board (SPEC §16, issue 22 point 4): a bridged
-// 2026-07-28 client has no session, and is attached while its process
-// lives however long it is silent — here past the server's idle timeout —
-// and leaves the board when its process ends. A leaseholder whose own
-// client left keeps serving while such a client lives, and ends after it.
+// A live agent stays on the board (docs/design.md#nothing-is-lost, issue 22
+// point 4): a bridged 2026-07-28 client has no session, and is attached
+// while its process lives however long it is silent — here past the
+// server's idle timeout — and leaves the board when its process ends. A
+// leaseholder whose own client left keeps serving while such a client
+// lives, and ends after it.
 func TestASilentModernClientStaysOnTheBoardWhileItsProcessLives(t *testing.T) {
 	dir := checkout(t)
 	a := shared(t, dir, "--idle-timeout", "2s")

@@ -1,8 +1,9 @@
 package scenarios
 
-// Every live MCP revision is served, the same in every mode (SPEC §14): a
-// host gets the revision it asks for and byte for byte the same answers
-// whether its process leads, attaches, serves alone or runs standalone.
+// Every live MCP revision is served, the same in every mode
+// (docs/protocol.md): a host gets the revision it asks for and byte for
+// byte the same answers whether its process leads, attaches, serves alone
+// or runs standalone.
 
 import (
 	"encoding/json"

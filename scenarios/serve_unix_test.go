@@ -16,11 +16,12 @@ import (
 	"time"
 )
 
-// serve runs until a signal whatever its parent does (SPEC §15): started
-// by a shell that exits once serve serves, it keeps serving past a session
-// that opens after the shell is gone and expires (2 s, longer than a
-// parent watch takes to notice: a process whose parent changed ends with
-// its last session), and SIGTERM still ends it and removes the lease.
+// serve runs until a signal whatever its parent does
+// (docs/design.md#sharing-heals): started by a shell that exits once serve
+// serves, it keeps serving past a session that opens after the shell is
+// gone and expires (2 s, longer than a parent watch takes to notice: a
+// process whose parent changed ends with its last session), and SIGTERM
+// still ends it and removes the lease.
 func TestServeOutlivesTheProcessThatStartedIt(t *testing.T) {
 	dir := checkout(t)
 	logFile := filepath.Join(t.TempDir(), "serve.log")

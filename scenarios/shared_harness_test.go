@@ -53,7 +53,7 @@ func fieldOf(t *testing.T, line, field string) string {
 }
 
 // servedAlone begins the line a process logs when sharing failed and it
-// serves its client alone (SPEC §5.3).
+// serves its client alone (docs/design.md#serving-alone).
 const servedAlone = "cannot use the shared server"
 
 // waitShared waits for a log line with every one of parts from a process
@@ -170,7 +170,7 @@ func httpDo(t *testing.T, method, url string, body []byte, headers map[string]st
 
 // connection is how a direct HTTP client of this user reaches a
 // checkout's server: the MCP endpoint and the header that lets it in, as
-// `majordomus-mcp status` prints them (SPEC §13).
+// `majordomus-mcp status` prints them (docs/security.md).
 type connection struct {
 	URL    string `json:"url"`
 	Header string `json:"header"`
@@ -314,7 +314,7 @@ func initialize(t *testing.T, p *mcpclient.Process, client string) string {
 // toldServedAlone proves a client served alone was told so, with the
 // reason its process logged: in its instructions (when given; a client
 // carried after a failover keeps those it had), by a notifications/message
-// at warning, and in majordomus_server's findings (SPEC §3).
+// at warning, and in majordomus_server's findings (docs/design.md#the-layer).
 func toldServedAlone(t *testing.T, p *mcpclient.Process, instructions string) {
 	t.Helper()
 	reason := logField(t, p, "cannot use the shared server", "reason")

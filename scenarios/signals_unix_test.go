@@ -3,10 +3,11 @@
 package scenarios
 
 // S12: signals remove the lease before the process dies of them (R4); a
-// process started with SIGHUP ignored keeps it ignored (SPEC §15). Each
-// child's signal dispositions are set by the test itself: a process
-// inherits the signals its parent ignores across exec, so a test run
-// under nohup would otherwise start every child with SIGHUP ignored.
+// process started with SIGHUP ignored keeps it ignored
+// (docs/design.md#sharing-heals). Each child's signal dispositions are set
+// by the test itself: a process inherits the signals its parent ignores
+// across exec, so a test run under nohup would otherwise start every child
+// with SIGHUP ignored.
 
 import (
 	"context"

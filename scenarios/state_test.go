@@ -1,9 +1,9 @@
 package scenarios
 
-// The checkout's shared state (SPEC §16): the execution history, the
-// departed announcers and the peer counter outlive every process, in the
-// lease directory, and what cannot be read there is set aside and never
-// keeps anyone from sharing.
+// The checkout's shared state (docs/design.md#nothing-is-lost): the
+// execution history, the departed announcers and the peer counter outlive
+// every process, in the lease directory, and what cannot be read there is
+// set aside and never keeps anyone from sharing.
 
 import (
 	"encoding/json"

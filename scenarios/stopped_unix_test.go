@@ -94,13 +94,14 @@ func logTime(t *testing.T, line string) time.Time {
 	return ts
 }
 
-// A stopped server is a gone server (SPEC §6): calls a bridge has in
-// flight to a stopped leaseholder are answered within busy grace +
-// election bound — a read-only one resent where the lease was taken over,
-// one the bridge cannot know is safe never written to the stopped server
-// (which cannot prove itself on a new connection) and so sent on — and an
-// idle bridge's next call too. Continued, the stopped process finds its lease lost, keeps no
-// bridge, and ends with its own client.
+// A stopped server is a gone server (docs/design.md#server-and-bridge):
+// calls a bridge has in flight to a stopped leaseholder are answered within
+// busy grace + election bound — a read-only one resent where the lease was
+// taken over, one the bridge cannot know is safe never written to the
+// stopped server (which cannot prove itself on a new connection) and so
+// sent on — and an idle bridge's next call too. Continued, the stopped
+// process finds its lease lost, keeps no bridge, and ends with its own
+// client.
 func TestCallsToAStoppedLeaseholderAreAnsweredWithinTheBound(t *testing.T) {
 	const grace, bound = time.Second, 5 * time.Second
 	// Each election attempt probes the silent server for the probe
@@ -183,10 +184,11 @@ func TestCallsToAStoppedLeaseholderAreAnsweredWithinTheBound(t *testing.T) {
 	exitsWith(t, a, 0)
 }
 
-// One busy grace (SPEC §15): a bridged call to a stopped leaseholder waits
-// out the busy grace once, on the bridge's silent probes; the election that
-// follows counts that wait toward its own grace, says so, and takes the
-// lease over at its first busy judgement, without a second wait.
+// One busy grace (docs/design.md#sharing-heals): a bridged call to a
+// stopped leaseholder waits out the busy grace once, on the bridge's silent
+// probes; the election that follows counts that wait toward its own grace,
+// says so, and takes the lease over at its first busy judgement, without a
+// second wait.
 func TestAStoppedLeaseholderCostsACallOneBusyGrace(t *testing.T) {
 	const grace = 2 * time.Second
 	dir := checkout(t)
@@ -237,12 +239,12 @@ func TestAStoppedLeaseholderCostsACallOneBusyGrace(t *testing.T) {
 // A client that never lists tools has a read-only call in flight when its
 // leaseholder is killed -9 — three times in a row, each time with another
 // leaseholder already in its place — and the call is sent again and
-// answered each time (SPEC §6). SIGSTOP first holds the call in flight: the
-// kernel takes the request, nothing answers, and kill -9 then breaks it
-// off. Whether the stopped process could have read it decides how the
-// bridge knows it may send it again — it provably never ran, or the
-// server's annotations say it may run twice; the second way is proved on
-// its own, with the call under way in the server, by
+// answered each time (docs/design.md#server-and-bridge). SIGSTOP first
+// holds the call in flight: the kernel takes the request, nothing answers,
+// and kill -9 then breaks it off. Whether the stopped process could have
+// read it decides how the bridge knows it may send it again — it provably
+// never ran, or the server's annotations say it may run twice; the second
+// way is proved on its own, with the call under way in the server, by
 // transport.TestAReadOnlyCallIsResentOnEveryFailoverWithoutTheClientListingTools.
 func TestAReadOnlyCallInFlightIsResentOnThreeFailoversInARow(t *testing.T) {
 	dir := checkout(t)
@@ -282,7 +284,7 @@ func TestAReadOnlyCallInFlightIsResentOnThreeFailoversInARow(t *testing.T) {
 // leaseholder from the probes it sends while a request waits (and from the
 // proof a new connection asks), so its calls are answered within busy
 // grace + election bound too, its peer id kept where the lease was taken
-// over (SPEC §14: liveness never depends on ping).
+// over (docs/protocol.md: liveness never depends on ping).
 func TestAModernClientOfAStoppedLeaseholderIsAnsweredWithinTheBound(t *testing.T) {
 	const grace, bound = time.Second, 5 * time.Second
 	flags := []string{"--busy-grace", grace.String(), "--election-bound", bound.String(), "--probe-timeout", "500ms"}

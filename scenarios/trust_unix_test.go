@@ -3,7 +3,7 @@
 package scenarios
 
 // The shared server serves exactly one local user, the one who owns its
-// lease (SPEC §13): another user who finds its port gets nothing, and a
+// lease (docs/security.md): another user who finds its port gets nothing, and a
 // process that takes a dead server's port is never attached to.
 
 import (

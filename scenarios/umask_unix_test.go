@@ -12,13 +12,13 @@ import (
 // A checkout cloned under umask 002 — every directory 0775, its group the
 // user's own private group, with no other member, as Debian, Ubuntu and
 // Fedora make them — shares: the first client serves it, the next one
-// attaches, one board (SPEC §15). The modes are set here, whatever this
-// process's umask, from the test's own temporary directory down (above it
-// /tmp is sticky), and every directory is given this user's primary group.
-// The group database is the machine's own: the scenario needs that group
-// to have no member but this user (as root, group 0 on Debian; a
-// contributor's user-private group), and fails saying so, never skips,
-// where it has another. A group with another member:
+// attaches, one board (docs/design.md#sharing-heals). The modes are set
+// here, whatever this process's umask, from the test's own temporary
+// directory down (above it /tmp is sticky), and every directory is given
+// this user's primary group. The group database is the machine's own: the
+// scenario needs that group to have no member but this user (as root, group
+// 0 on Debian; a contributor's user-private group), and fails saying so,
+// never skips, where it has another. A group with another member:
 // registry.TestADirectoryItsGroupMayWriteIsTrustedWhenTheGroupIsItsOwners.
 func TestACheckoutClonedUnderUmask002Shares(t *testing.T) {
 	dir := checkout(t)

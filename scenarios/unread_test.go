@@ -1,8 +1,8 @@
 package scenarios
 
-// One host never stalls the others (SPEC §15): the leaseholder's own host
-// may stop reading its stdout and stderr, and every other session is
-// answered and notified as before.
+// One host never stalls the others (docs/design.md#sharing-heals): the
+// leaseholder's own host may stop reading its stdout and stderr, and every
+// other session is answered and notified as before.
 
 import (
 	"bufio"

@@ -180,7 +180,7 @@ func TestADirectoryWhereTheLeaseShouldBeServesAlone(t *testing.T) {
 // A lease directory another user owns (as root the test gives it to
 // nobody), or one anybody may write (otherwise), is not used: the client is
 // served alone with the reason, and nothing in it is removed or changed —
-// the lease planted there included (SPEC §13).
+// the lease planted there included (docs/security.md).
 func TestAnotherUsersLeaseDirectoryIsNotUsed(t *testing.T) {
 	dir := checkout(t)
 	leaseDir := filepath.Dir(leasePath(dir))

@@ -1,10 +1,11 @@
 package scenarios
 
-// What an election waits for, and what it never waits for (SPEC §5.2,
-// §15: nothing transient is permanent): an emptied lease is taken over at
-// once, however often it is emptied; a full server is waited for as it
-// asks, never in a spin, and past the election bound the client is served
-// alone with that reason.
+// What an election waits for, and what it never waits for
+// (docs/design.md#judging-a-lease, docs/design.md#sharing-heals: nothing
+// transient is permanent): an emptied lease is taken over at once, however
+// often it is emptied; a full server is waited for as it asks, never in a
+// spin, and past the election bound the client is served alone with that
+// reason.
 
 import (
 	"fmt"
@@ -16,12 +17,13 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
-// An emptied lease is taken over at once (SPEC §5.2): no owner writes an
-// empty lease, so nobody waits for one, and emptying it again soon after
-// re-arms no wait. Three clients share; the lease is truncated, taken over,
-// and truncated again within the bind grace of the first truncation; each
-// take-over is logged as an empty lease taken over, no process logs a wait,
-// and afterwards every client answers and all three are on one board.
+// An emptied lease is taken over at once (docs/design.md#judging-a-lease):
+// no owner writes an empty lease, so nobody waits for one, and emptying it
+// again soon after re-arms no wait. Three clients share; the lease is
+// truncated, taken over, and truncated again within the bind grace of the
+// first truncation; each take-over is logged as an empty lease taken over,
+// no process logs a wait, and afterwards every client answers and all three
+// are on one board.
 func TestATruncatedLeaseIsTakenOverAtOnce(t *testing.T) {
 	// A bind grace far longer than the scenario: were an empty lease
 	// judged binding, the election bound would run out first and every
@@ -105,10 +107,10 @@ func truncate(t *testing.T, dir string) {
 }
 
 // A full server (its session cap reached: 503, Retry-After: 5) is waited
-// for as it asks (SPEC §15): the new client re-attaches once per
-// Retry-After, never in a spin, says the server is full (never that it is
-// shutting down), and past the election bound, counted from the first
-// refusal, is served alone with that reason.
+// for as it asks (docs/design.md#sharing-heals): the new client re-attaches
+// once per Retry-After, never in a spin, says the server is full (never
+// that it is shutting down), and past the election bound, counted from the
+// first refusal, is served alone with that reason.
 func TestAFullServerIsWaitedForThenServedAlone(t *testing.T) {
 	dir := checkout(t)
 	a := shared(t, dir, "--max-sessions", "1")

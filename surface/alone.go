@@ -8,13 +8,13 @@ import (
 	"go.uber.org/zap"
 )
 
-// A client served alone (SPEC §3) believes, unless told, that its agents
-// share a board. It is told three ways, each with the reason: in its
-// initialize instructions, by a notifications/message at warning once it
-// has said notifications/initialized (hosts show those to their users;
-// earlier, some drop them), and in majordomus_server's findings. The
-// reason names files and OS errors, so it is quoted as data: one bounded
-// line.
+// A client served alone (docs/design.md#the-layer) believes, unless told,
+// that its agents share a board. It is told three ways, each with the
+// reason: in its initialize instructions, by a notifications/message at
+// warning once it has said notifications/initialized (hosts show those to
+// their users; earlier, some drop them), and in majordomus_server's
+// findings. The reason names files and OS errors, so it is quoted as data:
+// one bounded line.
 
 // maxReason bounds how many characters of a reason prose quotes.
 const maxReason = 240

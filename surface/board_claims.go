@@ -6,10 +6,11 @@ import (
 )
 
 // A session opened again — carried from another server after a take-over,
-// re-attached after a restart — keeps the peer id it had: it claims it,
-// at its opening or at its initialize, and brings its announcement with
-// it, so that it is on the board as it was from its first instant, and no
-// number is drawn for it (SPEC §3, §16).
+// re-attached after a restart — keeps the peer id it had: it claims it, at
+// its opening or at its initialize, and brings its announcement with it, so
+// that it is on the board as it was from its first instant, and no number
+// is drawn for it (docs/design.md#the-layer,
+// docs/design.md#nothing-is-lost).
 
 // Open adds a peer for a session opened again: a session carried from
 // another server claims the id it had there and brings its announcement,

@@ -85,11 +85,12 @@ func (b *Board) Listen(m ModernRequest) (end func()) {
 
 // Present records that the bridge of a modern request's peer holds its
 // presence open: a subscriptions/listen stream the bridge keeps for as long
-// as its process lives (SPEC §16: a live agent stays on the board). The
-// peer is attached while it is open, however long its client is silent,
-// and leaves the board as soon as it ends and no other stream of its is
-// open: its process ended, or its bridge moved to another server. It
-// returns what to call, once, when it ends (nil for a session's peer).
+// as its process lives (docs/design.md#nothing-is-lost: a live agent stays
+// on the board). The peer is attached while it is open, however long its
+// client is silent, and leaves the board as soon as it ends and no other
+// stream of its is open: its process ended, or its bridge moved to another
+// server. It returns what to call, once, when it ends (nil for a session's
+// peer).
 func (b *Board) Present(m ModernRequest) (end func()) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -12,16 +12,17 @@
 // the [Executions] history.
 //
 // The history and the board's announcers are the checkout's, not one
-// process's (SPEC §16): while the caller keeps them ([Surface.Keep]) each
-// change is given to its sink as a record of the shared state (state.go,
-// [StateSchema]), before the call that made it is answered, and the state
-// the server before left is merged in, its announcers listed as departed
-// until each is back. A session opened again after a take-over claims its
-// id and brings its announcement at its opening ([Board.Open]): it is on
-// the board with both at once and draws no number. A majordomus_announce
-// marked [ReplayMeta] (a bridge's replay) is not an execution. The
-// layer is read through a [LayerSource]; when it is rebuilt, [Surface.IndexChanged]
-// republishes the resources and prompts and notifies the sessions.
+// process's (docs/design.md#nothing-is-lost): while the caller keeps them
+// ([Surface.Keep]) each change is given to its sink as a record of the
+// shared state (state.go, [StateSchema]), before the call that made it is
+// answered, and the state the server before left is merged in, its
+// announcers listed as departed until each is back. A session opened again
+// after a take-over claims its id and brings its announcement at its
+// opening ([Board.Open]): it is on the board with both at once and draws no
+// number. A majordomus_announce marked [ReplayMeta] (a bridge's replay) is
+// not an execution. The layer is read through a [LayerSource]; when it is
+// rebuilt, [Surface.IndexChanged] republishes the resources and prompts and
+// notifies the sessions.
 //
 // Every object is a resource, titled and described as the object is. Every
 // object of kind prompt is also an MCP prompt, named after its id (or

@@ -6,13 +6,13 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// Keep makes this surface's history and board the checkout's (SPEC §16):
-// st, the state the server before left in the lease directory, is merged
-// in — its executions with the calls made here while nothing kept them,
-// its announcers listed as departed until each is back — and every
-// change from now on is given to sink, a journal's record line at a time,
-// before the call that made it is answered. It returns the state as
-// merged: what the journal starts from.
+// Keep makes this surface's history and board the checkout's
+// (docs/design.md#nothing-is-lost): st, the state the server before left in
+// the lease directory, is merged in — its executions with the calls made
+// here while nothing kept them, its announcers listed as departed until
+// each is back — and every change from now on is given to sink, a journal's
+// record line at a time, before the call that made it is answered. It
+// returns the state as merged: what the journal starts from.
 func (s *Surface) Keep(st State, sink func(line []byte)) State {
 	executions := s.Executions.keep(st.Executions, func(x Execution) {
 		sink(encodeRecord(record{Execution: &x}))

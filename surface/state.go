@@ -8,15 +8,16 @@ import (
 	"slices"
 )
 
-// The checkout's shared state (SPEC §16): what of a surface outlives its
-// process, so that the server that takes over shows the same history and
-// the same departed announcers. It is written as a journal: a header line
-// naming StateSchema, then one record a line, each a JSON object with one
-// of the keys "execution" (an [Execution] as majordomus_executions shows
-// it) or "peer" (a [Peer] that announced, as majordomus_peers shows it;
-// the latest record of an id is what the peer is). A final line without
-// its newline is a record cut short by a kill and is dropped; keys this
-// version does not know are ignored. Writing it is the caller's business.
+// The checkout's shared state (docs/design.md#nothing-is-lost): what of a
+// surface outlives its process, so that the server that takes over shows
+// the same history and the same departed announcers. It is written as a
+// journal: a header line naming StateSchema, then one record a line, each a
+// JSON object with one of the keys "execution" (an [Execution] as
+// majordomus_executions shows it) or "peer" (a [Peer] that announced, as
+// majordomus_peers shows it; the latest record of an id is what the peer
+// is). A final line without its newline is a record cut short by a kill and
+// is dropped; keys this version does not know are ignored. Writing it is
+// the caller's business.
 
 // StateSchema names the format of the shared state.
 const StateSchema = "majordomus-mcp-state/v1"

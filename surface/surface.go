@@ -314,7 +314,7 @@ type ServerReport struct {
 	Generation    uint64   `json:"generation"`
 	Findings      []string `json:"findings"`
 	// LogLinesDropped is how many log lines this process's stderr lost
-	// because its host did not read them (SPEC §15).
+	// because its host did not read them (docs/design.md#sharing-heals).
 	LogLinesDropped uint64 `json:"log_lines_dropped"`
 }
 

@@ -38,7 +38,7 @@ type BridgeConfig struct {
 	URL string
 	// Secret is the lease's secret: every request carries its token, and on
 	// every new connection the server proves it holds it before anything is
-	// sent to /mcp (SPEC §13).
+	// sent to /mcp (docs/security.md).
 	Secret string
 	// ProbeTimeout bounds that proof. Default 2s.
 	ProbeTimeout time.Duration
@@ -98,7 +98,8 @@ type Bridge struct {
 	cfg      BridgeConfig
 	log      *zap.Logger
 	endpoint string
-	// authorization is the header value that lets the bridge in (SPEC §13).
+	// authorization is the header value that lets the bridge in
+	// (docs/security.md).
 	authorization string
 	posts         *poster      // the POSTs
 	client        *http.Client // the GET stream and the DELETE: a connection each

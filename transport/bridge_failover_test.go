@@ -183,7 +183,8 @@ func TestALostLeaseMakesTheBridgeElect(t *testing.T) {
 // A full server (503, Retry-After) is neither gone nor shutting down: the
 // bridge fails over with a *FullServer cause saying how many sessions it
 // has and how long it asked to be left alone, for the election to wait as
-// asked (SPEC §15); the initialize provably did not run there.
+// asked (docs/design.md#sharing-heals); the initialize provably did not run
+// there.
 func TestAFullServerFailsOverSayingSo(t *testing.T) {
 	f1, f2 := newFixture(), newFixture()
 	s1 := serveHTTP(t, HTTPConfig{MCP: f1.srv, MaxSessions: 1})

@@ -8,14 +8,14 @@ import (
 	"go.uber.org/zap"
 )
 
-// Convergence (SPEC §6): a server that lost its lease goes on serving the
-// sessions it has, and says so on every answer (LeaseHeader). A bridge that
-// reads it moves its client's session to the current leaseholder — carried,
-// as in a take-over — at the first message boundary after that answer,
-// never with a call in flight; an idle bridge moves when its heartbeat
-// hears it. After any
-// take-over, every bridged client is back on one board within one message
-// (or one heartbeat), and the old server drains.
+// Convergence (docs/design.md#server-and-bridge): a server that lost its
+// lease goes on serving the sessions it has, and says so on every answer
+// (LeaseHeader). A bridge that reads it moves its client's session to the
+// current leaseholder — carried, as in a take-over — at the first message
+// boundary after that answer, never with a call in flight; an idle bridge
+// moves when its heartbeat hears it. After any take-over, every bridged
+// client is back on one board within one message (or one heartbeat), and
+// the old server drains.
 
 // LeaseHeader is set to "lost" on the /mcp answers of a server that no
 // longer holds the checkout's lease.

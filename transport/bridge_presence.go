@@ -12,12 +12,12 @@ import (
 
 // A 2026-07-28 client has no session, so nothing of its own tells the
 // server it is still there while it is silent, or gone once its process
-// ends (SPEC §16: a live agent stays on the board). Its bridge holds a
-// presence open for it: a subscriptions/listen of its own, in the client's
-// name, asking for (nearly) nothing, for as long as the bridge lives. The
-// server keeps the peer attached while it is open and lets it go as soon
-// as it ends; and the bridge, like a legacy client's stream, learns at
-// once from its end that the server is gone.
+// ends (docs/design.md#nothing-is-lost: a live agent stays on the board).
+// Its bridge holds a presence open for it: a subscriptions/listen of its
+// own, in the client's name, asking for (nearly) nothing, for as long as
+// the bridge lives. The server keeps the peer attached while it is open and
+// lets it go as soon as it ends; and the bridge, like a legacy client's
+// stream, learns at once from its end that the server is gone.
 
 // PresenceID is the id of a bridge's presence listen.
 const PresenceID = "majordomus-bridge-presence"

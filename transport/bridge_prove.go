@@ -13,10 +13,11 @@ import (
 
 // provenDialer dials the shared server for a bridge, and on each new
 // connection, before anything else is written to it, has the server prove
-// that it holds the lease's secret (SPEC §13). A process that took a dead
-// server's port is then never sent a client's message, and nothing it says
-// reaches the client. A failed proof is the dial's error: what was to be
-// sent provably did not run, so it may go elsewhere (see neverConnected).
+// that it holds the lease's secret (docs/security.md). A process that took
+// a dead server's port is then never sent a client's message, and nothing
+// it says reaches the client. A failed proof is the dial's error: what was
+// to be sent provably did not run, so it may go elsewhere (see
+// neverConnected).
 type provenDialer struct {
 	dialer  net.Dialer
 	host    string // the server, as a Host header names it

@@ -13,7 +13,7 @@ import (
 // A process that took a dead server's port cannot prove it holds the
 // lease's secret: the bridge sends it nothing for /mcp — not the stream it
 // opens again, not the client's next message, which fails over as not run
-// — and nothing it says reaches the client (SPEC §13).
+// — and nothing it says reaches the client (docs/security.md).
 func TestAnImpostorOnTheServersPortIsSentNothing(t *testing.T) {
 	f1, f2 := newFixture(), newFixture()
 	f2.releaseAll()

@@ -106,12 +106,12 @@ func (b *Bridge) streamLoop() {
 	}
 }
 
-// goneNow says why the server is gone, or nil: asked when its stream
-// ended or could not be opened, so that an idle client learns at once
-// that its server is gone (SPEC §16: everyone learns at once), not at its
-// next message. Gone is a probe that fails outright — refused, answered
-// without the proof; one that times out may be a stopped server, whose
-// client's next message waits out the busy grace instead.
+// goneNow says why the server is gone, or nil: asked when its stream ended
+// or could not be opened, so that an idle client learns at once that its
+// server is gone (docs/design.md#nothing-is-lost: everyone learns at once),
+// not at its next message. Gone is a probe that fails outright — refused,
+// answered without the proof; one that times out may be a stopped server,
+// whose client's next message waits out the busy grace instead.
 func (b *Bridge) goneNow() error {
 	if b.cfg.Alive == nil {
 		return nil

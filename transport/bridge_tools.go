@@ -9,14 +9,14 @@ import (
 	"go.uber.org/zap"
 )
 
-// Resend safety comes from the server (SPEC §6): which tools are harmless
-// to run twice is in their annotations, which the bridge asks the server
-// for itself (tools/list, id [ToolsID], never answered to the client) as
-// soon as the client's session is ready, and again before it relays a call
-// of a tool it knows nothing of if that did not succeed, whether or not the
-// client ever lists tools: a server that stops later has already told. What
-// it learned travels with the client's session (Carried.SafeTools) to every
-// bridge after it.
+// Resend safety comes from the server (docs/design.md#server-and-bridge):
+// which tools are harmless to run twice is in their annotations, which the
+// bridge asks the server for itself (tools/list, id [ToolsID], never
+// answered to the client) as soon as the client's session is ready, and
+// again before it relays a call of a tool it knows nothing of if that did
+// not succeed, whether or not the client ever lists tools: a server that
+// stops later has already told. What it learned travels with the client's
+// session (Carried.SafeTools) to every bridge after it.
 
 // maxToolPages bounds how many pages of tools/list the bridge reads.
 const maxToolPages = 16

@@ -6,14 +6,14 @@ import (
 	"time"
 )
 
-// A stopped server is a gone server (SPEC §6): a process stopped with
-// SIGSTOP, a suspended laptop or a debugger keeps its socket, so the
-// kernel accepts the bridge's connection and its request, and nothing
-// answers. While a message is outstanding, the bridge therefore probes the
-// server (GET /, which a live server answers even while a tool is slow);
-// a server that has answered no probe for BridgeConfig.GoneAfter is gone
-// for that message, which then fails over like any other failure whose
-// outcome is unknown.
+// A stopped server is a gone server (docs/design.md#server-and-bridge): a
+// process stopped with SIGSTOP, a suspended laptop or a debugger keeps its
+// socket, so the kernel accepts the bridge's connection and its request,
+// and nothing answers. While a message is outstanding, the bridge therefore
+// probes the server (GET /, which a live server answers even while a tool
+// is slow); a server that has answered no probe for BridgeConfig.GoneAfter
+// is gone for that message, which then fails over like any other failure
+// whose outcome is unknown.
 
 // silentServer is why an exchange was cut off by the watch.
 type silentServer struct {

@@ -82,7 +82,7 @@ func TestAFrozenServerFailsOverOnceItsProbesFallSilent(t *testing.T) {
 		t.Fatalf("Failover(%v, %+v)", call.cause, call.carried)
 	}
 	// What the probes waited is told, for the election to count it
-	// toward its own busy grace (SPEC §15).
+	// toward its own busy grace (docs/design.md#sharing-heals).
 	if url, silent, ok := SilentFor(call.cause); !ok || url != s1.url || silent < durationMS(300) {
 		t.Fatalf("SilentFor(%v) = %s, %s, %t; want %s silent for the 300ms the probes waited", call.cause, url, silent, ok, s1.url)
 	}

@@ -128,7 +128,7 @@
 // down; a server that answered no probe, or accepted a connection and
 // never answered its proof, is silent, and [SilentFor] says for how long,
 // so that the election that follows waits as asked and counts what the
-// bridge already waited (SPEC §15).
+// bridge already waited (docs/design.md#sharing-heals).
 //
 // The bridge keeps its own HTTP/1.1 connections for the POSTs, each written
 // and read by the goroutine that relays the message (no hand-off to

@@ -153,7 +153,7 @@ func gather(msg json.RawMessage, answers [][]byte) []byte {
 // by the stdio loop, whatever serves the client (in process, alone, or
 // through a bridge), and a larger POST body is refused by the HTTP server
 // (413). One limit, so that every session answers the same message the
-// same way (SPEC §6, "Bounded by design").
+// same way (docs/security.md#bounded).
 const MaxMessageBytes = 1 << 20
 
 // tooLarge answers every request in msg, a message over MaxMessageBytes,

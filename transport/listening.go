@@ -7,13 +7,13 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// What a client asked to hear goes with its session (SPEC §16: no
-// notification is lost): the resources it subscribed to and the logging
-// level it set are carried, like its initialize and announcement, onto
-// whatever serves it next, so that a change made after a take-over
-// reaches it as it would have before. Both sides record it from the
-// messages they answer: the bridge from what it relays, a local session
-// from what it serves.
+// What a client asked to hear goes with its session
+// (docs/design.md#nothing-is-lost: no notification is lost): the resources
+// it subscribed to and the logging level it set are carried, like its
+// initialize and announcement, onto whatever serves it next, so that a
+// change made after a take-over reaches it as it would have before. Both
+// sides record it from the messages they answer: the bridge from what it
+// relays, a local session from what it serves.
 
 // SubscribeID and LogLevelID are the ids of a carried session's replayed
 // subscriptions and logging level.

@@ -7,13 +7,13 @@ import (
 	"net/http"
 )
 
-// A client keeps its peer id across take-overs (SPEC §3): the server says
-// a session's id in its initialize result (_meta[PeerMeta]); a bridge
-// remembers it and carries it with the session; and wherever the session
-// is opened again — a re-attach, a take-over, a server that restarted — its
-// initialize claims the id: in the PeerHeader of the POST over HTTP, in the
-// context of an in-process session. The server grants a claim when no
-// other session of its holds that id.
+// A client keeps its peer id across take-overs (docs/design.md#the-layer):
+// the server says a session's id in its initialize result
+// (_meta[PeerMeta]); a bridge remembers it and carries it with the session;
+// and wherever the session is opened again — a re-attach, a take-over, a
+// server that restarted — its initialize claims the id: in the PeerHeader
+// of the POST over HTTP, in the context of an in-process session. The
+// server grants a claim when no other session of its holds that id.
 
 //
 // The session brings its last announcement too, so that it is on the new

@@ -9,8 +9,8 @@ import (
 
 // What mcp-go v1.2.1 answers leniently, or not at all, is answered here
 // before it sees the message: by Local, by the HTTP server and by the
-// bridge alike, so that every mode answers it with the same bytes (SPEC
-// §6, §11 R8, §14).
+// bridge alike, so that every mode answers it with the same bytes
+// (docs/design.md#server-and-bridge, R8, docs/protocol.md).
 
 // screen answers a single message mcp-go would answer leniently, or not
 // before its session initialized: what is not a JSON object, a message

@@ -52,7 +52,8 @@ func writeError(w http.ResponseWriter, status int, code, message string) {
 const fullRetryAfter = "5"
 
 // refuseFull answers an initialize that would open one session more than
-// the server takes (SPEC §6: 503 with Retry-After, never a crash).
+// the server takes (docs/design.md#server-and-bridge: 503 with Retry-After,
+// never a crash).
 func refuseFull(w http.ResponseWriter, sessions int) {
 	var body HTTPError
 	body.Error.Code, body.Error.Sessions = ErrCodeFull, sessions

@@ -84,7 +84,7 @@ type IdentityPeer struct {
 
 // PublicIdentity is all GET / tells a client without the token: that a
 // server of that name listens, and, to a challenge, whether it holds the
-// lease, with a proof only a holder of the secret can check (SPEC §13).
+// lease, with a proof only a holder of the secret can check (docs/security.md).
 type PublicIdentity struct {
 	Name        string `json:"name"`
 	Leaseholder *bool  `json:"leaseholder,omitempty"`

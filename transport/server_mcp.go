@@ -30,7 +30,7 @@ func (h *HTTPServer) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !secret.Authorized(r.Header.Get("Authorization"), h.cfg.Secret) {
 		// Nothing is learned here: not whether a session exists, not what
-		// the server serves (SPEC §13).
+		// the server serves (docs/security.md).
 		w.Header().Set("WWW-Authenticate", secret.Scheme+` realm="majordomus"`)
 		refuseUnread(w, r, http.StatusUnauthorized, ErrCodeUnauthorized,
 			"this server serves only the user who owns its lease: send the header `majordomus-mcp status` shows")

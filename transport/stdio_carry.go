@@ -11,7 +11,7 @@ import (
 )
 
 // A local session can be carried too: a lease-lost leaseholder hands its
-// own client over to the current server (SPEC §6, convergence) the way a
+// own client over to the current server (docs/design.md#convergence) the way a
 // bridge carries its client after a failover. Local records what a
 // carried session is made of as its client's messages are answered.
 
@@ -136,10 +136,11 @@ func (l *Local) Carried() Carried {
 const methodDiscover = "server/discover"
 
 // earlyMethods are the requests answered the same in every mode: the
-// handshake, the lists and the layer's reads. A process may answer them
-// in process before it knows what serves its client (SPEC §15: starting is
-// never held hostage by the lease); every other request needs the board,
-// which only what serves the client has.
+// handshake, the lists and the layer's reads. A process may answer them in
+// process before it knows what serves its client
+// (docs/design.md#sharing-heals: starting is never held hostage by the
+// lease); every other request needs the board, which only what serves the
+// client has.
 var earlyMethods = map[string]bool{
 	string(mcp.MethodInitialize):             true,
 	methodDiscover:                           true,

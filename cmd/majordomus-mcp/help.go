@@ -7,10 +7,10 @@ import (
 	"strings"
 )
 
-// The command line follows the usual conventions (SPEC §8): help asked
-// for goes to stdout and exits 0 (`-h`, `--help`, `help`, `help COMMAND`,
-// `COMMAND -h`); a usage error is one plain line on stderr, with where to
-// find help, and exits 2 — never a log line.
+// The command line follows the usual conventions (README.md#command-line):
+// help asked for goes to stdout and exits 0 (`-h`, `--help`, `help`, `help
+// COMMAND`, `COMMAND -h`); a usage error is one plain line on stderr, with
+// where to find help, and exits 2 — never a log line.
 
 // help prints the usage, or a command's, on stdout.
 func help(args []string, stdout, stderr io.Writer) int {

@@ -9,11 +9,12 @@ import (
 
 // A host may stop reading its server's stderr (stopped, debugged, slow):
 // once its pipe is full, a plain write waits, and with it every goroutine
-// that logs — the shared server's handlers included (SPEC §15). So the log
-// reaches stderr through a sink whose writes never wait: lines queue in
-// memory, up to a bound, and one goroutine writes them out; what does not
-// fit is dropped and counted, and a notice saying how many lines were lost
-// is written where they would have been.
+// that logs — the shared server's handlers included
+// (docs/design.md#sharing-heals). So the log reaches stderr through a sink
+// whose writes never wait: lines queue in memory, up to a bound, and one
+// goroutine writes them out; what does not fit is dropped and counted, and
+// a notice saying how many lines were lost is written where they would have
+// been.
 
 // stderrQueueBytes bounds the lines waiting for stderr: a few thousand,
 // enough for a host that stops reading for a while and then reads again.

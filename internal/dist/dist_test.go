@@ -56,8 +56,8 @@ func testTargets(t *testing.T) []target {
 
 // makeRelease runs the release program's pipeline into a temporary directory.
 // Its builds use the go command's default flags rather than the release's
-// -trimpath, whose first build compiles everything again (about 2 minutes
-// here): the binaries built by CI's platform step are reused, and what is
+// -trimpath, whose first build compiles everything again: the binaries
+// built by CI's platform step are reused, and what is
 // checked — what goes into each archive and package, and what names it — is
 // the same.
 func makeRelease(t *testing.T) released {

@@ -32,6 +32,7 @@ var importRules = map[string]struct {
 	"layer":              {nil, []string{"github.com/mark3labs/mcp-go", "net/http"}},
 	"surface":            {[]string{"layer"}, []string{"github.com/fsnotify/fsnotify", "net/http", "os/signal"}},
 	"example":            {nil, nil},
+	"docs":               {nil, nil}, // tests of the documents only
 	"internal/mcpclient": {nil, nil},
 	"internal/release":   {nil, []string{"os/exec", "net"}},
 	"internal/dist":      {[]string{"internal/release"}, []string{"net", "net/http"}},

@@ -70,7 +70,7 @@ func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 		Failover:     failover,
 		// A server that answers no probe for the busy grace while a
 		// message waits for it is stopped or frozen: gone, for that
-		// message (SPEC §6).
+		// message (docs/design.md#server-and-bridge).
 		Alive: func(ctx context.Context) error {
 			_, err := registry.FetchIdentity(ctx, url, key, n.cfg.Times.ProbeTimeout)
 			return err

@@ -140,7 +140,7 @@ func profileRole(m layer.Manifest, profile string) string {
 	return ""
 }
 
-// Timings are the durations of SPEC §5.1: the defaults, then the
+// Timings are the durations of docs/design.md#the-lease: the defaults, then the
 // manifest's server section, then the flags (for tests).
 type Timings struct {
 	BindGrace, ProbeTimeout, ElectionBound, BusyGrace, IdleTimeout, Heartbeat time.Duration

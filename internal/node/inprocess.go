@@ -29,7 +29,7 @@ func (n *Node) inProcess(ctx context.Context, srv *served) (local *transport.Loc
 	}
 	if c := n.carried; c != nil {
 		// opened as it was: under its peer id, with its announcement, and
-		// no new number drawn (SPEC §16)
+		// no new number drawn (docs/design.md#nothing-is-lost)
 		ctx = transport.WithCarriedAnnouncement(transport.WithPeerClaim(ctx, c.Peer), c.Announce)
 	}
 	local, err = transport.NewLocal(n.registering(ctx), srv.surface.MCP, n.out, localSession)
@@ -42,12 +42,12 @@ func (n *Node) inProcess(ctx context.Context, srv *served) (local *transport.Loc
 
 // earlySession is the router's interim session: the client's in-process
 // session, opened on this process's surface, answering what is the same in
-// every mode while the election runs (SPEC §15: starting is never held
-// hostage by the lease). It is nil once the election chose what serves the
-// client, or when the client was served before (a failover carries its
-// session instead), or when the layer cannot be loaded (the election's end
-// says why). Whatever serves next takes the session over: the leaseholder
-// and alone keep it, attaching carries it.
+// every mode while the election runs (docs/design.md#sharing-heals:
+// starting is never held hostage by the lease). It is nil once the election
+// chose what serves the client, or when the client was served before (a
+// failover carries its session instead), or when the layer cannot be loaded
+// (the election's end says why). Whatever serves next takes the session
+// over: the leaseholder and alone keep it, attaching carries it.
 func (n *Node) earlySession() transport.Backend {
 	n.mu.Lock()
 	never := !n.chosen && !n.everServed && n.carried == nil

@@ -20,7 +20,7 @@ type Lease interface {
 	// Path names the lease in log lines and in majordomus_server.
 	Path() string
 	// Holding returns the instance of the lease this process holds, and
-	// its secret, which its server's clients must know (SPEC §13).
+	// its secret, which its server's clients must know (docs/security.md).
 	Holding() (instance, key string, ok bool)
 	// Key returns the secret of the lease live was judged from: what lets
 	// a bridge into the server it names, and checks its proofs.

@@ -16,7 +16,7 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/registry/runtimes"
 )
 
-// register writes this server's row, right after its HTTP bind (SPEC §9).
+// register writes this server's row, right after its HTTP bind (docs/fleet.md).
 // A failure is logged, and the server serves all the same.
 func (s *sharedServer) register(ctx context.Context, instance, url string) {
 	n := s.node

@@ -11,14 +11,14 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/surface"
 )
 
-// The checkout's shared state (SPEC §16): the leaseholder's server keeps
-// its execution history and its board's announcers in the lease
-// directory, so that whoever serves next shows them. A process that
-// becomes the leaseholder reads what the server before left, before its
-// own server admits a session, and writes it back as a fresh journal
-// merged with its own; from then on every change is appended, one record
-// a write, before the call that made it is answered. It stops at once when
-// the lease is lost: what its server does after that is not the
+// The checkout's shared state (docs/design.md#nothing-is-lost): the
+// leaseholder's server keeps its execution history and its board's
+// announcers in the lease directory, so that whoever serves next shows
+// them. A process that becomes the leaseholder reads what the server before
+// left, before its own server admits a session, and writes it back as a
+// fresh journal merged with its own; from then on every change is appended,
+// one record a write, before the call that made it is answered. It stops at
+// once when the lease is lost: what its server does after that is not the
 // checkout's. State that cannot be read is set aside with a warning and
 // never keeps anyone from sharing.
 

@@ -1,6 +1,6 @@
 // Package secret is the lease's secret and the two things made from it
-// (SPEC §13): the bearer token every /mcp request carries, and the proof a
-// server gives a probe that it holds the secret.
+// (docs/security.md): the bearer token every /mcp request carries, and the
+// proof a server gives a probe that it holds the secret.
 //
 // Model: the leaseholder draws a secret (256 bits) when it writes its lease,
 // which only its user can read. Neither the secret nor anything a client

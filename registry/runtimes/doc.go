@@ -1,4 +1,4 @@
-// Package runtimes keeps the evidence of fleet inventories (SPEC §9): the
+// Package runtimes keeps the evidence of fleet inventories (docs/fleet.md): the
 // runtime registry ([DB], [Read]) is one SQLite database per user
 // (modernc.org/sqlite, pure Go), at [Path]: every shared server writes one
 // row (a fleet.Row, the one description of it) about itself right after its HTTP
@@ -6,8 +6,8 @@
 // WAL, a busy timeout and BEGIN IMMEDIATE transactions: with deferred
 // transactions, processes that read then write fail at once with
 // SQLITE_BUSY whatever the busy timeout, because SQLite cannot wait on a
-// lock upgrade (four racing processes, measured: hundreds of failures
-// without immediate transactions, none with them). Readers open the file
+// lock upgrade (four racing processes fail without immediate transactions,
+// and none fail with them: scenarios/bench/README.md). Readers open the file
 // read-only and query-only, and never create it, so an inventory changes no
 // byte of it. The schema is versioned in user_version ([SchemaVersion]);
 // migrations are additive and idempotent, run in one immediate transaction,

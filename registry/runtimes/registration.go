@@ -26,7 +26,7 @@ type Registration struct {
 }
 
 // Register writes row into the registry at path, right after the server's
-// HTTP bind (SPEC §9). The write outlives ctx's cancellation: a row half
+// HTTP bind (docs/fleet.md). The write outlives ctx's cancellation: a row half
 // written helps nobody.
 func Register(ctx context.Context, path string, row fleet.Row) (*Registration, error) {
 	err := Write(context.WithoutCancel(ctx), path, WriteTimeout, func(ctx context.Context, rt *DB) error {

@@ -225,5 +225,5 @@ func (b *bench) takeOverOnce() (took, reaped time.Duration, err error) {
 type leaseProc struct {
 	p             *mcpclient.Process
 	url           string
-	authorization string // what a direct HTTP client sends (SPEC §13)
+	authorization string // what a direct HTTP client sends (docs/security.md)
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // b8 floods a leaseholder as a misbehaving local client would (issue 12,
-// SPEC §6 "Bounded by design"): 1,000 initializes answered with an error,
+// docs/security.md#bounded): 1,000 initializes answered with an error,
 // then 200 connections that send a body one byte and then nothing. It
 // reports the leaseholder's resident set and open descriptors before and
 // after: an initialize that fails opens no session, and a trickled body is

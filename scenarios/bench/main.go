@@ -1,8 +1,9 @@
 // Command bench measures majordomus-mcp side by side with baselines taken
-// in the same run (issue 5, SPEC §10): attach (B1), bridge overhead (B2),
-// other bridges (B3), take-over (B4), a storm of clients (B5), memory (B6)
-// and layer scale (B7). It builds the binary, runs every measure several
-// times after a warm-up, prints a Markdown table and writes a JSON file.
+// in the same run (issue 5, docs/architecture.md#tests): attach (B1),
+// bridge overhead (B2), other bridges (B3), take-over (B4), a storm of
+// clients (B5), memory (B6) and layer scale (B7). It builds the binary,
+// runs every measure several times after a warm-up, prints a Markdown table
+// and writes a JSON file.
 //
 //	go run ./scenarios/bench [-quick] [-out FILE] [-only B1,B4] [-peers DIR] [-profile DIR]
 //

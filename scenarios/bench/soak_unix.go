@@ -17,7 +17,7 @@ import (
 	"time"
 )
 
-// The soak (`task soak`, SPEC §6 "never stranded"): clients in one checkout
+// The soak (`task soak`, docs/design.md#the-rule): clients in one checkout
 // call tools for a bounded time while a chaos loop kills them (-9 and
 // SIGTERM), stops and continues the leaseholder, corrupts, truncates and
 // replaces the lease and swaps its directory away. It reports every request
