@@ -36,10 +36,12 @@ var importRules = map[string]struct {
 	"internal/dist":      {[]string{"internal/release"}, []string{"net", "net/http"}},
 	"internal/secret":    {nil, []string{"os", "os/exec"}},
 	"internal/demo":      {[]string{"example", "internal/mcpclient", "registry/runtimes"}, nil},
-	"internal/node":      {[]string{"internal/secret", "machine", "registry", "registry/proc", "registry/runtimes", "transport", "fleet", "layer", "surface", "internal/release"}, []string{"os/signal", "os/exec"}},
+	"internal/browser":   {nil, nil},
+	"internal/node":      {[]string{"internal/browser", "internal/secret", "machine", "registry", "registry/proc", "registry/runtimes", "transport", "fleet", "layer", "surface", "internal/release"}, []string{"os/signal", "os/exec"}},
 	"internal/testtemp":  {nil, nil},
 	"internal/testchild": {nil, nil},
 	"scenarios":          {[]string{"example", "internal/mcpclient", "internal/secret"}, nil},
+	"scenarios/browser":  {[]string{"example", "internal/mcpclient", "internal/secret"}, nil},
 	"scenarios/bench":    {[]string{"example", "internal/mcpclient"}, nil},
 	"cmd/majordomus-mcp": {[]string{"internal/secret", "machine", "registry", "registry/proc", "registry/runtimes", "transport", "fleet", "layer", "internal/release", "internal/node", "internal/demo"}, nil},
 }
