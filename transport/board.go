@@ -181,6 +181,13 @@ func (h *HTTPServer) serveBoardToken(w http.ResponseWriter, r *http.Request) {
 // history opens nothing.
 func (h *HTTPServer) exchangeBoardToken(w http.ResponseWriter, r *http.Request) {
 	cookie, ok := h.boardKeys.exchange(r.URL.Query().Get("token"), h.cfg.Now())
+	if !ok && h.boardAdmits(r) {
+		// The link opened again (a restored tab) by a browser the page
+		// already let in: it goes on to the page, with nothing new.
+		w.Header().Set("Location", "/board")
+		w.WriteHeader(http.StatusSeeOther)
+		return
+	}
 	if !ok {
 		writeError(w, http.StatusUnauthorized, ErrCodeUnauthorized,
 			"this board link was used already or has expired: run `majordomus-mcp board` for a new one")

@@ -160,6 +160,9 @@ func TestABoardTokenIsSpentOnceForACookie(t *testing.T) {
 	if again, _ := boardRequest(t, s.url, http.MethodGet, path[1]); again.StatusCode != http.StatusUnauthorized || len(again.Cookies()) != 0 {
 		t.Errorf("the token spent a second time: %d %v", again.StatusCode, again.Cookies())
 	}
+	if again, _ := boardRequest(t, s.url, http.MethodGet, path[1], "Cookie", cookie); again.StatusCode != http.StatusSeeOther || len(again.Cookies()) != 0 {
+		t.Errorf("the spent link opened again by the browser it let in: %d %v", again.StatusCode, again.Cookies())
+	}
 
 	resp, body = boardRequest(t, s.url, http.MethodGet, "/board", "Cookie", cookie)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `<script src="/board/board.js"`) {

@@ -198,7 +198,7 @@ function drawMachine(m) {
   const { pos, width, height } = layout(g);
   const root = $("machine-graph");
   clear(root);
-  root.setAttribute("viewBox", "0 0 " + width + " " + (height + 40));
+  root.setAttribute("viewBox", "0 -10 " + width + " " + (height + 10));
   const defs = svg("defs");
   const marker = svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" });
   marker.appendChild(svg("path", { d: "M0,0 L10,5 L0,10 z" }));
