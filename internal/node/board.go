@@ -57,8 +57,12 @@ func OpenBoard(ctx context.Context, co *Checkout, opts BoardOptions) error {
 	if err != nil {
 		return fmt.Errorf("reading the lease: %w", err)
 	}
-	if o.Verdict.Class != registry.Live || o.Lease == nil || !o.Lease.HasURL() {
-		return fmt.Errorf("%w: no shared server runs for this checkout (the lease at %s is %s: %s); the board is a page of the shared server, which the first majordomus-mcp client here starts (or `majordomus-mcp serve`), and a client served alone has none",
+	switch {
+	case o.Verdict.Class == registry.Unusable:
+		return fmt.Errorf("%w: this checkout's clients are served alone, because the lease at %s cannot be used (%s), and a client served alone has no page",
+			ErrNoBoard, path, o.Verdict.Reason)
+	case o.Verdict.Class != registry.Live || o.Lease == nil || !o.Lease.HasURL():
+		return fmt.Errorf("%w: no shared server runs for this checkout (the lease at %s is %s: %s); the board is a page of the shared server, which the first majordomus-mcp client here starts (or `majordomus-mcp serve`)",
 			ErrNoBoard, path, o.Verdict.Class, o.Verdict.Reason)
 	}
 	base := strings.TrimSuffix(o.Lease.URLString(), "/")
