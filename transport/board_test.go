@@ -2,9 +2,12 @@ package transport
 
 import (
 	"bufio"
+	"context"
+	"encoding/json"
 	"io"
 	"io/fs"
 	"net/http"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -257,7 +260,13 @@ func TestTheBoardsEventsFollowItsRevision(t *testing.T) {
 	if got := next(); got != `"b"` {
 		t.Fatalf("after a change the event said %s", got)
 	}
-	s.stop() // would wait for its whole grace if the stream held on
+	// A stream that held on would keep a graceful shutdown from ever
+	// finishing: Shutdown would end with its context instead.
+	shut, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.Shutdown(shut); err != nil {
+		t.Fatalf("the shutdown with a board stream open: %v", err)
+	}
 	if got := next(); got != "(the stream ended)" {
 		t.Fatalf("after the shutdown the stream said %s", got)
 	}
@@ -279,5 +288,33 @@ func TestThePageBuildsNoMarkupFromData(t *testing.T) {
 	html, _ := fs.ReadFile(boardFiles, "board/index.html")
 	if m := regexp.MustCompile(`<script(?:\s[^>]*)?>[^<]|\son[a-z]+=|style=|https?://[^w]`).Find(html); m != nil {
 		t.Errorf("index.html has inline script, a handler, a style or a link out: %q", m)
+	}
+}
+
+// The OpenAPI document is one, and names every endpoint the board serves
+// to scripts.
+func TestTheOpenAPIDocumentNamesEveryEndpoint(t *testing.T) {
+	raw, err := fs.ReadFile(boardFiles, "board/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		OpenAPI string                     `json:"openapi"`
+		Paths   map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil || doc.OpenAPI != "3.1.0" {
+		t.Fatalf("openapi.json: %v, version %q", err, doc.OpenAPI)
+	}
+	src, err := os.ReadFile("board.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(`case "(/board/(?:api/[a-z]+|events))"`).FindAllStringSubmatch(string(src), -1) {
+		if _, ok := doc.Paths[m[1]]; !ok {
+			t.Errorf("openapi.json does not describe %s", m[1])
+		}
+	}
+	if len(doc.Paths) != 6 {
+		t.Errorf("openapi.json describes %d paths", len(doc.Paths))
 	}
 }
