@@ -195,6 +195,23 @@ func TestTheBoardInABrowser(t *testing.T) {
 	if n := colours(img); n < 32 {
 		t.Errorf("the screenshot has %d colours: blank", n)
 	}
+
+	// The history is filtered from the keyboard: typing a peer's id into
+	// its select.
+	browser.typeInto("#filter-peer", "p3")
+	var peers []string
+	browser.eval(`return [...document.querySelectorAll("#executions-table tbody tr td:nth-child(3)")].map((td) => td.textContent);`, &peers)
+	if len(peers) != 2 || peers[0] != "p3" || peers[1] != "p3" {
+		t.Errorf("the history filtered by p3 shows the calls of %q", peers)
+	}
+	// A narrow window scrolls no page sideways: wide tables scroll within
+	// their own regions.
+	browser.do(http.MethodPost, "/window/rect", map[string]any{"width": 420, "height": 800}, nil)
+	var fits bool
+	browser.eval(`return document.documentElement.scrollWidth <= window.innerWidth;`, &fits)
+	if !fits {
+		t.Error("in a window 420 pixels wide the page scrolls sideways")
+	}
 	if path := os.Getenv("BOARD_SCREENSHOT"); path != "" {
 		// The README's picture is of the whole page, its state machine
 		// included: the window as tall as the page is.

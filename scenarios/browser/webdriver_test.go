@@ -184,3 +184,15 @@ func (s *session) screenshot() []byte {
 	}
 	return png
 }
+
+// typeInto sends text as keystrokes to the element css finds.
+func (s *session) typeInto(css, text string) {
+	s.t.Helper()
+	var found map[string]string
+	s.do(http.MethodPost, "/element", map[string]any{"using": "css selector", "value": css}, &found)
+	var id string
+	for _, v := range found {
+		id = v // the element reference's one key is the protocol's constant
+	}
+	s.do(http.MethodPost, "/element/"+id+"/value", map[string]any{"text": text}, nil)
+}
