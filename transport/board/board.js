@@ -34,6 +34,7 @@ function clear(node) { while (node.firstChild) node.removeChild(node.firstChild)
 
 async function get(url) {
   const r = await fetch(url, { credentials: "same-origin", cache: "no-store" });
+  if (r.status === 401) throw new Error("this server no longer knows this page (it restarted, or another took over): run `majordomus-mcp board` for a new link");
   if (!r.ok) throw new Error(url + ": HTTP " + r.status);
   return r.json();
 }
@@ -301,7 +302,13 @@ function start() {
   const events = new EventSource("/board/events");
   events.addEventListener("change", () => { live(true, "live"); refresh(); });
   events.addEventListener("open", () => live(true, "live"));
-  events.addEventListener("error", () => live(false, "disconnected: the server may have stopped; retrying"));
+  events.addEventListener("error", () => {
+    if (events.readyState === EventSource.CLOSED) {
+      refresh(); // refused, not merely cut: the fetch says why
+      return;
+    }
+    live(false, "disconnected: the server may have stopped; retrying");
+  });
   setInterval(tick, 1000);
   refresh();
 }
