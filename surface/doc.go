@@ -31,6 +31,12 @@
 // (layer.Object.Render), and completion/complete an argument's declared
 // suggestions.
 //
+// The read-only tools' answers are also given as JSON to the board page's
+// endpoints (answers.go: [Surface.PeersJSON], [Surface.ExecutionsJSON],
+// [Surface.ServerJSON], marshalled from the same views, so that both say
+// the same bytes), with [Surface.OverlapsJSON], every overlapping pair of
+// announcers by the rule majordomus_announce answers with.
+//
 // # Modern clients
 //
 // A 2026-07-28 ("modern") request — one whose _meta names a modern

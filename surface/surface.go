@@ -298,21 +298,26 @@ func (s *Surface) IndexChanged(old, new *layer.Index) {
 
 // ServerReport is the answer of majordomus_server.
 type ServerReport struct {
-	Name          string   `json:"name"`
-	PID           int      `json:"pid"`
-	Role          string   `json:"role"`
-	URL           *string  `json:"url"`
-	Leaseholder   bool     `json:"leaseholder"`
-	Sessions      int      `json:"sessions"`
-	HTTPSessions  int      `json:"http_sessions"`
-	UptimeSeconds float64  `json:"uptime_seconds"`
-	LeasePath     *string  `json:"lease_path"`
-	Profile       string   `json:"profile"`
-	Version       string   `json:"version"`
-	Checkout      string   `json:"checkout"`
-	RepositoryID  string   `json:"repository_id"`
-	Generation    uint64   `json:"generation"`
-	Findings      []string `json:"findings"`
+	Name          string  `json:"name"`
+	PID           int     `json:"pid"`
+	Role          string  `json:"role"`
+	URL           *string `json:"url"`
+	Leaseholder   bool    `json:"leaseholder"`
+	Sessions      int     `json:"sessions"`
+	HTTPSessions  int     `json:"http_sessions"`
+	UptimeSeconds float64 `json:"uptime_seconds"`
+	LeasePath     *string `json:"lease_path"`
+	Profile       string  `json:"profile"`
+	Version       string  `json:"version"`
+	Checkout      string  `json:"checkout"`
+	RepositoryID  string  `json:"repository_id"`
+	Generation    uint64  `json:"generation"`
+	// LayerState is the index's state: ok, or degraded.
+	LayerState string `json:"layer_state"`
+	// ProtocolRevisions are the MCP revisions this server serves, newest
+	// first.
+	ProtocolRevisions []string `json:"protocol_revisions"`
+	Findings          []string `json:"findings"`
 	// LogLinesDropped is how many log lines this process's stderr lost
 	// because its host did not read them (docs/design.md#sharing-heals).
 	LogLinesDropped uint64 `json:"log_lines_dropped"`
@@ -335,7 +340,10 @@ func (s *Surface) Report() ServerReport {
 		Checkout:      ix.Name,
 		RepositoryID:  ix.RepositoryID,
 		Generation:    ix.Generation,
+		LayerState:    ix.State(),
 		Findings:      proc.Findings,
+
+		ProtocolRevisions: slices.Clone(mcp.ValidProtocolVersions),
 	}
 	if s.cfg.LogLinesDropped != nil {
 		r.LogLinesDropped = s.cfg.LogLinesDropped()

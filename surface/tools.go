@@ -59,7 +59,7 @@ func (s *Surface) addTools() {
 			mcp.WithNumber("limit", mcp.Description("At most this many (1–1000, default 50).")),
 			readOnly("Show recent tool calls")), Handler: s.toolExecutions},
 		server.ServerTool{Tool: mcp.NewTool("majordomus_server",
-			mcp.WithDescription("The process serving this session: pid, role, URL, whether it holds the checkout's lease, sessions, uptime, lease path, profile, version, findings and how many log lines its stderr dropped."),
+			mcp.WithDescription("The process serving this session: pid, role, URL, whether it holds the checkout's lease, sessions, uptime, lease path, profile, version, the layer's state and generation, the protocol revisions it serves, findings and how many log lines its stderr dropped."),
 			readOnly("Describe this server")), Handler: s.toolServer},
 		s.fleetTool(),
 	)
@@ -151,13 +151,7 @@ func (s *Surface) toolPeers(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	if a.err != nil {
 		return refuse(a.err)
 	}
-	peers, count := s.Board.Peers()
-	return answer(struct {
-		Count    int    `json:"count"`
-		Departed int    `json:"departed"`
-		Caller   string `json:"caller"`
-		Peers    []Peer `json:"peers"`
-	}{Count: count, Departed: len(peers) - count, Caller: s.callerOf(ctx, req.Params.Meta), Peers: peers})
+	return answer(s.peersView(s.callerOf(ctx, req.Params.Meta)))
 }
 
 func (s *Surface) toolAnnounce(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -193,16 +187,12 @@ func (s *Surface) toolAnnounce(ctx context.Context, req mcp.CallToolRequest) (*m
 
 func (s *Surface) toolExecutions(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	a := argsOf(req)
-	limit := a.integer("limit", 50, 1, executionsKept)
+	limit := a.integer("limit", DefaultExecutionsLimit, 1, MaxExecutionsLimit)
 	a.only("limit")
 	if a.err != nil {
 		return refuse(a.err)
 	}
-	recent := s.Executions.Recent(limit)
-	return answer(struct {
-		Count      int         `json:"count"`
-		Executions []Execution `json:"executions"`
-	}{len(recent), recent})
+	return answer(s.executionsView(limit))
 }
 
 func (s *Surface) toolServer(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {

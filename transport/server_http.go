@@ -128,6 +128,16 @@ type HTTPConfig struct {
 	// server, so it may call back into it; under concurrent changes an
 	// intermediate count may be skipped, the latest never is.
 	OnSessions func(n int)
+	// Board is what the board page (/board) shows; nil = no page, 404.
+	Board BoardSource
+	// BoardPoll is how often an open /board/events stream looks for a
+	// change. Default DefaultBoardPoll.
+	BoardPoll time.Duration
+	// BoardTokenTTL is how long a one-time board token stays good.
+	// Default DefaultBoardTokenTTL.
+	BoardTokenTTL time.Duration
+	// Now is the board tokens' clock. Nil = time.Now.
+	Now func() time.Time
 	// Logger receives the server's logs and mcp-go's (named "mcp-go").
 	// Nil = no logs.
 	Logger *zap.Logger
@@ -142,6 +152,9 @@ type HTTPServer struct {
 	table *sessionTable
 	cop   *http.CrossOriginProtection
 	srv   *http.Server
+
+	boardKeys *boardKeys
+	boardDone chan struct{} // closed by Shutdown: ends the board's event streams
 
 	conns    connCount
 	closing  atomic.Bool
@@ -176,10 +189,20 @@ func NewHTTPServer(cfg HTTPConfig) *HTTPServer {
 	if cfg.Refusal == nil {
 		cfg.Refusal = func() *Refusal { return nil }
 	}
+	if cfg.BoardPoll <= 0 {
+		cfg.BoardPoll = DefaultBoardPoll
+	}
+	if cfg.BoardTokenTTL <= 0 {
+		cfg.BoardTokenTTL = DefaultBoardTokenTTL
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	if cfg.Secret == "" {
 		cfg.Secret = secret.New()
 	}
-	h := &HTTPServer{cfg: cfg, log: cfg.Logger, cop: http.NewCrossOriginProtection()}
+	h := &HTTPServer{cfg: cfg, log: cfg.Logger, cop: http.NewCrossOriginProtection(),
+		boardKeys: newBoardKeys(cfg.BoardTokenTTL), boardDone: make(chan struct{})}
 	h.table = newSessionTable(cfg.Logger, cfg.OnSessions, cfg.IdleTimeout, func(sid string) { h.endSession(sid, EndIdle) })
 	mcpLog := slog.New(zapslog.NewHandler(cfg.Logger.Core(), zapslog.WithName("mcp-go")))
 	h.mcp = server.NewStreamableHTTPServer(cfg.MCP,
@@ -217,6 +240,7 @@ func (h *HTTPServer) Sessions() int { return h.table.count() }
 func (h *HTTPServer) Shutdown(ctx context.Context) error {
 	h.shutOnce.Do(func() {
 		h.closing.Store(true)
+		close(h.boardDone)
 		h.table.shutdown()
 		_ = h.mcp.Shutdown(ctx) // stops the sweeper, ends streams and sessions
 		if err := h.srv.Shutdown(ctx); err != nil {
@@ -228,7 +252,7 @@ func (h *HTTPServer) Shutdown(ctx context.Context) error {
 	return h.shutErr
 }
 
-// ServeHTTP routes a request: GET / and /mcp; anything else is 404. Only a
+// ServeHTTP routes a request: GET /, /mcp and /board; anything else is 404. Only a
 // POST to /mcp has a body worth reading: any other request's body is never
 // waited for, and its connection closes with the answer.
 func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -242,14 +266,16 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("the Host header %q does not name this loopback server (DNS rebinding is refused)", r.Host))
 		return
 	}
-	switch r.URL.Path {
-	case "/":
+	switch {
+	case r.URL.Path == "/":
 		h.serveIdentity(w, r)
-	case "/mcp":
+	case r.URL.Path == "/mcp":
 		h.serveMCP(w, r)
+	case isBoardPath(r.URL.Path):
+		h.serveBoard(w, r)
 	default:
 		writeError(w, http.StatusNotFound, ErrCodeNotFound,
-			fmt.Sprintf("no route %s %s; this server answers GET / (its identity) and /mcp (MCP)", r.Method, r.URL.Path))
+			fmt.Sprintf("no route %s %s; this server answers GET / (its identity), /mcp (MCP) and /board (its page)", r.Method, r.URL.Path))
 	}
 }
 

@@ -26,6 +26,7 @@ type options struct {
 	format     string
 	registry   string // the fleet registry's path; "" = $MAJORDOMUS_MCP_REGISTRY, else the XDG state directory
 	roster     string // fleet: the profiles to expect, comma-separated; "" = the manifest's mcp.profiles
+	noOpen     bool   // board: print the link only
 	times      node.Timings
 	log        logOptions
 }
@@ -59,6 +60,7 @@ func commands() []command {
 		{"", "serve one MCP client on stdio (what MCP hosts spawn)", runStdio},
 		{"serve", "run the checkout's shared server without a stdio client, until a signal", runServe},
 		{"status", "report the checkout's shared server, its sessions and peers as JSON, read-only, with the URL and header a direct HTTP client sends", runStatus},
+		{"board", "print a one-time link to the checkout's board page (peers, history, server, live) and open it in a browser", runBoard},
 		{"fleet", "inventory the checkout's servers as JSON, read-only (exit 10 unless its gate is open)", runFleet},
 		{"graph", "print the process state machine (--format dot|mermaid|json)", runGraph},
 		{"demo", "run a short scripted MCP session on an embedded example checkout", runDemo},
@@ -76,6 +78,9 @@ Usage:
   majordomus-mcp status             report the checkout's shared server, its sessions and
                                     peers as JSON, read-only, and how a direct HTTP client
                                     connects to it (URL and header)
+  majordomus-mcp board [--no-open]  print a one-time link to the checkout's board page, a
+                                    live page of its peers, history and server for its own
+                                    user, and open it where a desktop exists
   majordomus-mcp fleet              inventory the checkout's servers as JSON, read-only; exit 0
                                     only when exactly one runs per profile, in one cohort
   majordomus-mcp graph [--format F] print the process state machine: dot, mermaid or json
@@ -162,6 +167,7 @@ func flagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.format, "format", "dot", "graph: dot, mermaid or json")
 	fs.StringVar(&o.registry, "registry", "", "the fleet registry (default $MAJORDOMUS_MCP_REGISTRY, else $XDG_STATE_HOME/majordomus-mcp/registry.db, else ~/.local/state/majordomus-mcp/registry.db)")
 	fs.StringVar(&o.roster, "roster", "", "fleet: the profiles to expect, comma-separated (default: the manifest's mcp.profiles, else default)")
+	fs.BoolVar(&o.noOpen, "no-open", false, "board: print the link, do not open a browser")
 	fs.DurationVar(&o.times.BindGrace, "bind-grace", 0, fmt.Sprintf("how long a lease without a URL is waited for (default %s, or the manifest's)", def.BindGrace))
 	fs.DurationVar(&o.times.ProbeTimeout, "probe-timeout", 0, fmt.Sprintf("timeout of the probe of a lease's server (default %s)", def.ProbeTimeout))
 	fs.DurationVar(&o.times.ElectionBound, "election-bound", 0, fmt.Sprintf("how long an election may take before the client is served alone (default %s)", def.ElectionBound))

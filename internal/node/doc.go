@@ -35,6 +35,14 @@
 // observer and the trust check an election uses (lease.go), so that what
 // it reports is what a starting process would find.
 //
+// The leaseholder's server has a board page (board_source.go): the
+// surface's own answers and the machine's graph with the process's
+// state, which transport serves at /board. [OpenBoard] (`majordomus-mcp
+// board`) asks that server, once it has proved it holds the lease's
+// secret, for a one-time link to it, and opens the link where a desktop
+// exists (package internal/browser); a checkout without a live shared
+// server has no page, and it says why ([ErrNoBoard]).
+//
 // Invariants:
 //   - the client's session survives every change of backend: when a bridge
 //     fails, its session (initialize, last announcement) is carried and

@@ -66,6 +66,12 @@ func (s *sharedServer) Start(ctx context.Context) error {
 		return fmt.Errorf("starting the shared server: %w", err)
 	}
 	url := "http://" + ln.Addr().String()
+	board, err := newBoardSource(srv.surface, n.m.State)
+	if err != nil {
+		_ = ln.Close()
+		s.unkeep(false)
+		return err
+	}
 	h := transport.NewHTTPServer(transport.HTTPConfig{
 		MCP:         srv.surface.MCP,
 		Identity:    s.identity(srv, instance),
@@ -74,6 +80,7 @@ func (s *sharedServer) Start(ctx context.Context) error {
 		IdleTimeout: n.cfg.Times.IdleTimeout,
 		MaxSessions: n.cfg.MaxSessions,
 		OnSessions:  n.m.SessionsChanged,
+		Board:       board,
 		Logger:      n.log.Named("http"),
 	})
 	go func() { _ = h.Serve(ln) }()

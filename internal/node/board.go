@@ -1,0 +1,119 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/browser"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/release"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/layer"
+	"github.com/majordomus-mcp/majordomus-mcp/registry"
+)
+
+// ErrNoBoard is why `board` found no page to open: no shared server runs
+// for the checkout (its clients are served alone, or none runs), or the
+// one that runs has none.
+var ErrNoBoard = errors.New("no board page")
+
+// BoardOptions configure [OpenBoard].
+type BoardOptions struct {
+	Times Timings
+	// Open opens the link in the desktop's browser, where there is a
+	// desktop (see hasDesktop).
+	Open bool
+	Out  io.Writer // where the link is printed
+}
+
+// OpenBoard asks the checkout's shared server for a one-time link to its
+// board page, prints it and, when asked and a desktop exists, opens it.
+// The server is asked only once it has proved that it holds the lease's
+// secret, and is asked with the secret's token, which only the lease's
+// owner can read: the link is that user's alone.
+func OpenBoard(ctx context.Context, co *Checkout, opts BoardOptions) error {
+	times := ResolveTimings(co.Manifest.Server, opts.Times)
+	path := registry.Path(co.Root, co.Profile)
+	if err := registry.Trusted(path); err != nil {
+		return fmt.Errorf("%w: the lease at %s is not trusted (%v), so this checkout's clients are served alone, and a client served alone has no page", ErrNoBoard, path, err)
+	}
+	self, err := registry.SelfExecutable()
+	if err != nil {
+		return err
+	}
+	observer := &registry.Observer{
+		Path:         path,
+		RepositoryID: layer.RepositoryID(co.Root),
+		Executable:   self,
+		Version:      release.Number,
+		Timings:      registry.Timings{BindGrace: times.BindGrace},
+		Probe:        registry.HTTPProbe(times.ProbeTimeout),
+	}
+	o, err := observer.Observe(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the lease: %w", err)
+	}
+	switch {
+	case o.Verdict.Class == registry.Unusable:
+		return fmt.Errorf("%w: this checkout's clients are served alone, because the lease at %s cannot be used (%s), and a client served alone has no page",
+			ErrNoBoard, path, o.Verdict.Reason)
+	case o.Verdict.Class != registry.Live || o.Lease == nil || !o.Lease.HasURL():
+		return fmt.Errorf("%w: no shared server runs for this checkout (the lease at %s is %s: %s); the board is a page of the shared server, which the first majordomus-mcp client here starts (or `majordomus-mcp serve`)",
+			ErrNoBoard, path, o.Verdict.Class, o.Verdict.Reason)
+	}
+	base := strings.TrimSuffix(o.Lease.URLString(), "/")
+	tokenPath, err := boardToken(ctx, base, o.Lease.Secret, times)
+	if err != nil {
+		return err
+	}
+	link := base + tokenPath
+	if _, err := fmt.Fprintln(opts.Out, link); err != nil {
+		return err
+	}
+	if opts.Open {
+		if _, err := browser.Open(link); err != nil {
+			return fmt.Errorf("opening %s in a browser: %w (open the link above yourself)", base+"/board", err)
+		}
+	}
+	return nil
+}
+
+// boardToken draws a one-time token from the server at base, once it has
+// proved it holds key, and returns the path that spends it.
+func boardToken(ctx context.Context, base, key string, times Timings) (string, error) {
+	if _, err := registry.FetchIdentity(ctx, base, key, times.ProbeTimeout); err != nil {
+		return "", fmt.Errorf("%w: the shared server at %s does not prove it is the lease's: %v", ErrNoBoard, base, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, times.ProbeTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/board/token", nil)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Authorization", secret.Authorization(key))
+	client := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("asking %s for a board link: %w", base, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if err != nil {
+		return "", fmt.Errorf("asking %s for a board link: %w", base, err)
+	}
+	if resp.StatusCode == http.StatusNotFound {
+		return "", fmt.Errorf("%w: the shared server at %s has no board page (an older majordomus-mcp serves this checkout)", ErrNoBoard, base)
+	}
+	var answer struct {
+		Path string `json:"path"`
+	}
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &answer) != nil || !strings.HasPrefix(answer.Path, "/board?token=") {
+		return "", fmt.Errorf("asking %s for a board link: status %d: %s", base, resp.StatusCode, strings.TrimSpace(string(body)))
+	}
+	return answer.Path, nil
+}

@@ -1,0 +1,73 @@
+package node
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"github.com/majordomus-mcp/majordomus-mcp/machine"
+	"github.com/majordomus-mcp/majordomus-mcp/surface"
+)
+
+// boardSource is what the shared server's board page shows
+// (transport.BoardSource): the surface's own answers, and the machine's
+// graph with this process's state.
+type boardSource struct {
+	surface *surface.Surface
+	state   func() machine.State
+	graph   []byte // machine.Graph("json"), rendered once
+}
+
+func newBoardSource(s *surface.Surface, state func() machine.State) (*boardSource, error) {
+	g, err := machine.Graph("json")
+	if err != nil {
+		return nil, fmt.Errorf("rendering the machine's graph: %w", err)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, []byte(g)); err != nil {
+		return nil, fmt.Errorf("rendering the machine's graph: %w", err)
+	}
+	return &boardSource{surface: s, state: state, graph: compact.Bytes()}, nil
+}
+
+func (b *boardSource) Peers() ([]byte, error)               { return b.surface.PeersJSON() }
+func (b *boardSource) Overlaps() ([]byte, error)            { return b.surface.OverlapsJSON() }
+func (b *boardSource) Executions(limit int) ([]byte, error) { return b.surface.ExecutionsJSON(limit) }
+func (b *boardSource) Server() ([]byte, error)              { return b.surface.ServerJSON() }
+
+// Graph is the graph `majordomus-mcp graph --format json` prints (its
+// bytes, compacted), with the state this process is in now.
+func (b *boardSource) Graph() ([]byte, error) {
+	state, err := json.Marshal(b.state())
+	if err != nil {
+		return nil, err
+	}
+	out := append([]byte(`{"state":`), state...)
+	out = append(append(out, `,"graph":`...), b.graph...)
+	return append(out, '}'), nil
+}
+
+// boardRevisionExecutions is how much of the history a revision covers:
+// what the page shows of it.
+const boardRevisionExecutions = 200
+
+// Revision digests everything the page shows but the uptime, which changes
+// with every reading and which the page counts on by itself.
+func (b *boardSource) Revision() string {
+	h := sha256.New()
+	report := b.surface.Report()
+	report.UptimeSeconds = 0
+	for _, part := range []func() ([]byte, error){
+		b.Peers, b.Overlaps,
+		func() ([]byte, error) { return b.surface.ExecutionsJSON(boardRevisionExecutions) },
+		func() ([]byte, error) { return json.Marshal(report) },
+		func() ([]byte, error) { return []byte(b.state()), nil },
+	} {
+		p, _ := part()
+		h.Write(p)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
+}

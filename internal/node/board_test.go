@@ -1,0 +1,101 @@
+package node
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/machine"
+)
+
+// getBoard reads one of the board's endpoints with the lease's token, as a
+// script does.
+func getBoard(t *testing.T, url, path string) string {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", secret.Authorization(keyAt(url)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
+	}
+	return string(b)
+}
+
+// The board's endpoints answer the tools' JSON, byte for byte: the page is
+// no peer (its caller is ""), and an uptime is read at its own moment.
+func TestTheBoardAnswersWhatTheToolsAnswer(t *testing.T) {
+	co, b := exampleCheckout(t), newBoard()
+	a := start(t, "a", co, b, true)
+	a.client.initialize()
+	a.awaitState(machine.Leaseholder)
+	a.client.tool("majordomus_announce", map[string]any{"intent": "parse <b>things</b>", "scope": []any{"lib/parse"}}, nil)
+	url := b.url
+
+	api := getBoard(t, url, "/board/api/executions") // read first: the tool's own call is recorded after it answers
+	if tool := a.client.tool("majordomus_executions", map[string]any{}, nil); api != tool {
+		t.Errorf("/board/api/executions answered\n%s\nmajordomus_executions\n%s", api, tool)
+	}
+	tool := a.client.tool("majordomus_peers", map[string]any{}, nil)
+	api = getBoard(t, url, "/board/api/peers")
+	var caller struct{ Caller string }
+	if err := json.Unmarshal([]byte(tool), &caller); err != nil || caller.Caller == "" {
+		t.Fatalf("majordomus_peers answered %s", tool)
+	}
+	if want := strings.Replace(tool, `"caller":"`+caller.Caller+`"`, `"caller":""`, 1); api != want {
+		t.Errorf("/board/api/peers answered\n%s\nwant majordomus_peers' answer for no caller\n%s", api, want)
+	}
+	uptime := regexp.MustCompile(`"uptime_seconds":[0-9.e+-]+`)
+	tool = a.client.tool("majordomus_server", map[string]any{}, nil)
+	api = getBoard(t, url, "/board/api/server")
+	if uptime.ReplaceAllString(api, "U") != uptime.ReplaceAllString(tool, "U") || !strings.Contains(api, `"layer_state":"ok"`) {
+		t.Errorf("/board/api/server answered\n%s\nmajordomus_server\n%s", api, tool)
+	}
+	var graph struct {
+		State string          `json:"state"`
+		Graph json.RawMessage `json:"graph"`
+	}
+	printed, _ := machine.Graph("json")
+	var want bytes.Buffer
+	_ = json.Compact(&want, []byte(printed))
+	if err := json.Unmarshal([]byte(getBoard(t, url, "/board/api/graph")), &graph); err != nil || graph.State != string(machine.Leaseholder) || string(graph.Graph) != want.String() {
+		t.Errorf("/board/api/graph: state %q, graph the same as `graph --format json`: %v (%v)", graph.State, string(graph.Graph) == want.String(), err)
+	}
+}
+
+// The revision /board/events watches changes with what the page shows, and
+// not with time alone.
+func TestTheBoardsRevisionFollowsTheBoard(t *testing.T) {
+	co, b := exampleCheckout(t), newBoard()
+	a := start(t, "a", co, b, true)
+	a.client.initialize()
+	a.awaitState(machine.Leaseholder)
+	srv, err := a.node.load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := newBoardSource(srv.surface, a.node.State)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := src.Revision()
+	if again := src.Revision(); again != before {
+		t.Fatalf("nothing changed, yet the revision went from %s to %s", before, again)
+	}
+	a.client.tool("majordomus_announce", map[string]any{"intent": "x", "scope": []any{"a"}}, nil)
+	if after := src.Revision(); after == before {
+		t.Fatalf("an announcement left the revision at %s", after)
+	}
+}

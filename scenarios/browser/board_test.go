@@ -1,0 +1,238 @@
+//go:build browser
+
+package browser
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/png"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/majordomus-mcp/majordomus-mcp/example"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
+)
+
+// wait bounds every wait for an event; each ends when the event comes.
+const wait = 60 * time.Second
+
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "majordomus-browser-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "majordomus-mcp")
+	os.Setenv("MAJORDOMUS_MCP_REGISTRY", filepath.Join(dir, "registry.db"))
+	build := exec.Command("go", "build", "-o", bin, "github.com/majordomus-mcp/majordomus-mcp/cmd/majordomus-mcp")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building majordomus-mcp:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), wait)
+	t.Cleanup(cancel)
+	return c
+}
+
+// start runs the binary in dir; it is killed when the test ends.
+func start(t *testing.T, dir string, args ...string) *mcpclient.Process {
+	t.Helper()
+	p, err := mcpclient.Start(bin, args, dir, os.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.Kill(context.Background())
+		if t.Failed() {
+			t.Logf("stderr of majordomus-mcp %s:\n%s", strings.Join(args, " "), strings.Join(p.Logs(), "\n"))
+		}
+	})
+	return p
+}
+
+// client starts a stdio client named name, waits for it to attach to the
+// checkout's server, and has it announce.
+func client(t *testing.T, dir, name, intent string, scope ...string) *mcpclient.Process {
+	t.Helper()
+	p := start(t, dir, "--http-port", "0")
+	if _, err := p.Initialize(ctx(t), name, "2025-11-25"); err != nil {
+		t.Fatalf("initialize %s: %v", name, err)
+	}
+	if _, err := p.WaitLogUnless(ctx(t), "cannot use the shared server", "bridging this stdio session"); err != nil {
+		t.Fatal(err)
+	}
+	if isErr, text, err := p.CallTool(ctx(t), "majordomus_list", map[string]any{}, nil); err != nil || isErr {
+		t.Fatalf("%s: majordomus_list: %v %s", name, err, text)
+	}
+	if isErr, text, err := p.CallTool(ctx(t), "majordomus_announce", map[string]any{"intent": intent, "scope": scope}, nil); err != nil || isErr {
+		t.Fatalf("%s: announce: %v %s", name, err, text)
+	}
+	return p
+}
+
+// hostile is a client name that would run script if it were markup.
+const hostile = `<img src=x onerror=alert(1)>`
+
+// The board in a real browser: refused without its link; opened with it,
+// it shows two bridged clients and where their scopes overlap, a hostile
+// name as the characters it is, the state machine with the server's state
+// marked, and a third client's announcement without a reload; its
+// screenshot is not blank.
+func TestTheBoardInABrowser(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "example")
+	if err := example.WriteCheckout(dir); err != nil {
+		t.Fatal(err)
+	}
+	server := start(t, dir, "serve", "--http-port", "0")
+	line, err := server.WaitLog(ctx(t), "shared server listening on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listening struct{ URL string }
+	if err := json.Unmarshal([]byte(line), &listening); err != nil || listening.URL == "" {
+		t.Fatalf("no URL in %s", line)
+	}
+	base := listening.URL
+	client(t, dir, hostile, "rework the parser", "lib/parse")
+	client(t, dir, "codex", "tidy the library", "lib")
+
+	resp, err := http.Get(base + "/board")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("GET /board without its link: %d", resp.StatusCode)
+	}
+	browser := startDriver(t).newSession(t)
+	browser.open(base + "/board")
+	var refused struct {
+		Text  string `json:"text"`
+		Board bool   `json:"board"`
+	}
+	browser.eval(`return {text: document.body.innerText, board: !!document.getElementById("peers-table")};`, &refused)
+	if refused.Board || !strings.Contains(refused.Text, "unauthorized") {
+		t.Fatalf("the page without its link showed %+v", refused)
+	}
+
+	out, err := exec.CommandContext(ctx(t), bin, "board", "--no-open", "--repo", dir).Output()
+	if err != nil {
+		t.Fatalf("majordomus-mcp board: %v", err)
+	}
+	link := strings.TrimSpace(string(out))
+	if !strings.HasPrefix(link, base+"/board?token=") {
+		t.Fatalf("board printed %q", link)
+	}
+	browser.open(link)
+	browser.until("both peers", `return document.querySelectorAll("#peers-table tbody tr[data-peer]").length === 2;`)
+	var page struct {
+		Location string   `json:"location"`
+		Names    []string `json:"names"`
+		Overlap  int      `json:"overlap"`
+		Overlaps string   `json:"overlaps"`
+		Images   int      `json:"images"`
+		Current  string   `json:"current"`
+	}
+	read := func() {
+		browser.eval(`return {
+			location: location.href,
+			names: [...document.querySelectorAll("#peers-table tbody tr[data-peer] td:nth-child(2)")].map((td) => td.textContent),
+			overlap: document.querySelectorAll("#peers-table tbody tr.overlap").length,
+			overlaps: document.getElementById("overlaps").textContent,
+			images: document.querySelectorAll("img").length,
+			current: (document.querySelector("#machine-graph .state.current") || {dataset: {}}).dataset.state || "",
+		};`, &page)
+	}
+	read()
+	if page.Location != base+"/board" {
+		t.Errorf("after the link the page is at %s: the token stays in the address bar", page.Location)
+	}
+	if len(page.Names) != 2 || page.Names[0] != hostile+" 1.2.3" || page.Names[1] != "codex 1.2.3" {
+		t.Errorf("the peers' names show as %q; want the hostile name as its characters", page.Names)
+	}
+	if page.Images != 0 {
+		t.Errorf("the page holds %d img elements: a client's name became markup", page.Images)
+	}
+	if page.Overlap != 2 || !strings.Contains(page.Overlaps, "overlap on lib/parse") {
+		t.Errorf("the overlap shows as %d rows, %q", page.Overlap, page.Overlaps)
+	}
+	if page.Current != "leaseholder" {
+		t.Errorf("the state machine marks %q as the server's state", page.Current)
+	}
+
+	browser.eval(`window.stillTheSamePage = true; return true;`, nil)
+	client(t, dir, "gemini-cli", "write the docs", "docs")
+	browser.until("the third peer", `return [...document.querySelectorAll("#peers-table tbody tr[data-peer] td:nth-child(5)")].some((td) => td.textContent === "write the docs");`)
+	var same bool
+	browser.eval(`return window.stillTheSamePage === true;`, &same)
+	if !same {
+		t.Error("the third peer appeared through a reload")
+	}
+	browser.until("the history", `return document.querySelectorAll("#executions-table tbody tr").length >= 6;`)
+
+	shot := browser.screenshot()
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		t.Fatalf("the screenshot is no PNG: %v", err)
+	}
+	if n := colours(img); n < 32 {
+		t.Errorf("the screenshot has %d colours: blank", n)
+	}
+
+	// The history is filtered from the keyboard: typing a peer's id into
+	// its select.
+	browser.typeInto("#filter-peer", "p3")
+	var peers []string
+	browser.eval(`return [...document.querySelectorAll("#executions-table tbody tr td:nth-child(3)")].map((td) => td.textContent);`, &peers)
+	if len(peers) != 2 || peers[0] != "p3" || peers[1] != "p3" {
+		t.Errorf("the history filtered by p3 shows the calls of %q", peers)
+	}
+	// A narrow window scrolls no page sideways: wide tables scroll within
+	// their own regions.
+	browser.do(http.MethodPost, "/window/rect", map[string]any{"width": 420, "height": 800}, nil)
+	var fits bool
+	browser.eval(`return document.documentElement.scrollWidth <= window.innerWidth;`, &fits)
+	if !fits {
+		t.Error("in a window 420 pixels wide the page scrolls sideways")
+	}
+	if path := os.Getenv("BOARD_SCREENSHOT"); path != "" {
+		// The README's picture is of the whole page, its state machine
+		// included: the window as tall as the page is.
+		var height int
+		browser.eval(`return document.documentElement.scrollHeight + (window.outerHeight - window.innerHeight);`, &height)
+		browser.do(http.MethodPost, "/window/rect", map[string]any{"width": 1280, "height": height}, nil)
+		if err := os.WriteFile(path, browser.screenshot(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// colours counts the distinct colours of img.
+func colours(img image.Image) int {
+	seen := map[[4]uint32]bool{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, a := img.At(x, y).RGBA()
+			seen[[4]uint32{r, g, bl, a}] = true
+		}
+	}
+	return len(seen)
+}

@@ -1,0 +1,33 @@
+package surface
+
+// OverlapPair is two attached peers whose announced scopes overlap: the
+// paths of A's scope that overlap B's, as majordomus_announce would answer
+// A. Each pair is listed once, A the earlier attached.
+type OverlapPair struct {
+	A     string   `json:"a"`
+	B     string   `json:"b"`
+	Paths []string `json:"paths"`
+}
+
+// Overlaps lists every overlapping pair of attached announcers, in
+// attachment order.
+func (b *Board) Overlaps() []OverlapPair {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.expire(b.now())
+	out := []OverlapPair{}
+	for i, p := range b.order {
+		if !p.Attached || p.Announcement == nil {
+			continue
+		}
+		for _, q := range b.order[i+1:] {
+			if !q.Attached || q.Announcement == nil {
+				continue
+			}
+			if paths := overlappingPaths(p.Announcement.Scope, q.Announcement.Scope); len(paths) > 0 {
+				out = append(out, OverlapPair{A: p.ID, B: q.ID, Paths: paths})
+			}
+		}
+	}
+	return out
+}

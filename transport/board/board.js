@@ -1,0 +1,316 @@
+// The board page: it fetches the read-only JSON endpoints and draws them,
+// again whenever /board/events says something changed. Everything a client
+// supplied is inserted as text (textContent), never as markup.
+"use strict";
+
+const api = {
+  peers: "/board/api/peers",
+  overlaps: "/board/api/overlaps",
+  executions: "/board/api/executions?limit=200",
+  server: "/board/api/server",
+  graph: "/board/api/graph",
+};
+const SVG = "http://www.w3.org/2000/svg";
+
+let executions = [];
+let uptime = null; // {seconds, at}: the server's uptime when last fetched
+
+function $(id) { return document.getElementById(id); }
+
+function el(tag, text, cls) {
+  const e = document.createElement(tag);
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  if (cls) e.className = cls;
+  return e;
+}
+
+function svg(tag, attrs) {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
+  return e;
+}
+
+function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
+
+async function get(url) {
+  const r = await fetch(url, { credentials: "same-origin", cache: "no-store" });
+  if (r.status === 401) throw new Error("this server no longer knows this page (it restarted, or another took over): run `majordomus-mcp board` for a new link");
+  if (!r.ok) throw new Error(url + ": HTTP " + r.status);
+  return r.json();
+}
+
+function ago(iso) {
+  const t = Date.parse(iso);
+  if (isNaN(t)) return "";
+  const s = Math.max(0, Math.round((Date.now() - t) / 1000));
+  if (s < 60) return s + " s ago";
+  if (s < 3600) return Math.floor(s / 60) + " min ago";
+  return Math.floor(s / 3600) + " h " + Math.floor((s % 3600) / 60) + " min ago";
+}
+
+function duration(seconds) {
+  const s = Math.floor(seconds);
+  const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60);
+  return (h ? h + " h " : "") + (h || m ? m + " min " : "") + (s % 60) + " s";
+}
+
+function timeCell(iso) {
+  const td = el("td");
+  const t = el("time", ago(iso));
+  t.dateTime = iso;
+  t.title = iso;
+  td.appendChild(t);
+  return td;
+}
+
+function drawPeers(board, overlaps) {
+  const inOverlap = new Set();
+  for (const o of overlaps.overlaps) { inOverlap.add(o.a); inOverlap.add(o.b); }
+  const names = new Map(board.peers.map((p) => [p.id, p.client.name]));
+  $("peers-count").textContent = board.count + " attached, " + board.departed + " departed";
+  const body = $("peers-table").tBodies[0];
+  clear(body);
+  for (const p of board.peers) {
+    const tr = el("tr");
+    tr.dataset.peer = p.id;
+    if (!p.attached) tr.classList.add("departed");
+    if (inOverlap.has(p.id)) tr.classList.add("overlap");
+    const a = p.announcement;
+    tr.appendChild(el("td", p.id));
+    tr.appendChild(el("td", p.client.name + (p.client.version ? " " + p.client.version : "")));
+    tr.appendChild(el("td", p.transport));
+    tr.appendChild(el("td", p.attached ? "attached" : "departed"));
+    tr.appendChild(el("td", a ? a.intent : "—"));
+    tr.appendChild(el("td", a && a.scope.length ? a.scope.join(", ") : "—"));
+    tr.appendChild(timeCell(p.last_seen));
+    body.appendChild(tr);
+  }
+  if (board.peers.length === 0) {
+    const tr = el("tr");
+    const td = el("td", "No peer yet.");
+    td.colSpan = 7;
+    tr.appendChild(td);
+    body.appendChild(tr);
+  }
+  const list = $("overlaps");
+  clear(list);
+  for (const o of overlaps.overlaps) {
+    const who = (id) => id + " (" + (names.get(id) || "?") + ")";
+    list.appendChild(el("li", who(o.a) + " and " + who(o.b) + " overlap on " + o.paths.join(", ")));
+  }
+  if (overlaps.overlaps.length === 0) list.appendChild(el("li", "None."));
+}
+
+function fillSelect(select, values) {
+  const keep = select.value;
+  while (select.options.length > 1) select.remove(1);
+  for (const v of values) {
+    const o = el("option", v);
+    o.value = v;
+    select.appendChild(o);
+  }
+  select.value = values.includes(keep) ? keep : "";
+}
+
+function drawExecutions() {
+  const peer = $("filter-peer").value, tool = $("filter-tool").value;
+  const shown = executions.filter((x) => (!peer || x.peer === peer) && (!tool || x.tool === tool));
+  $("executions-count").textContent = shown.length + " of " + executions.length;
+  const body = $("executions-table").tBodies[0];
+  clear(body);
+  for (const x of shown) {
+    const tr = el("tr");
+    tr.appendChild(timeCell(x.at));
+    tr.appendChild(el("td", x.tool));
+    tr.appendChild(el("td", x.peer || "—"));
+    tr.appendChild(el("td", x.duration_ms.toFixed(1) + " ms"));
+    tr.appendChild(el("td", x.ok ? "ok" : "error", x.ok ? "ok" : "bad"));
+    body.appendChild(tr);
+  }
+}
+
+function setExecutions(history) {
+  executions = history.executions.slice().sort((a, b) => Date.parse(b.at) - Date.parse(a.at));
+  fillSelect($("filter-peer"), [...new Set(executions.map((x) => x.peer).filter(Boolean))].sort());
+  fillSelect($("filter-tool"), [...new Set(executions.map((x) => x.tool))].sort());
+  drawExecutions();
+}
+
+function drawServer(s) {
+  $("checkout").textContent = "· " + s.checkout;
+  document.title = "majordomus board · " + s.checkout;
+  uptime = { seconds: s.uptime_seconds, at: Date.now() };
+  const facts = [
+    ["PID", s.pid], ["Role", s.role], ["URL", s.url || "—"], ["Uptime", duration(s.uptime_seconds)],
+    ["Sessions", s.sessions + " (" + s.http_sessions + " over HTTP)"],
+    ["Protocol revisions", (s.protocol_revisions || []).join(", ")],
+    ["Layer", s.layer_state + ", generation " + s.generation],
+    ["Profile", s.profile], ["Version", s.version], ["Repository", s.repository_id],
+    ["Findings", s.findings.length ? s.findings.join(" · ") : "none"],
+  ];
+  const dl = $("server-facts");
+  clear(dl);
+  for (const [k, v] of facts) {
+    dl.appendChild(el("dt", k));
+    const dd = el("dd", v);
+    if (k === "Uptime") dd.id = "uptime";
+    dl.appendChild(dd);
+  }
+}
+
+function edgeText(e) {
+  return e.trigger + (e.guard ? " [" + e.guard + "]" : "") + (e.action ? " / " + e.action : "") +
+    " → " + e.to + (e.rule ? " (" + e.rule + ")" : "");
+}
+
+// layout places each state in a column by its distance from the initial
+// state; a final state (no edge out) goes last.
+function layout(g) {
+  const out = new Map(g.states.map((s) => [s.name, []]));
+  for (const e of g.edges) if (e.from !== e.to) out.get(e.from).push(e.to);
+  const finals = g.states.filter((s) => out.get(s.name).length === 0).map((s) => s.name);
+  const depth = new Map([[g.initial, 0]]);
+  const queue = [g.initial];
+  while (queue.length) {
+    const s = queue.shift();
+    for (const t of out.get(s)) {
+      if (!depth.has(t) && !finals.includes(t)) { depth.set(t, depth.get(s) + 1); queue.push(t); }
+    }
+  }
+  const last = Math.max(0, ...depth.values()) + 1;
+  for (const s of g.states) if (!depth.has(s.name)) depth.set(s.name, last);
+  const cols = new Map();
+  for (const s of g.states) {
+    const d = depth.get(s.name);
+    if (!cols.has(d)) cols.set(d, []);
+    cols.get(d).push(s.name);
+  }
+  const rows = Math.max(...[...cols.values()].map((c) => c.length));
+  const pos = new Map();
+  for (const [d, names] of cols) {
+    names.forEach((n, i) => pos.set(n, { x: 90 + d * 210, y: 50 + (i + (rows - names.length) / 2) * 100 }));
+  }
+  return { pos, width: 180 + last * 210, height: 100 + (rows - 1) * 100 };
+}
+
+function drawMachine(m) {
+  const g = m.graph, current = m.state;
+  $("machine-state").textContent = current;
+  const { pos, width, height } = layout(g);
+  const root = $("machine-graph");
+  clear(root);
+  root.setAttribute("viewBox", "0 -10 " + width + " " + (height + 10));
+  const defs = svg("defs");
+  const marker = svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" });
+  marker.appendChild(svg("path", { d: "M0,0 L10,5 L0,10 z" }));
+  defs.appendChild(marker);
+  root.appendChild(defs);
+  const pairs = new Map();
+  for (const e of g.edges) {
+    const k = e.from + "\u0000" + e.to;
+    if (!pairs.has(k)) pairs.set(k, []);
+    pairs.get(k).push(e);
+  }
+  const W = 140, H = 40;
+  for (const edges of pairs.values()) {
+    const a = pos.get(edges[0].from), b = pos.get(edges[0].to);
+    const cls = "edge" + (edges[0].from === current ? " from-current" : "");
+    let path, lx, ly;
+    if (a === b) {
+      const x = a.x, y = a.y - H / 2;
+      path = "M" + (x - 20) + "," + y + " C" + (x - 30) + "," + (y - 40) + " " + (x + 30) + "," + (y - 40) + " " + (x + 20) + "," + y;
+      lx = x; ly = y - 34;
+    } else {
+      const dx = b.x - a.x, dy = b.y - a.y, len = Math.hypot(dx, dy);
+      const nx = -dy / len, ny = dx / len, bend = 18;
+      const k = 1 / Math.max(Math.abs(dx) / (W / 2), Math.abs(dy) / (H / 2)); // to the box's edge
+      const sx = a.x + dx * k, sy = a.y + dy * k, ex = b.x - dx * k, ey = b.y - dy * k;
+      const cx = (sx + ex) / 2 + nx * bend, cy = (sy + ey) / 2 + ny * bend;
+      path = "M" + sx + "," + sy + " Q" + cx + "," + cy + " " + ex + "," + ey;
+      lx = cx; ly = cy;
+    }
+    const group = svg("g");
+    const title = svg("title");
+    title.textContent = edges.map(edgeText).join("\n");
+    group.appendChild(title);
+    group.appendChild(svg("path", { d: path, class: cls, "marker-end": "url(#arrow)" }));
+    if (edges.length > 1) {
+      const t = svg("text", { x: lx, y: ly, class: "count", "text-anchor": "middle" });
+      t.textContent = "×" + edges.length;
+      group.appendChild(t);
+    }
+    root.appendChild(group);
+  }
+  for (const s of g.states) {
+    const p = pos.get(s.name);
+    const group = svg("g", { class: "state" + (s.name === current ? " current" : ""), "data-state": s.name });
+    const title = svg("title");
+    title.textContent = s.name + (s.parent ? " (within " + s.parent + ")" : "") + (s.name === current ? ": the server's state now" : "");
+    group.appendChild(title);
+    group.appendChild(svg("rect", { x: p.x - W / 2, y: p.y - H / 2, width: W, height: H, rx: 8 }));
+    const t = svg("text", { x: p.x, y: p.y });
+    t.textContent = s.name + (s.name === current ? " ◀ now" : "");
+    group.appendChild(t);
+    root.appendChild(group);
+  }
+  const list = $("machine-edges");
+  clear(list);
+  for (const e of g.edges.filter((e) => e.from === current)) list.appendChild(el("li", edgeText(e)));
+}
+
+let pending = null, again = false;
+
+// refresh fetches everything the page shows; a change announced while a
+// fetch runs makes one more.
+async function refresh() {
+  if (pending) { again = true; return pending; }
+  pending = (async () => {
+    do {
+      again = false;
+      try {
+        const [peers, overlaps, history, server, graph] = await Promise.all(
+          [api.peers, api.overlaps, api.executions, api.server, api.graph].map(get));
+        drawPeers(peers, overlaps);
+        setExecutions(history);
+        drawServer(server);
+        drawMachine(graph);
+        document.body.dataset.revision = String(Number(document.body.dataset.revision || 0) + 1);
+      } catch (err) {
+        live(false, "could not read the board: " + err.message);
+      }
+    } while (again);
+    pending = null;
+  })();
+  return pending;
+}
+
+function live(on, text) {
+  const p = $("live");
+  p.className = "live " + (on ? "on" : "off");
+  p.textContent = text;
+}
+
+function tick() {
+  if (uptime && $("uptime")) $("uptime").textContent = duration(uptime.seconds + (Date.now() - uptime.at) / 1000);
+  for (const t of document.querySelectorAll("td time")) t.textContent = ago(t.dateTime);
+}
+
+function start() {
+  $("filter-peer").addEventListener("change", drawExecutions);
+  $("filter-tool").addEventListener("change", drawExecutions);
+  $("filters").addEventListener("submit", (e) => e.preventDefault());
+  const events = new EventSource("/board/events");
+  events.addEventListener("change", () => { live(true, "live"); refresh(); });
+  events.addEventListener("open", () => live(true, "live"));
+  events.addEventListener("error", () => {
+    if (events.readyState === EventSource.CLOSED) {
+      refresh(); // refused, not merely cut: the fetch says why
+      return;
+    }
+    live(false, "disconnected: the server may have stopped; retrying");
+  });
+  setInterval(tick, 1000);
+  refresh();
+}
+
+document.addEventListener("DOMContentLoaded", start);

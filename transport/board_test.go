@@ -1,0 +1,320 @@
+package transport
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+)
+
+// pageSource is a board whose revision a test changes.
+type pageSource struct {
+	mu  sync.Mutex
+	rev string
+}
+
+func (p *pageSource) Peers() ([]byte, error) {
+	return []byte(`{"count":1,"departed":0,"caller":"","peers":[{"id":"p1","client":{"name":"<img src=x>"}}]}`), nil
+}
+func (p *pageSource) Overlaps() ([]byte, error) { return []byte(`{"count":0,"overlaps":[]}`), nil }
+func (p *pageSource) Executions(limit int) ([]byte, error) {
+	if limit < 1 || limit > 1000 {
+		return nil, io.ErrUnexpectedEOF
+	}
+	return []byte(`{"count":0,"executions":[]}`), nil
+}
+func (p *pageSource) Server() ([]byte, error) { return []byte(`{"name":"majordomus"}`), nil }
+func (p *pageSource) Graph() ([]byte, error) {
+	return []byte(`{"state":"leaseholder","graph":{}}`), nil
+}
+func (p *pageSource) Revision() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.rev
+}
+func (p *pageSource) set(rev string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rev = rev
+}
+
+// clock is a settable clock for the board's tokens.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// boardRequest sends one request to the board, redirects not followed,
+// with exactly the headers given ("Cookie" included).
+func boardRequest(t *testing.T, url, method, path string, header ...string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		if header[i] == "Host" {
+			req.Host = header[i+1]
+			continue
+		}
+		req.Header.Set(header[i], header[i+1])
+	}
+	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// boardCookie draws a one-time token and spends it, returning the Cookie
+// header it gave.
+func boardCookie(t *testing.T, url string) string {
+	t.Helper()
+	resp, body := boardRequest(t, url, http.MethodPost, "/board/token", "Authorization", secret.Authorization(testSecret))
+	path := regexp.MustCompile(`"path":"([^"]+)"`).FindStringSubmatch(body)
+	if resp.StatusCode != http.StatusOK || path == nil {
+		t.Fatalf("POST /board/token: %d %s", resp.StatusCode, body)
+	}
+	resp, body = boardRequest(t, url, http.MethodGet, path[1], "Sec-Fetch-Site", "none")
+	if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 {
+		t.Fatalf("GET %s: %d %v %s", path[1], resp.StatusCode, resp.Header, body)
+	}
+	c := resp.Cookies()[0]
+	return c.Name + "=" + c.Value
+}
+
+// Without its cookie or the lease's token, nothing of the board is
+// answered: 401, with nothing of the page or its data.
+func TestTheBoardRefusesWhoeverHasNoKey(t *testing.T) {
+	s := serveHTTP(t, HTTPConfig{MCP: newFixture().srv, Board: &pageSource{rev: "1"}})
+	for _, path := range []string{"/board", "/board/", "/board/board.js", "/board/board.css", "/board/api/peers",
+		"/board/api/executions", "/board/api/server", "/board/api/graph", "/board/api/overlaps", "/board/api/openapi.json", "/board/events", "/board/nowhere"} {
+		for _, h := range [][]string{nil, {"Authorization", secret.Authorization(secret.New())}, {"Cookie", "majordomus_board_1=" + secret.New()}} {
+			resp, body := boardRequest(t, s.url, http.MethodGet, path, h...)
+			if resp.StatusCode != http.StatusUnauthorized || refusal(t, body).Error.Code != ErrCodeUnauthorized || strings.Contains(body, "img") || strings.Contains(body, "<") {
+				t.Errorf("GET %s with %v: %d %s", path, h, resp.StatusCode, body)
+			}
+		}
+	}
+	if resp, body := boardRequest(t, s.url, http.MethodPost, "/board/token"); resp.StatusCode != http.StatusUnauthorized || strings.Contains(body, "token\":") {
+		t.Errorf("POST /board/token without the lease's token: %d %s", resp.StatusCode, body)
+	}
+	if resp, _ := boardRequest(t, s.url, http.MethodGet, "/board?token="+secret.New()); resp.StatusCode != http.StatusUnauthorized || len(resp.Cookies()) != 0 {
+		t.Errorf("a token never drawn was answered %d with cookies %v", resp.StatusCode, resp.Cookies())
+	}
+	none := serveHTTP(t, HTTPConfig{MCP: newFixture().srv})
+	if resp, _ := boardRequest(t, none.url, http.MethodGet, "/board", "Authorization", secret.Authorization(testSecret)); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("a server without a board answered GET /board %d", resp.StatusCode)
+	}
+}
+
+// A one-time token is spent by its first use and dies at its time; what it
+// gives is a cookie the browser keeps to the board, out of scripts' reach
+// and off other sites' requests, and the page, with its strict policy.
+func TestABoardTokenIsSpentOnceForACookie(t *testing.T) {
+	clk := &clock{now: time.Unix(1_800_000_000, 0)}
+	src := &pageSource{rev: "1"}
+	s := serveHTTP(t, HTTPConfig{MCP: newFixture().srv, Board: src, Now: clk.Now, BoardTokenTTL: time.Minute})
+	resp, body := boardRequest(t, s.url, http.MethodPost, "/board/token", "Authorization", secret.Authorization(testSecret))
+	path := regexp.MustCompile(`"path":"(/board\?token=[0-9a-f]{64})"`).FindStringSubmatch(body)
+	if resp.StatusCode != http.StatusOK || path == nil {
+		t.Fatalf("POST /board/token: %d %s", resp.StatusCode, body)
+	}
+	resp, _ = boardRequest(t, s.url, http.MethodGet, path[1])
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/board" {
+		t.Fatalf("spending the token: %d, Location %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	set := resp.Header.Get("Set-Cookie")
+	port := s.url[strings.LastIndex(s.url, ":")+1:]
+	for _, want := range []string{"majordomus_board_" + port + "=", "Path=/board", "HttpOnly", "SameSite=Strict"} {
+		if !strings.Contains(set, want) {
+			t.Errorf("Set-Cookie %q lacks %q", set, want)
+		}
+	}
+	if strings.Contains(set, "Max-Age") || strings.Contains(set, "Expires") || strings.Contains(set, "Domain") {
+		t.Errorf("Set-Cookie %q outlives the browser's session or leaves this host", set)
+	}
+	cookie := resp.Cookies()[0].Name + "=" + resp.Cookies()[0].Value
+	if again, _ := boardRequest(t, s.url, http.MethodGet, path[1]); again.StatusCode != http.StatusUnauthorized || len(again.Cookies()) != 0 {
+		t.Errorf("the token spent a second time: %d %v", again.StatusCode, again.Cookies())
+	}
+	if again, _ := boardRequest(t, s.url, http.MethodGet, path[1], "Cookie", cookie); again.StatusCode != http.StatusSeeOther || len(again.Cookies()) != 0 {
+		t.Errorf("the spent link opened again by the browser it let in: %d %v", again.StatusCode, again.Cookies())
+	}
+
+	resp, body = boardRequest(t, s.url, http.MethodGet, "/board", "Cookie", cookie)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `<script src="/board/board.js"`) {
+		t.Fatalf("GET /board with the cookie: %d %s", resp.StatusCode, body)
+	}
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.HasPrefix(csp, "default-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") {
+		t.Errorf("the page's policy is %q", csp)
+	}
+	if _, body := boardRequest(t, s.url, http.MethodGet, "/board/api/peers", "Cookie", cookie); body != `{"count":1,"departed":0,"caller":"","peers":[{"id":"p1","client":{"name":"<img src=x>"}}]}` {
+		t.Errorf("/board/api/peers answered %s, not the source's bytes", body)
+	}
+	if _, body := boardRequest(t, s.url, http.MethodGet, "/board/api/server", "Authorization", secret.Authorization(testSecret)); body != `{"name":"majordomus"}` {
+		t.Errorf("a script with the lease's token read %s", body)
+	}
+	for _, bad := range []string{"0", "x", "1001"} {
+		if resp, body := boardRequest(t, s.url, http.MethodGet, "/board/api/executions?limit="+bad, "Cookie", cookie); resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("limit %s: %d %s", bad, resp.StatusCode, body)
+		}
+	}
+	if resp, _ := boardRequest(t, s.url, http.MethodPost, "/board/api/peers", "Cookie", cookie); resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST to the read-only board: %d", resp.StatusCode)
+	}
+
+	resp, body = boardRequest(t, s.url, http.MethodPost, "/board/token", "Authorization", secret.Authorization(testSecret))
+	late := regexp.MustCompile(`"path":"([^"]+)"`).FindStringSubmatch(body)
+	if late == nil {
+		t.Fatalf("POST /board/token: %d %s", resp.StatusCode, body)
+	}
+	clk.add(time.Minute)
+	if resp, _ := boardRequest(t, s.url, http.MethodGet, late[1]); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a token spent at its expiry: %d", resp.StatusCode)
+	}
+}
+
+// Host, Origin and Sec-Fetch-Site are checked as for /mcp: a rebound name,
+// another origin, or another site (another port of this host is one) get
+// 403, whatever key they carry.
+func TestTheBoardRefusesOtherSites(t *testing.T) {
+	s := serveHTTP(t, HTTPConfig{MCP: newFixture().srv, Board: &pageSource{rev: "1"}})
+	cookie := boardCookie(t, s.url)
+	host := strings.TrimPrefix(s.url, "http://")
+	for _, h := range [][]string{
+		{"Host", "evil.example"},
+		{"Origin", "http://evil.example"},
+		{"Origin", "http://127.0.0.1:1"},
+		{"Sec-Fetch-Site", "cross-site"},
+		{"Sec-Fetch-Site", "same-site"},
+	} {
+		for _, path := range []string{"/board", "/board/api/peers", "/board/events"} {
+			resp, body := boardRequest(t, s.url, http.MethodGet, path, append([]string{"Cookie", cookie}, h...)...)
+			if resp.StatusCode != http.StatusForbidden || strings.Contains(body, "img") {
+				t.Errorf("GET %s with %v: %d %s", path, h, resp.StatusCode, body)
+			}
+		}
+	}
+	for _, h := range [][]string{{"Origin", "http://" + host, "Sec-Fetch-Site", "same-origin"}, {"Sec-Fetch-Site", "none"}} {
+		if resp, body := boardRequest(t, s.url, http.MethodGet, "/board/api/peers", append([]string{"Cookie", cookie}, h...)...); resp.StatusCode != http.StatusOK {
+			t.Errorf("GET /board/api/peers with %v: %d %s", h, resp.StatusCode, body)
+		}
+	}
+}
+
+// /board/events says change at once, and again whenever the revision
+// changes; and it ends when the server shuts down.
+func TestTheBoardsEventsFollowItsRevision(t *testing.T) {
+	src := &pageSource{rev: "a"}
+	s := serveHTTP(t, HTTPConfig{MCP: newFixture().srv, Board: src, BoardPoll: time.Millisecond})
+	cookie := boardCookie(t, s.url)
+	req, _ := http.NewRequest(http.MethodGet, s.url+"/board/events", nil)
+	req.Header.Set("Cookie", cookie)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if !isEventStream(resp.Header) {
+		t.Fatalf("/board/events is %q", resp.Header.Get("Content-Type"))
+	}
+	lines := bufio.NewScanner(resp.Body)
+	next := func() string {
+		for lines.Scan() {
+			if data, ok := strings.CutPrefix(lines.Text(), "data: "); ok {
+				return data
+			}
+		}
+		return "(the stream ended)"
+	}
+	if got := next(); got != `"a"` {
+		t.Fatalf("the first event said %s", got)
+	}
+	src.set("b")
+	if got := next(); got != `"b"` {
+		t.Fatalf("after a change the event said %s", got)
+	}
+	// A stream that held on would keep a graceful shutdown from ever
+	// finishing: Shutdown would end with its context instead.
+	shut, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.Shutdown(shut); err != nil {
+		t.Fatalf("the shutdown with a board stream open: %v", err)
+	}
+	if got := next(); got != "(the stream ended)" {
+		t.Fatalf("after the shutdown the stream said %s", got)
+	}
+}
+
+// What a client supplied reaches the page as text only: no markup is
+// built from strings, and no script runs inline (the policy would refuse
+// it anyway).
+func TestThePageBuildsNoMarkupFromData(t *testing.T) {
+	js, err := fs.ReadFile(boardFiles, "board/board.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sink := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"} {
+		if strings.Contains(string(js), sink) {
+			t.Errorf("board.js uses %s", sink)
+		}
+	}
+	html, _ := fs.ReadFile(boardFiles, "board/index.html")
+	if m := regexp.MustCompile(`<script(?:\s[^>]*)?>[^<]|\son[a-z]+=|style=|https?://[^w]`).Find(html); m != nil {
+		t.Errorf("index.html has inline script, a handler, a style or a link out: %q", m)
+	}
+}
+
+// The OpenAPI document is one, and names every endpoint the board serves
+// to scripts.
+func TestTheOpenAPIDocumentNamesEveryEndpoint(t *testing.T) {
+	raw, err := fs.ReadFile(boardFiles, "board/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		OpenAPI string                     `json:"openapi"`
+		Paths   map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil || doc.OpenAPI != "3.1.0" {
+		t.Fatalf("openapi.json: %v, version %q", err, doc.OpenAPI)
+	}
+	src, err := os.ReadFile("board.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(`case "(/board/(?:api/[a-z]+|events))"`).FindAllStringSubmatch(string(src), -1) {
+		if _, ok := doc.Paths[m[1]]; !ok {
+			t.Errorf("openapi.json does not describe %s", m[1])
+		}
+	}
+	if len(doc.Paths) != 6 {
+		t.Errorf("openapi.json describes %d paths", len(doc.Paths))
+	}
+}
