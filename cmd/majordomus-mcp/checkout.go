@@ -40,13 +40,18 @@ func findCheckout(env *environment) (*node.Checkout, error) {
 	}, nil
 }
 
-// nodeError gives what a node could not serve its exit code: a layer that
-// breaks its contract exits 10, anything else 13.
+// nodeError gives what a node could not serve its exit code: timings that
+// cannot work together exit 2 when a flag set one of them, a layer that
+// breaks its contract (its manifest's timings too) exits 10, anything else
+// 13.
 func nodeError(err error) error {
+	var timings *node.TimingsError
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, layer.ErrDegraded), errors.Is(err, layer.ErrInvalidManifest):
+	case errors.As(err, &timings) && timings.Flagged:
+		return withCode(exitUsage, err)
+	case errors.As(err, &timings), errors.Is(err, layer.ErrDegraded), errors.Is(err, layer.ErrInvalidManifest):
 		return withCode(exitContract, err)
 	}
 	return withCode(exitInternal, err)

@@ -47,7 +47,10 @@ func runStatus(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
-	times := node.ResolveTimings(co.Manifest.Server, env.opts.times)
+	times, err := node.ResolveTimings(co.Manifest.Server, env.opts.times)
+	if err != nil {
+		return nodeError(err)
+	}
 	self, err := registry.SelfExecutable()
 	if err != nil {
 		return withCode(exitInternal, err)

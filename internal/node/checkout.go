@@ -38,8 +38,9 @@ type Checkout struct {
 	// peerNumbers, set by a node, draws peer numbers from the counter its
 	// checkout's servers share; nil (standalone) numbers them in process.
 	peerNumbers func() (int, error)
-	// idleTimeout, set by a node, is how long a peer without a session
-	// (a 2026-07-28 client) stays on the board unheard; 0 is the default.
+	// idleTimeout, set from the resolved timings by whatever serves the
+	// checkout, is how long a peer without a session (a 2026-07-28
+	// client) stays on the board unheard: the HTTP server's idle timeout.
 	idleTimeout time.Duration
 
 	mu       sync.Mutex
@@ -156,38 +157,6 @@ func profileRole(m layer.Manifest, profile string) string {
 		}
 	}
 	return ""
-}
-
-// Timings are the durations of SPEC §5.1: the defaults, then the
-// manifest's server section, then the flags (for tests).
-type Timings struct {
-	BindGrace, ProbeTimeout, ElectionBound, BusyGrace, IdleTimeout, Heartbeat time.Duration
-	// JoinRetry is how long a client served alone first waits to try to
-	// share again (a flag only, for tests).
-	JoinRetry time.Duration
-}
-
-// ResolveTimings picks, for each duration, the flag's, else the
-// manifest's, else the default its owner package declares.
-func ResolveTimings(m layer.Timings, flags Timings) Timings {
-	pick := func(def, manifest, flag time.Duration) time.Duration {
-		switch {
-		case flag > 0:
-			return flag
-		case manifest > 0:
-			return manifest
-		}
-		return def
-	}
-	return Timings{
-		BindGrace:     pick(registry.DefaultBindGrace, m.BindGrace, flags.BindGrace),
-		ProbeTimeout:  pick(registry.DefaultProbeTimeout, m.ProbeTimeout, flags.ProbeTimeout),
-		ElectionBound: pick(machine.DefaultElectionBound, m.ElectionBound, flags.ElectionBound),
-		BusyGrace:     pick(machine.DefaultBusyGrace, m.BusyGrace, flags.BusyGrace),
-		IdleTimeout:   pick(transport.DefaultIdleTimeout, m.SessionIdleTimeout, flags.IdleTimeout),
-		Heartbeat:     pick(transport.DefaultHeartbeat, m.BridgeHeartbeat, flags.Heartbeat),
-		JoinRetry:     pick(machine.DefaultJoinRetry, 0, flags.JoinRetry),
-	}
 }
 
 // describeAs says what a process that is in state role is, for

@@ -21,7 +21,10 @@ import (
 // Config is what a node needs from its command.
 type Config struct {
 	Checkout *Checkout
-	Times    Timings
+	// Times are the timings the flags set: a zero one takes the
+	// manifest's, else the default ([ResolveTimings]). They are checked as
+	// a whole: New refuses timings that cannot work together.
+	Times Timings
 	// HTTPHost and HTTPPort are where a leaseholder binds (port 0: any).
 	HTTPHost string
 	HTTPPort int
@@ -87,6 +90,11 @@ func New(cfg Config) (*Node, error) {
 		close(ready)
 		cfg.SignalsHandled = ready
 	}
+	times, err := ResolveTimings(cfg.Checkout.Manifest.Server, cfg.Times)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Times = times
 	if cfg.Lease == nil {
 		cfg.Lease = newLeaseFile(cfg.Checkout, cfg.Times, cfg.SignalsHandled)
 	}

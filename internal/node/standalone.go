@@ -19,6 +19,11 @@ func RunStandalone(ctx context.Context, cfg Config) error {
 	if log == nil {
 		log = zap.NewNop()
 	}
+	times, err := ResolveTimings(co.Manifest.Server, cfg.Times)
+	if err != nil {
+		return err
+	}
+	co.idleTimeout = times.IdleTimeout
 	life, stop := context.WithCancel(ctx)
 	defer co.unwatched()
 	defer stop()
