@@ -38,10 +38,6 @@ type Checkout struct {
 	// peerNumbers, set by a node, draws peer numbers from the counter its
 	// checkout's servers share; nil (standalone) numbers them in process.
 	peerNumbers func() (int, error)
-	// idleTimeout, set from the resolved timings by whatever serves the
-	// checkout, is how long a peer without a session (a 2026-07-28
-	// client) stays on the board unheard: the HTTP server's idle timeout.
-	idleTimeout time.Duration
 
 	mu       sync.Mutex
 	served   *served        // nil until Load succeeds
@@ -57,9 +53,10 @@ type served struct {
 // Load builds the index and the MCP surface once, and watches the layer
 // until life ends — the process's lifetime, not the caller's: a server is
 // often started under a context that bounds only its start. describe says
-// what the process is, for majordomus_server. A failure is returned (its
-// layer error kept for errors.Is) and not cached: a later call tries again.
-func (c *Checkout) load(life context.Context, describe func() surface.Process) (*served, error) {
+// what the process is, for majordomus_server; idle is the resolved idle
+// timeout. A failure is returned (its layer error kept for errors.Is) and
+// not cached: a later call tries again.
+func (c *Checkout) load(life context.Context, describe func() surface.Process, idle time.Duration) (*served, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.served != nil {
@@ -82,7 +79,7 @@ func (c *Checkout) load(life context.Context, describe func() surface.Process) (
 		CarriedAnnouncement: transport.CarriedAnnouncement,
 		PresenceID:          transport.PresenceID,
 		PeerNumbers:         c.peerNumbers,
-		IdleTimeout:         c.idleTimeout,
+		IdleTimeout:         idle, // how long a silent 2026-07-28 peer stays: the HTTP server's idle timeout
 
 		LogLinesDropped: c.LogLinesDropped,
 	})

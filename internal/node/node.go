@@ -100,7 +100,6 @@ func New(cfg Config) (*Node, error) {
 	}
 	leasePath := registry.Path(cfg.Checkout.Root, cfg.Checkout.Profile)
 	cfg.Checkout.peerNumbers = func() (int, error) { return registry.NextPeer(leasePath) }
-	cfg.Checkout.idleTimeout = cfg.Times.IdleTimeout
 	n := &Node{
 		cfg:        cfg,
 		co:         cfg.Checkout,
@@ -250,7 +249,7 @@ func (n *Node) load() (*served, error) {
 	n.mu.Lock()
 	life := n.life
 	n.mu.Unlock()
-	return n.co.load(life, n.describe)
+	return n.co.load(life, n.describe, n.cfg.Times.IdleTimeout)
 }
 
 // carriedSession returns the client's session to carry onto a new backend.

@@ -23,11 +23,10 @@ func RunStandalone(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	co.idleTimeout = times.IdleTimeout
 	life, stop := context.WithCancel(ctx)
 	defer co.unwatched()
 	defer stop()
-	srv, err := co.load(life, func() surface.Process { return describeAs("standalone", "", "", co.Profile) })
+	srv, err := co.load(life, func() surface.Process { return describeAs("standalone", "", "", co.Profile) }, times.IdleTimeout)
 	if err != nil {
 		return err
 	}
