@@ -98,7 +98,9 @@ const (
 )
 
 // Class is an election attempt's judgement of the lease (SPEC §5.2). Each
-// class has its trigger, "lease-" followed by the class.
+// class has its trigger, "lease-" followed by the class. The judge's
+// classes (registry.Class) come in as they are, the same words; won and
+// outraced only an attempt's own create gives.
 type Class string
 
 // The classes an [Election] may report.
