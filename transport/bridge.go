@@ -348,11 +348,10 @@ const leaveEvery = time.Second
 
 // leaveLater ends the session sid the bridge left on a server that failed
 // (stopped or frozen, say) once that server answers again, trying every
-// leaveEvery until the bridge closes, for the server's idle timeout at
-// most: the server ends an idle session by itself then, so trying longer
-// is of no use. Otherwise a
-// server that lost its lease meanwhile would keep the session, and serve
-// on for nobody, until its idle timeout.
+// leaveEvery until the bridge closes. Otherwise a server that lost its
+// lease meanwhile would keep the session, and serve on for nobody, until
+// its idle timeout; which is also why it tries for that long at most: the
+// server has ended the session by itself by then.
 func (b *Bridge) leaveLater(sid, proto string) {
 	b.leaving.Add(1)
 	go func() {
@@ -365,6 +364,8 @@ func (b *Bridge) leaveLater(sid, proto string) {
 			select {
 			case <-tick.C:
 			case <-deadline.C:
+				b.log.Debug("no longer trying to end the session left on the failed server: its idle timeout has passed",
+					zap.String("url", b.cfg.URL), zap.Duration("idle_timeout", b.cfg.IdleTimeout))
 				return
 			case <-b.closing:
 				return
