@@ -301,12 +301,6 @@ func headless(ctx context.Context, _ ...any) bool { return machineOf(ctx).cfg.He
 // hasClient: the process serves a stdio client of its own.
 func hasClient(ctx context.Context, args ...any) bool { return !headless(ctx, args...) }
 
-// clientGone: the own client has left.
-func clientGone(ctx context.Context, _ ...any) bool { return machineOf(ctx).clientLeft }
-
-// clientPresent: the own client has not left.
-func clientPresent(ctx context.Context, _ ...any) bool { return !machineOf(ctx).clientLeft }
-
 // Helpers shared by actions and Run.
 
 // startElection watches the lease, arms the election bound and makes the

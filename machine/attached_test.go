@@ -126,14 +126,14 @@ func TestSignal_InEveryState(t *testing.T) {
 func TestUnhandledTrigger_LogsAWarningAndChangesNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := start(t)
-		h.m.IdleTimeout() // nobody expects it while electing
+		h.m.LeaseReplaced("gone") // nobody expects it while electing
 		h.state(Electing)
 		entries := h.logs.FilterMessage("unhandled trigger").All()
 		if len(entries) != 1 {
 			t.Fatalf("unhandled lines = %d, want 1", len(entries))
 		}
-		if f := entries[0].ContextMap(); f["trigger"] != "idle-timeout" {
-			t.Errorf("fields = %v, want trigger idle-timeout", f)
+		if f := entries[0].ContextMap(); f["trigger"] != "lease-replaced" {
+			t.Errorf("fields = %v, want trigger lease-replaced", f)
 		}
 		h.toAttached(oldURL) // still works
 		h.m.ClientLeft()

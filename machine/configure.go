@@ -56,7 +56,6 @@ func configure(b *builder) {
 		permit(ClientLeft, OwnerLeft, R5).
 		permit(LeaseReplaced, LeaseLost, R6).
 		permit(Signal, Exited, R4, doing(releaseLease)).
-		ignore(IdleTimeout).
 		ignore(LeaseChanged)
 
 	b.state(OwnerLeft).
@@ -64,7 +63,6 @@ func configure(b *builder) {
 		onEntry(serveUntilDrained).
 		permit(SessionsChanged, Exited, R5, when(drained), doing(releaseLease)).
 		internal(SessionsChanged, R5, doing(noteSessions), when(stillServing)).
-		permit(IdleTimeout, Exited, R5, doing(releaseLease)).
 		ignore(ClientLeft)
 
 	b.state(Attached).
@@ -84,8 +82,6 @@ func configure(b *builder) {
 		permit(HandOver, Electing, R6, doing(handOver)).
 		permit(ClientLeft, Exited, R6, when(drained)).
 		ignore(ClientLeft, when(stillServing)).
-		permit(IdleTimeout, Exited, R6, when(clientGone)).
-		ignore(IdleTimeout, when(clientPresent)).
 		permit(Signal, Exited, R6).
 		ignore(LeaseReplaced).
 		ignore(LeaseChanged)

@@ -84,8 +84,6 @@ func endingOf(t Trigger, signal, failure, url string) *Outcome {
 		return &Outcome{Reason: "signal " + signal, Signal: signal}
 	case SessionsChanged:
 		return &Outcome{Reason: "the last session ended"}
-	case IdleTimeout:
-		return &Outcome{Reason: "the remaining sessions were idle past the idle timeout"}
 	case LeaseLive:
 		return &Outcome{Reason: "a shared server already runs at " + url}
 	case LeaseUnusable, ElectionTimedOut, ServerStartFailed:

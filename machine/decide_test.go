@@ -130,7 +130,6 @@ func TestReasons(t *testing.T) {
 		{ClientLeft, Outcome{Reason: "the client left"}},
 		{Signal, Outcome{Reason: "signal SIGTERM", Signal: "SIGTERM"}},
 		{SessionsChanged, Outcome{Reason: "the last session ended"}},
-		{IdleTimeout, Outcome{Reason: "the remaining sessions were idle past the idle timeout"}},
 		{LeaseLive, Outcome{Reason: "a shared server already runs at http://127.0.0.1:9"}},
 		{LeaseUnusable, Outcome{Reason: "cannot run the shared server: read-only", Failure: "read-only"}},
 		{ElectionTimedOut, Outcome{Reason: "cannot run the shared server: read-only", Failure: "read-only"}},

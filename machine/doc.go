@@ -34,8 +34,10 @@
 //     lease replaced on disk → lease-lost; a signal → exited, giving the
 //     lease back first (R4).
 //   - owner-left (substate of leaseholder): serves the other sessions until
-//     the last one ends or they all idle out, then gives the lease back and
-//     exits; it exits at once when none is left as it is entered.
+//     the last one ends, then gives the lease back and exits; it exits at
+//     once when none is left as it is entered. A session that sends nothing
+//     for the idle timeout is ended by the server itself (transport), so an
+//     idle one ends like any other: the count internal/node reports drops.
 //   - attached: bridges stdio to another process's server. A failed bridge →
 //     electing again, the client's session carried, which ends in
 //     leaseholder (taking over), attached (re-attaching) or alone.
@@ -86,9 +88,11 @@
 //     lease-changed.
 //   - internal/node, through the input methods: the leaseholder's lease watch
 //     ([Machine.LeaseReplaced]), the server's session hooks
-//     ([Machine.SessionsChanged], [Machine.IdleTimeout]), stdin and the parent
+//     ([Machine.SessionsChanged]), stdin and the parent
 //     ([Machine.ClientLeft]), signal handling ([Machine.Signal]) and the
-//     bridge ([Machine.BridgeFailed], [Machine.BridgeFailedWith]).
+//     bridge ([Machine.BridgeFailed], [Machine.BridgeFailedWith]). Every
+//     input method has a caller there (TestEveryInputMethodIsCalled): the
+//     graph shows no edge the binary cannot take.
 //
 // # Threading
 //

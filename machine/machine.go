@@ -171,10 +171,6 @@ func (m *Machine) LeaseReplaced(reason string) {
 // says more.
 func (m *Machine) BridgeFailed(reason string) { m.BridgeFailedWith(BridgeFailure{Reason: reason}) }
 
-// IdleTimeout reports that every remaining session has been idle past the
-// idle timeout.
-func (m *Machine) IdleTimeout() { m.inbox.post(event{trigger: IdleTimeout}) }
-
 // event is one input for the loop: a fact reported through an input method
 // (trigger set), an election attempt's result (attempt set), or the server's
 // start result (started set).

@@ -26,7 +26,6 @@ func TestLeaseholder_OwnerLeftServesUntilTheLastSessionEnds(t *testing.T) {
 		h := start(t)
 		h.toLeaseholder()
 		h.m.SessionsChanged(2)
-		h.m.IdleTimeout() // own client still here: ignored
 		h.m.LeaseChanged()
 		h.expect()
 		h.m.ClientLeft()
@@ -54,19 +53,6 @@ func TestLeaseholder_OwnerLeftWithNoSessionsExitsAtOnce(t *testing.T) {
 	})
 }
 
-func TestLeaseholder_OwnerLeftEndsAtTheIdleTimeout(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		h := start(t)
-		h.toLeaseholder()
-		h.m.SessionsChanged(3)
-		h.m.ClientLeft()
-		h.expect("=> owner-left on client-left")
-		h.m.IdleTimeout()
-		h.expect("release", "=> exited on idle-timeout", "server stop")
-		h.exitsWith(Outcome{Reason: "the remaining sessions were idle past the idle timeout"})
-	})
-}
-
 func TestLeaseLost_KeepsItsSessionsAndNeverElectsAgain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := start(t)
@@ -82,8 +68,7 @@ func TestLeaseLost_KeepsItsSessionsAndNeverElectsAgain(t *testing.T) {
 		// of them elects again.
 		h.m.LeaseReplaced("gone")
 		h.m.LeaseChanged()
-		h.m.IdleTimeout() // own client still here
-		h.m.ClientLeft()  // a session remains
+		h.m.ClientLeft() // a session remains
 		h.m.BridgeFailed("?")
 		h.expect()
 		h.state(LeaseLost)
@@ -105,9 +90,9 @@ func TestLeaseLost_FromOwnerLeftEndsWithTheLastSession(t *testing.T) {
 		h.m.ClientLeft()
 		h.m.LeaseReplaced("empty")
 		h.expect("=> owner-left on client-left", "=> lease-lost on lease-replaced", "server lose-lease: empty")
-		h.m.IdleTimeout() // own client gone, the rest idle: ends
-		h.expect("=> exited on idle-timeout", "server stop")
-		h.exitsWith(Outcome{Reason: "the remaining sessions were idle past the idle timeout"})
+		h.m.SessionsChanged(0) // the last one ended, or the server expired it idle
+		h.expect("=> exited on sessions-changed", "server stop")
+		h.exitsWith(Outcome{Reason: "the last session ended"})
 	})
 }
 

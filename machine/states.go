@@ -84,9 +84,6 @@ const (
 	// SessionsChanged: the count of live sessions other than the own stdio
 	// client changed ([Machine.SessionsChanged]).
 	SessionsChanged Trigger = "sessions-changed"
-	// IdleTimeout: every remaining session has been idle past the idle
-	// timeout ([Machine.IdleTimeout]).
-	IdleTimeout Trigger = "idle-timeout"
 	// RetryDue: a process served alone has waited its turn to try to
 	// share again (Config.JoinRetry, doubling up to Config.JoinRetryMax).
 	RetryDue Trigger = "retry-due"
@@ -102,7 +99,9 @@ const (
 
 // Class is an election attempt's judgement of the lease
 // (docs/design.md#judging-a-lease). Each class has its trigger, "lease-"
-// followed by the class.
+// followed by the class. The judge's classes (registry.Class) come in as
+// they are, the same words; won and outraced only an attempt's own create
+// gives.
 type Class string
 
 // The classes an [Election] may report.
@@ -153,7 +152,7 @@ var rulePoints = []struct {
 	{R2, "a lease that cannot be created, joined or replaced, or a server that cannot start: serve alone and log why; alone is a detour: keep trying, and join the shared server, the session carried, as soon as it can"},
 	{R3, "a bridge whose server is gone elects again: take over with the session carried, re-attach, or serve alone"},
 	{R4, "SIGTERM, SIGINT and SIGHUP remove the lease before the process dies of the signal"},
-	{R5, "a server whose owner left ends with its last session or at the idle timeout"},
+	{R5, "a server whose owner left ends with its last session; an idle HTTP session expires at the idle timeout"},
 	{R6, "a server whose lease was taken over says so, keeps its sessions, ends with them, never elects again"},
 	{R7, "a non-loopback bind is served with a warning naming what it exposes"},
 	{R8, "bridged, restarted and local sessions answer byte for byte the same"},

@@ -89,7 +89,10 @@
 // # Classes
 //
 // [Judge] is a pure function of what was read ([Input]); [Observer] does the
-// reading. Its classes ([Class]) are the log vocabulary:
+// reading. Its classes ([Class]) are the log vocabulary, and the state
+// machine's: internal/node hands a verdict to the machine as it is, so a
+// class is one word everywhere (machine.Class(Live) is machine.ClassLive;
+// internal/node's TestEveryLeaseClassIsHandled holds the two lists equal):
 //
 //   - absent: no file; acquire.
 //   - live: the URL answers the probe for this checkout's repository id, this

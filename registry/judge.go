@@ -16,7 +16,7 @@ const (
 )
 
 // Class is the judge's verdict on a lease path; the names are the log
-// vocabulary.
+// vocabulary and the state machine's own (see the package doc, Classes).
 type Class string
 
 const (

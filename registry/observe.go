@@ -57,7 +57,8 @@ type Observer struct {
 
 // Observe reads the lease path (never following a symbolic link), decodes
 // it, tells whether its owner is alive, probes its URL when the judge needs
-// that, and judges it. It fails only when ctx ends.
+// that, and judges it. It fails only when ctx ends. Its verdict is never
+// Unprobed: a probe that gave no answer failed.
 func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 	snap := Read(o.Path)
 	obs := Observation{Path: o.Path, Snapshot: snap}
@@ -93,6 +94,9 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 				Instance:     obs.Lease.Instance,
 				Secret:       obs.Lease.Secret,
 			})
+		}
+		if in.Probe.Status == ProbeNone { // so that Unprobed never leaves Observe
+			in.Probe = ProbeResult{Status: ProbeFailed, Reason: "the probe gave no answer"}
 		}
 		if err := ctx.Err(); err != nil {
 			return Observation{}, err

@@ -102,7 +102,7 @@ func TestAPeerKilledHardDoesNotKeepTheServerAlive(t *testing.T) {
 // timeout, and the server whose owner left ends then.
 func TestAnIdleSessionExpires(t *testing.T) {
 	dir := checkout(t)
-	a := shared(t, dir, "--idle-timeout", "2s")
+	a := shared(t, dir, "--idle-timeout", "2s", "--heartbeat", "1s")
 	initialize(t, a, "claude-code")
 	serverURL(t, a)
 	server := connect(t, dir)

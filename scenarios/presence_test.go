@@ -16,7 +16,7 @@ import (
 // lives, and ends after it.
 func TestASilentModernClientStaysOnTheBoardWhileItsProcessLives(t *testing.T) {
 	dir := checkout(t)
-	a := shared(t, dir, "--idle-timeout", "2s")
+	a := shared(t, dir, "--idle-timeout", "2s", "--heartbeat", "1s")
 	initialize(t, a, "claude-code")
 	serverURL(t, a)
 	m := shared(t, dir, "--log-level", "debug")

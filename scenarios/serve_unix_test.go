@@ -28,7 +28,7 @@ func TestServeOutlivesTheProcessThatStartedIt(t *testing.T) {
 	trackSources()
 	// The shell starts serve, says its pid, and exits when told.
 	launcher := exec.CommandContext(ctx(t), "sh", "-c", `"$0" "$@" </dev/null >/dev/null 2>&1 & echo $!; read _ || true`,
-		bin, "serve", "--http-port", "0", "--idle-timeout", "2s", "--log-file", logFile)
+		bin, "serve", "--http-port", "0", "--idle-timeout", "2s", "--heartbeat", "1s", "--log-file", logFile)
 	launcher.Dir = dir
 	tell, err := launcher.StdinPipe()
 	if err != nil {

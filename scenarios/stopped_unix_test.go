@@ -34,7 +34,7 @@ func TestAStoppedLeaseholderIsTakenOverAfterTheBusyGrace(t *testing.T) {
 	})
 
 	const grace = time.Second
-	b := shared(t, dir, "--busy-grace", grace.String(), "--log-level", "debug")
+	b := shared(t, dir, "--busy-grace", grace.String(), "--probe-timeout", "500ms", "--log-level", "debug")
 	initialize(t, b, "codex")
 	firstBusy, err := b.WaitLog(ctx(t), "waiting for the lease", `"class":"busy"`)
 	if err != nil {

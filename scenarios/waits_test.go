@@ -28,7 +28,7 @@ func TestATruncatedLeaseIsTakenOverAtOnce(t *testing.T) {
 	// A bind grace far longer than the scenario: were an empty lease
 	// judged binding, the election bound would run out first and every
 	// client would be served alone. No heartbeat moves a bridge on its own.
-	flags := []string{"--bind-grace", "10m", "--heartbeat", "10m", "--log-level", "debug"}
+	flags := []string{"--bind-grace", "10m", "--heartbeat", "10m", "--idle-timeout", "20m", "--log-level", "debug"}
 	dir := checkout(t)
 	a := shared(t, dir, flags...)
 	initialize(t, a, "claude-code")
@@ -123,7 +123,7 @@ func TestAFullServerIsWaitedForThenServedAlone(t *testing.T) {
 	}
 
 	const bound = 7 * time.Second // refused at 0 and 5 s; alone at 7 s
-	c := shared(t, dir, "--election-bound", bound.String(), "--busy-grace", "1s")
+	c := shared(t, dir, "--election-bound", bound.String(), "--busy-grace", "1s", "--probe-timeout", "500ms")
 	instructions := initialize(t, c, "gemini-cli") // answered once served alone
 	full := fmt.Sprintf("the shared server at %s is full (1 session)", url)
 	reason := logField(t, c, "cannot use the shared server", "reason")

@@ -60,12 +60,14 @@ type Board struct {
 }
 
 // NewBoard returns an empty board reading time from now, on which a peer
-// known from its requests alone stays unheard for DefaultIdleTimeout.
-func NewBoard(now func() time.Time) *Board { return newBoard(now, 0, nil) }
+// known from its requests alone stays unheard for idle.
+func NewBoard(now func() time.Time, idle time.Duration) *Board { return newBoard(now, idle, nil) }
 
 func newBoard(now func() time.Time, idle time.Duration, numbers func() (int, error)) *Board {
 	if idle <= 0 {
-		idle = DefaultIdleTimeout
+		// The server's idle timeout is the caller's (internal/node's
+		// resolved timings): a guess here would be a second owner of it.
+		panic("surface: a board needs the idle timeout")
 	}
 	return &Board{now: now, idle: idle, numbers: numbers, bySession: map[string]*Peer{},
 		byID: map[string]*sessionless{}, byWho: map[string]*sessionless{}}

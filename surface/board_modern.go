@@ -7,10 +7,6 @@ import "time"
 // such a client as one peer all the same; the rules are in the package
 // doc, under Modern clients.
 
-// DefaultIdleTimeout is how long a peer known from its requests alone stays
-// on the board unheard: the HTTP server's own idle timeout by default.
-const DefaultIdleTimeout = 90 * time.Second
-
 // unnamed names a modern client that sent no clientInfo.
 const unnamed = "(unnamed)"
 

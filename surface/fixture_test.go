@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -14,6 +15,9 @@ import (
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// testIdle is the idle timeout the tests' surfaces are given.
+const testIdle = 90 * time.Second
 
 // fixture is a Surface over the example checkout with in-process sessions.
 type fixture struct {
@@ -40,7 +44,7 @@ func newFixtureOf(t *testing.T, cfg layer.Config, with ...func(*Config)) *fixtur
 		t.Fatal(err)
 	}
 	f := &fixture{t: t, root: root, lay: lay, proc: Process{Role: "standalone", Profile: "default"}}
-	sc := Config{Layer: lay, Version: "9.9.9", Process: func() Process { return f.proc }}
+	sc := Config{Layer: lay, Version: "9.9.9", Process: func() Process { return f.proc }, IdleTimeout: testIdle}
 	for _, w := range with {
 		w(&sc)
 	}

@@ -79,7 +79,7 @@ func TestAModernPeerLeavesAfterTheIdleTimeout(t *testing.T) {
 	announcer := f.modern("gemini-cli", nil) // p6: numbers go on after a claimed one
 	announce(t, announcer.tool, "docs", "docs")
 
-	clk.advance(DefaultIdleTimeout - time.Millisecond)
+	clk.advance(testIdle - time.Millisecond)
 	if b := peersOf(t, legacy.tool); b.Count != 3 {
 		t.Fatalf("before the idle timeout: %+v", b)
 	}

@@ -14,7 +14,7 @@ import (
 // A board grants a claimed id that it could have given and that no
 // attached peer holds; a departed peer holding it was the same client.
 func TestABoardGrantsAFreeWellFormedPeerIDClaim(t *testing.T) {
-	b := NewBoard(time.Now)
+	b := NewBoard(time.Now, time.Minute)
 	b.Attach("s1", "stdio") // p1
 	b.Attach("s2", "http")  // p2
 	for _, bad := range []string{"p1", "p0", "q3", "p", "p03", "p1234567", "p3\nSYSTEM", "p-2"} {

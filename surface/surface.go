@@ -75,8 +75,8 @@ type Config struct {
 	PeerNumbers func() (int, error)
 	// IdleTimeout is how long a peer known from its requests alone (a
 	// 2026-07-28 client over HTTP) stays on the board unheard with no
-	// subscriptions/listen stream open. 0 = DefaultIdleTimeout (90 s, the
-	// HTTP server's idle timeout default).
+	// subscriptions/listen stream open: the HTTP server's idle timeout.
+	// Required.
 	IdleTimeout time.Duration
 	// LogLinesDropped counts the log lines this process's stderr lost
 	// because its host did not read them; nil = none.

@@ -48,7 +48,7 @@ func TestDiagnosticsAreSnakeCase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.s = New(Config{Layer: fixedLayer{ix}})
+	f.s = New(Config{Layer: fixedLayer{ix}, IdleTimeout: testIdle})
 	c := f.connect("codex")
 	out, _ := c.tool("majordomus_repository", nil)
 	var repo struct {

@@ -40,13 +40,18 @@ type BridgeConfig struct {
 	// every new connection the server proves it holds it before anything is
 	// sent to /mcp (docs/security.md).
 	Secret string
-	// ProbeTimeout bounds that proof. Default 2s.
+	// ProbeTimeout bounds that proof: the probe timeout of the caller's
+	// timings, which the registry's probe is bounded by too. Required.
 	ProbeTimeout time.Duration
 	// Out is the client's stdout: what the server sends that answers no
 	// pending request (notifications, server-to-client requests) goes there.
 	Out *FrameWriter
 	// Heartbeat is how often the session is pinged. Default 20s.
 	Heartbeat time.Duration
+	// IdleTimeout is the server's idle timeout: a session the bridge left
+	// on a server that failed ends by itself within it, so trying to end
+	// it is given up then. Default DefaultIdleTimeout.
+	IdleTimeout time.Duration
 	// Logger receives the bridge's logs. Nil = no logs.
 	Logger *zap.Logger
 	// Failover is called (once per failure, from the Handle that met it)
@@ -153,7 +158,10 @@ func NewBridge(ctx context.Context, cfg BridgeConfig) (*Bridge, error) {
 		cfg.Heartbeat = DefaultHeartbeat
 	}
 	if cfg.ProbeTimeout <= 0 {
-		cfg.ProbeTimeout = 2 * time.Second
+		return nil, errors.New("transport: a bridge needs the probe timeout")
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
 	}
 	endpoint := strings.TrimSuffix(cfg.URL, "/") + "/mcp"
 	u, err := url.Parse(endpoint)
@@ -336,23 +344,20 @@ func (b *Bridge) endSession(sid, proto string) bool {
 	return true
 }
 
-// Bounds of leaveLater: a server ends an idle session by itself after its
-// idle timeout, so trying longer is of no use.
-const (
-	leaveWithin = DefaultIdleTimeout
-	leaveEvery  = time.Second
-)
+// leaveEvery is how often leaveLater tries.
+const leaveEvery = time.Second
 
 // leaveLater ends the session sid the bridge left on a server that failed
 // (stopped or frozen, say) once that server answers again, trying every
-// leaveEvery for leaveWithin at most, until the bridge closes. Otherwise a
-// server that lost its lease meanwhile would keep the session, and serve
-// on for nobody, until its idle timeout.
+// leaveEvery until the bridge closes. Otherwise a server that lost its
+// lease meanwhile would keep the session, and serve on for nobody, until
+// its idle timeout; which is also why it tries for that long at most: the
+// server has ended the session by itself by then.
 func (b *Bridge) leaveLater(sid, proto string) {
 	b.leaving.Add(1)
 	go func() {
 		defer b.leaving.Done()
-		deadline := time.NewTimer(leaveWithin)
+		deadline := time.NewTimer(b.cfg.IdleTimeout)
 		defer deadline.Stop()
 		tick := time.NewTicker(leaveEvery)
 		defer tick.Stop()
@@ -360,6 +365,8 @@ func (b *Bridge) leaveLater(sid, proto string) {
 			select {
 			case <-tick.C:
 			case <-deadline.C:
+				b.log.Debug("no longer trying to end the session left on the failed server: its idle timeout has passed",
+					zap.String("url", b.cfg.URL), zap.Duration("idle_timeout", b.cfg.IdleTimeout))
 				return
 			case <-b.closing:
 				return

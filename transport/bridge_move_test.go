@@ -51,7 +51,7 @@ func TestAnIdleBridgeMovesOnItsHeartbeat(t *testing.T) {
 	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
 	c := runStdio(t, func(out *FrameWriter) Backend {
 		fo.out = out
-		b, err := NewBridge(context.Background(), BridgeConfig{Secret: testSecret, URL: s1.url, Out: out, Failover: fo.failover, Heartbeat: 50 * time.Millisecond})
+		b, err := NewBridge(context.Background(), BridgeConfig{Secret: testSecret, ProbeTimeout: testProbe, URL: s1.url, Out: out, Failover: fo.failover, Heartbeat: 50 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -26,7 +26,7 @@ type provenDialer struct {
 }
 
 func newProvenDialer(host, key string, timeout time.Duration) *provenDialer {
-	return &provenDialer{dialer: net.Dialer{Timeout: 2 * time.Second}, host: host, key: key, timeout: timeout}
+	return &provenDialer{dialer: net.Dialer{Timeout: timeout}, host: host, key: key, timeout: timeout}
 }
 
 // DialContext dials addr and returns the connection once the server at

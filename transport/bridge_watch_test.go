@@ -47,7 +47,7 @@ var probeClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: tru
 func (p *probing) bridge(fo *failovers, goneAfter float64) func(*FrameWriter) Backend {
 	return func(out *FrameWriter) Backend {
 		fo.out = out
-		b, err := NewBridge(context.Background(), BridgeConfig{Secret: testSecret, URL: p.url, Out: out, Failover: fo.failover,
+		b, err := NewBridge(context.Background(), BridgeConfig{Secret: testSecret, ProbeTimeout: testProbe, URL: p.url, Out: out, Failover: fo.failover,
 			Alive: p.alive, GoneAfter: durationMS(goneAfter)})
 		if err != nil {
 			fo.t.Fatal(err)
@@ -144,7 +144,7 @@ func TestAReadOnlyCallIsResentOnEveryFailoverWithoutTheClientListingTools(t *tes
 		if next >= servers {
 			return nil, errors.New("no server left")
 		}
-		b, err := NewBridge(context.Background(), BridgeConfig{Secret: testSecret, URL: urls[next], Out: out, Failover: failover, SafeTools: carried.SafeTools})
+		b, err := NewBridge(context.Background(), BridgeConfig{Secret: testSecret, ProbeTimeout: testProbe, URL: urls[next], Out: out, Failover: failover, SafeTools: carried.SafeTools})
 		next++
 		if err != nil {
 			return nil, err
@@ -156,7 +156,7 @@ func TestAReadOnlyCallIsResentOnEveryFailoverWithoutTheClientListingTools(t *tes
 	}
 	c := runStdio(t, func(w *FrameWriter) Backend {
 		out = w
-		b, err := NewBridge(context.Background(), BridgeConfig{Secret: testSecret, URL: urls[0], Out: w, Failover: failover})
+		b, err := NewBridge(context.Background(), BridgeConfig{Secret: testSecret, ProbeTimeout: testProbe, URL: urls[0], Out: w, Failover: failover})
 		if err != nil {
 			t.Fatal(err)
 		}

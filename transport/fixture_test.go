@@ -227,6 +227,10 @@ func serveHTTP(t *testing.T, cfg HTTPConfig) *served {
 // testSecret is the secret of the tests' servers, unless one sets its own.
 var testSecret = secret.New()
 
+// testProbe bounds the proofs of the tests' bridges, as the probe timeout
+// bounds a real one's.
+const testProbe = 2 * time.Second
+
 func serveOn(t *testing.T, ln net.Listener, cfg HTTPConfig) *served {
 	t.Helper()
 	if cfg.Secret == "" {

@@ -106,7 +106,7 @@ func TestAModernClientGetsTheSameBytesThroughABridge(t *testing.T) {
 	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
 	var drawn int
 	bridged := runStdio(t, func(out *FrameWriter) Backend {
-		b, err := NewBridge(context.Background(), BridgeConfig{Secret: testSecret, URL: s.url, Out: out,
+		b, err := NewBridge(context.Background(), BridgeConfig{Secret: testSecret, ProbeTimeout: testProbe, URL: s.url, Out: out,
 			NewPeer: func() string { drawn++; return "p7" }})
 		if err != nil {
 			t.Fatal(err)

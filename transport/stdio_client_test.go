@@ -195,7 +195,7 @@ func (c *stdioClient) close() {
 // bridgeTo makes a backend maker for a bridge to url.
 func bridgeTo(t *testing.T, url string, failover func(context.Context, error, Carried) (Backend, error), log *zap.Logger) func(*FrameWriter) Backend {
 	return func(out *FrameWriter) Backend {
-		b, err := NewBridge(context.Background(), BridgeConfig{Secret: testSecret, URL: url, Out: out, Failover: failover, Logger: log})
+		b, err := NewBridge(context.Background(), BridgeConfig{Secret: testSecret, ProbeTimeout: testProbe, URL: url, Out: out, Failover: failover, Logger: log})
 		if err != nil {
 			t.Fatal(err)
 		}

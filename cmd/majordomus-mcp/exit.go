@@ -46,14 +46,19 @@ func codeOf(err error) int {
 }
 
 // nodeError gives what internal/node returned its exit code: no checkout
-// exits 12, a layer that breaks its contract 10, anything else 13.
+// exits 12; timings that cannot work together exit 2 when a flag set one
+// of them; a layer that breaks its contract (its manifest's timings too)
+// exits 10; anything else 13.
 func nodeError(err error) error {
+	var timings *node.TimingsError
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, node.ErrNoCheckout):
 		return withCode(exitMissing, err)
-	case errors.Is(err, node.ErrDegraded), errors.Is(err, node.ErrInvalidManifest):
+	case errors.As(err, &timings) && timings.Flagged:
+		return withCode(exitUsage, err)
+	case errors.As(err, &timings), errors.Is(err, node.ErrDegraded), errors.Is(err, node.ErrInvalidManifest):
 		return withCode(exitContract, err)
 	}
 	return withCode(exitInternal, err)

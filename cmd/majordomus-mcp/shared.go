@@ -24,7 +24,7 @@ func serveShared(ctx context.Context, env *environment, withClient bool) error {
 	}
 	cfg := node.Config{
 		Checkout:       co,
-		Times:          node.ResolveTimings(co.Manifest.Server, env.opts.times),
+		Times:          env.opts.times,
 		HTTPHost:       env.opts.httpHost,
 		HTTPPort:       env.opts.httpPort,
 		MaxSessions:    env.opts.maxSess,
@@ -38,7 +38,7 @@ func serveShared(ctx context.Context, env *environment, withClient bool) error {
 	}
 	n, err := node.New(cfg)
 	if err != nil {
-		return withCode(exitInternal, err)
+		return nodeError(err)
 	}
 
 	runCtx, stop := context.WithCancel(ctx)

@@ -20,7 +20,11 @@ func runStatus(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
-	report, err := node.Status(ctx, co, node.ResolveTimings(co.Manifest.Server, env.opts.times))
+	times, err := node.ResolveTimings(co.Manifest.Server, env.opts.times)
+	if err != nil {
+		return nodeError(err)
+	}
+	report, err := node.Status(ctx, co, times)
 	if err != nil {
 		return nodeError(err)
 	}

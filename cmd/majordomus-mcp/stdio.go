@@ -43,6 +43,7 @@ func serveStandalone(ctx context.Context, env *environment) error {
 	}()
 	err = node.RunStandalone(ctx, node.Config{
 		Checkout:       co,
+		Times:          env.opts.times,
 		Stdin:          env.stdin,
 		Stdout:         env.stdout,
 		SignalsHandled: env.signals.ready,

@@ -66,6 +66,7 @@ func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 		ProbeTimeout: n.cfg.Times.ProbeTimeout,
 		Out:          n.out,
 		Heartbeat:    n.cfg.Times.Heartbeat,
+		IdleTimeout:  n.cfg.Times.IdleTimeout,
 		Logger:       n.log.Named("bridge"),
 		Failover:     failover,
 		// A server that answers no probe for the busy grace while a

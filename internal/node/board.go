@@ -10,9 +10,7 @@ import (
 	"strings"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/browser"
-	"github.com/majordomus-mcp/majordomus-mcp/internal/release"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
-	"github.com/majordomus-mcp/majordomus-mcp/layer"
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
 )
 
@@ -36,24 +34,21 @@ type BoardOptions struct {
 // secret, and is asked with the secret's token, which only the lease's
 // owner can read: the link is that user's alone.
 func OpenBoard(ctx context.Context, co *Checkout, opts BoardOptions) error {
-	times := ResolveTimings(co.Manifest.Server, opts.Times)
-	path := registry.Path(co.Root, co.Profile)
-	if err := registry.Trusted(path); err != nil {
-		return fmt.Errorf("%w: the lease at %s is not trusted (%v), so this checkout's clients are served alone, and a client served alone has no page", ErrNoBoard, path, err)
+	times, err := ResolveTimings(co.Manifest.Server, opts.Times)
+	if err != nil {
+		return err
 	}
 	self, err := registry.SelfExecutable()
 	if err != nil {
 		return err
 	}
-	observer := &registry.Observer{
-		Path:         path,
-		RepositoryID: layer.RepositoryID(co.Root),
-		Executable:   self,
-		Version:      release.Number,
-		Timings:      registry.Timings{BindGrace: times.BindGrace},
-		Probe:        registry.HTTPProbe(times.ProbeTimeout),
+	observer := newObserver(co, self, times)
+	path := observer.Path
+	o, err := observe(ctx, observer)
+	var untrusted *untrustedLease
+	if errors.As(err, &untrusted) {
+		return fmt.Errorf("%w: the lease at %s is not trusted (%v), so this checkout's clients are served alone, and a client served alone has no page", ErrNoBoard, path, untrusted.err)
 	}
-	o, err := observer.Observe(ctx)
 	if err != nil {
 		return fmt.Errorf("reading the lease: %w", err)
 	}

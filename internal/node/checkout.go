@@ -37,9 +37,6 @@ type Checkout struct {
 	// peerNumbers, set by a node, draws peer numbers from the counter its
 	// checkout's servers share; nil (standalone) numbers them in process.
 	peerNumbers func() (int, error)
-	// idleTimeout, set by a node, is how long a peer without a session
-	// (a 2026-07-28 client) stays on the board unheard; 0 is the default.
-	idleTimeout time.Duration
 
 	mu       sync.Mutex
 	served   *served        // nil until Load succeeds
@@ -55,9 +52,10 @@ type served struct {
 // Load builds the index and the MCP surface once, and watches the layer
 // until life ends — the process's lifetime, not the caller's: a server is
 // often started under a context that bounds only its start. describe says
-// what the process is, for majordomus_server. A failure is returned (its
-// layer error kept for errors.Is) and not cached: a later call tries again.
-func (c *Checkout) load(life context.Context, describe func() surface.Process) (*served, error) {
+// what the process is, for majordomus_server; idle is the resolved idle
+// timeout. A failure is returned (its layer error kept for errors.Is) and
+// not cached: a later call tries again.
+func (c *Checkout) load(life context.Context, describe func() surface.Process, idle time.Duration) (*served, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.served != nil {
@@ -80,7 +78,7 @@ func (c *Checkout) load(life context.Context, describe func() surface.Process) (
 		CarriedAnnouncement: transport.CarriedAnnouncement,
 		PresenceID:          transport.PresenceID,
 		PeerNumbers:         c.peerNumbers,
-		IdleTimeout:         c.idleTimeout,
+		IdleTimeout:         idle, // how long a silent 2026-07-28 peer stays: the HTTP server's idle timeout
 
 		LogLinesDropped: c.LogLinesDropped,
 	})
@@ -138,38 +136,6 @@ func profileRole(m layer.Manifest, profile string) string {
 		}
 	}
 	return ""
-}
-
-// Timings are the durations of docs/design.md#the-lease: the defaults, then the
-// manifest's server section, then the flags (for tests).
-type Timings struct {
-	BindGrace, ProbeTimeout, ElectionBound, BusyGrace, IdleTimeout, Heartbeat time.Duration
-	// JoinRetry is how long a client served alone first waits to try to
-	// share again (a flag only, for tests).
-	JoinRetry time.Duration
-}
-
-// ResolveTimings picks, for each duration, the flag's, else the
-// manifest's, else the default its owner package declares.
-func ResolveTimings(m layer.Timings, flags Timings) Timings {
-	pick := func(def, manifest, flag time.Duration) time.Duration {
-		switch {
-		case flag > 0:
-			return flag
-		case manifest > 0:
-			return manifest
-		}
-		return def
-	}
-	return Timings{
-		BindGrace:     pick(registry.DefaultBindGrace, m.BindGrace, flags.BindGrace),
-		ProbeTimeout:  pick(registry.DefaultProbeTimeout, m.ProbeTimeout, flags.ProbeTimeout),
-		ElectionBound: pick(machine.DefaultElectionBound, m.ElectionBound, flags.ElectionBound),
-		BusyGrace:     pick(machine.DefaultBusyGrace, m.BusyGrace, flags.BusyGrace),
-		IdleTimeout:   pick(transport.DefaultIdleTimeout, m.SessionIdleTimeout, flags.IdleTimeout),
-		Heartbeat:     pick(transport.DefaultHeartbeat, m.BridgeHeartbeat, flags.Heartbeat),
-		JoinRetry:     pick(machine.DefaultJoinRetry, 0, flags.JoinRetry),
-	}
 }
 
 // describeAs says what a process that is in state role is, for

@@ -3,32 +3,11 @@ package node
 import (
 	"reflect"
 	"testing"
-	"time"
 
 	"github.com/majordomus-mcp/majordomus-mcp/fleet"
 	"github.com/majordomus-mcp/majordomus-mcp/layer"
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
-	"github.com/majordomus-mcp/majordomus-mcp/registry"
-	"github.com/majordomus-mcp/majordomus-mcp/transport"
 )
-
-// A flag beats the manifest, which beats the default its owner declares.
-func TestTimingsComeFromTheFlagThenTheManifestThenTheDefault(t *testing.T) {
-	got := ResolveTimings(layer.Timings{BusyGrace: 3 * time.Second, BridgeHeartbeat: 7 * time.Second},
-		Timings{BusyGrace: time.Second})
-	want := Timings{
-		BindGrace:     registry.DefaultBindGrace,
-		ProbeTimeout:  registry.DefaultProbeTimeout,
-		ElectionBound: machine.DefaultElectionBound,
-		BusyGrace:     time.Second,
-		IdleTimeout:   transport.DefaultIdleTimeout,
-		Heartbeat:     7 * time.Second,
-		JoinRetry:     machine.DefaultJoinRetry,
-	}
-	if got != want {
-		t.Fatalf("ResolveTimings = %+v, want %+v", got, want)
-	}
-}
 
 func TestRosterOfTheManifest(t *testing.T) {
 	if got := RosterOf(layer.Manifest{}); !reflect.DeepEqual(got, []fleet.Configured{{Profile: "default", RoleKnown: true}}) {

@@ -30,7 +30,7 @@ const (
 )
 
 // DefaultTimings are the timings no manifest and no flag sets.
-func DefaultTimings() Timings { return ResolveTimings(layer.Timings{}, Timings{}) }
+func DefaultTimings() Timings { return resolve(layer.Timings{}, Timings{}).values() }
 
 // The errors a command tells apart in what this package returns
 // (errors.Is), for its exit codes.

@@ -20,6 +20,12 @@
 // waits for the election. Attaching carries it onto the bridge, peer id
 // and all, and closes it.
 //
+// The timings (timings.go) are resolved once per process, from the flags
+// over the manifest's server section over the defaults, and checked as a
+// whole before anything starts; every package is given its durations from
+// there, so the HTTP server's idle timeout is the one the board and the
+// bridge count by.
+//
 // A leaseholder's server keeps the checkout's shared state (state.go): it
 // loads what the server before left in the lease directory before it
 // admits a session, journals every change while it holds the lease, and

@@ -108,7 +108,6 @@ func startProcess(name string, co *node.Checkout) (*process, error) {
 	}()
 	n, err := node.New(node.Config{
 		Checkout: co,
-		Times:    node.ResolveTimings(co.Manifest.Server, node.Timings{}),
 		HTTPHost: "127.0.0.1",
 		Stdin:    stdin,
 		Stdout:   stdout,

@@ -259,7 +259,7 @@ func refusingServer(t *testing.T, co *Checkout) (url, key string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	srv, err := co.load(ctx, func() surface.Process { return surface.Process{Role: "lease-lost"} })
+	srv, err := co.load(ctx, func() surface.Process { return surface.Process{Role: "lease-lost"} }, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

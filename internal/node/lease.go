@@ -117,7 +117,8 @@ func (e *leaseFile) Attempt(ctx context.Context) machine.Observation {
 	if o.Verdict.Class == registry.Absent {
 		return e.acquire(ctx)
 	}
-	obs := machine.Observation{Class: electionClass(o.Verdict.Class), Reason: detail(o.Verdict), Opaque: o}
+	// The judge's class is the machine's, word for word: nothing maps it.
+	obs := machine.Observation{Class: machine.Class(o.Verdict.Class), Reason: detail(o.Verdict), Opaque: o}
 	if o.Lease != nil {
 		obs.Owner = o.Lease.PID
 		obs.URL = o.Lease.URLString() // a busy one's too: its bridge may have found it silent already
@@ -127,33 +128,6 @@ func (e *leaseFile) Attempt(ctx context.Context) machine.Observation {
 		obs.Grace = o.Verdict.Grace // what is left of it, counted from the owner's started_at
 	}
 	return obs
-}
-
-// electionClass is the machine's name for the judge's verdict on a lease
-// that exists (Absent is acquired, never reported).
-func electionClass(c registry.Class) machine.Class {
-	switch c {
-	case registry.Live:
-		return machine.ClassLive
-	case registry.Stale:
-		return machine.ClassStale
-	case registry.Busy:
-		return machine.ClassBusy
-	case registry.Corrupt:
-		return machine.ClassCorrupt
-	case registry.Empty:
-		return machine.ClassEmpty
-	case registry.Binding:
-		return machine.ClassBinding
-	case registry.Abandoned:
-		return machine.ClassAbandoned
-	case registry.Superseded:
-		return machine.ClassSuperseded
-	case registry.Unprobed:
-		return machine.ClassBusy // the probe never ran: wait and look again
-	default: // Unusable, and any class this build does not know
-		return machine.ClassUnusable
-	}
 }
 
 // acquire creates the lease with the complete document.

@@ -21,7 +21,10 @@ import (
 // Config is what a node needs from its command.
 type Config struct {
 	Checkout *Checkout
-	Times    Timings
+	// Times are the timings the flags set: a zero one takes the
+	// manifest's, else the default ([ResolveTimings]). They are checked as
+	// a whole: New refuses timings that cannot work together.
+	Times Timings
 	// HTTPHost and HTTPPort are where a leaseholder binds (port 0: any).
 	HTTPHost string
 	HTTPPort int
@@ -87,12 +90,16 @@ func New(cfg Config) (*Node, error) {
 		close(ready)
 		cfg.SignalsHandled = ready
 	}
+	times, err := ResolveTimings(cfg.Checkout.Manifest.Server, cfg.Times)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Times = times
 	if cfg.Lease == nil {
 		cfg.Lease = newLeaseFile(cfg.Checkout, cfg.Times, cfg.SignalsHandled)
 	}
 	leasePath := registry.Path(cfg.Checkout.Root, cfg.Checkout.Profile)
 	cfg.Checkout.peerNumbers = func() (int, error) { return registry.NextPeer(leasePath) }
-	cfg.Checkout.idleTimeout = cfg.Times.IdleTimeout
 	n := &Node{
 		cfg:        cfg,
 		co:         cfg.Checkout,
@@ -242,7 +249,7 @@ func (n *Node) load() (*served, error) {
 	n.mu.Lock()
 	life := n.life
 	n.mu.Unlock()
-	return n.co.load(life, n.describe)
+	return n.co.load(life, n.describe, n.cfg.Times.IdleTimeout)
 }
 
 // carriedSession returns the client's session to carry onto a new backend.

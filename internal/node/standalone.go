@@ -19,10 +19,14 @@ func RunStandalone(ctx context.Context, cfg Config) error {
 	if log == nil {
 		log = zap.NewNop()
 	}
+	times, err := ResolveTimings(co.Manifest.Server, cfg.Times)
+	if err != nil {
+		return err
+	}
 	life, stop := context.WithCancel(ctx)
 	defer co.unwatched()
 	defer stop()
-	srv, err := co.load(life, func() surface.Process { return describeAs("standalone", "", "", co.Profile) })
+	srv, err := co.load(life, func() surface.Process { return describeAs("standalone", "", "", co.Profile) }, times.IdleTimeout)
 	if err != nil {
 		return err
 	}

@@ -181,7 +181,7 @@ func newSurface(t testing.TB) *surface.Surface {
 	co := exampleCheckout(t)
 	life, end := context.WithCancel(context.Background())
 	t.Cleanup(func() { end(); co.unwatched() }) // before the checkout goes: Windows removes no watched directory
-	srv, err := co.load(life, func() surface.Process { return surface.Process{Role: "leaseholder"} })
+	srv, err := co.load(life, func() surface.Process { return surface.Process{Role: "leaseholder"} }, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

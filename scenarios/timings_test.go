@@ -1,0 +1,62 @@
+package scenarios
+
+// The timings are checked as a whole at start: a set that cannot work
+// together is refused, before any lease is taken, with one message naming
+// each conflict as the user set it (a flag, or the manifest's key).
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestTimingsThatCannotWorkTogetherAreRefusedAtStart(t *testing.T) {
+	withServer := func(section string) string { return checkoutTimed(t, section) }
+	for _, tc := range []struct {
+		name string
+		dir  string
+		args []string
+		code int
+		says string
+	}{
+		{"a heartbeat slower than the idle timeout", checkout(t), []string{"--heartbeat", "2m"}, 2,
+			"--heartbeat 2m is not shorter than --idle-timeout 90s (the default): an idle bridge's session would expire between beats"},
+		{"serve, a probe as long as the busy grace", checkout(t), []string{"serve", "--probe-timeout", "3s", "--busy-grace", "3s"}, 2,
+			"--probe-timeout 3s is not shorter than --busy-grace 3s"},
+		{"the manifest's heartbeat", withServer("  bridge_heartbeat_seconds: 120\n"), nil, 10,
+			"the manifest's server.bridge_heartbeat_seconds (2m) is not shorter than --idle-timeout 90s (the default)"},
+		{"the manifest's idle timeout, standalone", withServer("  session_idle_timeout_seconds: 5\n"), []string{"--standalone"}, 10,
+			"--heartbeat 20s (the default) is not shorter than the manifest's server.session_idle_timeout_seconds (5s)"},
+		{"status", withServer("  busy_grace_seconds: 30\n"), []string{"status"}, 10,
+			"the manifest's server.busy_grace_seconds (30s) is not shorter than --election-bound 20s (the default)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runOnce(t, tc.dir, "", append(tc.args, "--http-port", "0")...)
+			if code != tc.code || !strings.Contains(stderr, tc.says) {
+				t.Fatalf("exit %d, want %d with %q; stderr:\n%s", code, tc.code, tc.says, stderr)
+			}
+			if stdout != "" {
+				t.Fatalf("stdout carried %q", stdout)
+			}
+			noLease(t, tc.dir)
+		})
+	}
+}
+
+// checkoutTimed is a checkout whose manifest has the server section given
+// (its indented lines): timings every process of the checkout reads.
+func checkoutTimed(t *testing.T, section string) string {
+	t.Helper()
+	dir := checkout(t)
+	manifest := filepath.Join(dir, ".ai", "manifest.yaml")
+	body, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(manifest, append(body, []byte("\nserver:\n"+section)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	layerEdited(t, dir)
+	return dir
+}

@@ -1,0 +1,126 @@
+package transport
+
+import (
+	"context"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+)
+
+// A session left on a server that stays silent is given up at the idle
+// timeout the bridge is given, the server's: the server has ended it by
+// itself by then. (It was given up at the default's 90 s, whatever the
+// server's timeout.)
+func TestASessionLeftOnAFrozenServerIsGivenUpAtItsIdleTimeout(t *testing.T) {
+	f1, f2 := newFixture(), newFixture()
+	f1.releaseAll()
+	f2.releaseAll()
+	s1 := serveHTTP(t, HTTPConfig{MCP: f1.srv})
+	px := newFreezer(t, s1.url)
+	const idle = 300 * time.Millisecond
+	gaveUp := make(chan struct{})
+	var once sync.Once
+	core, _ := observer.New(zapcore.DebugLevel)
+	log := zap.New(core, zap.Hooks(func(e zapcore.Entry) error {
+		if e.Message == "no longer trying to end the session left on the failed server: its idle timeout has passed" {
+			once.Do(func() { close(gaveUp) })
+		}
+		return nil
+	}))
+	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
+	c := runStdio(t, func(out *FrameWriter) Backend {
+		fo.out = out
+		b, err := NewBridge(context.Background(), BridgeConfig{Secret: testSecret, ProbeTimeout: 200 * time.Millisecond,
+			URL: px.url, Out: out, Failover: fo.failover, IdleTimeout: idle, Logger: log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	})
+	c.open(initRoots)
+	s1.count.waitFor(t, 1)
+
+	px.freeze() // every connection to it now goes unanswered, as to a stopped process
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	fo.next()
+	c.answer("2")
+	select {
+	case <-gaveUp:
+	case <-time.After(wait):
+		t.Fatalf("the bridge still tries to end its session %s after the server's idle timeout of %s", wait, idle)
+	}
+}
+
+// freezer is a loopback proxy to a server that can freeze: from then on it
+// drops the connections it relays and accepts new ones without ever
+// answering, as the kernel of a stopped process does.
+type freezer struct {
+	url    string
+	ln     net.Listener
+	frozen atomic.Bool
+	mu     sync.Mutex
+	conns  []net.Conn
+}
+
+func newFreezer(t *testing.T, target string) *freezer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := target[len("http://"):]
+	f := &freezer{url: "http://" + ln.Addr().String(), ln: ln}
+	t.Cleanup(func() {
+		ln.Close()
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for _, c := range f.conns {
+			c.Close()
+		}
+	})
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			f.hold(conn)
+			if f.frozen.Load() {
+				continue
+			}
+			up, err := net.Dial("tcp", host)
+			if err != nil {
+				conn.Close()
+				continue
+			}
+			f.hold(up)
+			go func() { _, _ = io.Copy(up, conn); up.Close() }()
+			go func() { _, _ = io.Copy(conn, up); conn.Close() }()
+		}
+	}()
+	return f
+}
+
+func (f *freezer) hold(c net.Conn) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.conns = append(f.conns, c)
+}
+
+// freeze drops every relayed connection; later ones are held unanswered.
+func (f *freezer) freeze() {
+	f.frozen.Store(true)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range f.conns {
+		c.Close()
+	}
+	f.conns = nil
+}
