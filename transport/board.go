@@ -54,6 +54,18 @@ func (h *HTTPServer) serveBoard(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, ErrCodeNotFound, "this server has no board page")
 		return
 	}
+	if r.URL.Path == "/board" && r.URL.Query().Has("token") && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		// The link is spent before the Sec-Fetch-Site rule: `board` opens
+		// it from a file of its user's (so that the token is on no command
+		// line), and a navigation from a file is cross-site. The token is
+		// the credential, and nobody else can draw one.
+		if err := h.originAllowed(r); err != nil {
+			writeError(w, http.StatusForbidden, ErrCodeForbidden, "a request from another origin was refused: "+err.Error())
+			return
+		}
+		h.exchangeBoardToken(w, r)
+		return
+	}
 	if err := h.boardRequestAllowed(r); err != nil {
 		h.log.Warn("a board request from another site was refused", zap.String("origin", r.Header.Get("Origin")),
 			zap.String("sec_fetch_site", r.Header.Get("Sec-Fetch-Site")), zap.Error(err))
@@ -67,10 +79,6 @@ func (h *HTTPServer) serveBoard(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		writeError(w, http.StatusMethodNotAllowed, ErrCodeMethodNotAllowed, r.Method+" "+r.URL.Path+" is not served; the board is read-only")
-		return
-	}
-	if r.URL.Path == "/board" && r.URL.Query().Has("token") {
-		h.exchangeBoardToken(w, r)
 		return
 	}
 	if !h.boardAdmits(r) {
@@ -200,11 +208,25 @@ func (h *HTTPServer) exchangeBoardToken(w http.ResponseWriter, r *http.Request) 
 		HttpOnly: true,
 		SameSite: http.SameSiteStrictMode,
 	})
+	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		// A browser sends no SameSite=Strict cookie along a redirect that a
+		// cross-site navigation began: the page moves on by itself, a
+		// navigation of this origin's own.
+		boardHeaders(w, "text/html; charset=utf-8")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte(boardEntered))
+		return
+	}
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	w.Header().Set("Location", "/board")
 	w.WriteHeader(http.StatusSeeOther)
 }
+
+// boardEntered is the page a link spent from another site answers: it
+// moves on to the board (no script: the CSP allows a refresh).
+const boardEntered = `<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=/board">` +
+	`<title>majordomus-mcp board</title><p><a href="/board">Open the board</a></p>` + "\n"
 
 // boardHeaders are the headers of everything the board answers.
 func boardHeaders(w http.ResponseWriter, contentType string) {

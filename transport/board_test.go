@@ -200,6 +200,37 @@ func TestABoardTokenIsSpentOnceForACookie(t *testing.T) {
 	}
 }
 
+// The link opened from a file (`board` opens its user's file, not the
+// link, so that the token is on no command line) is a cross-site
+// navigation: it is spent all the same, and the page it answers moves on
+// to the board by itself, since no browser sends a SameSite=Strict cookie
+// along a redirect a cross-site navigation began. Everything else from
+// another site stays refused.
+func TestABoardLinkOpenedFromAFileIsSpent(t *testing.T) {
+	s := serveHTTP(t, HTTPConfig{MCP: newFixture().srv, Board: &pageSource{rev: "1"}})
+	resp, body := boardRequest(t, s.url, http.MethodPost, "/board/token", "Authorization", secret.Authorization(testSecret))
+	path := regexp.MustCompile(`"path":"([^"]+)"`).FindStringSubmatch(body)
+	if resp.StatusCode != http.StatusOK || path == nil {
+		t.Fatalf("POST /board/token: %d %s", resp.StatusCode, body)
+	}
+	if resp, _ := boardRequest(t, s.url, http.MethodGet, path[1], "Origin", "http://evil.example", "Sec-Fetch-Site", "cross-site"); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a link spent for another origin: %d", resp.StatusCode)
+	}
+	resp, body = boardRequest(t, s.url, http.MethodGet, path[1], "Sec-Fetch-Site", "cross-site")
+	if resp.StatusCode != http.StatusOK || len(resp.Cookies()) != 1 || resp.Header.Get("Location") != "" ||
+		!strings.Contains(body, `http-equiv="refresh" content="0;url=/board"`) || resp.Header.Get("Content-Security-Policy") != boardCSP {
+		t.Fatalf("the link spent from a file: %d, cookies %v, Location %q, CSP %q: %s",
+			resp.StatusCode, resp.Cookies(), resp.Header.Get("Location"), resp.Header.Get("Content-Security-Policy"), body)
+	}
+	cookie := resp.Cookies()[0].Name + "=" + resp.Cookies()[0].Value
+	if resp, _ := boardRequest(t, s.url, http.MethodGet, "/board", "Cookie", cookie, "Sec-Fetch-Site", "same-origin"); resp.StatusCode != http.StatusOK {
+		t.Errorf("the board after the refresh: %d", resp.StatusCode)
+	}
+	if resp, _ := boardRequest(t, s.url, http.MethodGet, "/board", "Cookie", cookie, "Sec-Fetch-Site", "cross-site"); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("the board itself from another site: %d", resp.StatusCode)
+	}
+}
+
 // Host, Origin and Sec-Fetch-Site are checked as for /mcp: a rebound name,
 // another origin, or another site (another port of this host is one) get
 // 403, whatever key they carry.
