@@ -35,7 +35,8 @@ type Local struct {
 }
 
 // NewLocal registers a new in-process session with srv and starts relaying
-// the session's notifications to out. Close ends the session.
+// the session's notifications to out. The session ends with ctx, or on
+// Close.
 func NewLocal(ctx context.Context, srv *server.MCPServer, out *FrameWriter, sessionID string) (*Local, error) {
 	l := &Local{
 		srv:     srv,
@@ -47,17 +48,21 @@ func NewLocal(ctx context.Context, srv *server.MCPServer, out *FrameWriter, sess
 		return nil, fmt.Errorf("registering the stdio session: %w", err)
 	}
 	l.pumped.Add(1)
-	go l.pump()
+	go l.pump(ctx)
 	return l, nil
 }
 
-// pump relays server-to-client notifications until Close.
-func (l *Local) pump() {
+// pump relays server-to-client notifications until Close or the end of
+// ctx, and then ends the session.
+func (l *Local) pump(ctx context.Context) {
 	defer l.pumped.Done()
+	defer l.srv.UnregisterSession(context.Background(), l.session.SessionID())
 	notes := l.session.ClientNotifications()
 	for {
 		select {
 		case <-l.done:
+			return
+		case <-ctx.Done():
 			return
 		case n := <-notes:
 			if l.opened() {
@@ -156,13 +161,11 @@ func (l *Local) opened() bool {
 	return l.record.carried.Initialize != nil
 }
 
-// Close unregisters the session and stops relaying its notifications.
+// Close ends the session (it is unregistered) and stops relaying its
+// notifications, if its ctx did not end it already.
 func (l *Local) Close() {
-	l.stop.Do(func() {
-		close(l.done)
-		l.pumped.Wait()
-		l.srv.UnregisterSession(context.Background(), l.session.SessionID())
-	})
+	l.stop.Do(func() { close(l.done) })
+	l.pumped.Wait()
 }
 
 var _ server.SessionWithLogging = LocalSession{}
