@@ -34,7 +34,7 @@ func restartedWith(t *testing.T, s *served, f *fixture) *served {
 func TestAReopenedSessionBringsItsAnnouncementWithIt(t *testing.T) {
 	f1 := newFixture()
 	s1 := serveHTTP(t, HTTPConfig{MCP: f1.srv})
-	c := runStdio(t, bridgeTo(t, s1.url, nil, nil))
+	c := runStdio(t, bridgeTo(t, s1.url, nil))
 	c.open(initRoots)
 	c.call("2", "tools/call", `{"name":"majordomus_announce","arguments":{"intent":"refactor","scope":["a/"]}}`)
 	if got, replay := <-f1.announces, <-f1.replays; got != `{"intent":"refactor","scope":["a/"]}` || replay {

@@ -16,8 +16,8 @@ import (
 // What a bridge can tell of why its server failed, beyond the words: the
 // election that follows waits on a full server as it asks, and counts the
 // time a silent one was already probed for toward its busy grace (SPEC
-// §15). The causes reach BridgeConfig.Failover as these errors, unwrapped
-// or wrapped with %w.
+// §15). A Gone's Cause is one of these errors, unwrapped or wrapped with
+// %w.
 
 // FullServer is why a server refused to open a session: it has as many as
 // it takes (503 with Retry-After).

@@ -76,7 +76,7 @@ func (b *Bridge) exchangeModern(ctx context.Context, msg json.RawMessage, c call
 	header := postHeader()
 	b.setHeaders(header, "", c.version)
 	setModernHeaders(header, c)
-	res := b.post(ctx, b.withPeer(msg), header, b.mayRepeat(c))
+	res := b.post(ctx, b.withPeer(msg), header, b.resendable([]call{c}))
 	switch {
 	case res.outcome == failed && len(res.body) == 0:
 		return nil, &failure{cause: b.unreachable(res.err), notRun: res.notRun}

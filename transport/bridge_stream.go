@@ -127,13 +127,11 @@ func (b *Bridge) goneNow() error {
 	return fmt.Errorf("the shared server at %s is gone: its stream ended and it does not answer (%v)", b.cfg.URL, err)
 }
 
-// leaveGone hands the session of an idle client to what serves next, at
-// once, as a failed message would.
+// leaveGone leaves a server that is gone while the client is idle, at
+// once, as a failed message would: Done tells whoever watches it.
 func (b *Bridge) leaveGone(cause error) {
 	b.log.Info("the shared server is gone; electing now, before the client's next message", zap.String("url", b.cfg.URL), zap.String("reason", cause.Error()))
-	if err := b.switchOver(context.WithoutCancel(b.parent), cause); err != nil {
-		b.log.Warn("handing the session over failed", zap.String("url", b.cfg.URL), zap.Error(err))
-	}
+	b.leave(cause)
 }
 
 // stream holds one GET stream open until it drops or its session is

@@ -24,7 +24,7 @@ func lookup(key string) string {
 func TestABridgedSessionIsRelayed(t *testing.T) {
 	f := newFixture()
 	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
-	c := runStdio(t, bridgeTo(t, s.url, nil, nil))
+	c := runStdio(t, bridgeTo(t, s.url, nil))
 	if a := c.open(initRoots); !strings.Contains(a, `"protocolVersion":"2025-11-25"`) {
 		t.Fatalf("initialize answered %s", a)
 	}
@@ -59,7 +59,7 @@ func TestABridgedSessionIsRelayed(t *testing.T) {
 func TestAServerRequestIsRelayedOverTheStream(t *testing.T) {
 	f := newFixture()
 	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
-	c := runStdio(t, bridgeTo(t, s.url, nil, nil))
+	c := runStdio(t, bridgeTo(t, s.url, nil))
 	c.open(initRoots)
 	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"roots"}}`)
 	req, _ := c.until(func(f string) bool { return strings.Contains(f, `"method":"roots/list"`) })
@@ -82,7 +82,7 @@ func TestARestartedServerIsReinitializedTransparently(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	s1 := serveOn(t, ln, HTTPConfig{MCP: f1.srv})
 	obs, logs := observer.New(zapcore.InfoLevel)
-	c := runStdio(t, bridgeTo(t, s1.url, nil, zap.New(obs)))
+	c := runStdio(t, bridgeTo(t, s1.url, zap.New(obs)))
 	c.open(initRoots)
 	before := c.call("2", "tools/list", "")
 	c.call("3", "tools/call", `{"name":"majordomus_announce","arguments":{"intent":"refactor","scope":["a/"]}}`)
@@ -127,7 +127,7 @@ func TestCloseEndsTheSession(t *testing.T) {
 	s := serveHTTP(t, HTTPConfig{MCP: newFixture().srv, Logger: zap.New(obs)})
 	var bridge *Bridge
 	c := runStdio(t, func(out *FrameWriter) Backend {
-		bridge = bridgeTo(t, s.url, nil, nil)(out).(*Bridge)
+		bridge = bridgeTo(t, s.url, nil)(out).(*Bridge)
 		return bridge
 	})
 	c.open(initRoots)
@@ -146,7 +146,7 @@ func TestCloseEndsTheSession(t *testing.T) {
 func TestBridgedAndLocalSessionsAnswerTheSame(t *testing.T) {
 	f := newFixture()
 	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
-	bridged := runStdio(t, bridgeTo(t, s.url, nil, nil))
+	bridged := runStdio(t, bridgeTo(t, s.url, nil))
 	local := runStdio(t, func(out *FrameWriter) Backend {
 		l, err := NewLocal(context.Background(), f.srv, out, "stdio")
 		if err != nil {

@@ -112,17 +112,21 @@
 // answer. A server that does not say it took the announcement is sent it
 // as a majordomus_announce marked _meta[ReplayMeta], which it does not
 // count as an execution. When the server is unreachable, refuses with
-// lease_lost, or loses the session twice in a row, the bridge calls
-// [BridgeConfig].Failover once and routes this and every later message to
-// the backend it returns, with the client's session ([Carried]) already on
-// it. A message is resent there only when it provably did not run (the
-// connection was refused, 404, lease_lost) or is idempotent (any method but
-// tools/call, and tools whose hints say readOnly or idempotent); a
-// non-idempotent call whose outcome is unknown is answered with -32603
-// "outcome unknown". When there is no backend, every request is answered
-// -32603 "shared server unavailable: <every reason>" from then on. A 400 or
-// 413 from the server is relayed as a JSON-RPC error and elects nothing.
-// Failover's cause says more than its words where it can: a [FullServer]
+// lease_lost, loses the session twice in a row, is silent, or lost its
+// lease (bridge_move.go), the bridge leaves it for good and reports a
+// [Gone] carrying the client's session ([Carried]): [Bridge.Relay]
+// returns it for the message that met the failure and for every later
+// one, and [Bridge.Done] is closed for an idle client. Deciding what serves
+// next is not the bridge's: its owner carries the session there, closes
+// the bridge, and answers the message with [Gone.Resend], which sends it
+// again only when it provably did not run (the connection was refused,
+// 404, lease_lost) or is idempotent (any method but tools/call, and tools
+// whose hints say readOnly or idempotent); a non-idempotent call whose
+// outcome is unknown is answered with -32603 "outcome unknown". Through
+// [Bridge.Handle], a bridge that left answers every request -32603
+// "shared server unavailable: <reason>". A 400 or 413 from the server is
+// relayed as a JSON-RPC error and leaves nothing.
+// A Gone's cause says more than its words where it can: a [FullServer]
 // (503 with Retry-After, or code full: a new session refused, how many it
 // has, how long it asks to be left alone) is neither gone nor shutting
 // down; a server that answered no probe, or accepted a connection and
@@ -152,8 +156,8 @@
 //     server_sessions.go (the session table and its counts),
 //     server_errors.go (the JSON refusals);
 //   - the bridge side: bridge.go (the bridge and its session),
-//     bridge_calls.go (what it reads of each message), bridge_failover.go
-//     (switching to what serves next, resends), bridge_wire.go (one
+//     bridge_calls.go (what it reads of each message), bridge_gone.go
+//     (leaving for good: Gone, and resending), bridge_wire.go (one
 //     message's POST and answer), bridge_opening.go (before the session
 //     opens, and an initialize sent again), bridge_modern.go (2026-07-28 messages),
 //     bridge_prove.go (the proof every new connection asks),
@@ -161,7 +165,7 @@
 //     errors), bridge_poster.go (the kept connections), bridge_watch.go (a
 //     stopped server), bridge_tools.go (asking the server for its tools),
 //     bridge_move.go (leaving a server that lost its lease),
-//     bridge_causes.go (what a failover says of its server: full, silent),
+//     bridge_causes.go (what a Gone says of its server: full, silent),
 //     bridge_presence.go (a 2026-07-28 client's presence, and what its end
 //     says);
 //   - shared by all: frames.go (framing, envelopes, error frames, the

@@ -157,7 +157,7 @@ func TestAModernClientGetsTheSameBytesThroughABridge(t *testing.T) {
 func TestAModernListenIsRelayedUntilTheClientCancelsIt(t *testing.T) {
 	f := newFixture()
 	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
-	c := runStdio(t, bridgeTo(t, s.url, nil, nil))
+	c := runStdio(t, bridgeTo(t, s.url, nil))
 	c.send(modernRequest(1, "subscriptions/listen", `{"notifications":{"resourcesListChanged":true}}`))
 	s.count.waitFor(t, 1)
 	listChanged(t, f, c)
