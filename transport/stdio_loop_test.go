@@ -361,3 +361,25 @@ func TestALocalSessionCanBeCarried(t *testing.T) {
 		t.Fatalf("carried %+v", c)
 	}
 }
+
+// A local session ends with the context it was opened with, closed or
+// not: it leaves the server, and its notifications stop.
+func TestALocalSessionEndsWithItsContext(t *testing.T) {
+	hooks := &server.Hooks{}
+	left := make(chan string, 1)
+	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) { left <- s.SessionID() })
+	srv := server.NewMCPServer("t", "1", server.WithHooks(hooks))
+	ctx, cancel := context.WithCancel(context.Background())
+	if _, err := NewLocal(ctx, srv, NewFrameWriter(io.Discard), "stdio"); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	select {
+	case id := <-left:
+		if id != "stdio" {
+			t.Fatalf("session %q left", id)
+		}
+	case <-time.After(wait):
+		t.Fatal("the session outlived its context")
+	}
+}
