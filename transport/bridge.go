@@ -22,11 +22,10 @@ import (
 // Ids of the requests the bridge sends on its client's behalf. Their
 // answers are never shown to the client.
 const (
-	ReinitializeID = "majordomus-bridge-reinitialize"
-	HeartbeatID    = "majordomus-bridge-heartbeat"
-	AnnounceID     = "majordomus-bridge-announce"
-	ToolsID        = "majordomus-bridge-tools"
-	AnnounceTool   = "majordomus_announce"
+	reinitializeID = "majordomus-bridge-reinitialize"
+	heartbeatID    = "majordomus-bridge-heartbeat"
+	announceID     = "majordomus-bridge-announce"
+	toolsID        = "majordomus-bridge-tools"
 )
 
 // DefaultHeartbeat is how often a bridge pings its session by default.
@@ -90,7 +89,7 @@ type Bridge struct {
 	wake   chan struct{} // the session changed or became ready
 
 	reinitMu  sync.Mutex   // one re-initialisation at a time
-	leaseLost atomic.Bool  // the server said it lost its lease (LeaseHeader)
+	leaseLost atomic.Bool  // the server said it lost its lease (leaseHeader)
 	inflight  atomic.Int32 // messages being relayed to the server
 	// modernCalls are the 2026-07-28 requests being relayed, by id: they
 	// belong to no session, so a move need not wait for them, and the
@@ -327,7 +326,7 @@ func Unavailable(msg json.RawMessage, reason error) []byte {
 	var answers [][]byte
 	for _, c := range readCalls(msg) {
 		if c.env.IsRequest() {
-			answers = append(answers, ErrorFrame(c.env.ID, CodeInternalError, text))
+			answers = append(answers, errorFrame(c.env.ID, codeInternalError, text))
 		}
 	}
 	return gather(msg, answers)

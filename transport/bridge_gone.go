@@ -134,12 +134,12 @@ func (g *Gone) Resend(ctx context.Context, next Backend, msg json.RawMessage) []
 		case mayRepeat(c, g.Session.SafeTools):
 			again = append(again, c.raw)
 		case c.env.IsRequest():
-			unknown = append(unknown, ErrorFrame(c.env.ID, CodeInternalError, fmt.Sprintf(
+			unknown = append(unknown, errorFrame(c.env.ID, codeInternalError, fmt.Sprintf(
 				"outcome unknown: %s %s was sent to the shared server at %s, which went away before answering (%v); "+
 					"it was not sent again because it may have taken effect", c.env.Method, c.tool, g.URL, g.Cause)))
 		}
 	}
-	if _, batch := SplitBatch(msg); !batch {
+	if _, batch := splitBatch(msg); !batch {
 		if len(again) == 1 {
 			return next.Handle(ctx, again[0])
 		}
@@ -152,7 +152,7 @@ func (g *Gone) Resend(ctx context.Context, next Backend, msg json.RawMessage) []
 	if len(again) > 0 {
 		sub, _ := json.Marshal(again)
 		if a := next.Handle(ctx, sub); a != nil {
-			if members, ok := SplitBatch(a); ok {
+			if members, ok := splitBatch(a); ok {
 				answers = append(answers, members...)
 			} else {
 				answers = append(answers, a)

@@ -8,7 +8,7 @@ import (
 )
 
 // Convergence (SPEC §6): a server that lost its lease goes on serving the
-// sessions it has, and says so on every answer (LeaseHeader). A bridge that
+// sessions it has, and says so on every answer (leaseHeader). A bridge that
 // reads it leaves, so that its client's session moves to the current
 // leaseholder — carried, as in a take-over — at the first message
 // boundary after that answer, never with a call in flight; an idle bridge
@@ -16,13 +16,9 @@ import (
 // client is back on one board within one message (or one heartbeat), and
 // the old server drains.
 
-// LeaseHeader is set to "lost" on the /mcp answers of a server that no
-// longer holds the checkout's lease.
-const LeaseHeader = "Majordomus-Lease"
-
 // noteLease records what an answer of the server says of its lease.
 func (b *Bridge) noteLease(h http.Header) {
-	if h.Get(LeaseHeader) == "lost" && !b.leaseLost.Swap(true) {
+	if h.Get(leaseHeader) == "lost" && !b.leaseLost.Swap(true) {
 		b.log.Info("the shared server no longer holds the checkout's lease; this session moves to the current one at its next message", zap.String("url", b.cfg.URL))
 	}
 }

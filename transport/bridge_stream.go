@@ -38,7 +38,7 @@ func (b *Bridge) heartbeat() {
 		if sid == "" || !b.attachedNow() {
 			continue
 		}
-		res := b.exchange(b.ctx, requestFrame(HeartbeatID, "ping", nil), sid, proto, true)
+		res := b.exchange(b.ctx, requestFrame(heartbeatID, "ping", nil), sid, proto, true)
 		if b.shouldMove() {
 			go b.move() // which stops this heartbeat
 			return
@@ -226,10 +226,10 @@ func leaseLost(answer []byte) bool {
 			} `json:"data"`
 		} `json:"error"`
 	}
-	if json.Unmarshal(answer, &a) != nil || a.Error == nil || a.Error.Code != CodeLeaseLost {
+	if json.Unmarshal(answer, &a) != nil || a.Error == nil || a.Error.Code != codeLeaseLost {
 		return false
 	}
-	return a.Error.Data.Reason == ErrCodeLeaseLost || strings.Contains(a.Error.Message, ErrCodeLeaseLost)
+	return a.Error.Data.Reason == errCodeLeaseLost || strings.Contains(a.Error.Message, errCodeLeaseLost)
 }
 
 // protocolOf is the protocol version an initialize result negotiated.
@@ -246,7 +246,7 @@ func protocolOf(answer []byte) string {
 // httpErrorMessage is the "code: message" of a JSON error body, or the
 // body itself when it is not one.
 func httpErrorMessage(body []byte) string {
-	var e HTTPError
+	var e httpError
 	if json.Unmarshal(body, &e) == nil && e.Error.Code != "" {
 		return e.Error.Code + ": " + e.Error.Message
 	}

@@ -104,7 +104,7 @@ func TestARestartedServerIsReinitializedTransparently(t *testing.T) {
 		t.Fatalf("tools/list after the restart answered\n%s\nbefore\n%s", after, before)
 	}
 	for _, f := range seen {
-		if strings.Contains(f, ReinitializeID) || strings.Contains(f, AnnounceID) {
+		if strings.Contains(f, reinitializeID) || strings.Contains(f, announceID) {
 			t.Fatalf("the client saw the bridge's own traffic: %s", f)
 		}
 	}
@@ -138,7 +138,7 @@ func TestCloseEndsTheSession(t *testing.T) {
 	bridge.Close() // idempotent
 	s.count.waitFor(t, 0)
 	closed := logs.FilterMessage("http session closed").All()
-	if len(closed) != 1 || closed[0].ContextMap()["reason"] != EndDelete {
+	if len(closed) != 1 || closed[0].ContextMap()["reason"] != endDelete {
 		t.Fatalf("closing logged as %v", closed)
 	}
 }

@@ -33,7 +33,7 @@
 //
 // Every /mcp request is decided by the server before mcp-go sees it, and
 // every refusal is a JSON body {"error":{"code":"…","message":"…"}}
-// ([HTTPError]); mcp-go's own plain-text refusals are rewritten into that
+// (httpError); mcp-go's own plain-text refusals are rewritten into that
 // shape:
 //
 //   - a request without the token: 401 unauthorized;
@@ -110,7 +110,7 @@
 // initialize — claiming its peer id and bringing its last announcement
 // (peer.go) — and resends the message once; the client sees only the
 // answer. A server that does not say it took the announcement is sent it
-// as a majordomus_announce marked _meta[ReplayMeta], which it does not
+// as a majordomus_announce marked _meta[replayMeta], which it does not
 // count as an execution. When the server is unreachable, refuses with
 // lease_lost, loses the session twice in a row, is silent, or lost its
 // lease (bridge_move.go), the bridge leaves it for good and reports a
@@ -175,8 +175,9 @@
 //     (a client's session as it is carried, and its replay), listening.go
 //     (what a client asked to hear: subscriptions, its logging level),
 //     peer.go (a carried session's peer id and announcement), tools.go
-//     (which tools may be resent) and prompts.go (a prompt's required
-//     arguments).
+//     (which tools may be resent), prompts.go (a prompt's required
+//     arguments) and wire.go (the refusals, codes and headers the server
+//     writes and the bridge reads).
 //
 // A side uses another only through exported names and the shared files:
 // the bridge speaks to the server over HTTP, never through its types.
@@ -190,8 +191,8 @@
 //     client is gone, which is a normal way for a session to end.
 //   - A bridged session answers byte for byte what a local session on the
 //     same MCPServer answers: the bridge relays the server's bytes.
-//   - The bridge's own requests (ids [ReinitializeID], [HeartbeatID],
-//     [AnnounceID]) are never answered to the client.
+//   - The bridge's own requests (ids reinitializeID, heartbeatID,
+//     announceID) are never answered to the client.
 //
 // # A known limit of mcp-go
 //

@@ -91,7 +91,7 @@ func TestAModernRequestIsServedWithoutASession(t *testing.T) {
 			Data struct{ Reason, URL string }
 		}
 	}
-	if json.Unmarshal([]byte(body), &answer) != nil || answer.Error.Code != CodeLeaseLostModern || answer.Error.Data.Reason != ErrCodeLeaseLost ||
+	if json.Unmarshal([]byte(body), &answer) != nil || answer.Error.Code != codeLeaseLostModern || answer.Error.Data.Reason != errCodeLeaseLost ||
 		answer.Error.Code >= -32019 && answer.Error.Code <= -32000 {
 		t.Fatalf("a lease-lost server answered %s", body)
 	}
