@@ -125,7 +125,7 @@
 // outcome is unknown is answered with -32603 "outcome unknown". Through
 // [Bridge.Handle], a bridge that left answers every request -32603
 // "shared server unavailable: <reason>". A 400 or 413 from the server is
-// relayed as a JSON-RPC error and leaves nothing.
+// relayed as a JSON-RPC error, and the bridge stays.
 // A Gone's cause says more than its words where it can: a [FullServer]
 // (503 with Retry-After, or code full: a new session refused, how many it
 // has, how long it asks to be left alone) is neither gone nor shutting
