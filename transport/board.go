@@ -51,7 +51,7 @@ const boardCSP = "default-src 'self'; base-uri 'none'; form-action 'none'; frame
 // nothing of the board.
 func (h *HTTPServer) serveBoard(w http.ResponseWriter, r *http.Request) {
 	if h.cfg.Board == nil {
-		writeError(w, http.StatusNotFound, ErrCodeNotFound, "this server has no board page")
+		writeError(w, http.StatusNotFound, errCodeNotFound, "this server has no board page")
 		return
 	}
 	if r.URL.Path == "/board" && r.URL.Query().Has("token") && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
@@ -60,7 +60,7 @@ func (h *HTTPServer) serveBoard(w http.ResponseWriter, r *http.Request) {
 		// line), and a navigation from a file is cross-site. The token is
 		// the credential, and nobody else can draw one.
 		if err := h.originAllowed(r); err != nil {
-			writeError(w, http.StatusForbidden, ErrCodeForbidden, "a request from another origin was refused: "+err.Error())
+			writeError(w, http.StatusForbidden, errCodeForbidden, "a request from another origin was refused: "+err.Error())
 			return
 		}
 		h.exchangeBoardToken(w, r)
@@ -69,7 +69,7 @@ func (h *HTTPServer) serveBoard(w http.ResponseWriter, r *http.Request) {
 	if err := h.boardRequestAllowed(r); err != nil {
 		h.log.Warn("a board request from another site was refused", zap.String("origin", r.Header.Get("Origin")),
 			zap.String("sec_fetch_site", r.Header.Get("Sec-Fetch-Site")), zap.Error(err))
-		writeError(w, http.StatusForbidden, ErrCodeForbidden, "a request from another origin was refused: "+err.Error())
+		writeError(w, http.StatusForbidden, errCodeForbidden, "a request from another origin was refused: "+err.Error())
 		return
 	}
 	if r.URL.Path == "/board/token" {
@@ -78,12 +78,12 @@ func (h *HTTPServer) serveBoard(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		writeError(w, http.StatusMethodNotAllowed, ErrCodeMethodNotAllowed, r.Method+" "+r.URL.Path+" is not served; the board is read-only")
+		writeError(w, http.StatusMethodNotAllowed, errCodeMethodNotAllowed, r.Method+" "+r.URL.Path+" is not served; the board is read-only")
 		return
 	}
 	if !h.boardAdmits(r) {
 		w.Header().Set("WWW-Authenticate", secret.Scheme+` realm="majordomus"`)
-		writeError(w, http.StatusUnauthorized, ErrCodeUnauthorized,
+		writeError(w, http.StatusUnauthorized, errCodeUnauthorized,
 			"the board is its user's only: run `majordomus-mcp board` in the checkout for a link that opens it")
 		return
 	}
@@ -109,21 +109,21 @@ func (h *HTTPServer) serveBoard(w http.ResponseWriter, r *http.Request) {
 		if v := r.URL.Query().Get("limit"); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil {
-				writeError(w, http.StatusBadRequest, ErrCodeInvalidRequest, "limit must be a whole number")
+				writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "limit must be a whole number")
 				return
 			}
 			limit = n
 		}
 		b, err := h.cfg.Board.Executions(limit)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, ErrCodeInvalidRequest, err.Error())
+			writeError(w, http.StatusBadRequest, errCodeInvalidRequest, err.Error())
 			return
 		}
 		writeBoardJSON(w, r, b)
 	case "/board/events":
 		h.serveBoardEvents(w, r)
 	default:
-		writeError(w, http.StatusNotFound, ErrCodeNotFound, "no board route "+r.URL.Path+"; /board/api/openapi.json lists them")
+		writeError(w, http.StatusNotFound, errCodeNotFound, "no board route "+r.URL.Path+"; /board/api/openapi.json lists them")
 	}
 }
 
@@ -169,12 +169,12 @@ func boardCookieName(r *http.Request) string {
 func (h *HTTPServer) serveBoardToken(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
-		writeError(w, http.StatusMethodNotAllowed, ErrCodeMethodNotAllowed, r.Method+" /board/token is not served; POST it")
+		writeError(w, http.StatusMethodNotAllowed, errCodeMethodNotAllowed, r.Method+" /board/token is not served; POST it")
 		return
 	}
 	if !secret.Authorized(r.Header.Get("Authorization"), h.cfg.Secret) {
 		w.Header().Set("WWW-Authenticate", secret.Scheme+` realm="majordomus"`)
-		writeError(w, http.StatusUnauthorized, ErrCodeUnauthorized,
+		writeError(w, http.StatusUnauthorized, errCodeUnauthorized,
 			"a board token is given to the lease's owner only: run `majordomus-mcp board`")
 		return
 	}
@@ -197,7 +197,7 @@ func (h *HTTPServer) exchangeBoardToken(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	if !ok {
-		writeError(w, http.StatusUnauthorized, ErrCodeUnauthorized,
+		writeError(w, http.StatusUnauthorized, errCodeUnauthorized,
 			"this board link was used already or has expired: run `majordomus-mcp board` for a new one")
 		return
 	}
@@ -242,7 +242,7 @@ func boardHeaders(w http.ResponseWriter, contentType string) {
 func (h *HTTPServer) serveBoardFile(w http.ResponseWriter, r *http.Request, name, contentType string) {
 	b, err := boardFiles.ReadFile(name)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, ErrCodeInternal, "the board's "+name+" is not in this binary")
+		writeError(w, http.StatusInternalServerError, errCodeInternal, "the board's "+name+" is not in this binary")
 		return
 	}
 	boardHeaders(w, contentType)
@@ -253,7 +253,7 @@ func (h *HTTPServer) serveBoardJSON(w http.ResponseWriter, r *http.Request, get 
 	b, err := get()
 	if err != nil {
 		h.log.Warn("a board answer failed", zap.String("path", r.URL.Path), zap.Error(err))
-		writeError(w, http.StatusInternalServerError, ErrCodeInternal, err.Error())
+		writeError(w, http.StatusInternalServerError, errCodeInternal, err.Error())
 		return
 	}
 	writeBoardJSON(w, r, b)

@@ -116,7 +116,7 @@ func TestTheBoardRefusesWhoeverHasNoKey(t *testing.T) {
 		"/board/api/executions", "/board/api/server", "/board/api/graph", "/board/api/overlaps", "/board/api/openapi.json", "/board/events", "/board/nowhere"} {
 		for _, h := range [][]string{nil, {"Authorization", secret.Authorization(secret.New())}, {"Cookie", "majordomus_board_1=" + secret.New()}} {
 			resp, body := boardRequest(t, s.url, http.MethodGet, path, h...)
-			if resp.StatusCode != http.StatusUnauthorized || refusal(t, body).Error.Code != ErrCodeUnauthorized || strings.Contains(body, "img") || strings.Contains(body, "<") {
+			if resp.StatusCode != http.StatusUnauthorized || refusal(t, body).Error.Code != errCodeUnauthorized || strings.Contains(body, "img") || strings.Contains(body, "<") {
 				t.Errorf("GET %s with %v: %d %s", path, h, resp.StatusCode, body)
 			}
 		}

@@ -22,11 +22,10 @@ import (
 // Ids of the requests the bridge sends on its client's behalf. Their
 // answers are never shown to the client.
 const (
-	ReinitializeID = "majordomus-bridge-reinitialize"
-	HeartbeatID    = "majordomus-bridge-heartbeat"
-	AnnounceID     = "majordomus-bridge-announce"
-	ToolsID        = "majordomus-bridge-tools"
-	AnnounceTool   = "majordomus_announce"
+	reinitializeID = "majordomus-bridge-reinitialize"
+	heartbeatID    = "majordomus-bridge-heartbeat"
+	announceID     = "majordomus-bridge-announce"
+	toolsID        = "majordomus-bridge-tools"
 )
 
 // DefaultHeartbeat is how often a bridge pings its session by default.
@@ -54,19 +53,10 @@ type BridgeConfig struct {
 	IdleTimeout time.Duration
 	// Logger receives the bridge's logs. Nil = no logs.
 	Logger *zap.Logger
-	// Failover is called (once per failure, from the Handle that met it)
-	// when the server is unreachable, refused with lease_lost, or lost the
-	// session twice. It returns the Backend that serves from now on (a
-	// re-attached Bridge, a Local session after a take-over, or a Local
-	// session served alone) with the client's session already carried onto
-	// it, or an error naming every reason when there is none. The bridge
-	// then routes this and every later message to that backend, and closes
-	// it when it is closed itself. Nil: every failure is final.
-	Failover func(ctx context.Context, cause error, carried Carried) (Backend, error)
 	// Alive probes the server (GET /): nil when a live server answered.
 	// While a message is outstanding the bridge probes it; one that has
 	// answered no probe for GoneAfter (the busy grace) is gone for that
-	// message, which fails over. Nil, or GoneAfter 0: no watch.
+	// message (see Gone). Nil, or GoneAfter 0: no watch.
 	Alive     func(ctx context.Context) error
 	GoneAfter time.Duration
 	// SafeTools is what an earlier bridge of this client learned of the
@@ -83,22 +73,11 @@ type BridgeConfig struct {
 	Meta json.RawMessage
 }
 
-// A bridge is attached to its server until a failure makes it switch;
-// then it routes to the backend the failover gave, or is down for good.
-type bridgeState int
-
-const (
-	attached bridgeState = iota
-	switching
-	routed
-	down
-	closed
-)
-
 // Bridge is the Backend of a process attached to a shared server: it relays
 // each message of its stdio client to the server over streamable HTTP (one
 // POST per message), relays what the server sends back, and keeps the
-// session alive across restarts of the server.
+// session alive across restarts of the server. A failure it cannot heal
+// ends its relaying, reported as a *Gone (bridge_gone.go).
 type Bridge struct {
 	cfg      BridgeConfig
 	log      *zap.Logger
@@ -109,14 +88,14 @@ type Bridge struct {
 	posts         *poster      // the POSTs
 	client        *http.Client // the GET stream and the DELETE: a connection each
 
-	parent context.Context // the ctx it was made with: a move's failover runs under it
-	ctx    context.Context // heartbeat and stream; cancelled on failover and Close
+	parent context.Context // the ctx it was made with: leaveLater runs under it
+	ctx    context.Context // heartbeat and stream; cancelled when it leaves and on Close
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	wake   chan struct{} // the session changed or became ready
 
 	reinitMu  sync.Mutex   // one re-initialisation at a time
-	leaseLost atomic.Bool  // the server said it lost its lease (LeaseHeader)
+	leaseLost atomic.Bool  // the server said it lost its lease (leaseHeader)
 	inflight  atomic.Int32 // messages being relayed to the server
 	// modernCalls are the 2026-07-28 requests being relayed, by id: they
 	// belong to no session, so a move need not wait for them, and the
@@ -139,17 +118,16 @@ type Bridge struct {
 	safe       map[string]bool // tools whose hints say a resend is harmless (false: it is not)
 	toolsAsked bool            // the bridge asked the server for its tools
 	streamStop context.CancelFunc
-	state      bridgeState
-	switched   chan struct{} // closed when a failover ends
-	closing    chan struct{} // closed by Close: what the bridge still does stops
-	leaving    sync.WaitGroup
-	next       Backend
-	downErr    error
+	left       *Gone // why it left its server, once it did
+	closed     bool
+	done       chan struct{} // closed once it left or was closed
+	doneOnce   sync.Once
 	closeOnce  sync.Once
 }
 
 // NewBridge returns a bridge to cfg.URL. It connects on the first message.
-// Its heartbeat and stream run until Close or a failover, or until ctx ends.
+// Its heartbeat and stream run until Close, until it leaves its server, or
+// until ctx ends; a session it left on a failed server is ended within ctx.
 func NewBridge(ctx context.Context, cfg BridgeConfig) (*Bridge, error) {
 	if cfg.Out == nil {
 		return nil, errors.New("transport: a bridge needs the client's output")
@@ -178,7 +156,7 @@ func NewBridge(ctx context.Context, cfg BridgeConfig) (*Bridge, error) {
 		authorization: secret.Authorization(cfg.Secret),
 		client:        &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext, DisableKeepAlives: true}},
 		wake:          make(chan struct{}, 1),
-		closing:       make(chan struct{}),
+		done:          make(chan struct{}),
 		readied:       make(chan struct{}),
 		safe:          cloneOrEmpty(cfg.SafeTools),
 		peer:          cfg.Peer,
@@ -193,24 +171,31 @@ func NewBridge(ctx context.Context, cfg BridgeConfig) (*Bridge, error) {
 	return b, nil
 }
 
-// Handle relays one message or batch and returns the answer.
+// Handle relays one message or batch and returns the answer; once the
+// bridge left its server, every request is answered "shared server
+// unavailable" with the reason.
 func (b *Bridge) Handle(ctx context.Context, msg json.RawMessage) []byte {
-	if err := b.awaitSwitch(ctx); err != nil {
+	answer, err := b.Relay(ctx, msg)
+	if err != nil {
 		return Unavailable(msg, err)
 	}
-	if next, err := b.route(); next != nil || err != nil {
-		if err != nil {
-			return Unavailable(msg, err)
-		}
-		return next.Handle(ctx, msg)
+	return answer
+}
+
+// Relay relays one message or batch and returns the answer. Its error is
+// a *Gone when the bridge left its server, this message having met the
+// failure or come later: the message is then unanswered, for what serves
+// next to answer (Gone.Resend).
+func (b *Bridge) Relay(ctx context.Context, msg json.RawMessage) ([]byte, error) {
+	if g := b.gone(); g != nil {
+		return nil, g
 	}
 	calls := readCalls(msg)
 	if len(calls) == 1 && b.cancelModern(calls[0]) {
-		return nil // closing its stream was the cancellation
+		return nil, nil // closing its stream was the cancellation
 	}
 	if b.shouldMove() {
-		b.move()
-		return b.Handle(ctx, msg) // to what serves now
+		return nil, b.forMessage(b.move(), true)
 	}
 	b.learnToolsFor(ctx, calls)
 	counted := len(calls) != 1 || !mcp.IsModernProtocol(calls[0].version)
@@ -225,58 +210,20 @@ func (b *Bridge) Handle(ctx context.Context, msg json.RawMessage) []byte {
 		if b.shouldMove() {
 			go b.move() // this answer said so: the next message goes to the current server
 		}
-		return answer
+		return answer, nil
 	}
 	if ctx.Err() != nil {
-		return Unavailable(msg, context.Cause(ctx))
+		return Unavailable(msg, context.Cause(ctx)), nil
 	}
-	return b.failover(ctx, msg, calls, fail)
-}
-
-// route is the backend messages go to instead of the server (nil while
-// attached), or the error every request is answered with.
-func (b *Bridge) route() (Backend, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	switch b.state {
-	case routed:
-		return b.next, nil
-	case down:
-		return nil, b.downErr
-	case closed:
-		return nil, errors.New("the bridge is closed")
-	}
-	return nil, nil
-}
-
-// awaitSwitch waits while the bridge switches to what serves next, so that
-// a message arriving meanwhile goes where the session goes.
-func (b *Bridge) awaitSwitch(ctx context.Context) error {
-	b.mu.Lock()
-	switching, switched := b.state == switching, b.switched
-	b.mu.Unlock()
-	if !switching {
-		return nil
-	}
-	select {
-	case <-switched:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
-}
-
-// Next is the backend the bridge routes to after a failover (nil while it
-// is attached to its server).
-func (b *Bridge) Next() Backend {
-	next, _ := b.route()
-	return next
+	return nil, b.forMessage(b.leave(fail.cause), fail.notRun)
 }
 
 // resendable reports whether every message of calls may be sent twice.
 func (b *Bridge) resendable(calls []call) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	for _, c := range calls {
-		if !b.mayRepeat(c) {
+		if !mayRepeat(c, b.safe) {
 			return false
 		}
 	}
@@ -284,9 +231,9 @@ func (b *Bridge) resendable(calls []call) bool {
 }
 
 // mayRepeat reports whether running c twice is harmless: any method but
-// tools/call, and tools whose hints say read-only or idempotent.
-func (b *Bridge) mayRepeat(c call) bool {
-	return c.env.Method != string(mcp.MethodToolsCall) || b.isSafe(c.tool)
+// tools/call, and tools whose hints say read-only or idempotent (safe).
+func mayRepeat(c call, safe map[string]bool) bool {
+	return c.env.Method != string(mcp.MethodToolsCall) || safe[c.tool]
 }
 
 func (b *Bridge) isSafe(tool string) bool {
@@ -304,22 +251,21 @@ func (b *Bridge) stopBackground() {
 	b.wg.Wait()
 }
 
-// Close stops the heartbeat and the stream, ends the session on the server
-// (DELETE, 2s, errors ignored) and closes the backend a failover gave.
-// Later calls do nothing.
+// Close stops the heartbeat and the stream and ends the session on the
+// server (DELETE, 2s, errors ignored) while the bridge still relays to
+// it; a session it left on a failed server goes on being ended
+// (leaveLater). Later calls do nothing.
 func (b *Bridge) Close() {
 	b.closeOnce.Do(func() {
 		b.mu.Lock()
-		state, sid, proto, next := b.state, b.session, b.protocol, b.next
-		b.state = closed // from now on the stream and the heartbeat re-open nothing
+		relaying, sid, proto := b.left == nil, b.session, b.protocol
+		b.closed = true // from now on the stream and the heartbeat re-open nothing
 		b.mu.Unlock()
-		if state == attached && sid != "" {
+		if relaying && sid != "" {
 			b.endSession(sid, proto)
 		}
-		close(b.closing)
-		b.leaving.Wait()
 		b.stopBackground()
-		closeBackend(next)
+		b.markDone()
 		b.posts.closeIdle()
 		b.log.Info("bridge closed", zap.String("url", b.cfg.URL))
 	})
@@ -349,14 +295,12 @@ const leaveEvery = time.Second
 
 // leaveLater ends the session sid the bridge left on a server that failed
 // (stopped or frozen, say) once that server answers again, trying every
-// leaveEvery until the bridge closes. Otherwise a server that lost its
-// lease meanwhile would keep the session, and serve on for nobody, until
-// its idle timeout; which is also why it tries for that long at most: the
-// server has ended the session by itself by then.
+// leaveEvery until the bridge's ctx ends, closed or not. Otherwise a
+// server that lost its lease meanwhile would keep the session, and serve
+// on for nobody, until its idle timeout; which is also why it tries for
+// that long at most: the server has ended the session by itself by then.
 func (b *Bridge) leaveLater(sid, proto string) {
-	b.leaving.Add(1)
 	go func() {
-		defer b.leaving.Done()
 		deadline := time.NewTimer(b.cfg.IdleTimeout)
 		defer deadline.Stop()
 		tick := time.NewTicker(leaveEvery)
@@ -368,7 +312,7 @@ func (b *Bridge) leaveLater(sid, proto string) {
 				b.log.Debug("no longer trying to end the session left on the failed server: its idle timeout has passed",
 					zap.String("url", b.cfg.URL), zap.Duration("idle_timeout", b.cfg.IdleTimeout))
 				return
-			case <-b.closing:
+			case <-b.parent.Done():
 				return
 			}
 		}
@@ -379,14 +323,7 @@ func (b *Bridge) leaveLater(sid, proto string) {
 func (b *Bridge) attachedNow() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.state == attached
-}
-
-// closeBackend closes a backend that can be closed.
-func closeBackend(b Backend) {
-	if c, ok := b.(interface{ Close() }); ok {
-		c.Close()
-	}
+	return b.left == nil && !b.closed
 }
 
 // Unavailable answers every request in msg (one message or a batch) with
@@ -397,7 +334,7 @@ func Unavailable(msg json.RawMessage, reason error) []byte {
 	var answers [][]byte
 	for _, c := range readCalls(msg) {
 		if c.env.IsRequest() {
-			answers = append(answers, ErrorFrame(c.env.ID, CodeInternalError, text))
+			answers = append(answers, errorFrame(c.env.ID, codeInternalError, text))
 		}
 	}
 	return gather(msg, answers)

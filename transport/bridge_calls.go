@@ -10,7 +10,7 @@ import (
 // to remember of it.
 type call struct {
 	raw    json.RawMessage
-	env    Envelope
+	env    envelope
 	params json.RawMessage
 	tool   string          // tools/call: the tool's name
 	args   json.RawMessage // tools/call: its arguments
@@ -21,18 +21,18 @@ type call struct {
 }
 
 func readCalls(msg json.RawMessage) []call {
-	members, batch := SplitBatch(msg)
+	members, batch := splitBatch(msg)
 	if !batch {
 		members = []json.RawMessage{msg}
 	}
 	calls := make([]call, 0, len(members))
 	for _, m := range members {
 		var c struct {
-			Envelope
+			envelope
 			Params json.RawMessage `json:"params"`
 		}
 		_ = json.Unmarshal(m, &c)
-		cl := call{raw: m, env: c.Envelope, params: c.Params}
+		cl := call{raw: m, env: c.envelope, params: c.Params}
 		cl.meta, cl.version = metaOf(c.Params)
 		if c.Method == string(mcp.MethodToolsCall) {
 			var p struct {

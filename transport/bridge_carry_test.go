@@ -28,13 +28,13 @@ func restartedWith(t *testing.T, s *served, f *fixture) *served {
 }
 
 // A session the bridge opens again brings its announcement with its
-// initialize (AnnounceHeader): a server that says it took it is sent no
+// initialize (announceHeaderName): a server that says it took it is sent no
 // announcement call; one that does not say so is sent the announcement
 // marked as a replay. Either way the bridge goes on carrying it.
 func TestAReopenedSessionBringsItsAnnouncementWithIt(t *testing.T) {
 	f1 := newFixture()
 	s1 := serveHTTP(t, HTTPConfig{MCP: f1.srv})
-	c := runStdio(t, bridgeTo(t, s1.url, nil, nil))
+	c := runStdio(t, bridgeTo(t, s1.url, nil))
 	c.open(initRoots)
 	c.call("2", "tools/call", `{"name":"majordomus_announce","arguments":{"intent":"refactor","scope":["a/"]}}`)
 	if got, replay := <-f1.announces, <-f1.replays; got != `{"intent":"refactor","scope":["a/"]}` || replay {
@@ -47,7 +47,7 @@ func TestAReopenedSessionBringsItsAnnouncementWithIt(t *testing.T) {
 	f2.hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
 		if args := CarriedAnnouncement(ctx); args != nil {
 			carried <- string(args)
-			res.Meta = &mcp.Meta{AdditionalFields: map[string]any{AnnouncedMeta: true}}
+			res.Meta = &mcp.Meta{AdditionalFields: map[string]any{announcedMeta: true}}
 		}
 	})
 	s2 := restartedWith(t, s1, f2)

@@ -16,8 +16,8 @@ import (
 // What a bridge can tell of why its server failed, beyond the words: the
 // election that follows waits on a full server as it asks, and counts the
 // time a silent one was already probed for toward its busy grace
-// (docs/design.md#sharing-heals). The causes reach BridgeConfig.Failover as
-// these errors, unwrapped or wrapped with %w.
+// (docs/design.md#sharing-heals). A Gone's Cause is one of these errors,
+// unwrapped or wrapped with %w.
 
 // FullServer is why a server refused to open a session: it has as many as
 // it takes (503 with Retry-After).
@@ -68,11 +68,11 @@ func (b *Bridge) silence(ctx context.Context, err error, began time.Time) error 
 // unavailable is what a 503 says: the server is full (it says so, or asks
 // to be tried again later), or shutting down.
 func (b *Bridge) unavailable(resp *http.Response) error {
-	var e HTTPError
+	var e httpError
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	_ = json.Unmarshal(body, &e)
 	retry := resp.Header.Get("Retry-After")
-	if e.Error.Code != ErrCodeFull && retry == "" {
+	if e.Error.Code != errCodeFull && retry == "" {
 		return errors.New("it is shutting down")
 	}
 	return &FullServer{URL: b.cfg.URL, Sessions: e.Error.Sessions, RetryAfter: retryAfter(retry, time.Now())}

@@ -2,20 +2,31 @@ package transport
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
-// failovers records the calls of a Failover func that takes over with a
-// Local session on f (or fails with err).
+// failovers stands in for the node's router: it serves the client from a
+// bridge and, when the bridge reports a *Gone (from a message, or on Done
+// while the client is idle), records it, opens the next backend (a Local
+// session on f, or what mk makes) with the session carried, closes the
+// bridge, and answers what the failure left unanswered.
 type failovers struct {
 	t     *testing.T
 	f     *fixture
-	err   error
+	err   error // the next backend cannot be had: the client is down
 	calls chan failoverCall
 	out   *FrameWriter
+	mk    func(ctx context.Context, carried Carried) (Backend, error)
+
+	mu      sync.Mutex // held while switching: messages wait for what serves next
+	current Backend
+	down    error
 }
 
 type failoverCall struct {
@@ -23,10 +34,87 @@ type failoverCall struct {
 	carried Carried
 }
 
-func (fo *failovers) failover(ctx context.Context, cause error, carried Carried) (Backend, error) {
-	fo.calls <- failoverCall{cause, carried}
+// bridge serves the client from a bridge to url.
+func (fo *failovers) bridge(url string) func(*FrameWriter) Backend {
+	return fo.with(BridgeConfig{URL: url})
+}
+
+// with serves the client from a bridge configured by cfg.
+func (fo *failovers) with(cfg BridgeConfig) func(*FrameWriter) Backend {
+	return func(out *FrameWriter) Backend {
+		fo.out, cfg.Out, cfg.Secret = out, out, testSecret
+		if cfg.ProbeTimeout == 0 {
+			cfg.ProbeTimeout = testProbe
+		}
+		b, err := NewBridge(fo.t.Context(), cfg)
+		if err != nil {
+			fo.t.Fatal(err)
+		}
+		fo.serveFrom(b)
+		return fo
+	}
+}
+
+// serveFrom makes b serve (fo.mu held but for the first), watching a
+// bridge for a failure while the client is idle.
+func (fo *failovers) serveFrom(b Backend) {
+	fo.current = b
+	if bridge, ok := b.(*Bridge); ok {
+		go func() {
+			<-bridge.Done()
+			var g *Gone
+			if errors.As(bridge.Err(), &g) {
+				fo.lose(bridge, g)
+			}
+		}()
+	}
+}
+
+func (fo *failovers) Handle(ctx context.Context, msg json.RawMessage) []byte {
+	fo.mu.Lock()
+	b, down := fo.current, fo.down
+	fo.mu.Unlock()
+	if down != nil {
+		return Unavailable(msg, down)
+	}
+	bridge, ok := b.(*Bridge)
+	if !ok {
+		return b.Handle(ctx, msg)
+	}
+	answer, err := bridge.Relay(ctx, msg)
+	var g *Gone
+	if !errors.As(err, &g) {
+		return answer
+	}
+	fo.lose(bridge, g)
+	return g.Resend(ctx, fo, msg)
+}
+
+// lose replaces b, once, after it reported g.
+func (fo *failovers) lose(b *Bridge, g *Gone) {
+	fo.mu.Lock()
+	defer fo.mu.Unlock()
+	if fo.current != b {
+		return
+	}
+	fo.calls <- failoverCall{g.Cause, g.Session}
+	b.Close()
+	next, err := fo.open(g.Session)
+	if err != nil {
+		fo.current, fo.down = nil, fmt.Errorf("%v; %v", g.Cause, err)
+		return
+	}
+	fo.serveFrom(next)
+}
+
+// open is the next backend, with the session carried onto it.
+func (fo *failovers) open(carried Carried) (Backend, error) {
+	ctx := fo.t.Context()
 	if fo.err != nil {
 		return nil, fo.err
+	}
+	if fo.mk != nil {
+		return fo.mk(ctx, carried)
 	}
 	local, err := NewLocal(ctx, fo.f.srv, fo.out, "stdio")
 	if err != nil {
@@ -39,10 +127,20 @@ func (fo *failovers) failover(ctx context.Context, cause error, carried Carried)
 	return local, nil
 }
 
-func (fo *failovers) bridge(url string) func(*FrameWriter) Backend {
-	return func(out *FrameWriter) Backend {
-		fo.out = out
-		return bridgeTo(fo.t, url, fo.failover, nil)(out)
+// served is the bridge that serves the client now, if a bridge does.
+func (fo *failovers) served() *Bridge {
+	fo.mu.Lock()
+	defer fo.mu.Unlock()
+	b, _ := fo.current.(*Bridge)
+	return b
+}
+
+func (fo *failovers) Close() {
+	fo.mu.Lock()
+	b := fo.current
+	fo.mu.Unlock()
+	if c, ok := b.(interface{ Close() }); ok {
+		c.Close()
 	}
 }
 

@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"context"
 	"io"
 	"net"
 	"sync"
@@ -35,15 +34,7 @@ func TestASessionLeftOnAFrozenServerIsGivenUpAtItsIdleTimeout(t *testing.T) {
 		return nil
 	}))
 	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
-	c := runStdio(t, func(out *FrameWriter) Backend {
-		fo.out = out
-		b, err := NewBridge(context.Background(), BridgeConfig{Secret: testSecret, ProbeTimeout: 200 * time.Millisecond,
-			URL: px.url, Out: out, Failover: fo.failover, IdleTimeout: idle, Logger: log})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	})
+	c := runStdio(t, fo.with(BridgeConfig{ProbeTimeout: 200 * time.Millisecond, URL: px.url, IdleTimeout: idle, Logger: log}))
 	c.open(initRoots)
 	s1.count.waitFor(t, 1)
 

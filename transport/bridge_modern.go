@@ -14,7 +14,7 @@ import (
 // request carries its revision, capabilities and identity in _meta, over
 // HTTP in headers too. The bridge relays such a request as it came, on no
 // session, with the headers that revision requires (MCP-Protocol-Version,
-// Mcp-Method, Mcp-Name) and the client's peer id in _meta[PeerMeta], so
+// Mcp-Method, Mcp-Name) and the client's peer id in _meta[peerMeta], so
 // that the server knows every request of one stdio client as one peer.
 // The answer, whatever its HTTP status, is the server's JSON-RPC answer
 // and goes to the client as it is: a host gets the same bytes attached as
@@ -76,7 +76,7 @@ func (b *Bridge) exchangeModern(ctx context.Context, msg json.RawMessage, c call
 	header := postHeader()
 	b.setHeaders(header, "", c.version)
 	setModernHeaders(header, c)
-	res := b.post(ctx, b.withPeer(msg), header, b.mayRepeat(c))
+	res := b.post(ctx, b.withPeer(msg), header, b.resendable([]call{c}))
 	switch {
 	case res.outcome == failed && len(res.body) == 0:
 		return nil, &failure{cause: b.unreachable(res.err), notRun: res.notRun}
@@ -88,7 +88,7 @@ func (b *Bridge) exchangeModern(ctx context.Context, msg json.RawMessage, c call
 		b.observe([]call{c}, res.body)
 		return res.body, nil
 	}
-	return ErrorFrame(c.env.ID, CodeInternalError, fmt.Sprintf("the shared server at %s answered %d: %s",
+	return errorFrame(c.env.ID, codeInternalError, fmt.Sprintf("the shared server at %s answered %d: %s",
 		b.cfg.URL, res.status, httpErrorMessage(res.body))), nil
 }
 
@@ -145,7 +145,7 @@ func leaseLostModern(answer []byte) bool {
 			} `json:"data"`
 		} `json:"error"`
 	}
-	return json.Unmarshal(answer, &a) == nil && a.Error != nil && a.Error.Code == CodeLeaseLostModern && a.Error.Data.Reason == ErrCodeLeaseLost
+	return json.Unmarshal(answer, &a) == nil && a.Error != nil && a.Error.Code == codeLeaseLostModern && a.Error.Data.Reason == errCodeLeaseLost
 }
 
 // replayModern makes a 2026-07-28 client's announcement again on b, in the
@@ -159,13 +159,13 @@ func (c Carried) replayModern(ctx context.Context, b Backend) error {
 	if json.Unmarshal(c.Meta, &meta) != nil {
 		return nil
 	}
-	meta[ReplayMeta] = json.RawMessage("true") // bookkeeping, not an execution
+	meta[replayMeta] = json.RawMessage("true") // bookkeeping, not an execution
 	params, _ := json.Marshal(struct {
 		Name      string                     `json:"name"`
 		Arguments json.RawMessage            `json:"arguments,omitempty"`
 		Meta      map[string]json.RawMessage `json:"_meta"`
-	}{AnnounceTool, c.Announce, meta})
-	if err := answerError(b.Handle(ctx, requestFrame(AnnounceID, string(mcp.MethodToolsCall), params))); err != nil {
+	}{announceTool, c.Announce, meta})
+	if err := answerError(b.Handle(ctx, requestFrame(announceID, string(mcp.MethodToolsCall), params))); err != nil {
 		return fmt.Errorf("replaying the client's announcement: %w", err)
 	}
 	return nil

@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 
@@ -10,20 +9,16 @@ import (
 
 // Convergence (docs/design.md#server-and-bridge): a server that lost its
 // lease goes on serving the sessions it has, and says so on every answer
-// (LeaseHeader). A bridge that reads it moves its client's session to the
-// current leaseholder — carried, as in a take-over — at the first message
-// boundary after that answer, never with a call in flight; an idle bridge
-// moves when its heartbeat hears it. After any take-over, every bridged
-// client is back on one board within one message (or one heartbeat), and
-// the old server drains.
-
-// LeaseHeader is set to "lost" on the /mcp answers of a server that no
-// longer holds the checkout's lease.
-const LeaseHeader = "Majordomus-Lease"
+// (leaseHeader). A bridge that reads it leaves, so that its client's
+// session moves to the current leaseholder — carried, as in a take-over —
+// at the first message boundary after that answer, never with a call in
+// flight; an idle bridge moves when its heartbeat hears it. After any
+// take-over, every bridged client is back on one board within one message
+// (or one heartbeat), and the old server drains.
 
 // noteLease records what an answer of the server says of its lease.
 func (b *Bridge) noteLease(h http.Header) {
-	if h.Get(LeaseHeader) == "lost" && !b.leaseLost.Swap(true) {
+	if h.Get(leaseHeader) == "lost" && !b.leaseLost.Swap(true) {
 		b.log.Info("the shared server no longer holds the checkout's lease; this session moves to the current one at its next message", zap.String("url", b.cfg.URL))
 	}
 }
@@ -39,17 +34,17 @@ func (b *Bridge) shouldMove() bool {
 	return b.leaseLost.Load() && b.inflight.Load() == 0
 }
 
-// move hands the session to what serves now, and ends it on the old
-// server. From the heartbeat it runs on a goroutine of its own, since it
-// stops the heartbeat that asked for it.
-func (b *Bridge) move() {
+// move leaves a server that lost its lease and ends the session there
+// (the old server lives: its board drops the session at once). From the
+// heartbeat it runs on a goroutine of its own, since it stops the
+// heartbeat that asked for it.
+func (b *Bridge) move() *Gone {
 	b.mu.Lock()
 	sid, proto := b.session, b.protocol
 	b.mu.Unlock()
-	if err := b.switchOver(context.WithoutCancel(b.parent), b.movedCause()); err != nil {
-		b.log.Warn("moving the session failed", zap.String("url", b.cfg.URL), zap.Error(err))
-	}
+	g := b.leave(b.movedCause())
 	if sid != "" {
-		b.endSession(sid, proto) // the old server lives: its board drops the session at once
+		b.endSession(sid, proto)
 	}
+	return g
 }

@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"context"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -49,14 +48,7 @@ func TestAnIdleBridgeMovesOnItsHeartbeat(t *testing.T) {
 	f1, f2 := newFixture(), newFixture()
 	s1, lost := losing(t, f1)
 	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
-	c := runStdio(t, func(out *FrameWriter) Backend {
-		fo.out = out
-		b, err := NewBridge(context.Background(), BridgeConfig{Secret: testSecret, ProbeTimeout: testProbe, URL: s1.url, Out: out, Failover: fo.failover, Heartbeat: 50 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	})
+	c := runStdio(t, fo.with(BridgeConfig{URL: s1.url, Heartbeat: 50 * time.Millisecond}))
 	c.open(initRoots)
 	s1.count.waitFor(t, 1)
 	lost.Store(true)

@@ -87,7 +87,7 @@ func (b *Bridge) presence() (opened bool) {
 	}
 	req.Header = postHeader()
 	b.setHeaders(req.Header, "", version)
-	setModernHeaders(req.Header, call{env: Envelope{Method: string(mcp.MethodSubscriptionsListen)}})
+	setModernHeaders(req.Header, call{env: envelope{Method: string(mcp.MethodSubscriptionsListen)}})
 	resp, err := b.client.Do(req) // a connection of its own, never reused
 	if err != nil {
 		b.log.Debug("presence: cannot open", zap.String("url", b.cfg.URL), zap.Error(err))

@@ -38,7 +38,7 @@ func (b *Bridge) heartbeat() {
 		if sid == "" || !b.attachedNow() {
 			continue
 		}
-		res := b.exchange(b.ctx, requestFrame(HeartbeatID, "ping", nil), sid, proto, true)
+		res := b.exchange(b.ctx, requestFrame(heartbeatID, "ping", nil), sid, proto, true)
 		if b.shouldMove() {
 			go b.move() // which stops this heartbeat
 			return
@@ -127,13 +127,11 @@ func (b *Bridge) goneNow() error {
 	return fmt.Errorf("the shared server at %s is gone: its stream ended and it does not answer (%v)", b.cfg.URL, err)
 }
 
-// leaveGone hands the session of an idle client to what serves next, at
-// once, as a failed message would.
+// leaveGone leaves a server that is gone while the client is idle, at
+// once, as a failed message would: Done tells whoever watches it.
 func (b *Bridge) leaveGone(cause error) {
 	b.log.Info("the shared server is gone; electing now, before the client's next message", zap.String("url", b.cfg.URL), zap.String("reason", cause.Error()))
-	if err := b.switchOver(context.WithoutCancel(b.parent), cause); err != nil {
-		b.log.Warn("handing the session over failed", zap.String("url", b.cfg.URL), zap.Error(err))
-	}
+	b.leave(cause)
 }
 
 // stream holds one GET stream open until it drops or its session is
@@ -228,10 +226,10 @@ func leaseLost(answer []byte) bool {
 			} `json:"data"`
 		} `json:"error"`
 	}
-	if json.Unmarshal(answer, &a) != nil || a.Error == nil || a.Error.Code != CodeLeaseLost {
+	if json.Unmarshal(answer, &a) != nil || a.Error == nil || a.Error.Code != codeLeaseLost {
 		return false
 	}
-	return a.Error.Data.Reason == ErrCodeLeaseLost || strings.Contains(a.Error.Message, ErrCodeLeaseLost)
+	return a.Error.Data.Reason == errCodeLeaseLost || strings.Contains(a.Error.Message, errCodeLeaseLost)
 }
 
 // protocolOf is the protocol version an initialize result negotiated.
@@ -248,7 +246,7 @@ func protocolOf(answer []byte) string {
 // httpErrorMessage is the "code: message" of a JSON error body, or the
 // body itself when it is not one.
 func httpErrorMessage(body []byte) string {
-	var e HTTPError
+	var e httpError
 	if json.Unmarshal(body, &e) == nil && e.Error.Code != "" {
 		return e.Error.Code + ": " + e.Error.Message
 	}

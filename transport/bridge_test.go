@@ -24,7 +24,7 @@ func lookup(key string) string {
 func TestABridgedSessionIsRelayed(t *testing.T) {
 	f := newFixture()
 	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
-	c := runStdio(t, bridgeTo(t, s.url, nil, nil))
+	c := runStdio(t, bridgeTo(t, s.url, nil))
 	if a := c.open(initRoots); !strings.Contains(a, `"protocolVersion":"2025-11-25"`) {
 		t.Fatalf("initialize answered %s", a)
 	}
@@ -59,7 +59,7 @@ func TestABridgedSessionIsRelayed(t *testing.T) {
 func TestAServerRequestIsRelayedOverTheStream(t *testing.T) {
 	f := newFixture()
 	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
-	c := runStdio(t, bridgeTo(t, s.url, nil, nil))
+	c := runStdio(t, bridgeTo(t, s.url, nil))
 	c.open(initRoots)
 	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"roots"}}`)
 	req, _ := c.until(func(f string) bool { return strings.Contains(f, `"method":"roots/list"`) })
@@ -82,7 +82,7 @@ func TestARestartedServerIsReinitializedTransparently(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	s1 := serveOn(t, ln, HTTPConfig{MCP: f1.srv})
 	obs, logs := observer.New(zapcore.InfoLevel)
-	c := runStdio(t, bridgeTo(t, s1.url, nil, zap.New(obs)))
+	c := runStdio(t, bridgeTo(t, s1.url, zap.New(obs)))
 	c.open(initRoots)
 	before := c.call("2", "tools/list", "")
 	c.call("3", "tools/call", `{"name":"majordomus_announce","arguments":{"intent":"refactor","scope":["a/"]}}`)
@@ -104,7 +104,7 @@ func TestARestartedServerIsReinitializedTransparently(t *testing.T) {
 		t.Fatalf("tools/list after the restart answered\n%s\nbefore\n%s", after, before)
 	}
 	for _, f := range seen {
-		if strings.Contains(f, ReinitializeID) || strings.Contains(f, AnnounceID) {
+		if strings.Contains(f, reinitializeID) || strings.Contains(f, announceID) {
 			t.Fatalf("the client saw the bridge's own traffic: %s", f)
 		}
 	}
@@ -127,7 +127,7 @@ func TestCloseEndsTheSession(t *testing.T) {
 	s := serveHTTP(t, HTTPConfig{MCP: newFixture().srv, Logger: zap.New(obs)})
 	var bridge *Bridge
 	c := runStdio(t, func(out *FrameWriter) Backend {
-		bridge = bridgeTo(t, s.url, nil, nil)(out).(*Bridge)
+		bridge = bridgeTo(t, s.url, nil)(out).(*Bridge)
 		return bridge
 	})
 	c.open(initRoots)
@@ -138,7 +138,7 @@ func TestCloseEndsTheSession(t *testing.T) {
 	bridge.Close() // idempotent
 	s.count.waitFor(t, 0)
 	closed := logs.FilterMessage("http session closed").All()
-	if len(closed) != 1 || closed[0].ContextMap()["reason"] != EndDelete {
+	if len(closed) != 1 || closed[0].ContextMap()["reason"] != endDelete {
 		t.Fatalf("closing logged as %v", closed)
 	}
 }
@@ -146,7 +146,7 @@ func TestCloseEndsTheSession(t *testing.T) {
 func TestBridgedAndLocalSessionsAnswerTheSame(t *testing.T) {
 	f := newFixture()
 	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
-	bridged := runStdio(t, bridgeTo(t, s.url, nil, nil))
+	bridged := runStdio(t, bridgeTo(t, s.url, nil))
 	local := runStdio(t, func(out *FrameWriter) Backend {
 		l, err := NewLocal(context.Background(), f.srv, out, "stdio")
 		if err != nil {

@@ -11,12 +11,12 @@ import (
 
 // Resend safety comes from the server (docs/design.md#server-and-bridge):
 // which tools are harmless to run twice is in their annotations, which the
-// bridge asks the server for itself (tools/list, id [ToolsID], never
-// answered to the client) as soon as the client's session is ready, and
-// again before it relays a call of a tool it knows nothing of if that did
-// not succeed, whether or not the client ever lists tools: a server that
-// stops later has already told. What it learned travels with the client's
-// session (Carried.SafeTools) to every bridge after it.
+// bridge asks the server for itself (tools/list, id toolsID, never answered
+// to the client) as soon as the client's session is ready, and again before
+// it relays a call of a tool it knows nothing of if that did not succeed,
+// whether or not the client ever lists tools: a server that stops later has
+// already told. What it learned travels with the client's session
+// (Carried.SafeTools) to every bridge after it.
 
 // maxToolPages bounds how many pages of tools/list the bridge reads.
 const maxToolPages = 16
@@ -63,7 +63,7 @@ func (b *Bridge) learnTools(ctx context.Context) {
 		if cursor != "" {
 			params, _ = json.Marshal(map[string]string{"cursor": cursor})
 		}
-		res := b.exchange(ctx, requestFrame(ToolsID, string(mcp.MethodToolsList), params), sid, proto, true)
+		res := b.exchange(ctx, requestFrame(toolsID, string(mcp.MethodToolsList), params), sid, proto, true)
 		if res.outcome != answered || answerError(res.body) != nil {
 			b.log.Debug("the server's tools could not be listed; calls of unknown tools are not resent", zap.String("url", b.cfg.URL), zap.Error(res.err))
 			return

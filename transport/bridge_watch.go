@@ -12,8 +12,8 @@ import (
 // and nothing answers. While a message is outstanding, the bridge therefore
 // probes the server (GET /, which a live server answers even while a tool
 // is slow); a server that has answered no probe for BridgeConfig.GoneAfter
-// is gone for that message, which then fails over like any other failure
-// whose outcome is unknown.
+// is gone for that message: the bridge leaves it, as on any other failure
+// whose outcome is unknown (Gone).
 
 // silentServer is why an exchange was cut off by the watch.
 type silentServer struct {

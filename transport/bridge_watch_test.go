@@ -45,15 +45,7 @@ func (p *probing) alive(ctx context.Context) error {
 var probeClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 
 func (p *probing) bridge(fo *failovers, goneAfter float64) func(*FrameWriter) Backend {
-	return func(out *FrameWriter) Backend {
-		fo.out = out
-		b, err := NewBridge(context.Background(), BridgeConfig{Secret: testSecret, ProbeTimeout: testProbe, URL: p.url, Out: out, Failover: fo.failover,
-			Alive: p.alive, GoneAfter: durationMS(goneAfter)})
-		if err != nil {
-			fo.t.Fatal(err)
-		}
-		return b
-	}
+	return fo.with(BridgeConfig{URL: p.url, Alive: p.alive, GoneAfter: durationMS(goneAfter)})
 }
 
 // A server that stops answering while calls wait for it (SIGSTOP, a
@@ -137,31 +129,24 @@ func TestAReadOnlyCallIsResentOnEveryFailoverWithoutTheClientListingTools(t *tes
 		fixtures, urls, killers = append(fixtures, f), append(urls, s.url), append(killers, s.kill)
 	}
 	fixtures[servers-1].releaseAll() // the last one answers
-	var out *FrameWriter
 	next := 1
-	var failover func(context.Context, error, Carried) (Backend, error)
-	failover = func(ctx context.Context, cause error, carried Carried) (Backend, error) {
+	fo := &failovers{t: t, calls: make(chan failoverCall, servers)}
+	fo.mk = func(ctx context.Context, carried Carried) (Backend, error) {
 		if next >= servers {
 			return nil, errors.New("no server left")
 		}
-		b, err := NewBridge(context.Background(), BridgeConfig{Secret: testSecret, ProbeTimeout: testProbe, URL: urls[next], Out: out, Failover: failover, SafeTools: carried.SafeTools})
+		b, err := NewBridge(ctx, BridgeConfig{Secret: testSecret, ProbeTimeout: testProbe, URL: urls[next], Out: fo.out, SafeTools: carried.SafeTools})
 		next++
 		if err != nil {
 			return nil, err
 		}
 		if err := carried.Replay(ctx, b); err != nil {
+			b.Close()
 			return nil, err
 		}
 		return b, nil
 	}
-	c := runStdio(t, func(w *FrameWriter) Backend {
-		out = w
-		b, err := NewBridge(context.Background(), BridgeConfig{Secret: testSecret, ProbeTimeout: testProbe, URL: urls[0], Out: w, Failover: failover})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	})
+	c := runStdio(t, fo.bridge(urls[0]))
 	c.open(initRoots) // and never tools/list
 	c.send(`{"jsonrpc":"2.0","id":40,"method":"tools/call","params":{"name":"wait"}}`)
 	for i := range servers - 1 {
@@ -230,14 +215,7 @@ func TestAServerThatAcceptsButNeverProvesIsSilent(t *testing.T) {
 	url := "http://" + ln.Addr().String()
 	const proof = 200 * time.Millisecond
 	fo := &failovers{t: t, f: newFixture(), calls: make(chan failoverCall, 4)}
-	c := runStdio(t, func(out *FrameWriter) Backend {
-		fo.out = out
-		b, err := NewBridge(context.Background(), BridgeConfig{Secret: testSecret, URL: url, Out: out, Failover: fo.failover, ProbeTimeout: proof})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	})
+	c := runStdio(t, fo.with(BridgeConfig{URL: url, ProbeTimeout: proof}))
 	if a := c.open(initRoots); !strings.Contains(a, `"id":1,"result"`) {
 		t.Fatalf("initialize answered %s", a)
 	}

@@ -99,10 +99,10 @@ func (b *Bridge) exchange(ctx context.Context, msg json.RawMessage, sid, proto s
 	header := postHeader()
 	b.setHeaders(header, sid, proto)
 	if claim := PeerClaim(ctx); claim != "" && sid == "" {
-		header.Set(PeerHeader, claim) // an initialize, opening the session again
+		header.Set(peerHeader, claim) // an initialize, opening the session again
 	}
 	if v := announceHeader(CarriedAnnouncement(ctx)); v != "" && sid == "" {
-		header.Set(AnnounceHeader, v) // and what it announced
+		header.Set(announceHeaderName, v) // and what it announced
 	}
 	return b.post(ctx, msg, header, resendable)
 }
@@ -146,7 +146,7 @@ func (b *Bridge) readAnswer(msg json.RawMessage, resp *http.Response, modern boo
 	res := exchangeResult{status: resp.StatusCode, session: resp.Header.Get(server.HeaderKeySessionID)}
 	switch {
 	case modern && resp.StatusCode != http.StatusOK && isJSON(resp.Header):
-		body, err := io.ReadAll(io.LimitReader(resp.Body, MaxMessageBytes))
+		body, err := io.ReadAll(io.LimitReader(resp.Body, maxMessageBytes))
 		res.outcome, res.body = answered, bytes.TrimSpace(body)
 		if err != nil || !isAnswer(res.body) {
 			res.outcome, res.err = failed, fmt.Errorf("status %d: %s", resp.StatusCode, httpErrorMessage(body))
@@ -156,7 +156,7 @@ func (b *Bridge) readAnswer(msg json.RawMessage, resp *http.Response, modern boo
 	case resp.StatusCode == http.StatusOK && isEventStream(resp.Header):
 		var answers [][]byte
 		err := readEvents(resp.Body, func(data []byte) error {
-			if e, err := ReadEnvelope(data); err != nil || e.Method == "" {
+			if e, err := readEnvelope(data); err != nil || e.Method == "" {
 				answers = append(answers, bytes.Clone(data)) // a response, or a batch of them
 				return nil
 			}
@@ -186,7 +186,7 @@ func (b *Bridge) readAnswer(msg json.RawMessage, resp *http.Response, modern boo
 	default:
 		res.outcome = rejected
 		res.body, _ = io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		if resp.StatusCode == http.StatusConflict && strings.Contains(string(res.body), ErrCodeLeaseLost) {
+		if resp.StatusCode == http.StatusConflict && strings.Contains(string(res.body), errCodeLeaseLost) {
 			res.outcome, res.notRun, res.err = failed, true, errors.New("lease_lost: "+httpErrorMessage(res.body))
 		}
 	}
@@ -214,7 +214,7 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 	if params == nil {
 		return &failure{cause: fmt.Errorf("the shared server at %s does not know the session and the client never initialized", b.cfg.URL), notRun: true}
 	}
-	res := b.exchange(opening, requestFrame(ReinitializeID, "initialize", params), "", "", true)
+	res := b.exchange(opening, requestFrame(reinitializeID, "initialize", params), "", "", true)
 	switch {
 	case res.outcome == failed:
 		return &failure{cause: b.unreachable(res.err), notRun: true}
@@ -234,7 +234,7 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 	}
 	b.log.Info("session re-opened on the shared server", zap.String("url", b.cfg.URL), zap.String("session", res.session))
 	if announce != nil && !announcedOf(res.body) {
-		res := b.exchange(ctx, announceFrame(announce), res.session, proto, b.isSafe(AnnounceTool))
+		res := b.exchange(ctx, announceFrame(announce), res.session, proto, b.isSafe(announceTool))
 		if res.outcome == answered && answerError(res.body) == nil {
 			b.log.Info("the client's announcement was replayed to the server it is now attached to")
 		} else {
@@ -298,7 +298,7 @@ func (b *Bridge) poke() {
 func (b *Bridge) observe(calls []call, answer []byte) {
 	var results map[string]json.RawMessage
 	for _, c := range calls {
-		if c.env.Method == string(mcp.MethodToolsList) || c.tool == AnnounceTool || heardMethod(c.env.Method) {
+		if c.env.Method == string(mcp.MethodToolsList) || c.tool == announceTool || heardMethod(c.env.Method) {
 			results = resultsByID(answer)
 			break
 		}
@@ -317,7 +317,7 @@ func (b *Bridge) observe(calls []call, answer []byte) {
 			defer b.poke()
 		case c.env.Method == string(mcp.MethodToolsList) && result != nil:
 			b.recordToolsLocked(result)
-		case c.tool == AnnounceTool && result != nil && !toolFailed(result):
+		case c.tool == announceTool && result != nil && !toolFailed(result):
 			b.announce = bytes.Clone(c.args)
 		case heardMethod(c.env.Method) && result != nil:
 			b.heard.noteHeard(c.env.Method, c.params)
@@ -328,7 +328,7 @@ func (b *Bridge) observe(calls []call, answer []byte) {
 // resultsByID maps the ids of an answer's members to their results.
 func resultsByID(answer []byte) map[string]json.RawMessage {
 	results := map[string]json.RawMessage{}
-	members, batch := SplitBatch(answer)
+	members, batch := splitBatch(answer)
 	if !batch {
 		members = []json.RawMessage{answer}
 	}
@@ -349,14 +349,14 @@ func resultsByID(answer []byte) map[string]json.RawMessage {
 func (b *Bridge) rejectedAnswer(msg json.RawMessage, calls []call, res exchangeResult) []byte {
 	text := fmt.Sprintf("the shared server at %s rejected the message (%d): %s", b.cfg.URL, res.status, httpErrorMessage(res.body))
 	if res.status == http.StatusRequestEntityTooLarge {
-		// A server with a smaller limit than MaxMessageBytes, which the
+		// A server with a smaller limit than maxMessageBytes, which the
 		// stdio loop enforces before any message reaches a bridge.
 		text = "payload too large: " + text
 	}
 	var answers [][]byte
 	for _, c := range calls {
 		if c.env.IsRequest() {
-			answers = append(answers, ErrorFrame(c.env.ID, CodeInvalidRequest, text))
+			answers = append(answers, errorFrame(c.env.ID, codeInvalidRequest, text))
 		}
 	}
 	return gather(msg, answers)

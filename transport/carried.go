@@ -42,7 +42,7 @@ func (c Carried) Replay(ctx context.Context, b Backend) error {
 		return c.replayModern(ctx, b)
 	}
 	opening := WithCarriedAnnouncement(WithPeerClaim(ctx, c.Peer), c.Announce) // the session opens as it was
-	answer := b.Handle(opening, requestFrame(ReinitializeID, "initialize", c.Initialize))
+	answer := b.Handle(opening, requestFrame(reinitializeID, "initialize", c.Initialize))
 	if err := answerError(answer); err != nil {
 		return fmt.Errorf("re-initializing the client's session: %w", err)
 	}

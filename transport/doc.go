@@ -34,7 +34,7 @@
 //
 // Every /mcp request is decided by the server before mcp-go sees it, and
 // every refusal is a JSON body {"error":{"code":"…","message":"…"}}
-// ([HTTPError]); mcp-go's own plain-text refusals are rewritten into that
+// (httpError); mcp-go's own plain-text refusals are rewritten into that
 // shape:
 //
 //   - a request without the token: 401 unauthorized;
@@ -111,19 +111,23 @@
 // initialize — claiming its peer id and bringing its last announcement
 // (peer.go) — and resends the message once; the client sees only the
 // answer. A server that does not say it took the announcement is sent it
-// as a majordomus_announce marked _meta[ReplayMeta], which it does not
+// as a majordomus_announce marked _meta[replayMeta], which it does not
 // count as an execution. When the server is unreachable, refuses with
-// lease_lost, or loses the session twice in a row, the bridge calls
-// [BridgeConfig].Failover once and routes this and every later message to
-// the backend it returns, with the client's session ([Carried]) already on
-// it. A message is resent there only when it provably did not run (the
-// connection was refused, 404, lease_lost) or is idempotent (any method but
-// tools/call, and tools whose hints say readOnly or idempotent); a
-// non-idempotent call whose outcome is unknown is answered with -32603
-// "outcome unknown". When there is no backend, every request is answered
-// -32603 "shared server unavailable: <every reason>" from then on. A 400 or
-// 413 from the server is relayed as a JSON-RPC error and elects nothing.
-// Failover's cause says more than its words where it can: a [FullServer]
+// lease_lost, loses the session twice in a row, is silent, or lost its
+// lease (bridge_move.go), the bridge leaves it for good and reports a
+// [Gone] carrying the client's session ([Carried]): [Bridge.Relay]
+// returns it for the message that met the failure and for every later
+// one, and [Bridge.Done] is closed for an idle client. Deciding what serves
+// next is not the bridge's: its owner carries the session there, closes
+// the bridge, and answers the message with [Gone.Resend], which sends it
+// again only when it provably did not run (the connection was refused,
+// 404, lease_lost) or is idempotent (any method but tools/call, and tools
+// whose hints say readOnly or idempotent); a non-idempotent call whose
+// outcome is unknown is answered with -32603 "outcome unknown". Through
+// [Bridge.Handle], a bridge that left answers every request -32603
+// "shared server unavailable: <reason>". A 400 or 413 from the server is
+// relayed as a JSON-RPC error, and the bridge stays.
+// A Gone's cause says more than its words where it can: a [FullServer]
 // (503 with Retry-After, or code full: a new session refused, how many it
 // has, how long it asks to be left alone) is neither gone nor shutting
 // down; a server that answered no probe, or accepted a connection and
@@ -155,8 +159,8 @@
 //     routes and checks), board_auth.go (its one-time tokens and
 //     cookies), board_events.go (its change stream), board/ (the page);
 //   - the bridge side: bridge.go (the bridge and its session),
-//     bridge_calls.go (what it reads of each message), bridge_failover.go
-//     (switching to what serves next, resends), bridge_wire.go (one
+//     bridge_calls.go (what it reads of each message), bridge_gone.go
+//     (leaving for good: Gone, and resending), bridge_wire.go (one
 //     message's POST and answer), bridge_opening.go (before the session
 //     opens, and an initialize sent again), bridge_modern.go (2026-07-28 messages),
 //     bridge_prove.go (the proof every new connection asks),
@@ -164,7 +168,7 @@
 //     errors), bridge_poster.go (the kept connections), bridge_watch.go (a
 //     stopped server), bridge_tools.go (asking the server for its tools),
 //     bridge_move.go (leaving a server that lost its lease),
-//     bridge_causes.go (what a failover says of its server: full, silent),
+//     bridge_causes.go (what a Gone says of its server: full, silent),
 //     bridge_presence.go (a 2026-07-28 client's presence, and what its end
 //     says);
 //   - shared by all: frames.go (framing, envelopes, error frames, the
@@ -174,8 +178,9 @@
 //     (a client's session as it is carried, and its replay), listening.go
 //     (what a client asked to hear: subscriptions, its logging level),
 //     peer.go (a carried session's peer id and announcement), tools.go
-//     (which tools may be resent) and prompts.go (a prompt's required
-//     arguments).
+//     (which tools may be resent), prompts.go (a prompt's required
+//     arguments) and wire.go (the refusals, codes and headers the server
+//     writes and the bridge reads).
 //
 // A side uses another only through exported names and the shared files:
 // the bridge speaks to the server over HTTP, never through its types.
@@ -189,8 +194,8 @@
 //     client is gone, which is a normal way for a session to end.
 //   - A bridged session answers byte for byte what a local session on the
 //     same MCPServer answers: the bridge relays the server's bytes.
-//   - The bridge's own requests (ids [ReinitializeID], [HeartbeatID],
-//     [AnnounceID]) are never answered to the client.
+//   - The bridge's own requests (ids reinitializeID, heartbeatID,
+//     announceID) are never answered to the client.
 //
 // # A known limit of mcp-go
 //

@@ -26,7 +26,7 @@ type fixture struct {
 	srv       *server.MCPServer
 	hooks     *server.Hooks
 	announces chan string   // arguments of each majordomus_announce call
-	replays   chan bool     // whether each was marked a replay (ReplayMeta)
+	replays   chan bool     // whether each was marked a replay (replayMeta)
 	release   chan struct{} // closed to let "write" and "wait" return
 	released  sync.Once
 	blocked   chan struct{} // signalled when "write" or "wait" starts
@@ -121,7 +121,7 @@ func newFixture() *fixture {
 			f.announces <- string(b)
 			replay := false
 			if r.Params.Meta != nil {
-				replay, _ = r.Params.Meta.AdditionalFields[ReplayMeta].(bool)
+				replay, _ = r.Params.Meta.AdditionalFields[replayMeta].(bool)
 			}
 			f.replays <- replay
 			return text("announced")
@@ -324,9 +324,9 @@ func (c *client) initialize() string {
 }
 
 // refusal decodes a JSON error body.
-func refusal(t *testing.T, body string) HTTPError {
+func refusal(t *testing.T, body string) httpError {
 	t.Helper()
-	var e HTTPError
+	var e httpError
 	if err := json.Unmarshal([]byte(body), &e); err != nil {
 		t.Fatalf("error body %q is not JSON: %v", body, err)
 	}

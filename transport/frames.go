@@ -11,17 +11,17 @@ import (
 
 // JSON-RPC error codes this package answers with itself.
 const (
-	CodeParseError     = -32700
-	CodeInvalidRequest = -32600
-	CodeInternalError  = -32603
+	codeParseError     = -32700
+	codeInvalidRequest = -32600
+	codeInternalError  = -32603
 )
 
-// ErrOutputClosed reports that the client closed its end of stdout.
-var ErrOutputClosed = errors.New("transport: output closed")
+// errOutputClosed reports that the client closed its end of stdout.
+var errOutputClosed = errors.New("transport: output closed")
 
 // FrameWriter writes whole JSON-RPC frames, one per line, to the client.
 // It is safe for concurrent use; a frame is never interleaved with another.
-// After the first write error every later write fails with ErrOutputClosed,
+// After the first write error every later write fails with errOutputClosed,
 // and Closed is closed so that the loop can stop.
 type FrameWriter struct {
 	mu     sync.Mutex
@@ -48,12 +48,12 @@ func (f *FrameWriter) Write(frame []byte) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil {
-		return ErrOutputClosed
+		return errOutputClosed
 	}
 	if _, err := f.w.Write(line.Bytes()); err != nil {
 		f.err = err
 		close(f.closed)
-		return errors.Join(ErrOutputClosed, err)
+		return errors.Join(errOutputClosed, err)
 	}
 	return nil
 }
@@ -70,9 +70,9 @@ func (f *FrameWriter) WriteValue(v any) error {
 // Closed is closed once a write has failed (the client is gone).
 func (f *FrameWriter) Closed() <-chan struct{} { return f.closed }
 
-// ErrorFrame builds a JSON-RPC error response. id is the raw id of the
+// errorFrame builds a JSON-RPC error response. id is the raw id of the
 // request (nil or empty for "null", as when the request could not be read).
-func ErrorFrame(id json.RawMessage, code int, message string) []byte {
+func errorFrame(id json.RawMessage, code int, message string) []byte {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
@@ -90,9 +90,9 @@ func ErrorFrame(id json.RawMessage, code int, message string) []byte {
 	return b
 }
 
-// Envelope is what the transports need to know of a JSON-RPC message
+// envelope is what the transports need to know of a JSON-RPC message
 // without decoding its params.
-type Envelope struct {
+type envelope struct {
 	ID     json.RawMessage `json:"id,omitempty"`
 	Method string          `json:"method,omitempty"`
 	Result json.RawMessage `json:"result,omitempty"`
@@ -100,20 +100,20 @@ type Envelope struct {
 }
 
 // IsRequest reports whether the message expects an answer.
-func (e Envelope) IsRequest() bool {
+func (e envelope) IsRequest() bool {
 	return e.Method != "" && len(e.ID) > 0 && string(e.ID) != "null"
 }
 
-// ReadEnvelope decodes the envelope of one message (not a batch).
-func ReadEnvelope(msg json.RawMessage) (Envelope, error) {
-	var e Envelope
+// readEnvelope decodes the envelope of one message (not a batch).
+func readEnvelope(msg json.RawMessage) (envelope, error) {
+	var e envelope
 	err := json.Unmarshal(msg, &e)
 	return e, err
 }
 
-// SplitBatch returns the members of a batch, or nil and false when msg is
+// splitBatch returns the members of a batch, or nil and false when msg is
 // not a JSON array.
-func SplitBatch(msg json.RawMessage) ([]json.RawMessage, bool) {
+func splitBatch(msg json.RawMessage) ([]json.RawMessage, bool) {
 	trimmed := bytes.TrimLeft(msg, " \t\r\n")
 	if len(trimmed) == 0 || trimmed[0] != '[' {
 		return nil, false
@@ -137,7 +137,7 @@ func gather(msg json.RawMessage, answers [][]byte) []byte {
 	if len(answers) == 0 {
 		return nil
 	}
-	if _, batch := SplitBatch(msg); !batch {
+	if _, batch := splitBatch(msg); !batch {
 		return answers[0]
 	}
 	raw := make([]json.RawMessage, len(answers))
@@ -148,26 +148,26 @@ func gather(msg json.RawMessage, answers [][]byte) []byte {
 	return out
 }
 
-// MaxMessageBytes is the largest message (or batch) a client may send,
+// maxMessageBytes is the largest message (or batch) a client may send,
 // however it arrives: a longer stdio line is answered with tooLarge's error
 // by the stdio loop, whatever serves the client (in process, alone, or
 // through a bridge), and a larger POST body is refused by the HTTP server
 // (413). One limit, so that every session answers the same message the
 // same way (docs/security.md#bounded).
-const MaxMessageBytes = 1 << 20
+const maxMessageBytes = 1 << 20
 
-// tooLarge answers every request in msg, a message over MaxMessageBytes,
+// tooLarge answers every request in msg, a message over maxMessageBytes,
 // with -32600 saying so; notifications get nothing.
 func tooLarge(msg json.RawMessage) []byte {
-	text := fmt.Sprintf("invalid request: the message is %d bytes, over the limit of %d bytes", len(msg), MaxMessageBytes)
-	members, batch := SplitBatch(msg)
+	text := fmt.Sprintf("invalid request: the message is %d bytes, over the limit of %d bytes", len(msg), maxMessageBytes)
+	members, batch := splitBatch(msg)
 	if !batch {
 		members = []json.RawMessage{msg}
 	}
 	var answers [][]byte
 	for _, m := range members {
-		if env, err := ReadEnvelope(m); err == nil && env.IsRequest() {
-			answers = append(answers, ErrorFrame(env.ID, CodeInvalidRequest, text))
+		if env, err := readEnvelope(m); err == nil && env.IsRequest() {
+			answers = append(answers, errorFrame(env.ID, codeInvalidRequest, text))
 		}
 	}
 	return gather(msg, answers)
@@ -211,6 +211,6 @@ func announceFrame(args json.RawMessage) []byte {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments,omitempty"`
 		Meta      map[string]bool `json:"_meta"`
-	}{AnnounceTool, args, map[string]bool{ReplayMeta: true}})
-	return requestFrame(AnnounceID, "tools/call", params)
+	}{announceTool, args, map[string]bool{replayMeta: true}})
+	return requestFrame(announceID, "tools/call", params)
 }

@@ -15,11 +15,11 @@ import (
 // sides record it from the messages they answer: the bridge from what it
 // relays, a local session from what it serves.
 
-// SubscribeID and LogLevelID are the ids of a carried session's replayed
+// subscribeID and logLevelID are the ids of a carried session's replayed
 // subscriptions and logging level.
 const (
-	SubscribeID = "majordomus-bridge-subscribe"
-	LogLevelID  = "majordomus-bridge-log-level"
+	subscribeID = "majordomus-bridge-subscribe"
+	logLevelID  = "majordomus-bridge-log-level"
 )
 
 // hearing is what a session asked to hear.
@@ -69,11 +69,11 @@ func (h hearing) replayFrames() [][]byte {
 	var frames [][]byte
 	if h.LogLevel != "" {
 		params, _ := json.Marshal(map[string]string{"level": h.LogLevel})
-		frames = append(frames, requestFrame(LogLevelID, string(mcp.MethodSetLogLevel), params))
+		frames = append(frames, requestFrame(logLevelID, string(mcp.MethodSetLogLevel), params))
 	}
 	for _, uri := range h.Subscribed {
 		params, _ := json.Marshal(map[string]string{"uri": uri})
-		frames = append(frames, requestFrame(SubscribeID, string(mcp.MethodResourcesSubscribe), params))
+		frames = append(frames, requestFrame(subscribeID, string(mcp.MethodResourcesSubscribe), params))
 	}
 	return frames
 }

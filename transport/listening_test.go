@@ -55,7 +55,7 @@ func TestWhatAClientAskedToHearIsKeptAndReplayed(t *testing.T) {
 func TestAReopenedSessionAsksAgainForWhatItsClientAskedToHear(t *testing.T) {
 	f1 := newFixture()
 	s1 := serveHTTP(t, HTTPConfig{MCP: f1.srv})
-	c := runStdio(t, bridgeTo(t, s1.url, nil, nil))
+	c := runStdio(t, bridgeTo(t, s1.url, nil))
 	c.open(initRoots)
 	if a := c.call("2", "resources/subscribe", `{"uri":"fixture://a"}`); !strings.Contains(a, `"result"`) {
 		t.Fatalf("subscribe: %s", a)

@@ -9,39 +9,39 @@ import (
 
 // A client keeps its peer id across take-overs (docs/design.md#the-layer):
 // the server says a session's id in its initialize result
-// (_meta[PeerMeta]); a bridge remembers it and carries it with the session;
+// (_meta[peerMeta]); a bridge remembers it and carries it with the session;
 // and wherever the session is opened again — a re-attach, a take-over, a
-// server that restarted — its initialize claims the id: in the PeerHeader
+// server that restarted — its initialize claims the id: in the peerHeader
 // of the POST over HTTP, in the context of an in-process session. The
 // server grants a claim when no other session of its holds that id.
 
 //
 // The session brings its last announcement too, so that it is on the new
 // board with it from its first instant and nothing is replayed: in the
-// AnnounceHeader of the initialize POST (majordomus_announce's arguments,
+// announceHeaderName of the initialize POST (majordomus_announce's arguments,
 // base64url), in the context of an in-process session's opening or
 // initialize. The server says in the initialize result's
-// _meta[AnnouncedMeta] that it took it; one that did not (an announcement
+// _meta[announcedMeta] that it took it; one that did not (an announcement
 // too long for a header, a server that does not know the header) is sent
-// it as a majordomus_announce call marked _meta[ReplayMeta], which is not
+// it as a majordomus_announce call marked _meta[replayMeta], which is not
 // an execution.
 
 const (
-	// PeerMeta is the key of the peer id in an initialize result's _meta.
-	PeerMeta = "io.majordomus/peer"
-	// PeerHeader carries a claimed peer id on an initialize POST.
-	PeerHeader = "Majordomus-Peer"
-	// AnnounceHeader carries a session's carried announcement on an
+	// peerMeta is the key of the peer id in an initialize result's _meta.
+	peerMeta = "io.majordomus/peer"
+	// peerHeader carries a claimed peer id on an initialize POST.
+	peerHeader = "Majordomus-Peer"
+	// announceHeaderName carries a session's carried announcement on an
 	// initialize POST.
-	AnnounceHeader = "Majordomus-Announcement"
-	// AnnouncedMeta is the key of an initialize result's _meta saying the
+	announceHeaderName = "Majordomus-Announcement"
+	// announcedMeta is the key of an initialize result's _meta saying the
 	// carried announcement is on the board.
-	AnnouncedMeta = "io.majordomus/announced"
-	// ReplayMeta is the key of a replayed announcement's _meta.
-	ReplayMeta = "io.majordomus/replay"
+	announcedMeta = "io.majordomus/announced"
+	// replayMeta is the key of a replayed announcement's _meta.
+	replayMeta = "io.majordomus/replay"
 )
 
-// maxAnnounceHeader bounds an AnnounceHeader: a longer announcement is
+// maxAnnounceHeader bounds an announceHeaderName: a longer announcement is
 // replayed instead (the server reads at most 64 KiB of a request's head).
 const maxAnnounceHeader = 16 << 10
 
@@ -63,7 +63,7 @@ func CarriedAnnouncement(ctx context.Context) json.RawMessage {
 	return args
 }
 
-// announceHeader is the AnnounceHeader value of args, or "" when it is too
+// announceHeader is the announceHeaderName value of args, or "" when it is too
 // long for one.
 func announceHeader(args json.RawMessage) string {
 	if v := base64.RawURLEncoding.EncodeToString(args); len(v) <= maxAnnounceHeader {
@@ -90,10 +90,10 @@ func PeerClaim(ctx context.Context) string {
 }
 
 // peerClaimOf is the HTTP server's context for a request: the claim of its
-// PeerHeader, and the announcement of its AnnounceHeader.
+// peerHeader, and the announcement of its announceHeaderName.
 func peerClaimOf(ctx context.Context, r *http.Request) context.Context {
-	ctx = WithPeerClaim(ctx, r.Header.Get(PeerHeader))
-	if v := r.Header.Get(AnnounceHeader); v != "" && len(v) <= maxAnnounceHeader {
+	ctx = WithPeerClaim(ctx, r.Header.Get(peerHeader))
+	if v := r.Header.Get(announceHeaderName); v != "" && len(v) <= maxAnnounceHeader {
 		if args, err := base64.RawURLEncoding.DecodeString(v); err == nil && json.Valid(args) {
 			ctx = WithCarriedAnnouncement(ctx, args)
 		}
@@ -110,7 +110,7 @@ func announcedOf(answer []byte) bool {
 		} `json:"result"`
 	}
 	_ = json.Unmarshal(answer, &a)
-	announced, _ := a.Result.Meta[AnnouncedMeta].(bool)
+	announced, _ := a.Result.Meta[announcedMeta].(bool)
 	return announced
 }
 
@@ -122,11 +122,11 @@ func peerOf(answer []byte) string {
 		} `json:"result"`
 	}
 	_ = json.Unmarshal(answer, &a)
-	id, _ := a.Result.Meta[PeerMeta].(string)
+	id, _ := a.Result.Meta[peerMeta].(string)
 	return id
 }
 
-// withPeerMeta is msg with peer as its params' _meta[PeerMeta]; msg as it
+// withPeerMeta is msg with peer as its params' _meta[peerMeta]; msg as it
 // is when peer is "" or msg cannot be read.
 func withPeerMeta(msg json.RawMessage, peer string) json.RawMessage {
 	if peer == "" {
@@ -144,7 +144,7 @@ func withPeerMeta(msg json.RawMessage, peer string) json.RawMessage {
 	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
 		return msg
 	}
-	meta[PeerMeta], _ = json.Marshal(peer)
+	meta[peerMeta], _ = json.Marshal(peer)
 	params["_meta"], _ = json.Marshal(meta)
 	m["params"], _ = json.Marshal(params)
 	out, err := json.Marshal(m)

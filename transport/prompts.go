@@ -9,8 +9,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// CodeInvalidParams is JSON-RPC's invalid params.
-const CodeInvalidParams = -32602
+// codeInvalidParams is JSON-RPC's invalid params.
+const codeInvalidParams = -32602
 
 // promptRefusal answers a prompts/get request that leaves out, or leaves
 // blank, an argument its prompt declares required: -32602 naming both, as
@@ -19,7 +19,7 @@ const CodeInvalidParams = -32602
 // HTTP server) ask this before mcp-go sees the request. It returns nil for
 // anything else, which mcp-go answers: another message, a prompt it does
 // not know, params it cannot read.
-func promptRefusal(srv *server.MCPServer, env Envelope, msg json.RawMessage) []byte {
+func promptRefusal(srv *server.MCPServer, env envelope, msg json.RawMessage) []byte {
 	if env.Method != string(mcp.MethodPromptsGet) || len(env.ID) == 0 {
 		return nil
 	}
@@ -40,7 +40,7 @@ func promptRefusal(srv *server.MCPServer, env Envelope, msg json.RawMessage) []b
 		v, given := req.Params.Arguments[a.Name]
 		s, isText := v.(string)
 		if a.Required && (!given || v == nil || isText && strings.TrimSpace(s) == "") {
-			return ErrorFrame(env.ID, CodeInvalidParams, fmt.Sprintf("prompt '%s': argument '%s' is required", p.Prompt.Name, a.Name))
+			return errorFrame(env.ID, codeInvalidParams, fmt.Sprintf("prompt '%s': argument '%s' is required", p.Prompt.Name, a.Name))
 		}
 	}
 	return nil

@@ -12,7 +12,7 @@ import (
 func TestEdgeMessagesAreAnsweredTheSameBridgedAndLocal(t *testing.T) {
 	f := newFixture()
 	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
-	bridged := runStdio(t, bridgeTo(t, s.url, nil, nil))
+	bridged := runStdio(t, bridgeTo(t, s.url, nil))
 	local := runStdio(t, func(out *FrameWriter) Backend {
 		l, err := NewLocal(context.Background(), f.srv, out, "stdio")
 		if err != nil {
@@ -63,7 +63,7 @@ func TestEdgeMessagesAreAnsweredTheSameBridgedAndLocal(t *testing.T) {
 func TestASecondInitializeThroughABridgeLeavesOneSession(t *testing.T) {
 	f := newFixture()
 	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
-	bridged := runStdio(t, bridgeTo(t, s.url, nil, nil))
+	bridged := runStdio(t, bridgeTo(t, s.url, nil))
 	bridged.open(initRoots)
 	f.waitRegistered(t, 1)
 	bridged.send(strings.Replace(initRoots, `"id":1`, `"id":2`, 1))

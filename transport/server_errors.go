@@ -7,42 +7,9 @@ import (
 	"strings"
 )
 
-// Codes of the JSON error bodies the HTTP server answers with
-// ({"error":{"code":"<code>","message":"<text>"}}).
-const (
-	ErrCodeUnauthorized         = "unauthorized"
-	ErrCodeForbidden            = "forbidden"
-	ErrCodeTooLarge             = "too_large"
-	ErrCodeInvalidJSON          = "invalid_json"
-	ErrCodeInvalidRequest       = "invalid_request"
-	ErrCodeSessionRequired      = "session_required"
-	ErrCodeSessionNotFound      = "session_not_found"
-	ErrCodeMethodNotAllowed     = "method_not_allowed"
-	ErrCodeNotFound             = "not_found"
-	ErrCodeUnsupportedMedia     = "unsupported_media_type"
-	ErrCodeUnavailable          = "unavailable"
-	ErrCodeFull                 = "full" // no new session: the server has its most (503, Retry-After)
-	ErrCodeInternal             = "internal"
-	ErrCodeLeaseLost            = "lease_lost"
-	CodeLeaseLost           int = -32001 // JSON-RPC code of a refused initialize
-	// CodeLeaseLostModern refuses a 2026-07-28 request: that revision asks
-	// new implementations not to use -32000…-32019.
-	CodeLeaseLostModern int = -32040
-)
-
-// HTTPError is the body of every refusal of the HTTP server.
-type HTTPError struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-		// Sessions is, for ErrCodeFull, how many sessions the server has.
-		Sessions int `json:"sessions,omitempty"`
-	} `json:"error"`
-}
-
 // writeError answers with status and a JSON error body.
 func writeError(w http.ResponseWriter, status int, code, message string) {
-	var body HTTPError
+	var body httpError
 	body.Error.Code, body.Error.Message = code, message
 	writeErrorBody(w, status, body)
 }
@@ -55,14 +22,14 @@ const fullRetryAfter = "5"
 // the server takes (docs/design.md#server-and-bridge: 503 with Retry-After,
 // never a crash).
 func refuseFull(w http.ResponseWriter, sessions int) {
-	var body HTTPError
-	body.Error.Code, body.Error.Sessions = ErrCodeFull, sessions
+	var body httpError
+	body.Error.Code, body.Error.Sessions = errCodeFull, sessions
 	body.Error.Message = fmt.Sprintf("this server has %d sessions, its most; try again in %s s", sessions, fullRetryAfter)
 	w.Header().Set("Retry-After", fullRetryAfter)
 	writeErrorBody(w, http.StatusServiceUnavailable, body)
 }
 
-func writeErrorBody(w http.ResponseWriter, status int, body HTTPError) {
+func writeErrorBody(w http.ResponseWriter, status int, body httpError) {
 	b, _ := json.Marshal(body)
 	h := w.Header()
 	h.Del("Content-Length")
@@ -77,24 +44,24 @@ func writeErrorBody(w http.ResponseWriter, status int, body HTTPError) {
 func codeForStatus(status int) string {
 	switch status {
 	case http.StatusUnauthorized:
-		return ErrCodeUnauthorized
+		return errCodeUnauthorized
 	case http.StatusForbidden:
-		return ErrCodeForbidden
+		return errCodeForbidden
 	case http.StatusNotFound:
-		return ErrCodeSessionNotFound
+		return errCodeSessionNotFound
 	case http.StatusMethodNotAllowed:
-		return ErrCodeMethodNotAllowed
+		return errCodeMethodNotAllowed
 	case http.StatusRequestEntityTooLarge:
-		return ErrCodeTooLarge
+		return errCodeTooLarge
 	case http.StatusUnsupportedMediaType:
-		return ErrCodeUnsupportedMedia
+		return errCodeUnsupportedMedia
 	case http.StatusServiceUnavailable:
-		return ErrCodeUnavailable
+		return errCodeUnavailable
 	}
 	if status >= 500 {
-		return ErrCodeInternal
+		return errCodeInternal
 	}
-	return ErrCodeInvalidRequest
+	return errCodeInvalidRequest
 }
 
 // jsonErrors stands between mcp-go and the client: a plain-text error that

@@ -26,25 +26,25 @@ import (
 // Defaults of [HTTPConfig].
 const (
 	DefaultIdleTimeout = 90 * time.Second
-	DefaultMaxBody     = MaxMessageBytes
-	// DefaultBodyTimeout bounds how long a request body may take to
+	defaultMaxBody     = maxMessageBytes
+	// defaultBodyTimeout bounds how long a request body may take to
 	// arrive: a client sending a byte every few seconds holds nothing.
-	DefaultBodyTimeout = 10 * time.Second
+	defaultBodyTimeout = 10 * time.Second
 	// DefaultMaxSessions caps the live sessions of one server; beyond it a
 	// new one is refused (503, Retry-After) rather than exhaust memory.
 	DefaultMaxSessions = 512
-	// DefaultMaxConnections caps the open connections: one more is closed
+	// defaultMaxConnections caps the open connections: one more is closed
 	// as it is accepted, so that whoever can reach the port (another local
 	// user too, before any token is asked) cannot exhaust the server's
 	// descriptors. A session takes at most two (a POST, its stream).
-	DefaultMaxConnections = 4 * DefaultMaxSessions
+	defaultMaxConnections = 4 * DefaultMaxSessions
 	// maxHeaderBytes bounds a request's head: no client of this server
 	// sends more than a few hundred bytes of it.
 	maxHeaderBytes = 64 << 10
 )
 
 // Identity is the answer of GET / to a client that carries the token, the
-// probe. Whoever does not learns only [PublicIdentity].
+// probe. Whoever does not learns only publicIdentity.
 type Identity struct {
 	Name         string `json:"name"`
 	Version      string `json:"version"`
@@ -82,10 +82,10 @@ type IdentityPeer struct {
 	Transport string `json:"transport"`
 }
 
-// PublicIdentity is all GET / tells a client without the token: that a
+// publicIdentity is all GET / tells a client without the token: that a
 // server of that name listens, and, to a challenge, whether it holds the
 // lease, with a proof only a holder of the secret can check (docs/security.md).
-type PublicIdentity struct {
+type publicIdentity struct {
 	Name        string `json:"name"`
 	Leaseholder *bool  `json:"leaseholder,omitempty"`
 	Proof       string `json:"proof,omitempty"`
@@ -169,16 +169,16 @@ func NewHTTPServer(cfg HTTPConfig) *HTTPServer {
 		cfg.IdleTimeout = DefaultIdleTimeout
 	}
 	if cfg.MaxBody <= 0 {
-		cfg.MaxBody = DefaultMaxBody
+		cfg.MaxBody = defaultMaxBody
 	}
 	if cfg.BodyTimeout <= 0 {
-		cfg.BodyTimeout = DefaultBodyTimeout
+		cfg.BodyTimeout = defaultBodyTimeout
 	}
 	if cfg.MaxSessions <= 0 {
 		cfg.MaxSessions = DefaultMaxSessions
 	}
 	if cfg.MaxConnections <= 0 {
-		cfg.MaxConnections = DefaultMaxConnections
+		cfg.MaxConnections = defaultMaxConnections
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
@@ -203,7 +203,7 @@ func NewHTTPServer(cfg HTTPConfig) *HTTPServer {
 	}
 	h := &HTTPServer{cfg: cfg, log: cfg.Logger, cop: http.NewCrossOriginProtection(),
 		boardKeys: newBoardKeys(cfg.BoardTokenTTL), boardDone: make(chan struct{})}
-	h.table = newSessionTable(cfg.Logger, cfg.OnSessions, cfg.IdleTimeout, func(sid string) { h.endSession(sid, EndIdle) })
+	h.table = newSessionTable(cfg.Logger, cfg.OnSessions, cfg.IdleTimeout, func(sid string) { h.endSession(sid, endIdle) })
 	mcpLog := slog.New(zapslog.NewHandler(cfg.Logger.Core(), zapslog.WithName("mcp-go")))
 	h.mcp = server.NewStreamableHTTPServer(cfg.MCP,
 		server.WithSessionIdManager(h.table), // which also ends idle sessions
@@ -262,7 +262,7 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !hostAllowed(r) {
 		h.log.Warn("a loopback request under a foreign host name was refused", zap.String("host", r.Host))
-		writeError(w, http.StatusForbidden, ErrCodeForbidden,
+		writeError(w, http.StatusForbidden, errCodeForbidden,
 			fmt.Sprintf("the Host header %q does not name this loopback server (DNS rebinding is refused)", r.Host))
 		return
 	}
@@ -274,7 +274,7 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case isBoardPath(r.URL.Path):
 		h.serveBoard(w, r)
 	default:
-		writeError(w, http.StatusNotFound, ErrCodeNotFound,
+		writeError(w, http.StatusNotFound, errCodeNotFound,
 			fmt.Sprintf("no route %s %s; this server answers GET / (its identity), /mcp (MCP) and /board (its page)", r.Method, r.URL.Path))
 	}
 }
@@ -284,12 +284,12 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *HTTPServer) serveIdentity(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		writeError(w, http.StatusMethodNotAllowed, ErrCodeMethodNotAllowed, r.Method+" / is not served; GET it")
+		writeError(w, http.StatusMethodNotAllowed, errCodeMethodNotAllowed, r.Method+" / is not served; GET it")
 		return
 	}
 	challenge := r.URL.Query().Get("challenge")
 	if challenge != "" && !secret.ValidChallenge(challenge) {
-		writeError(w, http.StatusBadRequest, ErrCodeInvalidRequest,
+		writeError(w, http.StatusBadRequest, errCodeInvalidRequest,
 			fmt.Sprintf("a challenge is %d to %d hexadecimal digits", 2*secret.ChallengeSize, 8*secret.ChallengeSize))
 		return
 	}
@@ -304,7 +304,7 @@ func (h *HTTPServer) serveIdentity(w http.ResponseWriter, r *http.Request) {
 	}
 	var answer any = id
 	if !secret.Authorized(r.Header.Get("Authorization"), h.cfg.Secret) {
-		public := PublicIdentity{Name: id.Name}
+		public := publicIdentity{Name: id.Name}
 		if challenge != "" {
 			public.Leaseholder, public.Proof = &id.Leaseholder, id.Proof
 		}

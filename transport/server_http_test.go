@@ -57,7 +57,7 @@ func TestIdentityIsTheProbe(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"xyz", "ab", strings.Repeat("a", 1000)} {
-		if resp, body := c.do(http.MethodGet, "/?challenge="+bad, "", ""); resp.StatusCode != http.StatusBadRequest || refusal(t, body).Error.Code != ErrCodeInvalidRequest {
+		if resp, body := c.do(http.MethodGet, "/?challenge="+bad, "", ""); resp.StatusCode != http.StatusBadRequest || refusal(t, body).Error.Code != errCodeInvalidRequest {
 			t.Fatalf("GET / with challenge %q: %d %s", bad, resp.StatusCode, body)
 		}
 	}
@@ -71,7 +71,7 @@ func TestIdentityIsTheProbe(t *testing.T) {
 	if resp, body := c.do(http.MethodHead, "/", "", ""); resp.StatusCode != http.StatusOK || body != "" {
 		t.Fatalf("HEAD /: %d %q", resp.StatusCode, body)
 	}
-	if resp, body := c.do(http.MethodGet, "/nowhere", "", ""); resp.StatusCode != http.StatusNotFound || refusal(t, body).Error.Code != ErrCodeNotFound {
+	if resp, body := c.do(http.MethodGet, "/nowhere", "", ""); resp.StatusCode != http.StatusNotFound || refusal(t, body).Error.Code != errCodeNotFound {
 		t.Fatalf("GET /nowhere: %d %s", resp.StatusCode, body)
 	}
 }
@@ -93,7 +93,7 @@ func TestMCPWithoutTheTokenIsRefused(t *testing.T) {
 			{http.MethodDelete, sid, ""},
 		} {
 			resp, body := c.do(req.method, "/mcp", req.sid, req.body, "Authorization", authorization)
-			if resp.StatusCode != http.StatusUnauthorized || refusal(t, body).Error.Code != ErrCodeUnauthorized ||
+			if resp.StatusCode != http.StatusUnauthorized || refusal(t, body).Error.Code != errCodeUnauthorized ||
 				!strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") || resp.Header.Get("Mcp-Session-Id") != "" {
 				t.Fatalf("%s /mcp with %q: %d %v %s", req.method, authorization, resp.StatusCode, resp.Header, body)
 			}
@@ -120,24 +120,24 @@ func TestEveryRefusalIsJSONAndTheServerGoesOn(t *testing.T) {
 		status                  int
 		code                    string
 	}{
-		{"2 MiB body", "POST", sid, `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 2<<20) + `"}}`, nil, 413, ErrCodeTooLarge},
-		{"not JSON", "POST", sid, `{"jsonrpc":`, nil, 400, ErrCodeInvalidJSON},
-		{"no session", "POST", "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil, 400, ErrCodeSessionRequired},
-		{"no session in a batch", "POST", "", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, nil, 400, ErrCodeSessionRequired},
-		{"bogus session", "POST", "mcp-session-bogus", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil, 404, ErrCodeSessionNotFound},
-		{"bogus session stream", "GET", "mcp-session-bogus", "", nil, 404, ErrCodeSessionNotFound},
-		{"stream without session", "GET", "", "", nil, 400, ErrCodeSessionRequired},
-		{"DELETE without session", "DELETE", "", "", nil, 400, ErrCodeSessionRequired},
-		{"DELETE of a bogus session", "DELETE", "mcp-session-bogus", "", nil, 404, ErrCodeSessionNotFound},
-		{"PUT", "PUT", sid, `{}`, nil, 405, ErrCodeMethodNotAllowed},
+		{"2 MiB body", "POST", sid, `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 2<<20) + `"}}`, nil, 413, errCodeTooLarge},
+		{"not JSON", "POST", sid, `{"jsonrpc":`, nil, 400, errCodeInvalidJSON},
+		{"no session", "POST", "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil, 400, errCodeSessionRequired},
+		{"no session in a batch", "POST", "", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, nil, 400, errCodeSessionRequired},
+		{"bogus session", "POST", "mcp-session-bogus", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil, 404, errCodeSessionNotFound},
+		{"bogus session stream", "GET", "mcp-session-bogus", "", nil, 404, errCodeSessionNotFound},
+		{"stream without session", "GET", "", "", nil, 400, errCodeSessionRequired},
+		{"DELETE without session", "DELETE", "", "", nil, 400, errCodeSessionRequired},
+		{"DELETE of a bogus session", "DELETE", "mcp-session-bogus", "", nil, 404, errCodeSessionNotFound},
+		{"PUT", "PUT", sid, `{}`, nil, 405, errCodeMethodNotAllowed},
 		{"HEAD", "HEAD", sid, "", nil, 405, ""},
-		{"foreign Origin", "POST", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, []string{"Origin", "http://evil.example"}, 403, ErrCodeForbidden},
-		{"foreign Origin on the stream", "GET", sid, "", []string{"Origin", "http://evil.example"}, 403, ErrCodeForbidden},
-		{"foreign Host", "POST", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, []string{"Host", "evil.example"}, 403, ErrCodeForbidden},
-		{"foreign Host on the probe", "GET", "", "", []string{"Host", "evil.example:80"}, 403, ErrCodeForbidden},
-		{"wrong content type", "POST", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, []string{"Content-Type", "text/plain"}, 415, ErrCodeUnsupportedMedia},
-		{"batched initialize", "POST", "", "[" + initialize + "]", nil, 400, ErrCodeInvalidRequest},
-		{"unknown protocol (mcp-go's own refusal)", "POST", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, []string{"Mcp-Protocol-Version", "1999-01-01"}, 400, ErrCodeInvalidRequest},
+		{"foreign Origin", "POST", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, []string{"Origin", "http://evil.example"}, 403, errCodeForbidden},
+		{"foreign Origin on the stream", "GET", sid, "", []string{"Origin", "http://evil.example"}, 403, errCodeForbidden},
+		{"foreign Host", "POST", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, []string{"Host", "evil.example"}, 403, errCodeForbidden},
+		{"foreign Host on the probe", "GET", "", "", []string{"Host", "evil.example:80"}, 403, errCodeForbidden},
+		{"wrong content type", "POST", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, []string{"Content-Type", "text/plain"}, 415, errCodeUnsupportedMedia},
+		{"batched initialize", "POST", "", "[" + initialize + "]", nil, 400, errCodeInvalidRequest},
+		{"unknown protocol (mcp-go's own refusal)", "POST", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, []string{"Mcp-Protocol-Version", "1999-01-01"}, 400, errCodeInvalidRequest},
 	}
 	for _, tc := range cases {
 		path := "/mcp"
@@ -198,11 +198,11 @@ func TestDeleteEndsTheSession(t *testing.T) {
 	}
 	s.count.waitFor(t, 0)
 	f.waitRegistered(t, 0) // mcp-go unregisters it too
-	if resp, body := c.do("POST", "/mcp", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); resp.StatusCode != 404 || refusal(t, body).Error.Code != ErrCodeSessionNotFound {
+	if resp, body := c.do("POST", "/mcp", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); resp.StatusCode != 404 || refusal(t, body).Error.Code != errCodeSessionNotFound {
 		t.Fatalf("after DELETE: %d %s", resp.StatusCode, body)
 	}
 	closed := logs.FilterMessage("http session closed").All()
-	if len(closed) != 1 || closed[0].ContextMap()["reason"] != EndDelete || closed[0].ContextMap()["session"] != sid {
+	if len(closed) != 1 || closed[0].ContextMap()["reason"] != endDelete || closed[0].ContextMap()["session"] != sid {
 		t.Fatalf("closing logged as %v", closed)
 	}
 	if logs.FilterMessage("http session opened").Len() != 1 {
@@ -270,7 +270,7 @@ func TestAnIdleSessionExpires(t *testing.T) {
 			ended.Sub(sent), ended.Sub(answered), timeout)
 	}
 	closed := logs.FilterMessage("http session closed").All()
-	if len(closed) != 1 || closed[0].ContextMap()["reason"] != EndIdle {
+	if len(closed) != 1 || closed[0].ContextMap()["reason"] != endIdle {
 		t.Fatalf("closing logged as %v", closed)
 	}
 	f.waitRegistered(t, 0) // the swept session leaves the MCPServer too
@@ -335,7 +335,7 @@ func TestADroppedStreamEndsItsSessionAtOnce(t *testing.T) {
 	resp.Body.Close()
 	s.count.waitFor(t, 0)
 	closed := logs.FilterMessage("http session closed").All()
-	if len(closed) != 1 || closed[0].ContextMap()["reason"] != EndStreamDropped {
+	if len(closed) != 1 || closed[0].ContextMap()["reason"] != endStreamDropped {
 		t.Fatalf("closing logged as %v", closed)
 	}
 	f.waitRegistered(t, 0) // else its peer would stay on the board

@@ -24,7 +24,7 @@ func (h *HTTPServer) serveMCP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet, http.MethodPost, http.MethodDelete:
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
-		refuseUnread(w, r, http.StatusMethodNotAllowed, ErrCodeMethodNotAllowed, r.Method+
+		refuseUnread(w, r, http.StatusMethodNotAllowed, errCodeMethodNotAllowed, r.Method+
 			" /mcp is not served: POST a JSON-RPC message, GET the session's stream, DELETE to end the session")
 		return
 	}
@@ -32,21 +32,21 @@ func (h *HTTPServer) serveMCP(w http.ResponseWriter, r *http.Request) {
 		// Nothing is learned here: not whether a session exists, not what
 		// the server serves (docs/security.md).
 		w.Header().Set("WWW-Authenticate", secret.Scheme+` realm="majordomus"`)
-		refuseUnread(w, r, http.StatusUnauthorized, ErrCodeUnauthorized,
+		refuseUnread(w, r, http.StatusUnauthorized, errCodeUnauthorized,
 			"this server serves only the user who owns its lease: send the header `majordomus-mcp status` shows")
 		return
 	}
 	if err := h.originAllowed(r); err != nil {
 		h.log.Warn("a request from another origin was refused", zap.String("origin", r.Header.Get("Origin")), zap.Error(err))
-		refuseUnread(w, r, http.StatusForbidden, ErrCodeForbidden, "a request from another origin was refused: "+err.Error())
+		refuseUnread(w, r, http.StatusForbidden, errCodeForbidden, "a request from another origin was refused: "+err.Error())
 		return
 	}
 	if h.closing.Load() {
-		refuseUnread(w, r, http.StatusServiceUnavailable, ErrCodeUnavailable, "the server is shutting down")
+		refuseUnread(w, r, http.StatusServiceUnavailable, errCodeUnavailable, "the server is shutting down")
 		return
 	}
 	if h.cfg.Refusal() != nil {
-		w.Header().Set(LeaseHeader, "lost") // its bridges move to the current server
+		w.Header().Set(leaseHeader, "lost") // its bridges move to the current server
 	}
 	if r.Method != http.MethodPost && mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
 		h.pass(w, r) // 2026-07-28 has no GET stream nor DELETE: mcp-go answers 405
@@ -79,11 +79,11 @@ func refuseUnread(w http.ResponseWriter, r *http.Request, status int, code, mess
 func (h *HTTPServer) session(w http.ResponseWriter, r *http.Request, missing string) (string, bool) {
 	sid := r.Header.Get(server.HeaderKeySessionID)
 	if sid == "" {
-		writeError(w, http.StatusBadRequest, ErrCodeSessionRequired, missing)
+		writeError(w, http.StatusBadRequest, errCodeSessionRequired, missing)
 		return "", false
 	}
 	if !h.table.known(sid) {
-		writeError(w, http.StatusNotFound, ErrCodeSessionNotFound,
+		writeError(w, http.StatusNotFound, errCodeSessionNotFound,
 			"unknown or expired Mcp-Session-Id; send initialize again to open a new session")
 		return "", false
 	}
@@ -102,7 +102,7 @@ func (h *HTTPServer) serveDelete(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	h.table.expect(sid, EndDelete)
+	h.table.expect(sid, endDelete)
 	defer h.table.forget(sid)
 	h.pass(w, r)
 }
@@ -120,14 +120,14 @@ func (h *HTTPServer) serveStream(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	remove, ok := h.table.addStream(sid, cancel)
 	if !ok {
-		writeError(w, http.StatusNotFound, ErrCodeSessionNotFound, "the session ended")
+		writeError(w, http.StatusNotFound, errCodeSessionNotFound, "the session ended")
 		return
 	}
 	h.table.begin(sid)() // opening its stream is the session's activity too
 	h.pass(w, r.WithContext(ctx))
 	remove()
 	if r.Context().Err() != nil && !h.closing.Load() && h.table.known(sid) {
-		h.endSession(sid, EndStreamDropped)
+		h.endSession(sid, endStreamDropped)
 	}
 }
 
@@ -158,34 +158,34 @@ func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
 		// The deadline stays: what is left of the body is not waited for,
 		// and the connection closes with the answer.
 		w.Header().Set("Connection", "close")
-		writeError(w, http.StatusBadRequest, ErrCodeInvalidRequest, "reading the body: "+err.Error())
+		writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "reading the body: "+err.Error())
 		return
 	}
 	_ = rc.SetReadDeadline(time.Time{})
 	if !json.Valid(body) {
-		writeError(w, http.StatusBadRequest, ErrCodeInvalidJSON, "the body is not JSON")
+		writeError(w, http.StatusBadRequest, errCodeInvalidJSON, "the body is not JSON")
 		return
 	}
 	if !isJSON(r.Header) {
-		writeError(w, http.StatusUnsupportedMediaType, ErrCodeUnsupportedMedia, "POST /mcp takes Content-Type: application/json")
+		writeError(w, http.StatusUnsupportedMediaType, errCodeUnsupportedMedia, "POST /mcp takes Content-Type: application/json")
 		return
 	}
-	members, batch := SplitBatch(body)
+	members, batch := splitBatch(body)
 	if !batch {
 		members = []json.RawMessage{body}
 	}
 	if len(members) == 0 {
-		writeError(w, http.StatusBadRequest, ErrCodeInvalidRequest, "the batch is empty")
+		writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "the batch is empty")
 		return
 	}
-	var initialize *Envelope
-	envs := make([]Envelope, 0, len(members))
+	var initialize *envelope
+	envs := make([]envelope, 0, len(members))
 	modern := false
 	for _, m := range members {
-		env, err := ReadEnvelope(m)
+		env, err := readEnvelope(m)
 		envs = append(envs, env)
 		if (err != nil || !isObject(m)) && !batch {
-			writeError(w, http.StatusBadRequest, ErrCodeInvalidRequest, "every message must be a JSON-RPC object")
+			writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "every message must be a JSON-RPC object")
 			return
 		}
 		modern = modern || modernMeta(m) || mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
@@ -205,7 +205,7 @@ func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	if modern {
 		if batch {
-			writeError(w, http.StatusBadRequest, ErrCodeInvalidRequest, "2026-07-28 has no batches: send each message alone")
+			writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "2026-07-28 has no batches: send each message alone")
 			return
 		}
 		h.serveModern(w, r, body, envs[0])
@@ -213,7 +213,7 @@ func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	if initialize != nil {
 		if batch {
-			writeError(w, http.StatusBadRequest, ErrCodeInvalidRequest, "initialize must be sent alone, not in a batch")
+			writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "initialize must be sent alone, not in a batch")
 			return
 		}
 		h.serveInitialize(w, r, body, initialize.ID)
@@ -244,7 +244,7 @@ func (h *HTTPServer) serveInitialize(w http.ResponseWriter, r *http.Request, bod
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
 		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(append(ref.frame(id, CodeLeaseLost), '\n'))
+		_, _ = w.Write(append(ref.frame(id, codeLeaseLost), '\n'))
 		return
 	}
 	if n := h.table.count(); n >= h.cfg.MaxSessions {
@@ -260,7 +260,7 @@ func (h *HTTPServer) serveInitialize(w http.ResponseWriter, r *http.Request, bod
 	case initializeFailed(rec):
 		// An initialize answered with an error opens no session: the id
 		// mcp-go gave it is ended, and not told to the client.
-		h.endSession(sid, EndRefused)
+		h.endSession(sid, endRefused)
 		rec.header.Del(server.HeaderKeySessionID)
 	default:
 		h.table.markLive(sid)
@@ -295,7 +295,7 @@ func initializeFailed(rec *bufferWriter) bool {
 func (h *HTTPServer) serveBatch(w http.ResponseWriter, r *http.Request, members []json.RawMessage) {
 	var notes, answers []json.RawMessage
 	for _, m := range members {
-		env, _ := ReadEnvelope(m)
+		env, _ := readEnvelope(m)
 		if refusal := screen(m); refusal != nil {
 			answers = append(answers, refusal)
 			continue
@@ -309,7 +309,7 @@ func (h *HTTPServer) serveBatch(w http.ResponseWriter, r *http.Request, members 
 		switch {
 		case rec.status == http.StatusOK && isEventStream(rec.header):
 			_ = readEvents(bytes.NewReader(rec.body), func(data []byte) error {
-				if e, err := ReadEnvelope(data); err == nil && e.Method == "" {
+				if e, err := readEnvelope(data); err == nil && e.Method == "" {
 					answers = append(answers, json.RawMessage(data))
 				} else {
 					notes = append(notes, json.RawMessage(data))
@@ -319,7 +319,7 @@ func (h *HTTPServer) serveBatch(w http.ResponseWriter, r *http.Request, members 
 		case rec.status == http.StatusOK && len(bytes.TrimSpace(rec.body)) > 0:
 			answers = append(answers, json.RawMessage(bytes.TrimSpace(rec.body)))
 		case rec.status >= 400 && env.IsRequest():
-			answers = append(answers, ErrorFrame(env.ID, CodeInvalidRequest,
+			answers = append(answers, errorFrame(env.ID, codeInvalidRequest,
 				fmt.Sprintf("the server refused this message (%d): %s", rec.status, bytes.TrimSpace(rec.body))))
 		}
 	}
@@ -353,7 +353,7 @@ func (h *HTTPServer) refuseTooLarge(w http.ResponseWriter, body io.Reader) {
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(5 * time.Second))
 	_, _ = io.Copy(io.Discard, io.LimitReader(body, 64*h.cfg.MaxBody))
 	w.Header().Set("Connection", "close")
-	writeError(w, http.StatusRequestEntityTooLarge, ErrCodeTooLarge,
+	writeError(w, http.StatusRequestEntityTooLarge, errCodeTooLarge,
 		fmt.Sprintf("the body is over %d bytes", h.cfg.MaxBody))
 }
 

@@ -18,13 +18,13 @@ import (
 // revision's headers. A server that lost its lease refuses it, in that
 // revision's code range, before it runs: a bridge then sends it to the
 // current server. An open subscriptions/listen stream counts as a session.
-func (h *HTTPServer) serveModern(w http.ResponseWriter, r *http.Request, body []byte, env Envelope) {
+func (h *HTTPServer) serveModern(w http.ResponseWriter, r *http.Request, body []byte, env envelope) {
 	if ref := h.cfg.Refusal(); ref != nil && env.IsRequest() {
 		h.log.Info("a request was refused", zap.String("reason", ref.reason()), zap.String("method", env.Method), zap.String("url", ref.URL))
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
 		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(append(ref.frame(env.ID, CodeLeaseLostModern), '\n'))
+		_, _ = w.Write(append(ref.frame(env.ID, codeLeaseLostModern), '\n'))
 		return
 	}
 	if refusal := promptRefusal(h.cfg.MCP, env, body); refusal != nil {
@@ -44,7 +44,7 @@ func (h *HTTPServer) serveModern(w http.ResponseWriter, r *http.Request, body []
 
 func (ref *Refusal) reason() string {
 	if ref.Reason == "" {
-		return ErrCodeLeaseLost
+		return errCodeLeaseLost
 	}
 	return ref.Reason
 }

@@ -91,7 +91,7 @@ func TestAModernRequestIsServedWithoutASession(t *testing.T) {
 			Data struct{ Reason, URL string }
 		}
 	}
-	if json.Unmarshal([]byte(body), &answer) != nil || answer.Error.Code != CodeLeaseLostModern || answer.Error.Data.Reason != ErrCodeLeaseLost ||
+	if json.Unmarshal([]byte(body), &answer) != nil || answer.Error.Code != codeLeaseLostModern || answer.Error.Data.Reason != errCodeLeaseLost ||
 		answer.Error.Code >= -32019 && answer.Error.Code <= -32000 {
 		t.Fatalf("a lease-lost server answered %s", body)
 	}
@@ -157,7 +157,7 @@ func TestAModernClientGetsTheSameBytesThroughABridge(t *testing.T) {
 func TestAModernListenIsRelayedUntilTheClientCancelsIt(t *testing.T) {
 	f := newFixture()
 	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
-	c := runStdio(t, bridgeTo(t, s.url, nil, nil))
+	c := runStdio(t, bridgeTo(t, s.url, nil))
 	c.send(modernRequest(1, "subscriptions/listen", `{"notifications":{"resourcesListChanged":true}}`))
 	s.count.waitFor(t, 1)
 	listChanged(t, f, c)

@@ -13,11 +13,11 @@ import (
 
 // Why an HTTP session ended, as logged in "http session closed".
 const (
-	EndDelete        = "delete"         // the client sent DELETE
-	EndIdle          = "idle"           // it sent nothing for the idle timeout
-	EndStreamDropped = "stream-dropped" // its GET stream's connection dropped
-	EndShutdown      = "shutdown"       // the server is shutting down
-	EndRefused       = "refused"        // its initialize was answered with an error
+	endDelete        = "delete"         // the client sent DELETE
+	endIdle          = "idle"           // it sent nothing for the idle timeout
+	endStreamDropped = "stream-dropped" // its GET stream's connection dropped
+	endShutdown      = "shutdown"       // the server is shutting down
+	endRefused       = "refused"        // its initialize was answered with an error
 )
 
 // errUnknownSession is what the session table tells mcp-go about an id it
@@ -105,9 +105,9 @@ func (t *sessionTable) Terminate(id string) (bool, error) {
 	}
 	switch {
 	case t.closing:
-		reason = EndShutdown
+		reason = endShutdown
 	case !marked:
-		reason = EndIdle // nothing of ours asked for it: the sweeper did
+		reason = endIdle // nothing of ours asked for it: the sweeper did
 	}
 	if e.live {
 		t.live--

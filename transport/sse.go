@@ -13,7 +13,7 @@ import (
 // readEvents calls each with the data of every server-sent event on r, in
 // order, until r ends or each fails. Event types, ids and comments are
 // ignored: every event of MCP's streamable HTTP carries one JSON-RPC
-// message (or batch) in its data. An event longer than MaxLineBytes is an
+// message (or batch) in its data. An event longer than maxLineBytes is an
 // error.
 func readEvents(r io.Reader, each func(data []byte) error) error {
 	br := bufio.NewReaderSize(r, 64<<10)
@@ -22,7 +22,7 @@ func readEvents(r io.Reader, each func(data []byte) error) error {
 	for {
 		line, err := readLine(br)
 		if errors.Is(err, errLineTooLong) {
-			return fmt.Errorf("an event line is longer than %d bytes", MaxLineBytes)
+			return fmt.Errorf("an event line is longer than %d bytes", maxLineBytes)
 		}
 		line = bytes.TrimSuffix(line, []byte("\r"))
 		switch {

@@ -41,7 +41,7 @@ func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMes
 	switch method {
 	case string(mcp.MethodInitialize), string(mcp.MethodToolsList), methodDiscover:
 	case string(mcp.MethodToolsCall):
-		if json.Unmarshal(msg, &m) != nil || json.Unmarshal(m.Params, &call) != nil || call.Name != AnnounceTool {
+		if json.Unmarshal(msg, &m) != nil || json.Unmarshal(m.Params, &call) != nil || call.Name != announceTool {
 			return
 		}
 	default:
@@ -64,9 +64,9 @@ func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMes
 		}
 		_ = json.Unmarshal(a.Result, &res)
 		_ = json.Unmarshal(msg, &m)
-		peer, _ := res.Meta[PeerMeta].(string)
+		peer, _ := res.Meta[peerMeta].(string)
 		r.carried = Carried{Initialize: bytes.Clone(m.Params), Protocol: res.ProtocolVersion, Peer: peer}
-		if announced, _ := res.Meta[AnnouncedMeta].(bool); announced { // a carried session, opened with its announcement
+		if announced, _ := res.Meta[announcedMeta].(bool); announced { // a carried session, opened with its announcement
 			r.carried.Announce = bytes.Clone(CarriedAnnouncement(ctx))
 		}
 	case methodDiscover:
@@ -77,7 +77,7 @@ func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMes
 		}
 		_ = json.Unmarshal(a.Result, &res)
 		_ = json.Unmarshal(msg, &m)
-		if peer, _ := res.Meta[PeerMeta].(string); peer != "" && r.carried.Initialize == nil {
+		if peer, _ := res.Meta[peerMeta].(string); peer != "" && r.carried.Initialize == nil {
 			r.carried.Peer = peer
 			if meta, _ := metaOf(m.Params); meta != nil {
 				r.carried.Meta = bytes.Clone(meta)
@@ -159,7 +159,7 @@ var earlyMethods = map[string]bool{
 // that answered the handshake must hear notifications/initialized), which
 // notification reports. A batch is not: it may hold anything.
 func AnsweredEarly(msg json.RawMessage) (ok, notification bool) {
-	env, err := ReadEnvelope(msg)
+	env, err := readEnvelope(msg)
 	if err != nil {
 		return false, false
 	}

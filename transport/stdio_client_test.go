@@ -46,7 +46,9 @@ func runStdio(t *testing.T, mk func(out *FrameWriter) Backend) *stdioClient {
 	}()
 	t.Cleanup(func() {
 		c.close()
-		closeBackend(backend)
+		if c, ok := backend.(interface{ Close() }); ok {
+			c.Close()
+		}
 		close(c.done)
 		outW.Close()
 	})
@@ -163,12 +165,16 @@ func (c *stdioClient) open(init string) string {
 	c.send(init)
 	a, _ := c.answer("1")
 	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	if b, ok := c.backend.(*Bridge); ok {
+	b, ok := c.backend.(*Bridge)
+	if fo, routed := c.backend.(*failovers); routed {
+		b, ok = fo.served(), fo.served() != nil
+	}
+	if ok {
 		// The loop answers lines on goroutines of its own: wait until the
 		// server has taken notifications/initialized, so that a test that
 		// stops the server next does not cut it off in flight.
 		b.mu.Lock()
-		readied, switched := b.readied, b.state != attached
+		readied, switched := b.readied, b.left != nil || b.closed
 		b.mu.Unlock()
 		if !switched {
 			select {
@@ -193,9 +199,9 @@ func (c *stdioClient) close() {
 }
 
 // bridgeTo makes a backend maker for a bridge to url.
-func bridgeTo(t *testing.T, url string, failover func(context.Context, error, Carried) (Backend, error), log *zap.Logger) func(*FrameWriter) Backend {
+func bridgeTo(t *testing.T, url string, log *zap.Logger) func(*FrameWriter) Backend {
 	return func(out *FrameWriter) Backend {
-		b, err := NewBridge(context.Background(), BridgeConfig{Secret: testSecret, ProbeTimeout: testProbe, URL: url, Out: out, Failover: failover, Logger: log})
+		b, err := NewBridge(t.Context(), BridgeConfig{Secret: testSecret, ProbeTimeout: testProbe, URL: url, Out: out, Logger: log})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -27,7 +27,7 @@ type listenFilter struct {
 }
 
 // opening records the id of a listen being opened.
-func (s LocalSession) opening(id json.RawMessage) {
+func (s localSession) opening(id json.RawMessage) {
 	s.listen.mu.Lock()
 	defer s.listen.mu.Unlock()
 	s.listen.id = id
@@ -35,7 +35,7 @@ func (s LocalSession) opening(id json.RawMessage) {
 
 // tagged is n as an open listen hears it: tagged with the listen's id in
 // _meta, as mcp-go tags what a listen stream carries over HTTP.
-func (s LocalSession) tagged(n mcp.JSONRPCNotification) mcp.JSONRPCNotification {
+func (s localSession) tagged(n mcp.JSONRPCNotification) mcp.JSONRPCNotification {
 	s.listen.mu.Lock()
 	active, id := s.listen.active, s.listen.id
 	s.listen.mu.Unlock()
@@ -53,24 +53,24 @@ func (s LocalSession) tagged(n mcp.JSONRPCNotification) mcp.JSONRPCNotification 
 
 // SetSubscriptionFilter records the filter of the open listen; the zero
 // filter, that it ended.
-func (s LocalSession) SetSubscriptionFilter(filter mcp.SubscriptionFilter) {
+func (s localSession) SetSubscriptionFilter(filter mcp.SubscriptionFilter) {
 	s.listen.mu.Lock()
 	defer s.listen.mu.Unlock()
 	s.listen.filter, s.listen.active = filter, !filter.IsEmpty()
 }
 
 // SubscriptionFilter is the filter of the open listen, and whether one is.
-func (s LocalSession) SubscriptionFilter() (mcp.SubscriptionFilter, bool) {
+func (s localSession) SubscriptionFilter() (mcp.SubscriptionFilter, bool) {
 	s.listen.mu.Lock()
 	defer s.listen.mu.Unlock()
 	return s.listen.filter, s.listen.active
 }
 
-var _ server.SessionWithSubscriptionFilter = LocalSession{}
+var _ server.SessionWithSubscriptionFilter = localSession{}
 
 // hears reports whether a client that never initialized (a 2026-07-28
 // one) hears n, and how: tagged when its listen carries it.
-func (s LocalSession) hears(n mcp.JSONRPCNotification) (mcp.JSONRPCNotification, bool) {
+func (s localSession) hears(n mcp.JSONRPCNotification) (mcp.JSONRPCNotification, bool) {
 	switch mcp.MCPMethod(n.Method) {
 	case mcp.MethodNotificationToolsListChanged, mcp.MethodNotificationPromptsListChanged,
 		mcp.MethodNotificationResourcesListChanged, mcp.MethodNotificationResourceUpdated:
@@ -85,7 +85,7 @@ func (s LocalSession) hears(n mcp.JSONRPCNotification) (mcp.JSONRPCNotification,
 // asked reports whether a client that never initialized (a 2026-07-28
 // one) asked to hear the broadcast method: only through an open listen
 // whose filter names it. Anything else goes to every client.
-func (s LocalSession) asked(method string) bool {
+func (s localSession) asked(method string) bool {
 	filter, active := s.SubscriptionFilter()
 	switch mcp.MCPMethod(method) {
 	case mcp.MethodNotificationToolsListChanged:

@@ -11,21 +11,21 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// LocalSession is the in-process MCP session of the client on this
+// localSession is the in-process MCP session of the client on this
 // process's stdio. It reports its transport as "stdio".
-type LocalSession struct {
+type localSession struct {
 	*server.InProcessSession
 	listen *listenFilter // what its 2026-07-28 client's listen asks to hear (stdio_listen.go)
 }
 
 // Transport names how the session's client is connected.
-func (LocalSession) Transport() string { return "stdio" }
+func (localSession) Transport() string { return "stdio" }
 
 // Local serves the stdio client in process, on the same MCPServer that
 // serves HTTP sessions, so its answers are those of any other session.
 type Local struct {
 	srv     *server.MCPServer
-	session LocalSession
+	session localSession
 	out     *FrameWriter
 	done    chan struct{}
 	stop    sync.Once
@@ -35,11 +35,12 @@ type Local struct {
 }
 
 // NewLocal registers a new in-process session with srv and starts relaying
-// the session's notifications to out. Close ends the session.
+// the session's notifications to out. The session ends with ctx, or on
+// Close.
 func NewLocal(ctx context.Context, srv *server.MCPServer, out *FrameWriter, sessionID string) (*Local, error) {
 	l := &Local{
 		srv:     srv,
-		session: LocalSession{server.NewInProcessSession(sessionID, nil), &listenFilter{}},
+		session: localSession{server.NewInProcessSession(sessionID, nil), &listenFilter{}},
 		out:     out,
 		done:    make(chan struct{}),
 	}
@@ -47,17 +48,21 @@ func NewLocal(ctx context.Context, srv *server.MCPServer, out *FrameWriter, sess
 		return nil, fmt.Errorf("registering the stdio session: %w", err)
 	}
 	l.pumped.Add(1)
-	go l.pump()
+	go l.pump(ctx)
 	return l, nil
 }
 
-// pump relays server-to-client notifications until Close.
-func (l *Local) pump() {
+// pump relays server-to-client notifications until Close or the end of
+// ctx, and then ends the session.
+func (l *Local) pump(ctx context.Context) {
 	defer l.pumped.Done()
+	defer l.srv.UnregisterSession(context.Background(), l.session.SessionID())
 	notes := l.session.ClientNotifications()
 	for {
 		select {
 		case <-l.done:
+			return
+		case <-ctx.Done():
 			return
 		case n := <-notes:
 			if l.opened() {
@@ -74,7 +79,7 @@ func (l *Local) Handle(ctx context.Context, msg json.RawMessage) []byte {
 	if refusal := refusedBatch(msg); refusal != nil {
 		return refusal
 	}
-	members, ok := SplitBatch(msg)
+	members, ok := splitBatch(msg)
 	if !ok {
 		return l.handleOne(ctx, msg)
 	}
@@ -88,9 +93,9 @@ func (l *Local) Handle(ctx context.Context, msg json.RawMessage) []byte {
 }
 
 func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
-	env, err := ReadEnvelope(msg)
+	env, err := readEnvelope(msg)
 	if err != nil || !isObject(msg) {
-		return ErrorFrame(nil, CodeInvalidRequest, "invalid request: a message must be a JSON object")
+		return errorFrame(nil, codeInvalidRequest, "invalid request: a message must be a JSON object")
 	}
 	if refusal := screen(msg); refusal != nil {
 		return refusal
@@ -114,7 +119,7 @@ func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
 // track begins tracking a 2026-07-28 request, which its client may
 // cancel, and marks the one a notifications/cancelled names; nil when msg
 // is not such a request.
-func (l *Local) track(env Envelope, msg json.RawMessage) (end func() bool) {
+func (l *Local) track(env envelope, msg json.RawMessage) (end func() bool) {
 	if env.Method != string(mcp.MethodNotificationCancelled) && !bytes.Contains(msg, []byte(mcp.MetaKeyProtocolVersion)) {
 		return nil // not of that revision: decoded no further
 	}
@@ -136,14 +141,14 @@ func (l *Local) track(env Envelope, msg json.RawMessage) (end func() bool) {
 }
 
 // answer is the MCPServer's answer to msg, recorded.
-func (l *Local) answer(ctx context.Context, env Envelope, msg json.RawMessage) []byte {
+func (l *Local) answer(ctx context.Context, env envelope, msg json.RawMessage) []byte {
 	answer := l.srv.HandleMessage(l.srv.WithContext(ctx, l.session), msg)
 	if answer == nil {
 		return nil
 	}
 	b, err := json.Marshal(answer)
 	if err != nil {
-		return ErrorFrame(env.ID, CodeInternalError, "internal error: "+err.Error())
+		return errorFrame(env.ID, codeInternalError, "internal error: "+err.Error())
 	}
 	l.record.note(ctx, env.Method, msg, b)
 	return b
@@ -156,14 +161,12 @@ func (l *Local) opened() bool {
 	return l.record.carried.Initialize != nil
 }
 
-// Close unregisters the session and stops relaying its notifications.
+// Close ends the session (it is unregistered) and stops relaying its
+// notifications, if its ctx did not end it already.
 func (l *Local) Close() {
-	l.stop.Do(func() {
-		close(l.done)
-		l.pumped.Wait()
-		l.srv.UnregisterSession(context.Background(), l.session.SessionID())
-	})
+	l.stop.Do(func() { close(l.done) })
+	l.pumped.Wait()
 }
 
-var _ server.SessionWithLogging = LocalSession{}
-var _ server.SessionWithClientInfo = LocalSession{}
+var _ server.SessionWithLogging = localSession{}
+var _ server.SessionWithClientInfo = localSession{}

@@ -30,16 +30,16 @@ type Ending string
 
 // The ways a stdio loop ends.
 const (
-	InputEnded   Ending = "input ended"              // stdin reached EOF
-	OutputClosed Ending = "client closed the output" // writing stdout failed
+	inputEnded   Ending = "input ended"              // stdin reached EOF
+	outputClosed Ending = "client closed the output" // writing stdout failed
 	Cancelled    Ending = "stopped by the process"   // ctx ended
-	InputFailed  Ending = "reading the input failed" // stdin returned an error
+	inputFailed  Ending = "reading the input failed" // stdin returned an error
 )
 
-// MaxLineBytes bounds one input line the loop reads at all. A longer line
+// maxLineBytes bounds one input line the loop reads at all. A longer line
 // is answered with a parse error and skipped; the session goes on. A line
-// within it but over MaxMessageBytes is answered as too large.
-const MaxLineBytes = 16 << 20
+// within it but over maxMessageBytes is answered as too large.
+const maxLineBytes = 16 << 20
 
 // Stdio is the process's one stdio loop.
 type Stdio struct {
@@ -118,16 +118,16 @@ func (s *Stdio) Serve(ctx context.Context) Ending {
 		return Cancelled
 	case <-s.Out.Closed():
 		log.Info("client closed the output; stopping")
-		return OutputClosed
+		return outputClosed
 	case err := <-readDone:
 		stopListening()
 		answering.stopAndWait()
 		if err != nil {
 			log.Warn("reading the input failed; stopping", zap.Error(err))
-			return InputFailed
+			return inputFailed
 		}
 		log.Info("input ended; stopping")
-		return InputEnded
+		return inputEnded
 	}
 }
 
@@ -136,7 +136,7 @@ func isListen(msg json.RawMessage) bool {
 	if !bytes.Contains(msg, []byte(mcp.MethodSubscriptionsListen)) {
 		return false
 	}
-	env, err := ReadEnvelope(msg)
+	env, err := readEnvelope(msg)
 	return err == nil && env.Method == string(mcp.MethodSubscriptionsListen)
 }
 
@@ -168,7 +168,7 @@ func (f *inflight) stopAndWait() {
 	f.running.Wait()
 }
 
-// errLineTooLong marks a line that was cut at MaxLineBytes.
+// errLineTooLong marks a line that was cut at maxLineBytes.
 var errLineTooLong = errors.New("line too long")
 
 // readLines passes each line (without its newline) to handle until EOF, an
@@ -199,7 +199,7 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 	var buf []byte
 	for {
 		chunk, err := r.ReadSlice('\n')
-		if len(buf)+len(chunk) > MaxLineBytes {
+		if len(buf)+len(chunk) > maxLineBytes {
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = r.ReadSlice('\n')
 			}
@@ -226,24 +226,24 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 // that is not a message. Both are nil for a blank line.
 func checkLine(line []byte) (json.RawMessage, []byte) {
 	if line == nil {
-		return nil, ErrorFrame(nil, CodeParseError, "parse error: the line is longer than 16 MiB")
+		return nil, errorFrame(nil, codeParseError, "parse error: the line is longer than 16 MiB")
 	}
 	trimmed := bytes.TrimSpace(line)
 	if len(trimmed) == 0 {
 		return nil, nil
 	}
 	if !utf8.Valid(trimmed) {
-		return nil, ErrorFrame(nil, CodeParseError, "parse error: input is not UTF-8")
+		return nil, errorFrame(nil, codeParseError, "parse error: input is not UTF-8")
 	}
 	if !json.Valid(trimmed) {
 		var probe json.RawMessage // for the error's wording
 		err := json.Unmarshal(trimmed, &probe)
-		return nil, ErrorFrame(nil, CodeParseError, "parse error: "+err.Error())
+		return nil, errorFrame(nil, codeParseError, "parse error: "+err.Error())
 	}
-	if members, ok := SplitBatch(trimmed); ok && len(members) == 0 {
-		return nil, ErrorFrame(nil, CodeInvalidRequest, "invalid request: empty batch")
+	if members, ok := splitBatch(trimmed); ok && len(members) == 0 {
+		return nil, errorFrame(nil, codeInvalidRequest, "invalid request: empty batch")
 	}
-	if len(trimmed) > MaxMessageBytes {
+	if len(trimmed) > maxMessageBytes {
 		return nil, tooLarge(trimmed)
 	}
 	return json.RawMessage(trimmed), nil

@@ -140,14 +140,14 @@ func TestBadBytesAreAnsweredAndTheSessionGoesOn(t *testing.T) {
 	if got := s.next(); !strings.Contains(got, `"id":1,"result"`) {
 		t.Fatalf("after bad bytes, initialize answered %s", got)
 	}
-	if e := s.close(); e != InputEnded {
-		t.Fatalf("ending %q, want %q", e, InputEnded)
+	if e := s.close(); e != inputEnded {
+		t.Fatalf("ending %q, want %q", e, inputEnded)
 	}
 }
 
 func TestAnOverlongLineIsRefusedAndTheSessionGoesOn(t *testing.T) {
 	s := newSession(t, nil)
-	go s.send(`{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"`+strings.Repeat("x", MaxLineBytes)+`"}}`, `{"jsonrpc":"2.0","id":8,"method":"ping"}`)
+	go s.send(`{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"`+strings.Repeat("x", maxLineBytes)+`"}}`, `{"jsonrpc":"2.0","id":8,"method":"ping"}`)
 	if got := s.next(); !strings.Contains(got, "longer than 16 MiB") {
 		t.Fatalf("overlong line answered %s", got)
 	}
@@ -157,7 +157,7 @@ func TestAnOverlongLineIsRefusedAndTheSessionGoesOn(t *testing.T) {
 	s.close()
 }
 
-// A message over MaxMessageBytes is refused by the loop, whatever serves
+// A message over maxMessageBytes is refused by the loop, whatever serves
 // the client, with its id; one of exactly the limit is served.
 func TestAMessageOverTheSizeLimitIsRefusedWithItsID(t *testing.T) {
 	s := newSession(t, nil)
@@ -167,7 +167,7 @@ func TestAMessageOverTheSizeLimitIsRefusedWithItsID(t *testing.T) {
 		head, tail := `{"jsonrpc":"2.0","id":`+id+`,"method":"ping","params":{"pad":"`, `"}}`
 		return head + strings.Repeat("x", size-len(head)-len(tail)) + tail
 	}
-	go s.send(pad("7", MaxMessageBytes+1), pad("8", MaxMessageBytes))
+	go s.send(pad("7", maxMessageBytes+1), pad("8", maxMessageBytes))
 	want := `{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"invalid request: the message is 1048577 bytes, over the limit of 1048576 bytes"}}`
 	if got := s.next(); got != want {
 		t.Fatalf("an oversized message answered %s, want %s", got, want)
@@ -175,7 +175,7 @@ func TestAMessageOverTheSizeLimitIsRefusedWithItsID(t *testing.T) {
 	if got := s.next(); got != `{"jsonrpc":"2.0","id":8,"result":{}}` {
 		t.Fatalf("a message of the limit answered %s", got)
 	}
-	big := `[{"jsonrpc":"2.0","method":"notifications/x"},` + pad("9", MaxMessageBytes) + `]`
+	big := `[{"jsonrpc":"2.0","method":"notifications/x"},` + pad("9", maxMessageBytes) + `]`
 	go s.send(big)
 	if got := s.next(); !strings.HasPrefix(got, `[{"jsonrpc":"2.0","id":9,"error":{"code":-32600`) {
 		t.Fatalf("an oversized batch answered %s", got)
@@ -226,7 +226,7 @@ func TestEveryAnswerUnderWayIsWrittenBeforeTheLoopEnds(t *testing.T) {
 	for i := range 20 { // answered by the backend, each on its own goroutine
 		s.send(`{"jsonrpc":"2.0","id":` + itoa(100+i) + `,"method":"ping"}`)
 	}
-	if e := s.close(); e != InputEnded {
+	if e := s.close(); e != inputEnded {
 		t.Fatalf("ending %q", e)
 	}
 	if n := strings.Count(out.String(), "\n"); n != 40 {
@@ -239,8 +239,8 @@ func TestABrokenStdoutEndsTheLoop(t *testing.T) {
 	s.send(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 	select {
 	case e := <-s.ending:
-		if e != OutputClosed {
-			t.Fatalf("ending %q, want %q", e, OutputClosed)
+		if e != outputClosed {
+			t.Fatalf("ending %q, want %q", e, outputClosed)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the loop went on writing to a broken stdout")
@@ -289,7 +289,7 @@ func itoa(i int) string {
 type gate struct{ release chan struct{} }
 
 func (g gate) Handle(ctx context.Context, msg json.RawMessage) []byte {
-	env, _ := ReadEnvelope(msg)
+	env, _ := readEnvelope(msg)
 	if env.Method == "block" {
 		select {
 		case <-g.release:
@@ -335,7 +335,7 @@ func TestASlowAnswerHoldsNoOtherMessageBack(t *testing.T) {
 	if blocked != 5 {
 		t.Fatalf("%d of 5 slow answers written before the loop ended", blocked)
 	}
-	if e := <-ending; e != InputEnded {
+	if e := <-ending; e != inputEnded {
 		t.Fatalf("ending %q", e)
 	}
 }
@@ -359,5 +359,27 @@ func TestALocalSessionCanBeCarried(t *testing.T) {
 	c := l.Carried()
 	if !strings.Contains(string(c.Initialize), `"clientInfo"`) || c.Protocol == "" || string(c.Announce) != `{"intent":"fix"}` || !c.SafeTools["lookup"] || c.SafeTools["write"] {
 		t.Fatalf("carried %+v", c)
+	}
+}
+
+// A local session ends with the context it was opened with, closed or
+// not: it leaves the server, and its notifications stop.
+func TestALocalSessionEndsWithItsContext(t *testing.T) {
+	hooks := &server.Hooks{}
+	left := make(chan string, 1)
+	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) { left <- s.SessionID() })
+	srv := server.NewMCPServer("t", "1", server.WithHooks(hooks))
+	ctx, cancel := context.WithCancel(context.Background())
+	if _, err := NewLocal(ctx, srv, NewFrameWriter(io.Discard), "stdio"); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	select {
+	case id := <-left:
+		if id != "stdio" {
+			t.Fatalf("session %q left", id)
+		}
+	case <-time.After(wait):
+		t.Fatal("the session outlived its context")
 	}
 }

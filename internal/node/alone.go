@@ -22,7 +22,7 @@ func (a *aloneServer) Serve(ctx context.Context, reason string) error {
 		n.unservable(fmt.Errorf("%s; and serving this client alone failed too: %w", reason, err))
 		return err
 	}
-	local, fresh, err := n.inProcess(ctx, srv)
+	local, fresh, err := n.inProcess(srv)
 	if err != nil {
 		n.unservable(err)
 		return err

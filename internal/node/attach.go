@@ -13,16 +13,14 @@ import (
 )
 
 // attachment is the machine's Bridge port: it relays this process's stdio
-// client to the shared server another process runs.
+// client to the shared server another process runs. The bridge it makes
+// is the router's once it serves: the router hears when it leaves its
+// server (router.lose), and closes it.
 type attachment struct {
 	node *Node
 
-	mu        sync.Mutex
-	bridge    *transport.Bridge
-	replaying *transport.Bridge // the bridge the carried session is being replayed onto
-	// replayCause is why the replay's bridge failed, which the replay's
-	// error only quotes: a full server, say, to be waited for.
-	replayCause error
+	mu     sync.Mutex
+	bridge *transport.Bridge
 }
 
 // Attach starts bridging to the live server. A bridge connects on the
@@ -34,31 +32,11 @@ func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 	// The session served alone, or answered while electing, is carried.
 	inProcess := n.carryInProcess(ctx)
 	fromAlone := inProcess && n.alone.Load() != nil
-	var b *transport.Bridge
 	var safeTools map[string]bool // what the client's earlier bridges learned of the tools
 	var peer string               // and the peer id it had
 	var meta json.RawMessage      // and, a 2026-07-28 client, who it says it is
 	if c := n.carriedSession(); c != nil {
 		safeTools, peer, meta = c.SafeTools, c.Peer, c.Meta
-	}
-	failover := func(ctx context.Context, cause error, carried transport.Carried) (transport.Backend, error) {
-		a.mu.Lock()
-		if a.replaying == b {
-			// The session could not be carried there: the replay fails,
-			// and its failure is what the machine hears, with the session
-			// it carries still whole.
-			a.replayCause = cause
-			a.mu.Unlock()
-			return nil, cause
-		}
-		// The machine stops this attachment while it elects again; the
-		// failing bridge is not closed then: it hands the message it holds
-		// to whatever serves next.
-		if a.bridge == b {
-			a.bridge = nil
-		}
-		a.mu.Unlock()
-		return n.failover(ctx, cause, carried)
 	}
 	b, err := transport.NewBridge(ctx, transport.BridgeConfig{
 		URL:          url,
@@ -68,7 +46,6 @@ func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 		Heartbeat:    n.cfg.Times.Heartbeat,
 		IdleTimeout:  n.cfg.Times.IdleTimeout,
 		Logger:       n.log.Named("bridge"),
-		Failover:     failover,
 		// A server that answers no probe for the busy grace while a
 		// message waits for it is stopped or frozen: gone, for that
 		// message (docs/design.md#server-and-bridge).
@@ -95,14 +72,10 @@ func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 		n.serve(ctx, b, nil)
 		return
 	}
-	a.mu.Lock()
-	a.replaying, a.replayCause = b, nil
-	a.mu.Unlock()
 	go func() { // replaying talks to the server: off the machine's loop
 		err := n.serve(ctx, b, func(bool) bool {
 			a.mu.Lock()
 			defer a.mu.Unlock()
-			a.replaying = nil
 			if a.bridge != b {
 				return false // stopped while replaying
 			}
@@ -120,14 +93,13 @@ func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 			n.log.Info("re-attached to the shared server", zap.String("url", url))
 			return true
 		})
-		// A bridge that already failed over, or was stopped, is no longer
-		// the attachment's: its failure is not news to the machine, which
-		// may be attached through another bridge by now.
+		// A bridge that was stopped is no longer the attachment's: its
+		// failure is not news to the machine, which may be attached
+		// through another bridge by now. The session could not be carried
+		// there: the machine hears why the bridge left (a full server,
+		// say, to be waited for), with the session it carries still whole.
 		if err != nil && a.holds(b) {
-			a.mu.Lock()
-			cause := a.replayCause
-			a.mu.Unlock()
-			n.m.BridgeFailedWith(bridgeFailure(err.Error(), cause))
+			n.m.BridgeFailedWith(bridgeFailure(err.Error(), b.Err()))
 		}
 	}()
 }
@@ -139,13 +111,13 @@ func (a *attachment) holds(b *transport.Bridge) bool {
 	return a.bridge == b
 }
 
-// Stop detaches from the server.
+// Stop detaches from the server: the router retires the bridge.
 func (a *attachment) Stop() {
 	a.mu.Lock()
 	b := a.bridge
 	a.bridge = nil
 	a.mu.Unlock()
 	if b != nil {
-		b.Close()
+		a.node.router.retire(b)
 	}
 }

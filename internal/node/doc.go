@@ -8,7 +8,11 @@
 // node's ports (election, server, attachment, alone) carry that decision
 // out. The stdio loop never sees the change: it hands every message to the
 // router, which passes it to whatever serves now and holds it while
-// nothing does.
+// nothing does. The router is the one place that swaps or closes a
+// backend: a bridge that leaves its server reports a transport.Gone with
+// the session to carry, and the router holds the client's messages, tells
+// the machine, closes the bridge and answers the message that met the
+// failure from what serves next.
 //
 // The client's in-process session (inprocess.go) is one across the
 // changes the machine makes: a leaseholder and a process served alone serve

@@ -20,18 +20,20 @@ import (
 
 // inProcess returns the client's in-process session, opening it on srv
 // when there is none; fresh says it was just opened.
-func (n *Node) inProcess(ctx context.Context, srv *served) (local *transport.Local, fresh bool, err error) {
+func (n *Node) inProcess(srv *served) (local *transport.Local, fresh bool, err error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.chosen = true
 	if n.local != nil {
 		return n.local, false, nil
 	}
+	ctx := n.life
 	if c := n.carried; c != nil {
 		// opened as it was: under its peer id, with its announcement, and
 		// no new number drawn (docs/design.md#nothing-is-lost)
 		ctx = transport.WithCarriedAnnouncement(transport.WithPeerClaim(ctx, c.Peer), c.Announce)
 	}
+	// The session lives as long as the process, whichever mode serves it.
 	local, err = transport.NewLocal(n.registering(ctx), srv.surface.MCP, n.out, localSession)
 	if err != nil {
 		return nil, false, err
@@ -105,7 +107,7 @@ func (n *Node) closeInProcess() {
 	n.local = nil
 	n.mu.Unlock()
 	if local != nil {
-		local.Close()
+		n.router.retire(local)
 	}
 }
 

@@ -110,6 +110,7 @@ func New(cfg Config) (*Node, error) {
 		router:     newRouter(),
 	}
 	n.server = &sharedServer{node: n}
+	n.router.lost = n.bridgeLeft
 	if cfg.Stdout != nil {
 		n.out = transport.NewFrameWriter(cfg.Stdout)
 	}
@@ -267,8 +268,8 @@ const localSession = "stdio"
 // failed. announced (when not nil) runs once the session is carried and
 // before b answers anything, so that what it logs is true before the
 // client sees an answer from b; it returns false when b no longer serves
-// (a bridge that failed over during the replay: what serves now was set by
-// that failover), and b is then not made to serve.
+// (a bridge whose attachment was stopped during the replay), and b is then
+// not made to serve.
 func (n *Node) serve(ctx context.Context, b transport.Backend, announced func(carried bool) bool) error {
 	c := n.carriedSession()
 	if c != nil {
@@ -288,17 +289,16 @@ func (n *Node) serve(ctx context.Context, b transport.Backend, announced func(ca
 	return nil
 }
 
-// failover is called by a bridge whose server is gone: the machine elects
-// again, and whatever serves next is returned with the session carried.
-func (n *Node) failover(ctx context.Context, cause error, carried transport.Carried) (transport.Backend, error) {
+// bridgeLeft hears from the router that the bridge serving the client
+// left its server: the machine elects again, and whatever serves next is
+// given the session g carries. The client's messages wait meanwhile.
+func (n *Node) bridgeLeft(g *transport.Gone) {
+	carried := g.Session
 	n.mu.Lock()
 	n.carried = &carried
-	n.causes = []string{cause.Error()}
+	n.causes = []string{g.Error()}
 	n.mu.Unlock()
-	old := n.router.currentBackend()
-	n.router.hold()
-	n.m.BridgeFailedWith(bridgeFailure(cause.Error(), cause))
-	return n.router.next(ctx, old)
+	n.m.BridgeFailedWith(bridgeFailure(g.Error(), g))
 }
 
 // bridgeFailure is what the machine hears of a bridge that failed for

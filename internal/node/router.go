@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"time"
 
@@ -14,6 +15,13 @@ import (
 // of a leaseholder or of a process served alone, or a bridge — and holds
 // messages while nothing does (the process is electing). The loop, not the
 // backend, owns stdin and stdout, so the backend can change under it.
+//
+// It is the one place that swaps or closes a backend. A bridge that
+// leaves its server reports a *transport.Gone, to a message or on its
+// Done channel: the router then holds the client's messages, tells the
+// node (lost: the machine elects again, and sets what serves next), closes
+// the bridge, and answers the message the failure left from what serves
+// next (Gone.Resend, back through the router).
 type router struct {
 	mu       sync.Mutex
 	current  transport.Backend
@@ -33,14 +41,43 @@ type router struct {
 	early    func() transport.Backend
 	patience time.Duration
 	interim  transport.Backend
+
+	// lost hears, once, that the bridge serving the client left its
+	// server, with the session to carry; messages wait meanwhile.
+	lost func(*transport.Gone)
+}
+
+// relayer is a backend that can report that it left its server (a
+// bridge): its answers come with a *transport.Gone error then.
+type relayer interface {
+	Relay(ctx context.Context, msg json.RawMessage) ([]byte, error)
+}
+
+// leaving is a backend that can leave its server while the client is
+// idle: Done is closed then, and Err says why.
+type leaving interface {
+	Done() <-chan struct{}
+	Err() error
 }
 
 func newRouter() *router {
 	return &router{changed: make(chan struct{}), busy: map[transport.Backend]int{}}
 }
 
-// set makes b serve every message from now on.
-func (r *router) set(b transport.Backend) { r.update(b, nil) }
+// set makes b serve every message from now on; a bridge that leaves its
+// server while the client is idle is handed on at once.
+func (r *router) set(b transport.Backend) {
+	r.update(b, nil)
+	if l, ok := b.(leaving); ok {
+		go func() {
+			<-l.Done() // it left, or it was closed
+			var g *transport.Gone
+			if errors.As(l.Err(), &g) {
+				r.lose(b, g)
+			}
+		}()
+	}
+}
 
 // failed answers every request from now on with err.
 func (r *router) failed(err error) { r.update(nil, err) }
@@ -66,32 +103,58 @@ func (r *router) currentBackend() transport.Backend {
 
 // closeCurrent ends the current backend's session (the client has left):
 // a local session leaves the board, a bridge says goodbye to its server.
-func (r *router) closeCurrent() {
-	if c, ok := r.currentBackend().(interface{ Close() }); ok {
+func (r *router) closeCurrent() { r.retire(r.currentBackend()) }
+
+// retire ends b's session: when it serves the client, messages wait from
+// now on for what serves next.
+func (r *router) retire(b transport.Backend) {
+	if b == nil {
+		return
+	}
+	r.holdFrom(b)
+	if c, ok := b.(interface{ Close() }); ok {
 		c.Close()
 	}
 }
 
-// next waits for a backend (or a failure) other than old.
-func (r *router) next(ctx context.Context, old transport.Backend) (transport.Backend, error) {
-	return r.await(ctx, old, false)
+// holdFrom holds the client's messages if b serves it, and reports
+// whether it did.
+func (r *router) holdFrom(b transport.Backend) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.current != b || r.fail != nil {
+		return false
+	}
+	r.current, r.interim = nil, nil
+	close(r.changed)
+	r.changed = make(chan struct{})
+	return true
 }
 
-// await is next; claim counts a message as being answered by the backend
-// returned, in the same critical section that chose it, so that settle
-// never misses one.
-func (r *router) await(ctx context.Context, old transport.Backend, claim bool) (transport.Backend, error) {
+// lose retires b, which reported g. When b served the client, the node
+// hears of it, once, with the session to carry.
+func (r *router) lose(b transport.Backend, g *transport.Gone) {
+	if r.holdFrom(b) && r.lost != nil {
+		r.lost(g)
+	}
+	r.retire(b)
+}
+
+// await waits for a backend (or a failure), and counts a message as being
+// answered by the backend returned, in the same critical section that
+// chose it, so that settle never misses one.
+func (r *router) await(ctx context.Context) (transport.Backend, error) {
 	for {
 		r.mu.Lock()
 		b, err, changed := r.current, r.fail, r.changed
-		if err == nil && b != nil && b != old && claim {
+		if err == nil && b != nil {
 			r.busy[b]++
 		}
 		r.mu.Unlock()
 		if err != nil {
 			return nil, err
 		}
-		if b != nil && b != old {
+		if b != nil {
 			return b, nil
 		}
 		select {
@@ -102,13 +165,35 @@ func (r *router) await(ctx context.Context, old transport.Backend, claim bool) (
 	}
 }
 
-// Handle gives msg to the current backend, waiting for one if need be.
+// Handle gives msg to the current backend, waiting for one if need be. A
+// message that met a bridge leaving its server is answered from what
+// serves next.
 func (r *router) Handle(ctx context.Context, msg json.RawMessage) []byte {
 	b, err := r.claim(ctx, msg)
 	if err != nil {
 		return transport.Unavailable(msg, err)
 	}
-	answer := b.Handle(ctx, msg)
+	answer, err := relay(ctx, b, msg)
+	r.release(b)
+	var g *transport.Gone
+	if errors.As(err, &g) {
+		r.lose(b, g)
+		return g.Resend(ctx, r, msg)
+	}
+	return answer
+}
+
+// relay is b's answer to msg, with the *transport.Gone of a bridge that
+// left its server.
+func relay(ctx context.Context, b transport.Backend, msg json.RawMessage) ([]byte, error) {
+	if rl, ok := b.(relayer); ok {
+		return rl.Relay(ctx, msg)
+	}
+	return b.Handle(ctx, msg), nil
+}
+
+// release counts b's message as answered, and runs what waited for it.
+func (r *router) release(b transport.Backend) {
 	r.mu.Lock()
 	if r.busy[b]--; r.busy[b] <= 0 {
 		delete(r.busy, b)
@@ -123,7 +208,6 @@ func (r *router) Handle(ctx context.Context, msg json.RawMessage) []byte {
 	if then != nil {
 		then()
 	}
-	return answer
 }
 
 // afterNextAnswer runs f once the next message has been answered, before
@@ -150,7 +234,7 @@ func (r *router) claim(ctx context.Context, msg json.RawMessage) (transport.Back
 			return r.awaitEarly(ctx, notification)
 		}
 	}
-	return r.await(ctx, nil, true)
+	return r.await(ctx)
 }
 
 // awaitEarly waits for a backend for a message the interim session may

@@ -84,6 +84,16 @@ func (s *sharedServer) Start(ctx context.Context) error {
 		Logger:      n.log.Named("http"),
 	})
 	go func() { _ = h.Serve(ln) }()
+	// Stop shuts down the server it finds here: one that ran before it was
+	// put here cancelled ctx first, and it is shut down at once.
+	s.mu.Lock()
+	s.http = h
+	s.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		_ = h.Shutdown(ctx)
+		s.unkeep(false)
+		return err
+	}
 	s.register(ctx, instance, url)
 	if err := n.lease.Publish(url); err != nil {
 		if errors.Is(err, registry.ErrLeaseNotOurs) {
@@ -124,7 +134,7 @@ func (s *sharedServer) Start(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err // handed over (or stopped) already: the client's session went with it
 		}
-		local, fresh, err := n.inProcess(ctx, srv)
+		local, fresh, err := n.inProcess(srv)
 		if err != nil {
 			return err
 		}
