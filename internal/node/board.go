@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/browser"
@@ -22,8 +26,9 @@ var ErrNoBoard = errors.New("no board page")
 // BoardOptions configure [OpenBoard].
 type BoardOptions struct {
 	Times Timings
-	// Open opens the link in the desktop's browser, where there is a
-	// desktop (see hasDesktop).
+	// Open opens the link in the browser $BROWSER names, or the
+	// desktop's where there is a desktop (package internal/browser),
+	// through a page of this user's only (writeBoardOpener).
 	Open bool
 	Out  io.Writer // where the link is printed
 }
@@ -70,11 +75,65 @@ func OpenBoard(ctx context.Context, co *Checkout, opts BoardOptions) error {
 		return err
 	}
 	if opts.Open {
-		if _, err := browser.Open(link); err != nil {
+		page, err := writeBoardOpener(link)
+		if err != nil {
+			return fmt.Errorf("writing the page that opens the board: %w (open the link above yourself)", err)
+		}
+		if _, err := browser.Open(page); err != nil {
 			return fmt.Errorf("opening %s in a browser: %w (open the link above yourself)", base+"/board", err)
 		}
 	}
 	return nil
+}
+
+// writeBoardOpener writes the page that sends a browser on to link into a
+// file of this user's only, and returns the file's URL. The browser is
+// handed that URL, not the link, because a command line is readable by
+// every user of the host (ps), and the link's token opens the board to
+// whoever spends it first. One file per server, replaced at every link.
+func writeBoardOpener(link string) (string, error) {
+	u, err := url.Parse(link)
+	if err != nil {
+		return "", err
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(cache, "majordomus-mcp")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp(dir, "board-*.html") // 0600
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(f.Name()) // once renamed, nothing
+	page := fmt.Sprintf("<!doctype html><meta charset=\"utf-8\"><meta name=\"referrer\" content=\"no-referrer\">"+
+		"<meta http-equiv=\"refresh\" content=\"0;url=%[1]s\"><title>majordomus-mcp board</title>"+
+		"<p><a href=\"%[1]s\">Open the board</a></p>\n", html.EscapeString(link))
+	if _, err := f.WriteString(page); err != nil {
+		f.Close()
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "board-"+u.Port()+".html")
+	if err := os.Rename(f.Name(), path); err != nil {
+		return "", err
+	}
+	return fileURL(path), nil
+}
+
+// fileURL is the file: URL of an absolute path, a Windows one (C:\…)
+// included.
+func fileURL(path string) string {
+	p := filepath.ToSlash(path)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	return (&url.URL{Scheme: "file", Path: p}).String()
 }
 
 // boardToken draws a one-time token from the server at base, once it has

@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 )
 
@@ -97,5 +100,42 @@ func TestTheBoardsRevisionFollowsTheBoard(t *testing.T) {
 	a.client.tool("majordomus_announce", map[string]any{"intent": "x", "scope": []any{"a"}}, nil)
 	if after := src.Revision(); after == before {
 		t.Fatalf("an announcement left the revision at %s", after)
+	}
+}
+
+// The browser is handed a page of this user's, not the link: the page
+// sends it on to the link (escaped: it is markup), one file per server,
+// replaced by every new link, and nothing else is left beside it.
+func TestTheBoardIsOpenedThroughAPageOfItsUsersOnly(t *testing.T) {
+	home := testtemp.Dir(t)
+	for _, v := range []string{"XDG_CACHE_HOME", "HOME", "LocalAppData"} {
+		t.Setenv(v, home)
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pages []string
+	for _, token := range []string{"a1", "b2"} {
+		page, err := writeBoardOpener("http://127.0.0.1:8741/board?token=" + token + "&x=<y>")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, page)
+	}
+	path := filepath.Join(cache, "majordomus-mcp", "board-8741.html")
+	if pages[0] != pages[1] || pages[1] != fileURL(path) || !strings.HasPrefix(pages[1], "file:///") || strings.Contains(pages[1], "token") {
+		t.Fatalf("the browser is handed %q, then %q; want %s, which names no token", pages[0], pages[1], fileURL(path))
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `content="0;url=http://127.0.0.1:8741/board?token=b2&amp;x=&lt;y&gt;"`; !strings.Contains(string(b), want) {
+		t.Errorf("the page lacks %s:\n%s", want, b)
+	}
+	entries, err := os.ReadDir(filepath.Dir(path))
+	if err != nil || len(entries) != 1 {
+		t.Errorf("beside the page: %v %v", entries, err)
 	}
 }

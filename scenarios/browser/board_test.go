@@ -224,6 +224,60 @@ func TestTheBoardInABrowser(t *testing.T) {
 	}
 }
 
+// `board` hands the browser its user's page, not the link, so that the
+// token is on no command line: the browser named in $BROWSER (here one
+// that records what it is given) gets a file: URL naming no token, and the
+// page it opens, a navigation from a file and so cross-site, lets the
+// browser in all the same.
+func TestTheBoardOpensThroughItsUsersPage(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "example")
+	if err := example.WriteCheckout(dir); err != nil {
+		t.Fatal(err)
+	}
+	server := start(t, dir, "serve", "--http-port", "0")
+	line, err := server.WaitLog(ctx(t), "shared server listening on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listening struct{ URL string }
+	if err := json.Unmarshal([]byte(line), &listening); err != nil || listening.URL == "" {
+		t.Fatalf("no URL in %s", line)
+	}
+	client(t, dir, "claude-code", "rework the parser", "lib/parse")
+
+	scratch := t.TempDir()
+	given := filepath.Join(scratch, "given")
+	recorder := filepath.Join(scratch, "browser")
+	if err := os.WriteFile(recorder, []byte("#!/bin/sh\nprintf '%s' \"$*\" > "+given+".part && mv "+given+".part "+given+"\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx(t), bin, "board", "--repo", dir)
+	cmd.Env = append(os.Environ(), "BROWSER="+recorder, "XDG_CACHE_HOME="+filepath.Join(scratch, "cache"))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("majordomus-mcp board: %v", err)
+	}
+	if link := strings.TrimSpace(string(out)); !strings.HasPrefix(link, listening.URL+"/board?token=") {
+		t.Fatalf("board printed %q", link)
+	}
+	var page []byte
+	for deadline := time.Now().Add(wait); ; time.Sleep(20 * time.Millisecond) { // the recorder's file
+		if page, err = os.ReadFile(given); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("the browser was never started: %v", err)
+	}
+	if !strings.HasPrefix(string(page), "file:///") || strings.Contains(string(page), "token") {
+		t.Fatalf("the browser was handed %q: want a file: URL that names no token", page)
+	}
+	browser := startDriver(t).newSession(t)
+	browser.open(string(page))
+	browser.arrive(listening.URL + "/board")
+	browser.until("the peer", `return document.querySelectorAll("#peers-table tbody tr[data-peer]").length === 1;`)
+}
+
 // colours counts the distinct colours of img.
 func colours(img image.Image) int {
 	seen := map[[4]uint32]bool{}

@@ -149,6 +149,21 @@ func (s *session) open(url string) {
 	s.do(http.MethodPost, "/url", map[string]any{"url": url}, nil)
 }
 
+// arrive waits for the window to reach url through the redirects and
+// refreshes of the pages on the way (a script run in a page that moves on
+// is cut off, so none is run until then). WebDriver tells no event of
+// a navigation: its current URL is read until it is url.
+func (s *session) arrive(url string) {
+	s.t.Helper()
+	var at string
+	for deadline := time.Now().Add(wait); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if s.do(http.MethodGet, "/url", nil, &at); at == url {
+			return
+		}
+	}
+	s.t.Fatalf("the window is at %s, never at %s", at, url)
+}
+
 // eval runs script in the page and decodes what it returns into out.
 func (s *session) eval(script string, out any, args ...any) {
 	s.t.Helper()
