@@ -9,7 +9,7 @@ subjects=$(git log --no-merges --format=%s "$since..HEAD")
 bad=0
 while IFS= read -r subject; do
   [ -n "$subject" ] || continue
-  if [ "${#subject}" -gt 72 ] || ! [[ "$subject" =~ ^[a-z0-9_./,{}\ -]+:\ [^\ ] ]]; then
+  if [ "${#subject}" -gt 72 ] || ! [[ "$subject" =~ ^[A-Za-z0-9_./,{}\ -]+:\ [^\ ] ]]; then
     echo "commit subject not in the form 'pkg: summary' of at most 72 characters: $subject" >&2
     bad=1
   fi
