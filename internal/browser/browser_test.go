@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,7 +17,7 @@ func TestTheBrowserNamedInTheEnvironmentIsUsed(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := "file:///home/u/.cache/majordomus-mcp/board 1.html; rm -rf ~"
-	missing := filepath.Join(t.TempDir(), "no-such-browser")
+	missing := filepath.Join(os.TempDir(), fmt.Sprintf("majordomus-no-such-browser-%d", os.Getpid())) // never made
 	for _, tc := range []struct {
 		list string
 		want []string

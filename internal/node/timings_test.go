@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 	"github.com/majordomus-mcp/majordomus-mcp/layer"
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
@@ -76,7 +77,7 @@ func TestTimingsAreCheckedAsAWhole(t *testing.T) {
 
 // A node is given timings that work together or none: New refuses the rest.
 func TestANodeRefusesTimingsThatDoNotWorkTogether(t *testing.T) {
-	_, err := New(Config{Checkout: &Checkout{Root: t.TempDir(), Profile: "default"}, Times: Timings{Heartbeat: time.Hour}})
+	_, err := New(Config{Checkout: &Checkout{Root: testtemp.Dir(t), Profile: "default"}, Times: Timings{Heartbeat: time.Hour}})
 	if !errors.Is(err, ErrTimings) {
 		t.Fatalf("New = %v, want ErrTimings", err)
 	}
