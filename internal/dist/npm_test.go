@@ -8,12 +8,14 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -47,22 +49,25 @@ func TestNPXRunsThisPlatformsBinary(t *testing.T) {
 	}
 }
 
-// installNPM makes a release and installs its npm packages from their
-// tarballs into a scratch prefix, as `npm install` from the registry
-// would: this platform's package only.
-func installNPM(t *testing.T) (r released, host, other target, prefix string) {
+var installed struct {
+	sync.Once
+	prefix string
+	err    error
+}
+
+// installNPM installs the release's npm packages from their tarballs into
+// a scratch prefix, as `npm install` from the registry would: this
+// platform's package only. Once per test binary: the tests run what it
+// installed and change none of it.
+func installNPM(t testing.TB) (r released, host, other target, prefix string) {
 	t.Helper()
 	r = makeRelease(t)
 	host, other = r.targets[0], r.targets[1]
-	packs := t.TempDir()
-	var tarballs []string
-	for _, dir := range []string{"majordomus-mcp", npmDir(host), npmDir(other)} {
-		out := runOK(t, packs, "npm", "pack", "--silent", "--pack-destination", packs, filepath.Join(r.dir, "npm", dir))
-		tarballs = append(tarballs, filepath.Join(packs, strings.TrimSpace(string(out))))
+	installed.Do(func() { installed.prefix, installed.err = npmInstall(r, host, other) })
+	if installed.err != nil {
+		t.Fatal(installed.err)
 	}
-	prefix = t.TempDir()
-	runOK(t, prefix, "npm", append([]string{"install", "--offline", "--no-audit", "--no-fund", "--prefix", prefix}, tarballs[:2]...)...)
-
+	prefix = installed.prefix
 	hostBin := filepath.Join(prefix, "node_modules", npmScope, npmDir(host), "bin", host.binaryName())
 	if _, err := os.Stat(hostBin); err != nil {
 		t.Fatalf("npm did not install this platform's binary: %v", err)
@@ -72,8 +77,26 @@ func installNPM(t *testing.T) (r released, host, other target, prefix string) {
 	if _, err := os.Stat(filepath.Join(prefix, "node_modules", npmScope, npmDir(other))); err == nil {
 		t.Errorf("npm installed %s's package too", other)
 	}
-
 	return r, host, other, prefix
+}
+
+func npmInstall(r released, host, other target) (string, error) {
+	packs, prefix := filepath.Join(scratch, "packs"), filepath.Join(scratch, "prefix")
+	for _, d := range []string{packs, prefix} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return "", err
+		}
+	}
+	var tarballs []string
+	for _, dir := range []string{"majordomus-mcp", npmDir(host), npmDir(other)} {
+		out, err := output(packs, "npm", "pack", "--silent", "--pack-destination", packs, filepath.Join(r.dir, "npm", dir))
+		if err != nil {
+			return "", err
+		}
+		tarballs = append(tarballs, filepath.Join(packs, strings.TrimSpace(string(out))))
+	}
+	_, err := output(prefix, "npm", append([]string{"install", "--offline", "--no-audit", "--no-fund", "--prefix", prefix}, tarballs[:2]...)...)
+	return prefix, err
 }
 
 // Spawned as a host spawns it, `npx majordomus-mcp` in a checkout becomes
@@ -172,15 +195,23 @@ func npmDir(t target) string {
 
 func runOK(t *testing.T, dir, name string, args ...string) []byte {
 	t.Helper()
+	out, err := output(dir, name, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func output(dir, name string, args ...string) ([]byte, error) {
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("%s %v: %v\n%s", name, args, err, stderr.String())
+		return nil, fmt.Errorf("%s %v: %w\n%s", name, args, err, stderr.String())
 	}
-	return out
+	return out, nil
 }
 
 func exitCode(t *testing.T, dir, name string, args ...string) int {
