@@ -294,42 +294,6 @@ func checkTheFormulaPointsAtEachArchiveWithItsSum(t *testing.T, r released) {
 	}
 }
 
-// The Scoop manifest names each Windows archive's URL and sum, and the
-// binary it puts on the PATH is in that archive.
-func checkTheScoopManifestPointsAtEachArchiveWithItsSum(t *testing.T, r released) {
-	var m struct {
-		Version      string
-		License      string
-		Bin          string
-		Architecture map[string]struct{ URL, Hash string }
-	}
-	if err := json.Unmarshal(readFile(t, r.dir, "majordomus-mcp.json"), &m); err != nil {
-		t.Fatal(err)
-	}
-	if m.Version != r.version || m.License != "Apache-2.0" || m.Bin != "majordomus-mcp.exe" {
-		t.Errorf("manifest version %q license %q bin %q", m.Version, m.License, m.Bin)
-	}
-	scoopArch := map[string]string{"amd64": "64bit", "arm64": "arm64"}
-	named := 0
-	for _, tg := range r.targets {
-		if tg.os != "windows" {
-			continue
-		}
-		named++
-		name := tg.archiveName(r.version)
-		a := m.Architecture[scoopArch[tg.arch]]
-		if a.URL != r.base+"/"+name || a.Hash != r.sums[name] {
-			t.Errorf("%s: manifest says %s %s, want %s %s", tg, a.URL, a.Hash, r.base+"/"+name, r.sums[name])
-		}
-		if names, _, _ := extract(t, filepath.Join(r.dir, name)); !slices.Contains(names, m.Bin) {
-			t.Errorf("%s holds no %s", name, m.Bin)
-		}
-	}
-	if named == 0 || len(m.Architecture) != named {
-		t.Errorf("the manifest names %d architectures, %d Windows archives were made", len(m.Architecture), named)
-	}
-}
-
 // The npm packages: majordomus-mcp's bin is its launcher and its optional
 // dependencies are exactly the platform packages made, each of which is
 // for its own os and cpu and holds that target's binary, the archive's.
