@@ -102,10 +102,12 @@ func npmInstall(r released, host, other target) (string, error) {
 // Spawned as a host spawns it, `npx majordomus-mcp` in a checkout becomes
 // the leaseholder; SIGTERM to the npx process (Gemini's ending, Codex's
 // after stdin) ends the binary, which removes the lease (R4): npm passes
-// no signal on, and the launcher, orphaned, ends the binary; stdin's end
-// ends everything with 0. SIGINT (Claude Code's ending) npm ignores, and
-// so leaves everything running until stdin ends: the SIGINT case is the
-// launcher's own (what npx runs), which passes it on.
+// it on to the shell it runs the launcher through, the shell dies of it,
+// and the launcher, orphaned, ends the binary; stdin's end ends everything
+// with 0. A SIGINT (Claude Code's ending) npm passes on too, but dash
+// (Debian's sh) keeps it while it waits, so here the SIGINT case is the
+// launcher's own, which passes it on (TestThroughNPXTheProcessTree sends
+// it to npx where the shell is bash).
 func TestThroughNPXTheBinaryKeepsItsEndings(t *testing.T) {
 	_, _, _, prefix := installNPM(t)
 	for _, c := range []struct{ via, ending string }{{"npx", "SIGTERM"}, {"npx", "stdin EOF"}, {"launcher", "SIGINT"}, {"launcher", "SIGTERM"}} {
