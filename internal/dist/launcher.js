@@ -4,7 +4,11 @@
 // with the same arguments, stdio, working directory and environment. Node
 // cannot exec, so it stays as the binary's parent: it passes on every
 // signal a host ends its server with, ends as the binary did (its exit
-// code, or the same signal), and sees its host go (below).
+// code, or the same signal), and sees its host go (below). Putting the
+// binary in this file's place at install (esbuild's postinstall) would
+// take node out of the tree, but not npm's shell, and only where install
+// scripts run (pnpm and --ignore-scripts skip them); most of what npx
+// adds to a start is npm's own.
 "use strict";
 const { spawn, execFileSync } = require("child_process");
 const fs = require("fs");
