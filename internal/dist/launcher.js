@@ -44,17 +44,19 @@ for (const sig of forwarded) {
 // The host's child is npx (npm), which runs this launcher through a shell
 // (`sh -c`, cmd.exe on Windows) unless the shell execs it (bash does). The
 // binary watches its own parent, this launcher; the launcher watches what
-// stands between it and the host:
-// - its parent, the shell (or npm, or the host) ends: on Unix the shell
-//   ends when npm passes a SIGTERM on to it, so the binary is ended as
-//   the host meant (SIGTERM), and removes its lease before it dies; on
+// stands between it and the host, and the host:
+// - its parent (the shell, npm, or the host itself) ends: on Unix the
+//   shell ends when npm passes a SIGTERM on to it, so the binary is ended
+//   as the host meant (SIGTERM), and removes its lease before it dies; on
 //   Windows cmd.exe ends with npm (npm's job ends it), and the launcher
 //   ends: Windows ends the binary with it (its job), as a hard kill would;
-// - the shell's parent, npm, ends while the shell lives (npm killed hard,
-//   SIGKILL): the launcher ends, the shell with it, and the binary sees its
-//   parent go, as it would have seen npx go had the host spawned it.
+// - npm ends while the shell lives (npm killed hard, SIGKILL), or the host
+//   ends while npm lives (npm watches no parent): the launcher ends, the
+//   shell and npm with it, and the binary sees its parent go, as it would
+//   have seen its host go had the host spawned it.
 const parent = process.ppid;
-const npm = process.platform === "win32" ? 0 : npmAboveShell(parent);
+const npm = process.platform === "win32" ? 0 : npmAbove(parent);
+const host = npm ? parentOf(npm) : 0;
 const watch = setInterval(() => {
   if (process.platform === "win32") {
     if (!alive(parent)) process.exit(1);
@@ -63,25 +65,32 @@ const watch = setInterval(() => {
     try {
       child.kill("SIGTERM");
     } catch {}
-  } else if (npm && !(process.platform === "linux" ? parentOf(parent) === npm : alive(npm))) {
+  } else if ((npm !== parent && gone(npm, parent)) || (host > 1 && gone(host, npm))) {
     clearInterval(watch);
     process.exit(1);
   }
 }, 100);
 watch.unref();
 
-// npmAboveShell is npm's pid when this launcher's parent is the shell npm
-// ran it through, else 0 (the parent is npm, or npm is not above).
-function npmAboveShell(shell) {
+// npmAbove is npm's pid when npm runs this launcher: its parent, or the
+// parent of the shell npm ran it through; else 0.
+function npmAbove(pid) {
   const node = process.env.npm_lifecycle_event && process.env.npm_node_execpath;
-  if (!node || isNode(shell, node)) return 0;
-  const up = parentOf(shell);
+  if (!node) return 0;
+  if (isNode(pid, node)) return pid;
+  const up = parentOf(pid);
   return up > 1 && isNode(up, node) ? up : 0;
 }
 
+// gone says whether pid, the parent of child when the launcher started,
+// has ended: on Linux child's parent pid is no longer pid (it changes as
+// pid ends, reaped or not), elsewhere pid is not there.
+function gone(pid, child) {
+  return process.platform === "linux" ? parentOf(child) !== pid : !alive(pid);
+}
+
 // parentOf is pid's parent pid, 0 when unknown: /proc on Linux (read on
-// every tick: a shell's parent pid changes as npm ends, reaped or not), ps
-// elsewhere (asked once).
+// every tick), ps elsewhere (asked at start only).
 function parentOf(pid) {
   try {
     if (process.platform === "linux") {

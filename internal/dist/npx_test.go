@@ -57,21 +57,31 @@ func TestThroughNPXTheFirstLeasesAndTheSecondAttaches(t *testing.T) {
 // binary sees its parent go and ends as it does then (the client left,
 // R5); at most a stale lease stays, which the next process takes over.
 // With bash as npm's shell, which execs the launcher, the launcher is
-// npm's child, sees it go and ends the binary with SIGTERM.
+// npm's child, sees it go and ends the binary with SIGTERM (R4). kill -9
+// of the host itself, npx living on (npm watches no parent), ends them
+// all too, as the binary's own parent watch would had the host spawned it.
 func TestKillingNPXHardLeavesNoProcess(t *testing.T) {
 	_, _, _, prefix := installNPM(t)
-	for _, shell := range []string{"", "/bin/bash"} {
-		name := "default shell"
-		var args []string
-		if shell != "" {
-			name, args = shell, []string{"--script-shell=" + shell}
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, c := range []struct {
+		name, ending string
+		host         bool
+		args         []string
+	}{
+		{"npx with npm's shell", `"trigger":"client-left","rule":"R5"`, false, nil},
+		{"npx with bash", `"trigger":"signal","rule":"R4"`, false, []string{"--script-shell=/bin/bash"}},
+		{"the host of npx", `"trigger":"client-left","rule":"R5"`, true, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
 			checkout := newCheckout(t)
-			p := startNPX(t, prefix, checkout, args...)
+			var p *mcpclient.Process
+			if c.host { // a host that is not node, and waits for npx
+				p = start(t, exec.Command("sh", "-c", `npx --offline --prefix "$1" majordomus-mcp; exit $?`, "host", prefix), checkout)
+			} else {
+				p = startNPX(t, prefix, checkout, c.args...)
+			}
 			waitLog(t, p, `"msg":"transition"`, `"to":"leaseholder"`)
 			chain := processChain(t, p.Cmd.Process.Pid)
-			t.Logf("under npx: %v", chain)
+			t.Logf("spawned: %v", chain)
 			if err := p.Cmd.Process.Kill(); err != nil {
 				t.Fatal(err)
 			}
@@ -81,12 +91,8 @@ func TestKillingNPXHardLeavesNoProcess(t *testing.T) {
 			if _, err := p.Wait(ctx(t)); err != nil {
 				t.Fatal(err)
 			}
-			ending := `"trigger":"client-left","rule":"R5"`
-			if shell != "" {
-				ending = `"trigger":"signal","rule":"R4"`
-			}
-			if p.CountLogs(`"msg":"transition"`, ending) == 0 {
-				t.Errorf("the binary did not end on %s:\n%s", ending, strings.Join(p.Logs(), "\n"))
+			if p.CountLogs(`"msg":"transition"`, c.ending) == 0 {
+				t.Errorf("the binary did not end on %s:\n%s", c.ending, strings.Join(p.Logs(), "\n"))
 			}
 			next := startNPX(t, prefix, checkout)
 			waitLog(t, next, `"msg":"transition"`, `"to":"leaseholder"`)
