@@ -36,15 +36,16 @@ func TestNPXRunsThisPlatformsBinary(t *testing.T) {
 		t.Errorf("through npx, version printed %q; the binary prints %q", got, want)
 	}
 
-	// Exit codes pass through: 2 for a usage error, 12 for a server
-	// started outside any checkout.
+	// Exit codes pass through the launcher and npx: 2 for a usage error,
+	// 12 for a server started outside any checkout.
 	outside := t.TempDir()
 	for _, args := range [][]string{{"no-such-command"}, {"--repo", outside}} {
 		direct := exitCode(t, outside, hostBin, args...)
-		viaNPX := exitCode(t, outside, filepath.Join(prefix, "node_modules", ".bin", "majordomus-mcp"), args...)
-		t.Logf("majordomus-mcp %v: exit %d direct, %d through the launcher", args, direct, viaNPX)
-		if direct == 0 || viaNPX != direct {
-			t.Errorf("majordomus-mcp %v: the binary exits %d, the launcher %d", args, direct, viaNPX)
+		viaLauncher := exitCode(t, outside, filepath.Join(prefix, "node_modules", ".bin", "majordomus-mcp"), args...)
+		viaNPX := exitCode(t, outside, "npx", append([]string{"--offline", "--prefix", prefix, "majordomus-mcp"}, args...)...)
+		t.Logf("majordomus-mcp %v: exit %d direct, %d through the launcher, %d through npx", args, direct, viaLauncher, viaNPX)
+		if direct == 0 || viaLauncher != direct || viaNPX != direct {
+			t.Errorf("majordomus-mcp %v: the binary exits %d, the launcher %d, npx %d", args, direct, viaLauncher, viaNPX)
 		}
 	}
 }
