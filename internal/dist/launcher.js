@@ -3,10 +3,15 @@
 // this platform's optional dependency (@majordomus-mcp/<platform>-<arch>),
 // with the same arguments, stdio, working directory and environment. Node
 // cannot exec, so it stays as the binary's parent: it passes on every
-// signal a host ends its server with, and ends as the binary did (its exit
-// code, or the same signal).
+// signal a host ends its server with, ends as the binary did (its exit
+// code, or the same signal), and sees its host go (below). Putting the
+// binary in this file's place at install (esbuild's postinstall) would
+// take node out of the tree, but not npm's shell, and only where install
+// scripts run (pnpm and --ignore-scripts skip them); most of what npx
+// adds to a start is npm's own.
 "use strict";
-const { spawn } = require("child_process");
+const { spawn, execFileSync } = require("child_process");
+const fs = require("fs");
 
 const pkg = `@majordomus-mcp/${process.platform}-${process.arch}`;
 const exe = process.platform === "win32" ? "majordomus-mcp.exe" : "majordomus-mcp";
@@ -36,21 +41,87 @@ for (const sig of forwarded) {
   });
 }
 
-// npx does not pass a signal on: SIGINT or SIGTERM ends npm and leaves
-// this launcher and the binary running, orphaned, until stdin ends. When
-// this process is orphaned (re-parented: Unix), the binary is ended as the
-// host meant, so that it removes its lease before it dies.
-if (process.platform !== "win32") {
-  const parent = process.ppid;
-  const watch = setInterval(() => {
-    if (process.ppid !== parent) {
-      clearInterval(watch);
-      try {
-        child.kill("SIGTERM");
-      } catch {}
+// The host's child is npx (npm), which runs this launcher through a shell
+// (`sh -c`, cmd.exe on Windows) unless the shell execs it (bash does). The
+// binary watches its own parent, this launcher; the launcher watches what
+// stands between it and the host, and the host:
+// - its parent (the shell, npm, or the host itself) ends: on Unix the
+//   shell ends when npm passes a SIGTERM on to it, so the binary is ended
+//   as the host meant (SIGTERM), and removes its lease before it dies; on
+//   Windows cmd.exe ends with npm (npm's job ends it), and the launcher
+//   ends: Windows ends the binary with it (its job), as a hard kill would;
+// - npm ends while the shell lives (npm killed hard, SIGKILL), or the host
+//   ends while npm lives (npm watches no parent): the launcher ends, the
+//   shell and npm with it, and the binary sees its parent go, as it would
+//   have seen its host go had the host spawned it.
+const parent = process.ppid;
+const npm = process.platform === "win32" ? 0 : npmAbove(parent);
+const host = npm ? parentOf(npm) : 0;
+const watch = setInterval(() => {
+  if (process.platform === "win32") {
+    if (!alive(parent)) process.exit(1);
+  } else if (process.ppid !== parent) {
+    clearInterval(watch);
+    try {
+      child.kill("SIGTERM");
+    } catch {}
+  } else if ((npm !== parent && gone(npm, parent)) || (host > 1 && gone(host, npm))) {
+    clearInterval(watch);
+    process.exit(1);
+  }
+}, 100);
+watch.unref();
+
+// npmAbove is npm's pid when npm runs this launcher: its parent, or the
+// parent of the shell npm ran it through; else 0.
+function npmAbove(pid) {
+  const node = process.env.npm_lifecycle_event && process.env.npm_node_execpath;
+  if (!node) return 0;
+  if (isNode(pid, node)) return pid;
+  const up = parentOf(pid);
+  return up > 1 && isNode(up, node) ? up : 0;
+}
+
+// gone says whether pid, the parent of child when the launcher started,
+// has ended: on Linux child's parent pid is no longer pid (it changes as
+// pid ends, reaped or not), elsewhere pid is not there.
+function gone(pid, child) {
+  return process.platform === "linux" ? parentOf(child) !== pid : !alive(pid);
+}
+
+// parentOf is pid's parent pid, 0 when unknown: /proc on Linux (read on
+// every tick), ps elsewhere (asked at start only).
+function parentOf(pid) {
+  try {
+    if (process.platform === "linux") {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+      return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
     }
-  }, 100);
-  watch.unref();
+    return Number(execFileSync("ps", ["-o", "ppid=", "-p", String(pid)], { encoding: "utf8" }).trim());
+  } catch {
+    return 0;
+  }
+}
+
+// isNode says whether pid runs node, the executable npm runs under.
+function isNode(pid, node) {
+  try {
+    node = fs.realpathSync(node);
+    if (process.platform === "linux") return fs.realpathSync(`/proc/${pid}/exe`) === node;
+    const comm = execFileSync("ps", ["-o", "comm=", "-p", String(pid)], { encoding: "utf8" }).trim();
+    return comm === node || comm === "node" || comm.endsWith("/node");
+  } catch {
+    return false;
+  }
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code !== "ESRCH";
+  }
 }
 
 child.on("error", (err) => {

@@ -8,12 +8,14 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -34,35 +36,39 @@ func TestNPXRunsThisPlatformsBinary(t *testing.T) {
 		t.Errorf("through npx, version printed %q; the binary prints %q", got, want)
 	}
 
-	// Exit codes pass through: 2 for a usage error, 12 for a server
-	// started outside any checkout.
+	// Exit codes pass through the launcher and npx: 2 for a usage error,
+	// 12 for a server started outside any checkout.
 	outside := t.TempDir()
 	for _, args := range [][]string{{"no-such-command"}, {"--repo", outside}} {
 		direct := exitCode(t, outside, hostBin, args...)
-		viaNPX := exitCode(t, outside, filepath.Join(prefix, "node_modules", ".bin", "majordomus-mcp"), args...)
-		t.Logf("majordomus-mcp %v: exit %d direct, %d through the launcher", args, direct, viaNPX)
-		if direct == 0 || viaNPX != direct {
-			t.Errorf("majordomus-mcp %v: the binary exits %d, the launcher %d", args, direct, viaNPX)
+		viaLauncher := exitCode(t, outside, filepath.Join(prefix, "node_modules", ".bin", "majordomus-mcp"), args...)
+		viaNPX := exitCode(t, outside, "npx", append([]string{"--offline", "--prefix", prefix, "majordomus-mcp"}, args...)...)
+		t.Logf("majordomus-mcp %v: exit %d direct, %d through the launcher, %d through npx", args, direct, viaLauncher, viaNPX)
+		if direct == 0 || viaLauncher != direct || viaNPX != direct {
+			t.Errorf("majordomus-mcp %v: the binary exits %d, the launcher %d, npx %d", args, direct, viaLauncher, viaNPX)
 		}
 	}
 }
 
-// installNPM makes a release and installs its npm packages from their
-// tarballs into a scratch prefix, as `npm install` from the registry
-// would: this platform's package only.
-func installNPM(t *testing.T) (r released, host, other target, prefix string) {
+var installed struct {
+	sync.Once
+	prefix string
+	err    error
+}
+
+// installNPM installs the release's npm packages from their tarballs into
+// a scratch prefix, as `npm install` from the registry would: this
+// platform's package only. Once per test binary: the tests run what it
+// installed and change none of it.
+func installNPM(t testing.TB) (r released, host, other target, prefix string) {
 	t.Helper()
 	r = makeRelease(t)
 	host, other = r.targets[0], r.targets[1]
-	packs := t.TempDir()
-	var tarballs []string
-	for _, dir := range []string{"majordomus-mcp", npmDir(host), npmDir(other)} {
-		out := runOK(t, packs, "npm", "pack", "--silent", "--pack-destination", packs, filepath.Join(r.dir, "npm", dir))
-		tarballs = append(tarballs, filepath.Join(packs, strings.TrimSpace(string(out))))
+	installed.Do(func() { installed.prefix, installed.err = npmInstall(r, host, other) })
+	if installed.err != nil {
+		t.Fatal(installed.err)
 	}
-	prefix = t.TempDir()
-	runOK(t, prefix, "npm", append([]string{"install", "--offline", "--no-audit", "--no-fund", "--prefix", prefix}, tarballs[:2]...)...)
-
+	prefix = installed.prefix
 	hostBin := filepath.Join(prefix, "node_modules", npmScope, npmDir(host), "bin", host.binaryName())
 	if _, err := os.Stat(hostBin); err != nil {
 		t.Fatalf("npm did not install this platform's binary: %v", err)
@@ -72,17 +78,37 @@ func installNPM(t *testing.T) (r released, host, other target, prefix string) {
 	if _, err := os.Stat(filepath.Join(prefix, "node_modules", npmScope, npmDir(other))); err == nil {
 		t.Errorf("npm installed %s's package too", other)
 	}
-
 	return r, host, other, prefix
+}
+
+func npmInstall(r released, host, other target) (string, error) {
+	packs, prefix := filepath.Join(scratch, "packs"), filepath.Join(scratch, "prefix")
+	for _, d := range []string{packs, prefix} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return "", err
+		}
+	}
+	var tarballs []string
+	for _, dir := range []string{"majordomus-mcp", npmDir(host), npmDir(other)} {
+		out, err := output(packs, "npm", "pack", "--silent", "--pack-destination", packs, filepath.Join(r.dir, "npm", dir))
+		if err != nil {
+			return "", err
+		}
+		tarballs = append(tarballs, filepath.Join(packs, strings.TrimSpace(string(out))))
+	}
+	_, err := output(prefix, "npm", append([]string{"install", "--offline", "--no-audit", "--no-fund", "--prefix", prefix}, tarballs[:2]...)...)
+	return prefix, err
 }
 
 // Spawned as a host spawns it, `npx majordomus-mcp` in a checkout becomes
 // the leaseholder; SIGTERM to the npx process (Gemini's ending, Codex's
 // after stdin) ends the binary, which removes the lease (R4): npm passes
-// no signal on, and the launcher, orphaned, ends the binary; stdin's end
-// ends everything with 0. SIGINT (Claude Code's ending) npm ignores, and
-// so leaves everything running until stdin ends: the SIGINT case is the
-// launcher's own (what npx runs), which passes it on.
+// it on to the shell it runs the launcher through, the shell dies of it,
+// and the launcher, orphaned, ends the binary; stdin's end ends everything
+// with 0. A SIGINT (Claude Code's ending) npm passes on too, but dash
+// (Debian's sh) keeps it while it waits, so here the SIGINT case is the
+// launcher's own, which passes it on (TestThroughNPXTheProcessTree sends
+// it to npx where the shell is bash).
 func TestThroughNPXTheBinaryKeepsItsEndings(t *testing.T) {
 	_, _, _, prefix := installNPM(t)
 	for _, c := range []struct{ via, ending string }{{"npx", "SIGTERM"}, {"npx", "stdin EOF"}, {"launcher", "SIGINT"}, {"launcher", "SIGTERM"}} {
@@ -172,15 +198,23 @@ func npmDir(t target) string {
 
 func runOK(t *testing.T, dir, name string, args ...string) []byte {
 	t.Helper()
+	out, err := output(dir, name, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func output(dir, name string, args ...string) ([]byte, error) {
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("%s %v: %v\n%s", name, args, err, stderr.String())
+		return nil, fmt.Errorf("%s %v: %w\n%s", name, args, err, stderr.String())
 	}
-	return out
+	return out, nil
 }
 
 func exitCode(t *testing.T, dir, name string, args ...string) int {
