@@ -1,0 +1,116 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.uber.org/zap"
+)
+
+// The bridge's hold on the client's session on the server: it records the
+// session when the client's initialize opens it, and opens it again on the
+// client's behalf, with its announcement and what it listens for, when the
+// server forgot it (a restart under the same lease).
+
+// reinit opens a new session on the client's behalf after the server forgot
+// stale: the client's initialize (private id, answer dropped),
+// notifications/initialized, then its announcement. Nothing is done when
+// another caller already replaced stale.
+func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
+	b.reinitMu.Lock()
+	defer b.reinitMu.Unlock()
+	b.mu.Lock()
+	current, params, announce, peer, heard := b.session, b.initialize, b.announce, b.peer, b.heard.clone()
+	b.mu.Unlock()
+	if current != stale {
+		return nil
+	}
+	// the restarted server's board knows the client as before, with its announcement
+	opening := WithCarriedAnnouncement(WithPeerClaim(ctx, peer), announce)
+	if !b.attachedNow() {
+		return &failure{cause: errors.New("the bridge is no longer attached"), notRun: true}
+	}
+	if params == nil {
+		return &failure{cause: fmt.Errorf("the shared server at %s does not know the session and the client never initialized", b.cfg.URL), notRun: true}
+	}
+	res := b.exchange(opening, requestFrame(reinitializeID, "initialize", params), "", "", true)
+	switch {
+	case res.outcome == failed:
+		return &failure{cause: b.unreachable(res.err), notRun: true}
+	case res.outcome == answered && leaseLost(res.body):
+		return &failure{cause: fmt.Errorf("the shared server at %s refused a new session: %s", b.cfg.URL, errorMessage(res.body)), notRun: true}
+	case res.outcome != answered || res.session == "" || answerError(res.body) != nil:
+		return &failure{cause: fmt.Errorf("the shared server at %s lost the session and did not open a new one (status %d): %s",
+			b.cfg.URL, res.status, strings.TrimSpace(string(res.body))), notRun: true}
+	}
+	proto := protocolOf(res.body)
+	b.mu.Lock()
+	b.peer = peerOf(res.body)
+	b.mu.Unlock()
+	b.setSession(res.session, proto)
+	if res := b.exchange(ctx, notificationFrame("notifications/initialized"), res.session, proto, true); res.outcome != answered {
+		return &failure{cause: fmt.Errorf("the shared server at %s is unreachable: %v", b.cfg.URL, res.err), notRun: true}
+	}
+	b.log.Info("session re-opened on the shared server", zap.String("url", b.cfg.URL), zap.String("session", res.session))
+	if announce != nil && !announcedOf(res.body) {
+		res := b.exchange(ctx, announceFrame(announce), res.session, proto, b.isSafe(announceTool))
+		if res.outcome == answered && answerError(res.body) == nil {
+			b.log.Info("the client's announcement was replayed to the server it is now attached to")
+		} else {
+			b.log.Warn("the client's announcement could not be replayed; the board understates it until it announces again")
+		}
+	}
+	for _, frame := range heard.replayFrames() {
+		if res := b.exchange(ctx, frame, res.session, proto, true); res.outcome != answered || answerError(res.body) != nil {
+			b.log.Warn("what the client asked to hear could not be asked again; it may miss notifications until it asks itself", zap.ByteString("request", frame))
+		}
+	}
+	return nil
+}
+
+// initialized records the client's session once its initialize succeeded.
+func (b *Bridge) initialized(ctx context.Context, c call, res exchangeResult) {
+	if answerError(res.body) != nil || res.session == "" {
+		return
+	}
+	var p struct {
+		ClientInfo struct{ Name, Version string } `json:"clientInfo"`
+	}
+	_ = json.Unmarshal(c.params, &p)
+	b.mu.Lock()
+	if b.ready {
+		b.readied = make(chan struct{})
+	}
+	b.initialize, b.announce, b.ready, b.heard = bytes.Clone(c.params), nil, false, hearing{}
+	if announcedOf(res.body) { // a carried session, opened with its announcement
+		b.announce = bytes.Clone(CarriedAnnouncement(ctx))
+	}
+	b.peer = peerOf(res.body)
+	b.mu.Unlock()
+	b.setSession(res.session, protocolOf(res.body))
+	b.log.Info("the client's session opened on the shared server", zap.String("url", b.cfg.URL), zap.String("session", res.session),
+		zap.String("client", p.ClientInfo.Name), zap.String("client_version", p.ClientInfo.Version))
+}
+
+// setSession switches to a new session; the old one's stream ends.
+func (b *Bridge) setSession(sid, proto string) {
+	b.mu.Lock()
+	if sid != b.session && b.streamStop != nil {
+		b.streamStop()
+		b.streamStop = nil
+	}
+	b.session, b.protocol = sid, proto
+	b.mu.Unlock()
+	b.poke()
+}
+
+func (b *Bridge) poke() {
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}
