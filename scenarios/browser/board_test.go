@@ -67,6 +67,26 @@ func start(t *testing.T, dir string, args ...string) *mcpclient.Process {
 	return p
 }
 
+// serveExample writes the example checkout and runs its shared server
+// (`serve`), returning the checkout and the server's URL.
+func serveExample(t *testing.T) (dir, base string) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "example")
+	if err := example.WriteCheckout(dir); err != nil {
+		t.Fatal(err)
+	}
+	server := start(t, dir, "serve", "--http-port", "0")
+	line, err := server.WaitLog(ctx(t), "shared server listening on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listening struct{ URL string }
+	if err := json.Unmarshal([]byte(line), &listening); err != nil || listening.URL == "" {
+		t.Fatalf("no URL in %s", line)
+	}
+	return dir, listening.URL
+}
+
 // client starts a stdio client named name, waits for it to attach to the
 // checkout's server, and has it announce.
 func client(t *testing.T, dir, name, intent string, scope ...string) *mcpclient.Process {
@@ -96,20 +116,7 @@ const hostile = `<img src=x onerror=alert(1)>`
 // marked, and a third client's announcement without a reload; its
 // screenshot is not blank.
 func TestTheBoardInABrowser(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "example")
-	if err := example.WriteCheckout(dir); err != nil {
-		t.Fatal(err)
-	}
-	server := start(t, dir, "serve", "--http-port", "0")
-	line, err := server.WaitLog(ctx(t), "shared server listening on")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var listening struct{ URL string }
-	if err := json.Unmarshal([]byte(line), &listening); err != nil || listening.URL == "" {
-		t.Fatalf("no URL in %s", line)
-	}
-	base := listening.URL
+	dir, base := serveExample(t)
 	client(t, dir, hostile, "rework the parser", "lib/parse")
 	client(t, dir, "codex", "tidy the library", "lib")
 
@@ -230,19 +237,7 @@ func TestTheBoardInABrowser(t *testing.T) {
 // page it opens, a navigation from a file and so cross-site, lets the
 // browser in all the same.
 func TestTheBoardOpensThroughItsUsersPage(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "example")
-	if err := example.WriteCheckout(dir); err != nil {
-		t.Fatal(err)
-	}
-	server := start(t, dir, "serve", "--http-port", "0")
-	line, err := server.WaitLog(ctx(t), "shared server listening on")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var listening struct{ URL string }
-	if err := json.Unmarshal([]byte(line), &listening); err != nil || listening.URL == "" {
-		t.Fatalf("no URL in %s", line)
-	}
+	dir, base := serveExample(t)
 	client(t, dir, "claude-code", "rework the parser", "lib/parse")
 
 	scratch := t.TempDir()
@@ -257,7 +252,7 @@ func TestTheBoardOpensThroughItsUsersPage(t *testing.T) {
 	if err != nil {
 		t.Fatalf("majordomus-mcp board: %v", err)
 	}
-	if link := strings.TrimSpace(string(out)); !strings.HasPrefix(link, listening.URL+"/board?token=") {
+	if link := strings.TrimSpace(string(out)); !strings.HasPrefix(link, base+"/board?token=") {
 		t.Fatalf("board printed %q", link)
 	}
 	var page []byte
@@ -274,7 +269,7 @@ func TestTheBoardOpensThroughItsUsersPage(t *testing.T) {
 	}
 	browser := startDriver(t).newSession(t)
 	browser.open(string(page))
-	browser.arrive(listening.URL + "/board")
+	browser.arrive(base + "/board")
 	browser.until("the peer", `return document.querySelectorAll("#peers-table tbody tr[data-peer]").length === 1;`)
 }
 
