@@ -286,23 +286,30 @@ func start(t *testing.T, name string, co *Checkout, b *board, withClient bool) *
 		r.client = newClient(t, name)
 		cfg.Stdin, cfg.Stdout = r.client.stdin, r.client.stdout
 	}
+	r.run(cfg)
+	return r
+}
+
+// run makes r's node of cfg and runs it until the test ends, when it is
+// signalled and waited for (its client, if any, closed after).
+func (r *running) run(cfg Config) {
+	r.t.Helper()
 	n, err := New(cfg)
 	if err != nil {
-		t.Fatal(err)
+		r.t.Fatal(err)
 	}
 	r.node = n
 	go func() {
 		outcome, err := n.Run(context.Background())
 		r.done <- result{outcome, err}
 	}()
-	t.Cleanup(func() {
+	r.t.Cleanup(func() {
 		n.Signal("test over")
 		r.wait()
 		if r.client != nil {
 			r.client.close()
 		}
 	})
-	return r
 }
 
 // servingAndAttached starts node a, which serves, and node c, attached to

@@ -102,22 +102,13 @@ func serveOnTheLeaseFile(t *testing.T, co *Checkout) {
 	logs := newLogTap()
 	handled := make(chan struct{})
 	close(handled)
-	n, err := New(Config{Checkout: co, Times: statusTimes, HTTPHost: "127.0.0.1", SignalsHandled: handled, Logger: zap.New(logs)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &running{t: t, name: "holder", node: n, logs: logs, done: make(chan result, 1)}
-	go func() {
-		outcome, err := n.Run(context.Background())
-		r.done <- result{outcome, err}
-	}()
-	t.Cleanup(func() {
-		n.Signal("test over")
-		r.wait()
+	t.Cleanup(func() { // after the node ended (cleanups run last first)
 		if _, err := os.Stat(registry.Path(co.Root, co.Profile)); !os.IsNotExist(err) {
 			t.Errorf("the lease is still there after the node ended (%v)", err)
 		}
 	})
+	r := &running{t: t, name: "holder", logs: logs, done: make(chan result, 1)}
+	r.run(Config{Checkout: co, Times: statusTimes, HTTPHost: "127.0.0.1", SignalsHandled: handled, Logger: zap.New(logs)})
 	r.awaitLog("shared server listening")
 }
 
