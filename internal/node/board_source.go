@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/surface"
@@ -17,19 +18,23 @@ import (
 type boardSource struct {
 	surface *surface.Surface
 	state   func() machine.State
-	graph   []byte // machine.Graph("json"), rendered once
+	// graph is machine.Graph("json"), compacted: rendered once, when a
+	// page first asks, not at every server's start.
+	graph func() ([]byte, error)
 }
 
-func newBoardSource(s *surface.Surface, state func() machine.State) (*boardSource, error) {
-	g, err := machine.Graph("json")
-	if err != nil {
-		return nil, fmt.Errorf("rendering the machine's graph: %w", err)
-	}
-	var compact bytes.Buffer
-	if err := json.Compact(&compact, []byte(g)); err != nil {
-		return nil, fmt.Errorf("rendering the machine's graph: %w", err)
-	}
-	return &boardSource{surface: s, state: state, graph: compact.Bytes()}, nil
+func newBoardSource(s *surface.Surface, state func() machine.State) *boardSource {
+	return &boardSource{surface: s, state: state, graph: sync.OnceValues(func() ([]byte, error) {
+		g, err := machine.Graph("json")
+		if err != nil {
+			return nil, fmt.Errorf("rendering the machine's graph: %w", err)
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, []byte(g)); err != nil {
+			return nil, fmt.Errorf("rendering the machine's graph: %w", err)
+		}
+		return compact.Bytes(), nil
+	})}
 }
 
 func (b *boardSource) Peers() ([]byte, error)               { return b.surface.PeersJSON() }
@@ -40,12 +45,16 @@ func (b *boardSource) Server() ([]byte, error)              { return b.surface.S
 // Graph is the graph `majordomus-mcp graph --format json` prints (its
 // bytes, compacted), with the state this process is in now.
 func (b *boardSource) Graph() ([]byte, error) {
+	graph, err := b.graph()
+	if err != nil {
+		return nil, err
+	}
 	state, err := json.Marshal(b.state())
 	if err != nil {
 		return nil, err
 	}
 	out := append([]byte(`{"state":`), state...)
-	out = append(append(out, `,"graph":`...), b.graph...)
+	out = append(append(out, `,"graph":`...), graph...)
 	return append(out, '}'), nil
 }
 

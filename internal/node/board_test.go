@@ -89,10 +89,7 @@ func TestTheBoardsRevisionFollowsTheBoard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := newBoardSource(srv.surface, a.node.State)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := newBoardSource(srv.surface, a.node.State)
 	before := src.Revision()
 	if again := src.Revision(); again != before {
 		t.Fatalf("nothing changed, yet the revision went from %s to %s", before, again)

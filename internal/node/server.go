@@ -66,12 +66,7 @@ func (s *sharedServer) Start(ctx context.Context) error {
 		return fmt.Errorf("starting the shared server: %w", err)
 	}
 	url := "http://" + ln.Addr().String()
-	board, err := newBoardSource(srv.surface, n.m.State)
-	if err != nil {
-		_ = ln.Close()
-		s.unkeep(false)
-		return err
-	}
+	board := newBoardSource(srv.surface, n.m.State)
 	h := transport.NewHTTPServer(transport.HTTPConfig{
 		MCP:         srv.surface.MCP,
 		Identity:    s.identity(srv, instance),
