@@ -15,17 +15,8 @@ command -v node >/dev/null || need+=(nodejs)
 { command -v npm >/dev/null && command -v npx >/dev/null; } || need+=(npm)
 command -v ruby >/dev/null || need+=(ruby)
 if [ ${#need[@]} -gt 0 ]; then
-  sudo=()
-  [ "$(id -u)" -eq 0 ] || sudo=(sudo -n)
-  echo "release-check: installing ${need[*]} with apt-get" >&2
-  aptlog=$(mktemp)
-  if ! { timeout 600 "${sudo[@]}" apt-get update -qq &&
-    timeout 900 "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${need[@]}"; } >"$aptlog" 2>&1; then
-    cat "$aptlog" >&2
-    echo "release-check: apt-get failed" >&2
-    exit 1
-  fi
-  rm -f "$aptlog"
+  . .ci/apt.sh
+  apt_install release-check "${need[@]}" || { echo "release-check: apt-get failed" >&2; exit 1; }
 fi
 echo "release-check: node $(node --version), npm $(npm --version), $(ruby --version)"
 

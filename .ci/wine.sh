@@ -46,27 +46,14 @@ export DEBIAN_FRONTEND=noninteractive
 log() { printf 'wine.sh: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
 
-installed() { # package...
-	local p
-	for p in "$@"; do
-		[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || return 1
-	done
-}
+. "$here/apt.sh"
 
 install_packages() {
 	local pkgs=(wine64 gcc-mingw-w64-x86-64)
 	if installed "${pkgs[@]}" && [ -x "$WINE64" ] && command -v "$MINGW_CC" >/dev/null; then
 		return 0
 	fi
-	local sudo=()
-	[ "$(id -u)" -eq 0 ] || sudo=(sudo -n)
-	log "installing ${pkgs[*]} with apt-get"
-	local aptlog="$cache/apt.log"
-	if ! { timeout 600 "${sudo[@]}" apt-get update -qq &&
-		timeout 900 "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${pkgs[@]}"; } >"$aptlog" 2>&1; then
-		cat "$aptlog" >&2
-		die "apt-get failed"
-	fi
+	apt_install wine.sh "${pkgs[@]}" || die "apt-get failed"
 	[ -x "$WINE64" ] || die "$WINE64 missing after installing wine64"
 	command -v "$MINGW_CC" >/dev/null || die "$MINGW_CC missing after installing gcc-mingw-w64-x86-64"
 }
