@@ -38,12 +38,12 @@ func TestWatch_SeesRenameOverInPlaceWriteAndRemove(t *testing.T) {
 	first := docBytes(t, nil)
 	writeFile(t, path, first)
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	// A fallback of an hour: what is seen here is seen through fsnotify.
 	ch, err := Watch(ctx, path, 10*time.Millisecond, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
+	stopWatch(t, cancel, ch)
 	if c := nextChange(t, ch, "the initial state", func(Change) bool { return true }); !c.Holds("0123456789abcdef0123456789abcdef") {
 		t.Fatalf("initial change = %s %q", c.Found, c.Raw)
 	}
@@ -72,11 +72,11 @@ func TestWatch_TheFallbackAloneNoticesChanges(t *testing.T) {
 	path := leasePath(t)
 	writeFile(t, path, docBytes(t, nil))
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	ch, err := watch(ctx, path, 0, 10*time.Millisecond, false)
 	if err != nil {
 		t.Fatal(err)
 	}
+	stopWatch(t, cancel, ch)
 	nextChange(t, ch, "the initial state", func(c Change) bool { return c.Found == Regular })
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
@@ -115,4 +115,15 @@ func TestWatch_NeedsTheDirectory(t *testing.T) {
 	if _, err := Watch(context.Background(), path, 0, 0); err == nil {
 		t.Error("Watch of a lease in a missing directory succeeded")
 	}
+}
+
+// stopWatch ends the watch when the test ends and waits for it to let go
+// of the lease directory, before the directory is removed (Windows, and
+// wine, cannot remove a directory still watched).
+func stopWatch(t *testing.T, cancel context.CancelFunc, ch <-chan Change) {
+	t.Cleanup(func() {
+		cancel()
+		for range ch {
+		}
+	})
 }

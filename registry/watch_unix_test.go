@@ -20,11 +20,11 @@ func TestWatch_SeesItsDirectoryMovedAway(t *testing.T) {
 	raw := docBytes(t, nil)
 	writeFile(t, path, raw)
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	ch, err := Watch(ctx, path, 10*time.Millisecond, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
+	stopWatch(t, cancel, ch)
 	nextChange(t, ch, "the initial state", holding(raw))
 	dir := filepath.Dir(path)
 	if err := os.Rename(dir, dir+".swapped"); err != nil {
