@@ -36,7 +36,7 @@ type Machine struct {
 	busySince     time.Time          // first busy observation of an unbroken run
 	bound, poll   *time.Timer
 	boundEnds     time.Time // when bound fires
-	waitingOn     string    // the wait last announced: class and owner
+	waitingOn     string    // the wait last announced: class and owner, or the full server and its retry
 	full          fullRun   // a full server's refusals (waits.go)
 	refused       bool      // the live server just found asked to be left alone until later
 	silence       silence   // when the failed bridge's server fell silent (waits.go)

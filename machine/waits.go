@@ -195,16 +195,21 @@ func serverFull(ctx context.Context, args ...any) bool {
 }
 
 // awaitRoom waits until the full server asked to be tried again, or for a
-// change of the lease; the election's bound still runs.
+// change of the lease; the election's bound still runs. The wait is said
+// once, as every wait is (announceWait): an attempt that a change of the
+// lease brought meanwhile and that finds the same refusal says nothing.
 func awaitRoom(ctx context.Context, _ ...any) error {
 	m := machineOf(ctx)
 	wait := time.Until(m.full.retryAt)
-	then := fmt.Sprintf("until %s; then attaching again", m.full.retryAt.Format("15:04:05.000"))
-	if m.boundEnds.Before(m.full.retryAt) {
-		then = fmt.Sprintf("but only until the election's bound at %s; then this client is served alone", m.boundEnds.Format("15:04:05.000"))
+	if key := "full " + m.full.url + " " + m.full.retryAt.String(); key != m.waitingOn {
+		m.waitingOn = key
+		then := fmt.Sprintf("until %s; then attaching again", m.full.retryAt.Format("15:04:05.000"))
+		if m.boundEnds.Before(m.full.retryAt) {
+			then = fmt.Sprintf("but only until the election's bound at %s; then this client is served alone", m.boundEnds.Format("15:04:05.000"))
+		}
+		m.log.Info(fmt.Sprintf("%s; waiting %s, as it asks, %s", m.full.reason, wait.Round(100*time.Millisecond), then),
+			zap.String("url", m.full.url), zap.Time("until", m.full.retryAt), zap.Time("bound", m.boundEnds))
 	}
-	m.log.Info(fmt.Sprintf("%s; waiting %s, as it asks, %s", m.full.reason, wait.Round(100*time.Millisecond), then),
-		zap.String("url", m.full.url), zap.Time("until", m.full.retryAt), zap.Time("bound", m.boundEnds))
 	m.poll = time.NewTimer(wait)
 	return nil
 }

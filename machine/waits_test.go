@@ -235,3 +235,24 @@ func TestSilentSince(t *testing.T) {
 		}
 	}
 }
+
+// A wait on a full server is said once: a change of the lease read again
+// meanwhile (the watch's first report of it, say) finds the same server
+// still asking to be left alone, and the wait goes on unsaid.
+func TestElecting_AWaitOnAFullServerIsSaidOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t)
+		h.toAttached(oldURL)
+		h.m.BridgeFailedWith(refusedBy(oldURL, 6*time.Second))
+		h.expect("bridge stop", "=> electing on bridge-failed", "attempt")
+		h.observe(Observation{Class: ClassLive, URL: oldURL})
+		h.expect()
+		h.m.LeaseChanged()
+		h.expect("attempt")
+		h.observe(Observation{Class: ClassLive, URL: oldURL})
+		h.expect() // still not attached before it asked
+		if waits := h.logs.FilterMessageSnippet(fullReasonText + "; waiting").All(); len(waits) != 1 {
+			t.Fatalf("one wait was said %d times: %q", len(waits), h.logged("info"))
+		}
+	})
+}
