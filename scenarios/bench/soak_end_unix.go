@@ -77,7 +77,7 @@ func (s *soaker) settle() {
 const settleBound = 40 * time.Second
 
 // converge asks every live client, once a second, what serves it, until
-// all are served by the server the lease names and none is alone, or
+// all answer, served by the server the lease names, none alone, or
 // settleBound passes; it records the boards and the clients alone it saw
 // last, and how long it took.
 func (s *soaker) converge(live []*pipeClient) map[*pipeClient]string {
@@ -108,7 +108,9 @@ func (s *soaker) converge(live []*pipeClient) map[*pipeClient]string {
 			}
 		}
 		lease := s.leaseURL()
-		one := alone == 0 && len(boards) == 1 && boards[lease]
+		// every client answered, and by the lease's server: a client whose
+		// question went unanswered is not on the board
+		one := alone == 0 && len(served) == len(live) && len(boards) == 1 && boards[lease]
 		if one || time.Since(began) > settleBound {
 			s.rep.Boards, s.rep.AloneAtTheEnd = len(boards)+alone, alone
 			s.rep.SettledSeconds = time.Since(began).Seconds()
