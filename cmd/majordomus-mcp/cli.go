@@ -12,30 +12,24 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/node"
+	"github.com/majordomus-mcp/majordomus-mcp/machine"
 )
 
 // options are the flags every command shares.
 type options struct {
-	repo       string
-	profile    string
+	node.Flags
 	standalone bool
-	strict     bool
-	httpHost   string
-	httpPort   int
-	maxSess    int // the shared server's session cap; 0 = transport's default
 	format     string
-	registry   string // the fleet registry's path; "" = $MAJORDOMUS_MCP_REGISTRY, else the XDG state directory
 	roster     string // fleet: the profiles to expect, comma-separated; "" = the manifest's mcp.profiles
 	noOpen     bool   // board: print the link only
-	times      node.Timings
 	log        logOptions
 }
 
-// command is one subcommand.
+// command is one subcommand. None takes arguments; hint says what to
+// write instead.
 type command struct {
-	name    string
-	summary string
-	run     func(ctx context.Context, env *environment, args []string) error
+	name, summary, hint string
+	run                 func(ctx context.Context, env *environment) error
 }
 
 // environment is what a command works with: its streams, options and logger.
@@ -57,15 +51,15 @@ type environment struct {
 
 func commands() []command {
 	return []command{
-		{"", "serve one MCP client on stdio (what MCP hosts spawn)", runStdio},
-		{"serve", "run the checkout's shared server without a stdio client, until a signal", runServe},
-		{"status", "report the checkout's shared server, its sessions and peers as JSON, read-only, with the URL and header a direct HTTP client sends", runStatus},
-		{"board", "print a one-time link to the checkout's board page (peers, history, server, live) and open it in a browser", runBoard},
-		{"fleet", "inventory the checkout's servers as JSON, read-only (exit 10 unless its gate is open)", runFleet},
-		{"graph", "print the process state machine (--format dot|mermaid|json)", runGraph},
-		{"demo", "run a short scripted MCP session on an embedded example checkout", runDemo},
-		{"version", "print the version and the startup revision fleet reports", runVersion},
-		{"help", "print this help, or a command's (help COMMAND)", nil},
+		{"", "serve one MCP client on stdio (what MCP hosts spawn)", "", runStdio},
+		{"serve", "run the checkout's shared server without a stdio client, until a signal", "", runServe},
+		{"status", "report the checkout's shared server, its sessions and peers as JSON, read-only, with the URL and header a direct HTTP client sends", "", runStatus},
+		{"board", "print a one-time link to the checkout's board page (peers, history, server, live) and open it in a browser", "", runBoard},
+		{"fleet", "inventory the checkout's servers as JSON, read-only (exit 10 unless its gate is open)", " (the roster is --roster or the manifest's mcp.profiles)", runFleet},
+		{"graph", "print the process state machine (--format dot|mermaid|json)", " (use --format)", runGraph},
+		{"demo", "run a short scripted MCP session on an embedded example checkout", "", runDemo},
+		{"version", "print the version and the startup revision fleet reports", "", runVersion},
+		{"help", "print this help, or a command's (help COMMAND)", "", nil},
 	}
 }
 
@@ -109,6 +103,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return usageFailed(stderr, err)
 	}
+	if args := fs.Args(); len(args) > 0 {
+		return usageFailed(stderr, cmd.unexpected(args[0]))
+	}
 	logger, logs, err := newLogger(env.opts.log, stderr, env.state)
 	if err != nil {
 		fmt.Fprintln(stderr, "majordomus-mcp:", err)
@@ -117,7 +114,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer logs.Close()
 	env.log, env.logs = logger, logs
 
-	err = cmd.run(context.Background(), env, fs.Args())
+	err = cmd.run(context.Background(), env)
 	switch {
 	case err == nil:
 	case codeOf(err) == exitUsage:
@@ -145,36 +142,44 @@ func pickCommand(args []string) (command, []string) {
 				return c, args[1:]
 			}
 		}
-		return command{name: args[0], run: func(context.Context, *environment, []string) error {
+		return command{name: args[0], run: func(context.Context, *environment) error {
 			return usageError("unknown command %q", args[0])
 		}}, args[1:]
 	}
 	return all[0], args
 }
 
+// unexpected is the error of an argument given to cmd.
+func (cmd command) unexpected(arg string) error {
+	if cmd.name == "" {
+		return fmt.Errorf("unexpected argument %q", arg)
+	}
+	return fmt.Errorf("%s takes no arguments%s", cmd.name, cmd.hint)
+}
+
 func flagSet(name string, o *options, out io.Writer) *flag.FlagSet {
-	def := node.DefaultTimings()
+	d := node.DefaultFlags()
 	fs := flag.NewFlagSet("majordomus-mcp "+name, flag.ContinueOnError)
 	fs.SetOutput(out)
 	fs.Usage = func() {}
-	fs.StringVar(&o.repo, "repo", "", "start directory of the checkout (default: the working directory)")
-	fs.StringVar(&o.profile, "profile", node.DefaultProfile, "the server profile this process serves")
+	fs.StringVar(&o.Repo, "repo", "", "start directory of the checkout (default: the working directory)")
+	fs.StringVar(&o.Profile, "profile", d.Profile, "the server profile this process serves")
 	fs.BoolVar(&o.standalone, "standalone", false, "serve this client alone: no shared server, no port, no lease")
-	fs.BoolVar(&o.strict, "strict", false, "refuse to serve a degraded index (exit 10)")
-	fs.StringVar(&o.httpHost, "http-host", node.DefaultHTTPHost, "address the shared server binds")
-	fs.IntVar(&o.httpPort, "http-port", node.DefaultHTTPPort, "port the shared server binds (0: any free port)")
-	fs.IntVar(&o.maxSess, "max-sessions", 0, fmt.Sprintf("most HTTP sessions the shared server keeps open; a new one beyond is refused, 503 with Retry-After (default %d)", node.DefaultMaxSessions))
+	fs.BoolVar(&o.Strict, "strict", false, "refuse to serve a degraded index (exit 10)")
+	fs.StringVar(&o.HTTPHost, "http-host", d.HTTPHost, "address the shared server binds")
+	fs.IntVar(&o.HTTPPort, "http-port", d.HTTPPort, "port the shared server binds (0: any free port)")
+	fs.IntVar(&o.MaxSessions, "max-sessions", d.MaxSessions, "most HTTP sessions the shared server keeps open; a new one beyond is refused, 503 with Retry-After")
 	fs.StringVar(&o.format, "format", "dot", "graph: dot, mermaid or json")
-	fs.StringVar(&o.registry, "registry", "", "the fleet registry (default $MAJORDOMUS_MCP_REGISTRY, else $XDG_STATE_HOME/majordomus-mcp/registry.db, else ~/.local/state/majordomus-mcp/registry.db)")
+	fs.StringVar(&o.Registry, "registry", "", "the fleet registry (default $MAJORDOMUS_MCP_REGISTRY, else $XDG_STATE_HOME/majordomus-mcp/registry.db, else ~/.local/state/majordomus-mcp/registry.db)")
 	fs.StringVar(&o.roster, "roster", "", "fleet: the profiles to expect, comma-separated (default: the manifest's mcp.profiles, else default)")
 	fs.BoolVar(&o.noOpen, "no-open", false, "board: print the link, do not open a browser")
-	fs.DurationVar(&o.times.BindGrace, "bind-grace", 0, fmt.Sprintf("how long a lease without a URL is waited for (default %s, or the manifest's)", def.BindGrace))
-	fs.DurationVar(&o.times.ProbeTimeout, "probe-timeout", 0, fmt.Sprintf("timeout of the probe of a lease's server (default %s)", def.ProbeTimeout))
-	fs.DurationVar(&o.times.ElectionBound, "election-bound", 0, fmt.Sprintf("how long an election may take before the client is served alone (default %s)", def.ElectionBound))
-	fs.DurationVar(&o.times.BusyGrace, "busy-grace", 0, fmt.Sprintf("how long a live owner's silent server is waited for (default %s)", def.BusyGrace))
-	fs.DurationVar(&o.times.IdleTimeout, "idle-timeout", 0, fmt.Sprintf("how long an HTTP session may stay silent before it expires (default %s)", def.IdleTimeout))
-	fs.DurationVar(&o.times.JoinRetry, "join-retry", 0, fmt.Sprintf("how long a client served alone waits before it tries to share again, doubling up to %s (default %s)", node.JoinRetryMax, def.JoinRetry))
-	fs.DurationVar(&o.times.Heartbeat, "heartbeat", 0, fmt.Sprintf("how often a bridge pings its server (default %s)", def.Heartbeat))
+	fs.DurationVar(&o.Times.BindGrace, "bind-grace", 0, fmt.Sprintf("how long a lease without a URL is waited for (default %s, or the manifest's)", d.Times.BindGrace))
+	fs.DurationVar(&o.Times.ProbeTimeout, "probe-timeout", 0, fmt.Sprintf("timeout of the probe of a lease's server (default %s)", d.Times.ProbeTimeout))
+	fs.DurationVar(&o.Times.ElectionBound, "election-bound", 0, fmt.Sprintf("how long an election may take before the client is served alone (default %s)", d.Times.ElectionBound))
+	fs.DurationVar(&o.Times.BusyGrace, "busy-grace", 0, fmt.Sprintf("how long a live owner's silent server is waited for (default %s)", d.Times.BusyGrace))
+	fs.DurationVar(&o.Times.IdleTimeout, "idle-timeout", 0, fmt.Sprintf("how long an HTTP session may stay silent before it expires (default %s)", d.Times.IdleTimeout))
+	fs.DurationVar(&o.Times.JoinRetry, "join-retry", 0, fmt.Sprintf("how long a client served alone waits before it tries to share again, doubling up to %s (default %s)", machine.DefaultJoinRetryMax, d.Times.JoinRetry))
+	fs.DurationVar(&o.Times.Heartbeat, "heartbeat", 0, fmt.Sprintf("how often a bridge pings its server (default %s)", d.Times.Heartbeat))
 	fs.StringVar(&o.log.level, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&o.log.format, "log-format", "json", "json or console")
 	fs.StringVar(&o.log.file, "log-file", "", "also append the log to this file")

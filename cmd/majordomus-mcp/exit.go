@@ -45,21 +45,18 @@ func codeOf(err error) int {
 	return exitOK
 }
 
-// nodeError gives what internal/node returned its exit code: no checkout
-// exits 12; timings that cannot work together exit 2 when a flag set one
-// of them; a layer that breaks its contract (its manifest's timings too)
-// exits 10; anything else 13.
+// nodeError gives what internal/node returned its exit code
+// (node.FaultOf): no checkout or board page exits 12; a wrong flag
+// (--profile, a timing that conflicts) exits 2; a layer that breaks its
+// contract (its manifest's timings too) exits 10; anything else 13.
 func nodeError(err error) error {
-	var timings *node.TimingsError
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
-	case errors.Is(err, node.ErrNoCheckout):
-		return withCode(exitMissing, err)
-	case errors.As(err, &timings) && timings.Flagged:
-		return withCode(exitUsage, err)
-	case errors.As(err, &timings), errors.Is(err, node.ErrDegraded), errors.Is(err, node.ErrInvalidManifest):
-		return withCode(exitContract, err)
 	}
-	return withCode(exitInternal, err)
+	return withCode(map[node.Fault]int{
+		node.FaultInternal: exitInternal,
+		node.FaultUsage:    exitUsage,
+		node.FaultContract: exitContract,
+		node.FaultMissing:  exitMissing,
+	}[node.FaultOf(err)], err)
 }

@@ -26,6 +26,7 @@ func TestTheCommandLineFollowsTheConventions(t *testing.T) {
 		{[]string{"help", "bogus"}, 2, "", "majordomus-mcp: no command \"bogus\" to help with\n"},
 		{[]string{"--no-such-flag"}, 2, "", "majordomus-mcp: flag provided but not defined: -no-such-flag\n"},
 		{[]string{"version", "extra"}, 2, "", "majordomus-mcp: version takes no arguments\n"},
+		{[]string{"status", "--profile", "../x"}, 2, "", "majordomus-mcp: --profile: registry: invalid profile name: \"../x\"\n"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(tc.args, strings.NewReader(""), &stdout, &stderr)

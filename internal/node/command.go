@@ -1,56 +1,53 @@
 package node
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"os"
 
+	"go.uber.org/zap"
+
 	"github.com/majordomus-mcp/majordomus-mcp/layer"
-	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
-	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
 	"github.com/majordomus-mcp/majordomus-mcp/transport"
 )
 
-// What the command line takes from this package besides a node: the
-// defaults of its flags, the checkout it works on, and the errors it gives
-// exit codes to. The command imports no other package of the module that
-// a node wires together.
+// Flags are what a command line says to this package: the checkout it
+// works on, and how a node of it serves.
+type Flags struct {
+	Repo     string // a directory of the checkout; "" = the working directory
+	Profile  string // the server profile this process serves
+	Strict   bool   // a degraded index is an error
+	Registry string // the runtime registry's path ("" = the default)
+	HTTPHost string // where a leaseholder binds
+	HTTPPort int    // 0: any free port
+	// MaxSessions caps the leaseholder's HTTP sessions.
+	MaxSessions int
+	// Times: a zero one takes the manifest's, else the default.
+	Times Timings
+}
 
-// The defaults of the command line's flags, each declared by the package
-// that owns the fact.
-const (
-	DefaultProfile     = registry.DefaultProfile
-	DefaultHTTPHost    = "127.0.0.1"
-	DefaultHTTPPort    = 8741
-	DefaultMaxSessions = transport.DefaultMaxSessions
-	// JoinRetryMax is what a client served alone's wait before it tries to
-	// share again doubles up to.
-	JoinRetryMax = machine.DefaultJoinRetryMax
-)
+// DefaultFlags are the flags' values when the command line says nothing,
+// each the default of the package that owns the fact; its Times are what
+// a zero timing stands for when the manifest sets none.
+func DefaultFlags() Flags {
+	return Flags{
+		Profile:     registry.DefaultProfile,
+		HTTPHost:    "127.0.0.1",
+		HTTPPort:    8741,
+		MaxSessions: transport.DefaultMaxSessions,
+		Times:       resolve(layer.Timings{}, Timings{}).values(),
+	}
+}
 
-// DefaultTimings are the timings no manifest and no flag sets.
-func DefaultTimings() Timings { return resolve(layer.Timings{}, Timings{}).values() }
-
-// The errors a command tells apart in what this package returns
-// (errors.Is), for its exit codes.
-var (
-	// ErrNoCheckout: no ancestor of the start directory is a checkout.
-	ErrNoCheckout = layer.ErrNoCheckout
-	// ErrInvalidManifest: the checkout's manifest cannot be read or breaks
-	// the layer's contract.
-	ErrInvalidManifest = layer.ErrInvalidManifest
-	// ErrDegraded: a strict checkout's index carries errors.
-	ErrDegraded = layer.ErrDegraded
-)
-
-// ValidateProfile says why name cannot name a server profile, or nil.
-func ValidateProfile(name string) error { return registry.ValidateProfile(name) }
-
-// FindCheckout locates the checkout that holds dir (the working directory
-// when dir is "") and reads its manifest. The checkout it returns has its
-// root and manifest; the caller sets the rest, as its command line says.
-func FindCheckout(dir string) (*Checkout, error) {
+// Open checks the profile, locates the checkout that holds f.Repo and
+// reads its manifest. log is the checkout's logger; linesDropped counts
+// the log lines stderr lost (nil = none).
+func Open(f Flags, log *zap.Logger, linesDropped func() uint64) (*Checkout, error) {
+	if err := registry.ValidateProfile(f.Profile); err != nil {
+		return nil, fmt.Errorf("--profile: %w", err)
+	}
+	dir := f.Repo
 	if dir == "" {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -66,10 +63,31 @@ func FindCheckout(dir string) (*Checkout, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Checkout{Root: root, Manifest: m}, nil
+	return &Checkout{Root: root, Manifest: m, Profile: f.Profile, Strict: f.Strict, Registry: f.Registry,
+		Logger: log, LogLinesDropped: linesDropped}, nil
 }
 
-// ParentGone reports, once, that this process's parent is gone, until ctx
-// ends: a host killed hard leaves its children behind with stdin still
-// open.
-func ParentGone(ctx context.Context) <-chan string { return proc.WatchParent(ctx) }
+// Fault is what kind of failure an error of this package is, for the exit
+// code of the command that got it.
+type Fault int
+
+const (
+	FaultInternal Fault = iota // anything else
+	FaultUsage                 // the command line is wrong: --profile, a timing a flag set
+	FaultContract              // the layer breaks its contract: its manifest (its timings too), --strict on a degraded index
+	FaultMissing               // something needed is missing: the checkout, the board page
+)
+
+// FaultOf says what kind of failure err is.
+func FaultOf(err error) Fault {
+	var timings *TimingsError
+	switch {
+	case errors.Is(err, layer.ErrNoCheckout), errors.Is(err, ErrNoBoard):
+		return FaultMissing
+	case errors.Is(err, registry.ErrBadProfile), errors.As(err, &timings) && timings.Flagged:
+		return FaultUsage
+	case errors.As(err, &timings), errors.Is(err, layer.ErrDegraded), errors.Is(err, layer.ErrInvalidManifest):
+		return FaultContract
+	}
+	return FaultInternal
+}

@@ -7,17 +7,19 @@ import (
 	"testing"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
+	"github.com/majordomus-mcp/majordomus-mcp/layer"
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport"
 )
 
 // A checkout is found from any directory in it, its manifest read; the
-// command tells no checkout and a broken manifest apart by their errors.
+// command tells a bad profile, no checkout and a broken manifest apart by
+// their faults.
 func TestACheckoutIsFoundFromADirectoryInIt(t *testing.T) {
 	want := exampleCheckout(t)
 	sub := filepath.Join(want.Root, ".ai")
-	co, err := FindCheckout(sub)
+	co, err := Open(Flags{Repo: sub, Profile: "review"}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,18 +27,21 @@ func TestACheckoutIsFoundFromADirectoryInIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if co.Root != root || co.Manifest.Name != "example" {
+	if co.Root != root || co.Manifest.Name != "example" || co.Profile != "review" {
 		t.Errorf("found %s (%q); want %s", co.Root, co.Manifest.Name, want.Root)
 	}
 
-	if _, err := FindCheckout(testtemp.Dir(t)); !errors.Is(err, ErrNoCheckout) {
-		t.Errorf("outside a checkout: %v; want ErrNoCheckout", err)
+	if _, err := Open(Flags{Repo: sub, Profile: "../x"}, nil, nil); FaultOf(err) != FaultUsage {
+		t.Errorf("with a bad profile: %v; want a usage fault", err)
+	}
+	if _, err := Open(Flags{Repo: testtemp.Dir(t)}, nil, nil); FaultOf(err) != FaultMissing {
+		t.Errorf("outside a checkout: %v; want a missing fault", err)
 	}
 	if err := os.WriteFile(filepath.Join(want.Root, ".ai", "manifest.yaml"), []byte("schema: nothing/v0\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := FindCheckout(sub); !errors.Is(err, ErrInvalidManifest) {
-		t.Errorf("with a broken manifest: %v; want ErrInvalidManifest", err)
+	if _, err := Open(Flags{Repo: sub}, nil, nil); FaultOf(err) != FaultContract || !errors.Is(err, layer.ErrInvalidManifest) {
+		t.Errorf("with a broken manifest: %v; want a contract fault", err)
 	}
 }
 
@@ -52,7 +57,7 @@ func TestTheDefaultTimingsAreTheOwnersDefaults(t *testing.T) {
 		Heartbeat:     transport.DefaultHeartbeat,
 		JoinRetry:     machine.DefaultJoinRetry,
 	}
-	if got := DefaultTimings(); got != want {
-		t.Errorf("DefaultTimings = %+v, want %+v", got, want)
+	if got := DefaultFlags().Times; got != want {
+		t.Errorf("DefaultFlags().Times = %+v, want %+v", got, want)
 	}
 }

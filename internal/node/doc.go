@@ -39,9 +39,9 @@
 // bringing its announcement.
 //
 // The command line reaches the module through this package alone
-// (command.go): it finds the checkout here (FindCheckout), takes its
-// flags' defaults and the errors it gives exit codes to from here, and
-// prints what Status and Fleet answer. Status judges the lease with the
+// (command.go): it hands its flags to [Open], which finds the checkout,
+// takes their defaults from [DefaultFlags], gives exit codes by
+// [FaultOf], and prints what Status and Fleet answer. Status judges the lease with the
 // observer and the trust check an election uses (lease.go), so that what
 // it reports is what a starting process would find.
 //

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"os"
 	"strconv"
 	"strings"
@@ -87,4 +88,16 @@ func (n *Node) drawHostPeer() string {
 			zap.String("peer", id), zap.String("host", n.host))
 	}
 	return id
+}
+
+// onParentGone calls left if this process's parent, the host that spawned
+// it, dies before ctx ends: a host killed hard leaves its children behind
+// with stdin still open.
+func onParentGone(ctx context.Context, log *zap.Logger, left func()) {
+	select {
+	case reason := <-proc.WatchParent(ctx):
+		log.Info("the client left", zap.String("reason", reason))
+		left()
+	case <-ctx.Done():
+	}
 }

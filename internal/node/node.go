@@ -155,6 +155,7 @@ func (n *Node) Run(ctx context.Context) (machine.Outcome, error) {
 	defer stopLoop()
 	if n.withClient {
 		go n.serveClient(loopCtx)
+		go onParentGone(loopCtx, n.log, n.ClientLeft)
 	}
 	outcome := n.m.Run(runCtx)
 	stopLoop()

@@ -23,6 +23,9 @@ func RunStandalone(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	ctx, left := context.WithCancel(ctx)
+	defer left()
+	go onParentGone(ctx, log, left)
 	life, stop := context.WithCancel(ctx)
 	defer co.unwatched()
 	defer stop()

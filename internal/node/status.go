@@ -33,11 +33,15 @@ type Connection struct {
 	Header string `json:"header"`
 }
 
-// Status reads and judges the lease of co's profile with times, as an
-// election would, read-only: it takes no lease, creates nothing and
-// changes nothing. The lease's secret is not shown; a live server's
-// connection carries the token made of it.
-func Status(ctx context.Context, co *Checkout, times Timings) (StatusReport, error) {
+// Status reads and judges the lease of co's profile with the timings an
+// election would resolve from flags, read-only: it takes no lease, creates
+// nothing and changes nothing. The lease's secret is not shown; a live
+// server's connection carries the token made of it.
+func Status(ctx context.Context, co *Checkout, flags Timings) (StatusReport, error) {
+	times, err := ResolveTimings(co.Manifest.Server, flags)
+	if err != nil {
+		return StatusReport{}, err
+	}
 	self, err := registry.SelfExecutable()
 	if err != nil {
 		return StatusReport{}, err

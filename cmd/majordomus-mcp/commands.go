@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/demo"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/node"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/release"
+	"github.com/majordomus-mcp/majordomus-mcp/machine"
+)
+
+// The commands that serve nothing: each asks internal/node (or machine,
+// demo, release) and prints the answer.
+
+// checkout is the checkout the flags name (node.Open).
+func (env *environment) checkout() (*node.Checkout, error) {
+	co, err := node.Open(env.opts.Flags, env.log, env.logs.Dropped)
+	return co, nodeError(err)
+}
+
+// runStatus reports the checkout's shared server, read-only: it takes no
+// lease, creates nothing and changes nothing (node.Status).
+func runStatus(ctx context.Context, env *environment) error {
+	co, err := env.checkout()
+	if err != nil {
+		return err
+	}
+	report, err := node.Status(ctx, co, env.opts.Times)
+	if err != nil {
+		return nodeError(err)
+	}
+	return printJSON(env, report)
+}
+
+// runBoard prints a one-time link to the checkout's board page and opens
+// it where a desktop exists (internal/node does it all).
+func runBoard(ctx context.Context, env *environment) error {
+	co, err := env.checkout()
+	if err != nil {
+		return err
+	}
+	return nodeError(node.OpenBoard(ctx, co, node.BoardOptions{Times: env.opts.Times, Open: !env.opts.noOpen, Out: env.stdout}))
+}
+
+// runFleet prints the checkout's fleet inventory as JSON and exits 0 only
+// when its mutation gate is satisfied, else 10, so that a script can gate
+// a change on it. It writes nothing, restarts nothing, and sends no signal
+// but signal 0 (node.Fleet).
+func runFleet(ctx context.Context, env *environment) error {
+	co, err := env.checkout()
+	if err != nil {
+		return err
+	}
+	roster, err := node.ParseRoster(env.opts.roster)
+	if err != nil {
+		return usageError("--roster: %v", err)
+	}
+	inv := node.Fleet(ctx, co, roster)
+	if err := printJSON(env, inv); err != nil {
+		return err
+	}
+	if !inv.MutationGateSatisfied {
+		return withCode(exitContract, fmt.Errorf("the fleet's mutation gate is closed: %s (%s)", *inv.BlockedReason, inv.BlockedReasons[0].Detail))
+	}
+	return nil
+}
+
+// printJSON writes v on stdout, indented.
+func printJSON(env *environment, v any) error {
+	enc := json.NewEncoder(env.stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return withCode(exitInternal, fmt.Errorf("writing the answer: %w", err))
+	}
+	return nil
+}
+
+// runGraph prints the process state machine's diagram, rendered from the
+// very configuration every process runs.
+func runGraph(_ context.Context, env *environment) error {
+	out, err := machine.Graph(env.opts.format)
+	if err != nil {
+		return usageError("--format %q: want dot, mermaid or json", env.opts.format)
+	}
+	_, err = fmt.Fprint(env.stdout, out)
+	return err
+}
+
+// runDemo runs the scripted session of internal/demo with this binary.
+func runDemo(ctx context.Context, env *environment) error {
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding this executable: %w", err)
+	}
+	return demo.Run(ctx, env.stdout, self)
+}
+
+// runVersion prints the version and the startup revision, the code this
+// binary was built from, as a server of it records it in the fleet
+// registry and `fleet` reports it (startup_revisions): an operator matches
+// one to the other.
+func runVersion(_ context.Context, env *environment) error {
+	_, err := fmt.Fprintln(env.stdout, versionLine(release.Version(), release.StartupRevision().Startup))
+	return err
+}
+
+// versionLine is what `version` prints.
+func versionLine(version, startup string) string {
+	if startup == "" {
+		startup = "unknown"
+	}
+	return fmt.Sprintf("majordomus-mcp %s (startup revision %s)", version, startup)
+}
