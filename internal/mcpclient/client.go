@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"sync"
 	"syscall"
@@ -62,7 +63,26 @@ func Start(bin string, args []string, dir string, env []string) (*Process, error
 
 // StartCmd spawns a prepared command (for instance one that runs as another
 // user); its stdin, stdout and stderr must be unset.
-func StartCmd(cmd *exec.Cmd) (*Process, error) {
+func StartCmd(cmd *exec.Cmd) (*Process, error) { return start(cmd, true) }
+
+// StartUnread spawns a prepared command as StartCmd does, but leaves its
+// stdout to the caller, who reads it in the goroutine that waits for an
+// answer (the bench's timed loops, which a hand-off between goroutines
+// would slow): Frames stays empty; the logs and the exit are kept.
+func StartUnread(cmd *exec.Cmd) (*Process, *os.File, error) {
+	p, err := start(cmd, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	stdout, ok := p.stdout.(*os.File)
+	if !ok {
+		p.Kill(context.Background())
+		return nil, nil, errors.New("the stdout pipe is not a file")
+	}
+	return p, stdout, nil
+}
+
+func start(cmd *exec.Cmd, readStdout bool) (*Process, error) {
 	bin := cmd.Path
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -81,9 +101,10 @@ func StartCmd(cmd *exec.Cmd) (*Process, error) {
 		return nil, fmt.Errorf("starting %s: %w", bin, err)
 	}
 	var readers sync.WaitGroup
-	readers.Add(2)
-	go func() { defer readers.Done(); p.read(stdout, true) }()
-	go func() { defer readers.Done(); p.read(stderr, false) }()
+	if readStdout {
+		readers.Go(func() { p.read(stdout, true) })
+	}
+	readers.Go(func() { p.read(stderr, false) })
 	go func() {
 		readers.Wait()
 		err := cmd.Wait()

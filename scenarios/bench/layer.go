@@ -127,7 +127,8 @@ func (b *bench) layerOnce(dir string, n int, r layerRun, warmup, searches bool) 
 	defer c.close(10 * time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*stepTimeout)
 	defer cancel()
-	if _, err := c.send("initialize", initParams("bench-layer"), true); err != nil {
+	id, err := c.proc.Send("initialize", initParams("bench-layer"))
+	if err != nil {
 		return err
 	}
 	line, err := c.waitLog(ctx, "layer built")
@@ -142,11 +143,11 @@ func (b *bench) layerOnce(dir string, n int, r layerRun, warmup, searches bool) 
 	if !strings.Contains(line, fmt.Sprintf(`"objects":%d`, n+6)) {
 		return fmt.Errorf("the layer did not index the %d objects written (and the example's 6): %s", n, line)
 	}
-	if err := c.awaitAnswer(ctx, 1); err != nil {
+	if err := c.awaitAnswer(ctx, id); err != nil {
 		return err
 	}
 	ready := time.Since(start)
-	if _, err := c.send("notifications/initialized", nil, false); err != nil {
+	if err := c.proc.Notify("notifications/initialized", nil); err != nil {
 		return err
 	}
 	if !warmup {

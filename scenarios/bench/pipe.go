@@ -21,100 +21,34 @@ import (
 // each answer, which costs O(calls) per call and would bias a loop of
 // thousands of calls. This one reads stdout in the calling goroutine, with
 // the context's deadline on the pipe, so that the harness adds no goroutine
-// hand-off of its own to a round trip. It also runs stdio clients that are
-// not majordomus-mcp (mcp-remote, supergateway).
+// hand-off of its own to a round trip; mcpclient starts the process, sends,
+// and keeps its logs and its exit (StartUnread). It also runs stdio
+// clients that are not majordomus-mcp (mcp-remote, supergateway).
 type pipeClient struct {
 	name   string
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
+	proc   *mcpclient.Process // its logs and its exit
 	stdout *os.File
 	out    *bufio.Reader // read only by the caller of call/await
-	next   int
 
 	drainOnce sync.Once
 
-	mu      sync.Mutex
-	heard   map[string]time.Time // when each notification was last read
-	logs    []string
-	changed chan struct{} // closed and replaced on every stderr line and at exit
-	exited  bool
+	mu    sync.Mutex
+	heard map[string]time.Time // when each notification was last read
 }
 
 // startPipe spawns name with args in dir; env nil means the parent's.
 func startPipe(name string, args []string, dir string, env []string) (*pipeClient, error) {
 	cmd := exec.Command(name, args...)
 	cmd.Dir, cmd.Env = dir, env
-	stdin, err := cmd.StdinPipe()
+	proc, stdout, err := mcpclient.StartUnread(cmd)
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, err
-	}
-	f, ok := stdout.(*os.File)
-	if !ok {
-		return nil, errors.New("the stdout pipe is not a file")
-	}
-	c := &pipeClient{name: name, cmd: cmd, stdin: stdin, stdout: f, out: bufio.NewReaderSize(f, 64<<10),
-		changed: make(chan struct{})}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", name, err)
-	}
-	stderrDone := make(chan struct{})
-	go func() {
-		defer close(stderrDone)
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 16<<20)
-		for sc.Scan() {
-			c.mu.Lock()
-			c.logs = append(c.logs, sc.Text())
-			c.notifyLocked()
-			c.mu.Unlock()
-		}
-	}()
-	go func() {
-		<-stderrDone
-		_ = cmd.Wait()
-		c.mu.Lock()
-		c.exited = true
-		c.notifyLocked()
-		c.mu.Unlock()
-	}()
-	return c, nil
-}
-
-func (c *pipeClient) notifyLocked() {
-	close(c.changed)
-	c.changed = make(chan struct{})
+	return &pipeClient{name: name, proc: proc, stdout: stdout, out: bufio.NewReaderSize(stdout, 64<<10)}, nil
 }
 
 // pid is the process id.
-func (c *pipeClient) pid() int { return c.cmd.Process.Pid }
-
-// send writes one JSON-RPC message; a request gets the next numeric id.
-func (c *pipeClient) send(method string, params any, request bool) (int, error) {
-	msg := map[string]any{"jsonrpc": "2.0", "method": method}
-	id := 0
-	if request {
-		c.next++
-		id = c.next
-		msg["id"] = id
-	}
-	if params != nil {
-		msg["params"] = params
-	}
-	b, err := json.Marshal(msg)
-	if err != nil {
-		return 0, err
-	}
-	_, err = c.stdin.Write(append(b, '\n'))
-	return id, err
-}
+func (c *pipeClient) pid() int { return c.proc.Cmd.Process.Pid }
 
 // jsonRaw is a JSON value passed through undecoded.
 type jsonRaw = json.RawMessage
@@ -130,7 +64,7 @@ type frame struct {
 // call sends a request and reads stdout until its answer, skipping
 // notifications and anything else. A JSON-RPC error is returned as an error.
 func (c *pipeClient) call(ctx context.Context, method string, params any) (jsonRaw, error) {
-	id, err := c.send(method, params, true)
+	id, err := c.proc.Send(method, params)
 	if err != nil {
 		return nil, fmt.Errorf("%s: writing %s: %w", c.name, method, err)
 	}
@@ -138,13 +72,12 @@ func (c *pipeClient) call(ctx context.Context, method string, params any) (jsonR
 }
 
 // awaitAnswer waits for the answer to request id, whatever it says.
-func (c *pipeClient) awaitAnswer(ctx context.Context, id int) error {
-	_, err := c.await(ctx, fmt.Sprint("request ", id), id)
+func (c *pipeClient) awaitAnswer(ctx context.Context, id jsonRaw) error {
+	_, err := c.await(ctx, "request "+string(id), id)
 	return err
 }
 
-func (c *pipeClient) await(ctx context.Context, what string, id int) (jsonRaw, error) {
-	want := fmt.Sprint(id)
+func (c *pipeClient) await(ctx context.Context, what string, id jsonRaw) (jsonRaw, error) {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = time.Now().Add(stepTimeout)
@@ -167,7 +100,7 @@ func (c *pipeClient) await(ctx context.Context, what string, id int) (jsonRaw, e
 		if f.Method != "" && len(f.ID) == 0 {
 			c.noteHeard(f.Method)
 		}
-		if f.Method != "" || string(f.ID) != want {
+		if f.Method != "" || string(f.ID) != string(id) {
 			continue
 		}
 		if f.Error != nil {
@@ -192,8 +125,7 @@ func (c *pipeClient) handshake(ctx context.Context, client string) error {
 	if _, err := c.call(ctx, "initialize", initParams(client)); err != nil {
 		return err
 	}
-	_, err := c.send("notifications/initialized", nil, false)
-	return err
+	return c.proc.Notify("notifications/initialized", nil)
 }
 
 // tool calls a tool and fails on a tool error result.
@@ -207,41 +139,20 @@ func (c *pipeClient) tool(ctx context.Context, name string, args map[string]any)
 
 // waitLog waits for a stderr line containing every part and returns it.
 func (c *pipeClient) waitLog(ctx context.Context, parts ...string) (string, error) {
-	seen := 0
-	for {
-		c.mu.Lock()
-		logs, changed, exited := c.logs[seen:], c.changed, c.exited
-		seen = len(c.logs)
-		c.mu.Unlock()
-		for _, l := range logs {
-			if mcpclient.ContainsAll(l, parts) {
-				return l, nil
-			}
-		}
-		if exited {
-			return "", fmt.Errorf("%s exited before logging %q: %s", c.name, parts, c.tail(5))
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return "", fmt.Errorf("%s: waiting for a log line with %q: %w", c.name, parts, ctx.Err())
-		}
+	line, err := c.proc.WaitLog(ctx, parts...)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", c.name, err)
 	}
+	return line, nil
 }
 
 // hasExited reports whether the process has exited.
-func (c *pipeClient) hasExited() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.exited
-}
+func (c *pipeClient) hasExited() bool { return c.waitExit(0) }
 
 // serverURLs are the URLs the process said it served at.
 func (c *pipeClient) serverURLs() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	var urls []string
-	for _, l := range c.logs {
+	for _, l := range c.proc.Logs() {
 		if !strings.Contains(l, "shared server listening on") {
 			continue
 		}
@@ -255,16 +166,14 @@ func (c *pipeClient) serverURLs() []string {
 
 // tail is the last n stderr lines, for error messages.
 func (c *pipeClient) tail(n int) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	from := max(0, len(c.logs)-n)
-	return strings.Join(c.logs[from:], " | ")
+	logs := c.proc.Logs()
+	return strings.Join(logs[max(0, len(logs)-n):], " | ")
 }
 
 // close ends stdin, waits up to grace for the process to leave, then kills it.
 func (c *pipeClient) close(grace time.Duration) {
 	c.drain()
-	_ = c.stdin.Close()
+	_ = c.proc.CloseStdin()
 	if c.waitExit(grace) {
 		return
 	}
@@ -274,8 +183,9 @@ func (c *pipeClient) close(grace time.Duration) {
 // kill ends the process at once (SIGKILL) and waits for it to be reaped.
 func (c *pipeClient) kill() {
 	c.drain()
-	_ = c.cmd.Process.Kill()
-	c.waitExit(10 * time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c.proc.Kill(ctx)
 }
 
 // drain discards stdout from now on, so that the process never blocks on
@@ -289,20 +199,10 @@ func (c *pipeClient) drain() {
 
 // waitExit waits up to d for the process to exit and says whether it did.
 func (c *pipeClient) waitExit(d time.Duration) bool {
-	deadline := time.After(d)
-	for {
-		c.mu.Lock()
-		exited, changed := c.exited, c.changed
-		c.mu.Unlock()
-		if exited {
-			return true
-		}
-		select {
-		case <-changed:
-		case <-deadline:
-			return false
-		}
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	_, err := c.proc.Wait(ctx)
+	return err == nil
 }
 
 // initParams is the initialize request every client of the harness sends.

@@ -59,7 +59,7 @@ func (s *soaker) settle() {
 		}
 	}
 	for _, c := range live {
-		_ = c.stdin.Close()
+		_ = c.proc.CloseStdin()
 	}
 	for _, c := range live {
 		if !c.waitExit(30 * time.Second) {

@@ -26,7 +26,7 @@ import (
 func (s *soaker) fileForDirectory(ctx context.Context, mcpDir string) {
 	if c := s.leaseholder(); c != nil {
 		s.harm(c)
-		_ = c.cmd.Process.Signal(syscall.SIGKILL)
+		_ = c.proc.Signal(syscall.SIGKILL)
 	}
 	away := mcpDir + ".file-swap"
 	if os.Rename(mcpDir, away) != nil {
@@ -137,15 +137,15 @@ func (s *soaker) hostExit(ctx context.Context) {
 	s.harm(c)
 	switch s.rng.IntN(3) {
 	case 0:
-		_ = c.cmd.Process.Signal(syscall.SIGINT)
+		_ = c.proc.Signal(syscall.SIGINT)
 		s.count(s.chaos, "end the leaseholder as Claude Code does (SIGINT)")
 	case 1:
-		_ = c.cmd.Process.Signal(syscall.SIGTERM)
+		_ = c.proc.Signal(syscall.SIGTERM)
 		s.count(s.chaos, "end the leaseholder as Gemini CLI does (SIGTERM)")
 	default:
-		_ = c.stdin.Close()
-		_ = c.cmd.Process.Signal(syscall.SIGTERM)
-		time.AfterFunc(30*time.Millisecond, func() { _ = c.cmd.Process.Signal(syscall.SIGKILL) })
+		_ = c.proc.CloseStdin()
+		_ = c.proc.Signal(syscall.SIGTERM)
+		time.AfterFunc(30*time.Millisecond, func() { _ = c.proc.Signal(syscall.SIGKILL) })
 		s.count(s.chaos, "end the leaseholder as Codex CLI does (stdin EOF, SIGTERM, SIGKILL 30 ms later)")
 	}
 	if ok {

@@ -226,18 +226,18 @@ func (s *soaker) chaosLoop(ctx context.Context) {
 		case 0:
 			if c := s.pick(); c != nil {
 				s.harm(c)
-				_ = c.cmd.Process.Signal(syscall.SIGKILL)
+				_ = c.proc.Signal(syscall.SIGKILL)
 				s.count(s.chaos, "kill -9 a client")
 			}
 		case 1:
 			if c := s.pick(); c != nil {
 				s.harm(c)
-				_ = c.cmd.Process.Signal(syscall.SIGTERM)
+				_ = c.proc.Signal(syscall.SIGTERM)
 				s.count(s.chaos, "SIGTERM a client")
 			}
 		case 2:
 			if c := s.leaseholder(); c != nil {
-				_ = c.cmd.Process.Signal(syscall.SIGSTOP)
+				_ = c.proc.Signal(syscall.SIGSTOP)
 				s.mu.Lock()
 				s.stopped[c] = true
 				s.mu.Unlock()
@@ -290,7 +290,7 @@ func (s *soaker) cont(c *pipeClient) {
 	delete(s.stopped, c)
 	s.mu.Unlock()
 	if stopped {
-		_ = c.cmd.Process.Signal(syscall.SIGCONT)
+		_ = c.proc.Signal(syscall.SIGCONT)
 	}
 }
 
