@@ -9,15 +9,20 @@ import (
 	"testing"
 )
 
-// The host set-ups the README gives are well formed and pass only flags
-// the command has: a user pastes them as they are.
+// The host set-ups the README and docs/hosts.md give are well formed and
+// pass only flags the command has: a user pastes them as they are.
 func TestTheREADMEsHostSetUpsUseRealFlags(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
+	hosts, err := os.ReadFile("../../docs/hosts.md")
+	if err != nil {
+		t.Fatal(err)
+	}
 	_, section, _ := strings.Cut(string(readme), "## Configuring your MCP clients")
 	section, _, _ = strings.Cut(section, "\n## ")
+	section += string(hosts)
 	var o options
 	fs := flagSet("", &o, io.Discard)
 	args := regexp.MustCompile(`"(--[a-z-]+)"`).FindAllStringSubmatch(section, -1)
