@@ -53,25 +53,11 @@ func (s *sharedServer) Start(ctx context.Context) error {
 	// it admits any.
 	s.lost.Store(nil)
 	s.keep(keepState(n.log, srv.surface, n.lease.Path(), instance, time.Now()))
-	ln, err := transport.Listen(n.cfg.HTTPHost, n.cfg.HTTPPort, n.log)
+	h, url, err := s.listen(srv, instance, key)
 	if err != nil {
 		s.unkeep(false)
 		return fmt.Errorf("starting the shared server: %w", err)
 	}
-	url := "http://" + ln.Addr().String()
-	board := newBoardSource(srv.surface, n.m.State)
-	h := transport.NewHTTPServer(transport.HTTPConfig{
-		MCP:         srv.surface.MCP,
-		Identity:    s.identity(srv, instance),
-		Secret:      key,
-		Refusal:     s.lost.Load,
-		IdleTimeout: n.cfg.Times.IdleTimeout,
-		MaxSessions: n.cfg.MaxSessions,
-		OnSessions:  n.m.SessionsChanged,
-		Board:       board,
-		Logger:      n.log.Named("http"),
-	})
-	go func() { _ = h.Serve(ln) }()
 	// Stop shuts down the server it finds here: one that ran before it was
 	// put here cancelled ctx first, and it is shut down at once.
 	s.mu.Lock()
@@ -129,6 +115,28 @@ func (s *sharedServer) Start(ctx context.Context) error {
 		n.log.Warn("the client's session could not be carried onto this server", zap.Error(err))
 	}
 	return nil
+}
+
+// listen binds and serves the checkout's MCP server over HTTP.
+func (s *sharedServer) listen(srv *served, instance, key string) (*transport.HTTPServer, string, error) {
+	n := s.node
+	ln, err := transport.Listen(n.cfg.HTTPHost, n.cfg.HTTPPort, n.log)
+	if err != nil {
+		return nil, "", err
+	}
+	h := transport.NewHTTPServer(transport.HTTPConfig{
+		MCP:         srv.surface.MCP,
+		Identity:    s.identity(srv, instance),
+		Secret:      key,
+		Refusal:     s.lost.Load,
+		IdleTimeout: n.cfg.Times.IdleTimeout,
+		MaxSessions: n.cfg.MaxSessions,
+		OnSessions:  n.m.SessionsChanged,
+		Board:       newBoardSource(srv.surface, n.m.State),
+		Logger:      n.log.Named("http"),
+	})
+	go func() { _ = h.Serve(ln) }()
+	return h, "http://" + ln.Addr().String(), nil
 }
 
 // identity is the answer of GET /, the probe.
