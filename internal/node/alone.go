@@ -3,6 +3,8 @@ package node
 import (
 	"context"
 	"fmt"
+
+	"github.com/majordomus-mcp/majordomus-mcp/machine"
 )
 
 // aloneServer is the machine's Standalone port: it serves the client in
@@ -20,7 +22,7 @@ type aloneServer struct {
 func (a *aloneServer) Serve(ctx context.Context, reason string) error {
 	n := a.node
 	n.setURL("")
-	if err := n.session.adopt(ctx, nil, how{as: asAlone, why: reason}); err != nil {
+	if err := n.session.adopt(ctx, nil, how{as: machine.Alone, why: reason}); err != nil {
 		n.unservable(fmt.Errorf("%s; and serving this client alone failed too: %w", reason, err))
 		return err
 	}

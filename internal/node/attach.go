@@ -16,9 +16,8 @@ import (
 type attachment struct {
 	node *Node
 
-	mu     sync.Mutex
-	bridge *transport.Bridge
-	stop   context.CancelFunc // ends the adoption of bridge
+	mu   sync.Mutex
+	stop func() // ends the adoption of the bridge, and retires it; nil when none
 }
 
 // Attach starts bridging to the live server. A bridge connects on the
@@ -58,11 +57,11 @@ func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 	}
 	adopting, stop := context.WithCancel(ctx)
 	a.mu.Lock()
-	a.bridge, a.stop = b, stop
+	a.stop = func() { stop(); n.session.retire(b) }
 	a.mu.Unlock()
 	n.setURL(url)
 	go func() { // replaying talks to the server: off the machine's loop
-		err := n.session.adopt(adopting, b, how{as: asAttached, url: url})
+		err := n.session.adopt(adopting, b, how{as: machine.Attached, url: url})
 		// A bridge that was stopped is no longer the attachment's: its
 		// failure is not news to the machine, which may be attached
 		// through another bridge by now. The session could not be carried
@@ -77,11 +76,10 @@ func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 // Stop detaches from the server: the client's session retires the bridge.
 func (a *attachment) Stop() {
 	a.mu.Lock()
-	b, stop := a.bridge, a.stop
-	a.bridge, a.stop = nil, nil
+	stop := a.stop
+	a.stop = nil
 	a.mu.Unlock()
-	if b != nil {
+	if stop != nil {
 		stop()
-		a.node.session.retire(b)
 	}
 }

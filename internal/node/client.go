@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -45,18 +46,10 @@ type electing interface{ BridgeFailedWith(machine.BridgeFailure) }
 
 // how says what the machine chose to serve the client.
 type how struct {
-	as  role
-	url string // the shared server's: the one this process runs, or the bridge's
-	why string // alone: why sharing failed
+	as  machine.State // leaseholder, attached or alone
+	url string        // the shared server's: the one this process runs, or the bridge's
+	why string        // alone: why sharing failed
 }
-
-type role int
-
-const (
-	asLeaseholder role = iota
-	asAttached
-	asAlone
-)
 
 // localSession is the id of the in-process session of this process's
 // stdio client.
@@ -177,15 +170,10 @@ func (s *clientSession) carryLocal(ctx context.Context) *transport.Carried {
 	s.router.settle(settle, s.local)
 	cancel()
 	c := s.local.Carried()
-	if s.carried != nil {
-		for tool, safe := range s.carried.SafeTools {
-			if _, known := c.SafeTools[tool]; !known {
-				if c.SafeTools == nil {
-					c.SafeTools = map[string]bool{}
-				}
-				c.SafeTools[tool] = safe
-			}
-		}
+	if s.carried != nil && len(s.carried.SafeTools) > 0 {
+		safe := maps.Clone(s.carried.SafeTools)
+		maps.Copy(safe, c.SafeTools)
+		c.SafeTools = safe
 	}
 	s.carried = &c
 	return s.carried
@@ -207,7 +195,7 @@ func (s *clientSession) adopt(ctx context.Context, b transport.Backend, h how) e
 	s.interim = false
 	var srv *served
 	if b == nil {
-		if h.as == asAlone {
+		if h.as == machine.Alone {
 			s.alone.Store(&h.why) // before anything answers: the client is told why
 		}
 		var err error
@@ -215,11 +203,11 @@ func (s *clientSession) adopt(ctx context.Context, b transport.Backend, h how) e
 			return err
 		}
 		if s.local != nil {
-			wasAlone := h.as == asLeaseholder && s.alone.Swap(nil) != nil
+			wasAlone := h.as == machine.Leaseholder && s.alone.Swap(nil) != nil
 			s.carried = nil
 			s.use(s.local)
 			if wasAlone {
-				s.joined(h, "", "", func(msg string) { srv.surface.Notify(mcp.LoggingLevelWarning, msg) })
+				s.joined(h, nil, "", srv)
 			}
 			return nil
 		}
@@ -248,22 +236,18 @@ func (s *clientSession) adopt(ctx context.Context, b transport.Backend, h how) e
 func (s *clientSession) told(h how, b transport.Backend, c *transport.Carried, srv *served) {
 	log, url := s.n.log, zap.String("url", h.url)
 	switch {
-	case h.as == asLeaseholder && c != nil:
+	case h.as == machine.Leaseholder && c != nil:
 		log.Info("took over as the shared server; this session continues locally", url)
 		srv.surface.Notify(mcp.LoggingLevelWarning, "majordomus: the shared server this session used is gone; this process took over as the checkout's shared server at "+h.url)
-	case h.as != asAttached:
+	case h.as != machine.Attached:
 	case s.local != nil: // answered in process (alone, or while electing): carried onto the bridge
 		peer := b.(*transport.Bridge).PeerID()
 		wasAlone := s.alone.Swap(nil) != nil
 		s.dropLocal() // it leaves this process's own board, which nobody else sees
-		if !wasAlone {
-			log.Info("bridging this stdio session, answered in process while electing, to the shared server at "+h.url, url, zap.String("peer", peer))
-		} else if len(c.Initialize) > 0 && s.n.out != nil {
-			s.joined(h, c.Peer, peer, func(msg string) {
-				_ = s.n.out.WriteValue(mcp.NewLoggingMessageNotification(mcp.LoggingLevelWarning, "majordomus", msg))
-			})
+		if wasAlone {
+			s.joined(h, c, peer, nil)
 		} else {
-			s.joined(h, c.Peer, peer, nil) // a 2026-07-28 client is sent only what its listen asked for
+			log.Info("bridging this stdio session, answered in process while electing, to the shared server at "+h.url, url, zap.String("peer", peer))
 		}
 	case c != nil:
 		log.Info("re-attached to the shared server", url)
@@ -272,14 +256,19 @@ func (s *clientSession) told(h how, b transport.Backend, c *transport.Carried, s
 	}
 }
 
-// joined tells a client that was served alone that it shares now: in the
-// log, and through tell, at warning as the notice that it was served alone
-// was, so that whoever heard that hears this. was is its peer id before,
-// now its id on the shared board; they differ when that board had given
-// was to another client already.
-func (s *clientSession) joined(h how, was, now string, tell func(msg string)) {
-	runs := ""
-	if h.as == asLeaseholder {
+// joined tells a client that was served alone that it shares now, at
+// warning as the notice that it was served alone was, so that whoever
+// heard that hears this: in the log, and on srv, this process's, or in a
+// notifications/message to a legacy client whose session c carried (a
+// 2026-07-28 one is sent only what its listen asked for). Its peer id on
+// the shared board, now, differs from c's when that board had given c's to
+// another client already.
+func (s *clientSession) joined(h how, c *transport.Carried, now string, srv *served) {
+	was, runs := "", ""
+	if c != nil {
+		was = c.Peer
+	}
+	if h.as == machine.Leaseholder {
 		runs = ", which this process runs"
 	}
 	msg := "majordomus: this session now uses the checkout's shared server at " + h.url + runs + ": one board and one history with the other agents here"
@@ -288,8 +277,11 @@ func (s *clientSession) joined(h how, was, now string, tell func(msg string)) {
 	}
 	s.n.log.Info("joined the checkout's shared server; this client is no longer served alone",
 		zap.String("url", h.url), zap.String("peer", now), zap.String("peer_before", was))
-	if tell != nil {
-		tell(msg)
+	switch {
+	case srv != nil:
+		srv.surface.Notify(mcp.LoggingLevelWarning, msg)
+	case c != nil && len(c.Initialize) > 0 && s.n.out != nil:
+		_ = s.n.out.WriteValue(mcp.NewLoggingMessageNotification(mcp.LoggingLevelWarning, "majordomus", msg))
 	}
 }
 

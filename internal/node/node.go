@@ -159,7 +159,7 @@ func (n *Node) Run(ctx context.Context) (machine.Outcome, error) {
 
 // sayFirst is the process's first log line: what it does before any
 // probe, so that a host that gives up within a second leaves a log that
-// says why (issue 25, point 6).
+// says why.
 func (n *Node) sayFirst() {
 	what := "looking for the checkout's shared server: reading the lease at " + n.lease.Path() +
 		"; a live server there is attached to, none there is started here"

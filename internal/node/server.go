@@ -108,7 +108,7 @@ func (s *sharedServer) Start(ctx context.Context) error {
 	// A lease lost meanwhile (truncated just after the URL was published,
 	// say) hands the client over once it is seated, or before it is, never
 	// with half a session: adopt and handOver run one after the other.
-	if err := n.session.adopt(ctx, nil, how{as: asLeaseholder, url: url}); err != nil {
+	if err := n.session.adopt(ctx, nil, how{as: machine.Leaseholder, url: url}); err != nil {
 		if ctx.Err() != nil {
 			return err // handed over (or stopped) already: the client's session went with it
 		}
