@@ -19,10 +19,10 @@ import (
 )
 
 // clientSession is this process's stdio client's session, and its one
-// owner (doc.go states its model): it is the stdio loop's backend, and
-// the only code that reads or writes what serves the client. Its verbs
-// (Handle aside, which only reads) run serially under mu, held inside them
-// only; the router it sets and retires keeps the read path.
+// owner (doc.go states its model): the stdio loop's backend, and the only
+// code that reads or writes what serves the client. Its verbs change its
+// state under mu, held inside them only; the router it sets and retires
+// keeps the read path.
 type clientSession struct {
 	n         *Node
 	router    *router
