@@ -3,6 +3,8 @@ package node
 import (
 	"context"
 	"fmt"
+
+	"github.com/majordomus-mcp/majordomus-mcp/machine"
 )
 
 // aloneServer is the machine's Standalone port: it serves the client in
@@ -11,29 +13,18 @@ type aloneServer struct {
 	node *Node
 }
 
-// Serve serves the client alone. When even that is impossible (the layer
-// cannot be served), nothing can serve the client: see node.unservable.
+// Serve serves the client alone: in the session it was served alone in
+// before (back from a try to share that did not take), else in a new one,
+// a carried session replayed onto it (its notifications/initialized is
+// answered with the notice that says why). When even that is impossible
+// (the layer cannot be served), nothing can serve the client: see
+// node.unservable.
 func (a *aloneServer) Serve(ctx context.Context, reason string) error {
 	n := a.node
 	n.setURL("")
-	n.alone.Store(&reason) // before anything answers: the client is told why
-	srv, err := n.load()
-	if err != nil {
+	if err := n.session.adopt(ctx, nil, how{as: machine.Alone, why: reason}); err != nil {
 		n.unservable(fmt.Errorf("%s; and serving this client alone failed too: %w", reason, err))
 		return err
 	}
-	local, fresh, err := n.inProcess(srv)
-	if err != nil {
-		n.unservable(err)
-		return err
-	}
-	if !fresh {
-		// Back from a try to share that did not take: the session served
-		// alone before is still the client's.
-		n.resume(local)
-		return nil
-	}
-	// A carried session is told as a new one is: its replay says
-	// notifications/initialized, which the surface answers with the notice.
-	return n.serve(ctx, local, nil)
+	return nil
 }

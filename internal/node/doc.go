@@ -6,23 +6,32 @@
 // serves it — the shared server this node runs as leaseholder, a bridge to
 // another node's server, or an in-process session served alone — and the
 // node's ports (election, server, attachment, alone) carry that decision
-// out. The stdio loop never sees the change: it hands every message to the
-// router, which passes it to whatever serves now and holds it while
-// nothing does. The router is the one place that swaps or closes a
-// backend: a bridge that leaves its server reports a transport.Gone with
-// the session to carry, and the router holds the client's messages, tells
-// the machine, closes the bridge and answers the message that met the
-// failure from what serves next.
+// out through the client's session (client.go). The stdio loop never sees
+// the change: it hands every message to the session, which passes it,
+// through the router, to whatever serves now, and holds it while nothing
+// does.
 //
-// The client's in-process session (inprocess.go) is one across the
-// changes the machine makes: a leaseholder and a process served alone serve
-// the client in it, on this process's surface, so a process that joins from
-// alone as the leaseholder keeps it as it is. While the election runs, it
-// answers what is the same in every mode — the handshake, the lists, the
-// layer's reads — once such a request has waited half the probe timeout,
-// so that no lease holds a host's start-up hostage; what needs the board
-// waits for the election. Attaching carries it onto the bridge, peer id
-// and all, and closes it.
+// The client's session is its own one owner: only its verbs read or write
+// what serves the client, each under its mutex (adopt and handOver hold it
+// throughout, replay included). adopt is the one place that makes
+// something serve the client: as leaseholder or alone, the in-process
+// session, resumed as it is (a process that joins from alone as the
+// leaseholder keeps the very session it served alone, on the board that is
+// now the checkout's) or opened; attached, a bridge, onto which the
+// in-process session is carried before it is closed. It replays what is
+// carried, says that the client joined, and notifies. lost hears
+// from the session's own Handle, or from a watcher of an idle bridge, that
+// the bridge serving the client left its server (a transport.Gone with
+// the session to carry): the client's messages wait, the machine elects
+// again, the bridge is closed, and the message that met the failure is
+// answered from what serves next. While the election runs, early answers
+// what is the same in every mode — the handshake, the lists, the layer's
+// reads — in the in-process session, once such a request has waited half
+// the probe timeout, so that no lease holds a host's start-up hostage;
+// what needs the board waits for the election. The router keeps the read
+// path: which backend answers a message, and how many each is answering,
+// so that carrying a session lets them finish first; what it gives
+// messages to, only the session sets and retires.
 //
 // The timings (timings.go) are resolved once per process, from the flags
 // over the manifest's server section over the defaults, and checked as a
@@ -58,12 +67,20 @@
 //     fails, its session (initialize, last announcement) is carried and
 //     replayed onto whatever serves next, before that backend answers
 //     anything;
+//   - no file but client.go touches the session's state, and none but
+//     client.go sets or retires what the router gives messages to
+//     (owner_test.go);
+//   - a hand-over finds the client seated whole or not at all: adopt and
+//     handOver run one after the other, and an adoption whose context has
+//     ended (handed over, attachment stopped) seats nothing;
+//   - early answers end once anything was chosen, served or carried;
 //   - a client that was served is never left without an answer: if nothing
 //     can serve it any more, every request is answered with every reason;
 //     a client never served ends the process with the error instead;
-//   - the process's state is the machine's: the log's state, what
-//     majordomus_server says of the process and the probe's leaseholder
-//     flag are read from it, never kept beside it;
+//   - the process's state is the machine's: the log's state and what
+//     majordomus_server says of the process are read from it, never kept
+//     beside it; the probe's leaseholder flag is too, and also says no
+//     from the moment the server lost its lease, before the machine hears;
 //   - the runtime registry is evidence only: no failure to write it stops a
 //     server from serving.
 package node

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -62,22 +61,16 @@ type Node struct {
 	hostOnce   sync.Once
 	hostID     string // its client's peer id as its host's (hostPeer)
 
-	out    *transport.FrameWriter
-	router *router
-	m      *machine.Machine
-	server *sharedServer
-	url    atomic.Pointer[string] // the server this process serves or bridges to
-	alone  atomic.Pointer[string] // why the client is served alone, once it is
+	out     *transport.FrameWriter
+	session *clientSession
+	m       *machine.Machine
+	server  *sharedServer
+	url     atomic.Pointer[string] // the server this process serves or bridges to
 
-	mu         sync.Mutex
-	carried    *transport.Carried // the client's session, once a bridge failed
-	local      *transport.Local   // the client's in-process session (leaseholder, alone, or while electing), or nil
-	chosen     bool               // the election chose what serves the client: no more early answers
-	causes     []string           // why the last bridge failed
-	everServed bool               // a backend has served the client
-	fatal      error              // nothing could ever serve the client: the exit error
-	abandon    context.CancelCauseFunc
-	life       context.Context // ends when the machine has run
+	mu      sync.Mutex // guards the process's life
+	fatal   error      // nothing could ever serve the client: the exit error
+	abandon context.CancelCauseFunc
+	life    context.Context // ends when the machine has run
 }
 
 // New builds a node in electing.
@@ -107,18 +100,10 @@ func New(cfg Config) (*Node, error) {
 		lease:      cfg.Lease,
 		withClient: cfg.Stdin != nil,
 		host:       hostKey(),
-		router:     newRouter(),
 	}
 	n.server = &sharedServer{node: n}
-	n.router.lost = n.bridgeLeft
 	if cfg.Stdout != nil {
 		n.out = transport.NewFrameWriter(cfg.Stdout)
-	}
-	if n.withClient {
-		// Within the probe timeout whatever the lease holds, with time
-		// left for the layer to load; an election that ends sooner answers
-		// everything itself.
-		n.router.early, n.router.patience = n.earlySession, cfg.Times.ProbeTimeout/2
 	}
 	n.setURL("")
 	m, err := machine.New(machine.Config{
@@ -138,6 +123,10 @@ func New(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("building the state machine: %w", err)
 	}
 	n.m = m
+	// Within the probe timeout whatever the lease holds, with time left for
+	// the layer to load; an election that ends sooner answers everything
+	// itself.
+	n.session = newClientSession(n, m, cfg.Times.ProbeTimeout/2)
 	return n, nil
 }
 
@@ -171,13 +160,13 @@ func (n *Node) Run(ctx context.Context) (machine.Outcome, error) {
 
 // sayFirst is the process's first log line: what it does before any
 // probe, so that a host that gives up within a second leaves a log that
-// says why (issue 25, point 6).
+// says why.
 func (n *Node) sayFirst() {
 	what := "looking for the checkout's shared server: reading the lease at " + n.lease.Path() +
 		"; a live server there is attached to, none there is started here"
 	if n.withClient {
 		what += fmt.Sprintf("; while the lease's owner binds or does not answer, this client's handshake and the layer's lists are answered here after %s, and what needs the board waits for the election (at most %s)",
-			n.router.patience, n.cfg.Times.ElectionBound)
+			n.session.patience, n.cfg.Times.ElectionBound)
 	}
 	n.log.Info(what, zap.String("lease", n.lease.Path()))
 }
@@ -185,7 +174,7 @@ func (n *Node) sayFirst() {
 // ClientLeft reports that the client left other than by closing stdin
 // (its parent died); its session leaves the board.
 func (n *Node) ClientLeft() {
-	n.router.closeCurrent()
+	n.session.end()
 	n.m.ClientLeft()
 }
 
@@ -202,7 +191,7 @@ func (n *Node) serveClient(ctx context.Context) {
 	case <-ctx.Done():
 		return
 	}
-	loop := transport.Stdio{In: n.cfg.Stdin, Out: n.out, Backend: n.router, Logger: n.log}
+	loop := transport.Stdio{In: n.cfg.Stdin, Out: n.out, Backend: n.session, Logger: n.log}
 	if loop.Serve(ctx) == transport.Cancelled {
 		return
 	}
@@ -223,7 +212,7 @@ func (n *Node) transitioned(t machine.Transition) {
 		// sooner, so that every agent's bridge stays small (B6). The
 		// collection this starts waits for the client's first answer,
 		// so that attaching is not slowed by it (B1).
-		n.router.afterNextAnswer(func() {
+		n.session.router.afterNextAnswer(func() {
 			if n.m.State() == machine.Attached {
 				debug.SetGCPercent(bridgeGCPercent)
 			}
@@ -239,7 +228,7 @@ func (n *Node) setURL(url string) { n.url.Store(&url) }
 func (n *Node) describe() surface.Process {
 	state := n.m.State()
 	d := describeAs(string(state), *n.url.Load(), n.lease.Path(), n.co.Profile)
-	if reason := n.alone.Load(); state == machine.Alone && reason != nil {
+	if reason := n.session.aloneBecause(); state == machine.Alone && reason != nil {
 		d.Alone = *reason
 	}
 	d.HTTPSessions = n.server.httpSessions()
@@ -248,58 +237,14 @@ func (n *Node) describe() surface.Process {
 
 // load builds the served layer for the process's lifetime.
 func (n *Node) load() (*served, error) {
-	n.mu.Lock()
-	life := n.life
-	n.mu.Unlock()
-	return n.co.load(life, n.describe, n.cfg.Times.IdleTimeout)
+	return n.co.load(n.lifetime(), n.describe, n.cfg.Times.IdleTimeout)
 }
 
-// carriedSession returns the client's session to carry onto a new backend.
-func (n *Node) carriedSession() *transport.Carried {
+// lifetime ends when the machine has run.
+func (n *Node) lifetime() context.Context {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.carried
-}
-
-// localSession is the id of the in-process session of this process's
-// stdio client.
-const localSession = "stdio"
-
-// serve makes b serve the client, carrying its session when a bridge
-// failed. announced (when not nil) runs once the session is carried and
-// before b answers anything, so that what it logs is true before the
-// client sees an answer from b; it returns false when b no longer serves
-// (a bridge whose attachment was stopped during the replay), and b is then
-// not made to serve.
-func (n *Node) serve(ctx context.Context, b transport.Backend, announced func(carried bool) bool) error {
-	c := n.carriedSession()
-	if c != nil {
-		// (a local session was opened claiming the peer id, which a
-		// 2026-07-28 client has no initialize to claim: inProcess)
-		if err := c.Replay(ctx, b); err != nil {
-			return fmt.Errorf("carrying the client's session: %w", err)
-		}
-	}
-	if announced != nil && !announced(c != nil) {
-		return nil
-	}
-	n.mu.Lock()
-	n.everServed = true
-	n.mu.Unlock()
-	n.router.set(b)
-	return nil
-}
-
-// bridgeLeft hears from the router that the bridge serving the client
-// left its server: the machine elects again, and whatever serves next is
-// given the session g carries. The client's messages wait meanwhile.
-func (n *Node) bridgeLeft(g *transport.Gone) {
-	carried := g.Session
-	n.mu.Lock()
-	n.carried = &carried
-	n.causes = []string{g.Error()}
-	n.mu.Unlock()
-	n.m.BridgeFailedWith(bridgeFailure(g.Error(), g))
+	return n.life
 }
 
 // bridgeFailure is what the machine hears of a bridge that failed for
@@ -323,16 +268,12 @@ func bridgeFailure(reason string, cause error) machine.BridgeFailure {
 // failed) gets "shared server unavailable" with every reason, and its
 // stdio stays open.
 func (n *Node) unservable(err error) {
-	n.mu.Lock()
-	served := n.everServed
-	reasons := append(append([]string(nil), n.causes...), err.Error())
-	if !served {
-		n.fatal = err
-		abandon := n.abandon
-		n.mu.Unlock()
-		abandon(err)
+	if n.session.unservable(err) {
 		return
 	}
+	n.mu.Lock()
+	n.fatal = err
+	abandon := n.abandon
 	n.mu.Unlock()
-	n.router.failed(errors.New(strings.Join(reasons, "; and ")))
+	abandon(err)
 }

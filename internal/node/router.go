@@ -10,18 +10,12 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/transport"
 )
 
-// router is the stdio loop's backend for the life of the process. It hands
-// each message to whatever serves the client now — the in-process session
-// of a leaseholder or of a process served alone, or a bridge — and holds
-// messages while nothing does (the process is electing). The loop, not the
-// backend, owns stdin and stdout, so the backend can change under it.
-//
-// It is the one place that swaps or closes a backend. A bridge that
-// leaves its server reports a *transport.Gone, to a message or on its
-// Done channel: the router then holds the client's messages, tells the
-// node (lost: the machine elects again, and sets what serves next), closes
-// the bridge, and answers the message the failure left from what serves
-// next (Gone.Resend, back through the router).
+// router holds what serves the client now, for the client's session
+// (client.go), which alone sets and retires it: the in-process session of
+// a leaseholder or of a process served alone, or a bridge. Messages wait
+// while nothing does (the process is electing). It is the one place that
+// closes a backend. The loop, not the backend, owns stdin and stdout, so
+// the backend can change under it.
 type router struct {
 	mu       sync.Mutex
 	current  transport.Backend
@@ -32,20 +26,15 @@ type router struct {
 	// while settle waits, is closed when a count falls.
 	busy  map[transport.Backend]int
 	eased chan struct{}
-
-	// early, when set, gives the in-process session that answers what is
-	// the same in every mode (transport.AnsweredEarly) while nothing serves
-	// the client yet, once such a request has waited patience; nil when it
-	// may not (the client was served already). interim is that session,
-	// until a backend is set.
-	early    func() transport.Backend
-	patience time.Duration
-	interim  transport.Backend
-
-	// lost hears, once, that the bridge serving the client left its
-	// server, with the session to carry; messages wait meanwhile.
-	lost func(*transport.Gone)
+	// interim answers what is the same in every mode
+	// (transport.AnsweredEarly) while nothing serves the client, until a
+	// backend is set.
+	interim transport.Backend
 }
+
+// errPatient says a message that the interim session may answer waited
+// its patience with nothing to answer it.
+var errPatient = errors.New("waited for the election")
 
 // relayer is a backend that can report that it left its server (a
 // bridge): its answers come with a *transport.Gone error then.
@@ -53,31 +42,12 @@ type relayer interface {
 	Relay(ctx context.Context, msg json.RawMessage) ([]byte, error)
 }
 
-// leaving is a backend that can leave its server while the client is
-// idle: Done is closed then, and Err says why.
-type leaving interface {
-	Done() <-chan struct{}
-	Err() error
-}
-
 func newRouter() *router {
 	return &router{changed: make(chan struct{}), busy: map[transport.Backend]int{}}
 }
 
-// set makes b serve every message from now on; a bridge that leaves its
-// server while the client is idle is handed on at once.
-func (r *router) set(b transport.Backend) {
-	r.update(b, nil)
-	if l, ok := b.(leaving); ok {
-		go func() {
-			<-l.Done() // it left, or it was closed
-			var g *transport.Gone
-			if errors.As(l.Err(), &g) {
-				r.lose(b, g)
-			}
-		}()
-	}
-}
+// set makes b serve every message from now on.
+func (r *router) set(b transport.Backend) { r.update(b, nil) }
 
 // failed answers every request from now on with err.
 func (r *router) failed(err error) { r.update(nil, err) }
@@ -100,10 +70,6 @@ func (r *router) currentBackend() transport.Backend {
 	defer r.mu.Unlock()
 	return r.current
 }
-
-// closeCurrent ends the current backend's session (the client has left):
-// a local session leaves the board, a bridge says goodbye to its server.
-func (r *router) closeCurrent() { r.retire(r.currentBackend()) }
 
 // retire ends b's session: when it serves the client, messages wait from
 // now on for what serves next.
@@ -131,65 +97,19 @@ func (r *router) holdFrom(b transport.Backend) bool {
 	return true
 }
 
-// lose retires b, which reported g. When b served the client, the node
-// hears of it, once, with the session to carry.
-func (r *router) lose(b transport.Backend, g *transport.Gone) {
-	if r.holdFrom(b) && r.lost != nil {
-		r.lost(g)
+// relay is b's answer to msg, b then released from it; g is the
+// *transport.Gone of a bridge that left its server: the caller retires b.
+func (r *router) relay(ctx context.Context, b transport.Backend, msg json.RawMessage) (answer []byte, g *transport.Gone) {
+	defer r.release(b)
+	rl, ok := b.(relayer)
+	if !ok {
+		return b.Handle(ctx, msg), nil
 	}
-	r.retire(b)
-}
-
-// await waits for a backend (or a failure), and counts a message as being
-// answered by the backend returned, in the same critical section that
-// chose it, so that settle never misses one.
-func (r *router) await(ctx context.Context) (transport.Backend, error) {
-	for {
-		r.mu.Lock()
-		b, err, changed := r.current, r.fail, r.changed
-		if err == nil && b != nil {
-			r.busy[b]++
-		}
-		r.mu.Unlock()
-		if err != nil {
-			return nil, err
-		}
-		if b != nil {
-			return b, nil
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return nil, context.Cause(ctx)
-		}
-	}
-}
-
-// Handle gives msg to the current backend, waiting for one if need be. A
-// message that met a bridge leaving its server is answered from what
-// serves next.
-func (r *router) Handle(ctx context.Context, msg json.RawMessage) []byte {
-	b, err := r.claim(ctx, msg)
-	if err != nil {
-		return transport.Unavailable(msg, err)
-	}
-	answer, err := relay(ctx, b, msg)
-	r.release(b)
-	var g *transport.Gone
+	answer, err := rl.Relay(ctx, msg)
 	if errors.As(err, &g) {
-		r.lose(b, g)
-		return g.Resend(ctx, r, msg)
+		return nil, g
 	}
-	return answer
-}
-
-// relay is b's answer to msg, with the *transport.Gone of a bridge that
-// left its server.
-func relay(ctx context.Context, b transport.Backend, msg json.RawMessage) ([]byte, error) {
-	if rl, ok := b.(relayer); ok {
-		return rl.Relay(ctx, msg)
-	}
-	return b.Handle(ctx, msg), nil
+	return answer, nil
 }
 
 // release counts b's message as answered, and runs what waited for it.
@@ -219,39 +139,36 @@ func (r *router) afterNextAnswer(f func()) {
 }
 
 // claim returns the backend to answer msg, counted as busy with it: what
-// serves the client now; or, while nothing does, the interim session for
-// a message it may answer; or what serves next.
-func (r *router) claim(ctx context.Context, msg json.RawMessage) (transport.Backend, error) {
+// serves the client now, or, while nothing does, what serves next. A
+// message the interim session may answer takes it, once there is one: a
+// notification at once, a request after patience (0: never), when
+// errPatient says to offer one.
+func (r *router) claim(ctx context.Context, msg json.RawMessage, patience time.Duration) (transport.Backend, error) {
 	r.mu.Lock()
-	if b := r.current; b != nil && r.fail == nil { // the usual case, at no cost
-		r.busy[b]++
-		r.mu.Unlock()
-		return b, nil
-	}
+	waits := r.current == nil && r.fail == nil
 	r.mu.Unlock()
-	if r.early != nil {
-		if ok, notification := transport.AnsweredEarly(msg); ok {
-			return r.awaitEarly(ctx, notification)
-		}
+	interim, notification := false, false
+	if waits && patience > 0 {
+		interim, notification = transport.AnsweredEarly(msg)
 	}
-	return r.await(ctx)
+	var waited <-chan time.Time
+	if interim && !notification {
+		t := time.NewTimer(patience)
+		defer t.Stop()
+		waited = t.C
+	}
+	return r.await(ctx, interim, waited)
 }
 
-// awaitEarly waits for a backend for a message the interim session may
-// answer: a request for patience, after which the interim session is
-// opened if need be; a notification only while that session exists, since
-// only the session that answered the handshake needs to hear it.
-func (r *router) awaitEarly(ctx context.Context, notification bool) (transport.Backend, error) {
-	var patience <-chan time.Time
-	if !notification {
-		t := time.NewTimer(r.patience)
-		defer t.Stop()
-		patience = t.C
-	}
+// await waits for a backend (or a failure), or for the interim session
+// when interim allows it, until patience. It counts a message as being
+// answered by the backend returned, in the same critical section that
+// chose it, so that settle never misses one.
+func (r *router) await(ctx context.Context, interim bool, patience <-chan time.Time) (transport.Backend, error) {
 	for {
 		r.mu.Lock()
 		b, err, changed := r.current, r.fail, r.changed
-		if b == nil {
+		if b == nil && interim {
 			b = r.interim
 		}
 		if err == nil && b != nil {
@@ -267,17 +184,23 @@ func (r *router) awaitEarly(ctx context.Context, notification bool) (transport.B
 		select {
 		case <-changed:
 		case <-patience:
-			patience = nil
-			if interim := r.early(); interim != nil {
-				r.mu.Lock()
-				if r.current == nil && r.fail == nil && r.interim == nil {
-					r.interim = interim
-				}
-				r.mu.Unlock()
-			}
+			return nil, errPatient
 		case <-ctx.Done():
 			return nil, context.Cause(ctx)
 		}
+	}
+}
+
+// offer makes interim (when not nil) answer what it may while nothing
+// serves the client.
+func (r *router) offer(interim transport.Backend) {
+	if interim == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.current == nil && r.fail == nil && r.interim == nil {
+		r.interim = interim
 	}
 }
 

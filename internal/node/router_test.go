@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/transport"
 )
 
@@ -18,10 +19,10 @@ type answering struct{}
 func (answering) Handle(_ context.Context, msg json.RawMessage) []byte { return msg }
 
 func TestWhatWaitsForTheNextAnswerRunsOnceAfterIt(t *testing.T) {
-	r := newRouter()
+	r := newClientSession(nil, nil, 0)
 	runs := 0
-	r.afterNextAnswer(func() { runs++ })
-	r.set(answering{})
+	r.router.afterNextAnswer(func() { runs++ })
+	r.use(answering{})
 	for i := range 3 {
 		if a := r.Handle(context.Background(), json.RawMessage(`{"id":1}`)); string(a) != `{"id":1}` {
 			t.Fatalf("answered %s", a)
@@ -54,16 +55,22 @@ func (l *left) Done() <-chan struct{} { return l.done }
 func (l *left) Err() error            { return l.gone }
 func (l *left) Close()                { l.closed.Add(1) }
 
-// A backend that left its server is retired by the router, once however
-// many messages and watchers meet it: the node hears of it once, with the
-// session to carry, the backend is closed, and what met it is answered by
-// what serves next.
+// hearing is the machine, as the client's session tells it that a bridge
+// left.
+type hearing chan machine.BridgeFailure
+
+func (h hearing) BridgeFailedWith(f machine.BridgeFailure) { h <- f }
+
+// A backend that left its server is retired by the client's session, once
+// however many messages and watchers meet it: the machine hears of it
+// once, the session is carried, the backend is closed, and what met it is
+// answered by what serves next.
 func TestABackendThatLeftIsReplacedOnceAndClosed(t *testing.T) {
-	r := newRouter()
+	told := make(hearing, 4)
+	r := newClientSession(nil, told, 0)
 	old := newLeft()
-	told := make(chan *transport.Gone, 4)
-	r.lost = func(g *transport.Gone) { told <- g }
-	r.set(old)
+	old.gone.Session.Peer = "p7"
+	r.use(old)
 	var wg sync.WaitGroup
 	for range 3 {
 		wg.Go(func() {
@@ -74,17 +81,23 @@ func TestABackendThatLeftIsReplacedOnceAndClosed(t *testing.T) {
 		})
 	}
 	select {
-	case g := <-told:
-		if !errors.Is(g, old.gone.Cause) {
-			t.Errorf("the node heard %v", g)
+	case f := <-told:
+		if f.Reason != old.gone.Error() {
+			t.Errorf("the machine heard %+v", f)
 		}
 	case <-time.After(wait):
-		t.Fatal("the node never heard that the backend left")
+		t.Fatal("the machine never heard that the backend left")
 	}
-	r.set(answering{}) // what the election gives next
+	r.mu.Lock()
+	r.use(answering{}) // what the election gives next
+	carried := r.carried
+	r.mu.Unlock()
 	wg.Wait()
 	if len(told) != 0 {
-		t.Errorf("the node heard %d more times", len(told))
+		t.Errorf("the machine heard %d more times", len(told))
+	}
+	if carried == nil || carried.Peer != "p7" {
+		t.Errorf("the session carried is %+v", carried)
 	}
 	if old.closed.Load() == 0 {
 		t.Error("the backend that left was never closed")

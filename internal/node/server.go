@@ -25,13 +25,6 @@ import (
 type sharedServer struct {
 	node *Node
 
-	// seating is held while Start seats the own client on the new server
-	// (its local session made, its carried session replayed): a lease lost
-	// meanwhile (truncated just after the URL was published, say) hands
-	// the client over only once it is seated, or before it is, never with
-	// half a session.
-	seating sync.Mutex
-
 	mu       sync.Mutex
 	http     *transport.HTTPServer
 	served   *served
@@ -60,25 +53,11 @@ func (s *sharedServer) Start(ctx context.Context) error {
 	// it admits any.
 	s.lost.Store(nil)
 	s.keep(keepState(n.log, srv.surface, n.lease.Path(), instance, time.Now()))
-	ln, err := transport.Listen(n.cfg.HTTPHost, n.cfg.HTTPPort, n.log)
+	h, url, err := s.listen(srv, instance, key)
 	if err != nil {
 		s.unkeep(false)
 		return fmt.Errorf("starting the shared server: %w", err)
 	}
-	url := "http://" + ln.Addr().String()
-	board := newBoardSource(srv.surface, n.m.State)
-	h := transport.NewHTTPServer(transport.HTTPConfig{
-		MCP:         srv.surface.MCP,
-		Identity:    s.identity(srv, instance),
-		Secret:      key,
-		Refusal:     s.lost.Load,
-		IdleTimeout: n.cfg.Times.IdleTimeout,
-		MaxSessions: n.cfg.MaxSessions,
-		OnSessions:  n.m.SessionsChanged,
-		Board:       board,
-		Logger:      n.log.Named("http"),
-	})
-	go func() { _ = h.Serve(ln) }()
 	// Stop shuts down the server it finds here: one that ran before it was
 	// put here cancelled ctx first, and it is shut down at once.
 	s.mu.Lock()
@@ -123,40 +102,41 @@ func (s *sharedServer) Start(ctx context.Context) error {
 		zap.String("url", url), zap.String("lease", n.lease.Path()))
 	go s.watchLease(watchCtx, instance)
 
-	if n.withClient {
-		s.seating.Lock()
-		defer s.seating.Unlock()
-		if err := ctx.Err(); err != nil {
+	if !n.withClient {
+		return nil
+	}
+	// A lease lost meanwhile (truncated just after the URL was published,
+	// say) hands the client over once it is seated, or before it is, never
+	// with half a session: adopt and handOver run one after the other.
+	if err := n.session.adopt(ctx, nil, how{as: machine.Leaseholder, url: url}); err != nil {
+		if ctx.Err() != nil {
 			return err // handed over (or stopped) already: the client's session went with it
 		}
-		local, fresh, err := n.inProcess(srv)
-		if err != nil {
-			return err
-		}
-		if !fresh {
-			// The session served alone, or answered while electing, goes on
-			// as the shared server's own, on the board that is now the
-			// checkout's.
-			wasAlone := n.alone.Swap(nil) != nil
-			n.resume(local)
-			if wasAlone {
-				n.joined(url, "", "", false)
-				srv.surface.Notify(mcp.LoggingLevelWarning, "majordomus: this session now uses the checkout's shared server at "+url+", which this process runs: one board and one history with the other agents here")
-			}
-			return nil
-		}
-		err = n.serve(ctx, local, func(carried bool) bool {
-			if carried {
-				n.log.Info("took over as the shared server; this session continues locally", zap.String("url", url))
-				srv.surface.Notify(mcp.LoggingLevelWarning, "majordomus: the shared server this session used is gone; this process took over as the checkout's shared server at "+url)
-			}
-			return true
-		})
-		if err != nil {
-			n.log.Warn("the client's session could not be carried onto this server", zap.Error(err))
-		}
+		n.log.Warn("the client's session could not be carried onto this server", zap.Error(err))
 	}
 	return nil
+}
+
+// listen binds and serves the checkout's MCP server over HTTP.
+func (s *sharedServer) listen(srv *served, instance, key string) (*transport.HTTPServer, string, error) {
+	n := s.node
+	ln, err := transport.Listen(n.cfg.HTTPHost, n.cfg.HTTPPort, n.log)
+	if err != nil {
+		return nil, "", err
+	}
+	h := transport.NewHTTPServer(transport.HTTPConfig{
+		MCP:         srv.surface.MCP,
+		Identity:    s.identity(srv, instance),
+		Secret:      key,
+		Refusal:     s.lost.Load,
+		IdleTimeout: n.cfg.Times.IdleTimeout,
+		MaxSessions: n.cfg.MaxSessions,
+		OnSessions:  n.m.SessionsChanged,
+		Board:       newBoardSource(srv.surface, n.m.State),
+		Logger:      n.log.Named("http"),
+	})
+	go func() { _ = h.Serve(ln) }()
+	return h, "http://" + ln.Addr().String(), nil
 }
 
 // identity is the answer of GET /, the probe.
@@ -240,19 +220,8 @@ func (s *sharedServer) LoseLease(reason string) {
 // election gives next; the client's messages wait meanwhile.
 func (s *sharedServer) HandOver(ctx context.Context) error {
 	n := s.node
-	s.seating.Lock() // the machine cancelled Start's ctx first: Start seats the client whole, or not at all
-	defer s.seating.Unlock()
-	local := n.inProcessSession()
-	if local != nil {
-		carried := local.Carried()
-		n.mu.Lock()
-		n.carried = &carried
-		n.causes = []string{"the shared server this process ran lost its lease"}
-		n.mu.Unlock()
-	}
-	n.router.hold()
-	n.lease.Forget() // lost: the election that follows may win a new one
-	n.closeInProcess()
+	n.session.handOver() // the machine cancelled Start's ctx first: Start seats the client whole, or not at all
+	n.lease.Forget()     // lost: the election that follows may win a new one
 	n.log.Info("handing this client over to the checkout's current server; this server stops", zap.String("lease", n.lease.Path()))
 	return s.Stop(ctx)
 }
@@ -266,7 +235,7 @@ func (s *sharedServer) Stop(ctx context.Context) error {
 	if stop != nil {
 		stop()
 	}
-	s.node.closeInProcess()
+	s.node.session.closeLocal()
 	if h == nil {
 		return nil
 	}

@@ -1,0 +1,366 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"go.uber.org/zap"
+
+	"github.com/majordomus-mcp/majordomus-mcp/machine"
+	"github.com/majordomus-mcp/majordomus-mcp/transport"
+)
+
+// clientSession is this process's stdio client's session, and its one
+// owner (doc.go states its model): the stdio loop's backend, and the only
+// code that reads or writes what serves the client. Its verbs change its
+// state under mu, held inside them only; the router it sets and retires
+// keeps the read path.
+type clientSession struct {
+	n         *Node
+	router    *router
+	elections electing
+	// patience is how long a request that may be answered early waits for
+	// the election before the in-process session answers it.
+	patience time.Duration
+
+	mu      sync.Mutex
+	local   *transport.Local       // the in-process session (leaseholder, alone, or while electing), or nil
+	carried *transport.Carried     // what the next backend is given, once a backend was left
+	causes  []string               // why the last backend was left
+	served  bool                   // a backend has served the client
+	interim bool                   // early answers are allowed: nothing was chosen, served or carried yet
+	alone   atomic.Pointer[string] // why the client is served alone; read without mu (describe)
+}
+
+// electing is what hears that the bridge serving the client left its
+// server: the machine, which elects again.
+type electing interface{ BridgeFailedWith(machine.BridgeFailure) }
+
+// how says what the machine chose to serve the client.
+type how struct {
+	as  machine.State // leaseholder, attached or alone
+	url string        // the shared server's: the one this process runs, or the bridge's
+	why string        // alone: why sharing failed
+}
+
+// localSession is the id of the in-process session of this process's
+// stdio client.
+const localSession = "stdio"
+
+// settleBound bounds how long carrying the in-process session waits for
+// the messages it is answering: a long-lived one (a 2026-07-28 listen
+// stream) must not hold the client back.
+const settleBound = time.Second
+
+func newClientSession(n *Node, elections electing, patience time.Duration) *clientSession {
+	return &clientSession{n: n, router: newRouter(), elections: elections, patience: patience, interim: true}
+}
+
+// Handle gives msg to what serves the client, waiting for it if need be.
+// A message that met a bridge leaving its server is answered from what
+// serves next.
+func (s *clientSession) Handle(ctx context.Context, msg json.RawMessage) []byte {
+	b, err := s.router.claim(ctx, msg, s.patience)
+	if errors.Is(err, errPatient) {
+		s.router.offer(s.early())
+		b, err = s.router.await(ctx, true, nil)
+	}
+	if err != nil {
+		return transport.Unavailable(msg, err)
+	}
+	answer, g := s.router.relay(ctx, b, msg)
+	if g != nil {
+		s.lost(b, g)
+		return g.Resend(ctx, s, msg)
+	}
+	return answer
+}
+
+// early is the interim session: the client's in-process session, opened
+// on this process's surface, answering what is the same in every mode
+// while the election runs (docs/design.md#sharing-heals: starting is never
+// held hostage by the lease). It is nil once early answers are no longer
+// allowed, or when the layer cannot be loaded (the election's end says
+// why). Whatever serves next takes the session over: the leaseholder and
+// alone keep it, attaching carries it.
+func (s *clientSession) early() transport.Backend {
+	s.mu.Lock()
+	allowed := s.interim
+	s.mu.Unlock()
+	if !allowed {
+		return nil
+	}
+	srv, err := s.n.load()
+	if err != nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.interim {
+		return nil
+	}
+	if s.local == nil {
+		if s.open(srv) != nil {
+			return nil
+		}
+		s.n.log.Info("answering this client's handshake and the layer's lists in process while the election runs; what needs the board waits for it",
+			zap.String("lease", s.n.lease.Path()))
+	}
+	return s.local
+}
+
+// open opens the in-process session on srv, for the process's lifetime
+// (mu held). A carried session is opened as it was: under its peer id,
+// with its announcement, and no new number drawn
+// (docs/design.md#nothing-is-lost); a new one claims the peer id its
+// host's earlier client here had (host.go).
+func (s *clientSession) open(srv *served) error {
+	ctx := s.n.lifetime()
+	if c := s.carried; c != nil {
+		ctx = transport.WithCarriedAnnouncement(transport.WithPeerClaim(ctx, c.Peer), c.Announce)
+	} else if id := s.n.hostPeer(); id != "" {
+		ctx = transport.WithPeerClaim(ctx, id)
+	}
+	local, err := transport.NewLocal(ctx, srv.surface.MCP, s.n.out, localSession)
+	if err != nil {
+		return fmt.Errorf("serving the client in process: %w", err)
+	}
+	s.local = local
+	return nil
+}
+
+// lost hears that b left its server, saying g: when b served the client,
+// g's session is the one to carry, and the machine elects again; the
+// client's messages wait meanwhile. b is closed either way.
+func (s *clientSession) lost(b transport.Backend, g *transport.Gone) {
+	s.mu.Lock()
+	news := s.router.holdFrom(b)
+	if news {
+		carried := g.Session
+		s.carried, s.causes, s.interim = &carried, []string{g.Error()}, false
+	}
+	s.mu.Unlock()
+	if news {
+		s.elections.BridgeFailedWith(bridgeFailure(g.Error(), g))
+	}
+	s.router.retire(b)
+}
+
+// carryLocal makes the in-process session, if any, the one to carry onto
+// a bridge: the client's messages wait from now on, those it is answering
+// are let finish, and what it has seen of the session is carried, with
+// what earlier bridges learned of the tools. It returns what is carried.
+func (s *clientSession) carryLocal(ctx context.Context) *transport.Carried {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.interim = false
+	if s.local == nil {
+		return s.carried
+	}
+	s.router.hold()
+	settle, cancel := context.WithTimeout(ctx, settleBound)
+	s.router.settle(settle, s.local)
+	cancel()
+	c := s.local.Carried()
+	if s.carried != nil && len(s.carried.SafeTools) > 0 {
+		safe := maps.Clone(s.carried.SafeTools)
+		maps.Copy(safe, c.SafeTools)
+		c.SafeTools = safe
+	}
+	s.carried = &c
+	return s.carried
+}
+
+// adopt makes what the machine chose serve the client, the one place that
+// does: bridge b when attached, else the in-process session. That session
+// goes on as it is when it served already (alone, or while electing),
+// else it is opened; a carried session is replayed onto what serves, before
+// it answers anything. Then the client is told what changed. A ctx that
+// ends first (handed over, or the attachment stopped) leaves the client to
+// what comes next.
+func (s *clientSession) adopt(ctx context.Context, b transport.Backend, h how) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.interim = false
+	var srv *served
+	if b == nil {
+		if h.as == machine.Alone {
+			s.alone.Store(&h.why) // before anything answers: the client is told why
+		}
+		var err error
+		if srv, err = s.n.load(); err != nil {
+			return err
+		}
+		if s.local != nil {
+			wasAlone := h.as == machine.Leaseholder && s.alone.Swap(nil) != nil
+			s.carried = nil
+			s.use(s.local)
+			if wasAlone {
+				s.joined(h, nil, "", srv)
+			}
+			return nil
+		}
+		if err := s.open(srv); err != nil {
+			return err
+		}
+		b = s.local
+	}
+	c := s.carried
+	if c != nil {
+		if err := c.Replay(ctx, b); err != nil {
+			return fmt.Errorf("carrying the client's session: %w", err)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	s.told(h, b, c, srv)
+	s.use(b)
+	return nil
+}
+
+// told says what adopt changed (mu held): in the log, and to a client
+// whose session was carried from a server that is gone or was served
+// alone.
+func (s *clientSession) told(h how, b transport.Backend, c *transport.Carried, srv *served) {
+	log, url := s.n.log, zap.String("url", h.url)
+	switch {
+	case h.as == machine.Leaseholder && c != nil:
+		log.Info("took over as the shared server; this session continues locally", url)
+		srv.surface.Notify(mcp.LoggingLevelWarning, "majordomus: the shared server this session used is gone; this process took over as the checkout's shared server at "+h.url)
+	case h.as != machine.Attached:
+	case s.local != nil: // answered in process (alone, or while electing): carried onto the bridge
+		peer := b.(*transport.Bridge).PeerID()
+		wasAlone := s.alone.Swap(nil) != nil
+		s.dropLocal() // it leaves this process's own board, which nobody else sees
+		if wasAlone {
+			s.joined(h, c, peer, nil)
+		} else {
+			log.Info("bridging this stdio session, answered in process while electing, to the shared server at "+h.url, url, zap.String("peer", peer))
+		}
+	case c != nil:
+		log.Info("re-attached to the shared server", url)
+	default:
+		log.Info("a shared server for this checkout is already running at "+h.url+"; bridging this stdio session to it", url)
+	}
+}
+
+// joined tells a client that was served alone that it shares now, at
+// warning as the notice that it was served alone was, so that whoever
+// heard that hears this: in the log, and on srv, this process's, or in a
+// notifications/message to a legacy client whose session c carried (a
+// 2026-07-28 one is sent only what its listen asked for). Its peer id on
+// the shared board, now, differs from c's when that board had given c's to
+// another client already.
+func (s *clientSession) joined(h how, c *transport.Carried, now string, srv *served) {
+	was, runs := "", ""
+	if c != nil {
+		was = c.Peer
+	}
+	if h.as == machine.Leaseholder {
+		runs = ", which this process runs"
+	}
+	msg := "majordomus: this session now uses the checkout's shared server at " + h.url + runs + ": one board and one history with the other agents here"
+	if was != "" && now != "" && was != now {
+		msg += fmt.Sprintf("; it is peer %s there (%s is another client's)", now, was)
+	}
+	s.n.log.Info("joined the checkout's shared server; this client is no longer served alone",
+		zap.String("url", h.url), zap.String("peer", now), zap.String("peer_before", was))
+	switch {
+	case srv != nil:
+		srv.surface.Notify(mcp.LoggingLevelWarning, msg)
+	case c != nil && len(c.Initialize) > 0 && s.n.out != nil:
+		_ = s.n.out.WriteValue(mcp.NewLoggingMessageNotification(mcp.LoggingLevelWarning, "majordomus", msg))
+	}
+}
+
+// use makes b serve the client (mu held); a bridge that leaves its server
+// while the client is idle is lost at once.
+func (s *clientSession) use(b transport.Backend) {
+	s.served = true
+	s.router.set(b)
+	if l, ok := b.(interface {
+		Done() <-chan struct{}
+		Err() error
+	}); ok {
+		go func() {
+			<-l.Done() // it left, or it was closed
+			var g *transport.Gone
+			if errors.As(l.Err(), &g) {
+				s.lost(b, g)
+			}
+		}()
+	}
+}
+
+// handOver keeps the in-process session, as it saw it, to carry onto
+// whatever the election gives next, and closes it: the shared server this
+// process ran lost its lease. The client's messages wait meanwhile. A
+// client being seated (Start's adopt) is seated whole first.
+func (s *clientSession) handOver() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.local != nil {
+		c := s.local.Carried()
+		s.carried, s.causes, s.interim = &c, []string{"the shared server this process ran lost its lease"}, false
+	}
+	s.router.hold()
+	s.dropLocal()
+}
+
+// closeLocal ends the in-process session, if any: it leaves the board.
+func (s *clientSession) closeLocal() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dropLocal()
+}
+
+// dropLocal is closeLocal, mu held.
+func (s *clientSession) dropLocal() {
+	if s.local != nil {
+		s.router.retire(s.local)
+		s.local = nil
+	}
+}
+
+// retire ends bridge b's session once the attachment no longer uses it:
+// when it serves the client, messages wait from now on for what serves
+// next. Stop the adoption of b first, or this waits for it.
+func (s *clientSession) retire(b *transport.Bridge) {
+	s.mu.Lock()
+	s.router.holdFrom(b) // before its adoption commits, or after: never between
+	s.mu.Unlock()
+	s.router.retire(b)
+}
+
+// end ends what serves the client now: the client has left. It does not
+// wait for a session being carried, which its attachment's end stops.
+func (s *clientSession) end() { s.router.retire(s.router.currentBackend()) }
+
+// unservable answers every request with every reason from now on, when
+// the client was served (its bridge failed): its stdio stays open. It
+// reports false when the client was never served, and is left as it is.
+func (s *clientSession) unservable(err error) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.served {
+		return false
+	}
+	reasons := append(append([]string(nil), s.causes...), err.Error())
+	s.router.failed(errors.New(strings.Join(reasons, "; and ")))
+	return true
+}
+
+// aloneBecause is why the client is served alone, or nil.
+func (s *clientSession) aloneBecause() *string { return s.alone.Load() }
