@@ -2,8 +2,6 @@ package node
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -13,7 +11,7 @@ import (
 )
 
 // boardSource is what the shared server's board page shows
-// (transport.BoardSource): the surface's own answers, and the machine's
+// (board.Source): the surface's own answers, and the machine's
 // graph with this process's state.
 type boardSource struct {
 	surface *surface.Surface
@@ -58,25 +56,10 @@ func (b *boardSource) Graph() ([]byte, error) {
 	return append(out, '}'), nil
 }
 
-// boardRevisionExecutions is how much of the history a revision covers:
-// what the page shows of it.
-const boardRevisionExecutions = 200
-
-// Revision digests everything the page shows but the uptime, which changes
-// with every reading and which the page counts on by itself.
-func (b *boardSource) Revision() string {
-	h := sha256.New()
-	report := b.surface.Report()
-	report.UptimeSeconds = 0
-	for _, part := range []func() ([]byte, error){
-		b.Peers, b.Overlaps,
-		func() ([]byte, error) { return b.surface.ExecutionsJSON(boardRevisionExecutions) },
-		func() ([]byte, error) { return json.Marshal(report) },
-		func() ([]byte, error) { return []byte(b.state()), nil },
-	} {
-		p, _ := part()
-		h.Write(p)
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil)[:12])
+// Changes is the surface's generation and this process's state: the
+// surface signals its own changes, and the page's stream reads the state
+// on its keep-alive.
+func (b *boardSource) Changes() (string, <-chan struct{}) {
+	gen, next := b.surface.Changes()
+	return fmt.Sprintf("%d %s", gen, b.state()), next
 }

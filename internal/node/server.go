@@ -17,6 +17,7 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/registry/runtimes"
 	"github.com/majordomus-mcp/majordomus-mcp/surface"
 	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	boardpage "github.com/majordomus-mcp/majordomus-mcp/transport/board"
 )
 
 // sharedServer is the machine's Server port: the checkout's shared server
@@ -66,7 +67,6 @@ func (s *sharedServer) Start(ctx context.Context) error {
 		return fmt.Errorf("starting the shared server: %w", err)
 	}
 	url := "http://" + ln.Addr().String()
-	board := newBoardSource(srv.surface, n.m.State)
 	h := transport.NewHTTPServer(transport.HTTPConfig{
 		MCP:         srv.surface.MCP,
 		Identity:    s.identity(srv, instance),
@@ -75,7 +75,7 @@ func (s *sharedServer) Start(ctx context.Context) error {
 		IdleTimeout: n.cfg.Times.IdleTimeout,
 		MaxSessions: n.cfg.MaxSessions,
 		OnSessions:  n.m.SessionsChanged,
-		Board:       board,
+		Board:       boardpage.New(newBoardSource(srv.surface, n.m.State), key, n.log.Named("board")),
 		Logger:      n.log.Named("http"),
 	})
 	go func() { _ = h.Serve(ln) }()
