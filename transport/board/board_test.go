@@ -365,19 +365,25 @@ func TestThePageBuildsNoMarkupFromData(t *testing.T) {
 	}
 }
 
-// The OpenAPI document is one, and names every endpoint the board serves
-// to scripts.
+// The OpenAPI document is one, carries the project's license, and names
+// every endpoint the board serves to scripts.
 func TestTheOpenAPIDocumentNamesEveryEndpoint(t *testing.T) {
 	raw, err := fs.ReadFile(assets, "api/openapi.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
-		OpenAPI string                     `json:"openapi"`
-		Paths   map[string]json.RawMessage `json:"paths"`
+		OpenAPI string `json:"openapi"`
+		Info    struct {
+			License struct{ Name, Identifier string } `json:"license"`
+		} `json:"info"`
+		Paths map[string]json.RawMessage `json:"paths"`
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil || doc.OpenAPI != "3.1.0" {
 		t.Fatalf("openapi.json: %v, version %q", err, doc.OpenAPI)
+	}
+	if l := doc.Info.License; l.Name != "Apache-2.0" || l.Identifier != "Apache-2.0" {
+		t.Errorf("openapi.json's info.license is %+v, not the project's Apache-2.0", l)
 	}
 	src, err := os.ReadFile("board.go")
 	if err != nil {
