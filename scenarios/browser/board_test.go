@@ -110,7 +110,8 @@ func client(t *testing.T, dir, name, intent string, scope ...string) *mcpclient.
 // hostile is a client name that would run script if it were markup.
 const hostile = `<img src=x onerror=alert(1)>`
 
-// The board in a real browser: refused without its link; opened with it,
+// The board in a real browser: refused without its link, and with it once
+// it is spent, on a page that says how to get a new one; opened with it,
 // it shows two bridged clients and where their scopes overlap, a hostile
 // name as the characters it is, the state machine with the server's state
 // marked, and a third client's announcement without a reload; its
@@ -128,14 +129,15 @@ func TestTheBoardInABrowser(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("GET /board without its link: %d", resp.StatusCode)
 	}
-	browser := startDriver(t).newSession(t)
+	driver := startDriver(t)
+	browser := driver.newSession(t)
 	browser.open(base + "/board")
 	var refused struct {
 		Text  string `json:"text"`
 		Board bool   `json:"board"`
 	}
 	browser.eval(`return {text: document.body.innerText, board: !!document.getElementById("peers-table")};`, &refused)
-	if refused.Board || !strings.Contains(refused.Text, "unauthorized") {
+	if refused.Board || !strings.Contains(refused.Text, "its user's only") || !strings.Contains(refused.Text, "majordomus-mcp board") {
 		t.Fatalf("the page without its link showed %+v", refused)
 	}
 
@@ -170,6 +172,14 @@ func TestTheBoardInABrowser(t *testing.T) {
 	read()
 	if page.Location != base+"/board" {
 		t.Errorf("after the link the page is at %s: the token stays in the address bar", page.Location)
+	}
+	// The link is spent: another browser opening it is told so, and what
+	// makes a new one.
+	other := driver.newSession(t)
+	other.open(link)
+	other.eval(`return {text: document.body.innerText, board: !!document.getElementById("peers-table")};`, &refused)
+	if refused.Board || !strings.Contains(refused.Text, "used already or has expired") || !strings.Contains(refused.Text, "majordomus-mcp board") {
+		t.Errorf("the spent link showed %+v", refused)
 	}
 	if len(page.Names) != 2 || page.Names[0] != hostile+" 1.2.3" || page.Names[1] != "codex 1.2.3" {
 		t.Errorf("the peers' names show as %q; want the hostile name as its characters", page.Names)

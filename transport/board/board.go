@@ -4,11 +4,13 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io/fs"
 	"net"
 	"net/http"
 	"path"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -118,9 +120,7 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if read && r.URL.Path != "/board/token" && !p.admits(r) {
-		w.Header().Set("WWW-Authenticate", secret.Scheme+` realm="majordomus"`)
-		refuse(w, http.StatusUnauthorized, "unauthorized",
-			"the board is its user's only: run `majordomus-mcp board` in the checkout for a link that opens it")
+		unauthorized(w, r, "the board is its user's only: run `majordomus-mcp board` in the checkout for a link that opens it")
 		return
 	}
 	p.mux.ServeHTTP(w, r)
@@ -166,8 +166,7 @@ func cookieName(r *http.Request) string {
 // the page. Only a POST: a token is drawn, not read.
 func (p *Page) serveToken(w http.ResponseWriter, r *http.Request) {
 	if !secret.Authorized(r.Header.Get("Authorization"), p.secret) {
-		w.Header().Set("WWW-Authenticate", secret.Scheme+` realm="majordomus"`)
-		refuse(w, http.StatusUnauthorized, "unauthorized", "a board token is given to the lease's owner only: run `majordomus-mcp board`")
+		unauthorized(w, r, "a board token is given to the lease's owner only: run `majordomus-mcp board`")
 		return
 	}
 	token := p.keys.issue(p.now())
@@ -187,7 +186,7 @@ func (p *Page) exchangeToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !ok {
-		refuse(w, http.StatusUnauthorized, "unauthorized", "this board link was used already or has expired: run `majordomus-mcp board` for a new one")
+		unauthorized(w, r, "this board link was used already or has expired: run `majordomus-mcp board` for a new one")
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: cookieName(r), Value: cookie, Path: "/board", HttpOnly: true, SameSite: http.SameSiteStrictMode})
@@ -244,6 +243,22 @@ func writeJSON(w http.ResponseWriter, r *http.Request, b []byte) {
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(b)
 	}
+}
+
+// unauthorized refuses r for want of a key: with a small page saying so
+// to a browser's navigation (it accepts text/html), with the JSON error
+// body to a script.
+func unauthorized(w http.ResponseWriter, r *http.Request, message string) {
+	w.Header().Set("WWW-Authenticate", secret.Scheme+` realm="majordomus"`)
+	if !strings.Contains(r.Header.Get("Accept"), "text/html") {
+		refuse(w, http.StatusUnauthorized, "unauthorized", message)
+		return
+	}
+	w.Header().Set("Content-Type", assetTypes[""])
+	w.WriteHeader(http.StatusUnauthorized)
+	text := strings.ReplaceAll(html.EscapeString(message), "`majordomus-mcp board`", "<code>majordomus-mcp board</code>")
+	_, _ = fmt.Fprintf(w, `<!doctype html><meta charset="utf-8"><title>majordomus-mcp board</title>`+
+		"<h1>No board here</h1><p>%s%s.</p>\n", strings.ToUpper(text[:1]), text[1:])
 }
 
 // refuse answers status with the server's JSON error body.

@@ -210,6 +210,15 @@ func TestABoardTokenIsSpentOnceForACookie(t *testing.T) {
 	if again, _ := boardRequest(t, s.url, http.MethodGet, path[1], "Cookie", cookie); again.StatusCode != http.StatusSeeOther || len(again.Cookies()) != 0 {
 		t.Errorf("the spent link opened again by the browser it let in: %d %v", again.StatusCode, again.Cookies())
 	}
+	// A browser (it accepts text/html) is told on a page what happened and
+	// what makes a new link; a script keeps the JSON.
+	for link, want := range map[string]string{path[1]: "used already or has expired", "/board": "board is its user&#39;s only"} {
+		resp, body := boardRequest(t, s.url, http.MethodGet, link, "Accept", "text/html,application/xhtml+xml,*/*;q=0.8")
+		if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" ||
+			!strings.Contains(body, want) || !strings.Contains(body, "<code>majordomus-mcp board</code>") || len(resp.Cookies()) != 0 {
+			t.Errorf("a browser opening %s: %d %q %s", link, resp.StatusCode, resp.Header.Get("Content-Type"), body)
+		}
+	}
 
 	resp, body = boardRequest(t, s.url, http.MethodGet, "/board", "Cookie", cookie)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `<script src="/board/board.js"`) {

@@ -9,8 +9,9 @@
 // too, for what the source does not signal; it ends with its request,
 // which the server ends at its shutdown.
 //
-// Nothing is read without a key (401): the cookie the one-time link gives,
-// or the lease's token (a script's). POST /board/token gives whoever holds
+// Nothing is read without a key (401, on a small page for a browser's
+// navigation): the cookie the one-time link gives, or the lease's token
+// (a script's). POST /board/token gives whoever holds
 // the lease's token a one-time token; GET /board?token= spends it, once
 // and within two minutes, for an HttpOnly, SameSite=Strict cookie on
 // Path=/board named after the server's port, and redirects to /board
