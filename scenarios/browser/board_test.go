@@ -112,10 +112,10 @@ const hostile = `<img src=x onerror=alert(1)>`
 
 // The board in a real browser: refused without its link, and with it once
 // it is spent, on a page that says how to get a new one; opened with it,
-// it shows two bridged clients and where their scopes overlap, a hostile
-// name as the characters it is, the state machine with the server's state
-// marked, and a third client's announcement without a reload; its
-// screenshot is not blank.
+// it shows two bridged clients, the paths where their scopes overlap and,
+// on each one's row, whom it overlaps, a hostile name as the characters it
+// is, the state machine with the server's state marked, and a third
+// client's announcement without a reload; its screenshot is not blank.
 func TestTheBoardInABrowser(t *testing.T) {
 	dir, base := serveExample(t)
 	client(t, dir, hostile, "rework the parser", "lib/parse")
@@ -156,6 +156,7 @@ func TestTheBoardInABrowser(t *testing.T) {
 		Names    []string `json:"names"`
 		Overlap  int      `json:"overlap"`
 		Overlaps string   `json:"overlaps"`
+		Whom     []string `json:"whom"`
 		Images   int      `json:"images"`
 		Current  string   `json:"current"`
 	}
@@ -165,6 +166,7 @@ func TestTheBoardInABrowser(t *testing.T) {
 			names: [...document.querySelectorAll("#peers-table tbody tr[data-peer] td:nth-child(2)")].map((td) => td.textContent),
 			overlap: document.querySelectorAll("#peers-table tbody tr.overlap").length,
 			overlaps: document.getElementById("overlaps").textContent,
+			whom: [...document.querySelectorAll("#peers-table tbody tr[data-peer] td:nth-child(7)")].map((td) => td.textContent),
 			images: document.querySelectorAll("img").length,
 			current: (document.querySelector("#machine-graph .state.current") || {dataset: {}}).dataset.state || "",
 		};`, &page)
@@ -187,8 +189,11 @@ func TestTheBoardInABrowser(t *testing.T) {
 	if page.Images != 0 {
 		t.Errorf("the page holds %d img elements: a client's name became markup", page.Images)
 	}
-	if page.Overlap != 2 || !strings.Contains(page.Overlaps, "overlap on lib/parse") {
-		t.Errorf("the overlap shows as %d rows, %q", page.Overlap, page.Overlaps)
+	if want := "p1 (" + hostile + ") on lib/parse and p2 (codex) on lib overlap"; page.Overlap != 2 || page.Overlaps != want {
+		t.Errorf("the overlap shows as %d rows, %q; want %q", page.Overlap, page.Overlaps, want)
+	}
+	if len(page.Whom) != 2 || page.Whom[0] != "p2 (codex)" || page.Whom[1] != "p1 ("+hostile+")" {
+		t.Errorf("the rows say they overlap %q", page.Whom)
 	}
 	if page.Current != "leaseholder" {
 		t.Errorf("the state machine marks %q as the server's state", page.Current)
