@@ -34,10 +34,8 @@ func (c *changes) watch() (uint64, <-chan struct{}) {
 }
 
 // Changes returns the generation of what the board page shows of the
-// surface (its board, its history, its layer) and a channel closed when
-// the next change moves it. Reading it also takes for gone the
-// sessionless peers unheard for the idle timeout, which the board judges
-// only when read or changed.
+// surface and a channel closed when the next change moves it. Reading it
+// also takes for gone the silent sessionless peers (judged lazily).
 func (s *Surface) Changes() (uint64, <-chan struct{}) {
 	s.Board.Peers()
 	return s.changes.watch()

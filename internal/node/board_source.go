@@ -11,18 +11,18 @@ import (
 )
 
 // boardSource is what the shared server's board page shows
-// (board.Source): the surface's own answers, and the machine's
-// graph with this process's state.
+// (board.Source): the surface's own answers, and the machine's graph with
+// this process's state.
 type boardSource struct {
-	surface *surface.Surface
-	state   func() machine.State
+	*surface.Surface
+	state func() machine.State
 	// graph is machine.Graph("json"), compacted: rendered once, when a
 	// page first asks, not at every server's start.
 	graph func() ([]byte, error)
 }
 
 func newBoardSource(s *surface.Surface, state func() machine.State) *boardSource {
-	return &boardSource{surface: s, state: state, graph: sync.OnceValues(func() ([]byte, error) {
+	return &boardSource{Surface: s, state: state, graph: sync.OnceValues(func() ([]byte, error) {
 		g, err := machine.Graph("json")
 		if err != nil {
 			return nil, fmt.Errorf("rendering the machine's graph: %w", err)
@@ -35,14 +35,9 @@ func newBoardSource(s *surface.Surface, state func() machine.State) *boardSource
 	})}
 }
 
-func (b *boardSource) Peers() ([]byte, error)               { return b.surface.PeersJSON() }
-func (b *boardSource) Overlaps() ([]byte, error)            { return b.surface.OverlapsJSON() }
-func (b *boardSource) Executions(limit int) ([]byte, error) { return b.surface.ExecutionsJSON(limit) }
-func (b *boardSource) Server() ([]byte, error)              { return b.surface.ServerJSON() }
-
-// Graph is the graph `majordomus-mcp graph --format json` prints (its
+// GraphJSON is the graph `majordomus-mcp graph --format json` prints (its
 // bytes, compacted), with the state this process is in now.
-func (b *boardSource) Graph() ([]byte, error) {
+func (b *boardSource) GraphJSON() ([]byte, error) {
 	graph, err := b.graph()
 	if err != nil {
 		return nil, err
@@ -60,6 +55,6 @@ func (b *boardSource) Graph() ([]byte, error) {
 // surface signals its own changes, and the page's stream reads the state
 // on its keep-alive.
 func (b *boardSource) Changes() (string, <-chan struct{}) {
-	gen, next := b.surface.Changes()
+	gen, next := b.Surface.Changes()
 	return fmt.Sprintf("%d %s", gen, b.state()), next
 }

@@ -23,12 +23,12 @@ import (
 // graph with the server's current state. It must be safe for concurrent
 // use.
 type Source interface {
-	Peers() ([]byte, error)
-	Overlaps() ([]byte, error)
-	// Executions answers for limit; an error is the limit's fault.
-	Executions(limit int) ([]byte, error)
-	Server() ([]byte, error)
-	Graph() ([]byte, error)
+	PeersJSON() ([]byte, error)
+	OverlapsJSON() ([]byte, error)
+	// ExecutionsJSON answers for limit; an error is the limit's fault.
+	ExecutionsJSON(limit int) ([]byte, error)
+	ServerJSON() ([]byte, error)
+	GraphJSON() ([]byte, error)
 	// Changes returns the revision of what the page shows, but for the
 	// passing of time (an uptime), and a channel closed when it next
 	// changes.
@@ -80,10 +80,10 @@ func New(src Source, secret string, log *zap.Logger) *Page {
 	for _, file := range []string{"/board", "/board/{$}", "/board/board.js", "/board/board.css", "/board/api/openapi.json"} {
 		p.mux.Handle("GET "+file, static)
 	}
-	p.mux.HandleFunc("GET /board/api/peers", p.answer(src.Peers))
-	p.mux.HandleFunc("GET /board/api/overlaps", p.answer(src.Overlaps))
-	p.mux.HandleFunc("GET /board/api/server", p.answer(src.Server))
-	p.mux.HandleFunc("GET /board/api/graph", p.answer(src.Graph))
+	p.mux.HandleFunc("GET /board/api/peers", p.answer(src.PeersJSON))
+	p.mux.HandleFunc("GET /board/api/overlaps", p.answer(src.OverlapsJSON))
+	p.mux.HandleFunc("GET /board/api/server", p.answer(src.ServerJSON))
+	p.mux.HandleFunc("GET /board/api/graph", p.answer(src.GraphJSON))
 	p.mux.HandleFunc("GET /board/api/executions", p.serveExecutions)
 	p.mux.HandleFunc("GET /board/events", p.serveEvents)
 	p.mux.HandleFunc("POST /board/token", p.serveToken)
@@ -92,11 +92,8 @@ func New(src Source, secret string, log *zap.Logger) *Page {
 	return p
 }
 
-// ServeHTTP answers everything under /board: the page, its files, its
-// JSON endpoints, its event stream and the one-time token. Host and
-// Origin are the server's to check; Sec-Fetch-Site is checked here.
-// Without a key (the cookie, or the lease's token for a script) a read
-// is answered 401 and nothing of the board.
+// ServeHTTP answers everything under /board, by the rules of the package
+// doc: the one-time link, then Sec-Fetch-Site, then the key, then routes.
 func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
@@ -154,12 +151,9 @@ func (p *Page) admits(r *http.Request) bool {
 // cookieName names the cookie after the server's port: cookies do not
 // tell ports apart, so two checkouts' pages in one browser keep theirs.
 func cookieName(r *http.Request) string {
-	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil {
-		if _, port, err := net.SplitHostPort(local.String()); err == nil {
-			return "majordomus_board_" + port
-		}
-	}
-	return "majordomus_board"
+	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	_, port, _ := net.SplitHostPort(fmt.Sprint(local))
+	return "majordomus_board_" + port
 }
 
 // serveToken gives whoever holds the lease's token a one-time token of
@@ -192,19 +186,13 @@ func (p *Page) exchangeToken(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: cookieName(r), Value: cookie, Path: "/board", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
 		// A browser sends no SameSite=Strict cookie along a redirect that a
-		// cross-site navigation began: the page moves on by itself, a
-		// navigation of this origin's own.
-		w.Header().Set("Content-Type", assetTypes[""])
-		_, _ = w.Write([]byte(entered))
+		// cross-site navigation began: a page moves on to the board by
+		// itself, a navigation of this origin's own.
+		notice(w, http.StatusOK, `<meta http-equiv="refresh" content="0;url=/board">`, `<p><a href="/board">Open the board</a></p>`)
 		return
 	}
 	http.Redirect(w, r, "/board", http.StatusSeeOther)
 }
-
-// entered is the page a link spent from another site answers: it moves
-// on to the board (no script: the CSP allows a refresh).
-const entered = `<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=/board">` +
-	`<title>majordomus-mcp board</title><p><a href="/board">Open the board</a></p>` + "\n"
 
 // answer serves what get answers, as it is.
 func (p *Page) answer(get func() ([]byte, error)) http.HandlerFunc {
@@ -229,7 +217,7 @@ func (p *Page) serveExecutions(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	b, err := p.src.Executions(limit)
+	b, err := p.src.ExecutionsJSON(limit)
 	if err != nil {
 		refuse(w, http.StatusBadRequest, "invalid_request", err.Error())
 		return
@@ -254,11 +242,16 @@ func unauthorized(w http.ResponseWriter, r *http.Request, message string) {
 		refuse(w, http.StatusUnauthorized, "unauthorized", message)
 		return
 	}
-	w.Header().Set("Content-Type", assetTypes[""])
-	w.WriteHeader(http.StatusUnauthorized)
 	text := strings.ReplaceAll(html.EscapeString(message), "`majordomus-mcp board`", "<code>majordomus-mcp board</code>")
-	_, _ = fmt.Fprintf(w, `<!doctype html><meta charset="utf-8"><title>majordomus-mcp board</title>`+
-		"<h1>No board here</h1><p>%s%s.</p>\n", strings.ToUpper(text[:1]), text[1:])
+	notice(w, http.StatusUnauthorized, "", "<h1>No board here</h1><p>"+strings.ToUpper(text[:1])+text[1:]+".</p>")
+}
+
+// notice answers a small page of the board's own, head and body its
+// markup (no script: the CSP allows a refresh).
+func notice(w http.ResponseWriter, status int, head, body string) {
+	w.Header().Set("Content-Type", assetTypes[""])
+	w.WriteHeader(status)
+	_, _ = fmt.Fprintf(w, `<!doctype html><meta charset="utf-8">%s<title>majordomus-mcp board</title>%s`+"\n", head, body)
 }
 
 // refuse answers status with the server's JSON error body.

@@ -28,18 +28,18 @@ type pageSource struct {
 	next chan struct{}
 }
 
-func (p *pageSource) Peers() ([]byte, error) {
+func (p *pageSource) PeersJSON() ([]byte, error) {
 	return []byte(`{"count":1,"departed":0,"caller":"","peers":[{"id":"p1","client":{"name":"<img src=x>"}}]}`), nil
 }
-func (p *pageSource) Overlaps() ([]byte, error) { return []byte(`{"count":0,"overlaps":[]}`), nil }
-func (p *pageSource) Executions(limit int) ([]byte, error) {
+func (p *pageSource) OverlapsJSON() ([]byte, error) { return []byte(`{"count":0,"overlaps":[]}`), nil }
+func (p *pageSource) ExecutionsJSON(limit int) ([]byte, error) {
 	if limit < 1 || limit > 1000 {
 		return nil, io.ErrUnexpectedEOF
 	}
 	return []byte(`{"count":0,"executions":[]}`), nil
 }
-func (p *pageSource) Server() ([]byte, error) { return []byte(`{"name":"majordomus"}`), nil }
-func (p *pageSource) Graph() ([]byte, error) {
+func (p *pageSource) ServerJSON() ([]byte, error) { return []byte(`{"name":"majordomus"}`), nil }
+func (p *pageSource) GraphJSON() ([]byte, error) {
 	return []byte(`{"state":"leaseholder","graph":{}}`), nil
 }
 func (p *pageSource) Changes() (string, <-chan struct{}) {

@@ -7,16 +7,13 @@ import (
 )
 
 // keepAlive is how often a quiet /board/events stream says it lives, so
-// that a page whose server went away finds out. It is also when the
-// stream reads the source's revision unbidden: what the source does not
-// signal (a state of its process's own) shows by then.
+// that a page whose server went away finds out, and reads the revision
+// unbidden: what the source does not signal shows by then.
 const keepAlive = 15 * time.Second
 
 // serveEvents streams a "change" event at the start and whenever the
-// source's revision moves, woken by the source's channel: the page then
-// fetches what it shows again. The event carries the revision and nothing
-// of the board. The stream ends with its request, which the server ends
-// at its shutdown.
+// source's revision moves: the page then fetches what it shows again. The
+// event carries the revision and nothing of the board.
 func (p *Page) serveEvents(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
