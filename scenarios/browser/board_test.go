@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -286,6 +287,40 @@ func TestTheBoardOpensThroughItsUsersPage(t *testing.T) {
 	browser.open(string(page))
 	browser.arrive(base + "/board")
 	browser.until("the peer", `return document.querySelectorAll("#peers-table tbody tr[data-peer]").length === 1;`)
+}
+
+// The leaseholder's own stdio client is on its board like any other: its
+// row says stdio, and its last seen follows its calls, live.
+func TestTheLeaseholdersOwnClientIsSeenLive(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "example")
+	if err := example.WriteCheckout(dir); err != nil {
+		t.Fatal(err)
+	}
+	lead := start(t, dir, "--http-port", "0")
+	if _, err := lead.Initialize(ctx(t), "lead", "2025-11-25"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lead.WaitLog(ctx(t), "shared server listening on"); err != nil {
+		t.Fatal(err)
+	}
+	call := func() {
+		if isErr, text, err := lead.CallTool(ctx(t), "majordomus_list", map[string]any{}, nil); err != nil || isErr {
+			t.Fatalf("majordomus_list: %v %s", err, text)
+		}
+	}
+	call()
+	out, err := exec.CommandContext(ctx(t), bin, "board", "--no-open", "--repo", dir).Output()
+	if err != nil {
+		t.Fatalf("majordomus-mcp board: %v", err)
+	}
+	browser := startDriver(t).newSession(t)
+	browser.open(strings.TrimSpace(string(out)))
+	const row = `document.querySelector("#peers-table tbody tr[data-peer='p1']")`
+	browser.until("the leaseholder's client", `return [...`+row+`.cells].map((td) => td.textContent).includes("stdio");`)
+	var seen string
+	browser.eval(`return `+row+`.querySelector("time").dateTime;`, &seen)
+	call()
+	browser.until("its last seen to follow its call", `return `+row+`.querySelector("time").dateTime > `+strconv.Quote(seen)+`;`)
 }
 
 // colours counts the distinct colours of img.
