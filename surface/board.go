@@ -57,19 +57,22 @@ type Board struct {
 	byWho     map[string]*sessionless // those of them found by the identity they send
 	order     []*Peer                 // attachment order, departed announcers included
 	sink      func(Peer)              // given every announcer as it changes, while the board is the checkout's
+	changes   *changes                // moved by every change (changes.go)
 }
 
 // NewBoard returns an empty board reading time from now, on which a peer
 // known from its requests alone stays unheard for idle.
-func NewBoard(now func() time.Time, idle time.Duration) *Board { return newBoard(now, idle, nil) }
+func NewBoard(now func() time.Time, idle time.Duration) *Board {
+	return newBoard(now, idle, nil, &changes{})
+}
 
-func newBoard(now func() time.Time, idle time.Duration, numbers func() (int, error)) *Board {
+func newBoard(now func() time.Time, idle time.Duration, numbers func() (int, error), c *changes) *Board {
 	if idle <= 0 {
 		// The server's idle timeout is the caller's (internal/node's
 		// resolved timings): a guess here would be a second owner of it.
 		panic("surface: a board needs the idle timeout")
 	}
-	return &Board{now: now, idle: idle, numbers: numbers, bySession: map[string]*Peer{},
+	return &Board{now: now, idle: idle, numbers: numbers, changes: c, bySession: map[string]*Peer{},
 		byID: map[string]*sessionless{}, byWho: map[string]*sessionless{}}
 }
 
@@ -107,8 +110,7 @@ func stamp(now time.Time) time.Time { return now.UTC().Round(time.Millisecond) }
 // Detach marks a session's peer as gone. A departed peer that announced
 // stays listed (attached: false) among the last few; others are dropped.
 func (b *Board) Detach(session string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.change()()
 	p, ok := b.bySession[session]
 	if !ok {
 		return
@@ -151,8 +153,7 @@ func (b *Board) prune() {
 
 // Identify records the client a session's initialize named.
 func (b *Board) Identify(session string, c Client) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.change()()
 	if p, ok := b.bySession[session]; ok {
 		p.Client = bounded(c, notInitialized)
 	}
@@ -182,8 +183,7 @@ func bounded(c Client, unnamed string) Client {
 
 // Touch records that a session was heard from.
 func (b *Board) Touch(session string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.change()()
 	if p, ok := b.bySession[session]; ok {
 		p.LastSeen = stamp(b.now())
 	}
@@ -208,8 +208,7 @@ func (b *Board) Announce(session, intent string, scope []string) (Peer, []Overla
 // announceSession is Announce; again says it replays a carried
 // announcement (see announce).
 func (b *Board) announceSession(session, intent string, scope []string, again bool) (Peer, []Overlap, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.change()()
 	p, ok := b.bySession[session]
 	if !ok {
 		return Peer{}, nil, fmt.Errorf("this session is not on the board")

@@ -19,8 +19,7 @@ import (
 // otherwise the peer gets a new id. A session already on the board keeps
 // its peer. It returns the peer's id.
 func (b *Board) Open(session, transport, claim string, announced *Announcement) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.change()()
 	if p, ok := b.bySession[session]; ok {
 		return p.ID
 	}
@@ -52,8 +51,7 @@ func (b *Board) Claim(session, id string) bool {
 	if !ok {
 		return false
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.change()()
 	p, ok := b.bySession[session]
 	if !ok {
 		return false

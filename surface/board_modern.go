@@ -41,16 +41,14 @@ type sessionless struct {
 // refreshes the client it names and marks it seen now. It returns the
 // peer's id.
 func (b *Board) Sight(m ModernRequest) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.change()()
 	return b.sight(m, b.now()).ID
 }
 
 // AnnounceModern is Announce for the peer of a modern request, which it
 // sights first.
 func (b *Board) AnnounceModern(m ModernRequest, intent string, scope []string) (Peer, []Overlap) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.change()()
 	now := b.now()
 	p := b.sight(m, now)
 	if m.Replay && sameClaim(p.Announcement, intent, scope) {
@@ -63,8 +61,7 @@ func (b *Board) AnnounceModern(m ModernRequest, intent string, scope []string) (
 // peer opened, and returns what to call, once, when it ends. A session's
 // peer lives as long as its session: Listen sights it and returns nil.
 func (b *Board) Listen(m ModernRequest) (end func()) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.change()()
 	p := b.sight(m, b.now())
 	rec := b.byID[p.ID]
 	if rec == nil || rec.peer != p {
@@ -73,8 +70,7 @@ func (b *Board) Listen(m ModernRequest) (end func()) {
 	rec.streams++
 	opened := rec.seen
 	return func() {
-		b.mu.Lock()
-		defer b.mu.Unlock()
+		defer b.change()()
 		b.streamEnded(rec, opened, b.now())
 	}
 }
@@ -88,8 +84,7 @@ func (b *Board) Listen(m ModernRequest) (end func()) {
 // server. It returns what to call, once, when it ends (nil for a session's
 // peer).
 func (b *Board) Present(m ModernRequest) (end func()) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.change()()
 	p := b.sight(m, b.now())
 	rec := b.byID[p.ID]
 	if rec == nil || rec.peer != p {
@@ -97,8 +92,7 @@ func (b *Board) Present(m ModernRequest) (end func()) {
 	}
 	rec.streams++
 	return func() {
-		b.mu.Lock()
-		defer b.mu.Unlock()
+		defer b.change()()
 		rec.streams--
 		if rec.streams > 0 || !rec.peer.Attached {
 			return
@@ -201,6 +195,7 @@ func (b *Board) expire(now time.Time) {
 	}
 	if gone {
 		b.prune()
+		b.changes.bump()
 	}
 }
 

@@ -1,12 +1,14 @@
 package surface
 
-// OverlapPair is two attached peers whose announced scopes overlap: the
-// paths of A's scope that overlap B's, as majordomus_announce would answer
-// A. Each pair is listed once, A the earlier attached.
+// OverlapPair is two attached peers whose announced scopes overlap, with
+// the paths of each that overlap the other's, as majordomus_announce
+// would answer each: Paths A's, BPaths B's. Each pair is listed once, A
+// the earlier attached.
 type OverlapPair struct {
-	A     string   `json:"a"`
-	B     string   `json:"b"`
-	Paths []string `json:"paths"`
+	A      string   `json:"a"`
+	B      string   `json:"b"`
+	Paths  []string `json:"paths"`
+	BPaths []string `json:"b_paths"`
 }
 
 // Overlaps lists every overlapping pair of attached announcers, in
@@ -25,7 +27,7 @@ func (b *Board) Overlaps() []OverlapPair {
 				continue
 			}
 			if paths := overlappingPaths(p.Announcement.Scope, q.Announcement.Scope); len(paths) > 0 {
-				out = append(out, OverlapPair{A: p.ID, B: q.ID, Paths: paths})
+				out = append(out, OverlapPair{A: p.ID, B: q.ID, Paths: paths, BPaths: overlappingPaths(q.Announcement.Scope, p.Announcement.Scope)})
 			}
 		}
 	}

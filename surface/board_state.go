@@ -13,8 +13,7 @@ import "slices"
 // sink is given every announcer that changes from now on. It returns the
 // announcers, as the shared state keeps them.
 func (b *Board) keep(loaded []Peer, sink func(Peer)) []Peer {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.change()()
 	b.expire(b.now())
 	var restored []*Peer
 	for _, lp := range loaded {

@@ -35,7 +35,10 @@
 // endpoints (answers.go: [Surface.PeersJSON], [Surface.ExecutionsJSON],
 // [Surface.ServerJSON], marshalled from the same views, so that both say
 // the same bytes), with [Surface.OverlapsJSON], every overlapping pair of
-// announcers by the rule majordomus_announce answers with.
+// announcers by the rule majordomus_announce answers with. Every change of
+// the board, the history or the layer moves a generation and closes the
+// channel [Surface.Changes] handed out before it (changes.go), which the
+// page's event stream waits on.
 //
 // # Modern clients
 //

@@ -31,12 +31,14 @@ type Executions struct {
 	pending []Execution       // recorded while not kept, and not lost
 	sink    func(x Execution) // nil while not kept
 	lost    bool
+	changes *changes // moved by every call recorded (changes.go)
 }
 
 // Record adds one call, dropping the oldest past the bound.
 func (e *Executions) Record(x Execution) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	defer e.changes.bump()
 	e.ring = appendBounded(e.ring, x)
 	switch {
 	case e.sink != nil:
@@ -82,6 +84,7 @@ func (e *Executions) keep(loaded []Execution, sink func(Execution)) []Execution 
 		merged = merged[n-executionsKept:]
 	}
 	e.ring, e.pending, e.sink, e.lost = slices.Clone(merged), nil, sink, false
+	e.changes.bump()
 	return merged
 }
 

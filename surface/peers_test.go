@@ -3,6 +3,7 @@ package surface
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,3 +74,31 @@ func TestInitializeGivesThePeerIDAndGrantsAClaim(t *testing.T) {
 }
 
 type claimKey struct{}
+
+// The board's overlaps list each overlapping pair once, with the paths of
+// each side that overlap the other's: what majordomus_announce answers
+// each of them.
+func TestTheOverlapsNameEachSidesPaths(t *testing.T) {
+	b := NewBoard(time.Now, time.Minute)
+	for _, s := range []string{"s1", "s2", "s3"} {
+		b.Attach(s, "http")
+	}
+	announce := func(session string, scope ...string) []Overlap {
+		_, overlaps, err := b.Announce(session, "work", scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return overlaps
+	}
+	announce("s1", "lib/parse", "docs/parse.md")
+	told := announce("s2", "lib", "cmd")
+	announce("s3", "web")
+	pairs := b.Overlaps()
+	if len(pairs) != 1 || pairs[0].A != "p1" || pairs[0].B != "p2" ||
+		strings.Join(pairs[0].Paths, ",") != "lib/parse" || strings.Join(pairs[0].BPaths, ",") != "lib" {
+		t.Fatalf("the overlaps are %+v", pairs)
+	}
+	if len(told) != 1 || !slices.Equal(told[0].Paths, pairs[0].BPaths) {
+		t.Errorf("majordomus_announce told p2 %+v; the board says %v", told, pairs[0].BPaths)
+	}
+}

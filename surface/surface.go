@@ -114,6 +114,7 @@ type Surface struct {
 	subs    *subscriptions
 	listens listens
 	prompts atomic.Pointer[map[string]layer.Object] // the published prompts by name, for completions
+	changes *changes
 }
 
 // New builds the MCP server with every tool and resource of the layer.
@@ -127,9 +128,11 @@ func New(cfg Config) *Surface {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
+	c := &changes{}
 	s := &Surface{
-		Board:      newBoard(cfg.Now, cfg.IdleTimeout, cfg.PeerNumbers),
-		Executions: &Executions{},
+		Board:      newBoard(cfg.Now, cfg.IdleTimeout, cfg.PeerNumbers, c),
+		Executions: &Executions{changes: c},
+		changes:    c,
 		cfg:        cfg,
 		log:        cfg.Logger,
 		started:    cfg.Now(),
@@ -285,6 +288,7 @@ func (s *Surface) Notify(level mcp.LoggingLevel, message string) {
 // to all when a prompt was added, removed or changed, resources/updated to
 // subscribers of what changed.
 func (s *Surface) IndexChanged(old, new *layer.Index) {
+	defer s.changes.bump()
 	s.publishResources(old, new)
 	s.publishPrompts(old, new)
 	changed := append(layer.Changed(old, new), repositoryURI)

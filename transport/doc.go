@@ -22,8 +22,10 @@
 // # The shared HTTP server
 //
 // [HTTPServer] serves GET / (the [Identity], which is the probe), /mcp
-// (mcp-go's streamable HTTP transport) and, when given a board, /board
-// (below). It serves one local user: every
+// (mcp-go's streamable HTTP transport) and, when given a board page
+// ([HTTPConfig].Board, package transport/board), hands it /board once the
+// Host and Origin are checked as for /mcp, ending its requests at
+// Shutdown. It serves one local user: every
 // /mcp request must carry the token of the lease's secret (package
 // internal/secret; [HTTPConfig].Secret), and GET / tells whoever does not
 // only the server's name and, to a challenge, the proof of its leaseholder
@@ -155,9 +157,7 @@
 //     the connection cap), server_mcp.go (the /mcp requests),
 //     server_modern.go (2026-07-28 requests, a lease-lost refusal),
 //     server_sessions.go (the session table and its counts),
-//     server_errors.go (the JSON refusals), board.go (the board page's
-//     routes and checks), board_auth.go (its one-time tokens and
-//     cookies), board_events.go (its change stream), board/ (the page);
+//     server_errors.go (the JSON refusals);
 //   - the bridge side: bridge.go (the bridge and its session),
 //     bridge_calls.go (what it reads of each message), bridge_gone.go
 //     (leaving for good: Gone, and resending), bridge_wire.go (one
@@ -204,23 +204,6 @@
 // forwarder and dropped (mcp-go v1.2.1). Notifications (list_changed,
 // resources/updated, log messages) are therefore best effort over HTTP;
 // answers are not affected.
-//
-// # The board page
-//
-// When [HTTPConfig].Board is set, the server also serves /board: a
-// read-only page for a person (board/, embedded: HTML, CSS and a script,
-// under the policy default-src 'self'), its JSON endpoints under
-// /board/api (the [BoardSource]'s bytes as they are, and an OpenAPI 3.1
-// document of them) and /board/events, a server-sent "change" event
-// whenever the source's revision moves, which the page answers by
-// fetching again. Nothing of it is answered without a key (401): the
-// cookie the page's one-time link gives, or the lease's token (a
-// script's). POST /board/token gives whoever holds the lease's token a
-// one-time token; GET /board?token= spends it, once and before its TTL
-// ([HTTPConfig].BoardTokenTTL, on [HTTPConfig].Now), for an HttpOnly,
-// SameSite=Strict cookie on Path=/board named after the server's port,
-// and redirects to /board without it. Host and Origin are checked as for
-// /mcp, and Sec-Fetch-Site must be same-origin or none (403).
 //
 // The package knows nothing of leases or process states; internal/node wires it.
 package transport

@@ -128,16 +128,10 @@ type HTTPConfig struct {
 	// server, so it may call back into it; under concurrent changes an
 	// intermediate count may be skipped, the latest never is.
 	OnSessions func(n int)
-	// Board is what the board page (/board) shows; nil = no page, 404.
-	Board BoardSource
-	// BoardPoll is how often an open /board/events stream looks for a
-	// change. Default DefaultBoardPoll.
-	BoardPoll time.Duration
-	// BoardTokenTTL is how long a one-time board token stays good.
-	// Default DefaultBoardTokenTTL.
-	BoardTokenTTL time.Duration
-	// Now is the board tokens' clock. Nil = time.Now.
-	Now func() time.Time
+	// Board serves everything under /board (package transport/board),
+	// once the Host and Origin are checked; nil = no page, 404. Its
+	// requests end at Shutdown, its event streams included.
+	Board http.Handler
 	// Logger receives the server's logs and mcp-go's (named "mcp-go").
 	// Nil = no logs.
 	Logger *zap.Logger
@@ -153,8 +147,8 @@ type HTTPServer struct {
 	cop   *http.CrossOriginProtection
 	srv   *http.Server
 
-	boardKeys *boardKeys
-	boardDone chan struct{} // closed by Shutdown: ends the board's event streams
+	boardCtx context.Context // ended by Shutdown: so are the board's requests
+	endBoard context.CancelFunc
 
 	conns    connCount
 	closing  atomic.Bool
@@ -189,20 +183,11 @@ func NewHTTPServer(cfg HTTPConfig) *HTTPServer {
 	if cfg.Refusal == nil {
 		cfg.Refusal = func() *Refusal { return nil }
 	}
-	if cfg.BoardPoll <= 0 {
-		cfg.BoardPoll = DefaultBoardPoll
-	}
-	if cfg.BoardTokenTTL <= 0 {
-		cfg.BoardTokenTTL = DefaultBoardTokenTTL
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
 	if cfg.Secret == "" {
 		cfg.Secret = secret.New()
 	}
-	h := &HTTPServer{cfg: cfg, log: cfg.Logger, cop: http.NewCrossOriginProtection(),
-		boardKeys: newBoardKeys(cfg.BoardTokenTTL), boardDone: make(chan struct{})}
+	h := &HTTPServer{cfg: cfg, log: cfg.Logger, cop: http.NewCrossOriginProtection()}
+	h.boardCtx, h.endBoard = context.WithCancel(context.Background())
 	h.table = newSessionTable(cfg.Logger, cfg.OnSessions, cfg.IdleTimeout, func(sid string) { h.endSession(sid, endIdle) })
 	mcpLog := slog.New(zapslog.NewHandler(cfg.Logger.Core(), zapslog.WithName("mcp-go")))
 	h.mcp = server.NewStreamableHTTPServer(cfg.MCP,
@@ -240,7 +225,7 @@ func (h *HTTPServer) Sessions() int { return h.table.count() }
 func (h *HTTPServer) Shutdown(ctx context.Context) error {
 	h.shutOnce.Do(func() {
 		h.closing.Store(true)
-		close(h.boardDone)
+		h.endBoard()
 		h.table.shutdown()
 		_ = h.mcp.Shutdown(ctx) // stops the sweeper, ends streams and sessions
 		if err := h.srv.Shutdown(ctx); err != nil {
@@ -271,7 +256,7 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveIdentity(w, r)
 	case r.URL.Path == "/mcp":
 		h.serveMCP(w, r)
-	case isBoardPath(r.URL.Path):
+	case h.cfg.Board != nil && (r.URL.Path == "/board" || strings.HasPrefix(r.URL.Path, "/board/")):
 		h.serveBoard(w, r)
 	default:
 		writeError(w, http.StatusNotFound, errCodeNotFound,
@@ -319,6 +304,20 @@ func (h *HTTPServer) serveIdentity(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodGet {
 		_, _ = w.Write(b)
 	}
+}
+
+// serveBoard hands /board to the page after the Host and Origin checks of
+// /mcp; its request ends at Shutdown at the latest.
+func (h *HTTPServer) serveBoard(w http.ResponseWriter, r *http.Request) {
+	if err := h.originAllowed(r); err != nil {
+		h.log.Warn("a board request from another origin was refused", zap.String("origin", r.Header.Get("Origin")), zap.Error(err))
+		writeError(w, http.StatusForbidden, errCodeForbidden, "a request from another origin was refused: "+err.Error())
+		return
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer context.AfterFunc(h.boardCtx, cancel)()
+	h.cfg.Board.ServeHTTP(w, r.WithContext(ctx))
 }
 
 // originAllowed refuses requests a browser sends from another origin: the

@@ -2,8 +2,6 @@ package node
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -13,18 +11,18 @@ import (
 )
 
 // boardSource is what the shared server's board page shows
-// (transport.BoardSource): the surface's own answers, and the machine's
-// graph with this process's state.
+// (board.Source): the surface's own answers, and the machine's graph with
+// this process's state.
 type boardSource struct {
-	surface *surface.Surface
-	state   func() machine.State
+	*surface.Surface
+	state func() machine.State
 	// graph is machine.Graph("json"), compacted: rendered once, when a
 	// page first asks, not at every server's start.
 	graph func() ([]byte, error)
 }
 
 func newBoardSource(s *surface.Surface, state func() machine.State) *boardSource {
-	return &boardSource{surface: s, state: state, graph: sync.OnceValues(func() ([]byte, error) {
+	return &boardSource{Surface: s, state: state, graph: sync.OnceValues(func() ([]byte, error) {
 		g, err := machine.Graph("json")
 		if err != nil {
 			return nil, fmt.Errorf("rendering the machine's graph: %w", err)
@@ -37,14 +35,9 @@ func newBoardSource(s *surface.Surface, state func() machine.State) *boardSource
 	})}
 }
 
-func (b *boardSource) Peers() ([]byte, error)               { return b.surface.PeersJSON() }
-func (b *boardSource) Overlaps() ([]byte, error)            { return b.surface.OverlapsJSON() }
-func (b *boardSource) Executions(limit int) ([]byte, error) { return b.surface.ExecutionsJSON(limit) }
-func (b *boardSource) Server() ([]byte, error)              { return b.surface.ServerJSON() }
-
-// Graph is the graph `majordomus-mcp graph --format json` prints (its
+// GraphJSON is the graph `majordomus-mcp graph --format json` prints (its
 // bytes, compacted), with the state this process is in now.
-func (b *boardSource) Graph() ([]byte, error) {
+func (b *boardSource) GraphJSON() ([]byte, error) {
 	graph, err := b.graph()
 	if err != nil {
 		return nil, err
@@ -58,25 +51,10 @@ func (b *boardSource) Graph() ([]byte, error) {
 	return append(out, '}'), nil
 }
 
-// boardRevisionExecutions is how much of the history a revision covers:
-// what the page shows of it.
-const boardRevisionExecutions = 200
-
-// Revision digests everything the page shows but the uptime, which changes
-// with every reading and which the page counts on by itself.
-func (b *boardSource) Revision() string {
-	h := sha256.New()
-	report := b.surface.Report()
-	report.UptimeSeconds = 0
-	for _, part := range []func() ([]byte, error){
-		b.Peers, b.Overlaps,
-		func() ([]byte, error) { return b.surface.ExecutionsJSON(boardRevisionExecutions) },
-		func() ([]byte, error) { return json.Marshal(report) },
-		func() ([]byte, error) { return []byte(b.state()), nil },
-	} {
-		p, _ := part()
-		h.Write(p)
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil)[:12])
+// Changes is the surface's generation and this process's state: the
+// surface signals its own changes, and the page's stream reads the state
+// on its keep-alive.
+func (b *boardSource) Changes() (string, <-chan struct{}) {
+	gen, next := b.Surface.Changes()
+	return fmt.Sprintf("%d %s", gen, b.state()), next
 }

@@ -78,8 +78,9 @@ func TestTheBoardAnswersWhatTheToolsAnswer(t *testing.T) {
 	}
 }
 
-// The revision /board/events watches changes with what the page shows, and
-// not with time alone.
+// The revision /board/events watches changes with what the page shows,
+// and not with time alone; a change closes the channel handed out before
+// it.
 func TestTheBoardsRevisionFollowsTheBoard(t *testing.T) {
 	co, b := exampleCheckout(t), newBoard()
 	a := start(t, "a", co, b, true)
@@ -90,12 +91,13 @@ func TestTheBoardsRevisionFollowsTheBoard(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := newBoardSource(srv.surface, a.node.State)
-	before := src.Revision()
-	if again := src.Revision(); again != before {
+	before, changed := src.Changes()
+	if again, _ := src.Changes(); again != before {
 		t.Fatalf("nothing changed, yet the revision went from %s to %s", before, again)
 	}
 	a.client.tool("majordomus_announce", map[string]any{"intent": "x", "scope": []any{"a"}}, nil)
-	if after := src.Revision(); after == before {
+	<-changed
+	if after, _ := src.Changes(); after == before {
 		t.Fatalf("an announcement left the revision at %s", after)
 	}
 }

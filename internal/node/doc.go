@@ -56,11 +56,13 @@
 //
 // The leaseholder's server has a board page (board_source.go): the
 // surface's own answers and the machine's graph with the process's
-// state, which transport serves at /board. [OpenBoard] (`majordomus-mcp
-// board`) asks that server, once it has proved it holds the lease's
-// secret, for a one-time link to it, and opens the link where a desktop
-// exists (package internal/browser); a checkout without a live shared
-// server has no page, and it says why ([ErrNoBoard]).
+// state, which package transport/board serves and the HTTP server mounts
+// at /board; the page's stream wakes on the surface's changes.
+// [OpenBoard] (`majordomus-mcp board`) asks that server, once it has
+// proved it holds the lease's secret, for a one-time link to it, and
+// opens the link where a desktop exists (package internal/browser); a
+// checkout without a live shared server has no page, and it says why
+// ([ErrNoBoard]).
 //
 // Invariants:
 //   - the client's session survives every change of backend: when a bridge

@@ -17,6 +17,7 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/registry/runtimes"
 	"github.com/majordomus-mcp/majordomus-mcp/surface"
 	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	boardpage "github.com/majordomus-mcp/majordomus-mcp/transport/board"
 )
 
 // sharedServer is the machine's Server port: the checkout's shared server
@@ -132,7 +133,7 @@ func (s *sharedServer) listen(srv *served, instance, key string) (*transport.HTT
 		IdleTimeout: n.cfg.Times.IdleTimeout,
 		MaxSessions: n.cfg.MaxSessions,
 		OnSessions:  n.m.SessionsChanged,
-		Board:       newBoardSource(srv.surface, n.m.State),
+		Board:       boardpage.New(newBoardSource(srv.surface, n.m.State), key, n.log.Named("board")),
 		Logger:      n.log.Named("http"),
 	})
 	go func() { _ = h.Serve(ln) }()

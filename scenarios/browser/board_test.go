@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -110,11 +111,12 @@ func client(t *testing.T, dir, name, intent string, scope ...string) *mcpclient.
 // hostile is a client name that would run script if it were markup.
 const hostile = `<img src=x onerror=alert(1)>`
 
-// The board in a real browser: refused without its link; opened with it,
-// it shows two bridged clients and where their scopes overlap, a hostile
-// name as the characters it is, the state machine with the server's state
-// marked, and a third client's announcement without a reload; its
-// screenshot is not blank.
+// The board in a real browser: refused without its link, and with it once
+// it is spent, on a page that says how to get a new one; opened with it,
+// it shows two bridged clients, the paths where their scopes overlap and,
+// on each one's row, whom it overlaps, a hostile name as the characters it
+// is, the state machine with the server's state marked, and a third
+// client's announcement without a reload; its screenshot is not blank.
 func TestTheBoardInABrowser(t *testing.T) {
 	dir, base := serveExample(t)
 	client(t, dir, hostile, "rework the parser", "lib/parse")
@@ -128,14 +130,15 @@ func TestTheBoardInABrowser(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("GET /board without its link: %d", resp.StatusCode)
 	}
-	browser := startDriver(t).newSession(t)
+	driver := startDriver(t)
+	browser := driver.newSession(t)
 	browser.open(base + "/board")
 	var refused struct {
 		Text  string `json:"text"`
 		Board bool   `json:"board"`
 	}
 	browser.eval(`return {text: document.body.innerText, board: !!document.getElementById("peers-table")};`, &refused)
-	if refused.Board || !strings.Contains(refused.Text, "unauthorized") {
+	if refused.Board || !strings.Contains(refused.Text, "its user's only") || !strings.Contains(refused.Text, "majordomus-mcp board") {
 		t.Fatalf("the page without its link showed %+v", refused)
 	}
 
@@ -154,6 +157,7 @@ func TestTheBoardInABrowser(t *testing.T) {
 		Names    []string `json:"names"`
 		Overlap  int      `json:"overlap"`
 		Overlaps string   `json:"overlaps"`
+		Whom     []string `json:"whom"`
 		Images   int      `json:"images"`
 		Current  string   `json:"current"`
 	}
@@ -163,6 +167,7 @@ func TestTheBoardInABrowser(t *testing.T) {
 			names: [...document.querySelectorAll("#peers-table tbody tr[data-peer] td:nth-child(2)")].map((td) => td.textContent),
 			overlap: document.querySelectorAll("#peers-table tbody tr.overlap").length,
 			overlaps: document.getElementById("overlaps").textContent,
+			whom: [...document.querySelectorAll("#peers-table tbody tr[data-peer] td:nth-child(7)")].map((td) => td.textContent),
 			images: document.querySelectorAll("img").length,
 			current: (document.querySelector("#machine-graph .state.current") || {dataset: {}}).dataset.state || "",
 		};`, &page)
@@ -171,14 +176,25 @@ func TestTheBoardInABrowser(t *testing.T) {
 	if page.Location != base+"/board" {
 		t.Errorf("after the link the page is at %s: the token stays in the address bar", page.Location)
 	}
+	// The link is spent: another browser opening it is told so, and what
+	// makes a new one.
+	other := driver.newSession(t)
+	other.open(link)
+	other.eval(`return {text: document.body.innerText, board: !!document.getElementById("peers-table")};`, &refused)
+	if refused.Board || !strings.Contains(refused.Text, "used already or has expired") || !strings.Contains(refused.Text, "majordomus-mcp board") {
+		t.Errorf("the spent link showed %+v", refused)
+	}
 	if len(page.Names) != 2 || page.Names[0] != hostile+" 1.2.3" || page.Names[1] != "codex 1.2.3" {
 		t.Errorf("the peers' names show as %q; want the hostile name as its characters", page.Names)
 	}
 	if page.Images != 0 {
 		t.Errorf("the page holds %d img elements: a client's name became markup", page.Images)
 	}
-	if page.Overlap != 2 || !strings.Contains(page.Overlaps, "overlap on lib/parse") {
-		t.Errorf("the overlap shows as %d rows, %q", page.Overlap, page.Overlaps)
+	if want := "p1 (" + hostile + ") on lib/parse and p2 (codex) on lib overlap"; page.Overlap != 2 || page.Overlaps != want {
+		t.Errorf("the overlap shows as %d rows, %q; want %q", page.Overlap, page.Overlaps, want)
+	}
+	if len(page.Whom) != 2 || page.Whom[0] != "p2 (codex)" || page.Whom[1] != "p1 ("+hostile+")" {
+		t.Errorf("the rows say they overlap %q", page.Whom)
 	}
 	if page.Current != "leaseholder" {
 		t.Errorf("the state machine marks %q as the server's state", page.Current)
@@ -271,6 +287,40 @@ func TestTheBoardOpensThroughItsUsersPage(t *testing.T) {
 	browser.open(string(page))
 	browser.arrive(base + "/board")
 	browser.until("the peer", `return document.querySelectorAll("#peers-table tbody tr[data-peer]").length === 1;`)
+}
+
+// The leaseholder's own stdio client is on its board like any other: its
+// row says stdio, and its last seen follows its calls, live.
+func TestTheLeaseholdersOwnClientIsSeenLive(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "example")
+	if err := example.WriteCheckout(dir); err != nil {
+		t.Fatal(err)
+	}
+	lead := start(t, dir, "--http-port", "0")
+	if _, err := lead.Initialize(ctx(t), "lead", "2025-11-25"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lead.WaitLog(ctx(t), "shared server listening on"); err != nil {
+		t.Fatal(err)
+	}
+	call := func() {
+		if isErr, text, err := lead.CallTool(ctx(t), "majordomus_list", map[string]any{}, nil); err != nil || isErr {
+			t.Fatalf("majordomus_list: %v %s", err, text)
+		}
+	}
+	call()
+	out, err := exec.CommandContext(ctx(t), bin, "board", "--no-open", "--repo", dir).Output()
+	if err != nil {
+		t.Fatalf("majordomus-mcp board: %v", err)
+	}
+	browser := startDriver(t).newSession(t)
+	browser.open(strings.TrimSpace(string(out)))
+	const row = `document.querySelector("#peers-table tbody tr[data-peer='p1']")`
+	browser.until("the leaseholder's client", `return [...`+row+`.cells].map((td) => td.textContent).includes("stdio");`)
+	var seen string
+	browser.eval(`return `+row+`.querySelector("time").dateTime;`, &seen)
+	call()
+	browser.until("its last seen to follow its call", `return `+row+`.querySelector("time").dateTime > `+strconv.Quote(seen)+`;`)
 }
 
 // colours counts the distinct colours of img.

@@ -64,9 +64,11 @@ function timeCell(iso) {
 }
 
 function drawPeers(board, overlaps) {
-  const inOverlap = new Set();
-  for (const o of overlaps.overlaps) { inOverlap.add(o.a); inOverlap.add(o.b); }
   const names = new Map(board.peers.map((p) => [p.id, p.client.name]));
+  const who = (id) => id + " (" + (names.get(id) || "?") + ")";
+  const overlapping = new Map(); // a peer's id → whom it overlaps
+  const meet = (id, other) => overlapping.set(id, (overlapping.get(id) || []).concat(who(other)));
+  for (const o of overlaps.overlaps) { meet(o.a, o.b); meet(o.b, o.a); }
   $("peers-count").textContent = board.count + " attached, " + board.departed + " departed";
   const body = $("peers-table").tBodies[0];
   clear(body);
@@ -74,7 +76,7 @@ function drawPeers(board, overlaps) {
     const tr = el("tr");
     tr.dataset.peer = p.id;
     if (!p.attached) tr.classList.add("departed");
-    if (inOverlap.has(p.id)) tr.classList.add("overlap");
+    if (overlapping.has(p.id)) tr.classList.add("overlap");
     const a = p.announcement;
     tr.appendChild(el("td", p.id));
     tr.appendChild(el("td", p.client.name + (p.client.version ? " " + p.client.version : "")));
@@ -82,21 +84,21 @@ function drawPeers(board, overlaps) {
     tr.appendChild(el("td", p.attached ? "attached" : "departed"));
     tr.appendChild(el("td", a ? a.intent : "—"));
     tr.appendChild(el("td", a && a.scope.length ? a.scope.join(", ") : "—"));
+    tr.appendChild(el("td", overlapping.has(p.id) ? overlapping.get(p.id).join(", ") : "—"));
     tr.appendChild(timeCell(p.last_seen));
     body.appendChild(tr);
   }
   if (board.peers.length === 0) {
     const tr = el("tr");
     const td = el("td", "No peer yet.");
-    td.colSpan = 7;
+    td.colSpan = 8;
     tr.appendChild(td);
     body.appendChild(tr);
   }
   const list = $("overlaps");
   clear(list);
   for (const o of overlaps.overlaps) {
-    const who = (id) => id + " (" + (names.get(id) || "?") + ")";
-    list.appendChild(el("li", who(o.a) + " and " + who(o.b) + " overlap on " + o.paths.join(", ")));
+    list.appendChild(el("li", who(o.a) + " on " + o.paths.join(", ") + " and " + who(o.b) + " on " + o.b_paths.join(", ") + " overlap"));
   }
   if (overlaps.overlaps.length === 0) list.appendChild(el("li", "None."));
 }
