@@ -379,14 +379,17 @@ func (s *Surface) Sessions() int {
 // of a carried announcement (ReplayMeta), which is bookkeeping.
 func (s *Surface) recordExecution(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		start := s.cfg.Now()
-		res, err := next(ctx, req)
 		if isReplay(req) {
-			return res, err
+			return next(ctx, req)
 		}
+		start := s.cfg.Now()
+		// The caller is known before the call: a server that stops ends
+		// its sessions while their last calls are answered.
+		caller := s.callerOf(ctx, req.Params.Meta)
+		res, err := next(ctx, req)
 		s.Executions.Record(Execution{
 			Tool:       req.Params.Name,
-			Peer:       s.callerOf(ctx, req.Params.Meta),
+			Peer:       caller,
 			At:         start.UTC(),
 			DurationMS: float64(s.cfg.Now().Sub(start).Microseconds()) / 1000,
 			OK:         err == nil && res != nil && !res.IsError,
