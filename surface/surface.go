@@ -375,18 +375,15 @@ func (s *Surface) Sessions() int {
 	return n
 }
 
-// recordExecution times every tool call into the history, but the replay
-// of a carried announcement (ReplayMeta), which is bookkeeping.
+// recordExecution times every tool call but a replay (ReplayMeta) into the
+// history, under the caller it began with: a stopping server ends sessions.
 func (s *Surface) recordExecution(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		if isReplay(req) {
-			return next(ctx, req)
-		}
-		start := s.cfg.Now()
-		// The caller is known before the call: a server that stops ends
-		// its sessions while their last calls are answered.
-		caller := s.callerOf(ctx, req.Params.Meta)
+		start, caller := s.cfg.Now(), s.callerOf(ctx, req.Params.Meta)
 		res, err := next(ctx, req)
+		if isReplay(req) {
+			return res, err
+		}
 		s.Executions.Record(Execution{
 			Tool:       req.Params.Name,
 			Peer:       caller,
