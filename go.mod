@@ -3,6 +3,7 @@ module github.com/majordomus-mcp/majordomus-mcp
 go 1.26.4
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/qmuntal/stateless v1.7.2

@@ -379,18 +379,18 @@ func (s *Surface) Sessions() int {
 	return n
 }
 
-// recordExecution times every tool call into the history, but the replay
-// of a carried announcement (ReplayMeta), which is bookkeeping.
+// recordExecution times every tool call but a replay (ReplayMeta) into the
+// history, under the caller it began with: a stopping server ends sessions.
 func (s *Surface) recordExecution(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		start := s.cfg.Now()
+		start, caller := s.cfg.Now(), s.callerOf(ctx, req.Params.Meta)
 		res, err := next(ctx, req)
 		if isReplay(req) {
 			return res, err
 		}
 		s.Executions.Record(Execution{
 			Tool:       req.Params.Name,
-			Peer:       s.callerOf(ctx, req.Params.Meta),
+			Peer:       caller,
 			At:         start.UTC(),
 			DurationMS: float64(s.cfg.Now().Sub(start).Microseconds()) / 1000,
 			OK:         err == nil && res != nil && !res.IsError,

@@ -210,6 +210,25 @@ func TestExecutionsRecordEveryToolCall(t *testing.T) {
 	}
 }
 
+// A call whose session ends while it is answered (a server stopping ends
+// its sessions so) is recorded under the peer that made it.
+func TestACallWhoseSessionEndsMeanwhileIsRecordedUnderItsPeer(t *testing.T) {
+	f := newFixture(t)
+	c := f.connect("codex")
+	leaving := f.s.recordExecution(func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		c.leave()
+		return mcp.NewToolResultText("answered"), nil
+	})
+	var req mcp.CallToolRequest
+	req.Params.Name = "majordomus_repository"
+	if _, err := leaving(f.s.MCP.WithContext(context.Background(), c.sess), req); err != nil {
+		t.Fatal(err)
+	}
+	if recent := f.s.Executions.Recent(10); len(recent) != 1 || recent[0].Peer != "p1" {
+		t.Fatalf("the history: %+v", recent)
+	}
+}
+
 func TestInstructionsNameThePeerTheBoardAndOnlyASharedServersURL(t *testing.T) {
 	f := newFixture(t)
 	f.connect("claude-code")
