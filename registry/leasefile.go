@@ -127,6 +127,7 @@ func (lf *LeaseFile) Forget() {
 // handle's instance; the comparison and the removal happen under the
 // sidecar lock. Releasing nothing, or twice, is not an error. When the file
 // carries another instance it is left alone and [ErrLeaseNotOurs] returned.
+// The handle forgets the lease in every case.
 func (lf *LeaseFile) Release() error {
 	lf.mu.Lock()
 	defer lf.mu.Unlock()
@@ -146,12 +147,12 @@ func (lf *LeaseFile) Release() error {
 		}
 		return nil
 	})
-	if err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrLeaseNotOurs) {
-		// (a missing directory: the whole lease directory is gone, and the lease with it)
-		lf.held = nil
-	}
+	// Forgotten even when the lease could not be removed (the lock held
+	// too long, the directory unusable): it is never used again, and a
+	// handle that kept it could never acquire another.
+	lf.held = nil
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return nil // the whole lease directory is gone, and the lease with it
 	}
 	return err
 }
