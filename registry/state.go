@@ -56,54 +56,16 @@ type StateFile struct {
 // problems are reported as Unreadable.
 func ReadState(leasePath string) StateFile {
 	path := StatePath(leasePath)
-	for range 3 {
-		if s, retry := readStateOnce(path); !retry {
-			return s
-		}
+	var foreign string
+	snap := readFile(path, MaxStateSize, func(f *os.File, fi fs.FileInfo) { foreign = notMine(f, fi, path) })
+	s := StateFile{Found: snap.Found, Foreign: foreign, Err: snap.Err}
+	if snap.Found == Regular {
+		s.Raw = snap.Raw
 	}
-	return StateFile{Found: Unreadable, Err: fmt.Errorf("%s kept changing while it was read", path)}
-}
-
-func readStateOnce(path string) (s StateFile, retry bool) {
-	fi, err := os.Lstat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return StateFile{Found: Missing}, false
-	case err != nil:
-		return StateFile{Found: Unreadable, Err: err}, false
+	if len(s.Raw) > MaxStateSize {
+		s.Raw, s.Oversized = s.Raw[:MaxStateSize], true
 	}
-	switch mode := fi.Mode(); {
-	case mode&fs.ModeSymlink != 0:
-		return StateFile{Found: Symlink}, false
-	case mode.IsDir():
-		return StateFile{Found: Directory}, false
-	case !mode.IsRegular():
-		return StateFile{Found: Special}, false
-	}
-	f, err := openNoFollow(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, errLinked):
-		return StateFile{}, true
-	case err != nil:
-		return StateFile{Found: Unreadable, Err: err}, false
-	}
-	defer f.Close()
-	ofi, err := f.Stat()
-	if err != nil {
-		return StateFile{Found: Unreadable, Err: err}, false
-	}
-	if !ofi.Mode().IsRegular() || openedID(f, ofi).conflicts(idOf(fi)) {
-		return StateFile{}, true
-	}
-	raw, err := io.ReadAll(io.LimitReader(f, MaxStateSize+1))
-	if err != nil {
-		return StateFile{Found: Unreadable, Err: err}, false
-	}
-	s = StateFile{Found: Regular, Raw: raw, Foreign: notMine(f, ofi, path)}
-	if len(raw) > MaxStateSize {
-		s.Raw, s.Oversized = raw[:MaxStateSize], true
-	}
-	return s, false
+	return s
 }
 
 // SetStateAside renames whatever is at the state path (a file, a link
