@@ -11,7 +11,7 @@ var long = flag.Bool("long", false, "model-check the lease protocol to a deeper 
 // defaultBounds run in CI; longBounds with -long.
 var (
 	defaultBounds = bounds{procs: 3, depth: 6, faults: budget{crash: 1, signal: 1, stop: 1, lease: 1, dir: 2}, liveness: true}
-	longBounds    = bounds{procs: 3, depth: 9, faults: budget{crash: 1, signal: 1, stop: 1, lease: 1, dir: 2}, liveness: true}
+	longBounds    = bounds{procs: 3, depth: 8, faults: budget{crash: 1, signal: 1, stop: 1, lease: 1, dir: 2}, liveness: true}
 )
 
 func TestModelCheck(t *testing.T) {

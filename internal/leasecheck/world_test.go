@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -272,10 +273,8 @@ func (w *world) nextDeadline() (time.Duration, bool) {
 		}
 	}
 	if id, ok := w.names[leasePath]; ok {
-		if doc, err := registry.Decode([]byte(w.inodes[id].raw)); err == nil && !doc.HasURL() {
-			if t, err := time.Parse(time.RFC3339, doc.StartedAt); err == nil {
-				ds = append(ds, t.Sub(epoch)+bindGrace)
-			}
+		if ends, ok := bindingEnds(w.inodes[id].raw); ok {
+			ds = append(ds, ends)
 		}
 	}
 	best, ok := time.Duration(0), false
@@ -286,6 +285,23 @@ func (w *world) nextDeadline() (time.Duration, bool) {
 	}
 	return best, ok
 }
+
+// bindingEnds is when a lease without a URL, raw, stops being binding.
+func bindingEnds(raw string) (time.Duration, bool) {
+	if e, ok := bindingEndsOf.Load(raw); ok {
+		return e.(time.Duration), e.(time.Duration) >= 0
+	}
+	ends := time.Duration(-1)
+	if doc, err := registry.Decode([]byte(raw)); err == nil && !doc.HasURL() {
+		if t, err := time.Parse(time.RFC3339, doc.StartedAt); err == nil {
+			ends = t.Sub(epoch) + bindGrace
+		}
+	}
+	bindingEndsOf.Store(raw, ends)
+	return ends, ends >= 0
+}
+
+var bindingEndsOf sync.Map
 
 // key is the state's identity for the search: everything that decides
 // what may happen next, with inodes numbered canonically. The processes
@@ -303,12 +319,7 @@ func (w *world) key() string {
 
 // keyAs is the key with process i named perm[i].
 func (w *world) keyAs(perm []int) string {
-	var pairs []string
-	for i, j := range perm {
-		pairs = append(pairs, fmt.Sprintf("p%d", i+1), fmt.Sprintf("q%d", j+1),
-			fmt.Sprintf(`"pid":%d`, 100+i), fmt.Sprintf(`"pid":q%d`, j))
-	}
-	rename := strings.NewReplacer(pairs...).Replace
+	rename := renamer(perm)
 	var b strings.Builder
 	canon := map[int]int{}
 	id := func(i int) int {
@@ -351,6 +362,23 @@ func (w *world) keyAs(perm []int) string {
 	}
 	return b.String()
 }
+
+// renamer renames process i perm[i] in any text of a key.
+func renamer(perm []int) func(string) string {
+	k := fmt.Sprint(perm)
+	if r, ok := renamers.Load(k); ok {
+		return r.(*strings.Replacer).Replace
+	}
+	var pairs []string
+	for i, j := range perm {
+		pairs = append(pairs, fmt.Sprintf("p%d", i+1), fmt.Sprintf("q%d", j+1),
+			fmt.Sprintf(`"pid":%d`, 100+i), fmt.Sprintf(`"pid":q%d`, j))
+	}
+	r, _ := renamers.LoadOrStore(k, strings.NewReplacer(pairs...))
+	return r.(*strings.Replacer).Replace
+}
+
+var renamers sync.Map
 
 // permutations are every order of 0…n-1.
 func permutations(n int) [][]int {
