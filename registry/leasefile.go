@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -64,7 +65,7 @@ func (lf *LeaseFile) Acquire(doc Lease) error {
 	if err := fsys.MakeDir(filepath.Dir(lf.Path)); err != nil {
 		return fmt.Errorf("creating lease directory: %w", err)
 	}
-	err = underLock(fsys, lf.Path, lf.Path, raw, lf.lockWait(), func(tmp string) error {
+	err = underLock(fsys, lf.Path, lf.Path, raw, cmp.Or(lf.LockWait, DefaultLockWait), func(tmp string) error {
 		return fsys.Link(tmp, lf.Path, raw)
 	})
 	switch {
@@ -94,7 +95,7 @@ func (lf *LeaseFile) Publish(url string) error {
 		return err
 	}
 	fsys := fsOr(lf.FS)
-	err = underLock(fsys, lf.Path, lf.Path, raw, lf.lockWait(), func(tmp string) error {
+	err = underLock(fsys, lf.Path, lf.Path, raw, cmp.Or(lf.LockWait, DefaultLockWait), func(tmp string) error {
 		if cur := fsys.Read(lf.Path); !cur.Holds(doc.Instance) {
 			return fmt.Errorf("%w: %s holds %s", ErrLeaseNotOurs, lf.Path, describe(cur))
 		}
@@ -135,7 +136,7 @@ func (lf *LeaseFile) Release() error {
 		return nil
 	}
 	fsys := fsOr(lf.FS)
-	err := underLock(fsys, lf.Path, lf.Path, nil, lf.lockWait(), func(string) error {
+	err := underLock(fsys, lf.Path, lf.Path, nil, cmp.Or(lf.LockWait, DefaultLockWait), func(string) error {
 		switch cur := fsys.Read(lf.Path); {
 		case cur.Found == Missing:
 			return nil
@@ -147,9 +148,8 @@ func (lf *LeaseFile) Release() error {
 		}
 		return nil
 	})
-	// Forgotten even when the lease could not be removed (the lock held
-	// too long, the directory unusable): it is never used again, and a
-	// handle that kept it could never acquire another.
+	// Forgotten even if not removed: a handle that kept it could never
+	// acquire another lease.
 	lf.held = nil
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // the whole lease directory is gone, and the lease with it
@@ -178,7 +178,7 @@ func (lf *LeaseFile) TakeOver(judged Observation) (bool, error) {
 	}
 	fsys := fsOr(lf.FS)
 	removed := false
-	err := underLock(fsys, lf.Path, lf.Path, nil, lf.lockWait(), func(string) error {
+	err := underLock(fsys, lf.Path, lf.Path, nil, cmp.Or(lf.LockWait, DefaultLockWait), func(string) error {
 		if cur := fsys.Read(lf.Path); cur.Found == Missing || !cur.Same(judged.Snapshot) {
 			return nil
 		}
@@ -192,13 +192,6 @@ func (lf *LeaseFile) TakeOver(judged Observation) (bool, error) {
 		return false, nil // the lease, or its whole directory, is gone
 	}
 	return removed, err
-}
-
-func (lf *LeaseFile) lockWait() time.Duration {
-	if lf.LockWait > 0 {
-		return lf.LockWait
-	}
-	return DefaultLockWait
 }
 
 // writeSynced writes raw to f, syncs and closes it.

@@ -405,7 +405,7 @@ func TestReleaseThatFailsForgetsTheLease(t *testing.T) {
 	if err := lf.Acquire(newLease(t)); err != nil {
 		t.Fatal(err)
 	}
-	other, err := acquireLock(path, time.Second)
+	other, err := lockFile(LockPath(path), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

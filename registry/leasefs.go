@@ -68,7 +68,7 @@ func (osFS) Rename(tmp, path string) error { return synced(path, replace(tmp, pa
 func (osFS) Remove(path string) error      { return synced(path, unlink(path)) }
 
 func (osFS) Lock(leasePath string, wait time.Duration) (func(), error) {
-	l, err := acquireLock(leasePath, wait)
+	l, err := lockFile(LockPath(leasePath), wait)
 	if err != nil {
 		return nil, err
 	}
