@@ -11,7 +11,7 @@ var long = flag.Bool("long", false, "model-check the lease protocol to a deeper 
 // defaultBounds run in CI; longBounds with -long.
 var (
 	defaultBounds = bounds{procs: 3, depth: 6, faults: budget{crash: 1, signal: 1, stop: 1, lease: 1, dir: 2}, liveness: true}
-	longBounds    = bounds{procs: 3, depth: 8, faults: budget{crash: 1, signal: 1, stop: 1, lease: 1, dir: 2}, liveness: true}
+	longBounds    = bounds{procs: 3, depth: 9, faults: budget{crash: 1, signal: 1, stop: 1, lease: 1, dir: 2}, liveness: true}
 )
 
 func TestModelCheck(t *testing.T) {
@@ -34,7 +34,7 @@ func TestModelCheckFindsEachMutation(t *testing.T) {
 	for _, m := range mutations {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
-			b := bounds{procs: 3, depth: 14, faults: m.faults}
+			b := bounds{procs: 2, depth: 14, faults: m.faults}
 			res := explore(b, &m)
 			if res.violation == "" {
 				t.Fatalf("not caught within %s (%d states)", b, res.states)

@@ -132,6 +132,7 @@ func (p *proc) note(found string) { p.calls[len(p.calls)-1] += " → " + found }
 // start begins o and runs it to its first file operation.
 func (p *proc) start(o op) {
 	p.op, p.calls, p.obs, p.err = &o, nil, registry.Observation{}, nil
+	p.w.say("%s begins to %s", p.name, o.name)
 	p.next, p.stop = iter.Pull(func(yield func(struct{}) bool) {
 		p.yield = yield
 		defer func() {
@@ -385,7 +386,7 @@ func (p *proc) willNotice() bool {
 func (p *proc) String() string {
 	s := fmt.Sprintf("%s %s", p.name, p.phase)
 	if p.instance != "" {
-		s += " holding " + p.instance
+		s += " (lease " + p.instance + ")"
 	}
 	return s
 }

@@ -189,7 +189,6 @@ func (w *world) apply(s step) {
 	var p *proc
 	if s.kind != stepClock && s.kind != stepLease && s.kind != stepDir {
 		p = w.procs[s.proc]
-		w.say("%s %s", p.name, s.kind)
 	}
 	switch s.kind {
 	case stepRun:
