@@ -1,5 +1,5 @@
-// Package leasecheck model-checks the lease protocol (SPEC §17) over its
-// real code. It has tests only.
+// Package leasecheck model-checks the lease protocol
+// (docs/design.md#the-lease) over its real code. It has tests only.
 //
 // What runs is the product's: N processes (3) each run registry's judge
 // and Observer, its LeaseFile (acquire, publish, take-over, release) and
@@ -22,9 +22,14 @@
 // the test prints: each step, each file operation, the judge's verdicts,
 // the lease and the processes after it.
 //
-// The invariants (invariants_test.go) are S1–S4, checked in every state,
-// and L1–L2, checked from every state by letting the processes settle
-// with no further fault. Each deliberate defect (mutations_test.go, copies
+// The invariants (invariants_test.go), the rule's, are checked in every
+// state: (S1) at most one process acting as the leaseholder is not fenced;
+// (S2) no process removes or replaces a lease naming another owner than
+// the one it judged; (S3) the shared state is replaced only by the process
+// the lease names, and holds no record of a fenced one; (S4) no client is
+// served by two backends. From every state, the processes then settle with
+// no further fault: (L1) every client is served within the election bound,
+// and (L2) then every one is on one board. Each deliberate defect (mutations_test.go, copies
 // of a step in test code) is caught.
 //
 // What the model does not cover: a process's steps between two file

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// The invariants of SPEC §17, each a function of one state that returns
+// The invariants of the rule (see the package doc), each a function of one state that returns
 // what is wrong, or "".
 
 // safety are the invariants every reachable state must keep.

@@ -16,7 +16,7 @@ type mutation struct {
 	run    func(p *proc, o op) error
 }
 
-// mutations are the deliberate defects of SPEC §17, and one more.
+// mutations are the defects a check of the protocol must catch.
 var mutations = []mutation{
 	{"taking over without the lock", opTakeOver, budget{}, func(p *proc, o op) error {
 		fsys := procFS{p}
