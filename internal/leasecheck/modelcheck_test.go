@@ -34,7 +34,7 @@ func TestModelCheckFindsEachMutation(t *testing.T) {
 	for _, m := range mutations {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
-			b := bounds{procs: 2, depth: 14, faults: m.faults}
+			b := bounds{procs: 2, depth: 14, faults: m.faults, liveness: m.settle}
 			res := explore(b, &m)
 			if res.violation == "" {
 				t.Fatalf("not caught within %s (%d states)", b, res.states)

@@ -13,26 +13,27 @@ type mutation struct {
 	name   string
 	op     opName
 	faults budget // the faults its search injects (fewer: faster)
+	settle bool   // whether its search checks L1 and L2 too
 	run    func(p *proc, o op) error
 }
 
 // mutations are the defects a check of the protocol must catch.
 var mutations = []mutation{
-	{"taking over without the lock", opTakeOver, budget{}, func(p *proc, o op) error {
+	{"taking over without the lock", opTakeOver, budget{}, false, func(p *proc, o op) error {
 		fsys := procFS{p}
 		if cur := fsys.Read(leasePath); cur.Found == registry.Missing || !cur.Same(o.obs.Snapshot) {
 			return nil
 		}
 		return removeLease(fsys)
 	}},
-	{"taking over without re-reading under the lock", opTakeOver, budget{lease: 1}, func(p *proc, _ op) error {
+	{"taking over without re-reading under the lock", opTakeOver, budget{lease: 1}, false, func(p *proc, _ op) error {
 		return underLock(procFS{p}, func() error { return removeLease(procFS{p}) })
 	}},
-	{"releasing without checking the instance", opRelease, budget{signal: 1}, func(p *proc, _ op) error {
+	{"releasing without checking the instance", opRelease, budget{signal: 1}, false, func(p *proc, _ op) error {
 		defer p.lf.Forget()
 		return underLock(procFS{p}, func() error { return removeLease(procFS{p}) })
 	}},
-	{"replacing the state without holding the lease", opWriteState, budget{lease: 1}, func(p *proc, _ op) error {
+	{"replacing the state without holding the lease", opWriteState, budget{lease: 1}, false, func(p *proc, _ op) error {
 		fsys := procFS{p}
 		p.journal = &registry.Journal{}
 		tmp, err := fsys.WriteTemp(statePath, []byte("state\n"))
@@ -41,7 +42,7 @@ var mutations = []mutation{
 		}
 		return underLock(fsys, func() error { return fsys.Rename(tmp, statePath) })
 	}},
-	{"publishing without checking the instance", opPublish, budget{}, func(p *proc, _ op) error {
+	{"publishing without checking the instance", opPublish, budget{}, false, func(p *proc, _ op) error {
 		fsys := procFS{p}
 		held, _ := p.lf.Held()
 		held.URL = &p.url
@@ -54,6 +55,10 @@ var mutations = []mutation{
 			return err
 		}
 		return underLock(fsys, func() error { return fsys.Rename(tmp, leasePath) })
+	}},
+	{"serving on without watching the lease", opCheck, budget{lease: 1}, true, func(p *proc, _ op) error {
+		p.obs.Snapshot = registry.Snapshot{Found: registry.Regular, Raw: []byte(p.seen[1:])}
+		return nil
 	}},
 }
 

@@ -236,7 +236,7 @@ func (p *proc) after(o op) {
 		case !snap.Holds(p.instance):
 			p.phase = lost
 		default:
-			p.seen = string(snap.Raw)
+			p.seen = w.content(leasePath) // what it just read
 		}
 	case opRelease:
 		p.instance, p.url = "", ""
