@@ -23,10 +23,10 @@ var classTriggers = map[Class]Trigger{
 	ClassUnusable:   LeaseUnusable,
 }
 
-// triggerFor turns an observation into the fact to fire, and the reason to
+// TriggerFor turns an observation into the fact to fire, and the reason to
 // keep when that fact sends the client to be served alone. An unknown class
 // is unusable: a client is never left waiting on a judgement nobody made.
-func triggerFor(obs Observation) (t Trigger, failure string) {
+func TriggerFor(obs Observation) (t Trigger, failure string) {
 	t, ok := classTriggers[obs.Class]
 	switch {
 	case !ok:
@@ -37,9 +37,9 @@ func triggerFor(obs Observation) (t Trigger, failure string) {
 	return t, ""
 }
 
-// nextBusySince returns when the current unbroken run of busy observations
+// NextBusySince returns when the current unbroken run of busy observations
 // began: unchanged while busy, now for the first busy one, zero otherwise.
-func nextBusySince(since time.Time, class Class, now time.Time) time.Time {
+func NextBusySince(since time.Time, class Class, now time.Time) time.Time {
 	switch {
 	case class != ClassBusy:
 		return time.Time{}
@@ -49,9 +49,9 @@ func nextBusySince(since time.Time, class Class, now time.Time) time.Time {
 	return since
 }
 
-// graceElapsed reports whether a lease busy since since has been waited for
+// GraceElapsed reports whether a lease busy since since has been waited for
 // long enough to be taken over.
-func graceElapsed(since, now time.Time, grace time.Duration) bool {
+func GraceElapsed(since, now time.Time, grace time.Duration) bool {
 	return !since.IsZero() && now.Sub(since) >= grace
 }
 

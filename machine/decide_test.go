@@ -26,9 +26,9 @@ func TestTriggerFor(t *testing.T) {
 		{Observation{Class: "odd"}, LeaseUnusable, `the election returned an unknown class "odd"`},
 		{Observation{}, LeaseUnusable, `the election returned an unknown class ""`},
 	} {
-		got, failure := triggerFor(tc.obs)
+		got, failure := TriggerFor(tc.obs)
 		if got != tc.want || failure != tc.wantFailure {
-			t.Errorf("triggerFor(%+v) = %s, %q; want %s, %q", tc.obs, got, failure, tc.want, tc.wantFailure)
+			t.Errorf("TriggerFor(%+v) = %s, %q; want %s, %q", tc.obs, got, failure, tc.want, tc.wantFailure)
 		}
 	}
 	for c, tr := range classTriggers {
@@ -56,7 +56,7 @@ func TestBusyGrace(t *testing.T) {
 		{17 * time.Second, ClassBusy, 7 * time.Second, true},
 	} {
 		now := t0.Add(step.at)
-		since = nextBusySince(since, step.class, now)
+		since = NextBusySince(since, step.class, now)
 		want := time.Time{}
 		if step.wantSince >= 0 {
 			want = t0.Add(step.wantSince)
@@ -64,8 +64,8 @@ func TestBusyGrace(t *testing.T) {
 		if !since.Equal(want) {
 			t.Fatalf("at %s: since = %v, want %v", step.at, since, want)
 		}
-		if got := graceElapsed(since, now, grace); got != step.wantOver {
-			t.Errorf("at %s: graceElapsed = %v, want %v", step.at, got, step.wantOver)
+		if got := GraceElapsed(since, now, grace); got != step.wantOver {
+			t.Errorf("at %s: GraceElapsed = %v, want %v", step.at, got, step.wantOver)
 		}
 	}
 }

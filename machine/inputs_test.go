@@ -197,7 +197,7 @@ func triggerNamed(e ast.Expr, consts map[string]Trigger) (Trigger, bool) {
 
 // firedWithin is every trigger the machine fires itself: fire(ctx, T) and
 // follow(ctx, T) with a constant T, and the classes' triggers, which
-// triggerFor fires for an attempt's result.
+// TriggerFor fires for an attempt's result.
 func firedWithin(files []*ast.File, consts map[string]Trigger) map[Trigger]bool {
 	fired := map[Trigger]bool{}
 	for _, t := range classTriggers {

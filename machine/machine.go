@@ -199,7 +199,7 @@ func (m *Machine) handle(ctx context.Context, ev event) {
 		m.attempt = 0
 		m.obs = ev.obs
 		m.noteObservation(ev.obs, time.Now())
-		t, failure := triggerFor(ev.obs)
+		t, failure := TriggerFor(ev.obs)
 		if failure != "" {
 			m.failure = failure
 		}

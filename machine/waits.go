@@ -158,7 +158,7 @@ func (m *Machine) noteBridgeFailure(f *BridgeFailure, now time.Time) {
 func (m *Machine) noteObservation(obs Observation, now time.Time) {
 	m.full = m.full.seen(obs)
 	m.refused = m.full.refuses(obs, now)
-	since := nextBusySince(m.busySince, obs.Class, now)
+	since := NextBusySince(m.busySince, obs.Class, now)
 	if credited := silentSince(since, obs, m.silence); !credited.Equal(since) {
 		m.log.Info(fmt.Sprintf("the server at %s had answered no probe for %s when this process's bridge gave up on it: that counts toward the busy grace (%s)",
 			obs.URL, now.Sub(credited).Round(time.Millisecond), m.cfg.BusyGrace),

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -23,6 +24,8 @@ type LeaseFile struct {
 	// LockWait bounds the wait for the sidecar lock. Zero means
 	// DefaultLockWait.
 	LockWait time.Duration
+	// FS is the file system; nil is the real one.
+	FS FS
 
 	mu   sync.Mutex
 	held *Lease // the document this handle wrote, while it is ours
@@ -58,28 +61,19 @@ func (lf *LeaseFile) Acquire(doc Lease) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(lf.Path)
-	if err := makeLeaseDir(dir); err != nil {
+	fsys := fsOr(lf.FS)
+	if err := fsys.MakeDir(filepath.Dir(lf.Path)); err != nil {
 		return fmt.Errorf("creating lease directory: %w", err)
 	}
-	tmp, err := lf.writeTemp(raw)
-	if err != nil {
-		return err
+	err = underLock(fsys, lf.Path, lf.Path, raw, cmp.Or(lf.LockWait, DefaultLockWait), func(tmp string) error {
+		return fsys.Link(tmp, lf.Path, raw)
+	})
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return fmt.Errorf("%w: %s", ErrLeaseExists, lf.Path)
+	case err != nil:
+		return fmt.Errorf("writing lease: %w", err)
 	}
-	defer os.Remove(tmp)
-
-	l, err := acquireLock(lf.Path, lf.lockWait())
-	if err != nil {
-		return err
-	}
-	defer l.release()
-	if err := createComplete(os.Link, tmp, lf.Path, raw); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("%w: %s", ErrLeaseExists, lf.Path)
-		}
-		return err
-	}
-	syncDir(dir)
 	lf.held = &doc
 	return nil
 }
@@ -100,29 +94,23 @@ func (lf *LeaseFile) Publish(url string) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := lf.writeTemp(raw)
-	if errors.Is(err, fs.ErrNotExist) {
+	fsys := fsOr(lf.FS)
+	err = underLock(fsys, lf.Path, lf.Path, raw, cmp.Or(lf.LockWait, DefaultLockWait), func(tmp string) error {
+		if cur := fsys.Read(lf.Path); !cur.Holds(doc.Instance) {
+			return fmt.Errorf("%w: %s holds %s", ErrLeaseNotOurs, lf.Path, describe(cur))
+		}
+		return fsys.Rename(tmp, lf.Path)
+	})
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		lf.held = nil
 		return fmt.Errorf("%w: %s: the lease directory is gone", ErrLeaseNotOurs, lf.Path)
-	}
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp)
-
-	l, err := acquireLock(lf.Path, lf.lockWait())
-	if err != nil {
-		return err
-	}
-	defer l.release()
-	if cur := Read(lf.Path); !cur.Holds(doc.Instance) {
+	case errors.Is(err, ErrLeaseNotOurs):
 		lf.held = nil
-		return fmt.Errorf("%w: %s holds %s", ErrLeaseNotOurs, lf.Path, describe(cur))
-	}
-	if err := replace(tmp, lf.Path); err != nil {
+		return err
+	case err != nil:
 		return fmt.Errorf("publishing lease: %w", err)
 	}
-	syncDir(filepath.Dir(lf.Path))
 	lf.held = &doc
 	return nil
 }
@@ -140,37 +128,33 @@ func (lf *LeaseFile) Forget() {
 // handle's instance; the comparison and the removal happen under the
 // sidecar lock. Releasing nothing, or twice, is not an error. When the file
 // carries another instance it is left alone and [ErrLeaseNotOurs] returned.
+// The handle forgets the lease in every case.
 func (lf *LeaseFile) Release() error {
 	lf.mu.Lock()
 	defer lf.mu.Unlock()
 	if lf.held == nil {
 		return nil
 	}
-	l, err := acquireLock(lf.Path, lf.lockWait())
-	if errors.Is(err, fs.ErrNotExist) {
-		// The whole lease directory is gone, and the lease with it.
-		lf.held = nil
+	fsys := fsOr(lf.FS)
+	err := underLock(fsys, lf.Path, lf.Path, nil, cmp.Or(lf.LockWait, DefaultLockWait), func(string) error {
+		switch cur := fsys.Read(lf.Path); {
+		case cur.Found == Missing:
+			return nil
+		case !cur.Holds(lf.held.Instance):
+			return fmt.Errorf("%w: %s holds %s", ErrLeaseNotOurs, lf.Path, describe(cur))
+		}
+		if err := fsys.Remove(lf.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("releasing lease: %s: %w", lf.Path, err)
+		}
 		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer l.release()
-	cur := Read(lf.Path)
-	switch {
-	case cur.Found == Missing:
-		lf.held = nil
-		return nil
-	case !cur.Holds(lf.held.Instance):
-		lf.held = nil
-		return fmt.Errorf("%w: %s holds %s", ErrLeaseNotOurs, lf.Path, describe(cur))
-	}
-	if err := unlink(lf.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("releasing lease: %s: %w", lf.Path, err)
-	}
-	syncDir(filepath.Dir(lf.Path))
+	})
+	// Forgotten even if not removed: a handle that kept it could never
+	// acquire another lease.
 	lf.held = nil
-	return nil
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // the whole lease directory is gone, and the lease with it
+	}
+	return err
 }
 
 // TakeOver removes the lease that judged describes, in one critical section
@@ -192,47 +176,22 @@ func (lf *LeaseFile) TakeOver(judged Observation) (bool, error) {
 	if judged.Path != "" && judged.Path != lf.Path {
 		return false, fmt.Errorf("%w: observed %s, not %s", ErrNotTakeable, judged.Path, lf.Path)
 	}
-	l, err := acquireLock(lf.Path, lf.lockWait())
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil // the lease directory is gone, and the lease with it
-	}
-	if err != nil {
-		return false, err
-	}
-	defer l.release()
-	cur := Read(lf.Path)
-	if cur.Found == Missing || !cur.Same(judged.Snapshot) {
-		return false, nil
-	}
-	if err := unlink(lf.Path); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return false, nil
+	fsys := fsOr(lf.FS)
+	removed := false
+	err := underLock(fsys, lf.Path, lf.Path, nil, cmp.Or(lf.LockWait, DefaultLockWait), func(string) error {
+		if cur := fsys.Read(lf.Path); cur.Found == Missing || !cur.Same(judged.Snapshot) {
+			return nil
 		}
-		return false, fmt.Errorf("removing the unusable lease at %s: %w", lf.Path, err)
+		if err := fsys.Remove(lf.Path); err != nil {
+			return fmt.Errorf("removing the unusable lease at %s: %w", lf.Path, err)
+		}
+		removed = true
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil // the lease, or its whole directory, is gone
 	}
-	syncDir(filepath.Dir(lf.Path))
-	return true, nil
-}
-
-func (lf *LeaseFile) lockWait() time.Duration {
-	if lf.LockWait > 0 {
-		return lf.LockWait
-	}
-	return DefaultLockWait
-}
-
-// writeTemp writes raw to a new hidden temporary file beside the lease
-// (0600, synced) and returns its path.
-func (lf *LeaseFile) writeTemp(raw []byte) (string, error) {
-	f, err := os.CreateTemp(filepath.Dir(lf.Path), "."+filepath.Base(lf.Path)+".*.tmp")
-	if err != nil {
-		return "", fmt.Errorf("writing lease: %w", err)
-	}
-	if err := writeSynced(f, raw); err != nil {
-		os.Remove(f.Name())
-		return "", err
-	}
-	return f.Name(), nil
+	return removed, err
 }
 
 // writeSynced writes raw to f, syncs and closes it.
@@ -274,14 +233,6 @@ func createComplete(link func(oldname, newname string) error, tmp, path string, 
 		return err
 	}
 	return nil
-}
-
-// syncDir makes a link, rename or unlink in dir durable; best effort.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
 }
 
 // describe names what a snapshot holds, for error messages.

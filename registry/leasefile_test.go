@@ -393,3 +393,30 @@ func TestAForgottenLeaseCanBeAcquiredAgain(t *testing.T) {
 		t.Fatalf("acquiring again after Forget: %v", err)
 	}
 }
+
+// A release that cannot take the lock still forgets the lease: a handle
+// that kept it would refuse every later Acquire (ErrLeaseHeld), and its
+// process, served alone, would never share again. (Found by the model
+// check, internal/leasecheck: acquire, the directory turns unusable,
+// publish and release fail, and the process stays alone for good.)
+func TestReleaseThatFailsForgetsTheLease(t *testing.T) {
+	path := leasePath(t)
+	lf := &LeaseFile{Path: path, LockWait: 10 * time.Millisecond}
+	if err := lf.Acquire(newLease(t)); err != nil {
+		t.Fatal(err)
+	}
+	other, err := lockFile(LockPath(path), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lf.Release(); !errors.Is(err, ErrLockTimeout) {
+		t.Fatalf("Release while another holds the lock = %v, want ErrLockTimeout", err)
+	}
+	other.release()
+	if _, held := lf.Held(); held {
+		t.Fatal("the handle still holds the lease it tried to release")
+	}
+	if err := lf.Acquire(newLease(t)); !errors.Is(err, ErrLeaseExists) {
+		t.Fatalf("Acquire after a failed release = %v, want ErrLeaseExists (the old lease is still there)", err)
+	}
+}

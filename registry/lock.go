@@ -21,12 +21,6 @@ func LockPath(leasePath string) string { return leasePath + ".lock" }
 // including when the holder dies.
 type lock struct{ f *os.File }
 
-// acquireLock takes an exclusive lock on the sidecar of leasePath, waiting
-// at most wait. A link at the lock path is refused.
-func acquireLock(leasePath string, wait time.Duration) (*lock, error) {
-	return lockFile(LockPath(leasePath), wait)
-}
-
 // lockFile takes an exclusive lock on the file at p (created if need be),
 // waiting at most wait. A link at p is refused.
 func lockFile(p string, wait time.Duration) (*lock, error) {

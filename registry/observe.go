@@ -53,6 +53,8 @@ type Observer struct {
 	Probe ProbeFunc
 	// Env is the host; the zero Env is the real one.
 	Env proc.Env
+	// FS is the file system; nil is the real one.
+	FS FS
 }
 
 // Observe reads the lease path (never following a symbolic link), decodes
@@ -60,7 +62,7 @@ type Observer struct {
 // that, and judges it. It fails only when ctx ends. Its verdict is never
 // Unprobed: a probe that gave no answer failed.
 func (o *Observer) Observe(ctx context.Context) (Observation, error) {
-	snap := Read(o.Path)
+	snap := fsOr(o.FS).Read(o.Path)
 	obs := Observation{Path: o.Path, Snapshot: snap}
 	in := Input{
 		Found:      snap.Found,

@@ -152,7 +152,7 @@ func TestLock_ReleasedByTheKernelWhenItsHolderDies(t *testing.T) {
 	}
 	c := startChild(t, "lock", path)
 	c.Expect(t, "locked")
-	if _, err := acquireLock(path, 0); !errors.Is(err, ErrLockTimeout) {
+	if _, err := lockFile(LockPath(path), 0); !errors.Is(err, ErrLockTimeout) {
 		t.Fatalf("lock while the child holds it = %v, want ErrLockTimeout", err)
 	}
 	if err := c.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -161,7 +161,7 @@ func TestLock_ReleasedByTheKernelWhenItsHolderDies(t *testing.T) {
 	if err := c.Cmd.Wait(); err == nil {
 		t.Fatal("the child was not killed")
 	}
-	l, err := acquireLock(path, 0)
+	l, err := lockFile(LockPath(path), 0)
 	if err != nil {
 		t.Fatalf("lock after the holder died = %v", err)
 	}

@@ -90,21 +90,22 @@ func (s Snapshot) Same(o Snapshot) bool {
 // Read examines the lease path without following a symbolic link and without
 // ever blocking on a special file. It never fails: problems are reported as
 // Unreadable with the OS reason.
-func Read(path string) Snapshot {
-	var s Snapshot
+func Read(path string) Snapshot { return readFile(path, MaxLeaseSize, nil) }
+
+// readFile reads path as [Read] does, at most limit+1 bytes of it; opened,
+// when not nil, is given the regular file opened and its stat.
+func readFile(path string, limit int64, opened func(*os.File, fs.FileInfo)) Snapshot {
 	for range 3 {
-		var retry bool
-		s, retry = readOnce(path)
-		if !retry {
+		if s, retry := readOnce(path, limit, opened); !retry {
 			return s
 		}
 	}
-	return Snapshot{Found: Unreadable, Err: fmt.Errorf("%s: the lease path kept changing while it was read", path)}
+	return Snapshot{Found: Unreadable, Err: fmt.Errorf("%s kept changing while it was read", path)}
 }
 
 // readOnce reads path once; retry is true when the path changed between the
 // Lstat and the open (replaced by a link, removed, renamed over).
-func readOnce(path string) (s Snapshot, retry bool) {
+func readOnce(path string, limit int64, opened func(*os.File, fs.FileInfo)) (s Snapshot, retry bool) {
 	fi, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -139,13 +140,16 @@ func readOnce(path string) (s Snapshot, retry bool) {
 	if err != nil {
 		return Snapshot{Found: Unreadable, Err: err}, false
 	}
-	opened := openedID(f, ofi)
-	if !ofi.Mode().IsRegular() || opened.conflicts(idOf(fi)) {
+	id := openedID(f, ofi)
+	if !ofi.Mode().IsRegular() || id.conflicts(idOf(fi)) {
 		return Snapshot{}, true
 	}
-	raw, err := io.ReadAll(io.LimitReader(f, MaxLeaseSize+1))
+	raw, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return Snapshot{Found: Unreadable, Err: err}, false
 	}
-	return Snapshot{Found: Regular, Raw: raw, ModTime: ofi.ModTime(), id: opened}, false
+	if opened != nil {
+		opened(f, ofi)
+	}
+	return Snapshot{Found: Regular, Raw: raw, ModTime: ofi.ModTime(), id: id}, false
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -57,54 +56,16 @@ type StateFile struct {
 // problems are reported as Unreadable.
 func ReadState(leasePath string) StateFile {
 	path := StatePath(leasePath)
-	for range 3 {
-		if s, retry := readStateOnce(path); !retry {
-			return s
-		}
+	var foreign string
+	snap := readFile(path, MaxStateSize, func(f *os.File, fi fs.FileInfo) { foreign = notMine(f, fi, path) })
+	s := StateFile{Found: snap.Found, Foreign: foreign, Err: snap.Err}
+	if snap.Found == Regular {
+		s.Raw = snap.Raw
 	}
-	return StateFile{Found: Unreadable, Err: fmt.Errorf("%s kept changing while it was read", path)}
-}
-
-func readStateOnce(path string) (s StateFile, retry bool) {
-	fi, err := os.Lstat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return StateFile{Found: Missing}, false
-	case err != nil:
-		return StateFile{Found: Unreadable, Err: err}, false
+	if len(s.Raw) > MaxStateSize {
+		s.Raw, s.Oversized = s.Raw[:MaxStateSize], true
 	}
-	switch mode := fi.Mode(); {
-	case mode&fs.ModeSymlink != 0:
-		return StateFile{Found: Symlink}, false
-	case mode.IsDir():
-		return StateFile{Found: Directory}, false
-	case !mode.IsRegular():
-		return StateFile{Found: Special}, false
-	}
-	f, err := openNoFollow(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, errLinked):
-		return StateFile{}, true
-	case err != nil:
-		return StateFile{Found: Unreadable, Err: err}, false
-	}
-	defer f.Close()
-	ofi, err := f.Stat()
-	if err != nil {
-		return StateFile{Found: Unreadable, Err: err}, false
-	}
-	if !ofi.Mode().IsRegular() || openedID(f, ofi).conflicts(idOf(fi)) {
-		return StateFile{}, true
-	}
-	raw, err := io.ReadAll(io.LimitReader(f, MaxStateSize+1))
-	if err != nil {
-		return StateFile{Found: Unreadable, Err: err}, false
-	}
-	s = StateFile{Found: Regular, Raw: raw, Foreign: notMine(f, ofi, path)}
-	if len(raw) > MaxStateSize {
-		s.Raw, s.Oversized = raw[:MaxStateSize], true
-	}
-	return s, false
+	return s
 }
 
 // SetStateAside renames whatever is at the state path (a file, a link
@@ -124,21 +85,23 @@ func SetStateAside(leasePath string, now time.Time) (string, error) {
 		}
 		aside = base + "-" + strconv.Itoa(i)
 	}
-	if err := os.Rename(path, aside); err != nil {
+	if err := synced(path, os.Rename(path, aside)); err != nil {
 		return "", fmt.Errorf("setting %s aside: %w", path, err)
 	}
-	syncDir(filepath.Dir(path))
 	return aside, nil
 }
 
-// Journal is a state this process writes, as the leaseholder of instance.
-// It is safe for concurrent use.
+// Journal is a state this process writes, as the leaseholder of Instance.
+// It is safe for concurrent use. [WriteState] makes one; a Journal made
+// otherwise writes nothing until its first Replace.
 type Journal struct {
-	lease    string
-	instance string
+	// Lease is the lease path; Instance the leaseholder's.
+	Lease, Instance string
+	// FS is the file system; nil is the real one.
+	FS FS
 
 	mu sync.Mutex
-	f  *os.File // open for appending; nil once closed
+	f  io.WriteCloser // open for appending; nil once closed
 }
 
 // WriteState replaces the state beside the lease at leasePath with
@@ -148,7 +111,7 @@ type Journal struct {
 // state under the sidecar lock, so a reader sees the old state or the new
 // one.
 func WriteState(leasePath, instance string, content []byte) (*Journal, error) {
-	j := &Journal{lease: leasePath, instance: instance}
+	j := &Journal{Lease: leasePath, Instance: instance}
 	if err := j.Replace(content); err != nil {
 		j.Close()
 		return nil, err
@@ -163,40 +126,26 @@ func WriteState(leasePath, instance string, content []byte) (*Journal, error) {
 func (j *Journal) Replace(content []byte) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	path := StatePath(j.lease)
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("writing the shared state: %w", err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if err := writeSynced(f, content); err != nil {
-		return fmt.Errorf("writing the shared state: %w", err)
-	}
-	l, err := acquireLock(j.lease, DefaultLockWait)
-	if err != nil {
-		return fmt.Errorf("writing the shared state: %w", err)
-	}
-	defer l.release()
-	if cur := Read(j.lease); !cur.Holds(j.instance) {
-		return fmt.Errorf("%w: %s holds %s", ErrLeaseNotOurs, j.lease, describe(cur))
-	}
-	if j.f != nil {
-		// Closed first: where a rename cannot replace a file that is open
-		// (Windows without POSIX semantics), it is at least not this
-		// journal's own handle that stops it.
-		j.f.Close()
-		j.f = nil
-	}
-	err = replace(tmp, path)
-	if err == nil {
-		syncDir(filepath.Dir(path))
-	}
-	next, oerr := openAppend(path) // the new file, or the one it failed to replace
-	if oerr != nil {
-		return fmt.Errorf("opening the shared state to append: %w", oerr)
-	}
-	j.f = next
+	fsys, path := fsOr(j.FS), StatePath(j.Lease)
+	err := underLock(fsys, j.Lease, path, content, DefaultLockWait, func(tmp string) error {
+		if cur := fsys.Read(j.Lease); !cur.Holds(j.Instance) {
+			return fmt.Errorf("%w: %s holds %s", ErrLeaseNotOurs, j.Lease, describe(cur))
+		}
+		if j.f != nil {
+			// Closed first: where a rename cannot replace a file that is open
+			// (Windows without POSIX semantics), it is at least not this
+			// journal's own handle that stops it.
+			j.f.Close()
+			j.f = nil
+		}
+		err := fsys.Rename(tmp, path)
+		next, oerr := fsys.OpenAppend(path) // the new file, or the one it failed to replace
+		if oerr != nil {
+			return fmt.Errorf("opening the shared state to append: %w", oerr)
+		}
+		j.f = next
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("writing the shared state: %w", err)
 	}

@@ -47,7 +47,10 @@ var importRules = map[string]struct {
 	"scenarios/browser":  {[]string{"example", "internal/mcpclient", "internal/secret"}, nil},
 	"scenarios/bench":    {[]string{"example", "internal/mcpclient"}, nil},
 	"internal/imports":   {nil, nil},
-	"cmd/majordomus-mcp": {[]string{"internal/node", "internal/demo", "internal/release", "machine"}, nil},
+	// a test-only package: it model-checks the lease protocol, running
+	// registry's code under the machine's decisions, as internal/node wires them
+	"internal/leasecheck": {[]string{"machine", "registry", "registry/proc"}, nil},
+	"cmd/majordomus-mcp":  {[]string{"internal/node", "internal/demo", "internal/release", "machine"}, nil},
 }
 
 // standardOnly are the packages that may depend on the standard library

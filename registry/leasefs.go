@@ -1,0 +1,117 @@
+package registry
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// FS is every file operation of the lease protocol: what [LeaseFile],
+// [Journal] and [Observer] do to the lease directory goes through one, so
+// that the protocol's real code can be model-checked over a simulated
+// directory and clock (internal/leasecheck). A nil FS is the real file
+// system; the per-OS facts stay in leasefs_*.go.
+type FS interface {
+	// Read examines path as [Read] does; it never fails.
+	Read(path string) Snapshot
+	// MakeDir creates the lease directory dir (0700) when it is missing.
+	MakeDir(dir string) error
+	// WriteTemp writes raw, synced, to a new temporary file beside path
+	// (0600) and returns its name.
+	WriteTemp(path string, raw []byte) (string, error)
+	// Link puts the complete file tmp, holding raw, at path, failing with
+	// an error matching fs.ErrExist when anything is there.
+	Link(tmp, path string, raw []byte) error
+	// Rename renames tmp over path, atomically.
+	Rename(tmp, path string) error
+	// Remove removes the name path itself, never a link's target.
+	Remove(path string) error
+	// Lock takes the sidecar lock of the lease at leasePath, waiting at
+	// most wait; the holder's death releases it too.
+	Lock(leasePath string, wait time.Duration) (unlock func(), err error)
+	// OpenAppend opens the file at path to append records to it.
+	OpenAppend(path string) (io.WriteCloser, error)
+}
+
+// osFS is the real file system. A link, rename or unlink of a name is made
+// durable (syncDir).
+type osFS struct{}
+
+func fsOr(fsys FS) FS {
+	if fsys == nil {
+		return osFS{}
+	}
+	return fsys
+}
+
+func (osFS) Read(path string) Snapshot { return Read(path) }
+func (osFS) MakeDir(dir string) error  { return makeLeaseDir(dir) }
+
+func (osFS) WriteTemp(path string, raw []byte) (string, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return "", err
+	}
+	if err := writeSynced(f, raw); err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+func (osFS) Link(tmp, path string, raw []byte) error {
+	return synced(path, createComplete(os.Link, tmp, path, raw))
+}
+
+func (osFS) Rename(tmp, path string) error { return synced(path, replace(tmp, path)) }
+func (osFS) Remove(path string) error      { return synced(path, unlink(path)) }
+
+func (osFS) Lock(leasePath string, wait time.Duration) (func(), error) {
+	l, err := lockFile(LockPath(leasePath), wait)
+	if err != nil {
+		return nil, err
+	}
+	return l.release, nil
+}
+
+func (osFS) OpenAppend(path string) (io.WriteCloser, error) {
+	f, err := openAppend(path)
+	if err != nil {
+		return nil, err // not a nil *os.File in an interface
+	}
+	return f, nil
+}
+
+// synced makes the change of path's name durable when err is nil (best
+// effort), and returns err.
+func synced(path string, err error) error {
+	if err == nil {
+		if d, derr := os.Open(filepath.Dir(path)); derr == nil {
+			_ = d.Sync()
+			d.Close()
+		}
+	}
+	return err
+}
+
+// underLock writes raw, when it is not nil, to a temporary file beside
+// path, takes the sidecar lock of the lease at lease, and runs critical
+// with the temporary file's name; then it releases the lock and removes the
+// temporary file (already renamed or linked away, usually).
+func underLock(fsys FS, lease, path string, raw []byte, wait time.Duration, critical func(tmp string) error) error {
+	var tmp string
+	if raw != nil {
+		var err error
+		if tmp, err = fsys.WriteTemp(path, raw); err != nil {
+			return err
+		}
+		defer fsys.Remove(tmp)
+	}
+	unlock, err := fsys.Lock(lease, wait)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return critical(tmp)
+}
