@@ -38,7 +38,9 @@ func TestATruncatedLeaseIsTakenOverAtOnce(t *testing.T) {
 	c := shared(t, dir, flags...)
 	initialize(t, c, "gemini-cli")
 	for _, p := range []*mcpclient.Process{b, c} {
-		if _, err := p.WaitLog(ctx(t), "bridging this stdio session"); err != nil {
+		// idle once its stream is open: its handshake's last request,
+		// answered after the truncation, would move it at once
+		if _, err := p.WaitLog(ctx(t), "stream open"); err != nil {
 			t.Fatal(err)
 		}
 	}

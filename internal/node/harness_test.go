@@ -226,6 +226,15 @@ func (v *view) Lost(ctx context.Context, instance string) (<-chan string, error)
 	return lost, nil
 }
 
+func (v *view) Carries(instance string) (bool, string) {
+	v.b.mu.Lock()
+	defer v.b.mu.Unlock()
+	if v.b.holder != instance {
+		return false, "the lease went to " + fmt.Sprintf("%q", v.b.holder)
+	}
+	return true, ""
+}
+
 func (v *view) Forget() { v.won.Store(false) }
 
 func (v *view) CurrentURL() string {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/release"
@@ -31,6 +33,9 @@ type Lease interface {
 	// Lost reports once, with the reason, when the lease no longer carries
 	// instance (removed, replaced, emptied, corrupted), until ctx ends.
 	Lost(ctx context.Context, instance string) (<-chan string, error)
+	// Carries reads whether the lease still carries instance, and if not,
+	// what became of it; cheap enough to ask at every request.
+	Carries(instance string) (bool, string)
 	// CurrentURL is the URL of the server the lease names now, or "".
 	CurrentURL() string
 	// Forget drops the lease this process held and lost, touching nothing
@@ -54,6 +59,14 @@ type leaseFile struct {
 	// judge, so every attempt finds the lease unusable and the client is
 	// served alone with this reason.
 	identityErr error
+	// carrying is the lease file last found carrying an instance: the same
+	// file, size and time carry it still, and are not read again.
+	carrying atomic.Pointer[carrying]
+}
+
+type carrying struct {
+	instance string
+	file     os.FileInfo
 }
 
 // newLeaseFile is the lease of co's profile, judged with times.
@@ -246,6 +259,24 @@ func lossReason(snap registry.Snapshot) string {
 		return fmt.Sprintf("another process (pid %d) took the lease over", doc.PID)
 	}
 	return "the lease file was overwritten with something that is not a lease"
+}
+
+func (e *leaseFile) Carries(instance string) (bool, string) {
+	info, err := os.Lstat(e.file.Path)
+	if c := e.carrying.Load(); err == nil && c != nil && c.instance == instance && os.SameFile(info, c.file) &&
+		info.Size() == c.file.Size() && info.ModTime().Equal(c.file.ModTime()) {
+		return true, ""
+	}
+	snap := registry.Read(e.file.Path)
+	switch {
+	case snap.Found == registry.Unreadable:
+		return true, "" // out of descriptors, say: a lease that cannot be read now is not lost
+	case !snap.Holds(instance):
+		return false, lossReason(snap)
+	case err == nil:
+		e.carrying.Store(&carrying{instance, info})
+	}
+	return true, ""
 }
 
 func (e *leaseFile) CurrentURL() string {

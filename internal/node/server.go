@@ -30,8 +30,8 @@ type sharedServer struct {
 	http     *transport.HTTPServer
 	served   *served
 	instance string
-	stop     context.CancelFunc // ends the lease watch
-	lost     atomic.Pointer[transport.Refusal]
+	stop     context.CancelFunc     // ends the lease watch
+	term     atomic.Pointer[term]   // the lease it serves under now
 	reg      *runtimes.Registration // this server's row in the fleet registry; nil when none was written
 	keeper   *keeper                // writes the checkout's shared state this term; nil when none
 }
@@ -52,9 +52,10 @@ func (s *sharedServer) Start(ctx context.Context) error {
 	// that won the election) admits sessions again, and its board and
 	// history are the checkout's as the server before left them before
 	// it admits any.
-	s.lost.Store(nil)
+	t := &term{instance: instance}
+	s.term.Store(t)
 	s.keep(keepState(n.log, srv.surface, n.lease.Path(), instance, time.Now()))
-	h, url, err := s.listen(srv, instance, key)
+	h, url, err := s.listen(srv, t, key)
 	if err != nil {
 		s.unkeep(false)
 		return fmt.Errorf("starting the shared server: %w", err)
@@ -76,11 +77,10 @@ func (s *sharedServer) Start(ctx context.Context) error {
 			// from the start, and the hand-over that follows elects again
 			// for the client rather than serve it alone.
 			s.unkeep(true)
-			s.lost.Store(&transport.Refusal{Reason: "lease_lost", Message: "this server's lease was taken over while it started"})
 			s.mu.Lock()
 			s.http, s.served, s.instance = h, srv, instance
 			s.mu.Unlock()
-			n.m.LeaseReplaced("the lease was taken over while this server was starting: " + err.Error())
+			s.lose(t, "the lease was taken over while this server was starting: "+err.Error())
 			return nil
 		}
 		_ = h.Shutdown(context.Background())
@@ -101,7 +101,7 @@ func (s *sharedServer) Start(ctx context.Context) error {
 	}
 	n.log.Info(fmt.Sprintf("shared server listening on %s (MCP at %s/mcp); the one server of this checkout: every later majordomus-mcp here attaches to it, and %s", url, url, ends),
 		zap.String("url", url), zap.String("lease", n.lease.Path()))
-	go s.watchLease(watchCtx, instance)
+	go s.watchLease(watchCtx, t)
 
 	if !n.withClient {
 		return nil
@@ -119,7 +119,7 @@ func (s *sharedServer) Start(ctx context.Context) error {
 }
 
 // listen binds and serves the checkout's MCP server over HTTP.
-func (s *sharedServer) listen(srv *served, instance, key string) (*transport.HTTPServer, string, error) {
+func (s *sharedServer) listen(srv *served, t *term, key string) (*transport.HTTPServer, string, error) {
 	n := s.node
 	ln, err := transport.Listen(n.cfg.HTTPHost, n.cfg.HTTPPort, n.log)
 	if err != nil {
@@ -127,9 +127,9 @@ func (s *sharedServer) listen(srv *served, instance, key string) (*transport.HTT
 	}
 	h := transport.NewHTTPServer(transport.HTTPConfig{
 		MCP:         srv.surface.MCP,
-		Identity:    s.identity(srv, instance),
+		Identity:    s.identity(srv, t),
 		Secret:      key,
-		Refusal:     s.lost.Load,
+		Refusal:     func() *transport.Refusal { return s.refusal(t) },
 		IdleTimeout: n.cfg.Times.IdleTimeout,
 		MaxSessions: n.cfg.MaxSessions,
 		OnSessions:  n.m.SessionsChanged,
@@ -141,7 +141,7 @@ func (s *sharedServer) listen(srv *served, instance, key string) (*transport.HTT
 }
 
 // identity is the answer of GET /, the probe.
-func (s *sharedServer) identity(srv *served, instance string) func() transport.Identity {
+func (s *sharedServer) identity(srv *served, t *term) func() transport.Identity {
 	return func() transport.Identity {
 		ix := srv.layer.Current()
 		return transport.Identity{
@@ -150,11 +150,43 @@ func (s *sharedServer) identity(srv *served, instance string) func() transport.I
 			Checkout:     ix.Name,
 			RepositoryID: ix.RepositoryID,
 			Profile:      s.node.co.Profile,
-			Instance:     instance,
-			Leaseholder:  isLeaseholder(s.node.m.State()) && s.lost.Load() == nil,
+			Instance:     t.instance,
+			Leaseholder:  isLeaseholder(s.node.m.State()) && s.refusal(t) == nil,
 			Sessions:     srv.surface.Sessions(), // as majordomus_server counts them
 			Peers:        boardOf(srv.surface.Board),
 		}
+	}
+}
+
+// term is one lease the server serves under: its instance, and why it
+// lost it, once it did.
+type term struct {
+	instance string
+	lost     atomic.Pointer[transport.Refusal]
+}
+
+// refusal says why this server admits no new session, nil while it holds
+// t's lease: not lost, and the lease file, read now, still carries its
+// instance. A server resumed after a freeze thus never claims a lease that
+// was taken over meanwhile, nor admits a session under it, before its
+// watch has told it.
+func (s *sharedServer) refusal(t *term) *transport.Refusal {
+	if r := t.lost.Load(); r != nil {
+		return r
+	}
+	if ours, reason := s.node.lease.Carries(t.instance); !ours {
+		s.lose(t, reason)
+	}
+	return t.lost.Load()
+}
+
+// lose tells the machine, once a term, that t's lease is lost: whoever
+// finds it first (the watch, a request, a publish that failed), and never
+// a later term.
+func (s *sharedServer) lose(t *term, reason string) {
+	r := &transport.Refusal{Reason: "lease_lost", Message: "this server no longer holds this checkout's lease: " + reason}
+	if t.lost.CompareAndSwap(nil, r) {
+		s.node.m.LeaseReplaced(reason)
 	}
 }
 
@@ -183,15 +215,15 @@ func boardOf(b *surface.Board) *transport.IdentityPeers {
 
 // watchLease tells the machine, once, when the lease file no longer
 // carries this server's instance: gone, replaced, emptied or corrupted.
-func (s *sharedServer) watchLease(ctx context.Context, instance string) {
-	lost, err := s.node.lease.Lost(ctx, instance)
+func (s *sharedServer) watchLease(ctx context.Context, t *term) {
+	lost, err := s.node.lease.Lost(ctx, t.instance)
 	if err != nil {
 		s.node.log.Warn("watching the lease failed; a lost lease is not noticed", zap.Error(err))
 		return
 	}
 	select {
 	case reason := <-lost:
-		s.node.m.LeaseReplaced(reason)
+		s.lose(t, reason)
 	case <-ctx.Done():
 	}
 }
@@ -202,7 +234,9 @@ func (s *sharedServer) LoseLease(reason string) {
 	s.unkeep(true) // first: what its server does from now on is not the checkout's
 	current := n.lease.CurrentURL()
 	message := "this server no longer holds this checkout's lease: " + reason + ". It serves the sessions it already had and ends with them; start the client again, and its election finds the current server"
-	s.lost.Store(&transport.Refusal{Reason: "lease_lost", Message: message, URL: current})
+	if t := s.term.Load(); t != nil {
+		t.lost.Store(&transport.Refusal{Reason: "lease_lost", Message: message, URL: current})
+	}
 	s.markLost()
 	n.log.Debug("new sessions are refused from now on", zap.String("current", current))
 	s.mu.Lock()
