@@ -54,6 +54,8 @@ for (const sig of forwarded) {
 //   ends while npm lives (npm watches no parent): the launcher ends, the
 //   shell and npm with it, and the binary sees its parent go, as it would
 //   have seen its host go had the host spawned it.
+// Started without npm (a global install's bin, node_modules/.bin, node
+// itself), the launcher's parent is the host: only the first applies.
 const parent = process.ppid;
 const npm = process.platform === "win32" ? 0 : npmAbove(parent);
 const host = npm ? parentOf(npm) : 0;
@@ -65,7 +67,7 @@ const watch = setInterval(() => {
     try {
       child.kill("SIGTERM");
     } catch {}
-  } else if ((npm !== parent && gone(npm, parent)) || (host > 1 && gone(host, npm))) {
+  } else if (npm && ((npm !== parent && gone(npm, parent)) || (host > 1 && gone(host, npm)))) {
     clearInterval(watch);
     process.exit(1);
   }
