@@ -147,3 +147,30 @@ func installGlobal(t *testing.T) string {
 	}
 	return globalInstall.prefix
 }
+
+// When npm could not fetch this platform's package (an optional
+// dependency: npm skips it without failing the install), the launcher
+// names the registry npm asked, through npx and through node_modules/.bin:
+// here one nobody listens at (the discard port), set in the project's
+// .npmrc as a user sets a mirror.
+func TestWithoutItsBinaryTheLauncherNamesTheRegistry(t *testing.T) {
+	r, _, _, _ := installNPM(t)
+	const registry = "http://127.0.0.1:9/"
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ".npmrc"), []byte("registry="+registry+"\nfetch-retries=0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	main := filepath.Join(scratch, "packs", "majordomus-mcp-"+r.version+".tgz")
+	if _, err := output(dir, "npm", "install", "--no-audit", "--no-fund", "--prefix", dir, main); err != nil {
+		t.Fatal(err)
+	}
+	want := "npm could not fetch it from " + registry + ","
+	for _, argv := range [][]string{{"npx", "--prefix", dir, "majordomus-mcp"}, {filepath.Join(dir, "node_modules", ".bin", "majordomus-mcp")}} {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if code := cmd.ProcessState.ExitCode(); err == nil || code != 1 || !strings.Contains(string(out), want) {
+			t.Errorf("%s without its binary: exit %d (%v), %q; want exit 1 and %q", argv[0], code, err, out, want)
+		}
+	}
+}
