@@ -36,7 +36,7 @@ var importRules = map[string]struct {
 	"docs":               {nil, nil}, // tests of the documents only
 	"internal/mcpclient": {nil, nil},
 	"internal/release":   {nil, []string{"os/exec", "net"}},
-	"internal/dist":      {[]string{"internal/release"}, []string{"net", "net/http"}},
+	"internal/cmd/dist":  {[]string{"internal/release"}, []string{"net", "net/http"}},
 	"internal/secret":    {nil, []string{"os", "os/exec"}},
 	"internal/demo":      {[]string{"example", "internal/mcpclient", "registry/runtimes"}, nil},
 	"internal/browser":   {nil, nil},

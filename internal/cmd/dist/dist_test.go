@@ -96,7 +96,7 @@ func makeRelease(t testing.TB) released {
 }
 
 func makeReleaseIn(dir string, targets []target) (released, error) {
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("../../..")
 	if err != nil {
 		return released{}, err
 	}
@@ -203,7 +203,7 @@ func checkEachArchiveHoldsTheBinaryItsLicenseAndItsNotices(t *testing.T, r relea
 			t.Errorf("%s: the binary's mode is %v, want 0755", name, modes[tg.binaryName()])
 		}
 		for _, f := range []string{"README.md", "LICENSE", "NOTICE"} {
-			if !bytes.Equal(files[f], readFile(t, "../..", f)) {
+			if !bytes.Equal(files[f], readFile(t, "../../..", f)) {
 				t.Errorf("%s: %s is not the repository's", name, f)
 			}
 		}

@@ -1,5 +1,5 @@
 // Command dist makes what packagers and users take from a release, into one
-// directory (dist/ for `task release`): per target a .tar.gz (Linux, macOS)
+// directory (dist/ by default): per target a .tar.gz (Linux, macOS)
 // or .zip (Windows) holding the binary, README.md, LICENSE, NOTICE and
 // THIRD_PARTY_NOTICES (the licenses of the modules that target's binary
 // links); SHA256SUMS over the archives; a Homebrew formula and a Scoop

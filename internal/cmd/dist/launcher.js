@@ -21,11 +21,22 @@ try {
   binary = require.resolve(`${pkg}/bin/${exe}`);
 } catch (err) {
   process.stderr.write(
-    `majordomus-mcp: no binary for ${process.platform}-${process.arch}: ${pkg} is not installed ` +
-      `(npm skips optional dependencies with --omit=optional or --no-optional; ` +
-      `majordomus-mcp ships for linux, darwin and win32 on x64 and arm64)\n`,
+    `majordomus-mcp: no binary for ${process.platform}-${process.arch}: ${pkg} is not installed: ` +
+      `npm could not fetch it from ${registry()}, or was told to leave optional dependencies out ` +
+      `(--omit=optional); majordomus-mcp ships for linux, darwin and win32 on x64 and arm64\n`,
   );
   process.exit(1);
+}
+
+// registry is npm's: npm tells a script when it is not the default one.
+function registry() {
+  if (process.env.npm_lifecycle_event) return process.env.npm_config_registry || "https://registry.npmjs.org/";
+  try {
+    const opts = { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"], shell: process.platform === "win32" };
+    return execFileSync("npm", ["config", "get", "registry"], opts).trim();
+  } catch {
+    return "npm's registry";
+  }
 }
 
 const child = spawn(binary, process.argv.slice(2), { stdio: "inherit", windowsHide: true });
@@ -54,6 +65,8 @@ for (const sig of forwarded) {
 //   ends while npm lives (npm watches no parent): the launcher ends, the
 //   shell and npm with it, and the binary sees its parent go, as it would
 //   have seen its host go had the host spawned it.
+// Started without npm (a global install's bin, node_modules/.bin, node
+// itself), the launcher's parent is the host: only the first applies.
 const parent = process.ppid;
 const npm = process.platform === "win32" ? 0 : npmAbove(parent);
 const host = npm ? parentOf(npm) : 0;
@@ -65,7 +78,7 @@ const watch = setInterval(() => {
     try {
       child.kill("SIGTERM");
     } catch {}
-  } else if ((npm !== parent && gone(npm, parent)) || (host > 1 && gone(host, npm))) {
+  } else if (npm && ((npm !== parent && gone(npm, parent)) || (host > 1 && gone(host, npm)))) {
     clearInterval(watch);
     process.exit(1);
   }

@@ -57,28 +57,20 @@ func TestThroughNPXTheFirstLeasesAndTheSecondAttaches(t *testing.T) {
 // binary sees its parent go and ends as it does then (the client left,
 // R5); at most a stale lease stays, which the next process takes over.
 // With bash as npm's shell, which execs the launcher, the launcher is
-// npm's child, sees it go and ends the binary with SIGTERM (R4). kill -9
-// of the host itself, npx living on (npm watches no parent), ends them
-// all too, as the binary's own parent watch would had the host spawned it.
+// npm's child, sees it go and ends the binary with SIGTERM (R4). (kill -9
+// of the host itself: TestEveryNPMWayServesUntilItsHostEndsIt.)
 func TestKillingNPXHardLeavesNoProcess(t *testing.T) {
 	_, _, _, prefix := installNPM(t)
 	for _, c := range []struct {
 		name, ending string
-		host         bool
 		args         []string
 	}{
-		{"npx with npm's shell", `"trigger":"client-left","rule":"R5"`, false, nil},
-		{"npx with bash", `"trigger":"signal","rule":"R4"`, false, []string{"--script-shell=/bin/bash"}},
-		{"the host of npx", `"trigger":"client-left","rule":"R5"`, true, nil},
+		{"npx with npm's shell", `"trigger":"client-left","rule":"R5"`, nil},
+		{"npx with bash", `"trigger":"signal","rule":"R4"`, []string{"--script-shell=/bin/bash"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			checkout := newCheckout(t)
-			var p *mcpclient.Process
-			if c.host { // a host that is not node, and waits for npx
-				p = start(t, exec.Command("sh", "-c", `npx --offline --prefix "$1" majordomus-mcp; exit $?`, "host", prefix), checkout)
-			} else {
-				p = startNPX(t, prefix, checkout, c.args...)
-			}
+			p := startNPX(t, prefix, checkout, c.args...)
 			waitLog(t, p, `"msg":"transition"`, `"to":"leaseholder"`)
 			chain := processChain(t, p.Cmd.Process.Pid)
 			t.Logf("spawned: %v", chain)
@@ -152,47 +144,6 @@ func TestThroughNPXTheProcessTree(t *testing.T) {
 	}
 	if _, err := q.Wait(ctx(t)); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// The launcher ends exactly as the binary does: the same exit code, or
-// death by the same signal, for each ending a host gives it.
-func TestTheLauncherEndsAsTheBinaryDoes(t *testing.T) {
-	_, host, _, prefix := installNPM(t)
-	bins := map[string]string{
-		"binary":   filepath.Join(prefix, "node_modules", npmScope, npmDir(host), "bin", host.binaryName()),
-		"launcher": filepath.Join(prefix, "node_modules", ".bin", "majordomus-mcp"),
-	}
-	for _, ending := range []string{"SIGINT", "SIGTERM", "SIGHUP", "stdin EOF"} {
-		t.Run(ending, func(t *testing.T) {
-			got := map[string]mcpclient.Exit{}
-			for _, via := range []string{"binary", "launcher"} {
-				checkout := newCheckout(t)
-				p := start(t, exec.Command(bins[via]), checkout)
-				waitLog(t, p, `"msg":"transition"`, `"to":"leaseholder"`)
-				var err error
-				switch ending {
-				case "SIGINT":
-					err = p.Signal(syscall.SIGINT)
-				case "SIGTERM":
-					err = p.Signal(syscall.SIGTERM)
-				case "SIGHUP":
-					err = p.Signal(syscall.SIGHUP)
-				default:
-					err = p.CloseStdin()
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got[via], err = p.Wait(ctx(t)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			t.Logf("%s: the binary ended %+v, the launcher %+v", ending, got["binary"], got["launcher"])
-			if got["launcher"] != got["binary"] {
-				t.Errorf("after %s the binary ended %+v, the launcher %+v", ending, got["binary"], got["launcher"])
-			}
-		})
 	}
 }
 

@@ -9,18 +9,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
-
-	"github.com/majordomus-mcp/majordomus-mcp/example"
 )
 
 // npm installs the generated packages from their tarballs into a scratch
@@ -98,85 +93,6 @@ func npmInstall(r released, host, other target) (string, error) {
 	}
 	_, err := output(prefix, "npm", append([]string{"install", "--offline", "--no-audit", "--no-fund", "--prefix", prefix}, tarballs[:2]...)...)
 	return prefix, err
-}
-
-// Spawned as a host spawns it, `npx majordomus-mcp` in a checkout becomes
-// the leaseholder; SIGTERM to the npx process (Gemini's ending, Codex's
-// after stdin) ends the binary, which removes the lease (R4): npm passes
-// it on to the shell it runs the launcher through, the shell dies of it,
-// and the launcher, orphaned, ends the binary; stdin's end ends everything
-// with 0. A SIGINT (Claude Code's ending) npm passes on too, but dash
-// (Debian's sh) keeps it while it waits, so here the SIGINT case is the
-// launcher's own, which passes it on (TestThroughNPXTheProcessTree sends
-// it to npx where the shell is bash).
-func TestThroughNPXTheBinaryKeepsItsEndings(t *testing.T) {
-	_, _, _, prefix := installNPM(t)
-	for _, c := range []struct{ via, ending string }{{"npx", "SIGTERM"}, {"npx", "stdin EOF"}, {"launcher", "SIGINT"}, {"launcher", "SIGTERM"}} {
-		ending := c.ending
-		t.Run(c.via+" "+ending, func(t *testing.T) {
-			checkout := t.TempDir()
-			if err := example.WriteCheckout(checkout); err != nil {
-				t.Fatal(err)
-			}
-			cmd := exec.Command("npx", "--offline", "--prefix", prefix, "majordomus-mcp")
-			if c.via == "launcher" {
-				cmd = exec.Command(filepath.Join(prefix, "node_modules", ".bin", "majordomus-mcp"))
-			}
-			cmd.Dir = checkout
-			stdin, err := cmd.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			stderr, err := cmd.StderrPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer cmd.Process.Kill()
-			// The log ends when the last process holding stderr (npx,
-			// the launcher, the binary) has ended.
-			logged := make(chan []byte)
-			go func() { b, _ := io.ReadAll(stderr); logged <- b }()
-			lease := filepath.Join(checkout, ".ai", "local", "state", "mcp", "server.json")
-			waitFor(t, func() bool { _, err := os.Stat(lease); return err == nil }, "the lease "+lease)
-			switch ending {
-			case "SIGINT":
-				err = cmd.Process.Signal(os.Interrupt)
-			case "SIGTERM":
-				err = cmd.Process.Signal(syscall.SIGTERM)
-			default:
-				err = stdin.Close()
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			var log []byte
-			select {
-			case log = <-logged:
-			case <-time.After(30 * time.Second):
-				t.Fatalf("the processes %s started did not end within 30 s", c.via)
-			}
-			waitErr := cmd.Wait()
-			if _, err := os.Stat(lease); !errors.Is(err, fs.ErrNotExist) {
-				t.Errorf("the lease is still there after %s (%v)\n%s", ending, err, log)
-			}
-			if ending == "stdin EOF" {
-				if waitErr != nil {
-					t.Errorf("after stdin's end npx ended with %v, want 0\n%s", waitErr, log)
-				}
-				return
-			}
-			if !bytes.Contains(log, []byte(`"trigger":"signal","rule":"R4"`)) {
-				t.Errorf("the binary did not end on the signal (R4):\n%s", log)
-			}
-			var ee *exec.ExitError
-			if c.via == "launcher" && (!errors.As(waitErr, &ee) || ee.ExitCode() == 0) {
-				t.Errorf("after %s the launcher ended with %v; the binary's status is not 0", ending, waitErr)
-			}
-		})
-	}
 }
 
 // waitFor waits for cond, looking every 20 ms, for at most 30 s.
