@@ -21,11 +21,10 @@ import (
 
 // Ids of the requests the bridge sends on its client's behalf. Their
 // answers are never shown to the client.
+// reinitializeID and announceID are carried.go's.
 const (
-	reinitializeID = "majordomus-bridge-reinitialize"
-	heartbeatID    = "majordomus-bridge-heartbeat"
-	announceID     = "majordomus-bridge-announce"
-	toolsID        = "majordomus-bridge-tools"
+	heartbeatID = "majordomus-bridge-heartbeat"
+	toolsID     = "majordomus-bridge-tools"
 )
 
 // DefaultHeartbeat is how often a bridge pings its session by default.
@@ -334,7 +333,7 @@ func Unavailable(msg json.RawMessage, reason error) []byte {
 	var answers [][]byte
 	for _, c := range readCalls(msg) {
 		if c.env.IsRequest() {
-			answers = append(answers, errorFrame(c.env.ID, codeInternalError, text))
+			answers = append(answers, errorFrame(c.env.ID, mcp.INTERNAL_ERROR, text))
 		}
 	}
 	return gather(msg, answers)

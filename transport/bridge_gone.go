@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 )
 
@@ -134,7 +135,7 @@ func (g *Gone) Resend(ctx context.Context, next Backend, msg json.RawMessage) []
 		case mayRepeat(c, g.Session.SafeTools):
 			again = append(again, c.raw)
 		case c.env.IsRequest():
-			unknown = append(unknown, errorFrame(c.env.ID, codeInternalError, fmt.Sprintf(
+			unknown = append(unknown, errorFrame(c.env.ID, mcp.INTERNAL_ERROR, fmt.Sprintf(
 				"outcome unknown: %s %s was sent to the shared server at %s, which went away before answering (%v); "+
 					"it was not sent again because it may have taken effect", c.env.Method, c.tool, g.URL, g.Cause)))
 		}

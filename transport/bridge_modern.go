@@ -88,7 +88,7 @@ func (b *Bridge) exchangeModern(ctx context.Context, msg json.RawMessage, c call
 		b.observe([]call{c}, res.body)
 		return res.body, nil
 	}
-	return errorFrame(c.env.ID, codeInternalError, fmt.Sprintf("the shared server at %s answered %d: %s",
+	return errorFrame(c.env.ID, mcp.INTERNAL_ERROR, fmt.Sprintf("the shared server at %s answered %d: %s",
 		b.cfg.URL, res.status, httpErrorMessage(res.body))), nil
 }
 
@@ -148,25 +148,30 @@ func leaseLostModern(answer []byte) bool {
 	return json.Unmarshal(answer, &a) == nil && a.Error != nil && a.Error.Code == codeLeaseLostModern && a.Error.Data.Reason == errCodeLeaseLost
 }
 
-// replayModern makes a 2026-07-28 client's announcement again on b, in the
-// client's name (its last _meta): such a client has no session to open,
-// and its peer id goes with the backend (Bridge: Peer; Local: claimed).
-func (c Carried) replayModern(ctx context.Context, b Backend) error {
-	if len(c.Meta) == 0 || len(c.Announce) == 0 {
-		return nil
+// withPeerMeta is msg with peer as its params' _meta[peerMeta]; msg as it
+// is when peer is "" or msg cannot be read.
+func withPeerMeta(msg json.RawMessage, peer string) json.RawMessage {
+	if peer == "" {
+		return msg
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(msg, &m) != nil {
+		return msg
+	}
+	params := map[string]json.RawMessage{}
+	if raw, ok := m["params"]; ok && json.Unmarshal(raw, &params) != nil {
+		return msg
 	}
 	meta := map[string]json.RawMessage{}
-	if json.Unmarshal(c.Meta, &meta) != nil {
-		return nil
+	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
+		return msg
 	}
-	meta[replayMeta] = json.RawMessage("true") // bookkeeping, not an execution
-	params, _ := json.Marshal(struct {
-		Name      string                     `json:"name"`
-		Arguments json.RawMessage            `json:"arguments,omitempty"`
-		Meta      map[string]json.RawMessage `json:"_meta"`
-	}{announceTool, c.Announce, meta})
-	if err := answerError(b.Handle(ctx, requestFrame(announceID, string(mcp.MethodToolsCall), params))); err != nil {
-		return fmt.Errorf("replaying the client's announcement: %w", err)
+	meta[peerMeta], _ = json.Marshal(peer)
+	params["_meta"], _ = json.Marshal(meta)
+	m["params"], _ = json.Marshal(params)
+	out, err := json.Marshal(m)
+	if err != nil {
+		return msg
 	}
-	return nil
+	return out
 }

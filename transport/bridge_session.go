@@ -48,15 +48,16 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 			b.cfg.URL, res.status, strings.TrimSpace(string(res.body))), notRun: true}
 	}
 	proto := protocolOf(res.body)
+	peer, announced := opened(res.body)
 	b.mu.Lock()
-	b.peer = peerOf(res.body)
+	b.peer = peer
 	b.mu.Unlock()
 	b.setSession(res.session, proto)
-	if res := b.exchange(ctx, notificationFrame("notifications/initialized"), res.session, proto, true); res.outcome != answered {
+	if res := b.exchange(ctx, initializedFrame, res.session, proto, true); res.outcome != answered {
 		return &failure{cause: fmt.Errorf("the shared server at %s is unreachable: %v", b.cfg.URL, res.err), notRun: true}
 	}
 	b.log.Info("session re-opened on the shared server", zap.String("url", b.cfg.URL), zap.String("session", res.session))
-	if announce != nil && !announcedOf(res.body) {
+	if announce != nil && !announced {
 		res := b.exchange(ctx, announceFrame(announce), res.session, proto, b.isSafe(announceTool))
 		if res.outcome == answered && answerError(res.body) == nil {
 			b.log.Info("the client's announcement was replayed to the server it is now attached to")
@@ -86,10 +87,11 @@ func (b *Bridge) initialized(ctx context.Context, c call, res exchangeResult) {
 		b.readied = make(chan struct{})
 	}
 	b.initialize, b.announce, b.ready, b.heard = bytes.Clone(c.params), nil, false, hearing{}
-	if announcedOf(res.body) { // a carried session, opened with its announcement
+	peer, announced := opened(res.body)
+	if announced { // a carried session, opened with its announcement
 		b.announce = bytes.Clone(CarriedAnnouncement(ctx))
 	}
-	b.peer = peerOf(res.body)
+	b.peer = peer
 	b.mu.Unlock()
 	b.setSession(res.session, protocolOf(res.body))
 	b.log.Info("the client's session opened on the shared server", zap.String("url", b.cfg.URL), zap.String("session", res.session),

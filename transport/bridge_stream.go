@@ -174,38 +174,6 @@ func (b *Bridge) stream(sid, proto string) (opened bool, status int) {
 	return true, http.StatusOK
 }
 
-// answerError is why an answer is not a success: no answer, a JSON-RPC
-// error, or a tool result flagged isError.
-func answerError(answer []byte) error {
-	if len(answer) == 0 {
-		return errors.New("no answer")
-	}
-	var a struct {
-		Result json.RawMessage `json:"result"`
-		Error  *struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(answer, &a); err != nil {
-		return err
-	}
-	if a.Error != nil {
-		return errors.New(a.Error.Message)
-	}
-	if toolFailed(a.Result) {
-		return errors.New("the tool reported an error")
-	}
-	return nil
-}
-
-// toolFailed reports whether a tools/call result says isError.
-func toolFailed(result json.RawMessage) bool {
-	var r struct {
-		IsError bool `json:"isError"`
-	}
-	return json.Unmarshal(result, &r) == nil && r.IsError
-}
-
 // errorMessage is the message of a JSON-RPC error answer.
 func errorMessage(answer []byte) string {
 	if err := answerError(answer); err != nil {

@@ -97,11 +97,8 @@ func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) (
 func (b *Bridge) exchange(ctx context.Context, msg json.RawMessage, sid, proto string, resendable bool) exchangeResult {
 	header := postHeader()
 	b.setHeaders(header, sid, proto)
-	if claim := PeerClaim(ctx); claim != "" && sid == "" {
-		header.Set(peerHeader, claim) // an initialize, opening the session again
-	}
-	if v := announceHeader(CarriedAnnouncement(ctx)); v != "" && sid == "" {
-		header.Set(announceHeaderName, v) // and what it announced
+	if sid == "" {
+		setClaim(header, ctx) // an initialize, opening the session again
 	}
 	return b.post(ctx, msg, header, resendable)
 }
@@ -256,7 +253,7 @@ func (b *Bridge) rejectedAnswer(msg json.RawMessage, calls []call, res exchangeR
 	var answers [][]byte
 	for _, c := range calls {
 		if c.env.IsRequest() {
-			answers = append(answers, errorFrame(c.env.ID, codeInvalidRequest, text))
+			answers = append(answers, errorFrame(c.env.ID, mcp.INVALID_REQUEST, text))
 		}
 	}
 	return gather(msg, answers)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // A client's session outlives the backend that serves it: a bridge's
@@ -11,6 +13,13 @@ import (
 // from alone all carry it, as Carried, onto whatever serves next. Both
 // sides make one — the bridge from what it relays, the local session from
 // what it serves — so it lives in a file of its own.
+
+// Ids of the requests a carried session is opened again with. Their
+// answers are never shown to the client.
+const (
+	reinitializeID = "majordomus-bridge-reinitialize"
+	announceID     = "majordomus-bridge-announce"
+)
 
 // Carried is what a client's session is made of, to be carried onto
 // another backend after a failover.
@@ -46,8 +55,8 @@ func (c Carried) Replay(ctx context.Context, b Backend) error {
 	if err := answerError(answer); err != nil {
 		return fmt.Errorf("re-initializing the client's session: %w", err)
 	}
-	b.Handle(ctx, notificationFrame("notifications/initialized"))
-	if len(c.Announce) > 0 && !announcedOf(answer) {
+	b.Handle(ctx, initializedFrame)
+	if len(c.Announce) > 0 && !announced(answer) {
 		if err := answerError(b.Handle(ctx, announceFrame(c.Announce))); err != nil {
 			return fmt.Errorf("replaying the client's announcement: %w", err)
 		}
@@ -58,4 +67,46 @@ func (c Carried) Replay(ctx context.Context, b Backend) error {
 		}
 	}
 	return nil
+}
+
+// replayModern makes a 2026-07-28 client's announcement again on b, in the
+// client's name (its last _meta): such a client has no session to open,
+// and its peer id goes with the backend (Bridge: Peer; Local: claimed).
+func (c Carried) replayModern(ctx context.Context, b Backend) error {
+	if len(c.Meta) == 0 || len(c.Announce) == 0 {
+		return nil
+	}
+	meta := map[string]json.RawMessage{}
+	if json.Unmarshal(c.Meta, &meta) != nil {
+		return nil
+	}
+	meta[replayMeta] = json.RawMessage("true") // bookkeeping, not an execution
+	params, _ := json.Marshal(struct {
+		Name      string                     `json:"name"`
+		Arguments json.RawMessage            `json:"arguments,omitempty"`
+		Meta      map[string]json.RawMessage `json:"_meta"`
+	}{announceTool, c.Announce, meta})
+	if err := answerError(b.Handle(ctx, requestFrame(announceID, string(mcp.MethodToolsCall), params))); err != nil {
+		return fmt.Errorf("replaying the client's announcement: %w", err)
+	}
+	return nil
+}
+
+// initializedFrame ends the opening of a session replayed.
+var initializedFrame = []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+
+// announceFrame is the replay of a carried announcement, marked as one:
+// bookkeeping, not an execution.
+func announceFrame(args json.RawMessage) []byte {
+	params, _ := json.Marshal(struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments,omitempty"`
+		Meta      map[string]bool `json:"_meta"`
+	}{announceTool, args, map[string]bool{replayMeta: true}})
+	return requestFrame(announceID, "tools/call", params)
+}
+
+func announced(answer []byte) bool {
+	_, ok := opened(answer)
+	return ok
 }

@@ -1,19 +1,13 @@
 package transport
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"sync"
-)
-
-// JSON-RPC error codes this package answers with itself.
-const (
-	codeParseError     = -32700
-	codeInvalidRequest = -32600
-	codeInternalError  = -32603
 )
 
 // errOutputClosed reports that the client closed its end of stdout.
@@ -156,23 +150,6 @@ func gather(msg json.RawMessage, answers [][]byte) []byte {
 // same way (docs/security.md#bounded).
 const maxMessageBytes = 1 << 20
 
-// tooLarge answers every request in msg, a message over maxMessageBytes,
-// with -32600 saying so; notifications get nothing.
-func tooLarge(msg json.RawMessage) []byte {
-	text := fmt.Sprintf("invalid request: the message is %d bytes, over the limit of %d bytes", len(msg), maxMessageBytes)
-	members, batch := splitBatch(msg)
-	if !batch {
-		members = []json.RawMessage{msg}
-	}
-	var answers [][]byte
-	for _, m := range members {
-		if env, err := readEnvelope(m); err == nil && env.IsRequest() {
-			answers = append(answers, errorFrame(env.ID, codeInvalidRequest, text))
-		}
-	}
-	return gather(msg, answers)
-}
-
 // metaOf is the _meta of a message's params, and the protocol revision it
 // names ("" when none).
 func metaOf(params json.RawMessage) (json.RawMessage, string) {
@@ -200,17 +177,78 @@ func requestFrame(id, method string, params json.RawMessage) []byte {
 	return b
 }
 
-func notificationFrame(method string) []byte {
-	return []byte(`{"jsonrpc":"2.0","method":"` + method + `"}`)
+// Backend answers the client's messages.
+type Backend interface {
+	// Handle answers one message or one batch. It returns the answer frame,
+	// or nil when nothing is owed (a notification, a response to a
+	// server-to-client request, a batch of those). It may write other frames
+	// (notifications, server-to-client requests) before returning. It is
+	// called concurrently, once per line.
+	Handle(ctx context.Context, msg json.RawMessage) []byte
 }
 
-// announceFrame is the replay of a carried announcement, marked as one:
-// bookkeeping, not an execution.
-func announceFrame(args json.RawMessage) []byte {
-	params, _ := json.Marshal(struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments,omitempty"`
-		Meta      map[string]bool `json:"_meta"`
-	}{announceTool, args, map[string]bool{replayMeta: true}})
-	return requestFrame(announceID, "tools/call", params)
+// answerError is why an answer is not a success: no answer, a JSON-RPC
+// error, or a tool result flagged isError.
+func answerError(answer []byte) error {
+	if len(answer) == 0 {
+		return errors.New("no answer")
+	}
+	var a struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(answer, &a); err != nil {
+		return err
+	}
+	if a.Error != nil {
+		return errors.New(a.Error.Message)
+	}
+	if toolFailed(a.Result) {
+		return errors.New("the tool reported an error")
+	}
+	return nil
+}
+
+// toolFailed reports whether a tools/call result says isError.
+func toolFailed(result json.RawMessage) bool {
+	var r struct {
+		IsError bool `json:"isError"`
+	}
+	return json.Unmarshal(result, &r) == nil && r.IsError
+}
+
+// maxLineBytes bounds one input line the loop reads at all. A longer line
+// is answered with a parse error and skipped; the session goes on. A line
+// within it but over maxMessageBytes is answered as too large.
+const maxLineBytes = 16 << 20
+
+// readLine reads one line, or discards one longer than maxLineBytes and
+// returns nil and no error; a blank line is empty, not nil.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var buf []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(buf)+len(chunk) > maxLineBytes {
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = r.ReadSlice('\n')
+			}
+			if err != nil && !errors.Is(err, io.EOF) {
+				return nil, err
+			}
+			return nil, nil
+		}
+		buf = append(buf, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err == nil {
+			buf = buf[:len(buf)-1]
+		}
+		if len(buf) == 0 && err == nil {
+			buf = []byte{} // a blank line, distinct from an overlong one
+		}
+		return buf, err
+	}
 }

@@ -63,13 +63,17 @@ func CarriedAnnouncement(ctx context.Context) json.RawMessage {
 	return args
 }
 
-// announceHeader is the announceHeaderName value of args, or "" when it is too
-// long for one.
-func announceHeader(args json.RawMessage) string {
-	if v := base64.RawURLEncoding.EncodeToString(args); len(v) <= maxAnnounceHeader {
-		return v
+// setClaim sets on h, the header of an initialize POST that opens a
+// session again, the peer id ctx claims and the announcement it brings
+// (peerClaimOf reads them). An announcement too long for a header is left
+// out: it is replayed instead.
+func setClaim(h http.Header, ctx context.Context) {
+	if claim := PeerClaim(ctx); claim != "" {
+		h.Set(peerHeader, claim)
 	}
-	return ""
+	if v := base64.RawURLEncoding.EncodeToString(CarriedAnnouncement(ctx)); v != "" && len(v) <= maxAnnounceHeader {
+		h.Set(announceHeaderName, v)
+	}
 }
 
 type peerClaimKey struct{}
@@ -101,55 +105,20 @@ func peerClaimOf(ctx context.Context, r *http.Request) context.Context {
 	return ctx
 }
 
-// announcedOf reports whether an initialize answer says the carried
+// opened is what an initialize (or server/discover) answer says of the
+// session it opened: its peer id ("" when none), and whether the carried
 // announcement is on the board.
-func announcedOf(answer []byte) bool {
+func opened(answer []byte) (peer string, announced bool) {
 	var a struct {
 		Result struct {
 			Meta map[string]any `json:"_meta"`
 		} `json:"result"`
 	}
 	_ = json.Unmarshal(answer, &a)
-	announced, _ := a.Result.Meta[announcedMeta].(bool)
-	return announced
+	peer, _ = a.Result.Meta[peerMeta].(string)
+	announced, _ = a.Result.Meta[announcedMeta].(bool)
+	return peer, announced
 }
 
-// peerOf is the peer id an initialize answer gives, or "".
-func peerOf(answer []byte) string {
-	var a struct {
-		Result struct {
-			Meta map[string]any `json:"_meta"`
-		} `json:"result"`
-	}
-	_ = json.Unmarshal(answer, &a)
-	id, _ := a.Result.Meta[peerMeta].(string)
-	return id
-}
-
-// withPeerMeta is msg with peer as its params' _meta[peerMeta]; msg as it
-// is when peer is "" or msg cannot be read.
-func withPeerMeta(msg json.RawMessage, peer string) json.RawMessage {
-	if peer == "" {
-		return msg
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(msg, &m) != nil {
-		return msg
-	}
-	params := map[string]json.RawMessage{}
-	if raw, ok := m["params"]; ok && json.Unmarshal(raw, &params) != nil {
-		return msg
-	}
-	meta := map[string]json.RawMessage{}
-	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
-		return msg
-	}
-	meta[peerMeta], _ = json.Marshal(peer)
-	params["_meta"], _ = json.Marshal(meta)
-	m["params"], _ = json.Marshal(params)
-	out, err := json.Marshal(m)
-	if err != nil {
-		return msg
-	}
-	return out
-}
+// announceTool is the tool a client announces itself with.
+const announceTool = "majordomus_announce"

@@ -9,9 +9,6 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// codeInvalidParams is JSON-RPC's invalid params.
-const codeInvalidParams = -32602
-
 // promptRefusal answers a prompts/get request that leaves out, or leaves
 // blank, an argument its prompt declares required: -32602 naming both, as
 // MCP asks. mcp-go v1.2.1 checks no prompt argument and answers every error
@@ -40,7 +37,7 @@ func promptRefusal(srv *server.MCPServer, env envelope, msg json.RawMessage) []b
 		v, given := req.Params.Arguments[a.Name]
 		s, isText := v.(string)
 		if a.Required && (!given || v == nil || isText && strings.TrimSpace(s) == "") {
-			return errorFrame(env.ID, codeInvalidParams, fmt.Sprintf("prompt '%s': argument '%s' is required", p.Prompt.Name, a.Name))
+			return errorFrame(env.ID, mcp.INVALID_PARAMS, fmt.Sprintf("prompt '%s': argument '%s' is required", p.Prompt.Name, a.Name))
 		}
 	}
 	return nil

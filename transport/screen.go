@@ -28,7 +28,7 @@ func screen(msg json.RawMessage) []byte {
 		Params  json.RawMessage `json:"params"`
 	}
 	if !isObject(msg) {
-		return errorFrame(nil, codeInvalidRequest, "invalid request: a message must be a JSON object")
+		return errorFrame(nil, mcp.INVALID_REQUEST, "invalid request: a message must be a JSON object")
 	}
 	if json.Unmarshal(msg, &m) != nil || m.Method == nil {
 		return nil // an answer to a server request, or not a message: as before
@@ -36,10 +36,10 @@ func screen(msg json.RawMessage) []byte {
 	if m.JSONRPC != "2.0" {
 		// mcp-go's words, here so that a session that did not initialize
 		// says them too
-		return errorFrame(m.ID, codeInvalidRequest, "Invalid JSON-RPC version")
+		return errorFrame(m.ID, mcp.INVALID_REQUEST, "Invalid JSON-RPC version")
 	}
 	if string(m.ID) == "null" {
-		return errorFrame(nil, codeInvalidRequest, "invalid request: the id is null; a request's id is a string or a number, a notification has none")
+		return errorFrame(nil, mcp.INVALID_REQUEST, "invalid request: the id is null; a request's id is a string or a number, a notification has none")
 	}
 	if len(m.ID) == 0 {
 		return nil // a notification is answered nothing, whatever it holds
@@ -48,9 +48,9 @@ func screen(msg json.RawMessage) []byte {
 	absent := len(params) == 0 || string(params) == "null"
 	switch {
 	case !absent && params[0] != '{':
-		return errorFrame(m.ID, codeInvalidParams, "invalid params: params must be an object")
+		return errorFrame(m.ID, mcp.INVALID_PARAMS, "invalid params: params must be an object")
 	case absent && *m.Method == string(mcp.MethodInitialize):
-		return errorFrame(m.ID, codeInvalidParams, "invalid params: initialize takes params: protocolVersion, capabilities and clientInfo")
+		return errorFrame(m.ID, mcp.INVALID_PARAMS, "invalid params: initialize takes params: protocolVersion, capabilities and clientInfo")
 	}
 	if field, ok := namedBy[*m.Method]; ok {
 		var p map[string]json.RawMessage
@@ -59,7 +59,7 @@ func screen(msg json.RawMessage) []byte {
 		if json.Unmarshal(p[field], &name) != nil || name == "" {
 			// Over HTTP, 2026-07-28 would refuse it for its empty Mcp-Name
 			// header (-32020), which a local session has none of.
-			return errorFrame(m.ID, codeInvalidParams, "invalid params: "+*m.Method+" names what it is about in params."+field)
+			return errorFrame(m.ID, mcp.INVALID_PARAMS, "invalid params: "+*m.Method+" names what it is about in params."+field)
 		}
 	}
 	return nil
@@ -122,7 +122,7 @@ func refusedBatch(msg json.RawMessage) []byte {
 	var answers [][]byte
 	for _, m := range members {
 		if env, err := readEnvelope(m); err == nil && env.IsRequest() {
-			answers = append(answers, errorFrame(env.ID, codeInvalidRequest, text))
+			answers = append(answers, errorFrame(env.ID, mcp.INVALID_REQUEST, text))
 		}
 	}
 	return gather(msg, answers)
@@ -162,7 +162,7 @@ func unopened(msg json.RawMessage) ([]byte, bool) {
 			}{JSONRPC: "2.0", ID: c.ID})
 			answers = append(answers, b)
 		default:
-			answers = append(answers, errorFrame(c.ID, codeInvalidRequest, "invalid request: "+c.Method+
+			answers = append(answers, errorFrame(c.ID, mcp.INVALID_REQUEST, "invalid request: "+c.Method+
 				" before initialize: initialize first (a 2026-07-28 request carries its revision in _meta instead)"))
 		}
 	}

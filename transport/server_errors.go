@@ -7,6 +7,23 @@ import (
 	"strings"
 )
 
+// Codes of the JSON error bodies the HTTP server answers with, besides
+// those the bridge reads too (wire.go).
+const (
+	errCodeUnauthorized     = "unauthorized"
+	errCodeForbidden        = "forbidden"
+	errCodeTooLarge         = "too_large"
+	errCodeInvalidJSON      = "invalid_json"
+	errCodeInvalidRequest   = "invalid_request"
+	errCodeSessionRequired  = "session_required"
+	errCodeSessionNotFound  = "session_not_found"
+	errCodeMethodNotAllowed = "method_not_allowed"
+	errCodeNotFound         = "not_found"
+	errCodeUnsupportedMedia = "unsupported_media_type"
+	errCodeUnavailable      = "unavailable"
+	errCodeInternal         = "internal"
+)
+
 // writeError answers with status and a JSON error body.
 func writeError(w http.ResponseWriter, status int, code, message string) {
 	var body httpError

@@ -319,7 +319,7 @@ func (h *HTTPServer) serveBatch(w http.ResponseWriter, r *http.Request, members 
 		case rec.status == http.StatusOK && len(bytes.TrimSpace(rec.body)) > 0:
 			answers = append(answers, json.RawMessage(bytes.TrimSpace(rec.body)))
 		case rec.status >= 400 && env.IsRequest():
-			answers = append(answers, errorFrame(env.ID, codeInvalidRequest,
+			answers = append(answers, errorFrame(env.ID, mcp.INVALID_REQUEST,
 				fmt.Sprintf("the server refused this message (%d): %s", rec.status, bytes.TrimSpace(rec.body))))
 		}
 	}
@@ -370,4 +370,10 @@ func withBody(r *http.Request, body []byte) *http.Request {
 	sub.Body = io.NopCloser(bytes.NewReader(body))
 	sub.ContentLength = int64(len(body))
 	return sub
+}
+
+// writeEvent writes one server-sent event carrying data.
+func writeEvent(w io.Writer, data []byte) error {
+	_, err := fmt.Fprintf(w, "event: message\ndata: %s\n\n", data)
+	return err
 }

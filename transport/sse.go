@@ -21,7 +21,7 @@ func readEvents(r io.Reader, each func(data []byte) error) error {
 	pending := false
 	for {
 		line, err := readLine(br)
-		if errors.Is(err, errLineTooLong) {
+		if line == nil && err == nil {
 			return fmt.Errorf("an event line is longer than %d bytes", maxLineBytes)
 		}
 		line = bytes.TrimSuffix(line, []byte("\r"))
@@ -63,10 +63,4 @@ func isEventStream(h http.Header) bool {
 func isJSON(h http.Header) bool {
 	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
 	return err == nil && mt == "application/json"
-}
-
-// writeEvent writes one server-sent event carrying data.
-func writeEvent(w io.Writer, data []byte) error {
-	_, err := fmt.Fprintf(w, "event: message\ndata: %s\n\n", data)
-	return err
 }

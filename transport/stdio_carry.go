@@ -59,25 +59,20 @@ func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMes
 	switch method {
 	case string(mcp.MethodInitialize):
 		var res struct {
-			ProtocolVersion string         `json:"protocolVersion"`
-			Meta            map[string]any `json:"_meta"`
+			ProtocolVersion string `json:"protocolVersion"`
 		}
 		_ = json.Unmarshal(a.Result, &res)
 		_ = json.Unmarshal(msg, &m)
-		peer, _ := res.Meta[peerMeta].(string)
+		peer, announced := opened(answer)
 		r.carried = Carried{Initialize: bytes.Clone(m.Params), Protocol: res.ProtocolVersion, Peer: peer}
-		if announced, _ := res.Meta[announcedMeta].(bool); announced { // a carried session, opened with its announcement
+		if announced { // a carried session, opened with its announcement
 			r.carried.Announce = bytes.Clone(CarriedAnnouncement(ctx))
 		}
 	case methodDiscover:
 		// A 2026-07-28 client has no initialize: its peer id is the one
 		// its server/discover was told, and its _meta says who it is.
-		var res struct {
-			Meta map[string]any `json:"_meta"`
-		}
-		_ = json.Unmarshal(a.Result, &res)
 		_ = json.Unmarshal(msg, &m)
-		if peer, _ := res.Meta[peerMeta].(string); peer != "" && r.carried.Initialize == nil {
+		if peer, _ := opened(answer); peer != "" && r.carried.Initialize == nil {
 			r.carried.Peer = peer
 			if meta, _ := metaOf(m.Params); meta != nil {
 				r.carried.Meta = bytes.Clone(meta)

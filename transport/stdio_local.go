@@ -95,7 +95,7 @@ func (l *Local) Handle(ctx context.Context, msg json.RawMessage) []byte {
 func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
 	env, err := readEnvelope(msg)
 	if err != nil || !isObject(msg) {
-		return errorFrame(nil, codeInvalidRequest, "invalid request: a message must be a JSON object")
+		return errorFrame(nil, mcp.INVALID_REQUEST, "invalid request: a message must be a JSON object")
 	}
 	if refusal := screen(msg); refusal != nil {
 		return refusal
@@ -148,7 +148,7 @@ func (l *Local) answer(ctx context.Context, env envelope, msg json.RawMessage) [
 	}
 	b, err := json.Marshal(answer)
 	if err != nil {
-		return errorFrame(env.ID, codeInternalError, "internal error: "+err.Error())
+		return errorFrame(env.ID, mcp.INTERNAL_ERROR, "internal error: "+err.Error())
 	}
 	l.record.note(ctx, env.Method, msg, b)
 	return b

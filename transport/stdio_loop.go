@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -14,16 +15,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 )
-
-// Backend answers the client's messages.
-type Backend interface {
-	// Handle answers one message or one batch. It returns the answer frame,
-	// or nil when nothing is owed (a notification, a response to a
-	// server-to-client request, a batch of those). It may write other frames
-	// (notifications, server-to-client requests) before returning. It is
-	// called concurrently, once per line.
-	Handle(ctx context.Context, msg json.RawMessage) []byte
-}
 
 // Ending says why the stdio loop stopped.
 type Ending string
@@ -35,11 +26,6 @@ const (
 	Cancelled    Ending = "stopped by the process"   // ctx ended
 	inputFailed  Ending = "reading the input failed" // stdin returned an error
 )
-
-// maxLineBytes bounds one input line the loop reads at all. A longer line
-// is answered with a parse error and skipped; the session goes on. A line
-// within it but over maxMessageBytes is answered as too large.
-const maxLineBytes = 16 << 20
 
 // Stdio is the process's one stdio loop.
 type Stdio struct {
@@ -168,18 +154,12 @@ func (f *inflight) stopAndWait() {
 	f.running.Wait()
 }
 
-// errLineTooLong marks a line that was cut at maxLineBytes.
-var errLineTooLong = errors.New("line too long")
-
 // readLines passes each line (without its newline) to handle until EOF, an
 // error, or handle returning false. An overlong line is passed as nil so
 // that it can be answered.
 func readLines(r *bufio.Reader, handle func(line []byte) bool) error {
 	for {
 		line, err := readLine(r)
-		if errors.Is(err, errLineTooLong) {
-			line, err = nil, nil
-		}
 		if len(line) > 0 || (line == nil && err == nil) {
 			if !handle(line) {
 				return nil
@@ -194,57 +174,46 @@ func readLines(r *bufio.Reader, handle func(line []byte) bool) error {
 	}
 }
 
-// readLine reads one line, or discards it and reports errLineTooLong.
-func readLine(r *bufio.Reader) ([]byte, error) {
-	var buf []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if len(buf)+len(chunk) > maxLineBytes {
-			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = r.ReadSlice('\n')
-			}
-			if err != nil && !errors.Is(err, io.EOF) {
-				return nil, err
-			}
-			return nil, errLineTooLong
-		}
-		buf = append(buf, chunk...)
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if err == nil {
-			buf = buf[:len(buf)-1]
-		}
-		if len(buf) == 0 && err == nil {
-			buf = []byte{} // a blank line, distinct from an overlong one
-		}
-		return buf, err
-	}
-}
-
 // checkLine returns the message on a line, or the frame that answers a line
 // that is not a message. Both are nil for a blank line.
 func checkLine(line []byte) (json.RawMessage, []byte) {
 	if line == nil {
-		return nil, errorFrame(nil, codeParseError, "parse error: the line is longer than 16 MiB")
+		return nil, errorFrame(nil, mcp.PARSE_ERROR, "parse error: the line is longer than 16 MiB")
 	}
 	trimmed := bytes.TrimSpace(line)
 	if len(trimmed) == 0 {
 		return nil, nil
 	}
 	if !utf8.Valid(trimmed) {
-		return nil, errorFrame(nil, codeParseError, "parse error: input is not UTF-8")
+		return nil, errorFrame(nil, mcp.PARSE_ERROR, "parse error: input is not UTF-8")
 	}
 	if !json.Valid(trimmed) {
 		var probe json.RawMessage // for the error's wording
 		err := json.Unmarshal(trimmed, &probe)
-		return nil, errorFrame(nil, codeParseError, "parse error: "+err.Error())
+		return nil, errorFrame(nil, mcp.PARSE_ERROR, "parse error: "+err.Error())
 	}
 	if members, ok := splitBatch(trimmed); ok && len(members) == 0 {
-		return nil, errorFrame(nil, codeInvalidRequest, "invalid request: empty batch")
+		return nil, errorFrame(nil, mcp.INVALID_REQUEST, "invalid request: empty batch")
 	}
 	if len(trimmed) > maxMessageBytes {
 		return nil, tooLarge(trimmed)
 	}
 	return json.RawMessage(trimmed), nil
+}
+
+// tooLarge answers every request in msg, a message over maxMessageBytes,
+// with -32600 saying so; notifications get nothing.
+func tooLarge(msg json.RawMessage) []byte {
+	text := fmt.Sprintf("invalid request: the message is %d bytes, over the limit of %d bytes", len(msg), maxMessageBytes)
+	members, batch := splitBatch(msg)
+	if !batch {
+		members = []json.RawMessage{msg}
+	}
+	var answers [][]byte
+	for _, m := range members {
+		if env, err := readEnvelope(m); err == nil && env.IsRequest() {
+			answers = append(answers, errorFrame(env.ID, mcp.INVALID_REQUEST, text))
+		}
+	}
+	return gather(msg, answers)
 }

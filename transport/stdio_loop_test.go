@@ -147,7 +147,7 @@ func TestBadBytesAreAnsweredAndTheSessionGoesOn(t *testing.T) {
 
 func TestAnOverlongLineIsRefusedAndTheSessionGoesOn(t *testing.T) {
 	s := newSession(t, nil)
-	go s.send(`{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"`+strings.Repeat("x", maxLineBytes)+`"}}`, `{"jsonrpc":"2.0","id":8,"method":"ping"}`)
+	go s.send(`{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"`+strings.Repeat("x", 16<<20) /* the most a line may hold */+`"}}`, `{"jsonrpc":"2.0","id":8,"method":"ping"}`)
 	if got := s.next(); !strings.Contains(got, "longer than 16 MiB") {
 		t.Fatalf("overlong line answered %s", got)
 	}

@@ -6,21 +6,9 @@ package transport
 // Codes of the JSON error bodies the HTTP server answers with
 // ({"error":{"code":"<code>","message":"<text>"}}).
 const (
-	errCodeUnauthorized         = "unauthorized"
-	errCodeForbidden            = "forbidden"
-	errCodeTooLarge             = "too_large"
-	errCodeInvalidJSON          = "invalid_json"
-	errCodeInvalidRequest       = "invalid_request"
-	errCodeSessionRequired      = "session_required"
-	errCodeSessionNotFound      = "session_not_found"
-	errCodeMethodNotAllowed     = "method_not_allowed"
-	errCodeNotFound             = "not_found"
-	errCodeUnsupportedMedia     = "unsupported_media_type"
-	errCodeUnavailable          = "unavailable"
-	errCodeFull                 = "full" // no new session: the server has its most (503, Retry-After)
-	errCodeInternal             = "internal"
-	errCodeLeaseLost            = "lease_lost"
-	codeLeaseLost           int = -32001 // JSON-RPC code of a refused initialize
+	errCodeFull          = "full" // no new session: the server has its most (503, Retry-After)
+	errCodeLeaseLost     = "lease_lost"
+	codeLeaseLost    int = -32001 // JSON-RPC code of a refused initialize
 	// codeLeaseLostModern refuses a 2026-07-28 request: that revision asks
 	// new implementations not to use -32000…-32019.
 	codeLeaseLostModern int = -32040
@@ -39,6 +27,3 @@ type httpError struct {
 // leaseHeader is set to "lost" on the /mcp answers of a server that no
 // longer holds the checkout's lease.
 const leaseHeader = "Majordomus-Lease"
-
-// announceTool is the tool a client announces itself with.
-const announceTool = "majordomus_announce"
