@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // Ids of the requests the bridge sends on its client's behalf. Their
@@ -43,7 +44,7 @@ type BridgeConfig struct {
 	ProbeTimeout time.Duration
 	// Out is the client's stdout: what the server sends that answers no
 	// pending request (notifications, server-to-client requests) goes there.
-	Out *FrameWriter
+	Out *wire.FrameWriter
 	// Heartbeat is how often the session is pinged. Default 20s.
 	Heartbeat time.Duration
 	// IdleTimeout is the server's idle timeout: a session the bridge left
@@ -333,10 +334,10 @@ func Unavailable(msg json.RawMessage, reason error) []byte {
 	var answers [][]byte
 	for _, c := range readCalls(msg) {
 		if c.env.IsRequest() {
-			answers = append(answers, errorFrame(c.env.ID, mcp.INTERNAL_ERROR, text))
+			answers = append(answers, wire.ErrorFrame(c.env.ID, mcp.INTERNAL_ERROR, text))
 		}
 	}
-	return gather(msg, answers)
+	return wire.Gather(msg, answers)
 }
 
 // PeerID is the client's peer id on the server the bridge relays to: the

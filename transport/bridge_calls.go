@@ -4,13 +4,15 @@ import (
 	"encoding/json"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // call is one message of what the client sent, with what the bridge needs
 // to remember of it.
 type call struct {
 	raw    json.RawMessage
-	env    envelope
+	env    wire.Envelope
 	params json.RawMessage
 	tool   string          // tools/call: the tool's name
 	args   json.RawMessage // tools/call: its arguments
@@ -21,19 +23,19 @@ type call struct {
 }
 
 func readCalls(msg json.RawMessage) []call {
-	members, batch := splitBatch(msg)
+	members, batch := wire.SplitBatch(msg)
 	if !batch {
 		members = []json.RawMessage{msg}
 	}
 	calls := make([]call, 0, len(members))
 	for _, m := range members {
 		var c struct {
-			envelope
+			wire.Envelope
 			Params json.RawMessage `json:"params"`
 		}
 		_ = json.Unmarshal(m, &c)
-		cl := call{raw: m, env: c.envelope, params: c.Params}
-		cl.meta, cl.version = metaOf(c.Params)
+		cl := call{raw: m, env: c.Envelope, params: c.Params}
+		cl.meta, cl.version = wire.MetaOf(c.Params)
 		if c.Method == string(mcp.MethodToolsCall) {
 			var p struct {
 				Name      string          `json:"name"`

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // What a bridge can tell of why its server failed, beyond the words: the
@@ -68,11 +70,11 @@ func (b *Bridge) silence(ctx context.Context, err error, began time.Time) error 
 // unavailable is what a 503 says: the server is full (it says so, or asks
 // to be tried again later), or shutting down.
 func (b *Bridge) unavailable(resp *http.Response) error {
-	var e httpError
+	var e wire.HTTPError
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	_ = json.Unmarshal(body, &e)
 	retry := resp.Header.Get("Retry-After")
-	if e.Error.Code != errCodeFull && retry == "" {
+	if e.Error.Code != wire.ErrCodeFull && retry == "" {
 		return errors.New("it is shutting down")
 	}
 	return &FullServer{URL: b.cfg.URL, Sessions: e.Error.Sessions, RetryAfter: retryAfter(retry, time.Now())}

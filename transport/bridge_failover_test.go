@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // failovers stands in for the node's router: it serves the client from a
@@ -21,11 +23,11 @@ type failovers struct {
 	f     *fixture
 	err   error // the next backend cannot be had: the client is down
 	calls chan failoverCall
-	out   *FrameWriter
-	mk    func(ctx context.Context, carried Carried) (Backend, error)
+	out   *wire.FrameWriter
+	mk    func(ctx context.Context, carried Carried) (wire.Backend, error)
 
 	mu      sync.Mutex // held while switching: messages wait for what serves next
-	current Backend
+	current wire.Backend
 	down    error
 }
 
@@ -35,13 +37,13 @@ type failoverCall struct {
 }
 
 // bridge serves the client from a bridge to url.
-func (fo *failovers) bridge(url string) func(*FrameWriter) Backend {
+func (fo *failovers) bridge(url string) func(*wire.FrameWriter) wire.Backend {
 	return fo.with(BridgeConfig{URL: url})
 }
 
 // with serves the client from a bridge configured by cfg.
-func (fo *failovers) with(cfg BridgeConfig) func(*FrameWriter) Backend {
-	return func(out *FrameWriter) Backend {
+func (fo *failovers) with(cfg BridgeConfig) func(*wire.FrameWriter) wire.Backend {
+	return func(out *wire.FrameWriter) wire.Backend {
 		fo.out, cfg.Out, cfg.Secret = out, out, testSecret
 		if cfg.ProbeTimeout == 0 {
 			cfg.ProbeTimeout = testProbe
@@ -57,7 +59,7 @@ func (fo *failovers) with(cfg BridgeConfig) func(*FrameWriter) Backend {
 
 // serveFrom makes b serve (fo.mu held but for the first), watching a
 // bridge for a failure while the client is idle.
-func (fo *failovers) serveFrom(b Backend) {
+func (fo *failovers) serveFrom(b wire.Backend) {
 	fo.current = b
 	if bridge, ok := b.(*Bridge); ok {
 		go func() {
@@ -108,7 +110,7 @@ func (fo *failovers) lose(b *Bridge, g *Gone) {
 }
 
 // open is the next backend, with the session carried onto it.
-func (fo *failovers) open(carried Carried) (Backend, error) {
+func (fo *failovers) open(carried Carried) (wire.Backend, error) {
 	ctx := fo.t.Context()
 	if fo.err != nil {
 		return nil, fo.err

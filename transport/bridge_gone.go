@@ -9,6 +9,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // A bridge heals by itself what it can: a session its server forgot is
@@ -123,7 +125,7 @@ func (b *Bridge) markDone() { b.doneOnce.Do(func() { close(b.done) }) }
 // Resend answers msg, the message g was returned for, from next: all of
 // it when it never reached the server; otherwise what may run twice is
 // sent again and the rest is answered "outcome unknown".
-func (g *Gone) Resend(ctx context.Context, next Backend, msg json.RawMessage) []byte {
+func (g *Gone) Resend(ctx context.Context, next wire.Backend, msg json.RawMessage) []byte {
 	if g.unsent {
 		return next.Handle(ctx, msg)
 	}
@@ -135,12 +137,12 @@ func (g *Gone) Resend(ctx context.Context, next Backend, msg json.RawMessage) []
 		case mayRepeat(c, g.Session.SafeTools):
 			again = append(again, c.raw)
 		case c.env.IsRequest():
-			unknown = append(unknown, errorFrame(c.env.ID, mcp.INTERNAL_ERROR, fmt.Sprintf(
+			unknown = append(unknown, wire.ErrorFrame(c.env.ID, mcp.INTERNAL_ERROR, fmt.Sprintf(
 				"outcome unknown: %s %s was sent to the shared server at %s, which went away before answering (%v); "+
 					"it was not sent again because it may have taken effect", c.env.Method, c.tool, g.URL, g.Cause)))
 		}
 	}
-	if _, batch := splitBatch(msg); !batch {
+	if _, batch := wire.SplitBatch(msg); !batch {
 		if len(again) == 1 {
 			return next.Handle(ctx, again[0])
 		}
@@ -153,7 +155,7 @@ func (g *Gone) Resend(ctx context.Context, next Backend, msg json.RawMessage) []
 	if len(again) > 0 {
 		sub, _ := json.Marshal(again)
 		if a := next.Handle(ctx, sub); a != nil {
-			if members, ok := splitBatch(a); ok {
+			if members, ok := wire.SplitBatch(a); ok {
 				answers = append(answers, members...)
 			} else {
 				answers = append(answers, a)

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // A client of protocol revision 2026-07-28 ("modern") has no session: each
@@ -88,7 +90,7 @@ func (b *Bridge) exchangeModern(ctx context.Context, msg json.RawMessage, c call
 		b.observe([]call{c}, res.body)
 		return res.body, nil
 	}
-	return errorFrame(c.env.ID, mcp.INTERNAL_ERROR, fmt.Sprintf("the shared server at %s answered %d: %s",
+	return wire.ErrorFrame(c.env.ID, mcp.INTERNAL_ERROR, fmt.Sprintf("the shared server at %s answered %d: %s",
 		b.cfg.URL, res.status, httpErrorMessage(res.body))), nil
 }
 
@@ -145,7 +147,7 @@ func leaseLostModern(answer []byte) bool {
 			} `json:"data"`
 		} `json:"error"`
 	}
-	return json.Unmarshal(answer, &a) == nil && a.Error != nil && a.Error.Code == codeLeaseLostModern && a.Error.Data.Reason == errCodeLeaseLost
+	return json.Unmarshal(answer, &a) == nil && a.Error != nil && a.Error.Code == wire.CodeLeaseLostModern && a.Error.Data.Reason == wire.ErrCodeLeaseLost
 }
 
 // withPeerMeta is msg with peer as its params' _meta[peerMeta]; msg as it

@@ -5,6 +5,8 @@ import (
 	"net/http"
 
 	"go.uber.org/zap"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // Convergence (docs/design.md#server-and-bridge): a server that lost its
@@ -18,7 +20,7 @@ import (
 
 // noteLease records what an answer of the server says of its lease.
 func (b *Bridge) noteLease(h http.Header) {
-	if h.Get(leaseHeader) == "lost" && !b.leaseLost.Swap(true) {
+	if h.Get(wire.LeaseHeader) == "lost" && !b.leaseLost.Swap(true) {
 		b.log.Info("the shared server no longer holds the checkout's lease; this session moves to the current one at its next message", zap.String("url", b.cfg.URL))
 	}
 }

@@ -3,6 +3,8 @@ package transport
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // What a client sends before its session opens, and an initialize sent
@@ -36,7 +38,7 @@ func (b *Bridge) unopened(msg json.RawMessage) ([]byte, bool) {
 	if sid != "" {
 		return nil, false
 	}
-	return unopened(msg)
+	return wire.Unopened(msg)
 }
 
 // answeredHere answers msg when a local session answers it without its
@@ -44,10 +46,10 @@ func (b *Bridge) unopened(msg json.RawMessage) ([]byte, bool) {
 // before the session opens. So such an answer never waits on the server,
 // and never names it.
 func (b *Bridge) answeredHere(msg json.RawMessage) ([]byte, bool) {
-	if refusal := refusedBatch(msg); refusal != nil {
+	if refusal := wire.RefusedBatch(msg); refusal != nil {
 		return refusal, true
 	}
-	if answer, ok := screened(msg); ok {
+	if answer, ok := wire.Screened(msg); ok {
 		return answer, true
 	}
 	return b.unopened(msg)

@@ -8,6 +8,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // A 2026-07-28 client has no session, so nothing of its own tells the
@@ -72,7 +74,7 @@ func (b *Bridge) presence() (opened bool) {
 	b.mu.Lock()
 	meta := b.meta
 	b.mu.Unlock()
-	_, version := metaOf(mustParams(meta))
+	_, version := wire.MetaOf(mustParams(meta))
 	// An empty filter ends a listen at once: the presence asks for the
 	// rarest notification the server sends, prompts/list_changed, and
 	// drops it.
@@ -80,26 +82,26 @@ func (b *Bridge) presence() (opened bool) {
 		Notifications mcp.SubscriptionFilter `json:"notifications"`
 		Meta          json.RawMessage        `json:"_meta"`
 	}{Notifications: mcp.SubscriptionFilter{PromptsListChanged: true}, Meta: meta})
-	msg := b.withPeer(requestFrame(PresenceID, string(mcp.MethodSubscriptionsListen), params))
+	msg := b.withPeer(wire.RequestFrame(PresenceID, string(mcp.MethodSubscriptionsListen), params))
 	req, err := http.NewRequestWithContext(b.ctx, http.MethodPost, b.endpoint, bytes.NewReader(msg))
 	if err != nil {
 		return false
 	}
 	req.Header = postHeader()
 	b.setHeaders(req.Header, "", version)
-	setModernHeaders(req.Header, call{env: envelope{Method: string(mcp.MethodSubscriptionsListen)}})
+	setModernHeaders(req.Header, call{env: wire.Envelope{Method: string(mcp.MethodSubscriptionsListen)}})
 	resp, err := b.client.Do(req) // a connection of its own, never reused
 	if err != nil {
 		b.log.Debug("presence: cannot open", zap.String("url", b.cfg.URL), zap.Error(err))
 		return false
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !isEventStream(resp.Header) {
+	if resp.StatusCode != http.StatusOK || !wire.IsEventStream(resp.Header) {
 		b.log.Debug("presence: refused", zap.String("url", b.cfg.URL), zap.Int("status", resp.StatusCode))
 		return false
 	}
 	b.log.Debug("presence open", zap.String("url", b.cfg.URL), zap.String("peer", b.PeerID()))
-	err = readEvents(resp.Body, func([]byte) error { return nil })
+	err = wire.ReadEvents(resp.Body, func([]byte) error { return nil })
 	if b.ctx.Err() == nil {
 		b.log.Debug("presence dropped", zap.String("url", b.cfg.URL), zap.Error(err))
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"go.uber.org/zap"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // The bridge's hold on the client's session on the server: it records the
@@ -37,13 +39,13 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 	if params == nil {
 		return &failure{cause: fmt.Errorf("the shared server at %s does not know the session and the client never initialized", b.cfg.URL), notRun: true}
 	}
-	res := b.exchange(opening, requestFrame(reinitializeID, "initialize", params), "", "", true)
+	res := b.exchange(opening, wire.RequestFrame(reinitializeID, "initialize", params), "", "", true)
 	switch {
 	case res.outcome == failed:
 		return &failure{cause: b.unreachable(res.err), notRun: true}
 	case res.outcome == answered && leaseLost(res.body):
 		return &failure{cause: fmt.Errorf("the shared server at %s refused a new session: %s", b.cfg.URL, errorMessage(res.body)), notRun: true}
-	case res.outcome != answered || res.session == "" || answerError(res.body) != nil:
+	case res.outcome != answered || res.session == "" || wire.AnswerError(res.body) != nil:
 		return &failure{cause: fmt.Errorf("the shared server at %s lost the session and did not open a new one (status %d): %s",
 			b.cfg.URL, res.status, strings.TrimSpace(string(res.body))), notRun: true}
 	}
@@ -59,14 +61,14 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 	b.log.Info("session re-opened on the shared server", zap.String("url", b.cfg.URL), zap.String("session", res.session))
 	if announce != nil && !announced {
 		res := b.exchange(ctx, announceFrame(announce), res.session, proto, b.isSafe(announceTool))
-		if res.outcome == answered && answerError(res.body) == nil {
+		if res.outcome == answered && wire.AnswerError(res.body) == nil {
 			b.log.Info("the client's announcement was replayed to the server it is now attached to")
 		} else {
 			b.log.Warn("the client's announcement could not be replayed; the board understates it until it announces again")
 		}
 	}
 	for _, frame := range heard.replayFrames() {
-		if res := b.exchange(ctx, frame, res.session, proto, true); res.outcome != answered || answerError(res.body) != nil {
+		if res := b.exchange(ctx, frame, res.session, proto, true); res.outcome != answered || wire.AnswerError(res.body) != nil {
 			b.log.Warn("what the client asked to hear could not be asked again; it may miss notifications until it asks itself", zap.ByteString("request", frame))
 		}
 	}
@@ -75,7 +77,7 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 
 // initialized records the client's session once its initialize succeeded.
 func (b *Bridge) initialized(ctx context.Context, c call, res exchangeResult) {
-	if answerError(res.body) != nil || res.session == "" {
+	if wire.AnswerError(res.body) != nil || res.session == "" {
 		return
 	}
 	var p struct {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // Bounds of the wait before the GET stream is opened again.
@@ -38,7 +40,7 @@ func (b *Bridge) heartbeat() {
 		if sid == "" || !b.attachedNow() {
 			continue
 		}
-		res := b.exchange(b.ctx, requestFrame(heartbeatID, "ping", nil), sid, proto, true)
+		res := b.exchange(b.ctx, wire.RequestFrame(heartbeatID, "ping", nil), sid, proto, true)
 		if b.shouldMove() {
 			go b.move() // which stops this heartbeat
 			return
@@ -159,12 +161,12 @@ func (b *Bridge) stream(sid, proto string) (opened bool, status int) {
 		return false, 0
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !isEventStream(resp.Header) {
+	if resp.StatusCode != http.StatusOK || !wire.IsEventStream(resp.Header) {
 		b.log.Debug("stream: refused", zap.String("url", b.cfg.URL), zap.Int("status", resp.StatusCode))
 		return false, resp.StatusCode
 	}
 	b.log.Debug("stream open", zap.String("url", b.cfg.URL), zap.String("session", sid))
-	err = readEvents(resp.Body, func(data []byte) error {
+	err = wire.ReadEvents(resp.Body, func(data []byte) error {
 		_ = b.cfg.Out.Write(data) // a client gone is the stdio loop's business
 		return nil
 	})
@@ -176,7 +178,7 @@ func (b *Bridge) stream(sid, proto string) (opened bool, status int) {
 
 // errorMessage is the message of a JSON-RPC error answer.
 func errorMessage(answer []byte) string {
-	if err := answerError(answer); err != nil {
+	if err := wire.AnswerError(answer); err != nil {
 		return err.Error()
 	}
 	return ""
@@ -194,10 +196,10 @@ func leaseLost(answer []byte) bool {
 			} `json:"data"`
 		} `json:"error"`
 	}
-	if json.Unmarshal(answer, &a) != nil || a.Error == nil || a.Error.Code != codeLeaseLost {
+	if json.Unmarshal(answer, &a) != nil || a.Error == nil || a.Error.Code != wire.CodeLeaseLost {
 		return false
 	}
-	return a.Error.Data.Reason == errCodeLeaseLost || strings.Contains(a.Error.Message, errCodeLeaseLost)
+	return a.Error.Data.Reason == wire.ErrCodeLeaseLost || strings.Contains(a.Error.Message, wire.ErrCodeLeaseLost)
 }
 
 // protocolOf is the protocol version an initialize result negotiated.
@@ -214,7 +216,7 @@ func protocolOf(answer []byte) string {
 // httpErrorMessage is the "code: message" of a JSON error body, or the
 // body itself when it is not one.
 func httpErrorMessage(body []byte) string {
-	var e httpError
+	var e wire.HTTPError
 	if json.Unmarshal(body, &e) == nil && e.Error.Code != "" {
 		return e.Error.Code + ": " + e.Error.Message
 	}

@@ -13,6 +13,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 const initRoots = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"bridged","version":"1"}}}`
@@ -126,7 +128,7 @@ func TestCloseEndsTheSession(t *testing.T) {
 	obs, logs := observer.New(zapcore.InfoLevel)
 	s := serveHTTP(t, HTTPConfig{MCP: newFixture().srv, Logger: zap.New(obs)})
 	var bridge *Bridge
-	c := runStdio(t, func(out *FrameWriter) Backend {
+	c := runStdio(t, func(out *wire.FrameWriter) wire.Backend {
 		bridge = bridgeTo(t, s.url, nil)(out).(*Bridge)
 		return bridge
 	})
@@ -147,7 +149,7 @@ func TestBridgedAndLocalSessionsAnswerTheSame(t *testing.T) {
 	f := newFixture()
 	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
 	bridged := runStdio(t, bridgeTo(t, s.url, nil))
-	local := runStdio(t, func(out *FrameWriter) Backend {
+	local := runStdio(t, func(out *wire.FrameWriter) wire.Backend {
 		l, err := NewLocal(context.Background(), f.srv, out, "stdio")
 		if err != nil {
 			t.Fatal(err)
@@ -187,7 +189,7 @@ func TestAfterANotificationAnswersAreEventStreams(t *testing.T) {
 	// queued, so it is certain; whether this answer also carries the
 	// notification is not: mcp-go's forwarder of the initialize POST may
 	// still take it off the session's queue and drop it (see doc.go).
-	if !isEventStream(resp.Header) || !strings.Contains(body, `"id":2,"result"`) {
+	if !wire.IsEventStream(resp.Header) || !strings.Contains(body, `"id":2,"result"`) {
 		t.Fatalf("%s: %s", resp.Header.Get("Content-Type"), body)
 	}
 }

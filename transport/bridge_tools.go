@@ -7,6 +7,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // Resend safety comes from the server (docs/design.md#server-and-bridge):
@@ -63,8 +65,8 @@ func (b *Bridge) learnTools(ctx context.Context) {
 		if cursor != "" {
 			params, _ = json.Marshal(map[string]string{"cursor": cursor})
 		}
-		res := b.exchange(ctx, requestFrame(toolsID, string(mcp.MethodToolsList), params), sid, proto, true)
-		if res.outcome != answered || answerError(res.body) != nil {
+		res := b.exchange(ctx, wire.RequestFrame(toolsID, string(mcp.MethodToolsList), params), sid, proto, true)
+		if res.outcome != answered || wire.AnswerError(res.body) != nil {
 			b.log.Debug("the server's tools could not be listed; calls of unknown tools are not resent", zap.String("url", b.cfg.URL), zap.Error(res.err))
 			return
 		}

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // probing is a bridge's Alive over a real GET / of its server, which the
@@ -44,7 +46,7 @@ func (p *probing) alive(ctx context.Context) error {
 // probeClient keeps no connection, as the product's probe keeps none.
 var probeClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 
-func (p *probing) bridge(fo *failovers, goneAfter float64) func(*FrameWriter) Backend {
+func (p *probing) bridge(fo *failovers, goneAfter float64) func(*wire.FrameWriter) wire.Backend {
 	return fo.with(BridgeConfig{URL: p.url, Alive: p.alive, GoneAfter: durationMS(goneAfter)})
 }
 
@@ -131,7 +133,7 @@ func TestAReadOnlyCallIsResentOnEveryFailoverWithoutTheClientListingTools(t *tes
 	fixtures[servers-1].releaseAll() // the last one answers
 	next := 1
 	fo := &failovers{t: t, calls: make(chan failoverCall, servers)}
-	fo.mk = func(ctx context.Context, carried Carried) (Backend, error) {
+	fo.mk = func(ctx context.Context, carried Carried) (wire.Backend, error) {
 		if next >= servers {
 			return nil, errors.New("no server left")
 		}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // failure is why the server cannot serve a message; notRun says the
@@ -141,18 +143,18 @@ func (b *Bridge) readAnswer(msg json.RawMessage, resp *http.Response, modern boo
 	b.noteLease(resp.Header)
 	res := exchangeResult{status: resp.StatusCode, session: resp.Header.Get(server.HeaderKeySessionID)}
 	switch {
-	case modern && resp.StatusCode != http.StatusOK && isJSON(resp.Header):
-		body, err := io.ReadAll(io.LimitReader(resp.Body, maxMessageBytes))
+	case modern && resp.StatusCode != http.StatusOK && wire.IsJSON(resp.Header):
+		body, err := io.ReadAll(io.LimitReader(resp.Body, wire.MaxMessageBytes))
 		res.outcome, res.body = answered, bytes.TrimSpace(body)
 		if err != nil || !isAnswer(res.body) {
 			res.outcome, res.err = failed, fmt.Errorf("status %d: %s", resp.StatusCode, httpErrorMessage(body))
 		}
 	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
 		res.outcome = answered
-	case resp.StatusCode == http.StatusOK && isEventStream(resp.Header):
+	case resp.StatusCode == http.StatusOK && wire.IsEventStream(resp.Header):
 		var answers [][]byte
-		err := readEvents(resp.Body, func(data []byte) error {
-			if e, err := readEnvelope(data); err != nil || e.Method == "" {
+		err := wire.ReadEvents(resp.Body, func(data []byte) error {
+			if e, err := wire.ReadEnvelope(data); err != nil || e.Method == "" {
 				answers = append(answers, bytes.Clone(data)) // a response, or a batch of them
 				return nil
 			}
@@ -182,7 +184,7 @@ func (b *Bridge) readAnswer(msg json.RawMessage, resp *http.Response, modern boo
 	default:
 		res.outcome = rejected
 		res.body, _ = io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		if resp.StatusCode == http.StatusConflict && strings.Contains(string(res.body), errCodeLeaseLost) {
+		if resp.StatusCode == http.StatusConflict && strings.Contains(string(res.body), wire.ErrCodeLeaseLost) {
 			res.outcome, res.notRun, res.err = failed, true, errors.New("lease_lost: "+httpErrorMessage(res.body))
 		}
 	}
@@ -214,7 +216,7 @@ func (b *Bridge) observe(calls []call, answer []byte) {
 			defer b.poke()
 		case c.env.Method == string(mcp.MethodToolsList) && result != nil:
 			b.recordToolsLocked(result)
-		case c.tool == announceTool && result != nil && !toolFailed(result):
+		case c.tool == announceTool && result != nil && !wire.ToolFailed(result):
 			b.announce = bytes.Clone(c.args)
 		case heardMethod(c.env.Method) && result != nil:
 			b.heard.noteHeard(c.env.Method, c.params)
@@ -225,7 +227,7 @@ func (b *Bridge) observe(calls []call, answer []byte) {
 // resultsByID maps the ids of an answer's members to their results.
 func resultsByID(answer []byte) map[string]json.RawMessage {
 	results := map[string]json.RawMessage{}
-	members, batch := splitBatch(answer)
+	members, batch := wire.SplitBatch(answer)
 	if !batch {
 		members = []json.RawMessage{answer}
 	}
@@ -253,10 +255,10 @@ func (b *Bridge) rejectedAnswer(msg json.RawMessage, calls []call, res exchangeR
 	var answers [][]byte
 	for _, c := range calls {
 		if c.env.IsRequest() {
-			answers = append(answers, errorFrame(c.env.ID, mcp.INVALID_REQUEST, text))
+			answers = append(answers, wire.ErrorFrame(c.env.ID, mcp.INVALID_REQUEST, text))
 		}
 	}
-	return gather(msg, answers)
+	return wire.Gather(msg, answers)
 }
 
 // setHeaders sets what every request of the bridge carries: its token,

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // A client's session outlives the backend that serves it: a bridge's
@@ -46,23 +48,23 @@ type Carried struct {
 // session — the announcement, marked as a replay, then what the client
 // asked to hear. A 2026-07-28 client, which never initialized, has its
 // announcement made again.
-func (c Carried) Replay(ctx context.Context, b Backend) error {
+func (c Carried) Replay(ctx context.Context, b wire.Backend) error {
 	if len(c.Initialize) == 0 {
 		return c.replayModern(ctx, b)
 	}
 	opening := WithCarriedAnnouncement(WithPeerClaim(ctx, c.Peer), c.Announce) // the session opens as it was
-	answer := b.Handle(opening, requestFrame(reinitializeID, "initialize", c.Initialize))
-	if err := answerError(answer); err != nil {
+	answer := b.Handle(opening, wire.RequestFrame(reinitializeID, "initialize", c.Initialize))
+	if err := wire.AnswerError(answer); err != nil {
 		return fmt.Errorf("re-initializing the client's session: %w", err)
 	}
 	b.Handle(ctx, initializedFrame)
 	if len(c.Announce) > 0 && !announced(answer) {
-		if err := answerError(b.Handle(ctx, announceFrame(c.Announce))); err != nil {
+		if err := wire.AnswerError(b.Handle(ctx, announceFrame(c.Announce))); err != nil {
 			return fmt.Errorf("replaying the client's announcement: %w", err)
 		}
 	}
 	for _, frame := range c.heard.replayFrames() {
-		if err := answerError(b.Handle(ctx, frame)); err != nil {
+		if err := wire.AnswerError(b.Handle(ctx, frame)); err != nil {
 			return fmt.Errorf("asking again for what the client asked to hear: %w", err)
 		}
 	}
@@ -72,7 +74,7 @@ func (c Carried) Replay(ctx context.Context, b Backend) error {
 // replayModern makes a 2026-07-28 client's announcement again on b, in the
 // client's name (its last _meta): such a client has no session to open,
 // and its peer id goes with the backend (Bridge: Peer; Local: claimed).
-func (c Carried) replayModern(ctx context.Context, b Backend) error {
+func (c Carried) replayModern(ctx context.Context, b wire.Backend) error {
 	if len(c.Meta) == 0 || len(c.Announce) == 0 {
 		return nil
 	}
@@ -86,7 +88,7 @@ func (c Carried) replayModern(ctx context.Context, b Backend) error {
 		Arguments json.RawMessage            `json:"arguments,omitempty"`
 		Meta      map[string]json.RawMessage `json:"_meta"`
 	}{announceTool, c.Announce, meta})
-	if err := answerError(b.Handle(ctx, requestFrame(announceID, string(mcp.MethodToolsCall), params))); err != nil {
+	if err := wire.AnswerError(b.Handle(ctx, wire.RequestFrame(announceID, string(mcp.MethodToolsCall), params))); err != nil {
 		return fmt.Errorf("replaying the client's announcement: %w", err)
 	}
 	return nil
@@ -103,7 +105,7 @@ func announceFrame(args json.RawMessage) []byte {
 		Arguments json.RawMessage `json:"arguments,omitempty"`
 		Meta      map[string]bool `json:"_meta"`
 	}{announceTool, args, map[string]bool{replayMeta: true}})
-	return requestFrame(announceID, "tools/call", params)
+	return wire.RequestFrame(announceID, "tools/call", params)
 }
 
 func announced(answer []byte) bool {

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // A bridge relays a stdio client to a shared server: here the server is
@@ -41,7 +42,7 @@ func ExampleBridge() {
 	// The process's stdio, and the bridge that serves it.
 	stdinR, stdinW := io.Pipe()
 	stdoutR, stdoutW := io.Pipe()
-	out := transport.NewFrameWriter(stdoutW)
+	out := wire.NewFrameWriter(stdoutW)
 	bridge, err := transport.NewBridge(ctx, transport.BridgeConfig{URL: transport.URLOf(ln.Addr()), Secret: key, Out: out, ProbeTimeout: 2 * time.Second})
 	if err != nil {
 		fmt.Println(err)

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // wait is the cap of every wait on a condition in these tests.
@@ -324,9 +325,9 @@ func (c *client) initialize() string {
 }
 
 // refusal decodes a JSON error body.
-func refusal(t *testing.T, body string) httpError {
+func refusal(t *testing.T, body string) wire.HTTPError {
 	t.Helper()
-	var e httpError
+	var e wire.HTTPError
 	if err := json.Unmarshal([]byte(body), &e); err != nil {
 		t.Fatalf("error body %q is not JSON: %v", body, err)
 	}

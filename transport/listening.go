@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // What a client asked to hear goes with its session
@@ -69,11 +71,11 @@ func (h hearing) replayFrames() [][]byte {
 	var frames [][]byte
 	if h.LogLevel != "" {
 		params, _ := json.Marshal(map[string]string{"level": h.LogLevel})
-		frames = append(frames, requestFrame(logLevelID, string(mcp.MethodSetLogLevel), params))
+		frames = append(frames, wire.RequestFrame(logLevelID, string(mcp.MethodSetLogLevel), params))
 	}
 	for _, uri := range h.Subscribed {
 		params, _ := json.Marshal(map[string]string{"uri": uri})
-		frames = append(frames, requestFrame(subscribeID, string(mcp.MethodResourcesSubscribe), params))
+		frames = append(frames, wire.RequestFrame(subscribeID, string(mcp.MethodResourcesSubscribe), params))
 	}
 	return frames
 }

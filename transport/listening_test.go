@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 func TestWhatAClientAskedToHearIsKeptAndReplayed(t *testing.T) {
@@ -96,7 +98,7 @@ func TestAReopenedSessionAsksAgainForWhatItsClientAskedToHear(t *testing.T) {
 // asked to hear elsewhere, and that session carries it on in turn.
 func TestACarriedSessionHearsOnALocalSessionWhatItAskedTo(t *testing.T) {
 	f := newFixture()
-	local, err := NewLocal(t.Context(), f.srv, NewFrameWriter(io.Discard), "stdio")
+	local, err := NewLocal(t.Context(), f.srv, wire.NewFrameWriter(io.Discard), "stdio")
 	if err != nil {
 		t.Fatal(err)
 	}

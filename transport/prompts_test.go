@@ -10,6 +10,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // promptServer serves one prompt with a required and an optional argument.
@@ -29,7 +31,7 @@ func promptServer() *server.MCPServer {
 // rest is mcp-go's to answer.
 func TestAPromptWithoutARequiredArgumentIsInvalidParams(t *testing.T) {
 	srv := promptServer()
-	local, err := NewLocal(context.Background(), srv, NewFrameWriter(io.Discard), "stdio")
+	local, err := NewLocal(context.Background(), srv, wire.NewFrameWriter(io.Discard), "stdio")
 	if err != nil {
 		t.Fatal(err)
 	}

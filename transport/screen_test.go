@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // Messages mcp-go would answer leniently, or that come before initialize,
@@ -13,7 +15,7 @@ func TestEdgeMessagesAreAnsweredTheSameBridgedAndLocal(t *testing.T) {
 	f := newFixture()
 	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
 	bridged := runStdio(t, bridgeTo(t, s.url, nil))
-	local := runStdio(t, func(out *FrameWriter) Backend {
+	local := runStdio(t, func(out *wire.FrameWriter) wire.Backend {
 		l, err := NewLocal(context.Background(), f.srv, out, "stdio")
 		if err != nil {
 			t.Fatal(err)

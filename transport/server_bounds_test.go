@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // An initialize answered with an error opens no session, however many
@@ -42,7 +43,7 @@ func TestSessionsAreCapped(t *testing.T) {
 	sid := c.initialize()
 	c.initialize()
 	resp, body := c.do(http.MethodPost, "/mcp", "", initialize)
-	if e := refusal(t, body).Error; resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "5" || e.Code != errCodeFull || e.Sessions != 2 {
+	if e := refusal(t, body).Error; resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "5" || e.Code != wire.ErrCodeFull || e.Sessions != 2 {
 		t.Fatalf("a third session: %d %v %s", resp.StatusCode, resp.Header, body)
 	}
 	if resp, _ := c.do(http.MethodPost, "/mcp", sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); resp.StatusCode != http.StatusOK {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // Codes of the JSON error bodies the HTTP server answers with, besides
@@ -26,7 +28,7 @@ const (
 
 // writeError answers with status and a JSON error body.
 func writeError(w http.ResponseWriter, status int, code, message string) {
-	var body httpError
+	var body wire.HTTPError
 	body.Error.Code, body.Error.Message = code, message
 	writeErrorBody(w, status, body)
 }
@@ -39,14 +41,14 @@ const fullRetryAfter = "5"
 // the server takes (docs/design.md#server-and-bridge: 503 with Retry-After,
 // never a crash).
 func refuseFull(w http.ResponseWriter, sessions int) {
-	var body httpError
-	body.Error.Code, body.Error.Sessions = errCodeFull, sessions
+	var body wire.HTTPError
+	body.Error.Code, body.Error.Sessions = wire.ErrCodeFull, sessions
 	body.Error.Message = fmt.Sprintf("this server has %d sessions, its most; try again in %s s", sessions, fullRetryAfter)
 	w.Header().Set("Retry-After", fullRetryAfter)
 	writeErrorBody(w, http.StatusServiceUnavailable, body)
 }
 
-func writeErrorBody(w http.ResponseWriter, status int, body httpError) {
+func writeErrorBody(w http.ResponseWriter, status int, body wire.HTTPError) {
 	b, _ := json.Marshal(body)
 	h := w.Header()
 	h.Del("Content-Length")

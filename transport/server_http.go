@@ -21,12 +21,13 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // Defaults of [HTTPConfig].
 const (
 	DefaultIdleTimeout = 90 * time.Second
-	defaultMaxBody     = maxMessageBytes
+	defaultMaxBody     = wire.MaxMessageBytes
 	// defaultBodyTimeout bounds how long a request body may take to
 	// arrive: a client sending a byte every few seconds holds nothing.
 	defaultBodyTimeout = 10 * time.Second

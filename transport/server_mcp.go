@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // serveMCP decides every /mcp request before mcp-go sees it: what it
@@ -46,7 +47,7 @@ func (h *HTTPServer) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h.cfg.Refusal() != nil {
-		w.Header().Set(leaseHeader, "lost") // its bridges move to the current server
+		w.Header().Set(wire.LeaseHeader, "lost") // its bridges move to the current server
 	}
 	if r.Method != http.MethodPost && mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
 		h.pass(w, r) // 2026-07-28 has no GET stream nor DELETE: mcp-go answers 405
@@ -166,11 +167,11 @@ func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, errCodeInvalidJSON, "the body is not JSON")
 		return
 	}
-	if !isJSON(r.Header) {
+	if !wire.IsJSON(r.Header) {
 		writeError(w, http.StatusUnsupportedMediaType, errCodeUnsupportedMedia, "POST /mcp takes Content-Type: application/json")
 		return
 	}
-	members, batch := splitBatch(body)
+	members, batch := wire.SplitBatch(body)
 	if !batch {
 		members = []json.RawMessage{body}
 	}
@@ -178,13 +179,13 @@ func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "the batch is empty")
 		return
 	}
-	var initialize *envelope
-	envs := make([]envelope, 0, len(members))
+	var initialize *wire.Envelope
+	envs := make([]wire.Envelope, 0, len(members))
 	modern := false
 	for _, m := range members {
-		env, err := readEnvelope(m)
+		env, err := wire.ReadEnvelope(m)
 		envs = append(envs, env)
-		if (err != nil || !isObject(m)) && !batch {
+		if (err != nil || !wire.IsObject(m)) && !batch {
 			writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "every message must be a JSON-RPC object")
 			return
 		}
@@ -194,7 +195,7 @@ func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if !batch {
-		if refusal := screen(body); refusal != nil {
+		if refusal := wire.Screen(body); refusal != nil {
 			status := http.StatusOK
 			if modern {
 				status = http.StatusBadRequest // that revision's status for -32600 and -32602
@@ -228,7 +229,7 @@ func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
 		h.serveBatch(w, r, members)
 		return
 	}
-	if refusal := promptRefusal(h.cfg.MCP, envs[0], body); refusal != nil {
+	if refusal := wire.PromptRefusal(h.cfg.MCP, envs[0], body); refusal != nil {
 		writeFrame(w, http.StatusOK, refusal)
 		return
 	}
@@ -244,7 +245,7 @@ func (h *HTTPServer) serveInitialize(w http.ResponseWriter, r *http.Request, bod
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
 		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(append(ref.frame(id, codeLeaseLost), '\n'))
+		_, _ = w.Write(append(ref.frame(id, wire.CodeLeaseLost), '\n'))
 		return
 	}
 	if n := h.table.count(); n >= h.cfg.MaxSessions {
@@ -275,8 +276,8 @@ func initializeFailed(rec *bufferWriter) bool {
 		return true
 	}
 	answer := rec.body
-	if isEventStream(rec.header) {
-		_ = readEvents(bytes.NewReader(rec.body), func(data []byte) error {
+	if wire.IsEventStream(rec.header) {
+		_ = wire.ReadEvents(bytes.NewReader(rec.body), func(data []byte) error {
 			answer = bytes.Clone(data)
 			return nil
 		})
@@ -295,21 +296,21 @@ func initializeFailed(rec *bufferWriter) bool {
 func (h *HTTPServer) serveBatch(w http.ResponseWriter, r *http.Request, members []json.RawMessage) {
 	var notes, answers []json.RawMessage
 	for _, m := range members {
-		env, _ := readEnvelope(m)
-		if refusal := screen(m); refusal != nil {
+		env, _ := wire.ReadEnvelope(m)
+		if refusal := wire.Screen(m); refusal != nil {
 			answers = append(answers, refusal)
 			continue
 		}
-		if refusal := promptRefusal(h.cfg.MCP, env, m); refusal != nil {
+		if refusal := wire.PromptRefusal(h.cfg.MCP, env, m); refusal != nil {
 			answers = append(answers, refusal)
 			continue
 		}
 		rec := newBufferWriter()
 		h.mcp.ServeHTTP(rec, withBody(r, m))
 		switch {
-		case rec.status == http.StatusOK && isEventStream(rec.header):
-			_ = readEvents(bytes.NewReader(rec.body), func(data []byte) error {
-				if e, err := readEnvelope(data); err == nil && e.Method == "" {
+		case rec.status == http.StatusOK && wire.IsEventStream(rec.header):
+			_ = wire.ReadEvents(bytes.NewReader(rec.body), func(data []byte) error {
+				if e, err := wire.ReadEnvelope(data); err == nil && e.Method == "" {
 					answers = append(answers, json.RawMessage(data))
 				} else {
 					notes = append(notes, json.RawMessage(data))
@@ -319,7 +320,7 @@ func (h *HTTPServer) serveBatch(w http.ResponseWriter, r *http.Request, members 
 		case rec.status == http.StatusOK && len(bytes.TrimSpace(rec.body)) > 0:
 			answers = append(answers, json.RawMessage(bytes.TrimSpace(rec.body)))
 		case rec.status >= 400 && env.IsRequest():
-			answers = append(answers, errorFrame(env.ID, mcp.INVALID_REQUEST,
+			answers = append(answers, wire.ErrorFrame(env.ID, mcp.INVALID_REQUEST,
 				fmt.Sprintf("the server refused this message (%d): %s", rec.status, bytes.TrimSpace(rec.body))))
 		}
 	}

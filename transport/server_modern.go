@@ -7,6 +7,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // The two answers of /mcp that are not mcp-go's: a refusal by a server
@@ -18,16 +20,16 @@ import (
 // revision's headers. A server that lost its lease refuses it, in that
 // revision's code range, before it runs: a bridge then sends it to the
 // current server. An open subscriptions/listen stream counts as a session.
-func (h *HTTPServer) serveModern(w http.ResponseWriter, r *http.Request, body []byte, env envelope) {
+func (h *HTTPServer) serveModern(w http.ResponseWriter, r *http.Request, body []byte, env wire.Envelope) {
 	if ref := h.cfg.Refusal(); ref != nil && env.IsRequest() {
 		h.log.Info("a request was refused", zap.String("reason", ref.reason()), zap.String("method", env.Method), zap.String("url", ref.URL))
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
 		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(append(ref.frame(env.ID, codeLeaseLostModern), '\n'))
+		_, _ = w.Write(append(ref.frame(env.ID, wire.CodeLeaseLostModern), '\n'))
 		return
 	}
-	if refusal := promptRefusal(h.cfg.MCP, env, body); refusal != nil {
+	if refusal := wire.PromptRefusal(h.cfg.MCP, env, body); refusal != nil {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(append(refusal, '\n'))
@@ -44,7 +46,7 @@ func (h *HTTPServer) serveModern(w http.ResponseWriter, r *http.Request, body []
 
 func (ref *Refusal) reason() string {
 	if ref.Reason == "" {
-		return errCodeLeaseLost
+		return wire.ErrCodeLeaseLost
 	}
 	return ref.Reason
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // modernRequest is a 2026-07-28 request: its revision, capabilities and
@@ -91,7 +92,7 @@ func TestAModernRequestIsServedWithoutASession(t *testing.T) {
 			Data struct{ Reason, URL string }
 		}
 	}
-	if json.Unmarshal([]byte(body), &answer) != nil || answer.Error.Code != codeLeaseLostModern || answer.Error.Data.Reason != errCodeLeaseLost ||
+	if json.Unmarshal([]byte(body), &answer) != nil || answer.Error.Code != wire.CodeLeaseLostModern || answer.Error.Data.Reason != wire.ErrCodeLeaseLost ||
 		answer.Error.Code >= -32019 && answer.Error.Code <= -32000 {
 		t.Fatalf("a lease-lost server answered %s", body)
 	}
@@ -105,7 +106,7 @@ func TestAModernClientGetsTheSameBytesThroughABridge(t *testing.T) {
 	f := newFixture()
 	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
 	var drawn int
-	bridged := runStdio(t, func(out *FrameWriter) Backend {
+	bridged := runStdio(t, func(out *wire.FrameWriter) wire.Backend {
 		b, err := NewBridge(context.Background(), BridgeConfig{Secret: testSecret, ProbeTimeout: testProbe, URL: s.url, Out: out,
 			NewPeer: func() string { drawn++; return "p7" }})
 		if err != nil {
@@ -113,7 +114,7 @@ func TestAModernClientGetsTheSameBytesThroughABridge(t *testing.T) {
 		}
 		return b
 	})
-	local := runStdio(t, func(out *FrameWriter) Backend {
+	local := runStdio(t, func(out *wire.FrameWriter) wire.Backend {
 		l, err := NewLocal(context.Background(), f.srv, out, "stdio")
 		if err != nil {
 			t.Fatal(err)

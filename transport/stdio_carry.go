@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // A local session can be carried too: a lease-lost leaseholder hands its
@@ -74,7 +76,7 @@ func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMes
 		_ = json.Unmarshal(msg, &m)
 		if peer, _ := opened(answer); peer != "" && r.carried.Initialize == nil {
 			r.carried.Peer = peer
-			if meta, _ := metaOf(m.Params); meta != nil {
+			if meta, _ := wire.MetaOf(m.Params); meta != nil {
 				r.carried.Meta = bytes.Clone(meta)
 			}
 		}
@@ -89,7 +91,7 @@ func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMes
 		}
 		if json.Unmarshal(a.Result, &res) == nil && !res.IsError {
 			r.carried.Announce = bytes.Clone(call.Arguments)
-			if meta, _ := metaOf(m.Params); meta != nil && r.carried.Initialize == nil {
+			if meta, _ := wire.MetaOf(m.Params); meta != nil && r.carried.Initialize == nil {
 				r.carried.Meta = bytes.Clone(meta) // who makes it again, for a 2026-07-28 client
 			}
 		}
@@ -154,7 +156,7 @@ var earlyMethods = map[string]bool{
 // that answered the handshake must hear notifications/initialized), which
 // notification reports. A batch is not: it may hold anything.
 func AnsweredEarly(msg json.RawMessage) (ok, notification bool) {
-	env, err := readEnvelope(msg)
+	env, err := wire.ReadEnvelope(msg)
 	if err != nil {
 		return false, false
 	}

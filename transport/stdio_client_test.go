@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // stdioClient is an MCP client on the far side of a real stdio loop.
@@ -20,16 +22,16 @@ type stdioClient struct {
 	done    chan struct{}
 	once    sync.Once
 	backlog []string // frames read but not yet asked for
-	backend Backend
+	backend wire.Backend
 }
 
 // runStdio runs a stdio loop over pipes with the backend made by mk.
-func runStdio(t *testing.T, mk func(out *FrameWriter) Backend) *stdioClient {
+func runStdio(t *testing.T, mk func(out *wire.FrameWriter) wire.Backend) *stdioClient {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	c := &stdioClient{t: t, in: inW, frames: make(chan string, 256), ending: make(chan Ending, 1), done: make(chan struct{})}
-	out := NewFrameWriter(outW)
+	out := wire.NewFrameWriter(outW)
 	backend := mk(out)
 	c.backend = backend
 	go func() {
@@ -199,8 +201,8 @@ func (c *stdioClient) close() {
 }
 
 // bridgeTo makes a backend maker for a bridge to url.
-func bridgeTo(t *testing.T, url string, log *zap.Logger) func(*FrameWriter) Backend {
-	return func(out *FrameWriter) Backend {
+func bridgeTo(t *testing.T, url string, log *zap.Logger) func(*wire.FrameWriter) wire.Backend {
+	return func(out *wire.FrameWriter) wire.Backend {
 		b, err := NewBridge(t.Context(), BridgeConfig{Secret: testSecret, ProbeTimeout: testProbe, URL: url, Out: out, Logger: log})
 		if err != nil {
 			t.Fatal(err)

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // A 2026-07-28 client served in process hears only what its listen asks
@@ -12,7 +14,7 @@ import (
 // notifications, as through a bridge.
 func TestAModernLocalClientHearsOnlyWhatItsListenAsksFor(t *testing.T) {
 	f := newFixture()
-	c := runStdio(t, func(out *FrameWriter) Backend {
+	c := runStdio(t, func(out *wire.FrameWriter) wire.Backend {
 		l, err := NewLocal(context.Background(), f.srv, out, "stdio")
 		if err != nil {
 			t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // localSession is the in-process MCP session of the client on this
@@ -26,7 +28,7 @@ func (localSession) Transport() string { return "stdio" }
 type Local struct {
 	srv     *server.MCPServer
 	session localSession
-	out     *FrameWriter
+	out     *wire.FrameWriter
 	done    chan struct{}
 	stop    sync.Once
 	pumped  sync.WaitGroup
@@ -37,7 +39,7 @@ type Local struct {
 // NewLocal registers a new in-process session with srv and starts relaying
 // the session's notifications to out. The session ends with ctx, or on
 // Close.
-func NewLocal(ctx context.Context, srv *server.MCPServer, out *FrameWriter, sessionID string) (*Local, error) {
+func NewLocal(ctx context.Context, srv *server.MCPServer, out *wire.FrameWriter, sessionID string) (*Local, error) {
 	l := &Local{
 		srv:     srv,
 		session: localSession{server.NewInProcessSession(sessionID, nil), &listenFilter{}},
@@ -76,10 +78,10 @@ func (l *Local) pump(ctx context.Context) {
 
 // Handle answers one message or batch through the MCPServer.
 func (l *Local) Handle(ctx context.Context, msg json.RawMessage) []byte {
-	if refusal := refusedBatch(msg); refusal != nil {
+	if refusal := wire.RefusedBatch(msg); refusal != nil {
 		return refusal
 	}
-	members, ok := splitBatch(msg)
+	members, ok := wire.SplitBatch(msg)
 	if !ok {
 		return l.handleOne(ctx, msg)
 	}
@@ -89,23 +91,23 @@ func (l *Local) Handle(ctx context.Context, msg json.RawMessage) []byte {
 			answers = append(answers, a)
 		}
 	}
-	return gather(msg, answers)
+	return wire.Gather(msg, answers)
 }
 
 func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
-	env, err := readEnvelope(msg)
-	if err != nil || !isObject(msg) {
-		return errorFrame(nil, mcp.INVALID_REQUEST, "invalid request: a message must be a JSON object")
+	env, err := wire.ReadEnvelope(msg)
+	if err != nil || !wire.IsObject(msg) {
+		return wire.ErrorFrame(nil, mcp.INVALID_REQUEST, "invalid request: a message must be a JSON object")
 	}
-	if refusal := screen(msg); refusal != nil {
+	if refusal := wire.Screen(msg); refusal != nil {
 		return refusal
 	}
 	if !l.opened() {
-		if answer, ok := unopened(msg); ok {
+		if answer, ok := wire.Unopened(msg); ok {
 			return answer
 		}
 	}
-	if refusal := promptRefusal(l.srv, env, msg); refusal != nil {
+	if refusal := wire.PromptRefusal(l.srv, env, msg); refusal != nil {
 		return refusal
 	}
 	end := l.track(env, msg)
@@ -119,7 +121,7 @@ func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
 // track begins tracking a 2026-07-28 request, which its client may
 // cancel, and marks the one a notifications/cancelled names; nil when msg
 // is not such a request.
-func (l *Local) track(env envelope, msg json.RawMessage) (end func() bool) {
+func (l *Local) track(env wire.Envelope, msg json.RawMessage) (end func() bool) {
 	if env.Method != string(mcp.MethodNotificationCancelled) && !bytes.Contains(msg, []byte(mcp.MetaKeyProtocolVersion)) {
 		return nil // not of that revision: decoded no further
 	}
@@ -131,7 +133,7 @@ func (l *Local) track(env envelope, msg json.RawMessage) (end func() bool) {
 		l.modern.cancel(m.Params)
 		return nil
 	}
-	if _, version := metaOf(m.Params); env.IsRequest() && mcp.IsModernProtocol(version) {
+	if _, version := wire.MetaOf(m.Params); env.IsRequest() && mcp.IsModernProtocol(version) {
 		if env.Method == string(mcp.MethodSubscriptionsListen) {
 			l.session.opening(env.ID)
 		}
@@ -141,14 +143,14 @@ func (l *Local) track(env envelope, msg json.RawMessage) (end func() bool) {
 }
 
 // answer is the MCPServer's answer to msg, recorded.
-func (l *Local) answer(ctx context.Context, env envelope, msg json.RawMessage) []byte {
+func (l *Local) answer(ctx context.Context, env wire.Envelope, msg json.RawMessage) []byte {
 	answer := l.srv.HandleMessage(l.srv.WithContext(ctx, l.session), msg)
 	if answer == nil {
 		return nil
 	}
 	b, err := json.Marshal(answer)
 	if err != nil {
-		return errorFrame(env.ID, mcp.INTERNAL_ERROR, "internal error: "+err.Error())
+		return wire.ErrorFrame(env.ID, mcp.INTERNAL_ERROR, "internal error: "+err.Error())
 	}
 	l.record.note(ctx, env.Method, msg, b)
 	return b

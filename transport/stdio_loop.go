@@ -14,6 +14,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // Ending says why the stdio loop stopped.
@@ -30,8 +32,8 @@ const (
 // Stdio is the process's one stdio loop.
 type Stdio struct {
 	In      io.Reader
-	Out     *FrameWriter
-	Backend Backend
+	Out     *wire.FrameWriter
+	Backend wire.Backend
 	Logger  *zap.Logger // nil = no logs
 }
 
@@ -122,7 +124,7 @@ func isListen(msg json.RawMessage) bool {
 	if !bytes.Contains(msg, []byte(mcp.MethodSubscriptionsListen)) {
 		return false
 	}
-	env, err := readEnvelope(msg)
+	env, err := wire.ReadEnvelope(msg)
 	return err == nil && env.Method == string(mcp.MethodSubscriptionsListen)
 }
 
@@ -159,7 +161,7 @@ func (f *inflight) stopAndWait() {
 // that it can be answered.
 func readLines(r *bufio.Reader, handle func(line []byte) bool) error {
 	for {
-		line, err := readLine(r)
+		line, err := wire.ReadLine(r)
 		if len(line) > 0 || (line == nil && err == nil) {
 			if !handle(line) {
 				return nil
@@ -178,24 +180,24 @@ func readLines(r *bufio.Reader, handle func(line []byte) bool) error {
 // that is not a message. Both are nil for a blank line.
 func checkLine(line []byte) (json.RawMessage, []byte) {
 	if line == nil {
-		return nil, errorFrame(nil, mcp.PARSE_ERROR, "parse error: the line is longer than 16 MiB")
+		return nil, wire.ErrorFrame(nil, mcp.PARSE_ERROR, "parse error: the line is longer than 16 MiB")
 	}
 	trimmed := bytes.TrimSpace(line)
 	if len(trimmed) == 0 {
 		return nil, nil
 	}
 	if !utf8.Valid(trimmed) {
-		return nil, errorFrame(nil, mcp.PARSE_ERROR, "parse error: input is not UTF-8")
+		return nil, wire.ErrorFrame(nil, mcp.PARSE_ERROR, "parse error: input is not UTF-8")
 	}
 	if !json.Valid(trimmed) {
 		var probe json.RawMessage // for the error's wording
 		err := json.Unmarshal(trimmed, &probe)
-		return nil, errorFrame(nil, mcp.PARSE_ERROR, "parse error: "+err.Error())
+		return nil, wire.ErrorFrame(nil, mcp.PARSE_ERROR, "parse error: "+err.Error())
 	}
-	if members, ok := splitBatch(trimmed); ok && len(members) == 0 {
-		return nil, errorFrame(nil, mcp.INVALID_REQUEST, "invalid request: empty batch")
+	if members, ok := wire.SplitBatch(trimmed); ok && len(members) == 0 {
+		return nil, wire.ErrorFrame(nil, mcp.INVALID_REQUEST, "invalid request: empty batch")
 	}
-	if len(trimmed) > maxMessageBytes {
+	if len(trimmed) > wire.MaxMessageBytes {
 		return nil, tooLarge(trimmed)
 	}
 	return json.RawMessage(trimmed), nil
@@ -204,16 +206,16 @@ func checkLine(line []byte) (json.RawMessage, []byte) {
 // tooLarge answers every request in msg, a message over maxMessageBytes,
 // with -32600 saying so; notifications get nothing.
 func tooLarge(msg json.RawMessage) []byte {
-	text := fmt.Sprintf("invalid request: the message is %d bytes, over the limit of %d bytes", len(msg), maxMessageBytes)
-	members, batch := splitBatch(msg)
+	text := fmt.Sprintf("invalid request: the message is %d bytes, over the limit of %d bytes", len(msg), wire.MaxMessageBytes)
+	members, batch := wire.SplitBatch(msg)
 	if !batch {
 		members = []json.RawMessage{msg}
 	}
 	var answers [][]byte
 	for _, m := range members {
-		if env, err := readEnvelope(m); err == nil && env.IsRequest() {
-			answers = append(answers, errorFrame(env.ID, mcp.INVALID_REQUEST, text))
+		if env, err := wire.ReadEnvelope(m); err == nil && env.IsRequest() {
+			answers = append(answers, wire.ErrorFrame(env.ID, mcp.INVALID_REQUEST, text))
 		}
 	}
-	return gather(msg, answers)
+	return wire.Gather(msg, answers)
 }

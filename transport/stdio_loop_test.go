@@ -13,6 +13,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // session runs a stdio loop over pipes against a real MCPServer.
@@ -44,7 +46,7 @@ func newSession(t *testing.T, out io.Writer) *session {
 		}()
 		t.Cleanup(func() { outW.Close() })
 	}
-	fw := NewFrameWriter(out)
+	fw := wire.NewFrameWriter(out)
 	local, err := NewLocal(context.Background(), srv, fw, "stdio")
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +149,7 @@ func TestBadBytesAreAnsweredAndTheSessionGoesOn(t *testing.T) {
 
 func TestAnOverlongLineIsRefusedAndTheSessionGoesOn(t *testing.T) {
 	s := newSession(t, nil)
-	go s.send(`{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"`+strings.Repeat("x", 16<<20) /* the most a line may hold */+`"}}`, `{"jsonrpc":"2.0","id":8,"method":"ping"}`)
+	go s.send(`{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"`+strings.Repeat("x", 16<<20) /* the most a line may hold */ +`"}}`, `{"jsonrpc":"2.0","id":8,"method":"ping"}`)
 	if got := s.next(); !strings.Contains(got, "longer than 16 MiB") {
 		t.Fatalf("overlong line answered %s", got)
 	}
@@ -167,7 +169,7 @@ func TestAMessageOverTheSizeLimitIsRefusedWithItsID(t *testing.T) {
 		head, tail := `{"jsonrpc":"2.0","id":`+id+`,"method":"ping","params":{"pad":"`, `"}}`
 		return head + strings.Repeat("x", size-len(head)-len(tail)) + tail
 	}
-	go s.send(pad("7", maxMessageBytes+1), pad("8", maxMessageBytes))
+	go s.send(pad("7", wire.MaxMessageBytes+1), pad("8", wire.MaxMessageBytes))
 	want := `{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"invalid request: the message is 1048577 bytes, over the limit of 1048576 bytes"}}`
 	if got := s.next(); got != want {
 		t.Fatalf("an oversized message answered %s, want %s", got, want)
@@ -175,7 +177,7 @@ func TestAMessageOverTheSizeLimitIsRefusedWithItsID(t *testing.T) {
 	if got := s.next(); got != `{"jsonrpc":"2.0","id":8,"result":{}}` {
 		t.Fatalf("a message of the limit answered %s", got)
 	}
-	big := `[{"jsonrpc":"2.0","method":"notifications/x"},` + pad("9", maxMessageBytes) + `]`
+	big := `[{"jsonrpc":"2.0","method":"notifications/x"},` + pad("9", wire.MaxMessageBytes) + `]`
 	go s.send(big)
 	if got := s.next(); !strings.HasPrefix(got, `[{"jsonrpc":"2.0","id":9,"error":{"code":-32600`) {
 		t.Fatalf("an oversized batch answered %s", got)
@@ -250,7 +252,7 @@ func TestABrokenStdoutEndsTheLoop(t *testing.T) {
 
 func TestFramesAreCompactedOntoOneLine(t *testing.T) {
 	var out lockedBuffer
-	fw := NewFrameWriter(&out)
+	fw := wire.NewFrameWriter(&out)
 	if err := fw.Write([]byte("{\n  \"jsonrpc\": \"2.0\",\n  \"id\": 1\n}")); err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +291,7 @@ func itoa(i int) string {
 type gate struct{ release chan struct{} }
 
 func (g gate) Handle(ctx context.Context, msg json.RawMessage) []byte {
-	env, _ := readEnvelope(msg)
+	env, _ := wire.ReadEnvelope(msg)
 	if env.Method == "block" {
 		select {
 		case <-g.release:
@@ -305,7 +307,7 @@ func TestASlowAnswerHoldsNoOtherMessageBack(t *testing.T) {
 	g := gate{release: make(chan struct{})}
 	ending := make(chan Ending, 1)
 	go func() {
-		loop := Stdio{In: inR, Out: NewFrameWriter(outW), Backend: g}
+		loop := Stdio{In: inR, Out: wire.NewFrameWriter(outW), Backend: g}
 		ending <- loop.Serve(context.Background())
 		outW.Close()
 	}()
@@ -344,7 +346,7 @@ func TestASlowAnswerHoldsNoOtherMessageBack(t *testing.T) {
 // initialize, the protocol and peer id it got, its last announcement.
 func TestALocalSessionCanBeCarried(t *testing.T) {
 	f := newFixture()
-	out := NewFrameWriter(io.Discard)
+	out := wire.NewFrameWriter(io.Discard)
 	l, err := NewLocal(context.Background(), f.srv, out, "stdio")
 	if err != nil {
 		t.Fatal(err)
@@ -370,7 +372,7 @@ func TestALocalSessionEndsWithItsContext(t *testing.T) {
 	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) { left <- s.SessionID() })
 	srv := server.NewMCPServer("t", "1", server.WithHooks(hooks))
 	ctx, cancel := context.WithCancel(context.Background())
-	if _, err := NewLocal(ctx, srv, NewFrameWriter(io.Discard), "stdio"); err != nil {
+	if _, err := NewLocal(ctx, srv, wire.NewFrameWriter(io.Discard), "stdio"); err != nil {
 		t.Fatal(err)
 	}
 	cancel()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // clientSession is this process's stdio client's session, and its one
@@ -91,7 +92,7 @@ func (s *clientSession) Handle(ctx context.Context, msg json.RawMessage) []byte 
 // allowed, or when the layer cannot be loaded (the election's end says
 // why). Whatever serves next takes the session over: the leaseholder and
 // alone keep it, attaching carries it.
-func (s *clientSession) early() transport.Backend {
+func (s *clientSession) early() wire.Backend {
 	s.mu.Lock()
 	allowed := s.interim
 	s.mu.Unlock()
@@ -140,7 +141,7 @@ func (s *clientSession) open(srv *served) error {
 // lost hears that b left its server, saying g: when b served the client,
 // g's session is the one to carry, and the machine elects again; the
 // client's messages wait meanwhile. b is closed either way.
-func (s *clientSession) lost(b transport.Backend, g *transport.Gone) {
+func (s *clientSession) lost(b wire.Backend, g *transport.Gone) {
 	s.mu.Lock()
 	news := s.router.holdFrom(b)
 	if news {
@@ -186,7 +187,7 @@ func (s *clientSession) carryLocal(ctx context.Context) *transport.Carried {
 // it answers anything. Then the client is told what changed. A ctx that
 // ends first (handed over, or the attachment stopped) leaves the client to
 // what comes next.
-func (s *clientSession) adopt(ctx context.Context, b transport.Backend, h how) error {
+func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := ctx.Err(); err != nil {
@@ -233,7 +234,7 @@ func (s *clientSession) adopt(ctx context.Context, b transport.Backend, h how) e
 // told says what adopt changed (mu held): in the log, and to a client
 // whose session was carried from a server that is gone or was served
 // alone.
-func (s *clientSession) told(h how, b transport.Backend, c *transport.Carried, srv *served) {
+func (s *clientSession) told(h how, b wire.Backend, c *transport.Carried, srv *served) {
 	log, url := s.n.log, zap.String("url", h.url)
 	switch {
 	case h.as == machine.Leaseholder && c != nil:
@@ -287,7 +288,7 @@ func (s *clientSession) joined(h how, c *transport.Carried, now string, srv *ser
 
 // use makes b serve the client (mu held); a bridge that leaves its server
 // while the client is idle is lost at once.
-func (s *clientSession) use(b transport.Backend) {
+func (s *clientSession) use(b wire.Backend) {
 	s.served = true
 	s.router.set(b)
 	if l, ok := b.(interface {

@@ -15,6 +15,7 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
 	"github.com/majordomus-mcp/majordomus-mcp/surface"
 	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // Config is what a node needs from its command.
@@ -61,7 +62,7 @@ type Node struct {
 	hostOnce   sync.Once
 	hostID     string // its client's peer id as its host's (hostPeer)
 
-	out     *transport.FrameWriter
+	out     *wire.FrameWriter
 	session *clientSession
 	m       *machine.Machine
 	server  *sharedServer
@@ -103,7 +104,7 @@ func New(cfg Config) (*Node, error) {
 	}
 	n.server = &sharedServer{node: n}
 	if cfg.Stdout != nil {
-		n.out = transport.NewFrameWriter(cfg.Stdout)
+		n.out = wire.NewFrameWriter(cfg.Stdout)
 	}
 	n.setURL("")
 	m, err := machine.New(machine.Config{

@@ -1,4 +1,4 @@
-package transport
+package wire
 
 import (
 	"bytes"
@@ -20,15 +20,15 @@ import (
 // answers -32600 for a tools/call), an initialize without params (mcp-go
 // answers it with a default revision), a tools/call, prompts/get or
 // resources/read that does not name what it is about. Nil when mcp-go may have it.
-func screen(msg json.RawMessage) []byte {
+func Screen(msg json.RawMessage) []byte {
 	var m struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Method  *string         `json:"method"`
 		Params  json.RawMessage `json:"params"`
 	}
-	if !isObject(msg) {
-		return errorFrame(nil, mcp.INVALID_REQUEST, "invalid request: a message must be a JSON object")
+	if !IsObject(msg) {
+		return ErrorFrame(nil, mcp.INVALID_REQUEST, "invalid request: a message must be a JSON object")
 	}
 	if json.Unmarshal(msg, &m) != nil || m.Method == nil {
 		return nil // an answer to a server request, or not a message: as before
@@ -36,10 +36,10 @@ func screen(msg json.RawMessage) []byte {
 	if m.JSONRPC != "2.0" {
 		// mcp-go's words, here so that a session that did not initialize
 		// says them too
-		return errorFrame(m.ID, mcp.INVALID_REQUEST, "Invalid JSON-RPC version")
+		return ErrorFrame(m.ID, mcp.INVALID_REQUEST, "Invalid JSON-RPC version")
 	}
 	if string(m.ID) == "null" {
-		return errorFrame(nil, mcp.INVALID_REQUEST, "invalid request: the id is null; a request's id is a string or a number, a notification has none")
+		return ErrorFrame(nil, mcp.INVALID_REQUEST, "invalid request: the id is null; a request's id is a string or a number, a notification has none")
 	}
 	if len(m.ID) == 0 {
 		return nil // a notification is answered nothing, whatever it holds
@@ -48,9 +48,9 @@ func screen(msg json.RawMessage) []byte {
 	absent := len(params) == 0 || string(params) == "null"
 	switch {
 	case !absent && params[0] != '{':
-		return errorFrame(m.ID, mcp.INVALID_PARAMS, "invalid params: params must be an object")
+		return ErrorFrame(m.ID, mcp.INVALID_PARAMS, "invalid params: params must be an object")
 	case absent && *m.Method == string(mcp.MethodInitialize):
-		return errorFrame(m.ID, mcp.INVALID_PARAMS, "invalid params: initialize takes params: protocolVersion, capabilities and clientInfo")
+		return ErrorFrame(m.ID, mcp.INVALID_PARAMS, "invalid params: initialize takes params: protocolVersion, capabilities and clientInfo")
 	}
 	if field, ok := namedBy[*m.Method]; ok {
 		var p map[string]json.RawMessage
@@ -59,7 +59,7 @@ func screen(msg json.RawMessage) []byte {
 		if json.Unmarshal(p[field], &name) != nil || name == "" {
 			// Over HTTP, 2026-07-28 would refuse it for its empty Mcp-Name
 			// header (-32020), which a local session has none of.
-			return errorFrame(m.ID, mcp.INVALID_PARAMS, "invalid params: "+*m.Method+" names what it is about in params."+field)
+			return ErrorFrame(m.ID, mcp.INVALID_PARAMS, "invalid params: "+*m.Method+" names what it is about in params."+field)
 		}
 	}
 	return nil
@@ -75,29 +75,29 @@ var namedBy = map[string]string{
 
 // screened answers msg when screen answers it, or each member of a batch
 // when screen answers every one; it reports false otherwise.
-func screened(msg json.RawMessage) ([]byte, bool) {
-	members, batch := splitBatch(msg)
+func Screened(msg json.RawMessage) ([]byte, bool) {
+	members, batch := SplitBatch(msg)
 	if !batch {
-		answer := screen(msg)
+		answer := Screen(msg)
 		return answer, answer != nil
 	}
 	var answers [][]byte
 	for _, m := range members {
-		answer := screen(m)
+		answer := Screen(m)
 		if answer == nil {
 			return nil, false
 		}
 		answers = append(answers, answer)
 	}
-	return gather(msg, answers), true
+	return Gather(msg, answers), true
 }
 
 // refusedBatch answers a batch no server takes: one holding a 2026-07-28
 // message (that revision has no batches) or an initialize (which opens a
 // session, so it comes alone). Every request in it gets -32600. Nil for
 // any other message.
-func refusedBatch(msg json.RawMessage) []byte {
-	members, batch := splitBatch(msg)
+func RefusedBatch(msg json.RawMessage) []byte {
+	members, batch := SplitBatch(msg)
 	if !batch {
 		return nil
 	}
@@ -108,7 +108,7 @@ func refusedBatch(msg json.RawMessage) []byte {
 			Params json.RawMessage `json:"params"`
 		}
 		_ = json.Unmarshal(m, &c)
-		if _, version := metaOf(c.Params); mcp.IsModernProtocol(version) {
+		if _, version := MetaOf(c.Params); mcp.IsModernProtocol(version) {
 			text = "invalid request: 2026-07-28 has no batches: send each message alone"
 			break
 		}
@@ -121,11 +121,11 @@ func refusedBatch(msg json.RawMessage) []byte {
 	}
 	var answers [][]byte
 	for _, m := range members {
-		if env, err := readEnvelope(m); err == nil && env.IsRequest() {
-			answers = append(answers, errorFrame(env.ID, mcp.INVALID_REQUEST, text))
+		if env, err := ReadEnvelope(m); err == nil && env.IsRequest() {
+			answers = append(answers, ErrorFrame(env.ID, mcp.INVALID_REQUEST, text))
 		}
 	}
-	return gather(msg, answers)
+	return Gather(msg, answers)
 }
 
 // unopened answers msg, a message of a session that has not initialized
@@ -135,21 +135,21 @@ func refusedBatch(msg json.RawMessage) []byte {
 // first, and what is not a request gets nothing. It reports false when msg
 // holds no request, or an initialize or a 2026-07-28 request (it carries its revision in
 // _meta): those go on as they would.
-func unopened(msg json.RawMessage) ([]byte, bool) {
-	members, batch := splitBatch(msg)
+func Unopened(msg json.RawMessage) ([]byte, bool) {
+	members, batch := SplitBatch(msg)
 	if !batch {
 		members = []json.RawMessage{msg}
 	}
 	var answers [][]byte
 	for _, m := range members {
 		var c struct {
-			envelope
+			Envelope
 			Params json.RawMessage `json:"params"`
 		}
 		if json.Unmarshal(m, &c) != nil {
 			return nil, false
 		}
-		_, version := metaOf(c.Params)
+		_, version := MetaOf(c.Params)
 		switch {
 		case c.Method == string(mcp.MethodInitialize), mcp.IsModernProtocol(version):
 			return nil, false
@@ -162,12 +162,12 @@ func unopened(msg json.RawMessage) ([]byte, bool) {
 			}{JSONRPC: "2.0", ID: c.ID})
 			answers = append(answers, b)
 		default:
-			answers = append(answers, errorFrame(c.ID, mcp.INVALID_REQUEST, "invalid request: "+c.Method+
+			answers = append(answers, ErrorFrame(c.ID, mcp.INVALID_REQUEST, "invalid request: "+c.Method+
 				" before initialize: initialize first (a 2026-07-28 request carries its revision in _meta instead)"))
 		}
 	}
 	if len(answers) == 0 {
 		return nil, false // nothing asks for an answer: it goes on as it would
 	}
-	return gather(msg, answers), true
+	return Gather(msg, answers), true
 }

@@ -1,4 +1,4 @@
-package transport
+package wire
 
 // The words the HTTP server and the bridge both speak: what one writes,
 // the other reads. Both sides use them, so they live in a shared file.
@@ -6,16 +6,16 @@ package transport
 // Codes of the JSON error bodies the HTTP server answers with
 // ({"error":{"code":"<code>","message":"<text>"}}).
 const (
-	errCodeFull          = "full" // no new session: the server has its most (503, Retry-After)
-	errCodeLeaseLost     = "lease_lost"
-	codeLeaseLost    int = -32001 // JSON-RPC code of a refused initialize
+	ErrCodeFull          = "full" // no new session: the server has its most (503, Retry-After)
+	ErrCodeLeaseLost     = "lease_lost"
+	CodeLeaseLost    int = -32001 // JSON-RPC code of a refused initialize
 	// codeLeaseLostModern refuses a 2026-07-28 request: that revision asks
 	// new implementations not to use -32000…-32019.
-	codeLeaseLostModern int = -32040
+	CodeLeaseLostModern int = -32040
 )
 
 // httpError is the body of every refusal of the HTTP server.
-type httpError struct {
+type HTTPError struct {
 	Error struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
@@ -26,4 +26,4 @@ type httpError struct {
 
 // leaseHeader is set to "lost" on the /mcp answers of a server that no
 // longer holds the checkout's lease.
-const leaseHeader = "Majordomus-Lease"
+const LeaseHeader = "Majordomus-Lease"

@@ -1,4 +1,4 @@
-package transport
+package wire
 
 import (
 	"encoding/json"
@@ -16,7 +16,7 @@ import (
 // HTTP server) ask this before mcp-go sees the request. It returns nil for
 // anything else, which mcp-go answers: another message, a prompt it does
 // not know, params it cannot read.
-func promptRefusal(srv *server.MCPServer, env envelope, msg json.RawMessage) []byte {
+func PromptRefusal(srv *server.MCPServer, env Envelope, msg json.RawMessage) []byte {
 	if env.Method != string(mcp.MethodPromptsGet) || len(env.ID) == 0 {
 		return nil
 	}
@@ -37,7 +37,7 @@ func promptRefusal(srv *server.MCPServer, env envelope, msg json.RawMessage) []b
 		v, given := req.Params.Arguments[a.Name]
 		s, isText := v.(string)
 		if a.Required && (!given || v == nil || isText && strings.TrimSpace(s) == "") {
-			return errorFrame(env.ID, mcp.INVALID_PARAMS, fmt.Sprintf("prompt '%s': argument '%s' is required", p.Prompt.Name, a.Name))
+			return ErrorFrame(env.ID, mcp.INVALID_PARAMS, fmt.Sprintf("prompt '%s': argument '%s' is required", p.Prompt.Name, a.Name))
 		}
 	}
 	return nil

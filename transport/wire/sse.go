@@ -1,4 +1,4 @@
-package transport
+package wire
 
 import (
 	"bufio"
@@ -15,12 +15,12 @@ import (
 // ignored: every event of MCP's streamable HTTP carries one JSON-RPC
 // message (or batch) in its data. An event longer than maxLineBytes is an
 // error.
-func readEvents(r io.Reader, each func(data []byte) error) error {
+func ReadEvents(r io.Reader, each func(data []byte) error) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var data []byte
 	pending := false
 	for {
-		line, err := readLine(br)
+		line, err := ReadLine(br)
 		if line == nil && err == nil {
 			return fmt.Errorf("an event line is longer than %d bytes", maxLineBytes)
 		}
@@ -54,13 +54,13 @@ func readEvents(r io.Reader, each func(data []byte) error) error {
 }
 
 // isEventStream reports whether a response carries server-sent events.
-func isEventStream(h http.Header) bool {
+func IsEventStream(h http.Header) bool {
 	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
 	return err == nil && mt == "text/event-stream"
 }
 
 // isJSON reports whether a response or request carries application/json.
-func isJSON(h http.Header) bool {
+func IsJSON(h http.Header) bool {
 	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
 	return err == nil && mt == "application/json"
 }

@@ -1,4 +1,4 @@
-package transport
+package wire
 
 import (
 	"bufio"
@@ -66,7 +66,7 @@ func (f *FrameWriter) Closed() <-chan struct{} { return f.closed }
 
 // errorFrame builds a JSON-RPC error response. id is the raw id of the
 // request (nil or empty for "null", as when the request could not be read).
-func errorFrame(id json.RawMessage, code int, message string) []byte {
+func ErrorFrame(id json.RawMessage, code int, message string) []byte {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
@@ -86,7 +86,7 @@ func errorFrame(id json.RawMessage, code int, message string) []byte {
 
 // envelope is what the transports need to know of a JSON-RPC message
 // without decoding its params.
-type envelope struct {
+type Envelope struct {
 	ID     json.RawMessage `json:"id,omitempty"`
 	Method string          `json:"method,omitempty"`
 	Result json.RawMessage `json:"result,omitempty"`
@@ -94,20 +94,20 @@ type envelope struct {
 }
 
 // IsRequest reports whether the message expects an answer.
-func (e envelope) IsRequest() bool {
+func (e Envelope) IsRequest() bool {
 	return e.Method != "" && len(e.ID) > 0 && string(e.ID) != "null"
 }
 
 // readEnvelope decodes the envelope of one message (not a batch).
-func readEnvelope(msg json.RawMessage) (envelope, error) {
-	var e envelope
+func ReadEnvelope(msg json.RawMessage) (Envelope, error) {
+	var e Envelope
 	err := json.Unmarshal(msg, &e)
 	return e, err
 }
 
 // splitBatch returns the members of a batch, or nil and false when msg is
 // not a JSON array.
-func splitBatch(msg json.RawMessage) ([]json.RawMessage, bool) {
+func SplitBatch(msg json.RawMessage) ([]json.RawMessage, bool) {
 	trimmed := bytes.TrimLeft(msg, " \t\r\n")
 	if len(trimmed) == 0 || trimmed[0] != '[' {
 		return nil, false
@@ -120,18 +120,18 @@ func splitBatch(msg json.RawMessage) ([]json.RawMessage, bool) {
 }
 
 // isObject reports whether msg is a JSON object.
-func isObject(msg json.RawMessage) bool {
+func IsObject(msg json.RawMessage) bool {
 	trimmed := bytes.TrimLeft(msg, " \t\r\n")
 	return len(trimmed) > 0 && trimmed[0] == '{'
 }
 
 // gather shapes answers like the message they answer: a batch gets an
 // array, a single message its one answer; nil when none is owed.
-func gather(msg json.RawMessage, answers [][]byte) []byte {
+func Gather(msg json.RawMessage, answers [][]byte) []byte {
 	if len(answers) == 0 {
 		return nil
 	}
-	if _, batch := splitBatch(msg); !batch {
+	if _, batch := SplitBatch(msg); !batch {
 		return answers[0]
 	}
 	raw := make([]json.RawMessage, len(answers))
@@ -148,11 +148,11 @@ func gather(msg json.RawMessage, answers [][]byte) []byte {
 // through a bridge), and a larger POST body is refused by the HTTP server
 // (413). One limit, so that every session answers the same message the
 // same way (docs/security.md#bounded).
-const maxMessageBytes = 1 << 20
+const MaxMessageBytes = 1 << 20
 
 // metaOf is the _meta of a message's params, and the protocol revision it
 // names ("" when none).
-func metaOf(params json.RawMessage) (json.RawMessage, string) {
+func MetaOf(params json.RawMessage) (json.RawMessage, string) {
 	var p struct {
 		Meta json.RawMessage `json:"_meta"`
 	}
@@ -167,7 +167,7 @@ func metaOf(params json.RawMessage) (json.RawMessage, string) {
 }
 
 // requestFrame is a request with a private id.
-func requestFrame(id, method string, params json.RawMessage) []byte {
+func RequestFrame(id, method string, params json.RawMessage) []byte {
 	b, _ := json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      string          `json:"id"`
@@ -189,7 +189,7 @@ type Backend interface {
 
 // answerError is why an answer is not a success: no answer, a JSON-RPC
 // error, or a tool result flagged isError.
-func answerError(answer []byte) error {
+func AnswerError(answer []byte) error {
 	if len(answer) == 0 {
 		return errors.New("no answer")
 	}
@@ -205,14 +205,14 @@ func answerError(answer []byte) error {
 	if a.Error != nil {
 		return errors.New(a.Error.Message)
 	}
-	if toolFailed(a.Result) {
+	if ToolFailed(a.Result) {
 		return errors.New("the tool reported an error")
 	}
 	return nil
 }
 
 // toolFailed reports whether a tools/call result says isError.
-func toolFailed(result json.RawMessage) bool {
+func ToolFailed(result json.RawMessage) bool {
 	var r struct {
 		IsError bool `json:"isError"`
 	}
@@ -226,7 +226,7 @@ const maxLineBytes = 16 << 20
 
 // readLine reads one line, or discards one longer than maxLineBytes and
 // returns nil and no error; a blank line is empty, not nil.
-func readLine(r *bufio.Reader) ([]byte, error) {
+func ReadLine(r *bufio.Reader) ([]byte, error) {
 	var buf []byte
 	for {
 		chunk, err := r.ReadSlice('\n')
