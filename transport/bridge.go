@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -110,7 +111,7 @@ type Bridge struct {
 	readied    chan struct{}   // closed when ready turns true; replaced when it turns false
 	initialize json.RawMessage // params of the client's last successful initialize
 	peer       string          // the peer id the server gave the session
-	heard      hearing         // what the client asked to hear
+	heard      carry.Hearing   // what the client asked to hear
 	present    bool            // the presence of a 2026-07-28 client is held (bridge_presence.go)
 	stopped    bool            // the background (heartbeat, stream, presence) was stopped
 	announce   json.RawMessage

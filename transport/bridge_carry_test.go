@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 )
 
 // restartedWith restarts a server on the port of s with f.
@@ -45,9 +47,9 @@ func TestAReopenedSessionBringsItsAnnouncementWithIt(t *testing.T) {
 	f2 := newFixture()
 	carried := make(chan string, 4)
 	f2.hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
-		if args := CarriedAnnouncement(ctx); args != nil {
+		if args := carry.Announcement(ctx); args != nil {
 			carried <- string(args)
-			res.Meta = &mcp.Meta{AdditionalFields: map[string]any{announcedMeta: true}}
+			res.Meta = &mcp.Meta{AdditionalFields: map[string]any{"io.majordomus/announced": true}}
 		}
 	})
 	s2 := restartedWith(t, s1, f2)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -24,7 +25,7 @@ type failovers struct {
 	err   error // the next backend cannot be had: the client is down
 	calls chan failoverCall
 	out   *wire.FrameWriter
-	mk    func(ctx context.Context, carried Carried) (wire.Backend, error)
+	mk    func(ctx context.Context, carried carry.Session) (wire.Backend, error)
 
 	mu      sync.Mutex // held while switching: messages wait for what serves next
 	current wire.Backend
@@ -33,7 +34,7 @@ type failovers struct {
 
 type failoverCall struct {
 	cause   error
-	carried Carried
+	carried carry.Session
 }
 
 // bridge serves the client from a bridge to url.
@@ -110,7 +111,7 @@ func (fo *failovers) lose(b *Bridge, g *Gone) {
 }
 
 // open is the next backend, with the session carried onto it.
-func (fo *failovers) open(carried Carried) (wire.Backend, error) {
+func (fo *failovers) open(carried carry.Session) (wire.Backend, error) {
 	ctx := fo.t.Context()
 	if fo.err != nil {
 		return nil, fo.err

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -30,7 +31,7 @@ type Gone struct {
 	// URL is the server the bridge left.
 	URL string
 	// Session is the client's session, to be carried onto what serves next.
-	Session Carried
+	Session carry.Session
 	// Cause is why the bridge left: a *FullServer, a silent server
 	// (SilentFor), or words. Gone unwraps to it.
 	Cause error
@@ -92,8 +93,8 @@ func (b *Bridge) gone() *Gone {
 }
 
 // carried is the client's session as the bridge knows it (b.mu held).
-func (b *Bridge) carried() Carried {
-	return Carried{Initialize: b.initialize, Announce: b.announce, Protocol: b.protocol, SafeTools: maps.Clone(b.safe), Peer: b.peer, Meta: b.meta, heard: b.heard.clone()}
+func (b *Bridge) carried() carry.Session {
+	return carry.Session{Initialize: b.initialize, Announce: b.announce, Protocol: b.protocol, SafeTools: maps.Clone(b.safe), Peer: b.peer, Meta: b.meta, Heard: b.heard.Clone()}
 }
 
 // leave ends the bridge's relaying for cause, once (the first cause is

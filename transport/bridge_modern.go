@@ -9,6 +9,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -97,7 +98,7 @@ func (b *Bridge) exchangeModern(ctx context.Context, msg json.RawMessage, c call
 // withPeer is msg with the client's peer id in its _meta, drawn the first
 // time a modern message needs it (and carried over a failover after that).
 func (b *Bridge) withPeer(msg json.RawMessage) json.RawMessage {
-	return withPeerMeta(msg, b.modernPeer())
+	return carry.WithPeerMeta(msg, b.modernPeer())
 }
 
 // modernPeer is the client's peer id: the one its session or an earlier
@@ -148,32 +149,4 @@ func leaseLostModern(answer []byte) bool {
 		} `json:"error"`
 	}
 	return json.Unmarshal(answer, &a) == nil && a.Error != nil && a.Error.Code == wire.CodeLeaseLostModern && a.Error.Data.Reason == wire.ErrCodeLeaseLost
-}
-
-// withPeerMeta is msg with peer as its params' _meta[peerMeta]; msg as it
-// is when peer is "" or msg cannot be read.
-func withPeerMeta(msg json.RawMessage, peer string) json.RawMessage {
-	if peer == "" {
-		return msg
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(msg, &m) != nil {
-		return msg
-	}
-	params := map[string]json.RawMessage{}
-	if raw, ok := m["params"]; ok && json.Unmarshal(raw, &params) != nil {
-		return msg
-	}
-	meta := map[string]json.RawMessage{}
-	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
-		return msg
-	}
-	meta[peerMeta], _ = json.Marshal(peer)
-	params["_meta"], _ = json.Marshal(meta)
-	m["params"], _ = json.Marshal(params)
-	out, err := json.Marshal(m)
-	if err != nil {
-		return msg
-	}
-	return out
 }

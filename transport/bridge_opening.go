@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -25,7 +26,7 @@ func (b *Bridge) reopening(ctx context.Context) context.Context {
 	}
 	b.setSession("", "") // its stream and heartbeat stop asking for it
 	b.endSession(sid, proto)
-	return WithCarriedAnnouncement(WithPeerClaim(ctx, peer), announce)
+	return carry.WithAnnouncement(carry.WithPeerClaim(ctx, peer), announce)
 }
 
 // unopened answers what the client sends before it has a session, as a

@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -26,20 +27,20 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 	b.reinitMu.Lock()
 	defer b.reinitMu.Unlock()
 	b.mu.Lock()
-	current, params, announce, peer, heard := b.session, b.initialize, b.announce, b.peer, b.heard.clone()
+	current, params, announce, peer, heard := b.session, b.initialize, b.announce, b.peer, b.heard.Clone()
 	b.mu.Unlock()
 	if current != stale {
 		return nil
 	}
 	// the restarted server's board knows the client as before, with its announcement
-	opening := WithCarriedAnnouncement(WithPeerClaim(ctx, peer), announce)
+	opening := carry.WithAnnouncement(carry.WithPeerClaim(ctx, peer), announce)
 	if !b.attachedNow() {
 		return &failure{cause: errors.New("the bridge is no longer attached"), notRun: true}
 	}
 	if params == nil {
 		return &failure{cause: fmt.Errorf("the shared server at %s does not know the session and the client never initialized", b.cfg.URL), notRun: true}
 	}
-	res := b.exchange(opening, wire.RequestFrame(reinitializeID, "initialize", params), "", "", true)
+	res := b.exchange(opening, wire.RequestFrame(carry.ReinitializeID, "initialize", params), "", "", true)
 	switch {
 	case res.outcome == failed:
 		return &failure{cause: b.unreachable(res.err), notRun: true}
@@ -50,24 +51,24 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 			b.cfg.URL, res.status, strings.TrimSpace(string(res.body))), notRun: true}
 	}
 	proto := protocolOf(res.body)
-	peer, announced := opened(res.body)
+	peer, announced := carry.Opened(res.body)
 	b.mu.Lock()
 	b.peer = peer
 	b.mu.Unlock()
 	b.setSession(res.session, proto)
-	if res := b.exchange(ctx, initializedFrame, res.session, proto, true); res.outcome != answered {
+	if res := b.exchange(ctx, carry.InitializedFrame, res.session, proto, true); res.outcome != answered {
 		return &failure{cause: fmt.Errorf("the shared server at %s is unreachable: %v", b.cfg.URL, res.err), notRun: true}
 	}
 	b.log.Info("session re-opened on the shared server", zap.String("url", b.cfg.URL), zap.String("session", res.session))
 	if announce != nil && !announced {
-		res := b.exchange(ctx, announceFrame(announce), res.session, proto, b.isSafe(announceTool))
+		res := b.exchange(ctx, carry.AnnounceFrame(announce), res.session, proto, b.isSafe(carry.AnnounceTool))
 		if res.outcome == answered && wire.AnswerError(res.body) == nil {
 			b.log.Info("the client's announcement was replayed to the server it is now attached to")
 		} else {
 			b.log.Warn("the client's announcement could not be replayed; the board understates it until it announces again")
 		}
 	}
-	for _, frame := range heard.replayFrames() {
+	for _, frame := range heard.ReplayFrames() {
 		if res := b.exchange(ctx, frame, res.session, proto, true); res.outcome != answered || wire.AnswerError(res.body) != nil {
 			b.log.Warn("what the client asked to hear could not be asked again; it may miss notifications until it asks itself", zap.ByteString("request", frame))
 		}
@@ -88,10 +89,10 @@ func (b *Bridge) initialized(ctx context.Context, c call, res exchangeResult) {
 	if b.ready {
 		b.readied = make(chan struct{})
 	}
-	b.initialize, b.announce, b.ready, b.heard = bytes.Clone(c.params), nil, false, hearing{}
-	peer, announced := opened(res.body)
+	b.initialize, b.announce, b.ready, b.heard = bytes.Clone(c.params), nil, false, carry.Hearing{}
+	peer, announced := carry.Opened(res.body)
 	if announced { // a carried session, opened with its announcement
-		b.announce = bytes.Clone(CarriedAnnouncement(ctx))
+		b.announce = bytes.Clone(carry.Announcement(ctx))
 	}
 	b.peer = peer
 	b.mu.Unlock()

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -106,7 +107,7 @@ func TestARestartedServerIsReinitializedTransparently(t *testing.T) {
 		t.Fatalf("tools/list after the restart answered\n%s\nbefore\n%s", after, before)
 	}
 	for _, f := range seen {
-		if strings.Contains(f, reinitializeID) || strings.Contains(f, announceID) {
+		if strings.Contains(f, carry.ReinitializeID) || strings.Contains(f, carry.AnnounceID) {
 			t.Fatalf("the client saw the bridge's own traffic: %s", f)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -88,7 +89,7 @@ func (b *Bridge) learnTools(ctx context.Context) {
 // recordToolsLocked records the resend safety of the tools in a tools/list
 // result, and returns its next cursor.
 func (b *Bridge) recordToolsLocked(result json.RawMessage) (nextCursor string) {
-	return safeToResend(b.safe, result)
+	return carry.SafeToResend(b.safe, result)
 }
 
 // cloneOrEmpty copies m, nil included, into a map that can be written.

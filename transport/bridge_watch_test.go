@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -133,7 +134,7 @@ func TestAReadOnlyCallIsResentOnEveryFailoverWithoutTheClientListingTools(t *tes
 	fixtures[servers-1].releaseAll() // the last one answers
 	next := 1
 	fo := &failovers{t: t, calls: make(chan failoverCall, servers)}
-	fo.mk = func(ctx context.Context, carried Carried) (wire.Backend, error) {
+	fo.mk = func(ctx context.Context, carried carry.Session) (wire.Backend, error) {
 		if next >= servers {
 			return nil, errors.New("no server left")
 		}

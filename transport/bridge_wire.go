@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -100,7 +101,7 @@ func (b *Bridge) exchange(ctx context.Context, msg json.RawMessage, sid, proto s
 	header := postHeader()
 	b.setHeaders(header, sid, proto)
 	if sid == "" {
-		setClaim(header, ctx) // an initialize, opening the session again
+		carry.SetClaim(header, ctx) // an initialize, opening the session again
 	}
 	return b.post(ctx, msg, header, resendable)
 }
@@ -197,7 +198,7 @@ func (b *Bridge) readAnswer(msg json.RawMessage, resp *http.Response, modern boo
 func (b *Bridge) observe(calls []call, answer []byte) {
 	var results map[string]json.RawMessage
 	for _, c := range calls {
-		if c.env.Method == string(mcp.MethodToolsList) || c.tool == announceTool || heardMethod(c.env.Method) {
+		if c.env.Method == string(mcp.MethodToolsList) || c.tool == carry.AnnounceTool || carry.HeardMethod(c.env.Method) {
 			results = resultsByID(answer)
 			break
 		}
@@ -216,10 +217,10 @@ func (b *Bridge) observe(calls []call, answer []byte) {
 			defer b.poke()
 		case c.env.Method == string(mcp.MethodToolsList) && result != nil:
 			b.recordToolsLocked(result)
-		case c.tool == announceTool && result != nil && !wire.ToolFailed(result):
+		case c.tool == carry.AnnounceTool && result != nil && !wire.ToolFailed(result):
 			b.announce = bytes.Clone(c.args)
-		case heardMethod(c.env.Method) && result != nil:
-			b.heard.noteHeard(c.env.Method, c.params)
+		case carry.HeardMethod(c.env.Method) && result != nil:
+			b.heard.NoteHeard(c.env.Method, c.params)
 		}
 	}
 }

@@ -27,7 +27,7 @@ type fixture struct {
 	srv       *server.MCPServer
 	hooks     *server.Hooks
 	announces chan string   // arguments of each majordomus_announce call
-	replays   chan bool     // whether each was marked a replay (replayMeta)
+	replays   chan bool     // whether each was marked a replay (_meta["io.majordomus/replay"])
 	release   chan struct{} // closed to let "write" and "wait" return
 	released  sync.Once
 	blocked   chan struct{} // signalled when "write" or "wait" starts
@@ -122,7 +122,7 @@ func newFixture() *fixture {
 			f.announces <- string(b)
 			replay := false
 			if r.Params.Meta != nil {
-				replay, _ = r.Params.Meta.AdditionalFields[replayMeta].(bool)
+				replay, _ = r.Params.Meta.AdditionalFields["io.majordomus/replay"].(bool)
 			}
 			f.replays <- replay
 			return text("announced")

@@ -11,11 +11,12 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 func TestWhatAClientAskedToHearIsKeptAndReplayed(t *testing.T) {
-	var h hearing
+	var h carry.Hearing
 	for _, m := range []struct{ method, params string }{
 		{"resources/subscribe", `{"uri":"majordomus://rules/a"}`},
 		{"resources/subscribe", `{"uri":"majordomus://rules/b"}`},
@@ -27,12 +28,12 @@ func TestWhatAClientAskedToHearIsKeptAndReplayed(t *testing.T) {
 		{"logging/setLevel", `{"level":"info"}`},
 		{"tools/list", `{}`}, // not what it hears
 	} {
-		h.noteHeard(m.method, []byte(m.params))
+		h.NoteHeard(m.method, []byte(m.params))
 	}
 	if want := []string{"majordomus://rules/a"}; !slices.Equal(h.Subscribed, want) || h.LogLevel != "info" {
 		t.Fatalf("heard = %+v, want %v at info", h, want)
 	}
-	frames := h.replayFrames()
+	frames := h.ReplayFrames()
 	want := []string{
 		`{"jsonrpc":"2.0","id":"majordomus-bridge-log-level","method":"logging/setLevel","params":{"level":"info"}}`,
 		`{"jsonrpc":"2.0","id":"majordomus-bridge-subscribe","method":"resources/subscribe","params":{"uri":"majordomus://rules/a"}}`,
@@ -45,7 +46,7 @@ func TestWhatAClientAskedToHearIsKeptAndReplayed(t *testing.T) {
 			t.Errorf("replay[%d] = %s, want %s", i, frames[i], want[i])
 		}
 	}
-	c := h.clone()
+	c := h.Clone()
 	c.Subscribed[0] = "changed"
 	if h.Subscribed[0] != "majordomus://rules/a" {
 		t.Error("a clone shares its subscriptions")
@@ -103,9 +104,9 @@ func TestACarriedSessionHearsOnALocalSessionWhatItAskedTo(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer local.Close()
-	c := Carried{
+	c := carry.Session{
 		Initialize: json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"codex","version":"1"}}`),
-		heard:      hearing{Subscribed: []string{"fixture://a"}, LogLevel: "debug"},
+		Heard:      carry.Hearing{Subscribed: []string{"fixture://a"}, LogLevel: "debug"},
 	}
 	if err := c.Replay(t.Context(), local); err != nil {
 		t.Fatal(err)
@@ -113,7 +114,7 @@ func TestACarriedSessionHearsOnALocalSessionWhatItAskedTo(t *testing.T) {
 	if got := local.session.GetLogLevel(); got != mcp.LoggingLevelDebug {
 		t.Fatalf("the local session's level is %s, want debug", got)
 	}
-	if again := local.Carried().heard; again.LogLevel != "debug" || !slices.Equal(again.Subscribed, []string{"fixture://a"}) {
+	if again := local.Carried().Heard; again.LogLevel != "debug" || !slices.Equal(again.Subscribed, []string{"fixture://a"}) {
 		t.Fatalf("the local session carries on %+v", again)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -193,7 +194,7 @@ func NewHTTPServer(cfg HTTPConfig) *HTTPServer {
 	mcpLog := slog.New(zapslog.NewHandler(cfg.Logger.Core(), zapslog.WithName("mcp-go")))
 	h.mcp = server.NewStreamableHTTPServer(cfg.MCP,
 		server.WithSessionIdManager(h.table), // which also ends idle sessions
-		server.WithHTTPContextFunc(peerClaimOf),
+		server.WithHTTPContextFunc(carry.ClaimOf),
 
 		server.WithStreamableHTTPLogger(mcpLog),
 	)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -20,7 +21,7 @@ import (
 // sessionRecord is what Local has seen of its client's session.
 type sessionRecord struct {
 	mu      sync.Mutex
-	carried Carried
+	carried carry.Session
 	safe    map[string]bool
 }
 
@@ -36,14 +37,14 @@ func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMes
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	}
-	if heardMethod(method) {
+	if carry.HeardMethod(method) {
 		r.noteHeard(method, msg, answer)
 		return
 	}
 	switch method {
 	case string(mcp.MethodInitialize), string(mcp.MethodToolsList), methodDiscover:
 	case string(mcp.MethodToolsCall):
-		if json.Unmarshal(msg, &m) != nil || json.Unmarshal(m.Params, &call) != nil || call.Name != announceTool {
+		if json.Unmarshal(msg, &m) != nil || json.Unmarshal(m.Params, &call) != nil || call.Name != carry.AnnounceTool {
 			return
 		}
 	default:
@@ -65,16 +66,16 @@ func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMes
 		}
 		_ = json.Unmarshal(a.Result, &res)
 		_ = json.Unmarshal(msg, &m)
-		peer, announced := opened(answer)
-		r.carried = Carried{Initialize: bytes.Clone(m.Params), Protocol: res.ProtocolVersion, Peer: peer}
+		peer, announced := carry.Opened(answer)
+		r.carried = carry.Session{Initialize: bytes.Clone(m.Params), Protocol: res.ProtocolVersion, Peer: peer}
 		if announced { // a carried session, opened with its announcement
-			r.carried.Announce = bytes.Clone(CarriedAnnouncement(ctx))
+			r.carried.Announce = bytes.Clone(carry.Announcement(ctx))
 		}
 	case methodDiscover:
 		// A 2026-07-28 client has no initialize: its peer id is the one
 		// its server/discover was told, and its _meta says who it is.
 		_ = json.Unmarshal(msg, &m)
-		if peer, _ := opened(answer); peer != "" && r.carried.Initialize == nil {
+		if peer, _ := carry.Opened(answer); peer != "" && r.carried.Initialize == nil {
 			r.carried.Peer = peer
 			if meta, _ := wire.MetaOf(m.Params); meta != nil {
 				r.carried.Meta = bytes.Clone(meta)
@@ -84,7 +85,7 @@ func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMes
 		if r.safe == nil {
 			r.safe = map[string]bool{}
 		}
-		safeToResend(r.safe, a.Result)
+		carry.SafeToResend(r.safe, a.Result)
 	default: // the announcement
 		var res struct {
 			IsError bool `json:"isError"`
@@ -113,18 +114,18 @@ func (r *sessionRecord) noteHeard(method string, msg json.RawMessage, answer []b
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.carried.heard.noteHeard(method, m.Params)
+	r.carried.Heard.NoteHeard(method, m.Params)
 }
 
 // Carried is the client's session as this local session saw it, to be
 // carried to another server; its Initialize is nil before the client
 // initialized.
-func (l *Local) Carried() Carried {
+func (l *Local) Carried() carry.Session {
 	l.record.mu.Lock()
 	defer l.record.mu.Unlock()
 	c := l.record.carried
 	c.SafeTools = maps.Clone(l.record.safe)
-	c.heard = c.heard.clone()
+	c.Heard = c.Heard.Clone()
 	return c
 }
 

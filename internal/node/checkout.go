@@ -16,6 +16,7 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/registry/runtimes"
 	"github.com/majordomus-mcp/majordomus-mcp/surface"
 	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 )
 
 // Checkout is the checkout a process serves, for one profile. Its root and
@@ -74,8 +75,8 @@ func (c *Checkout) load(life context.Context, describe func() surface.Process, i
 		// A session carried from another server keeps its peer id and
 		// announcement, and ids are drawn from one counter across the
 		// checkout's servers.
-		PeerClaim:           transport.PeerClaim,
-		CarriedAnnouncement: transport.CarriedAnnouncement,
+		PeerClaim:           carry.PeerClaim,
+		CarriedAnnouncement: carry.Announcement,
 		PresenceID:          transport.PresenceID,
 		PeerNumbers:         c.peerNumbers,
 		IdleTimeout:         idle, // how long a silent 2026-07-28 peer stays: the HTTP server's idle timeout

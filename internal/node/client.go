@@ -16,6 +16,7 @@ import (
 
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -34,7 +35,7 @@ type clientSession struct {
 
 	mu      sync.Mutex
 	local   *transport.Local       // the in-process session (leaseholder, alone, or while electing), or nil
-	carried *transport.Carried     // what the next backend is given, once a backend was left
+	carried *carry.Session         // what the next backend is given, once a backend was left
 	causes  []string               // why the last backend was left
 	served  bool                   // a backend has served the client
 	interim bool                   // early answers are allowed: nothing was chosen, served or carried yet
@@ -126,9 +127,9 @@ func (s *clientSession) early() wire.Backend {
 func (s *clientSession) open(srv *served) error {
 	ctx := s.n.lifetime()
 	if c := s.carried; c != nil {
-		ctx = transport.WithCarriedAnnouncement(transport.WithPeerClaim(ctx, c.Peer), c.Announce)
+		ctx = carry.WithAnnouncement(carry.WithPeerClaim(ctx, c.Peer), c.Announce)
 	} else if id := s.n.hostPeer(); id != "" {
-		ctx = transport.WithPeerClaim(ctx, id)
+		ctx = carry.WithPeerClaim(ctx, id)
 	}
 	local, err := transport.NewLocal(ctx, srv.surface.MCP, s.n.out, localSession)
 	if err != nil {
@@ -159,7 +160,7 @@ func (s *clientSession) lost(b wire.Backend, g *transport.Gone) {
 // a bridge: the client's messages wait from now on, those it is answering
 // are let finish, and what it has seen of the session is carried, with
 // what earlier bridges learned of the tools. It returns what is carried.
-func (s *clientSession) carryLocal(ctx context.Context) *transport.Carried {
+func (s *clientSession) carryLocal(ctx context.Context) *carry.Session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.interim = false
@@ -234,7 +235,7 @@ func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) error 
 // told says what adopt changed (mu held): in the log, and to a client
 // whose session was carried from a server that is gone or was served
 // alone.
-func (s *clientSession) told(h how, b wire.Backend, c *transport.Carried, srv *served) {
+func (s *clientSession) told(h how, b wire.Backend, c *carry.Session, srv *served) {
 	log, url := s.n.log, zap.String("url", h.url)
 	switch {
 	case h.as == machine.Leaseholder && c != nil:
@@ -264,7 +265,7 @@ func (s *clientSession) told(h how, b wire.Backend, c *transport.Carried, srv *s
 // 2026-07-28 one is sent only what its listen asked for). Its peer id on
 // the shared board, now, differs from c's when that board had given c's to
 // another client already.
-func (s *clientSession) joined(h how, c *transport.Carried, now string, srv *served) {
+func (s *clientSession) joined(h how, c *carry.Session, now string, srv *served) {
 	was, runs := "", ""
 	if c != nil {
 		was = c.Peer

@@ -1,4 +1,4 @@
-package transport
+package carry
 
 import (
 	"context"
@@ -50,7 +50,7 @@ type announceKey struct{}
 // WithCarriedAnnouncement returns ctx bringing args, the arguments of the
 // client's last majordomus_announce, to the session an initialize handled
 // under it, or an in-process session registered under it, opens.
-func WithCarriedAnnouncement(ctx context.Context, args json.RawMessage) context.Context {
+func WithAnnouncement(ctx context.Context, args json.RawMessage) context.Context {
 	if len(args) == 0 {
 		return ctx
 	}
@@ -58,7 +58,7 @@ func WithCarriedAnnouncement(ctx context.Context, args json.RawMessage) context.
 }
 
 // CarriedAnnouncement is the announcement ctx brings, or nil.
-func CarriedAnnouncement(ctx context.Context) json.RawMessage {
+func Announcement(ctx context.Context) json.RawMessage {
 	args, _ := ctx.Value(announceKey{}).(json.RawMessage)
 	return args
 }
@@ -67,11 +67,11 @@ func CarriedAnnouncement(ctx context.Context) json.RawMessage {
 // session again, the peer id ctx claims and the announcement it brings
 // (peerClaimOf reads them). An announcement too long for a header is left
 // out: it is replayed instead.
-func setClaim(h http.Header, ctx context.Context) {
+func SetClaim(h http.Header, ctx context.Context) {
 	if claim := PeerClaim(ctx); claim != "" {
 		h.Set(peerHeader, claim)
 	}
-	if v := base64.RawURLEncoding.EncodeToString(CarriedAnnouncement(ctx)); v != "" && len(v) <= maxAnnounceHeader {
+	if v := base64.RawURLEncoding.EncodeToString(Announcement(ctx)); v != "" && len(v) <= maxAnnounceHeader {
 		h.Set(announceHeaderName, v)
 	}
 }
@@ -95,11 +95,11 @@ func PeerClaim(ctx context.Context) string {
 
 // peerClaimOf is the HTTP server's context for a request: the claim of its
 // peerHeader, and the announcement of its announceHeaderName.
-func peerClaimOf(ctx context.Context, r *http.Request) context.Context {
+func ClaimOf(ctx context.Context, r *http.Request) context.Context {
 	ctx = WithPeerClaim(ctx, r.Header.Get(peerHeader))
 	if v := r.Header.Get(announceHeaderName); v != "" && len(v) <= maxAnnounceHeader {
 		if args, err := base64.RawURLEncoding.DecodeString(v); err == nil && json.Valid(args) {
-			ctx = WithCarriedAnnouncement(ctx, args)
+			ctx = WithAnnouncement(ctx, args)
 		}
 	}
 	return ctx
@@ -108,7 +108,7 @@ func peerClaimOf(ctx context.Context, r *http.Request) context.Context {
 // opened is what an initialize (or server/discover) answer says of the
 // session it opened: its peer id ("" when none), and whether the carried
 // announcement is on the board.
-func opened(answer []byte) (peer string, announced bool) {
+func Opened(answer []byte) (peer string, announced bool) {
 	var a struct {
 		Result struct {
 			Meta map[string]any `json:"_meta"`
@@ -121,4 +121,32 @@ func opened(answer []byte) (peer string, announced bool) {
 }
 
 // announceTool is the tool a client announces itself with.
-const announceTool = "majordomus_announce"
+const AnnounceTool = "majordomus_announce"
+
+// withPeerMeta is msg with peer as its params' _meta[peerMeta]; msg as it
+// is when peer is "" or msg cannot be read.
+func WithPeerMeta(msg json.RawMessage, peer string) json.RawMessage {
+	if peer == "" {
+		return msg
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(msg, &m) != nil {
+		return msg
+	}
+	params := map[string]json.RawMessage{}
+	if raw, ok := m["params"]; ok && json.Unmarshal(raw, &params) != nil {
+		return msg
+	}
+	meta := map[string]json.RawMessage{}
+	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
+		return msg
+	}
+	meta[peerMeta], _ = json.Marshal(peer)
+	params["_meta"], _ = json.Marshal(meta)
+	m["params"], _ = json.Marshal(params)
+	out, err := json.Marshal(m)
+	if err != nil {
+		return msg
+	}
+	return out
+}

@@ -1,4 +1,4 @@
-package transport
+package carry
 
 import (
 	"encoding/json"
@@ -25,7 +25,7 @@ const (
 )
 
 // hearing is what a session asked to hear.
-type hearing struct {
+type Hearing struct {
 	Subscribed []string // the URIs of resources/subscribe, in order, without repeats
 	LogLevel   string   // the level of logging/setLevel; "" when never set
 }
@@ -33,7 +33,7 @@ type hearing struct {
 // noteHeard records what one answered message says of what the client
 // asks to hear: a subscription, an unsubscription, a logging level. It
 // decodes the params of those three methods only.
-func (h *hearing) noteHeard(method string, params json.RawMessage) {
+func (h *Hearing) NoteHeard(method string, params json.RawMessage) {
 	switch method {
 	case string(mcp.MethodResourcesSubscribe), string(mcp.MethodResourcesUnsubscribe):
 		var p struct {
@@ -57,7 +57,7 @@ func (h *hearing) noteHeard(method string, params json.RawMessage) {
 }
 
 // heardMethod says whether method is one noteHeard records.
-func heardMethod(method string) bool {
+func HeardMethod(method string) bool {
 	switch method {
 	case string(mcp.MethodResourcesSubscribe), string(mcp.MethodResourcesUnsubscribe), string(mcp.MethodSetLogLevel):
 		return true
@@ -67,7 +67,7 @@ func heardMethod(method string) bool {
 
 // replayFrames are the requests that make a server's session hear what
 // this one asked to: the logging level first, then each subscription.
-func (h hearing) replayFrames() [][]byte {
+func (h Hearing) ReplayFrames() [][]byte {
 	var frames [][]byte
 	if h.LogLevel != "" {
 		params, _ := json.Marshal(map[string]string{"level": h.LogLevel})
@@ -81,6 +81,6 @@ func (h hearing) replayFrames() [][]byte {
 }
 
 // clone is a copy that shares nothing with h.
-func (h hearing) clone() hearing {
-	return hearing{Subscribed: slices.Clone(h.Subscribed), LogLevel: h.LogLevel}
+func (h Hearing) Clone() Hearing {
+	return Hearing{Subscribed: slices.Clone(h.Subscribed), LogLevel: h.LogLevel}
 }

@@ -1,4 +1,4 @@
-package transport
+package carry
 
 import (
 	"context"
@@ -19,13 +19,13 @@ import (
 // Ids of the requests a carried session is opened again with. Their
 // answers are never shown to the client.
 const (
-	reinitializeID = "majordomus-bridge-reinitialize"
-	announceID     = "majordomus-bridge-announce"
+	ReinitializeID = "majordomus-bridge-reinitialize"
+	AnnounceID     = "majordomus-bridge-announce"
 )
 
 // Carried is what a client's session is made of, to be carried onto
 // another backend after a failover.
-type Carried struct {
+type Session struct {
 	Initialize json.RawMessage // the client's initialize request params; nil before it initialized
 	Announce   json.RawMessage // arguments of its last successful majordomus_announce, or nil
 	Protocol   string          // the protocol version its initialize negotiated
@@ -39,7 +39,7 @@ type Carried struct {
 	// initialize): how it says who it is, for its announcement made again.
 	Meta json.RawMessage
 	// heard is what it asked to hear: subscriptions, its logging level.
-	heard hearing
+	Heard Hearing
 }
 
 // Replay opens the carried session on b: initialize (private id, answer
@@ -48,22 +48,22 @@ type Carried struct {
 // session — the announcement, marked as a replay, then what the client
 // asked to hear. A 2026-07-28 client, which never initialized, has its
 // announcement made again.
-func (c Carried) Replay(ctx context.Context, b wire.Backend) error {
+func (c Session) Replay(ctx context.Context, b wire.Backend) error {
 	if len(c.Initialize) == 0 {
 		return c.replayModern(ctx, b)
 	}
-	opening := WithCarriedAnnouncement(WithPeerClaim(ctx, c.Peer), c.Announce) // the session opens as it was
-	answer := b.Handle(opening, wire.RequestFrame(reinitializeID, "initialize", c.Initialize))
+	opening := WithAnnouncement(WithPeerClaim(ctx, c.Peer), c.Announce) // the session opens as it was
+	answer := b.Handle(opening, wire.RequestFrame(ReinitializeID, "initialize", c.Initialize))
 	if err := wire.AnswerError(answer); err != nil {
 		return fmt.Errorf("re-initializing the client's session: %w", err)
 	}
-	b.Handle(ctx, initializedFrame)
+	b.Handle(ctx, InitializedFrame)
 	if len(c.Announce) > 0 && !announced(answer) {
-		if err := wire.AnswerError(b.Handle(ctx, announceFrame(c.Announce))); err != nil {
+		if err := wire.AnswerError(b.Handle(ctx, AnnounceFrame(c.Announce))); err != nil {
 			return fmt.Errorf("replaying the client's announcement: %w", err)
 		}
 	}
-	for _, frame := range c.heard.replayFrames() {
+	for _, frame := range c.Heard.ReplayFrames() {
 		if err := wire.AnswerError(b.Handle(ctx, frame)); err != nil {
 			return fmt.Errorf("asking again for what the client asked to hear: %w", err)
 		}
@@ -74,7 +74,7 @@ func (c Carried) Replay(ctx context.Context, b wire.Backend) error {
 // replayModern makes a 2026-07-28 client's announcement again on b, in the
 // client's name (its last _meta): such a client has no session to open,
 // and its peer id goes with the backend (Bridge: Peer; Local: claimed).
-func (c Carried) replayModern(ctx context.Context, b wire.Backend) error {
+func (c Session) replayModern(ctx context.Context, b wire.Backend) error {
 	if len(c.Meta) == 0 || len(c.Announce) == 0 {
 		return nil
 	}
@@ -87,28 +87,28 @@ func (c Carried) replayModern(ctx context.Context, b wire.Backend) error {
 		Name      string                     `json:"name"`
 		Arguments json.RawMessage            `json:"arguments,omitempty"`
 		Meta      map[string]json.RawMessage `json:"_meta"`
-	}{announceTool, c.Announce, meta})
-	if err := wire.AnswerError(b.Handle(ctx, wire.RequestFrame(announceID, string(mcp.MethodToolsCall), params))); err != nil {
+	}{AnnounceTool, c.Announce, meta})
+	if err := wire.AnswerError(b.Handle(ctx, wire.RequestFrame(AnnounceID, string(mcp.MethodToolsCall), params))); err != nil {
 		return fmt.Errorf("replaying the client's announcement: %w", err)
 	}
 	return nil
 }
 
 // initializedFrame ends the opening of a session replayed.
-var initializedFrame = []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+var InitializedFrame = []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 
 // announceFrame is the replay of a carried announcement, marked as one:
 // bookkeeping, not an execution.
-func announceFrame(args json.RawMessage) []byte {
+func AnnounceFrame(args json.RawMessage) []byte {
 	params, _ := json.Marshal(struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments,omitempty"`
 		Meta      map[string]bool `json:"_meta"`
-	}{announceTool, args, map[string]bool{replayMeta: true}})
-	return wire.RequestFrame(announceID, "tools/call", params)
+	}{AnnounceTool, args, map[string]bool{replayMeta: true}})
+	return wire.RequestFrame(AnnounceID, "tools/call", params)
 }
 
 func announced(answer []byte) bool {
-	_, ok := opened(answer)
+	_, ok := Opened(answer)
 	return ok
 }

@@ -1,4 +1,4 @@
-package transport
+package carry
 
 import "encoding/json"
 
@@ -6,7 +6,7 @@ import "encoding/json"
 // whether running it twice is harmless (its hints say read-only or
 // idempotent), and returns the result's next cursor. A bridge and a local
 // session both learn it, so that whatever serves the client next knows.
-func safeToResend(safe map[string]bool, result json.RawMessage) (nextCursor string) {
+func SafeToResend(safe map[string]bool, result json.RawMessage) (nextCursor string) {
 	var r struct {
 		Tools []struct {
 			Name        string `json:"name"`
