@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -119,7 +120,7 @@ func (fo *failovers) open(carried carry.Session) (wire.Backend, error) {
 	if fo.mk != nil {
 		return fo.mk(ctx, carried)
 	}
-	local, err := NewLocal(ctx, fo.f.srv, fo.out, "stdio")
+	local, err := stdio.NewLocal(ctx, fo.f.srv, fo.out, "stdio")
 	if err != nil {
 		return nil, err
 	}

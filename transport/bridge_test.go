@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -151,7 +152,7 @@ func TestBridgedAndLocalSessionsAnswerTheSame(t *testing.T) {
 	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
 	bridged := runStdio(t, bridgeTo(t, s.url, nil))
 	local := runStdio(t, func(out *wire.FrameWriter) wire.Backend {
-		l, err := NewLocal(context.Background(), f.srv, out, "stdio")
+		l, err := stdio.NewLocal(context.Background(), f.srv, out, "stdio")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -48,8 +49,8 @@ func ExampleBridge() {
 		fmt.Println(err)
 		return
 	}
-	loopEnded := make(chan transport.Ending, 1)
-	loop := &transport.Stdio{In: stdinR, Out: out, Backend: bridge}
+	loopEnded := make(chan stdio.Ending, 1)
+	loop := &stdio.Loop{In: stdinR, Out: out, Backend: bridge}
 	go func() { loopEnded <- loop.Serve(ctx) }()
 
 	// The host's side.

@@ -33,8 +33,8 @@ type fixture struct {
 	blocked   chan struct{} // signalled when "write" or "wait" starts
 	roots     chan mcp.Root // the first root each "roots" call got
 	mu        sync.Mutex
-	sessions  map[string]bool // registered sessions (from hooks)
-	changed   chan struct{}   // closed and replaced when sessions changes
+	sessions  map[string]server.ClientSession // registered sessions (from hooks)
+	changed   chan struct{}                   // closed and replaced when sessions changes
 }
 
 func newFixture() *fixture {
@@ -44,13 +44,13 @@ func newFixture() *fixture {
 		release:   make(chan struct{}),
 		blocked:   make(chan struct{}, 16),
 		roots:     make(chan mcp.Root, 4),
-		sessions:  map[string]bool{},
+		sessions:  map[string]server.ClientSession{},
 		changed:   make(chan struct{}),
 	}
 	hooks := &server.Hooks{}
 	hooks.AddOnRegisterSession(func(_ context.Context, s server.ClientSession) {
 		f.mu.Lock()
-		f.sessions[s.SessionID()] = true
+		f.sessions[s.SessionID()] = s
 		f.noteLocked()
 		f.mu.Unlock()
 	})
@@ -138,6 +138,14 @@ func newFixture() *fixture {
 
 // releaseAll lets every "write" and "wait" call return, now and later.
 func (f *fixture) releaseAll() { f.released.Do(func() { close(f.release) }) }
+
+// session is the registered session id, as the MCPServer sees it; nil
+// when none.
+func (f *fixture) session(id string) server.ClientSession {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.sessions[id]
+}
 
 // registered is the number of sessions mcp-go has registered.
 func (f *fixture) registered() int {

@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -99,7 +101,7 @@ func TestAReopenedSessionAsksAgainForWhatItsClientAskedToHear(t *testing.T) {
 // asked to hear elsewhere, and that session carries it on in turn.
 func TestACarriedSessionHearsOnALocalSessionWhatItAskedTo(t *testing.T) {
 	f := newFixture()
-	local, err := NewLocal(t.Context(), f.srv, wire.NewFrameWriter(io.Discard), "stdio")
+	local, err := stdio.NewLocal(t.Context(), f.srv, wire.NewFrameWriter(io.Discard), "stdio")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +113,7 @@ func TestACarriedSessionHearsOnALocalSessionWhatItAskedTo(t *testing.T) {
 	if err := c.Replay(t.Context(), local); err != nil {
 		t.Fatal(err)
 	}
-	if got := local.session.GetLogLevel(); got != mcp.LoggingLevelDebug {
+	if got := f.session("stdio").(server.SessionWithLogging).GetLogLevel(); got != mcp.LoggingLevelDebug {
 		t.Fatalf("the local session's level is %s, want debug", got)
 	}
 	if again := local.Carried().Heard; again.LogLevel != "debug" || !slices.Equal(again.Subscribed, []string{"fixture://a"}) {

@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -31,7 +32,7 @@ func promptServer() *server.MCPServer {
 // rest is mcp-go's to answer.
 func TestAPromptWithoutARequiredArgumentIsInvalidParams(t *testing.T) {
 	srv := promptServer()
-	local, err := NewLocal(context.Background(), srv, wire.NewFrameWriter(io.Discard), "stdio")
+	local, err := stdio.NewLocal(context.Background(), srv, wire.NewFrameWriter(io.Discard), "stdio")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -16,7 +17,7 @@ func TestEdgeMessagesAreAnsweredTheSameBridgedAndLocal(t *testing.T) {
 	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
 	bridged := runStdio(t, bridgeTo(t, s.url, nil))
 	local := runStdio(t, func(out *wire.FrameWriter) wire.Backend {
-		l, err := NewLocal(context.Background(), f.srv, out, "stdio")
+		l, err := stdio.NewLocal(context.Background(), f.srv, out, "stdio")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -115,7 +116,7 @@ func TestAModernClientGetsTheSameBytesThroughABridge(t *testing.T) {
 		return b
 	})
 	local := runStdio(t, func(out *wire.FrameWriter) wire.Backend {
-		l, err := NewLocal(context.Background(), f.srv, out, "stdio")
+		l, err := stdio.NewLocal(context.Background(), f.srv, out, "stdio")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -18,7 +19,7 @@ type stdioClient struct {
 	t       *testing.T
 	in      *io.PipeWriter
 	frames  chan string
-	ending  chan Ending
+	ending  chan stdio.Ending
 	done    chan struct{}
 	once    sync.Once
 	backlog []string // frames read but not yet asked for
@@ -30,7 +31,7 @@ func runStdio(t *testing.T, mk func(out *wire.FrameWriter) wire.Backend) *stdioC
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	c := &stdioClient{t: t, in: inW, frames: make(chan string, 256), ending: make(chan Ending, 1), done: make(chan struct{})}
+	c := &stdioClient{t: t, in: inW, frames: make(chan string, 256), ending: make(chan stdio.Ending, 1), done: make(chan struct{})}
 	out := wire.NewFrameWriter(outW)
 	backend := mk(out)
 	c.backend = backend
@@ -43,7 +44,7 @@ func runStdio(t *testing.T, mk func(out *wire.FrameWriter) wire.Backend) *stdioC
 		}
 	}()
 	go func() {
-		loop := Stdio{In: inR, Out: out, Backend: backend}
+		loop := stdio.Loop{In: inR, Out: out, Backend: backend}
 		c.ending <- loop.Serve(context.Background())
 	}()
 	t.Cleanup(func() {

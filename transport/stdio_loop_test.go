@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -22,9 +23,9 @@ type session struct {
 	t      *testing.T
 	in     *io.PipeWriter
 	lines  chan string
-	ending chan Ending
+	ending chan stdio.Ending
 	srv    *server.MCPServer
-	local  *Local
+	local  *stdio.Local
 }
 
 func newSession(t *testing.T, out io.Writer) *session {
@@ -34,7 +35,7 @@ func newSession(t *testing.T, out io.Writer) *session {
 		return mcp.NewToolResultText("echo: " + r.GetString("msg", "")), nil
 	})
 	inR, inW := io.Pipe()
-	s := &session{t: t, in: inW, lines: make(chan string, 100), ending: make(chan Ending, 1), srv: srv}
+	s := &session{t: t, in: inW, lines: make(chan string, 100), ending: make(chan stdio.Ending, 1), srv: srv}
 	if out == nil {
 		outR, outW := io.Pipe()
 		out = outW
@@ -47,13 +48,13 @@ func newSession(t *testing.T, out io.Writer) *session {
 		t.Cleanup(func() { outW.Close() })
 	}
 	fw := wire.NewFrameWriter(out)
-	local, err := NewLocal(context.Background(), srv, fw, "stdio")
+	local, err := stdio.NewLocal(context.Background(), srv, fw, "stdio")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.local = local
 	go func() {
-		loop := Stdio{In: inR, Out: fw, Backend: local}
+		loop := stdio.Loop{In: inR, Out: fw, Backend: local}
 		s.ending <- loop.Serve(context.Background())
 		local.Close()
 	}()
@@ -105,7 +106,7 @@ func (s *session) next() string {
 	}
 }
 
-func (s *session) close() Ending {
+func (s *session) close() stdio.Ending {
 	s.t.Helper()
 	s.in.Close()
 	select {
@@ -142,8 +143,8 @@ func TestBadBytesAreAnsweredAndTheSessionGoesOn(t *testing.T) {
 	if got := s.next(); !strings.Contains(got, `"id":1,"result"`) {
 		t.Fatalf("after bad bytes, initialize answered %s", got)
 	}
-	if e := s.close(); e != inputEnded {
-		t.Fatalf("ending %q, want %q", e, inputEnded)
+	if e := s.close(); e != stdio.InputEnded {
+		t.Fatalf("ending %q, want %q", e, stdio.InputEnded)
 	}
 }
 
@@ -228,7 +229,7 @@ func TestEveryAnswerUnderWayIsWrittenBeforeTheLoopEnds(t *testing.T) {
 	for i := range 20 { // answered by the backend, each on its own goroutine
 		s.send(`{"jsonrpc":"2.0","id":` + itoa(100+i) + `,"method":"ping"}`)
 	}
-	if e := s.close(); e != inputEnded {
+	if e := s.close(); e != stdio.InputEnded {
 		t.Fatalf("ending %q", e)
 	}
 	if n := strings.Count(out.String(), "\n"); n != 40 {
@@ -241,8 +242,8 @@ func TestABrokenStdoutEndsTheLoop(t *testing.T) {
 	s.send(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 	select {
 	case e := <-s.ending:
-		if e != outputClosed {
-			t.Fatalf("ending %q, want %q", e, outputClosed)
+		if e != stdio.OutputClosed {
+			t.Fatalf("ending %q, want %q", e, stdio.OutputClosed)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the loop went on writing to a broken stdout")
@@ -305,9 +306,9 @@ func TestASlowAnswerHoldsNoOtherMessageBack(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	g := gate{release: make(chan struct{})}
-	ending := make(chan Ending, 1)
+	ending := make(chan stdio.Ending, 1)
 	go func() {
-		loop := Stdio{In: inR, Out: wire.NewFrameWriter(outW), Backend: g}
+		loop := stdio.Loop{In: inR, Out: wire.NewFrameWriter(outW), Backend: g}
 		ending <- loop.Serve(context.Background())
 		outW.Close()
 	}()
@@ -337,7 +338,7 @@ func TestASlowAnswerHoldsNoOtherMessageBack(t *testing.T) {
 	if blocked != 5 {
 		t.Fatalf("%d of 5 slow answers written before the loop ended", blocked)
 	}
-	if e := <-ending; e != inputEnded {
+	if e := <-ending; e != stdio.InputEnded {
 		t.Fatalf("ending %q", e)
 	}
 }
@@ -347,7 +348,7 @@ func TestASlowAnswerHoldsNoOtherMessageBack(t *testing.T) {
 func TestALocalSessionCanBeCarried(t *testing.T) {
 	f := newFixture()
 	out := wire.NewFrameWriter(io.Discard)
-	l, err := NewLocal(context.Background(), f.srv, out, "stdio")
+	l, err := stdio.NewLocal(context.Background(), f.srv, out, "stdio")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,7 +373,7 @@ func TestALocalSessionEndsWithItsContext(t *testing.T) {
 	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) { left <- s.SessionID() })
 	srv := server.NewMCPServer("t", "1", server.WithHooks(hooks))
 	ctx, cancel := context.WithCancel(context.Background())
-	if _, err := NewLocal(ctx, srv, wire.NewFrameWriter(io.Discard), "stdio"); err != nil {
+	if _, err := stdio.NewLocal(ctx, srv, wire.NewFrameWriter(io.Discard), "stdio"); err != nil {
 		t.Fatal(err)
 	}
 	cancel()

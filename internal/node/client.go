@@ -17,6 +17,7 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/transport"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -34,7 +35,7 @@ type clientSession struct {
 	patience time.Duration
 
 	mu      sync.Mutex
-	local   *transport.Local       // the in-process session (leaseholder, alone, or while electing), or nil
+	local   *stdio.Local           // the in-process session (leaseholder, alone, or while electing), or nil
 	carried *carry.Session         // what the next backend is given, once a backend was left
 	causes  []string               // why the last backend was left
 	served  bool                   // a backend has served the client
@@ -131,7 +132,7 @@ func (s *clientSession) open(srv *served) error {
 	} else if id := s.n.hostPeer(); id != "" {
 		ctx = carry.WithPeerClaim(ctx, id)
 	}
-	local, err := transport.NewLocal(ctx, srv.surface.MCP, s.n.out, localSession)
+	local, err := stdio.NewLocal(ctx, srv.surface.MCP, s.n.out, localSession)
 	if err != nil {
 		return fmt.Errorf("serving the client in process: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
 	"github.com/majordomus-mcp/majordomus-mcp/surface"
 	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -192,8 +193,8 @@ func (n *Node) serveClient(ctx context.Context) {
 	case <-ctx.Done():
 		return
 	}
-	loop := transport.Stdio{In: n.cfg.Stdin, Out: n.out, Backend: n.session, Logger: n.log}
-	if loop.Serve(ctx) == transport.Cancelled {
+	loop := stdio.Loop{In: n.cfg.Stdin, Out: n.out, Backend: n.session, Logger: n.log}
+	if loop.Serve(ctx) == stdio.Cancelled {
 		return
 	}
 	n.ClientLeft()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -28,7 +29,7 @@ type router struct {
 	busy  map[wire.Backend]int
 	eased chan struct{}
 	// interim answers what is the same in every mode
-	// (transport.AnsweredEarly) while nothing serves the client, until a
+	// (stdio.AnsweredEarly) while nothing serves the client, until a
 	// backend is set.
 	interim wire.Backend
 }
@@ -150,7 +151,7 @@ func (r *router) claim(ctx context.Context, msg json.RawMessage, patience time.D
 	r.mu.Unlock()
 	interim, notification := false, false
 	if waits && patience > 0 {
-		interim, notification = transport.AnsweredEarly(msg)
+		interim, notification = stdio.AnsweredEarly(msg)
 	}
 	var waited <-chan time.Time
 	if interim && !notification {

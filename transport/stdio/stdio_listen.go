@@ -1,4 +1,4 @@
-package transport
+package stdio
 
 import (
 	"encoding/json"

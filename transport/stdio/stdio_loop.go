@@ -1,4 +1,4 @@
-package transport
+package stdio
 
 import (
 	"bufio"
@@ -23,14 +23,14 @@ type Ending string
 
 // The ways a stdio loop ends.
 const (
-	inputEnded   Ending = "input ended"              // stdin reached EOF
-	outputClosed Ending = "client closed the output" // writing stdout failed
+	InputEnded   Ending = "input ended"              // stdin reached EOF
+	OutputClosed Ending = "client closed the output" // writing stdout failed
 	Cancelled    Ending = "stopped by the process"   // ctx ended
-	inputFailed  Ending = "reading the input failed" // stdin returned an error
+	InputFailed  Ending = "reading the input failed" // stdin returned an error
 )
 
-// Stdio is the process's one stdio loop.
-type Stdio struct {
+// Loop is the process's one stdio loop.
+type Loop struct {
 	In      io.Reader
 	Out     *wire.FrameWriter
 	Backend wire.Backend
@@ -50,7 +50,7 @@ const readHandOff = time.Millisecond
 // goroutine only when the answer takes longer than readHandOff: most
 // messages are answered without passing between goroutines (B2), and
 // messages are still answered concurrently.
-func (s *Stdio) Serve(ctx context.Context) Ending {
+func (s *Loop) Serve(ctx context.Context) Ending {
 	log := s.Logger
 	if log == nil {
 		log = zap.NewNop()
@@ -106,16 +106,16 @@ func (s *Stdio) Serve(ctx context.Context) Ending {
 		return Cancelled
 	case <-s.Out.Closed():
 		log.Info("client closed the output; stopping")
-		return outputClosed
+		return OutputClosed
 	case err := <-readDone:
 		stopListening()
 		answering.stopAndWait()
 		if err != nil {
 			log.Warn("reading the input failed; stopping", zap.Error(err))
-			return inputFailed
+			return InputFailed
 		}
 		log.Info("input ended; stopping")
-		return inputEnded
+		return InputEnded
 	}
 }
 
