@@ -50,7 +50,7 @@ type BridgeConfig struct {
 	Heartbeat time.Duration
 	// IdleTimeout is the server's idle timeout: a session the bridge left
 	// on a server that failed ends by itself within it, so trying to end
-	// it is given up then. Default DefaultIdleTimeout.
+	// it is given up then. Default wire.DefaultIdleTimeout.
 	IdleTimeout time.Duration
 	// Logger receives the bridge's logs. Nil = no logs.
 	Logger *zap.Logger
@@ -140,7 +140,7 @@ func NewBridge(ctx context.Context, cfg BridgeConfig) (*Bridge, error) {
 		return nil, errors.New("transport: a bridge needs the probe timeout")
 	}
 	if cfg.IdleTimeout <= 0 {
-		cfg.IdleTimeout = DefaultIdleTimeout
+		cfg.IdleTimeout = wire.DefaultIdleTimeout
 	}
 	endpoint := strings.TrimSuffix(cfg.URL, "/") + "/mcp"
 	u, err := url.Parse(endpoint)

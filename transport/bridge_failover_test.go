@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
@@ -163,7 +164,7 @@ func TestAKilledServerFailsOverWithTheSessionCarried(t *testing.T) {
 	f1, f2 := newFixture(), newFixture()
 	f2.releaseAll()
 	t.Cleanup(f1.releaseAll)
-	s1 := serveHTTP(t, HTTPConfig{MCP: f1.srv})
+	s1 := serveHTTP(t, httpserver.Config{MCP: f1.srv})
 	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
 	c := runStdio(t, fo.bridge(s1.url))
 	c.open(initRoots)
@@ -206,7 +207,7 @@ func TestAKilledServerFailsOverWithTheSessionCarried(t *testing.T) {
 
 func TestAMessageThatNeverReachedTheServerIsResent(t *testing.T) {
 	f1, f2 := newFixture(), newFixture()
-	s1 := serveHTTP(t, HTTPConfig{MCP: f1.srv})
+	s1 := serveHTTP(t, httpserver.Config{MCP: f1.srv})
 	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
 	c := runStdio(t, fo.bridge(s1.url))
 	c.open(initRoots)
@@ -223,7 +224,7 @@ func TestAMessageThatNeverReachedTheServerIsResent(t *testing.T) {
 }
 
 func TestAFailedFailoverAnswersUnavailableForGood(t *testing.T) {
-	s1 := serveHTTP(t, HTTPConfig{MCP: newFixture().srv})
+	s1 := serveHTTP(t, httpserver.Config{MCP: newFixture().srv})
 	fo := &failovers{t: t, calls: make(chan failoverCall, 4), err: errors.New("cannot take over: x; cannot serve alone: y")}
 	c := runStdio(t, fo.bridge(s1.url))
 	c.open(initRoots)
@@ -247,7 +248,7 @@ func TestAFailedFailoverAnswersUnavailableForGood(t *testing.T) {
 }
 
 func TestARefusalIsRelayedWithoutAnElection(t *testing.T) {
-	s := serveHTTP(t, HTTPConfig{MCP: newFixture().srv, MaxBody: 4096})
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, MaxBody: 4096})
 	fo := &failovers{t: t, calls: make(chan failoverCall, 4)}
 	c := runStdio(t, fo.bridge(s.url))
 	c.open(initRoots)
@@ -264,8 +265,8 @@ func TestARefusalIsRelayedWithoutAnElection(t *testing.T) {
 }
 
 func TestALostLeaseMakesTheBridgeElect(t *testing.T) {
-	s := serveHTTP(t, HTTPConfig{MCP: newFixture().srv, Refusal: func() *Refusal {
-		return &Refusal{Message: "taken over", URL: "http://127.0.0.1:1"}
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, Refusal: func() *httpserver.Refusal {
+		return &httpserver.Refusal{Message: "taken over", URL: "http://127.0.0.1:1"}
 	}})
 	f2 := newFixture()
 	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
@@ -289,7 +290,7 @@ func TestALostLeaseMakesTheBridgeElect(t *testing.T) {
 // there.
 func TestAFullServerFailsOverSayingSo(t *testing.T) {
 	f1, f2 := newFixture(), newFixture()
-	s1 := serveHTTP(t, HTTPConfig{MCP: f1.srv, MaxSessions: 1})
+	s1 := serveHTTP(t, httpserver.Config{MCP: f1.srv, MaxSessions: 1})
 	newClient(t, s1.url).initialize() // the one session it takes
 	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
 	c := runStdio(t, fo.bridge(s1.url))

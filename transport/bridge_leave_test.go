@@ -11,6 +11,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 )
 
 // A session left on a server that stays silent is given up at the idle
@@ -21,7 +23,7 @@ func TestASessionLeftOnAFrozenServerIsGivenUpAtItsIdleTimeout(t *testing.T) {
 	f1, f2 := newFixture(), newFixture()
 	f1.releaseAll()
 	f2.releaseAll()
-	s1 := serveHTTP(t, HTTPConfig{MCP: f1.srv})
+	s1 := serveHTTP(t, httpserver.Config{MCP: f1.srv})
 	px := newFreezer(t, s1.url)
 	const idle = 300 * time.Millisecond
 	gaveUp := make(chan struct{})

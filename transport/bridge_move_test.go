@@ -5,14 +5,16 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 )
 
 // losing is a server whose lease can be lost while its sessions go on.
 func losing(t *testing.T, f *fixture) (*served, *atomic.Bool) {
 	lost := &atomic.Bool{}
-	s := serveHTTP(t, HTTPConfig{MCP: f.srv, Refusal: func() *Refusal {
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv, Refusal: func() *httpserver.Refusal {
 		if lost.Load() {
-			return &Refusal{Message: "the lease was taken over"}
+			return &httpserver.Refusal{Message: "the lease was taken over"}
 		}
 		return nil
 	}})

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
@@ -27,7 +28,7 @@ func lookup(key string) string {
 
 func TestABridgedSessionIsRelayed(t *testing.T) {
 	f := newFixture()
-	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
 	c := runStdio(t, bridgeTo(t, s.url, nil))
 	if a := c.open(initRoots); !strings.Contains(a, `"protocolVersion":"2025-11-25"`) {
 		t.Fatalf("initialize answered %s", a)
@@ -62,7 +63,7 @@ func TestABridgedSessionIsRelayed(t *testing.T) {
 
 func TestAServerRequestIsRelayedOverTheStream(t *testing.T) {
 	f := newFixture()
-	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
 	c := runStdio(t, bridgeTo(t, s.url, nil))
 	c.open(initRoots)
 	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"roots"}}`)
@@ -79,12 +80,12 @@ func TestAServerRequestIsRelayedOverTheStream(t *testing.T) {
 
 func TestARestartedServerIsReinitializedTransparently(t *testing.T) {
 	f1 := newFixture()
-	ln, err := Listen("127.0.0.1", 0, nil)
+	ln, err := httpserver.Listen("127.0.0.1", 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
-	s1 := serveOn(t, ln, HTTPConfig{MCP: f1.srv})
+	s1 := serveOn(t, ln, httpserver.Config{MCP: f1.srv})
 	obs, logs := observer.New(zapcore.InfoLevel)
 	c := runStdio(t, bridgeTo(t, s1.url, zap.New(obs)))
 	c.open(initRoots)
@@ -96,11 +97,11 @@ func TestARestartedServerIsReinitializedTransparently(t *testing.T) {
 
 	s1.stop() // the server forgets every session
 	f2 := newFixture()
-	ln2, err := Listen("127.0.0.1", port, nil)
+	ln2, err := httpserver.Listen("127.0.0.1", port, nil)
 	if err != nil || ln2.Addr().(*net.TCPAddr).Port != port {
 		t.Fatalf("cannot bind the same port again: %v", err)
 	}
-	s2 := serveOn(t, ln2, HTTPConfig{MCP: f2.srv})
+	s2 := serveOn(t, ln2, httpserver.Config{MCP: f2.srv})
 
 	c.send(`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`)
 	after, seen := c.answer("4")
@@ -128,7 +129,7 @@ func TestARestartedServerIsReinitializedTransparently(t *testing.T) {
 
 func TestCloseEndsTheSession(t *testing.T) {
 	obs, logs := observer.New(zapcore.InfoLevel)
-	s := serveHTTP(t, HTTPConfig{MCP: newFixture().srv, Logger: zap.New(obs)})
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, Logger: zap.New(obs)})
 	var bridge *Bridge
 	c := runStdio(t, func(out *wire.FrameWriter) wire.Backend {
 		bridge = bridgeTo(t, s.url, nil)(out).(*Bridge)
@@ -142,14 +143,14 @@ func TestCloseEndsTheSession(t *testing.T) {
 	bridge.Close() // idempotent
 	s.count.waitFor(t, 0)
 	closed := logs.FilterMessage("http session closed").All()
-	if len(closed) != 1 || closed[0].ContextMap()["reason"] != endDelete {
+	if len(closed) != 1 || closed[0].ContextMap()["reason"] != "delete" {
 		t.Fatalf("closing logged as %v", closed)
 	}
 }
 
 func TestBridgedAndLocalSessionsAnswerTheSame(t *testing.T) {
 	f := newFixture()
-	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
 	bridged := runStdio(t, bridgeTo(t, s.url, nil))
 	local := runStdio(t, func(out *wire.FrameWriter) wire.Backend {
 		l, err := stdio.NewLocal(context.Background(), f.srv, out, "stdio")
@@ -182,7 +183,7 @@ func TestBridgedAndLocalSessionsAnswerTheSame(t *testing.T) {
 
 func TestAfterANotificationAnswersAreEventStreams(t *testing.T) {
 	f := newFixture()
-	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
 	c := newClient(t, s.url)
 	sid := c.initialize()
 	f.srv.SendNotificationToAllClients("notifications/resources/list_changed", nil)

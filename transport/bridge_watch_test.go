@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -59,7 +60,7 @@ func TestAFrozenServerFailsOverOnceItsProbesFallSilent(t *testing.T) {
 	f1, f2 := newFixture(), newFixture()
 	f2.releaseAll()
 	t.Cleanup(f1.releaseAll)
-	s1 := serveHTTP(t, HTTPConfig{MCP: f1.srv})
+	s1 := serveHTTP(t, httpserver.Config{MCP: f1.srv})
 	p := &probing{url: s1.url, probes: make(chan struct{}, 64)}
 	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
 	c := runStdio(t, p.bridge(fo, 300))
@@ -94,7 +95,7 @@ func TestAFrozenServerFailsOverOnceItsProbesFallSilent(t *testing.T) {
 func TestASlowToolOnALiveServerIsNeverCutShort(t *testing.T) {
 	f := newFixture()
 	t.Cleanup(f.releaseAll)
-	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
 	p := &probing{url: s.url, probes: make(chan struct{}, 64)}
 	fo := &failovers{t: t, f: newFixture(), calls: make(chan failoverCall, 4)}
 	c := runStdio(t, p.bridge(fo, 200))
@@ -128,7 +129,7 @@ func TestAReadOnlyCallIsResentOnEveryFailoverWithoutTheClientListingTools(t *tes
 	for range servers {
 		f := newFixture()
 		t.Cleanup(f.releaseAll)
-		s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+		s := serveHTTP(t, httpserver.Config{MCP: f.srv})
 		fixtures, urls, killers = append(fixtures, f), append(urls, s.url), append(killers, s.kill)
 	}
 	fixtures[servers-1].releaseAll() // the last one answers
@@ -170,7 +171,7 @@ func TestASessionLeftOnASilentServerIsEndedWhenItAnswers(t *testing.T) {
 	f1, f2 := newFixture(), newFixture()
 	f2.releaseAll()
 	t.Cleanup(f1.releaseAll)
-	s1 := serveHTTP(t, HTTPConfig{MCP: f1.srv})
+	s1 := serveHTTP(t, httpserver.Config{MCP: f1.srv})
 	p := &probing{url: s1.url, probes: make(chan struct{}, 64)}
 	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
 	c := runStdio(t, p.bridge(fo, 300))

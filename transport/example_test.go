@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
@@ -31,12 +32,12 @@ func ExampleBridge() {
 			return mcp.NewToolResultText("hello, " + req.GetString("name", "nobody")), nil
 		})
 	const key = "the lease's secret"
-	ln, err := transport.Listen("127.0.0.1", 0, nil)
+	ln, err := httpserver.Listen("127.0.0.1", 0, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	srv := transport.NewHTTPServer(transport.HTTPConfig{MCP: mcpServer, Secret: key})
+	srv := httpserver.New(httpserver.Config{MCP: mcpServer, Secret: key})
 	go func() { _ = srv.Serve(ln) }()
 	defer func() { _ = srv.Shutdown(ctx) }()
 
@@ -44,7 +45,7 @@ func ExampleBridge() {
 	stdinR, stdinW := io.Pipe()
 	stdoutR, stdoutW := io.Pipe()
 	out := wire.NewFrameWriter(stdoutW)
-	bridge, err := transport.NewBridge(ctx, transport.BridgeConfig{URL: transport.URLOf(ln.Addr()), Secret: key, Out: out, ProbeTimeout: 2 * time.Second})
+	bridge, err := transport.NewBridge(ctx, transport.BridgeConfig{URL: httpserver.URLOf(ln.Addr()), Secret: key, Out: out, ProbeTimeout: 2 * time.Second})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -218,15 +219,15 @@ func (c *counter) waitFor(t *testing.T, n int) {
 
 // served is an HTTPServer serving on a free loopback port.
 type served struct {
-	*HTTPServer
+	*httpserver.Server
 	url   string
 	count *counter
 	done  chan error
 }
 
-func serveHTTP(t *testing.T, cfg HTTPConfig) *served {
+func serveHTTP(t *testing.T, cfg httpserver.Config) *served {
 	t.Helper()
-	ln, err := Listen("127.0.0.1", 0, nil)
+	ln, err := httpserver.Listen("127.0.0.1", 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,19 +241,19 @@ var testSecret = secret.New()
 // bounds a real one's.
 const testProbe = 2 * time.Second
 
-func serveOn(t *testing.T, ln net.Listener, cfg HTTPConfig) *served {
+func serveOn(t *testing.T, ln net.Listener, cfg httpserver.Config) *served {
 	t.Helper()
 	if cfg.Secret == "" {
 		cfg.Secret = testSecret
 	}
-	s := &served{count: newCounter(), url: URLOf(ln.Addr()), done: make(chan error, 1)}
+	s := &served{count: newCounter(), url: httpserver.URLOf(ln.Addr()), done: make(chan error, 1)}
 	if cfg.OnSessions == nil {
 		cfg.OnSessions = s.count.set
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	s.HTTPServer = NewHTTPServer(cfg)
+	s.Server = httpserver.New(cfg)
 	go func() { s.done <- s.Serve(ln) }()
 	t.Cleanup(s.stop)
 	return s

@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
@@ -59,7 +60,7 @@ func TestWhatAClientAskedToHearIsKeptAndReplayed(t *testing.T) {
 // what its client asked to hear: its logging level and its subscriptions.
 func TestAReopenedSessionAsksAgainForWhatItsClientAskedToHear(t *testing.T) {
 	f1 := newFixture()
-	s1 := serveHTTP(t, HTTPConfig{MCP: f1.srv})
+	s1 := serveHTTP(t, httpserver.Config{MCP: f1.srv})
 	c := runStdio(t, bridgeTo(t, s1.url, nil))
 	c.open(initRoots)
 	if a := c.call("2", "resources/subscribe", `{"uri":"fixture://a"}`); !strings.Contains(a, `"result"`) {

@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
@@ -38,7 +39,7 @@ func TestAPromptWithoutARequiredArgumentIsInvalidParams(t *testing.T) {
 	}
 	defer local.Close()
 	local.Handle(context.Background(), json.RawMessage(initRoots)) // a session that did not initialize is answered nothing but ping
-	s := serveHTTP(t, HTTPConfig{MCP: srv})
+	s := serveHTTP(t, httpserver.Config{MCP: srv})
 	c := newClient(t, s.url)
 	sid := c.initialize()
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
@@ -14,7 +15,7 @@ import (
 // each must be.
 func TestEdgeMessagesAreAnsweredTheSameBridgedAndLocal(t *testing.T) {
 	f := newFixture()
-	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
 	bridged := runStdio(t, bridgeTo(t, s.url, nil))
 	local := runStdio(t, func(out *wire.FrameWriter) wire.Backend {
 		l, err := stdio.NewLocal(context.Background(), f.srv, out, "stdio")
@@ -65,7 +66,7 @@ func TestEdgeMessagesAreAnsweredTheSameBridgedAndLocal(t *testing.T) {
 // the server, as in process, where its one session is initialized again.
 func TestASecondInitializeThroughABridgeLeavesOneSession(t *testing.T) {
 	f := newFixture()
-	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
 	bridged := runStdio(t, bridgeTo(t, s.url, nil))
 	bridged.open(initRoots)
 	f.waitRegistered(t, 1)

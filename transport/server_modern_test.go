@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
@@ -40,8 +41,8 @@ func modernHeaders(method, name string) []string {
 // refuses it in that revision's code range; an open listen stream counts as
 // a session while it lasts.
 func TestAModernRequestIsServedWithoutASession(t *testing.T) {
-	var refused *Refusal
-	s := serveHTTP(t, HTTPConfig{MCP: newFixture().srv, Refusal: func() *Refusal { return refused }})
+	var refused *httpserver.Refusal
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, Refusal: func() *httpserver.Refusal { return refused }})
 	c := newClient(t, s.url)
 
 	resp, body := c.do(http.MethodPost, "/mcp", "", modernRequest(1, "server/discover", ""), modernHeaders("server/discover", "")...)
@@ -85,7 +86,7 @@ func TestAModernRequestIsServedWithoutASession(t *testing.T) {
 	<-listening
 	s.count.waitFor(t, 0)
 
-	refused = &Refusal{Message: "this server lost its lease", URL: "http://127.0.0.1:1"}
+	refused = &httpserver.Refusal{Message: "this server lost its lease", URL: "http://127.0.0.1:1"}
 	_, body = c.do(http.MethodPost, "/mcp", "", modernRequest(6, "tools/list", ""), modernHeaders("tools/list", "")...)
 	var answer struct {
 		Error struct {
@@ -105,7 +106,7 @@ func TestAModernRequestIsServedWithoutASession(t *testing.T) {
 // no session.
 func TestAModernClientGetsTheSameBytesThroughABridge(t *testing.T) {
 	f := newFixture()
-	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
 	var drawn int
 	bridged := runStdio(t, func(out *wire.FrameWriter) wire.Backend {
 		b, err := NewBridge(context.Background(), BridgeConfig{Secret: testSecret, ProbeTimeout: testProbe, URL: s.url, Out: out,
@@ -158,7 +159,7 @@ func TestAModernClientGetsTheSameBytesThroughABridge(t *testing.T) {
 // it, answered with nothing; the client's other requests go on meanwhile.
 func TestAModernListenIsRelayedUntilTheClientCancelsIt(t *testing.T) {
 	f := newFixture()
-	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
 	c := runStdio(t, bridgeTo(t, s.url, nil))
 	c.send(modernRequest(1, "subscriptions/listen", `{"notifications":{"resourcesListChanged":true}}`))
 	s.count.waitFor(t, 1)

@@ -11,6 +11,7 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // A checkout is found from any directory in it, its manifest read; the
@@ -53,7 +54,7 @@ func TestTheDefaultTimingsAreTheOwnersDefaults(t *testing.T) {
 		ProbeTimeout:  registry.DefaultProbeTimeout,
 		ElectionBound: machine.DefaultElectionBound,
 		BusyGrace:     machine.DefaultBusyGrace,
-		IdleTimeout:   transport.DefaultIdleTimeout,
+		IdleTimeout:   wire.DefaultIdleTimeout,
 		Heartbeat:     transport.DefaultHeartbeat,
 		JoinRetry:     machine.DefaultJoinRetry,
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/surface"
 	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 )
 
 // The first node wins the lease and serves its client in process; the
@@ -268,15 +269,15 @@ func refusingServer(t *testing.T, co *Checkout) (url, key string) {
 		t.Fatal(err)
 	}
 	key = secret.New()
-	h := transport.NewHTTPServer(transport.HTTPConfig{
+	h := httpserver.New(httpserver.Config{
 		MCP:     srv.surface.MCP,
 		Secret:  key,
-		Refusal: func() *transport.Refusal { return &transport.Refusal{Message: "this server lost its lease"} },
+		Refusal: func() *httpserver.Refusal { return &httpserver.Refusal{Message: "this server lost its lease"} },
 		Logger:  zap.NewNop(),
 	})
 	go func() { _ = h.Serve(ln) }()
 	t.Cleanup(func() { _ = h.Shutdown(context.Background()) })
-	return transport.URLOf(ln.Addr()), key
+	return httpserver.URLOf(ln.Addr()), key
 }
 
 // Convergence: a leaseholder that lost its lease while a bridge used it

@@ -1,5 +1,7 @@
 package wire
 
+import "time"
+
 // The words the HTTP server and the bridge both speak: what one writes,
 // the other reads. Both sides use them, so they live in a shared file.
 
@@ -27,3 +29,7 @@ type HTTPError struct {
 // leaseHeader is set to "lost" on the /mcp answers of a server that no
 // longer holds the checkout's lease.
 const LeaseHeader = "Majordomus-Lease"
+
+// DefaultIdleTimeout is how long a server keeps a session its client sent
+// nothing on, and so how long a bridge may count on a session it left.
+const DefaultIdleTimeout = 90 * time.Second

@@ -1,4 +1,4 @@
-package transport
+package httpserver
 
 import (
 	"encoding/json"
@@ -20,7 +20,7 @@ import (
 // revision's headers. A server that lost its lease refuses it, in that
 // revision's code range, before it runs: a bridge then sends it to the
 // current server. An open subscriptions/listen stream counts as a session.
-func (h *HTTPServer) serveModern(w http.ResponseWriter, r *http.Request, body []byte, env wire.Envelope) {
+func (h *Server) serveModern(w http.ResponseWriter, r *http.Request, body []byte, env wire.Envelope) {
 	if ref := h.cfg.Refusal(); ref != nil && env.IsRequest() {
 		h.log.Info("a request was refused", zap.String("reason", ref.reason()), zap.String("method", env.Method), zap.String("url", ref.URL))
 		w.Header().Set("Content-Type", "application/json")

@@ -1,4 +1,4 @@
-package transport
+package httpserver
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 
 // serveMCP decides every /mcp request before mcp-go sees it: what it
 // refuses never reaches mcp-go, so a refused initialize opens no session.
-func (h *HTTPServer) serveMCP(w http.ResponseWriter, r *http.Request) {
+func (h *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodGet, http.MethodPost, http.MethodDelete:
 	default:
@@ -77,7 +77,7 @@ func refuseUnread(w http.ResponseWriter, r *http.Request, status int, code, mess
 
 // session checks the request's session id, answering when it is missing
 // or unknown.
-func (h *HTTPServer) session(w http.ResponseWriter, r *http.Request, missing string) (string, bool) {
+func (h *Server) session(w http.ResponseWriter, r *http.Request, missing string) (string, bool) {
 	sid := r.Header.Get(server.HeaderKeySessionID)
 	if sid == "" {
 		writeError(w, http.StatusBadRequest, errCodeSessionRequired, missing)
@@ -92,13 +92,13 @@ func (h *HTTPServer) session(w http.ResponseWriter, r *http.Request, missing str
 }
 
 // pass hands a request to mcp-go, with its plain-text errors made JSON.
-func (h *HTTPServer) pass(w http.ResponseWriter, r *http.Request) {
+func (h *Server) pass(w http.ResponseWriter, r *http.Request) {
 	jw := &jsonErrors{ResponseWriter: w}
 	h.mcp.ServeHTTP(jw, r)
 	jw.finish()
 }
 
-func (h *HTTPServer) serveDelete(w http.ResponseWriter, r *http.Request) {
+func (h *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
 	sid, ok := h.session(w, r, "DELETE /mcp names the session to end in Mcp-Session-Id")
 	if !ok {
 		return
@@ -112,7 +112,7 @@ func (h *HTTPServer) serveDelete(w http.ResponseWriter, r *http.Request) {
 // session; a stream whose client's connection dropped ends its session at
 // once, so a client killed without a goodbye is not counted until the idle
 // timeout.
-func (h *HTTPServer) serveStream(w http.ResponseWriter, r *http.Request) {
+func (h *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 	sid, ok := h.session(w, r, "GET /mcp opens a session's stream: name the session in Mcp-Session-Id")
 	if !ok {
 		return
@@ -134,7 +134,7 @@ func (h *HTTPServer) serveStream(w http.ResponseWriter, r *http.Request) {
 
 // endSession ends a session the way a DELETE does (mcp-go terminates and
 // unregisters it and drops its state), for the given reason.
-func (h *HTTPServer) endSession(sid, reason string) {
+func (h *Server) endSession(sid, reason string) {
 	h.table.expect(sid, reason)
 	defer h.table.forget(sid)
 	req, err := http.NewRequestWithContext(context.Background(), http.MethodDelete, "/mcp", nil)
@@ -145,7 +145,7 @@ func (h *HTTPServer) endSession(sid, reason string) {
 	h.mcp.ServeHTTP(newBufferWriter(), req)
 }
 
-func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
+func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	raw := r.Body
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(h.cfg.BodyTimeout)) // a body trickled in holds nothing for long
@@ -239,7 +239,7 @@ func (h *HTTPServer) servePost(w http.ResponseWriter, r *http.Request) {
 // serveInitialize opens a session, unless new sessions are refused: then the
 // request is answered with a JSON-RPC error (HTTP 200, so that any client
 // reads it) and mcp-go never sees it.
-func (h *HTTPServer) serveInitialize(w http.ResponseWriter, r *http.Request, body []byte, id json.RawMessage) {
+func (h *Server) serveInitialize(w http.ResponseWriter, r *http.Request, body []byte, id json.RawMessage) {
 	if ref := h.cfg.Refusal(); ref != nil {
 		h.log.Info("a new session was refused", zap.String("reason", ref.reason()), zap.String("url", ref.URL))
 		w.Header().Set("Content-Type", "application/json")
@@ -293,7 +293,7 @@ func initializeFailed(rec *bufferWriter) bool {
 // each member in turn and gathering the answers: a JSON array, or, when the
 // server sent notifications meanwhile, an event stream with those first and
 // the array last. 202 when nothing is owed.
-func (h *HTTPServer) serveBatch(w http.ResponseWriter, r *http.Request, members []json.RawMessage) {
+func (h *Server) serveBatch(w http.ResponseWriter, r *http.Request, members []json.RawMessage) {
 	var notes, answers []json.RawMessage
 	for _, m := range members {
 		env, _ := wire.ReadEnvelope(m)
@@ -350,7 +350,7 @@ func (h *HTTPServer) serveBatch(w http.ResponseWriter, r *http.Request, members 
 // refuseTooLarge reads what is left of the body (within bounds) and then
 // answers 413: a client still sending when the connection closes would get
 // a reset instead of the answer.
-func (h *HTTPServer) refuseTooLarge(w http.ResponseWriter, body io.Reader) {
+func (h *Server) refuseTooLarge(w http.ResponseWriter, body io.Reader) {
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(5 * time.Second))
 	_, _ = io.Copy(io.Discard, io.LimitReader(body, 64*h.cfg.MaxBody))
 	w.Header().Set("Connection", "close")

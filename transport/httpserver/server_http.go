@@ -1,4 +1,4 @@
-package transport
+package httpserver
 
 import (
 	"context"
@@ -25,10 +25,9 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
-// Defaults of [HTTPConfig].
+// Defaults of [Config].
 const (
-	DefaultIdleTimeout = 90 * time.Second
-	defaultMaxBody     = wire.MaxMessageBytes
+	defaultMaxBody = wire.MaxMessageBytes
 	// defaultBodyTimeout bounds how long a request body may take to
 	// arrive: a client sending a byte every few seconds holds nothing.
 	defaultBodyTimeout = 10 * time.Second
@@ -100,8 +99,8 @@ type Refusal struct {
 	URL     string // the server to go to instead; "" when not known
 }
 
-// HTTPConfig configures an [HTTPServer].
-type HTTPConfig struct {
+// Config configures a [Server].
+type Config struct {
 	// MCP serves every session. Its hooks belong to its builder: the HTTP
 	// server learns of sessions through its own SessionIdManager instead.
 	MCP *server.MCPServer
@@ -139,10 +138,10 @@ type HTTPConfig struct {
 	Logger *zap.Logger
 }
 
-// HTTPServer is the shared server: identity on GET /, MCP streamable HTTP
+// Server is the shared server: identity on GET /, MCP streamable HTTP
 // on /mcp, every refusal a JSON body.
-type HTTPServer struct {
-	cfg   HTTPConfig
+type Server struct {
+	cfg   Config
 	log   *zap.Logger
 	mcp   *server.StreamableHTTPServer
 	table *sessionTable
@@ -158,11 +157,11 @@ type HTTPServer struct {
 	shutErr  error
 }
 
-// NewHTTPServer builds the server. Call Shutdown to stop it, even when it
+// New builds the server. Call Shutdown to stop it, even when it
 // never served: it ends the sessions and their idle timers.
-func NewHTTPServer(cfg HTTPConfig) *HTTPServer {
+func New(cfg Config) *Server {
 	if cfg.IdleTimeout <= 0 {
-		cfg.IdleTimeout = DefaultIdleTimeout
+		cfg.IdleTimeout = wire.DefaultIdleTimeout
 	}
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = defaultMaxBody
@@ -188,7 +187,7 @@ func NewHTTPServer(cfg HTTPConfig) *HTTPServer {
 	if cfg.Secret == "" {
 		cfg.Secret = secret.New()
 	}
-	h := &HTTPServer{cfg: cfg, log: cfg.Logger, cop: http.NewCrossOriginProtection()}
+	h := &Server{cfg: cfg, log: cfg.Logger, cop: http.NewCrossOriginProtection()}
 	h.boardCtx, h.endBoard = context.WithCancel(context.Background())
 	h.table = newSessionTable(cfg.Logger, cfg.OnSessions, cfg.IdleTimeout, func(sid string) { h.endSession(sid, endIdle) })
 	mcpLog := slog.New(zapslog.NewHandler(cfg.Logger.Core(), zapslog.WithName("mcp-go")))
@@ -211,7 +210,7 @@ func NewHTTPServer(cfg HTTPConfig) *HTTPServer {
 }
 
 // Serve answers on ln until Shutdown; it then returns nil.
-func (h *HTTPServer) Serve(ln net.Listener) error {
+func (h *Server) Serve(ln net.Listener) error {
 	if err := h.srv.Serve(cappedListener{ln, &h.conns, h.cfg.MaxConnections}); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
@@ -219,12 +218,12 @@ func (h *HTTPServer) Serve(ln net.Listener) error {
 }
 
 // Sessions is the number of live HTTP sessions.
-func (h *HTTPServer) Sessions() int { return h.table.count() }
+func (h *Server) Sessions() int { return h.table.count() }
 
 // Shutdown ends every session and its streams, stops listening and waits
 // for the requests under way until ctx ends; then it closes what is left.
 // Later calls return the first call's result.
-func (h *HTTPServer) Shutdown(ctx context.Context) error {
+func (h *Server) Shutdown(ctx context.Context) error {
 	h.shutOnce.Do(func() {
 		h.closing.Store(true)
 		h.endBoard()
@@ -242,7 +241,7 @@ func (h *HTTPServer) Shutdown(ctx context.Context) error {
 // ServeHTTP routes a request: GET /, /mcp and /board; anything else is 404. Only a
 // POST to /mcp has a body worth reading: any other request's body is never
 // waited for, and its connection closes with the answer.
-func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength != 0 && (r.Method != http.MethodPost || r.URL.Path != "/mcp") {
 		w.Header().Set("Connection", "close")
 		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
@@ -268,7 +267,7 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serveIdentity answers the probe. It is answered whatever the server's
 // state: a server that lost its lease says so here.
-func (h *HTTPServer) serveIdentity(w http.ResponseWriter, r *http.Request) {
+func (h *Server) serveIdentity(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		writeError(w, http.StatusMethodNotAllowed, errCodeMethodNotAllowed, r.Method+" / is not served; GET it")
@@ -310,7 +309,7 @@ func (h *HTTPServer) serveIdentity(w http.ResponseWriter, r *http.Request) {
 
 // serveBoard hands /board to the page after the Host and Origin checks of
 // /mcp; its request ends at Shutdown at the latest.
-func (h *HTTPServer) serveBoard(w http.ResponseWriter, r *http.Request) {
+func (h *Server) serveBoard(w http.ResponseWriter, r *http.Request) {
 	if err := h.originAllowed(r); err != nil {
 		h.log.Warn("a board request from another origin was refused", zap.String("origin", r.Header.Get("Origin")), zap.Error(err))
 		writeError(w, http.StatusForbidden, errCodeForbidden, "a request from another origin was refused: "+err.Error())
@@ -325,7 +324,7 @@ func (h *HTTPServer) serveBoard(w http.ResponseWriter, r *http.Request) {
 // originAllowed refuses requests a browser sends from another origin: the
 // stdlib check for state-changing methods, and for every method an Origin
 // header that does not name this server.
-func (h *HTTPServer) originAllowed(r *http.Request) error {
+func (h *Server) originAllowed(r *http.Request) error {
 	if err := h.cop.Check(r); err != nil {
 		return err
 	}
