@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
@@ -41,17 +42,17 @@ type failoverCall struct {
 
 // bridge serves the client from a bridge to url.
 func (fo *failovers) bridge(url string) func(*wire.FrameWriter) wire.Backend {
-	return fo.with(BridgeConfig{URL: url})
+	return fo.with(bridge.Config{URL: url})
 }
 
 // with serves the client from a bridge configured by cfg.
-func (fo *failovers) with(cfg BridgeConfig) func(*wire.FrameWriter) wire.Backend {
+func (fo *failovers) with(cfg bridge.Config) func(*wire.FrameWriter) wire.Backend {
 	return func(out *wire.FrameWriter) wire.Backend {
 		fo.out, cfg.Out, cfg.Secret = out, out, testSecret
 		if cfg.ProbeTimeout == 0 {
 			cfg.ProbeTimeout = testProbe
 		}
-		b, err := NewBridge(fo.t.Context(), cfg)
+		b, err := bridge.New(fo.t.Context(), cfg)
 		if err != nil {
 			fo.t.Fatal(err)
 		}
@@ -64,12 +65,12 @@ func (fo *failovers) with(cfg BridgeConfig) func(*wire.FrameWriter) wire.Backend
 // bridge for a failure while the client is idle.
 func (fo *failovers) serveFrom(b wire.Backend) {
 	fo.current = b
-	if bridge, ok := b.(*Bridge); ok {
+	if br, ok := b.(*bridge.Bridge); ok {
 		go func() {
-			<-bridge.Done()
-			var g *Gone
-			if errors.As(bridge.Err(), &g) {
-				fo.lose(bridge, g)
+			<-br.Done()
+			var g *bridge.Gone
+			if errors.As(br.Err(), &g) {
+				fo.lose(br, g)
 			}
 		}()
 	}
@@ -80,23 +81,23 @@ func (fo *failovers) Handle(ctx context.Context, msg json.RawMessage) []byte {
 	b, down := fo.current, fo.down
 	fo.mu.Unlock()
 	if down != nil {
-		return Unavailable(msg, down)
+		return wire.Unavailable(msg, down)
 	}
-	bridge, ok := b.(*Bridge)
+	br, ok := b.(*bridge.Bridge)
 	if !ok {
 		return b.Handle(ctx, msg)
 	}
-	answer, err := bridge.Relay(ctx, msg)
-	var g *Gone
+	answer, err := br.Relay(ctx, msg)
+	var g *bridge.Gone
 	if !errors.As(err, &g) {
 		return answer
 	}
-	fo.lose(bridge, g)
+	fo.lose(br, g)
 	return g.Resend(ctx, fo, msg)
 }
 
 // lose replaces b, once, after it reported g.
-func (fo *failovers) lose(b *Bridge, g *Gone) {
+func (fo *failovers) lose(b *bridge.Bridge, g *bridge.Gone) {
 	fo.mu.Lock()
 	defer fo.mu.Unlock()
 	if fo.current != b {
@@ -133,10 +134,10 @@ func (fo *failovers) open(carried carry.Session) (wire.Backend, error) {
 }
 
 // served is the bridge that serves the client now, if a bridge does.
-func (fo *failovers) served() *Bridge {
+func (fo *failovers) served() *bridge.Bridge {
 	fo.mu.Lock()
 	defer fo.mu.Unlock()
-	b, _ := fo.current.(*Bridge)
+	b, _ := fo.current.(*bridge.Bridge)
 	return b
 }
 
@@ -298,7 +299,7 @@ func TestAFullServerFailsOverSayingSo(t *testing.T) {
 		t.Fatalf("initialize answered %s", a)
 	}
 	call := fo.next()
-	var full *FullServer
+	var full *bridge.FullServer
 	if !errors.As(call.cause, &full) || full.URL != s1.url || full.Sessions != 1 || full.RetryAfter != 5*time.Second {
 		t.Fatalf("Failover(%v): want a *FullServer of 1 session, retry after 5s", call.cause)
 	}
@@ -307,18 +308,5 @@ func TestAFullServerFailsOverSayingSo(t *testing.T) {
 	}
 	if n := s1.Sessions(); n != 1 {
 		t.Fatalf("the full server counts %d sessions", n)
-	}
-}
-
-func TestRetryAfter(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	for v, want := range map[string]time.Duration{
-		"5": 5 * time.Second, " 0 ": 0, "": 0, "soon": 0, "-3": 0,
-		"Fri, 02 Jan 2026 03:04:15 GMT": 10 * time.Second,
-		"Fri, 02 Jan 2026 03:04:00 GMT": 0, // past
-	} {
-		if got := retryAfter(v, now); got != want {
-			t.Errorf("retryAfter(%q) = %s, want %s", v, got, want)
-		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 )
 
@@ -36,7 +37,7 @@ func TestASessionLeftOnAFrozenServerIsGivenUpAtItsIdleTimeout(t *testing.T) {
 		return nil
 	}))
 	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
-	c := runStdio(t, fo.with(BridgeConfig{ProbeTimeout: 200 * time.Millisecond, URL: px.url, IdleTimeout: idle, Logger: log}))
+	c := runStdio(t, fo.with(bridge.Config{ProbeTimeout: 200 * time.Millisecond, URL: px.url, IdleTimeout: idle, Logger: log}))
 	c.open(initRoots)
 	s1.count.waitFor(t, 1)
 

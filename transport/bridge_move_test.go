@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 )
 
@@ -50,7 +51,7 @@ func TestAnIdleBridgeMovesOnItsHeartbeat(t *testing.T) {
 	f1, f2 := newFixture(), newFixture()
 	s1, lost := losing(t, f1)
 	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
-	c := runStdio(t, fo.with(BridgeConfig{URL: s1.url, Heartbeat: 50 * time.Millisecond}))
+	c := runStdio(t, fo.with(bridge.Config{URL: s1.url, Heartbeat: 50 * time.Millisecond}))
 	c.open(initRoots)
 	s1.count.waitFor(t, 1)
 	lost.Store(true)

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
@@ -130,17 +131,17 @@ func TestARestartedServerIsReinitializedTransparently(t *testing.T) {
 func TestCloseEndsTheSession(t *testing.T) {
 	obs, logs := observer.New(zapcore.InfoLevel)
 	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, Logger: zap.New(obs)})
-	var bridge *Bridge
+	var br *bridge.Bridge
 	c := runStdio(t, func(out *wire.FrameWriter) wire.Backend {
-		bridge = bridgeTo(t, s.url, nil)(out).(*Bridge)
-		return bridge
+		br = bridgeTo(t, s.url, nil)(out).(*bridge.Bridge)
+		return br
 	})
 	c.open(initRoots)
 	c.call("2", "ping", "")
 	s.count.waitFor(t, 1)
 	c.close()
-	bridge.Close()
-	bridge.Close() // idempotent
+	br.Close()
+	br.Close() // idempotent
 	s.count.waitFor(t, 0)
 	closed := logs.FilterMessage("http session closed").All()
 	if len(closed) != 1 || closed[0].ContextMap()["reason"] != "delete" {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
@@ -49,7 +50,7 @@ func (p *probing) alive(ctx context.Context) error {
 var probeClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 
 func (p *probing) bridge(fo *failovers, goneAfter float64) func(*wire.FrameWriter) wire.Backend {
-	return fo.with(BridgeConfig{URL: p.url, Alive: p.alive, GoneAfter: durationMS(goneAfter)})
+	return fo.with(bridge.Config{URL: p.url, Alive: p.alive, GoneAfter: durationMS(goneAfter)})
 }
 
 // A server that stops answering while calls wait for it (SIGSTOP, a
@@ -79,7 +80,7 @@ func TestAFrozenServerFailsOverOnceItsProbesFallSilent(t *testing.T) {
 	}
 	// What the probes waited is told, for the election to count it
 	// toward its own busy grace (docs/design.md#sharing-heals).
-	if url, silent, ok := SilentFor(call.cause); !ok || url != s1.url || silent < durationMS(300) {
+	if url, silent, ok := bridge.SilentFor(call.cause); !ok || url != s1.url || silent < durationMS(300) {
 		t.Fatalf("SilentFor(%v) = %s, %s, %t; want %s silent for the 300ms the probes waited", call.cause, url, silent, ok, s1.url)
 	}
 	if a20, _ := c.answer("20"); !strings.Contains(a20, "outcome unknown") {
@@ -139,7 +140,7 @@ func TestAReadOnlyCallIsResentOnEveryFailoverWithoutTheClientListingTools(t *tes
 		if next >= servers {
 			return nil, errors.New("no server left")
 		}
-		b, err := NewBridge(ctx, BridgeConfig{Secret: testSecret, ProbeTimeout: testProbe, URL: urls[next], Out: fo.out, SafeTools: carried.SafeTools})
+		b, err := bridge.New(ctx, bridge.Config{Secret: testSecret, ProbeTimeout: testProbe, URL: urls[next], Out: fo.out, SafeTools: carried.SafeTools})
 		next++
 		if err != nil {
 			return nil, err
@@ -219,12 +220,12 @@ func TestAServerThatAcceptsButNeverProvesIsSilent(t *testing.T) {
 	url := "http://" + ln.Addr().String()
 	const proof = 200 * time.Millisecond
 	fo := &failovers{t: t, f: newFixture(), calls: make(chan failoverCall, 4)}
-	c := runStdio(t, fo.with(BridgeConfig{URL: url, ProbeTimeout: proof}))
+	c := runStdio(t, fo.with(bridge.Config{URL: url, ProbeTimeout: proof}))
 	if a := c.open(initRoots); !strings.Contains(a, `"id":1,"result"`) {
 		t.Fatalf("initialize answered %s", a)
 	}
 	call := fo.next()
-	if got, silent, ok := SilentFor(call.cause); !ok || got != url || silent < proof || !strings.Contains(call.cause.Error(), "did not prove") {
+	if got, silent, ok := bridge.SilentFor(call.cause); !ok || got != url || silent < proof || !strings.Contains(call.cause.Error(), "did not prove") {
 		t.Fatalf("SilentFor(%v) = %s, %s, %t; want %s silent for at least %s", call.cause, got, silent, ok, url, proof)
 	}
 }

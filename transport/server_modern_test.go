@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
@@ -109,7 +110,7 @@ func TestAModernClientGetsTheSameBytesThroughABridge(t *testing.T) {
 	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
 	var drawn int
 	bridged := runStdio(t, func(out *wire.FrameWriter) wire.Backend {
-		b, err := NewBridge(context.Background(), BridgeConfig{Secret: testSecret, ProbeTimeout: testProbe, URL: s.url, Out: out,
+		b, err := bridge.New(context.Background(), bridge.Config{Secret: testSecret, ProbeTimeout: testProbe, URL: s.url, Out: out,
 			NewPeer: func() string { drawn++; return "p7" }})
 		if err != nil {
 			t.Fatal(err)

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
@@ -162,30 +164,20 @@ func (c *stdioClient) call(id, method, params string) string {
 	return a
 }
 
-// open initializes the session the way a host does.
+// open initializes the session the way a host does. A bridge is told
+// notifications/initialized directly, as the loop would tell it, so that
+// the server has taken it when open returns: a test that stops the server
+// next does not cut it off in flight.
 func (c *stdioClient) open(init string) string {
 	c.t.Helper()
 	c.send(init)
 	a, _ := c.answer("1")
-	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	b, ok := c.backend.(*Bridge)
-	if fo, routed := c.backend.(*failovers); routed {
-		b, ok = fo.served(), fo.served() != nil
-	}
-	if ok {
-		// The loop answers lines on goroutines of its own: wait until the
-		// server has taken notifications/initialized, so that a test that
-		// stops the server next does not cut it off in flight.
-		b.mu.Lock()
-		readied, switched := b.readied, b.left != nil || b.closed
-		b.mu.Unlock()
-		if !switched {
-			select {
-			case <-readied:
-			case <-time.After(wait):
-				c.t.Fatal("the bridge never became ready")
-			}
-		}
+	const initialized = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+	switch c.backend.(type) {
+	case *bridge.Bridge, *failovers:
+		c.backend.Handle(c.t.Context(), json.RawMessage(initialized))
+	default:
+		c.send(initialized)
 	}
 	return a
 }
@@ -204,7 +196,7 @@ func (c *stdioClient) close() {
 // bridgeTo makes a backend maker for a bridge to url.
 func bridgeTo(t *testing.T, url string, log *zap.Logger) func(*wire.FrameWriter) wire.Backend {
 	return func(out *wire.FrameWriter) wire.Backend {
-		b, err := NewBridge(t.Context(), BridgeConfig{Secret: testSecret, ProbeTimeout: testProbe, URL: url, Out: out, Logger: log})
+		b, err := bridge.New(t.Context(), bridge.Config{Secret: testSecret, ProbeTimeout: testProbe, URL: url, Out: out, Logger: log})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
-	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 )
 
@@ -31,7 +31,7 @@ func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 	if carried := n.session.carryLocal(ctx); carried != nil {
 		c = *carried
 	}
-	b, err := transport.NewBridge(ctx, transport.BridgeConfig{
+	b, err := bridge.New(ctx, bridge.Config{
 		URL:          url,
 		Secret:       key,
 		ProbeTimeout: n.cfg.Times.ProbeTimeout,

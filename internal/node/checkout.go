@@ -15,7 +15,7 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
 	"github.com/majordomus-mcp/majordomus-mcp/registry/runtimes"
 	"github.com/majordomus-mcp/majordomus-mcp/surface"
-	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 )
 
@@ -77,7 +77,7 @@ func (c *Checkout) load(life context.Context, describe func() surface.Process, i
 		// checkout's servers.
 		PeerClaim:           carry.PeerClaim,
 		CarriedAnnouncement: carry.Announcement,
-		PresenceID:          transport.PresenceID,
+		PresenceID:          bridge.PresenceID,
 		PeerNumbers:         c.peerNumbers,
 		IdleTimeout:         idle, // how long a silent 2026-07-28 peer stays: the HTTP server's idle timeout
 

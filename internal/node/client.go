@@ -15,7 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
-	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
@@ -77,7 +77,7 @@ func (s *clientSession) Handle(ctx context.Context, msg json.RawMessage) []byte 
 		b, err = s.router.await(ctx, true, nil)
 	}
 	if err != nil {
-		return transport.Unavailable(msg, err)
+		return wire.Unavailable(msg, err)
 	}
 	answer, g := s.router.relay(ctx, b, msg)
 	if g != nil {
@@ -143,7 +143,7 @@ func (s *clientSession) open(srv *served) error {
 // lost hears that b left its server, saying g: when b served the client,
 // g's session is the one to carry, and the machine elects again; the
 // client's messages wait meanwhile. b is closed either way.
-func (s *clientSession) lost(b wire.Backend, g *transport.Gone) {
+func (s *clientSession) lost(b wire.Backend, g *bridge.Gone) {
 	s.mu.Lock()
 	news := s.router.holdFrom(b)
 	if news {
@@ -244,7 +244,7 @@ func (s *clientSession) told(h how, b wire.Backend, c *carry.Session, srv *serve
 		srv.surface.Notify(mcp.LoggingLevelWarning, "majordomus: the shared server this session used is gone; this process took over as the checkout's shared server at "+h.url)
 	case h.as != machine.Attached:
 	case s.local != nil: // answered in process (alone, or while electing): carried onto the bridge
-		peer := b.(*transport.Bridge).PeerID()
+		peer := b.(*bridge.Bridge).PeerID()
 		wasAlone := s.alone.Swap(nil) != nil
 		s.dropLocal() // it leaves this process's own board, which nobody else sees
 		if wasAlone {
@@ -299,7 +299,7 @@ func (s *clientSession) use(b wire.Backend) {
 	}); ok {
 		go func() {
 			<-l.Done() // it left, or it was closed
-			var g *transport.Gone
+			var g *bridge.Gone
 			if errors.As(l.Err(), &g) {
 				s.lost(b, g)
 			}
@@ -340,7 +340,7 @@ func (s *clientSession) dropLocal() {
 // retire ends bridge b's session once the attachment no longer uses it:
 // when it serves the client, messages wait from now on for what serves
 // next. Stop the adoption of b first, or this waits for it.
-func (s *clientSession) retire(b *transport.Bridge) {
+func (s *clientSession) retire(b *bridge.Bridge) {
 	s.mu.Lock()
 	s.router.holdFrom(b) // before its adoption commits, or after: never between
 	s.mu.Unlock()

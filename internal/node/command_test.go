@@ -10,7 +10,7 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/layer"
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
-	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -55,7 +55,7 @@ func TestTheDefaultTimingsAreTheOwnersDefaults(t *testing.T) {
 		ElectionBound: machine.DefaultElectionBound,
 		BusyGrace:     machine.DefaultBusyGrace,
 		IdleTimeout:   wire.DefaultIdleTimeout,
-		Heartbeat:     transport.DefaultHeartbeat,
+		Heartbeat:     bridge.DefaultHeartbeat,
 		JoinRetry:     machine.DefaultJoinRetry,
 	}
 	if got := DefaultFlags().Times; got != want {

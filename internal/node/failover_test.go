@@ -16,7 +16,7 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/layer"
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/surface"
-	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 )
 
@@ -316,7 +316,7 @@ func TestALeaseLostLeaseholderHandsItsClientOver(t *testing.T) {
 // What the machine hears of a failed bridge: a full server says so itself,
 // with what it asked, however deep in the replay's error it was met.
 func TestBridgeFailureSaysAFullServer(t *testing.T) {
-	full := &transport.FullServer{URL: "http://127.0.0.1:8741", Sessions: 4, RetryAfter: 5 * time.Second}
+	full := &bridge.FullServer{URL: "http://127.0.0.1:8741", Sessions: 4, RetryAfter: 5 * time.Second}
 	got := bridgeFailure("carrying the client's session: unavailable", fmt.Errorf("replaying: %w", full))
 	want := machine.BridgeFailure{Reason: "the shared server at http://127.0.0.1:8741 is full (4 sessions)", URL: full.URL, Full: true, RetryAfter: 5 * time.Second}
 	if got != want {

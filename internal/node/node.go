@@ -14,7 +14,7 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
 	"github.com/majordomus-mcp/majordomus-mcp/surface"
-	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
@@ -254,11 +254,11 @@ func (n *Node) lifetime() context.Context {
 // or silent, for how long.
 func bridgeFailure(reason string, cause error) machine.BridgeFailure {
 	f := machine.BridgeFailure{Reason: reason}
-	var full *transport.FullServer
+	var full *bridge.FullServer
 	if errors.As(cause, &full) {
 		f.Reason, f.URL, f.Full, f.RetryAfter = full.Error(), full.URL, true, full.RetryAfter
 	}
-	if url, silent, ok := transport.SilentFor(cause); ok {
+	if url, silent, ok := bridge.SilentFor(cause); ok {
 		f.URL, f.Silent = url, silent
 	}
 	return f

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
@@ -39,7 +39,7 @@ type router struct {
 var errPatient = errors.New("waited for the election")
 
 // relayer is a backend that can report that it left its server (a
-// bridge): its answers come with a *transport.Gone error then.
+// bridge): its answers come with a *bridge.Gone error then.
 type relayer interface {
 	Relay(ctx context.Context, msg json.RawMessage) ([]byte, error)
 }
@@ -100,8 +100,8 @@ func (r *router) holdFrom(b wire.Backend) bool {
 }
 
 // relay is b's answer to msg, b then released from it; g is the
-// *transport.Gone of a bridge that left its server: the caller retires b.
-func (r *router) relay(ctx context.Context, b wire.Backend, msg json.RawMessage) (answer []byte, g *transport.Gone) {
+// *bridge.Gone of a bridge that left its server: the caller retires b.
+func (r *router) relay(ctx context.Context, b wire.Backend, msg json.RawMessage) (answer []byte, g *bridge.Gone) {
 	defer r.release(b)
 	rl, ok := b.(relayer)
 	if !ok {

@@ -185,7 +185,7 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	for _, m := range members {
 		env, err := wire.ReadEnvelope(m)
 		envs = append(envs, env)
-		if (err != nil || !wire.IsObject(m)) && !batch {
+		if err != nil && !batch {
 			writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "every message must be a JSON-RPC object")
 			return
 		}

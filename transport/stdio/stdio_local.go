@@ -96,7 +96,7 @@ func (l *Local) Handle(ctx context.Context, msg json.RawMessage) []byte {
 
 func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
 	env, err := wire.ReadEnvelope(msg)
-	if err != nil || !wire.IsObject(msg) {
+	if err != nil {
 		return wire.ErrorFrame(nil, mcp.INVALID_REQUEST, "invalid request: a message must be a JSON object")
 	}
 	if refusal := wire.Screen(msg); refusal != nil {

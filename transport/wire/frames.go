@@ -8,6 +8,8 @@ import (
 	"errors"
 	"io"
 	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // errOutputClosed reports that the client closed its end of stdout.
@@ -98,11 +100,37 @@ func (e Envelope) IsRequest() bool {
 	return e.Method != "" && len(e.ID) > 0 && string(e.ID) != "null"
 }
 
-// readEnvelope decodes the envelope of one message (not a batch).
+// ReadEnvelope decodes the envelope of one message (not a batch); what is
+// not a JSON object is no message.
 func ReadEnvelope(msg json.RawMessage) (Envelope, error) {
 	var e Envelope
+	if !isObject(msg) {
+		return e, errors.New("a message must be a JSON object")
+	}
 	err := json.Unmarshal(msg, &e)
 	return e, err
+}
+
+// Unavailable answers every request in msg (one message or a batch) with
+// -32603 "shared server unavailable: <reason>"; notifications and answers
+// get nothing. It is what a client hears when nothing can serve it.
+func Unavailable(msg json.RawMessage, reason error) []byte {
+	return refuseEach(msg, mcp.INTERNAL_ERROR, "shared server unavailable: "+reason.Error())
+}
+
+// refuseEach answers every request in msg with the error code and text.
+func refuseEach(msg json.RawMessage, code int, text string) []byte {
+	members, batch := SplitBatch(msg)
+	if !batch {
+		members = []json.RawMessage{msg}
+	}
+	var answers [][]byte
+	for _, m := range members {
+		if env, err := ReadEnvelope(m); err == nil && env.IsRequest() {
+			answers = append(answers, ErrorFrame(env.ID, code, text))
+		}
+	}
+	return Gather(msg, answers)
 }
 
 // splitBatch returns the members of a batch, or nil and false when msg is
@@ -120,7 +148,7 @@ func SplitBatch(msg json.RawMessage) ([]json.RawMessage, bool) {
 }
 
 // isObject reports whether msg is a JSON object.
-func IsObject(msg json.RawMessage) bool {
+func isObject(msg json.RawMessage) bool {
 	trimmed := bytes.TrimLeft(msg, " \t\r\n")
 	return len(trimmed) > 0 && trimmed[0] == '{'
 }

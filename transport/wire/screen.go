@@ -27,7 +27,7 @@ func Screen(msg json.RawMessage) []byte {
 		Method  *string         `json:"method"`
 		Params  json.RawMessage `json:"params"`
 	}
-	if !IsObject(msg) {
+	if !isObject(msg) {
 		return ErrorFrame(nil, mcp.INVALID_REQUEST, "invalid request: a message must be a JSON object")
 	}
 	if json.Unmarshal(msg, &m) != nil || m.Method == nil {
@@ -119,13 +119,7 @@ func RefusedBatch(msg json.RawMessage) []byte {
 	if text == "" {
 		return nil
 	}
-	var answers [][]byte
-	for _, m := range members {
-		if env, err := ReadEnvelope(m); err == nil && env.IsRequest() {
-			answers = append(answers, ErrorFrame(env.ID, mcp.INVALID_REQUEST, text))
-		}
-	}
-	return Gather(msg, answers)
+	return refuseEach(msg, mcp.INVALID_REQUEST, text)
 }
 
 // unopened answers msg, a message of a session that has not initialized

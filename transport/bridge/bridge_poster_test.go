@@ -1,4 +1,4 @@
-package transport
+package bridge
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -66,7 +67,7 @@ func TestResendableMessagesShareAConnection(t *testing.T) {
 	s := newConnCounter(t, echo)
 	p := plainPoster(t, s.URL+"/mcp")
 	for i := range 5 {
-		if a := postOnce(t, p, `{"n":`+itoa(i)+`}`, true); a != `{"n":`+itoa(i)+`}` {
+		if a := postOnce(t, p, `{"n":`+strconv.Itoa(i)+`}`, true); a != `{"n":`+strconv.Itoa(i)+`}` {
 			t.Fatalf("answered %s", a)
 		}
 	}
@@ -143,7 +144,7 @@ func TestAnEndedContextBreaksAnAnswerUnderWay(t *testing.T) {
 		if err == nil {
 			t.Fatal("the answer ended cleanly after its context ended")
 		}
-	case <-time.After(wait):
+	case <-time.After(10 * time.Second):
 		t.Fatal("reading the answer went on after its context ended")
 	}
 	done(false)

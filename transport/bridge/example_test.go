@@ -1,4 +1,4 @@
-package transport_test
+package bridge_test
 
 import (
 	"bufio"
@@ -11,7 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
@@ -45,13 +45,13 @@ func ExampleBridge() {
 	stdinR, stdinW := io.Pipe()
 	stdoutR, stdoutW := io.Pipe()
 	out := wire.NewFrameWriter(stdoutW)
-	bridge, err := transport.NewBridge(ctx, transport.BridgeConfig{URL: httpserver.URLOf(ln.Addr()), Secret: key, Out: out, ProbeTimeout: 2 * time.Second})
+	br, err := bridge.New(ctx, bridge.Config{URL: httpserver.URLOf(ln.Addr()), Secret: key, Out: out, ProbeTimeout: 2 * time.Second})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	loopEnded := make(chan stdio.Ending, 1)
-	loop := &stdio.Loop{In: stdinR, Out: out, Backend: bridge}
+	loop := &stdio.Loop{In: stdinR, Out: out, Backend: br}
 	go func() { loopEnded <- loop.Serve(ctx) }()
 
 	// The host's side.
@@ -79,7 +79,7 @@ func ExampleBridge() {
 	// its session on the server.
 	_ = stdinW.Close()
 	fmt.Println("the loop ended:", <-loopEnded)
-	bridge.Close()
+	br.Close()
 	_ = stdoutR.Close()
 	fmt.Println("sessions left on the server:", srv.Sessions())
 	// Output:

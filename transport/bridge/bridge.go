@@ -1,4 +1,4 @@
-package transport
+package bridge
 
 import (
 	"context"
@@ -33,7 +33,7 @@ const (
 const DefaultHeartbeat = 20 * time.Second
 
 // BridgeConfig configures a [Bridge].
-type BridgeConfig struct {
+type Config struct {
 	// URL is the shared server's base URL ("http://127.0.0.1:8741").
 	URL string
 	// Secret is the lease's secret: every request carries its token, and on
@@ -80,7 +80,7 @@ type BridgeConfig struct {
 // session alive across restarts of the server. A failure it cannot heal
 // ends its relaying, reported as a *Gone (bridge_gone.go).
 type Bridge struct {
-	cfg      BridgeConfig
+	cfg      Config
 	log      *zap.Logger
 	endpoint string
 	// authorization is the header value that lets the bridge in
@@ -129,7 +129,7 @@ type Bridge struct {
 // NewBridge returns a bridge to cfg.URL. It connects on the first message.
 // Its heartbeat and stream run until Close, until it leaves its server, or
 // until ctx ends; a session it left on a failed server is ended within ctx.
-func NewBridge(ctx context.Context, cfg BridgeConfig) (*Bridge, error) {
+func New(ctx context.Context, cfg Config) (*Bridge, error) {
 	if cfg.Out == nil {
 		return nil, errors.New("transport: a bridge needs the client's output")
 	}
@@ -178,7 +178,7 @@ func NewBridge(ctx context.Context, cfg BridgeConfig) (*Bridge, error) {
 func (b *Bridge) Handle(ctx context.Context, msg json.RawMessage) []byte {
 	answer, err := b.Relay(ctx, msg)
 	if err != nil {
-		return Unavailable(msg, err)
+		return wire.Unavailable(msg, err)
 	}
 	return answer
 }
@@ -214,7 +214,7 @@ func (b *Bridge) Relay(ctx context.Context, msg json.RawMessage) ([]byte, error)
 		return answer, nil
 	}
 	if ctx.Err() != nil {
-		return Unavailable(msg, context.Cause(ctx)), nil
+		return wire.Unavailable(msg, context.Cause(ctx)), nil
 	}
 	return nil, b.forMessage(b.leave(fail.cause), fail.notRun)
 }
@@ -325,20 +325,6 @@ func (b *Bridge) attachedNow() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.left == nil && !b.closed
-}
-
-// Unavailable answers every request in msg (one message or a batch) with
-// -32603 "shared server unavailable: <reason>"; notifications and answers
-// get nothing. It is what a client hears when nothing can serve it.
-func Unavailable(msg json.RawMessage, reason error) []byte {
-	text := "shared server unavailable: " + reason.Error()
-	var answers [][]byte
-	for _, c := range readCalls(msg) {
-		if c.env.IsRequest() {
-			answers = append(answers, wire.ErrorFrame(c.env.ID, mcp.INTERNAL_ERROR, text))
-		}
-	}
-	return wire.Gather(msg, answers)
 }
 
 // PeerID is the client's peer id on the server the bridge relays to: the
