@@ -104,20 +104,18 @@ type Bridge struct {
 	modernCalls sync.Map
 	toolsMu     sync.Mutex // one tools/list of the bridge's own at a time
 
-	mu         sync.Mutex
-	session    string
-	protocol   string
-	ready      bool            // the client said notifications/initialized
-	readied    chan struct{}   // closed when ready turns true; replaced when it turns false
-	initialize json.RawMessage // params of the client's last successful initialize
-	peer       string          // the peer id the server gave the session
-	heard      carry.Hearing   // what the client asked to hear
-	present    bool            // the presence of a 2026-07-28 client is held (bridge_presence.go)
-	stopped    bool            // the background (heartbeat, stream, presence) was stopped
-	announce   json.RawMessage
-	meta       json.RawMessage // a 2026-07-28 client's _meta, from its last request
-	safe       map[string]bool // tools whose hints say a resend is harmless (false: it is not)
-	toolsAsked bool            // the bridge asked the server for its tools
+	mu      sync.Mutex
+	session string // the id of the client's session on the server
+	// record is the client's session as the bridge knows it: its last
+	// successful initialize, the protocol it negotiated, the peer id the
+	// server gave it, its announcement, what it asked to hear, a 2026-07-28
+	// client's _meta, which tools may be resent.
+	record     carry.Session
+	ready      bool          // the client said notifications/initialized
+	readied    chan struct{} // closed when ready turns true; replaced when it turns false
+	present    bool          // the presence of a 2026-07-28 client is held (bridge_presence.go)
+	stopped    bool          // nothing more starts in the background (closed, or left)
+	toolsAsked bool          // the bridge asked the server for its tools
 	streamStop context.CancelFunc
 	left       *Gone // why it left its server, once it did
 	closed     bool
@@ -159,9 +157,7 @@ func New(ctx context.Context, cfg Config) (*Bridge, error) {
 		wake:          make(chan struct{}, 1),
 		done:          make(chan struct{}),
 		readied:       make(chan struct{}),
-		safe:          cloneOrEmpty(cfg.SafeTools),
-		peer:          cfg.Peer,
-		meta:          cfg.Meta,
+		record:        carry.Session{SafeTools: cloneOrEmpty(cfg.SafeTools), Peer: cfg.Peer, Meta: cfg.Meta},
 	}
 	b.parent = ctx
 	b.ctx, b.cancel = context.WithCancel(ctx)
@@ -224,7 +220,7 @@ func (b *Bridge) resendable(calls []call) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, c := range calls {
-		if !mayRepeat(c, b.safe) {
+		if !mayRepeat(c, b.record.SafeTools) {
 			return false
 		}
 	}
@@ -240,7 +236,7 @@ func mayRepeat(c call, safe map[string]bool) bool {
 func (b *Bridge) isSafe(tool string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.safe[tool]
+	return b.record.SafeTools[tool]
 }
 
 // stopBackground stops the heartbeat and the stream and waits for them.
@@ -259,7 +255,7 @@ func (b *Bridge) stopBackground() {
 func (b *Bridge) Close() {
 	b.closeOnce.Do(func() {
 		b.mu.Lock()
-		relaying, sid, proto := b.left == nil, b.session, b.protocol
+		relaying, sid, proto := b.left == nil, b.session, b.record.Protocol
 		b.closed = true // from now on the stream and the heartbeat re-open nothing
 		b.mu.Unlock()
 		if relaying && sid != "" {
@@ -332,5 +328,5 @@ func (b *Bridge) attachedNow() bool {
 func (b *Bridge) PeerID() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.peer
+	return b.record.Peer
 }

@@ -53,7 +53,7 @@ func (b *Bridge) forMessage(g *Gone, unsent bool) *Gone {
 
 func (b *Bridge) forMessageLocked(g *Gone, unsent bool) *Gone {
 	c := *g
-	c.unsent, c.Session.SafeTools = unsent, maps.Clone(b.safe)
+	c.unsent, c.Session.SafeTools = unsent, maps.Clone(b.record.SafeTools)
 	return &c
 }
 
@@ -94,7 +94,9 @@ func (b *Bridge) gone() *Gone {
 
 // carried is the client's session as the bridge knows it (b.mu held).
 func (b *Bridge) carried() carry.Session {
-	return carry.Session{Initialize: b.initialize, Announce: b.announce, Protocol: b.protocol, SafeTools: maps.Clone(b.safe), Peer: b.peer, Meta: b.meta, Heard: b.heard.Clone()}
+	c := b.record
+	c.SafeTools, c.Heard = maps.Clone(c.SafeTools), c.Heard.Clone()
+	return c
 }
 
 // leave ends the bridge's relaying for cause, once (the first cause is
@@ -109,7 +111,7 @@ func (b *Bridge) leave(cause error) *Gone {
 	}
 	g := &Gone{URL: b.cfg.URL, Session: b.carried(), Cause: cause}
 	b.left = g
-	sid, proto, wasClosed := b.session, b.protocol, b.closed
+	sid, proto, wasClosed := b.session, b.record.Protocol, b.closed
 	b.mu.Unlock()
 	b.stopBackground()
 	if sid != "" && !wasClosed {

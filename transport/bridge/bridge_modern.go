@@ -73,7 +73,7 @@ func (b *Bridge) cancelModern(c call) bool {
 // its answer means.
 func (b *Bridge) exchangeModern(ctx context.Context, msg json.RawMessage, c call) ([]byte, *failure) {
 	b.mu.Lock()
-	b.meta = c.meta // how the client says who it is, for its announcement made again
+	b.record.Meta = c.meta // how the client says who it is, for its announcement made again
 	b.mu.Unlock()
 	b.startPresence()
 	header := postHeader()
@@ -106,10 +106,10 @@ func (b *Bridge) withPeer(msg json.RawMessage) json.RawMessage {
 func (b *Bridge) modernPeer() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.peer == "" && b.cfg.NewPeer != nil {
-		b.peer = b.cfg.NewPeer()
+	if b.record.Peer == "" && b.cfg.NewPeer != nil {
+		b.record.Peer = b.cfg.NewPeer()
 	}
-	return b.peer
+	return b.record.Peer
 }
 
 // setModernHeaders sets the headers 2026-07-28 requires of a POST besides

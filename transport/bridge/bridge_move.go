@@ -42,7 +42,7 @@ func (b *Bridge) shouldMove() bool {
 // heartbeat that asked for it.
 func (b *Bridge) move() *Gone {
 	b.mu.Lock()
-	sid, proto := b.session, b.protocol
+	sid, proto := b.session, b.record.Protocol
 	b.mu.Unlock()
 	g := b.leave(b.movedCause())
 	if sid != "" {

@@ -19,7 +19,7 @@ import (
 // when the client has no session.
 func (b *Bridge) reopening(ctx context.Context) context.Context {
 	b.mu.Lock()
-	sid, proto, peer, announce := b.session, b.protocol, b.peer, b.announce
+	sid, proto, peer, announce := b.session, b.record.Protocol, b.record.Peer, b.record.Announce
 	b.mu.Unlock()
 	if sid == "" {
 		return ctx

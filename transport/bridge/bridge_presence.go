@@ -29,7 +29,7 @@ const PresenceID = "majordomus-bridge-presence"
 func (b *Bridge) startPresence() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.present || b.stopped || len(b.meta) == 0 {
+	if b.present || b.stopped || len(b.record.Meta) == 0 {
 		return
 	}
 	b.present = true
@@ -72,7 +72,7 @@ func (b *Bridge) presenceLoop() {
 // for none of it.
 func (b *Bridge) presence() (opened bool) {
 	b.mu.Lock()
-	meta := b.meta
+	meta := b.record.Meta
 	b.mu.Unlock()
 	_, version := wire.MetaOf(mustParams(meta))
 	// An empty filter ends a listen at once: the presence asks for the

@@ -27,7 +27,7 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 	b.reinitMu.Lock()
 	defer b.reinitMu.Unlock()
 	b.mu.Lock()
-	current, params, announce, peer, heard := b.session, b.initialize, b.announce, b.peer, b.heard.Clone()
+	current, params, announce, peer, heard := b.session, b.record.Initialize, b.record.Announce, b.record.Peer, b.record.Heard.Clone()
 	b.mu.Unlock()
 	if current != stale {
 		return nil
@@ -53,7 +53,7 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 	proto := protocolOf(res.body)
 	peer, announced := carry.Opened(res.body)
 	b.mu.Lock()
-	b.peer = peer
+	b.record.Peer = peer
 	b.mu.Unlock()
 	b.setSession(res.session, proto)
 	if res := b.exchange(ctx, carry.InitializedFrame, res.session, proto, true); res.outcome != answered {
@@ -89,12 +89,12 @@ func (b *Bridge) initialized(ctx context.Context, c call, res exchangeResult) {
 	if b.ready {
 		b.readied = make(chan struct{})
 	}
-	b.initialize, b.announce, b.ready, b.heard = bytes.Clone(c.params), nil, false, carry.Hearing{}
+	b.record.Initialize, b.record.Announce, b.ready, b.record.Heard = bytes.Clone(c.params), nil, false, carry.Hearing{}
 	peer, announced := carry.Opened(res.body)
 	if announced { // a carried session, opened with its announcement
-		b.announce = bytes.Clone(carry.Announcement(ctx))
+		b.record.Announce = bytes.Clone(carry.Announcement(ctx))
 	}
-	b.peer = peer
+	b.record.Peer = peer
 	b.mu.Unlock()
 	b.setSession(res.session, protocolOf(res.body))
 	b.log.Info("the client's session opened on the shared server", zap.String("url", b.cfg.URL), zap.String("session", res.session),
@@ -108,7 +108,7 @@ func (b *Bridge) setSession(sid, proto string) {
 		b.streamStop()
 		b.streamStop = nil
 	}
-	b.session, b.protocol = sid, proto
+	b.session, b.record.Protocol = sid, proto
 	b.mu.Unlock()
 	b.poke()
 }

@@ -35,7 +35,7 @@ func (b *Bridge) heartbeat() {
 		case <-tick.C:
 		}
 		b.mu.Lock()
-		sid, proto := b.session, b.protocol
+		sid, proto := b.session, b.record.Protocol
 		b.mu.Unlock()
 		if sid == "" || !b.attachedNow() {
 			continue
@@ -65,7 +65,7 @@ func (b *Bridge) streamLoop() {
 	retry := streamRetryMin
 	for {
 		b.mu.Lock()
-		sid, proto, ready := b.session, b.protocol, b.ready
+		sid, proto, ready := b.session, b.record.Protocol, b.ready
 		b.mu.Unlock()
 		if sid == "" || !ready {
 			select {

@@ -32,7 +32,7 @@ func (b *Bridge) learnToolsFor(ctx context.Context, calls []call) {
 	unknown := false
 	b.mu.Lock()
 	for _, c := range calls {
-		if _, known := b.safe[c.tool]; c.env.Method == string(mcp.MethodToolsCall) && !known {
+		if _, known := b.record.SafeTools[c.tool]; c.env.Method == string(mcp.MethodToolsCall) && !known {
 			unknown = true
 		}
 	}
@@ -46,7 +46,7 @@ func (b *Bridge) learnToolsFor(ctx context.Context, calls []call) {
 // session is open), and records which are safe to resend.
 func (b *Bridge) learnTools(ctx context.Context) {
 	b.mu.Lock()
-	sid, proto := b.session, b.protocol
+	sid, proto := b.session, b.record.Protocol
 	b.mu.Unlock()
 	if sid == "" {
 		return
@@ -77,7 +77,7 @@ func (b *Bridge) learnTools(ctx context.Context) {
 		_ = json.Unmarshal(res.body, &page)
 		b.mu.Lock()
 		cursor = b.recordToolsLocked(page.Result)
-		known := len(b.safe)
+		known := len(b.record.SafeTools)
 		b.mu.Unlock()
 		if cursor == "" {
 			b.log.Debug("learned from the server which tools may be resent", zap.String("url", b.cfg.URL), zap.Int("tools", known))
@@ -89,7 +89,7 @@ func (b *Bridge) learnTools(ctx context.Context) {
 // recordToolsLocked records the resend safety of the tools in a tools/list
 // result, and returns its next cursor.
 func (b *Bridge) recordToolsLocked(result json.RawMessage) (nextCursor string) {
-	return carry.SafeToResend(b.safe, result)
+	return carry.SafeToResend(b.record.SafeTools, result)
 }
 
 // cloneOrEmpty copies m, nil included, into a map that can be written.

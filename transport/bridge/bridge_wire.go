@@ -60,7 +60,7 @@ func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) (
 	}
 	for attempt := 0; ; attempt++ {
 		b.mu.Lock()
-		sid, proto := b.session, b.protocol
+		sid, proto := b.session, b.record.Protocol
 		b.mu.Unlock()
 		if initialize {
 			sid, proto = "", "" // a new session
@@ -218,9 +218,9 @@ func (b *Bridge) observe(calls []call, answer []byte) {
 		case c.env.Method == string(mcp.MethodToolsList) && result != nil:
 			b.recordToolsLocked(result)
 		case c.tool == carry.AnnounceTool && result != nil && !wire.ToolFailed(result):
-			b.announce = bytes.Clone(c.args)
+			b.record.Announce = bytes.Clone(c.args)
 		case carry.HeardMethod(c.env.Method) && result != nil:
-			b.heard.NoteHeard(c.env.Method, c.params)
+			b.record.Heard.NoteHeard(c.env.Method, c.params)
 		}
 	}
 }
