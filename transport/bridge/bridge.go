@@ -161,9 +161,8 @@ func New(ctx context.Context, cfg Config) (*Bridge, error) {
 	}
 	b.parent = ctx
 	b.ctx, b.cancel = context.WithCancel(ctx)
-	b.wg.Add(2)
-	go b.heartbeat()
-	go b.streamLoop()
+	b.wg.Go(b.heartbeat)
+	b.wg.Go(b.streamLoop)
 	b.startPresence()
 	return b, nil
 }
@@ -204,8 +203,8 @@ func (b *Bridge) Relay(ctx context.Context, msg json.RawMessage) ([]byte, error)
 		b.inflight.Add(-1)
 	}
 	if fail == nil {
-		if b.shouldMove() {
-			go b.move() // this answer said so: the next message goes to the current server
+		if b.shouldMove() { // this answer said so: the next message goes to the current server
+			b.goBackground(func() { b.move() })
 		}
 		return answer, nil
 	}
@@ -239,19 +238,34 @@ func (b *Bridge) isSafe(tool string) bool {
 	return b.record.SafeTools[tool]
 }
 
-// stopBackground stops the heartbeat and the stream and waits for them.
-func (b *Bridge) stopBackground() {
+// goBackground runs f on a goroutine of the bridge's background, which
+// Close waits for; nothing starts once the bridge stopped.
+func (b *Bridge) goBackground(f func()) {
 	b.mu.Lock()
-	b.stopped = true // nothing more is started in the background
-	b.mu.Unlock()
-	b.cancel()
-	b.wg.Wait()
+	defer b.mu.Unlock()
+	b.goLocked(f)
 }
 
-// Close stops the heartbeat and the stream and ends the session on the
-// server (DELETE, 2s, errors ignored) while the bridge still relays to
-// it; a session it left on a failed server goes on being ended
-// (leaveLater). Later calls do nothing.
+// goLocked is goBackground with b.mu held.
+func (b *Bridge) goLocked(f func()) {
+	if !b.stopped {
+		b.wg.Go(f)
+	}
+}
+
+// stop lets nothing more start in the background and cancels what runs
+// there (the heartbeat, the stream, the presence, a move, the tools asked
+// for). It does not wait: what runs there may be what stops it.
+func (b *Bridge) stop() {
+	b.mu.Lock()
+	b.stopped = true
+	b.mu.Unlock()
+	b.cancel()
+}
+
+// Close ends the session on the server (DELETE, errors ignored) while the
+// bridge still relays to it, and stops the bridge's background and waits
+// for it. Only leaveLater outlives it. Later calls do nothing.
 func (b *Bridge) Close() {
 	b.closeOnce.Do(func() {
 		b.mu.Lock()
@@ -261,18 +275,20 @@ func (b *Bridge) Close() {
 		if relaying && sid != "" {
 			b.endSession(sid, proto)
 		}
-		b.stopBackground()
+		b.stop()
+		b.wg.Wait()
 		b.markDone()
 		b.posts.closeIdle()
 		b.log.Info("bridge closed", zap.String("url", b.cfg.URL))
 	})
 }
 
-// endSession ends session sid on the server (DELETE, 2s, errors ignored).
+// endSession ends session sid on the server (DELETE, errors ignored),
+// within the probe timeout: a live server answers one at once.
 // It reports whether nothing is left to end: the server answered, or
 // refused the connection (it is gone, and its sessions with it).
 func (b *Bridge) endSession(sid, proto string) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.ProbeTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, b.endpoint, nil)
 	if err != nil {

@@ -113,7 +113,7 @@ func (b *Bridge) leave(cause error) *Gone {
 	b.left = g
 	sid, proto, wasClosed := b.session, b.record.Protocol, b.closed
 	b.mu.Unlock()
-	b.stopBackground()
+	b.stop()
 	if sid != "" && !wasClosed {
 		b.leaveLater(sid, proto)
 	}

@@ -37,9 +37,7 @@ func (b *Bridge) shouldMove() bool {
 }
 
 // move leaves a server that lost its lease and ends the session there
-// (the old server lives: its board drops the session at once). From the
-// heartbeat it runs on a goroutine of its own, since it stops the
-// heartbeat that asked for it.
+// (the old server lives: its board drops the session at once).
 func (b *Bridge) move() *Gone {
 	b.mu.Lock()
 	sid, proto := b.session, b.record.Protocol

@@ -33,14 +33,12 @@ func (b *Bridge) startPresence() {
 		return
 	}
 	b.present = true
-	b.wg.Add(1)
-	go b.presenceLoop()
+	b.goLocked(b.presenceLoop)
 }
 
 // presenceLoop holds the presence open, and opens it again when it drops
 // on a server that is still there.
 func (b *Bridge) presenceLoop() {
-	defer b.wg.Done()
 	retry := streamRetryMin
 	for {
 		opened := b.presence()
@@ -48,7 +46,7 @@ func (b *Bridge) presenceLoop() {
 			return
 		}
 		if cause := b.goneNow(); cause != nil {
-			go b.leaveGone(cause) // which stops this loop
+			b.leaveGone(cause)
 			return
 		}
 		if opened {

@@ -25,7 +25,6 @@ const (
 // timeout never ends a session whose client is alive. A session the server
 // forgot is re-opened; other errors are only logged at debug.
 func (b *Bridge) heartbeat() {
-	defer b.wg.Done()
 	tick := time.NewTicker(b.cfg.Heartbeat)
 	defer tick.Stop()
 	for {
@@ -42,7 +41,7 @@ func (b *Bridge) heartbeat() {
 		}
 		res := b.exchange(b.ctx, wire.RequestFrame(heartbeatID, "ping", nil), sid, proto, true)
 		if b.shouldMove() {
-			go b.move() // which stops this heartbeat
+			b.move()
 			return
 		}
 		switch res.outcome {
@@ -61,7 +60,6 @@ func (b *Bridge) heartbeat() {
 // as roots/list, pings) to the client. A dropped stream is opened again; a
 // session the server forgot is re-opened first.
 func (b *Bridge) streamLoop() {
-	defer b.wg.Done()
 	retry := streamRetryMin
 	for {
 		b.mu.Lock()
@@ -81,7 +79,7 @@ func (b *Bridge) streamLoop() {
 		}
 		if status != http.StatusNotFound && status < 400 { // dropped, or no connection at all
 			if cause := b.goneNow(); cause != nil {
-				go b.leaveGone(cause) // which stops this loop
+				b.leaveGone(cause)
 				return
 			}
 		}

@@ -211,7 +211,7 @@ func (b *Bridge) observe(calls []call, answer []byte) {
 		case c.env.Method == "notifications/initialized":
 			if !b.ready {
 				close(b.readied)
-				defer func() { go b.learnTools(b.ctx) }() // after the lock is released
+				b.goLocked(func() { b.learnTools(b.ctx) })
 			}
 			b.ready = true
 			defer b.poke()
