@@ -3,10 +3,13 @@
 // and which other imports it must never use, directly or through any
 // package it depends on.
 //
-// The rules:
+// Each rule says why, and a failure prints it. The rules:
 //   - machine, registry and transport are leaves that do not import each
 //     other; internal/node wires them together, with layer, surface, fleet
 //     and the runtime registry;
+//   - transport's sides (stdio, httpserver, bridge) import only its
+//     shared packages, carry and wire, never one another; the bridge and
+//     the root's tests may run them together (testImports);
 //   - cmd/majordomus-mcp is the command line around internal/node: of this
 //     module it imports only internal/node, internal/demo,
 //     internal/release and machine (for graph);

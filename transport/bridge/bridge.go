@@ -23,7 +23,6 @@ import (
 
 // Ids of the requests the bridge sends on its client's behalf. Their
 // answers are never shown to the client.
-// reinitializeID and announceID are carried.go's.
 const (
 	heartbeatID = "majordomus-bridge-heartbeat"
 	toolsID     = "majordomus-bridge-tools"
@@ -32,7 +31,7 @@ const (
 // DefaultHeartbeat is how often a bridge pings its session by default.
 const DefaultHeartbeat = 20 * time.Second
 
-// BridgeConfig configures a [Bridge].
+// Config configures a [Bridge].
 type Config struct {
 	// URL is the shared server's base URL ("http://127.0.0.1:8741").
 	URL string
@@ -61,24 +60,21 @@ type Config struct {
 	Alive     func(ctx context.Context) error
 	GoneAfter time.Duration
 	// SafeTools is what an earlier bridge of this client learned of the
-	// tools: whether resending each is harmless (Carried.SafeTools).
+	// tools: whether resending each is harmless (carry.Session.SafeTools).
 	SafeTools map[string]bool
 	// Peer is the client's peer id when an earlier backend gave it one
-	// (Carried.Peer); NewPeer draws one the first time a 2026-07-28 message
+	// (carry.Session.Peer); NewPeer draws one the first time a 2026-07-28 message
 	// needs it, from the counter the server's board draws from.
 	Peer    string
 	NewPeer func() string
-	// Meta is a 2026-07-28 client's last _meta (Carried.Meta), when an
+	// Meta is a 2026-07-28 client's last _meta (carry.Session.Meta), when an
 	// earlier backend learned it: the bridge holds the client's presence
 	// from the start, before the client speaks again.
 	Meta json.RawMessage
 }
 
-// Bridge is the Backend of a process attached to a shared server: it relays
-// each message of its stdio client to the server over streamable HTTP (one
-// POST per message), relays what the server sends back, and keeps the
-// session alive across restarts of the server. A failure it cannot heal
-// ends its relaying, reported as a *Gone (bridge_gone.go).
+// Bridge is the backend of a process attached to a shared server (see the
+// package doc); a failure it cannot heal ends its relaying, as a *Gone.
 type Bridge struct {
 	cfg      Config
 	log      *zap.Logger
@@ -96,7 +92,7 @@ type Bridge struct {
 	wake   chan struct{} // the session changed or became ready
 
 	reinitMu  sync.Mutex   // one re-initialisation at a time
-	leaseLost atomic.Bool  // the server said it lost its lease (leaseHeader)
+	leaseLost atomic.Bool  // the server said it lost its lease (wire.LeaseHeader)
 	inflight  atomic.Int32 // messages being relayed to the server
 	// modernCalls are the 2026-07-28 requests being relayed, by id: they
 	// belong to no session, so a move need not wait for them, and the
@@ -124,7 +120,7 @@ type Bridge struct {
 	closeOnce  sync.Once
 }
 
-// NewBridge returns a bridge to cfg.URL. It connects on the first message.
+// New returns a bridge to cfg.URL. It connects on the first message.
 // Its heartbeat and stream run until Close, until it leaves its server, or
 // until ctx ends; a session it left on a failed server is ended within ctx.
 func New(ctx context.Context, cfg Config) (*Bridge, error) {

@@ -14,17 +14,6 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
-// A bridge heals by itself what it can: a session its server forgot is
-// opened again (reinit). What it cannot heal — its server gone, silent,
-// full, refusing with lease_lost, or no longer the checkout's leaseholder
-// — ends its relaying for good. It leaves its server and reports a *Gone
-// that carries the client's session: to the message that met the failure
-// (Relay's error), to every later one, and to whoever watches Done while
-// the client is idle. What serves the client next is not the bridge's to
-// decide: the owner of the client's backends carries the session there
-// (Carried.Replay), answers the messages the failure left unanswered
-// (Gone.Resend), and closes the bridge.
-
 // Gone is why a bridge no longer relays to its server, with the client's
 // session as the bridge knew it.
 type Gone struct {

@@ -11,7 +11,7 @@ import (
 
 // Convergence (docs/design.md#server-and-bridge): a server that lost its
 // lease goes on serving the sessions it has, and says so on every answer
-// (leaseHeader). A bridge that reads it leaves, so that its client's
+// (wire.LeaseHeader). A bridge that reads it leaves, so that its client's
 // session moves to the current leaseholder — carried, as in a take-over —
 // at the first message boundary after that answer, never with a call in
 // flight; an idle bridge moves when its heartbeat hears it. After any

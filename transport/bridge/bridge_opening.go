@@ -9,9 +9,8 @@ import (
 )
 
 // What a client sends before its session opens, and an initialize sent
-// again, are answered as a local session answers them (screen.go): the
-// server has no session to serve the first on, and would keep the
-// session the second leaves.
+// again, are answered as a local session answers them: the server has no
+// session for the first, and would keep the one the second leaves.
 
 // reopening ends the session of a client that initializes again, and
 // returns ctx claiming its peer id and announcement for the new one, so
@@ -30,7 +29,7 @@ func (b *Bridge) reopening(ctx context.Context) context.Context {
 }
 
 // unopened answers what the client sends before it has a session, as a
-// local session answers it (screen.go): the server has no session to
+// local session answers it (package wire): the server has no session to
 // serve it on.
 func (b *Bridge) unopened(msg json.RawMessage) ([]byte, bool) {
 	b.mu.Lock()

@@ -14,11 +14,6 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
-// The bridge's hold on the client's session on the server: it records the
-// session when the client's initialize opens it, and opens it again on the
-// client's behalf, with its announcement and what it listens for, when the
-// server forgot it (a restart under the same lease).
-
 // reinit opens a new session on the client's behalf after the server forgot
 // stale: the client's initialize (private id, answer dropped),
 // notifications/initialized, then its announcement. Nothing is done when

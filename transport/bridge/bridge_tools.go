@@ -19,7 +19,7 @@ import (
 // it relays a call of a tool it knows nothing of if that did not succeed,
 // whether or not the client ever lists tools: a server that stops later has
 // already told. What it learned travels with the client's session
-// (Carried.SafeTools) to every bridge after it.
+// (carry.Session.SafeTools) to every bridge after it.
 
 // maxToolPages bounds how many pages of tools/list the bridge reads.
 const maxToolPages = 16

@@ -11,7 +11,7 @@ import (
 // socket, so the kernel accepts the bridge's connection and its request,
 // and nothing answers. While a message is outstanding, the bridge therefore
 // probes the server (GET /, which a live server answers even while a tool
-// is slow); a server that has answered no probe for BridgeConfig.GoneAfter
+// is slow); a server that has answered no probe for Config.GoneAfter
 // is gone for that message: the bridge leaves it, as on any other failure
 // whose outcome is unknown (Gone).
 

@@ -10,12 +10,6 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
-// A client's session outlives the backend that serves it: a bridge's
-// failover, a lease-lost leaseholder's hand-over and a process joining
-// from alone all carry it, as Carried, onto whatever serves next. Both
-// sides make one — the bridge from what it relays, the local session from
-// what it serves — so it lives in a file of its own.
-
 // Ids of the requests a carried session is opened again with. Their
 // answers are never shown to the client.
 const (
@@ -23,7 +17,7 @@ const (
 	AnnounceID     = "majordomus-bridge-announce"
 )
 
-// Carried is what a client's session is made of, to be carried onto
+// Session is what a client's session is made of, to be carried onto
 // another backend after a failover.
 type Session struct {
 	Initialize json.RawMessage // the client's initialize request params; nil before it initialized
@@ -38,7 +32,7 @@ type Session struct {
 	// Meta is the _meta of a 2026-07-28 client's last request (it has no
 	// initialize): how it says who it is, for its announcement made again.
 	Meta json.RawMessage
-	// heard is what it asked to hear: subscriptions, its logging level.
+	// Heard is what it asked to hear: subscriptions, its logging level.
 	Heard Hearing
 }
 
@@ -58,7 +52,7 @@ func (c Session) Replay(ctx context.Context, b wire.Backend) error {
 		return fmt.Errorf("re-initializing the client's session: %w", err)
 	}
 	b.Handle(ctx, InitializedFrame)
-	if len(c.Announce) > 0 && !announced(answer) {
+	if _, announced := Opened(answer); len(c.Announce) > 0 && !announced {
 		if err := wire.AnswerError(b.Handle(ctx, AnnounceFrame(c.Announce))); err != nil {
 			return fmt.Errorf("replaying the client's announcement: %w", err)
 		}
@@ -94,10 +88,10 @@ func (c Session) replayModern(ctx context.Context, b wire.Backend) error {
 	return nil
 }
 
-// initializedFrame ends the opening of a session replayed.
+// InitializedFrame ends the opening of a session replayed.
 var InitializedFrame = []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 
-// announceFrame is the replay of a carried announcement, marked as one:
+// AnnounceFrame is the replay of a carried announcement, marked as one:
 // bookkeeping, not an execution.
 func AnnounceFrame(args json.RawMessage) []byte {
 	params, _ := json.Marshal(struct {
@@ -106,9 +100,4 @@ func AnnounceFrame(args json.RawMessage) []byte {
 		Meta      map[string]bool `json:"_meta"`
 	}{AnnounceTool, args, map[string]bool{replayMeta: true}})
 	return wire.RequestFrame(AnnounceID, "tools/call", params)
-}
-
-func announced(answer []byte) bool {
-	_, ok := Opened(answer)
-	return ok
 }

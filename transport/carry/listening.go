@@ -24,13 +24,13 @@ const (
 	logLevelID  = "majordomus-bridge-log-level"
 )
 
-// hearing is what a session asked to hear.
+// Hearing is what a session asked to hear.
 type Hearing struct {
 	Subscribed []string // the URIs of resources/subscribe, in order, without repeats
 	LogLevel   string   // the level of logging/setLevel; "" when never set
 }
 
-// noteHeard records what one answered message says of what the client
+// NoteHeard records what one answered message says of what the client
 // asks to hear: a subscription, an unsubscription, a logging level. It
 // decodes the params of those three methods only.
 func (h *Hearing) NoteHeard(method string, params json.RawMessage) {
@@ -56,7 +56,7 @@ func (h *Hearing) NoteHeard(method string, params json.RawMessage) {
 	}
 }
 
-// heardMethod says whether method is one noteHeard records.
+// HeardMethod says whether method is one noteHeard records.
 func HeardMethod(method string) bool {
 	switch method {
 	case string(mcp.MethodResourcesSubscribe), string(mcp.MethodResourcesUnsubscribe), string(mcp.MethodSetLogLevel):
@@ -65,7 +65,7 @@ func HeardMethod(method string) bool {
 	return false
 }
 
-// replayFrames are the requests that make a server's session hear what
+// ReplayFrames are the requests that make a server's session hear what
 // this one asked to: the logging level first, then each subscription.
 func (h Hearing) ReplayFrames() [][]byte {
 	var frames [][]byte
@@ -80,7 +80,7 @@ func (h Hearing) ReplayFrames() [][]byte {
 	return frames
 }
 
-// clone is a copy that shares nothing with h.
+// Clone is a copy that shares nothing with h.
 func (h Hearing) Clone() Hearing {
 	return Hearing{Subscribed: slices.Clone(h.Subscribed), LogLevel: h.LogLevel}
 }

@@ -63,9 +63,9 @@ func Announcement(ctx context.Context) json.RawMessage {
 	return args
 }
 
-// setClaim sets on h, the header of an initialize POST that opens a
+// SetClaim sets on h, the header of an initialize POST that opens a
 // session again, the peer id ctx claims and the announcement it brings
-// (peerClaimOf reads them). An announcement too long for a header is left
+// (ClaimOf reads them). An announcement too long for a header is left
 // out: it is replayed instead.
 func SetClaim(h http.Header, ctx context.Context) {
 	if claim := PeerClaim(ctx); claim != "" {
@@ -93,7 +93,7 @@ func PeerClaim(ctx context.Context) string {
 	return id
 }
 
-// peerClaimOf is the HTTP server's context for a request: the claim of its
+// ClaimOf is the HTTP server's context for a request: the claim of its
 // peerHeader, and the announcement of its announceHeaderName.
 func ClaimOf(ctx context.Context, r *http.Request) context.Context {
 	ctx = WithPeerClaim(ctx, r.Header.Get(peerHeader))
@@ -105,7 +105,7 @@ func ClaimOf(ctx context.Context, r *http.Request) context.Context {
 	return ctx
 }
 
-// opened is what an initialize (or server/discover) answer says of the
+// Opened is what an initialize (or server/discover) answer says of the
 // session it opened: its peer id ("" when none), and whether the carried
 // announcement is on the board.
 func Opened(answer []byte) (peer string, announced bool) {
@@ -120,10 +120,10 @@ func Opened(answer []byte) (peer string, announced bool) {
 	return peer, announced
 }
 
-// announceTool is the tool a client announces itself with.
+// AnnounceTool is the tool a client announces itself with.
 const AnnounceTool = "majordomus_announce"
 
-// withPeerMeta is msg with peer as its params' _meta[peerMeta]; msg as it
+// WithPeerMeta is msg with peer as its params' _meta[peerMeta]; msg as it
 // is when peer is "" or msg cannot be read.
 func WithPeerMeta(msg json.RawMessage, peer string) json.RawMessage {
 	if peer == "" {

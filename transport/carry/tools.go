@@ -2,7 +2,7 @@ package carry
 
 import "encoding/json"
 
-// safeToResend records in safe, for each tool of a tools/list result,
+// SafeToResend records in safe, for each tool of a tools/list result,
 // whether running it twice is harmless (its hints say read-only or
 // idempotent), and returns the result's next cursor. A bridge and a local
 // session both learn it, so that whatever serves the client next knows.

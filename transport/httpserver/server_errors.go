@@ -10,7 +10,7 @@ import (
 )
 
 // Codes of the JSON error bodies the HTTP server answers with, besides
-// those the bridge reads too (wire.go).
+// those the bridge reads too (package wire).
 const (
 	errCodeUnauthorized     = "unauthorized"
 	errCodeForbidden        = "forbidden"

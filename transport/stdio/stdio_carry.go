@@ -13,11 +13,6 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
-// A local session can be carried too: a lease-lost leaseholder hands its
-// own client over to the current server (docs/design.md#convergence) the way a
-// bridge carries its client after a failover. Local records what a
-// carried session is made of as its client's messages are answered.
-
 // sessionRecord is what Local has seen of its client's session.
 type sessionRecord struct {
 	mu      sync.Mutex

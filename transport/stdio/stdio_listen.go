@@ -9,14 +9,6 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// A 2026-07-28 client hears only what its subscriptions/listen filters
-// ask for (notifications are opt-in in that revision), and a listen it
-// cancels ends with no answer: so it is over HTTP, where each request has
-// a session of its own and the bridge closes a cancelled request's
-// stream. In process, its one session would otherwise hear every
-// broadcast (mcp-go takes a session with no filter for a legacy one) and
-// answer a cancelled listen.
-
 // listenFilter is what the session's open subscriptions/listen asks to
 // hear (mcp-go's SessionWithSubscriptionFilter).
 type listenFilter struct {

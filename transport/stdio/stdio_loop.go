@@ -45,11 +45,6 @@ const readHandOff = time.Millisecond
 // Serve reads lines until stdin ends, stdout breaks or ctx is done, and
 // waits for the answers already under way before returning. It never
 // returns an error for the client going away: that is how sessions end.
-//
-// The goroutine that reads a message answers it, and hands reading to a new
-// goroutine only when the answer takes longer than readHandOff: most
-// messages are answered without passing between goroutines (B2), and
-// messages are still answered concurrently.
 func (s *Loop) Serve(ctx context.Context) Ending {
 	log := s.Logger
 	if log == nil {

@@ -66,7 +66,7 @@ func (f *FrameWriter) WriteValue(v any) error {
 // Closed is closed once a write has failed (the client is gone).
 func (f *FrameWriter) Closed() <-chan struct{} { return f.closed }
 
-// errorFrame builds a JSON-RPC error response. id is the raw id of the
+// ErrorFrame builds a JSON-RPC error response. id is the raw id of the
 // request (nil or empty for "null", as when the request could not be read).
 func ErrorFrame(id json.RawMessage, code int, message string) []byte {
 	if len(id) == 0 {
@@ -86,7 +86,7 @@ func ErrorFrame(id json.RawMessage, code int, message string) []byte {
 	return b
 }
 
-// envelope is what the transports need to know of a JSON-RPC message
+// Envelope is what the transports need to know of a JSON-RPC message
 // without decoding its params.
 type Envelope struct {
 	ID     json.RawMessage `json:"id,omitempty"`
@@ -133,7 +133,7 @@ func refuseEach(msg json.RawMessage, code int, text string) []byte {
 	return Gather(msg, answers)
 }
 
-// splitBatch returns the members of a batch, or nil and false when msg is
+// SplitBatch returns the members of a batch, or nil and false when msg is
 // not a JSON array.
 func SplitBatch(msg json.RawMessage) ([]json.RawMessage, bool) {
 	trimmed := bytes.TrimLeft(msg, " \t\r\n")
@@ -153,7 +153,7 @@ func isObject(msg json.RawMessage) bool {
 	return len(trimmed) > 0 && trimmed[0] == '{'
 }
 
-// gather shapes answers like the message they answer: a batch gets an
+// Gather shapes answers like the message they answer: a batch gets an
 // array, a single message its one answer; nil when none is owed.
 func Gather(msg json.RawMessage, answers [][]byte) []byte {
 	if len(answers) == 0 {
@@ -170,7 +170,7 @@ func Gather(msg json.RawMessage, answers [][]byte) []byte {
 	return out
 }
 
-// maxMessageBytes is the largest message (or batch) a client may send,
+// MaxMessageBytes is the largest message (or batch) a client may send,
 // however it arrives: a longer stdio line is answered with tooLarge's error
 // by the stdio loop, whatever serves the client (in process, alone, or
 // through a bridge), and a larger POST body is refused by the HTTP server
@@ -178,7 +178,7 @@ func Gather(msg json.RawMessage, answers [][]byte) []byte {
 // same way (docs/security.md#bounded).
 const MaxMessageBytes = 1 << 20
 
-// metaOf is the _meta of a message's params, and the protocol revision it
+// MetaOf is the _meta of a message's params, and the protocol revision it
 // names ("" when none).
 func MetaOf(params json.RawMessage) (json.RawMessage, string) {
 	var p struct {
@@ -194,7 +194,7 @@ func MetaOf(params json.RawMessage) (json.RawMessage, string) {
 	return p.Meta, m.Version
 }
 
-// requestFrame is a request with a private id.
+// RequestFrame is a request with a private id.
 func RequestFrame(id, method string, params json.RawMessage) []byte {
 	b, _ := json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`
@@ -215,7 +215,7 @@ type Backend interface {
 	Handle(ctx context.Context, msg json.RawMessage) []byte
 }
 
-// answerError is why an answer is not a success: no answer, a JSON-RPC
+// AnswerError is why an answer is not a success: no answer, a JSON-RPC
 // error, or a tool result flagged isError.
 func AnswerError(answer []byte) error {
 	if len(answer) == 0 {
@@ -239,7 +239,7 @@ func AnswerError(answer []byte) error {
 	return nil
 }
 
-// toolFailed reports whether a tools/call result says isError.
+// ToolFailed reports whether a tools/call result says isError.
 func ToolFailed(result json.RawMessage) bool {
 	var r struct {
 		IsError bool `json:"isError"`
@@ -252,7 +252,7 @@ func ToolFailed(result json.RawMessage) bool {
 // within it but over maxMessageBytes is answered as too large.
 const maxLineBytes = 16 << 20
 
-// readLine reads one line, or discards one longer than maxLineBytes and
+// ReadLine reads one line, or discards one longer than maxLineBytes and
 // returns nil and no error; a blank line is empty, not nil.
 func ReadLine(r *bufio.Reader) ([]byte, error) {
 	var buf []byte

@@ -9,7 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// promptRefusal answers a prompts/get request that leaves out, or leaves
+// PromptRefusal answers a prompts/get request that leaves out, or leaves
 // blank, an argument its prompt declares required: -32602 naming both, as
 // MCP asks. mcp-go v1.2.1 checks no prompt argument and answers every error
 // of a prompt handler -32603, so both transports (the local session and the

@@ -7,12 +7,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// What mcp-go v1.2.1 answers leniently, or not at all, is answered here
-// before it sees the message: by Local, by the HTTP server and by the
-// bridge alike, so that every mode answers it with the same bytes
-// (docs/design.md#server-and-bridge, R8, docs/protocol.md).
-
-// screen answers a single message mcp-go would answer leniently, or not
+// Screen answers a single message mcp-go would answer leniently, or not
 // before its session initialized: what is not a JSON object, a message
 // without "jsonrpc":"2.0", a request
 // whose id is null (mcp-go takes it for a notification and answers
@@ -73,7 +68,7 @@ var namedBy = map[string]string{
 	string(mcp.MethodResourcesRead): "uri",
 }
 
-// screened answers msg when screen answers it, or each member of a batch
+// Screened answers msg when screen answers it, or each member of a batch
 // when screen answers every one; it reports false otherwise.
 func Screened(msg json.RawMessage) ([]byte, bool) {
 	members, batch := SplitBatch(msg)
@@ -92,7 +87,7 @@ func Screened(msg json.RawMessage) ([]byte, bool) {
 	return Gather(msg, answers), true
 }
 
-// refusedBatch answers a batch no server takes: one holding a 2026-07-28
+// RefusedBatch answers a batch no server takes: one holding a 2026-07-28
 // message (that revision has no batches) or an initialize (which opens a
 // session, so it comes alone). Every request in it gets -32600. Nil for
 // any other message.
@@ -122,7 +117,7 @@ func RefusedBatch(msg json.RawMessage) []byte {
 	return refuseEach(msg, mcp.INVALID_REQUEST, text)
 }
 
-// unopened answers msg, a message of a session that has not initialized
+// Unopened answers msg, a message of a session that has not initialized
 // (one message or a batch), when each of its requests is a legacy one
 // other than initialize: ping is answered {} (the lifecycle allows it
 // before initialize), any other request -32600 saying initialize comes

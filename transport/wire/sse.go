@@ -10,7 +10,7 @@ import (
 	"net/http"
 )
 
-// readEvents calls each with the data of every server-sent event on r, in
+// ReadEvents calls each with the data of every server-sent event on r, in
 // order, until r ends or each fails. Event types, ids and comments are
 // ignored: every event of MCP's streamable HTTP carries one JSON-RPC
 // message (or batch) in its data. An event longer than maxLineBytes is an
@@ -53,13 +53,13 @@ func ReadEvents(r io.Reader, each func(data []byte) error) error {
 	}
 }
 
-// isEventStream reports whether a response carries server-sent events.
+// IsEventStream reports whether a response carries server-sent events.
 func IsEventStream(h http.Header) bool {
 	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
 	return err == nil && mt == "text/event-stream"
 }
 
-// isJSON reports whether a response or request carries application/json.
+// IsJSON reports whether a response or request carries application/json.
 func IsJSON(h http.Header) bool {
 	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
 	return err == nil && mt == "application/json"
