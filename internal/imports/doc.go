@@ -3,13 +3,11 @@
 // and which other imports it must never use, directly or through any
 // package it depends on.
 //
-// Each rule says why, and a failure prints it. The rules:
+// The rules (each says why, and a failure prints it):
 //   - machine, registry and transport are leaves that do not import each
 //     other; internal/node wires them together, with layer, surface, fleet
-//     and the runtime registry;
-//   - transport's sides (stdio, httpserver, bridge) import only its
-//     shared packages, carry and wire, never one another; the bridge and
-//     the root's tests may run them together (testImports);
+//     and the runtime registry; transport's sides (stdio, httpserver,
+//     bridge) import only its carry and wire, never one another;
 //   - cmd/majordomus-mcp is the command line around internal/node: of this
 //     module it imports only internal/node, internal/demo,
 //     internal/release and machine (for graph);

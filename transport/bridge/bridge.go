@@ -150,12 +150,12 @@ func New(ctx context.Context, cfg Config) (*Bridge, error) {
 		cfg: cfg, log: cfg.Logger, endpoint: endpoint, posts: posts,
 		authorization: secret.Authorization(cfg.Secret),
 		client:        &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext, DisableKeepAlives: true}},
+		parent:        ctx,
 		wake:          make(chan struct{}, 1),
 		done:          make(chan struct{}),
 		readied:       make(chan struct{}),
 		record:        carry.Session{SafeTools: cloneOrEmpty(cfg.SafeTools), Peer: cfg.Peer, Meta: cfg.Meta},
 	}
-	b.parent = ctx
 	b.ctx, b.cancel = context.WithCancel(ctx)
 	b.wg.Go(b.heartbeat)
 	b.wg.Go(b.streamLoop)
@@ -200,7 +200,9 @@ func (b *Bridge) Relay(ctx context.Context, msg json.RawMessage) ([]byte, error)
 	}
 	if fail == nil {
 		if b.shouldMove() { // this answer said so: the next message goes to the current server
-			b.goBackground(func() { b.move() })
+			b.mu.Lock()
+			b.goLocked(func() { b.move() })
+			b.mu.Unlock()
 		}
 		return answer, nil
 	}
@@ -234,15 +236,8 @@ func (b *Bridge) isSafe(tool string) bool {
 	return b.record.SafeTools[tool]
 }
 
-// goBackground runs f on a goroutine of the bridge's background, which
-// Close waits for; nothing starts once the bridge stopped.
-func (b *Bridge) goBackground(f func()) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.goLocked(f)
-}
-
-// goLocked is goBackground with b.mu held.
+// goLocked runs f on a goroutine of the bridge's background, which Close
+// waits for, unless the bridge stopped (b.mu held).
 func (b *Bridge) goLocked(f func()) {
 	if !b.stopped {
 		b.wg.Go(f)
