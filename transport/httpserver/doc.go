@@ -50,6 +50,7 @@
 // leaves the board; a bridge that comes back gets 404 and re-initialises.
 // Each opening and each end is logged ("http session opened", "http session
 // closed" with its reason) and reported through [Config].OnSessions.
+//
 // # A known limit of mcp-go
 //
 // A server-to-client notification queued on an HTTP session just as one of
@@ -57,5 +58,4 @@
 // forwarder and dropped (mcp-go v1.2.1). Notifications (list_changed,
 // resources/updated, log messages) are therefore best effort over HTTP;
 // answers are not affected.
-
 package httpserver
