@@ -14,7 +14,6 @@ import (
 // server that restarted — its initialize claims the id: in the peerHeader
 // of the POST over HTTP, in the context of an in-process session. The
 // server grants a claim when no other session of its holds that id.
-
 //
 // The session brings its last announcement too, so that it is on the new
 // board with it from its first instant and nothing is replayed: in the
