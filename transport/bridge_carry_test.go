@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 )
 
 // restartedWith restarts a server on the port of s with f.
@@ -20,11 +23,11 @@ func restartedWith(t *testing.T, s *served, f *fixture) *served {
 	}
 	port, _ := strconv.Atoi(u.Port())
 	s.stop()
-	ln, err := Listen("127.0.0.1", port, nil)
+	ln, err := httpserver.Listen("127.0.0.1", port, nil)
 	if err != nil || ln.Addr().(*net.TCPAddr).Port != port {
 		t.Fatalf("cannot bind the same port again: %v", err)
 	}
-	return serveOn(t, ln, HTTPConfig{MCP: f.srv})
+	return serveOn(t, ln, httpserver.Config{MCP: f.srv})
 }
 
 // A session the bridge opens again brings its announcement with its
@@ -33,7 +36,7 @@ func restartedWith(t *testing.T, s *served, f *fixture) *served {
 // marked as a replay. Either way the bridge goes on carrying it.
 func TestAReopenedSessionBringsItsAnnouncementWithIt(t *testing.T) {
 	f1 := newFixture()
-	s1 := serveHTTP(t, HTTPConfig{MCP: f1.srv})
+	s1 := serveHTTP(t, httpserver.Config{MCP: f1.srv})
 	c := runStdio(t, bridgeTo(t, s1.url, nil))
 	c.open(initRoots)
 	c.call("2", "tools/call", `{"name":"majordomus_announce","arguments":{"intent":"refactor","scope":["a/"]}}`)
@@ -45,9 +48,9 @@ func TestAReopenedSessionBringsItsAnnouncementWithIt(t *testing.T) {
 	f2 := newFixture()
 	carried := make(chan string, 4)
 	f2.hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
-		if args := CarriedAnnouncement(ctx); args != nil {
+		if args := carry.Announcement(ctx); args != nil {
 			carried <- string(args)
-			res.Meta = &mcp.Meta{AdditionalFields: map[string]any{announcedMeta: true}}
+			res.Meta = &mcp.Meta{AdditionalFields: map[string]any{"io.majordomus/announced": true}}
 		}
 	})
 	s2 := restartedWith(t, s1, f2)

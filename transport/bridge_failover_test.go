@@ -9,6 +9,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // failovers stands in for the node's router: it serves the client from a
@@ -21,32 +27,32 @@ type failovers struct {
 	f     *fixture
 	err   error // the next backend cannot be had: the client is down
 	calls chan failoverCall
-	out   *FrameWriter
-	mk    func(ctx context.Context, carried Carried) (Backend, error)
+	out   *wire.FrameWriter
+	mk    func(ctx context.Context, carried carry.Session) (wire.Backend, error)
 
 	mu      sync.Mutex // held while switching: messages wait for what serves next
-	current Backend
+	current wire.Backend
 	down    error
 }
 
 type failoverCall struct {
 	cause   error
-	carried Carried
+	carried carry.Session
 }
 
 // bridge serves the client from a bridge to url.
-func (fo *failovers) bridge(url string) func(*FrameWriter) Backend {
-	return fo.with(BridgeConfig{URL: url})
+func (fo *failovers) bridge(url string) func(*wire.FrameWriter) wire.Backend {
+	return fo.with(bridge.Config{URL: url})
 }
 
 // with serves the client from a bridge configured by cfg.
-func (fo *failovers) with(cfg BridgeConfig) func(*FrameWriter) Backend {
-	return func(out *FrameWriter) Backend {
+func (fo *failovers) with(cfg bridge.Config) func(*wire.FrameWriter) wire.Backend {
+	return func(out *wire.FrameWriter) wire.Backend {
 		fo.out, cfg.Out, cfg.Secret = out, out, testSecret
 		if cfg.ProbeTimeout == 0 {
 			cfg.ProbeTimeout = testProbe
 		}
-		b, err := NewBridge(fo.t.Context(), cfg)
+		b, err := bridge.New(fo.t.Context(), cfg)
 		if err != nil {
 			fo.t.Fatal(err)
 		}
@@ -57,14 +63,14 @@ func (fo *failovers) with(cfg BridgeConfig) func(*FrameWriter) Backend {
 
 // serveFrom makes b serve (fo.mu held but for the first), watching a
 // bridge for a failure while the client is idle.
-func (fo *failovers) serveFrom(b Backend) {
+func (fo *failovers) serveFrom(b wire.Backend) {
 	fo.current = b
-	if bridge, ok := b.(*Bridge); ok {
+	if br, ok := b.(*bridge.Bridge); ok {
 		go func() {
-			<-bridge.Done()
-			var g *Gone
-			if errors.As(bridge.Err(), &g) {
-				fo.lose(bridge, g)
+			<-br.Done()
+			var g *bridge.Gone
+			if errors.As(br.Err(), &g) {
+				fo.lose(br, g)
 			}
 		}()
 	}
@@ -75,23 +81,23 @@ func (fo *failovers) Handle(ctx context.Context, msg json.RawMessage) []byte {
 	b, down := fo.current, fo.down
 	fo.mu.Unlock()
 	if down != nil {
-		return Unavailable(msg, down)
+		return wire.Unavailable(msg, down)
 	}
-	bridge, ok := b.(*Bridge)
+	br, ok := b.(*bridge.Bridge)
 	if !ok {
 		return b.Handle(ctx, msg)
 	}
-	answer, err := bridge.Relay(ctx, msg)
-	var g *Gone
+	answer, err := br.Relay(ctx, msg)
+	var g *bridge.Gone
 	if !errors.As(err, &g) {
 		return answer
 	}
-	fo.lose(bridge, g)
+	fo.lose(br, g)
 	return g.Resend(ctx, fo, msg)
 }
 
 // lose replaces b, once, after it reported g.
-func (fo *failovers) lose(b *Bridge, g *Gone) {
+func (fo *failovers) lose(b *bridge.Bridge, g *bridge.Gone) {
 	fo.mu.Lock()
 	defer fo.mu.Unlock()
 	if fo.current != b {
@@ -108,7 +114,7 @@ func (fo *failovers) lose(b *Bridge, g *Gone) {
 }
 
 // open is the next backend, with the session carried onto it.
-func (fo *failovers) open(carried Carried) (Backend, error) {
+func (fo *failovers) open(carried carry.Session) (wire.Backend, error) {
 	ctx := fo.t.Context()
 	if fo.err != nil {
 		return nil, fo.err
@@ -116,7 +122,7 @@ func (fo *failovers) open(carried Carried) (Backend, error) {
 	if fo.mk != nil {
 		return fo.mk(ctx, carried)
 	}
-	local, err := NewLocal(ctx, fo.f.srv, fo.out, "stdio")
+	local, err := stdio.NewLocal(ctx, fo.f.srv, fo.out, "stdio")
 	if err != nil {
 		return nil, err
 	}
@@ -128,10 +134,10 @@ func (fo *failovers) open(carried Carried) (Backend, error) {
 }
 
 // served is the bridge that serves the client now, if a bridge does.
-func (fo *failovers) served() *Bridge {
+func (fo *failovers) served() *bridge.Bridge {
 	fo.mu.Lock()
 	defer fo.mu.Unlock()
-	b, _ := fo.current.(*Bridge)
+	b, _ := fo.current.(*bridge.Bridge)
 	return b
 }
 
@@ -159,7 +165,7 @@ func TestAKilledServerFailsOverWithTheSessionCarried(t *testing.T) {
 	f1, f2 := newFixture(), newFixture()
 	f2.releaseAll()
 	t.Cleanup(f1.releaseAll)
-	s1 := serveHTTP(t, HTTPConfig{MCP: f1.srv})
+	s1 := serveHTTP(t, httpserver.Config{MCP: f1.srv})
 	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
 	c := runStdio(t, fo.bridge(s1.url))
 	c.open(initRoots)
@@ -202,7 +208,7 @@ func TestAKilledServerFailsOverWithTheSessionCarried(t *testing.T) {
 
 func TestAMessageThatNeverReachedTheServerIsResent(t *testing.T) {
 	f1, f2 := newFixture(), newFixture()
-	s1 := serveHTTP(t, HTTPConfig{MCP: f1.srv})
+	s1 := serveHTTP(t, httpserver.Config{MCP: f1.srv})
 	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
 	c := runStdio(t, fo.bridge(s1.url))
 	c.open(initRoots)
@@ -219,7 +225,7 @@ func TestAMessageThatNeverReachedTheServerIsResent(t *testing.T) {
 }
 
 func TestAFailedFailoverAnswersUnavailableForGood(t *testing.T) {
-	s1 := serveHTTP(t, HTTPConfig{MCP: newFixture().srv})
+	s1 := serveHTTP(t, httpserver.Config{MCP: newFixture().srv})
 	fo := &failovers{t: t, calls: make(chan failoverCall, 4), err: errors.New("cannot take over: x; cannot serve alone: y")}
 	c := runStdio(t, fo.bridge(s1.url))
 	c.open(initRoots)
@@ -243,7 +249,7 @@ func TestAFailedFailoverAnswersUnavailableForGood(t *testing.T) {
 }
 
 func TestARefusalIsRelayedWithoutAnElection(t *testing.T) {
-	s := serveHTTP(t, HTTPConfig{MCP: newFixture().srv, MaxBody: 4096})
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, MaxBody: 4096})
 	fo := &failovers{t: t, calls: make(chan failoverCall, 4)}
 	c := runStdio(t, fo.bridge(s.url))
 	c.open(initRoots)
@@ -260,8 +266,8 @@ func TestARefusalIsRelayedWithoutAnElection(t *testing.T) {
 }
 
 func TestALostLeaseMakesTheBridgeElect(t *testing.T) {
-	s := serveHTTP(t, HTTPConfig{MCP: newFixture().srv, Refusal: func() *Refusal {
-		return &Refusal{Message: "taken over", URL: "http://127.0.0.1:1"}
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, Refusal: func() *httpserver.Refusal {
+		return &httpserver.Refusal{Message: "taken over", URL: "http://127.0.0.1:1"}
 	}})
 	f2 := newFixture()
 	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
@@ -285,7 +291,7 @@ func TestALostLeaseMakesTheBridgeElect(t *testing.T) {
 // there.
 func TestAFullServerFailsOverSayingSo(t *testing.T) {
 	f1, f2 := newFixture(), newFixture()
-	s1 := serveHTTP(t, HTTPConfig{MCP: f1.srv, MaxSessions: 1})
+	s1 := serveHTTP(t, httpserver.Config{MCP: f1.srv, MaxSessions: 1})
 	newClient(t, s1.url).initialize() // the one session it takes
 	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
 	c := runStdio(t, fo.bridge(s1.url))
@@ -293,7 +299,7 @@ func TestAFullServerFailsOverSayingSo(t *testing.T) {
 		t.Fatalf("initialize answered %s", a)
 	}
 	call := fo.next()
-	var full *FullServer
+	var full *bridge.FullServer
 	if !errors.As(call.cause, &full) || full.URL != s1.url || full.Sessions != 1 || full.RetryAfter != 5*time.Second {
 		t.Fatalf("Failover(%v): want a *FullServer of 1 session, retry after 5s", call.cause)
 	}
@@ -302,18 +308,5 @@ func TestAFullServerFailsOverSayingSo(t *testing.T) {
 	}
 	if n := s1.Sessions(); n != 1 {
 		t.Fatalf("the full server counts %d sessions", n)
-	}
-}
-
-func TestRetryAfter(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	for v, want := range map[string]time.Duration{
-		"5": 5 * time.Second, " 0 ": 0, "": 0, "soon": 0, "-3": 0,
-		"Fri, 02 Jan 2026 03:04:15 GMT": 10 * time.Second,
-		"Fri, 02 Jan 2026 03:04:00 GMT": 0, // past
-	} {
-		if got := retryAfter(v, now); got != want {
-			t.Errorf("retryAfter(%q) = %s, want %s", v, got, want)
-		}
 	}
 }

@@ -11,6 +11,9 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 )
 
 // A session left on a server that stays silent is given up at the idle
@@ -21,7 +24,7 @@ func TestASessionLeftOnAFrozenServerIsGivenUpAtItsIdleTimeout(t *testing.T) {
 	f1, f2 := newFixture(), newFixture()
 	f1.releaseAll()
 	f2.releaseAll()
-	s1 := serveHTTP(t, HTTPConfig{MCP: f1.srv})
+	s1 := serveHTTP(t, httpserver.Config{MCP: f1.srv})
 	px := newFreezer(t, s1.url)
 	const idle = 300 * time.Millisecond
 	gaveUp := make(chan struct{})
@@ -34,7 +37,7 @@ func TestASessionLeftOnAFrozenServerIsGivenUpAtItsIdleTimeout(t *testing.T) {
 		return nil
 	}))
 	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
-	c := runStdio(t, fo.with(BridgeConfig{ProbeTimeout: 200 * time.Millisecond, URL: px.url, IdleTimeout: idle, Logger: log}))
+	c := runStdio(t, fo.with(bridge.Config{ProbeTimeout: 200 * time.Millisecond, URL: px.url, IdleTimeout: idle, Logger: log}))
 	c.open(initRoots)
 	s1.count.waitFor(t, 1)
 

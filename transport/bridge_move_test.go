@@ -5,14 +5,17 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 )
 
 // losing is a server whose lease can be lost while its sessions go on.
 func losing(t *testing.T, f *fixture) (*served, *atomic.Bool) {
 	lost := &atomic.Bool{}
-	s := serveHTTP(t, HTTPConfig{MCP: f.srv, Refusal: func() *Refusal {
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv, Refusal: func() *httpserver.Refusal {
 		if lost.Load() {
-			return &Refusal{Message: "the lease was taken over"}
+			return &httpserver.Refusal{Message: "the lease was taken over"}
 		}
 		return nil
 	}})
@@ -48,7 +51,7 @@ func TestAnIdleBridgeMovesOnItsHeartbeat(t *testing.T) {
 	f1, f2 := newFixture(), newFixture()
 	s1, lost := losing(t, f1)
 	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
-	c := runStdio(t, fo.with(BridgeConfig{URL: s1.url, Heartbeat: 50 * time.Millisecond}))
+	c := runStdio(t, fo.with(bridge.Config{URL: s1.url, Heartbeat: 50 * time.Millisecond}))
 	c.open(initRoots)
 	s1.count.waitFor(t, 1)
 	lost.Store(true)

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 )
 
 // A process that took a dead server's port cannot prove it holds the
@@ -18,12 +20,12 @@ func TestAnImpostorOnTheServersPortIsSentNothing(t *testing.T) {
 	f1, f2 := newFixture(), newFixture()
 	f2.releaseAll()
 	t.Cleanup(f1.releaseAll)
-	ln, err := Listen("127.0.0.1", 0, nil)
+	ln, err := httpserver.Listen("127.0.0.1", 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
-	s1 := serveOn(t, ln, HTTPConfig{MCP: f1.srv})
+	s1 := serveOn(t, ln, httpserver.Config{MCP: f1.srv})
 	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
 	c := runStdio(t, fo.bridge(s1.url))
 	c.open(initRoots)

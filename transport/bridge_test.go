@@ -13,6 +13,12 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 const initRoots = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"bridged","version":"1"}}}`
@@ -23,7 +29,7 @@ func lookup(key string) string {
 
 func TestABridgedSessionIsRelayed(t *testing.T) {
 	f := newFixture()
-	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
 	c := runStdio(t, bridgeTo(t, s.url, nil))
 	if a := c.open(initRoots); !strings.Contains(a, `"protocolVersion":"2025-11-25"`) {
 		t.Fatalf("initialize answered %s", a)
@@ -58,7 +64,7 @@ func TestABridgedSessionIsRelayed(t *testing.T) {
 
 func TestAServerRequestIsRelayedOverTheStream(t *testing.T) {
 	f := newFixture()
-	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
 	c := runStdio(t, bridgeTo(t, s.url, nil))
 	c.open(initRoots)
 	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"roots"}}`)
@@ -75,12 +81,12 @@ func TestAServerRequestIsRelayedOverTheStream(t *testing.T) {
 
 func TestARestartedServerIsReinitializedTransparently(t *testing.T) {
 	f1 := newFixture()
-	ln, err := Listen("127.0.0.1", 0, nil)
+	ln, err := httpserver.Listen("127.0.0.1", 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
-	s1 := serveOn(t, ln, HTTPConfig{MCP: f1.srv})
+	s1 := serveOn(t, ln, httpserver.Config{MCP: f1.srv})
 	obs, logs := observer.New(zapcore.InfoLevel)
 	c := runStdio(t, bridgeTo(t, s1.url, zap.New(obs)))
 	c.open(initRoots)
@@ -92,11 +98,11 @@ func TestARestartedServerIsReinitializedTransparently(t *testing.T) {
 
 	s1.stop() // the server forgets every session
 	f2 := newFixture()
-	ln2, err := Listen("127.0.0.1", port, nil)
+	ln2, err := httpserver.Listen("127.0.0.1", port, nil)
 	if err != nil || ln2.Addr().(*net.TCPAddr).Port != port {
 		t.Fatalf("cannot bind the same port again: %v", err)
 	}
-	s2 := serveOn(t, ln2, HTTPConfig{MCP: f2.srv})
+	s2 := serveOn(t, ln2, httpserver.Config{MCP: f2.srv})
 
 	c.send(`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`)
 	after, seen := c.answer("4")
@@ -104,7 +110,7 @@ func TestARestartedServerIsReinitializedTransparently(t *testing.T) {
 		t.Fatalf("tools/list after the restart answered\n%s\nbefore\n%s", after, before)
 	}
 	for _, f := range seen {
-		if strings.Contains(f, reinitializeID) || strings.Contains(f, announceID) {
+		if strings.Contains(f, carry.ReinitializeID) || strings.Contains(f, carry.AnnounceID) {
 			t.Fatalf("the client saw the bridge's own traffic: %s", f)
 		}
 	}
@@ -124,31 +130,31 @@ func TestARestartedServerIsReinitializedTransparently(t *testing.T) {
 
 func TestCloseEndsTheSession(t *testing.T) {
 	obs, logs := observer.New(zapcore.InfoLevel)
-	s := serveHTTP(t, HTTPConfig{MCP: newFixture().srv, Logger: zap.New(obs)})
-	var bridge *Bridge
-	c := runStdio(t, func(out *FrameWriter) Backend {
-		bridge = bridgeTo(t, s.url, nil)(out).(*Bridge)
-		return bridge
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, Logger: zap.New(obs)})
+	var br *bridge.Bridge
+	c := runStdio(t, func(out *wire.FrameWriter) wire.Backend {
+		br = bridgeTo(t, s.url, nil)(out).(*bridge.Bridge)
+		return br
 	})
 	c.open(initRoots)
 	c.call("2", "ping", "")
 	s.count.waitFor(t, 1)
 	c.close()
-	bridge.Close()
-	bridge.Close() // idempotent
+	br.Close()
+	br.Close() // idempotent
 	s.count.waitFor(t, 0)
 	closed := logs.FilterMessage("http session closed").All()
-	if len(closed) != 1 || closed[0].ContextMap()["reason"] != endDelete {
+	if len(closed) != 1 || closed[0].ContextMap()["reason"] != "delete" {
 		t.Fatalf("closing logged as %v", closed)
 	}
 }
 
 func TestBridgedAndLocalSessionsAnswerTheSame(t *testing.T) {
 	f := newFixture()
-	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
 	bridged := runStdio(t, bridgeTo(t, s.url, nil))
-	local := runStdio(t, func(out *FrameWriter) Backend {
-		l, err := NewLocal(context.Background(), f.srv, out, "stdio")
+	local := runStdio(t, func(out *wire.FrameWriter) wire.Backend {
+		l, err := stdio.NewLocal(context.Background(), f.srv, out, "stdio")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +184,7 @@ func TestBridgedAndLocalSessionsAnswerTheSame(t *testing.T) {
 
 func TestAfterANotificationAnswersAreEventStreams(t *testing.T) {
 	f := newFixture()
-	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
 	c := newClient(t, s.url)
 	sid := c.initialize()
 	f.srv.SendNotificationToAllClients("notifications/resources/list_changed", nil)
@@ -187,7 +193,7 @@ func TestAfterANotificationAnswersAreEventStreams(t *testing.T) {
 	// queued, so it is certain; whether this answer also carries the
 	// notification is not: mcp-go's forwarder of the initialize POST may
 	// still take it off the session's queue and drop it (see doc.go).
-	if !isEventStream(resp.Header) || !strings.Contains(body, `"id":2,"result"`) {
+	if !wire.IsEventStream(resp.Header) || !strings.Contains(body, `"id":2,"result"`) {
 		t.Fatalf("%s: %s", resp.Header.Get("Content-Type"), body)
 	}
 }

@@ -10,6 +10,11 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // probing is a bridge's Alive over a real GET / of its server, which the
@@ -44,8 +49,8 @@ func (p *probing) alive(ctx context.Context) error {
 // probeClient keeps no connection, as the product's probe keeps none.
 var probeClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 
-func (p *probing) bridge(fo *failovers, goneAfter float64) func(*FrameWriter) Backend {
-	return fo.with(BridgeConfig{URL: p.url, Alive: p.alive, GoneAfter: durationMS(goneAfter)})
+func (p *probing) bridge(fo *failovers, goneAfter float64) func(*wire.FrameWriter) wire.Backend {
+	return fo.with(bridge.Config{URL: p.url, Alive: p.alive, GoneAfter: durationMS(goneAfter)})
 }
 
 // A server that stops answering while calls wait for it (SIGSTOP, a
@@ -56,7 +61,7 @@ func TestAFrozenServerFailsOverOnceItsProbesFallSilent(t *testing.T) {
 	f1, f2 := newFixture(), newFixture()
 	f2.releaseAll()
 	t.Cleanup(f1.releaseAll)
-	s1 := serveHTTP(t, HTTPConfig{MCP: f1.srv})
+	s1 := serveHTTP(t, httpserver.Config{MCP: f1.srv})
 	p := &probing{url: s1.url, probes: make(chan struct{}, 64)}
 	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
 	c := runStdio(t, p.bridge(fo, 300))
@@ -75,7 +80,7 @@ func TestAFrozenServerFailsOverOnceItsProbesFallSilent(t *testing.T) {
 	}
 	// What the probes waited is told, for the election to count it
 	// toward its own busy grace (docs/design.md#sharing-heals).
-	if url, silent, ok := SilentFor(call.cause); !ok || url != s1.url || silent < durationMS(300) {
+	if url, silent, ok := bridge.SilentFor(call.cause); !ok || url != s1.url || silent < durationMS(300) {
 		t.Fatalf("SilentFor(%v) = %s, %s, %t; want %s silent for the 300ms the probes waited", call.cause, url, silent, ok, s1.url)
 	}
 	if a20, _ := c.answer("20"); !strings.Contains(a20, "outcome unknown") {
@@ -91,7 +96,7 @@ func TestAFrozenServerFailsOverOnceItsProbesFallSilent(t *testing.T) {
 func TestASlowToolOnALiveServerIsNeverCutShort(t *testing.T) {
 	f := newFixture()
 	t.Cleanup(f.releaseAll)
-	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
 	p := &probing{url: s.url, probes: make(chan struct{}, 64)}
 	fo := &failovers{t: t, f: newFixture(), calls: make(chan failoverCall, 4)}
 	c := runStdio(t, p.bridge(fo, 200))
@@ -125,17 +130,17 @@ func TestAReadOnlyCallIsResentOnEveryFailoverWithoutTheClientListingTools(t *tes
 	for range servers {
 		f := newFixture()
 		t.Cleanup(f.releaseAll)
-		s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+		s := serveHTTP(t, httpserver.Config{MCP: f.srv})
 		fixtures, urls, killers = append(fixtures, f), append(urls, s.url), append(killers, s.kill)
 	}
 	fixtures[servers-1].releaseAll() // the last one answers
 	next := 1
 	fo := &failovers{t: t, calls: make(chan failoverCall, servers)}
-	fo.mk = func(ctx context.Context, carried Carried) (Backend, error) {
+	fo.mk = func(ctx context.Context, carried carry.Session) (wire.Backend, error) {
 		if next >= servers {
 			return nil, errors.New("no server left")
 		}
-		b, err := NewBridge(ctx, BridgeConfig{Secret: testSecret, ProbeTimeout: testProbe, URL: urls[next], Out: fo.out, SafeTools: carried.SafeTools})
+		b, err := bridge.New(ctx, bridge.Config{Secret: testSecret, ProbeTimeout: testProbe, URL: urls[next], Out: fo.out, SafeTools: carried.SafeTools})
 		next++
 		if err != nil {
 			return nil, err
@@ -167,7 +172,7 @@ func TestASessionLeftOnASilentServerIsEndedWhenItAnswers(t *testing.T) {
 	f1, f2 := newFixture(), newFixture()
 	f2.releaseAll()
 	t.Cleanup(f1.releaseAll)
-	s1 := serveHTTP(t, HTTPConfig{MCP: f1.srv})
+	s1 := serveHTTP(t, httpserver.Config{MCP: f1.srv})
 	p := &probing{url: s1.url, probes: make(chan struct{}, 64)}
 	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
 	c := runStdio(t, p.bridge(fo, 300))
@@ -215,12 +220,12 @@ func TestAServerThatAcceptsButNeverProvesIsSilent(t *testing.T) {
 	url := "http://" + ln.Addr().String()
 	const proof = 200 * time.Millisecond
 	fo := &failovers{t: t, f: newFixture(), calls: make(chan failoverCall, 4)}
-	c := runStdio(t, fo.with(BridgeConfig{URL: url, ProbeTimeout: proof}))
+	c := runStdio(t, fo.with(bridge.Config{URL: url, ProbeTimeout: proof}))
 	if a := c.open(initRoots); !strings.Contains(a, `"id":1,"result"`) {
 		t.Fatalf("initialize answered %s", a)
 	}
 	call := fo.next()
-	if got, silent, ok := SilentFor(call.cause); !ok || got != url || silent < proof || !strings.Contains(call.cause.Error(), "did not prove") {
+	if got, silent, ok := bridge.SilentFor(call.cause); !ok || got != url || silent < proof || !strings.Contains(call.cause.Error(), "did not prove") {
 		t.Fatalf("SilentFor(%v) = %s, %s, %t; want %s silent for at least %s", call.cause, got, silent, ok, url, proof)
 	}
 }

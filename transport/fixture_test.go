@@ -16,6 +16,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // wait is the cap of every wait on a condition in these tests.
@@ -26,14 +28,14 @@ type fixture struct {
 	srv       *server.MCPServer
 	hooks     *server.Hooks
 	announces chan string   // arguments of each majordomus_announce call
-	replays   chan bool     // whether each was marked a replay (replayMeta)
+	replays   chan bool     // whether each was marked a replay (_meta["io.majordomus/replay"])
 	release   chan struct{} // closed to let "write" and "wait" return
 	released  sync.Once
 	blocked   chan struct{} // signalled when "write" or "wait" starts
 	roots     chan mcp.Root // the first root each "roots" call got
 	mu        sync.Mutex
-	sessions  map[string]bool // registered sessions (from hooks)
-	changed   chan struct{}   // closed and replaced when sessions changes
+	sessions  map[string]server.ClientSession // registered sessions (from hooks)
+	changed   chan struct{}                   // closed and replaced when sessions changes
 }
 
 func newFixture() *fixture {
@@ -43,13 +45,13 @@ func newFixture() *fixture {
 		release:   make(chan struct{}),
 		blocked:   make(chan struct{}, 16),
 		roots:     make(chan mcp.Root, 4),
-		sessions:  map[string]bool{},
+		sessions:  map[string]server.ClientSession{},
 		changed:   make(chan struct{}),
 	}
 	hooks := &server.Hooks{}
 	hooks.AddOnRegisterSession(func(_ context.Context, s server.ClientSession) {
 		f.mu.Lock()
-		f.sessions[s.SessionID()] = true
+		f.sessions[s.SessionID()] = s
 		f.noteLocked()
 		f.mu.Unlock()
 	})
@@ -121,7 +123,7 @@ func newFixture() *fixture {
 			f.announces <- string(b)
 			replay := false
 			if r.Params.Meta != nil {
-				replay, _ = r.Params.Meta.AdditionalFields[replayMeta].(bool)
+				replay, _ = r.Params.Meta.AdditionalFields["io.majordomus/replay"].(bool)
 			}
 			f.replays <- replay
 			return text("announced")
@@ -137,6 +139,14 @@ func newFixture() *fixture {
 
 // releaseAll lets every "write" and "wait" call return, now and later.
 func (f *fixture) releaseAll() { f.released.Do(func() { close(f.release) }) }
+
+// session is the registered session id, as the MCPServer sees it; nil
+// when none.
+func (f *fixture) session(id string) server.ClientSession {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.sessions[id]
+}
 
 // registered is the number of sessions mcp-go has registered.
 func (f *fixture) registered() int {
@@ -209,15 +219,15 @@ func (c *counter) waitFor(t *testing.T, n int) {
 
 // served is an HTTPServer serving on a free loopback port.
 type served struct {
-	*HTTPServer
+	*httpserver.Server
 	url   string
 	count *counter
 	done  chan error
 }
 
-func serveHTTP(t *testing.T, cfg HTTPConfig) *served {
+func serveHTTP(t *testing.T, cfg httpserver.Config) *served {
 	t.Helper()
-	ln, err := Listen("127.0.0.1", 0, nil)
+	ln, err := httpserver.Listen("127.0.0.1", 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,19 +241,19 @@ var testSecret = secret.New()
 // bounds a real one's.
 const testProbe = 2 * time.Second
 
-func serveOn(t *testing.T, ln net.Listener, cfg HTTPConfig) *served {
+func serveOn(t *testing.T, ln net.Listener, cfg httpserver.Config) *served {
 	t.Helper()
 	if cfg.Secret == "" {
 		cfg.Secret = testSecret
 	}
-	s := &served{count: newCounter(), url: URLOf(ln.Addr()), done: make(chan error, 1)}
+	s := &served{count: newCounter(), url: httpserver.URLOf(ln.Addr()), done: make(chan error, 1)}
 	if cfg.OnSessions == nil {
 		cfg.OnSessions = s.count.set
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	s.HTTPServer = NewHTTPServer(cfg)
+	s.Server = httpserver.New(cfg)
 	go func() { s.done <- s.Serve(ln) }()
 	t.Cleanup(s.stop)
 	return s
@@ -324,9 +334,9 @@ func (c *client) initialize() string {
 }
 
 // refusal decodes a JSON error body.
-func refusal(t *testing.T, body string) httpError {
+func refusal(t *testing.T, body string) wire.HTTPError {
 	t.Helper()
-	var e httpError
+	var e wire.HTTPError
 	if err := json.Unmarshal([]byte(body), &e); err != nil {
 		t.Fatalf("error body %q is not JSON: %v", body, err)
 	}

@@ -10,10 +10,16 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 func TestWhatAClientAskedToHearIsKeptAndReplayed(t *testing.T) {
-	var h hearing
+	var h carry.Hearing
 	for _, m := range []struct{ method, params string }{
 		{"resources/subscribe", `{"uri":"majordomus://rules/a"}`},
 		{"resources/subscribe", `{"uri":"majordomus://rules/b"}`},
@@ -25,12 +31,12 @@ func TestWhatAClientAskedToHearIsKeptAndReplayed(t *testing.T) {
 		{"logging/setLevel", `{"level":"info"}`},
 		{"tools/list", `{}`}, // not what it hears
 	} {
-		h.noteHeard(m.method, []byte(m.params))
+		h.NoteHeard(m.method, []byte(m.params))
 	}
 	if want := []string{"majordomus://rules/a"}; !slices.Equal(h.Subscribed, want) || h.LogLevel != "info" {
 		t.Fatalf("heard = %+v, want %v at info", h, want)
 	}
-	frames := h.replayFrames()
+	frames := h.ReplayFrames()
 	want := []string{
 		`{"jsonrpc":"2.0","id":"majordomus-bridge-log-level","method":"logging/setLevel","params":{"level":"info"}}`,
 		`{"jsonrpc":"2.0","id":"majordomus-bridge-subscribe","method":"resources/subscribe","params":{"uri":"majordomus://rules/a"}}`,
@@ -43,7 +49,7 @@ func TestWhatAClientAskedToHearIsKeptAndReplayed(t *testing.T) {
 			t.Errorf("replay[%d] = %s, want %s", i, frames[i], want[i])
 		}
 	}
-	c := h.clone()
+	c := h.Clone()
 	c.Subscribed[0] = "changed"
 	if h.Subscribed[0] != "majordomus://rules/a" {
 		t.Error("a clone shares its subscriptions")
@@ -54,7 +60,7 @@ func TestWhatAClientAskedToHearIsKeptAndReplayed(t *testing.T) {
 // what its client asked to hear: its logging level and its subscriptions.
 func TestAReopenedSessionAsksAgainForWhatItsClientAskedToHear(t *testing.T) {
 	f1 := newFixture()
-	s1 := serveHTTP(t, HTTPConfig{MCP: f1.srv})
+	s1 := serveHTTP(t, httpserver.Config{MCP: f1.srv})
 	c := runStdio(t, bridgeTo(t, s1.url, nil))
 	c.open(initRoots)
 	if a := c.call("2", "resources/subscribe", `{"uri":"fixture://a"}`); !strings.Contains(a, `"result"`) {
@@ -96,22 +102,22 @@ func TestAReopenedSessionAsksAgainForWhatItsClientAskedToHear(t *testing.T) {
 // asked to hear elsewhere, and that session carries it on in turn.
 func TestACarriedSessionHearsOnALocalSessionWhatItAskedTo(t *testing.T) {
 	f := newFixture()
-	local, err := NewLocal(t.Context(), f.srv, NewFrameWriter(io.Discard), "stdio")
+	local, err := stdio.NewLocal(t.Context(), f.srv, wire.NewFrameWriter(io.Discard), "stdio")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer local.Close()
-	c := Carried{
+	c := carry.Session{
 		Initialize: json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"codex","version":"1"}}`),
-		heard:      hearing{Subscribed: []string{"fixture://a"}, LogLevel: "debug"},
+		Heard:      carry.Hearing{Subscribed: []string{"fixture://a"}, LogLevel: "debug"},
 	}
 	if err := c.Replay(t.Context(), local); err != nil {
 		t.Fatal(err)
 	}
-	if got := local.session.GetLogLevel(); got != mcp.LoggingLevelDebug {
+	if got := f.session("stdio").(server.SessionWithLogging).GetLogLevel(); got != mcp.LoggingLevelDebug {
 		t.Fatalf("the local session's level is %s, want debug", got)
 	}
-	if again := local.Carried().heard; again.LogLevel != "debug" || !slices.Equal(again.Subscribed, []string{"fixture://a"}) {
+	if again := local.Carried().Heard; again.LogLevel != "debug" || !slices.Equal(again.Subscribed, []string{"fixture://a"}) {
 		t.Fatalf("the local session carries on %+v", again)
 	}
 }

@@ -10,6 +10,10 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // promptServer serves one prompt with a required and an optional argument.
@@ -29,13 +33,13 @@ func promptServer() *server.MCPServer {
 // rest is mcp-go's to answer.
 func TestAPromptWithoutARequiredArgumentIsInvalidParams(t *testing.T) {
 	srv := promptServer()
-	local, err := NewLocal(context.Background(), srv, NewFrameWriter(io.Discard), "stdio")
+	local, err := stdio.NewLocal(context.Background(), srv, wire.NewFrameWriter(io.Discard), "stdio")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer local.Close()
 	local.Handle(context.Background(), json.RawMessage(initRoots)) // a session that did not initialize is answered nothing but ping
-	s := serveHTTP(t, HTTPConfig{MCP: srv})
+	s := serveHTTP(t, httpserver.Config{MCP: srv})
 	c := newClient(t, s.url)
 	sid := c.initialize()
 

@@ -4,6 +4,10 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // Messages mcp-go would answer leniently, or that come before initialize,
@@ -11,10 +15,10 @@ import (
 // each must be.
 func TestEdgeMessagesAreAnsweredTheSameBridgedAndLocal(t *testing.T) {
 	f := newFixture()
-	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
 	bridged := runStdio(t, bridgeTo(t, s.url, nil))
-	local := runStdio(t, func(out *FrameWriter) Backend {
-		l, err := NewLocal(context.Background(), f.srv, out, "stdio")
+	local := runStdio(t, func(out *wire.FrameWriter) wire.Backend {
+		l, err := stdio.NewLocal(context.Background(), f.srv, out, "stdio")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +66,7 @@ func TestEdgeMessagesAreAnsweredTheSameBridgedAndLocal(t *testing.T) {
 // the server, as in process, where its one session is initialized again.
 func TestASecondInitializeThroughABridgeLeavesOneSession(t *testing.T) {
 	f := newFixture()
-	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
 	bridged := runStdio(t, bridgeTo(t, s.url, nil))
 	bridged.open(initRoots)
 	f.waitRegistered(t, 1)

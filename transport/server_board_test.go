@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 )
 
 // The server hands /board to the page it mounts only under its loopback
@@ -22,7 +24,7 @@ func TestTheServerMountsTheBoardPage(t *testing.T) {
 			<-r.Context().Done()
 		}
 	})
-	s := serveHTTP(t, HTTPConfig{MCP: newFixture().srv, Board: page})
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, Board: page})
 	get := func(url, path string, header ...string) (*http.Response, string) {
 		req, _ := http.NewRequest(http.MethodGet, url+path, nil)
 		for i := 0; i+1 < len(header); i += 2 {
@@ -41,7 +43,7 @@ func TestTheServerMountsTheBoardPage(t *testing.T) {
 	}
 	for _, h := range [][]string{{"Host", "evil.example"}, {"Origin", "http://evil.example"}, {"Origin", "http://127.0.0.1:1"}} {
 		for _, path := range []string{"/board", "/board?token=x", "/board/api/peers", "/board/events"} {
-			if resp, body := get(s.url, path, h...); resp.StatusCode != http.StatusForbidden || refusal(t, body).Error.Code != errCodeForbidden {
+			if resp, body := get(s.url, path, h...); resp.StatusCode != http.StatusForbidden || refusal(t, body).Error.Code != "forbidden" {
 				t.Errorf("GET %s with %v: %d %s", path, h, resp.StatusCode, body)
 			}
 		}
@@ -49,7 +51,7 @@ func TestTheServerMountsTheBoardPage(t *testing.T) {
 	if resp, body := get(s.url, "/board/api/peers", "Origin", s.url); resp.StatusCode != http.StatusOK || body != "page\n" {
 		t.Errorf("GET /board/api/peers from its own origin: %d %s", resp.StatusCode, body)
 	}
-	none := serveHTTP(t, HTTPConfig{MCP: newFixture().srv})
+	none := serveHTTP(t, httpserver.Config{MCP: newFixture().srv})
 	if resp, _ := get(none.url, "/board"); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("a server without a board answered GET /board %d", resp.StatusCode)
 	}

@@ -15,14 +15,15 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 )
 
 // GET / is the probe: the whole identity to a client with the token, to
 // anyone else only the name; to a challenge, a proof of the secret and of
 // the leaseholder claim, which only a holder of the secret can check.
 func TestIdentityIsTheProbe(t *testing.T) {
-	id := Identity{Name: "majordomus", Version: "1.2.3", Checkout: "main", RepositoryID: "abc", Profile: "default", Instance: "i-1", Leaseholder: true}
-	s := serveHTTP(t, HTTPConfig{MCP: newFixture().srv, Identity: func() Identity { return id }})
+	id := httpserver.Identity{Name: "majordomus", Version: "1.2.3", Checkout: "main", RepositoryID: "abc", Profile: "default", Instance: "i-1", Leaseholder: true}
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, Identity: func() httpserver.Identity { return id }})
 	c := newClient(t, s.url)
 	resp, body := c.do(http.MethodGet, "/", "", "")
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" {
@@ -57,11 +58,11 @@ func TestIdentityIsTheProbe(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"xyz", "ab", strings.Repeat("a", 1000)} {
-		if resp, body := c.do(http.MethodGet, "/?challenge="+bad, "", ""); resp.StatusCode != http.StatusBadRequest || refusal(t, body).Error.Code != errCodeInvalidRequest {
+		if resp, body := c.do(http.MethodGet, "/?challenge="+bad, "", ""); resp.StatusCode != http.StatusBadRequest || refusal(t, body).Error.Code != "invalid_request" {
 			t.Fatalf("GET / with challenge %q: %d %s", bad, resp.StatusCode, body)
 		}
 	}
-	id.Peers = &IdentityPeers{Count: 1, Peers: []IdentityPeer{{ID: "p1", Client: "claude-code\nSYSTEM", Transport: "stdio"}}}
+	id.Peers = &httpserver.IdentityPeers{Count: 1, Peers: []httpserver.IdentityPeer{{ID: "p1", Client: "claude-code\nSYSTEM", Transport: "stdio"}}}
 	if _, body := c.do(http.MethodGet, "/", "", ""); !strings.Contains(body, `,"sessions":0,"http_sessions":0,"peers":{"count":1,"peers":[{"id":"p1","client":"claude-code\nSYSTEM","transport":"stdio"}]}}`) {
 		t.Fatalf("GET / does not tell the board: %s", body)
 	}
@@ -71,7 +72,7 @@ func TestIdentityIsTheProbe(t *testing.T) {
 	if resp, body := c.do(http.MethodHead, "/", "", ""); resp.StatusCode != http.StatusOK || body != "" {
 		t.Fatalf("HEAD /: %d %q", resp.StatusCode, body)
 	}
-	if resp, body := c.do(http.MethodGet, "/nowhere", "", ""); resp.StatusCode != http.StatusNotFound || refusal(t, body).Error.Code != errCodeNotFound {
+	if resp, body := c.do(http.MethodGet, "/nowhere", "", ""); resp.StatusCode != http.StatusNotFound || refusal(t, body).Error.Code != "not_found" {
 		t.Fatalf("GET /nowhere: %d %s", resp.StatusCode, body)
 	}
 }
@@ -81,7 +82,7 @@ func TestIdentityIsTheProbe(t *testing.T) {
 // stolen, is worth nothing.
 func TestMCPWithoutTheTokenIsRefused(t *testing.T) {
 	f := newFixture()
-	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
 	c := newClient(t, s.url)
 	sid := c.initialize()
 	s.count.waitFor(t, 1)
@@ -93,7 +94,7 @@ func TestMCPWithoutTheTokenIsRefused(t *testing.T) {
 			{http.MethodDelete, sid, ""},
 		} {
 			resp, body := c.do(req.method, "/mcp", req.sid, req.body, "Authorization", authorization)
-			if resp.StatusCode != http.StatusUnauthorized || refusal(t, body).Error.Code != errCodeUnauthorized ||
+			if resp.StatusCode != http.StatusUnauthorized || refusal(t, body).Error.Code != "unauthorized" ||
 				!strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") || resp.Header.Get("Mcp-Session-Id") != "" {
 				t.Fatalf("%s /mcp with %q: %d %v %s", req.method, authorization, resp.StatusCode, resp.Header, body)
 			}
@@ -109,7 +110,7 @@ func TestMCPWithoutTheTokenIsRefused(t *testing.T) {
 
 func TestEveryRefusalIsJSONAndTheServerGoesOn(t *testing.T) {
 	f := newFixture()
-	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
 	c := newClient(t, s.url)
 	sid := c.initialize()
 	s.count.waitFor(t, 1)
@@ -120,24 +121,24 @@ func TestEveryRefusalIsJSONAndTheServerGoesOn(t *testing.T) {
 		status                  int
 		code                    string
 	}{
-		{"2 MiB body", "POST", sid, `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 2<<20) + `"}}`, nil, 413, errCodeTooLarge},
-		{"not JSON", "POST", sid, `{"jsonrpc":`, nil, 400, errCodeInvalidJSON},
-		{"no session", "POST", "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil, 400, errCodeSessionRequired},
-		{"no session in a batch", "POST", "", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, nil, 400, errCodeSessionRequired},
-		{"bogus session", "POST", "mcp-session-bogus", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil, 404, errCodeSessionNotFound},
-		{"bogus session stream", "GET", "mcp-session-bogus", "", nil, 404, errCodeSessionNotFound},
-		{"stream without session", "GET", "", "", nil, 400, errCodeSessionRequired},
-		{"DELETE without session", "DELETE", "", "", nil, 400, errCodeSessionRequired},
-		{"DELETE of a bogus session", "DELETE", "mcp-session-bogus", "", nil, 404, errCodeSessionNotFound},
-		{"PUT", "PUT", sid, `{}`, nil, 405, errCodeMethodNotAllowed},
+		{"2 MiB body", "POST", sid, `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 2<<20) + `"}}`, nil, 413, "too_large"},
+		{"not JSON", "POST", sid, `{"jsonrpc":`, nil, 400, "invalid_json"},
+		{"no session", "POST", "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil, 400, "session_required"},
+		{"no session in a batch", "POST", "", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, nil, 400, "session_required"},
+		{"bogus session", "POST", "mcp-session-bogus", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil, 404, "session_not_found"},
+		{"bogus session stream", "GET", "mcp-session-bogus", "", nil, 404, "session_not_found"},
+		{"stream without session", "GET", "", "", nil, 400, "session_required"},
+		{"DELETE without session", "DELETE", "", "", nil, 400, "session_required"},
+		{"DELETE of a bogus session", "DELETE", "mcp-session-bogus", "", nil, 404, "session_not_found"},
+		{"PUT", "PUT", sid, `{}`, nil, 405, "method_not_allowed"},
 		{"HEAD", "HEAD", sid, "", nil, 405, ""},
-		{"foreign Origin", "POST", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, []string{"Origin", "http://evil.example"}, 403, errCodeForbidden},
-		{"foreign Origin on the stream", "GET", sid, "", []string{"Origin", "http://evil.example"}, 403, errCodeForbidden},
-		{"foreign Host", "POST", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, []string{"Host", "evil.example"}, 403, errCodeForbidden},
-		{"foreign Host on the probe", "GET", "", "", []string{"Host", "evil.example:80"}, 403, errCodeForbidden},
-		{"wrong content type", "POST", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, []string{"Content-Type", "text/plain"}, 415, errCodeUnsupportedMedia},
-		{"batched initialize", "POST", "", "[" + initialize + "]", nil, 400, errCodeInvalidRequest},
-		{"unknown protocol (mcp-go's own refusal)", "POST", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, []string{"Mcp-Protocol-Version", "1999-01-01"}, 400, errCodeInvalidRequest},
+		{"foreign Origin", "POST", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, []string{"Origin", "http://evil.example"}, 403, "forbidden"},
+		{"foreign Origin on the stream", "GET", sid, "", []string{"Origin", "http://evil.example"}, 403, "forbidden"},
+		{"foreign Host", "POST", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, []string{"Host", "evil.example"}, 403, "forbidden"},
+		{"foreign Host on the probe", "GET", "", "", []string{"Host", "evil.example:80"}, 403, "forbidden"},
+		{"wrong content type", "POST", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, []string{"Content-Type", "text/plain"}, 415, "unsupported_media_type"},
+		{"batched initialize", "POST", "", "[" + initialize + "]", nil, 400, "invalid_request"},
+		{"unknown protocol (mcp-go's own refusal)", "POST", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, []string{"Mcp-Protocol-Version", "1999-01-01"}, 400, "invalid_request"},
 	}
 	for _, tc := range cases {
 		path := "/mcp"
@@ -170,7 +171,7 @@ func TestEveryRefusalIsJSONAndTheServerGoesOn(t *testing.T) {
 }
 
 func TestABatchIsAnsweredWithAnArray(t *testing.T) {
-	s := serveHTTP(t, HTTPConfig{MCP: newFixture().srv})
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv})
 	c := newClient(t, s.url)
 	sid := c.initialize()
 	resp, body := c.do("POST", "/mcp", sid, `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":2,"method":"no/such"}]`)
@@ -189,7 +190,7 @@ func TestABatchIsAnsweredWithAnArray(t *testing.T) {
 func TestDeleteEndsTheSession(t *testing.T) {
 	f := newFixture()
 	obs, logs := observer.New(zapcore.InfoLevel)
-	s := serveHTTP(t, HTTPConfig{MCP: f.srv, Logger: zap.New(obs)})
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv, Logger: zap.New(obs)})
 	c := newClient(t, s.url)
 	sid := c.initialize()
 	s.count.waitFor(t, 1)
@@ -198,11 +199,11 @@ func TestDeleteEndsTheSession(t *testing.T) {
 	}
 	s.count.waitFor(t, 0)
 	f.waitRegistered(t, 0) // mcp-go unregisters it too
-	if resp, body := c.do("POST", "/mcp", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); resp.StatusCode != 404 || refusal(t, body).Error.Code != errCodeSessionNotFound {
+	if resp, body := c.do("POST", "/mcp", sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); resp.StatusCode != 404 || refusal(t, body).Error.Code != "session_not_found" {
 		t.Fatalf("after DELETE: %d %s", resp.StatusCode, body)
 	}
 	closed := logs.FilterMessage("http session closed").All()
-	if len(closed) != 1 || closed[0].ContextMap()["reason"] != endDelete || closed[0].ContextMap()["session"] != sid {
+	if len(closed) != 1 || closed[0].ContextMap()["reason"] != "delete" || closed[0].ContextMap()["session"] != sid {
 		t.Fatalf("closing logged as %v", closed)
 	}
 	if logs.FilterMessage("http session opened").Len() != 1 {
@@ -212,13 +213,13 @@ func TestDeleteEndsTheSession(t *testing.T) {
 
 func TestALostLeaseRefusesNewSessionsAndServesOldOnes(t *testing.T) {
 	f := newFixture()
-	var refused *Refusal
-	s := serveHTTP(t, HTTPConfig{MCP: f.srv, Refusal: func() *Refusal { return refused }})
+	var refused *httpserver.Refusal
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv, Refusal: func() *httpserver.Refusal { return refused }})
 	c := newClient(t, s.url)
 	sid := c.initialize()
 	s.count.waitFor(t, 1)
 
-	refused = &Refusal{Reason: "lease_lost", Message: "another process took the lease over", URL: "http://127.0.0.1:9999"}
+	refused = &httpserver.Refusal{Reason: "lease_lost", Message: "another process took the lease over", URL: "http://127.0.0.1:9999"}
 	resp, body := c.do("POST", "/mcp", "", strings.Replace(initialize, `"id":1`, `"id":"init-7"`, 1))
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" || resp.Header.Get("Mcp-Session-Id") != "" {
 		t.Fatalf("refused initialize: %d %v", resp.StatusCode, resp.Header)
@@ -255,7 +256,7 @@ func TestAnIdleSessionExpires(t *testing.T) {
 	f := newFixture()
 	obs, logs := observer.New(zapcore.InfoLevel)
 	const timeout = 300 * time.Millisecond
-	s := serveHTTP(t, HTTPConfig{MCP: f.srv, IdleTimeout: timeout, Logger: zap.New(obs)})
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv, IdleTimeout: timeout, Logger: zap.New(obs)})
 	c := newClient(t, s.url)
 	sid := c.initialize()
 	s.count.waitFor(t, 1)
@@ -270,7 +271,7 @@ func TestAnIdleSessionExpires(t *testing.T) {
 			ended.Sub(sent), ended.Sub(answered), timeout)
 	}
 	closed := logs.FilterMessage("http session closed").All()
-	if len(closed) != 1 || closed[0].ContextMap()["reason"] != endIdle {
+	if len(closed) != 1 || closed[0].ContextMap()["reason"] != "idle" {
 		t.Fatalf("closing logged as %v", closed)
 	}
 	f.waitRegistered(t, 0) // the swept session leaves the MCPServer too
@@ -285,7 +286,7 @@ func TestAnIdleSessionExpires(t *testing.T) {
 func TestASlowRequestKeepsItsSessionAlive(t *testing.T) {
 	f := newFixture()
 	const timeout = 200 * time.Millisecond
-	s := serveHTTP(t, HTTPConfig{MCP: f.srv, IdleTimeout: timeout})
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv, IdleTimeout: timeout})
 	c := newClient(t, s.url)
 	sid := c.initialize()
 	s.count.waitFor(t, 1)
@@ -300,7 +301,7 @@ func TestASlowRequestKeepsItsSessionAlive(t *testing.T) {
 	newClient(t, s.url).initialize()
 	s.count.waitFor(t, 2)
 	s.count.waitFor(t, 1) // the other, idle session expired
-	if !s.table.known(sid) {
+	if resp, _ := c.do("POST", "/mcp", sid, `{"jsonrpc":"2.0","id":8,"method":"ping"}`); resp.StatusCode == http.StatusNotFound {
 		t.Fatal("the session whose request is being answered expired")
 	}
 	released := time.Now()
@@ -317,7 +318,7 @@ func TestASlowRequestKeepsItsSessionAlive(t *testing.T) {
 func TestADroppedStreamEndsItsSessionAtOnce(t *testing.T) {
 	f := newFixture()
 	obs, logs := observer.New(zapcore.InfoLevel)
-	s := serveHTTP(t, HTTPConfig{MCP: f.srv, Logger: zap.New(obs)})
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv, Logger: zap.New(obs)})
 	c := newClient(t, s.url)
 	sid := c.initialize()
 	s.count.waitFor(t, 1)
@@ -335,7 +336,7 @@ func TestADroppedStreamEndsItsSessionAtOnce(t *testing.T) {
 	resp.Body.Close()
 	s.count.waitFor(t, 0)
 	closed := logs.FilterMessage("http session closed").All()
-	if len(closed) != 1 || closed[0].ContextMap()["reason"] != endStreamDropped {
+	if len(closed) != 1 || closed[0].ContextMap()["reason"] != "stream-dropped" {
 		t.Fatalf("closing logged as %v", closed)
 	}
 	f.waitRegistered(t, 0) // else its peer would stay on the board
@@ -343,7 +344,7 @@ func TestADroppedStreamEndsItsSessionAtOnce(t *testing.T) {
 
 func TestShutdownEndsSessionsAndStreams(t *testing.T) {
 	f := newFixture()
-	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
 	c := newClient(t, s.url)
 	sid := c.initialize()
 	req, _ := http.NewRequest(http.MethodGet, s.url+"/mcp", nil)
@@ -366,7 +367,7 @@ func TestListenFallsBackToAFreePort(t *testing.T) {
 	defer taken.Close()
 	port := taken.Addr().(*net.TCPAddr).Port
 	obs, logs := observer.New(zapcore.WarnLevel)
-	ln, err := Listen("127.0.0.1", port, zap.New(obs))
+	ln, err := httpserver.Listen("127.0.0.1", port, zap.New(obs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,7 +383,7 @@ func TestListenFallsBackToAFreePort(t *testing.T) {
 
 func TestANonLoopbackBindWarns(t *testing.T) {
 	obs, logs := observer.New(zapcore.WarnLevel)
-	ln, err := Listen("0.0.0.0", 0, zap.New(obs))
+	ln, err := httpserver.Listen("0.0.0.0", 0, zap.New(obs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,10 +393,10 @@ func TestANonLoopbackBindWarns(t *testing.T) {
 		!strings.Contains(l[0].Message, "bind 127.0.0.1") {
 		t.Fatalf("logged %v", l)
 	}
-	if u := URLOf(ln.Addr()); !strings.HasPrefix(u, "http://127.0.0.1:") {
+	if u := httpserver.URLOf(ln.Addr()); !strings.HasPrefix(u, "http://127.0.0.1:") {
 		t.Fatalf("URL %s, want the loopback address", u)
 	}
-	lo, err := Listen("127.0.0.1", 0, zap.New(obs))
+	lo, err := httpserver.Listen("127.0.0.1", 0, zap.New(obs))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,10 @@ import (
 	"testing"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // modernRequest is a 2026-07-28 request: its revision, capabilities and
@@ -38,8 +42,8 @@ func modernHeaders(method, name string) []string {
 // refuses it in that revision's code range; an open listen stream counts as
 // a session while it lasts.
 func TestAModernRequestIsServedWithoutASession(t *testing.T) {
-	var refused *Refusal
-	s := serveHTTP(t, HTTPConfig{MCP: newFixture().srv, Refusal: func() *Refusal { return refused }})
+	var refused *httpserver.Refusal
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, Refusal: func() *httpserver.Refusal { return refused }})
 	c := newClient(t, s.url)
 
 	resp, body := c.do(http.MethodPost, "/mcp", "", modernRequest(1, "server/discover", ""), modernHeaders("server/discover", "")...)
@@ -83,7 +87,7 @@ func TestAModernRequestIsServedWithoutASession(t *testing.T) {
 	<-listening
 	s.count.waitFor(t, 0)
 
-	refused = &Refusal{Message: "this server lost its lease", URL: "http://127.0.0.1:1"}
+	refused = &httpserver.Refusal{Message: "this server lost its lease", URL: "http://127.0.0.1:1"}
 	_, body = c.do(http.MethodPost, "/mcp", "", modernRequest(6, "tools/list", ""), modernHeaders("tools/list", "")...)
 	var answer struct {
 		Error struct {
@@ -91,7 +95,7 @@ func TestAModernRequestIsServedWithoutASession(t *testing.T) {
 			Data struct{ Reason, URL string }
 		}
 	}
-	if json.Unmarshal([]byte(body), &answer) != nil || answer.Error.Code != codeLeaseLostModern || answer.Error.Data.Reason != errCodeLeaseLost ||
+	if json.Unmarshal([]byte(body), &answer) != nil || answer.Error.Code != wire.CodeLeaseLostModern || answer.Error.Data.Reason != wire.ErrCodeLeaseLost ||
 		answer.Error.Code >= -32019 && answer.Error.Code <= -32000 {
 		t.Fatalf("a lease-lost server answered %s", body)
 	}
@@ -103,18 +107,18 @@ func TestAModernRequestIsServedWithoutASession(t *testing.T) {
 // no session.
 func TestAModernClientGetsTheSameBytesThroughABridge(t *testing.T) {
 	f := newFixture()
-	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
 	var drawn int
-	bridged := runStdio(t, func(out *FrameWriter) Backend {
-		b, err := NewBridge(context.Background(), BridgeConfig{Secret: testSecret, ProbeTimeout: testProbe, URL: s.url, Out: out,
+	bridged := runStdio(t, func(out *wire.FrameWriter) wire.Backend {
+		b, err := bridge.New(context.Background(), bridge.Config{Secret: testSecret, ProbeTimeout: testProbe, URL: s.url, Out: out,
 			NewPeer: func() string { drawn++; return "p7" }})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return b
 	})
-	local := runStdio(t, func(out *FrameWriter) Backend {
-		l, err := NewLocal(context.Background(), f.srv, out, "stdio")
+	local := runStdio(t, func(out *wire.FrameWriter) wire.Backend {
+		l, err := stdio.NewLocal(context.Background(), f.srv, out, "stdio")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +160,7 @@ func TestAModernClientGetsTheSameBytesThroughABridge(t *testing.T) {
 // it, answered with nothing; the client's other requests go on meanwhile.
 func TestAModernListenIsRelayedUntilTheClientCancelsIt(t *testing.T) {
 	f := newFixture()
-	s := serveHTTP(t, HTTPConfig{MCP: f.srv})
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
 	c := runStdio(t, bridgeTo(t, s.url, nil))
 	c.send(modernRequest(1, "subscriptions/listen", `{"notifications":{"resourcesListChanged":true}}`))
 	s.count.waitFor(t, 1)

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"strings"
 	"sync"
@@ -9,6 +10,10 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // stdioClient is an MCP client on the far side of a real stdio loop.
@@ -16,20 +21,20 @@ type stdioClient struct {
 	t       *testing.T
 	in      *io.PipeWriter
 	frames  chan string
-	ending  chan Ending
+	ending  chan stdio.Ending
 	done    chan struct{}
 	once    sync.Once
 	backlog []string // frames read but not yet asked for
-	backend Backend
+	backend wire.Backend
 }
 
 // runStdio runs a stdio loop over pipes with the backend made by mk.
-func runStdio(t *testing.T, mk func(out *FrameWriter) Backend) *stdioClient {
+func runStdio(t *testing.T, mk func(out *wire.FrameWriter) wire.Backend) *stdioClient {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	c := &stdioClient{t: t, in: inW, frames: make(chan string, 256), ending: make(chan Ending, 1), done: make(chan struct{})}
-	out := NewFrameWriter(outW)
+	c := &stdioClient{t: t, in: inW, frames: make(chan string, 256), ending: make(chan stdio.Ending, 1), done: make(chan struct{})}
+	out := wire.NewFrameWriter(outW)
 	backend := mk(out)
 	c.backend = backend
 	go func() {
@@ -41,7 +46,7 @@ func runStdio(t *testing.T, mk func(out *FrameWriter) Backend) *stdioClient {
 		}
 	}()
 	go func() {
-		loop := Stdio{In: inR, Out: out, Backend: backend}
+		loop := stdio.Loop{In: inR, Out: out, Backend: backend}
 		c.ending <- loop.Serve(context.Background())
 	}()
 	t.Cleanup(func() {
@@ -159,30 +164,20 @@ func (c *stdioClient) call(id, method, params string) string {
 	return a
 }
 
-// open initializes the session the way a host does.
+// open initializes the session the way a host does. A bridge is told
+// notifications/initialized directly, as the loop would tell it, so that
+// the server has taken it when open returns: a test that stops the server
+// next does not cut it off in flight.
 func (c *stdioClient) open(init string) string {
 	c.t.Helper()
 	c.send(init)
 	a, _ := c.answer("1")
-	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	b, ok := c.backend.(*Bridge)
-	if fo, routed := c.backend.(*failovers); routed {
-		b, ok = fo.served(), fo.served() != nil
-	}
-	if ok {
-		// The loop answers lines on goroutines of its own: wait until the
-		// server has taken notifications/initialized, so that a test that
-		// stops the server next does not cut it off in flight.
-		b.mu.Lock()
-		readied, switched := b.readied, b.left != nil || b.closed
-		b.mu.Unlock()
-		if !switched {
-			select {
-			case <-readied:
-			case <-time.After(wait):
-				c.t.Fatal("the bridge never became ready")
-			}
-		}
+	const initialized = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+	switch c.backend.(type) {
+	case *bridge.Bridge, *failovers:
+		c.backend.Handle(c.t.Context(), json.RawMessage(initialized))
+	default:
+		c.send(initialized)
 	}
 	return a
 }
@@ -199,9 +194,9 @@ func (c *stdioClient) close() {
 }
 
 // bridgeTo makes a backend maker for a bridge to url.
-func bridgeTo(t *testing.T, url string, log *zap.Logger) func(*FrameWriter) Backend {
-	return func(out *FrameWriter) Backend {
-		b, err := NewBridge(t.Context(), BridgeConfig{Secret: testSecret, ProbeTimeout: testProbe, URL: url, Out: out, Logger: log})
+func bridgeTo(t *testing.T, url string, log *zap.Logger) func(*wire.FrameWriter) wire.Backend {
+	return func(out *wire.FrameWriter) wire.Backend {
+		b, err := bridge.New(t.Context(), bridge.Config{Secret: testSecret, ProbeTimeout: testProbe, URL: url, Out: out, Logger: log})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // A 2026-07-28 client served in process hears only what its listen asks
@@ -12,14 +17,13 @@ import (
 // notifications, as through a bridge.
 func TestAModernLocalClientHearsOnlyWhatItsListenAsksFor(t *testing.T) {
 	f := newFixture()
-	c := runStdio(t, func(out *FrameWriter) Backend {
-		l, err := NewLocal(context.Background(), f.srv, out, "stdio")
+	c := runStdio(t, func(out *wire.FrameWriter) wire.Backend {
+		l, err := stdio.NewLocal(context.Background(), f.srv, out, "stdio")
 		if err != nil {
 			t.Fatal(err)
 		}
 		return l
 	})
-	local := c.backend.(*Local)
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"modern","version":"1"}}`
 	if a := c.call("1", "server/discover", `{`+meta+`}`); !strings.Contains(a, `"result"`) {
 		t.Fatalf("server/discover: %s", a)
@@ -36,7 +40,7 @@ func TestAModernLocalClientHearsOnlyWhatItsListenAsksFor(t *testing.T) {
 
 	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`)
 	for deadline := time.Now().Add(wait); ; time.Sleep(time.Millisecond) { // the listen's end clears its filter
-		if _, active := local.session.SubscriptionFilter(); !active {
+		if _, active := f.session("stdio").(server.SessionWithSubscriptionFilter).SubscriptionFilter(); !active {
 			break
 		}
 		if time.Now().After(deadline) {

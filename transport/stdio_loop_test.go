@@ -13,6 +13,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // session runs a stdio loop over pipes against a real MCPServer.
@@ -20,9 +23,9 @@ type session struct {
 	t      *testing.T
 	in     *io.PipeWriter
 	lines  chan string
-	ending chan Ending
+	ending chan stdio.Ending
 	srv    *server.MCPServer
-	local  *Local
+	local  *stdio.Local
 }
 
 func newSession(t *testing.T, out io.Writer) *session {
@@ -32,7 +35,7 @@ func newSession(t *testing.T, out io.Writer) *session {
 		return mcp.NewToolResultText("echo: " + r.GetString("msg", "")), nil
 	})
 	inR, inW := io.Pipe()
-	s := &session{t: t, in: inW, lines: make(chan string, 100), ending: make(chan Ending, 1), srv: srv}
+	s := &session{t: t, in: inW, lines: make(chan string, 100), ending: make(chan stdio.Ending, 1), srv: srv}
 	if out == nil {
 		outR, outW := io.Pipe()
 		out = outW
@@ -44,14 +47,14 @@ func newSession(t *testing.T, out io.Writer) *session {
 		}()
 		t.Cleanup(func() { outW.Close() })
 	}
-	fw := NewFrameWriter(out)
-	local, err := NewLocal(context.Background(), srv, fw, "stdio")
+	fw := wire.NewFrameWriter(out)
+	local, err := stdio.NewLocal(context.Background(), srv, fw, "stdio")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.local = local
 	go func() {
-		loop := Stdio{In: inR, Out: fw, Backend: local}
+		loop := stdio.Loop{In: inR, Out: fw, Backend: local}
 		s.ending <- loop.Serve(context.Background())
 		local.Close()
 	}()
@@ -103,7 +106,7 @@ func (s *session) next() string {
 	}
 }
 
-func (s *session) close() Ending {
+func (s *session) close() stdio.Ending {
 	s.t.Helper()
 	s.in.Close()
 	select {
@@ -140,14 +143,14 @@ func TestBadBytesAreAnsweredAndTheSessionGoesOn(t *testing.T) {
 	if got := s.next(); !strings.Contains(got, `"id":1,"result"`) {
 		t.Fatalf("after bad bytes, initialize answered %s", got)
 	}
-	if e := s.close(); e != inputEnded {
-		t.Fatalf("ending %q, want %q", e, inputEnded)
+	if e := s.close(); e != stdio.InputEnded {
+		t.Fatalf("ending %q, want %q", e, stdio.InputEnded)
 	}
 }
 
 func TestAnOverlongLineIsRefusedAndTheSessionGoesOn(t *testing.T) {
 	s := newSession(t, nil)
-	go s.send(`{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"`+strings.Repeat("x", maxLineBytes)+`"}}`, `{"jsonrpc":"2.0","id":8,"method":"ping"}`)
+	go s.send(`{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"`+strings.Repeat("x", 16<<20) /* the most a line may hold */ +`"}}`, `{"jsonrpc":"2.0","id":8,"method":"ping"}`)
 	if got := s.next(); !strings.Contains(got, "longer than 16 MiB") {
 		t.Fatalf("overlong line answered %s", got)
 	}
@@ -167,7 +170,7 @@ func TestAMessageOverTheSizeLimitIsRefusedWithItsID(t *testing.T) {
 		head, tail := `{"jsonrpc":"2.0","id":`+id+`,"method":"ping","params":{"pad":"`, `"}}`
 		return head + strings.Repeat("x", size-len(head)-len(tail)) + tail
 	}
-	go s.send(pad("7", maxMessageBytes+1), pad("8", maxMessageBytes))
+	go s.send(pad("7", wire.MaxMessageBytes+1), pad("8", wire.MaxMessageBytes))
 	want := `{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"invalid request: the message is 1048577 bytes, over the limit of 1048576 bytes"}}`
 	if got := s.next(); got != want {
 		t.Fatalf("an oversized message answered %s, want %s", got, want)
@@ -175,7 +178,7 @@ func TestAMessageOverTheSizeLimitIsRefusedWithItsID(t *testing.T) {
 	if got := s.next(); got != `{"jsonrpc":"2.0","id":8,"result":{}}` {
 		t.Fatalf("a message of the limit answered %s", got)
 	}
-	big := `[{"jsonrpc":"2.0","method":"notifications/x"},` + pad("9", maxMessageBytes) + `]`
+	big := `[{"jsonrpc":"2.0","method":"notifications/x"},` + pad("9", wire.MaxMessageBytes) + `]`
 	go s.send(big)
 	if got := s.next(); !strings.HasPrefix(got, `[{"jsonrpc":"2.0","id":9,"error":{"code":-32600`) {
 		t.Fatalf("an oversized batch answered %s", got)
@@ -226,7 +229,7 @@ func TestEveryAnswerUnderWayIsWrittenBeforeTheLoopEnds(t *testing.T) {
 	for i := range 20 { // answered by the backend, each on its own goroutine
 		s.send(`{"jsonrpc":"2.0","id":` + itoa(100+i) + `,"method":"ping"}`)
 	}
-	if e := s.close(); e != inputEnded {
+	if e := s.close(); e != stdio.InputEnded {
 		t.Fatalf("ending %q", e)
 	}
 	if n := strings.Count(out.String(), "\n"); n != 40 {
@@ -239,8 +242,8 @@ func TestABrokenStdoutEndsTheLoop(t *testing.T) {
 	s.send(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 	select {
 	case e := <-s.ending:
-		if e != outputClosed {
-			t.Fatalf("ending %q, want %q", e, outputClosed)
+		if e != stdio.OutputClosed {
+			t.Fatalf("ending %q, want %q", e, stdio.OutputClosed)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the loop went on writing to a broken stdout")
@@ -250,7 +253,7 @@ func TestABrokenStdoutEndsTheLoop(t *testing.T) {
 
 func TestFramesAreCompactedOntoOneLine(t *testing.T) {
 	var out lockedBuffer
-	fw := NewFrameWriter(&out)
+	fw := wire.NewFrameWriter(&out)
 	if err := fw.Write([]byte("{\n  \"jsonrpc\": \"2.0\",\n  \"id\": 1\n}")); err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +292,7 @@ func itoa(i int) string {
 type gate struct{ release chan struct{} }
 
 func (g gate) Handle(ctx context.Context, msg json.RawMessage) []byte {
-	env, _ := readEnvelope(msg)
+	env, _ := wire.ReadEnvelope(msg)
 	if env.Method == "block" {
 		select {
 		case <-g.release:
@@ -303,9 +306,9 @@ func TestASlowAnswerHoldsNoOtherMessageBack(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	g := gate{release: make(chan struct{})}
-	ending := make(chan Ending, 1)
+	ending := make(chan stdio.Ending, 1)
 	go func() {
-		loop := Stdio{In: inR, Out: NewFrameWriter(outW), Backend: g}
+		loop := stdio.Loop{In: inR, Out: wire.NewFrameWriter(outW), Backend: g}
 		ending <- loop.Serve(context.Background())
 		outW.Close()
 	}()
@@ -335,7 +338,7 @@ func TestASlowAnswerHoldsNoOtherMessageBack(t *testing.T) {
 	if blocked != 5 {
 		t.Fatalf("%d of 5 slow answers written before the loop ended", blocked)
 	}
-	if e := <-ending; e != inputEnded {
+	if e := <-ending; e != stdio.InputEnded {
 		t.Fatalf("ending %q", e)
 	}
 }
@@ -344,8 +347,8 @@ func TestASlowAnswerHoldsNoOtherMessageBack(t *testing.T) {
 // initialize, the protocol and peer id it got, its last announcement.
 func TestALocalSessionCanBeCarried(t *testing.T) {
 	f := newFixture()
-	out := NewFrameWriter(io.Discard)
-	l, err := NewLocal(context.Background(), f.srv, out, "stdio")
+	out := wire.NewFrameWriter(io.Discard)
+	l, err := stdio.NewLocal(context.Background(), f.srv, out, "stdio")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +373,7 @@ func TestALocalSessionEndsWithItsContext(t *testing.T) {
 	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) { left <- s.SessionID() })
 	srv := server.NewMCPServer("t", "1", server.WithHooks(hooks))
 	ctx, cancel := context.WithCancel(context.Background())
-	if _, err := NewLocal(ctx, srv, NewFrameWriter(io.Discard), "stdio"); err != nil {
+	if _, err := stdio.NewLocal(ctx, srv, wire.NewFrameWriter(io.Discard), "stdio"); err != nil {
 		t.Fatal(err)
 	}
 	cancel()

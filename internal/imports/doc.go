@@ -3,10 +3,11 @@
 // and which other imports it must never use, directly or through any
 // package it depends on.
 //
-// The rules:
+// The rules (each says why, and a failure prints it):
 //   - machine, registry and transport are leaves that do not import each
 //     other; internal/node wires them together, with layer, surface, fleet
-//     and the runtime registry;
+//     and the runtime registry; transport's sides (stdio, httpserver,
+//     bridge) import only its carry and wire, never one another;
 //   - cmd/majordomus-mcp is the command line around internal/node: of this
 //     module it imports only internal/node, internal/demo,
 //     internal/release and machine (for graph);

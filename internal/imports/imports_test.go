@@ -14,43 +14,70 @@ import (
 
 // importRules says which project packages each package may import, and
 // which other imports it must never use, directly or through any package it
-// depends on (see doc.go). machine, registry and transport are leaves that
-// only internal/node wires together, and cmd is the command line around
-// it: the state machine stays pure, and the file system and the network
-// stay apart. fleet is a pure function of a snapshot: nothing in it may
-// reach the host, and it depends on the standard library alone.
-var importRules = map[string]struct {
+// depends on (see doc.go), and why: a failure says the why, so that it
+// teaches the rule.
+var importRules = map[string]rule{
+	"machine": {nil, []string{"github.com/mark3labs/mcp-go", "github.com/fsnotify/fsnotify", "net/http", "os/exec", "os/signal"},
+		"the state machine is pure: it decides, and its ports (internal/node) do the I/O"},
+	"registry": {[]string{"registry/proc", "internal/secret"}, []string{"github.com/mark3labs/mcp-go", "os/signal", "database/sql", "modernc.org/sqlite"},
+		"the lease file is a leaf: it speaks no MCP, and the runtime registry's SQLite stays in registry/runtimes"},
+	"registry/proc": {nil, []string{"github.com/mark3labs/mcp-go", "github.com/fsnotify/fsnotify", "os/signal", "database/sql", "modernc.org/sqlite", "net/http"},
+		"what the system says of processes: it asks the system, nothing else"},
+	"registry/runtimes": {[]string{"registry", "registry/proc", "fleet"}, []string{"github.com/mark3labs/mcp-go", "os/signal"},
+		"the runtime registry stores rows and evidence; it serves nothing"},
+	"fleet": {nil, []string{"os", "syscall", "net", "io/fs", "database/sql", "modernc.org/sqlite", "github.com/mark3labs/mcp-go", "github.com/fsnotify/fsnotify"},
+		"the inventory is a pure function of a snapshot: nothing in it may reach the host"},
+	"transport": {nil, nil, "the transport's root is its documentation; its tests run the parts together"},
+	"transport/wire": {nil, []string{"github.com/fsnotify/fsnotify", "os/signal", "net/http/httptest"},
+		"the words every side of the transport speaks: it knows no side"},
+	"transport/carry": {[]string{"transport/wire"}, []string{"github.com/fsnotify/fsnotify", "os/signal"},
+		"a client's session as it is carried from one backend to the next: what every side records, and replays on whatever serves next"},
+	"transport/stdio": {[]string{"transport/wire", "transport/carry"}, []string{"github.com/fsnotify/fsnotify", "os/signal", "net/http"},
+		"the stdio side owns stdin and stdout, and serves its client in process: it reaches no network, and relays to no server (transport/bridge does)"},
+	"transport/httpserver": {[]string{"transport/wire", "transport/carry", "internal/secret"}, []string{"github.com/fsnotify/fsnotify", "os/signal"},
+		"the shared HTTP server serves MCP sessions over HTTP; it neither reads stdio nor relays to another server"},
+	"transport/bridge": {[]string{"transport/wire", "transport/carry", "internal/secret"}, []string{"github.com/fsnotify/fsnotify", "os/signal"},
+		"the bridge speaks to the shared server over HTTP, never through its types, and is a backend of the stdio loop, not a part of it"},
+	"transport/board": {[]string{"internal/secret"}, []string{"github.com/mark3labs/mcp-go", "github.com/fsnotify/fsnotify", "os/signal"},
+		"the board page is a read-only page for a person: it speaks no MCP, and the HTTP server mounts it as a handler"},
+	"layer":              {nil, []string{"github.com/mark3labs/mcp-go", "net/http"}, "the checkout's index is data: it serves no protocol"},
+	"surface":            {[]string{"layer"}, []string{"github.com/fsnotify/fsnotify", "net/http", "os/signal"}, "the MCP surface is served by the transport, never serves itself"},
+	"example":            {nil, nil, "an embedded checkout"},
+	"docs":               {nil, nil, "tests of the documents only"},
+	"internal/mcpclient": {nil, nil, "a test client of a child process"},
+	"internal/release":   {nil, []string{"os/exec", "net"}, "the build's numbers: nothing to run or reach"},
+	"internal/cmd/dist":  {[]string{"internal/release"}, []string{"net", "net/http"}, "the release tool builds from the tree, offline"},
+	"internal/secret":    {nil, []string{"os", "os/exec"}, "the secret's algebra: the lease file stores it, this only computes"},
+	"internal/demo":      {[]string{"example", "internal/mcpclient", "registry/runtimes"}, nil, "the demo drives the binary as a user would"},
+	"internal/browser":   {nil, nil, "opening a link"},
+	"internal/node": {[]string{"internal/browser", "internal/secret", "machine", "registry", "registry/proc", "registry/runtimes", "transport/wire", "transport/carry", "transport/stdio", "transport/httpserver", "transport/bridge", "transport/board", "fleet", "layer", "surface", "internal/release"}, []string{"os/signal", "os/exec"},
+		"one process wires the leaves together; signals are the command's"},
+	"internal/testtemp":  {nil, nil, "a test helper"},
+	"internal/testchild": {nil, nil, "a test helper"},
+	"scenarios":          {[]string{"example", "internal/mcpclient", "internal/secret"}, nil, "scenarios run the built binary, not its packages"},
+	"scenarios/browser":  {[]string{"example", "internal/mcpclient", "internal/secret"}, nil, "scenarios run the built binary, not its packages"},
+	"scenarios/bench":    {[]string{"example", "internal/mcpclient"}, nil, "the benchmark runs the built binary, not its packages"},
+	"internal/imports":   {nil, nil, "tests of the rules only"},
+	"internal/leasecheck": {[]string{"machine", "registry", "registry/proc"}, nil,
+		"a test-only package: it model-checks the lease protocol, running registry's code under the machine's decisions, as internal/node wires them"},
+	"cmd/majordomus-mcp": {[]string{"internal/node", "internal/demo", "internal/release", "machine"}, nil,
+		"the command line is thin: flags, printing and exit codes around internal/node"},
+}
+
+// A rule is what a package may import of this project, what it must never
+// use, and why.
+type rule struct {
 	project   []string
 	forbidden []string
-}{
-	"machine":            {nil, []string{"github.com/mark3labs/mcp-go", "github.com/fsnotify/fsnotify", "net/http", "os/exec", "os/signal"}},
-	"registry":           {[]string{"registry/proc", "internal/secret"}, []string{"github.com/mark3labs/mcp-go", "os/signal", "database/sql", "modernc.org/sqlite"}},
-	"registry/proc":      {nil, []string{"github.com/mark3labs/mcp-go", "github.com/fsnotify/fsnotify", "os/signal", "database/sql", "modernc.org/sqlite", "net/http"}},
-	"registry/runtimes":  {[]string{"registry", "registry/proc", "fleet"}, []string{"github.com/mark3labs/mcp-go", "os/signal"}},
-	"fleet":              {nil, []string{"os", "syscall", "net", "io/fs", "database/sql", "modernc.org/sqlite", "github.com/mark3labs/mcp-go", "github.com/fsnotify/fsnotify"}},
-	"transport":          {[]string{"internal/secret"}, []string{"github.com/fsnotify/fsnotify", "os/signal"}},
-	"transport/board":    {[]string{"internal/secret"}, []string{"github.com/mark3labs/mcp-go", "github.com/fsnotify/fsnotify", "os/signal"}},
-	"layer":              {nil, []string{"github.com/mark3labs/mcp-go", "net/http"}},
-	"surface":            {[]string{"layer"}, []string{"github.com/fsnotify/fsnotify", "net/http", "os/signal"}},
-	"example":            {nil, nil},
-	"docs":               {nil, nil}, // tests of the documents only
-	"internal/mcpclient": {nil, nil},
-	"internal/release":   {nil, []string{"os/exec", "net"}},
-	"internal/cmd/dist":  {[]string{"internal/release"}, []string{"net", "net/http"}},
-	"internal/secret":    {nil, []string{"os", "os/exec"}},
-	"internal/demo":      {[]string{"example", "internal/mcpclient", "registry/runtimes"}, nil},
-	"internal/browser":   {nil, nil},
-	"internal/node":      {[]string{"internal/browser", "internal/secret", "machine", "registry", "registry/proc", "registry/runtimes", "transport", "transport/board", "fleet", "layer", "surface", "internal/release"}, []string{"os/signal", "os/exec"}},
-	"internal/testtemp":  {nil, nil},
-	"internal/testchild": {nil, nil},
-	"scenarios":          {[]string{"example", "internal/mcpclient", "internal/secret"}, nil},
-	"scenarios/browser":  {[]string{"example", "internal/mcpclient", "internal/secret"}, nil},
-	"scenarios/bench":    {[]string{"example", "internal/mcpclient"}, nil},
-	"internal/imports":   {nil, nil},
-	// a test-only package: it model-checks the lease protocol, running
-	// registry's code under the machine's decisions, as internal/node wires them
-	"internal/leasecheck": {[]string{"machine", "registry", "registry/proc"}, nil},
-	"cmd/majordomus-mcp":  {[]string{"internal/node", "internal/demo", "internal/release", "machine"}, nil},
+	why       string
+}
+
+// testImports are what a package's tests may import besides its rule and
+// the fixtures: the transport's parts are tested together, a real server
+// and a real stdio loop around a bridge.
+var testImports = map[string][]string{
+	"transport":        {"internal/secret", "transport/wire", "transport/carry", "transport/stdio", "transport/httpserver", "transport/bridge"},
+	"transport/bridge": {"transport/httpserver", "transport/stdio"},
 }
 
 // standardOnly are the packages that may depend on the standard library
@@ -89,16 +116,16 @@ func TestImportRules(t *testing.T) {
 		}
 		allowed := rule.project
 		if strings.HasSuffix(path, "_test.go") {
-			allowed = append(slices.Clone(allowed), append(testFixtures, pkg)...) // an external test imports its own package
+			allowed = slices.Concat(allowed, testFixtures, testImports[pkg], []string{pkg}) // an external test imports its own package
 		}
 		for _, spec := range f.Imports {
 			imp, _ := strconv.Unquote(spec.Path.Value)
 			if after, ok := strings.CutPrefix(imp, module); ok && !slices.Contains(allowed, after) {
-				t.Errorf("%s imports %s; it may import only %v of this project", relPath(root, path), imp, allowed)
+				t.Errorf("%s imports %s; it may import only %v of this project: %s", relPath(root, path), imp, allowed, rule.why)
 			}
 			for _, bad := range rule.forbidden {
 				if imp == bad || strings.HasPrefix(imp, bad+"/") {
-					t.Errorf("%s imports %s, which %s must never use", relPath(root, path), imp, pkg)
+					t.Errorf("%s imports %s, which %s must never use: %s", relPath(root, path), imp, pkg, rule.why)
 				}
 			}
 		}
@@ -156,7 +183,7 @@ func TestTransitiveDependencies(t *testing.T) {
 				for _, dep := range all {
 					if strings.HasPrefix(dep, module) {
 						if !through[dep] {
-							t.Errorf("%s depends on %s; it may depend only on %v of this project", pkg, dep, rule.project)
+							t.Errorf("%s depends on %s; it may depend only on %v of this project: %s", pkg, dep, rule.project, rule.why)
 						}
 						continue
 					}
@@ -166,7 +193,7 @@ func TestTransitiveDependencies(t *testing.T) {
 					}
 					for _, bad := range rule.forbidden {
 						if external && !through[dep] && (dep == bad || strings.HasPrefix(dep, bad+"/")) {
-							t.Errorf("%s depends on %s, which it must never use", pkg, dep)
+							t.Errorf("%s depends on %s, which it must never use: %s", pkg, dep, rule.why)
 						}
 					}
 				}

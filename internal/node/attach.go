@@ -6,7 +6,8 @@ import (
 
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
-	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 )
 
 // attachment is the machine's Bridge port: it relays this process's stdio
@@ -26,11 +27,11 @@ type attachment struct {
 func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 	n := a.node
 	url, key := live.URL, n.lease.Key(live)
-	var c transport.Carried // what the client's earlier backends learned: tools, peer id, who it says it is
+	var c carry.Session // what the client's earlier backends learned: tools, peer id, who it says it is
 	if carried := n.session.carryLocal(ctx); carried != nil {
 		c = *carried
 	}
-	b, err := transport.NewBridge(ctx, transport.BridgeConfig{
+	b, err := bridge.New(ctx, bridge.Config{
 		URL:          url,
 		Secret:       key,
 		ProbeTimeout: n.cfg.Times.ProbeTimeout,

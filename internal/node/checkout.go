@@ -15,7 +15,8 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
 	"github.com/majordomus-mcp/majordomus-mcp/registry/runtimes"
 	"github.com/majordomus-mcp/majordomus-mcp/surface"
-	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 )
 
 // Checkout is the checkout a process serves, for one profile. Its root and
@@ -74,9 +75,9 @@ func (c *Checkout) load(life context.Context, describe func() surface.Process, i
 		// A session carried from another server keeps its peer id and
 		// announcement, and ids are drawn from one counter across the
 		// checkout's servers.
-		PeerClaim:           transport.PeerClaim,
-		CarriedAnnouncement: transport.CarriedAnnouncement,
-		PresenceID:          transport.PresenceID,
+		PeerClaim:           carry.PeerClaim,
+		CarriedAnnouncement: carry.Announcement,
+		PresenceID:          bridge.PresenceID,
 		PeerNumbers:         c.peerNumbers,
 		IdleTimeout:         idle, // how long a silent 2026-07-28 peer stays: the HTTP server's idle timeout
 

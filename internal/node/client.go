@@ -15,7 +15,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
-	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // clientSession is this process's stdio client's session, and its one
@@ -32,8 +35,8 @@ type clientSession struct {
 	patience time.Duration
 
 	mu      sync.Mutex
-	local   *transport.Local       // the in-process session (leaseholder, alone, or while electing), or nil
-	carried *transport.Carried     // what the next backend is given, once a backend was left
+	local   *stdio.Local           // the in-process session (leaseholder, alone, or while electing), or nil
+	carried *carry.Session         // what the next backend is given, once a backend was left
 	causes  []string               // why the last backend was left
 	served  bool                   // a backend has served the client
 	interim bool                   // early answers are allowed: nothing was chosen, served or carried yet
@@ -74,7 +77,7 @@ func (s *clientSession) Handle(ctx context.Context, msg json.RawMessage) []byte 
 		b, err = s.router.await(ctx, true, nil)
 	}
 	if err != nil {
-		return transport.Unavailable(msg, err)
+		return wire.Unavailable(msg, err)
 	}
 	answer, g := s.router.relay(ctx, b, msg)
 	if g != nil {
@@ -91,7 +94,7 @@ func (s *clientSession) Handle(ctx context.Context, msg json.RawMessage) []byte 
 // allowed, or when the layer cannot be loaded (the election's end says
 // why). Whatever serves next takes the session over: the leaseholder and
 // alone keep it, attaching carries it.
-func (s *clientSession) early() transport.Backend {
+func (s *clientSession) early() wire.Backend {
 	s.mu.Lock()
 	allowed := s.interim
 	s.mu.Unlock()
@@ -125,11 +128,11 @@ func (s *clientSession) early() transport.Backend {
 func (s *clientSession) open(srv *served) error {
 	ctx := s.n.lifetime()
 	if c := s.carried; c != nil {
-		ctx = transport.WithCarriedAnnouncement(transport.WithPeerClaim(ctx, c.Peer), c.Announce)
+		ctx = carry.WithAnnouncement(carry.WithPeerClaim(ctx, c.Peer), c.Announce)
 	} else if id := s.n.hostPeer(); id != "" {
-		ctx = transport.WithPeerClaim(ctx, id)
+		ctx = carry.WithPeerClaim(ctx, id)
 	}
-	local, err := transport.NewLocal(ctx, srv.surface.MCP, s.n.out, localSession)
+	local, err := stdio.NewLocal(ctx, srv.surface.MCP, s.n.out, localSession)
 	if err != nil {
 		return fmt.Errorf("serving the client in process: %w", err)
 	}
@@ -140,7 +143,7 @@ func (s *clientSession) open(srv *served) error {
 // lost hears that b left its server, saying g: when b served the client,
 // g's session is the one to carry, and the machine elects again; the
 // client's messages wait meanwhile. b is closed either way.
-func (s *clientSession) lost(b transport.Backend, g *transport.Gone) {
+func (s *clientSession) lost(b wire.Backend, g *bridge.Gone) {
 	s.mu.Lock()
 	news := s.router.holdFrom(b)
 	if news {
@@ -158,7 +161,7 @@ func (s *clientSession) lost(b transport.Backend, g *transport.Gone) {
 // a bridge: the client's messages wait from now on, those it is answering
 // are let finish, and what it has seen of the session is carried, with
 // what earlier bridges learned of the tools. It returns what is carried.
-func (s *clientSession) carryLocal(ctx context.Context) *transport.Carried {
+func (s *clientSession) carryLocal(ctx context.Context) *carry.Session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.interim = false
@@ -186,7 +189,7 @@ func (s *clientSession) carryLocal(ctx context.Context) *transport.Carried {
 // it answers anything. Then the client is told what changed. A ctx that
 // ends first (handed over, or the attachment stopped) leaves the client to
 // what comes next.
-func (s *clientSession) adopt(ctx context.Context, b transport.Backend, h how) error {
+func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := ctx.Err(); err != nil {
@@ -233,7 +236,7 @@ func (s *clientSession) adopt(ctx context.Context, b transport.Backend, h how) e
 // told says what adopt changed (mu held): in the log, and to a client
 // whose session was carried from a server that is gone or was served
 // alone.
-func (s *clientSession) told(h how, b transport.Backend, c *transport.Carried, srv *served) {
+func (s *clientSession) told(h how, b wire.Backend, c *carry.Session, srv *served) {
 	log, url := s.n.log, zap.String("url", h.url)
 	switch {
 	case h.as == machine.Leaseholder && c != nil:
@@ -241,7 +244,7 @@ func (s *clientSession) told(h how, b transport.Backend, c *transport.Carried, s
 		srv.surface.Notify(mcp.LoggingLevelWarning, "majordomus: the shared server this session used is gone; this process took over as the checkout's shared server at "+h.url)
 	case h.as != machine.Attached:
 	case s.local != nil: // answered in process (alone, or while electing): carried onto the bridge
-		peer := b.(*transport.Bridge).PeerID()
+		peer := b.(*bridge.Bridge).PeerID()
 		wasAlone := s.alone.Swap(nil) != nil
 		s.dropLocal() // it leaves this process's own board, which nobody else sees
 		if wasAlone {
@@ -263,7 +266,7 @@ func (s *clientSession) told(h how, b transport.Backend, c *transport.Carried, s
 // 2026-07-28 one is sent only what its listen asked for). Its peer id on
 // the shared board, now, differs from c's when that board had given c's to
 // another client already.
-func (s *clientSession) joined(h how, c *transport.Carried, now string, srv *served) {
+func (s *clientSession) joined(h how, c *carry.Session, now string, srv *served) {
 	was, runs := "", ""
 	if c != nil {
 		was = c.Peer
@@ -287,7 +290,7 @@ func (s *clientSession) joined(h how, c *transport.Carried, now string, srv *ser
 
 // use makes b serve the client (mu held); a bridge that leaves its server
 // while the client is idle is lost at once.
-func (s *clientSession) use(b transport.Backend) {
+func (s *clientSession) use(b wire.Backend) {
 	s.served = true
 	s.router.set(b)
 	if l, ok := b.(interface {
@@ -296,7 +299,7 @@ func (s *clientSession) use(b transport.Backend) {
 	}); ok {
 		go func() {
 			<-l.Done() // it left, or it was closed
-			var g *transport.Gone
+			var g *bridge.Gone
 			if errors.As(l.Err(), &g) {
 				s.lost(b, g)
 			}
@@ -337,7 +340,7 @@ func (s *clientSession) dropLocal() {
 // retire ends bridge b's session once the attachment no longer uses it:
 // when it serves the client, messages wait from now on for what serves
 // next. Stop the adoption of b first, or this waits for it.
-func (s *clientSession) retire(b *transport.Bridge) {
+func (s *clientSession) retire(b *bridge.Bridge) {
 	s.mu.Lock()
 	s.router.holdFrom(b) // before its adoption commits, or after: never between
 	s.mu.Unlock()

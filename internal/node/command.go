@@ -9,7 +9,7 @@ import (
 
 	"github.com/majordomus-mcp/majordomus-mcp/layer"
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
-	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 )
 
 // Flags are what a command line says to this package: the checkout it
@@ -35,7 +35,7 @@ func DefaultFlags() Flags {
 		Profile:     registry.DefaultProfile,
 		HTTPHost:    "127.0.0.1",
 		HTTPPort:    8741,
-		MaxSessions: transport.DefaultMaxSessions,
+		MaxSessions: httpserver.DefaultMaxSessions,
 		Times:       resolve(layer.Timings{}, Timings{}).values(),
 	}
 }

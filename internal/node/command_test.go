@@ -10,7 +10,8 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/layer"
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
-	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // A checkout is found from any directory in it, its manifest read; the
@@ -53,8 +54,8 @@ func TestTheDefaultTimingsAreTheOwnersDefaults(t *testing.T) {
 		ProbeTimeout:  registry.DefaultProbeTimeout,
 		ElectionBound: machine.DefaultElectionBound,
 		BusyGrace:     machine.DefaultBusyGrace,
-		IdleTimeout:   transport.DefaultIdleTimeout,
-		Heartbeat:     transport.DefaultHeartbeat,
+		IdleTimeout:   wire.DefaultIdleTimeout,
+		Heartbeat:     bridge.DefaultHeartbeat,
 		JoinRetry:     machine.DefaultJoinRetry,
 	}
 	if got := DefaultFlags().Times; got != want {

@@ -16,7 +16,8 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/layer"
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/surface"
-	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 )
 
 // The first node wins the lease and serves its client in process; the
@@ -268,15 +269,15 @@ func refusingServer(t *testing.T, co *Checkout) (url, key string) {
 		t.Fatal(err)
 	}
 	key = secret.New()
-	h := transport.NewHTTPServer(transport.HTTPConfig{
+	h := httpserver.New(httpserver.Config{
 		MCP:     srv.surface.MCP,
 		Secret:  key,
-		Refusal: func() *transport.Refusal { return &transport.Refusal{Message: "this server lost its lease"} },
+		Refusal: func() *httpserver.Refusal { return &httpserver.Refusal{Message: "this server lost its lease"} },
 		Logger:  zap.NewNop(),
 	})
 	go func() { _ = h.Serve(ln) }()
 	t.Cleanup(func() { _ = h.Shutdown(context.Background()) })
-	return transport.URLOf(ln.Addr()), key
+	return httpserver.URLOf(ln.Addr()), key
 }
 
 // Convergence: a leaseholder that lost its lease while a bridge used it
@@ -315,7 +316,7 @@ func TestALeaseLostLeaseholderHandsItsClientOver(t *testing.T) {
 // What the machine hears of a failed bridge: a full server says so itself,
 // with what it asked, however deep in the replay's error it was met.
 func TestBridgeFailureSaysAFullServer(t *testing.T) {
-	full := &transport.FullServer{URL: "http://127.0.0.1:8741", Sessions: 4, RetryAfter: 5 * time.Second}
+	full := &bridge.FullServer{URL: "http://127.0.0.1:8741", Sessions: 4, RetryAfter: 5 * time.Second}
 	got := bridgeFailure("carrying the client's session: unavailable", fmt.Errorf("replaying: %w", full))
 	want := machine.BridgeFailure{Reason: "the shared server at http://127.0.0.1:8741 is full (4 sessions)", URL: full.URL, Full: true, RetryAfter: 5 * time.Second}
 	if got != want {

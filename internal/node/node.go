@@ -14,7 +14,9 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
 	"github.com/majordomus-mcp/majordomus-mcp/surface"
-	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // Config is what a node needs from its command.
@@ -61,7 +63,7 @@ type Node struct {
 	hostOnce   sync.Once
 	hostID     string // its client's peer id as its host's (hostPeer)
 
-	out     *transport.FrameWriter
+	out     *wire.FrameWriter
 	session *clientSession
 	m       *machine.Machine
 	server  *sharedServer
@@ -103,7 +105,7 @@ func New(cfg Config) (*Node, error) {
 	}
 	n.server = &sharedServer{node: n}
 	if cfg.Stdout != nil {
-		n.out = transport.NewFrameWriter(cfg.Stdout)
+		n.out = wire.NewFrameWriter(cfg.Stdout)
 	}
 	n.setURL("")
 	m, err := machine.New(machine.Config{
@@ -191,8 +193,8 @@ func (n *Node) serveClient(ctx context.Context) {
 	case <-ctx.Done():
 		return
 	}
-	loop := transport.Stdio{In: n.cfg.Stdin, Out: n.out, Backend: n.session, Logger: n.log}
-	if loop.Serve(ctx) == transport.Cancelled {
+	loop := stdio.Loop{In: n.cfg.Stdin, Out: n.out, Backend: n.session, Logger: n.log}
+	if loop.Serve(ctx) == stdio.Cancelled {
 		return
 	}
 	n.ClientLeft()
@@ -252,11 +254,11 @@ func (n *Node) lifetime() context.Context {
 // or silent, for how long.
 func bridgeFailure(reason string, cause error) machine.BridgeFailure {
 	f := machine.BridgeFailure{Reason: reason}
-	var full *transport.FullServer
+	var full *bridge.FullServer
 	if errors.As(cause, &full) {
 		f.Reason, f.URL, f.Full, f.RetryAfter = full.Error(), full.URL, true, full.RetryAfter
 	}
-	if url, silent, ok := transport.SilentFor(cause); ok {
+	if url, silent, ok := bridge.SilentFor(cause); ok {
 		f.URL, f.Silent = url, silent
 	}
 	return f

@@ -7,7 +7,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // router holds what serves the client now, for the client's session
@@ -18,18 +20,18 @@ import (
 // the backend can change under it.
 type router struct {
 	mu       sync.Mutex
-	current  transport.Backend
+	current  wire.Backend
 	fail     error         // set when nothing can serve the client
 	changed  chan struct{} // closed and replaced whenever current or fail changes
 	answered func()        // runs once, after the next answer
 	// busy counts the messages each backend is answering; eased, made
 	// while settle waits, is closed when a count falls.
-	busy  map[transport.Backend]int
+	busy  map[wire.Backend]int
 	eased chan struct{}
 	// interim answers what is the same in every mode
-	// (transport.AnsweredEarly) while nothing serves the client, until a
+	// (stdio.AnsweredEarly) while nothing serves the client, until a
 	// backend is set.
-	interim transport.Backend
+	interim wire.Backend
 }
 
 // errPatient says a message that the interim session may answer waited
@@ -37,17 +39,17 @@ type router struct {
 var errPatient = errors.New("waited for the election")
 
 // relayer is a backend that can report that it left its server (a
-// bridge): its answers come with a *transport.Gone error then.
+// bridge): its answers come with a *bridge.Gone error then.
 type relayer interface {
 	Relay(ctx context.Context, msg json.RawMessage) ([]byte, error)
 }
 
 func newRouter() *router {
-	return &router{changed: make(chan struct{}), busy: map[transport.Backend]int{}}
+	return &router{changed: make(chan struct{}), busy: map[wire.Backend]int{}}
 }
 
 // set makes b serve every message from now on.
-func (r *router) set(b transport.Backend) { r.update(b, nil) }
+func (r *router) set(b wire.Backend) { r.update(b, nil) }
 
 // failed answers every request from now on with err.
 func (r *router) failed(err error) { r.update(nil, err) }
@@ -55,7 +57,7 @@ func (r *router) failed(err error) { r.update(nil, err) }
 // hold makes messages wait until a new backend is set.
 func (r *router) hold() { r.update(nil, nil) }
 
-func (r *router) update(b transport.Backend, err error) {
+func (r *router) update(b wire.Backend, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.current, r.fail = b, err
@@ -65,7 +67,7 @@ func (r *router) update(b transport.Backend, err error) {
 }
 
 // currentBackend returns what serves the client now, or nil.
-func (r *router) currentBackend() transport.Backend {
+func (r *router) currentBackend() wire.Backend {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.current
@@ -73,7 +75,7 @@ func (r *router) currentBackend() transport.Backend {
 
 // retire ends b's session: when it serves the client, messages wait from
 // now on for what serves next.
-func (r *router) retire(b transport.Backend) {
+func (r *router) retire(b wire.Backend) {
 	if b == nil {
 		return
 	}
@@ -85,7 +87,7 @@ func (r *router) retire(b transport.Backend) {
 
 // holdFrom holds the client's messages if b serves it, and reports
 // whether it did.
-func (r *router) holdFrom(b transport.Backend) bool {
+func (r *router) holdFrom(b wire.Backend) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.current != b || r.fail != nil {
@@ -98,8 +100,8 @@ func (r *router) holdFrom(b transport.Backend) bool {
 }
 
 // relay is b's answer to msg, b then released from it; g is the
-// *transport.Gone of a bridge that left its server: the caller retires b.
-func (r *router) relay(ctx context.Context, b transport.Backend, msg json.RawMessage) (answer []byte, g *transport.Gone) {
+// *bridge.Gone of a bridge that left its server: the caller retires b.
+func (r *router) relay(ctx context.Context, b wire.Backend, msg json.RawMessage) (answer []byte, g *bridge.Gone) {
 	defer r.release(b)
 	rl, ok := b.(relayer)
 	if !ok {
@@ -113,7 +115,7 @@ func (r *router) relay(ctx context.Context, b transport.Backend, msg json.RawMes
 }
 
 // release counts b's message as answered, and runs what waited for it.
-func (r *router) release(b transport.Backend) {
+func (r *router) release(b wire.Backend) {
 	r.mu.Lock()
 	if r.busy[b]--; r.busy[b] <= 0 {
 		delete(r.busy, b)
@@ -143,13 +145,13 @@ func (r *router) afterNextAnswer(f func()) {
 // message the interim session may answer takes it, once there is one: a
 // notification at once, a request after patience (0: never), when
 // errPatient says to offer one.
-func (r *router) claim(ctx context.Context, msg json.RawMessage, patience time.Duration) (transport.Backend, error) {
+func (r *router) claim(ctx context.Context, msg json.RawMessage, patience time.Duration) (wire.Backend, error) {
 	r.mu.Lock()
 	waits := r.current == nil && r.fail == nil
 	r.mu.Unlock()
 	interim, notification := false, false
 	if waits && patience > 0 {
-		interim, notification = transport.AnsweredEarly(msg)
+		interim, notification = stdio.AnsweredEarly(msg)
 	}
 	var waited <-chan time.Time
 	if interim && !notification {
@@ -164,7 +166,7 @@ func (r *router) claim(ctx context.Context, msg json.RawMessage, patience time.D
 // when interim allows it, until patience. It counts a message as being
 // answered by the backend returned, in the same critical section that
 // chose it, so that settle never misses one.
-func (r *router) await(ctx context.Context, interim bool, patience <-chan time.Time) (transport.Backend, error) {
+func (r *router) await(ctx context.Context, interim bool, patience <-chan time.Time) (wire.Backend, error) {
 	for {
 		r.mu.Lock()
 		b, err, changed := r.current, r.fail, r.changed
@@ -193,7 +195,7 @@ func (r *router) await(ctx context.Context, interim bool, patience <-chan time.T
 
 // offer makes interim (when not nil) answer what it may while nothing
 // serves the client.
-func (r *router) offer(interim transport.Backend) {
+func (r *router) offer(interim wire.Backend) {
 	if interim == nil {
 		return
 	}
@@ -206,7 +208,7 @@ func (r *router) offer(interim transport.Backend) {
 
 // settle waits until b answers no message, or ctx ends. Hold the router
 // first, so that none is given to b meanwhile.
-func (r *router) settle(ctx context.Context, b transport.Backend) {
+func (r *router) settle(ctx context.Context, b wire.Backend) {
 	for {
 		r.mu.Lock()
 		if r.busy[b] == 0 {

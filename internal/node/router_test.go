@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
-	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 )
 
 // answering answers every message with its own bytes.
@@ -34,15 +34,15 @@ func TestWhatWaitsForTheNextAnswerRunsOnceAfterIt(t *testing.T) {
 }
 
 // left is a backend that left its server, as a bridge does: every message
-// meets its *transport.Gone, and its Done is closed.
+// meets its *bridge.Gone, and its Done is closed.
 type left struct {
-	gone   *transport.Gone
+	gone   *bridge.Gone
 	done   chan struct{}
 	closed atomic.Int32
 }
 
 func newLeft() *left {
-	l := &left{gone: &transport.Gone{URL: "http://127.0.0.1:1", Cause: errors.New("the server is gone")}, done: make(chan struct{})}
+	l := &left{gone: &bridge.Gone{URL: "http://127.0.0.1:1", Cause: errors.New("the server is gone")}, done: make(chan struct{})}
 	close(l.done)
 	return l
 }

@@ -16,8 +16,8 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
 	"github.com/majordomus-mcp/majordomus-mcp/registry/runtimes"
 	"github.com/majordomus-mcp/majordomus-mcp/surface"
-	"github.com/majordomus-mcp/majordomus-mcp/transport"
 	boardpage "github.com/majordomus-mcp/majordomus-mcp/transport/board"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 )
 
 // sharedServer is the machine's Server port: the checkout's shared server
@@ -27,7 +27,7 @@ type sharedServer struct {
 	node *Node
 
 	mu       sync.Mutex
-	http     *transport.HTTPServer
+	http     *httpserver.Server
 	served   *served
 	instance string
 	stop     context.CancelFunc     // ends the lease watch
@@ -119,17 +119,17 @@ func (s *sharedServer) Start(ctx context.Context) error {
 }
 
 // listen binds and serves the checkout's MCP server over HTTP.
-func (s *sharedServer) listen(srv *served, t *term, key string) (*transport.HTTPServer, string, error) {
+func (s *sharedServer) listen(srv *served, t *term, key string) (*httpserver.Server, string, error) {
 	n := s.node
-	ln, err := transport.Listen(n.cfg.HTTPHost, n.cfg.HTTPPort, n.log)
+	ln, err := httpserver.Listen(n.cfg.HTTPHost, n.cfg.HTTPPort, n.log)
 	if err != nil {
 		return nil, "", err
 	}
-	h := transport.NewHTTPServer(transport.HTTPConfig{
+	h := httpserver.New(httpserver.Config{
 		MCP:         srv.surface.MCP,
 		Identity:    s.identity(srv, t),
 		Secret:      key,
-		Refusal:     func() *transport.Refusal { return s.refusal(t) },
+		Refusal:     func() *httpserver.Refusal { return s.refusal(t) },
 		IdleTimeout: n.cfg.Times.IdleTimeout,
 		MaxSessions: n.cfg.MaxSessions,
 		OnSessions:  n.m.SessionsChanged,
@@ -141,10 +141,10 @@ func (s *sharedServer) listen(srv *served, t *term, key string) (*transport.HTTP
 }
 
 // identity is the answer of GET /, the probe.
-func (s *sharedServer) identity(srv *served, t *term) func() transport.Identity {
-	return func() transport.Identity {
+func (s *sharedServer) identity(srv *served, t *term) func() httpserver.Identity {
+	return func() httpserver.Identity {
 		ix := srv.layer.Current()
-		return transport.Identity{
+		return httpserver.Identity{
 			Name:         surface.Name,
 			Version:      release.Version(),
 			Checkout:     ix.Name,
@@ -162,7 +162,7 @@ func (s *sharedServer) identity(srv *served, t *term) func() transport.Identity 
 // lost it, once it did.
 type term struct {
 	instance string
-	lost     atomic.Pointer[transport.Refusal]
+	lost     atomic.Pointer[httpserver.Refusal]
 }
 
 // refusal says why this server admits no new session, nil while it holds
@@ -170,7 +170,7 @@ type term struct {
 // instance. A server resumed after a freeze thus never claims a lease that
 // was taken over meanwhile, nor admits a session under it, before its
 // watch has told it.
-func (s *sharedServer) refusal(t *term) *transport.Refusal {
+func (s *sharedServer) refusal(t *term) *httpserver.Refusal {
 	if r := t.lost.Load(); r != nil {
 		return r
 	}
@@ -184,7 +184,7 @@ func (s *sharedServer) refusal(t *term) *transport.Refusal {
 // finds it first (the watch, a request, a publish that failed), and never
 // a later term.
 func (s *sharedServer) lose(t *term, reason string) {
-	r := &transport.Refusal{Reason: "lease_lost", Message: "this server no longer holds this checkout's lease: " + reason}
+	r := &httpserver.Refusal{Reason: "lease_lost", Message: "this server no longer holds this checkout's lease: " + reason}
 	if t.lost.CompareAndSwap(nil, r) {
 		s.node.m.LeaseReplaced(reason)
 	}
@@ -202,12 +202,12 @@ func (s *sharedServer) httpSessions() int {
 }
 
 // boardOf is who is attached to a board, as `status` shows it.
-func boardOf(b *surface.Board) *transport.IdentityPeers {
+func boardOf(b *surface.Board) *httpserver.IdentityPeers {
 	peers, attached := b.Peers()
-	out := &transport.IdentityPeers{Count: attached, Peers: make([]transport.IdentityPeer, 0, attached)}
+	out := &httpserver.IdentityPeers{Count: attached, Peers: make([]httpserver.IdentityPeer, 0, attached)}
 	for _, p := range peers {
 		if p.Attached {
-			out.Peers = append(out.Peers, transport.IdentityPeer{ID: p.ID, Client: p.Client.Name, Transport: p.Transport})
+			out.Peers = append(out.Peers, httpserver.IdentityPeer{ID: p.ID, Client: p.Client.Name, Transport: p.Transport})
 		}
 	}
 	return out
@@ -235,7 +235,7 @@ func (s *sharedServer) LoseLease(reason string) {
 	current := n.lease.CurrentURL()
 	message := "this server no longer holds this checkout's lease: " + reason + ". It serves the sessions it already had and ends with them; start the client again, and its election finds the current server"
 	if t := s.term.Load(); t != nil {
-		t.lost.Store(&transport.Refusal{Reason: "lease_lost", Message: message, URL: current})
+		t.lost.Store(&httpserver.Refusal{Reason: "lease_lost", Message: message, URL: current})
 	}
 	s.markLost()
 	n.log.Debug("new sessions are refused from now on", zap.String("current", current))

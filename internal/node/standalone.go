@@ -7,7 +7,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/majordomus-mcp/majordomus-mcp/surface"
-	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // RunStandalone serves the client of cfg alone (--standalone): no shared
@@ -37,8 +38,8 @@ func RunStandalone(ctx context.Context, cfg Config) error {
 	log.Info("standalone: serving this client alone; no shared server, no HTTP port, no lease",
 		zap.String("checkout", ix.Name), zap.Int("objects", len(ix.Objects)), zap.String("index_state", ix.State()))
 
-	out := transport.NewFrameWriter(cfg.Stdout)
-	local, err := transport.NewLocal(life, srv.surface.MCP, out, localSession)
+	out := wire.NewFrameWriter(cfg.Stdout)
+	local, err := stdio.NewLocal(life, srv.surface.MCP, out, localSession)
 	if err != nil {
 		return fmt.Errorf("serving the client in process: %w", err)
 	}
@@ -50,7 +51,7 @@ func RunStandalone(ctx context.Context, cfg Config) error {
 			return nil
 		}
 	}
-	loop := transport.Stdio{In: cfg.Stdin, Out: out, Backend: local, Logger: log}
+	loop := stdio.Loop{In: cfg.Stdin, Out: out, Backend: local, Logger: log}
 	loop.Serve(ctx)
 	return nil
 }

@@ -9,7 +9,8 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/layer"
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
-	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // Timings are the durations a process runs by: the defaults, then the
@@ -105,8 +106,8 @@ func resolve(m layer.Timings, flags Timings) resolved {
 		probeTimeout:  pick("--probe-timeout", "probe_timeout_seconds", registry.DefaultProbeTimeout, m.ProbeTimeout, flags.ProbeTimeout),
 		electionBound: pick("--election-bound", "election_bound_seconds", machine.DefaultElectionBound, m.ElectionBound, flags.ElectionBound),
 		busyGrace:     pick("--busy-grace", "busy_grace_seconds", machine.DefaultBusyGrace, m.BusyGrace, flags.BusyGrace),
-		idleTimeout:   pick("--idle-timeout", "session_idle_timeout_seconds", transport.DefaultIdleTimeout, m.SessionIdleTimeout, flags.IdleTimeout),
-		heartbeat:     pick("--heartbeat", "bridge_heartbeat_seconds", transport.DefaultHeartbeat, m.BridgeHeartbeat, flags.Heartbeat),
+		idleTimeout:   pick("--idle-timeout", "session_idle_timeout_seconds", wire.DefaultIdleTimeout, m.SessionIdleTimeout, flags.IdleTimeout),
+		heartbeat:     pick("--heartbeat", "bridge_heartbeat_seconds", bridge.DefaultHeartbeat, m.BridgeHeartbeat, flags.Heartbeat),
 		joinRetry:     pick("--join-retry", "", machine.DefaultJoinRetry, 0, flags.JoinRetry),
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/layer"
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
-	"github.com/majordomus-mcp/majordomus-mcp/transport"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // A flag beats the manifest, which beats the default its owner declares.
@@ -24,7 +24,7 @@ func TestTimingsComeFromTheFlagThenTheManifestThenTheDefault(t *testing.T) {
 		ProbeTimeout:  500 * time.Millisecond,
 		ElectionBound: machine.DefaultElectionBound,
 		BusyGrace:     time.Second,
-		IdleTimeout:   transport.DefaultIdleTimeout,
+		IdleTimeout:   wire.DefaultIdleTimeout,
 		Heartbeat:     7 * time.Second,
 		JoinRetry:     machine.DefaultJoinRetry,
 	}

@@ -1,0 +1,339 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"go.uber.org/zap"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
+)
+
+// Ids of the requests the bridge sends on its client's behalf. Their
+// answers are never shown to the client.
+const (
+	heartbeatID = "majordomus-bridge-heartbeat"
+	toolsID     = "majordomus-bridge-tools"
+)
+
+// DefaultHeartbeat is how often a bridge pings its session by default.
+const DefaultHeartbeat = 20 * time.Second
+
+// Config configures a [Bridge].
+type Config struct {
+	// URL is the shared server's base URL ("http://127.0.0.1:8741").
+	URL string
+	// Secret is the lease's secret: every request carries its token, and on
+	// every new connection the server proves it holds it before anything is
+	// sent to /mcp (docs/security.md).
+	Secret string
+	// ProbeTimeout bounds that proof: the probe timeout of the caller's
+	// timings, which the registry's probe is bounded by too. Required.
+	ProbeTimeout time.Duration
+	// Out is the client's stdout: what the server sends that answers no
+	// pending request (notifications, server-to-client requests) goes there.
+	Out *wire.FrameWriter
+	// Heartbeat is how often the session is pinged. Default 20s.
+	Heartbeat time.Duration
+	// IdleTimeout is the server's idle timeout: a session the bridge left
+	// on a server that failed ends by itself within it, so trying to end
+	// it is given up then. Default wire.DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// Logger receives the bridge's logs. Nil = no logs.
+	Logger *zap.Logger
+	// Alive probes the server (GET /): nil when a live server answered.
+	// While a message is outstanding the bridge probes it; one that has
+	// answered no probe for GoneAfter (the busy grace) is gone for that
+	// message (see Gone). Nil, or GoneAfter 0: no watch.
+	Alive     func(ctx context.Context) error
+	GoneAfter time.Duration
+	// SafeTools is what an earlier bridge of this client learned of the
+	// tools: whether resending each is harmless (carry.Session.SafeTools).
+	SafeTools map[string]bool
+	// Peer is the client's peer id when an earlier backend gave it one
+	// (carry.Session.Peer); NewPeer draws one the first time a 2026-07-28 message
+	// needs it, from the counter the server's board draws from.
+	Peer    string
+	NewPeer func() string
+	// Meta is a 2026-07-28 client's last _meta (carry.Session.Meta), when an
+	// earlier backend learned it: the bridge holds the client's presence
+	// from the start, before the client speaks again.
+	Meta json.RawMessage
+}
+
+// Bridge is the backend of a process attached to a shared server (see the
+// package doc); a failure it cannot heal ends its relaying, as a *Gone.
+type Bridge struct {
+	cfg      Config
+	log      *zap.Logger
+	endpoint string
+	// authorization is the header value that lets the bridge in
+	// (docs/security.md).
+	authorization string
+	posts         *poster      // the POSTs
+	client        *http.Client // the GET stream and the DELETE: a connection each
+
+	parent context.Context // the ctx it was made with: leaveLater runs under it
+	ctx    context.Context // heartbeat and stream; cancelled when it leaves and on Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	wake   chan struct{} // the session changed or became ready
+
+	reinitMu  sync.Mutex   // one re-initialisation at a time
+	leaseLost atomic.Bool  // the server said it lost its lease (wire.LeaseHeader)
+	inflight  atomic.Int32 // messages being relayed to the server
+	// modernCalls are the 2026-07-28 requests being relayed, by id: they
+	// belong to no session, so a move need not wait for them, and the
+	// client may cancel them.
+	modernCalls sync.Map
+	toolsMu     sync.Mutex // one tools/list of the bridge's own at a time
+
+	mu      sync.Mutex
+	session string // the id of the client's session on the server
+	// record is the client's session as the bridge knows it: its last
+	// successful initialize, the protocol it negotiated, the peer id the
+	// server gave it, its announcement, what it asked to hear, a 2026-07-28
+	// client's _meta, which tools may be resent.
+	record     carry.Session
+	ready      bool          // the client said notifications/initialized
+	readied    chan struct{} // closed when ready turns true; replaced when it turns false
+	present    bool          // the presence of a 2026-07-28 client is held (bridge_presence.go)
+	stopped    bool          // nothing more starts in the background (closed, or left)
+	toolsAsked bool          // the bridge asked the server for its tools
+	streamStop context.CancelFunc
+	left       *Gone // why it left its server, once it did
+	closed     bool
+	done       chan struct{} // closed once it left or was closed
+	doneOnce   sync.Once
+	closeOnce  sync.Once
+}
+
+// New returns a bridge to cfg.URL. It connects on the first message.
+// Its heartbeat and stream run until Close, until it leaves its server, or
+// until ctx ends; a session it left on a failed server is ended within ctx.
+func New(ctx context.Context, cfg Config) (*Bridge, error) {
+	if cfg.Out == nil {
+		return nil, errors.New("transport: a bridge needs the client's output")
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = DefaultHeartbeat
+	}
+	if cfg.ProbeTimeout <= 0 {
+		return nil, errors.New("transport: a bridge needs the probe timeout")
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = wire.DefaultIdleTimeout
+	}
+	endpoint := strings.TrimSuffix(cfg.URL, "/") + "/mcp"
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Scheme != "http" || u.Host == "" {
+		return nil, fmt.Errorf("transport: the shared server's URL %q is not an http:// URL", cfg.URL)
+	}
+	dialer := newProvenDialer(u.Host, cfg.Secret, cfg.ProbeTimeout)
+	posts := newPoster(endpoint, u, dialer.DialContext)
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	b := &Bridge{
+		cfg: cfg, log: cfg.Logger, endpoint: endpoint, posts: posts,
+		authorization: secret.Authorization(cfg.Secret),
+		client:        &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext, DisableKeepAlives: true}},
+		parent:        ctx,
+		wake:          make(chan struct{}, 1),
+		done:          make(chan struct{}),
+		readied:       make(chan struct{}),
+		record:        carry.Session{SafeTools: cloneOrEmpty(cfg.SafeTools), Peer: cfg.Peer, Meta: cfg.Meta},
+	}
+	b.ctx, b.cancel = context.WithCancel(ctx)
+	b.wg.Go(b.heartbeat)
+	b.wg.Go(b.streamLoop)
+	b.startPresence()
+	return b, nil
+}
+
+// Handle relays one message or batch and returns the answer; once the
+// bridge left its server, every request is answered "shared server
+// unavailable" with the reason.
+func (b *Bridge) Handle(ctx context.Context, msg json.RawMessage) []byte {
+	answer, err := b.Relay(ctx, msg)
+	if err != nil {
+		return wire.Unavailable(msg, err)
+	}
+	return answer
+}
+
+// Relay relays one message or batch and returns the answer. Its error is
+// a *Gone when the bridge left its server, this message having met the
+// failure or come later: the message is then unanswered, for what serves
+// next to answer (Gone.Resend).
+func (b *Bridge) Relay(ctx context.Context, msg json.RawMessage) ([]byte, error) {
+	if g := b.gone(); g != nil {
+		return nil, g
+	}
+	calls := readCalls(msg)
+	if len(calls) == 1 && b.cancelModern(calls[0]) {
+		return nil, nil // closing its stream was the cancellation
+	}
+	if b.shouldMove() {
+		return nil, b.forMessage(b.move(), true)
+	}
+	b.learnToolsFor(ctx, calls)
+	counted := len(calls) != 1 || !mcp.IsModernProtocol(calls[0].version)
+	if counted {
+		b.inflight.Add(1)
+	}
+	answer, fail := b.relay(ctx, msg, calls)
+	if counted {
+		b.inflight.Add(-1)
+	}
+	if fail == nil {
+		if b.shouldMove() { // this answer said so: the next message goes to the current server
+			b.mu.Lock()
+			b.goLocked(func() { b.move() })
+			b.mu.Unlock()
+		}
+		return answer, nil
+	}
+	if ctx.Err() != nil {
+		return wire.Unavailable(msg, context.Cause(ctx)), nil
+	}
+	return nil, b.forMessage(b.leave(fail.cause), fail.notRun)
+}
+
+// resendable reports whether every message of calls may be sent twice.
+func (b *Bridge) resendable(calls []call) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, c := range calls {
+		if !mayRepeat(c, b.record.SafeTools) {
+			return false
+		}
+	}
+	return true
+}
+
+// mayRepeat reports whether running c twice is harmless: any method but
+// tools/call, and tools whose hints say read-only or idempotent (safe).
+func mayRepeat(c call, safe map[string]bool) bool {
+	return c.env.Method != string(mcp.MethodToolsCall) || safe[c.tool]
+}
+
+func (b *Bridge) isSafe(tool string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.record.SafeTools[tool]
+}
+
+// goLocked runs f on a goroutine of the bridge's background, which Close
+// waits for, unless the bridge stopped (b.mu held).
+func (b *Bridge) goLocked(f func()) {
+	if !b.stopped {
+		b.wg.Go(f)
+	}
+}
+
+// stop lets nothing more start in the background and cancels what runs
+// there (the heartbeat, the stream, the presence, a move, the tools asked
+// for). It does not wait: what runs there may be what stops it.
+func (b *Bridge) stop() {
+	b.mu.Lock()
+	b.stopped = true
+	b.mu.Unlock()
+	b.cancel()
+}
+
+// Close ends the session on the server (DELETE, errors ignored) while the
+// bridge still relays to it, and stops the bridge's background and waits
+// for it. Only leaveLater outlives it. Later calls do nothing.
+func (b *Bridge) Close() {
+	b.closeOnce.Do(func() {
+		b.mu.Lock()
+		relaying, sid, proto := b.left == nil, b.session, b.record.Protocol
+		b.closed = true // from now on the stream and the heartbeat re-open nothing
+		b.mu.Unlock()
+		if relaying && sid != "" {
+			b.endSession(sid, proto)
+		}
+		b.stop()
+		b.wg.Wait()
+		b.markDone()
+		b.posts.closeIdle()
+		b.log.Info("bridge closed", zap.String("url", b.cfg.URL))
+	})
+}
+
+// endSession ends session sid on the server (DELETE, errors ignored),
+// within the probe timeout: a live server answers one at once.
+// It reports whether nothing is left to end: the server answered, or
+// refused the connection (it is gone, and its sessions with it).
+func (b *Bridge) endSession(sid, proto string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.ProbeTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, b.endpoint, nil)
+	if err != nil {
+		return true
+	}
+	b.setHeaders(req.Header, sid, proto)
+	resp, err := b.client.Do(req)
+	if err != nil {
+		return errors.Is(err, syscall.ECONNREFUSED)
+	}
+	resp.Body.Close()
+	return true
+}
+
+// leaveEvery is how often leaveLater tries.
+const leaveEvery = time.Second
+
+// leaveLater ends the session sid the bridge left on a server that failed
+// (stopped or frozen, say) once that server answers again, trying every
+// leaveEvery until the bridge's ctx ends, closed or not. Otherwise a
+// server that lost its lease meanwhile would keep the session, and serve
+// on for nobody, until its idle timeout; which is also why it tries for
+// that long at most: the server has ended the session by itself by then.
+func (b *Bridge) leaveLater(sid, proto string) {
+	go func() {
+		deadline := time.NewTimer(b.cfg.IdleTimeout)
+		defer deadline.Stop()
+		tick := time.NewTicker(leaveEvery)
+		defer tick.Stop()
+		for !b.endSession(sid, proto) {
+			select {
+			case <-tick.C:
+			case <-deadline.C:
+				b.log.Debug("no longer trying to end the session left on the failed server: its idle timeout has passed",
+					zap.String("url", b.cfg.URL), zap.Duration("idle_timeout", b.cfg.IdleTimeout))
+				return
+			case <-b.parent.Done():
+				return
+			}
+		}
+	}()
+}
+
+// attachedNow reports whether the bridge still relays to its server.
+func (b *Bridge) attachedNow() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.left == nil && !b.closed
+}
+
+// PeerID is the client's peer id on the server the bridge relays to: the
+// one the server gave its session ("" before it initialized).
+func (b *Bridge) PeerID() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.record.Peer
+}

@@ -1,0 +1,152 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
+)
+
+// A client of protocol revision 2026-07-28 ("modern") has no session: each
+// request carries its revision, capabilities and identity in _meta, over
+// HTTP in headers too. The bridge relays such a request as it came, on no
+// session, with the headers that revision requires (MCP-Protocol-Version,
+// Mcp-Method, Mcp-Name) and the client's peer id in _meta[peerMeta], so
+// that the server knows every request of one stdio client as one peer.
+// The answer, whatever its HTTP status, is the server's JSON-RPC answer
+// and goes to the client as it is: a host gets the same bytes attached as
+// served in process (R8).
+
+// modernCall is a modern request being relayed: the client cancels it
+// with notifications/cancelled, which over HTTP is closing its stream.
+type modernCall struct {
+	cancel    context.CancelFunc
+	cancelled atomic.Bool
+}
+
+// relayModern relays one modern message (batches are not part of that
+// revision) and returns its answer, or why there is none. A request the
+// client cancelled meanwhile is answered with nothing.
+func (b *Bridge) relayModern(ctx context.Context, msg json.RawMessage, c call) ([]byte, *failure) {
+	if c.env.IsRequest() {
+		mc := &modernCall{}
+		ctx, mc.cancel = context.WithCancel(ctx)
+		defer mc.cancel()
+		key := string(c.env.ID)
+		b.modernCalls.Store(key, mc)
+		defer b.modernCalls.CompareAndDelete(key, mc)
+		answer, fail := b.exchangeModern(ctx, msg, c)
+		if mc.cancelled.Load() {
+			return nil, nil
+		}
+		return answer, fail
+	}
+	return b.exchangeModern(ctx, msg, c)
+}
+
+// cancelModern cancels the modern request a notifications/cancelled names,
+// when the bridge is relaying it, and reports whether it did.
+func (b *Bridge) cancelModern(c call) bool {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if c.env.Method != string(mcp.MethodNotificationCancelled) || json.Unmarshal(c.params, &p) != nil {
+		return false
+	}
+	v, ok := b.modernCalls.Load(string(p.RequestID))
+	if !ok {
+		return false
+	}
+	mc := v.(*modernCall)
+	mc.cancelled.Store(true)
+	mc.cancel()
+	return true
+}
+
+// exchangeModern POSTs one modern message, on no session, and reads what
+// its answer means.
+func (b *Bridge) exchangeModern(ctx context.Context, msg json.RawMessage, c call) ([]byte, *failure) {
+	b.mu.Lock()
+	b.record.Meta = c.meta // how the client says who it is, for its announcement made again
+	b.mu.Unlock()
+	b.startPresence()
+	header := postHeader()
+	b.setHeaders(header, "", c.version)
+	setModernHeaders(header, c)
+	res := b.post(ctx, b.withPeer(msg), header, b.resendable([]call{c}))
+	switch {
+	case res.outcome == failed && len(res.body) == 0:
+		return nil, &failure{cause: b.unreachable(res.err), notRun: res.notRun}
+	case leaseLostModern(res.body):
+		return nil, &failure{cause: fmt.Errorf("the shared server at %s refused the request: %s", b.cfg.URL, errorMessage(res.body)), notRun: true}
+	case !c.env.IsRequest():
+		return nil, nil
+	case isAnswer(res.body):
+		b.observe([]call{c}, res.body)
+		return res.body, nil
+	}
+	return wire.ErrorFrame(c.env.ID, mcp.INTERNAL_ERROR, fmt.Sprintf("the shared server at %s answered %d: %s",
+		b.cfg.URL, res.status, httpErrorMessage(res.body))), nil
+}
+
+// withPeer is msg with the client's peer id in its _meta, drawn the first
+// time a modern message needs it (and carried over a failover after that).
+func (b *Bridge) withPeer(msg json.RawMessage) json.RawMessage {
+	return carry.WithPeerMeta(msg, b.modernPeer())
+}
+
+// modernPeer is the client's peer id: the one its session or an earlier
+// bridge had, else a new one from cfg.NewPeer.
+func (b *Bridge) modernPeer() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.record.Peer == "" && b.cfg.NewPeer != nil {
+		b.record.Peer = b.cfg.NewPeer()
+	}
+	return b.record.Peer
+}
+
+// setModernHeaders sets the headers 2026-07-28 requires of a POST besides
+// its version: the method, and the name of what a tools/call, prompts/get
+// or resources/read is about (encoded when it is not plain ASCII).
+func setModernHeaders(h http.Header, c call) {
+	if c.env.Method == "" {
+		return
+	}
+	h.Set(mcp.HeaderMethod, c.env.Method)
+	if name, ok := mcp.ExtractHeaderName(mcp.MCPMethod(c.env.Method), c.params); ok {
+		if v, ok := mcp.EncodeHeaderValue(name); ok {
+			h.Set(mcp.HeaderName, v)
+		}
+	}
+}
+
+// isAnswer reports whether body is one JSON-RPC response.
+func isAnswer(body []byte) bool {
+	var a struct {
+		JSONRPC string          `json:"jsonrpc"`
+		Result  json.RawMessage `json:"result"`
+		Error   json.RawMessage `json:"error"`
+	}
+	return json.Unmarshal(body, &a) == nil && a.JSONRPC == "2.0" && (len(a.Result) > 0 || len(a.Error) > 0)
+}
+
+// leaseLostModern reports whether an answer is a lease-lost server's
+// refusal of a modern request.
+func leaseLostModern(answer []byte) bool {
+	var a struct {
+		Error *struct {
+			Code int `json:"code"`
+			Data struct {
+				Reason string `json:"reason"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	return json.Unmarshal(answer, &a) == nil && a.Error != nil && a.Error.Code == wire.CodeLeaseLostModern && a.Error.Data.Reason == wire.ErrCodeLeaseLost
+}

@@ -1,0 +1,50 @@
+package bridge
+
+import (
+	"fmt"
+	"net/http"
+
+	"go.uber.org/zap"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
+)
+
+// Convergence (docs/design.md#server-and-bridge): a server that lost its
+// lease goes on serving the sessions it has, and says so on every answer
+// (wire.LeaseHeader). A bridge that reads it leaves, so that its client's
+// session moves to the current leaseholder — carried, as in a take-over —
+// at the first message boundary after that answer, never with a call in
+// flight; an idle bridge moves when its heartbeat hears it. After any
+// take-over, every bridged client is back on one board within one message
+// (or one heartbeat), and the old server drains.
+
+// noteLease records what an answer of the server says of its lease.
+func (b *Bridge) noteLease(h http.Header) {
+	if h.Get(wire.LeaseHeader) == "lost" && !b.leaseLost.Swap(true) {
+		b.log.Info("the shared server no longer holds the checkout's lease; this session moves to the current one at its next message", zap.String("url", b.cfg.URL))
+	}
+}
+
+// movedCause is why a session leaves a server that lost its lease.
+func (b *Bridge) movedCause() error {
+	return fmt.Errorf("the shared server at %s no longer holds the checkout's lease; moving this session to the current one", b.cfg.URL)
+}
+
+// shouldMove says whether the bridge moves before relaying a message: its
+// server lost its lease and no call of this bridge is in flight there.
+func (b *Bridge) shouldMove() bool {
+	return b.leaseLost.Load() && b.inflight.Load() == 0
+}
+
+// move leaves a server that lost its lease and ends the session there
+// (the old server lives: its board drops the session at once).
+func (b *Bridge) move() *Gone {
+	b.mu.Lock()
+	sid, proto := b.session, b.record.Protocol
+	b.mu.Unlock()
+	g := b.leave(b.movedCause())
+	if sid != "" {
+		b.endSession(sid, proto)
+	}
+	return g
+}

@@ -1,0 +1,56 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
+)
+
+// What a client sends before its session opens, and an initialize sent
+// again, are answered as a local session answers them: the server has no
+// session for the first, and would keep the one the second leaves.
+
+// reopening ends the session of a client that initializes again, and
+// returns ctx claiming its peer id and announcement for the new one, so
+// that the board keeps the one peer, renamed, as in process; ctx as it is
+// when the client has no session.
+func (b *Bridge) reopening(ctx context.Context) context.Context {
+	b.mu.Lock()
+	sid, proto, peer, announce := b.session, b.record.Protocol, b.record.Peer, b.record.Announce
+	b.mu.Unlock()
+	if sid == "" {
+		return ctx
+	}
+	b.setSession("", "") // its stream and heartbeat stop asking for it
+	b.endSession(sid, proto)
+	return carry.WithAnnouncement(carry.WithPeerClaim(ctx, peer), announce)
+}
+
+// unopened answers what the client sends before it has a session, as a
+// local session answers it (package wire): the server has no session to
+// serve it on.
+func (b *Bridge) unopened(msg json.RawMessage) ([]byte, bool) {
+	b.mu.Lock()
+	sid := b.session
+	b.mu.Unlock()
+	if sid != "" {
+		return nil, false
+	}
+	return wire.Unopened(msg)
+}
+
+// answeredHere answers msg when a local session answers it without its
+// MCPServer: a batch no server takes, what screen refuses, and what comes
+// before the session opens. So such an answer never waits on the server,
+// and never names it.
+func (b *Bridge) answeredHere(msg json.RawMessage) ([]byte, bool) {
+	if refusal := wire.RefusedBatch(msg); refusal != nil {
+		return refusal, true
+	}
+	if answer, ok := wire.Screened(msg); ok {
+		return answer, true
+	}
+	return b.unopened(msg)
+}

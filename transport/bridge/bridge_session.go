@@ -1,0 +1,116 @@
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
+)
+
+// reinit opens a new session on the client's behalf after the server forgot
+// stale: the client's initialize (private id, answer dropped),
+// notifications/initialized, then its announcement. Nothing is done when
+// another caller already replaced stale.
+func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
+	b.reinitMu.Lock()
+	defer b.reinitMu.Unlock()
+	b.mu.Lock()
+	current, params, announce, peer, heard := b.session, b.record.Initialize, b.record.Announce, b.record.Peer, b.record.Heard.Clone()
+	b.mu.Unlock()
+	if current != stale {
+		return nil
+	}
+	// the restarted server's board knows the client as before, with its announcement
+	opening := carry.WithAnnouncement(carry.WithPeerClaim(ctx, peer), announce)
+	if !b.attachedNow() {
+		return &failure{cause: errors.New("the bridge is no longer attached"), notRun: true}
+	}
+	if params == nil {
+		return &failure{cause: fmt.Errorf("the shared server at %s does not know the session and the client never initialized", b.cfg.URL), notRun: true}
+	}
+	res := b.exchange(opening, wire.RequestFrame(carry.ReinitializeID, "initialize", params), "", "", true)
+	switch {
+	case res.outcome == failed:
+		return &failure{cause: b.unreachable(res.err), notRun: true}
+	case res.outcome == answered && leaseLost(res.body):
+		return &failure{cause: fmt.Errorf("the shared server at %s refused a new session: %s", b.cfg.URL, errorMessage(res.body)), notRun: true}
+	case res.outcome != answered || res.session == "" || wire.AnswerError(res.body) != nil:
+		return &failure{cause: fmt.Errorf("the shared server at %s lost the session and did not open a new one (status %d): %s",
+			b.cfg.URL, res.status, strings.TrimSpace(string(res.body))), notRun: true}
+	}
+	proto := protocolOf(res.body)
+	peer, announced := carry.Opened(res.body)
+	b.mu.Lock()
+	b.record.Peer = peer
+	b.mu.Unlock()
+	b.setSession(res.session, proto)
+	if res := b.exchange(ctx, carry.InitializedFrame, res.session, proto, true); res.outcome != answered {
+		return &failure{cause: fmt.Errorf("the shared server at %s is unreachable: %v", b.cfg.URL, res.err), notRun: true}
+	}
+	b.log.Info("session re-opened on the shared server", zap.String("url", b.cfg.URL), zap.String("session", res.session))
+	if announce != nil && !announced {
+		res := b.exchange(ctx, carry.AnnounceFrame(announce), res.session, proto, b.isSafe(carry.AnnounceTool))
+		if res.outcome == answered && wire.AnswerError(res.body) == nil {
+			b.log.Info("the client's announcement was replayed to the server it is now attached to")
+		} else {
+			b.log.Warn("the client's announcement could not be replayed; the board understates it until it announces again")
+		}
+	}
+	for _, frame := range heard.ReplayFrames() {
+		if res := b.exchange(ctx, frame, res.session, proto, true); res.outcome != answered || wire.AnswerError(res.body) != nil {
+			b.log.Warn("what the client asked to hear could not be asked again; it may miss notifications until it asks itself", zap.ByteString("request", frame))
+		}
+	}
+	return nil
+}
+
+// initialized records the client's session once its initialize succeeded.
+func (b *Bridge) initialized(ctx context.Context, c call, res exchangeResult) {
+	if wire.AnswerError(res.body) != nil || res.session == "" {
+		return
+	}
+	var p struct {
+		ClientInfo struct{ Name, Version string } `json:"clientInfo"`
+	}
+	_ = json.Unmarshal(c.params, &p)
+	b.mu.Lock()
+	if b.ready {
+		b.readied = make(chan struct{})
+	}
+	b.record.Initialize, b.record.Announce, b.ready, b.record.Heard = bytes.Clone(c.params), nil, false, carry.Hearing{}
+	peer, announced := carry.Opened(res.body)
+	if announced { // a carried session, opened with its announcement
+		b.record.Announce = bytes.Clone(carry.Announcement(ctx))
+	}
+	b.record.Peer = peer
+	b.mu.Unlock()
+	b.setSession(res.session, protocolOf(res.body))
+	b.log.Info("the client's session opened on the shared server", zap.String("url", b.cfg.URL), zap.String("session", res.session),
+		zap.String("client", p.ClientInfo.Name), zap.String("client_version", p.ClientInfo.Version))
+}
+
+// setSession switches to a new session; the old one's stream ends.
+func (b *Bridge) setSession(sid, proto string) {
+	b.mu.Lock()
+	if sid != b.session && b.streamStop != nil {
+		b.streamStop()
+		b.streamStop = nil
+	}
+	b.session, b.record.Protocol = sid, proto
+	b.mu.Unlock()
+	b.poke()
+}
+
+func (b *Bridge) poke() {
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,87 @@
+package bridge
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// A stopped server is a gone server (docs/design.md#server-and-bridge): a
+// process stopped with SIGSTOP, a suspended laptop or a debugger keeps its
+// socket, so the kernel accepts the bridge's connection and its request,
+// and nothing answers. While a message is outstanding, the bridge therefore
+// probes the server (GET /, which a live server answers even while a tool
+// is slow); a server that has answered no probe for Config.GoneAfter
+// is gone for that message: the bridge leaves it, as on any other failure
+// whose outcome is unknown (Gone).
+
+// silentServer is why an exchange was cut off by the watch.
+type silentServer struct {
+	url   string
+	after time.Duration
+	last  error
+	proof bool // what it did not answer was the proof a new connection asks
+}
+
+func (e *silentServer) Error() string {
+	asked := "probe"
+	if e.proof {
+		asked = "proof of a new connection"
+	}
+	return fmt.Sprintf("the shared server at %s has answered no %s for %s (stopped or frozen): %v", e.url, asked, e.after, e.last)
+}
+
+// probeEvery is how often a server is probed while a message waits for
+// it, and how long one probe may take: a fifth of goneAfter, between 50 ms
+// and a second.
+func probeEvery(goneAfter time.Duration) time.Duration {
+	return min(max(goneAfter/5, 50*time.Millisecond), time.Second)
+}
+
+// watchServer returns ctx cut off, with a *silentServer cause, once the
+// server has answered no probe for GoneAfter; stop ends the watch. Probing
+// starts only when a message has waited for one probe interval, so that a
+// quick answer costs a timer and nothing more.
+func (b *Bridge) watchServer(ctx context.Context) (watched context.Context, stop func()) {
+	if b.cfg.Alive == nil || b.cfg.GoneAfter <= 0 {
+		return ctx, func() {}
+	}
+	watched, cut := context.WithCancelCause(ctx)
+	every := probeEvery(b.cfg.GoneAfter)
+	began := time.Now()
+	timer := time.AfterFunc(every, func() {
+		lastAlive := began
+		for watched.Err() == nil {
+			probe, cancel := context.WithTimeout(watched, every)
+			err := b.cfg.Alive(probe)
+			cancel()
+			now := time.Now()
+			switch {
+			case err == nil:
+				lastAlive = now
+			case watched.Err() != nil:
+				return
+			case now.Sub(lastAlive) >= b.cfg.GoneAfter:
+				cut(&silentServer{url: b.cfg.URL, after: now.Sub(lastAlive).Round(time.Millisecond), last: err})
+				return
+			}
+			select { // the next probe, one interval after this one began
+			case <-time.After(every - min(time.Since(now), every)):
+			case <-watched.Done():
+				return
+			}
+		}
+	})
+	return watched, func() {
+		timer.Stop()
+		cut(nil)
+	}
+}
+
+// silenced returns the watch's cause when it cut ctx off, else nil.
+func silenced(ctx context.Context) error {
+	if s, ok := context.Cause(ctx).(*silentServer); ok {
+		return s
+	}
+	return nil
+}

@@ -1,0 +1,306 @@
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
+)
+
+// failure is why the server cannot serve a message; notRun says the
+// message provably did not run there.
+type failure struct {
+	cause  error
+	notRun bool
+}
+
+// What one POST came to.
+type outcome int
+
+const (
+	answered outcome = iota // 200 or 202: body holds the answer, if any
+	gone                    // 404: the server does not know the session
+	rejected                // another 4xx: the server refused the message
+	failed                  // unreachable, 5xx, or the answer broke off
+)
+
+type exchangeResult struct {
+	outcome outcome
+	body    []byte // the answer (200), or the error body (4xx)
+	session string // Mcp-Session-Id of the response
+	status  int
+	err     error
+	notRun  bool
+}
+
+// relay sends msg on the current session, re-initialising once if the
+// server forgot it, and returns the answer or why there is none.
+func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) ([]byte, *failure) {
+	if answer, ok := b.answeredHere(msg); ok {
+		return answer, nil
+	}
+	if len(calls) == 1 && mcp.IsModernProtocol(calls[0].version) {
+		return b.relayModern(ctx, msg, calls[0])
+	}
+	initialize := len(calls) == 1 && calls[0].env.Method == string(mcp.MethodInitialize)
+	if initialize {
+		ctx = b.reopening(ctx)
+	}
+	for attempt := 0; ; attempt++ {
+		b.mu.Lock()
+		sid, proto := b.session, b.record.Protocol
+		b.mu.Unlock()
+		if initialize {
+			sid, proto = "", "" // a new session
+		}
+		res := b.exchange(ctx, msg, sid, proto, b.resendable(calls))
+		switch res.outcome {
+		case answered:
+			if initialize {
+				if leaseLost(res.body) {
+					return nil, &failure{cause: fmt.Errorf("the shared server at %s refused a new session: %s", b.cfg.URL, errorMessage(res.body)), notRun: true}
+				}
+				b.initialized(ctx, calls[0], res)
+			}
+			b.observe(calls, res.body)
+			return res.body, nil
+		case gone:
+			if attempt > 0 {
+				return nil, &failure{cause: fmt.Errorf("the shared server at %s lost the session twice in a row", b.cfg.URL), notRun: true}
+			}
+			if fail := b.reinit(ctx, sid); fail != nil {
+				return nil, fail
+			}
+		case rejected:
+			return b.rejectedAnswer(msg, calls, res), nil
+		default:
+			if res.status == http.StatusConflict {
+				return nil, &failure{cause: fmt.Errorf("the shared server at %s refused the message: %v", b.cfg.URL, res.err), notRun: true}
+			}
+			return nil, &failure{cause: b.unreachable(res.err), notRun: res.notRun}
+		}
+	}
+}
+
+// exchange POSTs one message or batch and reads the answer. Whatever the
+// server sends before it (notifications, requests) goes to the client.
+// resendable says whether the message may be sent twice (see poster).
+func (b *Bridge) exchange(ctx context.Context, msg json.RawMessage, sid, proto string, resendable bool) exchangeResult {
+	header := postHeader()
+	b.setHeaders(header, sid, proto)
+	if sid == "" {
+		carry.SetClaim(header, ctx) // an initialize, opening the session again
+	}
+	return b.post(ctx, msg, header, resendable)
+}
+
+// postHeader is what every POST of a bridge says of its body and of the
+// answers it takes.
+func postHeader() http.Header {
+	return http.Header{
+		"Content-Type": {"application/json"},
+		"Accept":       {"application/json, text/event-stream"},
+	}
+}
+
+// post POSTs msg with header and reads the answer (see exchange).
+func (b *Bridge) post(ctx context.Context, msg json.RawMessage, header http.Header, resendable bool) exchangeResult {
+	modern := mcp.IsModernProtocol(header.Get(mcp.HeaderProtocolVersion))
+	began := time.Now()
+	ctx, stopWatch := b.watchServer(ctx)
+	defer stopWatch()
+	resp, done, err := b.posts.post(ctx, msg, header, resendable)
+	if err != nil {
+		b.posts.closeIdle() // the server may be gone: its kept connections with it
+		return exchangeResult{outcome: failed, err: b.silence(ctx, err, began), notRun: neverConnected(err)}
+	}
+	res := b.readAnswer(msg, resp, modern)
+	if res.outcome == failed {
+		b.posts.closeIdle()
+		if silent := silenced(ctx); silent != nil {
+			res.err = silent
+		}
+	}
+	done(drained(resp.Body))
+	return res
+}
+
+// readAnswer reads the answer to msg. For a modern message, a JSON body
+// is its answer whatever the status (that revision answers an unknown
+// method 404, bad params 400, each with a JSON-RPC error).
+func (b *Bridge) readAnswer(msg json.RawMessage, resp *http.Response, modern bool) exchangeResult {
+	b.noteLease(resp.Header)
+	res := exchangeResult{status: resp.StatusCode, session: resp.Header.Get(server.HeaderKeySessionID)}
+	switch {
+	case modern && resp.StatusCode != http.StatusOK && wire.IsJSON(resp.Header):
+		body, err := io.ReadAll(io.LimitReader(resp.Body, wire.MaxMessageBytes))
+		res.outcome, res.body = answered, bytes.TrimSpace(body)
+		if err != nil || !isAnswer(res.body) {
+			res.outcome, res.err = failed, fmt.Errorf("status %d: %s", resp.StatusCode, httpErrorMessage(body))
+		}
+	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
+		res.outcome = answered
+	case resp.StatusCode == http.StatusOK && wire.IsEventStream(resp.Header):
+		var answers [][]byte
+		err := wire.ReadEvents(resp.Body, func(data []byte) error {
+			if e, err := wire.ReadEnvelope(data); err != nil || e.Method == "" {
+				answers = append(answers, bytes.Clone(data)) // a response, or a batch of them
+				return nil
+			}
+			_ = b.cfg.Out.Write(data) // a client gone is the stdio loop's business
+			return nil
+		})
+		if err != nil || (len(answers) == 0 && expectsAnswer(msg)) {
+			return exchangeResult{outcome: failed, err: fmt.Errorf("the answer broke off: %v", orEOF(err))}
+		}
+		res.outcome = answered
+		if len(answers) > 0 {
+			res.body = answers[len(answers)-1]
+		}
+	case resp.StatusCode == http.StatusOK:
+		body, err := io.ReadAll(resp.Body)
+		body = bytes.TrimSpace(body)
+		if err != nil || (len(body) > 0 && !json.Valid(body)) {
+			return exchangeResult{outcome: failed, err: fmt.Errorf("the answer is not JSON: %v", orEOF(err))}
+		}
+		res.outcome, res.body = answered, body
+	case resp.StatusCode == http.StatusNotFound:
+		res.outcome = gone
+	case resp.StatusCode == http.StatusServiceUnavailable:
+		res.outcome, res.notRun, res.err = failed, true, b.unavailable(resp)
+	case resp.StatusCode >= 500:
+		res.outcome, res.err = failed, fmt.Errorf("status %d", resp.StatusCode)
+	default:
+		res.outcome = rejected
+		res.body, _ = io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if resp.StatusCode == http.StatusConflict && strings.Contains(string(res.body), wire.ErrCodeLeaseLost) {
+			res.outcome, res.notRun, res.err = failed, true, errors.New("lease_lost: "+httpErrorMessage(res.body))
+		}
+	}
+	return res
+}
+
+// observe learns from what the client sent and was answered: that it is
+// initialized, which tools are safe to resend, what it announced. Only the
+// answers it learns from are decoded.
+func (b *Bridge) observe(calls []call, answer []byte) {
+	var results map[string]json.RawMessage
+	for _, c := range calls {
+		if c.env.Method == string(mcp.MethodToolsList) || c.tool == carry.AnnounceTool || carry.HeardMethod(c.env.Method) {
+			results = resultsByID(answer)
+			break
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, c := range calls {
+		result := results[string(c.env.ID)]
+		switch {
+		case c.env.Method == "notifications/initialized":
+			if !b.ready {
+				close(b.readied)
+				b.goLocked(func() { b.learnTools(b.ctx) })
+			}
+			b.ready = true
+			defer b.poke()
+		case c.env.Method == string(mcp.MethodToolsList) && result != nil:
+			b.recordToolsLocked(result)
+		case c.tool == carry.AnnounceTool && result != nil && !wire.ToolFailed(result):
+			b.record.Announce = bytes.Clone(c.args)
+		case carry.HeardMethod(c.env.Method) && result != nil:
+			b.record.Heard.NoteHeard(c.env.Method, c.params)
+		}
+	}
+}
+
+// resultsByID maps the ids of an answer's members to their results.
+func resultsByID(answer []byte) map[string]json.RawMessage {
+	results := map[string]json.RawMessage{}
+	members, batch := wire.SplitBatch(answer)
+	if !batch {
+		members = []json.RawMessage{answer}
+	}
+	for _, m := range members {
+		var a struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal(m, &a) == nil && len(a.Result) > 0 {
+			results[string(a.ID)] = a.Result
+		}
+	}
+	return results
+}
+
+// rejectedAnswer answers the requests of a message the server refused
+// (400, 413…) with an error naming the refusal; no election follows.
+func (b *Bridge) rejectedAnswer(msg json.RawMessage, calls []call, res exchangeResult) []byte {
+	text := fmt.Sprintf("the shared server at %s rejected the message (%d): %s", b.cfg.URL, res.status, httpErrorMessage(res.body))
+	if res.status == http.StatusRequestEntityTooLarge {
+		// A server with a smaller limit than maxMessageBytes, which the
+		// stdio loop enforces before any message reaches a bridge.
+		text = "payload too large: " + text
+	}
+	var answers [][]byte
+	for _, c := range calls {
+		if c.env.IsRequest() {
+			answers = append(answers, wire.ErrorFrame(c.env.ID, mcp.INVALID_REQUEST, text))
+		}
+	}
+	return wire.Gather(msg, answers)
+}
+
+// setHeaders sets what every request of the bridge carries: its token,
+// and the session's id and protocol version once it has them.
+func (b *Bridge) setHeaders(h http.Header, sid, proto string) {
+	h.Set("Authorization", b.authorization)
+	if sid != "" {
+		h.Set(server.HeaderKeySessionID, sid)
+	}
+	if proto != "" {
+		h.Set(mcp.HeaderProtocolVersion, proto)
+	}
+}
+
+// neverConnected reports whether a request failed before reaching the
+// server (connection refused, no route): it provably did not run.
+func neverConnected(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// drained reads what is left of a small answer's body and reports whether
+// it reached its end: only then may its connection carry another.
+func drained(body io.Reader) bool {
+	const most = 64 << 10
+	n, err := io.Copy(io.Discard, io.LimitReader(body, most))
+	return err == nil && n < most
+}
+
+func expectsAnswer(msg json.RawMessage) bool {
+	for _, c := range readCalls(msg) {
+		if c.env.IsRequest() {
+			return true
+		}
+	}
+	return false
+}
+
+func orEOF(err error) error {
+	if err == nil {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}

@@ -1,0 +1,103 @@
+package carry
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
+)
+
+// Ids of the requests a carried session is opened again with. Their
+// answers are never shown to the client.
+const (
+	ReinitializeID = "majordomus-bridge-reinitialize"
+	AnnounceID     = "majordomus-bridge-announce"
+)
+
+// Session is what a client's session is made of, to be carried onto
+// another backend after a failover.
+type Session struct {
+	Initialize json.RawMessage // the client's initialize request params; nil before it initialized
+	Announce   json.RawMessage // arguments of its last successful majordomus_announce, or nil
+	Protocol   string          // the protocol version its initialize negotiated
+	// SafeTools says, for each tool whose annotations the bridge learned,
+	// whether resending it is harmless, so that the next bridge knows too.
+	SafeTools map[string]bool
+	// Peer is the client's peer id, which its session claims wherever it
+	// is opened again.
+	Peer string
+	// Meta is the _meta of a 2026-07-28 client's last request (it has no
+	// initialize): how it says who it is, for its announcement made again.
+	Meta json.RawMessage
+	// Heard is what it asked to hear: subscriptions, its logging level.
+	Heard Hearing
+}
+
+// Replay opens the carried session on b: initialize (private id, answer
+// dropped) claiming the peer id and bringing the announcement, then
+// notifications/initialized, then — only when b did not take it with the
+// session — the announcement, marked as a replay, then what the client
+// asked to hear. A 2026-07-28 client, which never initialized, has its
+// announcement made again.
+func (c Session) Replay(ctx context.Context, b wire.Backend) error {
+	if len(c.Initialize) == 0 {
+		return c.replayModern(ctx, b)
+	}
+	opening := WithAnnouncement(WithPeerClaim(ctx, c.Peer), c.Announce) // the session opens as it was
+	answer := b.Handle(opening, wire.RequestFrame(ReinitializeID, "initialize", c.Initialize))
+	if err := wire.AnswerError(answer); err != nil {
+		return fmt.Errorf("re-initializing the client's session: %w", err)
+	}
+	b.Handle(ctx, InitializedFrame)
+	if _, announced := Opened(answer); len(c.Announce) > 0 && !announced {
+		if err := wire.AnswerError(b.Handle(ctx, AnnounceFrame(c.Announce))); err != nil {
+			return fmt.Errorf("replaying the client's announcement: %w", err)
+		}
+	}
+	for _, frame := range c.Heard.ReplayFrames() {
+		if err := wire.AnswerError(b.Handle(ctx, frame)); err != nil {
+			return fmt.Errorf("asking again for what the client asked to hear: %w", err)
+		}
+	}
+	return nil
+}
+
+// replayModern makes a 2026-07-28 client's announcement again on b, in the
+// client's name (its last _meta): such a client has no session to open,
+// and its peer id goes with the backend (Bridge: Peer; Local: claimed).
+func (c Session) replayModern(ctx context.Context, b wire.Backend) error {
+	if len(c.Meta) == 0 || len(c.Announce) == 0 {
+		return nil
+	}
+	meta := map[string]json.RawMessage{}
+	if json.Unmarshal(c.Meta, &meta) != nil {
+		return nil
+	}
+	meta[replayMeta] = json.RawMessage("true") // bookkeeping, not an execution
+	params, _ := json.Marshal(struct {
+		Name      string                     `json:"name"`
+		Arguments json.RawMessage            `json:"arguments,omitempty"`
+		Meta      map[string]json.RawMessage `json:"_meta"`
+	}{AnnounceTool, c.Announce, meta})
+	if err := wire.AnswerError(b.Handle(ctx, wire.RequestFrame(AnnounceID, string(mcp.MethodToolsCall), params))); err != nil {
+		return fmt.Errorf("replaying the client's announcement: %w", err)
+	}
+	return nil
+}
+
+// InitializedFrame ends the opening of a session replayed.
+var InitializedFrame = []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+
+// AnnounceFrame is the replay of a carried announcement, marked as one:
+// bookkeeping, not an execution.
+func AnnounceFrame(args json.RawMessage) []byte {
+	params, _ := json.Marshal(struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments,omitempty"`
+		Meta      map[string]bool `json:"_meta"`
+	}{AnnounceTool, args, map[string]bool{replayMeta: true}})
+	return wire.RequestFrame(AnnounceID, "tools/call", params)
+}

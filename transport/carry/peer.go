@@ -1,0 +1,151 @@
+package carry
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+)
+
+// A client keeps its peer id across take-overs (docs/design.md#the-layer):
+// the server says a session's id in its initialize result
+// (_meta[peerMeta]); a bridge remembers it and carries it with the session;
+// and wherever the session is opened again — a re-attach, a take-over, a
+// server that restarted — its initialize claims the id: in the peerHeader
+// of the POST over HTTP, in the context of an in-process session. The
+// server grants a claim when no other session of its holds that id.
+//
+// The session brings its last announcement too, so that it is on the new
+// board with it from its first instant and nothing is replayed: in the
+// announceHeaderName of the initialize POST (majordomus_announce's arguments,
+// base64url), in the context of an in-process session's opening or
+// initialize. The server says in the initialize result's
+// _meta[announcedMeta] that it took it; one that did not (an announcement
+// too long for a header, a server that does not know the header) is sent
+// it as a majordomus_announce call marked _meta[replayMeta], which is not
+// an execution.
+
+const (
+	// peerMeta is the key of the peer id in an initialize result's _meta.
+	peerMeta = "io.majordomus/peer"
+	// peerHeader carries a claimed peer id on an initialize POST.
+	peerHeader = "Majordomus-Peer"
+	// announceHeaderName carries a session's carried announcement on an
+	// initialize POST.
+	announceHeaderName = "Majordomus-Announcement"
+	// announcedMeta is the key of an initialize result's _meta saying the
+	// carried announcement is on the board.
+	announcedMeta = "io.majordomus/announced"
+	// replayMeta is the key of a replayed announcement's _meta.
+	replayMeta = "io.majordomus/replay"
+)
+
+// maxAnnounceHeader bounds an announceHeaderName: a longer announcement is
+// replayed instead (the server reads at most 64 KiB of a request's head).
+const maxAnnounceHeader = 16 << 10
+
+type announceKey struct{}
+
+// WithCarriedAnnouncement returns ctx bringing args, the arguments of the
+// client's last majordomus_announce, to the session an initialize handled
+// under it, or an in-process session registered under it, opens.
+func WithAnnouncement(ctx context.Context, args json.RawMessage) context.Context {
+	if len(args) == 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, announceKey{}, args)
+}
+
+// CarriedAnnouncement is the announcement ctx brings, or nil.
+func Announcement(ctx context.Context) json.RawMessage {
+	args, _ := ctx.Value(announceKey{}).(json.RawMessage)
+	return args
+}
+
+// SetClaim sets on h, the header of an initialize POST that opens a
+// session again, the peer id ctx claims and the announcement it brings
+// (ClaimOf reads them). An announcement too long for a header is left
+// out: it is replayed instead.
+func SetClaim(h http.Header, ctx context.Context) {
+	if claim := PeerClaim(ctx); claim != "" {
+		h.Set(peerHeader, claim)
+	}
+	if v := base64.RawURLEncoding.EncodeToString(Announcement(ctx)); v != "" && len(v) <= maxAnnounceHeader {
+		h.Set(announceHeaderName, v)
+	}
+}
+
+type peerClaimKey struct{}
+
+// WithPeerClaim returns ctx claiming peer id for the session an initialize
+// handled under it opens.
+func WithPeerClaim(ctx context.Context, id string) context.Context {
+	if id == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, peerClaimKey{}, id)
+}
+
+// PeerClaim is the peer id ctx claims, or "".
+func PeerClaim(ctx context.Context) string {
+	id, _ := ctx.Value(peerClaimKey{}).(string)
+	return id
+}
+
+// ClaimOf is the HTTP server's context for a request: the claim of its
+// peerHeader, and the announcement of its announceHeaderName.
+func ClaimOf(ctx context.Context, r *http.Request) context.Context {
+	ctx = WithPeerClaim(ctx, r.Header.Get(peerHeader))
+	if v := r.Header.Get(announceHeaderName); v != "" && len(v) <= maxAnnounceHeader {
+		if args, err := base64.RawURLEncoding.DecodeString(v); err == nil && json.Valid(args) {
+			ctx = WithAnnouncement(ctx, args)
+		}
+	}
+	return ctx
+}
+
+// Opened is what an initialize (or server/discover) answer says of the
+// session it opened: its peer id ("" when none), and whether the carried
+// announcement is on the board.
+func Opened(answer []byte) (peer string, announced bool) {
+	var a struct {
+		Result struct {
+			Meta map[string]any `json:"_meta"`
+		} `json:"result"`
+	}
+	_ = json.Unmarshal(answer, &a)
+	peer, _ = a.Result.Meta[peerMeta].(string)
+	announced, _ = a.Result.Meta[announcedMeta].(bool)
+	return peer, announced
+}
+
+// AnnounceTool is the tool a client announces itself with.
+const AnnounceTool = "majordomus_announce"
+
+// WithPeerMeta is msg with peer as its params' _meta[peerMeta]; msg as it
+// is when peer is "" or msg cannot be read.
+func WithPeerMeta(msg json.RawMessage, peer string) json.RawMessage {
+	if peer == "" {
+		return msg
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(msg, &m) != nil {
+		return msg
+	}
+	params := map[string]json.RawMessage{}
+	if raw, ok := m["params"]; ok && json.Unmarshal(raw, &params) != nil {
+		return msg
+	}
+	meta := map[string]json.RawMessage{}
+	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
+		return msg
+	}
+	meta[peerMeta], _ = json.Marshal(peer)
+	params["_meta"], _ = json.Marshal(meta)
+	m["params"], _ = json.Marshal(params)
+	out, err := json.Marshal(m)
+	if err != nil {
+		return msg
+	}
+	return out
+}

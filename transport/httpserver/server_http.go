@@ -1,0 +1,340 @@
+package httpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
+)
+
+// Defaults of [Config].
+const (
+	defaultMaxBody = wire.MaxMessageBytes
+	// defaultBodyTimeout bounds how long a request body may take to
+	// arrive: a client sending a byte every few seconds holds nothing.
+	defaultBodyTimeout = 10 * time.Second
+	// DefaultMaxSessions caps the live sessions of one server; beyond it a
+	// new one is refused (503, Retry-After) rather than exhaust memory.
+	DefaultMaxSessions = 512
+	// defaultMaxConnections caps the open connections: one more is closed
+	// as it is accepted, so that whoever can reach the port (another local
+	// user too, before any token is asked) cannot exhaust the server's
+	// descriptors. A session takes at most two (a POST, its stream).
+	defaultMaxConnections = 4 * DefaultMaxSessions
+	// maxHeaderBytes bounds a request's head: no client of this server
+	// sends more than a few hundred bytes of it.
+	maxHeaderBytes = 64 << 10
+)
+
+// Identity is the answer of GET / to a client that carries the token, the
+// probe. Whoever does not learns only publicIdentity.
+type Identity struct {
+	Name         string `json:"name"`
+	Version      string `json:"version"`
+	Checkout     string `json:"checkout"`
+	RepositoryID string `json:"repository_id"`
+	Profile      string `json:"profile"`
+	Instance     string `json:"instance"`
+	Leaseholder  bool   `json:"leaseholder"`
+	// Sessions is every session the server serves, as its Identity func
+	// counts them (its process's own stdio client's, in process, and the
+	// HTTP ones), and never fewer than its HTTP sessions.
+	Sessions int `json:"sessions"`
+	// HTTPSessions is the number of live HTTP sessions (an open
+	// 2026-07-28 subscriptions/listen stream is one), of Sessions.
+	HTTPSessions int `json:"http_sessions"`
+	// Peers is who is on the server's board; nil when not told.
+	Peers *IdentityPeers `json:"peers,omitempty"`
+	// Proof answers the request's challenge (see internal/secret).
+	Proof string `json:"proof,omitempty"`
+}
+
+// IdentityPeers is a server's board as GET / tells it, in the shape of
+// majordomus_peers: the attached peers, the leaseholder's own client
+// among them.
+type IdentityPeers struct {
+	Count int            `json:"count"`
+	Peers []IdentityPeer `json:"peers"`
+}
+
+// IdentityPeer is one attached peer. Client is the name the client gave
+// itself: data, never prose.
+type IdentityPeer struct {
+	ID        string `json:"id"`
+	Client    string `json:"client"`
+	Transport string `json:"transport"`
+}
+
+// publicIdentity is all GET / tells a client without the token: that a
+// server of that name listens, and, to a challenge, whether it holds the
+// lease, with a proof only a holder of the secret can check (docs/security.md).
+type publicIdentity struct {
+	Name        string `json:"name"`
+	Leaseholder *bool  `json:"leaseholder,omitempty"`
+	Proof       string `json:"proof,omitempty"`
+}
+
+// Refusal says why new sessions are refused.
+type Refusal struct {
+	Reason  string // machine-readable reason, in the error's data; default "lease_lost"
+	Message string // what the client is told
+	URL     string // the server to go to instead; "" when not known
+}
+
+// Config configures a [Server].
+type Config struct {
+	// MCP serves every session. Its hooks belong to its builder: the HTTP
+	// server learns of sessions through its own SessionIdManager instead.
+	MCP *server.MCPServer
+	// Identity is asked on every GET /. Nil answers a zero Identity.
+	Identity func() Identity
+	// Secret is the lease's secret (internal/secret): every /mcp request
+	// must carry its token, and GET / proves it holds it. Empty: a random
+	// one that no client knows, so that no server is ever open by mistake.
+	Secret string
+	// Refusal is asked on every initialize: nil accepts new sessions, a
+	// refusal turns them away (existing sessions go on being served).
+	Refusal func() *Refusal
+	// IdleTimeout ends a session that has sent nothing for that long.
+	// Default 90s.
+	IdleTimeout time.Duration
+	// MaxBody bounds a request body, in bytes. Default 1 MiB.
+	MaxBody int64
+	// BodyTimeout bounds the arrival of a request body. Default 10s.
+	BodyTimeout time.Duration
+	// MaxSessions caps the live sessions. Default 512.
+	MaxSessions int
+	// MaxConnections caps the open connections. Default 2048.
+	MaxConnections int
+	// OnSessions is called with the number of live HTTP sessions whenever
+	// it changes. Calls are serialised and never made under a lock of the
+	// server, so it may call back into it; under concurrent changes an
+	// intermediate count may be skipped, the latest never is.
+	OnSessions func(n int)
+	// Board serves everything under /board (package transport/board),
+	// once the Host and Origin are checked; nil = no page, 404. Its
+	// requests end at Shutdown, its event streams included.
+	Board http.Handler
+	// Logger receives the server's logs and mcp-go's (named "mcp-go").
+	// Nil = no logs.
+	Logger *zap.Logger
+}
+
+// Server is the shared server: identity on GET /, MCP streamable HTTP
+// on /mcp, every refusal a JSON body.
+type Server struct {
+	cfg   Config
+	log   *zap.Logger
+	mcp   *server.StreamableHTTPServer
+	table *sessionTable
+	cop   *http.CrossOriginProtection
+	srv   *http.Server
+
+	boardCtx context.Context // ended by Shutdown: so are the board's requests
+	endBoard context.CancelFunc
+
+	conns    connCount
+	closing  atomic.Bool
+	shutOnce sync.Once
+	shutErr  error
+}
+
+// New builds the server. Call Shutdown to stop it, even when it
+// never served: it ends the sessions and their idle timers.
+func New(cfg Config) *Server {
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = wire.DefaultIdleTimeout
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = defaultMaxBody
+	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = defaultBodyTimeout
+	}
+	if cfg.MaxSessions <= 0 {
+		cfg.MaxSessions = DefaultMaxSessions
+	}
+	if cfg.MaxConnections <= 0 {
+		cfg.MaxConnections = defaultMaxConnections
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.Identity == nil {
+		cfg.Identity = func() Identity { return Identity{} }
+	}
+	if cfg.Refusal == nil {
+		cfg.Refusal = func() *Refusal { return nil }
+	}
+	if cfg.Secret == "" {
+		cfg.Secret = secret.New()
+	}
+	h := &Server{cfg: cfg, log: cfg.Logger, cop: http.NewCrossOriginProtection()}
+	h.boardCtx, h.endBoard = context.WithCancel(context.Background())
+	h.table = newSessionTable(cfg.Logger, cfg.OnSessions, cfg.IdleTimeout, func(sid string) { h.endSession(sid, endIdle) })
+	mcpLog := slog.New(zapslog.NewHandler(cfg.Logger.Core(), zapslog.WithName("mcp-go")))
+	h.mcp = server.NewStreamableHTTPServer(cfg.MCP,
+		server.WithSessionIdManager(h.table), // which also ends idle sessions
+		server.WithHTTPContextFunc(carry.ClaimOf),
+
+		server.WithStreamableHTTPLogger(mcpLog),
+	)
+	errorLog, _ := zap.NewStdLogAt(cfg.Logger.Named("http"), zapcore.DebugLevel)
+	h.srv = &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          errorLog,
+		ConnState:         h.conns.track,
+	}
+	return h
+}
+
+// Serve answers on ln until Shutdown; it then returns nil.
+func (h *Server) Serve(ln net.Listener) error {
+	if err := h.srv.Serve(cappedListener{ln, &h.conns, h.cfg.MaxConnections}); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Sessions is the number of live HTTP sessions.
+func (h *Server) Sessions() int { return h.table.count() }
+
+// Shutdown ends every session and its streams, stops listening and waits
+// for the requests under way until ctx ends; then it closes what is left.
+// Later calls return the first call's result.
+func (h *Server) Shutdown(ctx context.Context) error {
+	h.shutOnce.Do(func() {
+		h.closing.Store(true)
+		h.endBoard()
+		h.table.shutdown()
+		_ = h.mcp.Shutdown(ctx) // stops the sweeper, ends streams and sessions
+		if err := h.srv.Shutdown(ctx); err != nil {
+			h.shutErr = err
+			_ = h.srv.Close()
+		}
+		h.mcp.CloseSessions(context.Background()) // any opened meanwhile
+	})
+	return h.shutErr
+}
+
+// ServeHTTP routes a request: GET /, /mcp and /board; anything else is 404. Only a
+// POST to /mcp has a body worth reading: any other request's body is never
+// waited for, and its connection closes with the answer.
+func (h *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 && (r.Method != http.MethodPost || r.URL.Path != "/mcp") {
+		w.Header().Set("Connection", "close")
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	}
+	if !hostAllowed(r) {
+		h.log.Warn("a loopback request under a foreign host name was refused", zap.String("host", r.Host))
+		writeError(w, http.StatusForbidden, errCodeForbidden,
+			fmt.Sprintf("the Host header %q does not name this loopback server (DNS rebinding is refused)", r.Host))
+		return
+	}
+	switch {
+	case r.URL.Path == "/":
+		h.serveIdentity(w, r)
+	case r.URL.Path == "/mcp":
+		h.serveMCP(w, r)
+	case h.cfg.Board != nil && (r.URL.Path == "/board" || strings.HasPrefix(r.URL.Path, "/board/")):
+		h.serveBoard(w, r)
+	default:
+		writeError(w, http.StatusNotFound, errCodeNotFound,
+			fmt.Sprintf("no route %s %s; this server answers GET / (its identity), /mcp (MCP) and /board (its page)", r.Method, r.URL.Path))
+	}
+}
+
+// serveIdentity answers the probe. It is answered whatever the server's
+// state: a server that lost its lease says so here.
+func (h *Server) serveIdentity(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeError(w, http.StatusMethodNotAllowed, errCodeMethodNotAllowed, r.Method+" / is not served; GET it")
+		return
+	}
+	challenge := r.URL.Query().Get("challenge")
+	if challenge != "" && !secret.ValidChallenge(challenge) {
+		writeError(w, http.StatusBadRequest, errCodeInvalidRequest,
+			fmt.Sprintf("a challenge is %d to %d hexadecimal digits", 2*secret.ChallengeSize, 8*secret.ChallengeSize))
+		return
+	}
+	id := h.cfg.Identity()
+	id.HTTPSessions = h.table.count()
+	id.Sessions = max(id.Sessions, id.HTTPSessions)
+	if challenge != "" {
+		// A probe asks who serves, not who is served: the board could
+		// outgrow what a probe reads.
+		id.Peers = nil
+		id.Proof = secret.Proof(h.cfg.Secret, challenge, id.Leaseholder)
+	}
+	var answer any = id
+	if !secret.Authorized(r.Header.Get("Authorization"), h.cfg.Secret) {
+		public := publicIdentity{Name: id.Name}
+		if challenge != "" {
+			public.Leaseholder, public.Proof = &id.Leaseholder, id.Proof
+		}
+		answer = public
+	}
+	b, _ := json.Marshal(answer)
+	b = append(b, '\n')
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodGet {
+		_, _ = w.Write(b)
+	}
+}
+
+// serveBoard hands /board to the page after the Host and Origin checks of
+// /mcp; its request ends at Shutdown at the latest.
+func (h *Server) serveBoard(w http.ResponseWriter, r *http.Request) {
+	if err := h.originAllowed(r); err != nil {
+		h.log.Warn("a board request from another origin was refused", zap.String("origin", r.Header.Get("Origin")), zap.Error(err))
+		writeError(w, http.StatusForbidden, errCodeForbidden, "a request from another origin was refused: "+err.Error())
+		return
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer context.AfterFunc(h.boardCtx, cancel)()
+	h.cfg.Board.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// originAllowed refuses requests a browser sends from another origin: the
+// stdlib check for state-changing methods, and for every method an Origin
+// header that does not name this server.
+func (h *Server) originAllowed(r *http.Request) error {
+	if err := h.cop.Check(r); err != nil {
+		return err
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return nil
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || !strings.EqualFold(u.Host, r.Host) {
+		return fmt.Errorf("origin %q is not this server's", origin)
+	}
+	return nil
+}

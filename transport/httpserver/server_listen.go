@@ -1,0 +1,138 @@
+package httpserver
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"go.uber.org/zap"
+)
+
+// Where the shared server listens, and who may connect: loopback by
+// default, a Host header that names loopback on a loopback connection (no
+// DNS rebinding), and a bounded number of connections.
+
+// Listen binds host:port. Port 0 takes any free port. A port that cannot be
+// bound (taken, say) falls back to a free one on the same host, logged at
+// warn. A host that is not a loopback address is bound and served, with a
+// warning naming what it exposes.
+func Listen(host string, port int, log *zap.Logger) (net.Listener, error) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	network := "tcp" // a name: whatever it resolves to
+	if ip, err := netip.ParseAddr(host); err == nil {
+		network = "tcp6"
+		if ip.Is4() {
+			network = "tcp4" // 0.0.0.0 is IPv4 only, not [::]
+		}
+	}
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	ln, err := net.Listen(network, addr)
+	if err != nil && port != 0 {
+		reason := err
+		var op *net.OpError
+		if errors.As(err, &op) {
+			reason = op.Err
+		}
+		log.Warn(fmt.Sprintf("cannot bind %s: %v; taking a free port instead", addr, reason),
+			zap.String("address", addr), zap.String("reason", reason.Error()))
+		ln, err = net.Listen(network, net.JoinHostPort(host, "0"))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("binding %s: %w", addr, err)
+	}
+	if !isLoopbackAddr(ln.Addr()) {
+		log.Warn(fmt.Sprintf("bound to %s, which is not a loopback address: every host that can reach this interface "+
+			"can read this checkout's AI layer, its diagnostics and its peers; bind 127.0.0.1 unless that is intended", ln.Addr()),
+			zap.String("address", ln.Addr().String()))
+	}
+	return ln, nil
+}
+
+// URLOf is the URL clients use to reach a server listening on addr:
+// "http://host:port". An unspecified address (0.0.0.0, ::) is named by the
+// loopback address of its family, which is what a local client can dial and
+// what passes the server's Host check.
+func URLOf(addr net.Addr) string {
+	ap, err := netip.ParseAddrPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String()
+	}
+	ip := ap.Addr().Unmap()
+	if ip.IsUnspecified() {
+		ip = netip.MustParseAddr("127.0.0.1")
+		if ap.Addr().Is6() && !ap.Addr().Is4In6() {
+			ip = netip.IPv6Loopback()
+		}
+	}
+	return "http://" + netip.AddrPortFrom(ip, ap.Port()).String()
+}
+
+// isLoopbackAddr reports whether a listener or connection address is a
+// loopback address.
+func isLoopbackAddr(addr net.Addr) bool {
+	if tcp, ok := addr.(*net.TCPAddr); ok {
+		return tcp.IP.IsLoopback()
+	}
+	ap, err := netip.ParseAddrPort(addr.String())
+	return err == nil && ap.Addr().IsLoopback()
+}
+
+// isLoopbackName reports whether a Host header names a loopback host.
+func isLoopbackName(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = strings.Trim(hostport, "[]")
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// hostAllowed refuses DNS rebinding: a request that came in on a loopback
+// connection must name a loopback host.
+func hostAllowed(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil || !isLoopbackAddr(local) {
+		return true
+	}
+	return isLoopbackName(r.Host)
+}
+
+// connCount counts a server's open connections (http.Server.ConnState).
+type connCount struct{ open atomic.Int64 }
+
+func (c *connCount) track(_ net.Conn, state http.ConnState) {
+	switch state {
+	case http.StateNew:
+		c.open.Add(1)
+	case http.StateClosed, http.StateHijacked:
+		c.open.Add(-1)
+	}
+}
+
+// cappedListener closes a connection it accepts beyond max, rather than
+// make it wait: a flood of them costs one accept each.
+type cappedListener struct {
+	net.Listener
+	conns *connCount
+	max   int
+}
+
+func (l cappedListener) Accept() (net.Conn, error) {
+	for {
+		conn, err := l.Listener.Accept()
+		if err != nil || l.conns.open.Load() < int64(l.max) {
+			return conn, err
+		}
+		conn.Close()
+	}
+}

@@ -1,0 +1,380 @@
+package httpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/zap"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
+)
+
+// serveMCP decides every /mcp request before mcp-go sees it: what it
+// refuses never reaches mcp-go, so a refused initialize opens no session.
+func (h *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet, http.MethodPost, http.MethodDelete:
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		refuseUnread(w, r, http.StatusMethodNotAllowed, errCodeMethodNotAllowed, r.Method+
+			" /mcp is not served: POST a JSON-RPC message, GET the session's stream, DELETE to end the session")
+		return
+	}
+	if !secret.Authorized(r.Header.Get("Authorization"), h.cfg.Secret) {
+		// Nothing is learned here: not whether a session exists, not what
+		// the server serves (docs/security.md).
+		w.Header().Set("WWW-Authenticate", secret.Scheme+` realm="majordomus"`)
+		refuseUnread(w, r, http.StatusUnauthorized, errCodeUnauthorized,
+			"this server serves only the user who owns its lease: send the header `majordomus-mcp status` shows")
+		return
+	}
+	if err := h.originAllowed(r); err != nil {
+		h.log.Warn("a request from another origin was refused", zap.String("origin", r.Header.Get("Origin")), zap.Error(err))
+		refuseUnread(w, r, http.StatusForbidden, errCodeForbidden, "a request from another origin was refused: "+err.Error())
+		return
+	}
+	if h.closing.Load() {
+		refuseUnread(w, r, http.StatusServiceUnavailable, errCodeUnavailable, "the server is shutting down")
+		return
+	}
+	if h.cfg.Refusal() != nil {
+		w.Header().Set(wire.LeaseHeader, "lost") // its bridges move to the current server
+	}
+	if r.Method != http.MethodPost && mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+		h.pass(w, r) // 2026-07-28 has no GET stream nor DELETE: mcp-go answers 405
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		h.servePost(w, r)
+	case http.MethodGet:
+		h.serveStream(w, r)
+	case http.MethodDelete:
+		h.serveDelete(w, r)
+	}
+}
+
+// refuseUnread answers a request refused before its body was read, and
+// closes its connection: what is left of the body is never waited for (a
+// body trickled in by a client with no token would hold it otherwise).
+func refuseUnread(w http.ResponseWriter, r *http.Request, status int, code, message string) {
+	if r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+		// net/http would otherwise read what is left before closing
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	}
+	writeError(w, status, code, message)
+}
+
+// session checks the request's session id, answering when it is missing
+// or unknown.
+func (h *Server) session(w http.ResponseWriter, r *http.Request, missing string) (string, bool) {
+	sid := r.Header.Get(server.HeaderKeySessionID)
+	if sid == "" {
+		writeError(w, http.StatusBadRequest, errCodeSessionRequired, missing)
+		return "", false
+	}
+	if !h.table.known(sid) {
+		writeError(w, http.StatusNotFound, errCodeSessionNotFound,
+			"unknown or expired Mcp-Session-Id; send initialize again to open a new session")
+		return "", false
+	}
+	return sid, true
+}
+
+// pass hands a request to mcp-go, with its plain-text errors made JSON.
+func (h *Server) pass(w http.ResponseWriter, r *http.Request) {
+	jw := &jsonErrors{ResponseWriter: w}
+	h.mcp.ServeHTTP(jw, r)
+	jw.finish()
+}
+
+func (h *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
+	sid, ok := h.session(w, r, "DELETE /mcp names the session to end in Mcp-Session-Id")
+	if !ok {
+		return
+	}
+	h.table.expect(sid, endDelete)
+	defer h.table.forget(sid)
+	h.pass(w, r)
+}
+
+// serveStream serves a session's GET stream. The stream ends with its
+// session; a stream whose client's connection dropped ends its session at
+// once, so a client killed without a goodbye is not counted until the idle
+// timeout.
+func (h *Server) serveStream(w http.ResponseWriter, r *http.Request) {
+	sid, ok := h.session(w, r, "GET /mcp opens a session's stream: name the session in Mcp-Session-Id")
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	remove, ok := h.table.addStream(sid, cancel)
+	if !ok {
+		writeError(w, http.StatusNotFound, errCodeSessionNotFound, "the session ended")
+		return
+	}
+	h.table.begin(sid)() // opening its stream is the session's activity too
+	h.pass(w, r.WithContext(ctx))
+	remove()
+	if r.Context().Err() != nil && !h.closing.Load() && h.table.known(sid) {
+		h.endSession(sid, endStreamDropped)
+	}
+}
+
+// endSession ends a session the way a DELETE does (mcp-go terminates and
+// unregisters it and drops its state), for the given reason.
+func (h *Server) endSession(sid, reason string) {
+	h.table.expect(sid, reason)
+	defer h.table.forget(sid)
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodDelete, "/mcp", nil)
+	if err != nil {
+		return
+	}
+	req.Header.Set(server.HeaderKeySessionID, sid)
+	h.mcp.ServeHTTP(newBufferWriter(), req)
+}
+
+func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
+	raw := r.Body
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(h.cfg.BodyTimeout)) // a body trickled in holds nothing for long
+	body, err := io.ReadAll(http.MaxBytesReader(w, raw, h.cfg.MaxBody))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			h.refuseTooLarge(w, raw)
+			return
+		}
+		// The deadline stays: what is left of the body is not waited for,
+		// and the connection closes with the answer.
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "reading the body: "+err.Error())
+		return
+	}
+	_ = rc.SetReadDeadline(time.Time{})
+	if !json.Valid(body) {
+		writeError(w, http.StatusBadRequest, errCodeInvalidJSON, "the body is not JSON")
+		return
+	}
+	if !wire.IsJSON(r.Header) {
+		writeError(w, http.StatusUnsupportedMediaType, errCodeUnsupportedMedia, "POST /mcp takes Content-Type: application/json")
+		return
+	}
+	members, batch := wire.SplitBatch(body)
+	if !batch {
+		members = []json.RawMessage{body}
+	}
+	if len(members) == 0 {
+		writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "the batch is empty")
+		return
+	}
+	var initialize *wire.Envelope
+	envs := make([]wire.Envelope, 0, len(members))
+	modern := false
+	for _, m := range members {
+		env, err := wire.ReadEnvelope(m)
+		envs = append(envs, env)
+		if err != nil && !batch {
+			writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "every message must be a JSON-RPC object")
+			return
+		}
+		modern = modern || modernMeta(m) || mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
+		if env.Method == string(mcp.MethodInitialize) {
+			initialize = &env
+		}
+	}
+	if !batch {
+		if refusal := wire.Screen(body); refusal != nil {
+			status := http.StatusOK
+			if modern {
+				status = http.StatusBadRequest // that revision's status for -32600 and -32602
+			}
+			writeFrame(w, status, refusal)
+			return
+		}
+	}
+	if modern {
+		if batch {
+			writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "2026-07-28 has no batches: send each message alone")
+			return
+		}
+		h.serveModern(w, r, body, envs[0])
+		return
+	}
+	if initialize != nil {
+		if batch {
+			writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "initialize must be sent alone, not in a batch")
+			return
+		}
+		h.serveInitialize(w, r, body, initialize.ID)
+		return
+	}
+	sid, ok := h.session(w, r, "the Mcp-Session-Id header is required on every request after initialize")
+	if !ok {
+		return
+	}
+	defer h.table.begin(sid)()
+	if batch {
+		h.serveBatch(w, r, members)
+		return
+	}
+	if refusal := wire.PromptRefusal(h.cfg.MCP, envs[0], body); refusal != nil {
+		writeFrame(w, http.StatusOK, refusal)
+		return
+	}
+	h.pass(w, withBody(r, body))
+}
+
+// serveInitialize opens a session, unless new sessions are refused: then the
+// request is answered with a JSON-RPC error (HTTP 200, so that any client
+// reads it) and mcp-go never sees it.
+func (h *Server) serveInitialize(w http.ResponseWriter, r *http.Request, body []byte, id json.RawMessage) {
+	if ref := h.cfg.Refusal(); ref != nil {
+		h.log.Info("a new session was refused", zap.String("reason", ref.reason()), zap.String("url", ref.URL))
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(append(ref.frame(id, wire.CodeLeaseLost), '\n'))
+		return
+	}
+	if n := h.table.count(); n >= h.cfg.MaxSessions {
+		h.log.Info("a new session was refused: the server is full", zap.Int("sessions", n))
+		refuseFull(w, n)
+		return
+	}
+	rec := newBufferWriter()
+	h.pass(rec, withBody(r, body))
+	sid := rec.header.Get(server.HeaderKeySessionID)
+	switch {
+	case sid == "":
+	case initializeFailed(rec):
+		// An initialize answered with an error opens no session: the id
+		// mcp-go gave it is ended, and not told to the client.
+		h.endSession(sid, endRefused)
+		rec.header.Del(server.HeaderKeySessionID)
+	default:
+		h.table.markLive(sid)
+	}
+	rec.copyTo(w)
+}
+
+// initializeFailed reports whether an initialize's answer is not a
+// successful result.
+func initializeFailed(rec *bufferWriter) bool {
+	if rec.status != http.StatusOK {
+		return true
+	}
+	answer := rec.body
+	if wire.IsEventStream(rec.header) {
+		_ = wire.ReadEvents(bytes.NewReader(rec.body), func(data []byte) error {
+			answer = bytes.Clone(data)
+			return nil
+		})
+	}
+	var a struct {
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	return json.Unmarshal(answer, &a) != nil || len(a.Error) > 0 || len(a.Result) == 0
+}
+
+// serveBatch answers a batch (which mcp-go does not take) by handing mcp-go
+// each member in turn and gathering the answers: a JSON array, or, when the
+// server sent notifications meanwhile, an event stream with those first and
+// the array last. 202 when nothing is owed.
+func (h *Server) serveBatch(w http.ResponseWriter, r *http.Request, members []json.RawMessage) {
+	var notes, answers []json.RawMessage
+	for _, m := range members {
+		env, _ := wire.ReadEnvelope(m)
+		if refusal := wire.Screen(m); refusal != nil {
+			answers = append(answers, refusal)
+			continue
+		}
+		if refusal := wire.PromptRefusal(h.cfg.MCP, env, m); refusal != nil {
+			answers = append(answers, refusal)
+			continue
+		}
+		rec := newBufferWriter()
+		h.mcp.ServeHTTP(rec, withBody(r, m))
+		switch {
+		case rec.status == http.StatusOK && wire.IsEventStream(rec.header):
+			_ = wire.ReadEvents(bytes.NewReader(rec.body), func(data []byte) error {
+				if e, err := wire.ReadEnvelope(data); err == nil && e.Method == "" {
+					answers = append(answers, json.RawMessage(data))
+				} else {
+					notes = append(notes, json.RawMessage(data))
+				}
+				return nil
+			})
+		case rec.status == http.StatusOK && len(bytes.TrimSpace(rec.body)) > 0:
+			answers = append(answers, json.RawMessage(bytes.TrimSpace(rec.body)))
+		case rec.status >= 400 && env.IsRequest():
+			answers = append(answers, wire.ErrorFrame(env.ID, mcp.INVALID_REQUEST,
+				fmt.Sprintf("the server refused this message (%d): %s", rec.status, bytes.TrimSpace(rec.body))))
+		}
+	}
+	if len(notes) == 0 {
+		if len(answers) == 0 {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		b, _ := json.Marshal(answers)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(append(b, '\n'))
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	for _, n := range notes {
+		_ = writeEvent(w, n)
+	}
+	if len(answers) > 0 {
+		b, _ := json.Marshal(answers)
+		_ = writeEvent(w, b)
+	}
+}
+
+// refuseTooLarge reads what is left of the body (within bounds) and then
+// answers 413: a client still sending when the connection closes would get
+// a reset instead of the answer.
+func (h *Server) refuseTooLarge(w http.ResponseWriter, body io.Reader) {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, 64*h.cfg.MaxBody))
+	w.Header().Set("Connection", "close")
+	writeError(w, http.StatusRequestEntityTooLarge, errCodeTooLarge,
+		fmt.Sprintf("the body is over %d bytes", h.cfg.MaxBody))
+}
+
+// writeFrame answers with one JSON-RPC frame of the server's own.
+func writeFrame(w http.ResponseWriter, status int, frame []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(frame, '\n'))
+}
+
+// withBody is r carrying body.
+func withBody(r *http.Request, body []byte) *http.Request {
+	sub := r.Clone(r.Context())
+	sub.Body = io.NopCloser(bytes.NewReader(body))
+	sub.ContentLength = int64(len(body))
+	return sub
+}
+
+// writeEvent writes one server-sent event carrying data.
+func writeEvent(w io.Writer, data []byte) error {
+	_, err := fmt.Fprintf(w, "event: message\ndata: %s\n\n", data)
+	return err
+}

@@ -1,0 +1,101 @@
+package httpserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"go.uber.org/zap"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
+)
+
+// The two answers of /mcp that are not mcp-go's: a refusal by a server
+// that lost its lease, and a request of revision 2026-07-28, which
+// belongs to no session.
+
+// serveModern serves a 2026-07-28 request, which belongs to no session:
+// mcp-go serves it on one of its own for the request's life, checking the
+// revision's headers. A server that lost its lease refuses it, in that
+// revision's code range, before it runs: a bridge then sends it to the
+// current server. An open subscriptions/listen stream counts as a session.
+func (h *Server) serveModern(w http.ResponseWriter, r *http.Request, body []byte, env wire.Envelope) {
+	if ref := h.cfg.Refusal(); ref != nil && env.IsRequest() {
+		h.log.Info("a request was refused", zap.String("reason", ref.reason()), zap.String("method", env.Method), zap.String("url", ref.URL))
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(append(ref.frame(env.ID, wire.CodeLeaseLostModern), '\n'))
+		return
+	}
+	if refusal := wire.PromptRefusal(h.cfg.MCP, env, body); refusal != nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(append(refusal, '\n'))
+		return
+	}
+	if env.Method == string(mcp.MethodSubscriptionsListen) && env.IsRequest() {
+		// Logged as sessions are: it is how a 2026-07-28 client stays.
+		h.log.Info("listen stream opened")
+		defer h.log.Info("listen stream closed")
+		defer h.table.listen()()
+	}
+	h.pass(w, withBody(r, body))
+}
+
+func (ref *Refusal) reason() string {
+	if ref.Reason == "" {
+		return wire.ErrCodeLeaseLost
+	}
+	return ref.Reason
+}
+
+// frame is the JSON-RPC error, with code, that answers a refused initialize
+// or 2026-07-28 request.
+func (ref *Refusal) frame(id json.RawMessage, code int) []byte {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	where := "where the checkout's current server is, is not known"
+	if ref.URL != "" {
+		where = "the checkout's current server is at " + ref.URL
+	}
+	type data struct {
+		Reason string  `json:"reason"`
+		URL    *string `json:"url"`
+	}
+	var answer struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+			Data    data   `json:"data"`
+		} `json:"error"`
+	}
+	answer.JSONRPC, answer.ID = "2.0", id
+	answer.Error.Code = code
+	answer.Error.Message = fmt.Sprintf("%s: %s; %s", ref.reason(), ref.Message, where)
+	answer.Error.Data.Reason = ref.reason()
+	if ref.URL != "" {
+		answer.Error.Data.URL = &ref.URL
+	}
+	b, _ := json.Marshal(answer)
+	return b
+}
+
+// modernMeta reports whether a message claims a sessionless protocol
+// version in its _meta (mcp-go would serve it outside any session).
+func modernMeta(msg json.RawMessage) bool {
+	var m struct {
+		Params struct {
+			Meta map[string]any `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(msg, &m) != nil {
+		return false
+	}
+	v, _ := m.Params.Meta[mcp.MetaKeyProtocolVersion].(string)
+	return mcp.IsModernProtocol(v)
+}

@@ -1,0 +1,286 @@
+package httpserver
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Why an HTTP session ended, as logged in "http session closed".
+const (
+	endDelete        = "delete"         // the client sent DELETE
+	endIdle          = "idle"           // it sent nothing for the idle timeout
+	endStreamDropped = "stream-dropped" // its GET stream's connection dropped
+	endShutdown      = "shutdown"       // the server is shutting down
+	endRefused       = "refused"        // its initialize was answered with an error
+)
+
+// errUnknownSession is what the session table tells mcp-go about an id it
+// never issued or that has ended.
+var errUnknownSession = errors.New("transport: unknown or ended session")
+
+// sessionTable is the [server.SessionIdManager] of the HTTP server. mcp-go
+// asks it for every new id (Generate, on initialize), checks every id it is
+// given against it (Validate) and tells it of every end (Terminate: DELETE,
+// CloseSessions), so it sees each session's whole life.
+//
+// An id is pending from Generate until the initialize that asked for it has
+// been answered with it (markLive); only live sessions are counted. Ended
+// ids are forgotten: an unknown id and an ended one both get 404.
+//
+// The table also keeps each live session's idle timer (mcp-go's own
+// sweeper looks only every half timeout, so a session outlived its timeout
+// by up to half of it): a session ends idleTimeout after its last request
+// ended, to the timer's precision, and never while a request of its is
+// being answered, however long that takes.
+type sessionTable struct {
+	log         *zap.Logger
+	onChange    func(n int)
+	idleTimeout time.Duration
+	expire      func(id string) // ends an idle session (the server's endSession)
+
+	mu      sync.Mutex
+	entries map[string]*sessionEntry
+	reasons map[string]string // the reason the next Terminate of an id ends it for
+	closing bool              // Shutdown began: every end is a shutdown
+	live    int
+	// listening counts the open subscriptions/listen streams of 2026-07-28
+	// clients, which have no session: such a stream is how a modern client
+	// stays with the server, so it counts as a session while it lasts.
+	listening int
+
+	dirty     atomic.Bool // a change is not yet reported
+	reporting atomic.Bool // some goroutine is reporting
+	reported  int         // last count reported; owned by the reporting goroutine
+}
+
+type sessionEntry struct {
+	live    bool
+	streams map[*int]context.CancelFunc // open GET streams, ended with the session
+	busy    int                         // requests being answered
+	idle    *time.Timer                 // armed while the session is live and not busy
+}
+
+func newSessionTable(log *zap.Logger, onChange func(int), idleTimeout time.Duration, expire func(string)) *sessionTable {
+	return &sessionTable{log: log, onChange: onChange, idleTimeout: idleTimeout, expire: expire,
+		entries: map[string]*sessionEntry{}, reasons: map[string]string{}}
+}
+
+// Generate mints an unguessable session id (mcp-go calls it for initialize).
+func (t *sessionTable) Generate() string {
+	id := "mcp-session-" + rand.Text()
+	t.mu.Lock()
+	t.entries[id] = &sessionEntry{streams: map[*int]context.CancelFunc{}}
+	t.mu.Unlock()
+	return id
+}
+
+// Validate accepts the ids it issued that have not ended.
+func (t *sessionTable) Validate(id string) (bool, error) {
+	if !t.known(id) {
+		return false, errUnknownSession
+	}
+	return false, nil
+}
+
+// Terminate ends a session: mcp-go calls it on DELETE, from its idle
+// sweeper and from CloseSessions, before it unregisters the session.
+func (t *sessionTable) Terminate(id string) (bool, error) {
+	t.mu.Lock()
+	e := t.entries[id]
+	reason, marked := t.reasons[id]
+	delete(t.reasons, id)
+	if e == nil {
+		t.mu.Unlock()
+		return false, nil
+	}
+	delete(t.entries, id)
+	if e.idle != nil {
+		e.idle.Stop()
+	}
+	switch {
+	case t.closing:
+		reason = endShutdown
+	case !marked:
+		reason = endIdle // nothing of ours asked for it: the sweeper did
+	}
+	if e.live {
+		t.live--
+	}
+	streams := make([]context.CancelFunc, 0, len(e.streams))
+	for _, cancel := range e.streams {
+		streams = append(streams, cancel)
+	}
+	t.mu.Unlock()
+
+	for _, cancel := range streams {
+		cancel()
+	}
+	if e.live {
+		t.log.Info("http session closed", zap.String("session", id), zap.String("reason", reason))
+		t.report()
+	}
+	return false, nil
+}
+
+// known reports whether id names a session that has not ended.
+func (t *sessionTable) known(id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.entries[id] != nil
+}
+
+// markLive counts a session once its initialize has been answered with it.
+func (t *sessionTable) markLive(id string) {
+	t.mu.Lock()
+	e := t.entries[id]
+	opened := e != nil && !e.live
+	if opened {
+		e.live = true
+		t.live++
+		t.armLocked(id, e)
+	}
+	t.mu.Unlock()
+	if opened {
+		t.log.Info("http session opened", zap.String("session", id))
+		t.report()
+	}
+}
+
+// begin marks a request of session id as being answered: the session
+// cannot idle out until the request ends and the timeout has passed since.
+// It returns the function that ends the request.
+func (t *sessionTable) begin(id string) (end func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e := t.entries[id]
+	if e == nil {
+		return func() {}
+	}
+	e.busy++
+	if e.idle != nil {
+		e.idle.Stop()
+		e.idle = nil
+	}
+	return func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		e.busy--
+		if t.entries[id] == e {
+			t.armLocked(id, e)
+		}
+	}
+}
+
+// armLocked starts the idle timeout of a live session with no request
+// being answered, from now.
+func (t *sessionTable) armLocked(id string, e *sessionEntry) {
+	if !e.live || e.busy > 0 || t.idleTimeout <= 0 {
+		return
+	}
+	if e.idle != nil {
+		e.idle.Stop()
+	}
+	var timer *time.Timer
+	timer = time.AfterFunc(t.idleTimeout, func() {
+		t.mu.Lock()
+		current := t.entries[id] == e && e.idle == timer && !t.closing
+		t.mu.Unlock()
+		if current {
+			t.expire(id)
+		}
+	})
+	e.idle = timer
+}
+
+// expect records why the next Terminate of id will end it; forget undoes it
+// when the request that set it did not end the session.
+func (t *sessionTable) expect(id, reason string) {
+	t.mu.Lock()
+	if t.entries[id] != nil {
+		t.reasons[id] = reason
+	}
+	t.mu.Unlock()
+}
+
+func (t *sessionTable) forget(id string) {
+	t.mu.Lock()
+	delete(t.reasons, id)
+	t.mu.Unlock()
+}
+
+// addStream ties a GET stream to its session: the stream is cancelled when
+// the session ends. It returns false when the session is unknown.
+func (t *sessionTable) addStream(id string, cancel context.CancelFunc) (remove func(), ok bool) {
+	key := new(int)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e := t.entries[id]
+	if e == nil {
+		return nil, false
+	}
+	e.streams[key] = cancel
+	return func() {
+		t.mu.Lock()
+		delete(e.streams, key)
+		t.mu.Unlock()
+	}, true
+}
+
+// shutdown makes every later end a shutdown.
+func (t *sessionTable) shutdown() {
+	t.mu.Lock()
+	t.closing = true
+	t.mu.Unlock()
+}
+
+func (t *sessionTable) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.live + t.listening
+}
+
+// listen counts an open subscriptions/listen stream until the returned
+// func is called.
+func (t *sessionTable) listen() (end func()) {
+	t.mu.Lock()
+	t.listening++
+	t.mu.Unlock()
+	t.report()
+	return sync.OnceFunc(func() {
+		t.mu.Lock()
+		t.listening--
+		t.mu.Unlock()
+		t.report()
+	})
+}
+
+// report calls onChange with the live count when it differs from the last
+// one reported. One goroutine reports at a time and no lock is held while it
+// calls, so onChange may call back into the server (even Shutdown): a change
+// made meanwhile is picked up by the goroutine already reporting. Under
+// concurrent changes an intermediate count may be skipped; the last one
+// never is.
+func (t *sessionTable) report() {
+	if t.onChange == nil {
+		return
+	}
+	t.dirty.Store(true)
+	for t.dirty.Load() {
+		if !t.reporting.CompareAndSwap(false, true) {
+			return // the reporting goroutine will see dirty
+		}
+		for t.dirty.Swap(false) {
+			if n := t.count(); n != t.reported {
+				t.reported = n
+				t.onChange(n)
+			}
+		}
+		t.reporting.Store(false)
+	}
+}

@@ -1,0 +1,52 @@
+package httpserver
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/goleak"
+	"go.uber.org/zap"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// An initialize answered with an error keeps no session id in the table;
+// the tests of the transport as a whole check the rest (the count, and
+// the MCP server's sessions).
+func TestARefusedInitializeKeepsNoID(t *testing.T) {
+	ln, err := Listen("127.0.0.1", 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := secret.New()
+	s := New(Config{MCP: server.NewMCPServer("t", "1"), Secret: key, Logger: zap.NewNop()})
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ln) }()
+	defer func() { _ = s.Shutdown(context.Background()); <-done }()
+	c := &http.Client{Transport: &http.Transport{}}
+	defer c.CloseIdleConnections()
+	for range 100 {
+		req, _ := http.NewRequest(http.MethodPost, URLOf(ln.Addr())+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":"not params"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", secret.Authorization(key))
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.Header.Get("Mcp-Session-Id") != "" {
+			t.Fatal("an invalid initialize was given a session")
+		}
+	}
+	s.table.mu.Lock()
+	defer s.table.mu.Unlock()
+	if n := len(s.table.entries); n != 0 {
+		t.Fatalf("after 100 invalid initializes, %d ids kept", n)
+	}
+}

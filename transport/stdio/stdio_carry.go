@@ -1,0 +1,163 @@
+package stdio
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"maps"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
+)
+
+// sessionRecord is what Local has seen of its client's session.
+type sessionRecord struct {
+	mu      sync.Mutex
+	carried carry.Session
+	safe    map[string]bool
+}
+
+// note records what one message and its answer say of the session. Only
+// the few messages that make a session are decoded — initialize,
+// tools/list and the announcement — so that every other message costs the
+// comparison of its method, which the caller already read.
+func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMessage, answer []byte) {
+	var m struct {
+		Params json.RawMessage `json:"params"`
+	}
+	var call struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if carry.HeardMethod(method) {
+		r.noteHeard(method, msg, answer)
+		return
+	}
+	switch method {
+	case string(mcp.MethodInitialize), string(mcp.MethodToolsList), methodDiscover:
+	case string(mcp.MethodToolsCall):
+		if json.Unmarshal(msg, &m) != nil || json.Unmarshal(m.Params, &call) != nil || call.Name != carry.AnnounceTool {
+			return
+		}
+	default:
+		return
+	}
+	var a struct {
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if answer == nil || json.Unmarshal(answer, &a) != nil || len(a.Error) > 0 || len(a.Result) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch method {
+	case string(mcp.MethodInitialize):
+		var res struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		_ = json.Unmarshal(a.Result, &res)
+		_ = json.Unmarshal(msg, &m)
+		peer, announced := carry.Opened(answer)
+		r.carried = carry.Session{Initialize: bytes.Clone(m.Params), Protocol: res.ProtocolVersion, Peer: peer}
+		if announced { // a carried session, opened with its announcement
+			r.carried.Announce = bytes.Clone(carry.Announcement(ctx))
+		}
+	case methodDiscover:
+		// A 2026-07-28 client has no initialize: its peer id is the one
+		// its server/discover was told, and its _meta says who it is.
+		_ = json.Unmarshal(msg, &m)
+		if peer, _ := carry.Opened(answer); peer != "" && r.carried.Initialize == nil {
+			r.carried.Peer = peer
+			if meta, _ := wire.MetaOf(m.Params); meta != nil {
+				r.carried.Meta = bytes.Clone(meta)
+			}
+		}
+	case string(mcp.MethodToolsList):
+		if r.safe == nil {
+			r.safe = map[string]bool{}
+		}
+		carry.SafeToResend(r.safe, a.Result)
+	default: // the announcement
+		var res struct {
+			IsError bool `json:"isError"`
+		}
+		if json.Unmarshal(a.Result, &res) == nil && !res.IsError {
+			r.carried.Announce = bytes.Clone(call.Arguments)
+			if meta, _ := wire.MetaOf(m.Params); meta != nil && r.carried.Initialize == nil {
+				r.carried.Meta = bytes.Clone(meta) // who makes it again, for a 2026-07-28 client
+			}
+		}
+	}
+}
+
+// noteHeard records a subscription, an unsubscription or a logging level
+// the session's client was granted.
+func (r *sessionRecord) noteHeard(method string, msg json.RawMessage, answer []byte) {
+	var m struct {
+		Params json.RawMessage `json:"params"`
+	}
+	var a struct {
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if answer == nil || json.Unmarshal(answer, &a) != nil || len(a.Error) > 0 || len(a.Result) == 0 || json.Unmarshal(msg, &m) != nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.carried.Heard.NoteHeard(method, m.Params)
+}
+
+// Carried is the client's session as this local session saw it, to be
+// carried to another server; its Initialize is nil before the client
+// initialized.
+func (l *Local) Carried() carry.Session {
+	l.record.mu.Lock()
+	defer l.record.mu.Unlock()
+	c := l.record.carried
+	c.SafeTools = maps.Clone(l.record.safe)
+	c.Heard = c.Heard.Clone()
+	return c
+}
+
+// methodDiscover is 2026-07-28's server/discover, which stands for
+// initialize there.
+const methodDiscover = "server/discover"
+
+// earlyMethods are the requests answered the same in every mode: the
+// handshake, the lists and the layer's reads. A process may answer them in
+// process before it knows what serves its client
+// (docs/design.md#sharing-heals: starting is never held hostage by the
+// lease); every other request needs the board, which only what serves the
+// client has.
+var earlyMethods = map[string]bool{
+	string(mcp.MethodInitialize):             true,
+	methodDiscover:                           true,
+	string(mcp.MethodPing):                   true,
+	string(mcp.MethodToolsList):              true,
+	string(mcp.MethodResourcesList):          true,
+	string(mcp.MethodResourcesTemplatesList): true,
+	string(mcp.MethodResourcesRead):          true,
+	string(mcp.MethodPromptsList):            true,
+	string(mcp.MethodPromptsGet):             true,
+}
+
+// AnsweredEarly reports whether msg may be answered by an in-process
+// session before the process knows what serves its client: a request of
+// earlyMethods, or a notification (it asks for no answer, and the session
+// that answered the handshake must hear notifications/initialized), which
+// notification reports. A batch is not: it may hold anything.
+func AnsweredEarly(msg json.RawMessage) (ok, notification bool) {
+	env, err := wire.ReadEnvelope(msg)
+	if err != nil {
+		return false, false
+	}
+	if env.Method != "" && len(env.ID) == 0 {
+		return true, true
+	}
+	return earlyMethods[env.Method], false
+}

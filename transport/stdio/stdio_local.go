@@ -1,0 +1,174 @@
+package stdio
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
+)
+
+// localSession is the in-process MCP session of the client on this
+// process's stdio. It reports its transport as "stdio".
+type localSession struct {
+	*server.InProcessSession
+	listen *listenFilter // what its 2026-07-28 client's listen asks to hear (stdio_listen.go)
+}
+
+// Transport names how the session's client is connected.
+func (localSession) Transport() string { return "stdio" }
+
+// Local serves the stdio client in process, on the same MCPServer that
+// serves HTTP sessions, so its answers are those of any other session.
+type Local struct {
+	srv     *server.MCPServer
+	session localSession
+	out     *wire.FrameWriter
+	done    chan struct{}
+	stop    sync.Once
+	pumped  sync.WaitGroup
+	record  sessionRecord
+	modern  modernCalls
+}
+
+// NewLocal registers a new in-process session with srv and starts relaying
+// the session's notifications to out. The session ends with ctx, or on
+// Close.
+func NewLocal(ctx context.Context, srv *server.MCPServer, out *wire.FrameWriter, sessionID string) (*Local, error) {
+	l := &Local{
+		srv:     srv,
+		session: localSession{server.NewInProcessSession(sessionID, nil), &listenFilter{}},
+		out:     out,
+		done:    make(chan struct{}),
+	}
+	if err := srv.RegisterSession(ctx, l.session); err != nil {
+		return nil, fmt.Errorf("registering the stdio session: %w", err)
+	}
+	l.pumped.Add(1)
+	go l.pump(ctx)
+	return l, nil
+}
+
+// pump relays server-to-client notifications until Close or the end of
+// ctx, and then ends the session.
+func (l *Local) pump(ctx context.Context) {
+	defer l.pumped.Done()
+	defer l.srv.UnregisterSession(context.Background(), l.session.SessionID())
+	notes := l.session.ClientNotifications()
+	for {
+		select {
+		case <-l.done:
+			return
+		case <-ctx.Done():
+			return
+		case n := <-notes:
+			if l.opened() {
+				_ = l.out.WriteValue(n)
+			} else if heard, ok := l.session.hears(n); ok {
+				_ = l.out.WriteValue(heard)
+			}
+		}
+	}
+}
+
+// Handle answers one message or batch through the MCPServer.
+func (l *Local) Handle(ctx context.Context, msg json.RawMessage) []byte {
+	if refusal := wire.RefusedBatch(msg); refusal != nil {
+		return refusal
+	}
+	members, ok := wire.SplitBatch(msg)
+	if !ok {
+		return l.handleOne(ctx, msg)
+	}
+	var answers [][]byte
+	for _, m := range members {
+		if a := l.handleOne(ctx, m); a != nil {
+			answers = append(answers, a)
+		}
+	}
+	return wire.Gather(msg, answers)
+}
+
+func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
+	env, err := wire.ReadEnvelope(msg)
+	if err != nil {
+		return wire.ErrorFrame(nil, mcp.INVALID_REQUEST, "invalid request: a message must be a JSON object")
+	}
+	if refusal := wire.Screen(msg); refusal != nil {
+		return refusal
+	}
+	if !l.opened() {
+		if answer, ok := wire.Unopened(msg); ok {
+			return answer
+		}
+	}
+	if refusal := wire.PromptRefusal(l.srv, env, msg); refusal != nil {
+		return refusal
+	}
+	end := l.track(env, msg)
+	answer := l.answer(ctx, env, msg)
+	if end != nil && end() {
+		return nil // cancelled: answered nothing, as a bridge answers it
+	}
+	return answer
+}
+
+// track begins tracking a 2026-07-28 request, which its client may
+// cancel, and marks the one a notifications/cancelled names; nil when msg
+// is not such a request.
+func (l *Local) track(env wire.Envelope, msg json.RawMessage) (end func() bool) {
+	if env.Method != string(mcp.MethodNotificationCancelled) && !bytes.Contains(msg, []byte(mcp.MetaKeyProtocolVersion)) {
+		return nil // not of that revision: decoded no further
+	}
+	var m struct {
+		Params json.RawMessage `json:"params"`
+	}
+	_ = json.Unmarshal(msg, &m)
+	if env.Method == string(mcp.MethodNotificationCancelled) {
+		l.modern.cancel(m.Params)
+		return nil
+	}
+	if _, version := wire.MetaOf(m.Params); env.IsRequest() && mcp.IsModernProtocol(version) {
+		if env.Method == string(mcp.MethodSubscriptionsListen) {
+			l.session.opening(env.ID)
+		}
+		return l.modern.begin(env.ID)
+	}
+	return nil
+}
+
+// answer is the MCPServer's answer to msg, recorded.
+func (l *Local) answer(ctx context.Context, env wire.Envelope, msg json.RawMessage) []byte {
+	answer := l.srv.HandleMessage(l.srv.WithContext(ctx, l.session), msg)
+	if answer == nil {
+		return nil
+	}
+	b, err := json.Marshal(answer)
+	if err != nil {
+		return wire.ErrorFrame(env.ID, mcp.INTERNAL_ERROR, "internal error: "+err.Error())
+	}
+	l.record.note(ctx, env.Method, msg, b)
+	return b
+}
+
+// opened reports whether the client's initialize succeeded.
+func (l *Local) opened() bool {
+	l.record.mu.Lock()
+	defer l.record.mu.Unlock()
+	return l.record.carried.Initialize != nil
+}
+
+// Close ends the session (it is unregistered) and stops relaying its
+// notifications, if its ctx did not end it already.
+func (l *Local) Close() {
+	l.stop.Do(func() { close(l.done) })
+	l.pumped.Wait()
+}
+
+var _ server.SessionWithLogging = localSession{}
+var _ server.SessionWithClientInfo = localSession{}

@@ -1,0 +1,216 @@
+package stdio
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"go.uber.org/zap"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
+)
+
+// Ending says why the stdio loop stopped.
+type Ending string
+
+// The ways a stdio loop ends.
+const (
+	InputEnded   Ending = "input ended"              // stdin reached EOF
+	OutputClosed Ending = "client closed the output" // writing stdout failed
+	Cancelled    Ending = "stopped by the process"   // ctx ended
+	InputFailed  Ending = "reading the input failed" // stdin returned an error
+)
+
+// Loop is the process's one stdio loop.
+type Loop struct {
+	In      io.Reader
+	Out     *wire.FrameWriter
+	Backend wire.Backend
+	Logger  *zap.Logger // nil = no logs
+}
+
+// readHandOff is how long the goroutine that read a message may answer it
+// before a new goroutine takes over reading: what a slow answer can hold
+// the next message back.
+const readHandOff = time.Millisecond
+
+// Serve reads lines until stdin ends, stdout breaks or ctx is done, and
+// waits for the answers already under way before returning. It never
+// returns an error for the client going away: that is how sessions end.
+func (s *Loop) Serve(ctx context.Context) Ending {
+	log := s.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	// A 2026-07-28 listen lasts as long as stdin: its end is the client's
+	// shutdown, which no answer under way would otherwise see.
+	listening, stopListening := context.WithCancel(ctx)
+	defer stopListening()
+	var answering inflight
+	defer answering.stopAndWait()
+	readDone := make(chan error, 1)
+	in := bufio.NewReaderSize(s.In, 64<<10)
+	var read func()
+	read = func() {
+		handedOff := false
+		err := readLines(in, func(line []byte) bool {
+			msg, problem := checkLine(line)
+			switch {
+			case problem != nil:
+				_ = s.Out.Write(problem)
+			case msg != nil:
+				if !answering.enter() {
+					return false
+				}
+				handOff := time.AfterFunc(readHandOff, read)
+				hctx, listen := ctx, isListen(msg)
+				if listen {
+					hctx = listening
+				}
+				answer := s.Backend.Handle(hctx, msg)
+				if answer != nil && (!listen || listening.Err() == nil) { // a listen ended by stdin's end is owed nothing
+					_ = s.Out.Write(answer)
+				}
+				answering.exit()
+				if !handOff.Stop() {
+					handedOff = true // another goroutine reads now
+					return false
+				}
+			}
+			return ctx.Err() == nil
+		})
+		if !handedOff {
+			readDone <- err
+		}
+	}
+	go read()
+
+	select {
+	case <-ctx.Done():
+		return Cancelled
+	case <-s.Out.Closed():
+		log.Info("client closed the output; stopping")
+		return OutputClosed
+	case err := <-readDone:
+		stopListening()
+		answering.stopAndWait()
+		if err != nil {
+			log.Warn("reading the input failed; stopping", zap.Error(err))
+			return InputFailed
+		}
+		log.Info("input ended; stopping")
+		return InputEnded
+	}
+}
+
+// isListen reports whether msg is a subscriptions/listen request.
+func isListen(msg json.RawMessage) bool {
+	if !bytes.Contains(msg, []byte(mcp.MethodSubscriptionsListen)) {
+		return false
+	}
+	env, err := wire.ReadEnvelope(msg)
+	return err == nil && env.Method == string(mcp.MethodSubscriptionsListen)
+}
+
+// inflight counts the answers under way until it is stopped.
+type inflight struct {
+	mu      sync.Mutex
+	stopped bool
+	running sync.WaitGroup
+}
+
+// enter counts one more answer, or reports false once stopped.
+func (f *inflight) enter() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.stopped {
+		return false
+	}
+	f.running.Add(1)
+	return true
+}
+
+func (f *inflight) exit() { f.running.Done() }
+
+// stopAndWait lets no answer start and waits for those under way.
+func (f *inflight) stopAndWait() {
+	f.mu.Lock()
+	f.stopped = true
+	f.mu.Unlock()
+	f.running.Wait()
+}
+
+// readLines passes each line (without its newline) to handle until EOF, an
+// error, or handle returning false. An overlong line is passed as nil so
+// that it can be answered.
+func readLines(r *bufio.Reader, handle func(line []byte) bool) error {
+	for {
+		line, err := wire.ReadLine(r)
+		if len(line) > 0 || (line == nil && err == nil) {
+			if !handle(line) {
+				return nil
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// checkLine returns the message on a line, or the frame that answers a line
+// that is not a message. Both are nil for a blank line.
+func checkLine(line []byte) (json.RawMessage, []byte) {
+	if line == nil {
+		return nil, wire.ErrorFrame(nil, mcp.PARSE_ERROR, "parse error: the line is longer than 16 MiB")
+	}
+	trimmed := bytes.TrimSpace(line)
+	if len(trimmed) == 0 {
+		return nil, nil
+	}
+	if !utf8.Valid(trimmed) {
+		return nil, wire.ErrorFrame(nil, mcp.PARSE_ERROR, "parse error: input is not UTF-8")
+	}
+	if !json.Valid(trimmed) {
+		var probe json.RawMessage // for the error's wording
+		err := json.Unmarshal(trimmed, &probe)
+		return nil, wire.ErrorFrame(nil, mcp.PARSE_ERROR, "parse error: "+err.Error())
+	}
+	if members, ok := wire.SplitBatch(trimmed); ok && len(members) == 0 {
+		return nil, wire.ErrorFrame(nil, mcp.INVALID_REQUEST, "invalid request: empty batch")
+	}
+	if len(trimmed) > wire.MaxMessageBytes {
+		return nil, tooLarge(trimmed)
+	}
+	return json.RawMessage(trimmed), nil
+}
+
+// tooLarge answers every request in msg, a message over maxMessageBytes,
+// with -32600 saying so; notifications get nothing.
+func tooLarge(msg json.RawMessage) []byte {
+	text := fmt.Sprintf("invalid request: the message is %d bytes, over the limit of %d bytes", len(msg), wire.MaxMessageBytes)
+	members, batch := wire.SplitBatch(msg)
+	if !batch {
+		members = []json.RawMessage{msg}
+	}
+	var answers [][]byte
+	for _, m := range members {
+		if env, err := wire.ReadEnvelope(m); err == nil && env.IsRequest() {
+			answers = append(answers, wire.ErrorFrame(env.ID, mcp.INVALID_REQUEST, text))
+		}
+	}
+	return wire.Gather(msg, answers)
+}

@@ -1,0 +1,282 @@
+package wire
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// errOutputClosed reports that the client closed its end of stdout.
+var errOutputClosed = errors.New("transport: output closed")
+
+// FrameWriter writes whole JSON-RPC frames, one per line, to the client.
+// It is safe for concurrent use; a frame is never interleaved with another.
+// After the first write error every later write fails with errOutputClosed,
+// and Closed is closed so that the loop can stop.
+type FrameWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	err    error
+	closed chan struct{}
+}
+
+// NewFrameWriter returns a FrameWriter over w (the process's stdout).
+func NewFrameWriter(w io.Writer) *FrameWriter {
+	return &FrameWriter{w: w, closed: make(chan struct{})}
+}
+
+// Write sends one frame. The frame is compacted onto a single line, so a
+// pretty-printed body from a server can never break the line protocol.
+func (f *FrameWriter) Write(frame []byte) error {
+	var line bytes.Buffer
+	line.Grow(len(frame) + 1)
+	if err := json.Compact(&line, frame); err != nil {
+		return err
+	}
+	line.WriteByte('\n')
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return errOutputClosed
+	}
+	if _, err := f.w.Write(line.Bytes()); err != nil {
+		f.err = err
+		close(f.closed)
+		return errors.Join(errOutputClosed, err)
+	}
+	return nil
+}
+
+// WriteValue marshals v and sends it as one frame.
+func (f *FrameWriter) WriteValue(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return f.Write(b)
+}
+
+// Closed is closed once a write has failed (the client is gone).
+func (f *FrameWriter) Closed() <-chan struct{} { return f.closed }
+
+// ErrorFrame builds a JSON-RPC error response. id is the raw id of the
+// request (nil or empty for "null", as when the request could not be read).
+func ErrorFrame(id json.RawMessage, code int, message string) []byte {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	b, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}{JSONRPC: "2.0", ID: id, Error: struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}{code, message}})
+	return b
+}
+
+// Envelope is what the transports need to know of a JSON-RPC message
+// without decoding its params.
+type Envelope struct {
+	ID     json.RawMessage `json:"id,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  json.RawMessage `json:"error,omitempty"`
+}
+
+// IsRequest reports whether the message expects an answer.
+func (e Envelope) IsRequest() bool {
+	return e.Method != "" && len(e.ID) > 0 && string(e.ID) != "null"
+}
+
+// ReadEnvelope decodes the envelope of one message (not a batch); what is
+// not a JSON object is no message.
+func ReadEnvelope(msg json.RawMessage) (Envelope, error) {
+	var e Envelope
+	if !isObject(msg) {
+		return e, errors.New("a message must be a JSON object")
+	}
+	err := json.Unmarshal(msg, &e)
+	return e, err
+}
+
+// Unavailable answers every request in msg (one message or a batch) with
+// -32603 "shared server unavailable: <reason>"; notifications and answers
+// get nothing. It is what a client hears when nothing can serve it.
+func Unavailable(msg json.RawMessage, reason error) []byte {
+	return refuseEach(msg, mcp.INTERNAL_ERROR, "shared server unavailable: "+reason.Error())
+}
+
+// refuseEach answers every request in msg with the error code and text.
+func refuseEach(msg json.RawMessage, code int, text string) []byte {
+	members, batch := SplitBatch(msg)
+	if !batch {
+		members = []json.RawMessage{msg}
+	}
+	var answers [][]byte
+	for _, m := range members {
+		if env, err := ReadEnvelope(m); err == nil && env.IsRequest() {
+			answers = append(answers, ErrorFrame(env.ID, code, text))
+		}
+	}
+	return Gather(msg, answers)
+}
+
+// SplitBatch returns the members of a batch, or nil and false when msg is
+// not a JSON array.
+func SplitBatch(msg json.RawMessage) ([]json.RawMessage, bool) {
+	trimmed := bytes.TrimLeft(msg, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '[' {
+		return nil, false
+	}
+	var members []json.RawMessage
+	if err := json.Unmarshal(trimmed, &members); err != nil {
+		return nil, false
+	}
+	return members, true
+}
+
+// isObject reports whether msg is a JSON object.
+func isObject(msg json.RawMessage) bool {
+	trimmed := bytes.TrimLeft(msg, " \t\r\n")
+	return len(trimmed) > 0 && trimmed[0] == '{'
+}
+
+// Gather shapes answers like the message they answer: a batch gets an
+// array, a single message its one answer; nil when none is owed.
+func Gather(msg json.RawMessage, answers [][]byte) []byte {
+	if len(answers) == 0 {
+		return nil
+	}
+	if _, batch := SplitBatch(msg); !batch {
+		return answers[0]
+	}
+	raw := make([]json.RawMessage, len(answers))
+	for i, a := range answers {
+		raw[i] = a
+	}
+	out, _ := json.Marshal(raw)
+	return out
+}
+
+// MaxMessageBytes is the largest message (or batch) a client may send,
+// however it arrives: a longer stdio line is answered with tooLarge's error
+// by the stdio loop, whatever serves the client (in process, alone, or
+// through a bridge), and a larger POST body is refused by the HTTP server
+// (413). One limit, so that every session answers the same message the
+// same way (docs/security.md#bounded).
+const MaxMessageBytes = 1 << 20
+
+// MetaOf is the _meta of a message's params, and the protocol revision it
+// names ("" when none).
+func MetaOf(params json.RawMessage) (json.RawMessage, string) {
+	var p struct {
+		Meta json.RawMessage `json:"_meta"`
+	}
+	if len(params) == 0 || json.Unmarshal(params, &p) != nil || len(p.Meta) == 0 {
+		return nil, ""
+	}
+	var m struct {
+		Version string `json:"io.modelcontextprotocol/protocolVersion"`
+	}
+	_ = json.Unmarshal(p.Meta, &m)
+	return p.Meta, m.Version
+}
+
+// RequestFrame is a request with a private id.
+func RequestFrame(id, method string, params json.RawMessage) []byte {
+	b, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      string          `json:"id"`
+		Method  string          `json:"method"`
+		Params  json.RawMessage `json:"params,omitempty"`
+	}{"2.0", id, method, params})
+	return b
+}
+
+// Backend answers the client's messages.
+type Backend interface {
+	// Handle answers one message or one batch. It returns the answer frame,
+	// or nil when nothing is owed (a notification, a response to a
+	// server-to-client request, a batch of those). It may write other frames
+	// (notifications, server-to-client requests) before returning. It is
+	// called concurrently, once per line.
+	Handle(ctx context.Context, msg json.RawMessage) []byte
+}
+
+// AnswerError is why an answer is not a success: no answer, a JSON-RPC
+// error, or a tool result flagged isError.
+func AnswerError(answer []byte) error {
+	if len(answer) == 0 {
+		return errors.New("no answer")
+	}
+	var a struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(answer, &a); err != nil {
+		return err
+	}
+	if a.Error != nil {
+		return errors.New(a.Error.Message)
+	}
+	if ToolFailed(a.Result) {
+		return errors.New("the tool reported an error")
+	}
+	return nil
+}
+
+// ToolFailed reports whether a tools/call result says isError.
+func ToolFailed(result json.RawMessage) bool {
+	var r struct {
+		IsError bool `json:"isError"`
+	}
+	return json.Unmarshal(result, &r) == nil && r.IsError
+}
+
+// maxLineBytes bounds one input line the loop reads at all. A longer line
+// is answered with a parse error and skipped; the session goes on. A line
+// within it but over maxMessageBytes is answered as too large.
+const maxLineBytes = 16 << 20
+
+// ReadLine reads one line, or discards one longer than maxLineBytes and
+// returns nil and no error; a blank line is empty, not nil.
+func ReadLine(r *bufio.Reader) ([]byte, error) {
+	var buf []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(buf)+len(chunk) > maxLineBytes {
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = r.ReadSlice('\n')
+			}
+			if err != nil && !errors.Is(err, io.EOF) {
+				return nil, err
+			}
+			return nil, nil
+		}
+		buf = append(buf, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err == nil {
+			buf = buf[:len(buf)-1]
+		}
+		if len(buf) == 0 && err == nil {
+			buf = []byte{} // a blank line, distinct from an overlong one
+		}
+		return buf, err
+	}
+}

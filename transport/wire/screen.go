@@ -1,0 +1,162 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Screen answers a single message mcp-go would answer leniently, or not
+// before its session initialized: what is not a JSON object, a message
+// without "jsonrpc":"2.0", a request
+// whose id is null (mcp-go takes it for a notification and answers
+// nothing; MCP forbids null ids), params that are not an object (mcp-go
+// answers -32600 for a tools/call), an initialize without params (mcp-go
+// answers it with a default revision), a tools/call, prompts/get or
+// resources/read that does not name what it is about. Nil when mcp-go may have it.
+func Screen(msg json.RawMessage) []byte {
+	var m struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  *string         `json:"method"`
+		Params  json.RawMessage `json:"params"`
+	}
+	if !isObject(msg) {
+		return ErrorFrame(nil, mcp.INVALID_REQUEST, "invalid request: a message must be a JSON object")
+	}
+	if json.Unmarshal(msg, &m) != nil || m.Method == nil {
+		return nil // an answer to a server request, or not a message: as before
+	}
+	if m.JSONRPC != "2.0" {
+		// mcp-go's words, here so that a session that did not initialize
+		// says them too
+		return ErrorFrame(m.ID, mcp.INVALID_REQUEST, "Invalid JSON-RPC version")
+	}
+	if string(m.ID) == "null" {
+		return ErrorFrame(nil, mcp.INVALID_REQUEST, "invalid request: the id is null; a request's id is a string or a number, a notification has none")
+	}
+	if len(m.ID) == 0 {
+		return nil // a notification is answered nothing, whatever it holds
+	}
+	params := bytes.TrimSpace(m.Params)
+	absent := len(params) == 0 || string(params) == "null"
+	switch {
+	case !absent && params[0] != '{':
+		return ErrorFrame(m.ID, mcp.INVALID_PARAMS, "invalid params: params must be an object")
+	case absent && *m.Method == string(mcp.MethodInitialize):
+		return ErrorFrame(m.ID, mcp.INVALID_PARAMS, "invalid params: initialize takes params: protocolVersion, capabilities and clientInfo")
+	}
+	if field, ok := namedBy[*m.Method]; ok {
+		var p map[string]json.RawMessage
+		_ = json.Unmarshal(params, &p)
+		var name string
+		if json.Unmarshal(p[field], &name) != nil || name == "" {
+			// Over HTTP, 2026-07-28 would refuse it for its empty Mcp-Name
+			// header (-32020), which a local session has none of.
+			return ErrorFrame(m.ID, mcp.INVALID_PARAMS, "invalid params: "+*m.Method+" names what it is about in params."+field)
+		}
+	}
+	return nil
+}
+
+// namedBy is the param that names what a request is about: over HTTP,
+// 2026-07-28 carries it in the Mcp-Name header too.
+var namedBy = map[string]string{
+	string(mcp.MethodToolsCall):     "name",
+	string(mcp.MethodPromptsGet):    "name",
+	string(mcp.MethodResourcesRead): "uri",
+}
+
+// Screened answers msg when screen answers it, or each member of a batch
+// when screen answers every one; it reports false otherwise.
+func Screened(msg json.RawMessage) ([]byte, bool) {
+	members, batch := SplitBatch(msg)
+	if !batch {
+		answer := Screen(msg)
+		return answer, answer != nil
+	}
+	var answers [][]byte
+	for _, m := range members {
+		answer := Screen(m)
+		if answer == nil {
+			return nil, false
+		}
+		answers = append(answers, answer)
+	}
+	return Gather(msg, answers), true
+}
+
+// RefusedBatch answers a batch no server takes: one holding a 2026-07-28
+// message (that revision has no batches) or an initialize (which opens a
+// session, so it comes alone). Every request in it gets -32600. Nil for
+// any other message.
+func RefusedBatch(msg json.RawMessage) []byte {
+	members, batch := SplitBatch(msg)
+	if !batch {
+		return nil
+	}
+	text := ""
+	for _, m := range members {
+		var c struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		_ = json.Unmarshal(m, &c)
+		if _, version := MetaOf(c.Params); mcp.IsModernProtocol(version) {
+			text = "invalid request: 2026-07-28 has no batches: send each message alone"
+			break
+		}
+		if c.Method == string(mcp.MethodInitialize) {
+			text = "invalid request: initialize must be sent alone, not in a batch"
+		}
+	}
+	if text == "" {
+		return nil
+	}
+	return refuseEach(msg, mcp.INVALID_REQUEST, text)
+}
+
+// Unopened answers msg, a message of a session that has not initialized
+// (one message or a batch), when each of its requests is a legacy one
+// other than initialize: ping is answered {} (the lifecycle allows it
+// before initialize), any other request -32600 saying initialize comes
+// first, and what is not a request gets nothing. It reports false when msg
+// holds no request, or an initialize or a 2026-07-28 request (it carries its revision in
+// _meta): those go on as they would.
+func Unopened(msg json.RawMessage) ([]byte, bool) {
+	members, batch := SplitBatch(msg)
+	if !batch {
+		members = []json.RawMessage{msg}
+	}
+	var answers [][]byte
+	for _, m := range members {
+		var c struct {
+			Envelope
+			Params json.RawMessage `json:"params"`
+		}
+		if json.Unmarshal(m, &c) != nil {
+			return nil, false
+		}
+		_, version := MetaOf(c.Params)
+		switch {
+		case c.Method == string(mcp.MethodInitialize), mcp.IsModernProtocol(version):
+			return nil, false
+		case !c.IsRequest():
+		case c.Method == string(mcp.MethodPing):
+			b, _ := json.Marshal(struct {
+				JSONRPC string          `json:"jsonrpc"`
+				ID      json.RawMessage `json:"id"`
+				Result  struct{}        `json:"result"`
+			}{JSONRPC: "2.0", ID: c.ID})
+			answers = append(answers, b)
+		default:
+			answers = append(answers, ErrorFrame(c.ID, mcp.INVALID_REQUEST, "invalid request: "+c.Method+
+				" before initialize: initialize first (a 2026-07-28 request carries its revision in _meta instead)"))
+		}
+	}
+	if len(answers) == 0 {
+		return nil, false // nothing asks for an answer: it goes on as it would
+	}
+	return Gather(msg, answers), true
+}
