@@ -76,12 +76,28 @@ func (s *clientSession) Handle(ctx context.Context, msg json.RawMessage) []byte 
 	if err != nil {
 		return transport.Unavailable(msg, err)
 	}
-	answer, g := s.router.relay(ctx, b, msg)
+	answer, g := s.router.relay(s.hostClaim(ctx, b), b, msg)
 	if g != nil {
 		s.lost(b, g)
 		return g.Resend(ctx, s, msg)
 	}
 	return answer
+}
+
+// hostClaim is ctx claiming, for what a bridge b relays, the peer id of
+// this process's host's earlier client (host.go), as the in-process
+// session claims it at its opening: a client its host respawned is that
+// peer again on the shared server. The bridge sends a claim only with an
+// initialize that opens the client's first session; one it opens again
+// claims the peer id that session had.
+func (s *clientSession) hostClaim(ctx context.Context, b transport.Backend) context.Context {
+	if _, bridged := b.(relayer); !bridged {
+		return ctx
+	}
+	if id := s.n.hostPeer(); id != "" {
+		return transport.WithPeerClaim(ctx, id)
+	}
+	return ctx
 }
 
 // early is the interim session: the client's in-process session, opened
