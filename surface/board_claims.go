@@ -2,6 +2,7 @@ package surface
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -106,17 +107,11 @@ func (b *Board) bringBack(p *Peer, back *Announcement) {
 // six digits.
 func peerNumber(id string) (int, bool) {
 	digits, ok := strings.CutPrefix(id, "p")
-	if !ok || len(digits) == 0 || len(digits) > 6 || digits[0] == '0' {
+	if !ok || len(digits) == 0 || len(digits) > 6 || digits[0] < '1' || digits[0] > '9' {
 		return 0, false
 	}
-	n := 0
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n, true
+	n, err := strconv.Atoi(digits)
+	return n, err == nil
 }
 
 // announced reports whether a session's peer has announced.

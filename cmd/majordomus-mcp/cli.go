@@ -152,11 +152,8 @@ func formatAsked(fs *flag.FlagSet) (asked bool) {
 // isTerminal reports whether w is a terminal: a character device, which
 // every system's terminals are, and needs no call of its own.
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
+	f, _ := w.(*os.File)
+	st, err := f.Stat() // a nil *os.File says os.ErrInvalid
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 

@@ -86,10 +86,8 @@ func (s *clientSession) Handle(ctx context.Context, msg json.RawMessage) []byte 
 
 // hostClaim is ctx claiming, for what a bridge b relays, the peer id of
 // this process's host's earlier client (host.go), as the in-process
-// session claims it at its opening: a client its host respawned is that
-// peer again on the shared server. The bridge sends a claim only with an
-// initialize that opens the client's first session; one it opens again
-// claims the peer id that session had.
+// session claims it; a bridge sends it only with the client's first
+// initialize.
 func (s *clientSession) hostClaim(ctx context.Context, b transport.Backend) context.Context {
 	if _, bridged := b.(relayer); !bridged {
 		return ctx
