@@ -111,4 +111,14 @@ func groupMayWrite(path string, dir owned, groups ownerOnly) error {
 // untrustedError says why a directory on the way to the lease is not used.
 type untrustedError struct{ reason string }
 
+// refused is the one error that names every directory on the way that is
+// not trusted, with why, so that they are fixed at once, not one a start;
+// nil when reasons is empty.
+func refused(reasons []string) error {
+	if len(reasons) == 0 {
+		return nil
+	}
+	return &untrustedError{strings.Join(reasons, "; ")}
+}
+
 func (e *untrustedError) Error() string { return e.reason }

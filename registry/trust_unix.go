@@ -38,15 +38,17 @@ func Trusted(leasePath string) error { return trustedWith(leasePath, systemGroup
 // trustedWith is Trusted with the groups' members from groups.
 func trustedWith(leasePath string, groups ownerOnly) error {
 	dir := filepath.Dir(leasePath)
-	if err := ancestorsTrusted(dir, groups); err != nil {
-		return err
-	}
+	above := ancestorsRefused(dir, groups)
 	fd, err := openLinkFree(dir, false, groups)
 	var linked *linkedError
 	var untrusted *untrustedError
 	switch {
-	case errors.As(err, &linked), errors.As(err, &untrusted):
+	case errors.As(err, &linked):
 		return err
+	case errors.As(err, &untrusted):
+		return refused(append(above, untrusted.reason)) // every directory to fix, at once
+	case len(above) > 0:
+		return refused(above)
 	case err != nil || fd < 0:
 		return nil // missing (this process creates it, 0700), or unreadable
 	}
@@ -82,11 +84,11 @@ func trustedWith(leasePath string, groups ownerOnly) error {
 	return nil
 }
 
-// ancestorsTrusted checks, with onTheWay, the directory the link-free
-// components of the lease directory dir are reached from (.ai) and every
-// directory above it, their links resolved; openLinkFree checks those
-// below, on what it opened.
-func ancestorsTrusted(dir string, groups ownerOnly) error {
+// ancestorsRefused says, with onTheWay, why each of the directory the
+// link-free components of the lease directory dir are reached from (.ai)
+// and the directories above it, their links resolved, is not trusted,
+// from / down; openLinkFree checks those below, on what it opened.
+func ancestorsRefused(dir string, groups ownerOnly) (reasons []string) {
 	top, _ := linkFreePath(dir)
 	real, err := filepath.EvalSymlinks(top)
 	if err != nil {
@@ -97,11 +99,11 @@ func ancestorsTrusted(dir string, groups ownerOnly) error {
 		var st unix.Stat_t
 		if err := unix.Lstat(p, &st); err == nil {
 			if err := onTheWay(p, ownedOf(st), me, groups); err != nil {
-				return err
+				reasons = append([]string{err.Error()}, reasons...)
 			}
 		}
 		if filepath.Dir(p) == p {
-			return nil
+			return reasons
 		}
 	}
 }
@@ -176,7 +178,7 @@ func (e *linkedError) Error() string {
 // with onTheWay, groups saying who is in a group, on what it opened. It returns the directory's descriptor;
 // or -1 and nil when a component is missing and create is not set; or an
 // error: a *linkedError when a component is a link, an *untrustedError
-// when one fails onTheWay.
+// naming every one that fails onTheWay (nothing is made below one).
 func openLinkFree(dir string, create bool, groups ownerOnly) (int, error) {
 	top, names := linkFreePath(dir)
 	if create {
@@ -190,10 +192,11 @@ func openLinkFree(dir string, create bool, groups ownerOnly) (int, error) {
 		return -1, &fs.PathError{Op: "open", Path: top, Err: err}
 	}
 	at := top
+	var reasons []string // of the components that failed onTheWay
 	for i, name := range names {
 		at = filepath.Join(at, name)
 		next, err := openDirAt(fd, name)
-		if errors.Is(err, unix.ENOENT) && create {
+		if errors.Is(err, unix.ENOENT) && create && reasons == nil {
 			if err := unix.Mkdirat(fd, name, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
 				unix.Close(fd)
 				return -1, &fs.PathError{Op: "mkdir", Path: at, Err: err}
@@ -206,18 +209,27 @@ func openLinkFree(dir string, create bool, groups ownerOnly) (int, error) {
 		case err == nil:
 			fd = next
 			if i < len(names)-1 {
-				if err := onTheWayAt(fd, at, groups); err != nil {
+				var untrusted *untrustedError
+				if err := onTheWayAt(fd, at, groups); errors.As(err, &untrusted) {
+					reasons = append(reasons, untrusted.reason)
+				} else if err != nil {
 					unix.Close(fd)
 					return -1, err
 				}
 			}
 		case linked:
 			return -1, &linkedError{path: at}
+		case reasons != nil:
+			return -1, refused(reasons)
 		case errors.Is(err, unix.ENOENT) && !create:
 			return -1, nil
 		default:
 			return -1, &fs.PathError{Op: "open", Path: at, Err: err}
 		}
+	}
+	if reasons != nil {
+		unix.Close(fd)
+		return -1, refused(reasons)
 	}
 	return fd, nil
 }

@@ -3,6 +3,7 @@
 package registry
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -144,5 +145,34 @@ func TestADirectoryOnTheWayOthersCanWriteIsNotTrusted(t *testing.T) {
 				t.Fatalf("Trusted = %v", err)
 			}
 		})
+	}
+}
+
+// A refusal names every directory on the way that is not trusted, above
+// .ai and below it, so that a user fixes them all before the next start,
+// not one a start.
+func TestARefusalNamesEveryUntrustedDirectoryAtOnce(t *testing.T) {
+	parent := testtemp.Dir(t)
+	repo := filepath.Join(parent, "repo")
+	lease := Path(repo, "")
+	if err := os.MkdirAll(filepath.Dir(lease), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	shared := func(gid, owner int) error { return errors.New("its group has another member") }
+	offending := []string{repo, filepath.Join(repo, ".ai"), filepath.Join(repo, ".ai/local"), filepath.Join(repo, ".ai/local/state")}
+	for _, dir := range offending {
+		if err := os.Chmod(dir, 0o770); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := trustedWith(lease, shared)
+	var untrusted *untrustedError
+	if !errors.As(err, &untrusted) {
+		t.Fatalf("Trusted = %v, want a refusal", err)
+	}
+	for _, dir := range offending {
+		if !strings.Contains(err.Error(), dir+", on the way to the lease, is writable by other users") {
+			t.Errorf("the refusal does not name %s:\n%v", dir, err)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package surface
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -15,9 +16,10 @@ import (
 // Open adds a peer for a session opened again: a session carried from
 // another server claims the id it had there and brings its announcement,
 // so that it is on the board at once as it was, and no new number is
-// drawn for it. The claim is granted as [Board.Claim] grants one;
-// otherwise the peer gets a new id. A session already on the board keeps
-// its peer. It returns the peer's id.
+// drawn for it. The claim is granted as [Board.Claim] grants one, and
+// brings back what the departed peer under the id had announced unless the
+// session carries an announcement; otherwise the peer gets a new id. A
+// session already on the board keeps its peer. It returns the peer's id.
 func (b *Board) Open(session, transport, claim string, announced *Announcement) string {
 	defer b.change()()
 	if p, ok := b.bySession[session]; ok {
@@ -25,10 +27,11 @@ func (b *Board) Open(session, transport, claim string, announced *Announcement) 
 	}
 	now := b.now()
 	id := ""
+	var back *Announcement
 	if n, ok := peerNumber(claim); ok {
 		b.expire(now)
-		if b.free(claim) {
-			id, b.next = claim, max(b.next, n) // ids given later do not collide with it
+		if had, free := b.free(claim); free {
+			id, back, b.next = claim, had, max(b.next, n) // ids given later do not collide with it
 		}
 	}
 	if id == "" {
@@ -38,14 +41,17 @@ func (b *Board) Open(session, transport, claim string, announced *Announcement) 
 	b.bySession[session] = p
 	if announced != nil {
 		b.announce(p, announced.Intent, announced.Scope, now)
+	} else {
+		b.bringBack(p, back)
 	}
 	return p.ID
 }
 
 // Claim gives a session's peer the id it held on another server, when the
 // id is one this board could have given (p1, p2, …) and no other attached
-// peer holds it; a departed peer holding it is the same client, back. It
-// reports whether the claim was granted.
+// peer holds it; a departed peer holding it is the same client, back, with
+// its announcement unless the session has announced. It reports whether
+// the claim was granted.
 func (b *Board) Claim(session, id string) bool {
 	n, ok := peerNumber(id)
 	if !ok {
@@ -60,47 +66,52 @@ func (b *Board) Claim(session, id string) bool {
 		return true
 	}
 	b.expire(b.now())
-	if !b.free(id) {
+	back, free := b.free(id)
+	if !free {
 		return false
 	}
 	p.ID = id
 	b.next = max(b.next, n) // ids given later do not collide with it
+	b.bringBack(p, back)
 	return true
 }
 
 // free reports whether no attached peer holds id, and drops a departed
-// one that does: whoever takes the id is that peer, back.
-func (b *Board) free(id string) bool {
-	for _, q := range b.order {
-		if q.ID == id && q.Attached {
-			return false
-		}
+// one that does: whoever takes the id is that peer, back, and gets what
+// it had announced, which free returns.
+func (b *Board) free(id string) (back *Announcement, ok bool) {
+	if b.heldByAttached(id) {
+		return nil, false
 	}
 	b.order = slices.DeleteFunc(b.order, func(q *Peer) bool {
 		if q.ID == id {
+			back = q.Announcement
 			b.forget(q)
 			return true
 		}
 		return false
 	})
-	return true
+	return back, true
+}
+
+// bringBack gives p, a departed peer back, the announcement it had, when
+// it has not announced anew.
+func (b *Board) bringBack(p *Peer, back *Announcement) {
+	if back != nil && p.Announcement == nil {
+		p.Announcement = back
+		b.kept(p)
+	}
 }
 
 // peerNumber reads an id of the board's form, p<n> with n from 1, up to
 // six digits.
 func peerNumber(id string) (int, bool) {
 	digits, ok := strings.CutPrefix(id, "p")
-	if !ok || len(digits) == 0 || len(digits) > 6 || digits[0] == '0' {
+	if !ok || len(digits) == 0 || len(digits) > 6 || digits[0] < '1' || digits[0] > '9' {
 		return 0, false
 	}
-	n := 0
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n, true
+	n, err := strconv.Atoi(digits)
+	return n, err == nil
 }
 
 // announced reports whether a session's peer has announced.

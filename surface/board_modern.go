@@ -162,7 +162,7 @@ func (b *Board) find(m ModernRequest) (rec *sessionless, p *Peer, id string) {
 		if rec := b.byID[m.Claim]; rec != nil {
 			return rec, rec.peer, ""
 		}
-		if b.free(m.Claim) {
+		if _, free := b.free(m.Claim); free {
 			b.next = max(b.next, n) // ids given later do not collide with it
 			return nil, nil, m.Claim
 		}

@@ -52,6 +52,60 @@ func TestABoardGrantsAFreeWellFormedPeerIDClaim(t *testing.T) {
 	}
 }
 
+// A session that claims a departed peer's id, at its opening or at its
+// initialize, gets back what that peer had announced, unless it announces
+// anew: its carried announcement, or one it made before it claimed.
+func TestAClaimedDepartedIDBringsBackItsAnnouncement(t *testing.T) {
+	b := NewBoard(time.Now, time.Minute)
+	departed := func(session, intent string) string {
+		id := b.Attach(session, "stdio")
+		if _, _, err := b.Announce(session, intent, []string{"docs/" + intent}); err != nil {
+			t.Fatal(err)
+		}
+		b.Detach(session)
+		return id
+	}
+	announced := func(id string) *Announcement {
+		peers, _ := b.Peers()
+		for _, p := range peers {
+			if p.ID == id && p.Attached {
+				return p.Announcement
+			}
+		}
+		t.Fatalf("%s is not attached: %+v", id, peers)
+		return nil
+	}
+	opened := departed("s1", "opened")
+	b.Open("s1b", "stdio", opened, nil)
+	if a := announced(opened); a == nil || a.Intent != "opened" || !slices.Equal(a.Scope, []string{"docs/opened"}) {
+		t.Errorf("opened under %s, it has %+v, want its announcement back", opened, a)
+	}
+	claimed := departed("s2", "claimed")
+	b.Attach("s2b", "http")
+	if !b.Claim("s2b", claimed) {
+		t.Fatalf("%s was not granted", claimed)
+	}
+	if a := announced(claimed); a == nil || a.Intent != "claimed" {
+		t.Errorf("claiming %s, it has %+v, want its announcement back", claimed, a)
+	}
+	carried := departed("s3", "before")
+	b.Open("s3b", "stdio", carried, &Announcement{Intent: "carried", Scope: []string{"x"}})
+	if a := announced(carried); a == nil || a.Intent != "carried" {
+		t.Errorf("opened with its own announcement, %s has %+v", carried, a)
+	}
+	anew := departed("s4", "before")
+	b.Attach("s4b", "http")
+	if _, _, err := b.Announce("s4b", "anew", nil); err != nil {
+		t.Fatal(err)
+	}
+	if !b.Claim("s4b", anew) {
+		t.Fatalf("%s was not granted", anew)
+	}
+	if a := announced(anew); a == nil || a.Intent != "anew" {
+		t.Errorf("announced anew, %s has %+v", anew, a)
+	}
+}
+
 // The initialize result gives the session's peer id in its _meta, and an
 // initialize whose context claims an id gets it.
 func TestInitializeGivesThePeerIDAndGrantsAClaim(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"go.uber.org/zap"
@@ -120,6 +121,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case codeOf(err) == exitUsage:
 		_ = logger.Sync()
 		return usageFailed(stderr, err)
+	case toldPlainly(cmd.name, formatAsked(fs), isTerminal(stderr)):
+		_ = logger.Sync()
+		fmt.Fprintln(stderr, "majordomus-mcp:", err)
 	default:
 		logger.Error(err.Error(), zap.Int("exit_code", codeOf(err)))
 	}
@@ -129,6 +133,28 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		dieOf(env.died)
 	}
 	return codeOf(err)
+}
+
+// toldPlainly reports whether a failure of the command cmd is said as one
+// plain sentence rather than as a log line: by a command a person runs
+// (status, board, fleet, graph), on a stderr that is a terminal, unless
+// --log-format asks for the log's format.
+func toldPlainly(cmd string, formatAsked, terminal bool) bool {
+	return terminal && !formatAsked && slices.Contains([]string{"status", "board", "fleet", "graph"}, cmd)
+}
+
+// formatAsked reports whether the command line gave --log-format.
+func formatAsked(fs *flag.FlagSet) (asked bool) {
+	fs.Visit(func(f *flag.Flag) { asked = asked || f.Name == "log-format" })
+	return asked
+}
+
+// isTerminal reports whether w is a terminal: a character device, which
+// every system's terminals are, and needs no call of its own.
+func isTerminal(w io.Writer) bool {
+	f, _ := w.(*os.File)
+	st, err := f.Stat() // a nil *os.File says os.ErrInvalid
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 func pickCommand(args []string) (command, []string) {

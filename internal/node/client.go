@@ -79,12 +79,26 @@ func (s *clientSession) Handle(ctx context.Context, msg json.RawMessage) []byte 
 	if err != nil {
 		return wire.Unavailable(msg, err)
 	}
-	answer, g := s.router.relay(ctx, b, msg)
+	answer, g := s.router.relay(s.hostClaim(ctx, b), b, msg)
 	if g != nil {
 		s.lost(b, g)
 		return g.Resend(ctx, s, msg)
 	}
 	return answer
+}
+
+// hostClaim is ctx claiming, for what a bridge b relays, the peer id of
+// this process's host's earlier client (host.go), as the in-process
+// session claims it; a bridge sends it only with the client's first
+// initialize.
+func (s *clientSession) hostClaim(ctx context.Context, b transport.Backend) context.Context {
+	if _, bridged := b.(relayer); !bridged {
+		return ctx
+	}
+	if id := s.n.hostPeer(); id != "" {
+		return transport.WithPeerClaim(ctx, id)
+	}
+	return ctx
 }
 
 // early is the interim session: the client's in-process session, opened

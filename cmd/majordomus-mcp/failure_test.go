@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// A failure of a command a person runs is one plain sentence on a
+// terminal, unless --log-format asks for the log's format; elsewhere, and
+// for the commands hosts spawn, it is the log line.
+func TestAFailureIsAPlainSentenceOnlyAtATerminal(t *testing.T) {
+	for _, tc := range []struct {
+		cmd                   string
+		formatAsked, terminal bool
+		plain                 bool
+	}{
+		{"status", false, true, true},
+		{"board", false, true, true},
+		{"fleet", false, true, true},
+		{"graph", false, true, true},
+		{"status", true, true, false},
+		{"status", false, false, false},
+		{"", false, true, false},
+		{"serve", false, true, false},
+	} {
+		if got := toldPlainly(tc.cmd, tc.formatAsked, tc.terminal); got != tc.plain {
+			t.Errorf("toldPlainly(%q, asked %v, terminal %v) = %v", tc.cmd, tc.formatAsked, tc.terminal, got)
+		}
+	}
+	var o options
+	for args, asked := range map[string]bool{"": false, "--log-level debug": false, "--log-format json": true, "--log-format=console": true} {
+		fs := flagSet("status", &o, io.Discard)
+		if err := fs.Parse(strings.Fields(args)); err != nil {
+			t.Fatal(err)
+		}
+		if formatAsked(fs) != asked {
+			t.Errorf("%q: formatAsked = %v", args, !asked)
+		}
+	}
+	pipe, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pipe.Close()
+	defer w.Close()
+	if isTerminal(w) || isTerminal(&bytes.Buffer{}) {
+		t.Error("a pipe or a buffer is taken for a terminal")
+	}
+}
+
+// status, run outside any checkout with its stderr a pipe, says why as
+// the JSON log line, with its exit code.
+func TestAFailureOnAPipeIsTheLogLine(t *testing.T) {
+	stderr := failedStatus(t, nil)
+	var line struct {
+		Level    string
+		Msg      string
+		ExitCode int `json:"exit_code"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(stderr), &line); err != nil || line.Level != "error" || line.ExitCode != exitMissing ||
+		!strings.Contains(line.Msg, "no checkout found") {
+		t.Fatalf("stderr is not the one error log line (%v):\n%s", err, stderr)
+	}
+}
+
+// failedStatus runs status outside any checkout, its stderr tty when
+// given, else a pipe, and returns what the pipe got.
+func failedStatus(t *testing.T, tty *os.File) []byte {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), mainArgsEnv+"=status\x1f--repo\x1f"+t.TempDir())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if tty != nil {
+		cmd.Stderr = tty
+	}
+	if err := cmd.Run(); cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != exitMissing {
+		t.Fatalf("status outside a checkout: %v, want exit %d\n%s", err, exitMissing, stderr.Bytes())
+	}
+	return stderr.Bytes()
+}
