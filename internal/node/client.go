@@ -91,12 +91,12 @@ func (s *clientSession) Handle(ctx context.Context, msg json.RawMessage) []byte 
 // this process's host's earlier client (host.go), as the in-process
 // session claims it; a bridge sends it only with the client's first
 // initialize.
-func (s *clientSession) hostClaim(ctx context.Context, b transport.Backend) context.Context {
+func (s *clientSession) hostClaim(ctx context.Context, b wire.Backend) context.Context {
 	if _, bridged := b.(relayer); !bridged {
 		return ctx
 	}
 	if id := s.n.hostPeer(); id != "" {
-		return transport.WithPeerClaim(ctx, id)
+		return carry.WithPeerClaim(ctx, id)
 	}
 	return ctx
 }
