@@ -133,14 +133,6 @@ func (fo *failovers) open(carried carry.Session) (wire.Backend, error) {
 	return local, nil
 }
 
-// served is the bridge that serves the client now, if a bridge does.
-func (fo *failovers) served() *bridge.Bridge {
-	fo.mu.Lock()
-	defer fo.mu.Unlock()
-	b, _ := fo.current.(*bridge.Bridge)
-	return b
-}
-
 func (fo *failovers) Close() {
 	fo.mu.Lock()
 	b := fo.current
