@@ -21,4 +21,4 @@ fi
 echo "release-check: node $(node --version), npm $(npm --version), $(ruby --version)"
 
 # One release and one npm install serve every test of the package.
-go test -tags npm,ruby -count=1 ./internal/cmd/dist
+go test -tags npm,ruby -count=1 ./internal/cmd/mkrelease

@@ -14,7 +14,7 @@ import (
 // (written before any probe) of the binary itself, of the launcher, and of
 // `npx majordomus-mcp` with npm's default shell and with bash, which
 // execs the launcher. Each start then ends on stdin's end. Run with
-// `go test -tags npm -run '^$' -bench FirstLogLine ./internal/cmd/dist`.
+// `go test -tags npm -run '^$' -bench FirstLogLine ./internal/cmd/mkrelease`.
 func BenchmarkFirstLogLine(b *testing.B) {
 	_, host, _, prefix := installNPM(b)
 	launcher := filepath.Join(prefix, "node_modules", ".bin", "majordomus-mcp")

@@ -25,7 +25,7 @@ func find(arts []artifact, t target) (artifact, bool) {
 // built, each url with its archive's sha256 (a tap's Formula/majordomus-mcp.rb).
 func homebrewFormula(version, base string, arts []artifact) []byte {
 	var b bytes.Buffer
-	b.WriteString("# Made by the release tool (internal/cmd/dist) from the archives it built; do not edit.\n")
+	b.WriteString("# Made by the release tool (internal/cmd/mkrelease) from the archives it built; do not edit.\n")
 	b.WriteString("class MajordomusMcp < Formula\n")
 	fmt.Fprintf(&b, "  desc %q\n", "Shared MCP server per checkout: the .ai layer and a peer board")
 	fmt.Fprintf(&b, "  homepage %q\n", homepage)
