@@ -3,6 +3,7 @@ package registry
 import (
 	"io/fs"
 	"os"
+	"strings"
 
 	"golang.org/x/sys/windows"
 )
@@ -16,8 +17,5 @@ func openAppend(path string) (*os.File, error) {
 // notMine says why the opened file at path is not this user's alone
 // (another owner, or others may write it), or "".
 func notMine(f *os.File, _ fs.FileInfo, path string) string {
-	if err := ownedPrivately(windows.Handle(f.Fd()), path); err != nil {
-		return err.Error()
-	}
-	return ""
+	return strings.Join(ownedPrivately(windows.Handle(f.Fd()), path), "; ")
 }

@@ -29,7 +29,7 @@ func linkFreePath(dir string) (top string, names []string) {
 }
 
 // accessEntry is one entry of a Windows access control list, as
-// [writerAmong] judges it.
+// [writersAmong] judges it.
 type accessEntry struct {
 	allow       bool   // an allowing entry (denying ones grant nothing)
 	inheritOnly bool   // it applies only to what is created inside
@@ -44,20 +44,17 @@ type accessEntry struct {
 // GENERIC_WRITE.
 const windowsWrite = 0x2 | 0x4 | 0x10 | 0x40 | 0x100 | 0x10000 | 0x40000 | 0x80000 | 0x10000000 | 0x40000000
 
-// writerAmong returns the first principal, other than the trusted ones,
-// that the entries let write, or "" when there is none: the pure half of
-// the Windows rule that nobody but the lease's user may write its lease
-// directory or lease (docs/security.md).
-func writerAmong(entries []accessEntry, trusted ...string) string {
+// writersAmong returns every principal, other than the trusted ones,
+// that the entries let write, each once, in the entries' order: the pure
+// half of the Windows rule that nobody but the lease's user may write its
+// lease directory or lease (docs/security.md).
+func writersAmong(entries []accessEntry, trusted ...string) (writers []string) {
 	for _, e := range entries {
-		if !e.allow || e.inheritOnly || e.mask&windowsWrite == 0 {
-			continue
-		}
-		if !slices.Contains(trusted, e.sid) {
-			return e.sid
+		if e.allow && !e.inheritOnly && e.mask&windowsWrite != 0 && !slices.Contains(trusted, e.sid) && !slices.Contains(writers, e.sid) {
+			writers = append(writers, e.sid)
 		}
 	}
-	return ""
+	return writers
 }
 
 // owned is who owns a directory, its group, and its mode (permissions
@@ -108,11 +105,12 @@ func groupMayWrite(path string, dir owned, groups ownerOnly) error {
 	return nil
 }
 
-// untrustedError says why a directory on the way to the lease is not used.
+// untrustedError says why a directory on the way to the lease, or the
+// lease, is not used.
 type untrustedError struct{ reason string }
 
-// refused is the one error that names every directory on the way that is
-// not trusted, with why, so that they are fixed at once, not one a start;
+// refused is the one error that names every directory on the way (and on
+// Windows, the lease) that is not trusted, with why, so that they are fixed at once, not one a start;
 // nil when reasons is empty.
 func refused(reasons []string) error {
 	if len(reasons) == 0 {

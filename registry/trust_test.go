@@ -28,25 +28,26 @@ func TestLinkFreePath(t *testing.T) {
 	}
 }
 
-func TestWriterAmong(t *testing.T) {
+func TestWritersAmong(t *testing.T) {
 	const me, system, admins, everyone, users = "S-1-5-21-1-2-3-1001", "S-1-5-18", "S-1-5-32-544", "S-1-1-0", "S-1-5-32-545"
 	const read, modify, fullControl = 0x120089, 0x1301bf, 0x1f01ff
 	trusted := []string{me, system, admins}
 	for _, tc := range []struct {
 		name    string
 		entries []accessEntry
-		want    string
+		want    []string
 	}{
-		{"private", []accessEntry{{true, false, fullControl, me}, {true, false, fullControl, system}, {true, false, fullControl, admins}}, ""},
-		{"others may read", []accessEntry{{true, false, fullControl, me}, {true, false, read, users}}, ""},
-		{"others may modify", []accessEntry{{true, false, fullControl, me}, {true, false, modify, users}}, users},
-		{"everyone may write data", []accessEntry{{true, false, 0x2, everyone}}, everyone},
-		{"denied, not granted", []accessEntry{{false, false, fullControl, everyone}}, ""},
-		{"only for what is created inside", []accessEntry{{true, true, fullControl, everyone}}, ""},
-		{"generic write", []accessEntry{{true, false, 0x40000000, users}}, users},
+		{"private", []accessEntry{{true, false, fullControl, me}, {true, false, fullControl, system}, {true, false, fullControl, admins}}, nil},
+		{"others may read", []accessEntry{{true, false, fullControl, me}, {true, false, read, users}}, nil},
+		{"others may modify", []accessEntry{{true, false, fullControl, me}, {true, false, modify, users}}, []string{users}},
+		{"everyone may write data", []accessEntry{{true, false, 0x2, everyone}}, []string{everyone}},
+		{"denied, not granted", []accessEntry{{false, false, fullControl, everyone}}, nil},
+		{"only for what is created inside", []accessEntry{{true, true, fullControl, everyone}}, nil},
+		{"generic write", []accessEntry{{true, false, 0x40000000, users}}, []string{users}},
+		{"every writer, each once", []accessEntry{{true, false, modify, users}, {true, false, fullControl, me}, {true, false, 0x2, everyone}, {true, false, 0x4, users}}, []string{users, everyone}},
 	} {
-		if got := writerAmong(tc.entries, trusted...); got != tc.want {
-			t.Errorf("%s: writerAmong = %q, want %q", tc.name, got, tc.want)
+		if got := writersAmong(tc.entries, trusted...); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: writersAmong = %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"unsafe"
 
@@ -39,15 +40,12 @@ func Trusted(leasePath string) error {
 		return nil // missing (this process creates it, privately), or unreadable
 	}
 	defer windows.CloseHandle(h)
-	if err := ownedPrivately(h, "the lease directory "+dir); err != nil {
-		return err
+	reasons := ownedPrivately(h, "the lease directory "+dir)
+	if lease, err := openNoFollow(leasePath); err == nil { // else none, or a link, which the judge calls corrupt and removes itself, never its target
+		defer lease.Close()
+		reasons = append(reasons, ownedPrivately(windows.Handle(lease.Fd()), "the lease "+leasePath)...)
 	}
-	lease, err := openNoFollow(leasePath)
-	if err != nil {
-		return nil // none, or a link, which the judge calls corrupt and removes itself, never its target
-	}
-	defer lease.Close()
-	return ownedPrivately(windows.Handle(lease.Fd()), "the lease "+leasePath)
+	return refused(reasons) // every one to fix, at once
 }
 
 // makeLeaseDir creates the lease directory dir and what is missing below
@@ -194,25 +192,25 @@ func makeDir(path string, private bool) error {
 }
 
 // ownedPrivately says why the file open at h, named what, is not this
-// user's alone, or nil: its owner is another user, or its access control
-// list lets another principal write it.
-func ownedPrivately(h windows.Handle, what string) error {
+// user's alone, every reason, or none: its owner is another user, or
+// its access control list lets other principals write it.
+func ownedPrivately(h windows.Handle, what string) (reasons []string) {
 	sd, err := windows.GetSecurityInfo(h, windows.SE_FILE_OBJECT, windows.OWNER_SECURITY_INFORMATION|windows.DACL_SECURITY_INFORMATION)
 	if err != nil {
-		return fmt.Errorf("%s: who may write it cannot be read: %w", what, err)
+		return []string{fmt.Sprintf("%s: who may write it cannot be read: %v", what, err)}
 	}
 	me, err := currentUser()
 	if err != nil {
-		return fmt.Errorf("%s: this process's user cannot be read: %w", what, err)
+		return []string{fmt.Sprintf("%s: this process's user cannot be read: %v", what, err)}
 	}
 	system, _ := windows.CreateWellKnownSid(windows.WinLocalSystemSid)
 	admins, _ := windows.CreateWellKnownSid(windows.WinBuiltinAdministratorsSid)
 	if owner, _, err := sd.Owner(); err == nil && owner != nil && !owner.Equals(me) && !(owner.Equals(admins) && isAdmin(admins)) {
-		return fmt.Errorf("%s belongs to another user (owner %s; this process runs as %s)", what, owner, me)
+		reasons = append(reasons, fmt.Sprintf("%s belongs to another user (owner %s; this process runs as %s)", what, owner, me))
 	}
 	dacl, _, err := sd.DACL()
 	if err != nil || dacl == nil { // none at all lets everyone in
-		return fmt.Errorf("%s is writable by other users (it has no access control list)", what)
+		return append(reasons, what+" is writable by other users (it has no access control list)")
 	}
 	entries := make([]accessEntry, 0, dacl.AceCount)
 	for i := range uint32(dacl.AceCount) {
@@ -231,10 +229,10 @@ func ownedPrivately(h windows.Handle, what string) error {
 		}
 		entries = append(entries, e)
 	}
-	if writer := writerAmong(entries, me.String(), system.String(), admins.String()); writer != "" {
-		return fmt.Errorf("%s is writable by other users (%s may write it); remove it, and the next client makes it anew, private", what, writer)
+	if writers := writersAmong(entries, me.String(), system.String(), admins.String()); len(writers) > 0 {
+		reasons = append(reasons, fmt.Sprintf("%s is writable by other users (%s may write it); remove it, and the next client makes it anew, private", what, strings.Join(writers, ", ")))
 	}
-	return nil
+	return reasons
 }
 
 // allowing reports whether an entry of this type grants rights: the plain,

@@ -34,16 +34,38 @@ func TestTrustedLeaseDirectoriesOnWindows(t *testing.T) {
 	if err := os.MkdirAll(open, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	sd, err := windows.SecurityDescriptorFromString("D:P(A;OICI;FA;;;WD)")
+	allow(t, open, "D:P(A;OICI;FA;;;WD)")
+	if err := Trusted(Path(other, "")); err == nil || !strings.Contains(err.Error(), "writable by other users") {
+		t.Fatalf("a directory everyone may write: %v", err)
+	}
+
+	// Every offending entry is named at once: each principal that may
+	// write the lease directory, and the lease that others may write too.
+	allow(t, open, "D:P(A;OICI;FA;;;WD)(A;OICI;FA;;;AU)")
+	leased := Path(other, "")
+	if err := os.WriteFile(leased, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	allow(t, leased, "D:P(A;;FA;;;BU)")
+	err := Trusted(leased)
+	for _, want := range []string{"the lease directory " + open, "S-1-1-0, S-1-5-11 may write it", "the lease " + leased, "S-1-5-32-545 may write it"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("a lease directory two others may write, and a lease another may: %v; want it to name %q", err, want)
+		}
+	}
+}
+
+// allow gives path the access control list sddl describes, inheriting
+// nothing.
+func allow(t *testing.T, path, sddl string) {
+	t.Helper()
+	sd, err := windows.SecurityDescriptorFromString(sddl)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dacl, _, _ := sd.DACL()
-	if err := windows.SetNamedSecurityInfo(open, windows.SE_FILE_OBJECT,
+	if err := windows.SetNamedSecurityInfo(path, windows.SE_FILE_OBJECT,
 		windows.DACL_SECURITY_INFORMATION|windows.PROTECTED_DACL_SECURITY_INFORMATION, nil, nil, dacl, nil); err != nil {
 		t.Fatal(err)
-	}
-	if err := Trusted(Path(other, "")); err == nil || !strings.Contains(err.Error(), "writable by other users") {
-		t.Fatalf("a directory everyone may write: %v", err)
 	}
 }

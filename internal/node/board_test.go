@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
@@ -99,6 +100,42 @@ func TestTheBoardsRevisionFollowsTheBoard(t *testing.T) {
 	<-changed
 	if after, _ := src.Changes(); after == before {
 		t.Fatalf("an announcement left the revision at %s", after)
+	}
+}
+
+// The leaseholder's own client, idle, is seen every heartbeat, as a
+// bridged one is by its bridge's: the agent that serves everyone is not
+// the stalest row on the board while its client is connected.
+func TestTheLeaseholdersIdleClientIsSeenEveryHeartbeat(t *testing.T) {
+	co, b := exampleCheckout(t), newBoard()
+	a := startWith(t, "a", co, b, true, func(c *Config) { c.Times.Heartbeat = 50 * time.Millisecond })
+	a.client.initialize()
+	a.awaitState(machine.Leaseholder)
+	srv, err := a.node.load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := func() time.Time {
+		peers, _ := srv.surface.Board.Peers()
+		for _, p := range peers {
+			if p.Transport == "stdio" && p.Attached {
+				return p.LastSeen
+			}
+		}
+		t.Fatalf("no attached stdio peer on the board: %+v", peers)
+		return time.Time{}
+	}
+	first := seen()
+	for {
+		_, changed := srv.surface.Changes()
+		if seen().After(first) {
+			return
+		}
+		select {
+		case <-changed:
+		case <-time.After(wait):
+			t.Fatalf("the idle client's last seen stayed at %s", first)
+		}
 	}
 }
 

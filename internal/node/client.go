@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
+	"github.com/majordomus-mcp/majordomus-mcp/surface"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
@@ -151,7 +152,26 @@ func (s *clientSession) open(srv *served) error {
 		return fmt.Errorf("serving the client in process: %w", err)
 	}
 	s.local = local
+	go seenLive(ctx, local, srv.surface.Board, s.n.cfg.Times.Heartbeat)
 	return nil
+}
+
+// seenLive marks l's peer seen on b every heartbeat while l is open, as a
+// bridge's heartbeat marks a bridged peer: its process and its client are
+// alive while it is, however long the client is idle.
+func seenLive(ctx context.Context, l *stdio.Local, b *surface.Board, every time.Duration) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-l.Closed():
+			return
+		case <-tick.C:
+			b.Touch(localSession)
+		}
+	}
 }
 
 // lost hears that b left its server, saying g: when b served the client,

@@ -282,6 +282,12 @@ type result struct {
 // stdio client.
 func start(t *testing.T, name string, co *Checkout, b *board, withClient bool) *running {
 	t.Helper()
+	return startWith(t, name, co, b, withClient, func(*Config) {})
+}
+
+// startWith is start with the node's config changed by tune first.
+func startWith(t *testing.T, name string, co *Checkout, b *board, withClient bool, tune func(*Config)) *running {
+	t.Helper()
 	logs := newLogTap()
 	r := &running{t: t, name: name, logs: logs, lease: &view{b: b, me: name}, done: make(chan result, 1)}
 	cfg := Config{
@@ -295,6 +301,7 @@ func start(t *testing.T, name string, co *Checkout, b *board, withClient bool) *
 		r.client = newClient(t, name)
 		cfg.Stdin, cfg.Stdout = r.client.stdin, r.client.stdout
 	}
+	tune(&cfg)
 	r.run(cfg)
 	return r
 }

@@ -44,6 +44,7 @@ func RunStandalone(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("serving the client in process: %w", err)
 	}
 	defer local.Close()
+	go seenLive(life, local, srv.surface.Board, times.Heartbeat)
 	if cfg.SignalsHandled != nil {
 		select { // SIGPIPE is handled before the loop writes
 		case <-cfg.SignalsHandled:

@@ -163,6 +163,9 @@ func (l *Local) opened() bool {
 	return l.record.carried.Initialize != nil
 }
 
+// Closed is closed once Close was called.
+func (l *Local) Closed() <-chan struct{} { return l.done }
+
 // Close ends the session (it is unregistered) and stops relaying its
 // notifications, if its ctx did not end it already.
 func (l *Local) Close() {
