@@ -63,6 +63,14 @@ const localSession = "stdio"
 // stream) must not hold the client back.
 const settleBound = time.Second
 
+// earlyPatience is how long a request that may be answered early waits
+// for the election before the in-process session answers it: long enough
+// that a process attaching to a live server (whose probe answers within
+// milliseconds) never opens it, and so never loads the layer's index for
+// it; short enough that no owner that binds, is busy, frozen or full holds
+// a host's start-up back.
+const earlyPatience = 50 * time.Millisecond
+
 func newClientSession(n *Node, elections electing, patience time.Duration) *clientSession {
 	return &clientSession{n: n, router: newRouter(), elections: elections, patience: patience, interim: true}
 }
@@ -128,7 +136,7 @@ func (s *clientSession) early() wire.Backend {
 		if s.open(srv) != nil {
 			return nil
 		}
-		s.n.log.Info("answering this client's handshake and the layer's lists in process while the election runs; what needs the board waits for it",
+		s.n.log.Info("answering this client's handshake and the layer's lists and reads in process while the election runs; what needs the board waits for it",
 			zap.String("lease", s.n.lease.Path()))
 	}
 	return s.local
