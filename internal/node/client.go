@@ -63,12 +63,10 @@ const localSession = "stdio"
 // stream) must not hold the client back.
 const settleBound = time.Second
 
-// earlyPatience is how long a request that may be answered early waits
-// for the election before the in-process session answers it: long enough
-// that a process attaching to a live server (whose probe answers within
-// milliseconds) never opens it, and so never loads the layer's index for
-// it; short enough that no owner that binds, is busy, frozen or full holds
-// a host's start-up back.
+// earlyPatience is how long an early request waits for the election: an
+// attaching process's ends within milliseconds, and never loads the index
+// for the in-process session; no owner that binds, is busy, frozen or full
+// holds a host's start-up back longer.
 const earlyPatience = 50 * time.Millisecond
 
 func newClientSession(n *Node, elections electing, patience time.Duration) *clientSession {

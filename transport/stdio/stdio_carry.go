@@ -130,10 +130,9 @@ const methodDiscover = "server/discover"
 
 // earlyMethods are the requests answered the same in every mode: the
 // handshake, the lists and the layer's reads. A process may answer them in
-// process, for the layer generation it indexed, before it knows what serves
-// its client (docs/design.md#sharing-heals: starting is never held hostage
-// by the lease); every other request needs the board, which only what
-// serves the client has.
+// process, for the layer it indexed, before it knows what serves its client
+// (docs/design.md#sharing-heals: starting is never held hostage by the
+// lease); every other request needs the board.
 var earlyMethods = map[string]bool{
 	string(mcp.MethodInitialize):             true,
 	methodDiscover:                           true,
@@ -163,12 +162,10 @@ func AnsweredEarly(msg json.RawMessage) (ok, notification bool) {
 	if env.Method != "" && len(env.ID) == 0 {
 		return true, true
 	}
-	if env.Method == string(mcp.MethodToolsCall) {
-		var call struct {
-			Params struct{ Name string } `json:"params"`
-		}
-		_ = json.Unmarshal(msg, &call)
-		return earlyTools[call.Params.Name], false
+	if env.Method != string(mcp.MethodToolsCall) {
+		return earlyMethods[env.Method], false
 	}
-	return earlyMethods[env.Method], false
+	var call struct{ Params struct{ Name string } }
+	_ = json.Unmarshal(msg, &call)
+	return earlyTools[call.Params.Name], false
 }
