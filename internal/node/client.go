@@ -111,14 +111,15 @@ func (s *clientSession) hostClaim(ctx context.Context, b wire.Backend) context.C
 // on this process's surface, answering what is the same in every mode
 // while the election runs (docs/design.md#sharing-heals: starting is never
 // held hostage by the lease). It is nil once early answers are no longer
-// allowed, or when the layer cannot be loaded (the election's end says
-// why). Whatever serves next takes the session over: the leaseholder and
+// allowed, once this process leads (its handshake names its server's URL,
+// which binding gives soon), or when the layer cannot be loaded (the
+// election's end says why). Whatever serves next takes the session over: the leaseholder and
 // alone keep it, attaching carries it.
 func (s *clientSession) early() wire.Backend {
 	s.mu.Lock()
 	allowed := s.interim
 	s.mu.Unlock()
-	if !allowed {
+	if !allowed || isLeaseholder(s.n.State()) {
 		return nil
 	}
 	srv, err := s.n.load()
