@@ -11,8 +11,10 @@ import (
 // Starting is never held hostage by the lease
 // (docs/design.md#sharing-heals, issue 21 point 5): with the leaseholder
 // stopped (SIGSTOP), and a busy grace far longer than the test, a new
-// client's initialize and lists are answered while the stopped server could
-// not have answered them and nobody took it over; a call that needs the
+// client's initialize, lists and the layer's reads (resources, prompts,
+// majordomus_list, _get, _search) are answered, byte for byte as the
+// leaseholder answered them (R8), while the stopped server could not have
+// answered them and nobody took it over; a call that needs the
 // board waits for the election, which attaches once the leaseholder is
 // continued, and the peer id the handshake gave is the one the shared board
 // knows.
@@ -21,6 +23,7 @@ func TestAFrozenLeaseholderHoldsBackNoNewClientsHandshake(t *testing.T) {
 	a := shared(t, dir)
 	initialize(t, a, "claude-code")
 	serverURL(t, a)
+	want := answersIn(t, a, "2025-11-25", earlyProbes)
 	stop(t, a)
 	continued := false
 	t.Cleanup(func() {
@@ -51,12 +54,12 @@ func TestAFrozenLeaseholderHoldsBackNoNewClientsHandshake(t *testing.T) {
 	if err := b.Notify("notifications/initialized", nil); err != nil {
 		t.Fatal(err)
 	}
-	for _, method := range []string{"tools/list", "resources/list", "prompts/list"} {
-		if r, err := b.Call(ctx(t), method, map[string]any{}); err != nil || r.Error != nil {
-			t.Fatalf("%s: %v %+v", method, err, r.Error)
+	for i, got := range answersIn(t, b, "2025-11-25", earlyProbes) {
+		if got != want[i] {
+			t.Errorf("%s %v, answered early:\nleaseholder %s\nearly       %s", earlyProbes[i].method, earlyProbes[i].params, want[i], got)
 		}
 	}
-	if _, err := b.WaitLog(ctx(t), "answering this client's handshake and the layer's lists in process while the election runs"); err != nil {
+	if _, err := b.WaitLog(ctx(t), "answering this client's handshake and the layer's lists and reads in process while the election runs"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.WaitLog(ctx(t), "waiting for the server of the lease's owner"); err != nil {

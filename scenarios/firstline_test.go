@@ -18,7 +18,7 @@ func TestTheFirstLogLineSaysWhatTheProcessDoes(t *testing.T) {
 	attached(t, b)
 	for _, p := range [][]string{a.Logs(), b.Logs()} {
 		first := p[0]
-		for _, want := range []string{`"level":"info"`, "reading the lease at " + leasePath(dir), "answered here after 1s"} {
+		for _, want := range []string{`"level":"info"`, "reading the lease at " + leasePath(dir), "answered here after 50ms"} {
 			if !strings.Contains(first, want) {
 				t.Fatalf("the first log line lacks %q: %s", want, first)
 			}

@@ -91,6 +91,18 @@ func TestAStormOfClientsConvergesOnOneServer(t *testing.T) {
 	}
 	leaseholders, bridges, url := 0, 0, ""
 	for _, c := range clients {
+		// a client answered while its election ran (the owner binding) is seated after
+		line, err := c.WaitLog(ctx(t), `"msg":"transition"`, `"from":"electing"`)
+		seated := "shared server listening on"
+		if strings.Contains(line, `"to":"attached"`) {
+			seated = "bridging this stdio session"
+		}
+		if err == nil {
+			_, err = c.WaitLog(ctx(t), seated)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
 		if c.CountLogs("shared server listening on") == 1 {
 			leaseholders++
 			url = serverURL(t, c)

@@ -30,11 +30,14 @@ func withMeta(params map[string]any, client string) map[string]any {
 	return mcpclient.WithMeta(params, mcpclient.ModernMeta(client))
 }
 
-// revisionProbes are the requests whose answers must not depend on the mode.
-var revisionProbes = []struct {
+// revisionProbe is a request whose answer must not depend on the mode.
+type revisionProbe struct {
 	method string
 	params map[string]any
-}{
+}
+
+// revisionProbes are the requests whose answers must not depend on the mode.
+var revisionProbes = []revisionProbe{
 	{"tools/list", nil},
 	{"resources/list", nil},
 	{"resources/read", map[string]any{"uri": "majordomus://rule/project.small-commits@1"}},
@@ -43,8 +46,13 @@ var revisionProbes = []struct {
 	{"prompts/get", map[string]any{"name": "review", "arguments": map[string]any{}}},
 	{"tools/call", map[string]any{"name": "majordomus_list", "arguments": map[string]any{}}},
 	{"tools/call", map[string]any{"name": "majordomus_get", "arguments": map[string]any{"uri": "majordomus://adr/adr.0001@1"}}},
+	{"tools/call", map[string]any{"name": "majordomus_search", "arguments": map[string]any{"query": "commit"}}},
 	{"no/such", nil},
 }
+
+// earlyProbes are the revisionProbes a process answers while its election
+// runs: all but the unknown method, which waits for what serves the client.
+var earlyProbes = revisionProbes[:len(revisionProbes)-1]
 
 // openIn opens p's session in version (a legacy one initializes; 2026-07-28
 // probes server/discover, as the official SDKs do), checks it got it, and
@@ -70,11 +78,11 @@ func openIn(t *testing.T, p *mcpclient.Process, version, client string) string {
 	return discovered.Instructions
 }
 
-// answersIn is every probe's answer (result or error) in version.
-func answersIn(t *testing.T, p *mcpclient.Process, version string) []string {
+// answersIn is the answer (result or error) in version of every one of probes.
+func answersIn(t *testing.T, p *mcpclient.Process, version string, probes []revisionProbe) []string {
 	t.Helper()
 	var out []string
-	for _, pr := range revisionProbes {
+	for _, pr := range probes {
 		params := any(pr.params)
 		if version == modern {
 			params = withMeta(pr.params, "codex")
@@ -123,9 +131,9 @@ func TestEveryRevisionIsAnsweredTheSameInEveryMode(t *testing.T) {
 					t.Errorf("%s in %s was told:\n%s", version, mode, instructions)
 				}
 			}
-			want := answersIn(t, leaseholder, version)
+			want := answersIn(t, leaseholder, version, revisionProbes)
 			for mode, p := range modes {
-				got := answersIn(t, p, version)
+				got := answersIn(t, p, version, revisionProbes)
 				for i := range want {
 					if got[i] != want[i] {
 						t.Errorf("%s %v, %s:\nleaseholder %s\n%-11s %s", revisionProbes[i].method, revisionProbes[i].params, mode, want[i], mode, got[i])

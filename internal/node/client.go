@@ -64,6 +64,12 @@ const localSession = "stdio"
 // stream) must not hold the client back.
 const settleBound = time.Second
 
+// earlyPatience is how long an early request waits for the election: an
+// attaching process's ends within milliseconds, and never loads the index
+// for the in-process session; no owner that binds, is busy, frozen or full
+// holds a host's start-up back longer.
+const earlyPatience = 50 * time.Millisecond
+
 func newClientSession(n *Node, elections electing, patience time.Duration) *clientSession {
 	return &clientSession{n: n, router: newRouter(), elections: elections, patience: patience, interim: true}
 }
@@ -106,14 +112,15 @@ func (s *clientSession) hostClaim(ctx context.Context, b wire.Backend) context.C
 // on this process's surface, answering what is the same in every mode
 // while the election runs (docs/design.md#sharing-heals: starting is never
 // held hostage by the lease). It is nil once early answers are no longer
-// allowed, or when the layer cannot be loaded (the election's end says
-// why). Whatever serves next takes the session over: the leaseholder and
+// allowed, once this process leads (its handshake names its server's URL,
+// which binding gives soon), or when the layer cannot be loaded (the
+// election's end says why). Whatever serves next takes the session over: the leaseholder and
 // alone keep it, attaching carries it.
 func (s *clientSession) early() wire.Backend {
 	s.mu.Lock()
 	allowed := s.interim
 	s.mu.Unlock()
-	if !allowed {
+	if !allowed || isLeaseholder(s.n.State()) {
 		return nil
 	}
 	srv, err := s.n.load()
@@ -129,7 +136,7 @@ func (s *clientSession) early() wire.Backend {
 		if s.open(srv) != nil {
 			return nil
 		}
-		s.n.log.Info("answering this client's handshake and the layer's lists in process while the election runs; what needs the board waits for it",
+		s.n.log.Info("answering this client's handshake and the layer's lists and reads in process while the election runs; what needs the board waits for it",
 			zap.String("lease", s.n.lease.Path()))
 	}
 	return s.local

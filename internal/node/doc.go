@@ -26,8 +26,8 @@
 // again, the bridge is closed, and the message that met the failure is
 // answered from what serves next. While the election runs, early answers
 // what is the same in every mode — the handshake, the lists, the layer's
-// reads — in the in-process session, once such a request has waited half
-// the probe timeout, so that no lease holds a host's start-up hostage;
+// reads — in the in-process session, once such a request has waited
+// 50 ms, so that no lease holds a host's start-up hostage;
 // what needs the board waits for the election. The router keeps the read
 // path: which backend answers a message, and how many each is answering,
 // so that carrying a session lets them finish first; what it gives

@@ -128,7 +128,7 @@ func New(cfg Config) (*Node, error) {
 	// Within the probe timeout whatever the lease holds, with time left for
 	// the layer to load; an election that ends sooner answers everything
 	// itself.
-	n.session = newClientSession(n, m, cfg.Times.ProbeTimeout/2)
+	n.session = newClientSession(n, m, earlyPatience)
 	return n, nil
 }
 
@@ -167,7 +167,7 @@ func (n *Node) sayFirst() {
 	what := "looking for the checkout's shared server: reading the lease at " + n.lease.Path() +
 		"; a live server there is attached to, none there is started here"
 	if n.withClient {
-		what += fmt.Sprintf("; while the lease's owner binds or does not answer, this client's handshake and the layer's lists are answered here after %s, and what needs the board waits for the election (at most %s)",
+		what += fmt.Sprintf("; while the lease's owner binds or does not answer, this client's handshake and the layer's lists and reads are answered here after %s, and what needs the board waits for the election (at most %s)",
 			n.session.patience, n.cfg.Times.ElectionBound)
 	}
 	n.log.Info(what, zap.String("lease", n.lease.Path()))

@@ -130,10 +130,9 @@ const methodDiscover = "server/discover"
 
 // earlyMethods are the requests answered the same in every mode: the
 // handshake, the lists and the layer's reads. A process may answer them in
-// process before it knows what serves its client
+// process, for the layer it indexed, before it knows what serves its client
 // (docs/design.md#sharing-heals: starting is never held hostage by the
-// lease); every other request needs the board, which only what serves the
-// client has.
+// lease); every other request needs the board.
 var earlyMethods = map[string]bool{
 	string(mcp.MethodInitialize):             true,
 	methodDiscover:                           true,
@@ -146,11 +145,15 @@ var earlyMethods = map[string]bool{
 	string(mcp.MethodPromptsGet):             true,
 }
 
+// earlyTools are the tools that read the layer alone, not the board.
+var earlyTools = map[string]bool{"majordomus_list": true, "majordomus_get": true, "majordomus_search": true}
+
 // AnsweredEarly reports whether msg may be answered by an in-process
 // session before the process knows what serves its client: a request of
-// earlyMethods, or a notification (it asks for no answer, and the session
-// that answered the handshake must hear notifications/initialized), which
-// notification reports. A batch is not: it may hold anything.
+// earlyMethods, a call of one of earlyTools, or a notification (it asks
+// for no answer, and the session that answered the handshake must hear
+// notifications/initialized), which notification reports. A batch is
+// not: it may hold anything.
 func AnsweredEarly(msg json.RawMessage) (ok, notification bool) {
 	env, err := wire.ReadEnvelope(msg)
 	if err != nil {
@@ -159,5 +162,10 @@ func AnsweredEarly(msg json.RawMessage) (ok, notification bool) {
 	if env.Method != "" && len(env.ID) == 0 {
 		return true, true
 	}
-	return earlyMethods[env.Method], false
+	if env.Method != string(mcp.MethodToolsCall) {
+		return earlyMethods[env.Method], false
+	}
+	var call struct{ Params struct{ Name string } }
+	_ = json.Unmarshal(msg, &call)
+	return earlyTools[call.Params.Name], false
 }
