@@ -43,7 +43,7 @@ func TestATakenPortFallsBackAndServeDefers(t *testing.T) {
 }
 
 // S15: a bind to an address that is not loopback is served, with a warning
-// naming what it exposes.
+// naming what it exposes, and shared.
 func TestANonLoopbackBindIsServedWithAWarning(t *testing.T) {
 	dir := checkout(t)
 	a := start(t, dir, "--http-host", "0.0.0.0", "--http-port", "0")
@@ -54,9 +54,14 @@ func TestANonLoopbackBindIsServedWithAWarning(t *testing.T) {
 	if !strings.Contains(line, "0.0.0.0:") || !strings.Contains(line, "bind 127.0.0.1") || !strings.Contains(line, `"level":"warn"`) {
 		t.Fatalf("the warning: %s", line)
 	}
-	if url := serverURL(t, a); !strings.HasPrefix(url, "http://0.0.0.0:") {
+	// The lease names it as a local client reaches it, and one attaches.
+	url := serverURL(t, a)
+	if !strings.HasPrefix(url, "http://127.0.0.1:") {
 		t.Fatalf("url %s", url)
 	}
+	b := shared(t, dir)
+	initialize(t, b, "codex")
+	attached(t, b, url)
 }
 
 // S16: 16 clients released at once: exactly one leaseholder, 15 attached,

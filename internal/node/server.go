@@ -137,7 +137,7 @@ func (s *sharedServer) listen(srv *served, t *term, key string) (*httpserver.Ser
 		Logger:      n.log.Named("http"),
 	})
 	go func() { _ = h.Serve(ln) }()
-	return h, "http://" + ln.Addr().String(), nil
+	return h, httpserver.URLOf(ln.Addr()), nil
 }
 
 // identity is the answer of GET /, the probe.
