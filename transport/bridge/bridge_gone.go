@@ -81,9 +81,16 @@ func (b *Bridge) gone() *Gone {
 	return nil
 }
 
-// carried is the client's session as the bridge knows it (b.mu held).
+// carried is the client's session as the bridge knows it (b.mu held),
+// with the announcement in flight, if any, rather than the last answered:
+// its outcome is unknown, so either is true of the board, and the server
+// left may have kept it and shown it to a read, which must not see the
+// board go back (docs/design.md#nothing-is-lost).
 func (b *Bridge) carried() carry.Session {
 	c := b.record
+	if b.announcing != nil {
+		c.Announce = b.announcing
+	}
 	c.SafeTools, c.Heard = maps.Clone(c.SafeTools), c.Heard.Clone()
 	return c
 }
