@@ -119,9 +119,7 @@ type Bridge struct {
 	doneOnce   sync.Once
 	closeOnce  sync.Once
 
-	// announcing is the arguments of a majordomus_announce sent and not
-	// yet answered: carried in place of the record's (carried).
-	announcing json.RawMessage
+	announcing json.RawMessage // a majordomus_announce's arguments, sent and not answered
 }
 
 // New returns a bridge to cfg.URL. It connects on the first message.

@@ -82,10 +82,9 @@ func (b *Bridge) gone() *Gone {
 }
 
 // carried is the client's session as the bridge knows it (b.mu held),
-// with the announcement in flight, if any, rather than the last answered:
-// its outcome is unknown, so either is true of the board, and the server
-// left may have kept it and shown it to a read, which must not see the
-// board go back (docs/design.md#nothing-is-lost).
+// with its announcement in flight rather than the one answered before:
+// the server left may have kept and shown it, and the board never goes
+// back (docs/design.md#nothing-is-lost).
 func (b *Bridge) carried() carry.Session {
 	c := b.record
 	if b.announcing != nil {
