@@ -26,14 +26,10 @@ import (
 // Clients read the board and the history without pause, each in its own
 // goroutine, while the leaseholder is killed -9, then the next one is sent
 // SIGTERM, then the next one is frozen (SIGSTOP) until the others take
-// over, and continued; between take-overs they announce, and clients join
-// and leave. The history is linearizable, every client keeps its peer id,
-// and the same history with one answered announcement lost is not.
-//
-// No announcement is in flight when a leaseholder goes: a bridge carries
-// its client's last answered announcement, so one in flight that the old
-// server kept is shown, then the one before it until the call is sent
-// again, which no order of the calls explains.
+// over, and continued; they announce all along, announcements in flight
+// when a leaseholder goes included, and clients join and leave. The
+// history is linearizable, every client keeps its peer id, and the same
+// history with one answered announcement lost is not.
 func TestBoardHistoriesThroughThreeTakeOversAreLinearizable(t *testing.T) {
 	dir := checkout(t)
 	r := &recorder{start: time.Now(), changed: make(chan struct{})}
@@ -45,9 +41,10 @@ func TestBoardHistoriesThroughThreeTakeOversAreLinearizable(t *testing.T) {
 	holder := a
 	others := func(g *agent) *agent { return live[slices.IndexFunc(live, func(h *agent) bool { return h != g })] }
 
-	// 1: the leaseholder is killed -9 with reads in flight; one of the
-	// others takes over, a client joins and another leaves.
-	r.announceThenRead(t, live...)
+	// 1: the leaseholder is killed -9 with reads and announcements in
+	// flight; one of the others takes over, a client joins and another
+	// leaves.
+	r.run(t, 4, true, live...)
 	before := failovers(live)
 	live = r.end(t, live, holder, syscall.SIGKILL)
 	holder = takenOver(t, live, before)
@@ -55,8 +52,8 @@ func TestBoardHistoriesThroughThreeTakeOversAreLinearizable(t *testing.T) {
 	r.run(t, 2, true, live...)
 	live = r.leave(t, live, others(holder))
 
-	// 2: the leaseholder is sent SIGTERM with the others' reads in flight.
-	r.announceThenRead(t, live...)
+	// 2: the leaseholder is sent SIGTERM with the others' calls in flight.
+	r.run(t, 4, true, live...)
 	before = failovers(live)
 	live = r.end(t, live, holder, syscall.SIGTERM)
 	holder = takenOver(t, live, before)
@@ -65,7 +62,7 @@ func TestBoardHistoriesThroughThreeTakeOversAreLinearizable(t *testing.T) {
 	r.idle(t, live...)
 
 	// 3: the leaseholder is frozen, no call of its own client in flight,
-	// until the others' reads have moved them to one that took over;
+	// until the others' calls have moved them to one that took over;
 	// continued, it has lost its lease, and its client leaves.
 	frozen := holder
 	frozen.halt()
@@ -73,7 +70,7 @@ func TestBoardHistoriesThroughThreeTakeOversAreLinearizable(t *testing.T) {
 	before = failovers(live)
 	stop(t, frozen.p)
 	t.Cleanup(func() { frozen.p.Signal(syscall.SIGCONT) })
-	r.run(t, 3, false, live...)
+	r.run(t, 3, true, live...)
 	holder = takenOver(t, live, before)
 	r.idle(t, live...)
 	r.run(t, 1, true, live...)
@@ -273,14 +270,6 @@ func (r *recorder) run(t *testing.T, rounds int, announce bool, gs ...*agent) {
 func (r *recorder) idle(t *testing.T, gs ...*agent) {
 	t.Helper()
 	r.await(t, "every round", gs, func(g *agent) bool { return g.owed.Load() == 0 })
-}
-
-// announceThenRead has gs announce, and read on once none is announcing.
-func (r *recorder) announceThenRead(t *testing.T, gs ...*agent) {
-	t.Helper()
-	r.run(t, 1, true, gs...)
-	r.idle(t, gs...)
-	r.run(t, 4, false, gs...)
 }
 
 // await waits until done holds for each of gs, on the recording's events.

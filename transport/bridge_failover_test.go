@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
@@ -195,6 +197,46 @@ func TestAKilledServerFailsOverWithTheSessionCarried(t *testing.T) {
 	case call := <-fo.calls:
 		t.Fatalf("Failover called twice: %v", call.cause)
 	default:
+	}
+}
+
+// An announcement in flight when the server dies is the one carried, not
+// the one answered before it: the server may have kept it and shown it,
+// and the board must not go back to the older one. One answered after the
+// take-over replaces it.
+func TestAnAnnouncementInFlightAtAKillIsTheOneCarried(t *testing.T) {
+	f1, f2 := newFixture(), newFixture()
+	t.Cleanup(f1.releaseAll)
+	f1.hooks.AddBeforeCallTool(func(ctx context.Context, _ any, r *mcp.CallToolRequest) {
+		if r.GetString("intent", "") == "step 2" { // kept, then never answered
+			f1.blocked <- struct{}{}
+			select {
+			case <-f1.release:
+			case <-ctx.Done():
+			}
+		}
+	})
+	s1 := serveHTTP(t, httpserver.Config{MCP: f1.srv})
+	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
+	c := runStdio(t, fo.bridge(s1.url))
+	c.open(initRoots)
+	c.call("2", "tools/call", `{"name":"majordomus_announce","arguments":{"intent":"step 1"}}`)
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"majordomus_announce","arguments":{"intent":"step 2"}}}`)
+	<-f1.blocked
+	s1.kill()
+
+	if call := fo.next(); string(call.carried.Announce) != `{"intent":"step 2"}` {
+		t.Fatalf("carried %s, want the announcement in flight", call.carried.Announce)
+	}
+	if a, _ := c.answer("3"); !strings.Contains(a, "outcome unknown") {
+		t.Fatalf("the announcement in flight was answered %s", a)
+	}
+	if got := <-f2.announces; got != `{"intent":"step 2"}` {
+		t.Fatalf("the next server was given %s", got)
+	}
+	c.call("4", "tools/call", `{"name":"majordomus_announce","arguments":{"intent":"step 3"}}`)
+	if got := <-f2.announces; got != `{"intent":"step 3"}` {
+		t.Fatalf("announcing anew gave %s", got)
 	}
 }
 

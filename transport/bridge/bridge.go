@@ -118,6 +118,8 @@ type Bridge struct {
 	done       chan struct{} // closed once it left or was closed
 	doneOnce   sync.Once
 	closeOnce  sync.Once
+
+	announcing json.RawMessage // a majordomus_announce's arguments, sent and not answered
 }
 
 // New returns a bridge to cfg.URL. It connects on the first message.
@@ -194,10 +196,12 @@ func (b *Bridge) Relay(ctx context.Context, msg json.RawMessage) ([]byte, error)
 	if counted {
 		b.inflight.Add(1)
 	}
+	b.noteAnnouncing(calls, true)
 	answer, fail := b.relay(ctx, msg, calls)
 	if counted {
 		b.inflight.Add(-1)
 	}
+	b.noteAnnouncing(calls, fail != nil && !fail.notRun)
 	if fail == nil {
 		if b.shouldMove() { // this answer said so: the next message goes to the current server
 			b.mu.Lock()

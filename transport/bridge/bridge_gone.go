@@ -81,9 +81,15 @@ func (b *Bridge) gone() *Gone {
 	return nil
 }
 
-// carried is the client's session as the bridge knows it (b.mu held).
+// carried is the client's session as the bridge knows it (b.mu held),
+// with its announcement in flight rather than the one answered before:
+// the server left may have kept and shown it, and the board never goes
+// back (docs/design.md#nothing-is-lost).
 func (b *Bridge) carried() carry.Session {
 	c := b.record
+	if b.announcing != nil {
+		c.Announce = b.announcing
+	}
 	c.SafeTools, c.Heard = maps.Clone(c.SafeTools), c.Heard.Clone()
 	return c
 }

@@ -225,6 +225,22 @@ func (b *Bridge) observe(calls []call, answer []byte) {
 	}
 }
 
+// noteAnnouncing notes the majordomus_announce of calls, if any, as one
+// whose outcome is unknown (sent, not answered), or as no longer one.
+func (b *Bridge) noteAnnouncing(calls []call, unknown bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, c := range calls {
+		switch {
+		case c.tool != carry.AnnounceTool:
+		case unknown:
+			b.announcing = bytes.Clone(c.args)
+		case bytes.Equal(b.announcing, c.args):
+			b.announcing = nil
+		}
+	}
+}
+
 // resultsByID maps the ids of an answer's members to their results.
 func resultsByID(answer []byte) map[string]json.RawMessage {
 	results := map[string]json.RawMessage{}
