@@ -60,12 +60,6 @@ type Board struct {
 	changes   *changes                // moved by every change (changes.go)
 }
 
-// NewBoard returns an empty board reading time from now, on which a peer
-// known from its requests alone stays unheard for idle.
-func NewBoard(now func() time.Time, idle time.Duration) *Board {
-	return newBoard(now, idle, nil, &changes{})
-}
-
 func newBoard(now func() time.Time, idle time.Duration, numbers func() (int, error), c *changes) *Board {
 	if idle <= 0 {
 		// The server's idle timeout is the caller's (internal/node's

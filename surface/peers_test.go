@@ -156,3 +156,9 @@ func TestTheOverlapsNameEachSidesPaths(t *testing.T) {
 		t.Errorf("majordomus_announce told p2 %+v; the board says %v", told, pairs[0].BPaths)
 	}
 }
+
+// NewBoard returns an empty board reading time from now, on which a peer
+// known from its requests alone stays unheard for idle.
+func NewBoard(now func() time.Time, idle time.Duration) *Board {
+	return newBoard(now, idle, nil, &changes{})
+}

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 )
 
 // A failure of a command a person runs is one plain sentence on a
@@ -73,7 +75,7 @@ func TestAFailureOnAPipeIsTheLogLine(t *testing.T) {
 func failedStatus(t *testing.T, tty *os.File) []byte {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), mainArgsEnv+"=status\x1f--repo\x1f"+t.TempDir())
+	cmd.Env = append(os.Environ(), mainArgsEnv+"=status\x1f--repo\x1f"+testtemp.Dir(t)) // t.TempDir cannot remove under wine
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if tty != nil {

@@ -142,17 +142,22 @@ func (d *demo) sharing(repo string) {
 // where its client went, before it answers the message that found out.
 var failedOver = []string{"took over as the shared server", "re-attached to the shared server", "cannot use the shared server"}
 
+// plant writes text at path, its directory made with dirMode if need be.
+func (d *demo) plant(path, text string, dirMode os.FileMode) {
+	if d.err == nil {
+		d.err = os.MkdirAll(filepath.Dir(path), dirMode)
+	}
+	if d.err == nil {
+		d.err = os.WriteFile(path, []byte(text), 0o600)
+	}
+}
+
 // corruptLease shows a lease that is not a lease being taken over.
 func (d *demo) corruptLease() {
 	d.say("\n## 4. A corrupt lease is taken over\n")
 	repo := d.checkout("corrupt")
 	lease := filepath.Join(repo, ".ai/local/state/mcp/server.json")
-	if d.err == nil {
-		d.err = os.MkdirAll(filepath.Dir(lease), 0o700)
-	}
-	if d.err == nil {
-		d.err = os.WriteFile(lease, []byte("{not a lease"), 0o600)
-	}
+	d.plant(lease, "{not a lease", 0o700)
 	d.say("printf '{not a lease' > %s", lease)
 	p := d.start("cursor", repo)
 	d.initialize(p)
@@ -164,12 +169,7 @@ func (d *demo) unwritable() {
 	d.say("\n## 5. An unwritable lease directory: served alone\n")
 	repo := d.checkout("unwritable")
 	state := filepath.Join(repo, ".ai/local/state")
-	if d.err == nil {
-		d.err = os.MkdirAll(filepath.Dir(state), 0o755)
-	}
-	if d.err == nil {
-		d.err = os.WriteFile(state, []byte("a file where the lease directory should be"), 0o644)
-	}
+	d.plant(state, "a file where the lease directory should be", 0o755)
 	d.say("%s is a file, so no lease can be created under it.", state)
 	p := d.start("claude-code", repo)
 	d.initialize(p)

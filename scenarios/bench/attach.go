@@ -55,7 +55,21 @@ func (b *bench) leaseholder(dir string, args ...string) (*leaseProc, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &leaseProc{p: p, url: url, authorization: header}, nil
+	return &leaseProc{p: p, dir: dir, url: url, authorization: header}, nil
+}
+
+// newLeaseholder is the leaseholder of a new checkout; what names it in
+// an error.
+func (b *bench) newLeaseholder(what string) (*leaseProc, error) {
+	dir, err := b.checkout()
+	if err != nil {
+		return nil, err
+	}
+	lh, err := b.leaseholder(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s leaseholder: %w", what, err)
+	}
+	return lh, nil
 }
 
 // authorization is the Authorization header's value that lets a direct
@@ -82,16 +96,12 @@ func (b *bench) authorization(dir string) (string, error) {
 // B1: a second client attaching vs a --standalone client, alternating in
 // the same checkout while one leaseholder serves it.
 func (b *bench) b1() ([]Figure, error) {
-	dir, err := b.checkout()
+	lh, err := b.newLeaseholder("B1")
 	if err != nil {
 		return nil, err
 	}
-	lh, err := b.leaseholder(dir)
-	if err != nil {
-		return nil, fmt.Errorf("B1 leaseholder: %w", err)
-	}
 	defer stop(lh.p)
-	attach, alone, err := b.attachOrAlone(dir)
+	attach, alone, err := b.attachOrAlone(lh.dir)
 	if err != nil {
 		return nil, err
 	}
@@ -178,15 +188,12 @@ func (b *bench) b4() ([]Figure, error) {
 }
 
 func (b *bench) takeOverOnce() (took, reaped time.Duration, err error) {
-	dir, err := b.checkout()
-	if err != nil {
-		return 0, 0, err
-	}
-	lh, err := b.leaseholder(dir)
+	lh, err := b.newLeaseholder("B4")
 	if err != nil {
 		return 0, 0, err
 	}
 	defer stop(lh.p)
+	dir := lh.dir
 	br, err := b.spawn(dir, "--log-level", "debug")
 	if err != nil {
 		return 0, 0, err
@@ -224,6 +231,7 @@ func (b *bench) takeOverOnce() (took, reaped time.Duration, err error) {
 // leaseProc is a leaseholder and its server's URL.
 type leaseProc struct {
 	p             *mcpclient.Process
+	dir           string // the checkout it serves
 	url           string
 	authorization string // what a direct HTTP client sends (docs/security.md)
 }

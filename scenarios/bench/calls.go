@@ -46,15 +46,12 @@ func roundTrips(clients []caller, warm, calls int) ([]*series, error) {
 // leaseholder, and the bridge's and a standalone's peak RSS after the same
 // calls (for B6).
 func (b *bench) b2b3() ([]Figure, error) {
-	dir, err := b.checkout()
+	lh, err := b.newLeaseholder("B2")
 	if err != nil {
 		return nil, err
 	}
-	lh, err := b.leaseholder(dir)
-	if err != nil {
-		return nil, fmt.Errorf("B2 leaseholder: %w", err)
-	}
 	defer stop(lh.p)
+	dir := lh.dir
 	bridge, err := b.spawnPipe(dir)
 	if err != nil {
 		return nil, err

@@ -18,13 +18,9 @@ import (
 // cut off at the body timeout (10 s), so both should come back to where
 // they were.
 func (b *bench) b8() ([]Figure, error) {
-	dir, err := b.checkout()
+	lh, err := b.newLeaseholder("B8")
 	if err != nil {
 		return nil, err
-	}
-	lh, err := b.leaseholder(dir)
-	if err != nil {
-		return nil, fmt.Errorf("B8 leaseholder: %w", err)
 	}
 	defer stop(lh.p)
 	pid := lh.p.Cmd.Process.Pid
