@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -231,22 +232,10 @@ func renderJSON(md *model) (string, error) {
 
 // substates returns the states whose parent is s, in configuration order.
 func substates(md *model, s State) []stateModel {
-	var subs []stateModel
-	for _, st := range md.States {
-		if st.Parent == s {
-			subs = append(subs, st)
-		}
-	}
-	return subs
+	return slices.DeleteFunc(slices.Clone(md.States), func(st stateModel) bool { return st.Parent != s })
 }
 
 // edgesFrom returns the edges configured on s itself.
 func edgesFrom(md *model, s State) []edge {
-	var out []edge
-	for _, e := range md.Edges {
-		if e.From == s {
-			out = append(out, e)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(md.Edges), func(e edge) bool { return e.From != s })
 }

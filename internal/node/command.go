@@ -3,7 +3,6 @@ package node
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"go.uber.org/zap"
 
@@ -47,15 +46,7 @@ func Open(f Flags, log *zap.Logger, linesDropped func() uint64) (*Checkout, erro
 	if err := registry.ValidateProfile(f.Profile); err != nil {
 		return nil, fmt.Errorf("--profile: %w", err)
 	}
-	dir := f.Repo
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, fmt.Errorf("reading the working directory: %w", err)
-		}
-		dir = wd
-	}
-	root, err := layer.FindCheckout(dir)
+	root, err := layer.FindCheckout(f.Repo) // "": the working directory
 	if err != nil {
 		return nil, err
 	}
