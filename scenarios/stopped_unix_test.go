@@ -321,3 +321,40 @@ func TestAModernClientOfAStoppedLeaseholderIsAnsweredWithinTheBound(t *testing.T
 		t.Fatalf("answered %s after the leaseholder stopped; the bound is %s", took, grace+bound)
 	}
 }
+
+// A frozen leaseholder is replaced before anyone asks
+// (docs/design.md#sharing-heals): its two bridges are idle, their
+// heartbeats find it silent for the busy grace, and one of them takes it
+// over with no client speaking; a call made after is answered there. (A
+// server that is only slow answers the probes and is never left:
+// transport.TestASlowToolOnALiveServerIsNeverCutShort.)
+func TestAFrozenLeaseholderIsReplacedBeforeAnyoneAsks(t *testing.T) {
+	quick := []string{"--heartbeat", "300ms", "--busy-grace", "2s", "--probe-timeout", "500ms"}
+	dir := checkout(t)
+	a := shared(t, dir, quick...)
+	initialize(t, a, "claude-code")
+	before := serverURL(t, a)
+	b := bridged(t, dir, "codex", quick...)
+	c := bridged(t, dir, "gemini-cli", quick...)
+	stop(t, a)
+	t.Cleanup(func() { a.Signal(syscall.SIGCONT) })
+
+	took := oneTakesOver(t, b, c)
+	after := serverURL(t, took)
+	if after == before {
+		t.Fatalf("the frozen server's URL %s is still the one served", before)
+	}
+	if _, err := took.WaitLog(ctx(t), "the shared server is gone; electing now, before the client's next message"); err != nil {
+		t.Fatal(err)
+	}
+	other := b
+	if took == b {
+		other = c
+	}
+	if _, err := other.WaitLog(ctx(t), "re-attached to the shared server", after); err != nil {
+		t.Fatal(err)
+	}
+	if board := peersOf(t, other); board.Caller == "" {
+		t.Fatalf("a call after the take-over was not answered by a board: %+v", board)
+	}
+}

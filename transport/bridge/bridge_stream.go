@@ -23,7 +23,8 @@ const (
 
 // heartbeat pings the session every Heartbeat so that the server's idle
 // timeout never ends a session whose client is alive. A session the server
-// forgot is re-opened; other errors are only logged at debug.
+// forgot is re-opened; a server silent for the busy grace is left, as a
+// message would leave it; other errors are only logged at debug.
 func (b *Bridge) heartbeat() {
 	tick := time.NewTicker(b.cfg.Heartbeat)
 	defer tick.Stop()
@@ -50,6 +51,11 @@ func (b *Bridge) heartbeat() {
 				b.log.Debug("heartbeat: "+fail.cause.Error(), zap.String("url", b.cfg.URL))
 			}
 		case failed, rejected:
+			if _, _, silent := SilentFor(res.err); silent {
+				// stopped or frozen: elect now, not at the client's next message
+				b.leaveGone(res.err)
+				return
+			}
 			b.log.Debug("heartbeat failed", zap.String("url", b.cfg.URL), zap.Int("status", res.status), zap.Error(res.err))
 		}
 	}
