@@ -49,8 +49,27 @@ func (b *Bridge) answeredHere(msg json.RawMessage) ([]byte, bool) {
 	if refusal := wire.RefusedBatch(msg); refusal != nil {
 		return refusal, true
 	}
-	if answer, ok := wire.Screened(msg); ok {
+	if answer, ok := screened(msg); ok {
 		return answer, true
 	}
 	return b.unopened(msg)
+}
+
+// screened answers msg when wire.Screen answers it, or each member of a
+// batch when it answers every one; it reports false otherwise.
+func screened(msg json.RawMessage) ([]byte, bool) {
+	members, batch := wire.SplitBatch(msg)
+	if !batch {
+		answer := wire.Screen(msg)
+		return answer, answer != nil
+	}
+	var answers [][]byte
+	for _, m := range members {
+		answer := wire.Screen(m)
+		if answer == nil {
+			return nil, false
+		}
+		answers = append(answers, answer)
+	}
+	return wire.Gather(msg, answers), true
 }

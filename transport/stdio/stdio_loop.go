@@ -201,16 +201,6 @@ func checkLine(line []byte) (json.RawMessage, []byte) {
 // tooLarge answers every request in msg, a message over maxMessageBytes,
 // with -32600 saying so; notifications get nothing.
 func tooLarge(msg json.RawMessage) []byte {
-	text := fmt.Sprintf("invalid request: the message is %d bytes, over the limit of %d bytes", len(msg), wire.MaxMessageBytes)
-	members, batch := wire.SplitBatch(msg)
-	if !batch {
-		members = []json.RawMessage{msg}
-	}
-	var answers [][]byte
-	for _, m := range members {
-		if env, err := wire.ReadEnvelope(m); err == nil && env.IsRequest() {
-			answers = append(answers, wire.ErrorFrame(env.ID, mcp.INVALID_REQUEST, text))
-		}
-	}
-	return wire.Gather(msg, answers)
+	return wire.RefuseEach(msg, mcp.INVALID_REQUEST,
+		fmt.Sprintf("invalid request: the message is %d bytes, over the limit of %d bytes", len(msg), wire.MaxMessageBytes))
 }

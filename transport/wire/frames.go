@@ -115,11 +115,11 @@ func ReadEnvelope(msg json.RawMessage) (Envelope, error) {
 // -32603 "shared server unavailable: <reason>"; notifications and answers
 // get nothing. It is what a client hears when nothing can serve it.
 func Unavailable(msg json.RawMessage, reason error) []byte {
-	return refuseEach(msg, mcp.INTERNAL_ERROR, "shared server unavailable: "+reason.Error())
+	return RefuseEach(msg, mcp.INTERNAL_ERROR, "shared server unavailable: "+reason.Error())
 }
 
-// refuseEach answers every request in msg with the error code and text.
-func refuseEach(msg json.RawMessage, code int, text string) []byte {
+// RefuseEach answers every request in msg with the error code and text.
+func RefuseEach(msg json.RawMessage, code int, text string) []byte {
 	members, batch := SplitBatch(msg)
 	if !batch {
 		members = []json.RawMessage{msg}

@@ -68,25 +68,6 @@ var namedBy = map[string]string{
 	string(mcp.MethodResourcesRead): "uri",
 }
 
-// Screened answers msg when screen answers it, or each member of a batch
-// when screen answers every one; it reports false otherwise.
-func Screened(msg json.RawMessage) ([]byte, bool) {
-	members, batch := SplitBatch(msg)
-	if !batch {
-		answer := Screen(msg)
-		return answer, answer != nil
-	}
-	var answers [][]byte
-	for _, m := range members {
-		answer := Screen(m)
-		if answer == nil {
-			return nil, false
-		}
-		answers = append(answers, answer)
-	}
-	return Gather(msg, answers), true
-}
-
 // RefusedBatch answers a batch no server takes: one holding a 2026-07-28
 // message (that revision has no batches) or an initialize (which opens a
 // session, so it comes alone). Every request in it gets -32600. Nil for
@@ -114,7 +95,7 @@ func RefusedBatch(msg json.RawMessage) []byte {
 	if text == "" {
 		return nil
 	}
-	return refuseEach(msg, mcp.INVALID_REQUEST, text)
+	return RefuseEach(msg, mcp.INVALID_REQUEST, text)
 }
 
 // Unopened answers msg, a message of a session that has not initialized
