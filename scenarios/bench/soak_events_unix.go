@@ -133,7 +133,7 @@ func (s *soaker) hostExit(ctx context.Context) {
 	if c == nil {
 		return
 	}
-	before, ok := s.newestExecution()
+	before, err := s.executions()
 	s.harm(c)
 	switch s.rng.IntN(3) {
 	case 0:
@@ -148,7 +148,7 @@ func (s *soaker) hostExit(ctx context.Context) {
 		time.AfterFunc(30*time.Millisecond, func() { _ = c.proc.Signal(syscall.SIGKILL) })
 		s.count(s.chaos, "end the leaseholder as Codex CLI does (stdin EOF, SIGTERM, SIGKILL 30 ms later)")
 	}
-	if ok {
+	if err == nil && len(before) > 0 {
 		s.checkHistory(ctx, c, before)
 	}
 }
@@ -216,23 +216,16 @@ func (s *soaker) executions() ([]execution, error) {
 }
 
 // historyAsked is how many executions a check asks for: the most the
-// tool gives.
-const historyAsked = 256
-
-// newestExecution is the newest call of the history as the server has it.
-func (s *soaker) newestExecution() (execution, bool) {
-	h, err := s.executions()
-	if err != nil || len(h) == 0 {
-		return execution{}, false
-	}
-	return h[0], true
-}
+// tool gives, and all the history keeps (surface.MaxExecutionsLimit).
+const historyAsked = 1000
 
 // checkHistory waits (at most a call's bound) for a leaseholder other
 // than gone to serve, then asks one of its clients for the history: it
-// must reach back to before, unless more calls than it shows were made
-// meanwhile (which says nothing either way).
-func (s *soaker) checkHistory(ctx context.Context, gone *pipeClient, before execution) {
+// must hold no fewer records than before, and reach back to before's
+// newest, unless more calls than it shows were made meanwhile (which says
+// nothing either way).
+func (s *soaker) checkHistory(ctx context.Context, gone *pipeClient, beforeAll []execution) {
+	before := beforeAll[0]
 	// Asked until a leaseholder other than gone answers, within a call's
 	// bound: right after a take-over, the lease may name one not yet
 	// serving, or none.
@@ -251,6 +244,10 @@ func (s *soaker) checkHistory(ctx context.Context, gone *pipeClient, before exec
 			break
 		}
 		time.Sleep(100 * time.Millisecond) // the pace of the question, not a wait for an event
+	}
+	if err == nil && len(h) < len(beforeAll) {
+		s.count(s.history, "lost: fewer records than before")
+		s.sample("fewer history records after a take-over", fmt.Sprintf("%d before, %d after", len(beforeAll), len(h)))
 	}
 	switch {
 	case err != nil:

@@ -57,6 +57,9 @@ type soaker struct {
 
 	notified, lost atomic.Int64 // clients told of an edit, and not
 
+	longest     atomic.Int64 // the longest answered call, in nanoseconds
+	leaseholdRS atomic.Int64 // the highest VmHWM of a leaseholder seen, in KiB
+
 	requests, answered, unanswered, killed atomic.Int64
 }
 
@@ -85,6 +88,8 @@ func (b *bench) soak(d time.Duration, clients int, commit string) (*SoakReport, 
 	s.rep.Requests, s.rep.Answered, s.rep.Unanswered, s.rep.KilledMidCall = s.requests.Load(), s.answered.Load(), s.unanswered.Load(), s.killed.Load()
 	s.rep.Errors, s.rep.Chaos, s.rep.History = s.errs, s.chaos, s.history
 	s.rep.Notified, s.rep.NotificationsLost = s.notified.Load(), s.lost.Load()
+	s.rep.LongestCallSeconds = time.Duration(s.longest.Load()).Seconds()
+	s.rep.LeaseholderPeakMiB = float64(s.leaseholdRS.Load()) / 1024
 	if dir := os.Getenv("SOAK_LOGS"); dir != "" { // every client's log, to read what happened
 		_ = os.MkdirAll(dir, 0o755)
 		s.b.mu.Lock()
@@ -129,8 +134,12 @@ func (s *soaker) client(ctx context.Context, slot int) {
 			}
 			s.requests.Add(1)
 			call, cancel := context.WithTimeout(context.Background(), callBound)
+			began := time.Now()
 			_, err := c.call(call, "tools/call", toolParams(tool, args))
 			cancel()
+			if err == nil {
+				raise(&s.longest, int64(time.Since(began)))
+			}
 			if err != nil {
 				if s.ended(c, err) {
 					break
@@ -171,6 +180,12 @@ func (s *soaker) ended(c *pipeClient, err error) bool {
 		s.sample("other: "+firstWords(text, 8), text)
 	}
 	return false
+}
+
+// raise makes m at least v.
+func raise(m *atomic.Int64, v int64) {
+	for old := m.Load(); v > old && !m.CompareAndSwap(old, v); old = m.Load() {
+	}
 }
 
 // sample counts an error of kind, keeping the first one's text.
@@ -315,7 +330,8 @@ func (s *soaker) leaseholder() *pipeClient {
 }
 
 // watchAdmission samples, every 250 ms, how many servers of the checkout
-// say they hold the lease, which is when they admit new sessions.
+// say they hold the lease, which is when they admit new sessions, and the
+// peak RSS of the process the lease names.
 func (s *soaker) watchAdmission(ctx context.Context) {
 	probe := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 300 * time.Millisecond}
 	for {
@@ -345,6 +361,11 @@ func (s *soaker) watchAdmission(ctx context.Context) {
 			resp.Body.Close()
 			if id.Leaseholder {
 				admitting++
+			}
+		}
+		if c := s.leaseholder(); c != nil {
+			if mib, err := peakRSS(c.pid()); err == nil {
+				raise(&s.leaseholdRS, int64(mib*1024))
 			}
 		}
 		s.rep.Samples++
