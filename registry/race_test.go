@@ -10,9 +10,15 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 )
 
 const racers = 32
+
+// racersLockWait is the racers' wait for the sidecar lock: 32 of them
+// queue for it, which on a loaded machine (or under wine) outlasts the
+// default 2 s; the race is about who wins, not how fast.
+const racersLockWait = time.Minute
 
 // newLeases returns one fresh document per racer.
 func newLeases(t *testing.T) []Lease {
@@ -42,7 +48,7 @@ func TestAcquire_RacingGoroutinesHaveOneWinner(t *testing.T) {
 	docs := newLeases(t)
 	var won, lost atomic.Int32
 	race(func(i int) {
-		switch err := (&LeaseFile{Path: path}).Acquire(docs[i]); {
+		switch err := (&LeaseFile{Path: path, LockWait: racersLockWait}).Acquire(docs[i]); {
 		case err == nil:
 			won.Add(1)
 		case errors.Is(err, ErrLeaseExists):
@@ -89,7 +95,7 @@ func TestTakeOverThenAcquire_RacingGoroutinesLeaveOneHolder(t *testing.T) {
 	docs := newLeases(t)
 	var removed, won atomic.Int32
 	race(func(i int) {
-		lf := &LeaseFile{Path: path}
+		lf := &LeaseFile{Path: path, LockWait: racersLockWait}
 		ok, err := lf.TakeOver(obs)
 		if err != nil {
 			t.Errorf("TakeOver: %v", err)
