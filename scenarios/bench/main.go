@@ -31,12 +31,13 @@ func main() {
 	noPeers := flag.Bool("no-peers", false, "skip B3's npm bridges")
 	rev := flag.String("rev", "", "build this commit (git archive into a temporary directory) instead of the working tree")
 	prebuilt := flag.String("bin", "", "measure this majordomus-mcp binary instead of building one (to compare builds)")
-	timeout := flag.Duration("timeout", 15*time.Minute, "bound on the whole run")
+	timeout := flag.Duration("timeout", 15*time.Minute, "bound on the whole run (a soak's is its length plus this)")
 	profile := flag.String("profile", "", "write a CPU profile of every majordomus-mcp process into this directory (cpu-<pid>.pprof)")
 	soakFor := flag.Duration("soak", 0, "instead of the measures, run the chaos soak for this long (task soak)")
 	soakClients := flag.Int("soak-clients", 8, "clients in the soak")
 	flag.Parse()
 	soakFlags = soakOptions{d: *soakFor, clients: *soakClients}
+	*timeout += soakFlags.d
 	if *profile != "" {
 		dir, err := filepath.Abs(*profile)
 		if err == nil {
