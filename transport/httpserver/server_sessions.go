@@ -47,8 +47,9 @@ type sessionTable struct {
 	mu      sync.Mutex
 	entries map[string]*sessionEntry
 	reasons map[string]string // the reason the next Terminate of an id ends it for
-	closing bool              // Shutdown began: every end is a shutdown
+	closing bool              // Shutdown began: every end is a shutdown, and no request begins
 	live    int
+	calls   sync.WaitGroup // requests begun and not ended
 	// listening counts the open subscriptions/listen streams of 2026-07-28
 	// clients, which have no session: such a stream is how a modern client
 	// stays with the server, so it counts as a session while it lasts.
@@ -153,16 +154,18 @@ func (t *sessionTable) markLive(id string) {
 }
 
 // begin marks a request of session id as being answered: the session
-// cannot idle out until the request ends and the timeout has passed since.
-// It returns the function that ends the request.
-func (t *sessionTable) begin(id string) (end func()) {
+// cannot idle out until the request ends and the timeout has passed since,
+// nor be closed by a shutdown before it ends. It returns the function that
+// ends the request; false once the shutdown began (the request must not run).
+func (t *sessionTable) begin(id string) (end func(), ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e := t.entries[id]
-	if e == nil {
-		return func() {}
+	if t.closing || e == nil {
+		return func() {}, !t.closing
 	}
 	e.busy++
+	t.calls.Add(1)
 	if e.idle != nil {
 		e.idle.Stop()
 		e.idle = nil
@@ -171,10 +174,11 @@ func (t *sessionTable) begin(id string) (end func()) {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		e.busy--
+		t.calls.Done()
 		if t.entries[id] == e {
 			t.armLocked(id, e)
 		}
-	}
+	}, true
 }
 
 // armLocked starts the idle timeout of a live session with no request
@@ -232,11 +236,26 @@ func (t *sessionTable) addStream(id string, cancel context.CancelFunc) (remove f
 	}, true
 }
 
-// shutdown makes every later end a shutdown.
-func (t *sessionTable) shutdown() {
+// shutdown makes every later end a shutdown, refuses every later request,
+// and waits until ctx ends for those under way: a session closed under its
+// call would see it run off the board, for no peer.
+func (t *sessionTable) shutdown(ctx context.Context) {
 	t.mu.Lock()
 	t.closing = true
+	busy := 0
+	for _, e := range t.entries {
+		busy += e.busy
+	}
 	t.mu.Unlock()
+	if busy > 0 {
+		t.log.Info("shutting down: waiting for the requests under way", zap.Int("requests", busy))
+	}
+	done := make(chan struct{})
+	go func() { t.calls.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
 }
 
 func (t *sessionTable) count() int {
