@@ -124,7 +124,7 @@ func (b *Board) streamEnded(rec *sessionless, opened uint64, now time.Time) {
 // sight finds or creates m's peer and marks it seen at now.
 func (b *Board) sight(m ModernRequest, now time.Time) *Peer {
 	b.expire(now)
-	rec, p, id := b.find(m)
+	rec, p, id, back := b.find(m)
 	if p == nil {
 		rec = &sessionless{}
 		if id == "" {
@@ -132,6 +132,7 @@ func (b *Board) sight(m ModernRequest, now time.Time) *Peer {
 			b.byWho[rec.who] = rec
 		}
 		p = b.add(id, Client{Name: unnamed}, m.Transport, now)
+		b.bringBack(p, back)
 		rec.peer = p
 		b.byID[id] = rec
 	}
@@ -151,26 +152,24 @@ func (b *Board) sight(m ModernRequest, now time.Time) *Peer {
 }
 
 // find returns m's peer, or nil and the id its new peer takes ("" for a
-// new number). In order: the peer of the session m came on; the peer its
-// claim names, when the claim has the board's form and no session's
-// attached peer holds that id; the peer of the identity it sends.
-func (b *Board) find(m ModernRequest) (rec *sessionless, p *Peer, id string) {
+// new number) with what a departed peer under that id had announced. In
+// order: the peer of the session m came on; the peer its claim names, or
+// the claimed id as [Board.reclaim] grants it; the peer of the identity it
+// sends.
+func (b *Board) find(m ModernRequest) (rec *sessionless, p *Peer, id string, back *Announcement) {
 	if p, ok := b.bySession[m.Session]; ok && m.Session != "" {
-		return nil, p, ""
+		return nil, p, "", nil
 	}
-	if n, ok := peerNumber(m.Claim); ok {
-		if rec := b.byID[m.Claim]; rec != nil {
-			return rec, rec.peer, ""
-		}
-		if _, free := b.free(m.Claim); free {
-			b.next = max(b.next, n) // ids given later do not collide with it
-			return nil, nil, m.Claim
-		}
+	if rec := b.byID[m.Claim]; rec != nil {
+		return rec, rec.peer, "", nil
+	}
+	if back, ok := b.reclaim(m.Claim); ok {
+		return nil, nil, m.Claim, back
 	}
 	if rec := b.byWho[identity(m.Client)]; rec != nil {
-		return rec, rec.peer, ""
+		return rec, rec.peer, "", nil
 	}
-	return nil, nil, ""
+	return nil, nil, "", nil
 }
 
 // identity is the key of a client that claims no id: its name and
