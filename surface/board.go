@@ -70,11 +70,6 @@ func newBoard(now func() time.Time, idle time.Duration, numbers func() (int, err
 		byID: map[string]*sessionless{}, byWho: map[string]*sessionless{}}
 }
 
-// Attach adds a peer for a new session and returns its id.
-func (b *Board) Attach(session, transport string) string {
-	return b.Open(session, transport, "", nil)
-}
-
 // notInitialized names a session's client until its initialize names it.
 const notInitialized = "(not initialized)"
 

@@ -13,13 +13,13 @@ import (
 // is drawn for it (docs/design.md#the-layer,
 // docs/design.md#nothing-is-lost).
 
-// Open adds a peer for a session opened again: a session carried from
-// another server claims the id it had there and brings its announcement,
-// so that it is on the board at once as it was, and no new number is
-// drawn for it. The claim is granted as [Board.Claim] grants one, and
-// brings back what the departed peer under the id had announced unless the
-// session carries an announcement; otherwise the peer gets a new id. A
-// session already on the board keeps its peer. It returns the peer's id.
+// Open adds a session's peer. A session carried from another server claims
+// the id it had there and brings its announcement, so that it is on the
+// board at once as it was, and no new number is drawn for it. The claim is
+// granted by [Board.reclaim], with what the departed peer under the id had
+// announced unless the session carries an announcement; a new session, or
+// a refused claim, gets a new id. A session already on the board keeps its
+// peer. It returns the peer's id.
 func (b *Board) Open(session, transport, claim string, announced *Announcement) string {
 	defer b.change()()
 	if p, ok := b.bySession[session]; ok {
