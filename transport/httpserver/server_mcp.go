@@ -124,8 +124,9 @@ func (h *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, errCodeSessionNotFound, "the session ended")
 		return
 	}
-	end, _ := h.table.begin(sid) // opening its stream is the session's activity too
-	end()
+	if end := h.table.begin(sid); end != nil {
+		end() // opening its stream is the session's activity too
+	}
 	h.pass(w, r.WithContext(ctx))
 	remove()
 	if r.Context().Err() != nil && !h.closing.Load() && h.table.known(sid) {
@@ -225,8 +226,8 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	end, ok := h.table.begin(sid)
-	if !ok {
+	end := h.table.begin(sid)
+	if end == nil {
 		writeError(w, http.StatusServiceUnavailable, errCodeUnavailable, "the server is shutting down")
 		return
 	}

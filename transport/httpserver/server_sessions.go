@@ -156,13 +156,16 @@ func (t *sessionTable) markLive(id string) {
 // begin marks a request of session id as being answered: the session
 // cannot idle out until the request ends and the timeout has passed since,
 // nor be closed by a shutdown before it ends. It returns the function that
-// ends the request; false once the shutdown began (the request must not run).
-func (t *sessionTable) begin(id string) (end func(), ok bool) {
+// ends the request, nil once the shutdown began: the request must not run.
+func (t *sessionTable) begin(id string) (end func()) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e := t.entries[id]
-	if t.closing || e == nil {
-		return func() {}, !t.closing
+	switch {
+	case t.closing:
+		return nil
+	case e == nil:
+		return func() {}
 	}
 	e.busy++
 	t.calls.Add(1)
@@ -178,7 +181,7 @@ func (t *sessionTable) begin(id string) (end func(), ok bool) {
 		if t.entries[id] == e {
 			t.armLocked(id, e)
 		}
-	}, true
+	}
 }
 
 // armLocked starts the idle timeout of a live session with no request
@@ -242,14 +245,8 @@ func (t *sessionTable) addStream(id string, cancel context.CancelFunc) (remove f
 func (t *sessionTable) shutdown(ctx context.Context) {
 	t.mu.Lock()
 	t.closing = true
-	busy := 0
-	for _, e := range t.entries {
-		busy += e.busy
-	}
 	t.mu.Unlock()
-	if busy > 0 {
-		t.log.Info("shutting down: waiting for the requests under way", zap.Int("requests", busy))
-	}
+	t.log.Info("shutting down: waiting for the requests under way")
 	done := make(chan struct{})
 	go func() { t.calls.Wait(); close(done) }()
 	select {
