@@ -17,11 +17,10 @@ func (b *Board) keep(loaded []Peer, sink func(Peer)) []Peer {
 	b.expire(b.now())
 	var restored []*Peer
 	for _, lp := range loaded {
-		// a departed peer of this board's under the id is the checkout's record of it
 		if lp.Announcement == nil {
 			continue
 		}
-		if _, ok := b.reclaim(lp.ID); !ok {
+		if _, ok := b.reclaim(lp.ID); !ok { // a departed peer here under the id is the checkout's record of it
 			continue
 		}
 		q := copyPeer(&lp)
