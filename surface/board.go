@@ -140,11 +140,13 @@ func (b *Board) prune() {
 	}
 }
 
-// Identify records the client a session's initialize named.
+// Identify records the client a session's initialize named, in the
+// checkout's record too when its announcement came before it (carried).
 func (b *Board) Identify(session string, c Client) {
 	defer b.change()()
 	if p, ok := b.bySession[session]; ok {
 		p.Client = bounded(c, notInitialized)
+		b.kept(p)
 	}
 }
 
