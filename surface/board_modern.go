@@ -60,7 +60,22 @@ func (b *Board) AnnounceModern(m ModernRequest, intent string, scope []string) (
 // Listen records that a subscriptions/listen stream of a modern request's
 // peer opened, and returns what to call, once, when it ends. A session's
 // peer lives as long as its session: Listen sights it and returns nil.
-func (b *Board) Listen(m ModernRequest) (end func()) {
+func (b *Board) Listen(m ModernRequest) (end func()) { return b.stream(m, false) }
+
+// Present records that the bridge of a modern request's peer holds its
+// presence open: a subscriptions/listen stream the bridge keeps for as long
+// as its process lives (docs/design.md#nothing-is-lost: a live agent stays
+// on the board). The peer is attached while it is open, however long its
+// client is silent, and leaves the board as soon as it ends and no other
+// stream of its is open: its process ended, or its bridge moved to another
+// server. It returns what to call, once, when it ends (nil for a session's
+// peer).
+func (b *Board) Present(m ModernRequest) (end func()) { return b.stream(m, true) }
+
+// stream records that a stream of m's peer opened, and returns what ends
+// it (nil for a session's peer). A presence's end is its peer's leaving,
+// seen until then, however it was heard from meanwhile.
+func (b *Board) stream(m ModernRequest, presence bool) (end func()) {
 	defer b.change()()
 	p := b.sight(m, b.now())
 	rec := b.byID[p.ID]
@@ -71,36 +86,11 @@ func (b *Board) Listen(m ModernRequest) (end func()) {
 	opened := rec.seen
 	return func() {
 		defer b.change()()
-		b.streamEnded(rec, opened, b.now())
-	}
-}
-
-// Present records that the bridge of a modern request's peer holds its
-// presence open: a subscriptions/listen stream the bridge keeps for as long
-// as its process lives (docs/design.md#nothing-is-lost: a live agent stays
-// on the board). The peer is attached while it is open, however long its
-// client is silent, and leaves the board as soon as it ends and no other
-// stream of its is open: its process ended, or its bridge moved to another
-// server. It returns what to call, once, when it ends (nil for a session's
-// peer).
-func (b *Board) Present(m ModernRequest) (end func()) {
-	defer b.change()()
-	p := b.sight(m, b.now())
-	rec := b.byID[p.ID]
-	if rec == nil || rec.peer != p {
-		return nil
-	}
-	rec.streams++
-	return func() {
-		defer b.change()()
-		rec.streams--
-		if rec.streams > 0 || !rec.peer.Attached {
-			return
+		now := b.now()
+		if presence {
+			opened, rec.peer.LastSeen = rec.seen, stamp(now)
 		}
-		rec.peer.Attached = false
-		rec.peer.LastSeen = stamp(b.now())
-		b.kept(rec.peer)
-		b.prune()
+		b.streamEnded(rec, opened, now)
 	}
 }
 
