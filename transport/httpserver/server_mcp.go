@@ -124,9 +124,6 @@ func (h *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, errCodeSessionNotFound, "the session ended")
 		return
 	}
-	if end := h.table.begin(sid); end != nil {
-		end() // opening its stream is the session's activity too
-	}
 	h.pass(w, r.WithContext(ctx))
 	remove()
 	if r.Context().Err() != nil && !h.closing.Load() && h.table.known(sid) {

@@ -222,7 +222,8 @@ func (t *sessionTable) forget(id string) {
 }
 
 // addStream ties a GET stream to its session: the stream is cancelled when
-// the session ends. It returns false when the session is unknown.
+// the session ends. Opening it is the session's activity too. It returns
+// false when the session is unknown.
 func (t *sessionTable) addStream(id string, cancel context.CancelFunc) (remove func(), ok bool) {
 	key := new(int)
 	t.mu.Lock()
@@ -232,6 +233,7 @@ func (t *sessionTable) addStream(id string, cancel context.CancelFunc) (remove f
 		return nil, false
 	}
 	e.streams[key] = cancel
+	t.armLocked(id, e)
 	return func() {
 		t.mu.Lock()
 		delete(e.streams, key)
