@@ -191,14 +191,10 @@ func (b *Board) PeerID(session string) string {
 }
 
 // Announce records a session's claim, replacing its earlier one, and returns
-// its record and the other attached peers' claims that overlap it.
-func (b *Board) Announce(session, intent string, scope []string) (Peer, []Overlap, error) {
-	return b.announceSession(session, intent, scope, false)
-}
-
-// announceSession is Announce; again says it replays a carried
-// announcement (see announce).
-func (b *Board) announceSession(session, intent string, scope []string, again bool) (Peer, []Overlap, error) {
+// its record and the other attached peers' claims that overlap it. again
+// says it replays a carried announcement: one the same as the peer's keeps
+// its time.
+func (b *Board) Announce(session, intent string, scope []string, again bool) (Peer, []Overlap, error) {
 	defer b.change()()
 	p, ok := b.bySession[session]
 	if !ok {
@@ -206,13 +202,11 @@ func (b *Board) announceSession(session, intent string, scope []string, again bo
 	}
 	now := b.now()
 	b.expire(now)
-	var rec Peer
-	var overlaps []Overlap
 	if again && sameClaim(p.Announcement, intent, scope) {
-		rec, overlaps = b.overlapping(p)
-	} else {
-		rec, overlaps = b.announce(p, intent, scope, now)
+		rec, overlaps := b.overlapping(p)
+		return rec, overlaps, nil
 	}
+	rec, overlaps := b.announce(p, intent, scope, now)
 	return rec, overlaps, nil
 }
 

@@ -32,7 +32,7 @@ func TestABoardGrantsAFreeWellFormedPeerIDClaim(t *testing.T) {
 	if id := b.Open("s3", "http", "", nil); id != "p8" {
 		t.Errorf("the next id given is %s, want p8 (after the claimed p7)", id)
 	}
-	if _, _, err := b.Announce("s2", "renaming", nil); err != nil {
+	if _, _, err := b.Announce("s2", "renaming", nil, false); err != nil {
 		t.Fatal(err)
 	}
 	b.Detach("s2") // departed, its announcement kept
@@ -59,7 +59,7 @@ func TestAClaimedDepartedIDBringsBackItsAnnouncement(t *testing.T) {
 	b := NewBoard(time.Now, time.Minute)
 	departed := func(session, intent string) string {
 		id := b.Open(session, "stdio", "", nil)
-		if _, _, err := b.Announce(session, intent, []string{"docs/" + intent}); err != nil {
+		if _, _, err := b.Announce(session, intent, []string{"docs/" + intent}, false); err != nil {
 			t.Fatal(err)
 		}
 		b.Detach(session)
@@ -95,7 +95,7 @@ func TestAClaimedDepartedIDBringsBackItsAnnouncement(t *testing.T) {
 	}
 	anew := departed("s4", "before")
 	b.Open("s4b", "http", "", nil)
-	if _, _, err := b.Announce("s4b", "anew", nil); err != nil {
+	if _, _, err := b.Announce("s4b", "anew", nil, false); err != nil {
 		t.Fatal(err)
 	}
 	if !b.Claim("s4b", anew) {
@@ -138,7 +138,7 @@ func TestTheOverlapsNameEachSidesPaths(t *testing.T) {
 		b.Open(s, "http", "", nil)
 	}
 	announce := func(session string, scope ...string) []Overlap {
-		_, overlaps, err := b.Announce(session, "work", scope)
+		_, overlaps, err := b.Announce(session, "work", scope, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -246,7 +246,7 @@ func (s *Surface) initialized(ctx context.Context, _ any, req *mcp.InitializeReq
 	result.Meta = &mcp.Meta{AdditionalFields: map[string]any{PeerMeta: peer}}
 	if announced != nil {
 		// on the board since the session opened, or made now
-		_, _, _ = s.Board.announceSession(session.SessionID(), announced.Intent, announced.Scope, true)
+		_, _, _ = s.Board.Announce(session.SessionID(), announced.Intent, announced.Scope, true)
 		result.Meta.AdditionalFields[AnnouncedMeta] = true
 	}
 	s.log.Info("peer initialized", zap.String("peer", peer), zap.String("client", info.Name), zap.String("client_version", info.Version))
