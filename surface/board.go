@@ -202,25 +202,20 @@ func (b *Board) Announce(session, intent string, scope []string, again bool) (Pe
 	}
 	now := b.now()
 	b.expire(now)
-	if again && sameClaim(p.Announcement, intent, scope) {
-		rec, overlaps := b.overlapping(p)
-		return rec, overlaps, nil
-	}
-	rec, overlaps := b.announce(p, intent, scope, now)
+	rec, overlaps := b.announce(p, intent, scope, again, now)
 	return rec, overlaps, nil
 }
 
-// sameClaim reports whether a says intent and scope.
-func sameClaim(a *Announcement, intent string, scope []string) bool {
-	return a != nil && a.Intent == intent && slices.Equal(a.Scope, scope)
-}
-
 // announce records p's claim and returns its record and the overlapping
-// claims of the other attached peers.
-func (b *Board) announce(p *Peer, intent string, scope []string, now time.Time) (Peer, []Overlap) {
-	p.Announcement = &Announcement{Intent: intent, Scope: scope, At: stamp(now)}
-	p.LastSeen = p.Announcement.At
-	b.kept(p)
+// claims of the other attached peers. A replay (again) of the claim p has
+// keeps it as it is, its time too.
+func (b *Board) announce(p *Peer, intent string, scope []string, again bool, now time.Time) (Peer, []Overlap) {
+	a := p.Announcement
+	if !again || a == nil || a.Intent != intent || !slices.Equal(a.Scope, scope) {
+		p.Announcement = &Announcement{Intent: intent, Scope: scope, At: stamp(now)}
+		p.LastSeen = p.Announcement.At
+		b.kept(p)
+	}
 	return b.overlapping(p)
 }
 

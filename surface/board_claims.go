@@ -35,7 +35,7 @@ func (b *Board) Open(session, transport, claim string, announced *Announcement) 
 	p := b.add(id, Client{Name: notInitialized}, transport, now)
 	b.bySession[session] = p
 	if announced != nil {
-		b.announce(p, announced.Intent, announced.Scope, now)
+		b.announce(p, announced.Intent, announced.Scope, false, now)
 	} else {
 		b.bringBack(p, back)
 	}

@@ -50,11 +50,7 @@ func (b *Board) Sight(m ModernRequest) string {
 func (b *Board) AnnounceModern(m ModernRequest, intent string, scope []string) (Peer, []Overlap) {
 	defer b.change()()
 	now := b.now()
-	p := b.sight(m, now)
-	if m.Replay && sameClaim(p.Announcement, intent, scope) {
-		return b.overlapping(p)
-	}
-	return b.announce(p, intent, scope, now)
+	return b.announce(b.sight(m, now), intent, scope, m.Replay, now)
 }
 
 // Listen records that a subscriptions/listen stream of a modern request's
