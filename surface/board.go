@@ -70,11 +70,6 @@ func newBoard(now func() time.Time, idle time.Duration, numbers func() (int, err
 		byID: map[string]*sessionless{}, byWho: map[string]*sessionless{}}
 }
 
-// Attach adds a peer for a new session and returns its id.
-func (b *Board) Attach(session, transport string) string {
-	return b.Open(session, transport, "", nil)
-}
-
 // notInitialized names a session's client until its initialize names it.
 const notInitialized = "(not initialized)"
 
@@ -145,11 +140,13 @@ func (b *Board) prune() {
 	}
 }
 
-// Identify records the client a session's initialize named.
+// Identify records the client a session's initialize named, in the
+// checkout's record too when its announcement came before it (carried).
 func (b *Board) Identify(session string, c Client) {
 	defer b.change()()
 	if p, ok := b.bySession[session]; ok {
 		p.Client = bounded(c, notInitialized)
+		b.kept(p)
 	}
 }
 
@@ -194,14 +191,10 @@ func (b *Board) PeerID(session string) string {
 }
 
 // Announce records a session's claim, replacing its earlier one, and returns
-// its record and the other attached peers' claims that overlap it.
-func (b *Board) Announce(session, intent string, scope []string) (Peer, []Overlap, error) {
-	return b.announceSession(session, intent, scope, false)
-}
-
-// announceSession is Announce; again says it replays a carried
-// announcement (see announce).
-func (b *Board) announceSession(session, intent string, scope []string, again bool) (Peer, []Overlap, error) {
+// its record and the other attached peers' claims that overlap it. again
+// says it replays a carried announcement: one the same as the peer's keeps
+// its time.
+func (b *Board) Announce(session, intent string, scope []string, again bool) (Peer, []Overlap, error) {
 	defer b.change()()
 	p, ok := b.bySession[session]
 	if !ok {
@@ -209,27 +202,20 @@ func (b *Board) announceSession(session, intent string, scope []string, again bo
 	}
 	now := b.now()
 	b.expire(now)
-	var rec Peer
-	var overlaps []Overlap
-	if again && sameClaim(p.Announcement, intent, scope) {
-		rec, overlaps = b.overlapping(p)
-	} else {
-		rec, overlaps = b.announce(p, intent, scope, now)
-	}
+	rec, overlaps := b.announce(p, intent, scope, again, now)
 	return rec, overlaps, nil
 }
 
-// sameClaim reports whether a says intent and scope.
-func sameClaim(a *Announcement, intent string, scope []string) bool {
-	return a != nil && a.Intent == intent && slices.Equal(a.Scope, scope)
-}
-
 // announce records p's claim and returns its record and the overlapping
-// claims of the other attached peers.
-func (b *Board) announce(p *Peer, intent string, scope []string, now time.Time) (Peer, []Overlap) {
-	p.Announcement = &Announcement{Intent: intent, Scope: scope, At: stamp(now)}
-	p.LastSeen = p.Announcement.At
-	b.kept(p)
+// claims of the other attached peers. A replay (again) of the claim p has
+// keeps it as it is, its time too.
+func (b *Board) announce(p *Peer, intent string, scope []string, again bool, now time.Time) (Peer, []Overlap) {
+	a := p.Announcement
+	if !again || a == nil || a.Intent != intent || !slices.Equal(a.Scope, scope) {
+		p.Announcement = &Announcement{Intent: intent, Scope: scope, At: stamp(now)}
+		p.LastSeen = p.Announcement.At
+		b.kept(p)
+	}
 	return b.overlapping(p)
 }
 

@@ -13,50 +13,39 @@ import (
 // is drawn for it (docs/design.md#the-layer,
 // docs/design.md#nothing-is-lost).
 
-// Open adds a peer for a session opened again: a session carried from
-// another server claims the id it had there and brings its announcement,
-// so that it is on the board at once as it was, and no new number is
-// drawn for it. The claim is granted as [Board.Claim] grants one, and
-// brings back what the departed peer under the id had announced unless the
-// session carries an announcement; otherwise the peer gets a new id. A
-// session already on the board keeps its peer. It returns the peer's id.
+// Open adds a session's peer. A session carried from another server claims
+// the id it had there and brings its announcement, so that it is on the
+// board at once as it was, and no new number is drawn for it. The claim is
+// granted by [Board.reclaim], with what the departed peer under the id had
+// announced unless the session carries an announcement; a new session, or
+// a refused claim, gets a new id. A session already on the board keeps its
+// peer. It returns the peer's id.
 func (b *Board) Open(session, transport, claim string, announced *Announcement) string {
 	defer b.change()()
 	if p, ok := b.bySession[session]; ok {
 		return p.ID
 	}
 	now := b.now()
-	id := ""
-	var back *Announcement
-	if n, ok := peerNumber(claim); ok {
-		b.expire(now)
-		if had, free := b.free(claim); free {
-			id, back, b.next = claim, had, max(b.next, n) // ids given later do not collide with it
-		}
-	}
-	if id == "" {
+	b.expire(now)
+	id := claim
+	back, claimed := b.reclaim(claim)
+	if !claimed {
 		id = b.newID()
 	}
 	p := b.add(id, Client{Name: notInitialized}, transport, now)
 	b.bySession[session] = p
 	if announced != nil {
-		b.announce(p, announced.Intent, announced.Scope, now)
+		b.announce(p, announced.Intent, announced.Scope, false, now)
 	} else {
 		b.bringBack(p, back)
 	}
 	return p.ID
 }
 
-// Claim gives a session's peer the id it held on another server, when the
-// id is one this board could have given (p1, p2, …) and no other attached
-// peer holds it; a departed peer holding it is the same client, back, with
-// its announcement unless the session has announced. It reports whether
-// the claim was granted.
+// Claim gives a session's peer the id it held on another server, as
+// [Board.reclaim] grants one, with the departed peer's announcement unless
+// the session has announced. It reports whether the claim was granted.
 func (b *Board) Claim(session, id string) bool {
-	n, ok := peerNumber(id)
-	if !ok {
-		return false
-	}
 	defer b.change()()
 	p, ok := b.bySession[session]
 	if !ok {
@@ -66,23 +55,24 @@ func (b *Board) Claim(session, id string) bool {
 		return true
 	}
 	b.expire(b.now())
-	back, free := b.free(id)
-	if !free {
-		return false
+	back, claimed := b.reclaim(id)
+	if claimed {
+		p.ID = id
+		b.bringBack(p, back)
 	}
-	p.ID = id
-	b.next = max(b.next, n) // ids given later do not collide with it
-	b.bringBack(p, back)
-	return true
+	return claimed
 }
 
-// free reports whether no attached peer holds id, and drops a departed
-// one that does: whoever takes the id is that peer, back, and gets what
-// it had announced, which free returns.
-func (b *Board) free(id string) (back *Announcement, ok bool) {
-	if b.heldByAttached(id) {
+// reclaim grants a claimed id, when it is one this board could have given
+// (p1, p2, …) and no attached peer holds it, and drops a departed peer
+// that does: whoever takes the id is that peer, back, and gets what it had
+// announced, which reclaim returns. Ids given later do not collide with it.
+func (b *Board) reclaim(id string) (back *Announcement, ok bool) {
+	n, ok := peerNumber(id)
+	if !ok || b.heldByAttached(id) {
 		return nil, false
 	}
+	b.next = max(b.next, n)
 	b.order = slices.DeleteFunc(b.order, func(q *Peer) bool {
 		if q.ID == id {
 			back = q.Announcement

@@ -50,17 +50,28 @@ func (b *Board) Sight(m ModernRequest) string {
 func (b *Board) AnnounceModern(m ModernRequest, intent string, scope []string) (Peer, []Overlap) {
 	defer b.change()()
 	now := b.now()
-	p := b.sight(m, now)
-	if m.Replay && sameClaim(p.Announcement, intent, scope) {
-		return b.overlapping(p)
-	}
-	return b.announce(p, intent, scope, now)
+	return b.announce(b.sight(m, now), intent, scope, m.Replay, now)
 }
 
 // Listen records that a subscriptions/listen stream of a modern request's
 // peer opened, and returns what to call, once, when it ends. A session's
 // peer lives as long as its session: Listen sights it and returns nil.
-func (b *Board) Listen(m ModernRequest) (end func()) {
+func (b *Board) Listen(m ModernRequest) (end func()) { return b.stream(m, false) }
+
+// Present records that the bridge of a modern request's peer holds its
+// presence open: a subscriptions/listen stream the bridge keeps for as long
+// as its process lives (docs/design.md#nothing-is-lost: a live agent stays
+// on the board). The peer is attached while it is open, however long its
+// client is silent, and leaves the board as soon as it ends and no other
+// stream of its is open: its process ended, or its bridge moved to another
+// server. It returns what to call, once, when it ends (nil for a session's
+// peer).
+func (b *Board) Present(m ModernRequest) (end func()) { return b.stream(m, true) }
+
+// stream records that a stream of m's peer opened, and returns what ends
+// it (nil for a session's peer). A presence's end is its peer's leaving,
+// seen until then, however it was heard from meanwhile.
+func (b *Board) stream(m ModernRequest, presence bool) (end func()) {
 	defer b.change()()
 	p := b.sight(m, b.now())
 	rec := b.byID[p.ID]
@@ -71,36 +82,11 @@ func (b *Board) Listen(m ModernRequest) (end func()) {
 	opened := rec.seen
 	return func() {
 		defer b.change()()
-		b.streamEnded(rec, opened, b.now())
-	}
-}
-
-// Present records that the bridge of a modern request's peer holds its
-// presence open: a subscriptions/listen stream the bridge keeps for as long
-// as its process lives (docs/design.md#nothing-is-lost: a live agent stays
-// on the board). The peer is attached while it is open, however long its
-// client is silent, and leaves the board as soon as it ends and no other
-// stream of its is open: its process ended, or its bridge moved to another
-// server. It returns what to call, once, when it ends (nil for a session's
-// peer).
-func (b *Board) Present(m ModernRequest) (end func()) {
-	defer b.change()()
-	p := b.sight(m, b.now())
-	rec := b.byID[p.ID]
-	if rec == nil || rec.peer != p {
-		return nil
-	}
-	rec.streams++
-	return func() {
-		defer b.change()()
-		rec.streams--
-		if rec.streams > 0 || !rec.peer.Attached {
-			return
+		now := b.now()
+		if presence {
+			opened, rec.peer.LastSeen = rec.seen, stamp(now)
 		}
-		rec.peer.Attached = false
-		rec.peer.LastSeen = stamp(b.now())
-		b.kept(rec.peer)
-		b.prune()
+		b.streamEnded(rec, opened, now)
 	}
 }
 
@@ -124,7 +110,7 @@ func (b *Board) streamEnded(rec *sessionless, opened uint64, now time.Time) {
 // sight finds or creates m's peer and marks it seen at now.
 func (b *Board) sight(m ModernRequest, now time.Time) *Peer {
 	b.expire(now)
-	rec, p, id := b.find(m)
+	rec, p, id, back := b.find(m)
 	if p == nil {
 		rec = &sessionless{}
 		if id == "" {
@@ -132,6 +118,7 @@ func (b *Board) sight(m ModernRequest, now time.Time) *Peer {
 			b.byWho[rec.who] = rec
 		}
 		p = b.add(id, Client{Name: unnamed}, m.Transport, now)
+		b.bringBack(p, back)
 		rec.peer = p
 		b.byID[id] = rec
 	}
@@ -151,26 +138,24 @@ func (b *Board) sight(m ModernRequest, now time.Time) *Peer {
 }
 
 // find returns m's peer, or nil and the id its new peer takes ("" for a
-// new number). In order: the peer of the session m came on; the peer its
-// claim names, when the claim has the board's form and no session's
-// attached peer holds that id; the peer of the identity it sends.
-func (b *Board) find(m ModernRequest) (rec *sessionless, p *Peer, id string) {
+// new number) with what a departed peer under that id had announced. In
+// order: the peer of the session m came on; the peer its claim names, or
+// the claimed id as [Board.reclaim] grants it; the peer of the identity it
+// sends.
+func (b *Board) find(m ModernRequest) (rec *sessionless, p *Peer, id string, back *Announcement) {
 	if p, ok := b.bySession[m.Session]; ok && m.Session != "" {
-		return nil, p, ""
+		return nil, p, "", nil
 	}
-	if n, ok := peerNumber(m.Claim); ok {
-		if rec := b.byID[m.Claim]; rec != nil {
-			return rec, rec.peer, ""
-		}
-		if _, free := b.free(m.Claim); free {
-			b.next = max(b.next, n) // ids given later do not collide with it
-			return nil, nil, m.Claim
-		}
+	if rec := b.byID[m.Claim]; rec != nil {
+		return rec, rec.peer, "", nil
+	}
+	if back, ok := b.reclaim(m.Claim); ok {
+		return nil, nil, m.Claim, back
 	}
 	if rec := b.byWho[identity(m.Client)]; rec != nil {
-		return rec, rec.peer, ""
+		return rec, rec.peer, "", nil
 	}
-	return nil, nil, ""
+	return nil, nil, "", nil
 }
 
 // identity is the key of a client that claims no id: its name and

@@ -17,15 +17,15 @@ func (b *Board) keep(loaded []Peer, sink func(Peer)) []Peer {
 	b.expire(b.now())
 	var restored []*Peer
 	for _, lp := range loaded {
-		n, ok := peerNumber(lp.ID)
-		if !ok || lp.Announcement == nil || b.heldByAttached(lp.ID) {
+		if lp.Announcement == nil {
 			continue
 		}
-		b.free(lp.ID) // a departed peer of this board's under the id is the checkout's record of it
+		if _, ok := b.reclaim(lp.ID); !ok { // a departed peer here under the id is the checkout's record of it
+			continue
+		}
 		q := copyPeer(&lp)
 		q.Attached, q.Client = false, bounded(q.Client, unnamed)
 		restored = append(restored, &q)
-		b.next = max(b.next, n) // ids given later do not collide with it
 	}
 	b.order = append(restored, b.order...)
 	b.prune()

@@ -58,8 +58,8 @@
 //     it is refused when an attached session's peer holds the id — a claim
 //     never merges into a session. A claim of a sessionless peer's id is
 //     that peer; of a free id, a new peer under it (later ids are numbered
-//     past it); of a departed session peer's id, a new peer that replaces
-//     it, as a session's claim does.
+//     past it); of a departed session peer's id, that peer back with its
+//     announcement, as a session's claim is ([Board.reclaim] for both).
 //  3. else (no claim, or one ignored or refused) the peer of the identity it
 //     sends: one peer per clientInfo name and version (one for all that
 //     send none, named "(unnamed)"), numbered as a new session would be.

@@ -16,8 +16,8 @@ import (
 // attached peer holds; a departed peer holding it was the same client.
 func TestABoardGrantsAFreeWellFormedPeerIDClaim(t *testing.T) {
 	b := NewBoard(time.Now, time.Minute)
-	b.Attach("s1", "stdio") // p1
-	b.Attach("s2", "http")  // p2
+	b.Open("s1", "stdio", "", nil) // p1
+	b.Open("s2", "http", "", nil)  // p2
 	for _, bad := range []string{"p1", "p0", "q3", "p", "p03", "p1234567", "p3\nSYSTEM", "p-2"} {
 		if b.Claim("s2", bad) {
 			t.Errorf("the claim %q was granted", bad)
@@ -29,14 +29,14 @@ func TestABoardGrantsAFreeWellFormedPeerIDClaim(t *testing.T) {
 	if !b.Claim("s2", "p7") || b.PeerID("s2") != "p7" {
 		t.Fatalf("a free claim: %s", b.PeerID("s2"))
 	}
-	if id := b.Attach("s3", "http"); id != "p8" {
+	if id := b.Open("s3", "http", "", nil); id != "p8" {
 		t.Errorf("the next id given is %s, want p8 (after the claimed p7)", id)
 	}
-	if _, _, err := b.Announce("s2", "renaming", nil); err != nil {
+	if _, _, err := b.Announce("s2", "renaming", nil, false); err != nil {
 		t.Fatal(err)
 	}
 	b.Detach("s2") // departed, its announcement kept
-	b.Attach("s4", "http")
+	b.Open("s4", "http", "", nil)
 	if !b.Claim("s4", "p7") || b.PeerID("s4") != "p7" {
 		t.Fatalf("a departed peer's id was not granted to its client, back: %s", b.PeerID("s4"))
 	}
@@ -58,8 +58,8 @@ func TestABoardGrantsAFreeWellFormedPeerIDClaim(t *testing.T) {
 func TestAClaimedDepartedIDBringsBackItsAnnouncement(t *testing.T) {
 	b := NewBoard(time.Now, time.Minute)
 	departed := func(session, intent string) string {
-		id := b.Attach(session, "stdio")
-		if _, _, err := b.Announce(session, intent, []string{"docs/" + intent}); err != nil {
+		id := b.Open(session, "stdio", "", nil)
+		if _, _, err := b.Announce(session, intent, []string{"docs/" + intent}, false); err != nil {
 			t.Fatal(err)
 		}
 		b.Detach(session)
@@ -81,7 +81,7 @@ func TestAClaimedDepartedIDBringsBackItsAnnouncement(t *testing.T) {
 		t.Errorf("opened under %s, it has %+v, want its announcement back", opened, a)
 	}
 	claimed := departed("s2", "claimed")
-	b.Attach("s2b", "http")
+	b.Open("s2b", "http", "", nil)
 	if !b.Claim("s2b", claimed) {
 		t.Fatalf("%s was not granted", claimed)
 	}
@@ -94,8 +94,8 @@ func TestAClaimedDepartedIDBringsBackItsAnnouncement(t *testing.T) {
 		t.Errorf("opened with its own announcement, %s has %+v", carried, a)
 	}
 	anew := departed("s4", "before")
-	b.Attach("s4b", "http")
-	if _, _, err := b.Announce("s4b", "anew", nil); err != nil {
+	b.Open("s4b", "http", "", nil)
+	if _, _, err := b.Announce("s4b", "anew", nil, false); err != nil {
 		t.Fatal(err)
 	}
 	if !b.Claim("s4b", anew) {
@@ -135,10 +135,10 @@ type claimKey struct{}
 func TestTheOverlapsNameEachSidesPaths(t *testing.T) {
 	b := NewBoard(time.Now, time.Minute)
 	for _, s := range []string{"s1", "s2", "s3"} {
-		b.Attach(s, "http")
+		b.Open(s, "http", "", nil)
 	}
 	announce := func(session string, scope ...string) []Overlap {
-		_, overlaps, err := b.Announce(session, "work", scope)
+		_, overlaps, err := b.Announce(session, "work", scope, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -243,3 +243,23 @@ func TestAnAnnouncementTooLongForTheStateIsNotKeptThere(t *testing.T) {
 		t.Fatalf("%d records, %d of peers", len(lines), peers)
 	}
 }
+
+// A session carried with its announcement is recorded in the checkout's
+// state under the client its initialize names, not as not initialized: a
+// server killed before the peer announces again leaves it so to the next.
+func TestACarriedSessionIsRecordedUnderItsClient(t *testing.T) {
+	f, _ := carrying(t)
+	var last Peer
+	f.s.Keep(State{}, func(line []byte) {
+		var r struct{ Peer *Peer }
+		if json.Unmarshal(line, &r) == nil && r.Peer != nil {
+			last = *r.Peer
+		}
+	})
+	sess := server.NewInProcessSession("http-like", nil)
+	msg := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"codex"}}}`
+	f.s.MCP.HandleMessage(f.s.MCP.WithContext(carriedContext("p9", `{"intent":"the docs","scope":["doc"]}`), sess), json.RawMessage(msg))
+	if last.ID != "p9" || last.Client.Name != "codex" || last.Announcement == nil {
+		t.Fatalf("the state's last record of a peer: %+v", last)
+	}
+}

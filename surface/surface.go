@@ -246,7 +246,7 @@ func (s *Surface) initialized(ctx context.Context, _ any, req *mcp.InitializeReq
 	result.Meta = &mcp.Meta{AdditionalFields: map[string]any{PeerMeta: peer}}
 	if announced != nil {
 		// on the board since the session opened, or made now
-		_, _, _ = s.Board.announceSession(session.SessionID(), announced.Intent, announced.Scope, true)
+		_, _, _ = s.Board.Announce(session.SessionID(), announced.Intent, announced.Scope, true)
 		result.Meta.AdditionalFields[AnnouncedMeta] = true
 	}
 	s.log.Info("peer initialized", zap.String("peer", peer), zap.String("client", info.Name), zap.String("client_version", info.Version))
@@ -381,9 +381,13 @@ func (s *Surface) Sessions() int {
 
 // recordExecution times every tool call but a replay (ReplayMeta) into the
 // history, under the caller it began with: a stopping server ends sessions.
+// A call of no peer (its session left the board first) does not run.
 func (s *Surface) recordExecution(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start, caller := s.cfg.Now(), s.callerOf(ctx, req.Params.Meta)
+		if caller == "" {
+			return mcp.NewToolResultError("this session has ended: the call did not run; send initialize again"), nil
+		}
 		res, err := next(ctx, req)
 		if isReplay(req) {
 			return res, err

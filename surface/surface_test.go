@@ -229,6 +229,28 @@ func TestACallWhoseSessionEndsMeanwhileIsRecordedUnderItsPeer(t *testing.T) {
 	}
 }
 
+// A call whose session left the board before it began is of no peer: it
+// neither runs nor is recorded.
+func TestACallWhoseSessionEndedFirstDoesNotRun(t *testing.T) {
+	f := newFixture(t)
+	c := f.connect("codex")
+	ran := false
+	call := f.s.recordExecution(func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ran = true
+		return mcp.NewToolResultText("answered"), nil
+	})
+	c.leave()
+	var req mcp.CallToolRequest
+	req.Params.Name = "majordomus_repository"
+	res, err := call(f.s.MCP.WithContext(context.Background(), c.sess), req)
+	if err != nil || res == nil || !res.IsError || ran {
+		t.Fatalf("a call of an ended session: ran %v, answered %+v, %v", ran, res, err)
+	}
+	if recent := f.s.Executions.Recent(10); len(recent) != 0 {
+		t.Fatalf("the history: %+v", recent)
+	}
+}
+
 func TestInstructionsNameThePeerTheBoardAndOnlyASharedServersURL(t *testing.T) {
 	f := newFixture(t)
 	f.connect("claude-code")

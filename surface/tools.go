@@ -172,7 +172,7 @@ func (s *Surface) toolAnnounce(ctx context.Context, req mcp.CallToolRequest) (*m
 			return mcp.NewToolResultError("announce needs an MCP session: call it from a client that initialized one"), nil
 		}
 		var err error
-		if peer, overlaps, err = s.Board.announceSession(session.SessionID(), intent, scope, isReplay(req)); err != nil {
+		if peer, overlaps, err = s.Board.Announce(session.SessionID(), intent, scope, isReplay(req)); err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
 	}

@@ -175,3 +175,64 @@ func TestTheBoardIsOpenedThroughAPageOfItsUsersOnly(t *testing.T) {
 		t.Errorf("beside the page: %v %v", entries, err)
 	}
 }
+
+// A 2026-07-28 client that claims a departed peer's id is that peer back
+// with its announcement, as a session opened again that claims it is.
+func TestAModernClientClaimingADepartedIDGetsItsAnnouncementBack(t *testing.T) {
+	co, b := exampleCheckout(t), newBoard()
+	a := start(t, "a", co, b, true)
+	a.client.initialize()
+	a.awaitLog("shared server listening")
+	url := b.url
+	sid, answer := postInitialize(t, url)
+	var init struct {
+		Result struct {
+			Meta map[string]string `json:"_meta"`
+		}
+	}
+	if err := json.Unmarshal([]byte(answer), &init); err != nil || init.Result.Meta["io.majordomus/peer"] == "" {
+		t.Fatalf("initialize answered %s", answer)
+	}
+	peer := init.Result.Meta["io.majordomus/peer"]
+	mcpRequest(t, http.MethodPost, url, sid, strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)).Body.Close()
+	mcpRequest(t, http.MethodPost, url, sid, strings.NewReader(
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"majordomus_announce","arguments":{"intent":"fix the parser","scope":["lib/parse"]}}}`)).Body.Close()
+	deleteSession(t, url, sid)
+
+	// The client reads the board, claiming its id, as 2026-07-28 asks.
+	body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"majordomus_peers","arguments":{},"_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"modern","version":"1"},"io.majordomus/peer":"` + peer + `"}}}`
+	req, _ := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(body))
+	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"Authorization": secret.Authorization(keyAt(url)), "Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "majordomus_peers"} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var r struct {
+		Result struct{ Content []struct{ Text string } }
+	}
+	var board struct {
+		Caller string
+		Peers  []map[string]any
+	}
+	if json.Unmarshal(raw, &r) != nil || len(r.Result.Content) != 1 || json.Unmarshal([]byte(r.Result.Content[0].Text), &board) != nil {
+		t.Fatalf("majordomus_peers answered %s", raw)
+	}
+	for _, p := range board.Peers {
+		if p["id"] != peer {
+			continue
+		}
+		back, _ := json.Marshal(p["announcement"])
+		if board.Caller != peer || p["attached"] != true || !strings.Contains(string(back), `"intent":"fix the parser","scope":["lib/parse"]`) {
+			t.Fatalf("the client claiming %s is %s, and %s is listed %v", peer, board.Caller, peer, p)
+		}
+		return
+	}
+	t.Fatalf("%s is not on the board: %s", peer, raw)
+}

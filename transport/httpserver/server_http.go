@@ -227,7 +227,7 @@ func (h *Server) Shutdown(ctx context.Context) error {
 	h.shutOnce.Do(func() {
 		h.closing.Store(true)
 		h.endBoard()
-		h.table.shutdown()
+		h.table.shutdown(ctx)   // the calls under way end on their sessions
 		_ = h.mcp.Shutdown(ctx) // stops the sweeper, ends streams and sessions
 		if err := h.srv.Shutdown(ctx); err != nil {
 			h.shutErr = err

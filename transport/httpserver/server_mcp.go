@@ -124,7 +124,6 @@ func (h *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, errCodeSessionNotFound, "the session ended")
 		return
 	}
-	h.table.begin(sid)() // opening its stream is the session's activity too
 	h.pass(w, r.WithContext(ctx))
 	remove()
 	if r.Context().Err() != nil && !h.closing.Load() && h.table.known(sid) {
@@ -224,7 +223,12 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	defer h.table.begin(sid)()
+	end := h.table.begin(sid)
+	if end == nil {
+		writeError(w, http.StatusServiceUnavailable, errCodeUnavailable, "the server is shutting down")
+		return
+	}
+	defer end()
 	if batch {
 		h.serveBatch(w, r, members)
 		return

@@ -47,8 +47,9 @@ type sessionTable struct {
 	mu      sync.Mutex
 	entries map[string]*sessionEntry
 	reasons map[string]string // the reason the next Terminate of an id ends it for
-	closing bool              // Shutdown began: every end is a shutdown
+	closing bool              // Shutdown began: every end is a shutdown, and no request begins
 	live    int
+	calls   sync.WaitGroup // requests begun and not ended
 	// listening counts the open subscriptions/listen streams of 2026-07-28
 	// clients, which have no session: such a stream is how a modern client
 	// stays with the server, so it counts as a session while it lasts.
@@ -153,16 +154,21 @@ func (t *sessionTable) markLive(id string) {
 }
 
 // begin marks a request of session id as being answered: the session
-// cannot idle out until the request ends and the timeout has passed since.
-// It returns the function that ends the request.
+// cannot idle out until the request ends and the timeout has passed since,
+// nor be closed by a shutdown before it ends. It returns the function that
+// ends the request, nil once the shutdown began: the request must not run.
 func (t *sessionTable) begin(id string) (end func()) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e := t.entries[id]
-	if e == nil {
+	switch {
+	case t.closing:
+		return nil
+	case e == nil:
 		return func() {}
 	}
 	e.busy++
+	t.calls.Add(1)
 	if e.idle != nil {
 		e.idle.Stop()
 		e.idle = nil
@@ -171,6 +177,7 @@ func (t *sessionTable) begin(id string) (end func()) {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		e.busy--
+		t.calls.Done()
 		if t.entries[id] == e {
 			t.armLocked(id, e)
 		}
@@ -215,7 +222,8 @@ func (t *sessionTable) forget(id string) {
 }
 
 // addStream ties a GET stream to its session: the stream is cancelled when
-// the session ends. It returns false when the session is unknown.
+// the session ends. Opening it is the session's activity too. It returns
+// false when the session is unknown.
 func (t *sessionTable) addStream(id string, cancel context.CancelFunc) (remove func(), ok bool) {
 	key := new(int)
 	t.mu.Lock()
@@ -225,6 +233,7 @@ func (t *sessionTable) addStream(id string, cancel context.CancelFunc) (remove f
 		return nil, false
 	}
 	e.streams[key] = cancel
+	t.armLocked(id, e)
 	return func() {
 		t.mu.Lock()
 		delete(e.streams, key)
@@ -232,11 +241,20 @@ func (t *sessionTable) addStream(id string, cancel context.CancelFunc) (remove f
 	}, true
 }
 
-// shutdown makes every later end a shutdown.
-func (t *sessionTable) shutdown() {
+// shutdown makes every later end a shutdown, refuses every later request,
+// and waits until ctx ends for those under way: a session closed under its
+// call would see it run off the board, for no peer.
+func (t *sessionTable) shutdown(ctx context.Context) {
 	t.mu.Lock()
 	t.closing = true
 	t.mu.Unlock()
+	t.log.Info("shutting down: waiting for the requests under way")
+	done := make(chan struct{})
+	go func() { t.calls.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
 }
 
 func (t *sessionTable) count() int {
