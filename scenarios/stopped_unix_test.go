@@ -390,3 +390,34 @@ func TestASlowLeaseholderIsNeverReplaced(t *testing.T) {
 		t.Fatalf("the slow leaseholder was replaced:\n%s", strings.Join(b.Logs(), "\n"))
 	}
 }
+
+// A bridge whose heartbeat has not come yet when its frozen leaseholder is
+// replaced does not wait on the frozen server at its next call: the lease
+// names another server, and the bridge moves there before sending
+// (docs/design.md#convergence). C's own heartbeat and probes would take
+// minutes; its call is answered by the server B's heartbeat put in place.
+func TestABridgeOfAReplacedFrozenLeaseholderMovesAtItsNextCall(t *testing.T) {
+	quick := []string{"--heartbeat", "300ms", "--busy-grace", "2s", "--probe-timeout", "500ms"}
+	dir := checkout(t)
+	a := shared(t, dir, quick...)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	b := bridged(t, dir, "codex", quick...)
+	c := bridged(t, dir, "gemini-cli", "--heartbeat", "60s", "--busy-grace", "5m", "--election-bound", "10m")
+	stop(t, a)
+	t.Cleanup(func() { a.Signal(syscall.SIGCONT) })
+
+	if _, err := b.WaitLog(ctx(t), "took over as the shared server"); err != nil {
+		t.Fatal(err)
+	}
+	after := serverURL(t, b)
+	if board := peersOf(t, c); board.Caller == "" {
+		t.Fatalf("C's call after the take-over was not answered by a board: %+v", board)
+	}
+	if _, err := c.WaitLog(ctx(t), "the lease names another server now; this session moves to it"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.WaitLog(ctx(t), "re-attached to the shared server", after); err != nil {
+		t.Fatal(err)
+	}
+}
