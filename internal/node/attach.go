@@ -26,7 +26,8 @@ type attachment struct {
 // or carried from a failed bridge, is replayed first.
 func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 	n := a.node
-	url, key := live.URL, n.lease.Key(live)
+	url := live.URL
+	instance, key := n.lease.Key(live)
 	var c carry.Session // what the client's earlier backends learned: tools, peer id, who it says it is
 	if carried := n.session.carryLocal(ctx); carried != nil {
 		c = *carried
@@ -47,6 +48,7 @@ func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 			return err
 		},
 		GoneAfter: n.cfg.Times.BusyGrace,
+		Current:   func() bool { ours, _ := n.lease.Carries(instance); return ours },
 		SafeTools: c.SafeTools,
 		Peer:      c.Peer,
 		Meta:      c.Meta,

@@ -160,10 +160,12 @@ func (v *view) Watch(ctx context.Context) (<-chan struct{}, error) {
 
 func (v *view) Holding() (string, string, bool) { return v.me, keyOf(v.me), v.won.Load() }
 
-// Key is the secret a live observation carries: its holder's.
-func (v *view) Key(live machine.Observation) string {
+// Key is the holder a live observation names, and its secret.
+func (v *view) Key(live machine.Observation) (string, string) {
 	key, _ := live.Opaque.(string)
-	return key
+	keys.mu.Lock()
+	defer keys.mu.Unlock()
+	return keys.at[live.URL], key
 }
 
 // keyAt is the secret of the server published at url.

@@ -24,9 +24,10 @@ type Lease interface {
 	// Holding returns the instance of the lease this process holds, and
 	// its secret, which its server's clients must know (docs/security.md).
 	Holding() (instance, key string, ok bool)
-	// Key returns the secret of the lease live was judged from: what lets
-	// a bridge into the server it names, and checks its proofs.
-	Key(live machine.Observation) string
+	// Key returns the instance and secret of the lease live was judged
+	// from: whether the lease still names its server, and what lets a
+	// bridge into that server and checks its proofs.
+	Key(live machine.Observation) (instance, secret string)
 	// Publish writes the server's URL into the held lease; an error
 	// matching registry.ErrLeaseNotOurs says it was taken over meanwhile.
 	Publish(url string) error
@@ -213,11 +214,11 @@ func (e *leaseFile) Holding() (string, string, bool) {
 	return held.Instance, held.Secret, ok
 }
 
-func (e *leaseFile) Key(live machine.Observation) string {
+func (e *leaseFile) Key(live machine.Observation) (string, string) {
 	if o, ok := live.Opaque.(registry.Observation); ok && o.Lease != nil {
-		return o.Lease.Secret
+		return o.Lease.Instance, o.Lease.Secret
 	}
-	return ""
+	return "", ""
 }
 
 func (e *leaseFile) Publish(url string) error { return e.file.Publish(url) }

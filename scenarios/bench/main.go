@@ -1,7 +1,8 @@
 // Command bench measures majordomus-mcp side by side with baselines taken
 // in the same run (issue 5, docs/architecture.md#tests): attach (B1),
 // bridge overhead (B2), other bridges (B3), take-over (B4), a storm of
-// clients (B5), memory (B6) and layer scale (B7). It builds the binary,
+// clients (B5), memory (B6), layer scale (B7), a flood (B8) and a frozen
+// leaseholder replaced (B9). It builds the binary,
 // runs every measure several times after a warm-up, prints a Markdown table
 // and writes a JSON file.
 //
@@ -26,7 +27,7 @@ import (
 func main() {
 	quick := flag.Bool("quick", false, "fewer repetitions (a smoke run of about a minute)")
 	out := flag.String("out", defaultOut, "the JSON file to write, relative to the module root")
-	only := flag.String("only", "", "run only these measures, comma-separated (B1,…,B8; B6 needs B2 and B5)")
+	only := flag.String("only", "", "run only these measures, comma-separated (B1,…,B9; B6 needs B2 and B5)")
 	peers := flag.String("peers", "", "an npm prefix that already holds mcp-remote and supergateway (default: install into a temporary one)")
 	noPeers := flag.Bool("no-peers", false, "skip B3's npm bridges")
 	rev := flag.String("rev", "", "build this commit (git archive into a temporary directory) instead of the working tree")
@@ -147,6 +148,7 @@ func run(quick bool, out, only, peers, prebuilt, rev string, noPeers bool, timeo
 	b.runs, b.warm = rep.Settings.Runs, rep.Settings.Warmup
 	measure("B7", want("B7"), b.b7)
 	measure("B8", want("B8"), b.b8)
+	measure("B9", want("B9"), func() ([]Figure, error) { return b.b9(map[bool]int{false: 5, true: 1}[quick]) })
 	b.cleanup()
 
 	rep.Machine.LoadAfter = loadavg()

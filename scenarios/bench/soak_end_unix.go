@@ -107,7 +107,7 @@ func (s *soaker) converge(live []*pipeClient) map[*pipeClient]string {
 				}
 			}
 		}
-		lease := s.leaseURL()
+		lease := leaseURL(s.lease)
 		// every client answered, and by the lease's server: a client whose
 		// question went unanswered is not on the board
 		one := alone == 0 && len(served) == len(live) && len(boards) == 1 && boards[lease]
@@ -121,9 +121,9 @@ func (s *soaker) converge(live []*pipeClient) map[*pipeClient]string {
 }
 
 // leaseURL is the URL the lease names, or "".
-func (s *soaker) leaseURL() string {
+func leaseURL(lease string) string {
 	var doc struct{ URL string }
-	if raw, err := os.ReadFile(s.lease); err == nil {
+	if raw, err := os.ReadFile(lease); err == nil {
 		_ = json.Unmarshal(raw, &doc)
 	}
 	return doc.URL

@@ -65,7 +65,7 @@ func (s *soaker) truncateTwice(ctx context.Context) {
 // it is full (503), keeps them for 3 s, and ends them: a client that
 // elects meanwhile must wait as the server asks, never spin.
 func (s *soaker) floodSessions(ctx context.Context) {
-	url := s.leaseURL()
+	url := leaseURL(s.lease)
 	auth, err := s.b.authorization(s.dir) // as a user finds it: majordomus-mcp status
 	if url == "" || err != nil {
 		return
@@ -165,7 +165,7 @@ type execution struct {
 // header from majordomus-mcp status): a soak client's stdio is read by its
 // own goroutine only.
 func (s *soaker) executions() ([]execution, error) {
-	url := s.leaseURL()
+	url := leaseURL(s.lease)
 	auth, err := s.b.authorization(s.dir)
 	if url == "" || err != nil {
 		return nil, fmt.Errorf("no server to ask (%v)", err)

@@ -59,6 +59,9 @@ type Config struct {
 	// message (see Gone). Nil, or GoneAfter 0: no watch.
 	Alive     func(ctx context.Context) error
 	GoneAfter time.Duration
+	// Current reports whether the lease still names the server; nil: not
+	// asked. One that no longer does is left as one that lost its lease.
+	Current func() bool
 	// SafeTools is what an earlier bridge of this client learned of the
 	// tools: whether resending each is harmless (carry.Session.SafeTools).
 	SafeTools map[string]bool

@@ -62,7 +62,7 @@ func (b *Bridge) silence(ctx context.Context, err error, began time.Time) error 
 		return silent
 	}
 	if neverConnected(err) && errors.Is(err, os.ErrDeadlineExceeded) {
-		return &silentServer{url: b.cfg.URL, after: time.Since(began).Round(time.Millisecond), last: err, proof: true}
+		return &silentServer{url: b.cfg.URL, after: time.Since(began), last: err, proof: true}
 	}
 	return err
 }

@@ -31,20 +31,20 @@ func (b *Bridge) movedCause() error {
 }
 
 // shouldMove says whether the bridge moves before relaying a message: its
-// server lost its lease and no call of this bridge is in flight there.
+// server lost its lease, or the lease names another (Config.Current: one
+// frozen when it was taken over cannot say so), and no call of this bridge
+// is in flight there.
 func (b *Bridge) shouldMove() bool {
-	return b.leaseLost.Load() && b.inflight.Load() == 0
+	if b.inflight.Load() != 0 {
+		return false
+	}
+	if !b.leaseLost.Load() && b.cfg.Current != nil && !b.cfg.Current() && !b.leaseLost.Swap(true) {
+		b.log.Info("the lease names another server now; this session moves to it at its next message", zap.String("url", b.cfg.URL))
+	}
+	return b.leaseLost.Load()
 }
 
-// move leaves a server that lost its lease and ends the session there
-// (the old server lives: its board drops the session at once).
-func (b *Bridge) move() *Gone {
-	b.mu.Lock()
-	sid, proto := b.session, b.record.Protocol
-	b.mu.Unlock()
-	g := b.leave(b.movedCause())
-	if sid != "" {
-		b.endSession(sid, proto)
-	}
-	return g
-}
+// move leaves a server that lost its lease; the session there is ended
+// as the bridge leaves (leaveLater), never waited for: the server may be
+// frozen.
+func (b *Bridge) move() *Gone { return b.leave(b.movedCause()) }

@@ -23,8 +23,8 @@ const (
 
 // heartbeat pings the session every Heartbeat so that the server's idle
 // timeout never ends a session whose client is alive. A session the server
-// forgot is re-opened; a server silent for the busy grace is left, as a
-// message would leave it; other errors are only logged at debug.
+// forgot is re-opened; a silent server is left (watchServer), as a message
+// would leave it; other errors are only logged at debug.
 func (b *Bridge) heartbeat() {
 	tick := time.NewTicker(b.cfg.Heartbeat)
 	defer tick.Stop()
@@ -40,7 +40,7 @@ func (b *Bridge) heartbeat() {
 		if sid == "" || !b.attachedNow() {
 			continue
 		}
-		res := b.exchange(b.ctx, wire.RequestFrame(heartbeatID, "ping", nil), sid, proto, true)
+		res := b.exchange(context.WithValue(b.ctx, idleKey{}, true), wire.RequestFrame(heartbeatID, "ping", nil), sid, proto, true)
 		if b.shouldMove() {
 			b.move()
 			return

@@ -28,7 +28,7 @@ func (e *silentServer) Error() string {
 	if e.proof {
 		asked = "proof of a new connection"
 	}
-	return fmt.Sprintf("the shared server at %s has answered no %s for %s (stopped or frozen): %v", e.url, asked, e.after, e.last)
+	return fmt.Sprintf("the shared server at %s has answered no %s for %s (stopped or frozen): %v", e.url, asked, e.after.Round(time.Millisecond), e.last)
 }
 
 // probeEvery is how often a server is probed while a message waits for
@@ -38,13 +38,23 @@ func probeEvery(goneAfter time.Duration) time.Duration {
 	return min(max(goneAfter/5, 50*time.Millisecond), time.Second)
 }
 
+// idleKey marks the heartbeat's ping, which no client message waits on.
+type idleKey struct{}
+
 // watchServer returns ctx cut off, with a *silentServer cause, once the
 // server has answered no probe for GoneAfter; stop ends the watch. Probing
 // starts only when a message has waited for one probe interval, so that a
-// quick answer costs a timer and nothing more.
+// quick answer costs a timer and nothing more. The heartbeat (idleKey)
+// leaves the probe timeout sooner: the election that follows spends it
+// probing once more, and an idle client's frozen server is replaced
+// within one busy grace of its first unanswered ping.
 func (b *Bridge) watchServer(ctx context.Context) (watched context.Context, stop func()) {
 	if b.cfg.Alive == nil || b.cfg.GoneAfter <= 0 {
 		return ctx, func() {}
+	}
+	goneAfter := b.cfg.GoneAfter
+	if ctx.Value(idleKey{}) != nil {
+		goneAfter -= b.cfg.ProbeTimeout
 	}
 	watched, cut := context.WithCancelCause(ctx)
 	every := probeEvery(b.cfg.GoneAfter)
@@ -61,8 +71,8 @@ func (b *Bridge) watchServer(ctx context.Context) (watched context.Context, stop
 				lastAlive = now
 			case watched.Err() != nil:
 				return
-			case now.Sub(lastAlive) >= b.cfg.GoneAfter:
-				cut(&silentServer{url: b.cfg.URL, after: now.Sub(lastAlive).Round(time.Millisecond), last: err})
+			case now.Sub(lastAlive) >= goneAfter:
+				cut(&silentServer{url: b.cfg.URL, after: now.Sub(lastAlive), last: err})
 				return
 			}
 			select { // the next probe, one interval after this one began
