@@ -20,7 +20,11 @@ func TestOneServerPerCheckout(t *testing.T) {
 	a := shared(t, dir)
 	instA := initialize(t, a, "claude-code")
 	url := serverURL(t, a)
-	if !strings.Contains(instA, url) || !strings.Contains(instA, "You are peer p1") {
+	// On a loaded machine the election may outlast the wait for an early
+	// answer: then the handshake is answered in process, before any shared
+	// server serves it, and names no URL.
+	early := a.CountLogs("answering this client's handshake") > 0
+	if !strings.Contains(instA, url) && !early || !strings.Contains(instA, "You are peer p1") {
 		t.Fatalf("A's instructions:\n%s", instA)
 	}
 	lease := readLease(t, dir)
