@@ -185,3 +185,36 @@ func TestABridgeServedAloneAfterAFailoverIsToldWhy(t *testing.T) {
 		t.Fatalf("a client served alone sees a board of %d", n)
 	}
 }
+
+// A layer edited while the leaseholder is frozen is announced by no
+// server: the frozen one cannot, and the one that takes over indexes the
+// edit as it starts. So each client whose session moves is told that the
+// lists may have changed, whichever way it moved (took over or re-attached).
+func TestAClientMovedPastAnUnannouncedEditHearsTheListsChanged(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	b := bridged(t, dir, "codex")
+	c := bridged(t, dir, "gemini-cli")
+
+	a.Signal(syscall.SIGSTOP)
+	path := filepath.Join(dir, ".ai/repo/prompts/review.md")
+	data, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, append(data, "5. Is the README still true?\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	layerEdited(t, dir)
+	a.Signal(syscall.SIGKILL)
+	a.Wait(ctx(t))
+	oneTakesOver(t, b, c)
+	for _, p := range []*mcpclient.Process{b, c} {
+		for _, method := range []string{"notifications/resources/list_changed", "notifications/prompts/list_changed"} {
+			if _, err := p.WaitFrame(ctx(t), method+" after the move", func(f []byte) bool {
+				return strings.Contains(string(f), `"method":"`+method+`"`)
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}

@@ -283,6 +283,7 @@ func (s *clientSession) told(h how, b wire.Backend, c *carry.Session, srv *serve
 	case h.as == machine.Leaseholder && c != nil:
 		log.Info("took over as the shared server; this session continues locally", url)
 		srv.surface.Notify(mcp.LoggingLevelWarning, "majordomus: the shared server this session used is gone; this process took over as the checkout's shared server at "+h.url)
+		s.relisted(c)
 	case h.as != machine.Attached:
 	case s.local != nil: // answered in process (alone, or while electing): carried onto the bridge
 		peer := b.(*bridge.Bridge).PeerID()
@@ -295,8 +296,21 @@ func (s *clientSession) told(h how, b wire.Backend, c *carry.Session, srv *serve
 		}
 	case c != nil:
 		log.Info("re-attached to the shared server", url)
+		s.relisted(c)
 	default:
 		log.Info("a shared server for this checkout is already running at "+h.url+"; bridging this stdio session to it", url)
+	}
+}
+
+// relisted tells a legacy client whose session c moved to another server
+// that the layer's lists may have changed: what changed while it moved was
+// announced on neither server's session of it.
+func (s *clientSession) relisted(c *carry.Session) {
+	if len(c.Initialize) == 0 || s.n.out == nil {
+		return
+	}
+	for _, m := range []mcp.MCPMethod{mcp.MethodNotificationResourcesListChanged, mcp.MethodNotificationPromptsListChanged} {
+		_ = s.n.out.WriteValue(mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{Method: string(m)}})
 	}
 }
 
