@@ -268,7 +268,7 @@ func (s *Surface) instructions(peer string) string {
 		fmt.Fprintf(&b, "This session is served by the checkout's shared server at %s (MCP at %s/mcp); every agent in this checkout shares its board and history.\n", proc.URL, proc.URL)
 	}
 	if proc.Alone != "" {
-		notice := aloneNotice(proc.Alone)
+		notice := AloneNotice(proc.Alone)
 		b.WriteString(strings.ToUpper(notice[:1]) + notice[1:] + ".\n")
 	}
 	return b.String()
@@ -359,7 +359,7 @@ func (s *Surface) Report() ServerReport {
 		r.LeasePath = &proc.LeasePath
 	}
 	if proc.Alone != "" {
-		r.Findings = append(slices.Clip(r.Findings), aloneNotice(proc.Alone))
+		r.Findings = append(slices.Clip(r.Findings), AloneNotice(proc.Alone))
 	}
 	if r.Findings == nil {
 		r.Findings = []string{}

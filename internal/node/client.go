@@ -193,9 +193,25 @@ func (s *clientSession) lost(b wire.Backend, g *bridge.Gone) {
 	}
 	s.mu.Unlock()
 	if news {
-		s.elections.BridgeFailedWith(bridgeFailure(g.Error(), g))
+		s.elections.BridgeFailedWith(s.failure(g.Error(), g))
 	}
 	s.router.retire(b)
+}
+
+// failure is what the machine hears of a bridge that failed for cause:
+// reason, unless the server was full, which then says so itself, or
+// silent, for how long; and whether the client is still served alone (the
+// bridge never took it over).
+func (s *clientSession) failure(reason string, cause error) machine.BridgeFailure {
+	f := machine.BridgeFailure{Reason: reason, Alone: s.alone.Load() != nil}
+	var full *bridge.FullServer
+	if errors.As(cause, &full) {
+		f.Reason, f.URL, f.Full, f.RetryAfter = full.Error(), full.URL, true, full.RetryAfter
+	}
+	if url, silent, ok := bridge.SilentFor(cause); ok {
+		f.URL, f.Silent = url, silent
+	}
+	return f
 }
 
 // carryLocal makes the in-process session, if any, the one to carry onto
@@ -239,9 +255,8 @@ func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) error 
 	s.interim = false
 	var srv *served
 	if b == nil {
-		if h.as == machine.Alone {
-			s.alone.Store(&h.why) // before anything answers: the client is told why
-		}
+		// before anything answers: the client is told why
+		told := h.as != machine.Alone || s.alone.Swap(&h.why) != nil
 		var err error
 		if srv, err = s.n.load(); err != nil {
 			return err
@@ -252,6 +267,9 @@ func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) error 
 			s.use(s.local)
 			if wasAlone {
 				s.joined(h, nil, "", srv)
+			}
+			if !told { // it answered in process while electing: the client hears it now
+				srv.surface.Notify(mcp.LoggingLevelWarning, "majordomus: "+surface.AloneNotice(h.why))
 			}
 			return nil
 		}
