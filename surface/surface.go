@@ -379,13 +379,13 @@ func (s *Surface) Sessions() int {
 	return n
 }
 
-// recordExecution times every tool call but a replay (ReplayMeta) into the
-// history, under the caller it began with: a stopping server ends sessions.
+// recordExecution times every tool call but bookkeeping (ReplayMeta,
+// HistoryMeta) into the history, under the caller it began with.
 func (s *Surface) recordExecution(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start, caller := s.cfg.Now(), s.callerOf(ctx, req.Params.Meta)
 		res, err := next(ctx, req)
-		if isReplay(req) {
+		if isReplay(req) || s.tookHistory(req, caller) {
 			return res, err
 		}
 		s.Executions.Record(Execution{

@@ -217,7 +217,8 @@ func (s *clientSession) failure(reason string, cause error) machine.BridgeFailur
 // carryLocal makes the in-process session, if any, the one to carry onto
 // a bridge: the client's messages wait from now on, those it is answering
 // are let finish, and what it has seen of the session is carried, with
-// what earlier bridges learned of the tools. It returns what is carried.
+// the calls it answered that no shared history kept and what earlier
+// bridges learned of the tools. It returns what is carried.
 func (s *clientSession) carryLocal(ctx context.Context) *carry.Session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -230,6 +231,9 @@ func (s *clientSession) carryLocal(ctx context.Context) *carry.Session {
 	s.router.settle(settle, s.local)
 	cancel()
 	c := s.local.Carried()
+	if srv, err := s.n.load(); err == nil {
+		c.History = srv.surface.Executions.Unshared()
+	}
 	if s.carried != nil && len(s.carried.SafeTools) > 0 {
 		safe := maps.Clone(s.carried.SafeTools)
 		maps.Copy(safe, c.SafeTools)
@@ -305,6 +309,9 @@ func (s *clientSession) told(h how, b wire.Backend, c *carry.Session, srv *serve
 	case s.local != nil: // answered in process (alone, or while electing): carried onto the bridge
 		peer := b.(*bridge.Bridge).PeerID()
 		wasAlone := s.alone.Swap(nil) != nil
+		if srv, err := s.n.load(); err == nil {
+			srv.surface.Executions.Shared() // the shared server has them now
+		}
 		s.dropLocal() // it leaves this process's own board, which nobody else sees
 		if wasAlone {
 			s.joined(h, c, peer, nil)
