@@ -300,7 +300,10 @@ func headless(ctx context.Context, _ ...any) bool { return machineOf(ctx).cfg.He
 
 // fullOrAlone: the bridge that failed met a full server, or never took
 // the client over from alone: the client is served alone at once.
-func fullOrAlone(ctx context.Context, _ ...any) bool { return machineOf(ctx).aloneAgain }
+func fullOrAlone(ctx context.Context, _ ...any) bool {
+	f := machineOf(ctx).failed
+	return f.Full || f.Alone
+}
 
 // gone: the bridge that failed served the client, and its server is gone
 // or lost the session.

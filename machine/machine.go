@@ -35,12 +35,11 @@ type Machine struct {
 	obs           Observation        // the last observation of this election
 	busySince     time.Time          // first busy observation of an unbroken run
 	bound, poll   *time.Timer
-	boundEnds     time.Time  // when bound fires
-	waitingOn     string     // the wait last announced: class and owner
-	full          fullServer // what the last full server asked (waits.go)
-	refused       bool       // the live server just found asked to be left alone until later
-	silence       silence    // when the failed bridge's server fell silent (waits.go)
-	aloneAgain    bool       // the failed bridge sends the client alone (waits.go)
+	boundEnds     time.Time     // when bound fires
+	waitingOn     string        // the wait last announced: class and owner
+	failed        BridgeFailure // what the last failed bridge said, at failedAt (waits.go)
+	failedAt      time.Time
+	silence       silence // when the failed bridge's server fell silent (waits.go)
 
 	// Alone's tries to share again.
 	retry     *time.Timer   // armed while alone waits its turn
@@ -174,7 +173,7 @@ type event struct {
 	trigger Trigger
 	n       int
 	text    string
-	bridge  *BridgeFailure // BridgeFailed's
+	bridge  BridgeFailure // BridgeFailed's
 
 	attempt uint64
 	obs     Observation

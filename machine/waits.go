@@ -53,12 +53,6 @@ const (
 	fullWaitDefault = time.Second
 )
 
-// fullServer is a full server's ask to be left alone.
-type fullServer struct {
-	url   string
-	until time.Time // not to be tried before
-}
-
 // silence is when a bridge's server fell silent, by the bridge's probes.
 type silence struct {
 	url   string
@@ -67,27 +61,13 @@ type silence struct {
 
 // Pure decisions.
 
-// nextFull is what the bridge failure f at now asks: to leave its server
-// alone until it has room, when it was full; nothing otherwise.
-func nextFull(f BridgeFailure, now time.Time) fullServer {
-	if !f.Full {
-		return fullServer{}
+// refuses reports whether obs, at now, is the live server that the bridge
+// failure f at at found full, before the time it asked to be tried again.
+func refuses(f BridgeFailure, at time.Time, obs Observation, now time.Time) bool {
+	if f.RetryAfter <= 0 {
+		f.RetryAfter = fullWaitDefault
 	}
-	return fullServer{url: f.URL, until: now.Add(fullWait(f.RetryAfter))}
-}
-
-// fullWait is how long a full server that asked for asked is left alone.
-func fullWait(asked time.Duration) time.Duration {
-	if asked <= 0 {
-		return fullWaitDefault
-	}
-	return max(asked, fullWaitFloor)
-}
-
-// refuses reports whether obs is the full server, live, before the time
-// it asked to be tried again.
-func (r fullServer) refuses(obs Observation, now time.Time) bool {
-	return r.url != "" && obs.Class == ClassLive && obs.URL == r.url && now.Before(r.until)
+	return f.Full && obs.Class == ClassLive && obs.URL == f.URL && now.Before(at.Add(max(f.RetryAfter, fullWaitFloor)))
 }
 
 // silentSince is since, the start of a run of busy observations, moved
@@ -105,16 +85,12 @@ func silentSince(since time.Time, obs Observation, s silence) time.Time {
 // lease_lost or as full, or lost the session twice, with what the bridge
 // knows of it.
 func (m *Machine) BridgeFailedWith(f BridgeFailure) {
-	m.inbox.post(event{trigger: BridgeFailed, text: f.Reason, bridge: &f})
+	m.inbox.post(event{trigger: BridgeFailed, text: f.Reason, bridge: f})
 }
 
 // noteBridgeFailure records what a failed bridge said of its server.
-func (m *Machine) noteBridgeFailure(f *BridgeFailure, now time.Time) {
-	if f == nil {
-		f = &BridgeFailure{}
-	}
-	m.full = nextFull(*f, now)
-	m.aloneAgain = f.Full || f.Alone
+func (m *Machine) noteBridgeFailure(f BridgeFailure, now time.Time) {
+	m.failed, m.failedAt = f, now
 	m.silence = silence{}
 	if f.Silent > 0 && f.URL != "" {
 		m.silence = silence{url: f.URL, since: now.Add(-f.Silent)}
@@ -122,10 +98,9 @@ func (m *Machine) noteBridgeFailure(f *BridgeFailure, now time.Time) {
 }
 
 // noteObservation weighs an attempt's observation against what the last
-// bridge said: the full server is not attached to before it asked, and a
-// silence counts once, toward the first busy judgement of its server.
+// bridge said: a silence counts once, toward the first busy judgement of
+// its server.
 func (m *Machine) noteObservation(obs Observation, now time.Time) {
-	m.refused = m.full.refuses(obs, now)
 	since := NextBusySince(m.busySince, obs.Class, now)
 	if credited := silentSince(since, obs, m.silence); !credited.Equal(since) {
 		m.log.Info(fmt.Sprintf("the server at %s had answered no probe for %s when this process's bridge gave up on it: that counts toward the busy grace (%s)",
@@ -138,7 +113,10 @@ func (m *Machine) noteObservation(obs Observation, now time.Time) {
 }
 
 // serverFull: the live server found asked to be left alone until later.
-func serverFull(ctx context.Context, _ ...any) bool { return machineOf(ctx).refused }
+func serverFull(ctx context.Context, _ ...any) bool {
+	m := machineOf(ctx)
+	return refuses(m.failed, m.failedAt, m.obs, time.Now())
+}
 
 // hasRoom: the live server found is not one that asked to be left alone.
 func hasRoom(ctx context.Context, args ...any) bool { return !serverFull(ctx, args...) }
