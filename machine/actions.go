@@ -298,6 +298,17 @@ func handOverDue(ctx context.Context, _ ...any) bool {
 // headless: the process has no stdio client of its own (Config.Headless).
 func headless(ctx context.Context, _ ...any) bool { return machineOf(ctx).cfg.Headless }
 
+// fullOrAlone: the bridge that failed met a full server, or never took
+// the client over from alone: the client is served alone at once.
+func fullOrAlone(ctx context.Context, _ ...any) bool {
+	f := machineOf(ctx).failed
+	return f.Full || f.Alone
+}
+
+// gone: the bridge that failed served the client, and its server is gone
+// or lost the session.
+func gone(ctx context.Context, args ...any) bool { return !fullOrAlone(ctx, args...) }
+
 // hasClient: the process serves a stdio client of its own.
 func hasClient(ctx context.Context, args ...any) bool { return !headless(ctx, args...) }
 
@@ -311,7 +322,7 @@ func (m *Machine) startElection() {
 	m.waitingOn = ""
 	m.watchLease()
 	now := time.Now()
-	m.boundEnds = electionEnds(now, m.cfg.ElectionBound, m.full)
+	m.boundEnds = now.Add(m.cfg.ElectionBound)
 	m.bound = time.NewTimer(m.boundEnds.Sub(now))
 	m.startAttempt()
 }

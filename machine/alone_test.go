@@ -131,29 +131,20 @@ func TestAlone_LeavingStopsTheTries(t *testing.T) {
 	})
 }
 
-// A full server that sent the client alone is tried from alone only once
-// it has room, as it asked: a try that finds it live before then waits its
-// turn again instead of attaching to be refused.
-func TestAlone_AFullServerIsAttachedToOnlyOnceItAskedToBe(t *testing.T) {
+// A try from alone whose bridge fails before it took the client over
+// never holds the client in an election: the process is alone again at
+// once, with the bridge's reason, and tries again in its turn.
+func TestAlone_ATryWhoseBridgeFailsIsAloneAgainAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := start(t)
-		h.toAttached(oldURL)
-		h.m.BridgeFailedWith(refusedBy(oldURL, 30*time.Second))
-		h.expect("bridge stop", "=> electing on bridge-failed", "attempt")
-		h.observe(Observation{Class: ClassLive, URL: oldURL})
-		after(DefaultElectionBound)
-		h.expect("=> alone on election-timed-out", "standalone: "+fullReasonText+", and had no room for this client within 20s")
+		h.toAlone("r")
 		after(DefaultJoinRetry)
 		h.expect("attempt")
-		h.observe(Observation{Class: ClassLive, URL: oldURL}) // 21 s: it asked for 30
-		h.expect()
-		for _, wait := range []time.Duration{2 * time.Second, 4 * time.Second} { // tries at 23 and 27 s
-			after(wait)
-			h.expect("attempt")
-			h.observe(Observation{Class: ClassLive, URL: oldURL})
-			h.expect()
-		}
-		after(8 * time.Second) // 35 s: it has room now
+		h.observe(Observation{Class: ClassLive, URL: oldURL})
+		h.expect("=> attached on lease-live", "bridge attach "+oldURL)
+		h.m.BridgeFailedWith(BridgeFailure{Reason: "unreachable", URL: oldURL, Alone: true})
+		h.expect("bridge stop", "=> alone on bridge-failed", "standalone: unreachable")
+		after(DefaultJoinRetry)
 		h.expect("attempt")
 		h.observe(Observation{Class: ClassLive, URL: oldURL})
 		h.expect("=> attached on lease-live", "bridge attach "+oldURL)

@@ -15,8 +15,8 @@ const (
 func (h *harness) failOver() {
 	h.t.Helper()
 	h.toAttached(oldURL)
-	h.m.BridgeFailed("the server at " + oldURL + " does not answer")
-	h.m.BridgeFailed("the session was lost twice") // reported before Stop: ignored
+	h.m.BridgeFailedWith(BridgeFailure{Reason: "the server at " + oldURL + " does not answer"})
+	h.m.BridgeFailedWith(BridgeFailure{Reason: "the session was lost twice"}) // reported before Stop: ignored
 	h.expect("bridge stop", "=> electing on bridge-failed", "attempt")
 	line := "the server at " + oldURL + " does not answer; electing again"
 	if w := h.logged("warn"); len(w) != 1 || w[0] != line {

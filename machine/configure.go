@@ -15,7 +15,7 @@ package machine
 //
 // A headless process (`serve`: no stdio client of its own) takes the edges
 // guarded [headless] where one with a client takes those guarded
-// [hasClient] (to attach, [hasRoom] or [serverFull]): it has nothing to
+// [hasClient]: it has nothing to
 // attach or to serve alone, so it exits, and exited's entry says why (see
 // endingOf). Its client counts as gone from the start, so lease-lost ends
 // it with its last session.
@@ -28,8 +28,7 @@ func configure(b *builder) {
 		onEntry(electAgain).
 		onExit(endElection).
 		permit(LeaseWon, Leaseholder, R7).
-		permit(LeaseLive, Attached, R8, when(hasRoom)).
-		internal(LeaseLive, R1, doing(awaitRoom), when(serverFull)).
+		permit(LeaseLive, Attached, R8, when(hasClient)).
 		permit(LeaseLive, Exited, NoRule, when(headless)).
 		takingOverUnusableLeases().
 		internal(LeaseBusy, R1, doing(takeOver), when(busyPastGrace)).
@@ -68,7 +67,8 @@ func configure(b *builder) {
 	b.state(Attached).
 		onEntry(attach).
 		onExit(detach).
-		permit(BridgeFailed, Electing, R3).
+		permit(BridgeFailed, Electing, R3, when(gone)).
+		permit(BridgeFailed, Alone, R2, when(fullOrAlone)).
 		permit(ClientLeft, Exited, NoRule).
 		permit(Signal, Exited, NoRule).
 		ignore(LeaseChanged)

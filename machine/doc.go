@@ -25,10 +25,7 @@
 //     changes come back as lease-changed; the busy grace is measured here,
 //     on the machine's clock, from the first busy observation, or from when
 //     the bridge that failed found that same server silent (one grace, not
-//     two). A live server that refused the client's session because it is
-//     full ([Machine.BridgeFailedWith]) is not attached to again before the
-//     time it asked (waits.go), and the election bound then counts from its
-//     first refusal: past it, the client is served alone with that reason.
+//     two).
 //   - leaseholder: runs the shared server ([Server.Start]); a failed start →
 //     alone, giving the lease back. Its own client leaving → owner-left; the
 //     lease replaced on disk → lease-lost; a signal → exited, giving the
@@ -40,7 +37,11 @@
 //     idle one ends like any other: the count internal/node reports drops.
 //   - attached: bridges stdio to another process's server. A failed bridge →
 //     electing again, the client's session carried, which ends in
-//     leaseholder (taking over), attached (re-attaching) or alone.
+//     leaseholder (taking over), attached (re-attaching) or alone. A full
+//     server ([Machine.BridgeFailedWith]), or a bridge that never took the
+//     client over from alone → alone at once: no try to share holds the
+//     client in an election, and the full server is not attached to again
+//     before the time it asked (waits.go).
 //   - lease-lost: tells the server it lost the lease ([Server.LoseLease]),
 //     keeps its sessions and its own client, and exits when its own client
 //     has left and no session remains. When no session remains but its own
@@ -90,7 +91,7 @@
 //     ([Machine.LeaseReplaced]), the server's session hooks
 //     ([Machine.SessionsChanged]), stdin and the parent
 //     ([Machine.ClientLeft]), signal handling ([Machine.Signal]) and the
-//     bridge ([Machine.BridgeFailed], [Machine.BridgeFailedWith]). Every
+//     bridge ([Machine.BridgeFailedWith]). Every
 //     input method has a caller there (TestEveryInputMethodIsCalled): the
 //     graph shows no edge the binary cannot take.
 //

@@ -35,11 +35,11 @@ type Machine struct {
 	obs           Observation        // the last observation of this election
 	busySince     time.Time          // first busy observation of an unbroken run
 	bound, poll   *time.Timer
-	boundEnds     time.Time // when bound fires
-	waitingOn     string    // the wait last announced: class and owner, or the full server and its retry
-	full          fullRun   // a full server's refusals (waits.go)
-	refused       bool      // the live server just found asked to be left alone until later
-	silence       silence   // when the failed bridge's server fell silent (waits.go)
+	boundEnds     time.Time     // when bound fires
+	waitingOn     string        // the wait last announced: class and owner
+	failed        BridgeFailure // what the last failed bridge said, at failedAt (waits.go)
+	failedAt      time.Time
+	silence       silence // when the failed bridge's server fell silent (waits.go)
 
 	// Alone's tries to share again.
 	retry     *time.Timer   // armed while alone waits its turn
@@ -128,7 +128,7 @@ func (m *Machine) Run(ctx context.Context) Outcome {
 			}
 		case <-timerC(m.bound):
 			m.bound = nil
-			m.failure = m.outOfTime()
+			m.failure = timeoutReason(m.cfg.ElectionBound, m.obs)
 			m.fire(fctx, ElectionTimedOut)
 		case <-timerC(m.poll):
 			m.poll = nil
@@ -166,11 +166,6 @@ func (m *Machine) LeaseReplaced(reason string) {
 	m.inbox.post(event{trigger: LeaseReplaced, text: reason})
 }
 
-// BridgeFailed reports that the attached server is gone, refused with
-// lease_lost, or lost the session twice, and says how. BridgeFailedWith
-// says more.
-func (m *Machine) BridgeFailed(reason string) { m.BridgeFailedWith(BridgeFailure{Reason: reason}) }
-
 // event is one input for the loop: a fact reported through an input method
 // (trigger set), an election attempt's result (attempt set), or the server's
 // start result (started set).
@@ -178,7 +173,7 @@ type event struct {
 	trigger Trigger
 	n       int
 	text    string
-	bridge  *BridgeFailure // BridgeFailed's
+	bridge  BridgeFailure // BridgeFailed's
 
 	attempt uint64
 	obs     Observation

@@ -98,8 +98,9 @@ type Server interface {
 type Bridge interface {
 	// Attach starts bridging to the live server the observation names (its
 	// URL; its Opaque says what else the port needs to be let in) and
-	// returns at once; ctx ends with the machine. Later failures come back through [Machine.BridgeFailed]
-	// (or [Machine.BridgeFailedWith], saying a server is full or was silent), and
+	// returns at once; ctx ends with the machine. Later failures come back
+	// through [Machine.BridgeFailedWith] (saying a server is full or was
+	// silent, or that the client is still served alone), and
 	// only for a message that could not be delivered, so a failing server
 	// costs one election per client message, never a loop. Loop.
 	Attach(ctx context.Context, live Observation)

@@ -69,7 +69,7 @@ func TestLeaseLost_KeepsItsSessionsAndNeverElectsAgain(t *testing.T) {
 		h.m.LeaseReplaced("gone")
 		h.m.LeaseChanged()
 		h.m.ClientLeft() // a session remains
-		h.m.BridgeFailed("?")
+		h.m.BridgeFailedWith(BridgeFailure{Reason: "?"})
 		h.expect()
 		h.state(LeaseLost)
 		if w := h.logged("warn"); len(w) != 2 || w[1] != "unhandled trigger" {

@@ -75,8 +75,8 @@ const (
 	ServerStarted Trigger = "server-started"
 	// ServerStartFailed: [Server.Start] returned an error.
 	ServerStartFailed Trigger = "server-start-failed"
-	// BridgeFailed: the attached server is gone, refused with lease_lost, or
-	// lost the session twice ([Machine.BridgeFailed]).
+	// BridgeFailed: the attached server is gone, refused with lease_lost or
+	// as full, or lost the session twice ([Machine.BridgeFailedWith]).
 	BridgeFailed Trigger = "bridge-failed"
 	// LeaseReplaced: the watch saw this process's lease gone, replaced, empty
 	// or corrupt ([Machine.LeaseReplaced]).
@@ -148,8 +148,8 @@ var rulePoints = []struct {
 	ID    Rule
 	Point string
 }{
-	{R1, "the election reads the lease on every attempt and classifies it: live attaches; stale, corrupt, empty, abandoned, superseded are taken over; binding is waited for, and a full server as it asks; bounded by time"},
-	{R2, "a lease that cannot be created, joined or replaced, or a server that cannot start: serve alone and log why; alone is a detour: keep trying, and join the shared server, the session carried, as soon as it can"},
+	{R1, "the election reads the lease on every attempt and classifies it: live attaches; stale, corrupt, empty, abandoned, superseded are taken over; binding is waited for; bounded by time"},
+	{R2, "a lease that cannot be created, joined or replaced, or a server that cannot start: serve alone and log why; so does a full server; alone is a detour: keep trying (a full server as it asks), and join the shared server, the session carried, as soon as it can"},
 	{R3, "a bridge whose server is gone elects again: take over with the session carried, re-attach, or serve alone"},
 	{R4, "SIGTERM, SIGINT and SIGHUP remove the lease before the process dies of the signal"},
 	{R5, "a server whose owner left ends with its last session; an idle HTTP session expires at the idle timeout"},

@@ -8,15 +8,16 @@ import (
 	"go.uber.org/zap"
 )
 
-// What a failed bridge tells the election that follows, beyond its words
+// What a failed bridge tells the machine, beyond its words
 // (docs/design.md#sharing-heals), through [Machine.BridgeFailedWith]:
 //
 //   - A full server (it refused a new session, asking to be tried again
-//     later) is waited for as it asks, never sooner than fullWaitFloor,
-//     rather than attached to again at once. The refusals of one server
-//     make one run, and the election bound is counted from the run's first
-//     refusal, however many times the client re-attaches meanwhile: past
-//     it, the client is served alone with the server's reason.
+//     later) sends the client alone at once, answered there while the
+//     server is left alone as it asks, never for less than fullWaitFloor:
+//     a try from alone that finds it live before then waits its turn again
+//     instead of attaching to be refused. So does any failure of a bridge
+//     that never took the client over from alone: no try to share holds
+//     the client in an election.
 //   - A silent server (the bridge's probes found it answering nothing)
 //     has already been waited for: the election's busy grace counts from
 //     when the bridge's probes began to fail, so that a frozen server costs
@@ -40,6 +41,9 @@ type BridgeFailure struct {
 	// Silent is how long the server had answered no probe when the bridge
 	// gave up on it; 0 when it was not silent.
 	Silent time.Duration
+	// Alone says the bridge never took the client over: it is still served
+	// alone.
+	Alone bool
 }
 
 // A full server is never tried more often than fullWaitFloor, whatever it
@@ -49,14 +53,6 @@ const (
 	fullWaitDefault = time.Second
 )
 
-// fullRun is the refusals of one full server, while it stays the lease's.
-type fullRun struct {
-	url, reason string
-	since       time.Time // its first refusal
-	last        time.Time // its latest
-	retryAt     time.Time // not to be tried before
-}
-
 // silence is when a bridge's server fell silent, by the bridge's probes.
 type silence struct {
 	url   string
@@ -65,62 +61,13 @@ type silence struct {
 
 // Pure decisions.
 
-// nextFull is the run after the bridge failure f at now: any other failure
-// ends it; a refusal continues it, unless the last one is more than bound
-// ago (the client was served meanwhile), when it begins a new one.
-func nextFull(run fullRun, f BridgeFailure, now time.Time, bound time.Duration) fullRun {
-	if !f.Full {
-		return fullRun{}
+// refuses reports whether obs, at now, is the live server that the bridge
+// failure f at at found full, before the time it asked to be tried again.
+func refuses(f BridgeFailure, at time.Time, obs Observation, now time.Time) bool {
+	if f.RetryAfter <= 0 {
+		f.RetryAfter = fullWaitDefault
 	}
-	since := run.since
-	if !run.on(now, bound) || run.url != f.URL {
-		since = now
-	}
-	return fullRun{url: f.URL, reason: f.Reason, since: since, last: now, retryAt: now.Add(fullWait(f.RetryAfter))}
-}
-
-// fullWait is how long a full server that asked for asked is left alone.
-func fullWait(asked time.Duration) time.Duration {
-	if asked <= 0 {
-		return fullWaitDefault
-	}
-	return max(asked, fullWaitFloor)
-}
-
-// on reports whether the run still counts at now: refusals within bound of
-// each other are one run.
-func (r fullRun) on(now time.Time, bound time.Duration) bool {
-	return !r.since.IsZero() && now.Sub(r.last) <= bound
-}
-
-// refuses reports whether obs is the full server, live, before the time
-// it asked to be tried again.
-func (r fullRun) refuses(obs Observation, now time.Time) bool {
-	return r.url != "" && obs.Class == ClassLive && obs.URL == r.url && now.Before(r.retryAt)
-}
-
-// seen is the run after the election observed obs: any observation but
-// the full server live ends it (another server, or none, holds the lease).
-func (r fullRun) seen(obs Observation) fullRun {
-	if obs.Class != ClassLive || obs.URL != r.url {
-		return fullRun{}
-	}
-	return r
-}
-
-// electionEnds is when an election starting at now runs out of time:
-// bound from now, or, while a run of refusals is on, bound from its first.
-func electionEnds(now time.Time, bound time.Duration, run fullRun) time.Time {
-	if run.on(now, bound) {
-		return run.since.Add(bound)
-	}
-	return now.Add(bound)
-}
-
-// fullReason says why a client is served alone once a full server had no
-// room for it within bound.
-func fullReason(run fullRun, bound time.Duration) string {
-	return fmt.Sprintf("%s, and had no room for this client within %s", run.reason, bound)
+	return f.Full && obs.Class == ClassLive && obs.URL == f.URL && now.Before(at.Add(max(f.RetryAfter, fullWaitFloor)))
 }
 
 // silentSince is since, the start of a run of busy observations, moved
@@ -134,18 +81,16 @@ func silentSince(since time.Time, obs Observation, s silence) time.Time {
 
 // The machine's side.
 
-// BridgeFailedWith reports that the attached server failed, as
-// [Machine.BridgeFailed] does, with what the bridge knows of it.
+// BridgeFailedWith reports that the attached server is gone, refused with
+// lease_lost or as full, or lost the session twice, with what the bridge
+// knows of it.
 func (m *Machine) BridgeFailedWith(f BridgeFailure) {
-	m.inbox.post(event{trigger: BridgeFailed, text: f.Reason, bridge: &f})
+	m.inbox.post(event{trigger: BridgeFailed, text: f.Reason, bridge: f})
 }
 
 // noteBridgeFailure records what a failed bridge said of its server.
-func (m *Machine) noteBridgeFailure(f *BridgeFailure, now time.Time) {
-	if f == nil {
-		f = &BridgeFailure{}
-	}
-	m.full = nextFull(m.full, *f, now, m.cfg.ElectionBound)
+func (m *Machine) noteBridgeFailure(f BridgeFailure, now time.Time) {
+	m.failed, m.failedAt = f, now
 	m.silence = silence{}
 	if f.Silent > 0 && f.URL != "" {
 		m.silence = silence{url: f.URL, since: now.Add(-f.Silent)}
@@ -153,11 +98,9 @@ func (m *Machine) noteBridgeFailure(f *BridgeFailure, now time.Time) {
 }
 
 // noteObservation weighs an attempt's observation against what the last
-// bridge said: the full server stays waited for while it is the lease's,
-// and a silence counts once, toward the first busy judgement of its server.
+// bridge said: a silence counts once, toward the first busy judgement of
+// its server.
 func (m *Machine) noteObservation(obs Observation, now time.Time) {
-	m.full = m.full.seen(obs)
-	m.refused = m.full.refuses(obs, now)
 	since := NextBusySince(m.busySince, obs.Class, now)
 	if credited := silentSince(since, obs, m.silence); !credited.Equal(since) {
 		m.log.Info(fmt.Sprintf("the server at %s had answered no probe for %s when this process's bridge gave up on it: that counts toward the busy grace (%s)",
@@ -169,47 +112,11 @@ func (m *Machine) noteObservation(obs Observation, now time.Time) {
 	m.busySince = since
 }
 
-// outOfTime says why an election that ran out of time gave up, and ends
-// the run of refusals, so that a later election counts its own bound;
-// what the full server asked is still heeded: a process served alone
-// tries it again only once it asked to be.
-func (m *Machine) outOfTime() string {
-	reason := timeoutReason(m.cfg.ElectionBound, m.obs)
-	if m.full.url != "" && m.obs.URL == m.full.url {
-		reason = fullReason(m.full, m.cfg.ElectionBound)
-	}
-	m.full = fullRun{url: m.full.url, reason: m.full.reason, retryAt: m.full.retryAt}
-	return reason
-}
-
-// hasRoom: a client to attach, and the live server found is not one that
-// asked to be left alone until later.
-func hasRoom(ctx context.Context, args ...any) bool {
-	return hasClient(ctx, args...) && !machineOf(ctx).refused
-}
-
-// serverFull: a client to attach, and the live server found asked to be
-// left alone until later.
-func serverFull(ctx context.Context, args ...any) bool {
-	return hasClient(ctx, args...) && machineOf(ctx).refused
-}
-
-// awaitRoom waits until the full server asked to be tried again, or for a
-// change of the lease; the election's bound still runs. The wait is said
-// once, as every wait is (announceWait): an attempt that a change of the
-// lease brought meanwhile and that finds the same refusal says nothing.
-func awaitRoom(ctx context.Context, _ ...any) error {
+// serverFull: the live server found asked to be left alone until later.
+func serverFull(ctx context.Context, _ ...any) bool {
 	m := machineOf(ctx)
-	wait := time.Until(m.full.retryAt)
-	if key := "full " + m.full.url + " " + m.full.retryAt.String(); key != m.waitingOn {
-		m.waitingOn = key
-		then := fmt.Sprintf("until %s; then attaching again", m.full.retryAt.Format("15:04:05.000"))
-		if m.boundEnds.Before(m.full.retryAt) {
-			then = fmt.Sprintf("but only until the election's bound at %s; then this client is served alone", m.boundEnds.Format("15:04:05.000"))
-		}
-		m.log.Info(fmt.Sprintf("%s; waiting %s, as it asks, %s", m.full.reason, wait.Round(100*time.Millisecond), then),
-			zap.String("url", m.full.url), zap.Time("until", m.full.retryAt), zap.Time("bound", m.boundEnds))
-	}
-	m.poll = time.NewTimer(wait)
-	return nil
+	return refuses(m.failed, m.failedAt, m.obs, time.Now())
 }
+
+// hasRoom: the live server found is not one that asked to be left alone.
+func hasRoom(ctx context.Context, args ...any) bool { return !serverFull(ctx, args...) }

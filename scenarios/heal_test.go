@@ -5,6 +5,7 @@ package scenarios
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -101,6 +102,8 @@ func TestClientsServedAloneJoinOneBoardOnceTheLeaseDirectoryIsBack(t *testing.T)
 // numbered its peer itself, p1. The file goes, another client starts and is
 // p1 on the new shared board; when the first one joins, it keeps its
 // session but not an id another client holds, and is told its new one.
+// Every call it made alone, its announcement first, is in the shared
+// history, in order, under that one new id.
 func TestAClientServedAloneFromTheStartJoinsAndIsToldItsNewPeerID(t *testing.T) {
 	dir := checkout(t)
 	state := filepath.Join(dir, ".ai/local/state")
@@ -120,6 +123,13 @@ func TestAClientServedAloneFromTheStartJoinsAndIsToldItsNewPeerID(t *testing.T) 
 		t.Fatal(text)
 	}
 	before := peersOf(t, a).Caller
+	made := []string{"majordomus_announce", "majordomus_peers"}
+	for range 4 {
+		for _, tool := range []string{"majordomus_repository", "majordomus_list", "majordomus_server"} {
+			call(t, a, tool, nil)
+			made = append(made, tool)
+		}
+	}
 
 	if err := os.Remove(state); err != nil {
 		t.Fatal(err)
@@ -137,6 +147,15 @@ func TestAClientServedAloneFromTheStartJoinsAndIsToldItsNewPeerID(t *testing.T) 
 	board := peersOf(t, a)
 	if board.Caller == before {
 		t.Fatalf("the client kept %s, which the leaseholder holds", before)
+	}
+	var its []string
+	for _, x := range slices.Backward(executionsOf(t, d)) {
+		if x.Peer == board.Caller {
+			its = append(its, x.Tool)
+		}
+	}
+	if want := append(made, "majordomus_peers"); !slices.Equal(its, want) {
+		t.Errorf("the shared history has %d calls of %s, oldest first:\n%q\nwant the %d made alone, then the one made since:\n%q", len(its), board.Caller, its, len(made), want)
 	}
 	want := "it is peer " + board.Caller + " there (" + before + " is another client's)"
 	if _, err := a.WaitFrame(ctx(t), "a notifications/message with its new id", func(f []byte) bool {

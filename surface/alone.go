@@ -19,8 +19,8 @@ import (
 // maxReason bounds how many characters of a reason prose quotes.
 const maxReason = 240
 
-// aloneNotice says that a session is served alone, and why.
-func aloneNotice(reason string) string {
+// AloneNotice says that a session is served alone, and why.
+func AloneNotice(reason string) string {
 	return "this session is served alone, without the checkout's shared server, because sharing failed: " +
 		quoteWithin(reason, maxReason) + "; other agents in this checkout do not share its board, history or announcements"
 }
@@ -34,7 +34,7 @@ func (s *Surface) clientInitialized(ctx context.Context, _ mcp.JSONRPCNotificati
 	if session == nil || reason == "" {
 		return
 	}
-	message := mcp.NewLoggingMessageNotification(mcp.LoggingLevelWarning, Name, "majordomus: "+aloneNotice(reason))
+	message := mcp.NewLoggingMessageNotification(mcp.LoggingLevelWarning, Name, "majordomus: "+AloneNotice(reason))
 	if err := s.MCP.SendLogMessageToSpecificClient(session.SessionID(), message); err != nil {
 		s.log.Debug("the served-alone notice was not sent", zap.String("session", session.SessionID()), zap.Error(err))
 	}

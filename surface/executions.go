@@ -1,6 +1,7 @@
 package surface
 
 import (
+	"encoding/json"
 	"slices"
 	"sync"
 	"time"
@@ -56,6 +57,26 @@ func appendBounded(xs []Execution, x Execution) []Execution {
 		xs = slices.Clone(xs[len(xs)-executionsKept:])
 	}
 	return xs
+}
+
+// Unshared returns the calls recorded while no shared history kept them,
+// oldest first, as majordomus_executions shows them; nil when none.
+func (e *Executions) Unshared() json.RawMessage {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.pending) == 0 {
+		return nil
+	}
+	raw, _ := json.Marshal(e.pending)
+	return raw
+}
+
+// Shared forgets the calls Unshared returned: another server's history
+// took them.
+func (e *Executions) Shared() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.pending = nil
 }
 
 // Recent returns up to limit calls, newest first.

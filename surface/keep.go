@@ -63,5 +63,27 @@ func isReplay(req mcp.CallToolRequest) bool {
 	return replay
 }
 
+// HistoryMeta is the key under which a majordomus_executions call's _meta
+// brings the calls its client made where no shared history kept them
+// (served alone), as majordomus_executions shows them, oldest first: they
+// join this history as the caller's, and the call is not an execution.
+const HistoryMeta = "io.majordomus/history"
+
+// tookHistory reports whether a tool call brings a carried session's
+// history (HistoryMeta), which it then records, the calls as caller's.
+func (s *Surface) tookHistory(req mcp.CallToolRequest, caller string) bool {
+	if req.Params.Name != "majordomus_executions" || req.Params.Meta == nil || req.Params.Meta.AdditionalFields[HistoryMeta] == nil {
+		return false
+	}
+	raw, _ := json.Marshal(req.Params.Meta.AdditionalFields[HistoryMeta])
+	var calls []Execution
+	_ = json.Unmarshal(raw, &calls)
+	for _, x := range calls[max(0, len(calls)-executionsKept):] {
+		x.Peer = caller
+		s.Executions.Record(x)
+	}
+	return true
+}
+
 // announceTool is the one tool that changes the board.
 const announceTool = "majordomus_announce"

@@ -117,6 +117,40 @@ func TestAReplayedAnnouncementIsNotAnExecution(t *testing.T) {
 	}
 }
 
+// The calls a client made alone come with its session: the history takes
+// them as the caller's, oldest first, and the call that brings them is not
+// an execution. Those the alone server gave away it forgets.
+func TestACarriedHistoryJoinsAsTheCallersOwn(t *testing.T) {
+	alone := newFixture(t)
+	a := alone.connect("codex")
+	for _, tool := range []string{"majordomus_list", "majordomus_repository"} {
+		if _, errText := a.tool(tool, nil); errText != "" {
+			t.Fatal(errText)
+		}
+	}
+	history := alone.s.Executions.Unshared()
+	alone.s.Executions.Shared()
+	if again := alone.s.Executions.Unshared(); again != nil {
+		t.Fatalf("the calls given away are still unshared: %s", again)
+	}
+
+	f := newFixture(t)
+	f.connect("claude-code")
+	c := f.connect("codex")
+	params := map[string]any{"name": "majordomus_executions", "_meta": map[string]any{HistoryMeta: history}}
+	if _, errText := f.toolResult("majordomus_executions", c.rpc("tools/call", params)); errText != "" {
+		t.Fatal(errText)
+	}
+	peers, _ := f.s.Board.Peers()
+	var got []string
+	for _, x := range f.s.Executions.Recent(10) {
+		got = append(got, x.Tool+" "+x.Peer)
+	}
+	if want := []string{"majordomus_repository " + peers[1].ID, "majordomus_list " + peers[1].ID}; !slices.Equal(got, want) {
+		t.Fatalf("the history, newest first: %q, want %q", got, want)
+	}
+}
+
 // Keeping merges the checkout's state in — the calls made here while
 // nothing kept them by time, never those made after the lease was lost;
 // the departed announcers listed until their id is claimed again — and

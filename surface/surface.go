@@ -268,7 +268,7 @@ func (s *Surface) instructions(peer string) string {
 		fmt.Fprintf(&b, "This session is served by the checkout's shared server at %s (MCP at %s/mcp); every agent in this checkout shares its board and history.\n", proc.URL, proc.URL)
 	}
 	if proc.Alone != "" {
-		notice := aloneNotice(proc.Alone)
+		notice := AloneNotice(proc.Alone)
 		b.WriteString(strings.ToUpper(notice[:1]) + notice[1:] + ".\n")
 	}
 	return b.String()
@@ -359,7 +359,7 @@ func (s *Surface) Report() ServerReport {
 		r.LeasePath = &proc.LeasePath
 	}
 	if proc.Alone != "" {
-		r.Findings = append(slices.Clip(r.Findings), aloneNotice(proc.Alone))
+		r.Findings = append(slices.Clip(r.Findings), AloneNotice(proc.Alone))
 	}
 	if r.Findings == nil {
 		r.Findings = []string{}
@@ -379,9 +379,10 @@ func (s *Surface) Sessions() int {
 	return n
 }
 
-// recordExecution times every tool call but a replay (ReplayMeta) into the
-// history, under the caller it began with: a stopping server ends sessions.
-// A call of no peer (its session left the board first) does not run.
+// recordExecution times every tool call but bookkeeping (ReplayMeta,
+// HistoryMeta) into the history, under the caller it began with: a
+// stopping server ends sessions. A call of no peer (its session left the
+// board first) does not run.
 func (s *Surface) recordExecution(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start, caller := s.cfg.Now(), s.callerOf(ctx, req.Params.Meta)
@@ -389,7 +390,7 @@ func (s *Surface) recordExecution(next server.ToolHandlerFunc) server.ToolHandle
 			return mcp.NewToolResultError("this session has ended: the call did not run; send initialize again"), nil
 		}
 		res, err := next(ctx, req)
-		if isReplay(req) {
+		if isReplay(req) || s.tookHistory(req, caller) {
 			return res, err
 		}
 		s.Executions.Record(Execution{

@@ -55,7 +55,7 @@ func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 		NewPeer:   n.newPeer,
 	})
 	if err != nil {
-		n.m.BridgeFailed(err.Error())
+		n.m.BridgeFailedWith(n.session.failure(err.Error(), err))
 		return
 	}
 	adopting, stop := context.WithCancel(ctx)
@@ -69,9 +69,10 @@ func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 		// failure is not news to the machine, which may be attached
 		// through another bridge by now. The session could not be carried
 		// there: the machine hears why the bridge left (a full server,
-		// say, to be waited for), with the session it carries still whole.
+		// say, to be waited for), with the session it carries still whole,
+		// and whether the client is still served alone.
 		if err != nil && adopting.Err() == nil {
-			n.m.BridgeFailedWith(bridgeFailure(err.Error(), b.Err()))
+			n.m.BridgeFailedWith(n.session.failure(err.Error(), b.Err()))
 		}
 	}()
 }

@@ -193,15 +193,32 @@ func (s *clientSession) lost(b wire.Backend, g *bridge.Gone) {
 	}
 	s.mu.Unlock()
 	if news {
-		s.elections.BridgeFailedWith(bridgeFailure(g.Error(), g))
+		s.elections.BridgeFailedWith(s.failure(g.Error(), g))
 	}
 	s.router.retire(b)
+}
+
+// failure is what the machine hears of a bridge that failed for cause:
+// reason, unless the server was full, which then says so itself, or
+// silent, for how long; and whether the client is still served alone (the
+// bridge never took it over).
+func (s *clientSession) failure(reason string, cause error) machine.BridgeFailure {
+	f := machine.BridgeFailure{Reason: reason, Alone: s.alone.Load() != nil}
+	var full *bridge.FullServer
+	if errors.As(cause, &full) {
+		f.Reason, f.URL, f.Full, f.RetryAfter = full.Error(), full.URL, true, full.RetryAfter
+	}
+	if url, silent, ok := bridge.SilentFor(cause); ok {
+		f.URL, f.Silent = url, silent
+	}
+	return f
 }
 
 // carryLocal makes the in-process session, if any, the one to carry onto
 // a bridge: the client's messages wait from now on, those it is answering
 // are let finish, and what it has seen of the session is carried, with
-// what earlier bridges learned of the tools. It returns what is carried.
+// the calls it answered that no shared history kept and what earlier
+// bridges learned of the tools. It returns what is carried.
 func (s *clientSession) carryLocal(ctx context.Context) *carry.Session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -214,6 +231,9 @@ func (s *clientSession) carryLocal(ctx context.Context) *carry.Session {
 	s.router.settle(settle, s.local)
 	cancel()
 	c := s.local.Carried()
+	if srv, err := s.n.load(); err == nil {
+		c.History = srv.surface.Executions.Unshared()
+	}
 	if s.carried != nil && len(s.carried.SafeTools) > 0 {
 		safe := maps.Clone(s.carried.SafeTools)
 		maps.Copy(safe, c.SafeTools)
@@ -239,9 +259,8 @@ func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) error 
 	s.interim = false
 	var srv *served
 	if b == nil {
-		if h.as == machine.Alone {
-			s.alone.Store(&h.why) // before anything answers: the client is told why
-		}
+		// before anything answers: the client is told why
+		told := h.as != machine.Alone || s.alone.Swap(&h.why) != nil
 		var err error
 		if srv, err = s.n.load(); err != nil {
 			return err
@@ -252,6 +271,9 @@ func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) error 
 			s.use(s.local)
 			if wasAlone {
 				s.joined(h, nil, "", srv)
+			}
+			if !told { // it answered in process while electing: the client hears it now
+				srv.surface.Notify(mcp.LoggingLevelWarning, "majordomus: "+surface.AloneNotice(h.why))
 			}
 			return nil
 		}
@@ -288,6 +310,9 @@ func (s *clientSession) told(h how, b wire.Backend, c *carry.Session, srv *serve
 	case s.local != nil: // answered in process (alone, or while electing): carried onto the bridge
 		peer := b.(*bridge.Bridge).PeerID()
 		wasAlone := s.alone.Swap(nil) != nil
+		if srv, err := s.n.load(); err == nil {
+			srv.surface.Executions.Shared() // the shared server has them now
+		}
 		s.dropLocal() // it leaves this process's own board, which nobody else sees
 		if wasAlone {
 			s.joined(h, c, peer, nil)

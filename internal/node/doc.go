@@ -45,7 +45,8 @@
 // stops at once when it loses it; what cannot be read is set aside and
 // never keeps the client from sharing. A session carried onto it (a
 // take-over, a hand-over, alone) is opened claiming its peer id and
-// bringing its announcement.
+// bringing its announcement, and the calls it answered in process that no
+// shared history kept, which the process then forgets.
 //
 // The command line reaches the module through this package alone
 // (command.go): it hands its flags to [Open], which finds the checkout,

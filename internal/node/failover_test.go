@@ -314,19 +314,23 @@ func TestALeaseLostLeaseholderHandsItsClientOver(t *testing.T) {
 }
 
 // What the machine hears of a failed bridge: a full server says so itself,
-// with what it asked, however deep in the replay's error it was met.
+// with what it asked, however deep in the replay's error it was met; and
+// a client still served alone (the bridge never took it over) says so.
 func TestBridgeFailureSaysAFullServer(t *testing.T) {
+	s := &clientSession{}
 	full := &bridge.FullServer{URL: "http://127.0.0.1:8741", Sessions: 4, RetryAfter: 5 * time.Second}
-	got := bridgeFailure("carrying the client's session: unavailable", fmt.Errorf("replaying: %w", full))
+	got := s.failure("carrying the client's session: unavailable", fmt.Errorf("replaying: %w", full))
 	want := machine.BridgeFailure{Reason: "the shared server at http://127.0.0.1:8741 is full (4 sessions)", URL: full.URL, Full: true, RetryAfter: 5 * time.Second}
 	if got != want {
-		t.Errorf("bridgeFailure(full) = %+v, want %+v", got, want)
+		t.Errorf("failure(full) = %+v, want %+v", got, want)
 	}
 	plain := errors.New("the shared server at http://127.0.0.1:8741 is unreachable: connection refused")
-	if got := bridgeFailure(plain.Error(), plain); got != (machine.BridgeFailure{Reason: plain.Error()}) {
-		t.Errorf("bridgeFailure(unreachable) = %+v", got)
+	if got := s.failure(plain.Error(), plain); got != (machine.BridgeFailure{Reason: plain.Error()}) {
+		t.Errorf("failure(unreachable) = %+v", got)
 	}
-	if got := bridgeFailure("the replay failed", nil); got != (machine.BridgeFailure{Reason: "the replay failed"}) {
-		t.Errorf("bridgeFailure(no cause) = %+v", got)
+	why := "the lease directory is a file"
+	s.alone.Store(&why)
+	if got := s.failure("the replay failed", nil); got != (machine.BridgeFailure{Reason: "the replay failed", Alone: true}) {
+		t.Errorf("failure(no cause, served alone) = %+v", got)
 	}
 }

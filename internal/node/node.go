@@ -14,7 +14,6 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
 	"github.com/majordomus-mcp/majordomus-mcp/surface"
-	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
@@ -247,21 +246,6 @@ func (n *Node) lifetime() context.Context {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.life
-}
-
-// bridgeFailure is what the machine hears of a bridge that failed for
-// cause: reason, unless the server was full, which then says so itself,
-// or silent, for how long.
-func bridgeFailure(reason string, cause error) machine.BridgeFailure {
-	f := machine.BridgeFailure{Reason: reason}
-	var full *bridge.FullServer
-	if errors.As(cause, &full) {
-		f.Reason, f.URL, f.Full, f.RetryAfter = full.Error(), full.URL, true, full.RetryAfter
-	}
-	if url, silent, ok := bridge.SilentFor(cause); ok {
-		f.URL, f.Silent = url, silent
-	}
-	return f
 }
 
 // unservable records that nothing can serve the client: a client that was

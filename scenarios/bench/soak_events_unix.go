@@ -63,7 +63,8 @@ func (s *soaker) truncateTwice(ctx context.Context) {
 
 // floodSessions opens HTTP sessions on the current server until it says
 // it is full (503), keeps them for 3 s, and ends them: a client that
-// elects meanwhile must wait as the server asks, never spin.
+// meets it meanwhile is served alone and tries it again as it asks, never
+// in a spin.
 func (s *soaker) floodSessions(ctx context.Context) {
 	url := leaseURL(s.lease)
 	auth, err := s.b.authorization(s.dir) // as a user finds it: majordomus-mcp status

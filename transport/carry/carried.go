@@ -15,6 +15,7 @@ import (
 const (
 	ReinitializeID = "majordomus-bridge-reinitialize"
 	AnnounceID     = "majordomus-bridge-announce"
+	historyID      = "majordomus-bridge-history"
 )
 
 // Session is what a client's session is made of, to be carried onto
@@ -34,6 +35,11 @@ type Session struct {
 	Meta json.RawMessage
 	// Heard is what it asked to hear: subscriptions, its logging level.
 	Heard Hearing
+	// History is the calls it made where no shared history kept them
+	// (served alone), oldest first, as the server that answered them
+	// recorded them: the next server takes them into its own, as this
+	// client's.
+	History json.RawMessage
 }
 
 // Replay opens the carried session on b: initialize (private id, answer
@@ -41,11 +47,24 @@ type Session struct {
 // notifications/initialized, then — only when b did not take it with the
 // session — the announcement, marked as a replay, then what the client
 // asked to hear. A 2026-07-28 client, which never initialized, has its
-// announcement made again.
+// announcement made again. Then b is given the client's history, in a
+// majordomus_executions call marked with it, which is not an execution.
 func (c Session) Replay(ctx context.Context, b wire.Backend) error {
+	replay := c.reopen
 	if len(c.Initialize) == 0 {
-		return c.replayModern(ctx, b)
+		replay = c.replayModern
 	}
+	if err := replay(ctx, b); err != nil || len(c.History) == 0 {
+		return err
+	}
+	if err := wire.AnswerError(b.Handle(ctx, callFrame(historyID, historyTool, nil, c.Meta, historyMeta, c.History))); err != nil {
+		return fmt.Errorf("giving the server the calls the client made alone: %w", err)
+	}
+	return nil
+}
+
+// reopen is Replay's opening of a client that initialized.
+func (c Session) reopen(ctx context.Context, b wire.Backend) error {
 	opening := WithAnnouncement(WithPeerClaim(ctx, c.Peer), c.Announce) // the session opens as it was
 	answer := b.Handle(opening, wire.RequestFrame(ReinitializeID, "initialize", c.Initialize))
 	if err := wire.AnswerError(answer); err != nil {
@@ -72,17 +91,7 @@ func (c Session) replayModern(ctx context.Context, b wire.Backend) error {
 	if len(c.Meta) == 0 || len(c.Announce) == 0 {
 		return nil
 	}
-	meta := map[string]json.RawMessage{}
-	if json.Unmarshal(c.Meta, &meta) != nil {
-		return nil
-	}
-	meta[replayMeta] = json.RawMessage("true") // bookkeeping, not an execution
-	params, _ := json.Marshal(struct {
-		Name      string                     `json:"name"`
-		Arguments json.RawMessage            `json:"arguments,omitempty"`
-		Meta      map[string]json.RawMessage `json:"_meta"`
-	}{AnnounceTool, c.Announce, meta})
-	if err := wire.AnswerError(b.Handle(ctx, wire.RequestFrame(AnnounceID, string(mcp.MethodToolsCall), params))); err != nil {
+	if err := wire.AnswerError(b.Handle(ctx, callFrame(AnnounceID, AnnounceTool, c.Announce, c.Meta, replayMeta, json.RawMessage("true")))); err != nil {
 		return fmt.Errorf("replaying the client's announcement: %w", err)
 	}
 	return nil
@@ -94,10 +103,20 @@ var InitializedFrame = []byte(`{"jsonrpc":"2.0","method":"notifications/initiali
 // AnnounceFrame is the replay of a carried announcement, marked as one:
 // bookkeeping, not an execution.
 func AnnounceFrame(args json.RawMessage) []byte {
+	return callFrame(AnnounceID, AnnounceTool, args, nil, replayMeta, json.RawMessage("true"))
+}
+
+// callFrame is a tools/call of tool with args, request id, whose _meta is
+// meta (a 2026-07-28 client's, in whose name it is made; nil: none) with
+// key set to value.
+func callFrame(id, tool string, args, meta json.RawMessage, key string, value json.RawMessage) []byte {
+	fields := map[string]json.RawMessage{}
+	_ = json.Unmarshal(meta, &fields)
+	fields[key] = value
 	params, _ := json.Marshal(struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments,omitempty"`
-		Meta      map[string]bool `json:"_meta"`
-	}{AnnounceTool, args, map[string]bool{replayMeta: true}})
-	return wire.RequestFrame(AnnounceID, "tools/call", params)
+		Name      string                     `json:"name"`
+		Arguments json.RawMessage            `json:"arguments,omitempty"`
+		Meta      map[string]json.RawMessage `json:"_meta"`
+	}{tool, args, fields})
+	return wire.RequestFrame(id, string(mcp.MethodToolsCall), params)
 }

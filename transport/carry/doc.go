@@ -8,5 +8,8 @@
 // # Invariants
 //
 //   - A replay's requests (ids [ReinitializeID], [AnnounceID] and those of
-//     what the client asked to hear) are never answered to the client.
+//     what the client asked to hear and of its history) are never answered
+//     to the client.
+//   - A session's history is given to one server only: whoever carries it
+//     forgets it once a server took it.
 package carry

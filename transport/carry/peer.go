@@ -38,6 +38,10 @@ const (
 	announcedMeta = "io.majordomus/announced"
 	// replayMeta is the key of a replayed announcement's _meta.
 	replayMeta = "io.majordomus/replay"
+	// historyMeta is the key of the _meta of the majordomus_executions call
+	// (historyTool) that gives a server a carried session's history.
+	historyMeta = "io.majordomus/history"
+	historyTool = "majordomus_executions"
 )
 
 // maxAnnounceHeader bounds an announceHeaderName: a longer announcement is
