@@ -327,47 +327,6 @@ func (s *clientSession) told(h how, b wire.Backend, c *carry.Session, srv *serve
 	}
 }
 
-// relisted tells a legacy client whose session c moved to another server
-// that the layer's lists may have changed: what changed while it moved was
-// announced on neither server's session of it.
-func (s *clientSession) relisted(c *carry.Session) {
-	if len(c.Initialize) == 0 || s.n.out == nil {
-		return
-	}
-	for _, m := range []mcp.MCPMethod{mcp.MethodNotificationResourcesListChanged, mcp.MethodNotificationPromptsListChanged} {
-		_ = s.n.out.WriteValue(mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{Method: string(m)}})
-	}
-}
-
-// joined tells a client that was served alone that it shares now, at
-// warning as the notice that it was served alone was, so that whoever
-// heard that hears this: in the log, and on srv, this process's, or in a
-// notifications/message to a legacy client whose session c carried (a
-// 2026-07-28 one is sent only what its listen asked for). Its peer id on
-// the shared board, now, differs from c's when that board had given c's to
-// another client already.
-func (s *clientSession) joined(h how, c *carry.Session, now string, srv *served) {
-	was, runs := "", ""
-	if c != nil {
-		was = c.Peer
-	}
-	if h.as == machine.Leaseholder {
-		runs = ", which this process runs"
-	}
-	msg := "majordomus: this session now uses the checkout's shared server at " + h.url + runs + ": one board and one history with the other agents here"
-	if was != "" && now != "" && was != now {
-		msg += fmt.Sprintf("; it is peer %s there (%s is another client's)", now, was)
-	}
-	s.n.log.Info("joined the checkout's shared server; this client is no longer served alone",
-		zap.String("url", h.url), zap.String("peer", now), zap.String("peer_before", was))
-	switch {
-	case srv != nil:
-		srv.surface.Notify(mcp.LoggingLevelWarning, msg)
-	case c != nil && len(c.Initialize) > 0 && s.n.out != nil:
-		_ = s.n.out.WriteValue(mcp.NewLoggingMessageNotification(mcp.LoggingLevelWarning, "majordomus", msg))
-	}
-}
-
 // use makes b serve the client (mu held); a bridge that leaves its server
 // while the client is idle is lost at once.
 func (s *clientSession) use(b wire.Backend) {
