@@ -96,10 +96,15 @@ func (p *poster) conn(ctx context.Context, reuse bool) (*keptConn, bool, error) 
 	if err != nil {
 		return nil, false, err
 	}
+	return kept(conn), false, nil
+}
+
+// kept is conn, ready to carry POSTs.
+func kept(conn net.Conn) *keptConn {
 	c := &keptConn{Conn: conn}
 	c.br = bufio.NewReader(readCounter{c})
 	c.bw = bufio.NewWriter(conn)
-	return c, false, nil
+	return c
 }
 
 // release keeps c for the next message, or closes it.
