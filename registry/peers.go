@@ -28,11 +28,6 @@ func NextPeer(leasePath string) (int, error) {
 	if err := Trusted(leasePath); err != nil {
 		return 0, fmt.Errorf("numbering a peer: %w", err) // nothing is made through a link, or for another user
 	}
-	return nextPeer(leasePath)
-}
-
-// nextPeer is NextPeer in a lease directory found trusted.
-func nextPeer(leasePath string) (int, error) {
 	l, err := lockFile(PeerCounterPath(leasePath), DefaultLockWait)
 	if err != nil {
 		return 0, fmt.Errorf("numbering a peer: %w", err)
