@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"time"
 )
 
@@ -112,10 +111,10 @@ func prove(conn net.Conn, br *bufio.Reader, host, key string) (json.RawMessage, 
 }
 
 // connError turns a connection's error into a reason: a timeout says so,
-// and is still os.ErrDeadlineExceeded.
+// and wraps the error it was (a read's deadline, say).
 func connError(ctx context.Context, timeout time.Duration, err error) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("no answer within %s: %w", timeout, os.ErrDeadlineExceeded)
+		return fmt.Errorf("no answer within %s: %w", timeout, err)
 	}
 	return err
 }
