@@ -2,10 +2,12 @@ package registry
 
 import (
 	"fmt"
-	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
+	"net"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
 )
 
 // Default timings (docs/design.md#the-lease); each can be overridden
@@ -63,6 +65,9 @@ type ProbeResult struct {
 	Status ProbeStatus
 	// Reason says why a probe failed ("connection refused", "status 500"…).
 	Reason string
+	// Conn is the connection a ProbeOK server proved itself on, open for
+	// what follows (the judge ignores it; see Observation.Proven).
+	Conn net.Conn
 }
 
 // Timings are the judge's graces; a zero field means its default.

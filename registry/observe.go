@@ -2,6 +2,8 @@ package registry
 
 import (
 	"context"
+	"net"
+
 	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
 )
 
@@ -31,6 +33,10 @@ type Observation struct {
 	Lease   *Lease
 	Owner   proc.Liveness
 	Verdict Verdict
+	// Proven is the connection a live server proved itself on: a bridge's
+	// first request may go on it instead of a new one proved again. Its
+	// holder closes it.
+	Proven net.Conn
 }
 
 // Observer reads and judges one lease path, again on every call. It keeps
@@ -51,6 +57,9 @@ type Observer struct {
 	Timings    Timings
 	// Probe probes a lease's URL; nil counts every probe as failed.
 	Probe ProbeFunc
+	// KeepProven keeps a live server's proven connection open in the
+	// Observation (an election's, which may attach); else it is closed.
+	KeepProven bool
 	// Env is the host; the zero Env is the real one.
 	Env proc.Env
 	// FS is the file system; nil is the real one.
@@ -100,10 +109,15 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 		if in.Probe.Status == ProbeNone { // so that Unprobed never leaves Observe
 			in.Probe = ProbeResult{Status: ProbeFailed, Reason: "the probe gave no answer"}
 		}
+		v = Judge(in)
+		if c := in.Probe.Conn; c != nil && (!o.KeepProven || v.Class != Live || ctx.Err() != nil) {
+			c.Close()
+		} else {
+			obs.Proven = c
+		}
 		if err := ctx.Err(); err != nil {
 			return Observation{}, err
 		}
-		v = Judge(in)
 	}
 	obs.Verdict = v
 	return obs, nil

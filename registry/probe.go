@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -24,25 +25,27 @@ type identity struct {
 // HTTPProbe returns the real probe: one [FetchIdentity] bounded by timeout
 // (zero means DefaultProbeTimeout). It is ProbeOK only when the server
 // proved it holds the lease's secret and claims, within that proof, to be
-// the leaseholder; anything else is ProbeFailed with the reason. The secret
-// is the lease's own (fresh with every lease), so the proof names this
-// checkout's lease and instance too. A process that took a dead server's
-// port can prove nothing, so it is never attached to (docs/security.md).
+// the leaseholder, and then holds the connection it proved itself on;
+// anything else is ProbeFailed with the reason. The secret is the lease's
+// own (fresh with every lease), so the proof names this checkout's lease
+// and instance too. A process that took a dead server's port can prove
+// nothing, so it is never attached to (docs/security.md).
 func HTTPProbe(timeout time.Duration) ProbeFunc {
 	if timeout <= 0 {
 		timeout = DefaultProbeTimeout
 	}
 	return func(ctx context.Context, t ProbeTarget) ProbeResult {
-		raw, err := FetchIdentity(ctx, t.URL, t.Secret, timeout)
+		raw, conn, err := proveIdentity(ctx, t.URL, t.Secret, timeout)
 		if err != nil {
 			return failed(err.Error())
 		}
 		var id identity
-		_ = json.Unmarshal(raw, &id) // FetchIdentity decoded it already
+		_ = json.Unmarshal(raw, &id) // proveIdentity decoded it already
 		if !*id.Leaseholder {
+			conn.Close()
 			return failed("it says it is not the leaseholder")
 		}
-		return ProbeResult{Status: ProbeOK}
+		return ProbeResult{Status: ProbeOK, Conn: conn}
 	}
 }
 
@@ -55,20 +58,29 @@ func failed(reason string) ProbeResult {
 // the server proved it holds the lease's secret ([secret.Probe]) and names
 // itself ServerName: the one client of that answer, for the election's
 // probe, the bridge's and status. Nothing of the secret is sent. Its
-// errors are the probe's reasons. One request on a connection of its own:
-// the first request of a process through net/http's client is slower, and
-// every attaching client makes one (B1 in scenarios/bench/README.md).
+// errors are the probe's reasons.
 func FetchIdentity(ctx context.Context, base, key string, timeout time.Duration) (json.RawMessage, error) {
-	body, err := secret.Probe(ctx, base, key, timeout)
+	body, conn, err := proveIdentity(ctx, base, key, timeout)
+	if err == nil {
+		conn.Close()
+	}
+	return body, err
+}
+
+// proveIdentity is FetchIdentity, with the connection the server proved
+// itself on, open.
+func proveIdentity(ctx context.Context, base, key string, timeout time.Duration) (json.RawMessage, net.Conn, error) {
+	body, conn, err := secret.Probe(ctx, base, key, timeout)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var id identity
 	_ = json.Unmarshal(body, &id) // the probe decoded it already
 	if id.Name != ServerName {
-		return nil, fmt.Errorf("it is not a %s server (name %q)", ServerName, id.Name)
+		conn.Close()
+		return nil, nil, fmt.Errorf("it is not a %s server (name %q)", ServerName, id.Name)
 	}
-	return body, nil
+	return body, conn, nil
 }
 
 // maxReport bounds the whole identity FetchReport reads.

@@ -36,6 +36,7 @@ func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 		URL:          url,
 		Secret:       key,
 		ProbeTimeout: n.cfg.Times.ProbeTimeout,
+		Proven:       proven(live),
 		Out:          n.out,
 		Heartbeat:    n.cfg.Times.Heartbeat,
 		IdleTimeout:  n.cfg.Times.IdleTimeout,

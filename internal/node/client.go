@@ -78,6 +78,7 @@ func newClientSession(n *Node, elections electing, patience time.Duration) *clie
 // A message that met a bridge leaving its server is answered from what
 // serves next.
 func (s *clientSession) Handle(ctx context.Context, msg json.RawMessage) []byte {
+	s.n.drawing.Do(s.n.drawSoon)
 	b, err := s.router.claim(ctx, msg, s.patience)
 	if errors.Is(err, errPatient) {
 		s.router.offer(s.early())

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -60,6 +61,19 @@ func (n *Node) newPeer() string {
 		return ""
 	}
 	return "p" + strconv.Itoa(number)
+}
+
+// drawSoon starts drawing the host's peer id when the client first speaks,
+// while the election runs, if the lease directory that keeps it exists
+// (else it is drawn once the lease made it): a bridge would hold the
+// client's first message for it.
+func (n *Node) drawSoon() {
+	if n.host == "" {
+		return
+	}
+	if _, err := os.Stat(filepath.Dir(n.lease.Path())); err == nil {
+		go n.hostPeer()
+	}
 }
 
 // hostPeer is the peer id of this process's client as its host's (see

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -77,6 +78,7 @@ func newLeaseFile(co *Checkout, times Timings, signalsHandled <-chan struct{}) *
 		identityErr = fmt.Errorf("this process's identity cannot be read, so it can write no lease others could judge: %w", identityErr)
 	}
 	observer := newObserver(co, self.Executable, times)
+	observer.KeepProven = true // for the bridge's first message (attach.go)
 	return &leaseFile{
 		observer: observer,
 		file:     &registry.LeaseFile{Path: observer.Path},
@@ -219,6 +221,12 @@ func (e *leaseFile) Key(live machine.Observation) (string, string) {
 		return o.Lease.Instance, o.Lease.Secret
 	}
 	return "", ""
+}
+
+// proven is the connection live's server proved itself on, or nil.
+func proven(live machine.Observation) net.Conn {
+	o, _ := live.Opaque.(registry.Observation)
+	return o.Proven
 }
 
 func (e *leaseFile) Publish(url string) error { return e.file.Publish(url) }

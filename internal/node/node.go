@@ -60,7 +60,8 @@ type Node struct {
 	withClient bool
 	host       string // this process's host (hostKey), "" when unknown
 	hostOnce   sync.Once
-	hostID     string // its client's peer id as its host's (hostPeer)
+	hostID     string    // its client's peer id as its host's (hostPeer)
+	drawing    sync.Once // drawSoon
 
 	out     *wire.FrameWriter
 	session *clientSession

@@ -19,7 +19,7 @@ type answering struct{}
 func (answering) Handle(_ context.Context, msg json.RawMessage) []byte { return msg }
 
 func TestWhatWaitsForTheNextAnswerRunsOnceAfterIt(t *testing.T) {
-	r := newClientSession(nil, nil, 0)
+	r := newClientSession(&Node{}, nil, 0) // no host: it draws no peer id
 	runs := 0
 	r.router.afterNextAnswer(func() { runs++ })
 	r.use(answering{})

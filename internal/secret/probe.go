@@ -17,18 +17,21 @@ import (
 // maxAnswer bounds the identity a probe reads.
 const maxAnswer = 64 << 10
 
-// AnswerReader is what a probe reads conn through: a server's answer,
+// answerReader is what a probe reads conn through: a server's answer,
 // head and body, of at most twice maxAnswer, so that what took a dead
 // server's port cannot fill this process's memory with an endless head.
-func AnswerReader(conn io.Reader) io.Reader { return io.LimitReader(conn, 2*maxAnswer) }
+func answerReader(conn io.Reader) io.Reader { return io.LimitReader(conn, 2*maxAnswer) }
 
 // Probe asks the server at base (an http:// URL) to prove, within timeout,
 // that it holds key, on a connection of its own, with no proxy and no
-// redirect (see [Prove]). Its errors are reasons, for a log line.
-func Probe(ctx context.Context, base, key string, timeout time.Duration) (json.RawMessage, error) {
+// redirect (see [prove]). It returns the server's answer and the
+// connection, open, with nothing of it unread and no deadline: whatever is
+// sent on it next goes to the server that proved itself (a bridge's
+// POSTs), or the caller closes it. Its errors are reasons, for a log line.
+func Probe(ctx context.Context, base, key string, timeout time.Duration) (json.RawMessage, net.Conn, error) {
 	u, err := url.Parse(base)
 	if err != nil || u.Scheme != "http" || u.Host == "" {
-		return nil, fmt.Errorf("%q is not an http URL", base)
+		return nil, nil, fmt.Errorf("%q is not an http URL", base)
 	}
 	addr := u.Host
 	if u.Port() == "" {
@@ -39,19 +42,25 @@ func Probe(ctx context.Context, base, key string, timeout time.Duration) (json.R
 	var dialer net.Dialer
 	conn, err := dialer.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return nil, connError(ctx, timeout, err)
+		return nil, nil, connError(ctx, timeout, err)
 	}
-	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
-	id, err := Prove(conn, bufio.NewReader(AnswerReader(conn)), u.Host, key)
-	if err != nil {
-		return nil, connError(ctx, timeout, err)
+	br := bufio.NewReader(answerReader(conn))
+	id, err := prove(conn, br, u.Host, key)
+	if err == nil && br.Buffered() > 0 {
+		err = errors.New("it said more than its proof")
 	}
-	return id, nil
+	if !stop() && err == nil { // the deadline broke the connection
+		err = ctx.Err()
+	}
+	if err != nil {
+		conn.Close()
+		return nil, nil, connError(ctx, timeout, err)
+	}
+	return id, conn, nil
 }
 
-// Prove asks the server at the other end of conn (host, as a Host header
+// prove asks the server at the other end of conn (host, as a Host header
 // names it) to prove that it holds key: one GET /?challenge=…, carrying
 // nothing of the key. It returns the server's answer (what GET / tells
 // anyone: its name, its leaseholder claim and the proof) only when the
@@ -60,7 +69,7 @@ func Probe(ctx context.Context, base, key string, timeout time.Duration) (json.R
 // open for what follows, and nothing of it is left unread in br when the
 // server sent no more than its answer. The caller bounds the exchange
 // (conn's deadline).
-func Prove(conn net.Conn, br *bufio.Reader, host, key string) (json.RawMessage, error) {
+func prove(conn net.Conn, br *bufio.Reader, host, key string) (json.RawMessage, error) {
 	if key == "" {
 		return nil, errors.New("the lease carries no secret, so no server can prove it is the lease's")
 	}
@@ -101,10 +110,11 @@ func Prove(conn net.Conn, br *bufio.Reader, host, key string) (json.RawMessage, 
 	return body, nil
 }
 
-// connError turns a connection's error into a reason: a timeout says so.
+// connError turns a connection's error into a reason: a timeout says so,
+// and wraps the error it was (a read's deadline, say).
 func connError(ctx context.Context, timeout time.Duration, err error) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("no answer within %s", timeout)
+		return fmt.Errorf("no answer within %s: %w", timeout, err)
 	}
 	return err
 }

@@ -57,7 +57,10 @@ func TestAProbeBelievesOnlyAProof(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(tc.handler)
 			defer srv.Close()
-			body, err := Probe(context.Background(), srv.URL, key, 5*time.Second)
+			body, conn, err := Probe(context.Background(), srv.URL, key, 5*time.Second)
+			if err == nil {
+				conn.Close()
+			}
 			switch {
 			case tc.err == "" && (err != nil || !json.Valid(body)):
 				t.Fatalf("Probe = %s, %v; want the server's identity", body, err)
@@ -79,9 +82,11 @@ func TestAProbeSendsNothingOfTheKey(t *testing.T) {
 	}))
 	defer srv.Close()
 	for range 2 {
-		if _, err := Probe(context.Background(), srv.URL+"/ignored/path", key, 5*time.Second); err != nil {
+		_, conn, err := Probe(context.Background(), srv.URL+"/ignored/path", key, 5*time.Second)
+		if err != nil {
 			t.Fatal(err)
 		}
+		conn.Close()
 	}
 	first, second := <-requests, <-requests
 	for _, r := range []*http.Request{first, second} {
@@ -107,7 +112,7 @@ func TestAProbeWithoutAKeyAsksNothing(t *testing.T) {
 		n, _ := io.Copy(io.Discard, conn)
 		heard <- n
 	})
-	_, err := Probe(context.Background(), url, "", 5*time.Second)
+	_, _, err := Probe(context.Background(), url, "", 5*time.Second)
 	if err == nil || !strings.Contains(err.Error(), "no secret") {
 		t.Errorf("Probe without a key = %v; want it to say the lease carries no secret", err)
 	}
@@ -118,7 +123,7 @@ func TestAProbeWithoutAKeyAsksNothing(t *testing.T) {
 
 func TestAProbeOnlySpeaksPlainHTTPToAURL(t *testing.T) {
 	for _, base := range []string{"", "https://127.0.0.1:1", "127.0.0.1:1", "http://", "http://%zz"} {
-		if _, err := Probe(context.Background(), base, New(), time.Second); err == nil || !strings.Contains(err.Error(), "not an http URL") {
+		if _, _, err := Probe(context.Background(), base, New(), time.Second); err == nil || !strings.Contains(err.Error(), "not an http URL") {
 			t.Errorf("Probe(%q) = %v; want it refused as not an http URL", base, err)
 		}
 	}
@@ -132,9 +137,11 @@ func TestAProbeIgnoresTheProxy(t *testing.T) {
 	key := New()
 	srv := httptest.NewServer(identity(key, true))
 	defer srv.Close()
-	if _, err := Probe(context.Background(), srv.URL, key, 5*time.Second); err != nil {
+	_, conn, err := Probe(context.Background(), srv.URL, key, 5*time.Second)
+	if err != nil {
 		t.Fatalf("Probe with a proxy set: %v", err)
 	}
+	conn.Close()
 }
 
 // rawServer accepts one connection and hands it to serve.
@@ -162,7 +169,7 @@ func rawServer(t *testing.T, serve func(net.Conn)) string {
 // and the reason says so.
 func TestASilentServerIsBoundedByTheTimeout(t *testing.T) {
 	url := rawServer(t, func(conn net.Conn) { _, _ = io.Copy(io.Discard, conn) })
-	_, err := Probe(context.Background(), url, New(), 200*time.Millisecond)
+	_, _, err := Probe(context.Background(), url, New(), 200*time.Millisecond)
 	if err == nil || !strings.Contains(err.Error(), "no answer within 200ms") {
 		t.Fatalf("Probe of a silent server = %v; want no answer within the timeout", err)
 	}
@@ -176,7 +183,7 @@ func TestAnEndlessAnswerIsReadWithinTheBound(t *testing.T) {
 		_, _ = io.WriteString(conn, "HTTP/1.1 200 OK\r\nX-Endless: ")
 		_, _ = io.Copy(conn, endless{})
 	})
-	_, err := Probe(context.Background(), url, New(), 10*time.Second)
+	_, _, err := Probe(context.Background(), url, New(), 10*time.Second)
 	if err == nil || strings.Contains(err.Error(), "no answer within") {
 		t.Fatalf("Probe of an endless head = %v; want it to fail on what it read", err)
 	}
@@ -197,22 +204,14 @@ func TestAProvedConnectionStaysOpenForWhatFollows(t *testing.T) {
 	key := New()
 	srv := httptest.NewServer(identity(key, true))
 	defer srv.Close()
-	host := strings.TrimPrefix(srv.URL, "http://")
-	conn, err := net.Dial("tcp", host)
+	_, conn, err := Probe(context.Background(), srv.URL, key, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
-	br := bufio.NewReader(AnswerReader(conn))
-	if _, err := Prove(conn, br, host, key); err != nil {
-		t.Fatal(err)
-	}
-	if br.Buffered() != 0 {
-		t.Fatalf("%d bytes of the answer were left unread", br.Buffered())
-	}
-	if _, err := Prove(conn, br, host, key); err != nil {
-		t.Fatalf("a second proof on the same connection: %v", err)
+	if _, err := prove(conn, bufio.NewReader(conn), strings.TrimPrefix(srv.URL, "http://"), key); err != nil {
+		t.Fatalf("a second proof on the connection the probe returned: %v", err)
 	}
 }
 

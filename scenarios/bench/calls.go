@@ -62,7 +62,7 @@ func (b *bench) b2b3() ([]Figure, error) {
 	if err := bridge.initialize(ctx, "bench-bridge"); err != nil {
 		return nil, fmt.Errorf("B2 bridge: %w", err)
 	}
-	if _, err := bridge.waitLog(ctx, "bridging this stdio session to it"); err != nil {
+	if _, err := bridge.waitLog(ctx, "bridging this stdio session"); err != nil {
 		return nil, fmt.Errorf("B2: the second client did not attach: %w", err)
 	}
 	// A client that never lists tools: its bridge learns which are safe to
@@ -126,9 +126,7 @@ func (b *bench) b2b3() ([]Figure, error) {
 	figs[0].Extra = map[string]any{"bridge_cpu_us_per_call": round(perCall)}
 	figs[0].Note = fmt.Sprintf("the bridge process spends %.0f µs of CPU per call (user+system, /proc/<pid>/stat)", perCall)
 	figs = append(figs, dial)
-	if rss, err := peakRSS(bridge.pid()); err == nil {
-		b.mem.bridge.add(rss)
-	}
+	_ = memOf(bridge.pid(), b.mem.bridge, b.mem.bridgePSS)
 	if err := b.standaloneRSS(dir, b.calls+b.calls/10); err != nil {
 		return nil, fmt.Errorf("B6 standalone: %w", err)
 	}
@@ -153,12 +151,7 @@ func (b *bench) standaloneRSS(dir string, calls int) error {
 			return err
 		}
 	}
-	rss, err := peakRSS(c.pid())
-	if err != nil {
-		return err
-	}
-	b.mem.standalone.add(rss)
-	return nil
+	return memOf(c.pid(), b.mem.standalone, b.mem.standalonePSS)
 }
 
 // b3 runs our bridge, mcp-remote and supergateway side by side, each a stdio
@@ -233,9 +226,7 @@ func (b *bench) b3(dir string, lh *leaseProc) []Figure {
 		f.Note = fmt.Sprintf("ratio is %s's p50 over ours: ours is %.2f× faster", name, f.Ratio)
 		figs = append(figs, f)
 	}
-	if rss, err := peakRSS(ours.pid()); err == nil {
-		b.mem.bridge.add(rss)
-	}
+	_ = memOf(ours.pid(), b.mem.bridge, b.mem.bridgePSS)
 	return figs
 }
 

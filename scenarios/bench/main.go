@@ -70,12 +70,13 @@ func run(quick bool, out, only, peers, prebuilt, rev string, noPeers bool, timeo
 	// never in the user's (runtimes.RegistryEnv).
 	os.Setenv("MAJORDOMUS_MCP_REGISTRY", filepath.Join(tmp, "registry.db"))
 	defer os.RemoveAll(tmp)
-	b := &bench{tmp: tmp, runs: 30, warm: 3, calls: 2000, storm: 32}
+	b := &bench{tmp: tmp, runs: 40, warm: 3, calls: 2000, storm: 32}
 	stormRuns := 10
 	if quick {
 		b.runs, b.warm, b.calls, stormRuns = 5, 1, 200, 3
 	}
 	b.mem.bridge, b.mem.standalone, b.mem.leaseholder = newSeries("MiB"), newSeries("MiB"), newSeries("MiB")
+	b.mem.bridgePSS, b.mem.standalonePSS = newSeries("MiB"), newSeries("MiB")
 	defer b.cleanup()
 	watchdog := time.AfterFunc(timeout, func() {
 		fmt.Fprintf(os.Stderr, "bench: the run passed -timeout %s; ending it\n", timeout)

@@ -364,8 +364,8 @@ func (s *soaker) watchAdmission(ctx context.Context) {
 			}
 		}
 		if c := s.leaseholder(); c != nil {
-			if mib, err := peakRSS(c.pid()); err == nil {
-				raise(&s.leaseholdRS, int64(mib*1024))
+			if kb, err := procFile(fmt.Sprintf("/proc/%d/status", c.pid()), "VmHWM"); err == nil {
+				raise(&s.leaseholdRS, int64(kb))
 			}
 		}
 		s.rep.Samples++

@@ -37,7 +37,9 @@ type bench struct {
 	calls int // calls in a round-trip loop
 	storm int // clients in the storm
 
-	mem struct{ bridge, standalone, leaseholder *series } // B6, gathered by B2, B3 and B5
+	mem struct { // B6, gathered by B2, B3 and B5: peak RSS, and PSS beside it
+		bridge, standalone, leaseholder, bridgePSS, standalonePSS *series
+	}
 
 	mu    sync.Mutex
 	seq   int
@@ -275,8 +277,17 @@ func timeWaits(port string) int {
 	return n
 }
 
-// peakRSS is VmHWM, the peak resident set size, of a running process in MiB.
-func peakRSS(pid int) (float64, error) {
+// memOf records the peak resident set (VmHWM) of a running process into
+// rss and its proportional set (Pss of /proc/<pid>/smaps_rollup: shared
+// pages divided among their sharers) into pss unless nil, in MiB.
+func memOf(pid int, rss, pss *series) error {
 	kb, err := procFile(fmt.Sprintf("/proc/%d/status", pid), "VmHWM")
-	return kb / 1024, err
+	if err != nil {
+		return err
+	}
+	rss.add(kb / 1024)
+	if kb, err := procFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid), "Pss"); err == nil && pss != nil {
+		pss.add(kb / 1024)
+	}
+	return nil
 }

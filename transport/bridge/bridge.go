@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -42,6 +43,10 @@ type Config struct {
 	// ProbeTimeout bounds that proof: the probe timeout of the caller's
 	// timings, which the registry's probe is bounded by too. Required.
 	ProbeTimeout time.Duration
+	// Proven, when set, is a connection to URL whose server already proved
+	// it holds Secret (the election's probe's): the first message that may
+	// be sent twice goes on it, and the bridge closes it.
+	Proven net.Conn
 	// Out is the client's stdout: what the server sends that answers no
 	// pending request (notifications, server-to-client requests) goes there.
 	Out *wire.FrameWriter
@@ -146,15 +151,18 @@ func New(ctx context.Context, cfg Config) (*Bridge, error) {
 	if err != nil || u.Scheme != "http" || u.Host == "" {
 		return nil, fmt.Errorf("transport: the shared server's URL %q is not an http:// URL", cfg.URL)
 	}
-	dialer := newProvenDialer(u.Host, cfg.Secret, cfg.ProbeTimeout)
-	posts := newPoster(endpoint, u, dialer.DialContext)
+	dial := provenDialer(cfg.URL, cfg.Secret, cfg.ProbeTimeout)
+	posts := newPoster(endpoint, dial)
+	if cfg.Proven != nil {
+		posts.release(kept(cfg.Proven), true)
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
 	b := &Bridge{
 		cfg: cfg, log: cfg.Logger, endpoint: endpoint, posts: posts,
 		authorization: secret.Authorization(cfg.Secret),
-		client:        &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext, DisableKeepAlives: true}},
+		client:        &http.Client{Transport: &http.Transport{DialContext: dial, DisableKeepAlives: true}},
 		parent:        ctx,
 		wake:          make(chan struct{}, 1),
 		done:          make(chan struct{}),

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"sync"
 	"time"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 )
 
 // poster sends a bridge's POSTs over HTTP/1.1 connections it keeps itself,
@@ -28,8 +30,7 @@ import (
 // refused dial proves that it did not run.
 type poster struct {
 	endpoint string
-	addr     string // host:port
-	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
+	dial     func(ctx context.Context, network, addr string) (net.Conn, error) // it knows the address
 
 	mu   sync.Mutex
 	idle []*keptConn // most recently used last
@@ -45,13 +46,9 @@ const (
 	keptMax = 4
 )
 
-// newPoster posts to endpoint (u, parsed), on connections made by dial.
-func newPoster(endpoint string, u *url.URL, dial func(ctx context.Context, network, addr string) (net.Conn, error)) *poster {
-	addr := u.Host
-	if u.Port() == "" {
-		addr = net.JoinHostPort(u.Hostname(), "80")
-	}
-	return &poster{endpoint: endpoint, addr: addr, dial: dial}
+// newPoster posts to endpoint, on connections made by dial.
+func newPoster(endpoint string, dial func(ctx context.Context, network, addr string) (net.Conn, error)) *poster {
+	return &poster{endpoint: endpoint, dial: dial}
 }
 
 // post sends body with header and returns the answer. The caller reads the
@@ -92,14 +89,19 @@ func (p *poster) conn(ctx context.Context, reuse bool) (*keptConn, bool, error) 
 		}
 		p.mu.Unlock()
 	}
-	conn, err := p.dial(ctx, "tcp", p.addr)
+	conn, err := p.dial(ctx, "tcp", "")
 	if err != nil {
 		return nil, false, err
 	}
+	return kept(conn), false, nil
+}
+
+// kept is conn, ready to carry POSTs.
+func kept(conn net.Conn) *keptConn {
 	c := &keptConn{Conn: conn}
 	c.br = bufio.NewReader(readCounter{c})
 	c.bw = bufio.NewWriter(conn)
-	return c, false, nil
+	return c
 }
 
 // release keeps c for the next message, or closes it.
@@ -177,4 +179,22 @@ func (c *keptConn) stopWatch() bool {
 	stopped := c.watch()
 	c.watch = nil
 	return stopped
+}
+
+// provenDialer dials the shared server at base for a bridge, and on each
+// new connection, before anything else is written to it, has the server
+// prove that it holds the lease's secret (docs/security.md). A process
+// that took a dead server's port is then never sent a client's message,
+// and nothing it says reaches the client. A failed proof is the dial's
+// error: what was to be sent provably did not run, so it may go elsewhere
+// (see neverConnected).
+func provenDialer(base, key string, timeout time.Duration) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, _ string) (net.Conn, error) {
+		_, conn, err := secret.Probe(ctx, base, key, timeout)
+		if err != nil {
+			return nil, &net.OpError{Op: "dial", Net: network,
+				Err: fmt.Errorf("the server did not prove it holds the lease's secret: %w", err)}
+		}
+		return conn, nil
+	}
 }
