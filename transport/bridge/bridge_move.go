@@ -25,9 +25,10 @@ func (b *Bridge) noteLease(h http.Header) {
 	}
 }
 
-// movedCause is why a session leaves a server that lost its lease.
-func (b *Bridge) movedCause() error {
-	return fmt.Errorf("the shared server at %s no longer holds the checkout's lease; moving this session to the current one", b.cfg.URL)
+// move leaves a server that lost its lease; leaving ends the session
+// there in the background (leaveLater): the server may be frozen.
+func (b *Bridge) move() *Gone {
+	return b.leave(fmt.Errorf("the shared server at %s no longer holds the checkout's lease; moving this session to the current one", b.cfg.URL))
 }
 
 // shouldMove says whether the bridge moves before relaying a message: its
@@ -43,8 +44,3 @@ func (b *Bridge) shouldMove() bool {
 	}
 	return b.leaseLost.Load()
 }
-
-// move leaves a server that lost its lease; the session there is ended
-// as the bridge leaves (leaveLater), never waited for: the server may be
-// frozen.
-func (b *Bridge) move() *Gone { return b.leave(b.movedCause()) }

@@ -38,16 +38,15 @@ func probeEvery(goneAfter time.Duration) time.Duration {
 	return min(max(goneAfter/5, 50*time.Millisecond), time.Second)
 }
 
-// idleKey marks the heartbeat's ping, which no client message waits on.
+// idleKey marks the heartbeat's ping: no message waits on it, so its
+// server is left a probe timeout sooner, for the election's own probe to
+// complete the busy grace.
 type idleKey struct{}
 
 // watchServer returns ctx cut off, with a *silentServer cause, once the
 // server has answered no probe for GoneAfter; stop ends the watch. Probing
 // starts only when a message has waited for one probe interval, so that a
-// quick answer costs a timer and nothing more. The heartbeat (idleKey)
-// leaves the probe timeout sooner: the election that follows spends it
-// probing once more, and an idle client's frozen server is replaced
-// within one busy grace of its first unanswered ping.
+// quick answer costs a timer and nothing more.
 func (b *Bridge) watchServer(ctx context.Context) (watched context.Context, stop func()) {
 	if b.cfg.Alive == nil || b.cfg.GoneAfter <= 0 {
 		return ctx, func() {}
