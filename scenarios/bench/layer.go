@@ -120,11 +120,11 @@ func (b *bench) b7() ([]Figure, error) {
 // last one also runs the search loop.
 func (b *bench) layerOnce(dir string, n int, r layerRun, warmup, searches bool) error {
 	start := time.Now()
-	c, err := b.spawnPipe(dir, "--standalone", "--log-level", "debug")
+	c, err := b.spawn(dir, "--standalone", "--log-level", "debug")
 	if err != nil {
 		return err
 	}
-	defer c.close(10 * time.Second)
+	defer c.close()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*stepTimeout)
 	defer cancel()
 	id, err := c.proc.Send("initialize", initParams("bench-layer"))
@@ -136,18 +136,18 @@ func (b *bench) layerOnce(dir string, n int, r layerRun, warmup, searches bool) 
 		return err
 	}
 	built := time.Since(start)
-	took, err := logSeconds(line, "took")
+	took, err := logField[float64](line, "took")
 	if err != nil {
 		return err
 	}
 	if !strings.Contains(line, fmt.Sprintf(`"objects":%d`, n+6)) {
 		return fmt.Errorf("the layer did not index the %d objects written (and the example's 6): %s", n, line)
 	}
-	if err := c.awaitAnswer(ctx, id); err != nil {
+	if _, err := c.await(ctx, "initialize", id); err != nil {
 		return err
 	}
 	ready := time.Since(start)
-	if err := c.proc.Notify("notifications/initialized", nil); err != nil {
+	if err := c.notify("notifications/initialized"); err != nil {
 		return err
 	}
 	if !warmup {
@@ -171,7 +171,7 @@ func (b *bench) layerOnce(dir string, n int, r layerRun, warmup, searches bool) 
 	for i := range calls/10 + calls {
 		q := vocabulary[(i*7)%len(vocabulary)] + " " + vocabulary[(i*13+5)%len(vocabulary)]
 		t := time.Now()
-		if _, err := c.tool(ctx, "majordomus_search", map[string]any{"query": q}); err != nil {
+		if err := callTool(ctx, c, "majordomus_search", map[string]any{"query": q}, nil); err != nil {
 			return err
 		}
 		if i >= calls/10 {
