@@ -2,8 +2,9 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -46,12 +47,7 @@ func printSoak(w *os.File, r *SoakReport) {
 	fmt.Fprintf(w, "| requests | %d | — |\n| answered | %d | — |\n| unanswered | %d | 0 |\n", r.Requests, r.Answered, r.Unanswered)
 	fmt.Fprintf(w, "| calls cut off by killing their own client | %d | — |\n", r.KilledMidCall)
 	fmt.Fprintf(w, "| the longest answered call | %.1f s | — |\n| peak RSS of a leaseholder | %.1f MiB | — |\n", r.LongestCallSeconds, r.LeaseholderPeakMiB)
-	keys := make([]string, 0, len(r.Errors))
-	for k := range r.Errors {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(r.Errors)) {
 		fmt.Fprintf(w, "| error: %s | %d | 0 (every tool may be resent) |\n", k, r.Errors[k])
 	}
 	fmt.Fprintf(w, "| moments two servers admitted new sessions | %d of %d samples | 0 |\n", r.TwoAdmitting, r.Samples)
@@ -61,12 +57,7 @@ func printSoak(w *os.File, r *SoakReport) {
 	fmt.Fprintf(w, "| peers the leaseholder's board lists attached | %d of %d clients | all |\n", r.OnTheBoard, r.ClientsAtTheEnd)
 	fmt.Fprintf(w, "| from the end of the harms to one board | %.1f s | — |\n", r.SettledSeconds)
 	fmt.Fprintf(w, "| clients told of a layer edit within 5 s | %d | — |\n| notifications lost | %d | 0 |\n", r.Notified, r.NotificationsLost)
-	hist := make([]string, 0, len(r.History))
-	for k := range r.History {
-		hist = append(hist, k)
-	}
-	sort.Strings(hist)
-	for _, k := range hist {
+	for _, k := range slices.Sorted(maps.Keys(r.History)) {
 		goal := "—"
 		if strings.HasPrefix(k, "lost") {
 			goal = "0"
@@ -74,13 +65,8 @@ func printSoak(w *os.File, r *SoakReport) {
 		fmt.Fprintf(w, "| history after a take-over: %s | %d | %s |\n", k, r.History[k], goal)
 	}
 	fmt.Fprintf(w, "| processes left after their clients closed stdin | %d | 0 |\n| lease left | %t | false |\n", r.LeftProcesses, r.LeftLease)
-	keys = keys[:0]
-	for k := range r.Chaos {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var harms []string
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(r.Chaos)) {
 		harms = append(harms, fmt.Sprintf("%s ×%d", k, r.Chaos[k]))
 	}
 	fmt.Fprintf(w, "\nchaos: %s\n", strings.Join(harms, ", "))

@@ -2,7 +2,7 @@ package main
 
 import (
 	"math"
-	"sort"
+	"slices"
 	"time"
 )
 
@@ -19,40 +19,26 @@ type Summary struct {
 	Mean   float64 `json:"mean"`
 }
 
-// summarize computes the order statistics of values (nearest rank: with
-// fewer than 100 samples p99 is the largest one, with fewer than 10 so is p90).
-func summarize(unit string, values []float64) Summary {
-	s := Summary{Unit: unit, N: len(values)}
-	if len(values) == 0 {
+// summary computes the order statistics of the samples (nearest rank:
+// with fewer than 100 samples p99 is the largest one, with fewer than 10
+// so is p90).
+func (r *series) summary() Summary {
+	s := Summary{Unit: r.unit, N: len(r.values)}
+	if len(r.values) == 0 {
 		return s
 	}
-	v := append([]float64(nil), values...)
-	sort.Float64s(v)
+	v := slices.Sorted(slices.Values(r.values))
 	sum := 0.0
 	for _, x := range v {
 		sum += x
 	}
-	s.Min, s.Max, s.Mean = v[0], v[len(v)-1], round(sum/float64(len(v)))
-	s.Median = round(percentile(v, 50))
-	s.P90 = round(percentile(v, 90))
-	s.P99 = round(percentile(v, 99))
-	s.Min, s.Max = round(s.Min), round(s.Max)
+	percentile := func(p float64) float64 { // nearest rank
+		rank := int(math.Ceil(p / 100 * float64(len(v))))
+		return round(v[min(max(rank, 1), len(v))-1])
+	}
+	s.Median, s.P90, s.P99 = percentile(50), percentile(90), percentile(99)
+	s.Min, s.Max, s.Mean = round(v[0]), round(v[len(v)-1]), round(sum/float64(len(v)))
 	return s
-}
-
-// percentile is the nearest-rank percentile of sorted values.
-func percentile(sorted []float64, p float64) float64 {
-	if len(sorted) == 0 {
-		return 0
-	}
-	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
-	if rank < 1 {
-		rank = 1
-	}
-	if rank > len(sorted) {
-		rank = len(sorted)
-	}
-	return sorted[rank-1]
 }
 
 // stat returns the named statistic ("p50", "p90", "p99", "min", "max").
@@ -87,4 +73,3 @@ func newSeries(unit string) *series { return &series{unit: unit} }
 
 func (s *series) add(v float64)          { s.values = append(s.values, v) }
 func (s *series) addDur(d time.Duration) { s.add(ms(d)) }
-func (s *series) summary() Summary       { return summarize(s.unit, s.values) }
