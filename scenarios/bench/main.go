@@ -24,43 +24,49 @@ import (
 	"time"
 )
 
+// options are the command's flags.
+type options struct {
+	quick, noPeers                      bool
+	out, only, peers, rev, bin, profile string
+	timeout, soak                       time.Duration
+	soakClients                         int
+}
+
 func main() {
-	quick := flag.Bool("quick", false, "fewer repetitions (a smoke run of about a minute)")
-	out := flag.String("out", defaultOut, "the JSON file to write, relative to the module root")
-	only := flag.String("only", "", "run only these measures, comma-separated (B1,…,B9; B6 needs B2 and B5)")
-	peers := flag.String("peers", "", "an npm prefix that already holds mcp-remote and supergateway (default: install into a temporary one)")
-	noPeers := flag.Bool("no-peers", false, "skip B3's npm bridges")
-	rev := flag.String("rev", "", "build this commit (git archive into a temporary directory) instead of the working tree")
-	prebuilt := flag.String("bin", "", "measure this majordomus-mcp binary instead of building one (to compare builds)")
-	timeout := flag.Duration("timeout", 15*time.Minute, "bound on the whole run (a soak's is its length plus this)")
-	profile := flag.String("profile", "", "write a CPU profile of every majordomus-mcp process into this directory (cpu-<pid>.pprof)")
-	soakFor := flag.Duration("soak", 0, "instead of the measures, run the chaos soak for this long (task soak)")
-	soakClients := flag.Int("soak-clients", 8, "clients in the soak")
+	var o options
+	flag.BoolVar(&o.quick, "quick", false, "fewer repetitions (a smoke run of about a minute)")
+	flag.StringVar(&o.out, "out", "", "the JSON file to write, relative to the module root (default scenarios/bench/results.json, or soak.json)")
+	flag.StringVar(&o.only, "only", "", "run only these measures, comma-separated (B1,…,B9; B6 needs B2 and B5)")
+	flag.StringVar(&o.peers, "peers", "", "an npm prefix that already holds mcp-remote and supergateway (default: install into a temporary one)")
+	flag.BoolVar(&o.noPeers, "no-peers", false, "skip B3's npm bridges")
+	flag.StringVar(&o.rev, "rev", "", "build this commit (git archive into a temporary directory) instead of the working tree")
+	flag.StringVar(&o.bin, "bin", "", "measure this majordomus-mcp binary instead of building one (to compare builds)")
+	flag.DurationVar(&o.timeout, "timeout", 15*time.Minute, "bound on the whole run (a soak's is its length plus this)")
+	flag.StringVar(&o.profile, "profile", "", "write a CPU profile of every majordomus-mcp process into this directory (cpu-<pid>.pprof)")
+	flag.DurationVar(&o.soak, "soak", 0, "instead of the measures, run the chaos soak for this long (task soak)")
+	flag.IntVar(&o.soakClients, "soak-clients", 8, "clients in the soak")
 	flag.Parse()
-	soakFlags = soakOptions{d: *soakFor, clients: *soakClients}
-	*timeout += soakFlags.d
-	if *profile != "" {
-		dir, err := filepath.Abs(*profile)
-		if err == nil {
-			err = os.MkdirAll(dir, 0o755)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
-		}
-		os.Setenv("MAJORDOMUS_MCP_CPUPROFILE", dir) // every process inherits it
-	}
-	if err := run(*quick, *out, *only, *peers, *prebuilt, *rev, *noPeers, *timeout); err != nil {
+	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(quick bool, out, only, peers, prebuilt, rev string, noPeers bool, timeout time.Duration) error {
+func run(o options) error {
 	started := time.Now()
 	root, err := moduleRoot()
 	if err != nil {
 		return err
+	}
+	if o.profile != "" {
+		dir, err := filepath.Abs(o.profile)
+		if err == nil {
+			err = os.MkdirAll(dir, 0o755)
+		}
+		if err != nil {
+			return err
+		}
+		os.Setenv("MAJORDOMUS_MCP_CPUPROFILE", dir) // every process inherits it
 	}
 	tmp, err := os.MkdirTemp("", "majordomus-bench-")
 	if err != nil {
@@ -72,12 +78,13 @@ func run(quick bool, out, only, peers, prebuilt, rev string, noPeers bool, timeo
 	defer os.RemoveAll(tmp)
 	b := &bench{tmp: tmp, runs: 40, warm: 3, calls: 2000, storm: 32}
 	stormRuns := 10
-	if quick {
+	if o.quick {
 		b.runs, b.warm, b.calls, stormRuns = 5, 1, 200, 3
 	}
 	b.mem.bridge, b.mem.standalone, b.mem.leaseholder = newSeries("MiB"), newSeries("MiB"), newSeries("MiB")
 	b.mem.bridgePSS, b.mem.standalonePSS = newSeries("MiB"), newSeries("MiB")
 	defer b.cleanup()
+	timeout := o.timeout + o.soak
 	watchdog := time.AfterFunc(timeout, func() {
 		fmt.Fprintf(os.Stderr, "bench: the run passed -timeout %s; ending it\n", timeout)
 		b.cleanup()
@@ -85,14 +92,14 @@ func run(quick bool, out, only, peers, prebuilt, rev string, noPeers bool, timeo
 	})
 	defer watchdog.Stop()
 
-	rep := &Report{Schema: "majordomus-bench/v1", Started: started.UTC().Format(time.RFC3339), Quick: quick,
+	rep := &Report{Schema: "majordomus-bench/v1", Started: started.UTC().Format(time.RFC3339), Quick: o.quick,
 		Command: strings.TrimSpace("go run ./scenarios/bench " + strings.Join(os.Args[1:], " ")),
 		Machine: machine(), Settings: Settings{Runs: b.runs, Warmup: b.warm, Calls: b.calls, Storm: b.storm}}
 	rep.Commit, rep.Dirty = commit(root)
-	if b.bin = prebuilt; b.bin == "" {
+	if b.bin = o.bin; b.bin == "" {
 		src := root
-		if rev != "" {
-			if src, rep.Commit, err = exportRev(root, rev, filepath.Join(tmp, "src")); err != nil {
+		if o.rev != "" {
+			if src, rep.Commit, err = exportRev(root, o.rev, filepath.Join(tmp, "src")); err != nil {
 				return err
 			}
 			rep.Dirty = false
@@ -106,24 +113,29 @@ func run(quick bool, out, only, peers, prebuilt, rev string, noPeers bool, timeo
 			return fmt.Errorf("building majordomus-mcp: %w", err)
 		}
 	} else {
-		b.note("measured the prebuilt binary %s, not a build of this checkout", prebuilt)
+		b.note("measured the prebuilt binary %s, not a build of this checkout", o.bin)
 	}
-	if soakFlags.d > 0 {
-		progress(fmt.Sprintf("soaking %d clients for %s", soakFlags.clients, soakFlags.d))
-		srep, err := b.soak(soakFlags.d, soakFlags.clients, rep.Commit)
+	path := func(name string) string {
+		switch {
+		case o.out == "":
+			return filepath.Join(root, "scenarios/bench", name)
+		case filepath.IsAbs(o.out):
+			return o.out
+		}
+		return filepath.Join(root, o.out)
+	}
+	if o.soak > 0 {
+		progress(fmt.Sprintf("soaking %d clients for %s", o.soakClients, o.soak))
+		srep, err := b.soak(o.soak, o.soakClients, rep.Commit)
 		if err != nil {
 			return err
 		}
 		printSoak(os.Stdout, srep)
-		path := filepath.Join(root, "scenarios/bench/soak.json")
-		if out != defaultOut {
-			path = out
-		}
-		return writeJSON(path, srep)
+		return writeJSON(path("soak.json"), srep)
 	}
-	want := func(id string) bool { return only == "" || strings.Contains(","+only+",", ","+id+",") }
-	if want("B3") && !noPeers {
-		b.peers, rep.Peers = installPeers(b, peers)
+	want := func(id string) bool { return o.only == "" || strings.Contains(","+o.only+",", ","+id+",") }
+	if want("B3") && !o.noPeers {
+		b.peers, rep.Peers = installPeers(b, o.peers)
 	} else {
 		b.noPeers = "not run: -no-peers or -only"
 		b.note("B3's npm bridges were not run (-no-peers or -only)")
@@ -149,37 +161,22 @@ func run(quick bool, out, only, peers, prebuilt, rev string, noPeers bool, timeo
 	b.runs, b.warm = rep.Settings.Runs, rep.Settings.Warmup
 	measure("B7", want("B7"), b.b7)
 	measure("B8", want("B8"), b.b8)
-	measure("B9", want("B9"), func() ([]Figure, error) { return b.b9(map[bool]int{false: 5, true: 1}[quick]) })
+	measure("B9", want("B9"), func() ([]Figure, error) { return b.b9(map[bool]int{false: 5, true: 1}[o.quick]) })
 	b.cleanup()
 
 	rep.Machine.LoadAfter = loadavg()
 	rep.Notes = append(rep.Notes, b.notes...)
 	rep.Seconds = time.Since(started).Round(time.Second).Seconds()
 	printTable(os.Stdout, rep)
-	path := out
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(root, path)
-	}
-	if err := writeJSON(path, rep); err != nil {
+	if err := writeJSON(path("results.json"), rep); err != nil {
 		return err
 	}
-	fmt.Printf("\nwrote %s (%.0f s)\n", path, rep.Seconds)
+	fmt.Printf("\nwrote %s (%.0f s)\n", path("results.json"), rep.Seconds)
 	if len(rep.Errors) > 0 {
 		return fmt.Errorf("%d measure(s) failed", len(rep.Errors))
 	}
 	return nil
 }
-
-// defaultOut is where the measures are written; a soak writes soak.json.
-const defaultOut = "scenarios/bench/results.json"
-
-// soakOptions are the soak's flags; d 0 runs the measures instead.
-type soakOptions struct {
-	d       time.Duration
-	clients int
-}
-
-var soakFlags soakOptions
 
 func progress(what string) { fmt.Fprintf(os.Stderr, "bench: %s …\n", what) }
 
@@ -219,21 +216,14 @@ func exportRev(root, rev, dir string) (string, string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", "", err
 	}
-	archive := exec.Command("git", "-C", root, "archive", "--format=tar", id)
-	untar := exec.Command("tar", "-x", "-C", dir)
-	pipe, err := archive.StdoutPipe()
-	if err != nil {
-		return "", "", err
-	}
-	untar.Stdin, untar.Stderr, archive.Stderr = pipe, os.Stderr, os.Stderr
-	if err := untar.Start(); err != nil {
-		return "", "", err
-	}
-	if err := archive.Run(); err != nil {
-		return "", "", fmt.Errorf("git archive %s: %w", id, err)
-	}
-	if err := untar.Wait(); err != nil {
-		return "", "", fmt.Errorf("extracting %s: %w", id, err)
+	tarball := dir + ".tar"
+	for _, cmd := range []*exec.Cmd{
+		exec.Command("git", "-C", root, "archive", "--format=tar", "-o", tarball, id),
+		exec.Command("tar", "-x", "-f", tarball, "-C", dir),
+	} {
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", "", fmt.Errorf("%s: %w: %s", strings.Join(cmd.Args, " "), err, out)
+		}
 	}
 	return dir, id, nil
 }
