@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -30,12 +29,9 @@ type directClient struct {
 // newDirectClient is a client of the server at url (without /mcp) that
 // sends auth as its Authorization header.
 func newDirectClient(url, auth string) *directClient {
-	tr := &http.Transport{
-		Proxy:               nil, // loopback only, whatever the environment says
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConnsPerHost: 2,
-		IdleConnTimeout:     time.Minute,
-	}
+	// A Transport of its own uses no proxy: loopback only, whatever the
+	// environment says.
+	tr := &http.Transport{MaxIdleConnsPerHost: 2}
 	return &directClient{url: url + "/mcp", auth: auth, hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
 }
 
@@ -68,7 +64,7 @@ func (d *directClient) notify(method string) error {
 }
 
 // call POSTs one request and returns its result.
-func (d *directClient) call(ctx context.Context, method string, params map[string]any) (jsonRaw, error) {
+func (d *directClient) call(ctx context.Context, method string, params map[string]any) (json.RawMessage, error) {
 	d.next++
 	var header http.Header // a 2026-07-28 POST says its revision, method and tool
 	if d.modern != "" {

@@ -15,6 +15,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -134,11 +135,14 @@ func run(o options) error {
 		return writeJSON(path("soak.json"), srep)
 	}
 	want := func(id string) bool { return o.only == "" || strings.Contains(","+o.only+",", ","+id+",") }
+	b.noPeers = "not run: -no-peers or -only"
 	if want("B3") && !o.noPeers {
-		b.peers, rep.Peers = installPeers(b, o.peers)
-	} else {
-		b.noPeers = "not run: -no-peers or -only"
-		b.note("B3's npm bridges were not run (-no-peers or -only)")
+		if b.peers, rep.Peers, err = installPeers(b.tmp, o.peers); err != nil {
+			b.noPeers = err.Error()
+		}
+	}
+	if b.peers == "" {
+		b.note("B3's npm bridges were not run: %s", b.noPeers)
 	}
 	measure := func(id string, wanted bool, f func() ([]Figure, error)) {
 		if !wanted {
@@ -229,16 +233,14 @@ func exportRev(root, rev, dir string) (string, string, error) {
 }
 
 // installPeers returns the npm prefix holding mcp-remote and supergateway:
-// the one given, or a temporary one installed now when npm exists.
-func installPeers(b *bench, given string) (string, []PeerPkg) {
+// the one given, or one installed now under tmp when npm exists.
+func installPeers(tmp, given string) (string, []PeerPkg, error) {
 	prefix := given
 	if prefix == "" {
 		if _, err := exec.LookPath("npm"); err != nil {
-			b.noPeers = "npm is not on PATH: mcp-remote and supergateway were not installed"
-			b.note("npm/npx not found: B3 skipped")
-			return "", nil
+			return "", nil, errors.New("npm is not on PATH: mcp-remote and supergateway were not installed")
 		}
-		prefix = filepath.Join(b.tmp, "npm")
+		prefix = filepath.Join(tmp, "npm")
 		progress("installing mcp-remote and supergateway with npm into " + prefix)
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 		defer cancel()
@@ -246,14 +248,12 @@ func installPeers(b *bench, given string) (string, []PeerPkg) {
 			"--loglevel=error", "mcp-remote", "supergateway")
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Run(); err != nil {
-			b.noPeers = fmt.Sprintf("npm install mcp-remote supergateway failed (%v)", err)
-			b.note("npm install mcp-remote supergateway failed (%v): B3 skipped", err)
-			return "", nil
+			return "", nil, fmt.Errorf("npm install mcp-remote supergateway failed (%v)", err)
 		}
 	}
 	var pkgs []PeerPkg
 	for _, name := range []string{"mcp-remote", "supergateway"} {
 		pkgs = append(pkgs, PeerPkg{Name: name, Version: packageVersion(prefix, name)})
 	}
-	return prefix, pkgs
+	return prefix, pkgs, nil
 }

@@ -52,20 +52,17 @@ func startPipe(name string, args []string, dir string, env []string) (*pipeClien
 // pid is the process id.
 func (c *pipeClient) pid() int { return c.proc.Cmd.Process.Pid }
 
-// jsonRaw is a JSON value passed through undecoded.
-type jsonRaw = json.RawMessage
-
 // frame is what a client reads of each message it receives.
 type frame struct {
-	ID     jsonRaw `json:"id"`
-	Method string  `json:"method"`
-	Result jsonRaw `json:"result"`
-	Error  jsonRaw `json:"error"`
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
 }
 
 // call sends a request and reads stdout until its answer, skipping
 // notifications and anything else. A JSON-RPC error is returned as an error.
-func (c *pipeClient) call(ctx context.Context, method string, params map[string]any) (jsonRaw, error) {
+func (c *pipeClient) call(ctx context.Context, method string, params map[string]any) (json.RawMessage, error) {
 	if c.modern != "" {
 		params = mcpclient.WithMeta(params, mcpclient.ModernMeta(c.modern))
 	}
@@ -76,7 +73,7 @@ func (c *pipeClient) call(ctx context.Context, method string, params map[string]
 	return c.await(ctx, method, id)
 }
 
-func (c *pipeClient) await(ctx context.Context, what string, id jsonRaw) (jsonRaw, error) {
+func (c *pipeClient) await(ctx context.Context, what string, id json.RawMessage) (json.RawMessage, error) {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = time.Now().Add(stepTimeout)
@@ -184,7 +181,7 @@ func (c *pipeClient) hasExited() bool { return c.waitExit(0) }
 // direct HTTP client. A client of revision 2026-07-28 (its modern field
 // set) adds that revision's _meta to every request itself.
 type rpc interface {
-	call(ctx context.Context, method string, params map[string]any) (jsonRaw, error)
+	call(ctx context.Context, method string, params map[string]any) (json.RawMessage, error)
 	notify(method string) error
 }
 
@@ -248,8 +245,8 @@ func callTool(ctx context.Context, c rpc, name string, args map[string]any, out 
 		return err
 	}
 	var r struct {
-		IsError           bool    `json:"isError"`
-		StructuredContent jsonRaw `json:"structuredContent"`
+		IsError           bool            `json:"isError"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
 	}
 	if err := json.Unmarshal(res, &r); err != nil {
 		return fmt.Errorf("%s: the result is not JSON: %w", name, err)

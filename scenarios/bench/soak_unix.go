@@ -223,12 +223,7 @@ func (s *soaker) live() []*pipeClient {
 // chaosLoop does one harm every 0.3–1.5 s until ctx ends.
 func (s *soaker) chaosLoop(ctx context.Context) {
 	mcpDir := filepath.Dir(s.lease)
-	for swaps := 0; ; {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Duration(300+s.rng.IntN(1200)) * time.Millisecond):
-		}
+	for swaps := 0; pause(ctx, time.Duration(300+s.rng.IntN(1200))*time.Millisecond); {
 		switch harm := s.rng.IntN(12); harm {
 		case 0, 1:
 			sig, name := syscall.SIGKILL, "kill -9 a client"
