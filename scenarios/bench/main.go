@@ -77,10 +77,9 @@ func run(o options) error {
 	// never in the user's (runtimes.RegistryEnv).
 	os.Setenv("MAJORDOMUS_MCP_REGISTRY", filepath.Join(tmp, "registry.db"))
 	defer os.RemoveAll(tmp)
-	b := &bench{tmp: tmp, runs: 40, warm: 3, calls: 2000, storm: 32}
-	stormRuns := 10
+	b := &bench{tmp: tmp, bin: o.bin, runs: 40, warm: 3, calls: 2000, storm: 32}
 	if o.quick {
-		b.runs, b.warm, b.calls, stormRuns = 5, 1, 200, 3
+		b.runs, b.warm, b.calls = 5, 1, 200
 	}
 	b.mem.bridge, b.mem.standalone, b.mem.leaseholder = newSeries("MiB"), newSeries("MiB"), newSeries("MiB")
 	b.mem.bridgePSS, b.mem.standalonePSS = newSeries("MiB"), newSeries("MiB")
@@ -97,24 +96,10 @@ func run(o options) error {
 		Command: strings.TrimSpace("go run ./scenarios/bench " + strings.Join(os.Args[1:], " ")),
 		Machine: machine(), Settings: Settings{Runs: b.runs, Warmup: b.warm, Calls: b.calls, Storm: b.storm}}
 	rep.Commit, rep.Dirty = commit(root)
-	if b.bin = o.bin; b.bin == "" {
-		src := root
-		if o.rev != "" {
-			if src, rep.Commit, err = exportRev(root, o.rev, filepath.Join(tmp, "src")); err != nil {
-				return err
-			}
-			rep.Dirty = false
-		}
-		progress("building majordomus-mcp in " + src)
-		b.bin = filepath.Join(tmp, "majordomus-mcp")
-		build := exec.Command("go", "build", "-o", b.bin, "./cmd/majordomus-mcp")
-		build.Dir, build.Stdout, build.Stderr = src, os.Stderr, os.Stderr
-		build.Env = append(os.Environ(), "CGO_ENABLED=0") // the release build (Taskfile's build)
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("building majordomus-mcp: %w", err)
-		}
-	} else {
-		b.note("measured the prebuilt binary %s, not a build of this checkout", o.bin)
+	if b.bin != "" {
+		b.note("measured the prebuilt binary %s, not a build of this checkout", b.bin)
+	} else if err := b.build(root, o.rev, rep); err != nil {
+		return err
 	}
 	path := func(name string) string {
 		switch {
@@ -134,9 +119,50 @@ func run(o options) error {
 		printSoak(os.Stdout, srep)
 		return writeJSON(path("soak.json"), srep)
 	}
+	b.measureAll(o, rep)
+	rep.Machine.LoadAfter = loadavg()
+	rep.Notes = append(rep.Notes, b.notes...)
+	rep.Seconds = time.Since(started).Round(time.Second).Seconds()
+	printTable(os.Stdout, rep)
+	if err := writeJSON(path("results.json"), rep); err != nil {
+		return err
+	}
+	fmt.Printf("\nwrote %s (%.0f s)\n", path("results.json"), rep.Seconds)
+	if len(rep.Errors) > 0 {
+		return fmt.Errorf("%d measure(s) failed", len(rep.Errors))
+	}
+	return nil
+}
+
+// build builds majordomus-mcp from the working tree, or from commit rev,
+// as the release is built (Taskfile's build).
+func (b *bench) build(root, rev string, rep *Report) error {
+	src := root
+	if rev != "" {
+		var err error
+		if src, rep.Commit, err = exportRev(root, rev, filepath.Join(b.tmp, "src")); err != nil {
+			return err
+		}
+		rep.Dirty = false
+	}
+	progress("building majordomus-mcp in " + src)
+	b.bin = filepath.Join(b.tmp, "majordomus-mcp")
+	build := exec.Command("go", "build", "-o", b.bin, "./cmd/majordomus-mcp")
+	build.Dir, build.Stdout, build.Stderr = src, os.Stderr, os.Stderr
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("building majordomus-mcp: %w", err)
+	}
+	return nil
+}
+
+// measureAll runs the measures -only names (all by default) into rep; a
+// measure that fails is reported as an error and the others still run.
+func (b *bench) measureAll(o options, rep *Report) {
 	want := func(id string) bool { return o.only == "" || strings.Contains(","+o.only+",", ","+id+",") }
 	b.noPeers = "not run: -no-peers or -only"
 	if want("B3") && !o.noPeers {
+		var err error
 		if b.peers, rep.Peers, err = installPeers(b.tmp, o.peers); err != nil {
 			b.noPeers = err.Error()
 		}
@@ -159,7 +185,7 @@ func run(o options) error {
 	measure("B1", want("B1"), b.b1)
 	measure("B2", want("B2") || want("B3"), b.b2b3) // B3 bridges to B2's server
 	measure("B4", want("B4"), b.b4)
-	b.runs, b.warm = stormRuns, 1
+	b.runs, b.warm = map[bool]int{false: 10, true: 3}[o.quick], 1 // storms
 	measure("B5", want("B5"), b.b5)
 	measure("B6", want("B6"), func() ([]Figure, error) { return b.b6(), nil })
 	b.runs, b.warm = rep.Settings.Runs, rep.Settings.Warmup
@@ -167,19 +193,6 @@ func run(o options) error {
 	measure("B8", want("B8"), b.b8)
 	measure("B9", want("B9"), func() ([]Figure, error) { return b.b9(map[bool]int{false: 5, true: 1}[o.quick]) })
 	b.cleanup()
-
-	rep.Machine.LoadAfter = loadavg()
-	rep.Notes = append(rep.Notes, b.notes...)
-	rep.Seconds = time.Since(started).Round(time.Second).Seconds()
-	printTable(os.Stdout, rep)
-	if err := writeJSON(path("results.json"), rep); err != nil {
-		return err
-	}
-	fmt.Printf("\nwrote %s (%.0f s)\n", path("results.json"), rep.Seconds)
-	if len(rep.Errors) > 0 {
-		return fmt.Errorf("%d measure(s) failed", len(rep.Errors))
-	}
-	return nil
 }
 
 func progress(what string) { fmt.Fprintf(os.Stderr, "bench: %s …\n", what) }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"time"
@@ -36,17 +35,6 @@ type pipeClient struct {
 
 	mu    sync.Mutex
 	heard map[string]time.Time // when each notification was last read
-}
-
-// startPipe spawns name with args in dir; env nil means the parent's.
-func startPipe(name string, args []string, dir string, env []string) (*pipeClient, error) {
-	cmd := exec.Command(name, args...)
-	cmd.Dir, cmd.Env = dir, env
-	proc, stdout, err := mcpclient.StartUnread(cmd)
-	if err != nil {
-		return nil, err
-	}
-	return &pipeClient{name: name, proc: proc, stdout: stdout, out: bufio.NewReaderSize(stdout, 64<<10)}, nil
 }
 
 // pid is the process id.
@@ -95,9 +83,6 @@ func (c *pipeClient) await(ctx context.Context, what string, id json.RawMessage)
 		}
 		if f.Method != "" && len(f.ID) == 0 {
 			c.mu.Lock()
-			if c.heard == nil {
-				c.heard = map[string]time.Time{}
-			}
 			c.heard[f.Method] = time.Now()
 			c.mu.Unlock()
 		}

@@ -299,9 +299,7 @@ func (s *soaker) cont(c *pipeClient) {
 
 // leaseholder is the client whose process the lease names, or nil.
 func (s *soaker) leaseholder() *pipeClient {
-	var doc struct {
-		PID int `json:"pid"`
-	}
+	var doc struct{ PID int }
 	raw, err := os.ReadFile(s.lease)
 	if err != nil || json.Unmarshal(raw, &doc) != nil {
 		return nil

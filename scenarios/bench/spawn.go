@@ -1,14 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
+	"os"
+	"os/exec"
 	"sync"
 	"time"
 
 	"github.com/majordomus-mcp/majordomus-mcp/example"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // stepTimeout bounds every wait for one event (an answer, a log line, an
@@ -33,10 +36,10 @@ type bench struct {
 		bridge, standalone, leaseholder, bridgePSS, standalonePSS *series
 	}
 
-	mu      sync.Mutex
-	seq     int
+	notes []string
+
+	mu      sync.Mutex // guards clients: a storm starts them at once
 	clients []*pipeClient
-	notes   []string
 }
 
 // step is a context bounding one wait.
@@ -46,14 +49,11 @@ func step() (context.Context, context.CancelFunc) {
 
 // checkout writes the embedded example checkout into a fresh directory.
 func (b *bench) checkout() (string, error) {
-	b.mu.Lock()
-	b.seq++
-	dir := filepath.Join(b.tmp, fmt.Sprintf("checkout-%03d", b.seq))
-	b.mu.Unlock()
-	if err := example.WriteCheckout(dir); err != nil {
+	dir, err := os.MkdirTemp(b.tmp, "checkout-")
+	if err != nil {
 		return "", err
 	}
-	return dir, nil
+	return dir, example.WriteCheckout(dir)
 }
 
 // spawn starts majordomus-mcp in dir, always on any free port.
@@ -63,10 +63,14 @@ func (b *bench) spawn(dir string, args ...string) (*pipeClient, error) {
 
 // start starts any stdio MCP client; cleanup ends it if nothing did.
 func (b *bench) start(name string, args []string, dir string, env []string) (*pipeClient, error) {
-	c, err := startPipe(name, args, dir, env)
+	cmd := exec.Command(name, args...)
+	cmd.Dir, cmd.Env = dir, env // env nil: the parent's
+	proc, stdout, err := mcpclient.StartUnread(cmd)
 	if err != nil {
 		return nil, err
 	}
+	c := &pipeClient{name: name, proc: proc, stdout: stdout, out: bufio.NewReaderSize(stdout, 64<<10),
+		heard: map[string]time.Time{}}
 	b.mu.Lock()
 	b.clients = append(b.clients, c)
 	b.mu.Unlock()
@@ -84,10 +88,8 @@ func (b *bench) cleanup() {
 	}
 }
 
-// note records a remark for the report.
+// note records a remark for the report; only the measuring goroutine notes.
 func (b *bench) note(format string, args ...any) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	b.notes = append(b.notes, fmt.Sprintf(format, args...))
 }
 

@@ -131,6 +131,23 @@ func (b *bench) stormOnce(record bool) (stormRun, error) {
 			return r, err
 		}
 	}
+	leader := r.tally(procs)
+	if !record {
+		return r, nil
+	}
+	for i, p := range procs {
+		if i == leader {
+			_ = memOf(p.pid(), b.mem.leaseholder, nil)
+		} else {
+			_ = memOf(p.pid(), b.mem.bridge, b.mem.bridgePSS)
+		}
+	}
+	return r, b.standaloneRSS(dir, 1)
+}
+
+// tally reads what the storm's clients said and spent, once each has made
+// a call, and returns the index of the leaseholder (-1 if none).
+func (r *stormRun) tally(procs []*pipeClient) int {
 	r.warnings = map[string]int{}
 	leader := -1
 	for i, p := range procs {
@@ -157,17 +174,7 @@ func (b *bench) stormOnce(record bool) (stormRun, error) {
 			r.boardCount = board.Count
 		}
 	}
-	if !record {
-		return r, nil
-	}
-	for i, p := range procs {
-		if i == leader {
-			_ = memOf(p.pid(), b.mem.leaseholder, nil)
-		} else {
-			_ = memOf(p.pid(), b.mem.bridge, b.mem.bridgePSS)
-		}
-	}
-	return r, b.standaloneRSS(dir, 1)
+	return leader
 }
 
 // board is what majordomus_peers shows: how many peers, and each one.
