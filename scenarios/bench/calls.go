@@ -53,14 +53,15 @@ func (b *bench) b2b3() ([]Figure, error) {
 		}
 		defer bridges[i].close()
 	}
-	bridge, unlisted := bridges[0], bridges[1]
-	bridges[2].modern = "bench-bridge-modern"
+	bridge, unlisted, bridgedModern := bridges[0], bridges[1], bridges[2]
+	bridgedModern.modern = "bench-bridge-modern"
 	var directs [3]*directClient // keep-alive; a new connection per call; a 2026-07-28 client
 	for i := range directs {
 		directs[i] = newDirectClient(lh.url, lh.authorization)
 		defer directs[i].close()
 	}
-	directs[1].fresh, directs[2].modern = true, "bench-direct-modern"
+	direct, dialing, directModern := directs[0], directs[1], directs[2]
+	dialing.fresh, directModern.modern = true, "bench-direct-modern"
 	ctx, cancel := step()
 	defer cancel()
 	if err := initialize(ctx, bridge, "bench-bridge"); err != nil {
@@ -74,21 +75,21 @@ func (b *bench) b2b3() ([]Figure, error) {
 	if err := handshake(ctx, unlisted, "bench-bridge-unlisted"); err != nil {
 		return nil, fmt.Errorf("B2 bridge, tools never listed: %w", err)
 	}
-	if err := initialize(ctx, directs[0], "bench-direct"); err != nil {
+	if err := initialize(ctx, direct, "bench-direct"); err != nil {
 		return nil, fmt.Errorf("B2 direct: %w", err)
 	}
-	if err := initialize(ctx, directs[1], "bench-direct-dialing"); err != nil {
+	if err := initialize(ctx, dialing, "bench-direct-dialing"); err != nil {
 		return nil, fmt.Errorf("B2 direct, dialing: %w", err)
 	}
 	// The same for a 2026-07-28 client: no session, _meta in every request.
-	if err := discover(ctx, bridges[2]); err != nil {
+	if err := discover(ctx, bridgedModern); err != nil {
 		return nil, fmt.Errorf("B2 bridge, 2026-07-28: %w", err)
 	}
-	if err := discover(ctx, directs[2]); err != nil {
+	if err := discover(ctx, directModern); err != nil {
 		return nil, fmt.Errorf("B2 direct, 2026-07-28: %w", err)
 	}
 	cpu0, _ := cpuTime(bridge.pid())
-	s, err := roundTrips([]rpc{bridge, directs[0], directs[1], unlisted, bridges[2], directs[2]}, b.calls/10, b.calls)
+	s, err := roundTrips([]rpc{bridge, direct, dialing, unlisted, bridgedModern, directModern}, b.calls/10, b.calls)
 	if err != nil {
 		return nil, fmt.Errorf("B2: %w", err)
 	}
