@@ -7,68 +7,70 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
-// spawnInitialize times one client: spawn → initialize answered. check, when
-// set, runs after the timing (to prove the client took the expected path).
+// spawnInitialize times one client: spawn → initialize answered
+// (notifications/initialized sent). check, when set, is a log line waited
+// for after the timing (to prove the client took the expected path).
 func (b *bench) spawnInitialize(dir string, args []string, check ...string) (time.Duration, error) {
 	start := time.Now()
-	p, err := b.spawn(dir, args...)
+	c, err := b.spawn(dir, args...)
 	if err != nil {
 		return 0, err
 	}
-	defer stop(p)
-	if err := timedInitialize(p, "bench"); err != nil {
+	defer c.close()
+	ctx, cancel := step()
+	defer cancel()
+	if err := handshake(ctx, c, "bench"); err != nil {
 		return 0, err
 	}
 	took := time.Since(start)
 	if len(check) > 0 {
-		if _, err := waitLog(p, check...); err != nil {
-			return 0, err
-		}
+		_, err = c.waitLog(ctx, check...)
 	}
-	return took, nil
+	return took, err
 }
 
-// standalone times `--standalone` spawn → initialize answered in dir.
-func (b *bench) standalone(dir string) (time.Duration, error) {
-	return b.spawnInitialize(dir, []string{"--standalone"})
+// leaseProc is a leaseholder and its server's URL.
+type leaseProc struct {
+	c             *pipeClient
+	dir           string // the checkout it serves
+	url           string
+	authorization string // what a direct HTTP client sends (docs/security.md)
 }
 
-// leaseholder starts the first client of a checkout, initializes it and
-// waits until it serves; it returns the process and the server's URL.
-func (b *bench) leaseholder(dir string, args ...string) (*leaseProc, error) {
-	p, err := b.spawn(dir, args...)
-	if err != nil {
-		return nil, err
-	}
-	if err := timedInitialize(p, "leaseholder"); err != nil {
-		return nil, err
-	}
-	url, err := serverURL(p)
-	if err != nil {
-		return nil, err
-	}
-	header, err := b.authorization(dir)
-	if err != nil {
-		return nil, err
-	}
-	return &leaseProc{p: p, dir: dir, url: url, authorization: header}, nil
-}
-
-// newLeaseholder is the leaseholder of a new checkout; what names it in
-// an error.
-func (b *bench) newLeaseholder(what string) (*leaseProc, error) {
+// newLeaseholder starts the first client of a new checkout holding objects
+// generated objects (as B7 writes them), initializes it and waits until it
+// serves; what names it in an error.
+func (b *bench) newLeaseholder(what string, objects int) (*leaseProc, error) {
 	dir, err := b.checkout()
 	if err != nil {
 		return nil, err
 	}
-	lh, err := b.leaseholder(dir)
+	if err := writeObjects(dir, objects); err != nil {
+		return nil, fmt.Errorf("%s writing %d objects: %w", what, objects, err)
+	}
+	lh := &leaseProc{dir: dir}
+	if lh.c, err = b.spawn(dir); err != nil {
+		return nil, err
+	}
+	ctx, cancel := step()
+	defer cancel()
+	err = handshake(ctx, lh.c, "leaseholder")
+	var line string
+	if err == nil {
+		line, err = lh.c.waitLog(ctx, "shared server listening on")
+	}
+	if err == nil {
+		lh.url, err = logField[string](line, "url")
+	}
+	if err == nil {
+		lh.authorization, err = b.authorization(dir)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s leaseholder: %w", what, err)
 	}
+	lh.c.drain() // it is never called: what it is told is read and dropped
 	return lh, nil
 }
 
@@ -96,11 +98,11 @@ func (b *bench) authorization(dir string) (string, error) {
 // B1: a second client attaching vs a --standalone client, alternating in
 // the same checkout while one leaseholder serves it.
 func (b *bench) b1() ([]Figure, error) {
-	lh, err := b.newLeaseholder("B1")
+	lh, err := b.newLeaseholder("B1", 0)
 	if err != nil {
 		return nil, err
 	}
-	defer stop(lh.p)
+	defer lh.c.close()
 	attach, alone, err := b.attachOrAlone(lh.dir)
 	if err != nil {
 		return nil, err
@@ -116,19 +118,12 @@ func (b *bench) b1() ([]Figure, error) {
 	// The same where the layer is not a toy: a client served alone builds
 	// the index, an attaching one does not.
 	const objects = 1000
-	big, err := b.checkout()
+	lhBig, err := b.newLeaseholder("B1", objects)
 	if err != nil {
 		return nil, err
 	}
-	if err := writeObjects(big, objects); err != nil {
-		return nil, fmt.Errorf("B1 writing %d objects: %w", objects, err)
-	}
-	lhBig, err := b.leaseholder(big)
-	if err != nil {
-		return nil, fmt.Errorf("B1 leaseholder, %d objects: %w", objects, err)
-	}
-	defer stop(lhBig.p)
-	attachBig, aloneBig, err := b.attachOrAlone(big)
+	defer lhBig.c.close()
+	attachBig, aloneBig, err := b.attachOrAlone(lhBig.dir)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +142,7 @@ func (b *bench) attachOrAlone(dir string) (attach, alone *series, err error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("B1 attach: %w", err)
 		}
-		s, err := b.standalone(dir)
+		s, err := b.spawnInitialize(dir, []string{"--standalone"})
 		if err != nil {
 			return nil, nil, fmt.Errorf("B1 standalone: %w", err)
 		}
@@ -174,7 +169,7 @@ func (b *bench) b4() ([]Figure, error) {
 		if err != nil {
 			return nil, err
 		}
-		s, err := b.standalone(dir)
+		s, err := b.spawnInitialize(dir, []string{"--standalone"})
 		if err != nil {
 			return nil, fmt.Errorf("B4 standalone: %w", err)
 		}
@@ -193,50 +188,56 @@ func (b *bench) b4() ([]Figure, error) {
 }
 
 func (b *bench) takeOverOnce() (took, reaped time.Duration, err error) {
-	lh, err := b.newLeaseholder("B4")
+	lh, err := b.newLeaseholder("B4", 0)
 	if err != nil {
 		return 0, 0, err
 	}
-	defer stop(lh.p)
-	dir := lh.dir
-	br, err := b.spawn(dir, "--log-level", "debug")
+	defer lh.c.close()
+	br, err := b.idleBridge(lh.dir, "bridge")
 	if err != nil {
 		return 0, 0, err
 	}
-	defer stop(br)
-	if err := timedInitialize(br, "bridge"); err != nil {
-		return 0, 0, err
-	}
-	if _, err := waitLog(br, "stream open"); err != nil {
-		return 0, 0, err
-	}
-	if err := callRepository(br); err != nil {
-		return 0, 0, err
-	}
+	defer br.close()
 	start := time.Now()
-	if err := lh.p.Signal(syscall.SIGKILL); err != nil {
+	if err := lh.c.proc.Signal(syscall.SIGKILL); err != nil {
 		return 0, 0, err
 	}
-	ctx, cancel := step()
-	defer cancel()
-	if _, err := lh.p.Wait(ctx); err != nil {
-		return 0, 0, err
+	if !lh.c.waitExit(stepTimeout) {
+		return 0, 0, fmt.Errorf("the leaseholder was not reaped within %s of kill -9", stepTimeout)
 	}
 	reaped = time.Since(start)
-	if err := callRepository(br); err != nil {
+	if err := repository(br); err != nil {
 		return 0, 0, err
 	}
 	took = time.Since(start)
-	if _, err := waitLog(br, "took over as the shared server"); err != nil {
+	ctx, cancel := step()
+	defer cancel()
+	if _, err := br.waitLog(ctx, "took over as the shared server"); err != nil {
 		return 0, 0, fmt.Errorf("the bridge answered but did not say it took over: %w", err)
 	}
 	return took, reaped, nil
 }
 
-// leaseProc is a leaseholder and its server's URL.
-type leaseProc struct {
-	p             *mcpclient.Process
-	dir           string // the checkout it serves
-	url           string
-	authorization string // what a direct HTTP client sends (docs/security.md)
+// idleBridge attaches a bridge to dir's leaseholder and leaves it idle:
+// initialized, its event stream open (--log-level debug says so) and one
+// call made.
+func (b *bench) idleBridge(dir, client string) (*pipeClient, error) {
+	c, err := b.spawn(dir, "--log-level", "debug")
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := step()
+	defer cancel()
+	err = handshake(ctx, c, client)
+	if err == nil {
+		_, err = c.waitLog(ctx, "stream open")
+	}
+	if err == nil {
+		err = repository(c)
+	}
+	if err != nil {
+		c.close()
+		return nil, err
+	}
+	return c, nil
 }

@@ -3,22 +3,17 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 )
 
-// caller is anything that can call a tool: a stdio client or the direct
-// HTTP client.
-type caller interface {
-	tool(ctx context.Context, name string, args map[string]any) (jsonRaw, error)
-}
-
 // roundTrips calls majordomus_repository on each client in turn, warm-up
 // calls first, and returns one series per client. Interleaving call by call
 // exposes every client to the same background load.
-func roundTrips(clients []caller, warm, calls int) ([]*series, error) {
+func roundTrips(clients []rpc, warm, calls int) ([]*series, error) {
 	out := make([]*series, len(clients))
 	for i := range out {
 		out[i] = newSeries("ms")
@@ -27,7 +22,7 @@ func roundTrips(clients []caller, warm, calls int) ([]*series, error) {
 		for i, c := range clients {
 			ctx, cancel := step()
 			start := time.Now()
-			_, err := c.tool(ctx, "majordomus_repository", nil)
+			err := callTool(ctx, c, "majordomus_repository", nil, nil)
 			took := time.Since(start)
 			cancel()
 			if err != nil {
@@ -46,20 +41,30 @@ func roundTrips(clients []caller, warm, calls int) ([]*series, error) {
 // leaseholder, and the bridge's and a standalone's peak RSS after the same
 // calls (for B6).
 func (b *bench) b2b3() ([]Figure, error) {
-	lh, err := b.newLeaseholder("B2")
+	lh, err := b.newLeaseholder("B2", 0)
 	if err != nil {
 		return nil, err
 	}
-	defer stop(lh.p)
-	dir := lh.dir
-	bridge, err := b.spawnPipe(dir)
-	if err != nil {
-		return nil, err
+	defer lh.c.close()
+	var bridges [3]*pipeClient // listing tools; never listing them; a 2026-07-28 client
+	for i := range bridges {
+		if bridges[i], err = b.spawn(lh.dir); err != nil {
+			return nil, err
+		}
+		defer bridges[i].close()
 	}
-	defer bridge.close(10 * time.Second)
+	bridge, unlisted, bridgedModern := bridges[0], bridges[1], bridges[2]
+	bridgedModern.modern = "bench-bridge-modern"
+	var directs [3]*directClient // keep-alive; a new connection per call; a 2026-07-28 client
+	for i := range directs {
+		directs[i] = newDirectClient(lh.url, lh.authorization)
+		defer directs[i].close()
+	}
+	direct, dialing, directModern := directs[0], directs[1], directs[2]
+	dialing.fresh, directModern.modern = true, "bench-direct-modern"
 	ctx, cancel := step()
 	defer cancel()
-	if err := bridge.initialize(ctx, "bench-bridge"); err != nil {
+	if err := initialize(ctx, bridge, "bench-bridge"); err != nil {
 		return nil, fmt.Errorf("B2 bridge: %w", err)
 	}
 	if _, err := bridge.waitLog(ctx, "bridging this stdio session"); err != nil {
@@ -67,42 +72,24 @@ func (b *bench) b2b3() ([]Figure, error) {
 	}
 	// A client that never lists tools: its bridge learns which are safe to
 	// resend (and may ride kept connections) from the server itself.
-	unlisted, err := b.spawnPipe(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer unlisted.close(10 * time.Second)
-	if err := unlisted.handshake(ctx, "bench-bridge-unlisted"); err != nil {
+	if err := handshake(ctx, unlisted, "bench-bridge-unlisted"); err != nil {
 		return nil, fmt.Errorf("B2 bridge, tools never listed: %w", err)
 	}
-	direct := newDirectClient(lh)
-	defer direct.close()
-	if err := direct.initialize(ctx, "bench-direct"); err != nil {
+	if err := initialize(ctx, direct, "bench-direct"); err != nil {
 		return nil, fmt.Errorf("B2 direct: %w", err)
 	}
-	dialing := newDirectClient(lh)
-	dialing.fresh = true
-	defer dialing.close()
-	if err := dialing.initialize(ctx, "bench-direct-dialing"); err != nil {
+	if err := initialize(ctx, dialing, "bench-direct-dialing"); err != nil {
 		return nil, fmt.Errorf("B2 direct, dialing: %w", err)
 	}
 	// The same for a 2026-07-28 client: no session, _meta in every request.
-	modernBridge, err := b.spawnPipe(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer modernBridge.close(10 * time.Second)
-	bridgedModern := modernPipe{c: modernBridge, client: "bench-bridge-modern"}
-	if err := bridgedModern.discover(ctx); err != nil {
+	if err := discover(ctx, bridgedModern); err != nil {
 		return nil, fmt.Errorf("B2 bridge, 2026-07-28: %w", err)
 	}
-	directModern := newDirectClient(lh)
-	defer directModern.close()
-	if err := directModern.discover(ctx, "bench-direct-modern"); err != nil {
+	if err := discover(ctx, directModern); err != nil {
 		return nil, fmt.Errorf("B2 direct, 2026-07-28: %w", err)
 	}
 	cpu0, _ := cpuTime(bridge.pid())
-	s, err := roundTrips([]caller{stdioCaller{bridge}, direct, dialing, stdioCaller{unlisted}, bridgedModern, directModern}, b.calls/10, b.calls)
+	s, err := roundTrips([]rpc{bridge, direct, dialing, unlisted, bridgedModern, directModern}, b.calls/10, b.calls)
 	if err != nil {
 		return nil, fmt.Errorf("B2: %w", err)
 	}
@@ -127,27 +114,27 @@ func (b *bench) b2b3() ([]Figure, error) {
 	figs[0].Note = fmt.Sprintf("the bridge process spends %.0f µs of CPU per call (user+system, /proc/<pid>/stat)", perCall)
 	figs = append(figs, dial)
 	_ = memOf(bridge.pid(), b.mem.bridge, b.mem.bridgePSS)
-	if err := b.standaloneRSS(dir, b.calls+b.calls/10); err != nil {
+	if err := b.standaloneRSS(lh.dir, b.calls+b.calls/10); err != nil {
 		return nil, fmt.Errorf("B6 standalone: %w", err)
 	}
-	return append(figs, b.b3(dir, lh)...), nil
+	return append(figs, b.b3(lh)...), nil
 }
 
 // standaloneRSS runs a --standalone client through calls calls and records
 // its peak RSS: the baseline of B6.
 func (b *bench) standaloneRSS(dir string, calls int) error {
-	c, err := b.spawnPipe(dir, "--standalone")
+	c, err := b.spawn(dir, "--standalone")
 	if err != nil {
 		return err
 	}
-	defer c.close(10 * time.Second)
+	defer c.close()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*stepTimeout)
 	defer cancel()
-	if err := c.initialize(ctx, "bench-standalone"); err != nil {
+	if err := initialize(ctx, c, "bench-standalone"); err != nil {
 		return err
 	}
 	for range calls {
-		if _, err := c.tool(ctx, "majordomus_repository", nil); err != nil {
+		if err := callTool(ctx, c, "majordomus_repository", nil, nil); err != nil {
 			return err
 		}
 	}
@@ -155,8 +142,8 @@ func (b *bench) standaloneRSS(dir string, calls int) error {
 }
 
 // b3 runs our bridge, mcp-remote and supergateway side by side, each a stdio
-// client bridged to the server at url.
-func (b *bench) b3(dir string, lh *leaseProc) []Figure {
+// client bridged to lh's server.
+func (b *bench) b3(lh *leaseProc) []Figure {
 	skip := func(name, why string) Figure {
 		return Figure{ID: "B3", Measure: name + " bridging stdio to the same server", Stat: "p50",
 			Goal: "ours ≥ 3× faster at p50", Result: "skipped", Note: why}
@@ -176,33 +163,33 @@ func (b *bench) b3(dir string, lh *leaseProc) []Figure {
 		{"mcp-remote", filepath.Join(bin, "mcp-remote"), []string{lh.url + "/mcp", "--transport", "http-only", "--header", "Authorization:" + lh.authorization}},
 		{"supergateway", filepath.Join(bin, "supergateway"), []string{"--streamableHttp", lh.url + "/mcp", "--logLevel", "none", "--header", "Authorization: " + lh.authorization}},
 	}
-	ours, err := b.spawnPipe(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*stepTimeout)
+	defer cancel()
+	ours, err := b.spawn(lh.dir)
+	if err == nil {
+		defer ours.close()
+		err = initialize(ctx, ours, "bench-ours")
+	}
 	if err != nil {
 		return []Figure{skip("mcp-remote", err.Error()), skip("supergateway", err.Error())}
 	}
-	defer ours.close(10 * time.Second)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*stepTimeout)
-	defer cancel()
-	if err := ours.initialize(ctx, "bench-ours"); err != nil {
-		return []Figure{skip("mcp-remote", err.Error()), skip("supergateway", err.Error())}
-	}
-	clients := []caller{stdioCaller{ours}}
+	clients := []rpc{ours}
 	var names []string
 	var figs []Figure
 	for _, p := range peers {
-		c, err := b.startPipe(p.cmd, p.args, dir, env)
+		c, err := b.start(p.cmd, p.args, lh.dir, env)
 		if err == nil {
-			defer c.close(10 * time.Second)
-			err = c.initialize(ctx, "bench-"+p.name)
+			defer c.close()
+			err = initialize(ctx, c, "bench-"+p.name)
 			if err == nil {
-				_, err = c.tool(ctx, "majordomus_repository", nil)
+				err = callTool(ctx, c, "majordomus_repository", nil, nil)
 			}
 		}
 		if err != nil {
 			figs = append(figs, skip(p.name, "cannot bridge to our server: "+err.Error()))
 			continue
 		}
-		clients = append(clients, stdioCaller{c})
+		clients = append(clients, c)
 		names = append(names, p.name)
 	}
 	if len(names) == 0 {
@@ -218,21 +205,12 @@ func (b *bench) b3(dir string, lh *leaseProc) []Figure {
 	b.note("B3: during its loop (%d calls per client) the server's port gained %d sockets in TIME_WAIT "+
 		"(connections the server closed first): our bridge keeps its connections for what may be resent", calls+calls/10, timeWaits(port)-waits)
 	for i, name := range names {
-		theirs, mine := s[i+1].summary(), s[0].summary()
-		f := Figure{ID: "B3", Measure: name + " bridging stdio to the same server", Stat: "p50",
-			Value: theirs, Baseline: "our bridge", Base: &mine, Goal: "ours ≥ 3× faster at p50"}
-		f.Ratio = ratio(theirs.Median, mine.Median)
+		f := compare("B3", name+" bridging stdio to the same server", "p50",
+			s[i+1], "our bridge", s[0], math.Inf(1), "ours ≥ 3× faster at p50")
 		f.Result = verdict(f.Ratio >= 3)
 		f.Note = fmt.Sprintf("ratio is %s's p50 over ours: ours is %.2f× faster", name, f.Ratio)
 		figs = append(figs, f)
 	}
 	_ = memOf(ours.pid(), b.mem.bridge, b.mem.bridgePSS)
 	return figs
-}
-
-// stdioCaller adapts a stdio client to caller.
-type stdioCaller struct{ c *pipeClient }
-
-func (s stdioCaller) tool(ctx context.Context, name string, args map[string]any) (jsonRaw, error) {
-	return s.c.tool(ctx, name, args)
 }

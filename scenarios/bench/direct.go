@@ -7,10 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // directClient speaks MCP streamable HTTP straight to a server's /mcp with
@@ -21,75 +22,63 @@ type directClient struct {
 	hc      *http.Client
 	session string
 	next    int
-	fresh   bool // a new connection for every request, as the bridge does
-	// modern is the client's name when it speaks 2026-07-28: no session,
-	// _meta in every request, the revision's headers on every POST.
-	modern string
-	header http.Header // the current POST's revision headers
+	fresh   bool   // a new connection for every request, as the bridge does
+	modern  string // the client's name when it speaks 2026-07-28 (modernRevision)
 }
 
-func newDirectClient(lh *leaseProc) *directClient {
-	tr := &http.Transport{
-		Proxy:               nil, // loopback only, whatever the environment says
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConnsPerHost: 2,
-		IdleConnTimeout:     time.Minute,
-	}
-	return &directClient{url: lh.url + "/mcp", auth: lh.authorization, hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
+// newDirectClient is a client of the server at url (without /mcp) that
+// sends auth as its Authorization header.
+func newDirectClient(url, auth string) *directClient {
+	// A Transport of its own uses no proxy: loopback only, whatever the
+	// environment says.
+	tr := &http.Transport{MaxIdleConnsPerHost: 2}
+	return &directClient{url: url + "/mcp", auth: auth, hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
 }
 
-// initialize opens a session and sends notifications/initialized.
-func (d *directClient) initialize(ctx context.Context, client string) error {
-	if _, err := d.call(ctx, "initialize", initParams(client)); err != nil {
-		return err
-	}
-	if d.session == "" {
-		return fmt.Errorf("POST %s initialize: no Mcp-Session-Id in the answer", d.url)
-	}
-	if _, err := d.post(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), 0); err != nil {
-		return err
-	}
-	_, err := d.call(ctx, "tools/list", map[string]any{}) // as hosts do
-	return err
-}
-
-// discover opens a 2026-07-28 client, named client: server/discover, then
-// tools/list as hosts do.
-func (d *directClient) discover(ctx context.Context, client string) error {
-	d.modern = client
-	if _, err := d.call(ctx, "server/discover", nil); err != nil {
-		return err
-	}
-	_, err := d.call(ctx, "tools/list", nil)
-	return err
-}
-
-// tool calls a tool and fails on a tool error result.
-func (d *directClient) tool(ctx context.Context, name string, args map[string]any) (json.RawMessage, error) {
-	res, err := d.call(ctx, "tools/call", toolParams(name, args))
+// request is an HTTP request to /mcp with the headers every client sends.
+func (d *directClient) request(ctx context.Context, method string, body []byte) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, d.url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
-	return res, toolError(name, res)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", protocol)
+	req.Header.Set("Authorization", d.auth)
+	if d.session != "" {
+		req.Header.Set("Mcp-Session-Id", d.session)
+	}
+	req.Close = d.fresh
+	return req, nil
+}
+
+// notify POSTs a notification; there is none before a session.
+func (d *directClient) notify(method string) error {
+	if d.session == "" {
+		return fmt.Errorf("POST %s: no Mcp-Session-Id in the answer to initialize", d.url)
+	}
+	ctx, cancel := step()
+	defer cancel()
+	_, err := d.post(ctx, []byte(`{"jsonrpc":"2.0","method":"`+method+`"}`), 0, nil)
+	return err
 }
 
 // call POSTs one request and returns its result.
-func (d *directClient) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+func (d *directClient) call(ctx context.Context, method string, params map[string]any) (json.RawMessage, error) {
 	d.next++
-	d.header = nil
+	var header http.Header // a 2026-07-28 POST says its revision, method and tool
 	if d.modern != "" {
-		p, _ := params.(map[string]any)
-		params = withModernMeta(d.modern, p)
-		d.header = http.Header{"Mcp-Protocol-Version": {modernRevision}, "Mcp-Method": {method}}
-		if name, _ := p["name"].(string); name != "" {
-			d.header.Set("Mcp-Name", name)
+		header = http.Header{"Mcp-Protocol-Version": {modernRevision}, "Mcp-Method": {method}}
+		if name, _ := params["name"].(string); name != "" {
+			header.Set("Mcp-Name", name)
 		}
+		params = mcpclient.WithMeta(params, mcpclient.ModernMeta(d.modern))
 	}
 	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": d.next, "method": method, "params": params})
 	if err != nil {
 		return nil, err
 	}
-	f, err := d.post(ctx, b, d.next)
+	f, err := d.post(ctx, b, d.next, header)
 	if err != nil {
 		return nil, fmt.Errorf("POST %s %s: %w", d.url, method, err)
 	}
@@ -102,22 +91,14 @@ func (d *directClient) call(ctx context.Context, method string, params any) (jso
 // post sends one message; for a request (id > 0) it reads the answer from
 // a JSON body or from an event stream, and drains the body so that the
 // connection is reused.
-func (d *directClient) post(ctx context.Context, body []byte, id int) (frame, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.url, bytes.NewReader(body))
+func (d *directClient) post(ctx context.Context, body []byte, id int, header http.Header) (frame, error) {
+	req, err := d.request(ctx, http.MethodPost, body)
 	if err != nil {
 		return frame{}, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", protocol)
-	req.Header.Set("Authorization", d.auth)
-	for k, v := range d.header {
+	for k, v := range header {
 		req.Header[k] = v
 	}
-	if d.session != "" {
-		req.Header.Set("Mcp-Session-Id", d.session)
-	}
-	req.Close = d.fresh
 	resp, err := d.hc.Do(req)
 	if err != nil {
 		return frame{}, err
@@ -176,19 +157,23 @@ func answerInStream(r io.Reader, want string) (frame, error) {
 	return frame{}, fmt.Errorf("the event stream ended without the response to request %s", want)
 }
 
-// close ends the session (DELETE) and the connections.
-func (d *directClient) close() {
-	if d.session != "" {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if req, err := http.NewRequestWithContext(ctx, http.MethodDelete, d.url, nil); err == nil {
-			req.Header.Set("Mcp-Session-Id", d.session)
-			req.Header.Set("Mcp-Protocol-Version", protocol)
-			req.Header.Set("Authorization", d.auth)
-			if resp, err := d.hc.Do(req); err == nil {
-				resp.Body.Close()
-			}
+// endSession ends the current session (DELETE), if any.
+func (d *directClient) endSession() {
+	if d.session == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if req, err := d.request(ctx, http.MethodDelete, nil); err == nil {
+		if resp, err := d.hc.Do(req); err == nil {
+			resp.Body.Close()
 		}
 	}
+	d.session = ""
+}
+
+// close ends the session and the connections.
+func (d *directClient) close() {
+	d.endSession()
 	d.hc.CloseIdleConnections()
 }

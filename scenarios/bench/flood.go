@@ -2,10 +2,10 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 )
@@ -18,32 +18,29 @@ import (
 // cut off at the body timeout (10 s), so both should come back to where
 // they were.
 func (b *bench) b8() ([]Figure, error) {
-	lh, err := b.newLeaseholder("B8")
+	lh, err := b.newLeaseholder("B8", 0)
 	if err != nil {
 		return nil, err
 	}
-	defer stop(lh.p)
-	pid := lh.p.Cmd.Process.Pid
+	defer lh.c.close()
+	pid := lh.c.pid()
 	rssBefore, fdsBefore := newSeries("MiB"), newSeries("descriptors")
 	rssAfter, fdsAfter := newSeries("MiB"), newSeries("descriptors")
 	if err := sampleProcess(pid, rssBefore, fdsBefore); err != nil {
 		return nil, err
 	}
-	client := &http.Client{Timeout: stepTimeout}
+	client := newDirectClient(lh.url, lh.authorization)
 	const invalid, slow = 1000, 200
 	for i := range invalid {
-		req, _ := http.NewRequest(http.MethodPost, lh.url+"/mcp",
-			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":"not params"}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", lh.authorization)
-		resp, err := client.Do(req)
+		req, _ := client.request(context.Background(), http.MethodPost,
+			[]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":"not params"}`))
+		resp, err := client.hc.Do(req)
 		if err != nil {
 			return nil, fmt.Errorf("B8 invalid initialize %d: %w", i, err)
 		}
 		resp.Body.Close()
 	}
-	client.CloseIdleConnections()
+	client.close()
 	host := strings.TrimPrefix(lh.url, "http://")
 	conns := make([]net.Conn, 0, slow)
 	for range slow {
@@ -73,19 +70,4 @@ func (b *bench) b8() ([]Figure, error) {
 		fdsAfter, "the same before the flood", fdsBefore, 1.2, "≤ 1.2× before")
 	rss.Note = fmt.Sprintf("%d of %d trickled bodies were answered and closed by the server within 30 s", cutOff, slow)
 	return []Figure{rss, fds}, nil
-}
-
-// sampleProcess records pid's resident set (VmRSS) and open descriptors.
-func sampleProcess(pid int, rss, fds *series) error {
-	kb, err := procFile(fmt.Sprintf("/proc/%d/status", pid), "VmRSS")
-	if err != nil {
-		return err
-	}
-	entries, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-	if err != nil {
-		return err
-	}
-	rss.add(kb / 1024)
-	fds.add(float64(len(entries)))
-	return nil
 }

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
-
-	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // The default timings (docs/design.md#the-lease) B9 runs with: the bench
@@ -36,34 +34,25 @@ func (b *bench) b9(runs int) ([]Figure, error) {
 }
 
 func (b *bench) freezeOnce(replaced, calls *series) error {
-	lh, err := b.newLeaseholder("B9")
+	lh, err := b.newLeaseholder("B9", 0)
 	if err != nil {
 		return err
 	}
-	defer stop(lh.p)
-	var bridges []*mcpclient.Process
+	defer lh.c.close()
+	var bridges []*pipeClient
 	for _, name := range []string{"codex", "gemini-cli"} {
-		p, err := b.spawn(lh.dir, "--log-level", "debug")
+		c, err := b.idleBridge(lh.dir, name)
 		if err != nil {
 			return err
 		}
-		defer stop(p)
-		if err := timedInitialize(p, name); err != nil {
-			return err
-		}
-		if _, err := waitLog(p, "stream open"); err != nil {
-			return err
-		}
-		if err := callRepository(p); err != nil {
-			return err
-		}
-		bridges = append(bridges, p)
+		defer c.close()
+		bridges = append(bridges, c)
 	}
 	start := time.Now()
-	if err := lh.p.Signal(syscall.SIGSTOP); err != nil {
+	if err := lh.c.proc.Signal(syscall.SIGSTOP); err != nil {
 		return err
 	}
-	defer lh.p.Signal(syscall.SIGCONT) // it finds its lease lost, and ends with its client
+	defer lh.c.proc.Signal(syscall.SIGCONT) // it finds its lease lost, and ends with its client
 	lease := filepath.Join(lh.dir, ".ai/local/state/mcp/server.json")
 	deadline := start.Add(busyGrace + heartbeat + electionBound)
 	for url := leaseURL(lease); url == "" || url == lh.url; url = leaseURL(lease) {
@@ -75,7 +64,7 @@ func (b *bench) freezeOnce(replaced, calls *series) error {
 	replaced.addDur(time.Since(start))
 	for i := range bridges { // the later heartbeat first: that bridge may still be on the frozen server
 		began := time.Now()
-		if err := callRepository(bridges[len(bridges)-1-i]); err != nil {
+		if err := repository(bridges[len(bridges)-1-i]); err != nil {
 			return err
 		}
 		calls.addDur(time.Since(began))

@@ -90,20 +90,15 @@ func (b *bench) b7() ([]Figure, error) {
 			Value: out[i].took.summary(), Goal: "linear or better", Result: "info"}
 		search := Figure{ID: "B7", Measure: fmt.Sprintf("majordomus_search round trip, %s objects", thousands(n)), Stat: "p50",
 			Value: out[i].search.summary(), Goal: "linear or better", Result: "info"}
+		if i > 0 { // linear: each 10× step costs at most 11× (10% for noise)
+			prev, step := fmt.Sprintf("%s objects", thousands(layerSizes[i-1])), n/layerSizes[i-1]
+			load = compare("B7", load.Measure, "p50", out[i].took, prev, out[i-1].took, 11, load.Goal)
+			search = compare("B7", search.Measure, "p50", out[i].search, prev, out[i-1].search, 11, search.Goal)
+			load.Note = fmt.Sprintf("%d× the objects; linear means a ratio ≤ %d× (met up to %d×, for noise)", step, step, 11*step/10)
+			search.Note = load.Note
+		}
 		load.Extra = map[string]any{"spawn_to_layer_built": out[i].built.summary(), "spawn_to_initialize": out[i].ready.summary(),
 			"spawn_to_watcher_rebuild_done": out[i].rebuilt.summary()}
-		if i > 0 {
-			linear := func(f *Figure, prev Summary) {
-				f.Baseline = fmt.Sprintf("%s objects", thousands(layerSizes[i-1]))
-				f.Base = &prev
-				f.Ratio = ratio(f.Value.Median, prev.Median)
-				f.Result = verdict(f.Ratio <= 11)
-				f.Note = fmt.Sprintf("%d× the objects; linear means a ratio ≤ %d× (met up to %d×, for noise)",
-					n/layerSizes[i-1], n/layerSizes[i-1], 11*n/layerSizes[i-1]/10)
-			}
-			linear(&load, out[i-1].took.summary())
-			linear(&search, out[i-1].search.summary())
-		}
 		if n == 10000 {
 			load.Goal = "linear or better; ≤ 1 s (every run)"
 			if load.Value.Max > 1000 {
@@ -120,11 +115,11 @@ func (b *bench) b7() ([]Figure, error) {
 // last one also runs the search loop.
 func (b *bench) layerOnce(dir string, n int, r layerRun, warmup, searches bool) error {
 	start := time.Now()
-	c, err := b.spawnPipe(dir, "--standalone", "--log-level", "debug")
+	c, err := b.spawn(dir, "--standalone", "--log-level", "debug")
 	if err != nil {
 		return err
 	}
-	defer c.close(10 * time.Second)
+	defer c.close()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*stepTimeout)
 	defer cancel()
 	id, err := c.proc.Send("initialize", initParams("bench-layer"))
@@ -136,18 +131,18 @@ func (b *bench) layerOnce(dir string, n int, r layerRun, warmup, searches bool) 
 		return err
 	}
 	built := time.Since(start)
-	took, err := logSeconds(line, "took")
+	took, err := logField[float64](line, "took")
 	if err != nil {
 		return err
 	}
 	if !strings.Contains(line, fmt.Sprintf(`"objects":%d`, n+6)) {
 		return fmt.Errorf("the layer did not index the %d objects written (and the example's 6): %s", n, line)
 	}
-	if err := c.awaitAnswer(ctx, id); err != nil {
+	if _, err := c.await(ctx, "initialize", id); err != nil {
 		return err
 	}
 	ready := time.Since(start)
-	if err := c.proc.Notify("notifications/initialized", nil); err != nil {
+	if err := c.notify("notifications/initialized"); err != nil {
 		return err
 	}
 	if !warmup {
@@ -171,7 +166,7 @@ func (b *bench) layerOnce(dir string, n int, r layerRun, warmup, searches bool) 
 	for i := range calls/10 + calls {
 		q := vocabulary[(i*7)%len(vocabulary)] + " " + vocabulary[(i*13+5)%len(vocabulary)]
 		t := time.Now()
-		if _, err := c.tool(ctx, "majordomus_search", map[string]any{"query": q}); err != nil {
+		if err := callTool(ctx, c, "majordomus_search", map[string]any{"query": q}, nil); err != nil {
 			return err
 		}
 		if i >= calls/10 {

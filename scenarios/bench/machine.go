@@ -3,11 +3,14 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // Machine is what the figures were measured on.
@@ -40,16 +43,8 @@ func machine() Machine {
 
 // cpuModel is the first "model name" of /proc/cpuinfo.
 func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return "unknown"
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if name, value, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(name) == "model name" {
-			return strings.TrimSpace(value)
-		}
+	if model, err := procField("/proc/cpuinfo", "model name"); err == nil {
+		return model
 	}
 	return "unknown"
 }
@@ -77,4 +72,105 @@ func packageVersion(prefix, name string) string {
 		return "unknown"
 	}
 	return pkg.Version
+}
+
+// procField is the first value of field in a /proc file of "name: value"
+// lines.
+func procField(path, field string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if name, value, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(name) == field {
+			return strings.TrimSpace(value), nil
+		}
+	}
+	return "", fmt.Errorf("%s has no %s", path, field)
+}
+
+// procFile is the number of a /proc field of "name: value unit" lines.
+func procFile(path, field string) (float64, error) {
+	value, err := procField(path, field)
+	if err != nil {
+		return 0, err
+	}
+	number, _, _ := strings.Cut(value, " ")
+	return strconv.ParseFloat(number, 64)
+}
+
+// cpuTime is a process's user+system CPU time so far (/proc/<pid>/stat).
+func cpuTime(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	_, rest, ok := strings.Cut(string(b), ") ") // the command may hold spaces
+	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	const ticks = 100 // USER_HZ on Linux
+	return time.Duration(utime+stime) * time.Second / ticks, nil
+}
+
+// timeWaits counts the TCP sockets in TIME_WAIT whose local port is port
+// (/proc/net/tcp and tcp6): the connections a server closed first.
+func timeWaits(port string) int {
+	n := 0
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(table)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 4 || f[3] != "06" {
+				continue
+			}
+			if _, hexPort, ok := strings.Cut(f[1], ":"); ok {
+				if p, err := strconv.ParseUint(hexPort, 16, 16); err == nil && strconv.FormatUint(p, 10) == port {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// memOf records the peak resident set (VmHWM) of a running process into
+// rss and its proportional set (Pss of /proc/<pid>/smaps_rollup: shared
+// pages divided among their sharers) into pss unless nil, in MiB.
+func memOf(pid int, rss, pss *series) error {
+	kb, err := procFile(fmt.Sprintf("/proc/%d/status", pid), "VmHWM")
+	if err != nil {
+		return err
+	}
+	rss.add(kb / 1024)
+	if kb, err := procFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid), "Pss"); err == nil && pss != nil {
+		pss.add(kb / 1024)
+	}
+	return nil
+}
+
+// sampleProcess records pid's resident set (VmRSS) and open descriptors.
+func sampleProcess(pid int, rss, fds *series) error {
+	kb, err := procFile(fmt.Sprintf("/proc/%d/status", pid), "VmRSS")
+	if err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		return err
+	}
+	rss.add(kb / 1024)
+	fds.add(float64(len(entries)))
+	return nil
 }

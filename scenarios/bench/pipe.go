@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"time"
@@ -16,19 +15,21 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
-// pipeClient is a lean stdio MCP client for timed call loops. The test
-// client internal/mcpclient keeps every frame and rescans all of them for
-// each answer, which costs O(calls) per call and would bias a loop of
-// thousands of calls. This one reads stdout in the calling goroutine, with
-// the context's deadline on the pipe, so that the harness adds no goroutine
-// hand-off of its own to a round trip; mcpclient starts the process, sends,
-// and keeps its logs and its exit (StartUnread). It also runs stdio
-// clients that are not majordomus-mcp (mcp-remote, supergateway).
+// pipeClient is the harness's stdio MCP client, lean enough for timed call
+// loops. The test client internal/mcpclient keeps every frame and rescans
+// all of them for each answer, which costs O(calls) per call and would bias
+// a loop of thousands of calls. This one reads stdout in the calling
+// goroutine, with the context's deadline on the pipe, so that the harness
+// adds no goroutine hand-off of its own to a round trip; mcpclient starts
+// the process, sends, and keeps its logs and its exit (StartUnread). It
+// also runs stdio clients that are not majordomus-mcp (mcp-remote,
+// supergateway).
 type pipeClient struct {
 	name   string
 	proc   *mcpclient.Process // its logs and its exit
 	stdout *os.File
-	out    *bufio.Reader // read only by the caller of call/await
+	out    *bufio.Reader // read only by the caller of call
+	modern string        // the client's name when it speaks 2026-07-28 (modernRevision)
 
 	drainOnce sync.Once
 
@@ -36,34 +37,23 @@ type pipeClient struct {
 	heard map[string]time.Time // when each notification was last read
 }
 
-// startPipe spawns name with args in dir; env nil means the parent's.
-func startPipe(name string, args []string, dir string, env []string) (*pipeClient, error) {
-	cmd := exec.Command(name, args...)
-	cmd.Dir, cmd.Env = dir, env
-	proc, stdout, err := mcpclient.StartUnread(cmd)
-	if err != nil {
-		return nil, err
-	}
-	return &pipeClient{name: name, proc: proc, stdout: stdout, out: bufio.NewReaderSize(stdout, 64<<10)}, nil
-}
-
 // pid is the process id.
 func (c *pipeClient) pid() int { return c.proc.Cmd.Process.Pid }
 
-// jsonRaw is a JSON value passed through undecoded.
-type jsonRaw = json.RawMessage
-
 // frame is what a client reads of each message it receives.
 type frame struct {
-	ID     jsonRaw `json:"id"`
-	Method string  `json:"method"`
-	Result jsonRaw `json:"result"`
-	Error  jsonRaw `json:"error"`
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
 }
 
 // call sends a request and reads stdout until its answer, skipping
 // notifications and anything else. A JSON-RPC error is returned as an error.
-func (c *pipeClient) call(ctx context.Context, method string, params any) (jsonRaw, error) {
+func (c *pipeClient) call(ctx context.Context, method string, params map[string]any) (json.RawMessage, error) {
+	if c.modern != "" {
+		params = mcpclient.WithMeta(params, mcpclient.ModernMeta(c.modern))
+	}
 	id, err := c.proc.Send(method, params)
 	if err != nil {
 		return nil, fmt.Errorf("%s: writing %s: %w", c.name, method, err)
@@ -71,13 +61,7 @@ func (c *pipeClient) call(ctx context.Context, method string, params any) (jsonR
 	return c.await(ctx, method, id)
 }
 
-// awaitAnswer waits for the answer to request id, whatever it says.
-func (c *pipeClient) awaitAnswer(ctx context.Context, id jsonRaw) error {
-	_, err := c.await(ctx, "request "+string(id), id)
-	return err
-}
-
-func (c *pipeClient) await(ctx context.Context, what string, id jsonRaw) (jsonRaw, error) {
+func (c *pipeClient) await(ctx context.Context, what string, id json.RawMessage) (json.RawMessage, error) {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = time.Now().Add(stepTimeout)
@@ -98,7 +82,9 @@ func (c *pipeClient) await(ctx context.Context, what string, id jsonRaw) (jsonRa
 			continue
 		}
 		if f.Method != "" && len(f.ID) == 0 {
-			c.noteHeard(f.Method)
+			c.mu.Lock()
+			c.heard[f.Method] = time.Now()
+			c.mu.Unlock()
 		}
 		if f.Method != "" || string(f.ID) != string(id) {
 			continue
@@ -110,58 +96,23 @@ func (c *pipeClient) await(ctx context.Context, what string, id jsonRaw) (jsonRa
 	}
 }
 
-// initialize performs the MCP handshake and lists the tools, as hosts do.
-func (c *pipeClient) initialize(ctx context.Context, client string) error {
-	if err := c.handshake(ctx, client); err != nil {
-		return err
-	}
-	_, err := c.call(ctx, "tools/list", map[string]any{})
-	return err
-}
+// notify sends a notification.
+func (c *pipeClient) notify(method string) error { return c.proc.Notify(method, nil) }
 
-// handshake performs the MCP handshake alone: initialize, then
-// notifications/initialized.
-func (c *pipeClient) handshake(ctx context.Context, client string) error {
-	if _, err := c.call(ctx, "initialize", initParams(client)); err != nil {
-		return err
-	}
-	return c.proc.Notify("notifications/initialized", nil)
-}
-
-// tool calls a tool and fails on a tool error result.
-func (c *pipeClient) tool(ctx context.Context, name string, args map[string]any) (jsonRaw, error) {
-	res, err := c.call(ctx, "tools/call", toolParams(name, args))
-	if err != nil {
-		return nil, err
-	}
-	return res, toolError(name, res)
+// heardSince reports whether notification method was read after t.
+func (c *pipeClient) heardSince(method string, t time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.heard[method].After(t)
 }
 
 // waitLog waits for a stderr line containing every part and returns it.
 func (c *pipeClient) waitLog(ctx context.Context, parts ...string) (string, error) {
 	line, err := c.proc.WaitLog(ctx, parts...)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", c.name, err)
+		return "", fmt.Errorf("%s: %w\n%s", c.name, err, c.tail(8))
 	}
 	return line, nil
-}
-
-// hasExited reports whether the process has exited.
-func (c *pipeClient) hasExited() bool { return c.waitExit(0) }
-
-// serverURLs are the URLs the process said it served at.
-func (c *pipeClient) serverURLs() []string {
-	var urls []string
-	for _, l := range c.proc.Logs() {
-		if !strings.Contains(l, "shared server listening on") {
-			continue
-		}
-		var line struct{ URL string }
-		if json.Unmarshal([]byte(l), &line) == nil && line.URL != "" {
-			urls = append(urls, line.URL)
-		}
-	}
-	return urls
 }
 
 // tail is the last n stderr lines, for error messages.
@@ -170,14 +121,17 @@ func (c *pipeClient) tail(n int) string {
 	return strings.Join(logs[max(0, len(logs)-n):], " | ")
 }
 
-// close ends stdin, waits up to grace for the process to leave, then kills it.
-func (c *pipeClient) close(grace time.Duration) {
+// closeGrace is how long a client may take to leave once its stdin closed.
+const closeGrace = 10 * time.Second
+
+// close ends the client as a host does (stdin closed), waits up to
+// closeGrace for the process to leave, then kills it.
+func (c *pipeClient) close() {
 	c.drain()
 	_ = c.proc.CloseStdin()
-	if c.waitExit(grace) {
-		return
+	if !c.waitExit(closeGrace) {
+		c.kill()
 	}
-	c.kill()
 }
 
 // kill ends the process at once (SIGKILL) and waits for it to be reaped.
@@ -205,6 +159,23 @@ func (c *pipeClient) waitExit(d time.Duration) bool {
 	return err == nil
 }
 
+// hasExited reports whether the process has exited.
+func (c *pipeClient) hasExited() bool { return c.waitExit(0) }
+
+// rpc is what every client of the harness does: a stdio client, or the
+// direct HTTP client. A client of revision 2026-07-28 (its modern field
+// set) adds that revision's _meta to every request itself.
+type rpc interface {
+	call(ctx context.Context, method string, params map[string]any) (json.RawMessage, error)
+	notify(method string) error
+}
+
+// protocol is the MCP revision every client of the harness asks for;
+// modernRevision is the one the 2026-07-28 rows of B2 speak: no session,
+// server/discover, and the revision, capabilities and identity in every
+// request's _meta.
+const protocol, modernRevision = "2025-06-18", "2026-07-28"
+
 // initParams is the initialize request every client of the harness sends.
 func initParams(client string) map[string]any {
 	return map[string]any{
@@ -214,17 +185,53 @@ func initParams(client string) map[string]any {
 	}
 }
 
-func toolParams(name string, args map[string]any) map[string]any {
+// handshake is initialize, then notifications/initialized.
+func handshake(ctx context.Context, c rpc, client string) error {
+	if _, err := c.call(ctx, "initialize", initParams(client)); err != nil {
+		return err
+	}
+	return c.notify("notifications/initialized")
+}
+
+// initialize is the handshake, then tools/list, as hosts do: a bridge
+// learns from it which tools may be resent.
+func initialize(ctx context.Context, c rpc, client string) error {
+	if err := handshake(ctx, c, client); err != nil {
+		return err
+	}
+	_, err := c.call(ctx, "tools/list", map[string]any{})
+	return err
+}
+
+// discover opens a 2026-07-28 client as its host does, and lists the tools.
+func discover(ctx context.Context, c rpc) error {
+	res, err := c.call(ctx, "server/discover", nil)
+	if err != nil {
+		return err
+	}
+	var d struct {
+		SupportedVersions []string `json:"supportedVersions"`
+	}
+	if json.Unmarshal(res, &d) != nil || len(d.SupportedVersions) == 0 || d.SupportedVersions[0] != modernRevision {
+		return fmt.Errorf("server/discover answered %s", res)
+	}
+	_, err = c.call(ctx, "tools/list", nil)
+	return err
+}
+
+// callTool calls a tool and fails on a tool error result; out, unless nil,
+// receives its structured content.
+func callTool(ctx context.Context, c rpc, name string, args map[string]any, out any) error {
 	if args == nil {
 		args = map[string]any{}
 	}
-	return map[string]any{"name": name, "arguments": args}
-}
-
-// toolError fails on a tools/call result that says isError.
-func toolError(name string, res json.RawMessage) error {
+	res, err := c.call(ctx, "tools/call", map[string]any{"name": name, "arguments": args})
+	if err != nil {
+		return err
+	}
 	var r struct {
-		IsError bool `json:"isError"`
+		IsError           bool            `json:"isError"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
 	}
 	if err := json.Unmarshal(res, &r); err != nil {
 		return fmt.Errorf("%s: the result is not JSON: %w", name, err)
@@ -232,22 +239,17 @@ func toolError(name string, res json.RawMessage) error {
 	if r.IsError {
 		return errors.New(name + " answered a tool error: " + string(res))
 	}
+	if out != nil {
+		if err := json.Unmarshal(r.StructuredContent, out); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
 	return nil
 }
 
-// noteHeard records that a notification was read now.
-func (c *pipeClient) noteHeard(method string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.heard == nil {
-		c.heard = map[string]time.Time{}
-	}
-	c.heard[method] = time.Now()
-}
-
-// heardSince reports whether method was read after t.
-func (c *pipeClient) heardSince(method string, t time.Time) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.heard[method].After(t)
+// repository calls majordomus_repository, bounded by one step.
+func repository(c rpc) error {
+	ctx, cancel := step()
+	defer cancel()
+	return callTool(ctx, c, "majordomus_repository", nil, nil)
 }

@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 )
 
 // Figure is one line of the table: a measure, its baseline from the same
@@ -109,7 +112,7 @@ func writeJSON(path string, r any) error {
 // full, then the notes.
 func printTable(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "\nmajordomus-mcp benchmarks — commit %s%s, %s, %d cores, %s, %s\n\n",
-		short(r.Commit), map[bool]string{true: " (+ uncommitted changes)", false: ""}[r.Dirty],
+		r.Commit[:min(12, len(r.Commit))], map[bool]string{true: " (+ uncommitted changes)", false: ""}[r.Dirty],
 		r.Machine.CPU, r.Machine.Cores, r.Machine.Go, r.Machine.Kernel)
 	fmt.Fprintln(w, "| id | measure | figure | baseline (same run) | ratio | goal | result |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
@@ -185,9 +188,134 @@ func num(v float64) string {
 	}
 }
 
-func short(commit string) string {
-	if len(commit) > 12 {
-		return commit[:12]
+// Summary describes one series of samples. Times are in milliseconds,
+// memory in MiB; Unit says which.
+type Summary struct {
+	Unit   string  `json:"unit"`
+	N      int     `json:"n"`
+	Median float64 `json:"median"`
+	P90    float64 `json:"p90"`
+	P99    float64 `json:"p99"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	Mean   float64 `json:"mean"`
+}
+
+// summary computes the order statistics of the samples (nearest rank:
+// with fewer than 100 samples p99 is the largest one, with fewer than 10
+// so is p90).
+func (r *series) summary() Summary {
+	s := Summary{Unit: r.unit, N: len(r.values)}
+	if len(r.values) == 0 {
+		return s
 	}
-	return strings.TrimSpace(commit)
+	v := slices.Sorted(slices.Values(r.values))
+	sum := 0.0
+	for _, x := range v {
+		sum += x
+	}
+	percentile := func(p float64) float64 { // nearest rank
+		rank := int(math.Ceil(p / 100 * float64(len(v))))
+		return round(v[min(max(rank, 1), len(v))-1])
+	}
+	s.Median, s.P90, s.P99 = percentile(50), percentile(90), percentile(99)
+	s.Min, s.Max, s.Mean = round(v[0]), round(v[len(v)-1]), round(sum/float64(len(v)))
+	return s
+}
+
+// stat returns the named statistic ("p50", "p90", "p99", "min", "max").
+func (s Summary) stat(name string) float64 {
+	switch name {
+	case "p90":
+		return s.P90
+	case "p99":
+		return s.P99
+	case "min":
+		return s.Min
+	case "max":
+		return s.Max
+	default:
+		return s.Median
+	}
+}
+
+// round keeps four significant decimals: enough for microseconds in ms.
+func round(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+
+// ms converts a duration to milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// series collects samples of one measure.
+type series struct {
+	unit   string
+	values []float64
+}
+
+func newSeries(unit string) *series { return &series{unit: unit} }
+
+func (s *series) add(v float64)          { s.values = append(s.values, v) }
+func (s *series) addDur(d time.Duration) { s.add(ms(d)) }
+
+// SoakReport is what a soak found.
+type SoakReport struct {
+	Schema             string            `json:"schema"`
+	Started            string            `json:"started"`
+	Seconds            float64           `json:"seconds"`
+	Clients            int               `json:"clients"`
+	Commit             string            `json:"commit"`
+	Requests           int64             `json:"requests"`
+	Answered           int64             `json:"answered"`
+	Unanswered         int64             `json:"unanswered"`
+	Errors             map[string]int    `json:"errors"`
+	ErrorSamples       map[string]string `json:"error_samples"` // the first of each kind, whole
+	KilledMidCall      int64             `json:"killed_mid_call"`
+	Chaos              map[string]int    `json:"chaos"`
+	TwoAdmitting       int               `json:"moments_two_admitting"`
+	Samples            int               `json:"admission_samples"`
+	OffBoard           int               `json:"clients_off_the_leaseholders_board"`
+	Boards             int               `json:"boards_at_the_end"`     // servers the clients were served by, each alone one counted
+	AloneAtTheEnd      int               `json:"alone_at_the_end"`      // clients served alone once the harms had ended
+	OnTheBoard         int               `json:"attached_on_the_board"` // peers the leaseholder's board lists attached
+	SettledSeconds     float64           `json:"settled_seconds"`       // from the end of the harms to one board (or the bound)
+	Notified           int64             `json:"notified"`              // clients told of an edit within 5 s
+	NotificationsLost  int64             `json:"notifications_lost"`    // clients not told, though alive and unharmed
+	History            map[string]int    `json:"history"`               // what the checks of the history after take-overs found
+	LongestCallSeconds float64           `json:"longest_call_seconds"`  // the longest answered call
+	LeaseholderPeakMiB float64           `json:"leaseholder_peak_mib"`  // the highest VmHWM of a leaseholder, sampled every 250 ms
+	LeftProcesses      int               `json:"leftover_processes"`
+	LeftLease          bool              `json:"leftover_lease"`
+	ClientsAtTheEnd    int               `json:"clients_at_the_end"`
+	EndLease           string            `json:"end_lease"`  // what the lease held when the clients were checked
+	EndServed          []string          `json:"end_served"` // where each was served, and as what
+}
+
+// printSoak writes the soak's figures as a Markdown table.
+func printSoak(w io.Writer, r *SoakReport) {
+	fmt.Fprintf(w, "\n| soak: %d clients, %.0f s | figure | goal |\n|---|---|---|\n", r.Clients, r.Seconds)
+	fmt.Fprintf(w, "| requests | %d | — |\n| answered | %d | — |\n| unanswered | %d | 0 |\n", r.Requests, r.Answered, r.Unanswered)
+	fmt.Fprintf(w, "| calls cut off by killing their own client | %d | — |\n", r.KilledMidCall)
+	fmt.Fprintf(w, "| the longest answered call | %.1f s | — |\n| peak RSS of a leaseholder | %.1f MiB | — |\n", r.LongestCallSeconds, r.LeaseholderPeakMiB)
+	for _, k := range slices.Sorted(maps.Keys(r.Errors)) {
+		fmt.Fprintf(w, "| error: %s | %d | 0 (every tool may be resent) |\n", k, r.Errors[k])
+	}
+	fmt.Fprintf(w, "| moments two servers admitted new sessions | %d of %d samples | 0 |\n", r.TwoAdmitting, r.Samples)
+	fmt.Fprintf(w, "| clients not on the leaseholder's board at the end | %d of %d | 0 |\n", r.OffBoard, r.ClientsAtTheEnd)
+	fmt.Fprintf(w, "| boards at the end (each client served alone one) | %d | 1 |\n", r.Boards)
+	fmt.Fprintf(w, "| clients served alone at the end | %d | 0 |\n", r.AloneAtTheEnd)
+	fmt.Fprintf(w, "| peers the leaseholder's board lists attached | %d of %d clients | all |\n", r.OnTheBoard, r.ClientsAtTheEnd)
+	fmt.Fprintf(w, "| from the end of the harms to one board | %.1f s | — |\n", r.SettledSeconds)
+	fmt.Fprintf(w, "| clients told of a layer edit within 5 s | %d | — |\n| notifications lost | %d | 0 |\n", r.Notified, r.NotificationsLost)
+	for _, k := range slices.Sorted(maps.Keys(r.History)) {
+		goal := "—"
+		if strings.HasPrefix(k, "lost") {
+			goal = "0"
+		}
+		fmt.Fprintf(w, "| history after a take-over: %s | %d | %s |\n", k, r.History[k], goal)
+	}
+	fmt.Fprintf(w, "| processes left after their clients closed stdin | %d | 0 |\n| lease left | %t | false |\n", r.LeftProcesses, r.LeftLease)
+	var harms []string
+	for _, k := range slices.Sorted(maps.Keys(r.Chaos)) {
+		harms = append(harms, fmt.Sprintf("%s ×%d", k, r.Chaos[k]))
+	}
+	fmt.Fprintf(w, "\nchaos: %s\n", strings.Join(harms, ", "))
 }

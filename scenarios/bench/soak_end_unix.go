@@ -6,7 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"time"
 )
@@ -18,26 +20,17 @@ import (
 // call, checks where each is served, and closes them all.
 func (s *soaker) settle() {
 	s.mu.Lock()
-	var stopped []*pipeClient
-	for c := range s.stopped {
-		stopped = append(stopped, c)
-	}
-	live := make([]*pipeClient, 0, len(s.clients))
-	for _, c := range s.clients {
-		if c != nil && !c.hasExited() {
-			live = append(live, c)
-		}
-	}
+	stopped := slices.Collect(maps.Keys(s.stopped))
 	s.mu.Unlock()
 	for _, c := range stopped {
 		s.cont(c)
 	}
+	live := s.live()
 	sort.Slice(live, func(i, j int) bool { return live[i].pid() < live[j].pid() })
 	s.rep.ClientsAtTheEnd = len(live)
 	served := s.converge(live)
-	var doc struct{ URL string }
+	url := leaseURL(s.lease)
 	if raw, err := os.ReadFile(s.lease); err == nil {
-		_ = json.Unmarshal(raw, &doc)
 		var shown map[string]any
 		if json.Unmarshal(raw, &shown) == nil {
 			shown["secret"] = "(not shown)" // a report is published; a lease's secret never is
@@ -47,13 +40,17 @@ func (s *soaker) settle() {
 	}
 	for _, c := range live {
 		s.rep.EndServed = append(s.rep.EndServed, fmt.Sprintf("pid %d: at %q", c.pid(), served[c]))
-		if doc.URL == "" || served[c] != doc.URL {
+		if url == "" || served[c] != url {
 			s.rep.OffBoard++
 		}
 	}
 	if len(live) > 0 {
-		n, err := boardOf(live[0])
-		s.rep.OnTheBoard = n
+		board, err := boardOf(live[0])
+		for _, p := range board.Peers {
+			if p.Attached {
+				s.rep.OnTheBoard++
+			}
+		}
 		if err != nil {
 			s.sample("other: the board at the end", err.Error())
 		}
@@ -88,23 +85,19 @@ func (s *soaker) converge(live []*pipeClient) map[*pipeClient]string {
 		boards, alone := map[string]bool{}, 0
 		for _, c := range live {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*callBound)
-			_, _ = c.call(ctx, "tools/call", toolParams("majordomus_peers", map[string]any{})) // its next message: it converges
-			res, err := c.call(ctx, "tools/call", toolParams("majordomus_server", map[string]any{}))
-			cancel()
-			var out struct {
-				StructuredContent struct {
-					URL  *string `json:"url"`
-					Role string  `json:"role"`
-				} `json:"structuredContent"`
+			_ = callTool(ctx, c, "majordomus_peers", nil, nil) // its next message: it converges
+			var server struct {
+				URL  *string `json:"url"`
+				Role string  `json:"role"`
 			}
-			if err == nil && json.Unmarshal(res, &out) == nil {
-				if out.StructuredContent.Role == "alone" {
-					alone++
-				}
-				if out.StructuredContent.URL != nil {
-					served[c] = *out.StructuredContent.URL
-					boards[served[c]] = true
-				}
+			err := callTool(ctx, c, "majordomus_server", nil, &server)
+			cancel()
+			if err == nil && server.Role == "alone" {
+				alone++
+			}
+			if err == nil && server.URL != nil {
+				served[c] = *server.URL
+				boards[served[c]] = true
 			}
 		}
 		lease := leaseURL(s.lease)
@@ -118,38 +111,4 @@ func (s *soaker) converge(live []*pipeClient) map[*pipeClient]string {
 		}
 		time.Sleep(time.Second) // the pace of the question, not a wait for an event
 	}
-}
-
-// leaseURL is the URL the lease names, or "".
-func leaseURL(lease string) string {
-	var doc struct{ URL string }
-	if raw, err := os.ReadFile(lease); err == nil {
-		_ = json.Unmarshal(raw, &doc)
-	}
-	return doc.URL
-}
-
-// boardOf counts the attached peers on the board c is served by.
-func boardOf(c *pipeClient) (int, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), callBound)
-	defer cancel()
-	res, err := c.call(ctx, "tools/call", toolParams("majordomus_peers", map[string]any{}))
-	if err != nil {
-		return 0, err
-	}
-	var out struct {
-		StructuredContent struct {
-			Peers []struct{ Attached bool } `json:"peers"`
-		} `json:"structuredContent"`
-	}
-	if err := json.Unmarshal(res, &out); err != nil {
-		return 0, fmt.Errorf("majordomus_peers: %w", err)
-	}
-	n := 0
-	for _, p := range out.StructuredContent.Peers {
-		if p.Attached {
-			n++
-		}
-	}
-	return n, nil
 }

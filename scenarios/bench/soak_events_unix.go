@@ -4,11 +4,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,7 +22,7 @@ import (
 // directory back: the clients served alone meanwhile must join again.
 func (s *soaker) fileForDirectory(ctx context.Context, mcpDir string) {
 	if c := s.leaseholder(); c != nil {
-		s.harm(c)
+		s.mark(s.harmed, c)
 		_ = c.proc.Signal(syscall.SIGKILL)
 	}
 	away := mcpDir + ".file-swap"
@@ -36,11 +33,8 @@ func (s *soaker) fileForDirectory(ctx context.Context, mcpDir string) {
 		_ = os.Rename(away, mcpDir)
 		return
 	}
-	s.count(s.chaos, "kill -9 the leaseholder, a file for its lease directory for 2 s")
-	select { // the harm's own length, not a wait for an event
-	case <-ctx.Done():
-	case <-time.After(2 * time.Second):
-	}
+	s.count(s.rep.Chaos, "kill -9 the leaseholder, a file for its lease directory for 2 s")
+	pause(ctx, 2*time.Second)
 	_ = os.Remove(mcpDir)
 	_ = os.Rename(away, mcpDir)
 }
@@ -49,16 +43,11 @@ func (s *soaker) fileForDirectory(ctx context.Context, mcpDir string) {
 // soak): an empty lease is taken over at once, and touching it never
 // re-arms a wait.
 func (s *soaker) truncateTwice(ctx context.Context) {
-	if os.Truncate(s.lease, 0) != nil {
+	if os.Truncate(s.lease, 0) != nil || !pause(ctx, time.Second) {
 		return
-	}
-	select {
-	case <-ctx.Done():
-		return
-	case <-time.After(time.Second):
 	}
 	_ = os.Truncate(s.lease, 0)
-	s.count(s.chaos, "truncate the lease twice, 1 s apart")
+	s.count(s.rep.Chaos, "truncate the lease twice, 1 s apart")
 }
 
 // floodSessions opens HTTP sessions on the current server until it says
@@ -66,58 +55,48 @@ func (s *soaker) truncateTwice(ctx context.Context) {
 // meets it meanwhile is served alone and tries it again as it asks, never
 // in a spin.
 func (s *soaker) floodSessions(ctx context.Context) {
-	url := leaseURL(s.lease)
-	auth, err := s.b.authorization(s.dir) // as a user finds it: majordomus-mcp status
-	if url == "" || err != nil {
+	d, err := s.server(2 * time.Second)
+	if err != nil {
 		return
 	}
-	client := &http.Client{Timeout: 2 * time.Second}
+	defer d.close()
 	var sessions []string
 	full := false
 	for range floodBound {
-		sid, status := openSession(client, url, auth)
-		if status == http.StatusServiceUnavailable {
-			full = true
+		_, err := d.call(ctx, "initialize", initParams("soak-flood"))
+		if d.session == "" {
+			full = err != nil && strings.Contains(err.Error(), "HTTP 503")
 			break
 		}
-		if sid == "" {
-			break
-		}
-		sessions = append(sessions, sid)
+		sessions = append(sessions, d.session)
+		d.session = "" // the next initialize opens another
 	}
 	if full {
-		s.count(s.chaos, "flood the server's sessions to its cap for 3 s")
-		select {
-		case <-ctx.Done():
-		case <-time.After(3 * time.Second):
-		}
+		s.count(s.rep.Chaos, "flood the server's sessions to its cap for 3 s")
+		pause(ctx, 3*time.Second)
 	}
 	for _, sid := range sessions {
-		req, _ := http.NewRequest(http.MethodDelete, url+"/mcp", nil)
-		req.Header.Set("Authorization", auth)
-		req.Header.Set("Mcp-Session-Id", sid)
-		if resp, err := client.Do(req); err == nil {
-			resp.Body.Close()
-		}
+		d.session = sid
+		d.endSession()
 	}
 }
 
 // floodBound bounds the sessions a flood opens: past the servers' cap.
 const floodBound = 1024
 
-// openSession opens one session and says its id and the HTTP status.
-func openSession(client *http.Client, url, auth string) (string, int) {
-	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"soak-flood","version":"1"}}}`
-	req, _ := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", auth)
-	resp, err := client.Do(req)
-	if err != nil {
-		return "", 0
+// server is a direct HTTP client of the server the lease names, as a user
+// of the checkout finds it (the URL and the header from majordomus-mcp
+// status), whose requests each wait at most timeout: a soak client's stdio
+// is read by its own goroutine only.
+func (s *soaker) server(timeout time.Duration) (*directClient, error) {
+	url := leaseURL(s.lease)
+	auth, err := s.b.authorization(s.dir)
+	if url == "" || err != nil {
+		return nil, fmt.Errorf("no server to ask (%v)", err)
 	}
-	defer resp.Body.Close()
-	return resp.Header.Get("Mcp-Session-Id"), resp.StatusCode
+	d := newDirectClient(url, auth)
+	d.hc.Timeout = timeout
+	return d, nil
 }
 
 // The soak's harms of a take-over that must lose nothing (issue 22): the
@@ -135,19 +114,19 @@ func (s *soaker) hostExit(ctx context.Context) {
 		return
 	}
 	before, err := s.executions()
-	s.harm(c)
+	s.mark(s.harmed, c)
 	switch s.rng.IntN(3) {
 	case 0:
 		_ = c.proc.Signal(syscall.SIGINT)
-		s.count(s.chaos, "end the leaseholder as Claude Code does (SIGINT)")
+		s.count(s.rep.Chaos, "end the leaseholder as Claude Code does (SIGINT)")
 	case 1:
 		_ = c.proc.Signal(syscall.SIGTERM)
-		s.count(s.chaos, "end the leaseholder as Gemini CLI does (SIGTERM)")
+		s.count(s.rep.Chaos, "end the leaseholder as Gemini CLI does (SIGTERM)")
 	default:
 		_ = c.proc.CloseStdin()
 		_ = c.proc.Signal(syscall.SIGTERM)
 		time.AfterFunc(30*time.Millisecond, func() { _ = c.proc.Signal(syscall.SIGKILL) })
-		s.count(s.chaos, "end the leaseholder as Codex CLI does (stdin EOF, SIGTERM, SIGKILL 30 ms later)")
+		s.count(s.rep.Chaos, "end the leaseholder as Codex CLI does (stdin EOF, SIGTERM, SIGKILL 30 ms later)")
 	}
 	if err == nil && len(before) > 0 {
 		s.checkHistory(ctx, c, before)
@@ -162,58 +141,22 @@ type execution struct {
 }
 
 // executions asks the server the lease names for its history, newest
-// first, as a direct HTTP client of the same user does (the URL and the
-// header from majordomus-mcp status): a soak client's stdio is read by its
-// own goroutine only.
+// first.
 func (s *soaker) executions() ([]execution, error) {
-	url := leaseURL(s.lease)
-	auth, err := s.b.authorization(s.dir)
-	if url == "" || err != nil {
-		return nil, fmt.Errorf("no server to ask (%v)", err)
-	}
-	client := &http.Client{Timeout: 5 * time.Second}
-	sid, status := openSession(client, url, auth)
-	if sid == "" {
-		return nil, fmt.Errorf("opening a session: status %d", status)
-	}
-	defer func() {
-		req, _ := http.NewRequest(http.MethodDelete, url+"/mcp", nil)
-		req.Header.Set("Authorization", auth)
-		req.Header.Set("Mcp-Session-Id", sid)
-		if resp, err := client.Do(req); err == nil {
-			resp.Body.Close()
-		}
-	}()
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"majordomus_executions","arguments":{"limit":%d}}}`, historyAsked)
-	req, _ := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", auth)
-	req.Header.Set("Mcp-Session-Id", sid)
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	resp, err := client.Do(req)
+	d, err := s.server(5 * time.Second)
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-	if err != nil {
+	defer d.close()
+	ctx := context.Background() // each request waits at most 5 s
+	if err := handshake(ctx, d, "soak-history"); err != nil {
 		return nil, err
-	}
-	if i := strings.Index(string(raw), "{"); i > 0 { // an event stream's data line
-		raw = raw[i:]
 	}
 	var out struct {
-		Result struct {
-			StructuredContent struct {
-				Executions []execution `json:"executions"`
-			} `json:"structuredContent"`
-		} `json:"result"`
+		Executions []execution `json:"executions"`
 	}
-	if err := json.NewDecoder(strings.NewReader(string(raw))).Decode(&out); err != nil {
-		return nil, fmt.Errorf("the answer (status %d): %w", resp.StatusCode, err)
-	}
-	return out.Result.StructuredContent.Executions, nil
+	err = callTool(ctx, d, "majordomus_executions", map[string]any{"limit": historyAsked}, &out)
+	return out.Executions, err
 }
 
 // historyAsked is how many executions a check asks for: the most the
@@ -247,21 +190,21 @@ func (s *soaker) checkHistory(ctx context.Context, gone *pipeClient, beforeAll [
 		time.Sleep(100 * time.Millisecond) // the pace of the question, not a wait for an event
 	}
 	if err == nil && len(h) < len(beforeAll) {
-		s.count(s.history, "lost: fewer records than before")
+		s.count(s.rep.History, "lost: fewer records than before")
 		s.sample("fewer history records after a take-over", fmt.Sprintf("%d before, %d after", len(beforeAll), len(h)))
 	}
 	switch {
 	case err != nil:
-		s.count(s.history, "inconclusive: the history could not be read")
+		s.count(s.rep.History, "inconclusive: the history could not be read")
 		s.sample("history unread after a take-over", err.Error())
 	case len(h) == 0:
-		s.count(s.history, "lost: empty after a take-over")
+		s.count(s.rep.History, "lost: empty after a take-over")
 	case !h[len(h)-1].At.After(before.At):
-		s.count(s.history, "kept across a take-over")
+		s.count(s.rep.History, "kept across a take-over")
 	case len(h) >= historyAsked:
-		s.count(s.history, "inconclusive: more calls since than the tool shows")
+		s.count(s.rep.History, "inconclusive: more calls since than the tool shows")
 	default:
-		s.count(s.history, "lost: the history starts after the take-over")
+		s.count(s.rep.History, "lost: the history starts after the take-over")
 		s.sample("history lost across a take-over", fmt.Sprintf("newest before: %+v; oldest after: %+v", before, h[len(h)-1]))
 	}
 }
@@ -271,14 +214,14 @@ func (s *soaker) checkHistory(ctx context.Context, gone *pipeClient, beforeAll [
 // handshaken before it to read a resources/list_changed after it; those
 // that do not have lost a notification.
 func (s *soaker) editLayer(ctx context.Context) {
-	s.mu.Lock()
-	stopped := len(s.stopped) > 0
 	var listening []*pipeClient
-	for _, c := range s.clients {
-		if c != nil && !c.hasExited() && !s.harmed[c] && s.ready[c] {
+	for _, c := range s.live() {
+		if !s.is(s.harmed, c) && s.is(s.ready, c) {
 			listening = append(listening, c)
 		}
 	}
+	s.mu.Lock()
+	stopped := len(s.stopped) > 0
 	s.mu.Unlock()
 	if stopped || s.leaseholder() == nil || len(listening) == 0 {
 		return
@@ -294,20 +237,17 @@ func (s *soaker) editLayer(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	s.count(s.chaos, "edit a layer file")
+	s.count(s.rep.Chaos, "edit a layer file")
 	const method = "notifications/resources/list_changed"
 	deadline := edited.Add(5 * time.Second)
 	for _, c := range listening {
 		for !c.heardSince(method, edited) && time.Now().Before(deadline) && ctx.Err() == nil && !c.hasExited() {
 			time.Sleep(20 * time.Millisecond) // the pace of the question, not a wait for an event
 		}
-		s.mu.Lock()
-		harmed := s.harmed[c]
-		s.mu.Unlock()
 		switch {
 		case c.heardSince(method, edited):
 			s.notified.Add(1)
-		case harmed || c.hasExited() || ctx.Err() != nil:
+		case s.is(s.harmed, c) || c.hasExited() || ctx.Err() != nil:
 		default:
 			s.lost.Add(1)
 			s.sample("a notification lost", fmt.Sprintf("pid %d heard no %s within 5 s of an edit; its log: %s", c.pid(), method, c.tail(8)))

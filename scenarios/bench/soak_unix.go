@@ -48,12 +48,9 @@ type soaker struct {
 
 	mu      sync.Mutex
 	clients map[int]*pipeClient // by slot
-	errs    map[string]int
-	chaos   map[string]int
 	stopped map[*pipeClient]bool
 	harmed  map[*pipeClient]bool // clients the chaos signalled to end
 	ready   map[*pipeClient]bool // clients whose handshake was answered
-	history map[string]int       // what each check of the history found
 
 	notified, lost atomic.Int64 // clients told of an edit, and not
 
@@ -70,9 +67,9 @@ func (b *bench) soak(d time.Duration, clients int, commit string) (*SoakReport, 
 	}
 	s := &soaker{b: b, dir: dir, lease: filepath.Join(dir, ".ai/local/state/mcp/server.json"),
 		rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7)), clients: map[int]*pipeClient{},
-		errs: map[string]int{}, chaos: map[string]int{}, stopped: map[*pipeClient]bool{}, harmed: map[*pipeClient]bool{},
-		ready: map[*pipeClient]bool{}, history: map[string]int{},
-		rep: &SoakReport{Schema: "majordomus-soak/v1", Started: time.Now().UTC().Format(time.RFC3339), Clients: clients, Commit: commit}}
+		stopped: map[*pipeClient]bool{}, harmed: map[*pipeClient]bool{}, ready: map[*pipeClient]bool{},
+		rep: &SoakReport{Schema: "majordomus-soak/v1", Started: time.Now().UTC().Format(time.RFC3339), Clients: clients, Commit: commit,
+			Errors: map[string]int{}, ErrorSamples: map[string]string{}, Chaos: map[string]int{}, History: map[string]int{}}}
 	began := time.Now()
 	ctx, stop := context.WithTimeout(context.Background(), d)
 	defer stop()
@@ -86,14 +83,13 @@ func (b *bench) soak(d time.Duration, clients int, commit string) (*SoakReport, 
 	s.settle()
 	s.rep.Seconds = time.Since(began).Seconds()
 	s.rep.Requests, s.rep.Answered, s.rep.Unanswered, s.rep.KilledMidCall = s.requests.Load(), s.answered.Load(), s.unanswered.Load(), s.killed.Load()
-	s.rep.Errors, s.rep.Chaos, s.rep.History = s.errs, s.chaos, s.history
 	s.rep.Notified, s.rep.NotificationsLost = s.notified.Load(), s.lost.Load()
 	s.rep.LongestCallSeconds = time.Duration(s.longest.Load()).Seconds()
 	s.rep.LeaseholderPeakMiB = float64(s.leaseholdRS.Load()) / 1024
 	if dir := os.Getenv("SOAK_LOGS"); dir != "" { // every client's log, to read what happened
 		_ = os.MkdirAll(dir, 0o755)
 		s.b.mu.Lock()
-		for _, c := range s.b.pipes {
+		for _, c := range s.b.clients {
 			_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("%d.log", c.pid())), []byte(c.tail(1<<30)), 0o644)
 		}
 		s.b.mu.Unlock()
@@ -105,16 +101,16 @@ func (b *bench) soak(d time.Duration, clients int, commit string) (*SoakReport, 
 // ends, replaced when the chaos ends it.
 func (s *soaker) client(ctx context.Context, slot int) {
 	for ctx.Err() == nil {
-		c, err := s.b.spawnPipe(s.dir, soakTimings...)
+		c, err := s.b.spawn(s.dir, soakTimings...)
 		if err != nil {
-			s.count(s.errs, "spawn failed")
+			s.count(s.rep.Errors, "spawn failed")
 			return
 		}
 		s.mu.Lock()
 		s.clients[slot] = c
 		s.mu.Unlock()
 		step, cancel := context.WithTimeout(context.Background(), callBound)
-		err = c.handshake(step, fmt.Sprintf("soak-%d", slot))
+		err = handshake(step, c, fmt.Sprintf("soak-%d", slot))
 		cancel()
 		if err != nil {
 			s.ended(c, err)
@@ -135,17 +131,15 @@ func (s *soaker) client(ctx context.Context, slot int) {
 			s.requests.Add(1)
 			call, cancel := context.WithTimeout(context.Background(), callBound)
 			began := time.Now()
-			_, err := c.call(call, "tools/call", toolParams(tool, args))
+			_, err := c.call(call, "tools/call", map[string]any{"name": tool, "arguments": args})
 			cancel()
-			if err == nil {
-				raise(&s.longest, int64(time.Since(began)))
-			}
 			if err != nil {
 				if s.ended(c, err) {
 					break
 				}
 				continue
 			}
+			raise(&s.longest, int64(time.Since(began)))
 			s.answered.Add(1)
 			time.Sleep(time.Duration(5+rand.IntN(20)) * time.Millisecond) // a client's pace, not a wait for an event
 		}
@@ -155,31 +149,26 @@ func (s *soaker) client(ctx context.Context, slot int) {
 // ended classifies a failed call, and says whether the client is gone.
 func (s *soaker) ended(c *pipeClient, err error) bool {
 	text := err.Error()
-	s.mu.Lock()
-	harmed := s.harmed[c]
-	s.mu.Unlock()
 	switch {
-	case harmed: // answered as it was ending, or not at all
+	case s.is(s.harmed, c), // answered as it was ending, or not at all
+		strings.Contains(text, "exited before"), strings.Contains(text, ": writing "): // the chaos ended the client itself
 		s.killed.Add(1)
-		c.kill()
-		return true
-	case strings.Contains(text, "exited before"), strings.Contains(text, ": writing "):
-		s.killed.Add(1) // the chaos ended the client itself
-		c.kill()
-		return true
 	case strings.Contains(text, "deadline exceeded"):
 		s.unanswered.Add(1)
 		s.sample(fmt.Sprintf("unanswered within %s", callBound), text+" || its log: "+c.tail(12))
-		c.kill()
-		return true
 	case strings.Contains(text, "outcome unknown"):
 		s.sample("outcome unknown", text)
+		return false
 	case strings.Contains(text, "shared server unavailable"):
 		s.sample("shared server unavailable", text)
+		return false
 	default:
-		s.sample("other: "+firstWords(text, 8), text)
+		w := strings.Fields(text)
+		s.sample("other: "+strings.Join(w[:min(8, len(w))], " "), text)
+		return false
 	}
-	return false
+	c.kill()
+	return true
 }
 
 // raise makes m at least v.
@@ -192,28 +181,34 @@ func raise(m *atomic.Int64, v int64) {
 func (s *soaker) sample(kind, text string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.errs[kind]++
-	if s.rep.ErrorSamples == nil {
-		s.rep.ErrorSamples = map[string]string{}
-	}
+	s.rep.Errors[kind]++
 	if _, ok := s.rep.ErrorSamples[kind]; !ok {
 		s.rep.ErrorSamples[kind] = text
 	}
 }
 
+// count adds one to m[key]: the report's errors, harms or history checks.
 func (s *soaker) count(m map[string]int, key string) {
 	s.mu.Lock()
 	m[key]++
 	s.mu.Unlock()
 }
 
-func firstWords(text string, n int) string {
-	w := strings.Fields(text)
-	return strings.Join(w[:min(n, len(w))], " ")
+// mark sets c in one of the soaker's sets; is says whether it is in one.
+func (s *soaker) mark(set map[*pipeClient]bool, c *pipeClient) {
+	s.mu.Lock()
+	set[c] = true
+	s.mu.Unlock()
 }
 
-// pick is a random live client, or nil.
-func (s *soaker) pick() *pipeClient {
+func (s *soaker) is(set map[*pipeClient]bool, c *pipeClient) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return set[c]
+}
+
+// live is every client whose process runs, in no order.
+func (s *soaker) live() []*pipeClient {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var live []*pipeClient
@@ -222,80 +217,73 @@ func (s *soaker) pick() *pipeClient {
 			live = append(live, c)
 		}
 	}
-	if len(live) == 0 {
-		return nil
-	}
-	return live[s.rng.IntN(len(live))]
+	return live
 }
 
 // chaosLoop does one harm every 0.3–1.5 s until ctx ends.
 func (s *soaker) chaosLoop(ctx context.Context) {
 	mcpDir := filepath.Dir(s.lease)
-	for swaps := 0; ; {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Duration(300+s.rng.IntN(1200)) * time.Millisecond):
-		}
-		switch s.rng.IntN(12) {
-		case 0:
-			if c := s.pick(); c != nil {
-				s.harm(c)
-				_ = c.proc.Signal(syscall.SIGKILL)
-				s.count(s.chaos, "kill -9 a client")
+	for swaps := 0; pause(ctx, time.Duration(300+s.rng.IntN(1200))*time.Millisecond); {
+		switch harm := s.rng.IntN(12); harm {
+		case 0, 1:
+			sig, name := syscall.SIGKILL, "kill -9 a client"
+			if harm == 1 {
+				sig, name = syscall.SIGTERM, "SIGTERM a client"
 			}
-		case 1:
-			if c := s.pick(); c != nil {
-				s.harm(c)
-				_ = c.proc.Signal(syscall.SIGTERM)
-				s.count(s.chaos, "SIGTERM a client")
+			if live := s.live(); len(live) > 0 {
+				c := live[s.rng.IntN(len(live))]
+				s.mark(s.harmed, c)
+				_ = c.proc.Signal(sig)
+				s.count(s.rep.Chaos, name)
 			}
 		case 2:
 			if c := s.leaseholder(); c != nil {
 				_ = c.proc.Signal(syscall.SIGSTOP)
-				s.mu.Lock()
-				s.stopped[c] = true
-				s.mu.Unlock()
-				s.count(s.chaos, "SIGSTOP the leaseholder (1-4 s)")
+				s.mark(s.stopped, c)
+				s.count(s.rep.Chaos, "SIGSTOP the leaseholder (1-4 s)")
 				time.AfterFunc(time.Duration(1000+s.rng.IntN(3000))*time.Millisecond, func() { s.cont(c) })
 			}
 		case 3:
 			if os.WriteFile(s.lease, []byte("{not a lease"), 0o600) == nil {
-				s.count(s.chaos, "corrupt the lease")
+				s.count(s.rep.Chaos, "corrupt the lease")
 			}
 		case 4:
 			if os.Truncate(s.lease, 0) == nil {
-				s.count(s.chaos, "truncate the lease")
+				s.count(s.rep.Chaos, "truncate the lease")
 			}
 		case 5:
 			doc := `{"schema":"majordomus-mcp-lease/v1","pid":999999,"instance":"0123456789abcdef0123456789abcdef","url":"http://127.0.0.1:9"}`
 			if os.WriteFile(s.lease, []byte(doc), 0o600) == nil {
-				s.count(s.chaos, "replace the lease")
+				s.count(s.rep.Chaos, "replace the lease")
 			}
-		case 10:
-			s.hostExit(ctx)
-		case 11:
-			s.editLayer(ctx)
+		case 6:
+			swaps++
+			if os.Rename(mcpDir, fmt.Sprintf("%s.swapped-%d", mcpDir, swaps)) == nil && os.MkdirAll(mcpDir, 0o700) == nil {
+				s.count(s.rep.Chaos, "swap the lease directory away")
+			}
 		case 7:
 			s.fileForDirectory(ctx, mcpDir)
 		case 8:
 			s.truncateTwice(ctx)
 		case 9:
 			s.floodSessions(ctx)
-		case 6:
-			swaps++
-			if os.Rename(mcpDir, fmt.Sprintf("%s.swapped-%d", mcpDir, swaps)) == nil && os.MkdirAll(mcpDir, 0o700) == nil {
-				s.count(s.chaos, "swap the lease directory away")
-			}
+		case 10:
+			s.hostExit(ctx)
+		case 11:
+			s.editLayer(ctx)
 		}
 	}
 }
 
-// harm notes that the chaos ends c.
-func (s *soaker) harm(c *pipeClient) {
-	s.mu.Lock()
-	s.harmed[c] = true
-	s.mu.Unlock()
+// pause waits d, the length of a harm (not a wait for an event), or until
+// ctx ends; it says whether the soak goes on.
+func pause(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
 }
 
 // cont continues a stopped client.
@@ -311,22 +299,26 @@ func (s *soaker) cont(c *pipeClient) {
 
 // leaseholder is the client whose process the lease names, or nil.
 func (s *soaker) leaseholder() *pipeClient {
-	var doc struct {
-		PID int    `json:"pid"`
-		URL string `json:"url"`
-	}
+	var doc struct{ PID int }
 	raw, err := os.ReadFile(s.lease)
 	if err != nil || json.Unmarshal(raw, &doc) != nil {
 		return nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, c := range s.clients {
-		if c != nil && c.pid() == doc.PID && !c.hasExited() {
+	for _, c := range s.live() {
+		if c.pid() == doc.PID {
 			return c
 		}
 	}
 	return nil
+}
+
+// leaseURL is the URL the lease names, or "".
+func leaseURL(lease string) string {
+	var doc struct{ URL string }
+	if raw, err := os.ReadFile(lease); err == nil {
+		_ = json.Unmarshal(raw, &doc)
+	}
+	return doc.URL
 }
 
 // watchAdmission samples, every 250 ms, how many servers of the checkout
@@ -334,22 +326,18 @@ func (s *soaker) leaseholder() *pipeClient {
 // peak RSS of the process the lease names.
 func (s *soaker) watchAdmission(ctx context.Context) {
 	probe := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 300 * time.Millisecond}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(250 * time.Millisecond):
-		}
+	for pause(ctx, 250*time.Millisecond) {
 		urls := map[string]bool{}
-		s.mu.Lock()
-		for _, c := range s.clients {
-			if c != nil && !c.hasExited() {
-				for _, u := range c.serverURLs() {
-					urls[u] = true
+		for _, c := range s.live() {
+			for _, line := range c.proc.Logs() {
+				if !strings.Contains(line, "shared server listening on") {
+					continue
+				}
+				if url, err := logField[string](line, "url"); err == nil {
+					urls[url] = true
 				}
 			}
 		}
-		s.mu.Unlock()
 		admitting := 0
 		for u := range urls {
 			resp, err := probe.Get(u + "/")

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"runtime"
 	"sync"
 	"time"
-
-	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // stormRun is what one storm showed.
@@ -86,7 +83,7 @@ func (b *bench) stormOnce(record bool) (stormRun, error) {
 	if err != nil {
 		return r, err
 	}
-	procs := make([]*mcpclient.Process, b.storm)
+	procs := make([]*pipeClient, b.storm)
 	times := make([]time.Duration, b.storm)
 	errs := make([]error, b.storm)
 	release := make(chan struct{})
@@ -99,13 +96,12 @@ func (b *bench) stormOnce(record bool) (stormRun, error) {
 			defer done.Done()
 			ready.Done()
 			<-release
-			p, err := b.spawn(dir)
-			if err != nil {
-				errs[i] = err
+			if procs[i], errs[i] = b.spawn(dir); errs[i] != nil {
 				return
 			}
-			procs[i] = p
-			if errs[i] = timedInitialize(p, fmt.Sprintf("storm-%02d", i)); errs[i] == nil {
+			ctx, cancel := step()
+			defer cancel()
+			if errs[i] = handshake(ctx, procs[i], fmt.Sprintf("storm-%02d", i)); errs[i] == nil {
 				times[i] = time.Since(start)
 			}
 		}()
@@ -119,7 +115,7 @@ func (b *bench) stormOnce(record bool) (stormRun, error) {
 		var left sync.WaitGroup
 		for _, p := range procs {
 			if p != nil {
-				left.Go(func() { stop(p) })
+				left.Go(p.close)
 			}
 		}
 		left.Wait()
@@ -131,57 +127,69 @@ func (b *bench) stormOnce(record bool) (stormRun, error) {
 	}
 	r.perClient = times
 	for _, p := range procs {
-		if err := callRepository(p); err != nil {
+		if err := repository(p); err != nil {
 			return r, err
 		}
 	}
-	r.warnings = map[string]int{}
-	leader := -1
-	for i, p := range procs {
-		if cpu, err := cpuTime(p.Cmd.Process.Pid); err == nil {
-			r.cpu += cpu
-		}
-		for _, line := range p.Logs() {
-			var entry struct{ Level, Msg string }
-			if json.Unmarshal([]byte(line), &entry) == nil && (entry.Level == "warn" || entry.Level == "error") {
-				r.warnings[entry.Level+": "+entry.Msg[:min(len(entry.Msg), 90)]]++
-			}
-		}
-		n := p.CountLogs("shared server listening on")
-		r.leaseholders += n
-		if n > 0 {
-			leader = i
-		}
-		r.attached += p.CountLogs("bridging this stdio session")
-		r.alone += p.CountLogs("serving this client alone")
-	}
-	if leader >= 0 {
-		r.boardCount = boardCount(procs[leader])
-	}
+	leader := r.tally(procs)
 	if !record {
 		return r, nil
 	}
 	for i, p := range procs {
 		if i == leader {
-			_ = memOf(p.Cmd.Process.Pid, b.mem.leaseholder, nil)
+			_ = memOf(p.pid(), b.mem.leaseholder, nil)
 		} else {
-			_ = memOf(p.Cmd.Process.Pid, b.mem.bridge, b.mem.bridgePSS)
+			_ = memOf(p.pid(), b.mem.bridge, b.mem.bridgePSS)
 		}
 	}
 	return r, b.standaloneRSS(dir, 1)
 }
 
-// boardCount is the peer count a client's majordomus_peers reports.
-func boardCount(p *mcpclient.Process) int {
-	ctx, cancel := context.WithTimeout(context.Background(), stepTimeout)
+// tally reads what the storm's clients said and spent, once each has made
+// a call, and returns the index of the leaseholder (-1 if none).
+func (r *stormRun) tally(procs []*pipeClient) int {
+	r.warnings = map[string]int{}
+	leader := -1
+	for i, p := range procs {
+		if cpu, err := cpuTime(p.pid()); err == nil {
+			r.cpu += cpu
+		}
+		for _, line := range p.proc.Logs() {
+			var entry struct{ Level, Msg string }
+			if json.Unmarshal([]byte(line), &entry) == nil && (entry.Level == "warn" || entry.Level == "error") {
+				r.warnings[entry.Level+": "+entry.Msg[:min(len(entry.Msg), 90)]]++
+			}
+		}
+		n := p.proc.CountLogs("shared server listening on")
+		r.leaseholders += n
+		if n > 0 {
+			leader = i
+		}
+		r.attached += p.proc.CountLogs("bridging this stdio session")
+		r.alone += p.proc.CountLogs("serving this client alone")
+	}
+	r.boardCount = -1
+	if leader >= 0 {
+		if board, err := boardOf(procs[leader]); err == nil {
+			r.boardCount = board.Count
+		}
+	}
+	return leader
+}
+
+// board is what majordomus_peers shows: how many peers, and each one.
+type board struct {
+	Count int                       `json:"count"`
+	Peers []struct{ Attached bool } `json:"peers"`
+}
+
+// boardOf is the board c is served by.
+func boardOf(c *pipeClient) (board, error) {
+	ctx, cancel := step()
 	defer cancel()
-	var board struct {
-		Count int `json:"count"`
-	}
-	if isErr, _, err := p.CallTool(ctx, "majordomus_peers", nil, &board); err != nil || isErr {
-		return -1
-	}
-	return board.Count
+	var out board
+	err := callTool(ctx, c, "majordomus_peers", nil, &out)
+	return out, err
 }
 
 // b6 assembles the memory figures gathered by B2, B3 and B5.
