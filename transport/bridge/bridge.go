@@ -275,8 +275,12 @@ func (b *Bridge) stop() {
 func (b *Bridge) Close() {
 	b.closeOnce.Do(func() {
 		b.mu.Lock()
-		relaying, sid, proto := b.left == nil, b.session, b.record.Protocol
 		b.closed = true // from now on the stream and the heartbeat re-open nothing
+		b.mu.Unlock()
+		b.reinitMu.Lock() // a session being opened again is opened, and ended (setSession)
+		b.reinitMu.Unlock()
+		b.mu.Lock()
+		relaying, sid, proto := b.left == nil, b.session, b.record.Protocol
 		b.mu.Unlock()
 		if relaying && sid != "" {
 			b.endSession(sid, proto)
