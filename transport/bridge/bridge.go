@@ -277,11 +277,11 @@ func (b *Bridge) Close() {
 		b.mu.Lock()
 		b.closed = true // from now on the stream and the heartbeat re-open nothing
 		b.mu.Unlock()
-		b.reinitMu.Lock() // a session being opened again is opened, and ended (setSession)
-		b.reinitMu.Unlock()
+		b.reinitMu.Lock() // a session being opened again is opened first, and ended (setSession)
 		b.mu.Lock()
 		relaying, sid, proto := b.left == nil, b.session, b.record.Protocol
 		b.mu.Unlock()
+		b.reinitMu.Unlock()
 		if relaying && sid != "" {
 			b.endSession(sid, proto)
 		}
