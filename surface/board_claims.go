@@ -17,7 +17,7 @@ import (
 // the id it had there and brings its announcement, so that it is on the
 // board at once as it was, and no new number is drawn for it. The claim is
 // granted by [Board.reclaim], with what the departed peer under the id had
-// announced unless the session carries an announcement; a new session, or
+// (its client, and its announcement unless the session carries one); a new session, or
 // a refused claim, gets a new id. A session already on the board keeps its
 // peer. It returns the peer's id.
 func (b *Board) Open(session, transport, claim string, announced *Announcement) string {
@@ -36,9 +36,8 @@ func (b *Board) Open(session, transport, claim string, announced *Announcement) 
 	b.bySession[session] = p
 	if announced != nil {
 		b.announce(p, announced.Intent, announced.Scope, false, now)
-	} else {
-		b.bringBack(p, back)
 	}
+	b.bringBack(p, back)
 	return p.ID
 }
 
@@ -65,9 +64,9 @@ func (b *Board) Claim(session, id string) bool {
 
 // reclaim grants a claimed id, when it is one this board could have given
 // (p1, p2, …) and no attached peer holds it, and drops a departed peer
-// that does: whoever takes the id is that peer, back, and gets what it had
-// announced, which reclaim returns. Ids given later do not collide with it.
-func (b *Board) reclaim(id string) (back *Announcement, ok bool) {
+// that does: whoever takes the id is that peer, back, and gets what it
+// had, which reclaim returns. Ids given later do not collide with it.
+func (b *Board) reclaim(id string) (back *Peer, ok bool) {
 	n, ok := peerNumber(id)
 	if !ok || b.heldByAttached(id) {
 		return nil, false
@@ -75,7 +74,7 @@ func (b *Board) reclaim(id string) (back *Announcement, ok bool) {
 	b.next = max(b.next, n)
 	b.order = slices.DeleteFunc(b.order, func(q *Peer) bool {
 		if q.ID == id {
-			back = q.Announcement
+			back = q
 			b.forget(q)
 			return true
 		}
@@ -84,11 +83,18 @@ func (b *Board) reclaim(id string) (back *Announcement, ok bool) {
 	return back, true
 }
 
-// bringBack gives p, a departed peer back, the announcement it had, when
-// it has not announced anew.
-func (b *Board) bringBack(p *Peer, back *Announcement) {
-	if back != nil && p.Announcement == nil {
-		p.Announcement = back
+// bringBack gives p, a departed peer back, what it had: its client's name
+// until its initialize names it again (a reader never sees the peer
+// nameless in between), and its announcement unless it announced anew.
+func (b *Board) bringBack(p *Peer, back *Peer) {
+	if back == nil {
+		return
+	}
+	if p.Client.Name == notInitialized {
+		p.Client = back.Client
+	}
+	if back.Announcement != nil && p.Announcement == nil {
+		p.Announcement = back.Announcement
 		b.kept(p)
 	}
 }

@@ -138,11 +138,11 @@ func (b *Board) sight(m ModernRequest, now time.Time) *Peer {
 }
 
 // find returns m's peer, or nil and the id its new peer takes ("" for a
-// new number) with what a departed peer under that id had announced. In
+// new number) with the departed peer under that id, if any. In
 // order: the peer of the session m came on; the peer its claim names, or
 // the claimed id as [Board.reclaim] grants it; the peer of the identity it
 // sends.
-func (b *Board) find(m ModernRequest) (rec *sessionless, p *Peer, id string, back *Announcement) {
+func (b *Board) find(m ModernRequest) (rec *sessionless, p *Peer, id string, back *Peer) {
 	if p, ok := b.bySession[m.Session]; ok && m.Session != "" {
 		return nil, p, "", nil
 	}

@@ -54,11 +54,14 @@ func TestABoardGrantsAFreeWellFormedPeerIDClaim(t *testing.T) {
 
 // A session that claims a departed peer's id, at its opening or at its
 // initialize, gets back what that peer had announced, unless it announces
-// anew: its carried announcement, or one it made before it claimed.
+// anew: its carried announcement, or one it made before it claimed. Opened
+// under the id, it is named as that peer's client from its first instant,
+// before its initialize names it again.
 func TestAClaimedDepartedIDBringsBackItsAnnouncement(t *testing.T) {
 	b := NewBoard(time.Now, time.Minute)
 	departed := func(session, intent string) string {
 		id := b.Open(session, "stdio", "", nil)
+		b.Identify(session, Client{Name: "agent " + intent})
 		if _, _, err := b.Announce(session, intent, []string{"docs/" + intent}, false); err != nil {
 			t.Fatal(err)
 		}
@@ -92,6 +95,11 @@ func TestAClaimedDepartedIDBringsBackItsAnnouncement(t *testing.T) {
 	b.Open("s3b", "stdio", carried, &Announcement{Intent: "carried", Scope: []string{"x"}})
 	if a := announced(carried); a == nil || a.Intent != "carried" {
 		t.Errorf("opened with its own announcement, %s has %+v", carried, a)
+	}
+	for _, p := range b.order {
+		if want := map[string]string{opened: "agent opened", carried: "agent before"}[p.ID]; want != "" && p.Client.Name != want {
+			t.Errorf("opened under %s, before its initialize, its client is %q, want %q", p.ID, p.Client.Name, want)
+		}
 	}
 	anew := departed("s4", "before")
 	b.Open("s4b", "http", "", nil)

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"context"
 	"io"
 	"net"
 	"sync"
@@ -8,13 +9,41 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
+
+// A session the server opens for an initialize that was in flight when its
+// bridge was closed is ended by the bridge: nobody else knows it, and the
+// server would serve on for nobody until its idle timeout.
+func TestASessionOpenedAfterItsBridgeClosedIsEnded(t *testing.T) {
+	f := newFixture()
+	entered, release := make(chan struct{}), make(chan struct{})
+	f.hooks.AddBeforeInitialize(func(context.Context, any, *mcp.InitializeRequest) {
+		close(entered)
+		<-release
+	})
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
+	b, err := bridge.New(t.Context(), bridge.Config{Secret: testSecret, ProbeTimeout: testProbe, URL: s.url, Out: wire.NewFrameWriter(io.Discard)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered := make(chan []byte)
+	go func() { answered <- b.Handle(t.Context(), []byte(initialize)) }()
+	<-entered
+	b.Close()
+	close(release)
+	<-answered
+	if n := s.Sessions(); n != 0 {
+		t.Fatalf("the server holds %d sessions after the bridge that opened them was closed", n)
+	}
+}
 
 // A session left on a server that stays silent is given up at the idle
 // timeout the bridge is given, the server's: the server has ended it by

@@ -365,6 +365,32 @@ func TestALocalSessionCanBeCarried(t *testing.T) {
 	}
 }
 
+// An initialize still being answered when the session is carried is
+// carried: its client is told the session opened, whatever else the
+// session it is carried to would answer (a storm's loaded machine left a
+// client answered "tools/call before initialize" by its bridge).
+func TestASlowInitializeIsCarried(t *testing.T) {
+	f := newFixture()
+	entered, release := make(chan struct{}), make(chan struct{})
+	f.hooks.AddBeforeInitialize(func(context.Context, any, *mcp.InitializeRequest) {
+		close(entered)
+		<-release
+	})
+	l, err := stdio.NewLocal(context.Background(), f.srv, wire.NewFrameWriter(io.Discard), "stdio")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go l.Handle(context.Background(), json.RawMessage(initialize))
+	<-entered
+	carried := make(chan []byte)
+	go func() { carried <- l.Carried().Initialize }()
+	close(release)
+	if c := <-carried; c == nil {
+		t.Fatal("the initialize being answered was not carried")
+	}
+}
+
 // A local session ends with the context it was opened with, closed or
 // not: it leaves the server, and its notifications stop.
 func TestALocalSessionEndsWithItsContext(t *testing.T) {

@@ -275,9 +275,13 @@ func (b *Bridge) stop() {
 func (b *Bridge) Close() {
 	b.closeOnce.Do(func() {
 		b.mu.Lock()
-		relaying, sid, proto := b.left == nil, b.session, b.record.Protocol
 		b.closed = true // from now on the stream and the heartbeat re-open nothing
 		b.mu.Unlock()
+		b.reinitMu.Lock() // a session being opened again is opened first, and ended (setSession)
+		b.mu.Lock()
+		relaying, sid, proto := b.left == nil, b.session, b.record.Protocol
+		b.mu.Unlock()
+		b.reinitMu.Unlock()
 		if relaying && sid != "" {
 			b.endSession(sid, proto)
 		}

@@ -96,9 +96,16 @@ func (b *Bridge) initialized(ctx context.Context, c call, res exchangeResult) {
 		zap.String("client", p.ClientInfo.Name), zap.String("client_version", p.ClientInfo.Version))
 }
 
-// setSession switches to a new session; the old one's stream ends.
+// setSession switches to a new session; the old one's stream ends. A
+// session opened once the bridge was closed is ended at once: Close ended
+// the one before it, and nothing else knows this one to end it.
 func (b *Bridge) setSession(sid, proto string) {
 	b.mu.Lock()
+	if b.closed && sid != "" {
+		b.mu.Unlock()
+		b.endSession(sid, proto)
+		return
+	}
 	if sid != b.session && b.streamStop != nil {
 		b.streamStop()
 		b.streamStop = nil

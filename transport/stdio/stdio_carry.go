@@ -114,8 +114,12 @@ func (r *sessionRecord) noteHeard(method string, msg json.RawMessage, answer []b
 
 // Carried is the client's session as this local session saw it, to be
 // carried to another server; its Initialize is nil before the client
-// initialized.
+// initialized. An initialize being answered is waited for, however long a
+// loaded machine takes: its client is told the session opened, so the
+// session carried must be open too.
 func (l *Local) Carried() carry.Session {
+	l.opening.Lock()
+	defer l.opening.Unlock()
 	l.record.mu.Lock()
 	defer l.record.mu.Unlock()
 	c := l.record.carried

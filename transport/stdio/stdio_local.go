@@ -34,6 +34,7 @@ type Local struct {
 	pumped  sync.WaitGroup
 	record  sessionRecord
 	modern  modernCalls
+	opening sync.RWMutex // read-held while an initialize is answered: Carried waits for it
 }
 
 // NewLocal registers a new in-process session with srv and starts relaying
@@ -109,6 +110,10 @@ func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
 	}
 	if refusal := wire.PromptRefusal(l.srv, env, msg); refusal != nil {
 		return refusal
+	}
+	if env.Method == string(mcp.MethodInitialize) {
+		l.opening.RLock()
+		defer l.opening.RUnlock()
 	}
 	end := l.track(env, msg)
 	answer := l.answer(ctx, env, msg)
