@@ -115,11 +115,9 @@ type Bridge struct {
 	// server gave it, its announcement, what it asked to hear, a 2026-07-28
 	// client's _meta, which tools may be resent.
 	record     carry.Session
-	ready      bool          // the client said notifications/initialized
-	readied    chan struct{} // closed when ready turns true; replaced when it turns false
-	present    bool          // the presence of a 2026-07-28 client is held (bridge_presence.go)
-	stopped    bool          // nothing more starts in the background (closed, or left)
-	toolsAsked bool          // the bridge asked the server for its tools
+	ready      bool // the client said notifications/initialized
+	present    bool // the presence of a 2026-07-28 client is held (bridge_presence.go)
+	toolsAsked bool // the bridge asked the server for its tools
 	streamStop context.CancelFunc
 	left       *Gone // why it left its server, once it did
 	closed     bool
@@ -166,7 +164,6 @@ func New(ctx context.Context, cfg Config) (*Bridge, error) {
 		parent:        ctx,
 		wake:          make(chan struct{}, 1),
 		done:          make(chan struct{}),
-		readied:       make(chan struct{}),
 		record:        carry.Session{SafeTools: cloneOrEmpty(cfg.SafeTools), Peer: cfg.Peer, Meta: cfg.Meta},
 	}
 	b.ctx, b.cancel = context.WithCancel(ctx)
@@ -252,21 +249,12 @@ func (b *Bridge) isSafe(tool string) bool {
 }
 
 // goLocked runs f on a goroutine of the bridge's background, which Close
-// waits for, unless the bridge stopped (b.mu held).
+// waits for, unless the bridge no longer relays (b.mu held): once it left
+// or was closed, nothing more starts there.
 func (b *Bridge) goLocked(f func()) {
-	if !b.stopped {
+	if b.left == nil && !b.closed {
 		b.wg.Go(f)
 	}
-}
-
-// stop lets nothing more start in the background and cancels what runs
-// there (the heartbeat, the stream, the presence, a move, the tools asked
-// for). It does not wait: what runs there may be what stops it.
-func (b *Bridge) stop() {
-	b.mu.Lock()
-	b.stopped = true
-	b.mu.Unlock()
-	b.cancel()
 }
 
 // Close ends the session on the server (DELETE, errors ignored) while the
@@ -281,7 +269,7 @@ func (b *Bridge) Close() {
 		if relaying && sid != "" {
 			b.endSession(sid, proto)
 		}
-		b.stop()
+		b.cancel()
 		b.wg.Wait()
 		b.markDone()
 		b.posts.closeIdle()

@@ -108,7 +108,7 @@ func (b *Bridge) leave(cause error) *Gone {
 	b.left = g
 	sid, proto, wasClosed := b.session, b.record.Protocol, b.closed
 	b.mu.Unlock()
-	b.stop()
+	b.cancel() // the background stops, unwaited for: it may be what left
 	if sid != "" && !wasClosed {
 		b.leaveLater(sid, proto)
 	}

@@ -83,7 +83,7 @@ func (b *Bridge) exchangeModern(ctx context.Context, msg json.RawMessage, c call
 	switch {
 	case res.outcome == failed && len(res.body) == 0:
 		return nil, &failure{cause: b.unreachable(res.err), notRun: res.notRun}
-	case leaseLostModern(res.body):
+	case leaseLost(res.body, wire.CodeLeaseLostModern):
 		return nil, &failure{cause: fmt.Errorf("the shared server at %s refused the request: %s", b.cfg.URL, errorMessage(res.body)), notRun: true}
 	case !c.env.IsRequest():
 		return nil, nil
@@ -95,21 +95,17 @@ func (b *Bridge) exchangeModern(ctx context.Context, msg json.RawMessage, c call
 		b.cfg.URL, res.status, httpErrorMessage(res.body))), nil
 }
 
-// withPeer is msg with the client's peer id in its _meta, drawn the first
-// time a modern message needs it (and carried over a failover after that).
+// withPeer is msg with the client's peer id in its _meta: the one its
+// session or an earlier bridge had, else one drawn from cfg.NewPeer the
+// first time a modern message needs it (and carried over a failover after
+// that).
 func (b *Bridge) withPeer(msg json.RawMessage) json.RawMessage {
-	return carry.WithPeerMeta(msg, b.modernPeer())
-}
-
-// modernPeer is the client's peer id: the one its session or an earlier
-// bridge had, else a new one from cfg.NewPeer.
-func (b *Bridge) modernPeer() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.record.Peer == "" && b.cfg.NewPeer != nil {
 		b.record.Peer = b.cfg.NewPeer()
 	}
-	return b.record.Peer
+	return carry.WithPeerMeta(msg, b.record.Peer)
 }
 
 // setModernHeaders sets the headers 2026-07-28 requires of a POST besides
@@ -135,18 +131,4 @@ func isAnswer(body []byte) bool {
 		Error   json.RawMessage `json:"error"`
 	}
 	return json.Unmarshal(body, &a) == nil && a.JSONRPC == "2.0" && (len(a.Result) > 0 || len(a.Error) > 0)
-}
-
-// leaseLostModern reports whether an answer is a lease-lost server's
-// refusal of a modern request.
-func leaseLostModern(answer []byte) bool {
-	var a struct {
-		Error *struct {
-			Code int `json:"code"`
-			Data struct {
-				Reason string `json:"reason"`
-			} `json:"data"`
-		} `json:"error"`
-	}
-	return json.Unmarshal(answer, &a) == nil && a.Error != nil && a.Error.Code == wire.CodeLeaseLostModern && a.Error.Data.Reason == wire.ErrCodeLeaseLost
 }

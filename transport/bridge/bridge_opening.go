@@ -28,23 +28,10 @@ func (b *Bridge) reopening(ctx context.Context) context.Context {
 	return carry.WithAnnouncement(carry.WithPeerClaim(ctx, peer), announce)
 }
 
-// unopened answers what the client sends before it has a session, as a
-// local session answers it (package wire): the server has no session to
-// serve it on.
-func (b *Bridge) unopened(msg json.RawMessage) ([]byte, bool) {
-	b.mu.Lock()
-	sid := b.session
-	b.mu.Unlock()
-	if sid != "" {
-		return nil, false
-	}
-	return wire.Unopened(msg)
-}
-
 // answeredHere answers msg when a local session answers it without its
 // MCPServer: a batch no server takes, what screen refuses, and what comes
-// before the session opens. So such an answer never waits on the server,
-// and never names it.
+// before the session opens (the server has none to serve it on). So such
+// an answer never waits on the server, and never names it.
 func (b *Bridge) answeredHere(msg json.RawMessage) ([]byte, bool) {
 	if refusal := wire.RefusedBatch(msg); refusal != nil {
 		return refusal, true
@@ -52,7 +39,13 @@ func (b *Bridge) answeredHere(msg json.RawMessage) ([]byte, bool) {
 	if answer, ok := screened(msg); ok {
 		return answer, true
 	}
-	return b.unopened(msg)
+	b.mu.Lock()
+	sid := b.session
+	b.mu.Unlock()
+	if sid != "" {
+		return nil, false
+	}
+	return wire.Unopened(msg)
 }
 
 // screened answers msg when wire.Screen answers it, or each member of a

@@ -39,7 +39,7 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 	switch {
 	case res.outcome == failed:
 		return &failure{cause: b.unreachable(res.err), notRun: true}
-	case res.outcome == answered && leaseLost(res.body):
+	case res.outcome == answered && leaseLost(res.body, wire.CodeLeaseLost):
 		return &failure{cause: fmt.Errorf("the shared server at %s refused a new session: %s", b.cfg.URL, errorMessage(res.body)), notRun: true}
 	case res.outcome != answered || res.session == "" || wire.AnswerError(res.body) != nil:
 		return &failure{cause: fmt.Errorf("the shared server at %s lost the session and did not open a new one (status %d): %s",
@@ -81,9 +81,6 @@ func (b *Bridge) initialized(ctx context.Context, c call, res exchangeResult) {
 	}
 	_ = json.Unmarshal(c.params, &p)
 	b.mu.Lock()
-	if b.ready {
-		b.readied = make(chan struct{})
-	}
 	b.record.Initialize, b.record.Announce, b.ready, b.record.Heard = bytes.Clone(c.params), nil, false, carry.Hearing{}
 	peer, announced := carry.Opened(res.body)
 	if announced { // a carried session, opened with its announcement

@@ -76,7 +76,7 @@ func (b *Bridge) learnTools(ctx context.Context) {
 		}
 		_ = json.Unmarshal(res.body, &page)
 		b.mu.Lock()
-		cursor = b.recordToolsLocked(page.Result)
+		cursor = carry.SafeToResend(b.record.SafeTools, page.Result)
 		known := len(b.record.SafeTools)
 		b.mu.Unlock()
 		if cursor == "" {
@@ -84,12 +84,6 @@ func (b *Bridge) learnTools(ctx context.Context) {
 			return
 		}
 	}
-}
-
-// recordToolsLocked records the resend safety of the tools in a tools/list
-// result, and returns its next cursor.
-func (b *Bridge) recordToolsLocked(result json.RawMessage) (nextCursor string) {
-	return carry.SafeToResend(b.record.SafeTools, result)
 }
 
 // cloneOrEmpty copies m, nil included, into a map that can be written.
