@@ -140,7 +140,7 @@ func TestAReadOnlyCallIsResentOnEveryFailoverWithoutTheClientListingTools(t *tes
 		if next >= servers {
 			return nil, errors.New("no server left")
 		}
-		b, err := bridge.New(ctx, bridge.Config{Secret: testSecret, ProbeTimeout: testProbe, URL: urls[next], Out: fo.out, SafeTools: carried.SafeTools})
+		b, err := bridge.New(ctx, bridge.Config{Secret: testSecret, ProbeTimeout: testProbe, URL: urls[next], Out: fo.out, Carried: carry.Session{SafeTools: carried.SafeTools}})
 		next++
 		if err != nil {
 			return nil, err

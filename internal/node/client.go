@@ -219,19 +219,22 @@ func (s *clientSession) failure(reason string, cause error) machine.BridgeFailur
 // a bridge: the client's messages wait from now on, those it is answering
 // are let finish, and what it has seen of the session is carried, with
 // the calls it answered that no shared history kept and what earlier
-// bridges learned of the tools. It returns what is carried.
-func (s *clientSession) carryLocal(ctx context.Context) *carry.Session {
+// bridges learned of the tools. It returns what is carried, if anything.
+func (s *clientSession) carryLocal(ctx context.Context) (c carry.Session) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.interim = false
 	if s.local == nil {
-		return s.carried
+		if s.carried != nil {
+			c = *s.carried
+		}
+		return c
 	}
 	s.router.hold()
 	settle, cancel := context.WithTimeout(ctx, settleBound)
 	s.router.settle(settle, s.local)
 	cancel()
-	c := s.local.Carried()
+	c = s.local.Carried()
 	if srv, err := s.n.load(); err == nil {
 		c.History = srv.surface.Executions.Unshared()
 	}
@@ -241,7 +244,7 @@ func (s *clientSession) carryLocal(ctx context.Context) *carry.Session {
 		c.SafeTools = safe
 	}
 	s.carried = &c
-	return s.carried
+	return c
 }
 
 // adopt makes what the machine chose serve the client, the one place that

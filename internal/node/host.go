@@ -76,15 +76,9 @@ func (n *Node) drawSoon() {
 	}
 }
 
-// hostPeer is the peer id of this process's client as its host's (see
-// registry.PeerOfHost), or "" when the host or the lease directory cannot
-// tell.
-func (n *Node) hostPeer() string {
-	n.hostOnce.Do(func() { n.hostID = n.drawHostPeer() })
-	return n.hostID
-}
-
-// drawHostPeer is hostPeer, drawn: once per process, so that its client
+// drawHostPeer draws the peer id of this process's client as its host's
+// (see registry.PeerOfHost), or "" when the host or the lease directory
+// cannot tell. Node.hostPeer draws it once per process, so that its client
 // is one peer whatever serves it (a second draw would find this process
 // alive, and give another number).
 func (n *Node) drawHostPeer() string {

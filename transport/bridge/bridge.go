@@ -67,18 +67,16 @@ type Config struct {
 	// Current reports whether the lease still names the server; nil: not
 	// asked. One that no longer does is left as one that lost its lease.
 	Current func() bool
-	// SafeTools is what an earlier bridge of this client learned of the
-	// tools: whether resending each is harmless (carry.Session.SafeTools).
-	SafeTools map[string]bool
-	// Peer is the client's peer id when an earlier backend gave it one
-	// (carry.Session.Peer); NewPeer draws one the first time a 2026-07-28 message
-	// needs it, from the counter the server's board draws from.
-	Peer    string
+	// Carried is what the client's earlier backends learned of its session
+	// that the bridge keeps: which tools may be resent, its peer id, and a
+	// 2026-07-28 client's last _meta, whose presence the bridge then holds
+	// from the start, before the client speaks again. The rest is replayed
+	// onto the bridge (carry.Session.Replay).
+	Carried carry.Session
+	// NewPeer draws the client's peer id, when Carried has none, the first
+	// time a 2026-07-28 message needs it, from the counter the server's
+	// board draws from.
 	NewPeer func() string
-	// Meta is a 2026-07-28 client's last _meta (carry.Session.Meta), when an
-	// earlier backend learned it: the bridge holds the client's presence
-	// from the start, before the client speaks again.
-	Meta json.RawMessage
 }
 
 // Bridge is the backend of a process attached to a shared server (see the
@@ -164,7 +162,7 @@ func New(ctx context.Context, cfg Config) (*Bridge, error) {
 		parent:        ctx,
 		wake:          make(chan struct{}, 1),
 		done:          make(chan struct{}),
-		record:        carry.Session{SafeTools: cloneOrEmpty(cfg.SafeTools), Peer: cfg.Peer, Meta: cfg.Meta},
+		record:        carry.Session{SafeTools: cloneOrEmpty(cfg.Carried.SafeTools), Peer: cfg.Carried.Peer, Meta: cfg.Carried.Meta},
 	}
 	b.ctx, b.cancel = context.WithCancel(ctx)
 	b.wg.Go(b.heartbeat)
