@@ -100,11 +100,11 @@ type Bridge struct {
 	reinitMu  sync.Mutex   // one re-initialisation at a time
 	leaseLost atomic.Bool  // the server said it lost its lease (wire.LeaseHeader)
 	inflight  atomic.Int32 // messages being relayed to the server
-	// modernCalls are the 2026-07-28 requests being relayed, by id: they
-	// belong to no session, so a move need not wait for them, and the
-	// client may cancel them.
-	modernCalls sync.Map
-	toolsMu     sync.Mutex // one tools/list of the bridge's own at a time
+	// modern are the 2026-07-28 requests being relayed: they belong to no
+	// session, so a move need not wait for them, and the client may cancel
+	// them (closing their streams).
+	modern  wire.Cancels
+	toolsMu sync.Mutex // one tools/list of the bridge's own at a time
 
 	mu      sync.Mutex
 	session string // the id of the client's session on the server
@@ -191,7 +191,7 @@ func (b *Bridge) Relay(ctx context.Context, msg json.RawMessage) ([]byte, error)
 		return nil, g
 	}
 	calls := readCalls(msg)
-	if len(calls) == 1 && b.cancelModern(calls[0]) {
+	if len(calls) == 1 && calls[0].env.Method == string(mcp.MethodNotificationCancelled) && b.modern.Cancel(calls[0].params) {
 		return nil, nil // closing its stream was the cancellation
 	}
 	if b.shouldMove() {

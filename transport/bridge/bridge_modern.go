@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -23,50 +22,19 @@ import (
 // and goes to the client as it is: a host gets the same bytes attached as
 // served in process (R8).
 
-// modernCall is a modern request being relayed: the client cancels it
-// with notifications/cancelled, which over HTTP is closing its stream.
-type modernCall struct {
-	cancel    context.CancelFunc
-	cancelled atomic.Bool
-}
-
 // relayModern relays one modern message (batches are not part of that
 // revision) and returns its answer, or why there is none. A request the
-// client cancelled meanwhile is answered with nothing.
+// client cancelled meanwhile (its stream closed) is answered with nothing.
 func (b *Bridge) relayModern(ctx context.Context, msg json.RawMessage, c call) ([]byte, *failure) {
-	if c.env.IsRequest() {
-		mc := &modernCall{}
-		ctx, mc.cancel = context.WithCancel(ctx)
-		defer mc.cancel()
-		key := string(c.env.ID)
-		b.modernCalls.Store(key, mc)
-		defer b.modernCalls.CompareAndDelete(key, mc)
-		answer, fail := b.exchangeModern(ctx, msg, c)
-		if mc.cancelled.Load() {
-			return nil, nil
-		}
-		return answer, fail
+	if !c.env.IsRequest() {
+		return b.exchangeModern(ctx, msg, c)
 	}
-	return b.exchangeModern(ctx, msg, c)
-}
-
-// cancelModern cancels the modern request a notifications/cancelled names,
-// when the bridge is relaying it, and reports whether it did.
-func (b *Bridge) cancelModern(c call) bool {
-	var p struct {
-		RequestID json.RawMessage `json:"requestId"`
+	ctx, end := b.modern.Begin(ctx, c.env.ID)
+	answer, fail := b.exchangeModern(ctx, msg, c)
+	if end() {
+		return nil, nil
 	}
-	if c.env.Method != string(mcp.MethodNotificationCancelled) || json.Unmarshal(c.params, &p) != nil {
-		return false
-	}
-	v, ok := b.modernCalls.Load(string(p.RequestID))
-	if !ok {
-		return false
-	}
-	mc := v.(*modernCall)
-	mc.cancelled.Store(true)
-	mc.cancel()
-	return true
+	return answer, fail
 }
 
 // exchangeModern POSTs one modern message, on no session, and reads what

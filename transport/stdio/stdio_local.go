@@ -33,7 +33,7 @@ type Local struct {
 	stop    sync.Once
 	pumped  sync.WaitGroup
 	record  sessionRecord
-	modern  modernCalls
+	modern  wire.Cancels // its 2026-07-28 requests being answered
 }
 
 // NewLocal registers a new in-process session with srv and starts relaying
@@ -130,14 +130,15 @@ func (l *Local) track(env wire.Envelope, msg json.RawMessage) (end func() bool) 
 	}
 	_ = json.Unmarshal(msg, &m)
 	if env.Method == string(mcp.MethodNotificationCancelled) {
-		l.modern.cancel(m.Params)
+		l.modern.Cancel(m.Params)
 		return nil
 	}
 	if _, version := wire.MetaOf(m.Params); env.IsRequest() && mcp.IsModernProtocol(version) {
 		if env.Method == string(mcp.MethodSubscriptionsListen) {
 			l.session.opening(env.ID)
 		}
-		return l.modern.begin(env.ID)
+		_, end := l.modern.Begin(context.Background(), env.ID) // its answer is dropped; it runs on
+		return end
 	}
 	return nil
 }
