@@ -103,8 +103,7 @@ func (h *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	h.table.expect(sid, endDelete)
-	defer h.table.forget(sid)
+	defer h.table.expect(sid, endDelete)()
 	h.pass(w, r)
 }
 
@@ -134,8 +133,7 @@ func (h *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 // endSession ends a session the way a DELETE does (mcp-go terminates and
 // unregisters it and drops its state), for the given reason.
 func (h *Server) endSession(sid, reason string) {
-	h.table.expect(sid, reason)
-	defer h.table.forget(sid)
+	defer h.table.expect(sid, reason)()
 	req, err := http.NewRequestWithContext(context.Background(), http.MethodDelete, "/mcp", nil)
 	if err != nil {
 		return
@@ -246,10 +244,7 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 func (h *Server) serveInitialize(w http.ResponseWriter, r *http.Request, body []byte, id json.RawMessage) {
 	if ref := h.cfg.Refusal(); ref != nil {
 		h.log.Info("a new session was refused", zap.String("reason", ref.reason()), zap.String("url", ref.URL))
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(append(ref.frame(id, wire.CodeLeaseLost), '\n'))
+		writeFrame(w, http.StatusOK, ref.frame(id, wire.CodeLeaseLost))
 		return
 	}
 	if n := h.table.count(); n >= h.cfg.MaxSessions {
@@ -334,9 +329,7 @@ func (h *Server) serveBatch(w http.ResponseWriter, r *http.Request, members []js
 			return
 		}
 		b, _ := json.Marshal(answers)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(append(b, '\n'))
+		writeFrame(w, http.StatusOK, b)
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -362,9 +355,11 @@ func (h *Server) refuseTooLarge(w http.ResponseWriter, body io.Reader) {
 		fmt.Sprintf("the body is over %d bytes", h.cfg.MaxBody))
 }
 
-// writeFrame answers with one JSON-RPC frame of the server's own.
+// writeFrame answers with one JSON-RPC frame (or batch of them) of the
+// server's own.
 func writeFrame(w http.ResponseWriter, status int, frame []byte) {
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(frame, '\n'))
 }

@@ -23,16 +23,11 @@ import (
 func (h *Server) serveModern(w http.ResponseWriter, r *http.Request, body []byte, env wire.Envelope) {
 	if ref := h.cfg.Refusal(); ref != nil && env.IsRequest() {
 		h.log.Info("a request was refused", zap.String("reason", ref.reason()), zap.String("method", env.Method), zap.String("url", ref.URL))
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(append(ref.frame(env.ID, wire.CodeLeaseLostModern), '\n'))
+		writeFrame(w, http.StatusOK, ref.frame(env.ID, wire.CodeLeaseLostModern))
 		return
 	}
 	if refusal := wire.PromptRefusal(h.cfg.MCP, env, body); refusal != nil {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(append(refusal, '\n'))
+		writeFrame(w, http.StatusOK, refusal)
 		return
 	}
 	if env.Method == string(mcp.MethodSubscriptionsListen) && env.IsRequest() {
@@ -89,13 +84,9 @@ func (ref *Refusal) frame(id json.RawMessage, code int) []byte {
 // version in its _meta (mcp-go would serve it outside any session).
 func modernMeta(msg json.RawMessage) bool {
 	var m struct {
-		Params struct {
-			Meta map[string]any `json:"_meta"`
-		} `json:"params"`
+		Params json.RawMessage `json:"params"`
 	}
-	if json.Unmarshal(msg, &m) != nil {
-		return false
-	}
-	v, _ := m.Params.Meta[mcp.MetaKeyProtocolVersion].(string)
-	return mcp.IsModernProtocol(v)
+	_ = json.Unmarshal(msg, &m)
+	_, version := wire.MetaOf(m.Params)
+	return mcp.IsModernProtocol(version)
 }

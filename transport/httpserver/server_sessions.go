@@ -205,20 +205,19 @@ func (t *sessionTable) armLocked(id string, e *sessionEntry) {
 	e.idle = timer
 }
 
-// expect records why the next Terminate of id will end it; forget undoes it
-// when the request that set it did not end the session.
-func (t *sessionTable) expect(id, reason string) {
+// expect records why the next Terminate of id will end it; forget undoes
+// it when the request that set it did not end the session.
+func (t *sessionTable) expect(id, reason string) (forget func()) {
 	t.mu.Lock()
 	if t.entries[id] != nil {
 		t.reasons[id] = reason
 	}
 	t.mu.Unlock()
-}
-
-func (t *sessionTable) forget(id string) {
-	t.mu.Lock()
-	delete(t.reasons, id)
-	t.mu.Unlock()
+	return func() {
+		t.mu.Lock()
+		delete(t.reasons, id)
+		t.mu.Unlock()
+	}
 }
 
 // addStream ties a GET stream to its session: the stream is cancelled when
