@@ -23,10 +23,7 @@ type call struct {
 }
 
 func readCalls(msg json.RawMessage) []call {
-	members, batch := wire.SplitBatch(msg)
-	if !batch {
-		members = []json.RawMessage{msg}
-	}
+	members := wire.Members(msg)
 	calls := make([]call, 0, len(members))
 	for _, m := range members {
 		var c struct {

@@ -153,11 +153,7 @@ func (g *Gone) Resend(ctx context.Context, next wire.Backend, msg json.RawMessag
 	if len(again) > 0 {
 		sub, _ := json.Marshal(again)
 		if a := next.Handle(ctx, sub); a != nil {
-			if members, ok := wire.SplitBatch(a); ok {
-				answers = append(answers, members...)
-			} else {
-				answers = append(answers, a)
-			}
+			answers = append(answers, wire.Members(a)...)
 		}
 	}
 	for _, u := range unknown {

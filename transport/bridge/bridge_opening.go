@@ -51,13 +51,8 @@ func (b *Bridge) answeredHere(msg json.RawMessage) ([]byte, bool) {
 // screened answers msg when wire.Screen answers it, or each member of a
 // batch when it answers every one; it reports false otherwise.
 func screened(msg json.RawMessage) ([]byte, bool) {
-	members, batch := wire.SplitBatch(msg)
-	if !batch {
-		answer := wire.Screen(msg)
-		return answer, answer != nil
-	}
 	var answers [][]byte
-	for _, m := range members {
+	for _, m := range wire.Members(msg) {
 		answer := wire.Screen(m)
 		if answer == nil {
 			return nil, false

@@ -244,11 +244,7 @@ func (b *Bridge) noteAnnouncing(calls []call, unknown bool) {
 // resultsByID maps the ids of an answer's members to their results.
 func resultsByID(answer []byte) map[string]json.RawMessage {
 	results := map[string]json.RawMessage{}
-	members, batch := wire.SplitBatch(answer)
-	if !batch {
-		members = []json.RawMessage{answer}
-	}
-	for _, m := range members {
+	for _, m := range wire.Members(answer) {
 		var a struct {
 			ID     json.RawMessage `json:"id"`
 			Result json.RawMessage `json:"result"`

@@ -81,12 +81,8 @@ func (l *Local) Handle(ctx context.Context, msg json.RawMessage) []byte {
 	if refusal := wire.RefusedBatch(msg); refusal != nil {
 		return refusal
 	}
-	members, ok := wire.SplitBatch(msg)
-	if !ok {
-		return l.handleOne(ctx, msg)
-	}
 	var answers [][]byte
-	for _, m := range members {
+	for _, m := range wire.Members(msg) {
 		if a := l.handleOne(ctx, m); a != nil {
 			answers = append(answers, a)
 		}

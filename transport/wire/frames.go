@@ -120,12 +120,8 @@ func Unavailable(msg json.RawMessage, reason error) []byte {
 
 // RefuseEach answers every request in msg with the error code and text.
 func RefuseEach(msg json.RawMessage, code int, text string) []byte {
-	members, batch := SplitBatch(msg)
-	if !batch {
-		members = []json.RawMessage{msg}
-	}
 	var answers [][]byte
-	for _, m := range members {
+	for _, m := range Members(msg) {
 		if env, err := ReadEnvelope(m); err == nil && env.IsRequest() {
 			answers = append(answers, ErrorFrame(env.ID, code, text))
 		}
@@ -145,6 +141,14 @@ func SplitBatch(msg json.RawMessage) ([]json.RawMessage, bool) {
 		return nil, false
 	}
 	return members, true
+}
+
+// Members is the members of msg when it is a batch, else msg alone.
+func Members(msg json.RawMessage) []json.RawMessage {
+	if members, batch := SplitBatch(msg); batch {
+		return members
+	}
+	return []json.RawMessage{msg}
 }
 
 // isObject reports whether msg is a JSON object.
