@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -162,7 +163,11 @@ func New(ctx context.Context, cfg Config) (*Bridge, error) {
 		parent:        ctx,
 		wake:          make(chan struct{}, 1),
 		done:          make(chan struct{}),
-		record:        carry.Session{SafeTools: cloneOrEmpty(cfg.Carried.SafeTools), Peer: cfg.Carried.Peer, Meta: cfg.Carried.Meta},
+		record: carry.Session{
+			SafeTools: maps.Collect(maps.All(cfg.Carried.SafeTools)), // written to: a map even from nil
+			Peer:      cfg.Carried.Peer,
+			Meta:      cfg.Carried.Meta,
+		},
 	}
 	b.ctx, b.cancel = context.WithCancel(ctx)
 	b.wg.Go(b.heartbeat)
@@ -238,12 +243,6 @@ func (b *Bridge) resendable(calls []call) bool {
 // tools/call, and tools whose hints say read-only or idempotent (safe).
 func mayRepeat(c call, safe map[string]bool) bool {
 	return c.env.Method != string(mcp.MethodToolsCall) || safe[c.tool]
-}
-
-func (b *Bridge) isSafe(tool string) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.record.SafeTools[tool]
 }
 
 // goLocked runs f on a goroutine of the bridge's background, which Close

@@ -140,28 +140,17 @@ func (g *Gone) Resend(ctx context.Context, next wire.Backend, msg json.RawMessag
 					"it was not sent again because it may have taken effect", c.env.Method, c.tool, g.URL, g.Cause)))
 		}
 	}
-	if _, batch := wire.SplitBatch(msg); !batch {
-		if len(again) == 1 {
-			return next.Handle(ctx, again[0])
-		}
-		if len(unknown) == 1 {
-			return unknown[0]
-		}
-		return nil
+	if _, batch := wire.SplitBatch(msg); len(again) == 1 && !batch {
+		return next.Handle(ctx, again[0])
 	}
-	var answers []json.RawMessage
+	var answers [][]byte
 	if len(again) > 0 {
 		sub, _ := json.Marshal(again)
 		if a := next.Handle(ctx, sub); a != nil {
-			answers = append(answers, wire.Members(a)...)
+			for _, m := range wire.Members(a) {
+				answers = append(answers, m)
+			}
 		}
 	}
-	for _, u := range unknown {
-		answers = append(answers, u)
-	}
-	if len(answers) == 0 {
-		return nil
-	}
-	out, _ := json.Marshal(answers)
-	return out
+	return wire.Gather(msg, append(answers, unknown...))
 }

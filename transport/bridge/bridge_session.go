@@ -23,6 +23,7 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 	defer b.reinitMu.Unlock()
 	b.mu.Lock()
 	current, params, announce, peer, heard := b.session, b.record.Initialize, b.record.Announce, b.record.Peer, b.record.Heard.Clone()
+	announceSafe := b.record.SafeTools[carry.AnnounceTool]
 	b.mu.Unlock()
 	if current != stale {
 		return nil
@@ -56,7 +57,7 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 	}
 	b.log.Info("session re-opened on the shared server", zap.String("url", b.cfg.URL), zap.String("session", res.session))
 	if announce != nil && !announced {
-		res := b.exchange(ctx, carry.AnnounceFrame(announce), res.session, proto, b.isSafe(carry.AnnounceTool))
+		res := b.exchange(ctx, carry.AnnounceFrame(announce), res.session, proto, announceSafe)
 		if res.outcome == answered && wire.AnswerError(res.body) == nil {
 			b.log.Info("the client's announcement was replayed to the server it is now attached to")
 		} else {

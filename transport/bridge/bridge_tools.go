@@ -3,7 +3,6 @@ package bridge
 import (
 	"context"
 	"encoding/json"
-	"maps"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
@@ -84,11 +83,4 @@ func (b *Bridge) learnTools(ctx context.Context) {
 			return
 		}
 	}
-}
-
-// cloneOrEmpty copies m, nil included, into a map that can be written.
-func cloneOrEmpty(m map[string]bool) map[string]bool {
-	out := make(map[string]bool, len(m))
-	maps.Copy(out, m)
-	return out
 }

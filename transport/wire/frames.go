@@ -72,17 +72,16 @@ func ErrorFrame(id json.RawMessage, code int, message string) []byte {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
-	b, _ := json.Marshal(struct {
+	var f struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Error   struct {
 			Code    int    `json:"code"`
 			Message string `json:"message"`
 		} `json:"error"`
-	}{JSONRPC: "2.0", ID: id, Error: struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}{code, message}})
+	}
+	f.JSONRPC, f.ID, f.Error.Code, f.Error.Message = "2.0", id, code, message
+	b, _ := json.Marshal(f)
 	return b
 }
 
