@@ -104,8 +104,9 @@ type Bridge struct {
 	// modern are the 2026-07-28 requests being relayed: they belong to no
 	// session, so a move need not wait for them, and the client may cancel
 	// them (closing their streams).
-	modern  wire.Cancels
-	toolsMu sync.Mutex // one tools/list of the bridge's own at a time
+	modern     wire.Cancels
+	toolsMu    sync.Mutex // one tools/list of the bridge's own at a time
+	toolsAsked bool       // the bridge asked the server for its tools (toolsMu held)
 
 	mu      sync.Mutex
 	session string // the id of the client's session on the server
@@ -116,7 +117,6 @@ type Bridge struct {
 	record     carry.Session
 	ready      bool // the client said notifications/initialized
 	present    bool // the presence of a 2026-07-28 client is held (bridge_presence.go)
-	toolsAsked bool // the bridge asked the server for its tools
 	streamStop context.CancelFunc
 	left       *Gone // why it left its server, once it did
 	closed     bool

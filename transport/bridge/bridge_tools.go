@@ -52,13 +52,10 @@ func (b *Bridge) learnTools(ctx context.Context) {
 	}
 	b.toolsMu.Lock()
 	defer b.toolsMu.Unlock()
-	b.mu.Lock()
-	asked := b.toolsAsked
-	b.toolsAsked = true
-	b.mu.Unlock()
-	if asked {
+	if b.toolsAsked {
 		return // asked already, successfully or not
 	}
+	b.toolsAsked = true
 	cursor := ""
 	for range maxToolPages {
 		var params json.RawMessage
