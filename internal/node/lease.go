@@ -140,8 +140,7 @@ func (e *leaseFile) Attempt(ctx context.Context) machine.Observation {
 		obs.Owner = o.Lease.PID
 		obs.URL = o.Lease.URLString() // a busy one's too: its bridge may have found it silent already
 	}
-	switch o.Verdict.Class {
-	case registry.Binding:
+	if o.Verdict.Class == registry.Binding {
 		obs.Grace = o.Verdict.Grace // what is left of it, counted from the owner's started_at
 	}
 	return obs
