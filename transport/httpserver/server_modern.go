@@ -52,30 +52,25 @@ func (ref *Refusal) frame(id json.RawMessage, code int) []byte {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
-	where := "where the checkout's current server is, is not known"
-	if ref.URL != "" {
-		where = "the checkout's current server is at " + ref.URL
-	}
-	type data struct {
-		Reason string  `json:"reason"`
-		URL    *string `json:"url"`
-	}
 	var answer struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Error   struct {
 			Code    int    `json:"code"`
 			Message string `json:"message"`
-			Data    data   `json:"data"`
+			Data    struct {
+				Reason string  `json:"reason"`
+				URL    *string `json:"url"`
+			} `json:"data"`
 		} `json:"error"`
 	}
-	answer.JSONRPC, answer.ID = "2.0", id
-	answer.Error.Code = code
+	where := "where the checkout's current server is, is not known"
+	if ref.URL != "" {
+		where, answer.Error.Data.URL = "the checkout's current server is at "+ref.URL, &ref.URL
+	}
+	answer.JSONRPC, answer.ID, answer.Error.Code = "2.0", id, code
 	answer.Error.Message = fmt.Sprintf("%s: %s; %s", ref.reason(), ref.Message, where)
 	answer.Error.Data.Reason = ref.reason()
-	if ref.URL != "" {
-		answer.Error.Data.URL = &ref.URL
-	}
 	b, _ := json.Marshal(answer)
 	return b
 }
