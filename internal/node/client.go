@@ -209,8 +209,9 @@ func (s *clientSession) failure(reason string, cause error) machine.BridgeFailur
 	if errors.As(cause, &full) {
 		f.Reason, f.URL, f.Full, f.RetryAfter = full.Error(), full.URL, true, full.RetryAfter
 	}
-	if url, silent, ok := bridge.SilentFor(cause); ok {
-		f.URL, f.Silent = url, silent
+	var silent *bridge.SilentServer
+	if errors.As(cause, &silent) {
+		f.URL, f.Silent = silent.URL, silent.After
 	}
 	return f
 }

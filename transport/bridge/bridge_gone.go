@@ -22,7 +22,7 @@ type Gone struct {
 	// Session is the client's session, to be carried onto what serves next.
 	Session carry.Session
 	// Cause is why the bridge left: a *FullServer, a silent server
-	// (SilentFor), or words. Gone unwraps to it.
+	// (*SilentServer), or words. Gone unwraps to it.
 	Cause error
 	// unsent says the message Relay returned it for never reached the
 	// server: all of it may be sent again.

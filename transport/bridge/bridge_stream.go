@@ -51,7 +51,7 @@ func (b *Bridge) heartbeat() {
 				b.log.Debug("heartbeat: "+fail.cause.Error(), zap.String("url", b.cfg.URL))
 			}
 		case failed, rejected:
-			if _, _, silent := SilentFor(res.err); silent {
+			if errors.As(res.err, new(*SilentServer)) {
 				// stopped or frozen: elect now, not at the client's next message
 				b.leaveGone(res.err)
 				return
