@@ -52,7 +52,7 @@ func (b *Bridge) exchangeModern(ctx context.Context, msg json.RawMessage, c call
 	case res.outcome == failed && len(res.body) == 0:
 		return nil, &failure{cause: b.unreachable(res.err), notRun: res.notRun}
 	case leaseLost(res.body, wire.CodeLeaseLostModern):
-		return nil, &failure{cause: fmt.Errorf("the shared server at %s refused the request: %s", b.cfg.URL, errorMessage(res.body)), notRun: true}
+		return nil, &failure{cause: fmt.Errorf("the shared server at %s refused the request: %v", b.cfg.URL, wire.AnswerError(res.body)), notRun: true}
 	case !c.env.IsRequest():
 		return nil, nil
 	case isAnswer(res.body):

@@ -196,14 +196,6 @@ func (b *Bridge) listen(req *http.Request, what string, each func([]byte) error,
 	return true, http.StatusOK
 }
 
-// errorMessage is the message of a JSON-RPC error answer.
-func errorMessage(answer []byte) string {
-	if err := wire.AnswerError(answer); err != nil {
-		return err.Error()
-	}
-	return ""
-}
-
 // leaseLost reports whether an answer is the refusal of a server that lost
 // its lease, with code: wire.CodeLeaseLost answers an initialize,
 // wire.CodeLeaseLostModern a 2026-07-28 request.

@@ -71,7 +71,7 @@ func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) (
 		case answered:
 			if initialize {
 				if leaseLost(res.body, wire.CodeLeaseLost) {
-					return nil, &failure{cause: fmt.Errorf("the shared server at %s refused a new session: %s", b.cfg.URL, errorMessage(res.body)), notRun: true}
+					return nil, &failure{cause: fmt.Errorf("the shared server at %s refused a new session: %v", b.cfg.URL, wire.AnswerError(res.body)), notRun: true}
 				}
 				b.initialized(ctx, calls[0], res)
 			}
