@@ -49,30 +49,14 @@ func (ref *Refusal) reason() string {
 // frame is the JSON-RPC error, with code, that answers a refused initialize
 // or 2026-07-28 request.
 func (ref *Refusal) frame(id json.RawMessage, code int) []byte {
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	var answer struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-			Data    struct {
-				Reason string  `json:"reason"`
-				URL    *string `json:"url"`
-			} `json:"data"`
-		} `json:"error"`
-	}
-	where := "where the checkout's current server is, is not known"
+	where, url := "where the checkout's current server is, is not known", (*string)(nil)
 	if ref.URL != "" {
-		where, answer.Error.Data.URL = "the checkout's current server is at "+ref.URL, &ref.URL
+		where, url = "the checkout's current server is at "+ref.URL, &ref.URL
 	}
-	answer.JSONRPC, answer.ID, answer.Error.Code = "2.0", id, code
-	answer.Error.Message = fmt.Sprintf("%s: %s; %s", ref.reason(), ref.Message, where)
-	answer.Error.Data.Reason = ref.reason()
-	b, _ := json.Marshal(answer)
-	return b
+	return wire.DataErrorFrame(id, code, fmt.Sprintf("%s: %s; %s", ref.reason(), ref.Message, where), struct {
+		Reason string  `json:"reason"`
+		URL    *string `json:"url"`
+	}{ref.reason(), url})
 }
 
 // modernMeta reports whether a message claims a sessionless protocol

@@ -69,6 +69,11 @@ func (f *FrameWriter) Closed() <-chan struct{} { return f.closed }
 // ErrorFrame builds a JSON-RPC error response. id is the raw id of the
 // request (nil or empty for "null", as when the request could not be read).
 func ErrorFrame(id json.RawMessage, code int, message string) []byte {
+	return DataErrorFrame(id, code, message, nil)
+}
+
+// DataErrorFrame is ErrorFrame with data, the error's data (nil: none).
+func DataErrorFrame(id json.RawMessage, code int, message string, data any) []byte {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
@@ -78,9 +83,10 @@ func ErrorFrame(id json.RawMessage, code int, message string) []byte {
 		Error   struct {
 			Code    int    `json:"code"`
 			Message string `json:"message"`
+			Data    any    `json:"data,omitempty"`
 		} `json:"error"`
 	}
-	f.JSONRPC, f.ID, f.Error.Code, f.Error.Message = "2.0", id, code, message
+	f.JSONRPC, f.ID, f.Error.Code, f.Error.Message, f.Error.Data = "2.0", id, code, message, data
 	b, _ := json.Marshal(f)
 	return b
 }
