@@ -52,10 +52,7 @@ func (n *Node) newPeer() string {
 	if id := n.hostPeer(); id != "" {
 		return id
 	}
-	if n.cfg.Checkout.peerNumbers == nil {
-		return ""
-	}
-	number, err := n.cfg.Checkout.peerNumbers()
+	number, err := n.cfg.Checkout.peerNumbers() // set by New
 	if err != nil {
 		n.log.Warn("cannot number this client's peer id", zap.Error(err))
 		return ""
