@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"slices"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
@@ -28,13 +29,11 @@ const maxToolPages = 16
 // it asks, or waits for the asking under way. A failure leaves the tool
 // unknown, hence never resent.
 func (b *Bridge) learnToolsFor(ctx context.Context, calls []call) {
-	unknown := false
 	b.mu.Lock()
-	for _, c := range calls {
-		if _, known := b.record.SafeTools[c.tool]; c.env.Method == string(mcp.MethodToolsCall) && !known {
-			unknown = true
-		}
-	}
+	unknown := slices.ContainsFunc(calls, func(c call) bool {
+		_, known := b.record.SafeTools[c.tool]
+		return c.env.Method == string(mcp.MethodToolsCall) && !known
+	})
 	b.mu.Unlock()
 	if unknown {
 		b.learnTools(ctx) // or wait for the asking under way

@@ -50,15 +50,13 @@ func NewLocal(ctx context.Context, srv *server.MCPServer, out *wire.FrameWriter,
 	if err := srv.RegisterSession(ctx, l.session); err != nil {
 		return nil, fmt.Errorf("registering the stdio session: %w", err)
 	}
-	l.pumped.Add(1)
-	go l.pump(ctx)
+	l.pumped.Go(func() { l.pump(ctx) })
 	return l, nil
 }
 
 // pump relays server-to-client notifications until Close or the end of
 // ctx, and then ends the session.
 func (l *Local) pump(ctx context.Context) {
-	defer l.pumped.Done()
 	defer l.srv.UnregisterSession(context.Background(), l.session.SessionID())
 	notes := l.session.ClientNotifications()
 	for {
