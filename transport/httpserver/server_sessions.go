@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -113,10 +115,7 @@ func (t *sessionTable) Terminate(id string) (bool, error) {
 	if e.live {
 		t.live--
 	}
-	streams := make([]context.CancelFunc, 0, len(e.streams))
-	for _, cancel := range e.streams {
-		streams = append(streams, cancel)
-	}
+	streams := slices.Collect(maps.Values(e.streams))
 	t.mu.Unlock()
 
 	for _, cancel := range streams {
