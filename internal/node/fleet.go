@@ -33,7 +33,6 @@ func ParseRoster(s string) ([]fleet.Configured, error) {
 		return nil, nil
 	}
 	var out []fleet.Configured
-	var seen []string
 	for _, name := range strings.Split(s, ",") {
 		name = strings.TrimSpace(name)
 		if name == "" {
@@ -42,10 +41,9 @@ func ParseRoster(s string) ([]fleet.Configured, error) {
 		if err := registry.ValidateProfile(name); err != nil {
 			return nil, err
 		}
-		if slices.Contains(seen, name) {
+		if slices.ContainsFunc(out, func(c fleet.Configured) bool { return c.Profile == name }) {
 			return nil, fmt.Errorf("the profile %q twice", name)
 		}
-		seen = append(seen, name)
 		out = append(out, fleet.Configured{Profile: name})
 	}
 	return out, nil
