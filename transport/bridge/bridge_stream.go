@@ -173,10 +173,11 @@ func (b *Bridge) stream(sid, proto string) (opened bool, status int) {
 	}, zap.String("session", sid))
 }
 
-// listen holds the event stream req opens (the stream, or the presence:
-// what) until it ends, giving each its events' data. It reports whether
-// it opened, and the status when it did not.
-func (b *Bridge) listen(req *http.Request, what string, each func([]byte) error, opened ...zap.Field) (bool, int) {
+// listen holds the event stream req opens (what: the stream, or the
+// presence) until it ends, giving each its events' data; its log line on
+// opening carries fields. It reports whether it opened, and the status
+// when it did not.
+func (b *Bridge) listen(req *http.Request, what string, each func([]byte) error, fields ...zap.Field) (bool, int) {
 	url := zap.String("url", b.cfg.URL)
 	resp, err := b.client.Do(req) // a connection of its own, never reused
 	if err != nil {
@@ -188,7 +189,7 @@ func (b *Bridge) listen(req *http.Request, what string, each func([]byte) error,
 		b.log.Debug(what+": refused", url, zap.Int("status", resp.StatusCode))
 		return false, resp.StatusCode
 	}
-	b.log.Debug(what+" open", append([]zap.Field{url}, opened...)...)
+	b.log.Debug(what+" open", append([]zap.Field{url}, fields...)...)
 	err = wire.ReadEvents(resp.Body, each)
 	if req.Context().Err() == nil {
 		b.log.Debug(what+" dropped", url, zap.Error(err))
