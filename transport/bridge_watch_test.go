@@ -80,8 +80,8 @@ func TestAFrozenServerFailsOverOnceItsProbesFallSilent(t *testing.T) {
 	}
 	// What the probes waited is told, for the election to count it
 	// toward its own busy grace (docs/design.md#sharing-heals).
-	if url, silent, ok := bridge.SilentFor(call.cause); !ok || url != s1.url || silent < durationMS(300) {
-		t.Fatalf("SilentFor(%v) = %s, %s, %t; want %s silent for the 300ms the probes waited", call.cause, url, silent, ok, s1.url)
+	if s := (*bridge.SilentServer)(nil); !errors.As(call.cause, &s) || s.URL != s1.url || s.After < durationMS(300) {
+		t.Fatalf("the cause %v is not %s silent for the 300ms the probes waited", call.cause, s1.url)
 	}
 	if a20, _ := c.answer("20"); !strings.Contains(a20, "outcome unknown") {
 		t.Fatalf("the write in flight was answered %s", a20)
@@ -142,7 +142,7 @@ func TestAReadOnlyCallIsResentOnEveryFailoverWithoutTheClientListingTools(t *tes
 		if next >= servers {
 			return nil, errors.New("no server left")
 		}
-		b, err := bridge.New(ctx, bridge.Config{Secret: testSecret, ProbeTimeout: testProbe, URL: urls[next], Out: fo.out, SafeTools: carried.SafeTools})
+		b, err := bridge.New(ctx, bridge.Config{Secret: testSecret, ProbeTimeout: testProbe, URL: urls[next], Out: fo.out, Carried: carry.Session{SafeTools: carried.SafeTools}})
 		next++
 		if err != nil {
 			return nil, err
@@ -227,7 +227,7 @@ func TestAServerThatAcceptsButNeverProvesIsSilent(t *testing.T) {
 		t.Fatalf("initialize answered %s", a)
 	}
 	call := fo.next()
-	if got, silent, ok := bridge.SilentFor(call.cause); !ok || got != url || silent < proof || !strings.Contains(call.cause.Error(), "did not prove") {
-		t.Fatalf("SilentFor(%v) = %s, %s, %t; want %s silent for at least %s", call.cause, got, silent, ok, url, proof)
+	if s := (*bridge.SilentServer)(nil); !errors.As(call.cause, &s) || s.URL != url || s.After < proof || !strings.Contains(call.cause.Error(), "did not prove") {
+		t.Fatalf("the cause %v is not %s silent for at least %s", call.cause, url, proof)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
-	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 )
 
 // attachment is the machine's Bridge port: it relays this process's stdio
@@ -27,16 +26,12 @@ type attachment struct {
 func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 	n := a.node
 	url := live.URL
-	instance, key := n.lease.Key(live)
-	var c carry.Session // what the client's earlier backends learned: tools, peer id, who it says it is
-	if carried := n.session.carryLocal(ctx); carried != nil {
-		c = *carried
-	}
+	instance, key, proven := n.lease.Key(live)
 	b, err := bridge.New(ctx, bridge.Config{
 		URL:          url,
 		Secret:       key,
 		ProbeTimeout: n.cfg.Times.ProbeTimeout,
-		Proven:       proven(live),
+		Proven:       proven,
 		Out:          n.out,
 		Heartbeat:    n.cfg.Times.Heartbeat,
 		IdleTimeout:  n.cfg.Times.IdleTimeout,
@@ -50,9 +45,7 @@ func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 		},
 		GoneAfter: n.cfg.Times.BusyGrace,
 		Current:   func() bool { ours, _ := n.lease.Carries(instance); return ours },
-		SafeTools: c.SafeTools,
-		Peer:      c.Peer,
-		Meta:      c.Meta,
+		Carried:   n.session.carryLocal(ctx),
 		NewPeer:   n.newPeer,
 	})
 	if err != nil {

@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"os"
 	"sync"
 	"time"
 
@@ -102,18 +101,13 @@ func (c *Checkout) unwatched() { c.watching.Wait() }
 // it is answered about the new one; a manifest that no longer reads makes
 // the inventory incomplete.
 func (c *Checkout) inventory(ctx context.Context) (any, error) {
-	sc := runtimes.Scope{
-		Root:         c.Root,
-		RepositoryID: layer.RepositoryID(c.Root),
-		Answering:    c.Profile,
-	}
+	sc := runtimes.Scope{Answering: c.Profile}
 	if m, err := layer.LoadManifest(c.Root); err != nil {
 		sc.Roster, sc.RosterErr = RosterOf(c.Manifest), err
 	} else {
 		sc.Roster = RosterOf(m)
 	}
-	sc.Registry, sc.RegistryErr = runtimes.Path(c.Registry, os.Getenv)
-	return classify(ctx, sc), nil
+	return classify(ctx, c, sc), nil
 }
 
 // RosterOf is the manifest's roster: its mcp.profiles with their roles, or

@@ -209,8 +209,9 @@ func (s *clientSession) failure(reason string, cause error) machine.BridgeFailur
 	if errors.As(cause, &full) {
 		f.Reason, f.URL, f.Full, f.RetryAfter = full.Error(), full.URL, true, full.RetryAfter
 	}
-	if url, silent, ok := bridge.SilentFor(cause); ok {
-		f.URL, f.Silent = url, silent
+	var silent *bridge.SilentServer
+	if errors.As(cause, &silent) {
+		f.URL, f.Silent = silent.URL, silent.After
 	}
 	return f
 }
@@ -219,19 +220,22 @@ func (s *clientSession) failure(reason string, cause error) machine.BridgeFailur
 // a bridge: the client's messages wait from now on, those it is answering
 // are let finish, and what it has seen of the session is carried, with
 // the calls it answered that no shared history kept and what earlier
-// bridges learned of the tools. It returns what is carried.
-func (s *clientSession) carryLocal(ctx context.Context) *carry.Session {
+// bridges learned of the tools. It returns what is carried, if anything.
+func (s *clientSession) carryLocal(ctx context.Context) (c carry.Session) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.interim = false
 	if s.local == nil {
-		return s.carried
+		if s.carried != nil {
+			c = *s.carried
+		}
+		return c
 	}
 	s.router.hold()
 	settle, cancel := context.WithTimeout(ctx, settleBound)
 	s.router.settle(settle, s.local)
 	cancel()
-	c := s.local.Carried()
+	c = s.local.Carried()
 	if srv, err := s.n.load(); err == nil {
 		c.History = srv.surface.Executions.Unshared()
 	}
@@ -241,7 +245,7 @@ func (s *clientSession) carryLocal(ctx context.Context) *carry.Session {
 		c.SafeTools = safe
 	}
 	s.carried = &c
-	return s.carried
+	return c
 }
 
 // adopt makes what the machine chose serve the client, the one place that

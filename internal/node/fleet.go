@@ -23,9 +23,7 @@ func Fleet(ctx context.Context, co *Checkout, roster []fleet.Configured) fleet.I
 	if roster == nil {
 		roster = RosterOf(co.Manifest)
 	}
-	sc := runtimes.Scope{Root: co.Root, RepositoryID: layer.RepositoryID(co.Root), Roster: roster, Answering: "cli"}
-	sc.Registry, sc.RegistryErr = runtimes.Path(co.Registry, os.Getenv)
-	return classify(ctx, sc)
+	return classify(ctx, co, runtimes.Scope{Roster: roster, Answering: "cli"})
 }
 
 // ParseRoster reads a roster given as profile names separated by commas;
@@ -35,7 +33,6 @@ func ParseRoster(s string) ([]fleet.Configured, error) {
 		return nil, nil
 	}
 	var out []fleet.Configured
-	var seen []string
 	for _, name := range strings.Split(s, ",") {
 		name = strings.TrimSpace(name)
 		if name == "" {
@@ -44,17 +41,19 @@ func ParseRoster(s string) ([]fleet.Configured, error) {
 		if err := registry.ValidateProfile(name); err != nil {
 			return nil, err
 		}
-		if slices.Contains(seen, name) {
+		if slices.ContainsFunc(out, func(c fleet.Configured) bool { return c.Profile == name }) {
 			return nil, fmt.Errorf("the profile %q twice", name)
 		}
-		seen = append(seen, name)
 		out = append(out, fleet.Configured{Profile: name})
 	}
 	return out, nil
 }
 
-// classify classifies the evidence gathered for sc.
-func classify(ctx context.Context, sc runtimes.Scope) fleet.Inventory {
+// classify classifies the evidence gathered for sc, in co's checkout and
+// the runtime registry co names.
+func classify(ctx context.Context, co *Checkout, sc runtimes.Scope) fleet.Inventory {
+	sc.Root, sc.RepositoryID = co.Root, layer.RepositoryID(co.Root)
+	sc.Registry, sc.RegistryErr = runtimes.Path(co.Registry, os.Getenv)
 	sc.ServerNames = serverNames()
 	sc.FindCheckout = layer.FindCheckout
 	return fleet.Classify(runtimes.Collect(ctx, sc))

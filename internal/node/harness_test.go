@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,11 +162,11 @@ func (v *view) Watch(ctx context.Context) (<-chan struct{}, error) {
 func (v *view) Holding() (string, string, bool) { return v.me, keyOf(v.me), v.won.Load() }
 
 // Key is the holder a live observation names, and its secret.
-func (v *view) Key(live machine.Observation) (string, string) {
+func (v *view) Key(live machine.Observation) (string, string, net.Conn) {
 	key, _ := live.Opaque.(string)
 	keys.mu.Lock()
 	defer keys.mu.Unlock()
-	return keys.at[live.URL], key
+	return keys.at[live.URL], key, nil
 }
 
 // keyAt is the secret of the server published at url.

@@ -52,10 +52,7 @@ func (n *Node) newPeer() string {
 	if id := n.hostPeer(); id != "" {
 		return id
 	}
-	if n.cfg.Checkout.peerNumbers == nil {
-		return ""
-	}
-	number, err := n.cfg.Checkout.peerNumbers()
+	number, err := n.cfg.Checkout.peerNumbers() // set by New
 	if err != nil {
 		n.log.Warn("cannot number this client's peer id", zap.Error(err))
 		return ""
@@ -76,15 +73,9 @@ func (n *Node) drawSoon() {
 	}
 }
 
-// hostPeer is the peer id of this process's client as its host's (see
-// registry.PeerOfHost), or "" when the host or the lease directory cannot
-// tell.
-func (n *Node) hostPeer() string {
-	n.hostOnce.Do(func() { n.hostID = n.drawHostPeer() })
-	return n.hostID
-}
-
-// drawHostPeer is hostPeer, drawn: once per process, so that its client
+// drawHostPeer draws the peer id of this process's client as its host's
+// (see registry.PeerOfHost), or "" when the host or the lease directory
+// cannot tell. Node.hostPeer draws it once per process, so that its client
 // is one peer whatever serves it (a second draw would find this process
 // alive, and give another number).
 func (n *Node) drawHostPeer() string {

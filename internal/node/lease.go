@@ -27,8 +27,9 @@ type Lease interface {
 	Holding() (instance, key string, ok bool)
 	// Key returns the instance and secret of the lease live was judged
 	// from: whether the lease still names its server, and what lets a
-	// bridge into that server and checks its proofs.
-	Key(live machine.Observation) (instance, secret string)
+	// bridge into that server and checks its proofs; and the connection
+	// the server proved itself on, if kept, for the bridge's first message.
+	Key(live machine.Observation) (instance, secret string, proven net.Conn)
 	// Publish writes the server's URL into the held lease; an error
 	// matching registry.ErrLeaseNotOurs says it was taken over meanwhile.
 	Publish(url string) error
@@ -139,8 +140,7 @@ func (e *leaseFile) Attempt(ctx context.Context) machine.Observation {
 		obs.Owner = o.Lease.PID
 		obs.URL = o.Lease.URLString() // a busy one's too: its bridge may have found it silent already
 	}
-	switch o.Verdict.Class {
-	case registry.Binding:
+	if o.Verdict.Class == registry.Binding {
 		obs.Grace = o.Verdict.Grace // what is left of it, counted from the owner's started_at
 	}
 	return obs
@@ -216,17 +216,11 @@ func (e *leaseFile) Holding() (string, string, bool) {
 	return held.Instance, held.Secret, ok
 }
 
-func (e *leaseFile) Key(live machine.Observation) (string, string) {
+func (e *leaseFile) Key(live machine.Observation) (string, string, net.Conn) {
 	if o, ok := live.Opaque.(registry.Observation); ok && o.Lease != nil {
-		return o.Lease.Instance, o.Lease.Secret
+		return o.Lease.Instance, o.Lease.Secret, o.Proven
 	}
-	return "", ""
-}
-
-// proven is the connection live's server proved itself on, or nil.
-func proven(live machine.Observation) net.Conn {
-	o, _ := live.Opaque.(registry.Observation)
-	return o.Proven
+	return "", "", nil
 }
 
 func (e *leaseFile) Publish(url string) error { return e.file.Publish(url) }

@@ -58,10 +58,9 @@ type Node struct {
 	log        *zap.Logger
 	lease      Lease
 	withClient bool
-	host       string // this process's host (hostKey), "" when unknown
-	hostOnce   sync.Once
-	hostID     string    // its client's peer id as its host's (hostPeer)
-	drawing    sync.Once // drawSoon
+	host       string        // this process's host (hostKey), "" when unknown
+	hostPeer   func() string // its client's peer id as its host's, drawn once (drawHostPeer)
+	drawing    sync.Once     // drawSoon
 
 	out     *wire.FrameWriter
 	session *clientSession
@@ -103,6 +102,7 @@ func New(cfg Config) (*Node, error) {
 		withClient: cfg.Stdin != nil,
 		host:       hostKey(),
 	}
+	n.hostPeer = sync.OnceValue(n.drawHostPeer)
 	n.server = &sharedServer{node: n}
 	if cfg.Stdout != nil {
 		n.out = wire.NewFrameWriter(cfg.Stdout)

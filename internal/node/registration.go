@@ -20,18 +20,17 @@ import (
 // A failure is logged, and the server serves all the same.
 func (s *sharedServer) register(ctx context.Context, instance, url string) {
 	n := s.node
-	log := n.log
 	path, err := runtimes.Path(n.co.Registry, os.Getenv)
 	var reg *runtimes.Registration
 	if err == nil {
 		reg, err = runtimes.Register(ctx, path, s.row(instance, url))
 	}
 	if err != nil {
-		log.Warn(fmt.Sprintf("cannot register this server in the fleet registry: %s: %v; serving anyway, and a fleet inventory lists this server as unregistered", path, err),
+		n.log.Warn(fmt.Sprintf("cannot register this server in the fleet registry: %s: %v; serving anyway, and a fleet inventory lists this server as unregistered", path, err),
 			zap.String("registry", path), zap.String("reason", err.Error()))
 		return
 	}
-	log.Info("registered this server in the fleet registry", zap.String("registry", path), zap.String("runtime_id", instance))
+	n.log.Info("registered this server in the fleet registry", zap.String("registry", path), zap.String("runtime_id", instance))
 	s.mu.Lock()
 	s.reg = reg
 	s.mu.Unlock()

@@ -67,7 +67,7 @@ func (h hearing) BridgeFailedWith(f machine.BridgeFailure) { h <- f }
 // answered by what serves next.
 func TestABackendThatLeftIsReplacedOnceAndClosed(t *testing.T) {
 	told := make(hearing, 4)
-	r := newClientSession(&Node{}, told, 0) // no host: it claims no peer id
+	r := newClientSession(&Node{hostPeer: func() string { return "" }}, told, 0) // no host: it claims no peer id
 	old := newLeft()
 	old.gone.Session.Peer = "p7"
 	r.use(old)

@@ -26,14 +26,13 @@ import (
 type sharedServer struct {
 	node *Node
 
-	mu       sync.Mutex
-	http     *httpserver.Server
-	served   *served
-	instance string
-	stop     context.CancelFunc     // ends the lease watch
-	term     atomic.Pointer[term]   // the lease it serves under now
-	reg      *runtimes.Registration // this server's row in the fleet registry; nil when none was written
-	keeper   *keeper                // writes the checkout's shared state this term; nil when none
+	mu     sync.Mutex
+	http   *httpserver.Server
+	served *served
+	stop   context.CancelFunc     // ends the lease watch
+	term   atomic.Pointer[term]   // the lease it serves under now
+	reg    *runtimes.Registration // this server's row in the fleet registry; nil when none was written
+	keeper *keeper                // writes the checkout's shared state this term; nil when none
 }
 
 // Start loads the layer, binds, serves, publishes the URL in the lease, and
@@ -54,7 +53,10 @@ func (s *sharedServer) Start(ctx context.Context) error {
 	// it admits any.
 	t := &term{instance: instance}
 	s.term.Store(t)
-	s.keep(keepState(n.log, srv.surface, n.lease.Path(), instance, time.Now()))
+	k := keepState(n.log, srv.surface, n.lease.Path(), instance, time.Now())
+	s.mu.Lock()
+	s.keeper = k
+	s.mu.Unlock()
 	h, url, err := s.listen(srv, t, key)
 	if err != nil {
 		s.unkeep(false)
@@ -63,7 +65,7 @@ func (s *sharedServer) Start(ctx context.Context) error {
 	// Stop shuts down the server it finds here: one that ran before it was
 	// put here cancelled ctx first, and it is shut down at once.
 	s.mu.Lock()
-	s.http = h
+	s.http, s.served = h, srv
 	s.mu.Unlock()
 	if err := ctx.Err(); err != nil {
 		_ = h.Shutdown(ctx)
@@ -77,9 +79,6 @@ func (s *sharedServer) Start(ctx context.Context) error {
 			// from the start, and the hand-over that follows elects again
 			// for the client rather than serve it alone.
 			s.unkeep(true)
-			s.mu.Lock()
-			s.http, s.served, s.instance = h, srv, instance
-			s.mu.Unlock()
 			s.lose(t, "the lease was taken over while this server was starting: "+err.Error())
 			return nil
 		}
@@ -90,7 +89,7 @@ func (s *sharedServer) Start(ctx context.Context) error {
 	}
 	watchCtx, stop := context.WithCancel(context.Background())
 	s.mu.Lock()
-	s.http, s.served, s.instance, s.stop = h, srv, instance, stop
+	s.stop = stop
 	s.mu.Unlock()
 	n.setURL(url)
 	// `serve` has no client whose leaving would start its end (the machine
@@ -278,13 +277,6 @@ func (s *sharedServer) Stop(ctx context.Context) error {
 	s.unkeep(false) // once its last call is recorded
 	s.node.log.Info("shared server stopped", zap.String("lease", s.node.lease.Path()))
 	return err
-}
-
-// keep makes k the keeper of this term's shared state.
-func (s *sharedServer) keep(k *keeper) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.keeper = k
 }
 
 // unkeep stops writing the checkout's shared state (see keeper.stop).

@@ -34,19 +34,17 @@ const (
 // there, or a state; a final record cut short is dropped, which torn
 // says).
 func judgeState(f registry.StateFile) (st surface.State, aside string, torn bool) {
-	switch f.Found {
-	case registry.Missing:
-		return surface.State{}, "", false
-	case registry.Symlink:
-		return surface.State{}, "it is a symbolic link, which is never followed", false
-	case registry.Directory:
-		return surface.State{}, "it is a directory", false
-	case registry.Special:
-		return surface.State{}, "it is a special file (a pipe, a socket or a device), which is never opened", false
-	case registry.Unreadable:
-		return surface.State{}, fmt.Sprintf("it cannot be read: %v", f.Err), false
-	}
 	switch {
+	case f.Found == registry.Missing:
+		return surface.State{}, "", false
+	case f.Found == registry.Symlink:
+		return surface.State{}, "it is a symbolic link, which is never followed", false
+	case f.Found == registry.Directory:
+		return surface.State{}, "it is a directory", false
+	case f.Found == registry.Special:
+		return surface.State{}, "it is a special file (a pipe, a socket or a device), which is never opened", false
+	case f.Found == registry.Unreadable:
+		return surface.State{}, fmt.Sprintf("it cannot be read: %v", f.Err), false
 	case f.Foreign != "":
 		return surface.State{}, f.Foreign, false
 	case f.Oversized:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -67,18 +68,16 @@ type Config struct {
 	// Current reports whether the lease still names the server; nil: not
 	// asked. One that no longer does is left as one that lost its lease.
 	Current func() bool
-	// SafeTools is what an earlier bridge of this client learned of the
-	// tools: whether resending each is harmless (carry.Session.SafeTools).
-	SafeTools map[string]bool
-	// Peer is the client's peer id when an earlier backend gave it one
-	// (carry.Session.Peer); NewPeer draws one the first time a 2026-07-28 message
-	// needs it, from the counter the server's board draws from.
-	Peer    string
+	// Carried is what the client's earlier backends learned of its session
+	// that the bridge keeps: which tools may be resent, its peer id, and a
+	// 2026-07-28 client's last _meta, whose presence the bridge then holds
+	// from the start, before the client speaks again. The rest is replayed
+	// onto the bridge (carry.Session.Replay).
+	Carried carry.Session
+	// NewPeer draws the client's peer id, when Carried has none, the first
+	// time a 2026-07-28 message needs it, from the counter the server's
+	// board draws from.
 	NewPeer func() string
-	// Meta is a 2026-07-28 client's last _meta (carry.Session.Meta), when an
-	// earlier backend learned it: the bridge holds the client's presence
-	// from the start, before the client speaks again.
-	Meta json.RawMessage
 }
 
 // Bridge is the backend of a process attached to a shared server (see the
@@ -102,11 +101,12 @@ type Bridge struct {
 	reinitMu  sync.Mutex   // one re-initialisation at a time
 	leaseLost atomic.Bool  // the server said it lost its lease (wire.LeaseHeader)
 	inflight  atomic.Int32 // messages being relayed to the server
-	// modernCalls are the 2026-07-28 requests being relayed, by id: they
-	// belong to no session, so a move need not wait for them, and the
-	// client may cancel them.
-	modernCalls sync.Map
-	toolsMu     sync.Mutex // one tools/list of the bridge's own at a time
+	// modern are the 2026-07-28 requests being relayed: they belong to no
+	// session, so a move need not wait for them, and the client may cancel
+	// them (closing their streams).
+	modern     wire.Cancels
+	toolsMu    sync.Mutex // one tools/list of the bridge's own at a time
+	toolsAsked bool       // the bridge asked the server for its tools (toolsMu held)
 
 	mu      sync.Mutex
 	session string // the id of the client's session on the server
@@ -115,11 +115,8 @@ type Bridge struct {
 	// server gave it, its announcement, what it asked to hear, a 2026-07-28
 	// client's _meta, which tools may be resent.
 	record     carry.Session
-	ready      bool          // the client said notifications/initialized
-	readied    chan struct{} // closed when ready turns true; replaced when it turns false
-	present    bool          // the presence of a 2026-07-28 client is held (bridge_presence.go)
-	stopped    bool          // nothing more starts in the background (closed, or left)
-	toolsAsked bool          // the bridge asked the server for its tools
+	ready      bool // the client said notifications/initialized
+	present    bool // the presence of a 2026-07-28 client is held (bridge_presence.go)
 	streamStop context.CancelFunc
 	left       *Gone // why it left its server, once it did
 	closed     bool
@@ -166,8 +163,11 @@ func New(ctx context.Context, cfg Config) (*Bridge, error) {
 		parent:        ctx,
 		wake:          make(chan struct{}, 1),
 		done:          make(chan struct{}),
-		readied:       make(chan struct{}),
-		record:        carry.Session{SafeTools: cloneOrEmpty(cfg.SafeTools), Peer: cfg.Peer, Meta: cfg.Meta},
+		record: carry.Session{
+			SafeTools: maps.Collect(maps.All(cfg.Carried.SafeTools)), // written to: a map even from nil
+			Peer:      cfg.Carried.Peer,
+			Meta:      cfg.Carried.Meta,
+		},
 	}
 	b.ctx, b.cancel = context.WithCancel(ctx)
 	b.wg.Go(b.heartbeat)
@@ -196,7 +196,7 @@ func (b *Bridge) Relay(ctx context.Context, msg json.RawMessage) ([]byte, error)
 		return nil, g
 	}
 	calls := readCalls(msg)
-	if len(calls) == 1 && b.cancelModern(calls[0]) {
+	if len(calls) == 1 && calls[0].env.Method == string(mcp.MethodNotificationCancelled) && b.modern.Cancel(calls[0].params) {
 		return nil, nil // closing its stream was the cancellation
 	}
 	if b.shouldMove() {
@@ -227,6 +227,44 @@ func (b *Bridge) Relay(ctx context.Context, msg json.RawMessage) ([]byte, error)
 	return nil, b.forMessage(b.leave(fail.cause), fail.notRun)
 }
 
+// call is one message of what the client sent, with what the bridge needs
+// to remember of it.
+type call struct {
+	raw    json.RawMessage
+	env    wire.Envelope
+	params json.RawMessage
+	tool   string          // tools/call: the tool's name
+	args   json.RawMessage // tools/call: its arguments
+	// meta is its params' _meta, and version the revision that names:
+	// 2026-07-28 requests carry both.
+	meta    json.RawMessage
+	version string
+}
+
+func readCalls(msg json.RawMessage) []call {
+	members := wire.Members(msg)
+	calls := make([]call, 0, len(members))
+	for _, m := range members {
+		var c struct {
+			wire.Envelope
+			Params json.RawMessage `json:"params"`
+		}
+		_ = json.Unmarshal(m, &c)
+		cl := call{raw: m, env: c.Envelope, params: c.Params}
+		cl.meta, cl.version = wire.MetaOf(c.Params)
+		if c.Method == string(mcp.MethodToolsCall) {
+			var p struct {
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			}
+			_ = json.Unmarshal(c.Params, &p)
+			cl.tool, cl.args = p.Name, p.Arguments
+		}
+		calls = append(calls, cl)
+	}
+	return calls
+}
+
 // resendable reports whether every message of calls may be sent twice.
 func (b *Bridge) resendable(calls []call) bool {
 	b.mu.Lock()
@@ -245,28 +283,13 @@ func mayRepeat(c call, safe map[string]bool) bool {
 	return c.env.Method != string(mcp.MethodToolsCall) || safe[c.tool]
 }
 
-func (b *Bridge) isSafe(tool string) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.record.SafeTools[tool]
-}
-
 // goLocked runs f on a goroutine of the bridge's background, which Close
-// waits for, unless the bridge stopped (b.mu held).
+// waits for, unless the bridge no longer relays (b.mu held): once it left
+// or was closed, nothing more starts there.
 func (b *Bridge) goLocked(f func()) {
-	if !b.stopped {
+	if b.left == nil && !b.closed {
 		b.wg.Go(f)
 	}
-}
-
-// stop lets nothing more start in the background and cancels what runs
-// there (the heartbeat, the stream, the presence, a move, the tools asked
-// for). It does not wait: what runs there may be what stops it.
-func (b *Bridge) stop() {
-	b.mu.Lock()
-	b.stopped = true
-	b.mu.Unlock()
-	b.cancel()
 }
 
 // Close ends the session on the server (DELETE, errors ignored) while the
@@ -285,7 +308,7 @@ func (b *Bridge) Close() {
 		if relaying && sid != "" {
 			b.endSession(sid, proto)
 		}
-		b.stop()
+		b.cancel()
 		b.wg.Wait()
 		b.markDone()
 		b.posts.closeIdle()

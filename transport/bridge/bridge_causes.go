@@ -42,14 +42,21 @@ func (e *FullServer) Error() string {
 	return fmt.Sprintf("the shared server at %s is full", e.URL)
 }
 
-// SilentFor reports, when err says the bridge gave up on a server that
-// answered no probe, which server and for how long it had been silent.
-func SilentFor(err error) (url string, silent time.Duration, ok bool) {
-	var s *silentServer
-	if !errors.As(err, &s) {
-		return "", 0, false
+// SilentServer is why the bridge gave up on a server that answered no
+// probe, or no proof of a new connection, for After (stopped or frozen).
+type SilentServer struct {
+	URL   string
+	After time.Duration
+	last  error
+	proof bool // what it did not answer was the proof a new connection asks
+}
+
+func (e *SilentServer) Error() string {
+	asked := "probe"
+	if e.proof {
+		asked = "proof of a new connection"
 	}
-	return s.url, s.after, true
+	return fmt.Sprintf("the shared server at %s has answered no %s for %s (stopped or frozen): %v", e.URL, asked, e.After.Round(time.Millisecond), e.last)
 }
 
 // silence is why a message that never reached the server failed: the
@@ -62,7 +69,7 @@ func (b *Bridge) silence(ctx context.Context, err error, began time.Time) error 
 		return silent
 	}
 	if neverConnected(err) && errors.Is(err, os.ErrDeadlineExceeded) {
-		return &silentServer{url: b.cfg.URL, after: time.Since(began), last: err, proof: true}
+		return &SilentServer{URL: b.cfg.URL, After: time.Since(began), last: err, proof: true}
 	}
 	return err
 }
@@ -97,7 +104,7 @@ func retryAfter(v string, now time.Time) time.Duration {
 // server as such, anything else as unreachable.
 func (b *Bridge) unreachable(err error) error {
 	var full *FullServer
-	var silent *silentServer
+	var silent *SilentServer
 	if errors.As(err, &full) || errors.As(err, &silent) {
 		return err
 	}

@@ -22,7 +22,7 @@ type Gone struct {
 	// Session is the client's session, to be carried onto what serves next.
 	Session carry.Session
 	// Cause is why the bridge left: a *FullServer, a silent server
-	// (SilentFor), or words. Gone unwraps to it.
+	// (*SilentServer), or words. Gone unwraps to it.
 	Cause error
 	// unsent says the message Relay returned it for never reached the
 	// server: all of it may be sent again.
@@ -108,7 +108,7 @@ func (b *Bridge) leave(cause error) *Gone {
 	b.left = g
 	sid, proto, wasClosed := b.session, b.record.Protocol, b.closed
 	b.mu.Unlock()
-	b.stop()
+	b.cancel() // the background stops, unwaited for: it may be what left
 	if sid != "" && !wasClosed {
 		b.leaveLater(sid, proto)
 	}
@@ -140,32 +140,17 @@ func (g *Gone) Resend(ctx context.Context, next wire.Backend, msg json.RawMessag
 					"it was not sent again because it may have taken effect", c.env.Method, c.tool, g.URL, g.Cause)))
 		}
 	}
-	if _, batch := wire.SplitBatch(msg); !batch {
-		if len(again) == 1 {
-			return next.Handle(ctx, again[0])
-		}
-		if len(unknown) == 1 {
-			return unknown[0]
-		}
-		return nil
+	if _, batch := wire.SplitBatch(msg); len(again) == 1 && !batch {
+		return next.Handle(ctx, again[0])
 	}
-	var answers []json.RawMessage
+	var answers [][]byte
 	if len(again) > 0 {
 		sub, _ := json.Marshal(again)
 		if a := next.Handle(ctx, sub); a != nil {
-			if members, ok := wire.SplitBatch(a); ok {
-				answers = append(answers, members...)
-			} else {
-				answers = append(answers, a)
+			for _, m := range wire.Members(a) {
+				answers = append(answers, m)
 			}
 		}
 	}
-	for _, u := range unknown {
-		answers = append(answers, u)
-	}
-	if len(answers) == 0 {
-		return nil
-	}
-	out, _ := json.Marshal(answers)
-	return out
+	return wire.Gather(msg, append(answers, unknown...))
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -23,50 +22,19 @@ import (
 // and goes to the client as it is: a host gets the same bytes attached as
 // served in process (R8).
 
-// modernCall is a modern request being relayed: the client cancels it
-// with notifications/cancelled, which over HTTP is closing its stream.
-type modernCall struct {
-	cancel    context.CancelFunc
-	cancelled atomic.Bool
-}
-
 // relayModern relays one modern message (batches are not part of that
 // revision) and returns its answer, or why there is none. A request the
-// client cancelled meanwhile is answered with nothing.
+// client cancelled meanwhile (its stream closed) is answered with nothing.
 func (b *Bridge) relayModern(ctx context.Context, msg json.RawMessage, c call) ([]byte, *failure) {
-	if c.env.IsRequest() {
-		mc := &modernCall{}
-		ctx, mc.cancel = context.WithCancel(ctx)
-		defer mc.cancel()
-		key := string(c.env.ID)
-		b.modernCalls.Store(key, mc)
-		defer b.modernCalls.CompareAndDelete(key, mc)
-		answer, fail := b.exchangeModern(ctx, msg, c)
-		if mc.cancelled.Load() {
-			return nil, nil
-		}
-		return answer, fail
+	if !c.env.IsRequest() {
+		return b.exchangeModern(ctx, msg, c)
 	}
-	return b.exchangeModern(ctx, msg, c)
-}
-
-// cancelModern cancels the modern request a notifications/cancelled names,
-// when the bridge is relaying it, and reports whether it did.
-func (b *Bridge) cancelModern(c call) bool {
-	var p struct {
-		RequestID json.RawMessage `json:"requestId"`
+	ctx, end := b.modern.Begin(ctx, c.env.ID)
+	answer, fail := b.exchangeModern(ctx, msg, c)
+	if end() {
+		return nil, nil
 	}
-	if c.env.Method != string(mcp.MethodNotificationCancelled) || json.Unmarshal(c.params, &p) != nil {
-		return false
-	}
-	v, ok := b.modernCalls.Load(string(p.RequestID))
-	if !ok {
-		return false
-	}
-	mc := v.(*modernCall)
-	mc.cancelled.Store(true)
-	mc.cancel()
-	return true
+	return answer, fail
 }
 
 // exchangeModern POSTs one modern message, on no session, and reads what
@@ -83,8 +51,8 @@ func (b *Bridge) exchangeModern(ctx context.Context, msg json.RawMessage, c call
 	switch {
 	case res.outcome == failed && len(res.body) == 0:
 		return nil, &failure{cause: b.unreachable(res.err), notRun: res.notRun}
-	case leaseLostModern(res.body):
-		return nil, &failure{cause: fmt.Errorf("the shared server at %s refused the request: %s", b.cfg.URL, errorMessage(res.body)), notRun: true}
+	case leaseLost(res.body, wire.CodeLeaseLostModern):
+		return nil, &failure{cause: fmt.Errorf("the shared server at %s refused the request: %v", b.cfg.URL, wire.AnswerError(res.body)), notRun: true}
 	case !c.env.IsRequest():
 		return nil, nil
 	case isAnswer(res.body):
@@ -95,21 +63,17 @@ func (b *Bridge) exchangeModern(ctx context.Context, msg json.RawMessage, c call
 		b.cfg.URL, res.status, httpErrorMessage(res.body))), nil
 }
 
-// withPeer is msg with the client's peer id in its _meta, drawn the first
-// time a modern message needs it (and carried over a failover after that).
+// withPeer is msg with the client's peer id in its _meta: the one its
+// session or an earlier bridge had, else one drawn from cfg.NewPeer the
+// first time a modern message needs it (and carried over a failover after
+// that).
 func (b *Bridge) withPeer(msg json.RawMessage) json.RawMessage {
-	return carry.WithPeerMeta(msg, b.modernPeer())
-}
-
-// modernPeer is the client's peer id: the one its session or an earlier
-// bridge had, else a new one from cfg.NewPeer.
-func (b *Bridge) modernPeer() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.record.Peer == "" && b.cfg.NewPeer != nil {
 		b.record.Peer = b.cfg.NewPeer()
 	}
-	return b.record.Peer
+	return carry.WithPeerMeta(msg, b.record.Peer)
 }
 
 // setModernHeaders sets the headers 2026-07-28 requires of a POST besides
@@ -135,18 +99,4 @@ func isAnswer(body []byte) bool {
 		Error   json.RawMessage `json:"error"`
 	}
 	return json.Unmarshal(body, &a) == nil && a.JSONRPC == "2.0" && (len(a.Result) > 0 || len(a.Error) > 0)
-}
-
-// leaseLostModern reports whether an answer is a lease-lost server's
-// refusal of a modern request.
-func leaseLostModern(answer []byte) bool {
-	var a struct {
-		Error *struct {
-			Code int `json:"code"`
-			Data struct {
-				Reason string `json:"reason"`
-			} `json:"data"`
-		} `json:"error"`
-	}
-	return json.Unmarshal(answer, &a) == nil && a.Error != nil && a.Error.Code == wire.CodeLeaseLostModern && a.Error.Data.Reason == wire.ErrCodeLeaseLost
 }

@@ -28,10 +28,17 @@ func (b *Bridge) reopening(ctx context.Context) context.Context {
 	return carry.WithAnnouncement(carry.WithPeerClaim(ctx, peer), announce)
 }
 
-// unopened answers what the client sends before it has a session, as a
-// local session answers it (package wire): the server has no session to
-// serve it on.
-func (b *Bridge) unopened(msg json.RawMessage) ([]byte, bool) {
+// answeredHere answers msg when a local session answers it without its
+// MCPServer: a batch no server takes, what screen refuses, and what comes
+// before the session opens (the server has none to serve it on). So such
+// an answer never waits on the server, and never names it.
+func (b *Bridge) answeredHere(msg json.RawMessage) ([]byte, bool) {
+	if refusal := wire.RefusedBatch(msg); refusal != nil {
+		return refusal, true
+	}
+	if answer, ok := screened(msg); ok {
+		return answer, true
+	}
 	b.mu.Lock()
 	sid := b.session
 	b.mu.Unlock()
@@ -41,30 +48,11 @@ func (b *Bridge) unopened(msg json.RawMessage) ([]byte, bool) {
 	return wire.Unopened(msg)
 }
 
-// answeredHere answers msg when a local session answers it without its
-// MCPServer: a batch no server takes, what screen refuses, and what comes
-// before the session opens. So such an answer never waits on the server,
-// and never names it.
-func (b *Bridge) answeredHere(msg json.RawMessage) ([]byte, bool) {
-	if refusal := wire.RefusedBatch(msg); refusal != nil {
-		return refusal, true
-	}
-	if answer, ok := screened(msg); ok {
-		return answer, true
-	}
-	return b.unopened(msg)
-}
-
 // screened answers msg when wire.Screen answers it, or each member of a
 // batch when it answers every one; it reports false otherwise.
 func screened(msg json.RawMessage) ([]byte, bool) {
-	members, batch := wire.SplitBatch(msg)
-	if !batch {
-		answer := wire.Screen(msg)
-		return answer, answer != nil
-	}
 	var answers [][]byte
-	for _, m := range members {
+	for _, m := range wire.Members(msg) {
 		answer := wire.Screen(m)
 		if answer == nil {
 			return nil, false

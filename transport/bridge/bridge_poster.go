@@ -67,7 +67,7 @@ func (p *poster) post(ctx context.Context, body []byte, header http.Header, rese
 		}
 		c.stopWatch()
 		c.Close()
-		if reused && c.answered() == 0 && ctx.Err() == nil {
+		if reused && c.read == 0 && ctx.Err() == nil {
 			continue // the server had closed the kept connection: once more on a new one
 		}
 		return nil, nil, err
@@ -148,9 +148,6 @@ func (r readCounter) Read(b []byte) (int, error) {
 	r.c.read += int64(n)
 	return n, err
 }
-
-// answered is how many bytes of an answer arrived.
-func (c *keptConn) answered() int64 { return c.read }
 
 // roundTrip writes one POST and reads the head of its answer. Until the
 // caller releases the connection, ctx ending breaks it.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
@@ -24,43 +23,24 @@ import (
 // PresenceID is the id of a bridge's presence listen.
 const PresenceID = "majordomus-bridge-presence"
 
-// startPresence starts the presence once the client said who it is (its
-// first modern message's _meta).
+// startPresence starts the presence, once, when the client said who it is
+// (its first modern message's _meta).
 func (b *Bridge) startPresence() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.present || b.stopped || len(b.record.Meta) == 0 {
-		return
+	if !b.present && len(b.record.Meta) > 0 {
+		b.present = true
+		b.goLocked(b.presenceLoop)
 	}
-	b.present = true
-	b.goLocked(b.presenceLoop)
 }
 
 // presenceLoop holds the presence open, and opens it again when it drops
 // on a server that is still there.
 func (b *Bridge) presenceLoop() {
-	retry := streamRetryMin
-	for {
+	for retry := streamRetryMin; ; {
 		opened := b.presence()
-		if b.ctx.Err() != nil || !b.attachedNow() {
+		if b.ctx.Err() != nil || !b.attachedNow() || b.leftGone() || !b.pause(&retry, opened, nil) {
 			return
-		}
-		if cause := b.goneNow(); cause != nil {
-			b.leaveGone(cause)
-			return
-		}
-		if opened {
-			retry = streamRetryMin
-		}
-		timer := time.NewTimer(retry)
-		select {
-		case <-timer.C:
-		case <-b.ctx.Done():
-			timer.Stop()
-			return
-		}
-		if !opened {
-			retry = min(2*retry, streamRetryMax)
 		}
 	}
 }
@@ -72,7 +52,6 @@ func (b *Bridge) presence() (opened bool) {
 	b.mu.Lock()
 	meta := b.record.Meta
 	b.mu.Unlock()
-	_, version := wire.MetaOf(mustParams(meta))
 	// An empty filter ends a listen at once: the presence asks for the
 	// rarest notification the server sends, prompts/list_changed, and
 	// drops it.
@@ -80,6 +59,7 @@ func (b *Bridge) presence() (opened bool) {
 		Notifications mcp.SubscriptionFilter `json:"notifications"`
 		Meta          json.RawMessage        `json:"_meta"`
 	}{Notifications: mcp.SubscriptionFilter{PromptsListChanged: true}, Meta: meta})
+	_, version := wire.MetaOf(params)
 	msg := b.withPeer(wire.RequestFrame(PresenceID, string(mcp.MethodSubscriptionsListen), params))
 	req, err := http.NewRequestWithContext(b.ctx, http.MethodPost, b.endpoint, bytes.NewReader(msg))
 	if err != nil {
@@ -88,28 +68,6 @@ func (b *Bridge) presence() (opened bool) {
 	req.Header = postHeader()
 	b.setHeaders(req.Header, "", version)
 	setModernHeaders(req.Header, call{env: wire.Envelope{Method: string(mcp.MethodSubscriptionsListen)}})
-	resp, err := b.client.Do(req) // a connection of its own, never reused
-	if err != nil {
-		b.log.Debug("presence: cannot open", zap.String("url", b.cfg.URL), zap.Error(err))
-		return false
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !wire.IsEventStream(resp.Header) {
-		b.log.Debug("presence: refused", zap.String("url", b.cfg.URL), zap.Int("status", resp.StatusCode))
-		return false
-	}
-	b.log.Debug("presence open", zap.String("url", b.cfg.URL), zap.String("peer", b.PeerID()))
-	err = wire.ReadEvents(resp.Body, func([]byte) error { return nil })
-	if b.ctx.Err() == nil {
-		b.log.Debug("presence dropped", zap.String("url", b.cfg.URL), zap.Error(err))
-	}
-	return true
-}
-
-// mustParams wraps a _meta as the params metaOf reads.
-func mustParams(meta json.RawMessage) json.RawMessage {
-	p, _ := json.Marshal(struct {
-		Meta json.RawMessage `json:"_meta"`
-	}{meta})
-	return p
+	opened, _ = b.listen(req, "presence", func([]byte) error { return nil }, zap.String("peer", b.PeerID()))
+	return opened
 }

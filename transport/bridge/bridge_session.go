@@ -23,6 +23,7 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 	defer b.reinitMu.Unlock()
 	b.mu.Lock()
 	current, params, announce, peer, heard := b.session, b.record.Initialize, b.record.Announce, b.record.Peer, b.record.Heard.Clone()
+	announceSafe := b.record.SafeTools[carry.AnnounceTool]
 	b.mu.Unlock()
 	if current != stale {
 		return nil
@@ -39,8 +40,8 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 	switch {
 	case res.outcome == failed:
 		return &failure{cause: b.unreachable(res.err), notRun: true}
-	case res.outcome == answered && leaseLost(res.body):
-		return &failure{cause: fmt.Errorf("the shared server at %s refused a new session: %s", b.cfg.URL, errorMessage(res.body)), notRun: true}
+	case res.outcome == answered && leaseLost(res.body, wire.CodeLeaseLost):
+		return &failure{cause: fmt.Errorf("the shared server at %s refused a new session: %v", b.cfg.URL, wire.AnswerError(res.body)), notRun: true}
 	case res.outcome != answered || res.session == "" || wire.AnswerError(res.body) != nil:
 		return &failure{cause: fmt.Errorf("the shared server at %s lost the session and did not open a new one (status %d): %s",
 			b.cfg.URL, res.status, strings.TrimSpace(string(res.body))), notRun: true}
@@ -56,7 +57,7 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 	}
 	b.log.Info("session re-opened on the shared server", zap.String("url", b.cfg.URL), zap.String("session", res.session))
 	if announce != nil && !announced {
-		res := b.exchange(ctx, carry.AnnounceFrame(announce), res.session, proto, b.isSafe(carry.AnnounceTool))
+		res := b.exchange(ctx, carry.AnnounceFrame(announce), res.session, proto, announceSafe)
 		if res.outcome == answered && wire.AnswerError(res.body) == nil {
 			b.log.Info("the client's announcement was replayed to the server it is now attached to")
 		} else {
@@ -81,9 +82,6 @@ func (b *Bridge) initialized(ctx context.Context, c call, res exchangeResult) {
 	}
 	_ = json.Unmarshal(c.params, &p)
 	b.mu.Lock()
-	if b.ready {
-		b.readied = make(chan struct{})
-	}
 	b.record.Initialize, b.record.Announce, b.ready, b.record.Heard = bytes.Clone(c.params), nil, false, carry.Hearing{}
 	peer, announced := carry.Opened(res.body)
 	if announced { // a carried session, opened with its announcement

@@ -51,7 +51,7 @@ func (b *Bridge) heartbeat() {
 				b.log.Debug("heartbeat: "+fail.cause.Error(), zap.String("url", b.cfg.URL))
 			}
 		case failed, rejected:
-			if _, _, silent := SilentFor(res.err); silent {
+			if errors.As(res.err, new(*SilentServer)) {
 				// stopped or frozen: elect now, not at the client's next message
 				b.leaveGone(res.err)
 				return
@@ -66,8 +66,7 @@ func (b *Bridge) heartbeat() {
 // as roots/list, pings) to the client. A dropped stream is opened again; a
 // session the server forgot is re-opened first.
 func (b *Bridge) streamLoop() {
-	retry := streamRetryMin
-	for {
+	for retry := streamRetryMin; ; {
 		b.mu.Lock()
 		sid, proto, ready := b.session, b.record.Protocol, b.ready
 		b.mu.Unlock()
@@ -83,54 +82,63 @@ func (b *Bridge) streamLoop() {
 		if b.ctx.Err() != nil || !b.attachedNow() {
 			return
 		}
-		if status != http.StatusNotFound && status < 400 { // dropped, or no connection at all
-			if cause := b.goneNow(); cause != nil {
-				b.leaveGone(cause)
-				return
-			}
+		if status < 400 && b.leftGone() { // dropped, or no connection at all
+			return
 		}
 		if status == http.StatusNotFound {
 			if fail := b.reinit(b.ctx, sid); fail != nil {
 				b.log.Debug("stream: "+fail.cause.Error(), zap.String("url", b.cfg.URL))
 			}
 		}
-		if opened {
-			retry = streamRetryMin
-		}
-		timer := time.NewTimer(retry)
-		select {
-		case <-b.wake:
-		case <-timer.C:
-		case <-b.ctx.Done():
-			timer.Stop()
+		if !b.pause(&retry, opened, b.wake) {
 			return
-		}
-		timer.Stop()
-		if !opened {
-			retry = min(2*retry, streamRetryMax)
 		}
 	}
 }
 
-// goneNow says why the server is gone, or nil: asked when its stream ended
-// or could not be opened, so that an idle client learns at once that its
-// server is gone (docs/design.md#nothing-is-lost: everyone learns at once),
-// not at its next message. Gone is a probe that fails outright — refused,
-// answered without the proof; one that times out may be a stopped server,
-// whose client's next message waits out the busy grace instead.
-func (b *Bridge) goneNow() error {
+// pause waits retry before a stream is opened again, or until wake (nil:
+// never), and reports false once the bridge stops. The wait starts again
+// from streamRetryMin after a stream that opened, and doubles up to
+// streamRetryMax after one that did not.
+func (b *Bridge) pause(retry *time.Duration, opened bool, wake <-chan struct{}) bool {
+	if opened {
+		*retry = streamRetryMin
+	}
+	timer := time.NewTimer(*retry)
+	defer timer.Stop()
+	select {
+	case <-wake:
+	case <-timer.C:
+	case <-b.ctx.Done():
+		return false
+	}
+	if !opened {
+		*retry = min(2**retry, streamRetryMax)
+	}
+	return true
+}
+
+// leftGone leaves the server when it is gone, and reports whether it did:
+// asked when its stream ended or could not be opened, so that an idle
+// client learns at once that its server is gone
+// (docs/design.md#nothing-is-lost: everyone learns at once), not at its
+// next message. Gone is a probe that fails outright — refused, answered
+// without the proof; one that times out may be a stopped server, whose
+// client's next message waits out the busy grace instead.
+func (b *Bridge) leftGone() bool {
 	if b.cfg.Alive == nil {
-		return nil
+		return false
 	}
 	err := b.cfg.Alive(b.ctx)
 	var netErr net.Error
 	switch {
 	case err == nil, b.ctx.Err() != nil:
-		return nil
+		return false
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
-		return nil
+		return false
 	}
-	return fmt.Errorf("the shared server at %s is gone: its stream ended and it does not answer (%v)", b.cfg.URL, err)
+	b.leaveGone(fmt.Errorf("the shared server at %s is gone: its stream ended and it does not answer (%v)", b.cfg.URL, err))
+	return true
 }
 
 // leaveGone leaves a server that is gone while the client is idle, at
@@ -159,38 +167,40 @@ func (b *Bridge) stream(sid, proto string) (opened bool, status int) {
 	}
 	req.Header.Set("Accept", "text/event-stream")
 	b.setHeaders(req.Header, sid, proto)
-	resp, err := b.client.Do(req) // an ended stream's connection is never reused
+	return b.listen(req, "stream", func(data []byte) error {
+		_ = b.cfg.Out.Write(data) // a client gone is the stdio loop's business
+		return nil
+	}, zap.String("session", sid))
+}
+
+// listen holds the event stream req opens (what: the stream, or the
+// presence) until it ends, giving each its events' data; its log line on
+// opening carries fields. It reports whether it opened, and the status
+// when it did not.
+func (b *Bridge) listen(req *http.Request, what string, each func([]byte) error, fields ...zap.Field) (bool, int) {
+	url := zap.String("url", b.cfg.URL)
+	resp, err := b.client.Do(req) // a connection of its own, never reused
 	if err != nil {
-		b.log.Debug("stream: cannot open", zap.String("url", b.cfg.URL), zap.Error(err))
+		b.log.Debug(what+": cannot open", url, zap.Error(err))
 		return false, 0
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || !wire.IsEventStream(resp.Header) {
-		b.log.Debug("stream: refused", zap.String("url", b.cfg.URL), zap.Int("status", resp.StatusCode))
+		b.log.Debug(what+": refused", url, zap.Int("status", resp.StatusCode))
 		return false, resp.StatusCode
 	}
-	b.log.Debug("stream open", zap.String("url", b.cfg.URL), zap.String("session", sid))
-	err = wire.ReadEvents(resp.Body, func(data []byte) error {
-		_ = b.cfg.Out.Write(data) // a client gone is the stdio loop's business
-		return nil
-	})
-	if ctx.Err() == nil {
-		b.log.Debug("stream dropped", zap.String("url", b.cfg.URL), zap.Error(err))
+	b.log.Debug(what+" open", append([]zap.Field{url}, fields...)...)
+	err = wire.ReadEvents(resp.Body, each)
+	if req.Context().Err() == nil {
+		b.log.Debug(what+" dropped", url, zap.Error(err))
 	}
 	return true, http.StatusOK
 }
 
-// errorMessage is the message of a JSON-RPC error answer.
-func errorMessage(answer []byte) string {
-	if err := wire.AnswerError(answer); err != nil {
-		return err.Error()
-	}
-	return ""
-}
-
-// leaseLost reports whether an answer to initialize is the refusal of a
-// server that lost its lease.
-func leaseLost(answer []byte) bool {
+// leaseLost reports whether an answer is the refusal of a server that lost
+// its lease, with code: wire.CodeLeaseLost answers an initialize,
+// wire.CodeLeaseLostModern a 2026-07-28 request.
+func leaseLost(answer []byte, code int) bool {
 	var a struct {
 		Error *struct {
 			Code    int    `json:"code"`
@@ -200,7 +210,7 @@ func leaseLost(answer []byte) bool {
 			} `json:"data"`
 		} `json:"error"`
 	}
-	if json.Unmarshal(answer, &a) != nil || a.Error == nil || a.Error.Code != wire.CodeLeaseLost {
+	if json.Unmarshal(answer, &a) != nil || a.Error == nil || a.Error.Code != code {
 		return false
 	}
 	return a.Error.Data.Reason == wire.ErrCodeLeaseLost || strings.Contains(a.Error.Message, wire.ErrCodeLeaseLost)

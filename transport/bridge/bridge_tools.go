@@ -3,7 +3,7 @@ package bridge
 import (
 	"context"
 	"encoding/json"
-	"maps"
+	"slices"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
@@ -29,13 +29,11 @@ const maxToolPages = 16
 // it asks, or waits for the asking under way. A failure leaves the tool
 // unknown, hence never resent.
 func (b *Bridge) learnToolsFor(ctx context.Context, calls []call) {
-	unknown := false
 	b.mu.Lock()
-	for _, c := range calls {
-		if _, known := b.record.SafeTools[c.tool]; c.env.Method == string(mcp.MethodToolsCall) && !known {
-			unknown = true
-		}
-	}
+	unknown := slices.ContainsFunc(calls, func(c call) bool {
+		_, known := b.record.SafeTools[c.tool]
+		return c.env.Method == string(mcp.MethodToolsCall) && !known
+	})
 	b.mu.Unlock()
 	if unknown {
 		b.learnTools(ctx) // or wait for the asking under way
@@ -53,13 +51,10 @@ func (b *Bridge) learnTools(ctx context.Context) {
 	}
 	b.toolsMu.Lock()
 	defer b.toolsMu.Unlock()
-	b.mu.Lock()
-	asked := b.toolsAsked
-	b.toolsAsked = true
-	b.mu.Unlock()
-	if asked {
+	if b.toolsAsked {
 		return // asked already, successfully or not
 	}
+	b.toolsAsked = true
 	cursor := ""
 	for range maxToolPages {
 		var params json.RawMessage
@@ -76,7 +71,7 @@ func (b *Bridge) learnTools(ctx context.Context) {
 		}
 		_ = json.Unmarshal(res.body, &page)
 		b.mu.Lock()
-		cursor = b.recordToolsLocked(page.Result)
+		cursor = carry.SafeToResend(b.record.SafeTools, page.Result)
 		known := len(b.record.SafeTools)
 		b.mu.Unlock()
 		if cursor == "" {
@@ -84,17 +79,4 @@ func (b *Bridge) learnTools(ctx context.Context) {
 			return
 		}
 	}
-}
-
-// recordToolsLocked records the resend safety of the tools in a tools/list
-// result, and returns its next cursor.
-func (b *Bridge) recordToolsLocked(result json.RawMessage) (nextCursor string) {
-	return carry.SafeToResend(b.record.SafeTools, result)
-}
-
-// cloneOrEmpty copies m, nil included, into a map that can be written.
-func cloneOrEmpty(m map[string]bool) map[string]bool {
-	out := make(map[string]bool, len(m))
-	maps.Copy(out, m)
-	return out
 }

@@ -2,7 +2,6 @@ package bridge
 
 import (
 	"context"
-	"fmt"
 	"time"
 )
 
@@ -15,35 +14,12 @@ import (
 // is gone for that message: the bridge leaves it, as on any other failure
 // whose outcome is unknown (Gone).
 
-// silentServer is why an exchange was cut off by the watch.
-type silentServer struct {
-	url   string
-	after time.Duration
-	last  error
-	proof bool // what it did not answer was the proof a new connection asks
-}
-
-func (e *silentServer) Error() string {
-	asked := "probe"
-	if e.proof {
-		asked = "proof of a new connection"
-	}
-	return fmt.Sprintf("the shared server at %s has answered no %s for %s (stopped or frozen): %v", e.url, asked, e.after.Round(time.Millisecond), e.last)
-}
-
-// probeEvery is how often a server is probed while a message waits for
-// it, and how long one probe may take: a fifth of goneAfter, between 50 ms
-// and a second.
-func probeEvery(goneAfter time.Duration) time.Duration {
-	return min(max(goneAfter/5, 50*time.Millisecond), time.Second)
-}
-
 // idleKey marks the heartbeat's ping: no message waits on it, so its
 // server is left a probe timeout sooner, for the election's own probe to
 // complete the busy grace.
 type idleKey struct{}
 
-// watchServer returns ctx cut off, with a *silentServer cause, once the
+// watchServer returns ctx cut off, with a *SilentServer cause, once the
 // server has answered no probe for GoneAfter; stop ends the watch. Probing
 // starts only when a message has waited for one probe interval, so that a
 // quick answer costs a timer and nothing more.
@@ -56,7 +32,9 @@ func (b *Bridge) watchServer(ctx context.Context) (watched context.Context, stop
 		goneAfter -= b.cfg.ProbeTimeout
 	}
 	watched, cut := context.WithCancelCause(ctx)
-	every := probeEvery(b.cfg.GoneAfter)
+	// how often the server is probed, and how long one probe may take: a
+	// fifth of GoneAfter, between 50 ms and a second
+	every := min(max(b.cfg.GoneAfter/5, 50*time.Millisecond), time.Second)
 	began := time.Now()
 	timer := time.AfterFunc(every, func() {
 		lastAlive := began
@@ -71,7 +49,7 @@ func (b *Bridge) watchServer(ctx context.Context) (watched context.Context, stop
 			case watched.Err() != nil:
 				return
 			case now.Sub(lastAlive) >= goneAfter:
-				cut(&silentServer{url: b.cfg.URL, after: now.Sub(lastAlive), last: err})
+				cut(&SilentServer{URL: b.cfg.URL, After: now.Sub(lastAlive), last: err})
 				return
 			}
 			select { // the next probe, one interval after this one began
@@ -89,7 +67,7 @@ func (b *Bridge) watchServer(ctx context.Context) (watched context.Context, stop
 
 // silenced returns the watch's cause when it cut ctx off, else nil.
 func silenced(ctx context.Context) error {
-	if s, ok := context.Cause(ctx).(*silentServer); ok {
+	if s, ok := context.Cause(ctx).(*SilentServer); ok {
 		return s
 	}
 	return nil

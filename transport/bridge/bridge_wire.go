@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -69,8 +70,8 @@ func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) (
 		switch res.outcome {
 		case answered:
 			if initialize {
-				if leaseLost(res.body) {
-					return nil, &failure{cause: fmt.Errorf("the shared server at %s refused a new session: %s", b.cfg.URL, errorMessage(res.body)), notRun: true}
+				if leaseLost(res.body, wire.CodeLeaseLost) {
+					return nil, &failure{cause: fmt.Errorf("the shared server at %s refused a new session: %v", b.cfg.URL, wire.AnswerError(res.body)), notRun: true}
 				}
 				b.initialized(ctx, calls[0], res)
 			}
@@ -210,13 +211,12 @@ func (b *Bridge) observe(calls []call, answer []byte) {
 		switch {
 		case c.env.Method == "notifications/initialized":
 			if !b.ready {
-				close(b.readied)
 				b.goLocked(func() { b.learnTools(b.ctx) })
 			}
 			b.ready = true
 			defer b.poke()
 		case c.env.Method == string(mcp.MethodToolsList) && result != nil:
-			b.recordToolsLocked(result)
+			carry.SafeToResend(b.record.SafeTools, result)
 		case c.tool == carry.AnnounceTool && result != nil && !wire.ToolFailed(result):
 			b.record.Announce = bytes.Clone(c.args)
 		case carry.HeardMethod(c.env.Method) && result != nil:
@@ -244,11 +244,7 @@ func (b *Bridge) noteAnnouncing(calls []call, unknown bool) {
 // resultsByID maps the ids of an answer's members to their results.
 func resultsByID(answer []byte) map[string]json.RawMessage {
 	results := map[string]json.RawMessage{}
-	members, batch := wire.SplitBatch(answer)
-	if !batch {
-		members = []json.RawMessage{answer}
-	}
-	for _, m := range members {
+	for _, m := range wire.Members(answer) {
 		var a struct {
 			ID     json.RawMessage `json:"id"`
 			Result json.RawMessage `json:"result"`
@@ -306,12 +302,7 @@ func drained(body io.Reader) bool {
 }
 
 func expectsAnswer(msg json.RawMessage) bool {
-	for _, c := range readCalls(msg) {
-		if c.env.IsRequest() {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(readCalls(msg), func(c call) bool { return c.env.IsRequest() })
 }
 
 func orEOF(err error) error {

@@ -34,7 +34,7 @@
 // (503 with Retry-After, or code full: a new session refused, how many it
 // has, how long it asks to be left alone) is neither gone nor shutting
 // down; a server that answered no probe, or accepted a connection and
-// never answered its proof, is silent, and [SilentFor] says for how long,
+// never answered its proof, is a [SilentServer], which says for how long,
 // so that the election that follows waits as asked and counts what the
 // bridge already waited (docs/design.md#sharing-heals).
 //

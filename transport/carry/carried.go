@@ -120,3 +120,26 @@ func callFrame(id, tool string, args, meta json.RawMessage, key string, value js
 	}{tool, args, fields})
 	return wire.RequestFrame(id, string(mcp.MethodToolsCall), params)
 }
+
+// SafeToResend records in safe, for each tool of a tools/list result,
+// whether running it twice is harmless (its hints say read-only or
+// idempotent), and returns the result's next cursor. A bridge and a local
+// session both learn it, so that whatever serves the client next knows.
+func SafeToResend(safe map[string]bool, result json.RawMessage) (nextCursor string) {
+	var r struct {
+		Tools []struct {
+			Name        string `json:"name"`
+			Annotations struct {
+				ReadOnly   *bool `json:"readOnlyHint"`
+				Idempotent *bool `json:"idempotentHint"`
+			} `json:"annotations"`
+		} `json:"tools"`
+		NextCursor string `json:"nextCursor"`
+	}
+	_ = json.Unmarshal(result, &r)
+	for _, t := range r.Tools {
+		a := t.Annotations
+		safe[t.Name] = (a.ReadOnly != nil && *a.ReadOnly) || (a.Idempotent != nil && *a.Idempotent)
+	}
+	return r.NextCursor
+}

@@ -50,7 +50,7 @@ const maxAnnounceHeader = 16 << 10
 
 type announceKey struct{}
 
-// WithCarriedAnnouncement returns ctx bringing args, the arguments of the
+// WithAnnouncement returns ctx bringing args, the arguments of the
 // client's last majordomus_announce, to the session an initialize handled
 // under it, or an in-process session registered under it, opens.
 func WithAnnouncement(ctx context.Context, args json.RawMessage) context.Context {
@@ -60,7 +60,7 @@ func WithAnnouncement(ctx context.Context, args json.RawMessage) context.Context
 	return context.WithValue(ctx, announceKey{}, args)
 }
 
-// CarriedAnnouncement is the announcement ctx brings, or nil.
+// Announcement is the announcement ctx brings, or nil.
 func Announcement(ctx context.Context) json.RawMessage {
 	args, _ := ctx.Value(announceKey{}).(json.RawMessage)
 	return args

@@ -59,25 +59,23 @@ func writeErrorBody(w http.ResponseWriter, status int, body wire.HTTPError) {
 	_, _ = w.Write(append(b, '\n'))
 }
 
+// codeOfStatus names the HTTP statuses that mcp-go answers by itself.
+var codeOfStatus = map[int]string{
+	http.StatusUnauthorized:          errCodeUnauthorized,
+	http.StatusForbidden:             errCodeForbidden,
+	http.StatusNotFound:              errCodeSessionNotFound,
+	http.StatusMethodNotAllowed:      errCodeMethodNotAllowed,
+	http.StatusRequestEntityTooLarge: errCodeTooLarge,
+	http.StatusUnsupportedMediaType:  errCodeUnsupportedMedia,
+	http.StatusServiceUnavailable:    errCodeUnavailable,
+}
+
 // codeForStatus names an HTTP status that mcp-go answered by itself.
 func codeForStatus(status int) string {
-	switch status {
-	case http.StatusUnauthorized:
-		return errCodeUnauthorized
-	case http.StatusForbidden:
-		return errCodeForbidden
-	case http.StatusNotFound:
-		return errCodeSessionNotFound
-	case http.StatusMethodNotAllowed:
-		return errCodeMethodNotAllowed
-	case http.StatusRequestEntityTooLarge:
-		return errCodeTooLarge
-	case http.StatusUnsupportedMediaType:
-		return errCodeUnsupportedMedia
-	case http.StatusServiceUnavailable:
-		return errCodeUnavailable
-	}
-	if status >= 500 {
+	switch code, named := codeOfStatus[status]; {
+	case named:
+		return code
+	case status >= 500:
 		return errCodeInternal
 	}
 	return errCodeInvalidRequest

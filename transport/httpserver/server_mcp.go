@@ -103,8 +103,7 @@ func (h *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	h.table.expect(sid, endDelete)
-	defer h.table.forget(sid)
+	defer h.table.expect(sid, endDelete)()
 	h.pass(w, r)
 }
 
@@ -134,8 +133,7 @@ func (h *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 // endSession ends a session the way a DELETE does (mcp-go terminates and
 // unregisters it and drops its state), for the given reason.
 func (h *Server) endSession(sid, reason string) {
-	h.table.expect(sid, reason)
-	defer h.table.forget(sid)
+	defer h.table.expect(sid, reason)()
 	req, err := http.NewRequestWithContext(context.Background(), http.MethodDelete, "/mcp", nil)
 	if err != nil {
 		return
@@ -145,23 +143,10 @@ func (h *Server) endSession(sid, reason string) {
 }
 
 func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
-	raw := r.Body
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(h.cfg.BodyTimeout)) // a body trickled in holds nothing for long
-	body, err := io.ReadAll(http.MaxBytesReader(w, raw, h.cfg.MaxBody))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			h.refuseTooLarge(w, raw)
-			return
-		}
-		// The deadline stays: what is left of the body is not waited for,
-		// and the connection closes with the answer.
-		w.Header().Set("Connection", "close")
-		writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "reading the body: "+err.Error())
+	body, ok := h.readBody(w, r)
+	if !ok {
 		return
 	}
-	_ = rc.SetReadDeadline(time.Time{})
 	if !json.Valid(body) {
 		writeError(w, http.StatusBadRequest, errCodeInvalidJSON, "the body is not JSON")
 		return
@@ -171,27 +156,20 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	members, batch := wire.SplitBatch(body)
-	if !batch {
-		members = []json.RawMessage{body}
-	}
-	if len(members) == 0 {
+	env, err := wire.ReadEnvelope(body) // a single message's
+	switch {
+	case batch && len(members) == 0:
 		writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "the batch is empty")
 		return
+	case err != nil && !batch:
+		writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "every message must be a JSON-RPC object")
+		return
 	}
-	var initialize *wire.Envelope
-	envs := make([]wire.Envelope, 0, len(members))
-	modern := false
-	for _, m := range members {
-		env, err := wire.ReadEnvelope(m)
-		envs = append(envs, env)
-		if err != nil && !batch {
-			writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "every message must be a JSON-RPC object")
-			return
-		}
-		modern = modern || modernMeta(m) || mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
-		if env.Method == string(mcp.MethodInitialize) {
-			initialize = &env
-		}
+	modern, initialize := mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)), false
+	for _, m := range wire.Members(body) {
+		e, _ := wire.ReadEnvelope(m)
+		modern = modern || modernMeta(m)
+		initialize = initialize || e.Method == string(mcp.MethodInitialize)
 	}
 	if !batch {
 		if refusal := wire.Screen(body); refusal != nil {
@@ -208,15 +186,15 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "2026-07-28 has no batches: send each message alone")
 			return
 		}
-		h.serveModern(w, r, body, envs[0])
+		h.serveModern(w, r, body, env)
 		return
 	}
-	if initialize != nil {
+	if initialize {
 		if batch {
 			writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "initialize must be sent alone, not in a batch")
 			return
 		}
-		h.serveInitialize(w, r, body, initialize.ID)
+		h.serveInitialize(w, r, body, env.ID)
 		return
 	}
 	sid, ok := h.session(w, r, "the Mcp-Session-Id header is required on every request after initialize")
@@ -233,7 +211,7 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		h.serveBatch(w, r, members)
 		return
 	}
-	if refusal := wire.PromptRefusal(h.cfg.MCP, envs[0], body); refusal != nil {
+	if refusal := wire.PromptRefusal(h.cfg.MCP, env, body); refusal != nil {
 		writeFrame(w, http.StatusOK, refusal)
 		return
 	}
@@ -246,10 +224,7 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 func (h *Server) serveInitialize(w http.ResponseWriter, r *http.Request, body []byte, id json.RawMessage) {
 	if ref := h.cfg.Refusal(); ref != nil {
 		h.log.Info("a new session was refused", zap.String("reason", ref.reason()), zap.String("url", ref.URL))
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(append(ref.frame(id, wire.CodeLeaseLost), '\n'))
+		writeFrame(w, http.StatusOK, ref.frame(id, wire.CodeLeaseLost))
 		return
 	}
 	if n := h.table.count(); n >= h.cfg.MaxSessions {
@@ -334,9 +309,7 @@ func (h *Server) serveBatch(w http.ResponseWriter, r *http.Request, members []js
 			return
 		}
 		b, _ := json.Marshal(answers)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(append(b, '\n'))
+		writeFrame(w, http.StatusOK, b)
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -351,20 +324,38 @@ func (h *Server) serveBatch(w http.ResponseWriter, r *http.Request, members []js
 	}
 }
 
-// refuseTooLarge reads what is left of the body (within bounds) and then
-// answers 413: a client still sending when the connection closes would get
-// a reset instead of the answer.
-func (h *Server) refuseTooLarge(w http.ResponseWriter, body io.Reader) {
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(5 * time.Second))
-	_, _ = io.Copy(io.Discard, io.LimitReader(body, 64*h.cfg.MaxBody))
-	w.Header().Set("Connection", "close")
-	writeError(w, http.StatusRequestEntityTooLarge, errCodeTooLarge,
-		fmt.Sprintf("the body is over %d bytes", h.cfg.MaxBody))
+// readBody reads a POST's body, within BodyTimeout and MaxBody, or
+// answers why it cannot. One too large is read on (within bounds) before
+// the 413, since a client still sending when the connection closes would
+// get a reset instead of the answer.
+func (h *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(h.cfg.BodyTimeout)) // a body trickled in holds nothing for long
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBody))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		_ = rc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 64*h.cfg.MaxBody))
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusRequestEntityTooLarge, errCodeTooLarge, fmt.Sprintf("the body is over %d bytes", h.cfg.MaxBody))
+		return nil, false
+	case err != nil:
+		// The deadline stays: what is left of the body is not waited for,
+		// and the connection closes with the answer.
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "reading the body: "+err.Error())
+		return nil, false
+	}
+	_ = rc.SetReadDeadline(time.Time{})
+	return body, true
 }
 
-// writeFrame answers with one JSON-RPC frame of the server's own.
+// writeFrame answers with one JSON-RPC frame (or batch of them) of the
+// server's own.
 func writeFrame(w http.ResponseWriter, status int, frame []byte) {
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(frame, '\n'))
 }

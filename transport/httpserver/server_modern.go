@@ -23,16 +23,11 @@ import (
 func (h *Server) serveModern(w http.ResponseWriter, r *http.Request, body []byte, env wire.Envelope) {
 	if ref := h.cfg.Refusal(); ref != nil && env.IsRequest() {
 		h.log.Info("a request was refused", zap.String("reason", ref.reason()), zap.String("method", env.Method), zap.String("url", ref.URL))
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(append(ref.frame(env.ID, wire.CodeLeaseLostModern), '\n'))
+		writeFrame(w, http.StatusOK, ref.frame(env.ID, wire.CodeLeaseLostModern))
 		return
 	}
 	if refusal := wire.PromptRefusal(h.cfg.MCP, env, body); refusal != nil {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(append(refusal, '\n'))
+		writeFrame(w, http.StatusOK, refusal)
 		return
 	}
 	if env.Method == string(mcp.MethodSubscriptionsListen) && env.IsRequest() {
@@ -54,48 +49,23 @@ func (ref *Refusal) reason() string {
 // frame is the JSON-RPC error, with code, that answers a refused initialize
 // or 2026-07-28 request.
 func (ref *Refusal) frame(id json.RawMessage, code int) []byte {
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	where := "where the checkout's current server is, is not known"
+	where, url := "where the checkout's current server is, is not known", (*string)(nil)
 	if ref.URL != "" {
-		where = "the checkout's current server is at " + ref.URL
+		where, url = "the checkout's current server is at "+ref.URL, &ref.URL
 	}
-	type data struct {
+	return wire.DataErrorFrame(id, code, fmt.Sprintf("%s: %s; %s", ref.reason(), ref.Message, where), struct {
 		Reason string  `json:"reason"`
 		URL    *string `json:"url"`
-	}
-	var answer struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-			Data    data   `json:"data"`
-		} `json:"error"`
-	}
-	answer.JSONRPC, answer.ID = "2.0", id
-	answer.Error.Code = code
-	answer.Error.Message = fmt.Sprintf("%s: %s; %s", ref.reason(), ref.Message, where)
-	answer.Error.Data.Reason = ref.reason()
-	if ref.URL != "" {
-		answer.Error.Data.URL = &ref.URL
-	}
-	b, _ := json.Marshal(answer)
-	return b
+	}{ref.reason(), url})
 }
 
 // modernMeta reports whether a message claims a sessionless protocol
 // version in its _meta (mcp-go would serve it outside any session).
 func modernMeta(msg json.RawMessage) bool {
 	var m struct {
-		Params struct {
-			Meta map[string]any `json:"_meta"`
-		} `json:"params"`
+		Params json.RawMessage `json:"params"`
 	}
-	if json.Unmarshal(msg, &m) != nil {
-		return false
-	}
-	v, _ := m.Params.Meta[mcp.MetaKeyProtocolVersion].(string)
-	return mcp.IsModernProtocol(v)
+	_ = json.Unmarshal(msg, &m)
+	_, version := wire.MetaOf(m.Params)
+	return mcp.IsModernProtocol(version)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -113,10 +115,7 @@ func (t *sessionTable) Terminate(id string) (bool, error) {
 	if e.live {
 		t.live--
 	}
-	streams := make([]context.CancelFunc, 0, len(e.streams))
-	for _, cancel := range e.streams {
-		streams = append(streams, cancel)
-	}
+	streams := slices.Collect(maps.Values(e.streams))
 	t.mu.Unlock()
 
 	for _, cancel := range streams {
@@ -205,20 +204,19 @@ func (t *sessionTable) armLocked(id string, e *sessionEntry) {
 	e.idle = timer
 }
 
-// expect records why the next Terminate of id will end it; forget undoes it
-// when the request that set it did not end the session.
-func (t *sessionTable) expect(id, reason string) {
+// expect records why the next Terminate of id will end it; forget undoes
+// it when the request that set it did not end the session.
+func (t *sessionTable) expect(id, reason string) (forget func()) {
 	t.mu.Lock()
 	if t.entries[id] != nil {
 		t.reasons[id] = reason
 	}
 	t.mu.Unlock()
-}
-
-func (t *sessionTable) forget(id string) {
-	t.mu.Lock()
-	delete(t.reasons, id)
-	t.mu.Unlock()
+	return func() {
+		t.mu.Lock()
+		delete(t.reasons, id)
+		t.mu.Unlock()
+	}
 }
 
 // addStream ties a GET stream to its session: the stream is cancelled when

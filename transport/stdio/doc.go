@@ -27,6 +27,6 @@
 //
 //   - A broken stdout or stdin EOF ends the loop without an error: the
 //     client is gone, which is a normal way for a session to end.
-//   - A bridged session answers byte for byte what a local session on the
+//   - A bridged session answers byte for byte what a local one answers.
 //   - stdout carries protocol frames and nothing else ([wire.FrameWriter]).
 package stdio

@@ -22,9 +22,17 @@ type sessionRecord struct {
 
 // note records what one message and its answer say of the session. Only
 // the few messages that make a session are decoded — initialize,
-// tools/list and the announcement — so that every other message costs the
-// comparison of its method, which the caller already read.
+// tools/list, the announcement and what the client asks to hear — so that
+// every other message costs the comparison of its method, which the
+// caller already read.
 func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMessage, answer []byte) {
+	switch method {
+	case string(mcp.MethodInitialize), string(mcp.MethodToolsList), string(mcp.MethodToolsCall), methodDiscover:
+	default:
+		if !carry.HeardMethod(method) {
+			return
+		}
+	}
 	var m struct {
 		Params json.RawMessage `json:"params"`
 	}
@@ -32,17 +40,8 @@ func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMes
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	}
-	if carry.HeardMethod(method) {
-		r.noteHeard(method, msg, answer)
-		return
-	}
-	switch method {
-	case string(mcp.MethodInitialize), string(mcp.MethodToolsList), methodDiscover:
-	case string(mcp.MethodToolsCall):
-		if json.Unmarshal(msg, &m) != nil || json.Unmarshal(m.Params, &call) != nil || call.Name != carry.AnnounceTool {
-			return
-		}
-	default:
+	_ = json.Unmarshal(msg, &m)
+	if method == string(mcp.MethodToolsCall) && (json.Unmarshal(m.Params, &call) != nil || call.Name != carry.AnnounceTool) {
 		return
 	}
 	var a struct {
@@ -60,7 +59,6 @@ func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMes
 			ProtocolVersion string `json:"protocolVersion"`
 		}
 		_ = json.Unmarshal(a.Result, &res)
-		_ = json.Unmarshal(msg, &m)
 		peer, announced := carry.Opened(answer)
 		r.carried = carry.Session{Initialize: bytes.Clone(m.Params), Protocol: res.ProtocolVersion, Peer: peer}
 		if announced { // a carried session, opened with its announcement
@@ -69,7 +67,6 @@ func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMes
 	case methodDiscover:
 		// A 2026-07-28 client has no initialize: its peer id is the one
 		// its server/discover was told, and its _meta says who it is.
-		_ = json.Unmarshal(msg, &m)
 		if peer, _ := carry.Opened(answer); peer != "" && r.carried.Initialize == nil {
 			r.carried.Peer = peer
 			if meta, _ := wire.MetaOf(m.Params); meta != nil {
@@ -81,35 +78,16 @@ func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMes
 			r.safe = map[string]bool{}
 		}
 		carry.SafeToResend(r.safe, a.Result)
-	default: // the announcement
-		var res struct {
-			IsError bool `json:"isError"`
-		}
-		if json.Unmarshal(a.Result, &res) == nil && !res.IsError {
+	case string(mcp.MethodToolsCall): // the announcement
+		if !wire.ToolFailed(a.Result) {
 			r.carried.Announce = bytes.Clone(call.Arguments)
 			if meta, _ := wire.MetaOf(m.Params); meta != nil && r.carried.Initialize == nil {
 				r.carried.Meta = bytes.Clone(meta) // who makes it again, for a 2026-07-28 client
 			}
 		}
+	default: // a subscription, an unsubscription or a logging level granted
+		r.carried.Heard.NoteHeard(method, m.Params)
 	}
-}
-
-// noteHeard records a subscription, an unsubscription or a logging level
-// the session's client was granted.
-func (r *sessionRecord) noteHeard(method string, msg json.RawMessage, answer []byte) {
-	var m struct {
-		Params json.RawMessage `json:"params"`
-	}
-	var a struct {
-		Result json.RawMessage `json:"result"`
-		Error  json.RawMessage `json:"error"`
-	}
-	if answer == nil || json.Unmarshal(answer, &a) != nil || len(a.Error) > 0 || len(a.Result) == 0 || json.Unmarshal(msg, &m) != nil {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.carried.Heard.NoteHeard(method, m.Params)
 }
 
 // Carried is the client's session as this local session saw it, to be
@@ -118,8 +96,8 @@ func (r *sessionRecord) noteHeard(method string, msg json.RawMessage, answer []b
 // loaded machine takes: its client is told the session opened, so the
 // session carried must be open too.
 func (l *Local) Carried() carry.Session {
-	l.opening.Lock()
-	defer l.opening.Unlock()
+	l.initializing.Lock()
+	defer l.initializing.Unlock()
 	l.record.mu.Lock()
 	defer l.record.mu.Unlock()
 	c := l.record.carried

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -17,7 +18,7 @@ import (
 // process's stdio. It reports its transport as "stdio".
 type localSession struct {
 	*server.InProcessSession
-	listen *listenFilter // what its 2026-07-28 client's listen asks to hear (stdio_listen.go)
+	listen *listenFilter // what its 2026-07-28 client's listen asks to hear
 }
 
 // Transport names how the session's client is connected.
@@ -26,15 +27,15 @@ func (localSession) Transport() string { return "stdio" }
 // Local serves the stdio client in process, on the same MCPServer that
 // serves HTTP sessions, so its answers are those of any other session.
 type Local struct {
-	srv     *server.MCPServer
-	session localSession
-	out     *wire.FrameWriter
-	done    chan struct{}
-	stop    sync.Once
-	pumped  sync.WaitGroup
-	record  sessionRecord
-	modern  modernCalls
-	opening sync.RWMutex // read-held while an initialize is answered: Carried waits for it
+	srv          *server.MCPServer
+	session      localSession
+	out          *wire.FrameWriter
+	done         chan struct{}
+	stop         sync.Once
+	pumped       sync.WaitGroup
+	record       sessionRecord
+	modern       wire.Cancels // its 2026-07-28 requests being answered
+	initializing sync.RWMutex // read-held while an initialize is answered: Carried waits for it
 }
 
 // NewLocal registers a new in-process session with srv and starts relaying
@@ -50,15 +51,13 @@ func NewLocal(ctx context.Context, srv *server.MCPServer, out *wire.FrameWriter,
 	if err := srv.RegisterSession(ctx, l.session); err != nil {
 		return nil, fmt.Errorf("registering the stdio session: %w", err)
 	}
-	l.pumped.Add(1)
-	go l.pump(ctx)
+	l.pumped.Go(func() { l.pump(ctx) })
 	return l, nil
 }
 
 // pump relays server-to-client notifications until Close or the end of
 // ctx, and then ends the session.
 func (l *Local) pump(ctx context.Context) {
-	defer l.pumped.Done()
 	defer l.srv.UnregisterSession(context.Background(), l.session.SessionID())
 	notes := l.session.ClientNotifications()
 	for {
@@ -82,12 +81,8 @@ func (l *Local) Handle(ctx context.Context, msg json.RawMessage) []byte {
 	if refusal := wire.RefusedBatch(msg); refusal != nil {
 		return refusal
 	}
-	members, ok := wire.SplitBatch(msg)
-	if !ok {
-		return l.handleOne(ctx, msg)
-	}
 	var answers [][]byte
-	for _, m := range members {
+	for _, m := range wire.Members(msg) {
 		if a := l.handleOne(ctx, m); a != nil {
 			answers = append(answers, a)
 		}
@@ -112,8 +107,8 @@ func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
 		return refusal
 	}
 	if env.Method == string(mcp.MethodInitialize) {
-		l.opening.RLock()
-		defer l.opening.RUnlock()
+		l.initializing.RLock()
+		defer l.initializing.RUnlock()
 	}
 	end := l.track(env, msg)
 	answer := l.answer(ctx, env, msg)
@@ -135,14 +130,15 @@ func (l *Local) track(env wire.Envelope, msg json.RawMessage) (end func() bool) 
 	}
 	_ = json.Unmarshal(msg, &m)
 	if env.Method == string(mcp.MethodNotificationCancelled) {
-		l.modern.cancel(m.Params)
+		l.modern.Cancel(m.Params)
 		return nil
 	}
 	if _, version := wire.MetaOf(m.Params); env.IsRequest() && mcp.IsModernProtocol(version) {
 		if env.Method == string(mcp.MethodSubscriptionsListen) {
 			l.session.opening(env.ID)
 		}
-		return l.modern.begin(env.ID)
+		_, end := l.modern.Begin(context.Background(), env.ID) // its answer is dropped; it runs on
+		return end
 	}
 	return nil
 }
@@ -180,3 +176,67 @@ func (l *Local) Close() {
 
 var _ server.SessionWithLogging = localSession{}
 var _ server.SessionWithClientInfo = localSession{}
+
+// listenFilter is what the session's open subscriptions/listen asks to
+// hear (mcp-go's SessionWithSubscriptionFilter).
+type listenFilter struct {
+	mu     sync.Mutex
+	filter mcp.SubscriptionFilter
+	active bool
+	id     json.RawMessage // the id of the listen, which tags what it hears
+}
+
+// opening records the id of a listen being opened.
+func (s localSession) opening(id json.RawMessage) {
+	s.listen.mu.Lock()
+	defer s.listen.mu.Unlock()
+	s.listen.id = id
+}
+
+// SetSubscriptionFilter records the filter of the open listen; the zero
+// filter, that it ended.
+func (s localSession) SetSubscriptionFilter(filter mcp.SubscriptionFilter) {
+	s.listen.mu.Lock()
+	defer s.listen.mu.Unlock()
+	s.listen.filter, s.listen.active = filter, !filter.IsEmpty()
+}
+
+// SubscriptionFilter is the filter of the open listen, and whether one is.
+func (s localSession) SubscriptionFilter() (mcp.SubscriptionFilter, bool) {
+	s.listen.mu.Lock()
+	defer s.listen.mu.Unlock()
+	return s.listen.filter, s.listen.active
+}
+
+var _ server.SessionWithSubscriptionFilter = localSession{}
+
+// hears reports whether a client that never initialized (a 2026-07-28
+// one) hears n, and how. A broadcast list_changed it hears only through
+// an open listen whose filter names it; what such a listen carries is
+// tagged with the listen's id in _meta, as mcp-go tags what a listen
+// stream carries over HTTP. Anything else goes to every client.
+func (s localSession) hears(n mcp.JSONRPCNotification) (mcp.JSONRPCNotification, bool) {
+	s.listen.mu.Lock()
+	filter, active, id := s.listen.filter, s.listen.active, s.listen.id
+	s.listen.mu.Unlock()
+	asked := true
+	switch mcp.MCPMethod(n.Method) {
+	case mcp.MethodNotificationToolsListChanged:
+		asked = active && filter.ToolsListChanged
+	case mcp.MethodNotificationPromptsListChanged:
+		asked = active && filter.PromptsListChanged
+	case mcp.MethodNotificationResourcesListChanged:
+		asked = active && filter.ResourcesListChanged
+	case mcp.MethodNotificationResourceUpdated:
+	default:
+		return n, true
+	}
+	if !asked || !active || len(id) == 0 {
+		return n, asked
+	}
+	meta := map[string]any{}
+	maps.Copy(meta, n.Params.Meta)
+	meta[mcp.MetaKeySubscriptionID] = id
+	n.Params.Meta = meta
+	return n, true
+}

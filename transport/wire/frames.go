@@ -69,20 +69,25 @@ func (f *FrameWriter) Closed() <-chan struct{} { return f.closed }
 // ErrorFrame builds a JSON-RPC error response. id is the raw id of the
 // request (nil or empty for "null", as when the request could not be read).
 func ErrorFrame(id json.RawMessage, code int, message string) []byte {
+	return DataErrorFrame(id, code, message, nil)
+}
+
+// DataErrorFrame is ErrorFrame with data, the error's data (nil: none).
+func DataErrorFrame(id json.RawMessage, code int, message string, data any) []byte {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
-	b, _ := json.Marshal(struct {
+	var f struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Error   struct {
 			Code    int    `json:"code"`
 			Message string `json:"message"`
+			Data    any    `json:"data,omitempty"`
 		} `json:"error"`
-	}{JSONRPC: "2.0", ID: id, Error: struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}{code, message}})
+	}
+	f.JSONRPC, f.ID, f.Error.Code, f.Error.Message, f.Error.Data = "2.0", id, code, message, data
+	b, _ := json.Marshal(f)
 	return b
 }
 
@@ -120,12 +125,8 @@ func Unavailable(msg json.RawMessage, reason error) []byte {
 
 // RefuseEach answers every request in msg with the error code and text.
 func RefuseEach(msg json.RawMessage, code int, text string) []byte {
-	members, batch := SplitBatch(msg)
-	if !batch {
-		members = []json.RawMessage{msg}
-	}
 	var answers [][]byte
-	for _, m := range members {
+	for _, m := range Members(msg) {
 		if env, err := ReadEnvelope(m); err == nil && env.IsRequest() {
 			answers = append(answers, ErrorFrame(env.ID, code, text))
 		}
@@ -145,6 +146,14 @@ func SplitBatch(msg json.RawMessage) ([]json.RawMessage, bool) {
 		return nil, false
 	}
 	return members, true
+}
+
+// Members is the members of msg when it is a batch, else msg alone.
+func Members(msg json.RawMessage) []json.RawMessage {
+	if members, batch := SplitBatch(msg); batch {
+		return members
+	}
+	return []json.RawMessage{msg}
 }
 
 // isObject reports whether msg is a JSON object.

@@ -106,12 +106,8 @@ func RefusedBatch(msg json.RawMessage) []byte {
 // holds no request, or an initialize or a 2026-07-28 request (it carries its revision in
 // _meta): those go on as they would.
 func Unopened(msg json.RawMessage) ([]byte, bool) {
-	members, batch := SplitBatch(msg)
-	if !batch {
-		members = []json.RawMessage{msg}
-	}
 	var answers [][]byte
-	for _, m := range members {
+	for _, m := range Members(msg) {
 		var c struct {
 			Envelope
 			Params json.RawMessage `json:"params"`
