@@ -18,7 +18,6 @@ func Classify(s Snapshot) Inventory {
 	c.classifyLive()
 	c.countProfiles()
 	c.judgeCohorts()
-	c.judgeRevisions()
 	c.decide()
 	return c.inv
 }
@@ -31,7 +30,6 @@ type classification struct {
 	live   []live   // the rows of this checkout that a process agrees with
 	inv    Inventory
 
-	elsewhere     int
 	cohortUnknown []Member
 	revUnknown    []Member
 }
@@ -127,7 +125,7 @@ func (c *classification) match() {
 		switch {
 		case claimed[pid]:
 		case c.ofAnotherCheckout(p):
-			c.elsewhere++
+			c.inv.ProcessesOfOtherCheckouts++
 		default:
 			c.inv.UnregisteredProcesses = append(c.inv.UnregisteredProcesses, Unregistered{
 				PID: p.PID, ProcessStart: p.Start, PPID: p.PPID, Executable: p.Executable,
@@ -135,7 +133,6 @@ func (c *classification) match() {
 			})
 		}
 	}
-	c.inv.ProcessesOfOtherCheckouts = c.elsewhere
 }
 
 // ofAnotherCheckout reports whether an unregistered process was provably

@@ -11,9 +11,6 @@ import (
 // countProfiles fills configured, missing and duplicate members from the
 // running ones, and sorts every member list.
 func (c *classification) countProfiles() {
-	byMember := func(a, b Member) int {
-		return cmp.Or(strings.Compare(a.Profile, b.Profile), cmp.Compare(a.PID, b.PID), strings.Compare(a.RuntimeID, b.RuntimeID))
-	}
 	slices.SortFunc(c.inv.RunningMembers, byMember)
 	slices.SortFunc(c.inv.UnexpectedMembers, byMember)
 	slices.SortFunc(c.inv.DrainingMembers, func(a, b Draining) int { return byMember(a.Member, b.Member) })
@@ -75,32 +72,25 @@ func (c *classification) liveMembers() []Member {
 }
 
 // judgeCohorts decides single_cohort and mixed_cohort from recorded cohort
-// identity only.
+// identity only, and startup_revisions and mixed_revision.
 func (c *classification) judgeCohorts() {
 	members := c.liveMembers()
-	var known []string
-	for _, m := range members {
-		if m.Cohort != nil && !slices.Contains(known, *m.Cohort) {
-			known = append(known, *m.Cohort)
-		}
-	}
-	slices.Sort(known)
-	c.inv.Cohorts = nonNil(known)
-	c.inv.SingleCohort, c.inv.MixedCohort = spread(len(members), len(known), len(c.cohortUnknown) > 0)
+	c.inv.Cohorts = known(members, func(m Member) *string { return m.Cohort })
+	c.inv.SingleCohort, c.inv.MixedCohort = spread(len(members), len(c.inv.Cohorts), len(c.cohortUnknown) > 0)
+	c.inv.StartupRevisions = known(members, func(m Member) *string { return m.StartupRevision })
+	_, c.inv.MixedRevision = spread(len(members), len(c.inv.StartupRevisions), len(c.revUnknown) > 0)
 }
 
-// judgeRevisions decides startup_revisions and mixed_revision.
-func (c *classification) judgeRevisions() {
-	members := c.liveMembers()
-	var known []string
+// known lists the distinct known values of a member field, sorted.
+func known(members []Member, field func(Member) *string) []string {
+	out := []string{}
 	for _, m := range members {
-		if m.StartupRevision != nil && !slices.Contains(known, *m.StartupRevision) {
-			known = append(known, *m.StartupRevision)
+		if v := field(m); v != nil && !slices.Contains(out, *v) {
+			out = append(out, *v)
 		}
 	}
-	slices.Sort(known)
-	c.inv.StartupRevisions = nonNil(known)
-	_, c.inv.MixedRevision = spread(len(members), len(known), len(c.revUnknown) > 0)
+	slices.Sort(out)
+	return out
 }
 
 // spread says whether members values are all one (single) and whether two
@@ -209,12 +199,15 @@ func (c *classification) decide() {
 	}
 }
 
+// byMember orders members by profile, pid and runtime id.
+func byMember(a, b Member) int {
+	return cmp.Or(strings.Compare(a.Profile, b.Profile), cmp.Compare(a.PID, b.PID), strings.Compare(a.RuntimeID, b.RuntimeID))
+}
+
 // describe names members as "profile (pid N)", in their sorted order.
 func describe(ms []Member) string {
 	ms = slices.Clone(ms)
-	slices.SortFunc(ms, func(a, b Member) int {
-		return cmp.Or(strings.Compare(a.Profile, b.Profile), cmp.Compare(a.PID, b.PID), strings.Compare(a.RuntimeID, b.RuntimeID))
-	})
+	slices.SortFunc(ms, byMember)
 	parts := make([]string, len(ms))
 	for i, m := range ms {
 		parts[i] = fmt.Sprintf("%s (pid %d)", m.Profile, m.PID)
