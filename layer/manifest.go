@@ -191,7 +191,7 @@ func parseProfiles(n *yaml.Node, p *problems) []Profile {
 		switch {
 		case pr.Name == "":
 			p.add("%s: name missing", where)
-		case !validProfileName(pr.Name):
+		case !profileName.MatchString(pr.Name):
 			p.add("%s: profile name %q must match ^[a-z0-9][a-z0-9_-]*$", where, pr.Name)
 		case seen[pr.Name]:
 			p.add("%s: duplicate profile %q", where, pr.Name)
@@ -257,20 +257,6 @@ func seconds(v *yaml.Node) (time.Duration, error) {
 		return 0, fmt.Errorf("%s must be positive", v.Value)
 	}
 	return d, nil
-}
-
-// validProfileName reports whether s matches ^[a-z0-9][a-z0-9_-]*$.
-func validProfileName(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		case (c == '_' || c == '-') && i > 0:
-		default:
-			return false
-		}
-	}
-	return s != ""
 }
 
 // problems collects manifest problems in the order found.
