@@ -46,10 +46,7 @@ type record struct {
 // apply adds one record to st, within its bounds.
 func (st *State) apply(r record) {
 	if r.Execution != nil {
-		st.Executions = append(st.Executions, *r.Execution)
-		if len(st.Executions) >= 2*executionsKept { // trimmed now and then, not at every record
-			st.Executions = slices.Clone(st.Executions[len(st.Executions)-executionsKept:])
-		}
+		st.Executions = appendBounded(st.Executions, *r.Execution)
 	}
 	if p := r.Peer; p != nil && p.Announcement != nil {
 		if _, ok := peerNumber(p.ID); ok {

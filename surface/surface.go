@@ -111,7 +111,7 @@ type Surface struct {
 	cfg     Config
 	log     *zap.Logger
 	started time.Time
-	subs    *subscriptions
+	subs    subscriptions
 	listens listens
 	prompts atomic.Pointer[map[string]layer.Object] // the published prompts by name, for completions
 	changes *changes
@@ -136,7 +136,6 @@ func New(cfg Config) *Surface {
 		cfg:        cfg,
 		log:        cfg.Logger,
 		started:    cfg.Now(),
-		subs:       newSubscriptions(),
 	}
 	hooks := &server.Hooks{}
 	hooks.AddOnRegisterSession(s.sessionOpened)
