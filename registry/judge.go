@@ -3,6 +3,7 @@ package registry
 import (
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -237,7 +238,7 @@ func superseded(doc Lease, self, onDisk Executable, version string) (string, boo
 	}
 	theirs, ok1 := parseVersion(doc.Version)
 	ours, ok2 := parseVersion(version)
-	if ok1 && ok2 && older(theirs, ours) {
+	if ok1 && ok2 && slices.Compare(theirs[:], ours[:]) < 0 {
 		return fmt.Sprintf("superseded lease: the server it names runs version %s, older than this executable's %s", doc.Version, version), true
 	}
 	return "", false
@@ -252,23 +253,11 @@ func parseVersion(s string) ([3]uint64, bool) {
 		return v, false
 	}
 	for i, p := range parts {
-		if p == "" || strings.TrimLeft(p, "0123456789") != "" {
-			return v, false
-		}
-		n, err := strconv.ParseUint(p, 10, 64)
+		n, err := strconv.ParseUint(p, 10, 64) // decimal digits only: no sign, no "_"
 		if err != nil {
 			return v, false
 		}
 		v[i] = n
 	}
 	return v, true
-}
-
-func older(a, b [3]uint64) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return a[i] < b[i]
-		}
-	}
-	return false
 }
