@@ -167,13 +167,10 @@ func New(cfg Config) *Surface {
 	return s
 }
 
-// transporter is implemented by sessions that know how their client is
-// connected (the in-process stdio session); others are HTTP sessions.
-type transporter interface{ Transport() string }
-
-// transportOf names how a session's client is connected.
+// transportOf names how a session's client is connected: a session that
+// knows it says (the in-process stdio session); others are HTTP sessions.
 func transportOf(session server.ClientSession) string {
-	if t, ok := session.(transporter); ok {
+	if t, ok := session.(interface{ Transport() string }); ok {
 		return t.Transport()
 	}
 	return "http"
