@@ -128,14 +128,12 @@ func (c *classification) decide() {
 		add(&incomplete, ProcessListingUnavailable, s.ObservationError)
 	}
 	if len(s.Uninspectable) > 0 {
-		add(&incomplete, ProcessUninspectable, "majordomus-mcp processes whose sockets could not be read: pids "+joinPIDs(sortedInts(s.Uninspectable)))
+		pids := slices.Compact(slices.Sorted(slices.Values(s.Uninspectable)))
+		add(&incomplete, ProcessUninspectable, "majordomus-mcp processes whose sockets could not be read: pids "+joined(pids, ", ", strconv.Itoa))
 	}
 	if u := c.inv.UnregisteredProcesses; len(u) > 0 {
-		pids := make([]int, len(u))
-		for i, p := range u {
-			pids[i] = p.PID
-		}
-		add(&incomplete, UnregisteredProcess, "servers with no registry row: pids "+joinPIDs(pids))
+		pids := joined(u, ", ", func(p Unregistered) string { return strconv.Itoa(p.PID) })
+		add(&incomplete, UnregisteredProcess, "servers with no registry row: pids "+pids)
 	}
 	var unobserved []string
 	for _, st := range c.inv.StaleMembers {
@@ -154,18 +152,13 @@ func (c *classification) decide() {
 	}
 
 	if m := c.inv.MissingMembers; len(m) > 0 {
-		var names []string
-		for _, x := range m {
-			names = append(names, x.Profile)
-		}
-		add(&blocked, MissingMemberReason, "no running server for the profiles "+strings.Join(names, ", "))
+		names := joined(m, ", ", func(x MissingMember) string { return x.Profile })
+		add(&blocked, MissingMemberReason, "no running server for the profiles "+names)
 	}
 	if d := c.inv.DuplicateMembers; len(d) > 0 {
-		var what []string
-		for _, x := range d {
-			what = append(what, fmt.Sprintf("%s (pids %s)", x.Profile, joinPIDs(x.PIDs)))
-		}
-		add(&blocked, DuplicateMemberReason, "more than one running server for "+strings.Join(what, ", "))
+		add(&blocked, DuplicateMemberReason, "more than one running server for "+joined(d, ", ", func(x Duplicate) string {
+			return fmt.Sprintf("%s (pids %s)", x.Profile, joined(x.PIDs, ", ", strconv.Itoa))
+		}))
 	}
 	if u := c.inv.UnexpectedMembers; len(u) > 0 {
 		add(&blocked, UnexpectedMemberReason, "running servers of profiles outside the roster: "+describe(u))
@@ -208,31 +201,18 @@ func byMember(a, b Member) int {
 func describe(ms []Member) string {
 	ms = slices.Clone(ms)
 	slices.SortFunc(ms, byMember)
-	parts := make([]string, len(ms))
-	for i, m := range ms {
-		parts[i] = fmt.Sprintf("%s (pid %d)", m.Profile, m.PID)
-	}
-	return strings.Join(parts, ", ")
+	return joined(ms, ", ", func(m Member) string { return fmt.Sprintf("%s (pid %d)", m.Profile, m.PID) })
 }
 
 func describeMismatches(ms []Mismatch) string {
-	parts := make([]string, len(ms))
-	for i, m := range ms {
-		parts[i] = fmt.Sprintf("%s (pid %d): %s", m.Profile, m.PID, m.Detail)
-	}
-	return strings.Join(parts, "; ")
+	return joined(ms, "; ", func(m Mismatch) string { return fmt.Sprintf("%s (pid %d): %s", m.Profile, m.PID, m.Detail) })
 }
 
-func sortedInts(v []int) []int {
-	v = slices.Clone(v)
-	slices.Sort(v)
-	return slices.Compact(v)
-}
-
-func joinPIDs(pids []int) string {
-	parts := make([]string, len(pids))
-	for i, p := range pids {
-		parts[i] = strconv.Itoa(p)
+// joined is what text makes of each of xs, joined with sep.
+func joined[T any](xs []T, sep string, text func(T) string) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = text(x)
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(parts, sep)
 }
