@@ -180,11 +180,11 @@ func listFiles(root string) ([]string, []Diagnostic) {
 func parseAll(root string, files []string) []parsed {
 	results := make([]parsed, len(files))
 	workers := min(runtime.GOMAXPROCS(0), len(files)/16+1)
-	var next atomic.Int64 // the next file to read, plus one
+	var taken atomic.Int64 // how many files the readers took: each reads the one it took
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			for k := int(next.Add(1)) - 1; k < len(files); k = int(next.Add(1)) - 1 {
+			for k := int(taken.Add(1)) - 1; k < len(files); k = int(taken.Add(1)) - 1 {
 				results[k] = readObject(root, files[k])
 			}
 		})

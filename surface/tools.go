@@ -13,10 +13,10 @@ func readOnly(title string) mcp.ToolOption { return hints(title, true) }
 
 // hints says what a tool does to the world: never anything destructive,
 // the same call twice the same as once, and nothing outside the server.
-func hints(title string, readOnly bool) mcp.ToolOption {
+func hints(title string, readsOnly bool) mcp.ToolOption {
 	return mcp.WithToolAnnotation(mcp.ToolAnnotation{
 		Title:           title,
-		ReadOnlyHint:    mcp.ToBoolPtr(readOnly),
+		ReadOnlyHint:    mcp.ToBoolPtr(readsOnly),
 		DestructiveHint: mcp.ToBoolPtr(false),
 		IdempotentHint:  mcp.ToBoolPtr(true),
 		OpenWorldHint:   mcp.ToBoolPtr(false),
