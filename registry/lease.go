@@ -2,6 +2,7 @@ package registry
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -91,9 +92,6 @@ func NewInstance() string {
 // now.
 // repositoryID is taken as given; profile "" means [DefaultProfile].
 func NewLease(self Identity, root, repositoryID, profile, version string, now time.Time) Lease {
-	if profile == "" {
-		profile = DefaultProfile
-	}
 	exe := self.Executable
 	return Lease{
 		Schema:       Schema,
@@ -101,7 +99,7 @@ func NewLease(self Identity, root, repositoryID, profile, version string, now ti
 		Instance:     NewInstance(),
 		Root:         root,
 		RepositoryID: repositoryID,
-		Profile:      profile,
+		Profile:      cmp.Or(profile, DefaultProfile),
 		StartedAt:    now.UTC().Format(startedAtLayout),
 		Host:         self.Host,
 		BootID:       self.BootID,
