@@ -3,6 +3,7 @@ package fleet
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -115,12 +116,7 @@ func (c *classification) match() {
 			c.stale(r, p, seen, replaced)
 		}
 	}
-	pids := make([]int, 0, len(procs))
-	for pid := range procs {
-		pids = append(pids, pid)
-	}
-	slices.Sort(pids)
-	for _, pid := range pids {
+	for _, pid := range slices.Sorted(maps.Keys(procs)) {
 		p := procs[pid]
 		switch {
 		case claimed[pid]:

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -311,10 +312,8 @@ func Changed(old, new *Index) []string {
 			delete(before, o.URI)
 		}
 	}
-	for uri := range before {
-		out = append(out, uri)
-	}
-	sort.Strings(out)
+	out = slices.AppendSeq(out, maps.Keys(before))
+	slices.Sort(out)
 	return out
 }
 
