@@ -121,8 +121,6 @@ type Verdict struct {
 	// NeedsProbe is true when the document is valid, names a URL and is not
 	// superseded: only then does its server's answer matter.
 	NeedsProbe bool
-	// TakeOver is true when the lease is to be removed and replaced.
-	TakeOver bool
 	// Grace is, for Binding, how much longer the lease stays binding
 	// before it counts as abandoned.
 	Grace time.Duration
@@ -191,7 +189,6 @@ func Judge(in Input) Verdict {
 		v.Class = Busy
 		v.Reason = fmt.Sprintf("busy lease: the server it names at %s does not answer (%s) but %s", url, in.Probe.Reason, owner)
 	}
-	v.TakeOver = v.Class.TakesOver()
 	return v
 }
 
@@ -218,7 +215,7 @@ func judgeUnbound(doc Lease, pid string, owner proc.Liveness, now time.Time, gra
 }
 
 func verdict(c Class, reason string) Verdict {
-	return Verdict{Class: c, Reason: reason, TakeOver: c.TakesOver()}
+	return Verdict{Class: c, Reason: reason}
 }
 
 func round(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) }
