@@ -186,11 +186,7 @@ func decode(raw []byte) (Lease, string) {
 	if err := json.Unmarshal(raw, &probe); err != nil {
 		return Lease{}, fmt.Sprintf("not JSON (%v)", err)
 	}
-	obj, ok := probe.(map[string]any)
-	if !ok {
-		return Lease{}, "not a " + Schema + " document"
-	}
-	if s, _ := obj["schema"].(string); s != Schema {
+	if obj, ok := probe.(map[string]any); !ok || obj["schema"] != Schema {
 		return Lease{}, "not a " + Schema + " document"
 	}
 	var doc Lease

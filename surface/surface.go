@@ -273,8 +273,7 @@ func (s *Surface) instructions(peer string) string {
 // Notify sends a log message to every session, as the host shows it to the
 // user: what the process says about sharing reaches the people affected.
 func (s *Surface) Notify(level mcp.LoggingLevel, message string) {
-	peers := s.Board.sessions()
-	for _, session := range peers {
+	for _, session := range s.Board.sessions() {
 		_ = s.MCP.SendLogMessageToSpecificClient(session, mcp.NewLoggingMessageNotification(level, "majordomus", message))
 	}
 }
