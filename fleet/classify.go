@@ -3,6 +3,7 @@ package fleet
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -18,7 +19,6 @@ func Classify(s Snapshot) Inventory {
 	c.classifyLive()
 	c.countProfiles()
 	c.judgeCohorts()
-	c.judgeRevisions()
 	c.decide()
 	return c.inv
 }
@@ -31,7 +31,6 @@ type classification struct {
 	live   []live   // the rows of this checkout that a process agrees with
 	inv    Inventory
 
-	elsewhere     int
 	cohortUnknown []Member
 	revUnknown    []Member
 }
@@ -117,17 +116,12 @@ func (c *classification) match() {
 			c.stale(r, p, seen, replaced)
 		}
 	}
-	pids := make([]int, 0, len(procs))
-	for pid := range procs {
-		pids = append(pids, pid)
-	}
-	slices.Sort(pids)
-	for _, pid := range pids {
+	for _, pid := range slices.Sorted(maps.Keys(procs)) {
 		p := procs[pid]
 		switch {
 		case claimed[pid]:
 		case c.ofAnotherCheckout(p):
-			c.elsewhere++
+			c.inv.ProcessesOfOtherCheckouts++
 		default:
 			c.inv.UnregisteredProcesses = append(c.inv.UnregisteredProcesses, Unregistered{
 				PID: p.PID, ProcessStart: p.Start, PPID: p.PPID, Executable: p.Executable,
@@ -135,7 +129,6 @@ func (c *classification) match() {
 			})
 		}
 	}
-	c.inv.ProcessesOfOtherCheckouts = c.elsewhere
 }
 
 // ofAnotherCheckout reports whether an unregistered process was provably

@@ -11,9 +11,6 @@ import (
 // countProfiles fills configured, missing and duplicate members from the
 // running ones, and sorts every member list.
 func (c *classification) countProfiles() {
-	byMember := func(a, b Member) int {
-		return cmp.Or(strings.Compare(a.Profile, b.Profile), cmp.Compare(a.PID, b.PID), strings.Compare(a.RuntimeID, b.RuntimeID))
-	}
 	slices.SortFunc(c.inv.RunningMembers, byMember)
 	slices.SortFunc(c.inv.UnexpectedMembers, byMember)
 	slices.SortFunc(c.inv.DrainingMembers, func(a, b Draining) int { return byMember(a.Member, b.Member) })
@@ -75,32 +72,25 @@ func (c *classification) liveMembers() []Member {
 }
 
 // judgeCohorts decides single_cohort and mixed_cohort from recorded cohort
-// identity only.
+// identity only, and startup_revisions and mixed_revision.
 func (c *classification) judgeCohorts() {
 	members := c.liveMembers()
-	var known []string
-	for _, m := range members {
-		if m.Cohort != nil && !slices.Contains(known, *m.Cohort) {
-			known = append(known, *m.Cohort)
-		}
-	}
-	slices.Sort(known)
-	c.inv.Cohorts = nonNil(known)
-	c.inv.SingleCohort, c.inv.MixedCohort = spread(len(members), len(known), len(c.cohortUnknown) > 0)
+	c.inv.Cohorts = known(members, func(m Member) *string { return m.Cohort })
+	c.inv.SingleCohort, c.inv.MixedCohort = spread(len(members), len(c.inv.Cohorts), len(c.cohortUnknown) > 0)
+	c.inv.StartupRevisions = known(members, func(m Member) *string { return m.StartupRevision })
+	_, c.inv.MixedRevision = spread(len(members), len(c.inv.StartupRevisions), len(c.revUnknown) > 0)
 }
 
-// judgeRevisions decides startup_revisions and mixed_revision.
-func (c *classification) judgeRevisions() {
-	members := c.liveMembers()
-	var known []string
+// known lists the distinct known values of a member field, sorted.
+func known(members []Member, field func(Member) *string) []string {
+	out := []string{}
 	for _, m := range members {
-		if m.StartupRevision != nil && !slices.Contains(known, *m.StartupRevision) {
-			known = append(known, *m.StartupRevision)
+		if v := field(m); v != nil && !slices.Contains(out, *v) {
+			out = append(out, *v)
 		}
 	}
-	slices.Sort(known)
-	c.inv.StartupRevisions = nonNil(known)
-	_, c.inv.MixedRevision = spread(len(members), len(known), len(c.revUnknown) > 0)
+	slices.Sort(out)
+	return out
 }
 
 // spread says whether members values are all one (single) and whether two
@@ -138,14 +128,12 @@ func (c *classification) decide() {
 		add(&incomplete, ProcessListingUnavailable, s.ObservationError)
 	}
 	if len(s.Uninspectable) > 0 {
-		add(&incomplete, ProcessUninspectable, "majordomus-mcp processes whose sockets could not be read: pids "+joinPIDs(sortedInts(s.Uninspectable)))
+		pids := slices.Compact(slices.Sorted(slices.Values(s.Uninspectable)))
+		add(&incomplete, ProcessUninspectable, "majordomus-mcp processes whose sockets could not be read: pids "+joined(pids, ", ", strconv.Itoa))
 	}
 	if u := c.inv.UnregisteredProcesses; len(u) > 0 {
-		pids := make([]int, len(u))
-		for i, p := range u {
-			pids[i] = p.PID
-		}
-		add(&incomplete, UnregisteredProcess, "servers with no registry row: pids "+joinPIDs(pids))
+		pids := joined(u, ", ", func(p Unregistered) string { return strconv.Itoa(p.PID) })
+		add(&incomplete, UnregisteredProcess, "servers with no registry row: pids "+pids)
 	}
 	var unobserved []string
 	for _, st := range c.inv.StaleMembers {
@@ -164,18 +152,13 @@ func (c *classification) decide() {
 	}
 
 	if m := c.inv.MissingMembers; len(m) > 0 {
-		var names []string
-		for _, x := range m {
-			names = append(names, x.Profile)
-		}
-		add(&blocked, MissingMemberReason, "no running server for the profiles "+strings.Join(names, ", "))
+		names := joined(m, ", ", func(x MissingMember) string { return x.Profile })
+		add(&blocked, MissingMemberReason, "no running server for the profiles "+names)
 	}
 	if d := c.inv.DuplicateMembers; len(d) > 0 {
-		var what []string
-		for _, x := range d {
-			what = append(what, fmt.Sprintf("%s (pids %s)", x.Profile, joinPIDs(x.PIDs)))
-		}
-		add(&blocked, DuplicateMemberReason, "more than one running server for "+strings.Join(what, ", "))
+		add(&blocked, DuplicateMemberReason, "more than one running server for "+joined(d, ", ", func(x Duplicate) string {
+			return fmt.Sprintf("%s (pids %s)", x.Profile, joined(x.PIDs, ", ", strconv.Itoa))
+		}))
 	}
 	if u := c.inv.UnexpectedMembers; len(u) > 0 {
 		add(&blocked, UnexpectedMemberReason, "running servers of profiles outside the roster: "+describe(u))
@@ -209,37 +192,27 @@ func (c *classification) decide() {
 	}
 }
 
+// byMember orders members by profile, pid and runtime id.
+func byMember(a, b Member) int {
+	return cmp.Or(strings.Compare(a.Profile, b.Profile), cmp.Compare(a.PID, b.PID), strings.Compare(a.RuntimeID, b.RuntimeID))
+}
+
 // describe names members as "profile (pid N)", in their sorted order.
 func describe(ms []Member) string {
 	ms = slices.Clone(ms)
-	slices.SortFunc(ms, func(a, b Member) int {
-		return cmp.Or(strings.Compare(a.Profile, b.Profile), cmp.Compare(a.PID, b.PID), strings.Compare(a.RuntimeID, b.RuntimeID))
-	})
-	parts := make([]string, len(ms))
-	for i, m := range ms {
-		parts[i] = fmt.Sprintf("%s (pid %d)", m.Profile, m.PID)
-	}
-	return strings.Join(parts, ", ")
+	slices.SortFunc(ms, byMember)
+	return joined(ms, ", ", func(m Member) string { return fmt.Sprintf("%s (pid %d)", m.Profile, m.PID) })
 }
 
 func describeMismatches(ms []Mismatch) string {
-	parts := make([]string, len(ms))
-	for i, m := range ms {
-		parts[i] = fmt.Sprintf("%s (pid %d): %s", m.Profile, m.PID, m.Detail)
-	}
-	return strings.Join(parts, "; ")
+	return joined(ms, "; ", func(m Mismatch) string { return fmt.Sprintf("%s (pid %d): %s", m.Profile, m.PID, m.Detail) })
 }
 
-func sortedInts(v []int) []int {
-	v = slices.Clone(v)
-	slices.Sort(v)
-	return slices.Compact(v)
-}
-
-func joinPIDs(pids []int) string {
-	parts := make([]string, len(pids))
-	for i, p := range pids {
-		parts[i] = strconv.Itoa(p)
+// joined is what text makes of each of xs, joined with sep.
+func joined[T any](xs []T, sep string, text func(T) string) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = text(x)
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(parts, sep)
 }

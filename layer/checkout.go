@@ -1,6 +1,7 @@
 package layer
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,9 +18,7 @@ const manifestRel = ".ai/manifest.yaml"
 // When no ancestor qualifies, or start cannot be resolved, the error wraps
 // [ErrNoCheckout] and names the start directory.
 func FindCheckout(start string) (string, error) {
-	if start == "" {
-		start = "."
-	}
+	start = cmp.Or(start, ".")
 	abs, err := filepath.Abs(start)
 	if err != nil {
 		return "", fmt.Errorf("%w from %s: %v", ErrNoCheckout, start, err)

@@ -26,13 +26,13 @@ var errNoFrontMatter = errors.New("no front matter")
 // closing "---" line. A UTF-8 byte order mark is ignored.
 func splitFrontMatter(data []byte) (front []byte, body []byte, err error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	first, rest, _ := cutLine(data)
+	first, rest, _ := bytes.Cut(data, []byte{'\n'})
 	if !isFence(first) {
 		return nil, nil, errNoFrontMatter
 	}
 	off := len(data) - len(rest)
 	for len(rest) > 0 {
-		line, next, _ := cutLine(rest)
+		line, next, _ := bytes.Cut(rest, []byte{'\n'})
 		if isFence(line) {
 			return data[:off], next, nil
 		}
@@ -40,12 +40,6 @@ func splitFrontMatter(data []byte) (front []byte, body []byte, err error) {
 		rest = next
 	}
 	return nil, nil, errors.New("front matter is not closed by a --- line")
-}
-
-// cutLine returns the first line of b (without its newline) and the rest.
-func cutLine(b []byte) (line, rest []byte, found bool) {
-	line, rest, found = bytes.Cut(b, []byte{'\n'})
-	return line, rest, found
 }
 
 // isFence reports whether a line is "---", ignoring trailing blanks and CR.

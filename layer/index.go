@@ -1,12 +1,14 @@
 package layer
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -114,7 +117,9 @@ func build(root, name string, generation uint64) (*Index, sources, error) {
 		ix.Objects[i], ix.docs[i] = r.obj, r.doc
 		ix.byURI[r.obj.URI] = i
 	}
-	sortDiagnostics(diags)
+	slices.SortFunc(diags, func(a, b Diagnostic) int {
+		return cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.Message, b.Message), strings.Compare(a.Level, b.Level))
+	})
 	ix.Diagnostics = diags
 	return ix, src, nil
 }
@@ -176,24 +181,14 @@ func listFiles(root string) ([]string, []Diagnostic) {
 func parseAll(root string, files []string) []parsed {
 	results := make([]parsed, len(files))
 	workers := min(runtime.GOMAXPROCS(0), len(files)/16+1)
-	var next sync.Mutex
-	i := 0
+	var taken atomic.Int64 // how many files the readers took: each reads the one it took
 	var wg sync.WaitGroup
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				next.Lock()
-				k := i
-				i++
-				next.Unlock()
-				if k >= len(files) {
-					return
-				}
+		wg.Go(func() {
+			for k := int(taken.Add(1)) - 1; k < len(files); k = int(taken.Add(1)) - 1 {
 				results[k] = readObject(root, files[k])
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	return results
@@ -231,16 +226,6 @@ func readObject(root, rel string) parsed {
 	}
 	r.stamp, r.stamped = stamp, stamped
 	return r
-}
-
-// reindex computes the lookup and search tables of the objects.
-func (ix *Index) reindex() {
-	ix.byURI = make(map[string]int, len(ix.Objects))
-	ix.docs = make([]searchDoc, len(ix.Objects))
-	for i := range ix.Objects {
-		ix.byURI[ix.Objects[i].URI] = i
-		ix.docs[i] = newSearchDoc(&ix.Objects[i])
-	}
 }
 
 // State is "degraded" when any diagnostic is an error, else "ok".
@@ -291,21 +276,12 @@ func (ix *Index) List(kind, tag string) []Object {
 		if kind != "" && o.Kind != kind {
 			continue
 		}
-		if tag != "" && !hasTag(o.Tags, tag) {
+		if tag != "" && !slices.ContainsFunc(o.Tags, func(t string) bool { return strings.EqualFold(t, tag) }) {
 			continue
 		}
 		out = append(out, o)
 	}
 	return out
-}
-
-func hasTag(tags []string, tag string) bool {
-	for _, t := range tags {
-		if strings.EqualFold(t, tag) {
-			return true
-		}
-	}
-	return false
 }
 
 // Kinds returns the number of objects of each kind.
@@ -336,10 +312,8 @@ func Changed(old, new *Index) []string {
 			delete(before, o.URI)
 		}
 	}
-	for uri := range before {
-		out = append(out, uri)
-	}
-	sort.Strings(out)
+	out = slices.AppendSeq(out, maps.Keys(before))
+	slices.Sort(out)
 	return out
 }
 
@@ -348,23 +322,17 @@ func sameObject(a, b *Object) bool {
 	return a.Path == b.Path && a.Body == b.Body && reflect.DeepEqual(a.Front, b.Front)
 }
 
-// withTables returns a copy of an index built by hand, with its tables.
+// withTables returns a copy of an index built by hand, with its lookup
+// and search tables.
 func (ix *Index) withTables() *Index {
 	c := *ix
-	c.reindex()
+	c.byURI = make(map[string]int, len(c.Objects))
+	c.docs = make([]searchDoc, len(c.Objects))
+	for i := range c.Objects {
+		c.byURI[c.Objects[i].URI] = i
+		c.docs[i] = newSearchDoc(&c.Objects[i])
+	}
 	return &c
-}
-
-func sortDiagnostics(ds []Diagnostic) {
-	sort.Slice(ds, func(i, j int) bool {
-		if ds[i].Path != ds[j].Path {
-			return ds[i].Path < ds[j].Path
-		}
-		if ds[i].Message != ds[j].Message {
-			return ds[i].Message < ds[j].Message
-		}
-		return ds[i].Level < ds[j].Level
-	})
 }
 
 // relSlash returns p relative to root, slash-separated.

@@ -138,11 +138,7 @@ func parseManifest(data []byte) (Manifest, []string) {
 
 // parseMCP reads the mcp section: only profiles.
 func parseMCP(n *yaml.Node, p *problems) []Profile {
-	if isNull(n) {
-		return nil
-	}
-	if n.Kind != yaml.MappingNode {
-		p.add("mcp: must be a mapping")
+	if !p.shaped(n, yaml.MappingNode, "mcp", "a mapping") {
 		return nil
 	}
 	var out []Profile
@@ -158,11 +154,7 @@ func parseMCP(n *yaml.Node, p *problems) []Profile {
 
 // parseProfiles reads mcp.profiles: a list of names or {name, role} mappings.
 func parseProfiles(n *yaml.Node, p *problems) []Profile {
-	if isNull(n) {
-		return nil
-	}
-	if n.Kind != yaml.SequenceNode {
-		p.add("mcp.profiles: must be a list")
+	if !p.shaped(n, yaml.SequenceNode, "mcp.profiles", "a list") {
 		return nil
 	}
 	out := make([]Profile, 0, len(n.Content))
@@ -191,7 +183,7 @@ func parseProfiles(n *yaml.Node, p *problems) []Profile {
 		switch {
 		case pr.Name == "":
 			p.add("%s: name missing", where)
-		case !validProfileName(pr.Name):
+		case !profileName.MatchString(pr.Name):
 			p.add("%s: profile name %q must match ^[a-z0-9][a-z0-9_-]*$", where, pr.Name)
 		case seen[pr.Name]:
 			p.add("%s: duplicate profile %q", where, pr.Name)
@@ -209,11 +201,7 @@ func parseProfiles(n *yaml.Node, p *problems) []Profile {
 // parseServer reads the server section: positive numbers of seconds.
 func parseServer(n *yaml.Node, p *problems) Timings {
 	var t Timings
-	if isNull(n) {
-		return t
-	}
-	if n.Kind != yaml.MappingNode {
-		p.add("server: must be a mapping")
+	if !p.shaped(n, yaml.MappingNode, "server", "a mapping") {
 		return t
 	}
 	pairs(n, "server.", p, func(key string, v *yaml.Node) {
@@ -259,20 +247,6 @@ func seconds(v *yaml.Node) (time.Duration, error) {
 	return d, nil
 }
 
-// validProfileName reports whether s matches ^[a-z0-9][a-z0-9_-]*$.
-func validProfileName(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		case (c == '_' || c == '-') && i > 0:
-		default:
-			return false
-		}
-	}
-	return s != ""
-}
-
 // problems collects manifest problems in the order found.
 type problems struct {
 	list []string
@@ -299,6 +273,19 @@ func (p *problems) str(v *yaml.Node, where string) (string, bool) {
 		return "", false
 	}
 	return v.Value, true
+}
+
+// shaped reports whether n is a node of kind; a null n is absent, and one
+// of another kind a problem: where must be what.
+func (p *problems) shaped(n *yaml.Node, kind yaml.Kind, where, what string) bool {
+	if isNull(n) {
+		return false
+	}
+	if n.Kind != kind {
+		p.add("%s: must be %s", where, what)
+		return false
+	}
+	return true
 }
 
 // pairs calls fn for each key of mapping n in order, reporting non-string

@@ -2,6 +2,8 @@ package layer
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -97,7 +99,7 @@ func parseObject(rel string, data []byte) parsed {
 	if o.Kind, ok = fm["kind"].(string); !ok || o.Kind == "" {
 		return fail(LevelError, "front matter needs a non-empty string kind")
 	}
-	if !validKind(o.Kind) {
+	if !kindName.MatchString(o.Kind) {
 		return fail(LevelError, "kind %q must match ^[a-z][a-z0-9_-]*$", o.Kind)
 	}
 	if o.Version, ok = versionOf(fm["version"], field(top, "version")); !ok {
@@ -185,35 +187,20 @@ func tagsOf(v any) ([]string, bool) {
 			ok = false
 			continue
 		}
-		if s = strings.TrimSpace(s); s != "" && !contains(out, s) {
+		if s = strings.TrimSpace(s); s != "" && !slices.Contains(out, s) {
 			out = append(out, s)
 		}
 	}
 	return out, ok
 }
 
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
-}
-
-// validKind reports whether s matches ^[a-z][a-z0-9_-]*$.
-func validKind(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z':
-		case i > 0 && (c >= '0' && c <= '9' || c == '_' || c == '-'):
-		default:
-			return false
-		}
-	}
-	return s != ""
-}
+// The names the layer's files give: a kind, a prompt's argument (at most
+// maxArgumentName bytes too) and a profile of the manifest.
+var (
+	kindName     = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+	argumentName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
+	profileName  = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+)
 
 // uriUnsafe names the first character of s that cannot appear in an id or a
 // version inside an object URI, or returns "".

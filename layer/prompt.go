@@ -95,27 +95,13 @@ func argumentOf(item any) (Argument, string) {
 }
 
 func declared(args []Argument, name string) bool {
-	for _, a := range args {
-		if a.Name == name {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(args, func(a Argument) bool { return a.Name == name })
 }
 
 // validArgumentName reports whether s matches ^[A-Za-z][A-Za-z0-9_-]*$
 // and is at most maxArgumentName bytes long.
 func validArgumentName(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
-		case i > 0 && (c >= '0' && c <= '9' || c == '_' || c == '-'):
-		default:
-			return false
-		}
-	}
-	return s != "" && len(s) <= maxArgumentName
+	return len(s) <= maxArgumentName && argumentName.MatchString(s)
 }
 
 // MaxPromptBytes bounds a prompt's text once its arguments are filled in:

@@ -1,6 +1,7 @@
 package layer
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -172,7 +173,7 @@ func countUpTo(s, t string, max int) int {
 func uniqueTerms(query string) []string {
 	var out []string
 	for _, t := range strings.Fields(strings.ToLower(query)) {
-		if !contains(out, t) {
+		if !slices.Contains(out, t) {
 			out = append(out, t)
 		}
 	}

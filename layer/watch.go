@@ -73,11 +73,8 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 		if fire == nil {
 			burstStart = now
 		}
-		wait := l.debounce
-		if limit := burstStart.Add(maxDebounceFactor * l.debounce).Sub(now); limit < wait {
-			wait = max(limit, 0)
-		}
-		timer.Reset(wait)
+		untilBound := burstStart.Add(maxDebounceFactor * l.debounce).Sub(now)
+		timer.Reset(max(min(l.debounce, untilBound), 0))
 		fire = timer.C
 	}
 

@@ -59,7 +59,7 @@ func takeOver(ctx context.Context, _ ...any) error {
 	}
 	if err != nil {
 		m.failure = fmt.Sprintf("taking over the %s lease: %v", obs.Class, err)
-		m.follow(ctx, LeaseUnusable)
+		m.fire(ctx, LeaseUnusable)
 		return nil
 	}
 	m.startAttempt()
@@ -149,7 +149,7 @@ func releaseLease(ctx context.Context, _ ...any) error {
 func serveUntilDrained(ctx context.Context, _ ...any) error {
 	m := machineOf(ctx)
 	if m.sessions <= 0 {
-		m.follow(ctx, SessionsChanged)
+		m.fire(ctx, SessionsChanged)
 		return nil
 	}
 	m.log.Info("serving until the last session ends",
@@ -160,7 +160,7 @@ func serveUntilDrained(ctx context.Context, _ ...any) error {
 // readyToHandOver notes that a lease-lost server serves no session but
 // its own client's, which moves on.
 func readyToHandOver(ctx context.Context, _ ...any) error {
-	machineOf(ctx).follow(ctx, HandOver)
+	machineOf(ctx).fire(ctx, HandOver)
 	return nil
 }
 
@@ -170,13 +170,7 @@ func readyToHandOver(ctx context.Context, _ ...any) error {
 func handOver(ctx context.Context, _ ...any) error {
 	m := machineOf(ctx)
 	m.failure = "this server lost its lease and no session but its own client's remains; handing the client over to the current server"
-	m.serverActive = false
-	m.cancelStart()
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.cfg.StopGrace)
-	defer cancel()
-	if err := m.cfg.Server.HandOver(sctx); err != nil {
-		m.log.Warn("shutting the lease-lost server down", zap.Error(err))
-	}
+	m.shutDown(ctx, "shutting the lease-lost server down", m.cfg.Server.HandOver)
 	return nil
 }
 
@@ -392,14 +386,19 @@ func (m *Machine) release(ctx context.Context) {
 
 // stopServer stops the server if one was started, within Config.StopGrace.
 func (m *Machine) stopServer(ctx context.Context) {
-	if !m.serverActive {
-		return
+	if m.serverActive {
+		m.shutDown(ctx, "stopping the shared server", m.cfg.Server.Stop)
 	}
+}
+
+// shutDown ends the server by stop (Server.Stop or HandOver) within
+// Config.StopGrace, and logs what as its failure.
+func (m *Machine) shutDown(ctx context.Context, what string, stop func(context.Context) error) {
 	m.serverActive = false
 	m.cancelStart()
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.cfg.StopGrace)
 	defer cancel()
-	if err := m.cfg.Server.Stop(sctx); err != nil {
-		m.log.Warn("stopping the shared server", zap.Error(err))
+	if err := stop(sctx); err != nil {
+		m.log.Warn(what, zap.Error(err))
 	}
 }

@@ -1,6 +1,7 @@
 package machine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -24,10 +25,7 @@ func tryLater(ctx context.Context, _ ...any) error {
 	if m.unwatch == nil {
 		m.watchLease() // again on every turn: the lease directory may exist by now
 	}
-	wait := m.retryWait
-	if wait == 0 {
-		wait = m.cfg.JoinRetry
-	}
+	wait := cmp.Or(m.retryWait, m.cfg.JoinRetry)
 	m.retryWait = min(2*wait, m.cfg.JoinRetryMax)
 	m.armRetry(wait)
 	why := fmt.Sprintf("%s lease: %s", m.obs.Class, m.obs.Reason)

@@ -1,6 +1,7 @@
 package machine
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -79,24 +80,12 @@ type Config struct {
 
 // withDefaults returns cfg with every zero field given its default.
 func (cfg Config) withDefaults() Config {
-	if cfg.ElectionBound == 0 {
-		cfg.ElectionBound = DefaultElectionBound
-	}
-	if cfg.BindingPoll == 0 {
-		cfg.BindingPoll = DefaultBindingPoll
-	}
-	if cfg.BusyGrace == 0 {
-		cfg.BusyGrace = DefaultBusyGrace
-	}
-	if cfg.StopGrace == 0 {
-		cfg.StopGrace = DefaultStopGrace
-	}
-	if cfg.JoinRetry == 0 {
-		cfg.JoinRetry = DefaultJoinRetry
-	}
-	if cfg.JoinRetryMax == 0 {
-		cfg.JoinRetryMax = max(DefaultJoinRetryMax, cfg.JoinRetry)
-	}
+	cfg.ElectionBound = cmp.Or(cfg.ElectionBound, DefaultElectionBound)
+	cfg.BindingPoll = cmp.Or(cfg.BindingPoll, DefaultBindingPoll)
+	cfg.BusyGrace = cmp.Or(cfg.BusyGrace, DefaultBusyGrace)
+	cfg.StopGrace = cmp.Or(cfg.StopGrace, DefaultStopGrace)
+	cfg.JoinRetry = cmp.Or(cfg.JoinRetry, DefaultJoinRetry)
+	cfg.JoinRetryMax = cmp.Or(cfg.JoinRetryMax, max(DefaultJoinRetryMax, cfg.JoinRetry))
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}

@@ -2,39 +2,25 @@ package machine
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
 // Pure decisions: functions of their inputs only, table-tested without a
 // machine. Times come from the machine's own clock, never from a file.
 
-// classTriggers maps each class an Election may report to its trigger.
-var classTriggers = map[Class]Trigger{
-	ClassWon:        LeaseWon,
-	ClassLive:       LeaseLive,
-	ClassStale:      LeaseStale,
-	ClassCorrupt:    LeaseCorrupt,
-	ClassEmpty:      LeaseEmpty,
-	ClassAbandoned:  LeaseAbandoned,
-	ClassSuperseded: LeaseSuperseded,
-	ClassBinding:    LeaseBinding,
-	ClassOutraced:   LeaseOutraced,
-	ClassBusy:       LeaseBusy,
-	ClassUnusable:   LeaseUnusable,
-}
-
-// TriggerFor turns an observation into the fact to fire, and the reason to
-// keep when that fact sends the client to be served alone. An unknown class
-// is unusable: a client is never left waiting on a judgement nobody made.
+// TriggerFor turns an observation into the fact to fire, "lease-" and its
+// class, and the reason to keep when that fact sends the client to be
+// served alone. An unknown class is unusable: a client is never left
+// waiting on a judgement nobody made.
 func TriggerFor(obs Observation) (t Trigger, failure string) {
-	t, ok := classTriggers[obs.Class]
 	switch {
-	case !ok:
+	case !slices.Contains(Classes, obs.Class):
 		return LeaseUnusable, fmt.Sprintf("the election returned an unknown class %q", obs.Class)
-	case t == LeaseUnusable:
-		return t, obs.Reason
+	case obs.Class == ClassUnusable:
+		return LeaseUnusable, obs.Reason
 	}
-	return t, ""
+	return Trigger("lease-" + obs.Class), ""
 }
 
 // NextBusySince returns when the current unbroken run of busy observations

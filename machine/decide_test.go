@@ -31,8 +31,8 @@ func TestTriggerFor(t *testing.T) {
 			t.Errorf("TriggerFor(%+v) = %s, %q; want %s, %q", tc.obs, got, failure, tc.want, tc.wantFailure)
 		}
 	}
-	for c, tr := range classTriggers {
-		if string(tr) != "lease-"+string(c) {
+	for _, c := range Classes {
+		if tr, _ := TriggerFor(Observation{Class: c}); string(tr) != "lease-"+string(c) {
 			t.Errorf("class %s fires %s, want lease-%s", c, tr, c)
 		}
 	}

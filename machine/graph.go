@@ -31,25 +31,30 @@ func Graph(format string) (string, error) {
 	return "", fmt.Errorf("%w: %q (want dot, mermaid or json)", ErrFormat, format)
 }
 
-// edgeText is an edge as UML writes it, "trigger [guard] / action".
-func edgeText(e edge) string {
-	s := string(e.Trigger)
-	if e.Guard != "" {
-		s += " [" + e.Guard + "]"
+// guarded writes a trigger as UML does, "trigger [guard]".
+func guarded(t Trigger, guard string) string {
+	if guard == "" {
+		return string(t)
 	}
+	return string(t) + " [" + guard + "]"
+}
+
+// edgeText is an edge as UML writes it, "trigger [guard] / action", and
+// its rule point.
+func edgeText(e edge) string {
+	s := guarded(e.Trigger, e.Guard)
 	if e.Action != "" {
 		s += " / " + e.Action
+	}
+	if e.Rule != NoRule {
+		s += " (" + string(e.Rule) + ")"
 	}
 	return s
 }
 
 // edgeName identifies an edge in the JSON rule list.
 func edgeName(e edge) string {
-	g := ""
-	if e.Guard != "" {
-		g = " [" + e.Guard + "]"
-	}
-	return fmt.Sprintf("%s --%s%s--> %s", e.From, e.Trigger, g, e.To)
+	return fmt.Sprintf("%s --%s--> %s", e.From, guarded(e.Trigger, e.Guard), e.To)
 }
 
 // actionLines lists a state's actions and ignored triggers, one per line.
@@ -65,11 +70,7 @@ func actionLines(st stateModel) (actions []string, ignores string) {
 	}
 	var ig []string
 	for _, i := range st.Ignores {
-		s := string(i.Trigger)
-		if i.Guard != "" {
-			s += " [" + i.Guard + "]"
-		}
-		ig = append(ig, s)
+		ig = append(ig, guarded(i.Trigger, i.Guard))
 	}
 	if len(ig) > 0 {
 		ignores = "ignores " + strings.Join(ig, ", ")
@@ -130,11 +131,7 @@ func renderDOT(md *model) string {
 		if _, ok := lines[a]; !ok {
 			order = append(order, a)
 		}
-		line := edgeText(e)
-		if e.Rule != NoRule {
-			line += " (" + string(e.Rule) + ")"
-		}
-		lines[a] = append(lines[a], line)
+		lines[a] = append(lines[a], edgeText(e))
 	}
 	for _, a := range order {
 		attrs := fmt.Sprintf("label=\"%s\\l\"", strings.Join(lines[a], `\l`))
@@ -182,11 +179,7 @@ func renderMermaid(md *model) string {
 	}
 	fmt.Fprintf(&sb, "    [*] --> %s\n", mermaidID(md.Initial))
 	for _, e := range md.Edges {
-		label := edgeText(e)
-		if e.Rule != NoRule {
-			label += " (" + string(e.Rule) + ")"
-		}
-		fmt.Fprintf(&sb, "    %s --> %s : %s\n", mermaidID(e.From), mermaidID(e.To), label)
+		fmt.Fprintf(&sb, "    %s --> %s : %s\n", mermaidID(e.From), mermaidID(e.To), edgeText(e))
 	}
 	for _, st := range md.States {
 		if len(edgesFrom(md, st.Name)) == 0 {

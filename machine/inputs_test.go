@@ -195,12 +195,13 @@ func triggerNamed(e ast.Expr, consts map[string]Trigger) (Trigger, bool) {
 	return tr, ok
 }
 
-// firedWithin is every trigger the machine fires itself: fire(ctx, T) and
-// follow(ctx, T) with a constant T, and the classes' triggers, which
+// firedWithin is every trigger the machine fires itself: fire(ctx, T)
+// with a constant T, and the classes' triggers, which
 // TriggerFor fires for an attempt's result.
 func firedWithin(files []*ast.File, consts map[string]Trigger) map[Trigger]bool {
 	fired := map[Trigger]bool{}
-	for _, t := range classTriggers {
+	for _, c := range Classes {
+		t, _ := TriggerFor(Observation{Class: c})
 		fired[t] = true
 	}
 	for _, f := range files {
@@ -209,7 +210,7 @@ func firedWithin(files []*ast.File, consts map[string]Trigger) map[Trigger]bool 
 			if !ok || len(call.Args) != 2 {
 				return true
 			}
-			if sel, ok := call.Fun.(*ast.SelectorExpr); ok && (sel.Sel.Name == "fire" || sel.Sel.Name == "follow") {
+			if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "fire" {
 				if tr, ok := triggerNamed(call.Args[1], consts); ok {
 					fired[tr] = true
 				}

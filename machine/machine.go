@@ -230,16 +230,14 @@ func (m *Machine) handle(ctx context.Context, ev event) {
 }
 
 // fire fires t on the loop goroutine. Actions never fail and an unhandled
-// trigger is logged, so an error here is a bug worth a loud line.
+// trigger is logged, so an error here is a bug worth a loud line. Fired
+// from inside an action, t runs right after the current transition
+// completes (FiringQueued), before any other input.
 func (m *Machine) fire(ctx context.Context, t Trigger) {
 	if err := m.sm.FireCtx(ctx, t); err != nil {
 		m.log.Error("firing a trigger", zap.String("trigger", string(t)), zap.Error(err))
 	}
 }
-
-// follow fires t from inside an action. With FiringQueued it runs right
-// after the current transition completes, before any other input.
-func (m *Machine) follow(ctx context.Context, t Trigger) { m.fire(ctx, t) }
 
 // orphan disposes of an input that comes too late to count: the result of
 // an attempt the machine no longer waits for, or anything after the end. An
@@ -267,14 +265,12 @@ func (m *Machine) abandon(ctx context.Context, cause error) {
 	state := m.State()
 	m.log.Warn("machine abandoned", zap.Error(cause))
 	switch {
-	case m.model.within(state, Electing):
+	case m.model.within(state, Electing), m.model.within(state, Alone):
 		m.stopElection()
 	case m.model.within(state, Leaseholder):
 		m.release(ctx)
 	case m.model.within(state, Attached):
 		m.cfg.Bridge.Stop()
-	case m.model.within(state, Alone):
-		m.stopElection()
 	}
 	m.stopServer(ctx)
 	m.outcome = &Outcome{Reason: "abandoned: " + cause.Error()}

@@ -107,7 +107,7 @@ func ExampleLeaseFile_TakeOver() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("judged:", judged.Verdict.Class, "take over:", judged.Verdict.TakeOver)
+	fmt.Println("judged:", judged.Verdict.Class, "take over:", judged.Verdict.Class.TakesOver())
 
 	lf := &registry.LeaseFile{Path: path}
 	removed, err := lf.TakeOver(judged)

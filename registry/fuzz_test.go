@@ -36,9 +36,6 @@ func checkVerdict(t *testing.T, raw []byte, v Verdict) {
 	if !validClasses[v.Class] {
 		t.Fatalf("class %q for %q", v.Class, raw)
 	}
-	if v.TakeOver != v.Class.TakesOver() {
-		t.Fatalf("TakeOver %t for class %s", v.TakeOver, v.Class)
-	}
 	if !strings.HasPrefix(v.Reason, string(v.Class)+" lease: ") {
 		t.Fatalf("reason %q for class %s", v.Reason, v.Class)
 	}

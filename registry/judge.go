@@ -3,6 +3,7 @@ package registry
 import (
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -120,8 +121,6 @@ type Verdict struct {
 	// NeedsProbe is true when the document is valid, names a URL and is not
 	// superseded: only then does its server's answer matter.
 	NeedsProbe bool
-	// TakeOver is true when the lease is to be removed and replaced.
-	TakeOver bool
 	// Grace is, for Binding, how much longer the lease stays binding
 	// before it counts as abandoned.
 	Grace time.Duration
@@ -190,7 +189,6 @@ func Judge(in Input) Verdict {
 		v.Class = Busy
 		v.Reason = fmt.Sprintf("busy lease: the server it names at %s does not answer (%s) but %s", url, in.Probe.Reason, owner)
 	}
-	v.TakeOver = v.Class.TakesOver()
 	return v
 }
 
@@ -217,7 +215,7 @@ func judgeUnbound(doc Lease, pid string, owner proc.Liveness, now time.Time, gra
 }
 
 func verdict(c Class, reason string) Verdict {
-	return Verdict{Class: c, Reason: reason, TakeOver: c.TakesOver()}
+	return Verdict{Class: c, Reason: reason}
 }
 
 func round(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) }
@@ -237,7 +235,7 @@ func superseded(doc Lease, self, onDisk Executable, version string) (string, boo
 	}
 	theirs, ok1 := parseVersion(doc.Version)
 	ours, ok2 := parseVersion(version)
-	if ok1 && ok2 && older(theirs, ours) {
+	if ok1 && ok2 && slices.Compare(theirs[:], ours[:]) < 0 {
 		return fmt.Sprintf("superseded lease: the server it names runs version %s, older than this executable's %s", doc.Version, version), true
 	}
 	return "", false
@@ -252,23 +250,11 @@ func parseVersion(s string) ([3]uint64, bool) {
 		return v, false
 	}
 	for i, p := range parts {
-		if p == "" || strings.TrimLeft(p, "0123456789") != "" {
-			return v, false
-		}
-		n, err := strconv.ParseUint(p, 10, 64)
+		n, err := strconv.ParseUint(p, 10, 64) // decimal digits only: no sign, no "_"
 		if err != nil {
 			return v, false
 		}
 		v[i] = n
 	}
 	return v, true
-}
-
-func older(a, b [3]uint64) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return a[i] < b[i]
-		}
-	}
-	return false
 }

@@ -147,9 +147,6 @@ func TestJudge(t *testing.T) {
 			if got.NeedsProbe != tt.probe {
 				t.Errorf("NeedsProbe = %t, want %t", got.NeedsProbe, tt.probe)
 			}
-			if got.TakeOver != tt.class.TakesOver() {
-				t.Errorf("TakeOver = %t for class %s", got.TakeOver, tt.class)
-			}
 			if !strings.HasPrefix(got.Reason, string(got.Class)+" lease: ") {
 				t.Errorf("reason %q does not start with the class", got.Reason)
 			}

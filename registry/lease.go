@@ -2,6 +2,7 @@ package registry
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -91,9 +92,6 @@ func NewInstance() string {
 // now.
 // repositoryID is taken as given; profile "" means [DefaultProfile].
 func NewLease(self Identity, root, repositoryID, profile, version string, now time.Time) Lease {
-	if profile == "" {
-		profile = DefaultProfile
-	}
 	exe := self.Executable
 	return Lease{
 		Schema:       Schema,
@@ -101,7 +99,7 @@ func NewLease(self Identity, root, repositoryID, profile, version string, now ti
 		Instance:     NewInstance(),
 		Root:         root,
 		RepositoryID: repositoryID,
-		Profile:      profile,
+		Profile:      cmp.Or(profile, DefaultProfile),
 		StartedAt:    now.UTC().Format(startedAtLayout),
 		Host:         self.Host,
 		BootID:       self.BootID,
@@ -188,11 +186,7 @@ func decode(raw []byte) (Lease, string) {
 	if err := json.Unmarshal(raw, &probe); err != nil {
 		return Lease{}, fmt.Sprintf("not JSON (%v)", err)
 	}
-	obj, ok := probe.(map[string]any)
-	if !ok {
-		return Lease{}, "not a " + Schema + " document"
-	}
-	if s, _ := obj["schema"].(string); s != Schema {
+	if obj, ok := probe.(map[string]any); !ok || obj["schema"] != Schema {
 		return Lease{}, "not a " + Schema + " document"
 	}
 	var doc Lease

@@ -170,7 +170,7 @@ func (lf *LeaseFile) Release() error {
 // the caller has waited out the busy grace on its own clock (the machine
 // does); the lease must still be the one judged busy.
 func (lf *LeaseFile) TakeOver(judged Observation) (bool, error) {
-	if !judged.Verdict.TakeOver && judged.Verdict.Class != Busy {
+	if !judged.Verdict.Class.TakesOver() && judged.Verdict.Class != Busy {
 		return false, fmt.Errorf("%w: it is %s", ErrNotTakeable, judged.Verdict.Class)
 	}
 	if judged.Path != "" && judged.Path != lf.Path {

@@ -4,6 +4,7 @@ package registry
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"syscall"
@@ -68,3 +69,28 @@ func unlink(path string) error {
 
 // replace renames tmp over path, atomically.
 func replace(tmp, path string) error { return os.Rename(tmp, path) }
+
+// openAppend opens the state at path to append to it, refusing a link and
+// anything but a regular file (O_NONBLOCK: a pipe put there never blocks
+// the open).
+func openAppend(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	return f, nil
+}
+
+// notMine says why the opened file at path, whose stat is fi, is not this
+// user's, or "".
+func notMine(_ *os.File, fi fs.FileInfo, path string) string {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if me := os.Geteuid(); ok && int(st.Uid) != me {
+		return fmt.Sprintf("%s belongs to another user (uid %d; this process runs as uid %d)", path, st.Uid, me)
+	}
+	return ""
+}

@@ -62,7 +62,7 @@ func runChild(role, path string) int {
 	case "takeover":
 		o := &Observer{Path: path, RepositoryID: doc.RepositoryID}
 		obs, err := o.Observe(context.Background())
-		if err != nil || !obs.Verdict.TakeOver {
+		if err != nil || !obs.Verdict.Class.TakesOver() {
 			say("error: judged %s (%v)", obs.Verdict.Class, err)
 			return 1
 		}

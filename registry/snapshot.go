@@ -30,20 +30,10 @@ const (
 )
 
 func (f Found) String() string {
-	switch f {
-	case Missing:
-		return "missing"
-	case Regular:
-		return "regular file"
-	case Symlink:
-		return "symbolic link"
-	case Directory:
-		return "directory"
-	case Special:
-		return "special file"
-	default:
-		return "unreadable"
+	if f < Missing || f > Unreadable {
+		f = Unreadable
 	}
+	return [...]string{"missing", "regular file", "symbolic link", "directory", "special file", "unreadable"}[f]
 }
 
 // Snapshot is what a lease path held when it was read.

@@ -1,6 +1,7 @@
 package surface
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -10,12 +11,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// argError is a bad argument; its text names the argument.
-type argError struct{ msg string }
-
-func (e argError) Error() string { return e.msg }
-
-// args reads a tool call's arguments with the checks every tool needs.
+// args reads a tool call's arguments with the checks every tool needs. err
+// is the first bad argument's, and names it.
 type args struct {
 	m   map[string]any
 	err error
@@ -29,14 +26,14 @@ func argsOf(req mcp.CallToolRequest) *args {
 	case map[string]any:
 		a.m = v
 	default:
-		a.err = argError{"arguments must be a JSON object"}
+		a.err = errors.New("arguments must be a JSON object")
 	}
 	return a
 }
 
 func (a *args) fail(format string, v ...any) {
 	if a.err == nil {
-		a.err = argError{fmt.Sprintf(format, v...)}
+		a.err = fmt.Errorf(format, v...)
 	}
 }
 
@@ -108,11 +105,7 @@ func (a *args) strings(name string) []string {
 // only refuses arguments the tool does not take (the first by name).
 func (a *args) only(names ...string) {
 	for _, k := range slices.Sorted(maps.Keys(a.m)) {
-		known := false
-		for _, n := range names {
-			known = known || k == n
-		}
-		if !known {
+		if !slices.Contains(names, k) {
 			a.fail("argument '%s' is not taken by this tool", k)
 		}
 	}

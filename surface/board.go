@@ -2,6 +2,7 @@ package surface
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -280,11 +281,8 @@ func copyPeer(p *Peer) Peer {
 func overlappingPaths(mine, theirs []string) []string {
 	var out []string
 	for _, m := range mine {
-		for _, t := range theirs {
-			if pathsOverlap(m, t) {
-				out = append(out, m)
-				break
-			}
+		if slices.ContainsFunc(theirs, func(t string) bool { return pathsOverlap(m, t) }) {
+			out = append(out, m)
 		}
 	}
 	return out
@@ -305,10 +303,5 @@ func pathsOverlap(a, b string) bool {
 func (b *Board) sessions() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := make([]string, 0, len(b.bySession))
-	for id := range b.bySession {
-		out = append(out, id)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(b.bySession))
 }

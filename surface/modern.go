@@ -45,11 +45,7 @@ func idIs(id any, want string) bool {
 		s, ok := v.Value().(string)
 		return ok && s == want
 	case *mcp.RequestId:
-		if v == nil {
-			return false
-		}
-		s, ok := v.Value().(string)
-		return ok && s == want
+		return v != nil && idIs(*v, want)
 	}
 	return false
 }

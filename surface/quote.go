@@ -21,13 +21,10 @@ func quoted(s string) string { return quoteWithin(s, maxQuoted) }
 
 // quoteWithin is quoted keeping at most limit characters of s.
 func quoteWithin(s string, limit int) string {
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
 	cut := false
 	if utf8.RuneCountInString(s) > limit {
-		runes := []rune(s)
-		s, cut = string(runes[:limit]), true
+		s, cut = string([]rune(s)[:limit]), true
 	}
 	q := strconv.Quote(s)
 	if cut {

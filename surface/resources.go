@@ -3,6 +3,7 @@ package surface
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
 	"sync"
 
@@ -28,14 +29,18 @@ func (s *Surface) publishResources(old, ix *layer.Index) {
 				mcp.WithResourceTitle("Checkout"),
 				mcp.WithResourceDescription("The checkout's layer: kinds, counts, diagnostics, state and generation."),
 				mcp.WithMIMEType("application/json")),
-			Handler: s.readRepository,
+			Handler: func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+				return jsonContents(req.Params.URI, repositoryReport(s.cfg.Layer.Current()))
+			},
 		},
 		{
 			Resource: mcp.NewResource(serverURI, "server",
 				mcp.WithResourceTitle("Server"),
 				mcp.WithResourceDescription("The process serving this session: role, URL, leaseholder, sessions, findings."),
 				mcp.WithMIMEType("application/json")),
-			Handler: s.readServer,
+			Handler: func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+				return jsonContents(req.Params.URI, s.Report())
+			},
 		},
 	}
 	for _, o := range ix.Objects {
@@ -65,14 +70,6 @@ func (s *Surface) publishResources(old, ix *layer.Index) {
 	}
 }
 
-func (s *Surface) readRepository(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-	return jsonContents(req.Params.URI, repositoryReport(s.cfg.Layer.Current()))
-}
-
-func (s *Surface) readServer(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-	return jsonContents(req.Params.URI, s.Report())
-}
-
 func (s *Surface) readObject(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	o, ok := s.cfg.Layer.Current().Lookup(req.Params.URI)
 	if !ok {
@@ -95,10 +92,6 @@ type subscriptions struct {
 	byURI map[string]map[string]bool
 }
 
-func newSubscriptions() *subscriptions {
-	return &subscriptions{byURI: map[string]map[string]bool{}}
-}
-
 func (s *Surface) subscribed(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
 	if session := server.ClientSessionFromContext(ctx); session != nil {
 		s.subs.add(req.Params.URI, session.SessionID())
@@ -114,6 +107,9 @@ func (s *Surface) unsubscribed(ctx context.Context, _ any, req *mcp.UnsubscribeR
 func (s *subscriptions) add(uri, session string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.byURI == nil {
+		s.byURI = map[string]map[string]bool{}
+	}
 	if s.byURI[uri] == nil {
 		s.byURI[uri] = map[string]bool{}
 	}
@@ -137,10 +133,5 @@ func (s *subscriptions) drop(session string) {
 func (s *subscriptions) subscribers(uri string) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []string
-	for session := range s.byURI[uri] {
-		out = append(out, session)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(s.byURI[uri]))
 }

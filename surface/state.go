@@ -46,10 +46,7 @@ type record struct {
 // apply adds one record to st, within its bounds.
 func (st *State) apply(r record) {
 	if r.Execution != nil {
-		st.Executions = append(st.Executions, *r.Execution)
-		if len(st.Executions) >= 2*executionsKept { // trimmed now and then, not at every record
-			st.Executions = slices.Clone(st.Executions[len(st.Executions)-executionsKept:])
-		}
+		st.Executions = appendBounded(st.Executions, *r.Execution)
 	}
 	if p := r.Peer; p != nil && p.Announcement != nil {
 		if _, ok := peerNumber(p.ID); ok {
@@ -77,9 +74,7 @@ func DecodeState(raw []byte) (st State, torn bool, err error) {
 		return State{}, false, errors.New("it is empty")
 	}
 	lines := bytes.Split(raw, []byte("\n"))
-	if last := lines[len(lines)-1]; len(last) > 0 {
-		torn = true
-	}
+	torn = len(lines[len(lines)-1]) > 0
 	lines = lines[:len(lines)-1] // the part after the last newline: empty, or cut short
 	if len(lines) == 0 {
 		return State{}, torn, errors.New("its header is cut short")
@@ -158,10 +153,7 @@ type StateMirror struct{ st State }
 
 // NewStateMirror starts a mirror at st.
 func NewStateMirror(st State) *StateMirror {
-	m := &StateMirror{st: st}
-	m.st.Executions = slices.Clone(st.Executions)
-	m.st.Peers = slices.Clone(st.Peers)
-	return m
+	return &StateMirror{st: State{Executions: slices.Clone(st.Executions), Peers: slices.Clone(st.Peers)}}
 }
 
 // Apply adds a record line, as a sink was given it.

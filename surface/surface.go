@@ -111,7 +111,7 @@ type Surface struct {
 	cfg     Config
 	log     *zap.Logger
 	started time.Time
-	subs    *subscriptions
+	subs    subscriptions
 	listens listens
 	prompts atomic.Pointer[map[string]layer.Object] // the published prompts by name, for completions
 	changes *changes
@@ -136,7 +136,6 @@ func New(cfg Config) *Surface {
 		cfg:        cfg,
 		log:        cfg.Logger,
 		started:    cfg.Now(),
-		subs:       newSubscriptions(),
 	}
 	hooks := &server.Hooks{}
 	hooks.AddOnRegisterSession(s.sessionOpened)
@@ -168,13 +167,10 @@ func New(cfg Config) *Surface {
 	return s
 }
 
-// transporter is implemented by sessions that know how their client is
-// connected (the in-process stdio session); others are HTTP sessions.
-type transporter interface{ Transport() string }
-
-// transportOf names how a session's client is connected.
+// transportOf names how a session's client is connected: a session that
+// knows it says (the in-process stdio session); others are HTTP sessions.
 func transportOf(session server.ClientSession) string {
-	if t, ok := session.(transporter); ok {
+	if t, ok := session.(interface{ Transport() string }); ok {
 		return t.Transport()
 	}
 	return "http"
@@ -277,8 +273,7 @@ func (s *Surface) instructions(peer string) string {
 // Notify sends a log message to every session, as the host shows it to the
 // user: what the process says about sharing reaches the people affected.
 func (s *Surface) Notify(level mcp.LoggingLevel, message string) {
-	peers := s.Board.sessions()
-	for _, session := range peers {
+	for _, session := range s.Board.sessions() {
 		_ = s.MCP.SendLogMessageToSpecificClient(session, mcp.NewLoggingMessageNotification(level, "majordomus", message))
 	}
 }

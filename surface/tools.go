@@ -3,17 +3,20 @@ package surface
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
 // readOnly marks a tool that changes nothing, so hosts may call it freely.
-func readOnly(title string) mcp.ToolOption {
+func readOnly(title string) mcp.ToolOption { return hints(title, true) }
+
+// hints says what a tool does to the world: never anything destructive,
+// the same call twice the same as once, and nothing outside the server.
+func hints(title string, readsOnly bool) mcp.ToolOption {
 	return mcp.WithToolAnnotation(mcp.ToolAnnotation{
 		Title:           title,
-		ReadOnlyHint:    mcp.ToBoolPtr(true),
+		ReadOnlyHint:    mcp.ToBoolPtr(readsOnly),
 		DestructiveHint: mcp.ToBoolPtr(false),
 		IdempotentHint:  mcp.ToBoolPtr(true),
 		OpenWorldHint:   mcp.ToBoolPtr(false),
@@ -39,28 +42,28 @@ func (s *Surface) addTools() {
 			readOnly("Search the layer")), Handler: s.toolSearch},
 		server.ServerTool{Tool: mcp.NewTool("majordomus_repository",
 			mcp.WithDescription("The checkout: its name, repository_id, kinds and counts, diagnostics, state (ok or degraded) and the index generation."),
-			readOnly("Describe the checkout")), Handler: s.toolRepository},
+			readOnly("Describe the checkout")), Handler: noArguments(func(context.Context, mcp.CallToolRequest) any {
+			return repositoryReport(s.cfg.Layer.Current())
+		})},
 		server.ServerTool{Tool: mcp.NewTool("majordomus_peers",
 			mcp.WithDescription("The peer board: every agent session on this server, who it is, when it was last seen and what it announced; also the last few peers that left after announcing (attached: false), which count counts apart, as departed."),
-			readOnly("Show the peer board")), Handler: s.toolPeers},
+			readOnly("Show the peer board")), Handler: noArguments(func(ctx context.Context, req mcp.CallToolRequest) any {
+			return s.peersView(s.callerOf(ctx, req.Params.Meta))
+		})},
 		server.ServerTool{Tool: mcp.NewTool(announceTool,
 			mcp.WithDescription("Tell the other peers what you are working on. Answers your record and the peers whose scopes overlap yours. A new announcement replaces your previous one."),
 			mcp.WithString("intent", mcp.Required(), mcp.Description("What you are about to do, in a sentence.")),
 			mcp.WithArray("scope", mcp.WithStringItems(), mcp.Description("The paths you will touch, relative to the checkout root.")),
-			mcp.WithToolAnnotation(mcp.ToolAnnotation{
-				Title:           "Announce your work",
-				ReadOnlyHint:    mcp.ToBoolPtr(false),
-				DestructiveHint: mcp.ToBoolPtr(false),
-				IdempotentHint:  mcp.ToBoolPtr(true),
-				OpenWorldHint:   mcp.ToBoolPtr(false),
-			})), Handler: s.toolAnnounce},
+			hints("Announce your work", false)), Handler: s.toolAnnounce},
 		server.ServerTool{Tool: mcp.NewTool("majordomus_executions",
 			mcp.WithDescription("The recent tool calls this server answered: tool, peer, when, how long, whether it succeeded. Newest first."),
 			mcp.WithNumber("limit", mcp.Description("At most this many (1–1000, default 50).")),
 			readOnly("Show recent tool calls")), Handler: s.toolExecutions},
 		server.ServerTool{Tool: mcp.NewTool("majordomus_server",
 			mcp.WithDescription("The process serving this session: pid, role, URL, whether it holds the checkout's lease, sessions, uptime, lease path, profile, version, the layer's state and generation, the protocol revisions it serves, findings and how many log lines its stderr dropped."),
-			readOnly("Describe this server")), Handler: s.toolServer},
+			readOnly("Describe this server")), Handler: noArguments(func(context.Context, mcp.CallToolRequest) any {
+			return s.Report()
+		})},
 		s.fleetTool(),
 	)
 }
@@ -75,14 +78,19 @@ func answer(v any) (*mcp.CallToolResult, error) {
 	return mcp.NewToolResultStructured(v, string(b)), nil
 }
 
-// refuse turns a bad argument into a tool error result; other errors fail
-// the request.
-func refuse(err error) (*mcp.CallToolResult, error) {
-	var bad argError
-	if errors.As(err, &bad) {
-		return mcp.NewToolResultError(bad.Error()), nil
+// refuse answers a bad argument ([args]) with a tool error result.
+func refuse(err error) (*mcp.CallToolResult, error) { return mcp.NewToolResultError(err.Error()), nil }
+
+// noArguments is the handler of a tool that takes no argument and answers
+// view.
+func noArguments(view func(ctx context.Context, req mcp.CallToolRequest) any) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		a := argsOf(req)
+		if a.only(); a.err != nil {
+			return refuse(a.err)
+		}
+		return answer(view(ctx, req))
 	}
-	return nil, err
 }
 
 func (s *Surface) toolList(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -136,24 +144,6 @@ func (s *Surface) toolSearch(_ context.Context, req mcp.CallToolRequest) (*mcp.C
 	return answer(out)
 }
 
-func (s *Surface) toolRepository(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	a := argsOf(req)
-	a.only()
-	if a.err != nil {
-		return refuse(a.err)
-	}
-	return answer(repositoryReport(s.cfg.Layer.Current()))
-}
-
-func (s *Surface) toolPeers(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	a := argsOf(req)
-	a.only()
-	if a.err != nil {
-		return refuse(a.err)
-	}
-	return answer(s.peersView(s.callerOf(ctx, req.Params.Meta)))
-}
-
 func (s *Surface) toolAnnounce(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	a := argsOf(req)
 	intent, scope := a.required("intent"), a.strings("scope")
@@ -193,13 +183,4 @@ func (s *Surface) toolExecutions(_ context.Context, req mcp.CallToolRequest) (*m
 		return refuse(a.err)
 	}
 	return answer(s.executionsView(limit))
-}
-
-func (s *Surface) toolServer(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	a := argsOf(req)
-	a.only()
-	if a.err != nil {
-		return refuse(a.err)
-	}
-	return answer(s.Report())
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -109,8 +110,5 @@ func runVersion(_ context.Context, env *environment) error {
 
 // versionLine is what `version` prints.
 func versionLine(version, startup string) string {
-	if startup == "" {
-		startup = "unknown"
-	}
-	return fmt.Sprintf("majordomus-mcp %s (startup revision %s)", version, startup)
+	return fmt.Sprintf("majordomus-mcp %s (startup revision %s)", version, cmp.Or(startup, "unknown"))
 }

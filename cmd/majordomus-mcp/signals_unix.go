@@ -7,6 +7,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // On Unix SIGTERM, SIGINT and SIGHUP end a serving process: it releases
@@ -39,13 +41,8 @@ func handled(ignored func(os.Signal) bool) []os.Signal {
 
 // signalName is the conventional name of a signal, e.g. "SIGTERM".
 func signalName(sig os.Signal) string {
-	switch sig {
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGINT:
-		return "SIGINT"
-	case syscall.SIGHUP:
-		return "SIGHUP"
+	if s, ok := sig.(syscall.Signal); ok && unix.SignalName(s) != "" {
+		return unix.SignalName(s)
 	}
 	return sig.String()
 }

@@ -17,11 +17,6 @@ import (
 // maxAnswer bounds the identity a probe reads.
 const maxAnswer = 64 << 10
 
-// answerReader is what a probe reads conn through: a server's answer,
-// head and body, of at most twice maxAnswer, so that what took a dead
-// server's port cannot fill this process's memory with an endless head.
-func answerReader(conn io.Reader) io.Reader { return io.LimitReader(conn, 2*maxAnswer) }
-
 // Probe asks the server at base (an http:// URL) to prove, within timeout,
 // that it holds key, on a connection of its own, with no proxy and no
 // redirect (see [prove]). It returns the server's answer and the
@@ -45,7 +40,10 @@ func Probe(ctx context.Context, base, key string, timeout time.Duration) (json.R
 		return nil, nil, connError(ctx, timeout, err)
 	}
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
-	br := bufio.NewReader(answerReader(conn))
+	// A server's answer, head and body, is read up to twice maxAnswer, so
+	// that what took a dead server's port cannot fill this process's memory
+	// with an endless head.
+	br := bufio.NewReader(io.LimitReader(conn, 2*maxAnswer))
 	id, err := prove(conn, br, u.Host, key)
 	if err == nil && br.Buffered() > 0 {
 		err = errors.New("it said more than its proof")

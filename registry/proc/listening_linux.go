@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -26,11 +27,7 @@ type ProcScan struct {
 }
 
 func (p ProcScan) path(parts ...string) string {
-	root := p.Root
-	if root == "" {
-		root = "/proc"
-	}
-	return filepath.Join(append([]string{root}, parts...)...)
+	return filepath.Join(append([]string{cmp.Or(p.Root, "/proc")}, parts...)...)
 }
 
 // Listening returns the processes owned by uid that run one of p.Names and

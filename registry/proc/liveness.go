@@ -21,14 +21,10 @@ const (
 )
 
 func (l Liveness) String() string {
-	switch l {
-	case OwnerAlive:
-		return "alive"
-	case OwnerGone:
-		return "gone"
-	default:
-		return "unknown"
+	if l < OwnerUnknown || l > OwnerGone {
+		l = OwnerUnknown
 	}
+	return [...]string{"unknown", "alive", "gone"}[l]
 }
 
 // Env is the part of the host the registry observes. A nil field uses the

@@ -75,11 +75,7 @@ func parseUptime(b []byte) (uint64, error) {
 	}
 	ticks := secs * ticksPerSecond
 	if len(frac) > 0 {
-		digits := string(frac)
-		for len(digits) < 2 {
-			digits += "0"
-		}
-		hundredths, err := strconv.ParseUint(digits[:2], 10, 64)
+		hundredths, err := strconv.ParseUint((string(frac) + "00")[:2], 10, 64) // ".5" is 50
 		if err != nil {
 			return 0, fmt.Errorf("parsing /proc/uptime: %w", err)
 		}

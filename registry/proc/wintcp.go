@@ -100,10 +100,5 @@ func sameExecutableName(base string, names []string) bool {
 	if b == "" {
 		return false
 	}
-	for _, name := range names {
-		if n := trim(name); n != "" && strings.EqualFold(b, n) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(names, func(name string) bool { return strings.EqualFold(b, trim(name)) }) // b is not blank
 }

@@ -1,6 +1,7 @@
 package runtimes
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 )
@@ -39,11 +40,7 @@ const (
 // is ignored, as the XDG specification requires. The result is absolute.
 // getenv is os.Getenv, or an observed process's environment.
 func Path(flag string, getenv func(string) string) (string, error) {
-	pick := flag
-	if pick == "" {
-		pick = getenv(RegistryEnv)
-	}
-	if pick != "" {
+	if pick := cmp.Or(flag, getenv(RegistryEnv)); pick != "" {
 		abs, err := filepath.Abs(pick)
 		if err != nil {
 			return "", fmt.Errorf("%w: %v", ErrNoRegistryPath, err)
