@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"context"
 	"io"
 	"net"
 	"sync"
@@ -9,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -24,11 +22,7 @@ import (
 // server would serve on for nobody until its idle timeout.
 func TestASessionOpenedAfterItsBridgeClosedIsEnded(t *testing.T) {
 	f := newFixture()
-	entered, release := make(chan struct{}), make(chan struct{})
-	f.hooks.AddBeforeInitialize(func(context.Context, any, *mcp.InitializeRequest) {
-		close(entered)
-		<-release
-	})
+	entered, release := f.holdInitialize()
 	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
 	b, err := bridge.New(t.Context(), bridge.Config{Secret: testSecret, ProbeTimeout: testProbe, URL: s.url, Out: wire.NewFrameWriter(io.Discard)})
 	if err != nil {

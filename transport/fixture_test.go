@@ -148,6 +148,17 @@ func (f *fixture) session(id string) server.ClientSession {
 	return f.sessions[id]
 }
 
+// holdInitialize holds the server's first initialize until release is
+// closed; entered is closed when it arrives.
+func (f *fixture) holdInitialize() (entered, release chan struct{}) {
+	entered, release = make(chan struct{}), make(chan struct{})
+	f.hooks.AddBeforeInitialize(func(context.Context, any, *mcp.InitializeRequest) {
+		close(entered)
+		<-release
+	})
+	return entered, release
+}
+
 // registered is the number of sessions mcp-go has registered.
 func (f *fixture) registered() int {
 	f.mu.Lock()

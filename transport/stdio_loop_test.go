@@ -371,11 +371,7 @@ func TestALocalSessionCanBeCarried(t *testing.T) {
 // client answered "tools/call before initialize" by its bridge).
 func TestASlowInitializeIsCarried(t *testing.T) {
 	f := newFixture()
-	entered, release := make(chan struct{}), make(chan struct{})
-	f.hooks.AddBeforeInitialize(func(context.Context, any, *mcp.InitializeRequest) {
-		close(entered)
-		<-release
-	})
+	entered, release := f.holdInitialize()
 	l, err := stdio.NewLocal(context.Background(), f.srv, wire.NewFrameWriter(io.Discard), "stdio")
 	if err != nil {
 		t.Fatal(err)
