@@ -38,19 +38,15 @@ func thirdPartyNotices(root string, t target, version string) ([]byte, error) {
 		return nil, err
 	}
 	var all []licensed
-	goroot, err := goEnv(root, "GOROOT")
+	goenv, err := goEnv(root, "GOROOT", "GOVERSION")
 	if err != nil {
 		return nil, err
 	}
-	goversion, err := goEnv(root, "GOVERSION")
-	if err != nil {
-		return nil, err
-	}
-	std, err := licenseFiles(goroot)
+	std, err := licenseFiles(goenv[0])
 	if err != nil || len(std) == 0 {
-		return nil, fmt.Errorf("the Go standard library's license in %s: %w", goroot, orMissing(err))
+		return nil, fmt.Errorf("the Go standard library's license in %s: %w", goenv[0], orMissing(err))
 	}
-	all = append(all, licensed{"Go standard library " + goversion, std})
+	all = append(all, licensed{"Go standard library " + goenv[1], std})
 	for _, m := range mods {
 		files, err := licenseFiles(m.Dir)
 		if err != nil || len(files) == 0 {
@@ -107,14 +103,15 @@ func linkedModules(root string, t target) ([]module, error) {
 	return mods, nil
 }
 
-func goEnv(root, name string) (string, error) {
-	cmd := exec.Command("go", "env", name)
+// goEnv is the go command's value of each name, in order.
+func goEnv(root string, names ...string) ([]string, error) {
+	cmd := exec.Command("go", append([]string{"env"}, names...)...)
 	cmd.Dir = root
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("go env %s: %w", name, withStderr(err))
+		return nil, fmt.Errorf("go env %s: %w", strings.Join(names, " "), withStderr(err))
 	}
-	return strings.TrimSpace(string(out)), nil
+	return strings.Split(strings.TrimSpace(string(out)), "\n"), nil
 }
 
 func withStderr(err error) error {
