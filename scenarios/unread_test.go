@@ -62,7 +62,9 @@ func TestALeaseholderWhoseHostStopsReadingStallsNobody(t *testing.T) {
 
 	// A client speaking HTTP directly opens a session and sees the
 	// announcement: the leaseholder read every request of its own client
-	// (1.3 MiB of answers: its stdout is full).
+	// (1.3 MiB of answers: its stdout is full), and recorded the last in
+	// the checkout's state before it could answer it.
+	waitFileLine(t, statePath(dir), "the stalled host")
 	plain := &plainSession{t: t, c: server, sid: openPlainSession(t, server)}
 	r, err := plain.call("tools/call", map[string]any{"name": "majordomus_peers", "arguments": map[string]any{}})
 	if err != nil || !strings.Contains(string(r.Result), "the stalled host") {
