@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -29,6 +30,13 @@ import (
 // keeps a SIGINT while it waits for its command (the README says so); npm
 // passes on no SIGHUP.
 func TestEveryNPMWayServesUntilItsHostEndsIt(t *testing.T) {
+	// Every way starts with the hosts' signals at their default action,
+	// as under a host, even when the tests run with them ignored (nohup,
+	// a background job): exec resets a caught signal, and keeps an ignored
+	// one ignored.
+	caught := make(chan os.Signal, 1)
+	signal.Notify(caught, syscall.SIGHUP, syscall.SIGINT)
+	defer signal.Stop(caught)
 	_, host, _, prefix := installNPM(t)
 	global := installGlobal(t)
 	ways := []struct {
