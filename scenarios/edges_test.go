@@ -226,12 +226,7 @@ func TestAModernClientHearsOnlyWhatItsListenAsksForInEveryMode(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	path := filepath.Join(dir, ".ai/repo/prompts/review.md")
-	data, _ := os.ReadFile(path)
-	if err := os.WriteFile(path, append(data, "5. Is the README still true?\n"...), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	layerEdited(t, dir)
+	editReviewPrompt(t, dir, "5. Is the README still true?\n")
 	heard := map[string]string{}
 	for mode, p := range procs {
 		frame, err := p.WaitFrame(ctx(t), "prompts/list_changed", func(f []byte) bool {

@@ -17,11 +17,7 @@ import (
 // bridge then re-attaches to it.
 func TestABridgeTakesOverWhenItsServerIsKilled(t *testing.T) {
 	dir := checkout(t)
-	a := shared(t, dir)
-	initialize(t, a, "claude-code")
-	serverURL(t, a)
-	b := bridged(t, dir, "codex")
-	c := bridged(t, dir, "gemini-cli")
+	a, b, c := leaseholderAndTwo(t, dir)
 	if isErr, text, _ := b.CallTool(ctx(t), "majordomus_announce", map[string]any{"intent": "the ordering rule", "scope": []string{"apps"}}, nil); isErr {
 		t.Fatal(text)
 	}
@@ -150,11 +146,7 @@ func listTools(t *testing.T, p *mcpclient.Process) {
 // must not run twice gets a connection of its own: transport's tests.)
 func TestKeptConnectionsToAKilledServerLoseNoCall(t *testing.T) {
 	dir := checkout(t)
-	a := shared(t, dir)
-	initialize(t, a, "claude-code")
-	serverURL(t, a)
-	b := bridged(t, dir, "codex")
-	c := bridged(t, dir, "gemini-cli")
+	a, b, c := leaseholderAndTwo(t, dir)
 	listTools(t, b)
 	listTools(t, c)
 
@@ -199,11 +191,7 @@ func TestKeptConnectionsToAKilledServerLoseNoCall(t *testing.T) {
 // each other.
 func TestPeerIDsSurviveATakeOver(t *testing.T) {
 	dir := checkout(t)
-	a := shared(t, dir)
-	initialize(t, a, "claude-code")
-	serverURL(t, a)
-	b := bridged(t, dir, "codex")
-	c := bridged(t, dir, "gemini-cli")
+	a, b, c := leaseholderAndTwo(t, dir)
 	before := map[string]string{}
 	for _, p := range peersOf(t, c).Peers {
 		before[p.Client.Name] = p.ID

@@ -40,11 +40,7 @@ func TestIdleClientsLearnAtOnceAndMissNoNotification(t *testing.T) {
 		t.Run(e.name, func(t *testing.T) {
 			t.Parallel()
 			dir := checkout(t)
-			a := shared(t, dir)
-			initialize(t, a, "claude-code")
-			serverURL(t, a)
-			b := bridged(t, dir, "codex")
-			c := bridged(t, dir, "gemini-cli")
+			a, b, c := leaseholderAndTwo(t, dir)
 			// A 2026-07-28 client, bridged, listening for the lists and the
 			// prompt it reads: its listen is its only request, in flight.
 			m := shared(t, dir)
@@ -84,12 +80,7 @@ func TestIdleClientsLearnAtOnceAndMissNoNotification(t *testing.T) {
 				t.Fatalf("status (%d) does not find the new server live:\n%s", code, out)
 			}
 
-			path := filepath.Join(dir, ".ai/repo/prompts/review.md")
-			data, _ := os.ReadFile(path)
-			if err := os.WriteFile(path, append(data, "5. Is the README still true? ("+strconv.Itoa(len(e.name))+")\n"...), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			layerEdited(t, dir)
+			editReviewPrompt(t, dir, "5. Is the README still true? ("+strconv.Itoa(len(e.name))+")\n")
 			heard := map[*mcpclient.Process][]string{
 				b: {"notifications/resources/list_changed", "notifications/resources/updated"},
 				c: {"notifications/resources/list_changed"},
@@ -192,19 +183,10 @@ func TestABridgeServedAloneAfterAFailoverIsToldWhy(t *testing.T) {
 // lists may have changed, whichever way it moved (took over or re-attached).
 func TestAClientMovedPastAnUnannouncedEditHearsTheListsChanged(t *testing.T) {
 	dir := checkout(t)
-	a := shared(t, dir)
-	initialize(t, a, "claude-code")
-	serverURL(t, a)
-	b := bridged(t, dir, "codex")
-	c := bridged(t, dir, "gemini-cli")
+	a, b, c := leaseholderAndTwo(t, dir)
 
 	a.Signal(syscall.SIGSTOP)
-	path := filepath.Join(dir, ".ai/repo/prompts/review.md")
-	data, _ := os.ReadFile(path)
-	if err := os.WriteFile(path, append(data, "5. Is the README still true?\n"...), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	layerEdited(t, dir)
+	editReviewPrompt(t, dir, "5. Is the README still true?\n")
 	a.Signal(syscall.SIGKILL)
 	a.Wait(ctx(t))
 	oneTakesOver(t, b, c)

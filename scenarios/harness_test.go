@@ -113,6 +113,18 @@ func layerEdited(t *testing.T, dir string) {
 	baselines.Store(dir, snapshot(t, dir))
 }
 
+// editReviewPrompt appends line to dir's review prompt, as a user edits
+// the layer, and records the edit as the test's own.
+func editReviewPrompt(t *testing.T, dir, line string) {
+	t.Helper()
+	path := filepath.Join(dir, ".ai/repo/prompts/review.md")
+	data, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, append(data, line...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	layerEdited(t, dir)
+}
+
 // ctx bounds one scenario step.
 func ctx(t *testing.T) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), wait)

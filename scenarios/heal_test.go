@@ -22,11 +22,7 @@ import (
 // board, their ids and announcement kept, each told so.
 func TestClientsServedAloneJoinOneBoardOnceTheLeaseDirectoryIsBack(t *testing.T) {
 	dir := checkout(t)
-	a := shared(t, dir)
-	initialize(t, a, "claude-code")
-	serverURL(t, a)
-	b := bridged(t, dir, "codex")
-	c := bridged(t, dir, "gemini-cli")
+	a, b, c := leaseholderAndTwo(t, dir)
 	if isErr, text, _ := b.CallTool(ctx(t), "majordomus_announce", map[string]any{"intent": "the ordering rule", "scope": []string{"apps"}}, nil); isErr {
 		t.Fatal(text)
 	}

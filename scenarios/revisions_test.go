@@ -302,12 +302,7 @@ func TestAChangeToTheLayerReachesModernListeners(t *testing.T) {
 	if _, err := a.WaitLog(ctx(t), "listen stream opened"); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, ".ai/repo/prompts/review.md")
-	data, _ := os.ReadFile(path)
-	if err := os.WriteFile(path, append(data, "5. Is the README still true?\n"...), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	layerEdited(t, dir)
+	editReviewPrompt(t, dir, "5. Is the README still true?\n")
 	for _, p := range []*mcpclient.Process{m, alone} {
 		for _, want := range []string{`"method":"notifications/resources/list_changed"`, `"method":"notifications/prompts/list_changed"`,
 			`"method":"notifications/resources/updated"`} {

@@ -369,3 +369,13 @@ func oneTakesOver(t *testing.T, ps ...*mcpclient.Process) *mcpclient.Process {
 	}
 	return holder
 }
+
+// leaseholderAndTwo starts dir's leaseholder (its client claude-code)
+// serving, and two clients bridged to it (codex, gemini-cli).
+func leaseholderAndTwo(t *testing.T, dir string) (a, b, c *mcpclient.Process) {
+	t.Helper()
+	a = shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	return a, bridged(t, dir, "codex"), bridged(t, dir, "gemini-cli")
+}

@@ -137,12 +137,7 @@ func TestAChangeToTheLayerReachesBridgedSessions(t *testing.T) {
 	initialize(t, a, "claude-code")
 	serverURL(t, a)
 	b := bridged(t, dir, "codex")
-	path := filepath.Join(dir, ".ai/repo/prompts/review.md")
-	data, _ := os.ReadFile(path)
-	if err := os.WriteFile(path, append(data, "5. Is the README still true?\n"...), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	layerEdited(t, dir)
+	editReviewPrompt(t, dir, "5. Is the README still true?\n")
 	for _, p := range []*mcpclient.Process{a, b} {
 		for _, list := range []string{"resources", "prompts"} {
 			if _, err := p.WaitFrame(ctx(t), list+"/list_changed", func(f []byte) bool {

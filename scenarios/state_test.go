@@ -75,11 +75,7 @@ func peerOf(t *testing.T, p *mcpclient.Process) string {
 // other id. A client started afterwards gets a number never used.
 func TestTheHistoryAndBoardOutliveAKilledLeaseholder(t *testing.T) {
 	dir := checkout(t)
-	a := shared(t, dir)
-	initialize(t, a, "claude-code")
-	serverURL(t, a)
-	b := bridged(t, dir, "codex")
-	c := bridged(t, dir, "gemini-cli")
+	a, b, c := leaseholderAndTwo(t, dir)
 	d := bridged(t, dir, "cursor")
 	bID, cID, dID := peerOf(t, b), peerOf(t, c), peerOf(t, d)
 

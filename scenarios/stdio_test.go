@@ -217,12 +217,7 @@ func TestAChangeToTheLayerRaisesTheGenerationAndNotifies(t *testing.T) {
 	if r, _ := p.Call(c, "resources/subscribe", map[string]any{"uri": "majordomus://prompt/review"}); r.Error != nil {
 		t.Fatalf("subscribe: %+v", r.Error)
 	}
-	path := filepath.Join(dir, ".ai/repo/prompts/review.md")
-	data, _ := os.ReadFile(path)
-	if err := os.WriteFile(path, append(data, "5. Is the README still true?\n"...), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	layerEdited(t, dir)
+	editReviewPrompt(t, dir, "5. Is the README still true?\n")
 	for _, method := range []string{"notifications/resources/list_changed", "notifications/resources/updated"} {
 		if _, err := p.WaitFrame(c, method, func(f []byte) bool { return strings.Contains(string(f), `"method":"`+method+`"`) }); err != nil {
 			t.Fatal(err)

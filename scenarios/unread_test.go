@@ -84,12 +84,7 @@ func TestALeaseholderWhoseHostStopsReadingStallsNobody(t *testing.T) {
 	if !report.Leaseholder || report.LogLinesDropped == 0 {
 		t.Fatalf("the leaseholder's report counts no dropped log line: %+v", report)
 	}
-	path := filepath.Join(dir, ".ai/repo/prompts/review.md")
-	data, _ := os.ReadFile(path)
-	if err := os.WriteFile(path, append(data, "5. Is the README still true?\n"...), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	layerEdited(t, dir)
+	editReviewPrompt(t, dir, "5. Is the README still true?\n")
 	if _, err := b.WaitFrame(ctx(t), "resources/list_changed", func(f []byte) bool {
 		return strings.Contains(string(f), `"method":"notifications/resources/list_changed"`)
 	}); err != nil {
