@@ -136,10 +136,14 @@ func noteSessions(ctx context.Context, _ ...any) error {
 	return nil
 }
 
-// releaseLease gives the lease back; it runs only on edges leaving
-// leaseholder (or owner-left), never from lease-lost.
+// releaseLease stops the server, then gives the lease back: the calls it
+// answered are in the shared state before a successor can load it. It
+// runs only on edges leaving leaseholder (or owner-left), never from
+// lease-lost.
 func releaseLease(ctx context.Context, _ ...any) error {
-	machineOf(ctx).release(ctx)
+	m := machineOf(ctx)
+	m.stopServer(ctx)
+	m.release(ctx)
 	return nil
 }
 

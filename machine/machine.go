@@ -92,7 +92,7 @@ func (m *Machine) State() State {
 // once.
 //
 // Cancelling ctx abandons the machine, which is not a fact the graph knows:
-// Run then releases the lease if it is the leaseholder, stops what runs, and
+// Run then stops what runs, releases the lease if it is the leaseholder, and
 // returns with Reason "abandoned". Callers should prefer [Machine.Signal] and
 // [Machine.ClientLeft].
 func (m *Machine) Run(ctx context.Context) Outcome {
@@ -264,6 +264,7 @@ func (m *Machine) orphan(ev event) {
 func (m *Machine) abandon(ctx context.Context, cause error) {
 	state := m.State()
 	m.log.Warn("machine abandoned", zap.Error(cause))
+	m.stopServer(ctx) // first: its last calls are recorded before the lease goes
 	switch {
 	case m.model.within(state, Electing), m.model.within(state, Alone):
 		m.stopElection()
@@ -272,7 +273,6 @@ func (m *Machine) abandon(ctx context.Context, cause error) {
 	case m.model.within(state, Attached):
 		m.cfg.Bridge.Stop()
 	}
-	m.stopServer(ctx)
 	m.outcome = &Outcome{Reason: "abandoned: " + cause.Error()}
 }
 

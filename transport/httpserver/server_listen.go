@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"go.uber.org/zap"
@@ -107,15 +108,41 @@ func hostAllowed(r *http.Request) bool {
 	return isLoopbackName(r.Host)
 }
 
-// connCount counts a server's open connections (http.Server.ConnState).
-type connCount struct{ open atomic.Int64 }
+// connCount counts a server's open connections (http.Server.ConnState),
+// and knows those that have not begun a request yet.
+type connCount struct {
+	open  atomic.Int64
+	mu    sync.Mutex
+	fresh map[net.Conn]bool
+}
 
-func (c *connCount) track(_ net.Conn, state http.ConnState) {
+func (c *connCount) track(conn net.Conn, state http.ConnState) {
 	switch state {
 	case http.StateNew:
 		c.open.Add(1)
 	case http.StateClosed, http.StateHijacked:
 		c.open.Add(-1)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fresh == nil {
+		c.fresh = map[net.Conn]bool{}
+	}
+	if state == http.StateNew {
+		c.fresh[conn] = true
+	} else {
+		delete(c.fresh, conn)
+	}
+}
+
+// closeFresh closes the connections that have not begun a request: a
+// client's spare connection, which http.Server.Shutdown would otherwise
+// wait five seconds for, and with it the lease's release.
+func (c *connCount) closeFresh() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for conn := range c.fresh {
+		conn.Close()
 	}
 }
 
