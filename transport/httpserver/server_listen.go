@@ -109,41 +109,32 @@ func hostAllowed(r *http.Request) bool {
 }
 
 // connCount counts a server's open connections (http.Server.ConnState),
-// and knows those that have not begun a request yet.
+// and knows those that began no request yet.
 type connCount struct {
 	open  atomic.Int64
-	mu    sync.Mutex
-	fresh map[net.Conn]bool
+	fresh sync.Map // net.Conn → true
 }
 
 func (c *connCount) track(conn net.Conn, state http.ConnState) {
 	switch state {
 	case http.StateNew:
 		c.open.Add(1)
+		c.fresh.Store(conn, true)
+		return
 	case http.StateClosed, http.StateHijacked:
 		c.open.Add(-1)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.fresh == nil {
-		c.fresh = map[net.Conn]bool{}
-	}
-	if state == http.StateNew {
-		c.fresh[conn] = true
-	} else {
-		delete(c.fresh, conn)
-	}
+	c.fresh.Delete(conn)
 }
 
-// closeFresh closes the connections that have not begun a request: a
-// client's spare connection, which http.Server.Shutdown would otherwise
-// wait five seconds for, and with it the lease's release.
+// closeFresh closes the connections that began no request (a client's
+// spare one), which http.Server.Shutdown would wait five seconds for, and
+// the lease's release with it.
 func (c *connCount) closeFresh() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for conn := range c.fresh {
-		conn.Close()
-	}
+	c.fresh.Range(func(conn, _ any) bool {
+		conn.(net.Conn).Close()
+		return true
+	})
 }
 
 // cappedListener closes a connection it accepts beyond max, rather than
