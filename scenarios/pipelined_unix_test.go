@@ -19,11 +19,13 @@ import (
 )
 
 // Initialize, initialized and tools/list written in one go to a process
-// that is the leaseholder, attached, electing (its leaseholder stopped),
-// alone, or standalone: tools/list is answered with the tools, after the
-// answer to initialize.
+// that has just started in a checkout with no server, or is the
+// leaseholder, attached, electing (its leaseholder stopped), alone, or
+// standalone: tools/list is answered with the tools, after the answer to
+// initialize.
 func TestRequestsPipelinedBehindInitializeAreServed(t *testing.T) {
 	roles := map[string]func(t *testing.T) *mcpclient.Process{
+		"first, as it starts": func(t *testing.T) *mcpclient.Process { return shared(t, checkout(t)) },
 		"leaseholder": func(t *testing.T) *mcpclient.Process {
 			p := shared(t, checkout(t))
 			serverURL(t, p)
