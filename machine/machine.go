@@ -264,7 +264,6 @@ func (m *Machine) orphan(ev event) {
 func (m *Machine) abandon(ctx context.Context, cause error) {
 	state := m.State()
 	m.log.Warn("machine abandoned", zap.Error(cause))
-	m.stopServer(ctx) // first: its last calls are recorded before the lease goes
 	switch {
 	case m.model.within(state, Electing), m.model.within(state, Alone):
 		m.stopElection()
@@ -273,6 +272,7 @@ func (m *Machine) abandon(ctx context.Context, cause error) {
 	case m.model.within(state, Attached):
 		m.cfg.Bridge.Stop()
 	}
+	m.stopServer(ctx)
 	m.outcome = &Outcome{Reason: "abandoned: " + cause.Error()}
 }
 
