@@ -51,13 +51,10 @@ func takeOver(ctx context.Context, _ ...any) error {
 	obs := m.obs
 	m.log.Warn(fmt.Sprintf("%s lease: %s; taking it over", obs.Class, obs.Reason),
 		zap.String("lease", m.cfg.LeasePath), zap.String("class", string(obs.Class)))
-	err := m.cfg.Election.TakeOver(ctx, obs)
-	if errors.Is(err, ErrContended) {
+	switch err := m.cfg.Election.TakeOver(ctx, obs); {
+	case errors.Is(err, ErrContended):
 		m.log.Info(fmt.Sprintf("%v; looking at the lease again", err), zap.String("lease", m.cfg.LeasePath))
-		m.startAttempt()
-		return nil
-	}
-	if err != nil {
+	case err != nil:
 		m.failure = fmt.Sprintf("taking over the %s lease: %v", obs.Class, err)
 		m.fire(ctx, LeaseUnusable)
 		return nil
@@ -377,8 +374,11 @@ func (m *Machine) shared() {
 	m.retryWait, m.lastTry, m.stillWhy = 0, time.Time{}, ""
 }
 
-// release removes the lease if it is still ours.
+// release stops the server, then removes the lease if it is still ours:
+// the calls the server answered are in the shared state before a
+// successor can load it.
 func (m *Machine) release(ctx context.Context) {
+	m.stopServer(ctx)
 	if err := m.cfg.Election.Release(context.WithoutCancel(ctx)); err != nil {
 		m.log.Warn("releasing the lease", zap.String("lease", m.cfg.LeasePath), zap.Error(err))
 	}

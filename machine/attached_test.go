@@ -34,7 +34,7 @@ func TestAttached_BridgeFailedTakesOverCarryingTheSession(t *testing.T) {
 		h.started(nil)
 		h.expect("=> leaseholder on lease-won", "server start")
 		h.m.ClientLeft()
-		h.expect("=> owner-left on client-left", "release", "=> exited on sessions-changed", "server stop")
+		h.expect("=> owner-left on client-left", "server stop", "release", "=> exited on sessions-changed")
 	})
 }
 
@@ -90,13 +90,13 @@ func TestSignal_InEveryState(t *testing.T) {
 		{Electing, func(h *harness) { h.expect("attempt") },
 			[]string{"=> exited on signal", "release"}},
 		{Leaseholder, (*harness).toLeaseholder,
-			[]string{"release", "=> exited on signal", "server stop"}},
+			[]string{"server stop", "release", "=> exited on signal"}},
 		{OwnerLeft, func(h *harness) {
 			h.toLeaseholder()
 			h.m.SessionsChanged(1)
 			h.m.ClientLeft()
 			h.expect("=> owner-left on client-left")
-		}, []string{"release", "=> exited on signal", "server stop"}},
+		}, []string{"server stop", "release", "=> exited on signal"}},
 		{Attached, func(h *harness) { h.toAttached(oldURL) },
 			[]string{"bridge stop", "=> exited on signal"}},
 		{LeaseLost, func(h *harness) {
@@ -194,7 +194,7 @@ func TestRun_AbandonedReleasesOnlyAsLeaseholder(t *testing.T) {
 		h := start(t)
 		h.toLeaseholder()
 		h.cancel()
-		h.expect("release", "server stop")
+		h.expect("server stop", "release")
 		h.exitsWith(Outcome{Reason: "abandoned: context canceled"})
 	})
 	synctest.Test(t, func(t *testing.T) {

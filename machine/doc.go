@@ -119,7 +119,8 @@
 //   - alone is never a destination: every state a client is served alone
 //     in keeps trying to share, unless the client cannot be served at all.
 //   - Only a leaseholder releases the lease: [Election.Release] is an action
-//     of the edges leaving leaseholder and owner-left, and of nothing else.
+//     of the edges leaving leaseholder and owner-left, and of nothing else,
+//     and it runs after [Server.Stop] has answered the calls under way.
 //
 // # Clock
 //

@@ -15,7 +15,7 @@ func TestElecting_WonStartsTheServer(t *testing.T) {
 		h.toLeaseholder()
 		h.state(Leaseholder)
 		h.m.Signal("SIGTERM")
-		h.expect("release", "=> exited on signal", "server stop")
+		h.expect("server stop", "release", "=> exited on signal")
 	})
 }
 
@@ -40,7 +40,7 @@ func TestElecting_TakesOverEachUnusableClassThenWins(t *testing.T) {
 				h.started(nil)
 				h.expect("=> leaseholder on lease-won", "server start")
 				h.m.Signal("SIGINT")
-				h.expect("release", "=> exited on signal", "server stop")
+				h.expect("server stop", "release", "=> exited on signal")
 			})
 		})
 	}
@@ -111,7 +111,7 @@ func TestElecting_BindingAttemptsAgainWhenTheLeaseChanges(t *testing.T) {
 		h.started(nil)
 		h.expect("=> leaseholder on lease-won", "server start")
 		h.m.Signal("SIGHUP")
-		h.expect("release", "=> exited on signal", "server stop")
+		h.expect("server stop", "release", "=> exited on signal")
 	})
 }
 
@@ -162,7 +162,7 @@ func TestElecting_BusyPastTheGraceIsTakenOver(t *testing.T) {
 		h.started(nil)
 		h.expect("=> leaseholder on lease-won", "server start")
 		h.m.Signal("SIGTERM")
-		h.expect("release", "=> exited on signal", "server stop")
+		h.expect("server stop", "release", "=> exited on signal")
 	})
 }
 

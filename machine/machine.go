@@ -92,7 +92,7 @@ func (m *Machine) State() State {
 // once.
 //
 // Cancelling ctx abandons the machine, which is not a fact the graph knows:
-// Run then releases the lease if it is the leaseholder, stops what runs, and
+// Run then stops what runs, releases the lease if it is the leaseholder, and
 // returns with Reason "abandoned". Callers should prefer [Machine.Signal] and
 // [Machine.ClientLeft].
 func (m *Machine) Run(ctx context.Context) Outcome {

@@ -35,7 +35,7 @@ func TestLeaseholder_OwnerLeftServesUntilTheLastSessionEnds(t *testing.T) {
 		h.expect()
 		h.state(OwnerLeft)
 		h.m.SessionsChanged(0)
-		h.expect("release", "=> exited on sessions-changed", "server stop")
+		h.expect("server stop", "release", "=> exited on sessions-changed")
 		h.exitsWith(Outcome{Reason: "the last session ended"})
 		if w := h.logged("warn"); len(w) != 0 {
 			t.Errorf("warn lines = %q, want none", w)
@@ -48,7 +48,7 @@ func TestLeaseholder_OwnerLeftWithNoSessionsExitsAtOnce(t *testing.T) {
 		h := start(t)
 		h.toLeaseholder()
 		h.m.ClientLeft()
-		h.expect("=> owner-left on client-left", "release", "=> exited on sessions-changed", "server stop")
+		h.expect("=> owner-left on client-left", "server stop", "release", "=> exited on sessions-changed")
 		h.exitsWith(Outcome{Reason: "the last session ended"})
 	})
 }

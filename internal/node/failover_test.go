@@ -141,8 +141,10 @@ func TestAFailedReplayElectsAgain(t *testing.T) {
 		machine.Observation{Class: machine.ClassLive, URL: refusing, Opaque: key},
 		machine.Observation{Class: machine.ClassUnusable, Reason: "no server will do"},
 	)
+	resume := c.lease.pause() // c elects once the lease is released, as a's server stops first
 	a.node.Signal("SIGTERM")
 	a.wait()
+	resume()
 	var notes []map[string]any
 	c.client.tool("majordomus_list", map[string]any{}, &notes)
 	c.awaitLog("refused a new session: lease_lost")

@@ -28,7 +28,8 @@
 //     session_required; an unknown or ended session: 404 session_not_found;
 //   - a method other than GET, POST, DELETE: 405 method_not_allowed;
 //   - any request once Shutdown began: 503 unavailable (it did not run).
-//     Shutdown closes no session before its requests under way are answered.
+//     Shutdown closes no session before its requests under way are answered;
+//     GET / says leaseholder false from its start.
 //
 // While [Config].Refusal says so, a new initialize is answered (HTTP 200)
 // with the JSON-RPC error -32001 naming lease_lost, the reason and the

@@ -206,6 +206,7 @@ func New(cfg Config) *Server {
 		ErrorLog:          errorLog,
 		ConnState:         h.conns.track,
 	}
+	h.srv.RegisterOnShutdown(h.conns.closeFresh) // once it no longer accepts
 	return h
 }
 
@@ -280,6 +281,7 @@ func (h *Server) serveIdentity(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := h.cfg.Identity()
+	id.Leaseholder = id.Leaseholder && !h.closing.Load() // a stopping server is nobody's to attach to
 	id.HTTPSessions = h.table.count()
 	id.Sessions = max(id.Sessions, id.HTTPSessions)
 	if challenge != "" {

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"go.uber.org/zap"
@@ -107,16 +108,33 @@ func hostAllowed(r *http.Request) bool {
 	return isLoopbackName(r.Host)
 }
 
-// connCount counts a server's open connections (http.Server.ConnState).
-type connCount struct{ open atomic.Int64 }
+// connCount counts a server's open connections (http.Server.ConnState),
+// and knows those that began no request yet.
+type connCount struct {
+	open  atomic.Int64
+	fresh sync.Map // net.Conn → true
+}
 
-func (c *connCount) track(_ net.Conn, state http.ConnState) {
+func (c *connCount) track(conn net.Conn, state http.ConnState) {
 	switch state {
 	case http.StateNew:
 		c.open.Add(1)
+		c.fresh.Store(conn, true)
+		return
 	case http.StateClosed, http.StateHijacked:
 		c.open.Add(-1)
 	}
+	c.fresh.Delete(conn)
+}
+
+// closeFresh closes the connections that began no request (a client's
+// spare one), which http.Server.Shutdown would wait five seconds for, and
+// the lease's release with it.
+func (c *connCount) closeFresh() {
+	c.fresh.Range(func(conn, _ any) bool {
+		conn.(net.Conn).Close()
+		return true
+	})
 }
 
 // cappedListener closes a connection it accepts beyond max, rather than

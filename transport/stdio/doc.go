@@ -10,7 +10,9 @@
 // answers it; reading passes to a new goroutine when an answer takes longer
 // than a millisecond (readHandOff), so that most messages pass between no
 // goroutines, messages are answered concurrently, and a slow answer holds
-// the next message back by that much at most.
+// the next message back by that much at most. An initialize holds the next
+// message back until it is answered: a client may send its first requests
+// without waiting, and they are served in the session it opens.
 //
 // A 2026-07-28 client served by [Local] hears a broadcast list_changed
 // only while a subscriptions/listen whose filter names it is open (that

@@ -73,8 +73,13 @@ func (s *Loop) Serve(ctx context.Context) Ending {
 				if !answering.enter() {
 					return false
 				}
-				handOff := time.AfterFunc(readHandOff, read)
-				hctx, listen := ctx, isListen(msg)
+				// What a client sends right behind its initialize waits for
+				// the answer, which opens the session it is served in.
+				var handOff *time.Timer
+				if !isMethod(msg, mcp.MethodInitialize) {
+					handOff = time.AfterFunc(readHandOff, read)
+				}
+				hctx, listen := ctx, isMethod(msg, mcp.MethodSubscriptionsListen)
 				if listen {
 					hctx = listening
 				}
@@ -83,7 +88,7 @@ func (s *Loop) Serve(ctx context.Context) Ending {
 					_ = s.Out.Write(answer)
 				}
 				answering.exit()
-				if !handOff.Stop() {
+				if handOff != nil && !handOff.Stop() {
 					handedOff = true // another goroutine reads now
 					return false
 				}
@@ -114,13 +119,13 @@ func (s *Loop) Serve(ctx context.Context) Ending {
 	}
 }
 
-// isListen reports whether msg is a subscriptions/listen request.
-func isListen(msg json.RawMessage) bool {
-	if !bytes.Contains(msg, []byte(mcp.MethodSubscriptionsListen)) {
+// isMethod reports whether msg is a message of method.
+func isMethod(msg json.RawMessage, method mcp.MCPMethod) bool {
+	if !bytes.Contains(msg, []byte(method)) {
 		return false
 	}
 	env, err := wire.ReadEnvelope(msg)
-	return err == nil && env.Method == string(mcp.MethodSubscriptionsListen)
+	return err == nil && env.Method == string(method)
 }
 
 // inflight counts the answers under way until it is stopped.
