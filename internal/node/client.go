@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -124,6 +125,7 @@ func (s *clientSession) early() wire.Backend {
 	if !allowed || isLeaseholder(s.n.State()) {
 		return nil
 	}
+	debug.FreeOSMemory() // the election is slow: before indexing, give back what package init left (B6)
 	srv, err := s.n.load()
 	if err != nil {
 		return nil

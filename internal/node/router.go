@@ -28,10 +28,11 @@ type router struct {
 	// while settle waits, is closed when a count falls.
 	busy  map[wire.Backend]int
 	eased chan struct{}
-	// interim answers what is the same in every mode
-	// (stdio.AnsweredEarly) while nothing serves the client, until a
-	// backend is set.
+	// interim answers what is the same in every mode (stdio.AnsweredEarly)
+	// until anything was decided: offered later, it would answer what the
+	// session carried onto the bridge never saw.
 	interim wire.Backend
+	decided bool
 }
 
 // errPatient says a message that the interim session may answer waited
@@ -61,7 +62,7 @@ func (r *router) update(b wire.Backend, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.current, r.fail = b, err
-	r.interim = nil // what serves now was decided, and took the interim session over if it had one
+	r.interim, r.decided = nil, true // what serves now took the interim session over if it had one
 	close(r.changed)
 	r.changed = make(chan struct{})
 }
@@ -194,14 +195,11 @@ func (r *router) await(ctx context.Context, interim bool, patience <-chan time.T
 }
 
 // offer makes interim (when not nil) answer what it may while nothing
-// serves the client.
+// was ever decided to serve the client.
 func (r *router) offer(interim wire.Backend) {
-	if interim == nil {
-		return
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.current == nil && r.fail == nil && r.interim == nil {
+	if !r.decided && r.interim == nil {
 		r.interim = interim
 	}
 }

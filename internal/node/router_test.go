@@ -33,6 +33,26 @@ func TestWhatWaitsForTheNextAnswerRunsOnceAfterIt(t *testing.T) {
 	}
 }
 
+// The interim session answers while nothing was decided to serve the
+// client, and never once something was: offered after the router was held
+// to carry it onto a bridge, it would answer what the carried session
+// never saw (a storm's client then met "tools/call before initialize").
+func TestTheInterimSessionAnswersOnlyBeforeAnythingWasDecided(t *testing.T) {
+	for _, decided := range []bool{false, true} {
+		r := newRouter()
+		if decided {
+			r.hold() // as carryLocal holds it
+		}
+		r.offer(answering{})
+		patience := make(chan time.Time, 1)
+		patience <- time.Time{} // spent already: await only looks
+		b, err := r.await(context.Background(), true, patience)
+		if got := b != nil; got == decided || (err != nil) != decided {
+			t.Fatalf("decided %v: await gave %v, %v", decided, b, err)
+		}
+	}
+}
+
 // left is a backend that left its server, as a bridge does: every message
 // meets its *bridge.Gone, and its Done is closed.
 type left struct {
