@@ -49,10 +49,11 @@ type exchangeResult struct {
 // relay sends msg on the current session, re-initialising once if the
 // server forgot it, and returns the answer or why there is none.
 func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) ([]byte, *failure) {
-	if answer, ok := b.answeredHere(msg); ok {
+	modern := len(calls) == 1 && mcp.IsModernProtocol(calls[0].version)
+	if answer, ok := b.answeredHere(msg, modern); ok {
 		return answer, nil
 	}
-	if len(calls) == 1 && mcp.IsModernProtocol(calls[0].version) {
+	if modern {
 		return b.relayModern(ctx, msg, calls[0])
 	}
 	initialize := len(calls) == 1 && calls[0].env.Method == string(mcp.MethodInitialize)
