@@ -29,22 +29,22 @@ func (b *Bridge) reopening(ctx context.Context) context.Context {
 }
 
 // answeredHere answers msg when a local session answers it without its
-// MCPServer: a batch no server takes, what screen refuses, and what comes
-// before the session opens (the server has none to serve it on), unless
-// it is a 2026-07-28 message, which needs none. So such an answer never
-// waits on the server, and never names it.
+// MCPServer: a batch no server takes, and, before the session opens (the
+// server has none to serve it on), what screen refuses and what needs the
+// session. So such an answer never waits on the server, and never names
+// it. A server screens what it is sent the same way, first.
 func (b *Bridge) answeredHere(msg json.RawMessage, modern bool) ([]byte, bool) {
 	if refusal := wire.RefusedBatch(msg); refusal != nil {
 		return refusal, true
 	}
-	if answer, ok := screened(msg); ok {
-		return answer, true
-	}
 	b.mu.Lock()
 	sid := b.session
 	b.mu.Unlock()
-	if sid != "" || modern {
+	if sid != "" || modern { // a 2026-07-28 message needs no session
 		return nil, false
+	}
+	if answer, ok := screened(msg); ok {
+		return answer, true
 	}
 	return wire.Unopened(msg)
 }
