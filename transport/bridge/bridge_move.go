@@ -34,9 +34,10 @@ func (b *Bridge) move() *Gone {
 
 // leaseRecheck is how long a read of the lease that names the server
 // stands: a frozen server, which cannot say it lost its lease, is taken
-// over only after a busy grace of silence, far longer. A read per message
-// cost a bridged call a tenth of its CPU.
-const leaseRecheck = int64(10 * time.Millisecond)
+// over only after a busy grace of its silence, and a message that meets
+// it meanwhile is watched (bridge_watch.go). A read per message cost a
+// bridged call a tenth of its CPU.
+const leaseRecheck = int64(100 * time.Millisecond)
 
 // shouldMove says whether the bridge moves before relaying a message: its
 // server lost its lease, or the lease names another (Config.Current: one
