@@ -164,7 +164,7 @@ func (b *Bridge) readAnswer(msg json.RawMessage, resp *http.Response, modern boo
 			_ = b.cfg.Out.Write(data) // a client gone is the stdio loop's business
 			return nil
 		})
-		if err != nil || (len(answers) == 0 && expectsAnswer(msg)) {
+		if err != nil || (len(answers) == 0 && slices.ContainsFunc(readCalls(msg), func(c call) bool { return c.env.IsRequest() })) {
 			return exchangeResult{outcome: failed, err: fmt.Errorf("the answer broke off: %v", orEOF(err))}
 		}
 		res.outcome = answered
@@ -300,10 +300,6 @@ func drained(body io.Reader) bool {
 	const most = 64 << 10
 	n, err := io.Copy(io.Discard, io.LimitReader(body, most))
 	return err == nil && n < most
-}
-
-func expectsAnswer(msg json.RawMessage) bool {
-	return slices.ContainsFunc(readCalls(msg), func(c call) bool { return c.env.IsRequest() })
 }
 
 func orEOF(err error) error {
