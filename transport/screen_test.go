@@ -40,6 +40,7 @@ func TestEdgeMessagesAreAnsweredTheSameBridgedAndLocal(t *testing.T) {
 		{"7", `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":[]}`, `{"jsonrpc":"2.0","id":7,"error":{"code":-32602,`},
 		{"8", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{` + modern + `}}`, `{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"invalid params: tools/call names`},
 		{"9", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"arguments":{}}}`, `{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"invalid params: tools/call names`},
+		{"null", `{"jsonrpc":"2.0","id":null,"method":"ping","params":{` + modern + `}}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},
 	}
 	compare := func(edges []edge) {
 		for _, e := range edges {
