@@ -47,7 +47,7 @@ func (b *Bridge) exchangeModern(ctx context.Context, msg json.RawMessage, c call
 	header := postHeader()
 	b.setHeaders(header, "", c.version)
 	setModernHeaders(header, c)
-	res := b.post(ctx, b.withPeer(msg, c.meta), header, b.resendable([]call{c}))
+	res := b.post(ctx, b.withPeer(msg), header, b.resendable([]call{c}))
 	switch {
 	case res.outcome == failed && len(res.body) == 0:
 		return nil, &failure{cause: b.unreachable(res.err), notRun: res.notRun}
@@ -67,13 +67,13 @@ func (b *Bridge) exchangeModern(ctx context.Context, msg json.RawMessage, c call
 // session or an earlier bridge had, else one drawn from cfg.NewPeer the
 // first time a modern message needs it (and carried over a failover after
 // that).
-func (b *Bridge) withPeer(msg, meta json.RawMessage) json.RawMessage {
+func (b *Bridge) withPeer(msg json.RawMessage) json.RawMessage {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.record.Peer == "" && b.cfg.NewPeer != nil {
 		b.record.Peer = b.cfg.NewPeer()
 	}
-	return carry.WithPeerMeta(msg, meta, b.record.Peer)
+	return carry.WithPeerMeta(msg, b.record.Peer)
 }
 
 // setModernHeaders sets the headers 2026-07-28 requires of a POST besides

@@ -60,7 +60,7 @@ func (b *Bridge) presence() (opened bool) {
 		Meta          json.RawMessage        `json:"_meta"`
 	}{Notifications: mcp.SubscriptionFilter{PromptsListChanged: true}, Meta: meta})
 	_, version := wire.MetaOf(params)
-	msg := b.withPeer(wire.RequestFrame(PresenceID, string(mcp.MethodSubscriptionsListen), params), meta)
+	msg := b.withPeer(wire.RequestFrame(PresenceID, string(mcp.MethodSubscriptionsListen), params))
 	req, err := http.NewRequestWithContext(b.ctx, http.MethodPost, b.endpoint, bytes.NewReader(msg))
 	if err != nil {
 		return false

@@ -1,12 +1,10 @@
 package carry
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"slices"
 )
 
 // A client keeps its peer id across take-overs (docs/design.md#the-layer):
@@ -128,23 +126,11 @@ func Opened(answer []byte) (peer string, announced bool) {
 // AnnounceTool is the tool a client announces itself with.
 const AnnounceTool = "majordomus_announce"
 
-// WithPeerMeta is msg, whose params' _meta is meta, with peer as
-// _meta[peerMeta]; msg as it is when peer is "" or msg cannot be read.
-// When meta is an object found once in msg, the member is added at its
-// end, where it wins over one the client put there: nothing else is
-// decoded or encoded again.
-func WithPeerMeta(msg, meta json.RawMessage, peer string) json.RawMessage {
+// WithPeerMeta is msg with peer as its params' _meta[peerMeta]; msg as it
+// is when peer is "" or msg cannot be read.
+func WithPeerMeta(msg json.RawMessage, peer string) json.RawMessage {
 	if peer == "" {
 		return msg
-	}
-	if n := len(meta); n > 1 && meta[0] == '{' && meta[n-1] == '}' && bytes.Count(msg, meta) == 1 {
-		id, _ := json.Marshal(peer)
-		member := `,"` + peerMeta + `":` + string(id)
-		if len(bytes.TrimSpace(meta[1:n-1])) == 0 {
-			member = member[1:]
-		}
-		end := bytes.Index(msg, meta) + n - 1
-		return slices.Concat(msg[:end], []byte(member), msg[end:])
 	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(msg, &m) != nil {
@@ -154,12 +140,12 @@ func WithPeerMeta(msg, meta json.RawMessage, peer string) json.RawMessage {
 	if raw, ok := m["params"]; ok && json.Unmarshal(raw, &params) != nil {
 		return msg
 	}
-	members := map[string]json.RawMessage{}
-	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &members) != nil {
+	meta := map[string]json.RawMessage{}
+	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
 		return msg
 	}
-	members[peerMeta], _ = json.Marshal(peer)
-	params["_meta"], _ = json.Marshal(members)
+	meta[peerMeta], _ = json.Marshal(peer)
+	params["_meta"], _ = json.Marshal(meta)
 	m["params"], _ = json.Marshal(params)
 	out, _ := json.Marshal(m) // of what was just read: it cannot fail
 	return out
