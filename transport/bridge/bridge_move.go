@@ -32,11 +32,9 @@ func (b *Bridge) move() *Gone {
 	return b.leave(fmt.Errorf("the shared server at %s no longer holds the checkout's lease; moving this session to the current one", b.cfg.URL))
 }
 
-// leaseRecheck is how long a read of the lease that names the server
-// stands: a frozen server, which cannot say it lost its lease, is taken
-// over only after a busy grace of its silence, and a message that meets
-// it meanwhile is watched (bridge_watch.go). A read per message cost a
-// bridged call a tenth of its CPU.
+// leaseRecheck is how long a read of the lease naming the server stands:
+// a frozen server, which cannot say it lost its lease, is taken over only
+// after a busy grace of silence; a message meeting it meanwhile is watched.
 const leaseRecheck = int64(100 * time.Millisecond)
 
 // shouldMove says whether the bridge moves before relaying a message: its

@@ -57,8 +57,7 @@ func (s *Loop) Serve(ctx context.Context) Ending {
 	// shutdown, which no answer under way would otherwise see.
 	listening, stopListening := context.WithCancel(ctx)
 	defer stopListening()
-	// Answers hold answering for reading; stopping takes it for writing,
-	// once: no answer starts after that, and those under way are waited for.
+	// Answers read-lock answering; stopping write-locks it, once, for good.
 	var answering sync.RWMutex
 	stopAnswering := sync.OnceFunc(answering.Lock)
 	defer stopAnswering()
