@@ -40,6 +40,9 @@ func TestEdgeMessagesAreAnsweredTheSameBridgedAndLocal(t *testing.T) {
 		{"7", `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":[]}`, `{"jsonrpc":"2.0","id":7,"error":{"code":-32602,`},
 		{"8", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{` + modern + `}}`, `{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"invalid params: tools/call names`},
 		{"9", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"arguments":{}}}`, `{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"invalid params: tools/call names`},
+		{"null", `{"jsonrpc":"2.0","id":null,"method":"ping","params":{` + modern + `}}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},
+		{"10", `{"jsonrpc":"2.0","id":10,"method":"initialize"}`, `{"jsonrpc":"2.0","id":10,"error":{"code":-32602,`},
+		{"11", `{"jsonrpc":"2.0","id":11,"method":"tools/list"}`, `{"jsonrpc":"2.0","id":11,"result":{`},
 	}
 	compare := func(edges []edge) {
 		for _, e := range edges {

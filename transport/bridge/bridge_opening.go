@@ -30,9 +30,10 @@ func (b *Bridge) reopening(ctx context.Context) context.Context {
 
 // answeredHere answers msg when a local session answers it without its
 // MCPServer: a batch no server takes, what screen refuses, and what comes
-// before the session opens (the server has none to serve it on). So such
-// an answer never waits on the server, and never names it.
-func (b *Bridge) answeredHere(msg json.RawMessage) ([]byte, bool) {
+// before the session opens (the server has none to serve it on), unless
+// it is a 2026-07-28 message, which needs none. So such an answer never
+// waits on the server, and never names it.
+func (b *Bridge) answeredHere(msg json.RawMessage, modern bool) ([]byte, bool) {
 	if refusal := wire.RefusedBatch(msg); refusal != nil {
 		return refusal, true
 	}
@@ -42,7 +43,7 @@ func (b *Bridge) answeredHere(msg json.RawMessage) ([]byte, bool) {
 	b.mu.Lock()
 	sid := b.session
 	b.mu.Unlock()
-	if sid != "" {
+	if sid != "" || modern {
 		return nil, false
 	}
 	return wire.Unopened(msg)

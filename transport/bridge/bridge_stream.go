@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -210,7 +211,7 @@ func leaseLost(answer []byte, code int) bool {
 			} `json:"data"`
 		} `json:"error"`
 	}
-	if json.Unmarshal(answer, &a) != nil || a.Error == nil || a.Error.Code != code {
+	if !bytes.Contains(answer, []byte(wire.ErrCodeLeaseLost)) || json.Unmarshal(answer, &a) != nil || a.Error == nil || a.Error.Code != code {
 		return false
 	}
 	return a.Error.Data.Reason == wire.ErrCodeLeaseLost || strings.Contains(a.Error.Message, wire.ErrCodeLeaseLost)

@@ -49,10 +49,11 @@ type exchangeResult struct {
 // relay sends msg on the current session, re-initialising once if the
 // server forgot it, and returns the answer or why there is none.
 func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) ([]byte, *failure) {
-	if answer, ok := b.answeredHere(msg); ok {
+	modern := len(calls) == 1 && mcp.IsModernProtocol(calls[0].version)
+	if answer, ok := b.answeredHere(msg, modern); ok {
 		return answer, nil
 	}
-	if len(calls) == 1 && mcp.IsModernProtocol(calls[0].version) {
+	if modern {
 		return b.relayModern(ctx, msg, calls[0])
 	}
 	initialize := len(calls) == 1 && calls[0].env.Method == string(mcp.MethodInitialize)
@@ -163,7 +164,7 @@ func (b *Bridge) readAnswer(msg json.RawMessage, resp *http.Response, modern boo
 			_ = b.cfg.Out.Write(data) // a client gone is the stdio loop's business
 			return nil
 		})
-		if err != nil || (len(answers) == 0 && expectsAnswer(msg)) {
+		if err != nil || (len(answers) == 0 && slices.ContainsFunc(readCalls(msg), func(c call) bool { return c.env.IsRequest() })) {
 			return exchangeResult{outcome: failed, err: fmt.Errorf("the answer broke off: %v", orEOF(err))}
 		}
 		res.outcome = answered
@@ -299,10 +300,6 @@ func drained(body io.Reader) bool {
 	const most = 64 << 10
 	n, err := io.Copy(io.Discard, io.LimitReader(body, most))
 	return err == nil && n < most
-}
-
-func expectsAnswer(msg json.RawMessage) bool {
-	return slices.ContainsFunc(readCalls(msg), func(c call) bool { return c.env.IsRequest() })
 }
 
 func orEOF(err error) error {

@@ -147,9 +147,6 @@ func WithPeerMeta(msg json.RawMessage, peer string) json.RawMessage {
 	meta[peerMeta], _ = json.Marshal(peer)
 	params["_meta"], _ = json.Marshal(meta)
 	m["params"], _ = json.Marshal(params)
-	out, err := json.Marshal(m)
-	if err != nil {
-		return msg
-	}
+	out, _ := json.Marshal(m) // of what was just read: it cannot fail
 	return out
 }

@@ -57,8 +57,10 @@ func (s *Loop) Serve(ctx context.Context) Ending {
 	// shutdown, which no answer under way would otherwise see.
 	listening, stopListening := context.WithCancel(ctx)
 	defer stopListening()
-	var answering inflight
-	defer answering.stopAndWait()
+	// Answers read-lock answering; stopping write-locks it, once, for good.
+	var answering sync.RWMutex
+	stopAnswering := sync.OnceFunc(answering.Lock)
+	defer stopAnswering()
 	readDone := make(chan error, 1)
 	in := bufio.NewReaderSize(s.In, 64<<10)
 	var read func()
@@ -70,7 +72,7 @@ func (s *Loop) Serve(ctx context.Context) Ending {
 			case problem != nil:
 				_ = s.Out.Write(problem)
 			case msg != nil:
-				if !answering.enter() {
+				if !answering.TryRLock() {
 					return false
 				}
 				// What a client sends right behind its initialize waits for
@@ -87,7 +89,7 @@ func (s *Loop) Serve(ctx context.Context) Ending {
 				if answer != nil && (!listen || listening.Err() == nil) { // a listen ended by stdin's end is owed nothing
 					_ = s.Out.Write(answer)
 				}
-				answering.exit()
+				answering.RUnlock()
 				if handOff != nil && !handOff.Stop() {
 					handedOff = true // another goroutine reads now
 					return false
@@ -109,7 +111,7 @@ func (s *Loop) Serve(ctx context.Context) Ending {
 		return OutputClosed
 	case err := <-readDone:
 		stopListening()
-		answering.stopAndWait()
+		stopAnswering()
 		if err != nil {
 			log.Warn("reading the input failed; stopping", zap.Error(err))
 			return InputFailed
@@ -126,34 +128,6 @@ func isMethod(msg json.RawMessage, method mcp.MCPMethod) bool {
 	}
 	env, err := wire.ReadEnvelope(msg)
 	return err == nil && env.Method == string(method)
-}
-
-// inflight counts the answers under way until it is stopped.
-type inflight struct {
-	mu      sync.Mutex
-	stopped bool
-	running sync.WaitGroup
-}
-
-// enter counts one more answer, or reports false once stopped.
-func (f *inflight) enter() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.stopped {
-		return false
-	}
-	f.running.Add(1)
-	return true
-}
-
-func (f *inflight) exit() { f.running.Done() }
-
-// stopAndWait lets no answer start and waits for those under way.
-func (f *inflight) stopAndWait() {
-	f.mu.Lock()
-	f.stopped = true
-	f.mu.Unlock()
-	f.running.Wait()
 }
 
 // readLines passes each line (without its newline) to handle until EOF, an

@@ -193,7 +193,7 @@ func MetaOf(params json.RawMessage) (json.RawMessage, string) {
 	var p struct {
 		Meta json.RawMessage `json:"_meta"`
 	}
-	if len(params) == 0 || json.Unmarshal(params, &p) != nil || len(p.Meta) == 0 {
+	if !bytes.Contains(params, []byte(`"_meta"`)) || json.Unmarshal(params, &p) != nil || len(p.Meta) == 0 {
 		return nil, ""
 	}
 	var m struct {
