@@ -55,7 +55,7 @@ func run(o options, progress io.Writer) error {
 	var arts []artifact
 	for _, t := range o.targets {
 		bin := filepath.Join(bins, t.String(), t.binaryName())
-		notices, err := thirdPartyNotices(o.root, t, o.version)
+		notices, err := thirdPartyNotices(o.root, t, o.version, bin)
 		if err != nil {
 			return err
 		}
