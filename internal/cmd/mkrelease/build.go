@@ -1,10 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // target is one platform a release is built for.
@@ -48,6 +51,24 @@ func (t target) archiveName(version string) string {
 // env is the go command's environment for this target: pure Go.
 func (t target) env() []string {
 	return append(os.Environ(), "GOOS="+t.os, "GOARCH="+t.arch, "CGO_ENABLED=0")
+}
+
+// buildAll compiles the command for every target into bins, two builds at
+// once: a single go build leaves a core idle while it links, or while one
+// package the rest wait on compiles.
+func buildAll(o options, bins string) error {
+	errs := make([]error, len(o.targets))
+	slots := make(chan struct{}, 2)
+	var wg sync.WaitGroup
+	for i, t := range o.targets {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			errs[i] = build(o.root, t, o.buildFlags, filepath.Join(bins, t.String(), t.binaryName()))
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // build compiles the command for t into bin.

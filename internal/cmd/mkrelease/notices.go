@@ -2,25 +2,15 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
+	"debug/buildinfo"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"runtime/debug"
 	"strings"
 )
-
-// module is a module the binary links, as `go list -deps -json` names it.
-type module struct {
-	Path    string
-	Version string
-	Dir     string
-	Main    bool
-	Replace *module
-}
 
 // licensed is one linked module with its license files.
 type licensed struct {
@@ -28,17 +18,17 @@ type licensed struct {
 	files []member
 }
 
-// thirdPartyNotices lists the modules the command links when built for t,
-// each with its LICENSE, COPYING and NOTICE files read from the module
-// cache, and the Go standard library's license: what the binary must carry
-// to honour them.
-func thirdPartyNotices(root string, t target, version string) ([]byte, error) {
-	mods, err := linkedModules(root, t)
+// thirdPartyNotices lists the modules the binary bin (built for t) links,
+// as its build information names them (what `go version -m` prints), each
+// with its LICENSE, COPYING and NOTICE files read from the module cache,
+// and the Go standard library's license: what the binary must carry to
+// honour them.
+func thirdPartyNotices(root string, t target, version, bin string) ([]byte, error) {
+	info, err := buildinfo.ReadFile(bin)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read the %s binary's build information: %w", t, err)
 	}
-	var all []licensed
-	goenv, err := goEnv(root, "GOROOT", "GOVERSION")
+	goenv, err := goEnv(root, "GOROOT", "GOMODCACHE")
 	if err != nil {
 		return nil, err
 	}
@@ -46,15 +36,38 @@ func thirdPartyNotices(root string, t target, version string) ([]byte, error) {
 	if err != nil || len(std) == 0 {
 		return nil, fmt.Errorf("the Go standard library's license in %s: %w", goenv[0], orMissing(err))
 	}
-	all = append(all, licensed{"Go standard library " + goenv[1], std})
-	for _, m := range mods {
-		files, err := licenseFiles(m.Dir)
+	all := []licensed{{"Go standard library " + info.GoVersion, std}}
+	for _, m := range info.Deps {
+		dir := moduleDir(root, goenv[1], m)
+		files, err := licenseFiles(dir)
 		if err != nil || len(files) == 0 {
-			return nil, fmt.Errorf("the license of %s %s in %s: %w", m.Path, m.Version, m.Dir, orMissing(err))
+			return nil, fmt.Errorf("the license of %s %s in %s: %w", m.Path, m.Version, dir, orMissing(err))
 		}
 		all = append(all, licensed{m.Path + " " + m.Version, files})
 	}
 	return renderNotices(version, t, all), nil
+}
+
+// moduleDir is the directory of m's files: its replacement's directory, or
+// where the module cache holds it (or its replacement), upper-case letters
+// written as '!' and the lower-case letter.
+func moduleDir(root, cache string, m *debug.Module) string {
+	if r := m.Replace; r != nil && r.Version == "" && filepath.IsAbs(r.Path) {
+		return r.Path
+	} else if r != nil && r.Version == "" {
+		return filepath.Join(root, r.Path)
+	} else if r != nil {
+		m = m.Replace
+	}
+	var b strings.Builder
+	for _, r := range m.Path + "@" + m.Version {
+		if 'A' <= r && r <= 'Z' {
+			b.WriteByte('!')
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return filepath.Join(cache, b.String())
 }
 
 func orMissing(err error) error {
@@ -62,45 +75,6 @@ func orMissing(err error) error {
 		return err
 	}
 	return errors.New("no LICENSE, COPYING or NOTICE file")
-}
-
-// linkedModules are the modules other than this one that provide a package
-// the command imports, directly or not, when built for t (sorted by path).
-func linkedModules(root string, t target) ([]module, error) {
-	cmd := exec.Command("go", "list", "-deps", "-json=Module,Standard", "./cmd/majordomus-mcp")
-	cmd.Dir = root
-	cmd.Env = t.env()
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("go list the dependencies for %s: %w", t, withStderr(err))
-	}
-	seen := map[string]module{}
-	dec := json.NewDecoder(bytes.NewReader(out))
-	for {
-		var p struct {
-			Standard bool
-			Module   *module
-		}
-		if err := dec.Decode(&p); err == io.EOF {
-			break
-		} else if err != nil {
-			return nil, fmt.Errorf("read go list's output: %w", err)
-		}
-		if p.Standard || p.Module == nil || p.Module.Main {
-			continue
-		}
-		m := *p.Module
-		if m.Replace != nil {
-			m.Dir = m.Replace.Dir
-		}
-		seen[m.Path] = m
-	}
-	mods := make([]module, 0, len(seen))
-	for _, m := range seen {
-		mods = append(mods, m)
-	}
-	sort.Slice(mods, func(i, j int) bool { return mods[i].Path < mods[j].Path })
-	return mods, nil
 }
 
 // goEnv is the go command's value of each name, in order.
