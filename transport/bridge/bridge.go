@@ -98,10 +98,9 @@ type Bridge struct {
 	wg     sync.WaitGroup
 	wake   chan struct{} // the session changed or became ready
 
-	reinitMu    sync.Mutex   // one re-initialisation at a time
-	leaseLost   atomic.Bool  // the server said it lost its lease (wire.LeaseHeader)
-	leaseReadAt atomic.Int64 // when shouldMove last read the lease, in Unix nanoseconds
-	inflight    atomic.Int32 // messages being relayed to the server
+	reinitMu  sync.Mutex   // one re-initialisation at a time
+	leaseLost atomic.Bool  // the server said it lost its lease (wire.LeaseHeader)
+	inflight  atomic.Int32 // messages being relayed to the server
 	// modern are the 2026-07-28 requests being relayed: they belong to no
 	// session, so a move need not wait for them, and the client may cancel
 	// them (closing their streams).

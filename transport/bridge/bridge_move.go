@@ -3,7 +3,6 @@ package bridge
 import (
 	"fmt"
 	"net/http"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -32,11 +31,6 @@ func (b *Bridge) move() *Gone {
 	return b.leave(fmt.Errorf("the shared server at %s no longer holds the checkout's lease; moving this session to the current one", b.cfg.URL))
 }
 
-// leaseRecheck is how long a read of the lease naming the server stands:
-// a frozen server, which cannot say it lost its lease, is taken over only
-// after a busy grace of silence; a message meeting it meanwhile is watched.
-const leaseRecheck = int64(100 * time.Millisecond)
-
 // shouldMove says whether the bridge moves before relaying a message: its
 // server lost its lease, or the lease names another (Config.Current: one
 // frozen when it was taken over cannot say so), and no call of this bridge
@@ -45,11 +39,8 @@ func (b *Bridge) shouldMove() bool {
 	if b.inflight.Load() != 0 {
 		return false
 	}
-	if now := time.Now().UnixNano(); !b.leaseLost.Load() && b.cfg.Current != nil && now-b.leaseReadAt.Load() >= leaseRecheck {
-		b.leaseReadAt.Store(now)
-		if !b.cfg.Current() && !b.leaseLost.Swap(true) {
-			b.log.Info("the lease names another server now; this session moves to it at its next message", zap.String("url", b.cfg.URL))
-		}
+	if !b.leaseLost.Load() && b.cfg.Current != nil && !b.cfg.Current() && !b.leaseLost.Swap(true) {
+		b.log.Info("the lease names another server now; this session moves to it at its next message", zap.String("url", b.cfg.URL))
 	}
 	return b.leaseLost.Load()
 }
