@@ -45,7 +45,7 @@ func TestABridgeMovesOffAServerThatLostItsLease(t *testing.T) {
 		t.Fatalf("after the move: %s", a)
 	}
 	call := fo.next()
-	if !strings.Contains(call.cause.Error(), "no longer holds the checkout's lease") || len(call.carried.Initialize) == 0 {
+	if !strings.Contains(call.cause.Error(), "no longer holds the checkout's lease") || len(call.carried.Initialize) == 0 || call.carried.Left == "" || call.carried.LeftURL != s1.url {
 		t.Fatalf("Failover(%v, %+v)", call.cause, call.carried)
 	}
 	s1.count.waitFor(t, 0) // the old server drains

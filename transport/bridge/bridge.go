@@ -125,6 +125,7 @@ type Bridge struct {
 	closeOnce  sync.Once
 
 	announcing json.RawMessage // a majordomus_announce's arguments, sent and not answered
+	stale      string          // the session the client left on this server (Config.Carried), until its initialize ends it
 }
 
 // New returns a bridge to cfg.URL. It connects on the first message.
@@ -168,6 +169,9 @@ func New(ctx context.Context, cfg Config) (*Bridge, error) {
 			Peer:      cfg.Carried.Peer,
 			Meta:      cfg.Carried.Meta,
 		},
+	}
+	if cfg.Carried.LeftURL == cfg.URL {
+		b.stale = cfg.Carried.Left
 	}
 	b.ctx, b.cancel = context.WithCancel(ctx)
 	b.wg.Go(b.heartbeat)
