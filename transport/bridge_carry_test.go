@@ -2,6 +2,8 @@ package transport
 
 import (
 	"context"
+	"encoding/json"
+	"io"
 	"net"
 	"net/url"
 	"strconv"
@@ -10,8 +12,10 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // restartedWith restarts a server on the port of s with f.
@@ -80,5 +84,35 @@ func TestAReopenedSessionBringsItsAnnouncementWithIt(t *testing.T) {
 		}
 	case <-time.After(wait):
 		t.Fatal("the announcement was not replayed to a server that did not take it")
+	}
+}
+
+// A session carried back onto the server its bridge left ends the session
+// left there before its initialize claims the client's peer id: that
+// session's peer holds the id until it ends, and the server's board would
+// give the client a new one.
+func TestASessionCarriedBackEndsTheOneItLeftThereFirst(t *testing.T) {
+	f := newFixture()
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
+	left := newClient(t, s.url).initialize() // the session a bridge left, not yet ended
+	stillThere := make(chan bool, 1)
+	f.hooks.AddBeforeInitialize(func(context.Context, any, *mcp.InitializeRequest) {
+		stillThere <- f.session(left) != nil
+	})
+	carried := carry.Session{Initialize: json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`),
+		Protocol: "2025-11-25", Peer: "p1", Left: left, LeftURL: s.url}
+	b, err := bridge.New(t.Context(), bridge.Config{Secret: testSecret, ProbeTimeout: testProbe, URL: s.url, Out: wire.NewFrameWriter(io.Discard), Carried: carried})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	if err := carried.Replay(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+	if <-stillThere {
+		t.Fatal("the session was opened again while the one it left there was still open")
+	}
+	if f.registered() != 1 {
+		t.Fatalf("%d sessions registered, want the one carried back", f.registered())
 	}
 }

@@ -1,10 +1,14 @@
 package transport
 
 import (
+	"context"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
@@ -40,7 +44,8 @@ func TestABridgeMovesOffAServerThatLostItsLease(t *testing.T) {
 	if a := c.call("3", "tools/call", lookup("moved")); !strings.Contains(a, "value of moved") {
 		t.Fatalf("after the move: %s", a)
 	}
-	if call := fo.next(); !strings.Contains(call.cause.Error(), "no longer holds the checkout's lease") || len(call.carried.Initialize) == 0 {
+	call := fo.next()
+	if !strings.Contains(call.cause.Error(), "no longer holds the checkout's lease") || len(call.carried.Initialize) == 0 || call.carried.Left == "" || call.carried.LeftURL != s1.url {
 		t.Fatalf("Failover(%v, %+v)", call.cause, call.carried)
 	}
 	s1.count.waitFor(t, 0) // the old server drains
@@ -90,6 +95,48 @@ func TestABridgeNeverMovesWithACallInFlight(t *testing.T) {
 	}
 	if a := c.call("7", "tools/call", lookup("after")); !strings.Contains(a, "value of after") {
 		t.Fatalf("after: %s", a)
+	}
+	if call := fo.next(); !strings.Contains(call.cause.Error(), "no longer holds") {
+		t.Fatalf("Failover(%v)", call.cause)
+	}
+}
+
+// A call waiting for the server's tools to be listed is in flight too: an
+// answer that says the lease is lost meanwhile does not move the bridge,
+// whose next message still goes to the server the call will be sent to.
+func TestABridgeNeverMovesWithACallWaitingForTheTools(t *testing.T) {
+	f1, f2 := newFixture(), newFixture()
+	f2.releaseAll()
+	listing, listed := make(chan struct{}), make(chan struct{})
+	var held, release sync.Once
+	f1.hooks.AddBeforeListTools(func(context.Context, any, *mcp.ListToolsRequest) {
+		held.Do(func() { close(listing) })
+		<-listed
+	})
+	s1, lost := losing(t, f1)
+	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
+	c := runStdio(t, fo.bridge(s1.url))
+	t.Cleanup(func() { release.Do(func() { close(listed) }) }) // before the client's end
+	// not yet initialized: the bridge lists the tools for the call of one
+	c.send(initRoots)
+	c.answer("1")
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":` + lookup("waiting") + `}`)
+	<-listing
+	lost.Store(true)
+	// 3's answer says the lease is lost; 4 comes while 2 is in flight.
+	for _, id := range []string{"3", "4"} {
+		if a := c.call(id, "resources/read", `{"uri":"fixture://a"}`); !strings.Contains(a, "body of fixture://a") {
+			t.Fatalf("read %s while a call waits for the tools: %s", id, a)
+		}
+	}
+	select {
+	case call := <-fo.calls:
+		t.Fatalf("moved with a call waiting for the tools: %v", call.cause)
+	default:
+	}
+	release.Do(func() { close(listed) })
+	if a, _ := c.answer("2"); !strings.Contains(a, "value of waiting") {
+		t.Fatalf("the waiting call was answered %s", a)
 	}
 	if call := fo.next(); !strings.Contains(call.cause.Error(), "no longer holds") {
 		t.Fatalf("Failover(%v)", call.cause)

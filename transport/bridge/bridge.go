@@ -100,7 +100,7 @@ type Bridge struct {
 
 	reinitMu  sync.Mutex   // one re-initialisation at a time
 	leaseLost atomic.Bool  // the server said it lost its lease (wire.LeaseHeader)
-	inflight  atomic.Int32 // messages being relayed to the server
+	inflight  atomic.Int32 // messages being relayed to the server; movedOff once it moves (bridge_move.go)
 	// modern are the 2026-07-28 requests being relayed: they belong to no
 	// session, so a move need not wait for them, and the client may cancel
 	// them (closing their streams).
@@ -125,6 +125,7 @@ type Bridge struct {
 	closeOnce  sync.Once
 
 	announcing json.RawMessage // a majordomus_announce's arguments, sent and not answered
+	stale      string          // the session the client left on this server (Config.Carried), until its initialize ends it
 }
 
 // New returns a bridge to cfg.URL. It connects on the first message.
@@ -169,6 +170,9 @@ func New(ctx context.Context, cfg Config) (*Bridge, error) {
 			Meta:      cfg.Carried.Meta,
 		},
 	}
+	if cfg.Carried.LeftURL == cfg.URL {
+		b.stale = cfg.Carried.Left
+	}
 	b.ctx, b.cancel = context.WithCancel(ctx)
 	b.wg.Go(b.heartbeat)
 	b.wg.Go(b.streamLoop)
@@ -199,14 +203,11 @@ func (b *Bridge) Relay(ctx context.Context, msg json.RawMessage) ([]byte, error)
 	if len(calls) == 1 && calls[0].env.Method == string(mcp.MethodNotificationCancelled) && b.modern.Cancel(calls[0].params) {
 		return nil, nil // closing its stream was the cancellation
 	}
-	if b.shouldMove() {
+	counted := len(calls) != 1 || !mcp.IsModernProtocol(calls[0].version)
+	if b.enter(counted) {
 		return nil, b.forMessage(b.move(), true)
 	}
 	b.learnToolsFor(ctx, calls)
-	counted := len(calls) != 1 || !mcp.IsModernProtocol(calls[0].version)
-	if counted {
-		b.inflight.Add(1)
-	}
 	b.noteAnnouncing(calls, true)
 	answer, fail := b.relay(ctx, msg, calls)
 	if counted {
@@ -214,7 +215,7 @@ func (b *Bridge) Relay(ctx context.Context, msg json.RawMessage) ([]byte, error)
 	}
 	b.noteAnnouncing(calls, fail != nil && !fail.notRun)
 	if fail == nil {
-		if b.shouldMove() { // this answer said so: the next message goes to the current server
+		if b.drained() { // this answer said so: the next message goes to the current server
 			b.mu.Lock()
 			b.goLocked(func() { b.move() })
 			b.mu.Unlock()

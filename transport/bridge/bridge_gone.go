@@ -105,8 +105,8 @@ func (b *Bridge) leave(cause error) *Gone {
 		return g
 	}
 	g := &Gone{URL: b.cfg.URL, Session: b.carried(), Cause: cause}
-	b.left = g
 	sid, proto, wasClosed := b.session, b.record.Protocol, b.closed
+	g.Session.Left, g.Session.LeftURL, b.left = sid, b.cfg.URL, g
 	b.mu.Unlock()
 	b.cancel() // the background stops, unwaited for: it may be what left
 	if sid != "" && !wasClosed {

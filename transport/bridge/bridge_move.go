@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 
 	"go.uber.org/zap"
@@ -31,14 +32,43 @@ func (b *Bridge) move() *Gone {
 	return b.leave(fmt.Errorf("the shared server at %s no longer holds the checkout's lease; moving this session to the current one", b.cfg.URL))
 }
 
-// shouldMove says whether the bridge moves before relaying a message: its
-// server lost its lease, or the lease names another (Config.Current: one
-// frozen when it was taken over cannot say so), and no call of this bridge
-// is in flight there.
-func (b *Bridge) shouldMove() bool {
-	if b.inflight.Load() != 0 {
-		return false
+// movedOff is the count of messages in flight once the bridge decided to
+// move: none is counted in after it.
+const movedOff = math.MinInt32
+
+// enter counts a message in (counted: one a move waits for), or reports
+// that the bridge moves instead: its server's lease is gone and no call of
+// this bridge is in flight there. One step decides and counts, so that no
+// message is sent once the bridge decided to leave, however long it
+// waited before (for the tools, say).
+func (b *Bridge) enter(counted bool) (move bool) {
+	for {
+		n := b.inflight.Load()
+		switch {
+		case n < 0:
+			return true
+		case n == 0 && b.leaseGone():
+			if b.inflight.CompareAndSwap(0, movedOff) {
+				return true
+			}
+		case !counted:
+			return false
+		case b.inflight.CompareAndSwap(n, n+1):
+			return false
+		}
 	}
+}
+
+// drained reports whether the bridge moves now, between messages: its
+// server's lease is gone and no call of this bridge is in flight there.
+func (b *Bridge) drained() bool {
+	return b.inflight.Load() == 0 && b.leaseGone() && b.inflight.CompareAndSwap(0, movedOff)
+}
+
+// leaseGone says whether the server lost its lease, as its answers say,
+// or the lease names another (Config.Current: one frozen when it was taken
+// over cannot say so).
+func (b *Bridge) leaseGone() bool {
 	if !b.leaseLost.Load() && b.cfg.Current != nil && !b.cfg.Current() && !b.leaseLost.Swap(true) {
 		b.log.Info("the lease names another server now; this session moves to it at its next message", zap.String("url", b.cfg.URL))
 	}

@@ -15,12 +15,18 @@ import (
 // reopening ends the session of a client that initializes again, and
 // returns ctx claiming its peer id and announcement for the new one, so
 // that the board keeps the one peer, renamed, as in process; ctx as it is
-// when the client has no session.
+// when the client has no session. A session carried back to the server
+// it was left on ends the one left there first: its peer holds the id the
+// replayed initialize claims until then (leaveLater may be late).
 func (b *Bridge) reopening(ctx context.Context) context.Context {
 	b.mu.Lock()
-	sid, proto, peer, announce := b.session, b.record.Protocol, b.record.Peer, b.record.Announce
+	sid, proto, peer, announce, stale := b.session, b.record.Protocol, b.record.Peer, b.record.Announce, b.stale
+	b.stale = ""
 	b.mu.Unlock()
 	if sid == "" {
+		if stale != "" {
+			b.endSession(stale, b.cfg.Carried.Protocol)
+		}
 		return ctx
 	}
 	b.setSession("", "") // its stream and heartbeat stop asking for it

@@ -42,7 +42,7 @@ func (b *Bridge) heartbeat() {
 			continue
 		}
 		res := b.exchange(context.WithValue(b.ctx, idleKey{}, true), wire.RequestFrame(heartbeatID, "ping", nil), sid, proto, true)
-		if b.shouldMove() {
+		if b.drained() {
 			b.move()
 			return
 		}

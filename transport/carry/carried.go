@@ -30,6 +30,10 @@ type Session struct {
 	// Peer is the client's peer id, which its session claims wherever it
 	// is opened again.
 	Peer string
+	// Left is the session a bridge left on the server at LeftURL, which a
+	// bridge to that server ends before it opens the session again there:
+	// the client's peer id is then free to claim.
+	Left, LeftURL string
 	// Meta is the _meta of a 2026-07-28 client's last request (it has no
 	// initialize): how it says who it is, for its announcement made again.
 	Meta json.RawMessage
