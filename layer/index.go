@@ -346,8 +346,7 @@ func relSlash(root, p string) string {
 
 // pathErr strips the path from an *fs.PathError (messages name the file already).
 func pathErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
 		return pe.Err
 	}
 	return err

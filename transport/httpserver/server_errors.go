@@ -3,6 +3,7 @@ package httpserver
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 
@@ -167,9 +168,7 @@ func (b *bufferWriter) Flush() {}
 
 // copyTo writes what was recorded to w.
 func (b *bufferWriter) copyTo(w http.ResponseWriter) {
-	for k, v := range b.header {
-		w.Header()[k] = v
-	}
+	maps.Copy(w.Header(), b.header)
 	if b.status == 0 {
 		b.status = http.StatusOK
 	}
