@@ -1,7 +1,5 @@
 package surface
 
-import "slices"
-
 // The board's part of the checkout's shared state (state.go): the peers
 // that announced. A board that is the checkout's gives its sink each of
 // them as it changes (an announcement, a departure); the board of the
@@ -38,11 +36,6 @@ func (b *Board) unkeep() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.sink = nil
-}
-
-// heldByAttached reports whether an attached peer holds id.
-func (b *Board) heldByAttached(id string) bool {
-	return slices.ContainsFunc(b.order, func(q *Peer) bool { return q.ID == id && q.Attached })
 }
 
 // announcers are the last departedKept peers that announced, attached or
