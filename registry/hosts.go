@@ -126,10 +126,7 @@ func (h hostPeers) remember(host string, number int, process string, now time.Ti
 		}
 	}
 	out = append(out, hostPeer{host, number, process, now})
-	if len(out) > hostsKept {
-		out = out[len(out)-hostsKept:]
-	}
-	return out
+	return out[max(0, len(out)-hostsKept):]
 }
 
 // format writes h as parseHosts reads it.

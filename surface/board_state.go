@@ -47,8 +47,5 @@ func (b *Board) announcers() []Peer {
 			out = append(out, copyPeer(p))
 		}
 	}
-	if len(out) > departedKept {
-		out = out[len(out)-departedKept:]
-	}
-	return out
+	return out[max(0, len(out)-departedKept):]
 }

@@ -159,8 +159,6 @@ func (m *StateMirror) Apply(line []byte) {
 
 // Encode is the mirror's state as a whole journal.
 func (m *StateMirror) Encode() []byte {
-	if n := len(m.st.Executions); n > executionsKept { // apply cuts it now and then only
-		m.st.Executions = m.st.Executions[n-executionsKept:]
-	}
+	m.st.Executions = m.st.Executions[max(0, len(m.st.Executions)-executionsKept):] // apply cuts it now and then only
 	return EncodeState(m.st)
 }
