@@ -306,7 +306,7 @@ func Changed(old, new *Index) []string {
 	if new != nil {
 		for i := range new.Objects {
 			o := &new.Objects[i]
-			if b, ok := before[o.URI]; !ok || !sameObject(b, o) {
+			if b, ok := before[o.URI]; !ok || b.Path != o.Path || b.Body != o.Body || !reflect.DeepEqual(b.Front, o.Front) {
 				out = append(out, o.URI)
 			}
 			delete(before, o.URI)
@@ -315,11 +315,6 @@ func Changed(old, new *Index) []string {
 	out = slices.AppendSeq(out, maps.Keys(before))
 	slices.Sort(out)
 	return out
-}
-
-// sameObject compares what a reader of the object can see.
-func sameObject(a, b *Object) bool {
-	return a.Path == b.Path && a.Body == b.Body && reflect.DeepEqual(a.Front, b.Front)
 }
 
 // withTables returns a copy of an index built by hand, with its lookup
@@ -346,8 +341,7 @@ func relSlash(root, p string) string {
 
 // pathErr strips the path from an *fs.PathError (messages name the file already).
 func pathErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
 		return pe.Err
 	}
 	return err

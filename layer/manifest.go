@@ -75,8 +75,7 @@ func LoadManifest(root string) (Manifest, error) {
 	path := filepath.Join(abs, filepath.FromSlash(manifestRel))
 	data, err := os.ReadFile(path)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
+		if pe, ok := errors.AsType[*fs.PathError](err); ok {
 			err = pe.Err
 		}
 		return Manifest{}, fmt.Errorf("%w: %s: cannot read: %w", ErrInvalidManifest, path, err)

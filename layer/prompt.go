@@ -127,12 +127,12 @@ func (o Object) Render(values map[string]string) (string, error) {
 		}
 		b.WriteString(body[:open])
 		rest := body[open+2:]
-		end := strings.Index(rest, "}}")
+		before, after, ok := strings.Cut(rest, "}}")
 		name := ""
-		if end >= 0 {
-			name = strings.Trim(rest[:end], " \t")
+		if ok {
+			name = strings.Trim(before, " \t")
 		}
-		if end < 0 || !declared(o.Arguments, name) {
+		if !ok || !declared(o.Arguments, name) {
 			b.WriteString("{{")
 			body = rest
 			continue
@@ -141,7 +141,7 @@ func (o Object) Render(values map[string]string) (string, error) {
 		if b.Len() > MaxPromptBytes {
 			return "", fmt.Errorf("%w: with the values given its text is over %d bytes", ErrPromptTooLarge, MaxPromptBytes)
 		}
-		body = rest[end+2:]
+		body = after
 	}
 	b.WriteString(body)
 	return b.String(), nil

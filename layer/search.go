@@ -172,7 +172,7 @@ func countUpTo(s, t string, max int) int {
 // uniqueTerms lower-cases and splits a query, dropping repeated terms.
 func uniqueTerms(query string) []string {
 	var out []string
-	for _, t := range strings.Fields(strings.ToLower(query)) {
+	for t := range strings.FieldsSeq(strings.ToLower(query)) {
 		if !slices.Contains(out, t) {
 			out = append(out, t)
 		}

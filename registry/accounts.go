@@ -2,6 +2,7 @@ package registry
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -110,11 +111,7 @@ func (a *accounts) members(gid int) groupMembers {
 // database unknown: a member it cannot see could write.
 func parseAccounts(groupName string, group io.Reader, passwdName string, passwd io.Reader) *accounts {
 	a := &accounts{groups: map[int]groupLine{}, uids: map[string]int{}, primary: map[int][]account{}}
-	fail := func(why string) {
-		if a.unknown == "" {
-			a.unknown = why
-		}
-	}
+	fail := func(why string) { a.unknown = cmp.Or(a.unknown, why) }
 	eachLine(passwdName, passwd, fail, func(fields []string) error {
 		if len(fields) < 4 {
 			return fmt.Errorf("%d fields", len(fields))

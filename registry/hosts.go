@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -104,12 +105,12 @@ func parseHosts(raw []byte) hostPeers {
 // lookup is host's number, if it was remembered within hostKeptFor of now
 // and the process it was given to is not alive.
 func (h hostPeers) lookup(host string, now time.Time, alive func(string) bool) (int, bool) {
-	for i := len(h) - 1; i >= 0; i-- {
-		if h[i].host == host && now.Sub(h[i].at) < hostKeptFor {
-			if alive(h[i].process) {
+	for _, v := range slices.Backward(h) {
+		if v.host == host && now.Sub(v.at) < hostKeptFor {
+			if alive(v.process) {
 				return 0, false
 			}
-			return h[i].number, true
+			return v.number, true
 		}
 	}
 	return 0, false
@@ -125,10 +126,7 @@ func (h hostPeers) remember(host string, number int, process string, now time.Ti
 		}
 	}
 	out = append(out, hostPeer{host, number, process, now})
-	if len(out) > hostsKept {
-		out = out[len(out)-hostsKept:]
-	}
-	return out
+	return out[max(0, len(out)-hostsKept):]
 }
 
 // format writes h as parseHosts reads it.

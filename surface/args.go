@@ -102,11 +102,13 @@ func (a *args) strings(name string) []string {
 	return out
 }
 
-// only refuses arguments the tool does not take (the first by name).
-func (a *args) only(names ...string) {
+// only refuses arguments the tool does not take (the first by name), and
+// returns the first bad argument's error.
+func (a *args) only(names ...string) error {
 	for _, k := range slices.Sorted(maps.Keys(a.m)) {
 		if !slices.Contains(names, k) {
 			a.fail("argument '%s' is not taken by this tool", k)
 		}
 	}
+	return a.err
 }

@@ -68,7 +68,7 @@ func (b *Board) Claim(session, id string) bool {
 // had, which reclaim returns. Ids given later do not collide with it.
 func (b *Board) reclaim(id string) (back *Peer, ok bool) {
 	n, ok := peerNumber(id)
-	if !ok || b.heldByAttached(id) {
+	if !ok || slices.ContainsFunc(b.order, func(q *Peer) bool { return q.ID == id && q.Attached }) {
 		return nil, false
 	}
 	b.next = max(b.next, n)

@@ -195,11 +195,3 @@ func (b *Board) forget(p *Peer) {
 		delete(b.byWho, rec.who)
 	}
 }
-
-// onSession reports whether session is one of the board's.
-func (b *Board) onSession(session string) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	_, ok := b.bySession[session]
-	return ok && session != ""
-}

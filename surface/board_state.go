@@ -1,7 +1,5 @@
 package surface
 
-import "slices"
-
 // The board's part of the checkout's shared state (state.go): the peers
 // that announced. A board that is the checkout's gives its sink each of
 // them as it changes (an announcement, a departure); the board of the
@@ -40,11 +38,6 @@ func (b *Board) unkeep() {
 	b.sink = nil
 }
 
-// heldByAttached reports whether an attached peer holds id.
-func (b *Board) heldByAttached(id string) bool {
-	return slices.ContainsFunc(b.order, func(q *Peer) bool { return q.ID == id && q.Attached })
-}
-
 // announcers are the last departedKept peers that announced, attached or
 // not, in board order.
 func (b *Board) announcers() []Peer {
@@ -54,8 +47,5 @@ func (b *Board) announcers() []Peer {
 			out = append(out, copyPeer(p))
 		}
 	}
-	if len(out) > departedKept {
-		out = out[len(out)-departedKept:]
-	}
-	return out
+	return out[max(0, len(out)-departedKept):]
 }

@@ -101,9 +101,7 @@ func (e *Executions) keep(loaded []Execution, sink func(Execution)) []Execution 
 		merged = append(merged, e.pending...)
 		slices.SortStableFunc(merged, func(a, b Execution) int { return a.At.Compare(b.At) })
 	}
-	if n := len(merged); n > executionsKept {
-		merged = merged[n-executionsKept:]
-	}
+	merged = merged[max(0, len(merged)-executionsKept):]
 	e.ring, e.pending, e.sink, e.lost = slices.Clone(merged), nil, sink, false
 	e.changes.bump()
 	return merged

@@ -21,10 +21,8 @@ func (s *Surface) fleetTool() server.ServerTool {
 }
 
 func (s *Surface) toolFleet(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	a := argsOf(req)
-	a.only()
-	if a.err != nil {
-		return refuse(a.err)
+	if err := argsOf(req).only(); err != nil {
+		return refuse(err)
 	}
 	if s.cfg.Fleet == nil {
 		return mcp.NewToolResultError("this process cannot take a fleet inventory: run `majordomus-mcp fleet` in the checkout"), nil

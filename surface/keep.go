@@ -46,8 +46,7 @@ func announcementOf(raw json.RawMessage) *Announcement {
 	}
 	a := argsOf(mcp.CallToolRequest{Params: mcp.CallToolParams{Arguments: m}})
 	intent, scope := a.required("intent"), a.strings("scope")
-	a.only("intent", "scope")
-	if a.err != nil {
+	if err := a.only("intent", "scope"); err != nil {
 		return nil
 	}
 	return &Announcement{Intent: intent, Scope: scope}

@@ -107,7 +107,7 @@ func (s *Surface) requestArrived(ctx context.Context, _ any, message any) error 
 		// carried to this server is never on its board without it
 		return nil
 	}
-	if id := s.Board.Sight(m); m.Claim != "" && id != m.Claim && !s.Board.onSession(m.Session) {
+	if id := s.Board.Sight(m); m.Claim != "" && id != m.Claim && (m.Session == "" || s.Board.PeerID(m.Session) == "") {
 		s.log.Debug("a claimed peer id was not granted", zap.String("claim", quoted(m.Claim)), zap.String("peer", id))
 	}
 	return nil

@@ -59,13 +59,6 @@ func (st *State) apply(r record) {
 	}
 }
 
-// bounded cuts st to its bounds.
-func (st *State) bound() {
-	if n := len(st.Executions); n > executionsKept {
-		st.Executions = st.Executions[n-executionsKept:]
-	}
-}
-
 // DecodeState reads a journal. It fails, saying why, when raw is not one:
 // empty, a first line that is not a header of StateSchema, or a whole line
 // that is not a record. torn says a final partial line was dropped.
@@ -166,6 +159,6 @@ func (m *StateMirror) Apply(line []byte) {
 
 // Encode is the mirror's state as a whole journal.
 func (m *StateMirror) Encode() []byte {
-	m.st.bound()
+	m.st.Executions = m.st.Executions[max(0, len(m.st.Executions)-executionsKept):] // apply cuts it now and then only
 	return EncodeState(m.st)
 }

@@ -16,10 +16,10 @@ func readOnly(title string) mcp.ToolOption { return hints(title, true) }
 func hints(title string, readsOnly bool) mcp.ToolOption {
 	return mcp.WithToolAnnotation(mcp.ToolAnnotation{
 		Title:           title,
-		ReadOnlyHint:    mcp.ToBoolPtr(readsOnly),
-		DestructiveHint: mcp.ToBoolPtr(false),
-		IdempotentHint:  mcp.ToBoolPtr(true),
-		OpenWorldHint:   mcp.ToBoolPtr(false),
+		ReadOnlyHint:    new(readsOnly),
+		DestructiveHint: new(false),
+		IdempotentHint:  new(true),
+		OpenWorldHint:   new(false),
 	})
 }
 
@@ -85,9 +85,8 @@ func refuse(err error) (*mcp.CallToolResult, error) { return mcp.NewToolResultEr
 // view.
 func noArguments(view func(ctx context.Context, req mcp.CallToolRequest) any) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		a := argsOf(req)
-		if a.only(); a.err != nil {
-			return refuse(a.err)
+		if err := argsOf(req).only(); err != nil {
+			return refuse(err)
 		}
 		return answer(view(ctx, req))
 	}
@@ -96,9 +95,8 @@ func noArguments(view func(ctx context.Context, req mcp.CallToolRequest) any) se
 func (s *Surface) toolList(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	a := argsOf(req)
 	kind, tag := a.str("kind"), a.str("tag")
-	a.only("kind", "tag")
-	if a.err != nil {
-		return refuse(a.err)
+	if err := a.only("kind", "tag"); err != nil {
+		return refuse(err)
 	}
 	objects := s.cfg.Layer.Current().List(kind, tag)
 	out := struct {
@@ -114,9 +112,8 @@ func (s *Surface) toolList(_ context.Context, req mcp.CallToolRequest) (*mcp.Cal
 func (s *Surface) toolGet(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	a := argsOf(req)
 	uri := a.required("uri")
-	a.only("uri")
-	if a.err != nil {
-		return refuse(a.err)
+	if err := a.only("uri"); err != nil {
+		return refuse(err)
 	}
 	o, ok := s.cfg.Layer.Current().Lookup(uri)
 	if !ok {
@@ -128,9 +125,8 @@ func (s *Surface) toolGet(_ context.Context, req mcp.CallToolRequest) (*mcp.Call
 func (s *Surface) toolSearch(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	a := argsOf(req)
 	query, kind, limit := a.required("query"), a.str("kind"), a.integer("limit", 10, 1, 100)
-	a.only("query", "kind", "limit")
-	if a.err != nil {
-		return refuse(a.err)
+	if err := a.only("query", "kind", "limit"); err != nil {
+		return refuse(err)
 	}
 	hits := s.cfg.Layer.Current().Search(query, kind, limit)
 	out := struct {
@@ -147,9 +143,8 @@ func (s *Surface) toolSearch(_ context.Context, req mcp.CallToolRequest) (*mcp.C
 func (s *Surface) toolAnnounce(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	a := argsOf(req)
 	intent, scope := a.required("intent"), a.strings("scope")
-	a.only("intent", "scope")
-	if a.err != nil {
-		return refuse(a.err)
+	if err := a.only("intent", "scope"); err != nil {
+		return refuse(err)
 	}
 	var peer Peer
 	var overlaps []Overlap
@@ -178,9 +173,8 @@ func (s *Surface) toolAnnounce(ctx context.Context, req mcp.CallToolRequest) (*m
 func (s *Surface) toolExecutions(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	a := argsOf(req)
 	limit := a.integer("limit", DefaultExecutionsLimit, 1, MaxExecutionsLimit)
-	a.only("limit")
-	if a.err != nil {
-		return refuse(a.err)
+	if err := a.only("limit"); err != nil {
+		return refuse(err)
 	}
 	return answer(s.executionsView(limit))
 }

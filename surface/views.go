@@ -14,11 +14,7 @@ type objectSummary struct {
 }
 
 type objectDetail struct {
-	URI         string         `json:"uri"`
-	Kind        string         `json:"kind"`
-	ID          string         `json:"id"`
-	Version     string         `json:"version,omitempty"`
-	Title       string         `json:"title,omitempty"`
+	objectSummary
 	Description string         `json:"description,omitempty"`
 	Status      string         `json:"status,omitempty"`
 	Tags        []string       `json:"tags"`
@@ -62,8 +58,7 @@ func objectView(o layer.Object) objectDetail {
 		front = map[string]any{}
 	}
 	return objectDetail{
-		URI: o.URI, Kind: o.Kind, ID: o.ID, Version: o.Version, Title: o.Title,
-		Description: o.Description, Status: o.Status, Tags: tags, Path: o.Path,
+		objectSummary: summarize(o), Description: o.Description, Status: o.Status, Tags: tags, Path: o.Path,
 		FrontMatter: front, Body: o.Body,
 	}
 }

@@ -35,8 +35,7 @@ func usageError(format string, v ...any) error {
 
 // codeOf returns the exit code an error calls for.
 func codeOf(err error) int {
-	var e *exitError
-	if errors.As(err, &e) {
+	if e, ok := errors.AsType[*exitError](err); ok {
 		return e.code
 	}
 	if err != nil {

@@ -29,7 +29,7 @@ func (d *demo) initialize(p *demoProcess) {
 		return
 	}
 	d.say("← %s %s, protocol %s; instructions:", res.ServerInfo.Name, res.ServerInfo.Version, res.ProtocolVersion)
-	for _, line := range strings.Split(strings.TrimSpace(res.Instructions), "\n") {
+	for line := range strings.SplitSeq(strings.TrimSpace(res.Instructions), "\n") {
 		d.say("    %s", line)
 	}
 }

@@ -1,6 +1,9 @@
 package mcpclient
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"maps"
+)
 
 // Bytes is the answer as a comparison of answers compares it: the result,
 // or the error as JSON.
@@ -26,8 +29,6 @@ func ModernMeta(client string) map[string]any {
 // WithMeta is params with meta as their _meta.
 func WithMeta(params, meta map[string]any) map[string]any {
 	out := map[string]any{"_meta": meta}
-	for k, v := range params {
-		out[k] = v
-	}
+	maps.Copy(out, params)
 	return out
 }

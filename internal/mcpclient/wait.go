@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -13,17 +14,7 @@ import (
 // WaitFrame waits for a stdout frame satisfying match and returns it; it
 // gives up at once when the process has exited without one.
 func (p *Process) WaitFrame(ctx context.Context, what string, match func(frame []byte) bool) ([]byte, error) {
-	var found []byte
-	err := p.awaitLive(ctx, what, func() bool {
-		for _, f := range p.frames {
-			if match(f) {
-				found = f
-				return true
-			}
-		}
-		return false
-	})
-	return found, err
+	return p.WaitFrameAfter(ctx, what, 0, match)
 }
 
 // WaitFrameAfter is WaitFrame for the frames written after the first
@@ -77,15 +68,7 @@ func (p *Process) WaitLogUnless(ctx context.Context, stop string, parts ...strin
 // WaitLogs waits until n stderr lines contain every one of parts; it gives
 // up at once when the process has exited with fewer.
 func (p *Process) WaitLogs(ctx context.Context, n int, parts ...string) error {
-	return p.awaitLive(ctx, fmt.Sprintf("%d log lines with %q", n, parts), func() bool {
-		seen := 0
-		for _, l := range p.logs {
-			if ContainsAll(l, parts) {
-				seen++
-			}
-		}
-		return seen >= n
-	})
+	return p.awaitLive(ctx, fmt.Sprintf("%d log lines with %q", n, parts), func() bool { return p.countLogs(parts) >= n })
 }
 
 // WaitLogAny waits for a stderr line containing any one of the texts; it
@@ -94,11 +77,9 @@ func (p *Process) WaitLogAny(ctx context.Context, texts ...string) (string, erro
 	var found string
 	err := p.awaitLive(ctx, fmt.Sprintf("a log line with one of %q", texts), func() bool {
 		for _, l := range p.logs {
-			for _, text := range texts {
-				if strings.Contains(l, text) {
-					found = l
-					return true
-				}
+			if slices.ContainsFunc(texts, func(text string) bool { return strings.Contains(l, text) }) {
+				found = l
+				return true
 			}
 		}
 		return false
@@ -131,7 +112,11 @@ func (p *Process) awaitLive(ctx context.Context, what string, check func() bool)
 func (p *Process) CountLogs(parts ...string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	n := 0
+	return p.countLogs(parts)
+}
+
+// countLogs is CountLogs under the lock.
+func (p *Process) countLogs(parts []string) (n int) {
 	for _, l := range p.logs {
 		if ContainsAll(l, parts) {
 			n++

@@ -106,11 +106,10 @@ const buildIDSearch = 64 << 10
 // executable, where the linker writes \xff Go build ID: "<id>"\n \xff.
 func goBuildIDText(head []byte) []byte {
 	const prefix, suffix = "\xff Go build ID: \"", "\"\n \xff"
-	i := bytes.Index(head, []byte(prefix))
-	if i < 0 {
+	_, rest, ok := bytes.Cut(head, []byte(prefix))
+	if !ok {
 		return nil
 	}
-	rest := head[i+len(prefix):]
 	j := bytes.Index(rest, []byte(suffix))
 	if j <= 0 {
 		return nil

@@ -123,12 +123,10 @@ func lsofListeners(files []lsofFile) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !slices.Contains(listen, addr) {
-			listen = append(listen, addr)
-		}
+		listen = append(listen, addr)
 	}
 	slices.Sort(listen)
-	return listen, nil
+	return slices.Compact(listen), nil
 }
 
 // lsofProbe reads a process's files in the run that selected its "cwd" and

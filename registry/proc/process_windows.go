@@ -50,8 +50,7 @@ func openProcess(pid int, access uint32) (windows.Handle, error) {
 	}
 	h, err := windows.OpenProcess(access, false, uint32(pid))
 	if err != nil {
-		var code syscall.Errno
-		if errors.As(err, &code) {
+		if code, ok := errors.AsType[syscall.Errno](err); ok {
 			return 0, openProcessMeaning(uintptr(code), err)
 		}
 		return 0, err

@@ -75,12 +75,11 @@ func parseTCPTable(b []byte, ipv6 bool) (map[uint32][]string, error) {
 			continue
 		}
 		addr := net.JoinHostPort(ip.String(), strconv.Itoa(int(binary.BigEndian.Uint16(port))))
-		if !slices.Contains(out[pid], addr) {
-			out[pid] = append(out[pid], addr)
-		}
+		out[pid] = append(out[pid], addr)
 	}
-	for _, addrs := range out {
+	for pid, addrs := range out {
 		slices.Sort(addrs)
+		out[pid] = slices.Compact(addrs)
 	}
 	return out, nil
 }

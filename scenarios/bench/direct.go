@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"time"
@@ -96,9 +97,7 @@ func (d *directClient) post(ctx context.Context, body []byte, id int, header htt
 	if err != nil {
 		return frame{}, err
 	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
+	maps.Copy(req.Header, header)
 	resp, err := d.hc.Do(req)
 	if err != nil {
 		return frame{}, err

@@ -130,7 +130,7 @@ func timeWaits(port string) int {
 		if err != nil {
 			continue
 		}
-		for _, line := range strings.Split(string(b), "\n") {
+		for line := range strings.SplitSeq(string(b), "\n") {
 			f := strings.Fields(line)
 			if len(f) < 4 || f[3] != "06" {
 				continue

@@ -91,9 +91,7 @@ func (b *bench) stormOnce(record bool) (stormRun, error) {
 	var start time.Time
 	for i := range procs {
 		ready.Add(1)
-		done.Add(1)
-		go func() {
-			defer done.Done()
+		done.Go(func() {
 			ready.Done()
 			<-release
 			if procs[i], errs[i] = b.spawn(dir); errs[i] != nil {
@@ -104,7 +102,7 @@ func (b *bench) stormOnce(record bool) (stormRun, error) {
 			if errs[i] = handshake(ctx, procs[i], fmt.Sprintf("storm-%02d", i)); errs[i] == nil {
 				times[i] = time.Since(start)
 			}
-		}()
+		})
 	}
 	ready.Wait()
 	start = time.Now()

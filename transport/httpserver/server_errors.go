@@ -1,8 +1,10 @@
 package httpserver
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 
@@ -150,16 +152,10 @@ type bufferWriter struct {
 
 func newBufferWriter() *bufferWriter { return &bufferWriter{header: http.Header{}} }
 
-func (b *bufferWriter) Header() http.Header { return b.header }
-func (b *bufferWriter) WriteHeader(status int) {
-	if b.status == 0 {
-		b.status = status
-	}
-}
+func (b *bufferWriter) Header() http.Header    { return b.header }
+func (b *bufferWriter) WriteHeader(status int) { b.status = cmp.Or(b.status, status) }
 func (b *bufferWriter) Write(p []byte) (int, error) {
-	if b.status == 0 {
-		b.status = http.StatusOK
-	}
+	b.status = cmp.Or(b.status, http.StatusOK)
 	b.body = append(b.body, p...)
 	return len(p), nil
 }
@@ -167,12 +163,7 @@ func (b *bufferWriter) Flush() {}
 
 // copyTo writes what was recorded to w.
 func (b *bufferWriter) copyTo(w http.ResponseWriter) {
-	for k, v := range b.header {
-		w.Header()[k] = v
-	}
-	if b.status == 0 {
-		b.status = http.StatusOK
-	}
-	w.WriteHeader(b.status)
+	maps.Copy(w.Header(), b.header)
+	w.WriteHeader(cmp.Or(b.status, http.StatusOK))
 	_, _ = w.Write(b.body)
 }

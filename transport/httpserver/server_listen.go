@@ -37,8 +37,7 @@ func Listen(host string, port int, log *zap.Logger) (net.Listener, error) {
 	ln, err := net.Listen(network, addr)
 	if err != nil && port != 0 {
 		reason := err
-		var op *net.OpError
-		if errors.As(err, &op) {
+		if op, ok := errors.AsType[*net.OpError](err); ok {
 			reason = op.Err
 		}
 		log.Warn(fmt.Sprintf("cannot bind %s: %v; taking a free port instead", addr, reason),

@@ -181,19 +181,17 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if modern {
-		if batch {
-			writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "2026-07-28 has no batches: send each message alone")
-			return
-		}
+	switch {
+	case modern && batch:
+		writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "2026-07-28 has no batches: send each message alone")
+		return
+	case modern:
 		h.serveModern(w, r, body, env)
 		return
-	}
-	if initialize {
-		if batch {
-			writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "initialize must be sent alone, not in a batch")
-			return
-		}
+	case initialize && batch:
+		writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "initialize must be sent alone, not in a batch")
+		return
+	case initialize:
 		h.serveInitialize(w, r, body, env.ID)
 		return
 	}
@@ -332,9 +330,8 @@ func (h *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(h.cfg.BodyTimeout)) // a body trickled in holds nothing for long
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBody))
-	var tooLarge *http.MaxBytesError
 	switch {
-	case errors.As(err, &tooLarge):
+	case errors.As(err, new(*http.MaxBytesError)):
 		_ = rc.SetReadDeadline(time.Now().Add(5 * time.Second))
 		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 64*h.cfg.MaxBody))
 		w.Header().Set("Connection", "close")

@@ -171,15 +171,9 @@ func checkLine(line []byte) (json.RawMessage, []byte) {
 	if members, ok := wire.SplitBatch(trimmed); ok && len(members) == 0 {
 		return nil, wire.ErrorFrame(nil, mcp.INVALID_REQUEST, "invalid request: empty batch")
 	}
-	if len(trimmed) > wire.MaxMessageBytes {
-		return nil, tooLarge(trimmed)
+	if len(trimmed) > wire.MaxMessageBytes { // each request in it is refused; notifications get nothing
+		return nil, wire.RefuseEach(trimmed, mcp.INVALID_REQUEST,
+			fmt.Sprintf("invalid request: the message is %d bytes, over the limit of %d bytes", len(trimmed), wire.MaxMessageBytes))
 	}
 	return json.RawMessage(trimmed), nil
-}
-
-// tooLarge answers every request in msg, a message over maxMessageBytes,
-// with -32600 saying so; notifications get nothing.
-func tooLarge(msg json.RawMessage) []byte {
-	return wire.RefuseEach(msg, mcp.INVALID_REQUEST,
-		fmt.Sprintf("invalid request: the message is %d bytes, over the limit of %d bytes", len(msg), wire.MaxMessageBytes))
 }

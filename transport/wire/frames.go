@@ -180,8 +180,8 @@ func Gather(msg json.RawMessage, answers [][]byte) []byte {
 }
 
 // MaxMessageBytes is the largest message (or batch) a client may send,
-// however it arrives: a longer stdio line is answered with tooLarge's error
-// by the stdio loop, whatever serves the client (in process, alone, or
+// however it arrives: each request of a longer stdio line is refused with
+// -32600 by the stdio loop, whatever serves the client (in process, alone, or
 // through a bridge), and a larger POST body is refused by the HTTP server
 // (413). One limit, so that every session answers the same message the
 // same way (docs/security.md#bounded).
