@@ -65,19 +65,6 @@ type leaseFile struct {
 	// carrying is the lease file last found carrying an instance: the same
 	// file, size and time carry it still, and are not read again.
 	carrying atomic.Pointer[carrying]
-	// first is the first attempt's observation, begun with the lease so
-	// that reading it and probing its server overlap the rest of the
-	// process's start (B1); nil once an attempt took it.
-	first atomic.Pointer[firstObservation]
-}
-
-// firstObservation is an observation made on a goroutine of its own;
-// cancel ends it as the end of an attempt's context ends the attempt's.
-type firstObservation struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-	obs    registry.Observation
-	err    error
 }
 
 type carrying struct {
@@ -93,7 +80,7 @@ func newLeaseFile(co *Checkout, times Timings, signalsHandled <-chan struct{}) *
 	}
 	observer := newObserver(co, self.Executable, times)
 	observer.KeepProven = true // for the bridge's first message (attach.go)
-	e := &leaseFile{
+	return &leaseFile{
 		observer: observer,
 		file:     &registry.LeaseFile{Path: observer.Path},
 		document: func() registry.Lease {
@@ -102,16 +89,6 @@ func newLeaseFile(co *Checkout, times Timings, signalsHandled <-chan struct{}) *
 		signalsHandled: signalsHandled,
 		identityErr:    identityErr,
 	}
-	if identityErr == nil {
-		ctx, cancel := context.WithCancel(context.Background())
-		first := &firstObservation{cancel: cancel, done: make(chan struct{})}
-		e.first.Store(first)
-		go func() {
-			defer close(first.done)
-			first.obs, first.err = observe(ctx, observer)
-		}()
-	}
-	return e
 }
 
 // newObserver judges the lease of co's profile as exe judges it, with
@@ -150,7 +127,7 @@ func (e *leaseFile) Attempt(ctx context.Context) machine.Observation {
 	if e.identityErr != nil {
 		return machine.Observation{Class: machine.ClassUnusable, Reason: e.identityErr.Error()}
 	}
-	o, err := e.observe(ctx)
+	o, err := observe(ctx, e.observer)
 	if err != nil {
 		return machine.Observation{Class: machine.ClassUnusable, Reason: err.Error()}
 	}
@@ -167,18 +144,6 @@ func (e *leaseFile) Attempt(ctx context.Context) machine.Observation {
 		obs.Grace = o.Verdict.Grace // what is left of it, counted from the owner's started_at
 	}
 	return obs
-}
-
-// observe reads and judges the lease once: the first time, the
-// observation begun with the lease, ended by ctx as its own would be.
-func (e *leaseFile) observe(ctx context.Context) (registry.Observation, error) {
-	first := e.first.Swap(nil)
-	if first == nil {
-		return observe(ctx, e.observer)
-	}
-	defer context.AfterFunc(ctx, first.cancel)()
-	<-first.done
-	return first.obs, first.err
 }
 
 // acquire creates the lease with the complete document.
