@@ -76,6 +76,7 @@ type Node struct {
 
 // New builds a node in electing.
 func New(cfg Config) (*Node, error) {
+	go dropStartPages() // beside the start, not on its path (B1)
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
@@ -215,7 +216,7 @@ func (n *Node) transitioned(t machine.Transition) {
 		n.session.router.afterNextAnswer(func() {
 			if n.m.State() == machine.Attached {
 				debug.SetGCPercent(bridgeGCPercent)
-				go debug.FreeOSMemory()
+				go func() { dropStartPages(); debug.FreeOSMemory() }()
 			}
 		})
 	case machine.Leaseholder, machine.Alone:

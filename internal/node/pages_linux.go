@@ -1,0 +1,50 @@
+package node
+
+import (
+	"bufio"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// dropStartPages takes out of the resident set the pages of this binary's
+// code and read-only data, most of which only package initialisation read
+// (B6); what is still used faults back from the page cache. Only mappings
+// of the executable that are not writable and hold no private copy (a
+// relocation or a breakpoint, resident or swapped) qualify: their pages are
+// the file's, and dropping them loses nothing.
+func dropStartPages() {
+	exe, err := os.Readlink("/proc/self/exe")
+	if err != nil {
+		return
+	}
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	var lo, hi uint64
+	mine := false
+	drop := func() {
+		if mine {
+			_, _, _ = unix.Syscall(unix.SYS_MADVISE, uintptr(lo), uintptr(hi-lo), unix.MADV_DONTNEED)
+		}
+	}
+	for sc := bufio.NewScanner(f); sc.Scan(); {
+		line := sc.Text()
+		if name, kb, ok := strings.Cut(line, ":"); ok && !strings.Contains(name, " ") {
+			mine = mine && (name != "Anonymous" && name != "Swap" || strings.TrimSpace(kb) == "0 kB")
+			continue
+		}
+		drop()
+		fields := strings.Fields(line) // a mapping: "lo-hi perms offset dev inode path"
+		if mine = len(fields) > 5 && (fields[1] == "r-xp" || fields[1] == "r--p") && strings.HasSuffix(line, " "+exe); mine {
+			from, to, _ := strings.Cut(fields[0], "-")
+			lo, _ = strconv.ParseUint(from, 16, 64)
+			hi, _ = strconv.ParseUint(to, 16, 64)
+		}
+	}
+	drop()
+}
