@@ -216,7 +216,7 @@ func (n *Node) transitioned(t machine.Transition) {
 		n.session.router.afterNextAnswer(func() {
 			if n.m.State() == machine.Attached {
 				debug.SetGCPercent(bridgeGCPercent)
-				go func() { dropStartPages(); debug.FreeOSMemory() }()
+				go debug.FreeOSMemory()
 			}
 		})
 	case machine.Leaseholder, machine.Alone:
