@@ -10,11 +10,11 @@ import (
 )
 
 // dropStartPages takes out of the resident set the pages of this binary's
-// code and read-only data, most of which only package initialisation read
-// (B6); what is still used faults back from the page cache. Only mappings
-// of the executable that are not writable and hold no private copy (a
-// relocation or a breakpoint, resident or swapped) qualify: their pages are
-// the file's, and dropping them loses nothing.
+// code, most of which only package initialisation ran (B6); what is still
+// run faults back from the page cache. Only a mapping of the executable
+// that is not writable and holds no private copy (a breakpoint, resident
+// or swapped) qualifies: its pages are the file's, and dropping them loses
+// nothing. Its read-only data is left: most of it is read again at once.
 func dropStartPages() {
 	exe, err := os.Readlink("/proc/self/exe")
 	if err != nil {
@@ -40,7 +40,7 @@ func dropStartPages() {
 		}
 		drop()
 		fields := strings.Fields(line) // a mapping: "lo-hi perms offset dev inode path"
-		if mine = len(fields) > 5 && (fields[1] == "r-xp" || fields[1] == "r--p") && strings.HasSuffix(line, " "+exe); mine {
+		if mine = len(fields) > 5 && fields[1] == "r-xp" && strings.HasSuffix(line, " "+exe); mine {
 			from, to, _ := strings.Cut(fields[0], "-")
 			lo, _ = strconv.ParseUint(from, 16, 64)
 			hi, _ = strconv.ParseUint(to, 16, 64)
