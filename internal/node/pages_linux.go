@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bufio"
 	"os"
 	"strconv"
 	"strings"
@@ -20,25 +19,20 @@ func dropStartPages() {
 	if err != nil {
 		return
 	}
-	f, err := os.Open("/proc/self/smaps")
+	smaps, err := os.ReadFile("/proc/self/smaps")
 	if err != nil {
 		return
 	}
-	defer f.Close()
 	var lo, hi uint64
 	mine := false
-	drop := func() {
-		if mine {
-			_, _, _ = unix.Syscall(unix.SYS_MADVISE, uintptr(lo), uintptr(hi-lo), unix.MADV_DONTNEED)
-		}
-	}
-	for sc := bufio.NewScanner(f); sc.Scan(); {
-		line := sc.Text()
+	for line := range strings.SplitSeq(string(smaps), "\n") { // the last, "", ends the last mapping
 		if name, kb, ok := strings.Cut(line, ":"); ok && !strings.Contains(name, " ") {
 			mine = mine && (name != "Anonymous" && name != "Swap" || strings.TrimSpace(kb) == "0 kB")
 			continue
 		}
-		drop()
+		if mine {
+			_, _, _ = unix.Syscall(unix.SYS_MADVISE, uintptr(lo), uintptr(hi-lo), unix.MADV_DONTNEED)
+		}
 		fields := strings.Fields(line) // a mapping: "lo-hi perms offset dev inode path"
 		if mine = len(fields) > 5 && fields[1] == "r-xp" && strings.HasSuffix(line, " "+exe); mine {
 			from, to, _ := strings.Cut(fields[0], "-")
@@ -46,5 +40,4 @@ func dropStartPages() {
 			hi, _ = strconv.ParseUint(to, 16, 64)
 		}
 	}
-	drop()
 }
