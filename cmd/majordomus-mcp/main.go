@@ -15,7 +15,7 @@
 // SIGINT or SIGHUP dies of that signal after the machine released what it
 // held (on Windows: a console control event, then exit status
 // STATUS_CONTROL_C_EXIT). Each operating-system fact of this package sits
-// in signals_{unix,windows,other}.go, and stdin_linux.go.
+// in signals_{unix,windows,other}.go, stdin_linux.go and pages_{linux,other}.go.
 package main
 
 import "os"

@@ -26,6 +26,7 @@ func runServe(ctx context.Context, env *environment) error { return serve(ctx, e
 // watches its client's parent itself; the signals are handled here.
 func serve(ctx context.Context, env *environment, withClient bool) error {
 	env.signals = registerSignals() // while the start goes on
+	go dropStartPages()             // beside the start, not on its path (B1)
 	standalone := withClient && env.opts.standalone
 	env.state.Set(string(machine.Electing))
 	if standalone {

@@ -76,7 +76,6 @@ type Node struct {
 
 // New builds a node in electing.
 func New(cfg Config) (*Node, error) {
-	go dropStartPages() // beside the start, not on its path (B1)
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}

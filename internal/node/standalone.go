@@ -16,7 +16,6 @@ import (
 // client leaves or ctx ends; its error is why the client could not be
 // served at all.
 func RunStandalone(ctx context.Context, cfg Config) error {
-	go dropStartPages() // beside the start, not on its path (B1)
 	co, log := cfg.Checkout, cfg.Logger
 	if log == nil {
 		log = zap.NewNop()

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package node
+package main
 
 // dropStartPages does nothing here: pages_linux.go says why Linux does it.
 func dropStartPages() {}
