@@ -27,7 +27,7 @@ var importRules = map[string]rule{
 		"the runtime registry stores rows and evidence; it serves nothing"},
 	"fleet": {nil, []string{"os", "syscall", "net", "io/fs", "database/sql", "modernc.org/sqlite", "github.com/mark3labs/mcp-go", "github.com/fsnotify/fsnotify"},
 		"the inventory is a pure function of a snapshot: nothing in it may reach the host"},
-	"transport": {nil, nil, "the transport's root is its documentation; its tests run the parts together"},
+	"transport/together": {nil, nil, "the transport as a whole: its documentation, and the tests that run its parts together"},
 	"transport/wire": {nil, []string{"github.com/fsnotify/fsnotify", "os/signal", "net/http/httptest"},
 		"the words every side of the transport speaks: it knows no side"},
 	"transport/carry": {[]string{"transport/wire"}, []string{"github.com/fsnotify/fsnotify", "os/signal"},
@@ -76,8 +76,8 @@ type rule struct {
 // the fixtures: the transport's parts are tested together, a real server
 // and a real stdio loop around a bridge.
 var testImports = map[string][]string{
-	"transport":        {"internal/secret", "transport/wire", "transport/carry", "transport/stdio", "transport/httpserver", "transport/bridge"},
-	"transport/bridge": {"transport/httpserver", "transport/stdio"},
+	"transport/together": {"internal/secret", "transport/wire", "transport/carry", "transport/stdio", "transport/httpserver", "transport/bridge"},
+	"transport/bridge":   {"transport/httpserver", "transport/stdio"},
 }
 
 // standardOnly are the packages that may depend on the standard library
