@@ -194,6 +194,8 @@ func (s *soaker) checkHistory(ctx context.Context, gone *pipeClient, beforeAll [
 		s.sample("fewer history records after a take-over", fmt.Sprintf("%d before, %d after", len(beforeAll), len(h)))
 	}
 	switch {
+	case err != nil && ctx.Err() != nil: // the soak ended before anyone could serve
+		s.count(s.rep.History, "not checked: the soak ended first")
 	case err != nil:
 		s.count(s.rep.History, "inconclusive: the history could not be read")
 		s.sample("history unread after a take-over", err.Error())
