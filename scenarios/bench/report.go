@@ -277,7 +277,7 @@ type SoakReport struct {
 	AloneAtTheEnd      int               `json:"alone_at_the_end"`      // clients served alone once the harms had ended
 	OnTheBoard         int               `json:"attached_on_the_board"` // peers the leaseholder's board lists attached
 	SettledSeconds     float64           `json:"settled_seconds"`       // from the end of the harms to one board (or the bound)
-	Notified           int64             `json:"notified"`              // clients told of an edit within 5 s
+	Notified           int64             `json:"notified"`              // clients told of an edit within a call's bound
 	NotificationsLost  int64             `json:"notifications_lost"`    // clients not told, though alive and unharmed
 	History            map[string]int    `json:"history"`               // what the checks of the history after take-overs found
 	LongestCallSeconds float64           `json:"longest_call_seconds"`  // the longest answered call
@@ -304,7 +304,7 @@ func printSoak(w io.Writer, r *SoakReport) {
 	fmt.Fprintf(w, "| clients served alone at the end | %d | 0 |\n", r.AloneAtTheEnd)
 	fmt.Fprintf(w, "| peers the leaseholder's board lists attached | %d of %d clients | all |\n", r.OnTheBoard, r.ClientsAtTheEnd)
 	fmt.Fprintf(w, "| from the end of the harms to one board | %.1f s | — |\n", r.SettledSeconds)
-	fmt.Fprintf(w, "| clients told of a layer edit within 5 s | %d | — |\n| notifications lost | %d | 0 |\n", r.Notified, r.NotificationsLost)
+	fmt.Fprintf(w, "| clients told of a layer edit within 20 s | %d | — |\n| notifications lost | %d | 0 |\n", r.Notified, r.NotificationsLost)
 	for _, k := range slices.Sorted(maps.Keys(r.History)) {
 		goal := "—"
 		if strings.HasPrefix(k, "lost") {

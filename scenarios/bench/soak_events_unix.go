@@ -194,6 +194,8 @@ func (s *soaker) checkHistory(ctx context.Context, gone *pipeClient, beforeAll [
 		s.sample("fewer history records after a take-over", fmt.Sprintf("%d before, %d after", len(beforeAll), len(h)))
 	}
 	switch {
+	case err != nil && ctx.Err() != nil: // the soak ended before anyone could serve
+		s.count(s.rep.History, "not checked: the soak ended first")
 	case err != nil:
 		s.count(s.rep.History, "inconclusive: the history could not be read")
 		s.sample("history unread after a take-over", err.Error())
@@ -210,9 +212,9 @@ func (s *soaker) checkHistory(ctx context.Context, gone *pipeClient, beforeAll [
 }
 
 // editLayer edits a layer file while a leaseholder serves and none is
-// stopped, and then waits (at most 5 s) for every client that was
-// handshaken before it to read a resources/list_changed after it; those
-// that do not have lost a notification.
+// stopped, then waits (a call's bound: one whose session moves is told
+// after an election) for every client handshaken before it to read a
+// resources/list_changed after it; those that do not lost a notification.
 func (s *soaker) editLayer(ctx context.Context) {
 	var listening []*pipeClient
 	for _, c := range s.live() {
@@ -239,7 +241,7 @@ func (s *soaker) editLayer(ctx context.Context) {
 	}
 	s.count(s.rep.Chaos, "edit a layer file")
 	const method = "notifications/resources/list_changed"
-	deadline := edited.Add(5 * time.Second)
+	deadline := edited.Add(callBound)
 	for _, c := range listening {
 		for !c.heardSince(method, edited) && time.Now().Before(deadline) && ctx.Err() == nil && !c.hasExited() {
 			time.Sleep(20 * time.Millisecond) // the pace of the question, not a wait for an event
@@ -250,7 +252,7 @@ func (s *soaker) editLayer(ctx context.Context) {
 		case s.is(s.harmed, c) || c.hasExited() || ctx.Err() != nil:
 		default:
 			s.lost.Add(1)
-			s.sample("a notification lost", fmt.Sprintf("pid %d heard no %s within 5 s of an edit; its log: %s", c.pid(), method, c.tail(8)))
+			s.sample("a notification lost", fmt.Sprintf("pid %d heard no %s within %s of an edit; its log: %s", c.pid(), method, callBound, c.tail(8)))
 		}
 	}
 }

@@ -235,9 +235,9 @@ func (h *Server) serveInitialize(w http.ResponseWriter, r *http.Request, body []
 	sid := rec.header.Get(server.HeaderKeySessionID)
 	switch {
 	case sid == "":
-	case initializeFailed(rec):
-		// An initialize answered with an error opens no session: the id
-		// mcp-go gave it is ended, and not told to the client.
+	case initializeFailed(rec), r.Context().Err() != nil:
+		// An initialize answered with an error, or whose client hung up
+		// before its answer, opens no session: mcp-go's id for it is ended.
 		h.endSession(sid, endRefused)
 		rec.header.Del(server.HeaderKeySessionID)
 	default:

@@ -2,12 +2,16 @@ package together
 
 import (
 	"bufio"
+	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
@@ -146,4 +150,38 @@ func TestWhatAnyoneCanSendIsBounded(t *testing.T) {
 		t.Fatal("a connection beyond the cap was kept")
 	}
 	_ = held
+}
+
+// An initialize whose client hung up before it was answered opens no
+// session: nobody holds its id, so it would only hold a slot, a peer on
+// the board and an owner-left server until the idle timeout. The client
+// hangs up once mcp-go has registered the session, before the answer is
+// written.
+func TestAnInitializeWhoseClientHungUpOpensNoSession(t *testing.T) {
+	f := newFixture()
+	registering := make(chan struct{}, 1)
+	f.hooks.AddOnRegisterSession(func(ctx context.Context, _ server.ClientSession) {
+		registering <- struct{}{}
+		select {
+		case <-ctx.Done(): // the server saw the client hang up
+		case <-time.After(wait):
+		}
+	})
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nAuthorization: %s\r\nContent-Type: application/json\r\n"+
+		"Accept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s",
+		strings.TrimPrefix(s.url, "http://"), secret.Authorization(testSecret), len(initialize), initialize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-registering
+	conn.Close()
+	f.waitRegistered(t, 0)
+	if n := s.Sessions(); n != 0 {
+		t.Fatalf("%d sessions counted for an initialize whose client hung up", n)
+	}
 }
