@@ -138,7 +138,7 @@ func TestAFailedReplayElectsAgain(t *testing.T) {
 
 	refusing, key := refusingServer(t, co.fresh())
 	b.force(
-		machine.Observation{Class: machine.ClassLive, URL: refusing, Opaque: key},
+		machine.Observation{Class: machine.ClassLive, URL: refusing, Opaque: held{key: key}},
 		machine.Observation{Class: machine.ClassUnusable, Reason: "no server will do"},
 	)
 	resume := c.lease.pause() // c elects once the lease is released, as a's server stops first
