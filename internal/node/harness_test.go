@@ -298,7 +298,7 @@ func startWith(t *testing.T, name string, co *Checkout, b *board, withClient boo
 	r := &running{t: t, name: name, logs: logs, lease: &view{b: b, me: name}, done: make(chan result, 1)}
 	cfg := Config{
 		Checkout: co,
-		Times:    Timings{ElectionBound: wait, BusyGrace: time.Second, ProbeTimeout: 900 * time.Millisecond, IdleTimeout: 2 * time.Minute, Heartbeat: time.Minute},
+		Times:    Timings{ElectionBound: wait, BusyGrace: 4 * time.Second, ProbeTimeout: 3 * time.Second, IdleTimeout: 2 * time.Minute, Heartbeat: time.Minute},
 		HTTPHost: "127.0.0.1",
 		Lease:    r.lease,
 		Logger:   zap.New(logs).Named(name),
