@@ -233,11 +233,7 @@ func (s *clientSession) carryLocal(ctx context.Context) (c carry.Session) {
 		}
 		return c
 	}
-	s.router.hold()
-	settle, cancel := context.WithTimeout(ctx, settleBound)
-	s.router.settle(settle, s.local)
-	cancel()
-	c = s.local.Carried()
+	c = s.settled(ctx)
 	if srv, err := s.n.load(); err == nil {
 		c.History = srv.surface.Executions.Unshared()
 	}
@@ -248,6 +244,16 @@ func (s *clientSession) carryLocal(ctx context.Context) (c carry.Session) {
 	}
 	s.carried = &c
 	return c
+}
+
+// settled holds the client's messages and is the in-process session as it
+// saw them once those it answers are answered (mu held, local open).
+func (s *clientSession) settled(ctx context.Context) carry.Session {
+	s.router.hold()
+	settle, cancel := context.WithTimeout(ctx, settleBound)
+	defer cancel()
+	s.router.settle(settle, s.local)
+	return s.local.Carried()
 }
 
 // adopt makes what the machine chose serve the client, the one place that
@@ -357,11 +363,11 @@ func (s *clientSession) use(b wire.Backend) {
 // whatever the election gives next, and closes it: the shared server this
 // process ran lost its lease. The client's messages wait meanwhile. A
 // client being seated (Start's adopt) is seated whole first.
-func (s *clientSession) handOver() {
+func (s *clientSession) handOver(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.local != nil {
-		c := s.local.Carried()
+		c := s.settled(ctx)
 		s.carried, s.causes, s.interim = &c, []string{"the shared server this process ran lost its lease"}, false
 	}
 	s.router.hold()

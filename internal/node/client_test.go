@@ -55,6 +55,13 @@ func (c *client) call(method string, params any, notes *[]map[string]any) map[st
 	c.nextID++
 	id := float64(c.nextID)
 	c.send(map[string]any{"id": id, "method": method, "params": params})
+	return c.answer(id, notes)
+}
+
+// answer waits for the answer to request id; what comes before it is kept
+// in notes.
+func (c *client) answer(id float64, notes *[]map[string]any) map[string]any {
+	c.t.Helper()
 	timeout := time.After(wait)
 	for {
 		select {
@@ -66,7 +73,7 @@ func (c *client) call(method string, params any, notes *[]map[string]any) map[st
 				*notes = append(*notes, f)
 			}
 		case <-timeout:
-			c.t.Fatalf("%s: no answer to %s", c.name, method)
+			c.t.Fatalf("%s: no answer to request %v", c.name, id)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 
 	"github.com/majordomus-mcp/majordomus-mcp/example"
@@ -138,7 +139,7 @@ func TestAFailedReplayElectsAgain(t *testing.T) {
 
 	refusing, key := refusingServer(t, co.fresh())
 	b.force(
-		machine.Observation{Class: machine.ClassLive, URL: refusing, Opaque: key},
+		machine.Observation{Class: machine.ClassLive, URL: refusing, Opaque: held{key: key}},
 		machine.Observation{Class: machine.ClassUnusable, Reason: "no server will do"},
 	)
 	resume := c.lease.pause() // c elects once the lease is released, as a's server stops first
@@ -312,6 +313,64 @@ func TestALeaseLostLeaseholderHandsItsClientOver(t *testing.T) {
 	}
 	if peers := d.client.tool("majordomus_peers", map[string]any{}, nil); !strings.Contains(peers, "moving house") {
 		t.Errorf("the current board lacks the handed-over client: %s", peers)
+	}
+}
+
+// An announcement the lease-lost leaseholder is answering in process when
+// it hands its client over is carried with the client: its client was told
+// it took, so the current board shows it, not the one before.
+func TestAHandOverCarriesTheAnnouncementBeingAnswered(t *testing.T) {
+	co, b := exampleCheckout(t), newBoard()
+	a := start(t, "a", co, b, true)
+	a.client.initialize()
+	a.awaitLog("shared server listening")
+	a.client.tool("majordomus_announce", map[string]any{"intent": "moving house"}, nil)
+	d := start(t, "d", co.fresh(), b, true)
+	d.client.initialize()
+	d.awaitState(machine.Attached)
+
+	// a's next announcement runs once the hand-over holds a's client
+	srv, err := a.node.load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	announce, entered := srv.surface.MCP.GetTool("majordomus_announce"), make(chan struct{})
+	srv.surface.MCP.AddTool(announce.Tool, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		close(entered)
+		a.node.session.router.awaitHeld()
+		return announce.Handler(ctx, req)
+	})
+	a.client.send(map[string]any{"id": 100, "method": "tools/call", "params": map[string]any{
+		"name": "majordomus_announce", "arguments": map[string]any{"intent": "painting the walls"}}})
+	<-entered
+	resume := a.lease.pause() // a elects only once d serves
+	b.mu.Lock()
+	b.holder, b.url = "", ""
+	b.changeLocked()
+	b.mu.Unlock()
+	a.awaitState(machine.LeaseLost)
+	d.client.tool("majordomus_peers", map[string]any{}, nil) // answered by a: d moves, and a hands over
+	a.awaitLog("handing this client over")
+	resume()
+	a.awaitLog("re-attached to the shared server")
+	if answer := a.client.answer(100, nil); answer["result"] == nil {
+		t.Fatalf("a's announcement was answered %v", answer)
+	}
+	if peers := d.client.tool("majordomus_peers", map[string]any{}, nil); !strings.Contains(peers, "painting the walls") {
+		t.Errorf("the current board lacks the announcement a's client was answered: %s", peers)
+	}
+}
+
+// awaitHeld waits until nothing serves the client: its messages are held.
+func (r *router) awaitHeld() {
+	for {
+		r.mu.Lock()
+		current, changed := r.current, r.changed
+		r.mu.Unlock()
+		if current == nil {
+			return
+		}
+		<-changed
 	}
 }
 

@@ -111,7 +111,7 @@ func (v *view) Attempt(ctx context.Context) machine.Observation {
 		return machine.Observation{Class: machine.ClassWon}
 	case b.url != "":
 		defer b.mu.Unlock()
-		return machine.Observation{Class: machine.ClassLive, URL: b.url, Reason: "held by " + b.holder, Opaque: keyOf(b.holder)}
+		return machine.Observation{Class: machine.ClassLive, URL: b.url, Reason: "held by " + b.holder, Opaque: held{b.holder, keyOf(b.holder)}}
 	}
 	b.mu.Unlock()
 	return machine.Observation{Class: machine.ClassBinding, Reason: "no URL yet"}
@@ -161,12 +161,15 @@ func (v *view) Watch(ctx context.Context) (<-chan struct{}, error) {
 
 func (v *view) Holding() (string, string, bool) { return v.me, keyOf(v.me), v.won.Load() }
 
+// held is what a live observation read of the lease, as a lease file's
+// observation keeps it: not looked up by URL later, for a port is reused
+// from one test to the next.
+type held struct{ instance, key string }
+
 // Key is the holder a live observation names, and its secret.
 func (v *view) Key(live machine.Observation) (string, string, net.Conn) {
-	key, _ := live.Opaque.(string)
-	keys.mu.Lock()
-	defer keys.mu.Unlock()
-	return keys.at[live.URL], key, nil
+	h, _ := live.Opaque.(held)
+	return h.instance, h.key, nil
 }
 
 // keyAt is the secret of the server published at url.
@@ -295,7 +298,7 @@ func startWith(t *testing.T, name string, co *Checkout, b *board, withClient boo
 	r := &running{t: t, name: name, logs: logs, lease: &view{b: b, me: name}, done: make(chan result, 1)}
 	cfg := Config{
 		Checkout: co,
-		Times:    Timings{ElectionBound: wait, BusyGrace: time.Second, ProbeTimeout: 900 * time.Millisecond, IdleTimeout: 2 * time.Minute, Heartbeat: time.Minute},
+		Times:    Timings{ElectionBound: wait, BusyGrace: 4 * time.Second, ProbeTimeout: 3 * time.Second, IdleTimeout: 2 * time.Minute, Heartbeat: time.Minute},
 		HTTPHost: "127.0.0.1",
 		Lease:    r.lease,
 		Logger:   zap.New(logs).Named(name),
@@ -337,7 +340,10 @@ func servingAndAttached(t *testing.T, co *Checkout, b *board) (a, c *running, id
 	t.Helper()
 	a = start(t, "a", co, b, true)
 	a.awaitLog("shared server listening")
-	c = start(t, "c", co.fresh(), b, true)
+	// c tries to share again only when the test elects for it: a retry
+	// a second after it went alone, on a loaded machine, would find a's
+	// lease before a released it, and serve c otherwise than the test says
+	c = startWith(t, "c", co.fresh(), b, true, func(cfg *Config) { cfg.Times.JoinRetry = time.Hour })
 	id = c.client.initialize()
 	c.awaitState(machine.Attached)
 	return a, c, id

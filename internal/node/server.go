@@ -254,8 +254,8 @@ func (s *sharedServer) LoseLease(reason string) {
 // election gives next; the client's messages wait meanwhile.
 func (s *sharedServer) HandOver(ctx context.Context) error {
 	n := s.node
-	n.session.handOver() // the machine cancelled Start's ctx first: Start seats the client whole, or not at all
-	n.lease.Forget()     // lost: the election that follows may win a new one
+	n.session.handOver(ctx) // the machine cancelled Start's ctx first: Start seats the client whole, or not at all
+	n.lease.Forget()        // lost: the election that follows may win a new one
 	n.log.Info("handing this client over to the checkout's current server; this server stops", zap.String("lease", n.lease.Path()))
 	return s.Stop(ctx)
 }

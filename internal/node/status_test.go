@@ -15,7 +15,7 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
 )
 
-var statusTimes = Timings{ElectionBound: wait, BusyGrace: time.Second, ProbeTimeout: 900 * time.Millisecond, BindGrace: time.Second, IdleTimeout: 2 * time.Minute, Heartbeat: time.Minute}
+var statusTimes = Timings{ElectionBound: wait, BusyGrace: 4 * time.Second, ProbeTimeout: 3 * time.Second, BindGrace: time.Second, IdleTimeout: 2 * time.Minute, Heartbeat: time.Minute}
 
 // Without a lease, status says so and names where the lease would be.
 func TestStatusWithoutALease(t *testing.T) {

@@ -284,7 +284,7 @@ func TestAFailedFailoverAnswersUnavailableForGood(t *testing.T) {
 
 func TestARefusalIsRelayedWithoutAnElection(t *testing.T) {
 	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, MaxBody: 4096})
-	fo := &failovers{t: t, calls: make(chan failoverCall, 4)}
+	fo := &failovers{t: t, calls: make(chan failoverCall, 4), err: errors.New("nothing serves next: the bridge was to stay")}
 	c := runStdio(t, fo.bridge(s.url))
 	c.open(initRoots)
 	a := c.call("2", "tools/call", lookup(strings.Repeat("x", 8192)))
