@@ -348,18 +348,22 @@ const leaveEvery = time.Second
 // that long at most: the server has ended the session by itself by then.
 func (b *Bridge) leaveLater(sid, proto string) {
 	go func() {
-		deadline := time.NewTimer(b.cfg.IdleTimeout)
-		defer deadline.Stop()
+		until := time.Now().Add(b.cfg.IdleTimeout)
+		ctx, cancel := context.WithDeadline(b.parent, until)
+		defer cancel()
 		tick := time.NewTicker(leaveEvery)
 		defer tick.Stop()
 		for !b.endSession(sid, proto) {
 			select {
 			case <-tick.C:
-			case <-deadline.C:
+			case <-ctx.Done():
+			}
+			switch {
+			case b.parent.Err() != nil:
+				return
+			case !time.Now().Before(until): // also when a try took until then, or a tick came with it
 				b.log.Debug("no longer trying to end the session left on the failed server: its idle timeout has passed",
 					zap.String("url", b.cfg.URL), zap.Duration("idle_timeout", b.cfg.IdleTimeout))
-				return
-			case <-b.parent.Done():
 				return
 			}
 		}
