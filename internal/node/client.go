@@ -166,24 +166,6 @@ func (s *clientSession) open(srv *served) error {
 	return nil
 }
 
-// seenLive marks l's peer seen on b every heartbeat while l is open, as a
-// bridge's heartbeat marks a bridged peer: its process and its client are
-// alive while it is, however long the client is idle.
-func seenLive(ctx context.Context, l *stdio.Local, b *surface.Board, every time.Duration) {
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-l.Closed():
-			return
-		case <-tick.C:
-			b.Touch(localSession)
-		}
-	}
-}
-
 // lost hears that b left its server, saying g: when b served the client,
 // g's session is the one to carry, and the machine elects again; the
 // client's messages wait meanwhile. b is closed either way.
