@@ -86,9 +86,6 @@ func Open(cfg Config) (*Layer, error) {
 	return l, nil
 }
 
-// Root returns the absolute checkout root.
-func (l *Layer) Root() string { return l.root }
-
 // Current returns the index being served. It never returns nil and is safe
 // for concurrent use; the index returned must not be modified.
 func (l *Layer) Current() *Index { return l.cur.Load() }

@@ -102,7 +102,7 @@ func parseManifest(data []byte) (Manifest, []string) {
 	if top.Kind != yaml.MappingNode {
 		return m, []string{"not a mapping, want a mapping with schema: " + SchemaV1}
 	}
-	var p problems
+	p := problems{keys: map[string]bool{}}
 	var unknown []string
 	pairs(top, "", &p, func(key string, v *yaml.Node) {
 		switch key {
@@ -127,9 +127,9 @@ func parseManifest(data []byte) (Manifest, []string) {
 		p.add("unknown top-level key(s): %s", strings.Join(unknown, ", "))
 	}
 	switch {
-	case m.Schema == "" && !p.has("schema"):
+	case m.Schema == "" && !p.keys["schema"]:
 		p.add("schema missing, want %q", SchemaV1)
-	case m.Schema != SchemaV1 && !p.has("schema"):
+	case m.Schema != SchemaV1 && !p.keys["schema"]:
 		p.add("schema is %q, want %q", m.Schema, SchemaV1)
 	}
 	return m, p.list
@@ -256,8 +256,6 @@ func (p *problems) add(format string, args ...any) {
 	p.list = append(p.list, fmt.Sprintf(format, args...))
 }
 
-func (p *problems) has(key string) bool { return p.keys[key] }
-
 // str reads a string scalar (null reads as ""); anything else is a problem.
 func (p *problems) str(v *yaml.Node, where string) (string, bool) {
 	if isNull(v) {
@@ -265,9 +263,6 @@ func (p *problems) str(v *yaml.Node, where string) (string, bool) {
 	}
 	if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str" {
 		p.add("%s: must be a string", where)
-		if p.keys == nil {
-			p.keys = map[string]bool{}
-		}
 		p.keys[where] = true
 		return "", false
 	}

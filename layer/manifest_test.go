@@ -140,7 +140,7 @@ func TestTheManifestNamesTheCheckout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := unnamed.Current().Name, filepath.Base(l.Root()); got != want {
+	if got, want := unnamed.Current().Name, filepath.Base(l.root); got != want {
 		t.Fatalf("name %q, want the directory's %q", got, want)
 	}
 }

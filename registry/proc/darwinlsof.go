@@ -83,9 +83,7 @@ func parseLsofFields(out []byte) (map[int][]lsofFile, error) {
 // "0.0.0.0:8741" otherwise, also when typ is missing.
 func lsofListenAddr(name, typ string) (string, error) {
 	local, _, _ := strings.Cut(name, "->")
-	if i := strings.Index(local, " ("); i >= 0 { // " (LISTEN)" outside -F mode
-		local = local[:i]
-	}
+	local, _, _ = strings.Cut(local, " (") // " (LISTEN)" outside -F mode
 	host, port, err := net.SplitHostPort(local)
 	if err != nil {
 		return "", fmt.Errorf("lsof socket name %q: %v", name, err)

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 )
 
@@ -101,12 +102,8 @@ func withStderr(err error) error {
 // suffix: LICENSE-GO, LICENSE.md, COPYING.txt…).
 func isLicenseFile(name string) bool {
 	n := strings.ToUpper(name)
-	for _, p := range []string{"LICENSE", "LICENCE", "COPYING", "NOTICE", "PATENTS", "UNLICENSE"} {
-		if strings.HasPrefix(n, p) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc([]string{"LICENSE", "LICENCE", "COPYING", "NOTICE", "PATENTS", "UNLICENSE"},
+		func(p string) bool { return strings.HasPrefix(n, p) })
 }
 
 func licenseFiles(dir string) ([]member, error) {
