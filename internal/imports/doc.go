@@ -16,6 +16,9 @@
 //   - any package's tests may also import the test fixtures (example,
 //     internal/mcpclient, internal/testtemp, internal/testchild).
 //
+// TestNoFileIsForOneArchitecture checks that no file tells one GOARCH
+// from another (CI vets and compiles the tests for amd64 alone).
+//
 // TestImportRules checks every file's imports, TestTransitiveDependencies
 // every package's whole dependency graph on linux, darwin and windows, and
 // TestThePackagePictureIsTheRule that the picture of the packages
