@@ -287,6 +287,7 @@ type SoakReport struct {
 	ClientsAtTheEnd    int               `json:"clients_at_the_end"`
 	EndLease           string            `json:"end_lease"`  // what the lease held when the clients were checked
 	EndServed          []string          `json:"end_served"` // where each was served, and as what
+	EndBoard           []string          `json:"end_board"`  // the attached peers, as majordomus_peers gave them
 }
 
 // printSoak writes the soak's figures as a Markdown table.
@@ -302,7 +303,7 @@ func printSoak(w io.Writer, r *SoakReport) {
 	fmt.Fprintf(w, "| clients not on the leaseholder's board at the end | %d of %d | 0 |\n", r.OffBoard, r.ClientsAtTheEnd)
 	fmt.Fprintf(w, "| boards at the end (each client served alone one) | %d | 1 |\n", r.Boards)
 	fmt.Fprintf(w, "| clients served alone at the end | %d | 0 |\n", r.AloneAtTheEnd)
-	fmt.Fprintf(w, "| peers the leaseholder's board lists attached | %d of %d clients | all |\n", r.OnTheBoard, r.ClientsAtTheEnd)
+	fmt.Fprintf(w, "| peers the leaseholder's board lists attached | %d of %d clients | one a client |\n", r.OnTheBoard, r.ClientsAtTheEnd)
 	fmt.Fprintf(w, "| from the end of the harms to one board | %.1f s | — |\n", r.SettledSeconds)
 	fmt.Fprintf(w, "| clients told of a layer edit within 20 s | %d | — |\n| notifications lost | %d | 0 |\n", r.Notified, r.NotificationsLost)
 	for _, k := range slices.Sorted(maps.Keys(r.History)) {

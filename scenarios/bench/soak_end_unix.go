@@ -49,6 +49,7 @@ func (s *soaker) settle() {
 		for _, p := range board.Peers {
 			if p.Attached {
 				s.rep.OnTheBoard++
+				s.rep.EndBoard = append(s.rep.EndBoard, string(p.raw))
 			}
 		}
 		if err != nil {

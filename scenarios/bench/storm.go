@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 )
@@ -177,8 +178,22 @@ func (r *stormRun) tally(procs []*pipeClient) int {
 
 // board is what majordomus_peers shows: how many peers, and each one.
 type board struct {
-	Count int                       `json:"count"`
-	Peers []struct{ Attached bool } `json:"peers"`
+	Count int         `json:"count"`
+	Peers []boardPeer `json:"peers"`
+}
+
+// boardPeer is one peer of a board: whether it is attached, and the peer
+// as the tool gave it (for a report to name a peer it did not expect).
+type boardPeer struct {
+	Attached bool
+	raw      json.RawMessage
+}
+
+func (p *boardPeer) UnmarshalJSON(b []byte) error {
+	var v struct{ Attached bool }
+	err := json.Unmarshal(b, &v)
+	p.Attached, p.raw = v.Attached, slices.Clone(b)
+	return err
 }
 
 // boardOf is the board c is served by.
