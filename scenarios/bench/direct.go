@@ -176,3 +176,35 @@ func (d *directClient) close() {
 	d.endSession()
 	d.hc.CloseIdleConnections()
 }
+
+// floodToCap opens sessions on d's server until it says it is full (HTTP
+// 503), floodBound at most, or ctx ends; it gives their ids, and whether
+// the server said it was full. ctx ends it between initializes, never
+// during one: an initialize cut off as the server answers it opens a
+// session whose id is never read, which nobody could end (a soak's end
+// board listed such a session as one more peer than its clients).
+func floodToCap(ctx context.Context, d *directClient) (sessions []string, full bool) {
+	for range floodBound {
+		if ctx.Err() != nil {
+			break
+		}
+		_, err := d.call(context.WithoutCancel(ctx), "initialize", initParams("bench-flood"))
+		if d.session == "" {
+			return sessions, err != nil && strings.Contains(err.Error(), "HTTP 503")
+		}
+		sessions = append(sessions, d.session)
+		d.session = "" // the next initialize opens another
+	}
+	return sessions, false
+}
+
+// floodBound bounds the sessions a flood opens: past the servers' cap.
+const floodBound = 1024
+
+// endAll ends every session of sessions.
+func (d *directClient) endAll(sessions []string) {
+	for _, sid := range sessions {
+		d.session = sid
+		d.endSession()
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -54,41 +53,20 @@ func (s *soaker) truncateTwice(ctx context.Context) {
 // it is full (503), keeps them for 3 s, and ends them: a client that
 // meets it meanwhile is served alone and tries it again as it asks, never
 // in a spin. The end of the soak stops it between initializes, never
-// during one: an initialize cut off after the server answered it leaves a
-// session whose id the flood never read, so it could not end it, and the
-// end's board listed it as one more peer than there are clients.
+// during one (floodToCap).
 func (s *soaker) floodSessions(ctx context.Context) {
 	d, err := s.server(2 * time.Second)
 	if err != nil {
 		return
 	}
 	defer d.close()
-	var sessions []string
-	full := false
-	for range floodBound {
-		if ctx.Err() != nil {
-			break
-		}
-		_, err := d.call(context.WithoutCancel(ctx), "initialize", initParams("soak-flood"))
-		if d.session == "" {
-			full = err != nil && strings.Contains(err.Error(), "HTTP 503")
-			break
-		}
-		sessions = append(sessions, d.session)
-		d.session = "" // the next initialize opens another
-	}
+	sessions, full := floodToCap(ctx, d)
 	if full {
 		s.count(s.rep.Chaos, "flood the server's sessions to its cap for 3 s")
 		pause(ctx, 3*time.Second)
 	}
-	for _, sid := range sessions {
-		d.session = sid
-		d.endSession()
-	}
+	d.endAll(sessions)
 }
-
-// floodBound bounds the sessions a flood opens: past the servers' cap.
-const floodBound = 1024
 
 // server is a direct HTTP client of the server the lease names, as a user
 // of the checkout finds it (the URL and the header from majordomus-mcp
