@@ -102,13 +102,19 @@ func TestEnvAlive_Fakes(t *testing.T) {
 }
 
 func TestParseStat(t *testing.T) {
-	fields := "S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 987654 20 21"
+	fields := "S 1 2 3 4 5 4194560 7 8 9 10 11 12 13 14 15 16 17 18 987654 20 21" // field 9, the flags: a live process's
 	for _, comm := range []string{"(sh)", "(a b) c)", "((x)))", "()"} {
 		line := "123 " + comm + " " + fields + "\n"
 		got, err := parseStat([]byte(line))
 		if err != nil || got != 987654 {
 			t.Errorf("parseStat(%q) = %d, %v; want 987654", line, got, err)
 		}
+	}
+	// Read from a Go process killed -9, after its sockets were closed and
+	// before it was a zombie: state R, PF_EXITING among its flags.
+	exiting := "18295 (zexp) R 18164 18129 28499 0 -1 4195596 3201 0 0 0 2 4 0 0 20 0 1 0 3371537 0 0 18446744073709551615 0 0 0 0 0 0 0 0 2143420159 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 9\n"
+	if _, err := parseStat([]byte(exiting)); !errors.Is(err, ErrProcessEnded) {
+		t.Errorf("an exiting process: %v, want ErrProcessEnded", err)
 	}
 	for _, bad := range []string{"", "1 (x) S 1 2", "1 (x) " + fields[:len(fields)-len(" 987654 20 21")] + " x 20 21"} {
 		if _, err := parseStat([]byte(bad)); err == nil {
