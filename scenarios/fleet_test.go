@@ -96,6 +96,10 @@ func serveProfile(t *testing.T, dir, registry, cohort, profile string) *mcpclien
 	t.Helper()
 	p := startEnv(t, dir, fleetEnv(registry, cohort), "serve", "--http-port", "0", "--profile", profile)
 	serverURL(t, p)
+	// The row is written in the background once the server listens.
+	if _, err := p.WaitLog(ctx(t), "registered this server in the fleet registry"); err != nil {
+		t.Fatal(err)
+	}
 	return p
 }
 

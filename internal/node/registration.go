@@ -1,7 +1,6 @@
 package node
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"time"
@@ -16,21 +15,27 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/registry/runtimes"
 )
 
-// register writes this server's row, right after its HTTP bind (docs/fleet.md).
-// A failure is logged, and the server serves all the same.
-func (s *sharedServer) register(ctx context.Context, instance, url string) {
+// register writes this server's row, right after its HTTP bind
+// (docs/fleet.md), in the background: publishing the URL never waits for
+// the registry. A failure is logged, and the server serves all the same.
+func (s *sharedServer) register(instance, url string) {
 	n := s.node
 	path, err := runtimes.Path(n.co.Registry, os.Getenv)
-	var reg *runtimes.Registration
-	if err == nil {
-		reg, err = runtimes.Register(ctx, path, s.row(instance, url))
-	}
-	if err != nil {
+	failed := func(err error) {
 		n.log.Warn(fmt.Sprintf("cannot register this server in the fleet registry: %s: %v; serving anyway, and a fleet inventory lists this server as unregistered", path, err),
 			zap.String("registry", path), zap.String("reason", err.Error()))
+	}
+	if err != nil {
+		failed(err)
 		return
 	}
-	n.log.Info("registered this server in the fleet registry", zap.String("registry", path), zap.String("runtime_id", instance))
+	reg := runtimes.Register(path, s.row(instance, url), func(err error) {
+		if err != nil {
+			failed(err)
+			return
+		}
+		n.log.Info("registered this server in the fleet registry", zap.String("registry", path), zap.String("runtime_id", instance))
+	})
 	s.mu.Lock()
 	s.reg = reg
 	s.mu.Unlock()
@@ -96,9 +101,12 @@ func (s *sharedServer) deregister() {
 		return
 	}
 	log := s.node.log.With(zap.String("registry", reg.Path()))
-	if err := reg.Remove(); err != nil {
+	removed, err := reg.Remove()
+	if err != nil {
 		log.Warn("cannot remove this server's row from the fleet registry; an inventory lists it as stale", zap.String("reason", err.Error()))
 		return
 	}
-	log.Info("removed this server's row from the fleet registry", zap.String("runtime_id", reg.RuntimeID()))
+	if removed {
+		log.Info("removed this server's row from the fleet registry", zap.String("runtime_id", reg.RuntimeID()))
+	}
 }

@@ -72,7 +72,7 @@ func (s *sharedServer) Start(ctx context.Context) error {
 		s.unkeep(false)
 		return err
 	}
-	s.register(ctx, instance, url)
+	s.register(instance, url)
 	if err := n.lease.Publish(url); err != nil {
 		if errors.Is(err, registry.ErrLeaseNotOurs) {
 			// Taken over while this server was starting: it is lease-lost

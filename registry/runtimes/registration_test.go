@@ -2,20 +2,38 @@ package runtimes
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/majordomus-mcp/majordomus-mcp/fleet"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 )
+
+// registered is Register, waited for.
+func registered(t *testing.T, path string, row fleet.Row) (*Registration, error) {
+	t.Helper()
+	written := make(chan error, 1)
+	reg := Register(path, row, func(err error) { written <- err })
+	select {
+	case err := <-written:
+		return reg, err
+	case <-time.After(10 * time.Second):
+		t.Fatal("Register never reported")
+		return nil, nil
+	}
+}
 
 // A registration writes its row, marks it draining, and removes it, each
 // write seen by a reader of the real database.
 func TestARegistrationFromWriteToRemoval(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(testtemp.Dir(t), "state", "registry.db")
-	reg, err := Register(ctx, path, testRow("r1", "default", 4242))
+	reg, err := registered(t, path, testRow("r1", "default", 4242))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,30 +56,39 @@ func TestARegistrationFromWriteToRemoval(t *testing.T) {
 		t.Fatalf("after MarkLost: %+v (%v)", rows, err)
 	}
 
-	if err := reg.Remove(); err != nil {
-		t.Fatal(err)
+	if removed, err := reg.Remove(); err != nil || !removed {
+		t.Fatalf("Remove: %t, %v", removed, err)
 	}
 	if rows, err := Read(ctx, path); err != nil || len(rows) != 0 {
 		t.Fatalf("after Remove: %+v (%v)", rows, err)
 	}
 }
 
-// Remove waits for a state change still being written, so that the row
-// is not written back after its removal.
-func TestRemoveWaitsForAPendingStateChange(t *testing.T) {
+// Writes happen in the order asked, each after the one before has ended:
+// the state change after the row, the removal after the change, so that
+// the row is not written back after its removal. Nothing is waited for
+// but Remove.
+func TestWritesHappenInTheOrderAsked(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(testtemp.Dir(t), "registry.db")
-	reg, err := Register(ctx, path, testRow("r1", "default", 4242))
-	if err != nil {
-		t.Fatal(err)
+	var order []string
+	var mu sync.Mutex
+	note := func(what string) func(error) {
+		return func(err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			order = append(order, fmt.Sprintf("%s %v", what, err))
+		}
 	}
-	reported := false
-	reg.MarkLost(time.Now(), func(error) { reported = true })
-	if err := reg.Remove(); err != nil {
-		t.Fatal(err)
+	reg := Register(path, testRow("r1", "default", 4242), note("registered"))
+	reg.MarkLost(time.Now(), note("marked"))
+	if removed, err := reg.Remove(); err != nil || !removed {
+		t.Fatalf("Remove: %t, %v", removed, err)
 	}
-	if !reported {
-		t.Fatal("Remove returned before the pending state change was written")
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"registered <nil>", "marked <nil>"}; !slices.Equal(order, want) {
+		t.Fatalf("the writes ended as %q, want %q", order, want)
 	}
 	if rows, err := Read(ctx, path); err != nil || len(rows) != 0 {
 		t.Fatalf("after Remove: %+v (%v)", rows, err)
@@ -75,8 +102,15 @@ func TestAnUnwritableRegistryIsAnError(t *testing.T) {
 	if err := writeFile(file); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Register(context.Background(), filepath.Join(file, "registry.db"), testRow("r1", "default", 1)); err == nil {
+	reg, err := registered(t, filepath.Join(file, "registry.db"), testRow("r1", "default", 1))
+	if err == nil {
 		t.Fatal("a registry under a regular file was written")
+	}
+	// Nothing follows a row that was not written: no change is reported,
+	// and there is nothing to remove.
+	reg.MarkLost(time.Now(), func(err error) { t.Errorf("a change of a row never written was tried: %v", err) })
+	if removed, err := reg.Remove(); removed || err != nil {
+		t.Fatalf("Remove of a row never written: %t, %v", removed, err)
 	}
 }
 
