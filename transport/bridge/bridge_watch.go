@@ -52,8 +52,8 @@ func (b *Bridge) watchServer(ctx context.Context) (watched context.Context, stop
 				cut(&SilentServer{URL: b.cfg.URL, After: now.Sub(lastAlive), last: err})
 				return
 			}
-			select { // the next probe, one interval after this one began
-			case <-time.After(every - min(time.Since(now), every)):
+			select { // the next probe, one interval after this one ended
+			case <-time.After(every):
 			case <-watched.Done():
 				return
 			}
