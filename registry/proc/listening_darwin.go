@@ -84,8 +84,8 @@ func darwinCandidateOf(k *unix.KinfoProc, uid int, names []string) (darwinCandid
 	if pid <= 0 || int(k.Eproc.Ucred.Uid) != uid {
 		return darwinCandidate{}, false
 	}
-	start, err := kinfoStart(k.Proc.P_stat, k.Proc.P_starttime.Sec, int64(k.Proc.P_starttime.Usec))
-	if err != nil { // a zombie
+	start, err := startOf(k)
+	if err != nil { // exiting, or a zombie
 		return darwinCandidate{}, false
 	}
 	c := darwinCandidate{PID: pid, PPID: int(k.Eproc.Ppid), Start: start}
@@ -126,7 +126,7 @@ func darwinStillRuns(pid int, start uint64) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	now, err := kinfoStart(k.Proc.P_stat, k.Proc.P_starttime.Sec, int64(k.Proc.P_starttime.Usec))
+	now, err := startOf(k)
 	if errors.Is(err, ErrProcessEnded) {
 		return false, nil
 	}

@@ -13,14 +13,19 @@ import (
 // kern.bootsessionuuid, a fresh UUID every boot.
 
 // ProcessStart returns when pid started, in microseconds since the Unix
-// epoch. A zombie gives [ErrProcessEnded]; a pid no process has gives
+// epoch. A process that is exiting or a zombie gives [ErrProcessEnded]; a pid no process has gives
 // EIO (sysctl answers nothing for it).
 func ProcessStart(pid int) (uint64, error) {
 	k, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
 	if err != nil {
 		return 0, fmt.Errorf("reading process start: %w", err)
 	}
-	return kinfoStart(k.Proc.P_stat, k.Proc.P_starttime.Sec, int64(k.Proc.P_starttime.Usec))
+	return startOf(k)
+}
+
+// startOf is kinfoStart of what sysctl said of a process.
+func startOf(k *unix.KinfoProc) (uint64, error) {
+	return kinfoStart(k.Proc.P_stat, k.Proc.P_flag, k.Proc.P_starttime.Sec, int64(k.Proc.P_starttime.Usec))
 }
 
 // BootID returns kern.bootsessionuuid.
