@@ -16,6 +16,13 @@
 // held (on Windows: a console control event, then exit status
 // STATUS_CONTROL_C_EXIT). Each operating-system fact of this package sits
 // in signals_{unix,windows,other}.go, stdin_linux.go and pages_{linux,other}.go.
+//
+// The runtime's check every second for a new CPU limit (to update
+// GOMAXPROCS) is off: it woke an idle process once a second, and a
+// process here lives as long as its client, mostly idle (issue 33's
+// idle cost, B11). GOMAXPROCS is still chosen at start, limit included.
+//
+//go:debug updatemaxprocs=0
 package main
 
 import "os"
