@@ -3,7 +3,6 @@ package proc
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 
 	"golang.org/x/sys/windows"
@@ -31,7 +30,7 @@ func WatchParent(ctx context.Context) <-chan string {
 		windows.CloseHandle(h)
 		return gone
 	}
-	reason := fmt.Sprintf("the parent process %d is gone", parent)
+	reason := parentGone(parent)
 	go func() {
 		defer windows.CloseHandle(h)
 		for ctx.Err() == nil {
