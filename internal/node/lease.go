@@ -227,8 +227,15 @@ func (e *leaseFile) Publish(url string) error { return e.file.Publish(url) }
 
 func (e *leaseFile) Forget() { e.file.Forget() }
 
+// lostFallback is how often a leaseholder reads its lease though no event
+// said it changed: events tell a change at once (the directory's own move
+// or removal included), so this covers only one they lost, and an idle
+// leaseholder, which lives as long as its client, is not woken every
+// second for it (issue 33's idle cost, B11).
+const lostFallback = 10 * time.Second
+
 func (e *leaseFile) Lost(ctx context.Context, instance string) (<-chan string, error) {
-	changes, err := registry.Watch(ctx, e.file.Path, 0, 0)
+	changes, err := registry.Watch(ctx, e.file.Path, 0, lostFallback)
 	if err != nil {
 		return nil, err
 	}
