@@ -2,8 +2,8 @@
 // in the same run (issue 5, docs/architecture.md#tests): attach (B1),
 // bridge overhead (B2), other bridges (B3), take-over (B4), a storm of
 // clients (B5), memory (B6), layer scale (B7), a flood (B8), a frozen
-// leaseholder replaced (B9) and a new client's first answers while the
-// owner cannot take it (B10). It builds the binary,
+// leaseholder replaced (B9), a new client's first answers while the
+// owner cannot take it (B10) and the wake-ups of idle processes (B11). It builds the binary,
 // runs every measure several times after a warm-up, prints a Markdown table
 // and writes a JSON file.
 //
@@ -38,7 +38,7 @@ func main() {
 	var o options
 	flag.BoolVar(&o.quick, "quick", false, "fewer repetitions (a smoke run of about a minute)")
 	flag.StringVar(&o.out, "out", "", "the JSON file to write, relative to the module root (default scenarios/bench/results.json, or soak.json)")
-	flag.StringVar(&o.only, "only", "", "run only these measures, comma-separated (B1,…,B10; B6 needs B2 and B5)")
+	flag.StringVar(&o.only, "only", "", "run only these measures, comma-separated (B1,…,B11; B6 needs B2 and B5)")
 	flag.StringVar(&o.peers, "peers", "", "an npm prefix that already holds mcp-remote and supergateway (default: install into a temporary one)")
 	flag.BoolVar(&o.noPeers, "no-peers", false, "skip B3's npm bridges")
 	flag.StringVar(&o.rev, "rev", "", "build this commit (git archive into a temporary directory) instead of the working tree")
@@ -194,6 +194,7 @@ func (b *bench) measureAll(o options, rep *Report) {
 	measure("B8", want("B8"), b.b8)
 	measure("B9", want("B9"), func() ([]Figure, error) { return b.b9(map[bool]int{false: 5, true: 1}[o.quick]) })
 	measure("B10", want("B10"), func() ([]Figure, error) { return b.b10(map[bool]int{false: 10, true: 3}[o.quick]) })
+	measure("B11", want("B11"), b.b11)
 	b.cleanup()
 }
 
