@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -34,4 +35,18 @@ func TestAParentGoneAtStartIsNotWatched(t *testing.T) {
 	launcher.Expect(t, "watching")
 	launcher.Stdin.Close()
 	launcher.Expect(t, "stdin ended")
+}
+
+// A watch ends with its ctx, its parent alive: the wait is woken by that
+// alone, and nothing is left behind (goleak checks once the package's
+// tests end).
+func TestAWatchEndsWithItsContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	gone := WatchParent(ctx)
+	cancel()
+	select {
+	case reason := <-gone:
+		t.Fatalf("a live parent was said gone: %s", reason)
+	default:
+	}
 }

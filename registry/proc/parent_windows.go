@@ -10,7 +10,8 @@ import (
 
 // WatchParent reports, once, that this process's parent is gone, until ctx
 // ends. Windows never changes a process's parent pid and recycles pids
-// quickly, so the parent is opened once and its handle waited on. A parent
+// quickly, so the parent is opened once and its handle waited on, with
+// nothing but its end or ctx's to wake the wait. A parent
 // already gone when this is called — it cannot be opened, it has ended, or
 // its pid is now a process that started after this one (a launcher that
 // spawned this process and exited) — is not watched, as on Unix, where
@@ -30,15 +31,25 @@ func WatchParent(ctx context.Context) <-chan string {
 		windows.CloseHandle(h)
 		return gone
 	}
+	// ctx's end is an event too, so that one wait hears either and an idle
+	// process is never woken to look (issue 33's idle cost).
+	ended, err := windows.CreateEvent(nil, 1, 0, nil)
+	if err != nil { // out of handles: stdin's end still ends the session
+		windows.CloseHandle(h)
+		return gone
+	}
 	reason := parentGone(parent)
 	go func() {
 		defer windows.CloseHandle(h)
-		for ctx.Err() == nil {
-			// A bounded wait, so that the goroutine ends soon after ctx.
-			if ev, err := windows.WaitForSingleObject(h, 500); err != nil || ev == windows.WAIT_OBJECT_0 {
-				gone <- reason
-				return
-			}
+		set := make(chan struct{})
+		stop := context.AfterFunc(ctx, func() { windows.SetEvent(ended); close(set) })
+		ev, err := windows.WaitForMultipleObjects([]windows.Handle{h, ended}, false, windows.INFINITE)
+		if !stop() {
+			<-set // it was set: only then may its handle be closed
+		}
+		windows.CloseHandle(ended)
+		if err != nil || ev == windows.WAIT_OBJECT_0 {
+			gone <- reason
 		}
 	}()
 	return gone
