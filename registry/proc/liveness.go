@@ -104,7 +104,8 @@ func (e Env) Alive(pid int, start uint64, bootID string) Liveness {
 	switch {
 	case errors.Is(err, ErrProcessEnded):
 		// A zombie answers signal 0: a leaseholder killed -9 whose parent
-		// has not reaped it yet must not pass for alive.
+		// has not reaped it yet must not pass for alive, nor one still
+		// exiting, whose sockets are already closed.
 		return OwnerGone
 	case start == 0:
 		return OwnerAlive

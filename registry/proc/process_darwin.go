@@ -13,8 +13,8 @@ import (
 // kern.bootsessionuuid, a fresh UUID every boot.
 
 // ProcessStart returns when pid started, in microseconds since the Unix
-// epoch. A process that is exiting or a zombie gives [ErrProcessEnded]; a pid no process has gives
-// EIO (sysctl answers nothing for it).
+// epoch. A process that is exiting or a zombie gives [ErrProcessEnded]; a
+// pid no process has gives EIO (sysctl answers nothing for it).
 func ProcessStart(pid int) (uint64, error) {
 	k, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
 	if err != nil {

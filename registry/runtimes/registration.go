@@ -41,6 +41,9 @@ func Register(path string, row fleet.Row, done func(error)) *Registration {
 	r := &Registration{path: path, runtimeID: row.RuntimeID}
 	r.then(func(ctx context.Context, rt *DB) error { return rt.Register(ctx, row) }, func(err error) {
 		if err != nil {
+			r.mu.Lock()
+			r.failed = true // before the next write looks
+			r.mu.Unlock()
 			err = fmt.Errorf("registering runtime %s: %w", row.RuntimeID, err)
 		}
 		done(err)
@@ -90,13 +93,7 @@ func (r *Registration) then(write func(context.Context, *DB) error, done func(er
 		if failed {
 			return
 		}
-		err := Write(context.Background(), r.path, WriteTimeout, write)
-		if err != nil && before == nil {
-			r.mu.Lock()
-			r.failed = true
-			r.mu.Unlock()
-		}
-		done(err)
+		done(Write(context.Background(), r.path, WriteTimeout, write))
 	}()
 	return end
 }

@@ -3,9 +3,9 @@
 // bridge overhead (B2), other bridges (B3), take-over (B4), a storm of
 // clients (B5), memory (B6), layer scale (B7), a flood (B8), a frozen
 // leaseholder replaced (B9), a new client's first answers while the
-// owner cannot take it (B10) and the wake-ups of idle processes (B11). It builds the binary,
-// runs every measure several times after a warm-up, prints a Markdown table
-// and writes a JSON file.
+// owner cannot take it (B10) and the wake-ups of idle processes (B11). It
+// builds the binary, runs every measure several times after a warm-up,
+// prints a Markdown table and writes a JSON file.
 //
 //	go run ./scenarios/bench [-quick] [-out FILE] [-only B1,B4] [-peers DIR] [-profile DIR]
 //
