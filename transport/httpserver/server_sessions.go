@@ -66,7 +66,12 @@ type sessionEntry struct {
 	live    bool
 	streams map[*int]context.CancelFunc // open GET streams, ended with the session
 	busy    int                         // requests being answered
-	idle    *time.Timer                 // armed while the session is live and not busy
+	// idle is the session's one idle timer, armed while it is live and not
+	// busy, until idleAt. It is reset, never replaced: a stopped timer still
+	// wakes the process at the time it was set for, so a new timer per
+	// request would wake an idle server once for every request it answered.
+	idle   *time.Timer
+	idleAt time.Time
 }
 
 func newSessionTable(log *zap.Logger, onChange func(int), idleTimeout time.Duration, expire func(string)) *sessionTable {
@@ -170,7 +175,6 @@ func (t *sessionTable) begin(id string) (end func()) {
 	t.calls.Add(1)
 	if e.idle != nil {
 		e.idle.Stop()
-		e.idle = nil
 	}
 	return func() {
 		t.mu.Lock()
@@ -189,19 +193,20 @@ func (t *sessionTable) armLocked(id string, e *sessionEntry) {
 	if !e.live || e.busy > 0 || t.idleTimeout <= 0 {
 		return
 	}
+	e.idleAt = time.Now().Add(t.idleTimeout)
 	if e.idle != nil {
-		e.idle.Stop()
+		e.idle.Reset(t.idleTimeout)
+		return
 	}
-	var timer *time.Timer
-	timer = time.AfterFunc(t.idleTimeout, func() {
+	e.idle = time.AfterFunc(t.idleTimeout, func() {
 		t.mu.Lock()
-		current := t.entries[id] == e && e.idle == timer && !t.closing
+		// a firing that a request or a later arming overtook is stale
+		current := t.entries[id] == e && e.busy == 0 && !time.Now().Before(e.idleAt) && !t.closing
 		t.mu.Unlock()
 		if current {
 			t.expire(id)
 		}
 	})
-	e.idle = timer
 }
 
 // expect records why the next Terminate of id will end it; forget undoes
