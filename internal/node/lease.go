@@ -229,10 +229,12 @@ func (e *leaseFile) Forget() { e.file.Forget() }
 
 // lostFallback is how often a leaseholder reads its lease though no event
 // said it changed: events tell a change at once (the directory's own move
-// or removal included), so this covers only one they lost, and an idle
-// leaseholder, which lives as long as its client, is not woken every
-// second for it (issue 33's idle cost, B11).
-const lostFallback = 10 * time.Second
+// or removal included), so this covers only one they lost, and every
+// request the server answers checks the lease first (Carries), so a lost
+// event can delay only what an idle server does about it. An idle
+// leaseholder, which lives as long as its client, is not woken every few
+// seconds for it (issue 33's idle cost, B11).
+const lostFallback = time.Minute
 
 func (e *leaseFile) Lost(ctx context.Context, instance string) (<-chan string, error) {
 	changes, err := registry.Watch(ctx, e.file.Path, 0, lostFallback)
