@@ -133,6 +133,7 @@ func (s *sharedServer) listen(srv *served, t *term, key string) (*httpserver.Ser
 		MaxSessions: n.cfg.MaxSessions,
 		OnSessions:  n.m.SessionsChanged,
 		Board:       boardpage.New(newBoardSource(srv.surface, n.m.State), key, n.log.Named("board")),
+		Heard:       srv.surface.Board.Touch,
 		Logger:      n.log.Named("http"),
 	})
 	go func() { _ = h.Serve(ln) }()

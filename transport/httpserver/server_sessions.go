@@ -140,6 +140,15 @@ func (t *sessionTable) known(id string) bool {
 	return t.entries[id] != nil
 }
 
+// streaming reports whether session id has a GET stream open, where what
+// the server sends it is written.
+func (t *sessionTable) streaming(id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e := t.entries[id]
+	return e != nil && len(e.streams) > 0
+}
+
 // markLive counts a session once its initialize has been answered with it.
 func (t *sessionTable) markLive(id string) {
 	t.mu.Lock()

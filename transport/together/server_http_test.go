@@ -405,3 +405,61 @@ func TestANonLoopbackBindWarns(t *testing.T) {
 		t.Fatalf("a loopback bind warned: %v", logs.All())
 	}
 }
+
+// The server answers the ping of a session with a stream open itself,
+// with mcp-go's own answer byte for byte, and tells who was heard; a ping
+// that is no request, that names an unknown protocol version or whose
+// session has no stream (what the server sends it may ride on the answer)
+// is still mcp-go's to answer.
+func TestAPingIsAnsweredAsMCPGoWouldAndHeard(t *testing.T) {
+	f := newFixture()
+	heard := make(chan string, 8)
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv, Heard: func(sid string) { heard <- sid }})
+	c := newClient(t, s.url)
+	sid := c.initialize()
+	s.count.waitFor(t, 1)
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	if resp, body := c.do(http.MethodPost, "/mcp", sid, ping); resp.StatusCode != http.StatusOK || len(heard) != 0 {
+		t.Fatalf("a ping with no stream open: %d %s, and %d heard by the server itself", resp.StatusCode, body, len(heard))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.url+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", secret.Authorization(testSecret))
+	req.Header.Set("Mcp-Session-Id", sid)
+	stream, err := http.DefaultClient.Do(req)
+	if err != nil || stream.StatusCode != http.StatusOK {
+		t.Fatalf("the session's stream: %v %v", stream, err)
+	}
+	defer stream.Body.Close()
+	for _, ping := range []string{
+		`{"jsonrpc":"2.0","id":3,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"three","method":"ping","params":{}}`,
+		`{"jsonrpc":"2.0", "id": "a\u0020b" ,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":-40,"method":"ping","params":{"_meta":{"progressToken":1}}}`,
+	} {
+		resp, body := c.do(http.MethodPost, "/mcp", sid, ping)
+		want, _ := json.Marshal(f.srv.HandleMessage(context.Background(), json.RawMessage(ping)))
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" || body != string(want)+"\n" {
+			t.Errorf("%s: answered %d %q %q, mcp-go answers %q", ping, resp.StatusCode, resp.Header.Get("Content-Type"), body, want)
+		}
+		select {
+		case got := <-heard:
+			if got != sid {
+				t.Errorf("%s: heard %q, want %q", ping, got, sid)
+			}
+		default:
+			t.Errorf("%s: nobody was told the session was heard", ping)
+		}
+	}
+	if resp, body := c.do(http.MethodPost, "/mcp", sid, `{"jsonrpc":"2.0","method":"ping"}`); resp.StatusCode != http.StatusAccepted {
+		t.Errorf("a ping sent as a notification: %d %s, want 202 as for any notification", resp.StatusCode, body)
+	}
+	if resp, body := c.do(http.MethodPost, "/mcp", sid, ping, "MCP-Protocol-Version", "1999-01-01"); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a ping under an unknown protocol version: %d %s, want mcp-go's 400", resp.StatusCode, body)
+	}
+	if len(heard) != 0 {
+		t.Errorf("%d more sessions heard by the server itself, want none", len(heard))
+	}
+}
