@@ -237,17 +237,25 @@ func (b *Board) overlapping(p *Peer) (Peer, []Overlap) {
 }
 
 // Peers returns the board in attachment order and how many are attached.
+// An attached stdio peer is the client of the board's own process, which
+// answers for it: it is seen as of the reading, and nothing has to wake
+// the process to say so while the client is idle.
 func (b *Board) Peers() ([]Peer, int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.expire(b.now())
+	now := b.now()
+	b.expire(now)
 	peers := make([]Peer, 0, len(b.order))
 	attached := 0
 	for _, p := range b.order {
-		peers = append(peers, copyPeer(p))
+		c := copyPeer(p)
 		if p.Attached {
 			attached++
+			if p.Transport == "stdio" {
+				c.LastSeen = stamp(now)
+			}
 		}
+		peers = append(peers, c)
 	}
 	return peers, attached
 }

@@ -162,7 +162,6 @@ func (s *clientSession) open(srv *served) error {
 		return fmt.Errorf("serving the client in process: %w", err)
 	}
 	s.local = local
-	go seenLive(ctx, local, srv.surface.Board, s.n.cfg.Times.Heartbeat)
 	return nil
 }
 

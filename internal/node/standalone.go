@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -45,7 +44,6 @@ func RunStandalone(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("serving the client in process: %w", err)
 	}
 	defer local.Close()
-	go seenLive(life, local, srv.surface.Board, times.Heartbeat)
 	if cfg.SignalsHandled != nil {
 		select { // SIGPIPE is handled before the loop writes
 		case <-cfg.SignalsHandled:
@@ -56,22 +54,4 @@ func RunStandalone(ctx context.Context, cfg Config) error {
 	loop := stdio.Loop{In: cfg.Stdin, Out: out, Backend: local, Logger: log}
 	loop.Serve(ctx)
 	return nil
-}
-
-// seenLive marks l's peer seen on b every heartbeat while l is open, as a
-// bridge's heartbeat marks a bridged peer: its process and its client are
-// alive while it is, however long the client is idle.
-func seenLive(ctx context.Context, l *stdio.Local, b *surface.Board, every time.Duration) {
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-l.Closed():
-			return
-		case <-tick.C:
-			b.Touch(localSession)
-		}
-	}
 }
