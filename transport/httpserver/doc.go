@@ -35,7 +35,9 @@
 // with the JSON-RPC error -32001 naming lease_lost, the reason and the
 // current server's URL, and no session is created; existing sessions go on
 // being served. Batches, which mcp-go does not take, are split and answered
-// as an array. initialize cannot be batched.
+// as an array. initialize cannot be batched. The ping of a session whose GET
+// stream is open (a bridge's heartbeat) is answered here, as mcp-go would,
+// and told to [Config].Heard: it costs an idle server no goroutine.
 //
 // A request of revision 2026-07-28 belongs to no session: it is passed to
 // mcp-go, which serves it on a session of the request's own; a lease-lost

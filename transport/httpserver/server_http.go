@@ -133,9 +133,9 @@ type Config struct {
 	// once the Host and Origin are checked; nil = no page, 404. Its
 	// requests end at Shutdown, its event streams included.
 	Board http.Handler
-	// Heard is told of every ping of a session, which the server answers
-	// itself, as mcp-go's hooks are told of its other requests. Nil:
-	// nobody.
+	// Heard is told of each ping the server answers itself (that of a
+	// session with its stream open), as mcp-go's hooks are told of the
+	// requests it answers. Nil: nobody.
 	Heard func(session string)
 	// Logger receives the server's logs and mcp-go's (named "mcp-go").
 	// Nil = no logs.
