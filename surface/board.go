@@ -107,9 +107,18 @@ func (b *Board) Detach(session string) {
 	}
 	delete(b.bySession, session)
 	p.Attached = false
+	if ownClient(p) {
+		p.LastSeen = stamp(b.now()) // it was there until now
+	}
 	b.kept(p)
 	b.prune()
 }
+
+// ownClient reports whether p is the client of the board's own process
+// (its stdio session), which the process answers for: it is seen for as
+// long as it stays attached, and nothing has to wake the process to say
+// so while the client is idle.
+func ownClient(p *Peer) bool { return p.Transport == "stdio" }
 
 // kept gives the sink an announcer that changed.
 func (b *Board) kept(p *Peer) {
@@ -236,10 +245,8 @@ func (b *Board) overlapping(p *Peer) (Peer, []Overlap) {
 	return copyPeer(p), overlaps
 }
 
-// Peers returns the board in attachment order and how many are attached.
-// An attached stdio peer is the client of the board's own process, which
-// answers for it: it is seen as of the reading, and nothing has to wake
-// the process to say so while the client is idle.
+// Peers returns the board in attachment order and how many are attached;
+// the process's own client, attached, is seen as of the reading.
 func (b *Board) Peers() ([]Peer, int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -251,7 +258,7 @@ func (b *Board) Peers() ([]Peer, int) {
 		c := copyPeer(p)
 		if p.Attached {
 			attached++
-			if p.Transport == "stdio" {
+			if ownClient(p) {
 				c.LastSeen = stamp(now)
 			}
 		}

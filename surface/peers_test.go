@@ -170,3 +170,39 @@ func TestTheOverlapsNameEachSidesPaths(t *testing.T) {
 func NewBoard(now func() time.Time, idle time.Duration) *Board {
 	return newBoard(now, idle, nil, &changes{})
 }
+
+// The process's own client (its stdio peer) is seen as of every reading
+// while it is attached, and as of its departure once it left; a peer of
+// another process is seen when it is heard from, and not otherwise.
+func TestTheProcesssOwnClientIsSeenUntilItLeaves(t *testing.T) {
+	at := time.Date(2026, 7, 1, 8, 0, 0, 0, time.UTC)
+	b := NewBoard(func() time.Time { return at }, time.Minute)
+	b.Open("stdio", "stdio", "", nil)
+	b.Open("s2", "http", "", nil)
+	seen := func(id string) time.Time {
+		peers, _ := b.Peers()
+		i := slices.IndexFunc(peers, func(p Peer) bool { return p.ID == id })
+		if i < 0 {
+			t.Fatalf("%s is not on the board: %+v", id, peers)
+		}
+		return peers[i].LastSeen
+	}
+	opened := at
+	at = at.Add(time.Hour)
+	if got := seen("p1"); !got.Equal(at) {
+		t.Errorf("the idle own client was last seen at %s, want the reading's %s", got, at)
+	}
+	if got := seen("p2"); !got.Equal(opened) {
+		t.Errorf("the silent http peer was last seen at %s, want its opening %s", got, opened)
+	}
+	if _, _, err := b.Announce("stdio", "staying listed", nil, false); err != nil {
+		t.Fatal(err)
+	}
+	at = at.Add(time.Hour)
+	left := at
+	b.Detach("stdio")
+	at = at.Add(time.Hour)
+	if got := seen("p1"); !got.Equal(left) {
+		t.Errorf("the departed own client was last seen at %s, want its departure %s", got, left)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -120,16 +121,23 @@ func TestTheLeaseholdersIdleClientIsSeenAsOfEveryReading(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 3 {
-		before := time.Now().UTC().Round(time.Millisecond)
+	seen := func() time.Time {
 		peers, _ := srv.surface.Board.Peers()
 		i := slices.IndexFunc(peers, func(p surface.Peer) bool { return p.Transport == "stdio" && p.Attached })
 		if i < 0 {
 			t.Fatalf("no attached stdio peer on the board: %+v", peers)
 		}
-		if seen := peers[i].LastSeen; seen.Before(before) {
-			t.Fatalf("the idle client was last seen at %s, before the board was read (%s)", seen, before)
+		return peers[i].LastSeen
+	}
+	first, until := seen(), time.Now().Add(wait)
+	for !time.Now().UTC().Round(time.Millisecond).After(first) { // the clock is the event waited for
+		if time.Now().After(until) {
+			t.Fatalf("the clock stayed at %s", first)
 		}
+		runtime.Gosched()
+	}
+	if again := seen(); !again.After(first) {
+		t.Fatalf("the idle client, last seen at %s, was still last seen then at a later reading", first)
 	}
 }
 
