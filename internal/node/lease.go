@@ -229,9 +229,9 @@ func (e *leaseFile) Forget() { e.file.Forget() }
 
 // lostFallback is how often a leaseholder reads its lease though no event
 // said it changed: events tell a change at once (the directory's own move
-// or removal included), so this covers only one they lost, and every
+// or removal included), so this covers only one they lost; and every
 // request the server answers checks the lease first (Carries), so a lost
-// event can delay only what an idle server does about it. An idle
+// event delays only what an idle server does about it. An idle
 // leaseholder, which lives as long as its client, is not woken every few
 // seconds for it (issue 33's idle cost, B11).
 const lostFallback = time.Minute

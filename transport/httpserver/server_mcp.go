@@ -209,9 +209,7 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		h.serveBatch(w, r, members)
 		return
 	}
-	if v := r.Header.Get(mcp.HeaderProtocolVersion); env.IsRequest() && env.Method == string(mcp.MethodPing) &&
-		(v == "" || mcp.IsValidProtocolVersion(v)) && h.table.streaming(sid) {
-		h.answerPing(w, withBody(r, body), sid, env.ID)
+	if env.Method == string(mcp.MethodPing) && h.answeredPing(w, r, sid, env) {
 		return
 	}
 	if refusal := wire.PromptRefusal(h.cfg.MCP, env, body); refusal != nil {
@@ -221,25 +219,29 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	h.pass(w, withBody(r, body))
 }
 
-// answerPing answers the ping of a session with a stream open as mcp-go
-// would (its answer, byte for byte, in JSON): such a ping asks only whether
-// the session lives, which the table has just told, and what the server
-// has to send the session goes to its stream. Through mcp-go it cost a
-// goroutine and a decode, and so every idle bridge's heartbeat woke its
-// leaseholder's threads a dozen more times (issue 33's idle cost, B11).
-func (h *Server) answerPing(w http.ResponseWriter, r *http.Request, sid string, id json.RawMessage) {
-	var rid mcp.RequestId
-	if err := json.Unmarshal(id, &rid); err != nil {
-		h.pass(w, r) // an id mcp-go reads otherwise is its to answer
-		return
+// answeredPing answers the ping of a session with a stream open as mcp-go
+// would (its answer, byte for byte, in JSON), and reports whether it did:
+// such a ping asks only whether the session lives, which the table has
+// just told, and what the server has to send the session goes to its
+// stream. Through mcp-go it cost a goroutine and a decode, and so every
+// idle bridge's heartbeat woke its leaseholder's threads a dozen more times
+// (issue 33's idle cost, B11). Any other ping is left to mcp-go: one
+// without an id mcp-go reads, under a protocol version it does not know,
+// or of a session whose answers may carry what the server queued for it.
+func (h *Server) answeredPing(w http.ResponseWriter, r *http.Request, sid string, env wire.Envelope) bool {
+	var id mcp.RequestId
+	v := r.Header.Get(mcp.HeaderProtocolVersion)
+	if !env.IsRequest() || (v != "" && !mcp.IsValidProtocolVersion(v)) || !h.table.streaming(sid) || json.Unmarshal(env.ID, &id) != nil {
+		return false
 	}
-	answer, _ := json.Marshal(mcp.NewJSONRPCResultResponse(rid, mcp.EmptyResult{}))
+	answer, _ := json.Marshal(mcp.NewJSONRPCResultResponse(id, mcp.EmptyResult{}))
 	if h.cfg.Heard != nil {
 		h.cfg.Heard(sid)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(append(answer, '\n'))
+	return true
 }
 
 // serveInitialize opens a session, unless new sessions are refused: then the
