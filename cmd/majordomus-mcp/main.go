@@ -15,7 +15,7 @@
 // SIGINT or SIGHUP dies of that signal after the machine released what it
 // held (on Windows: a console control event, then exit status
 // STATUS_CONTROL_C_EXIT). Each operating-system fact of this package sits
-// in signals_{unix,windows,other}.go, stdin_linux.go and pages_{linux,other}.go.
+// in signals_{unix,windows,other}.go and pages_{linux,other}.go.
 //
 // The runtime's check every second for a new CPU limit (to update
 // GOMAXPROCS) is off: it woke an idle process once a second, and a

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/majordomus-mcp/majordomus-mcp/internal/rawio"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/release"
 	"github.com/majordomus-mcp/majordomus-mcp/layer"
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
@@ -63,13 +63,16 @@ type leaseFile struct {
 	// served alone with this reason.
 	identityErr error
 	// carrying is the lease file last found carrying an instance: the same
-	// file, size and time carry it still, and are not read again.
+	// file, size and time carry it still, and are not read again. They are
+	// stamped raw (internal/rawio): a relayed message or a request checks
+	// them first, and an ordinary system call would wake the runtime's
+	// monitor thread for each (B2).
 	carrying atomic.Pointer[carrying]
 }
 
 type carrying struct {
 	instance string
-	file     os.FileInfo
+	file     rawio.Stamp
 }
 
 // newLeaseFile is the lease of co's profile, judged with times.
@@ -274,9 +277,8 @@ func lossReason(snap registry.Snapshot) string {
 }
 
 func (e *leaseFile) Carries(instance string) (bool, string) {
-	info, err := os.Lstat(e.file.Path)
-	if c := e.carrying.Load(); err == nil && c != nil && c.instance == instance && os.SameFile(info, c.file) &&
-		info.Size() == c.file.Size() && info.ModTime().Equal(c.file.ModTime()) {
+	stamp, err := rawio.Lstat(e.file.Path)
+	if c := e.carrying.Load(); err == nil && c != nil && c.instance == instance && stamp.Same(c.file) {
 		return true, ""
 	}
 	snap := registry.Read(e.file.Path)
@@ -286,7 +288,7 @@ func (e *leaseFile) Carries(instance string) (bool, string) {
 	case !snap.Holds(instance):
 		return false, lossReason(snap)
 	case err == nil:
-		e.carrying.Store(&carrying{instance, info})
+		e.carrying.Store(&carrying{instance, stamp})
 	}
 	return true, ""
 }

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
 	"go.uber.org/zap"
 
+	"github.com/majordomus-mcp/majordomus-mcp/internal/rawio"
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
 	"github.com/majordomus-mcp/majordomus-mcp/surface"
@@ -32,7 +34,9 @@ type Config struct {
 	// transport's default.
 	MaxSessions int
 	// Stdin and Stdout are the client's stdio. Without a client (Stdin nil:
-	// `serve`) the node runs the shared server for others only.
+	// `serve`) the node runs the shared server for others only. Pipes
+	// (*os.File) are used through descriptions of their own, read and
+	// written raw (ownStdio).
 	Stdin  io.Reader
 	Stdout io.Writer
 	// SignalsHandled is closed once the process handles termination
@@ -89,6 +93,7 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	cfg.Times = times
+	ownStdio(&cfg)
 	if cfg.Lease == nil {
 		cfg.Lease = newLeaseFile(cfg.Checkout, cfg.Times, cfg.SignalsHandled)
 	}
@@ -198,6 +203,19 @@ func (n *Node) serveClient(ctx context.Context) {
 		return
 	}
 	n.ClientLeft()
+}
+
+// ownStdio reads and writes the client's stdio, when they are pipes,
+// through descriptions of their own with raw system calls (internal/rawio):
+// a relayed message then wakes none of the runtime's threads but the one
+// that reads it (B2).
+func ownStdio(cfg *Config) {
+	if f, ok := cfg.Stdin.(*os.File); ok {
+		cfg.Stdin = rawio.Pipe(f)
+	}
+	if f, ok := cfg.Stdout.(*os.File); ok {
+		cfg.Stdout = rawio.Pipe(f)
+	}
 }
 
 // transitioned makes what follows a change of state that the graph does

@@ -24,6 +24,7 @@ func RunStandalone(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	ownStdio(&cfg)
 	ctx, left := context.WithCancel(ctx)
 	defer left()
 	go onParentGone(ctx, log, left)

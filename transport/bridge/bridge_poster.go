@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/majordomus-mcp/majordomus-mcp/internal/rawio"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 )
 
@@ -98,9 +99,9 @@ func (p *poster) conn(ctx context.Context, reuse bool) (*keptConn, bool, error) 
 
 // kept is conn, ready to carry POSTs.
 func kept(conn net.Conn) *keptConn {
-	c := &keptConn{Conn: conn}
+	c := &keptConn{Conn: rawio.Conn(conn)}
 	c.br = bufio.NewReader(readCounter{c})
-	c.bw = bufio.NewWriter(conn)
+	c.bw = bufio.NewWriter(c.Conn)
 	return c
 }
 
