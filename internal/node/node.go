@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -51,9 +51,6 @@ type Config struct {
 	OnTransition func(machine.Transition)
 }
 
-// bridgeGCPercent is the GOGC of a process while it only bridges.
-const bridgeGCPercent = 25
-
 // Node is one process of the shared-server design: the state machine and
 // the ports it acts through.
 type Node struct {
@@ -71,6 +68,8 @@ type Node struct {
 	m       *machine.Machine
 	server  *sharedServer
 	url     atomic.Pointer[string] // the server this process serves or bridges to
+
+	tuning runtimeTuning // the runtime's settings for what the process is
 
 	mu      sync.Mutex // guards the process's life
 	fatal   error      // nothing could ever serve the client: the exit error
@@ -106,6 +105,7 @@ func New(cfg Config) (*Node, error) {
 		lease:      cfg.Lease,
 		withClient: cfg.Stdin != nil,
 		host:       hostKey(),
+		tuning:     runtimeTuning{procs: runtime.GOMAXPROCS(0)},
 	}
 	n.hostPeer = sync.OnceValue(n.drawHostPeer)
 	n.server = &sharedServer{node: n}
@@ -219,25 +219,17 @@ func ownStdio(cfg *Config) {
 }
 
 // transitioned makes what follows a change of state that the graph does
-// not show: the garbage collector's setting.
+// not show: the runtime's settings (tuning.go).
 func (n *Node) transitioned(t machine.Transition) {
 	if n.cfg.OnTransition != nil {
 		n.cfg.OnTransition(t)
 	}
+	n.tuning.became(t.To)
 	switch t.To {
 	case machine.Electing:
 		n.setURL("")
 	case machine.Attached:
-		// A bridge holds little but relays a lot: after its client's first answer (not
-		// to slow attaching, B1), collect sooner and give back what its start left (B6).
-		n.session.router.afterNextAnswer(func() {
-			if n.m.State() == machine.Attached {
-				debug.SetGCPercent(bridgeGCPercent)
-				go debug.FreeOSMemory()
-			}
-		})
-	case machine.Leaseholder, machine.Alone:
-		debug.SetGCPercent(100)
+		n.session.router.afterNextAnswer(func() { go n.tuning.bridging() })
 	}
 }
 
