@@ -34,9 +34,9 @@ type Config struct {
 	// transport's default.
 	MaxSessions int
 	// Stdin and Stdout are the client's stdio. Without a client (Stdin nil:
-	// `serve`) the node runs the shared server for others only. Pipes
-	// (*os.File) are used through descriptions of their own, read and
-	// written raw (ownStdio).
+	// `serve`) the node runs the shared server for others only. Pipes and
+	// sockets (*os.File) are used through descriptors of their own, read
+	// and written raw (ownStdio).
 	Stdin  io.Reader
 	Stdout io.Writer
 	// SignalsHandled is closed once the process handles termination
@@ -205,16 +205,16 @@ func (n *Node) serveClient(ctx context.Context) {
 	n.ClientLeft()
 }
 
-// ownStdio reads and writes the client's stdio, when they are pipes,
-// through descriptions of their own with raw system calls (internal/rawio):
+// ownStdio reads and writes the client's stdio, when they are pipes or
+// sockets, through descriptors of their own with raw system calls (internal/rawio):
 // a relayed message then wakes none of the runtime's threads but the one
 // that reads it (B2).
 func ownStdio(cfg *Config) {
 	if f, ok := cfg.Stdin.(*os.File); ok {
-		cfg.Stdin = rawio.Pipe(f)
+		cfg.Stdin = rawio.Own(f)
 	}
 	if f, ok := cfg.Stdout.(*os.File); ok {
-		cfg.Stdout = rawio.Pipe(f)
+		cfg.Stdout = rawio.Own(f)
 	}
 }
 

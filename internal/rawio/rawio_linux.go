@@ -20,43 +20,93 @@ func Conn(c net.Conn) net.Conn {
 	return c
 }
 
-// Pipe returns f, when it is a pipe, opened again as a non-blocking open
-// file description of its own (f's, which the process that made the pipe
-// may share, stays blocking), read and written with raw system calls:
-// waiting for it parks in Go's poller, not in a read(2) whose thread the
-// runtime wakes and rebinds per message. Anything else is returned as f.
-// Closing what it returns closes only that description.
-func Pipe(f *os.File) io.ReadWriteCloser {
+// Own returns f, when it is a pipe or a socket (a host's stdio), through a
+// descriptor of its own that Go's poller watches, read and written with
+// raw system calls: waiting for it parks in the poller, not in a read(2)
+// whose thread the runtime wakes and rebinds per message. f's open file
+// description, which the process that made f may share, stays blocking.
+// Anything else is returned as f. Closing what Own returns closes only its
+// own descriptor.
+func Own(f *os.File) io.ReadWriteCloser {
 	st, err := f.Stat()
-	if err != nil || st.Mode()&os.ModeNamedPipe == 0 {
-		return f
-	}
-	rc, err := f.SyscallConn()
 	if err != nil {
 		return f
 	}
+	var own *os.File
+	switch {
+	case st.Mode()&os.ModeNamedPipe != 0:
+		own = reopened(f)
+	case st.Mode()&os.ModeSocket != 0:
+		own = duplicated(f)
+	}
+	if own == nil {
+		return f
+	}
+	r := wrap(own)
+	if r == nil {
+		own.Close()
+		return f
+	}
+	r.socket = st.Mode()&os.ModeSocket != 0
+	return owned{r, own}
+}
+
+// reopened is f, a pipe, opened again as a non-blocking description of
+// its own, or nil.
+func reopened(f *os.File) *os.File {
 	var self string
 	var flags int
-	var ferr error
-	err = rc.Control(func(fd uintptr) { // not f.Fd(), which would make f's description blocking
+	if control(f, func(fd uintptr) (err error) {
 		self = "/proc/self/fd/" + strconv.Itoa(int(fd))
-		flags, ferr = unix.FcntlInt(fd, unix.F_GETFL, 0)
-	})
-	if err != nil || ferr != nil {
-		return f
+		flags, err = unix.FcntlInt(fd, unix.F_GETFL, 0)
+		return err
+	}) != nil {
+		return nil
 	}
 	own, err := os.OpenFile(self, flags&unix.O_ACCMODE|unix.O_NONBLOCK, 0)
 	if err != nil {
-		return f
-	}
-	if r := wrap(own); r != nil {
-		return pipe{r, own}
+		return nil
 	}
 	return own
 }
 
-// pipe is a pipe's own description, read and written raw.
-type pipe struct {
+// duplicated is f, a socket, as a new descriptor the poller watches, or
+// nil. A socket cannot be opened again: the description it shares with f
+// is non-blocking only while os registers it, and raw calls on a socket
+// ask not to wait (MSG_DONTWAIT).
+func duplicated(f *os.File) *os.File {
+	var dup int
+	if control(f, func(fd uintptr) (err error) {
+		dup, err = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0)
+		return err
+	}) != nil {
+		return nil
+	}
+	if err := unix.SetNonblock(dup, true); err != nil {
+		unix.Close(dup)
+		return nil
+	}
+	own := os.NewFile(uintptr(dup), f.Name()) // non-blocking now, so watched
+	_ = unix.SetNonblock(dup, false)
+	return own
+}
+
+// control runs do with f's descriptor (not f.Fd(), which would make f's
+// description blocking).
+func control(f *os.File, do func(fd uintptr) error) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var derr error
+	if err := rc.Control(func(fd uintptr) { derr = do(fd) }); err != nil {
+		return err
+	}
+	return derr
+}
+
+// owned is a pipe or socket's own descriptor, read and written raw.
+type owned struct {
 	*raw
 	io.Closer
 }
@@ -73,7 +123,10 @@ func (c *conn) Write(b []byte) (int, error) { return c.r.Write(b) }
 // raw reads and writes one descriptor through its RawConn: the RawConn
 // keeps Go's locking, deadlines and closing, and waits in the poller when
 // a call would block; the calls themselves are raw.
-type raw struct{ rc syscall.RawConn }
+type raw struct {
+	rc     syscall.RawConn
+	socket bool // a socket that may be blocking: recv and send with MSG_DONTWAIT
+}
 
 // wrap returns c's descriptor as a raw, or nil.
 func wrap(c any) *raw {
@@ -85,7 +138,7 @@ func wrap(c any) *raw {
 	if err != nil {
 		return nil
 	}
-	return &raw{rc}
+	return &raw{rc: rc}
 }
 
 func (r *raw) Read(b []byte) (int, error) {
@@ -96,7 +149,7 @@ func (r *raw) Read(b []byte) (int, error) {
 	var errno syscall.Errno
 	err := r.rc.Read(func(fd uintptr) bool {
 		for {
-			v, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+			v, e := r.call(unix.SYS_READ, unix.SYS_RECVFROM, fd, b, unix.MSG_DONTWAIT)
 			switch e {
 			case syscall.EINTR:
 				continue
@@ -123,7 +176,7 @@ func (r *raw) Write(b []byte) (int, error) {
 	var errno syscall.Errno
 	err := r.rc.Write(func(fd uintptr) bool {
 		for n < len(b) {
-			v, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&b[n])), uintptr(len(b)-n))
+			v, e := r.call(unix.SYS_WRITE, unix.SYS_SENDTO, fd, b[n:], unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL)
 			switch e {
 			case 0:
 				n += int(v)
@@ -144,4 +197,15 @@ func (r *raw) Write(b []byte) (int, error) {
 		return n, os.NewSyscallError("write", errno)
 	}
 	return n, nil
+}
+
+// call makes the raw system call file on fd and b, or, on a socket,
+// socket with flags.
+func (r *raw) call(file, socket, fd uintptr, b []byte, flags int) (uintptr, syscall.Errno) {
+	if r.socket {
+		v, _, e := unix.RawSyscall6(socket, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), uintptr(flags), 0, 0)
+		return v, e
+	}
+	v, _, e := unix.RawSyscall(file, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	return v, e
 }

@@ -11,5 +11,5 @@ import (
 // Conn returns c: doc.go says why Linux reads raw.
 func Conn(c net.Conn) net.Conn { return c }
 
-// Pipe returns f: doc.go says why Linux reads raw.
-func Pipe(f *os.File) io.ReadWriteCloser { return f }
+// Own returns f: doc.go says why Linux reads raw.
+func Own(f *os.File) io.ReadWriteCloser { return f }

@@ -13,7 +13,7 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 )
 
-// A pipe read and written through Pipe carries every byte both ways, in
+// A pipe read and written through Own carries every byte both ways, in
 // order, and its end is io.EOF: a write larger than the pipe holds waits
 // for the reader, and a read waits for the writer.
 func TestAPipeCarriesEverythingAndEnds(t *testing.T) {
@@ -22,7 +22,7 @@ func TestAPipeCarriesEverythingAndEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	in, out := Pipe(r), Pipe(w)
+	in, out := Own(r), Own(w)
 	defer in.Close()
 	sent := bytes.Repeat([]byte("0123456789abcdef"), 64<<10) // 1 MiB: sixteen times a pipe's buffer
 	done := make(chan error, 1)
@@ -50,7 +50,7 @@ func TestWritingToAPipeWithoutReaderFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	out := Pipe(w)
+	out := Own(w)
 	defer out.Close()
 	r.Close()
 	if _, err := out.Write([]byte("x\n")); err == nil {
