@@ -65,6 +65,31 @@ func Start(bin string, args []string, dir string, env []string) (*Process, error
 // user); its stdin, stdout and stderr must be unset.
 func StartCmd(cmd *exec.Cmd) (*Process, error) { return start(cmd, true) }
 
+// StartOnSockets is StartCmd with a socket for stdin and another for
+// stdout, as MCP hosts built on Node give their child (where the system
+// has socket pairs).
+func StartOnSockets(cmd *exec.Cmd) (*Process, error) {
+	stdin, childIn, err := socketPair()
+	if err != nil {
+		return nil, err
+	}
+	stdout, childOut, err := socketPair()
+	if err != nil {
+		stdin.Close()
+		childIn.Close()
+		return nil, err
+	}
+	cmd.Stdin, cmd.Stdout = childIn, childOut
+	p, err := startWith(cmd, stdin, stdout, true)
+	childIn.Close() // the child holds them now
+	childOut.Close()
+	if err != nil {
+		stdin.Close()
+		stdout.Close()
+	}
+	return p, err
+}
+
 // StartUnread spawns a prepared command as StartCmd does, but leaves its
 // stdout to the caller, who reads it in the goroutine that waits for an
 // answer (the bench's timed loops, which a hand-off between goroutines
@@ -83,7 +108,6 @@ func StartUnread(cmd *exec.Cmd) (*Process, *os.File, error) {
 }
 
 func start(cmd *exec.Cmd, readStdout bool) (*Process, error) {
-	bin := cmd.Path
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -92,6 +116,13 @@ func start(cmd *exec.Cmd, readStdout bool) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
+	return startWith(cmd, stdin, stdout, readStdout)
+}
+
+// startWith starts cmd, whose stdin and stdout are the other ends of
+// stdin and stdout.
+func startWith(cmd *exec.Cmd, stdin io.WriteCloser, stdout io.ReadCloser, readStdout bool) (*Process, error) {
+	bin := cmd.Path
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -108,6 +139,7 @@ func start(cmd *exec.Cmd, readStdout bool) (*Process, error) {
 	go func() {
 		readers.Wait()
 		err := cmd.Wait()
+		stdout.Close() // a pipe's end is closed already; a socket's is not
 		p.mu.Lock()
 		p.exited, p.waitErr = true, err
 		p.notifyLocked()
