@@ -68,7 +68,33 @@ func StartCmd(cmd *exec.Cmd) (*Process, error) { return start(cmd, true) }
 // StartOnSockets is StartCmd with a socket for stdin and another for
 // stdout, as MCP hosts built on Node give their child (where the system
 // has socket pairs).
-func StartOnSockets(cmd *exec.Cmd) (*Process, error) {
+func StartOnSockets(cmd *exec.Cmd) (*Process, error) { return startOnSockets(cmd, true) }
+
+// StartUnread spawns a prepared command as StartCmd does (on sockets:
+// StartOnSockets), but leaves its stdout to the caller, who reads it in
+// the goroutine that waits for an answer (the bench's timed loops, which
+// a hand-off between goroutines would slow): Frames stays empty; the logs
+// and the exit are kept. The stdout returned takes deadlines.
+func StartUnread(cmd *exec.Cmd, sockets bool) (*Process, *os.File, error) {
+	var p *Process
+	var err error
+	if sockets {
+		p, err = startOnSockets(cmd, false)
+	} else {
+		p, err = start(cmd, false)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	stdout, ok := p.stdout.(*os.File)
+	if !ok {
+		p.Kill(context.Background())
+		return nil, nil, errors.New("the stdout pipe is not a file")
+	}
+	return p, stdout, nil
+}
+
+func startOnSockets(cmd *exec.Cmd, readStdout bool) (*Process, error) {
 	stdin, childIn, err := socketPair()
 	if err != nil {
 		return nil, err
@@ -80,7 +106,7 @@ func StartOnSockets(cmd *exec.Cmd) (*Process, error) {
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout = childIn, childOut
-	p, err := startWith(cmd, stdin, stdout, true)
+	p, err := startWith(cmd, stdin, stdout, readStdout)
 	childIn.Close() // the child holds them now
 	childOut.Close()
 	if err != nil {
@@ -88,23 +114,6 @@ func StartOnSockets(cmd *exec.Cmd) (*Process, error) {
 		stdout.Close()
 	}
 	return p, err
-}
-
-// StartUnread spawns a prepared command as StartCmd does, but leaves its
-// stdout to the caller, who reads it in the goroutine that waits for an
-// answer (the bench's timed loops, which a hand-off between goroutines
-// would slow): Frames stays empty; the logs and the exit are kept.
-func StartUnread(cmd *exec.Cmd) (*Process, *os.File, error) {
-	p, err := start(cmd, false)
-	if err != nil {
-		return nil, nil, err
-	}
-	stdout, ok := p.stdout.(*os.File)
-	if !ok {
-		p.Kill(context.Background())
-		return nil, nil, errors.New("the stdout pipe is not a file")
-	}
-	return p, stdout, nil
 }
 
 func start(cmd *exec.Cmd, readStdout bool) (*Process, error) {

@@ -75,6 +75,15 @@ func (b *bench) b2b3() ([]Figure, error) {
 	if err := handshake(ctx, unlisted, "bench-bridge-unlisted"); err != nil {
 		return nil, fmt.Errorf("B2 bridge, tools never listed: %w", err)
 	}
+	// A client whose host gives it sockets, as hosts built on Node do.
+	socketed, err := b.spawnOnSockets(lh.dir)
+	if err != nil {
+		return nil, fmt.Errorf("B2 bridge on sockets: %w", err)
+	}
+	defer socketed.close()
+	if err := initialize(ctx, socketed, "bench-bridge-sockets"); err != nil {
+		return nil, fmt.Errorf("B2 bridge on sockets: %w", err)
+	}
 	if err := initialize(ctx, direct, "bench-direct"); err != nil {
 		return nil, fmt.Errorf("B2 direct: %w", err)
 	}
@@ -89,7 +98,7 @@ func (b *bench) b2b3() ([]Figure, error) {
 		return nil, fmt.Errorf("B2 direct, 2026-07-28: %w", err)
 	}
 	cpu0, _ := cpuTime(bridge.pid())
-	s, err := roundTrips([]rpc{bridge, direct, dialing, unlisted, bridgedModern, directModern}, b.calls/10, b.calls)
+	s, err := roundTrips([]rpc{bridge, direct, dialing, unlisted, bridgedModern, directModern, socketed}, b.calls/10, b.calls)
 	if err != nil {
 		return nil, fmt.Errorf("B2: %w", err)
 	}
@@ -104,6 +113,8 @@ func (b *bench) b2b3() ([]Figure, error) {
 			s[3], "keep-alive HTTP client straight to /mcp", straight, 1.5, "≤ 1.5× at p50"),
 		compare("B2", "the same for a 2026-07-28 client (no session, _meta in every request)", "p50",
 			s[4], "a 2026-07-28 keep-alive HTTP client straight to /mcp", s[5], 1.5, "≤ 1.5× at p50"),
+		compare("B2", "the same over socket stdio (as hosts built on Node give)", "p50",
+			s[6], "keep-alive HTTP client straight to /mcp", straight, 1.5, "≤ 1.5× at p50"),
 	}
 	figs[1].Result = "info"
 	dial := compare("B2", "diagnostic: HTTP client straight to /mcp, a new connection per call (as the bridge posts)", "p50",
