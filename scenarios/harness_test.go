@@ -146,13 +146,19 @@ func startBinary(t *testing.T, bin, dir string, args ...string) *mcpclient.Proce
 	if err != nil {
 		t.Fatal(err)
 	}
+	killedAtEnd(t, p, bin, args)
+	return p
+}
+
+// killedAtEnd kills p at the end of the test if it still runs, and shows
+// its stderr if the test failed.
+func killedAtEnd(t *testing.T, p *mcpclient.Process, bin string, args []string) {
 	t.Cleanup(func() {
 		p.Kill(context.Background())
 		if t.Failed() {
 			t.Logf("stderr of %s %s:\n%s", filepath.Base(bin), strings.Join(args, " "), strings.Join(p.Logs(), "\n"))
 		}
 	})
-	return p
 }
 
 // runOnce runs majordomus-mcp to completion with stdin from input and

@@ -3,11 +3,8 @@
 package scenarios
 
 import (
-	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
@@ -58,11 +55,6 @@ func onSockets(t *testing.T, dir string, args ...string) *mcpclient.Process {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		p.Kill(context.Background())
-		if t.Failed() {
-			t.Logf("stderr of %s %s:\n%s", filepath.Base(bin), strings.Join(args, " "), strings.Join(p.Logs(), "\n"))
-		}
-	})
+	killedAtEnd(t, p, bin, args)
 	return p
 }
