@@ -72,8 +72,8 @@ func reopened(f *os.File) *os.File {
 
 // duplicated is f, a socket, as a new descriptor the poller watches, or
 // nil. A socket cannot be opened again: the description it shares with f
-// is non-blocking only while os registers it, and raw calls on a socket
-// ask not to wait (MSG_DONTWAIT).
+// is made non-blocking only while os registers it, then left as it was,
+// and raw calls on a socket ask not to wait (MSG_DONTWAIT).
 func duplicated(f *os.File) *os.File {
 	var dup int
 	if control(f, func(fd uintptr) (err error) {
@@ -82,12 +82,18 @@ func duplicated(f *os.File) *os.File {
 	}) != nil {
 		return nil
 	}
-	if err := unix.SetNonblock(dup, true); err != nil {
+	flags, err := unix.FcntlInt(uintptr(dup), unix.F_GETFL, 0)
+	if err == nil && flags&unix.O_NONBLOCK == 0 {
+		err = unix.SetNonblock(dup, true)
+	}
+	if err != nil {
 		unix.Close(dup)
 		return nil
 	}
 	own := os.NewFile(uintptr(dup), f.Name()) // non-blocking now, so watched
-	_ = unix.SetNonblock(dup, false)
+	if flags&unix.O_NONBLOCK == 0 {
+		_ = unix.SetNonblock(dup, false) // as it was
+	}
 	return own
 }
 

@@ -91,3 +91,20 @@ func TestASocketIsReadAndWrittenRawAndStaysBlocking(t *testing.T) {
 		t.Fatalf("read %q, %v; want the host's words and then its end", got, err)
 	}
 }
+
+// A socket given non-blocking stays non-blocking: its description is left
+// as it was found.
+func TestANonBlockingSocketIsLeftAsItWas(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours := os.NewFile(uintptr(fds[0]), "our end")
+	defer ours.Close()
+	defer unix.Close(fds[1])
+	rw := Own(ours)
+	defer rw.Close()
+	if flags, err := unix.FcntlInt(uintptr(fds[0]), unix.F_GETFL, 0); err != nil || flags&unix.O_NONBLOCK == 0 {
+		t.Fatalf("the given description's flags are %#x (%v): it was non-blocking and must stay so", flags, err)
+	}
+}
