@@ -11,7 +11,11 @@
 // cannot wait returns at once, so it needs none of what that state is for
 // (handing the processor to another thread while it blocks).
 //
-// Invariant: no raw call ever waits. A descriptor is read or written raw
-// only when Go's poller watches it and it is non-blocking, or is a socket
-// asked not to wait (MSG_DONTWAIT); anything else is returned as it is.
+// Invariant: no raw read or write ever waits. A descriptor is read or
+// written raw only when Go's poller watches it and it is non-blocking, or
+// is a socket asked not to wait (MSG_DONTWAIT); anything else is returned
+// as it is. Lstat is the one raw call that may wait: for a file whose
+// inode the kernel has cached (the lease, checked before every message)
+// it does not, but on a filesystem that must ask a disk or a server it
+// holds its thread, and the runtime's processor with it, until answered.
 package rawio

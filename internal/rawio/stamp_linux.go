@@ -24,7 +24,8 @@ const stampMask = unix.STATX_INO | unix.STATX_SIZE | unix.STATX_MTIME
 
 // Lstat stamps the file at path (a symbolic link itself, not what it
 // names), with statx(2) called raw; where statx is refused (an old
-// kernel, a filter), with os.Lstat.
+// kernel, a filter), with os.Lstat. Only for a file stamped again and
+// again, whose inode stays cached: doc.go says what it costs otherwise.
 func Lstat(path string) (Stamp, error) {
 	p, err := syscall.BytePtrFromString(path)
 	if err != nil {
