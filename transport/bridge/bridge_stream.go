@@ -22,12 +22,17 @@ const (
 	streamRetryMax = 2 * time.Second
 )
 
-// heartbeat pings the session every Heartbeat so that the server's idle
-// timeout never ends a session whose client is alive. A session the server
-// forgot is re-opened; a silent server is left (watchServer), as a message
-// would leave it; other errors are only logged at debug.
+// heartbeat pings the session within every Heartbeat so that the server's
+// idle timeout never ends a session whose client is alive. A session the
+// server forgot is re-opened; a silent server is left (watchServer), as a
+// message would leave it; other errors are only logged at debug.
+//
+// It pings a probe timeout before each heartbeat is out (never more often
+// than twice a heartbeat): a server frozen just after a ping is then
+// replaced within a heartbeat and a busy grace, its take-over included
+// (docs/design.md#a-stopped-server-is-gone), not a take-over later.
 func (b *Bridge) heartbeat() {
-	tick := time.NewTicker(b.cfg.Heartbeat)
+	tick := time.NewTicker(max(b.cfg.Heartbeat-b.cfg.ProbeTimeout, b.cfg.Heartbeat/2))
 	defer tick.Stop()
 	for {
 		select {
