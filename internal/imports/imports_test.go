@@ -34,7 +34,7 @@ var importRules = map[string]rule{
 		"a client's session as it is carried from one backend to the next: what every side records, and replays on whatever serves next"},
 	"transport/stdio": {[]string{"transport/wire", "transport/carry"}, []string{"github.com/fsnotify/fsnotify", "os/signal", "net/http"},
 		"the stdio side owns stdin and stdout, and serves its client in process: it reaches no network, and relays to no server (transport/bridge does)"},
-	"transport/httpserver": {[]string{"transport/wire", "transport/carry", "internal/secret"}, []string{"github.com/fsnotify/fsnotify", "os/signal"},
+	"transport/httpserver": {[]string{"transport/wire", "transport/carry", "internal/secret", "internal/rawio"}, []string{"github.com/fsnotify/fsnotify", "os/signal"},
 		"the shared HTTP server serves MCP sessions over HTTP; it neither reads stdio nor relays to another server"},
 	"transport/bridge": {[]string{"transport/wire", "transport/carry", "internal/secret", "internal/rawio"}, []string{"github.com/fsnotify/fsnotify", "os/signal"},
 		"the bridge speaks to the shared server over HTTP, never through its types, and is a backend of the stdio loop, not a part of it"},

@@ -1,6 +1,7 @@
 package rawio
 
 import (
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -125,6 +126,17 @@ type conn struct {
 
 func (c *conn) Read(b []byte) (int, error)  { return c.r.Read(b) }
 func (c *conn) Write(b []byte) (int, error) { return c.r.Write(b) }
+
+// CloseWrite shuts down the writing side of a connection that can (TCP,
+// Unix): an HTTP server half-closes a connection whose request it did not
+// read whole before it drops it, so that its client reads the answer
+// rather than a reset.
+func (c *conn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return errors.ErrUnsupported
+}
 
 // raw reads and writes one descriptor through its RawConn: the RawConn
 // keeps Go's locking, deadlines and closing, and waits in the poller when

@@ -58,8 +58,8 @@ func TestWritingToAPipeWithoutReaderFails(t *testing.T) {
 	}
 }
 
-// A connection keeps what net.Conn promises: it carries bytes both ways, a
-// read deadline ends a waiting read with os.ErrDeadlineExceeded, closing
+// A connection keeps what net.Conn promises: it carries bytes both ways,
+// it can be half-closed, a read deadline ends a waiting read with os.ErrDeadlineExceeded, closing
 // the connection ends a waiting read, and the peer's close is io.EOF.
 func TestAConnKeepsNetsPromises(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -96,6 +96,26 @@ func TestAConnKeepsNetsPromises(t *testing.T) {
 	}
 	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "pong" {
 		t.Fatalf("read %q, %v", buf, err)
+	}
+
+	// Half-closing it, as an HTTP server does before it drops a connection
+	// whose request it did not read whole, ends what the peer reads, and
+	// nothing of what the peer writes.
+	half, ok := c.(interface{ CloseWrite() error })
+	if !ok {
+		t.Fatal("the connection cannot be half-closed")
+	}
+	if err := half.CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := peer.Read(buf); n != 0 || err != io.EOF {
+		t.Fatalf("after a half-close, the peer read %d, %v; want io.EOF", n, err)
+	}
+	if _, err := peer.Write([]byte("more")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "more" {
+		t.Fatalf("after a half-close, read %q, %v", buf, err)
 	}
 
 	if err := c.SetReadDeadline(time.Now().Add(10 * time.Millisecond)); err != nil {

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 
 	"go.uber.org/zap"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/rawio"
 )
 
 // Where the shared server listens, and who may connect: loopback by
@@ -137,7 +139,11 @@ func (c *connCount) closeFresh() {
 }
 
 // cappedListener closes a connection it accepts beyond max, rather than
-// make it wait: a flood of them costs one accept each.
+// make it wait: a flood of them costs one accept each. What it keeps is
+// read and written raw (internal/rawio): a request then wakes no thread of
+// the runtime's but the one that serves it, which leaves an idle server's
+// monitor thread asleep through a bridge's heartbeat, and through the
+// timer that the request's read deadline leaves behind (B11).
 type cappedListener struct {
 	net.Listener
 	conns *connCount
@@ -147,8 +153,11 @@ type cappedListener struct {
 func (l cappedListener) Accept() (net.Conn, error) {
 	for {
 		conn, err := l.Listener.Accept()
-		if err != nil || l.conns.open.Load() < int64(l.max) {
-			return conn, err
+		if err != nil {
+			return nil, err
+		}
+		if l.conns.open.Load() < int64(l.max) {
+			return rawio.Conn(conn), nil
 		}
 		conn.Close()
 	}
