@@ -52,3 +52,40 @@ func codeMapping(t *testing.T) (lo, hi, rssKB uintptr) {
 	t.Fatalf("no code mapping of %s in smaps", exe)
 	return 0, 0, 0
 }
+
+// Read-only data is dropped only from a binary that nothing can have
+// written to: an executable the kernel mapped as it is, with no loader.
+func TestOnlyAPristineBinaryLosesItsReadOnlyData(t *testing.T) {
+	exec := func(order byte, typ uint16) []byte {
+		h := make([]byte, 18)
+		copy(h, "\x7fELF")
+		h[5] = order
+		if order == 2 {
+			h[16], h[17] = byte(typ>>8), byte(typ)
+		} else {
+			h[16], h[17] = byte(typ), byte(typ>>8)
+		}
+		return h
+	}
+	alone := "00400000-00b8c000 r-xp 00000000 fd:01 42 /usr/bin/majordomus-mcp\n" +
+		"00b8c000-012fe000 r--p 0078c000 fd:01 42 /usr/bin/majordomus-mcp\n" +
+		"7ffd1a3b2000-7ffd1a3b4000 r-xp 00000000 00:00 0 [vdso]\n"
+	loaded := alone + "7f9488381000-7f94883a7000 r--p 00000000 fd:01 7 /usr/lib/x86_64-linux-gnu/libc.so.6\n"
+	for _, c := range []struct {
+		what   string
+		header []byte
+		maps   string
+		want   bool
+	}{
+		{"a static executable", exec(1, 2), alone, true},
+		{"a big-endian one", exec(2, 2), alone, true},
+		{"a position-independent one", exec(1, 3), alone, false},
+		{"one a loader relocated", exec(1, 2), loaded, false},
+		{"no ELF header", []byte("#!/bin/sh\necho hi\n"), alone, false},
+		{"a header cut short", exec(1, 2)[:10], alone, false},
+	} {
+		if got := pristine(c.header, c.maps); got != c.want {
+			t.Errorf("%s: pristine %v, want %v", c.what, got, c.want)
+		}
+	}
+}
