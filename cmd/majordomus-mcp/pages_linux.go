@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"io"
 	"os"
 	"strconv"
@@ -31,13 +32,14 @@ func dropStartPages() {
 	if err != nil {
 		return
 	}
-	header := make([]byte, 18)
+	head := make([]byte, 4096)
 	if f, err := os.Open(exe); err == nil {
-		_, _ = io.ReadFull(f, header)
+		n, _ := io.ReadFull(f, head)
+		head = head[:n]
 		f.Close()
 	}
 	readOnly := ""
-	if pristine(header, string(maps)) {
+	if pristine(head) {
 		readOnly = "r--p"
 	}
 	for line := range strings.SplitSeq(string(maps), "\n") {
@@ -53,25 +55,39 @@ func dropStartPages() {
 }
 
 // pristine reports whether no one can have written to the binary's
-// read-only pages: the kernel mapped it as it is (an ELF executable, not
-// position-independent) and no loader ran beside it (no shared object is
-// mapped). A loader writes relocations into pages it then makes read-only,
-// and dropping those would undo its work. header is the binary's first 18
-// bytes, maps the process's /proc/self/maps.
-func pristine(header []byte, maps string) bool {
-	if len(header) < 18 || string(header[:4]) != "\x7fELF" {
+// read-only pages, from head, its first bytes: the kernel maps an ELF
+// executable as it is (ET_EXEC), and nothing rewrites it unless it asks
+// for a loader (PT_INTERP), is linked for one (PT_DYNAMIC), or has pages
+// made read-only once relocated (PT_GNU_RELRO: a static C library does
+// that itself). Dropping pages something wrote would undo its work. The
+// program headers are read where the ELF header says, within head.
+func pristine(head []byte) bool {
+	if len(head) < 64 || string(head[:4]) != "\x7fELF" {
 		return false
 	}
-	const etExec = 2
-	typ := uint16(header[16]) | uint16(header[17])<<8 // little-endian (EI_DATA 1)
-	if header[5] == 2 {
-		typ = uint16(header[16])<<8 | uint16(header[17])
+	var order binary.ByteOrder = binary.LittleEndian
+	if head[5] == 2 {
+		order = binary.BigEndian
 	}
-	if typ != etExec {
+	if order.Uint16(head[16:]) != 2 { // ET_EXEC
 		return false
 	}
-	for line := range strings.SplitSeq(maps, "\n") {
-		if fields := strings.Fields(line); len(fields) >= 6 && strings.Contains(fields[5], ".so") {
+	var off uint64
+	var size, n int
+	switch head[4] {
+	case 2: // 64-bit
+		off, size, n = order.Uint64(head[32:]), int(order.Uint16(head[54:])), int(order.Uint16(head[56:]))
+	case 1: // 32-bit
+		off, size, n = uint64(order.Uint32(head[28:])), int(order.Uint16(head[42:])), int(order.Uint16(head[44:]))
+	default:
+		return false
+	}
+	if size < 4 || off > uint64(len(head)) || int(off)+n*size > len(head) {
+		return false
+	}
+	for i := range n {
+		switch order.Uint32(head[int(off)+i*size:]) {
+		case 2, 3, 0x6474e552: // PT_DYNAMIC, PT_INTERP, PT_GNU_RELRO
 			return false
 		}
 	}

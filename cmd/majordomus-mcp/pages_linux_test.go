@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"os"
 	"strconv"
 	"strings"
@@ -54,38 +55,56 @@ func codeMapping(t *testing.T) (lo, hi, rssKB uintptr) {
 }
 
 // Read-only data is dropped only from a binary that nothing can have
-// written to: an executable the kernel mapped as it is, with no loader.
+// written to: an executable the kernel maps as it is, with no loader and
+// no pages made read-only once relocated.
 func TestOnlyAPristineBinaryLosesItsReadOnlyData(t *testing.T) {
-	exec := func(order byte, typ uint16) []byte {
-		h := make([]byte, 18)
-		copy(h, "\x7fELF")
-		h[5] = order
-		if order == 2 {
-			h[16], h[17] = byte(typ>>8), byte(typ)
-		} else {
-			h[16], h[17] = byte(typ), byte(typ>>8)
-		}
-		return h
-	}
-	alone := "00400000-00b8c000 r-xp 00000000 fd:01 42 /usr/bin/majordomus-mcp\n" +
-		"00b8c000-012fe000 r--p 0078c000 fd:01 42 /usr/bin/majordomus-mcp\n" +
-		"7ffd1a3b2000-7ffd1a3b4000 r-xp 00000000 00:00 0 [vdso]\n"
-	loaded := alone + "7f9488381000-7f94883a7000 r--p 00000000 fd:01 7 /usr/lib/x86_64-linux-gnu/libc.so.6\n"
+	const load, note, stack, interp, dynamic, relro = 1, 4, 0x6474e551, 3, 2, 0x6474e552
+	goStatic := []uint32{6, note, load, load, load, stack} // as Go's linker writes one
 	for _, c := range []struct {
-		what   string
-		header []byte
-		maps   string
-		want   bool
+		what string
+		head []byte
+		want bool
 	}{
-		{"a static executable", exec(1, 2), alone, true},
-		{"a big-endian one", exec(2, 2), alone, true},
-		{"a position-independent one", exec(1, 3), alone, false},
-		{"one a loader relocated", exec(1, 2), loaded, false},
-		{"no ELF header", []byte("#!/bin/sh\necho hi\n"), alone, false},
-		{"a header cut short", exec(1, 2)[:10], alone, false},
+		{"a static Go executable", elfHead(2, binary.LittleEndian, 2, goStatic...), true},
+		{"a big-endian one", elfHead(2, binary.BigEndian, 2, goStatic...), true},
+		{"a 32-bit one", elfHead(1, binary.LittleEndian, 2, goStatic...), true},
+		{"a position-independent one", elfHead(2, binary.LittleEndian, 3, goStatic...), false},
+		{"one that asks for a loader", elfHead(2, binary.LittleEndian, 2, 6, interp, load, load, dynamic), false},
+		{"a static C library's, relocated in place", elfHead(2, binary.LittleEndian, 2, load, load, relro, stack), false},
+		{"program headers cut off", elfHead(2, binary.LittleEndian, 2, goStatic...)[:80], false},
+		{"no ELF header", []byte("#!/bin/sh\necho hi\n"), false},
 	} {
-		if got := pristine(c.header, c.maps); got != c.want {
+		if got := pristine(c.head); got != c.want {
 			t.Errorf("%s: pristine %v, want %v", c.what, got, c.want)
 		}
 	}
+}
+
+// elfHead is an ELF header of the class (1: 32-bit, 2: 64-bit), byte
+// order and type given, followed by program headers of the types given.
+func elfHead(class byte, order binary.ByteOrder, typ uint16, progs ...uint32) []byte {
+	ehsize, phsize := 64, 56
+	if class == 1 {
+		ehsize, phsize = 52, 32
+	}
+	h := make([]byte, ehsize+len(progs)*phsize)
+	copy(h, "\x7fELF")
+	h[4], h[5], h[6] = class, 1, 1
+	if order == binary.BigEndian {
+		h[5] = 2
+	}
+	order.PutUint16(h[16:], typ)
+	if class == 1 {
+		order.PutUint32(h[28:], uint32(ehsize))
+		order.PutUint16(h[42:], uint16(phsize))
+		order.PutUint16(h[44:], uint16(len(progs)))
+	} else {
+		order.PutUint64(h[32:], uint64(ehsize))
+		order.PutUint16(h[54:], uint16(phsize))
+		order.PutUint16(h[56:], uint16(len(progs)))
+	}
+	for i, p := range progs {
+		order.PutUint32(h[ehsize+i*phsize:], p)
+	}
+	return h
 }
