@@ -33,7 +33,7 @@ func dropStartPages() {
 		return
 	}
 	head := make([]byte, 4096)
-	if f, err := os.Open(exe); err == nil {
+	if f, err := os.Open("/proc/self/exe"); err == nil { // the file running, even if its path now names another
 		n, _ := io.ReadFull(f, head)
 		head = head[:n]
 		f.Close()
