@@ -229,7 +229,9 @@ func (n *Node) transitioned(t machine.Transition) {
 	case machine.Electing:
 		n.setURL("")
 	case machine.Attached:
-		n.session.router.afterNextAnswer(func() { go n.tuning.bridging() })
+		if n.out != nil {
+			n.out.AfterNextWrite(func() { go n.tuning.bridging() })
+		}
 	}
 }
 

@@ -19,11 +19,10 @@ import (
 // closes a backend. The loop, not the backend, owns stdin and stdout, so
 // the backend can change under it.
 type router struct {
-	mu       sync.Mutex
-	current  wire.Backend
-	fail     error         // set when nothing can serve the client
-	changed  chan struct{} // closed and replaced whenever current or fail changes
-	answered func()        // runs once, after the next answer
+	mu      sync.Mutex
+	current wire.Backend
+	fail    error         // set when nothing can serve the client
+	changed chan struct{} // closed and replaced whenever current or fail changes
 	// busy counts the messages each backend is answering; eased, made
 	// while settle waits, is closed when a count falls.
 	busy  map[wire.Backend]int
@@ -115,9 +114,10 @@ func (r *router) relay(ctx context.Context, b wire.Backend, msg json.RawMessage)
 	return answer, nil
 }
 
-// release counts b's message as answered, and runs what waited for it.
+// release counts b's message as answered.
 func (r *router) release(b wire.Backend) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.busy[b]--; r.busy[b] <= 0 {
 		delete(r.busy, b)
 	}
@@ -125,20 +125,6 @@ func (r *router) release(b wire.Backend) {
 		close(r.eased)
 		r.eased = nil
 	}
-	then := r.answered
-	r.answered = nil
-	r.mu.Unlock()
-	if then != nil {
-		then()
-	}
-}
-
-// afterNextAnswer runs f once the next message has been answered, before
-// the answer is written; f must be quick.
-func (r *router) afterNextAnswer(f func()) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.answered = f
 }
 
 // claim returns the backend to answer msg, counted as busy with it: what

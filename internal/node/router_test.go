@@ -18,21 +18,6 @@ type answering struct{}
 
 func (answering) Handle(_ context.Context, msg json.RawMessage) []byte { return msg }
 
-func TestWhatWaitsForTheNextAnswerRunsOnceAfterIt(t *testing.T) {
-	r := newClientSession(&Node{}, nil, 0) // no host: it draws no peer id
-	runs := 0
-	r.router.afterNextAnswer(func() { runs++ })
-	r.use(answering{})
-	for i := range 3 {
-		if a := r.Handle(context.Background(), json.RawMessage(`{"id":1}`)); string(a) != `{"id":1}` {
-			t.Fatalf("answered %s", a)
-		}
-		if runs != 1 {
-			t.Fatalf("after answer %d: ran %d times, want once", i+1, runs)
-		}
-	}
-}
-
 // The interim session answers while nothing was decided to serve the
 // client, and never once something was: offered after the router was held
 // to carry it onto a bridge, it would answer what the carried session

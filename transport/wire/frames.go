@@ -24,6 +24,7 @@ type FrameWriter struct {
 	w      io.Writer
 	err    error
 	closed chan struct{}
+	after  func() // runs once, after the next frame is written
 }
 
 // NewFrameWriter returns a FrameWriter over w (the process's stdout).
@@ -42,16 +43,31 @@ func (f *FrameWriter) Write(frame []byte) error {
 	line.WriteByte('\n')
 
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	if f.err != nil {
+		f.mu.Unlock()
 		return errOutputClosed
 	}
-	if _, err := f.w.Write(line.Bytes()); err != nil {
+	_, err := f.w.Write(line.Bytes())
+	if err != nil {
 		f.err = err
 		close(f.closed)
-		return errors.Join(errOutputClosed, err)
+		err = errors.Join(errOutputClosed, err)
 	}
-	return nil
+	after := f.after
+	f.after = nil
+	f.mu.Unlock()
+	if after != nil {
+		after()
+	}
+	return err
+}
+
+// AfterNextWrite runs after once the next frame has gone to the client (or
+// failed to): what must not hold an answer back waits for it.
+func (f *FrameWriter) AfterNextWrite(after func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.after = after
 }
 
 // WriteValue marshals v and sends it as one frame.
