@@ -9,9 +9,9 @@ import (
 )
 
 // runtimeTuning sets the Go runtime for what the process is. A bridge
-// holds little but relays a lot, so once its client has its first answer
-// written (stopping the world to tune it then held that answer back by up
-// to 3 ms in one start of ten, B1):
+// holds little but relays a lot, so once its client's first answer is
+// written (tuned sooner, it held that answer back by up to 3 ms in one
+// start of ten: B1):
 //   - it collects sooner (bridgeGCPercent) and gives back what its start
 //     left (B6);
 //   - it runs on one processor. Its work is a hand-off per message (a
