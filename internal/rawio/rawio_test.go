@@ -59,8 +59,9 @@ func TestWritingToAPipeWithoutReaderFails(t *testing.T) {
 }
 
 // A connection keeps what net.Conn promises: it carries bytes both ways,
-// it can be half-closed, a read deadline ends a waiting read with os.ErrDeadlineExceeded, closing
-// the connection ends a waiting read, and the peer's close is io.EOF.
+// it can be half-closed, a read deadline ends a waiting read with
+// os.ErrDeadlineExceeded, closing the connection ends a waiting read, and
+// the peer's close is io.EOF.
 func TestAConnKeepsNetsPromises(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
