@@ -103,7 +103,7 @@ func (p ProcScan) inspect(pid, uid int, sockets map[string]string) (ListeningPro
 		return ListeningProcess{}, false, nil
 	}
 	slices.Sort(listen)
-	stat, err := os.ReadFile(p.path(dir, "stat"))
+	stat, err := readProc(p.path(dir, "stat"))
 	if err != nil {
 		return ListeningProcess{}, false, nil
 	}
@@ -112,7 +112,7 @@ func (p ProcScan) inspect(pid, uid int, sockets map[string]string) (ListeningPro
 		return ListeningProcess{}, false, err
 	}
 	proc := ListeningProcess{PID: pid, PPID: ppid, Start: start, Executable: exe, Listen: listen}
-	if raw, err := os.ReadFile(p.path(dir, "cmdline")); err == nil {
+	if raw, err := readProc(p.path(dir, "cmdline")); err == nil {
 		proc.Args = strings.Split(strings.TrimSuffix(string(raw), "\x00"), "\x00")
 	}
 	proc.Cwd, _ = os.Readlink(p.path(dir, "cwd"))
