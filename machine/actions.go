@@ -305,17 +305,17 @@ func hasClient(ctx context.Context, args ...any) bool { return !headless(ctx, ar
 
 // Helpers shared by actions and Run.
 
-// startElection watches the lease, arms the election bound and makes the
-// first attempt.
+// startElection arms the election bound, makes the first attempt and
+// watches the lease.
 func (m *Machine) startElection() {
 	m.obs = Observation{}
 	m.busySince = time.Time{}
 	m.waitingOn = ""
-	m.watchLease()
 	now := time.Now()
 	m.boundEnds = now.Add(m.cfg.ElectionBound)
 	m.bound = time.NewTimer(m.boundEnds.Sub(now))
 	m.startAttempt()
+	m.watchLease() // after: a live lease is attached to without waiting for the watch (B1)
 }
 
 // watchLease relays the lease's changes as LeaseChanged until the election
