@@ -60,10 +60,11 @@ func (n *Node) newPeer() string {
 	return "p" + strconv.Itoa(number)
 }
 
-// drawSoon starts drawing the host's peer id when the client first speaks,
-// while the election runs, if the lease directory that keeps it exists
-// (else it is drawn once the lease made it): a bridge would hold the
-// client's first message for it.
+// drawSoon starts drawing the host's peer id while the election runs, if
+// the lease directory that keeps it exists (else it is drawn once the
+// lease made it): a bridge would hold the client's first message for it.
+// It is called as the process starts to serve its client, and again when
+// the client first speaks, in case the directory was made meanwhile.
 func (n *Node) drawSoon() {
 	if n.host == "" {
 		return

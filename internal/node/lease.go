@@ -68,6 +68,18 @@ type leaseFile struct {
 	// them first, and an ordinary system call would wake the runtime's
 	// monitor thread for each (B2).
 	carrying atomic.Pointer[carrying]
+	// first is the reading of the lease begun as the node was built
+	// (readSoon), which the first attempt takes.
+	first atomic.Pointer[chan observed]
+}
+
+// observed is one reading of the lease, or why it could not be read.
+type observed struct {
+	o registry.Observation
+	// stamp is the lease file's, taken before it was read; nil when it
+	// could not be.
+	stamp *rawio.Stamp
+	err   error
 }
 
 type carrying struct {
@@ -124,18 +136,69 @@ func observe(ctx context.Context, o *registry.Observer) (registry.Observation, e
 
 func (e *leaseFile) Path() string { return e.file.Path }
 
+// readSoon begins the first attempt's reading of the lease. The machine
+// asks for it a millisecond or more later, once the node is built and the
+// process has said what it does; the reading, mostly a wait on the lease's
+// server, overlaps that (B1). A reading is a moment's either way: what an
+// attempt decides from it is checked again when the lease is created or
+// taken over, and a bridge fails over from a server that left since.
+func (e *leaseFile) readSoon() {
+	if e.identityErr != nil {
+		return
+	}
+	ch := make(chan observed, 1)
+	e.first.Store(&ch)
+	go func() { ch <- e.observe(context.Background()) }() // the probe bounds itself
+}
+
+// observe reads and judges the lease once, stamping its file first.
+func (e *leaseFile) observe(ctx context.Context) observed {
+	var r observed
+	if stamp, err := rawio.Lstat(e.file.Path); err == nil {
+		r.stamp = &stamp
+	}
+	r.o, r.err = observe(ctx, e.observer)
+	return r
+}
+
+// read is the reading readSoon began, for the first attempt; any other
+// attempt reads the lease now.
+func (e *leaseFile) read(ctx context.Context) observed {
+	first := e.first.Swap(nil)
+	if first == nil {
+		return e.observe(ctx)
+	}
+	select {
+	case r := <-*first:
+		return r
+	case <-ctx.Done():
+		go func() { // the server it proved is nobody's now
+			if r := <-*first; r.o.Proven != nil {
+				r.o.Proven.Close()
+			}
+		}()
+		return observed{err: context.Cause(ctx)}
+	}
+}
+
 // Attempt reads and judges the lease once, and creates it when there is
 // none.
 func (e *leaseFile) Attempt(ctx context.Context) machine.Observation {
 	if e.identityErr != nil {
 		return machine.Observation{Class: machine.ClassUnusable, Reason: e.identityErr.Error()}
 	}
-	o, err := observe(ctx, e.observer)
-	if err != nil {
-		return machine.Observation{Class: machine.ClassUnusable, Reason: err.Error()}
+	r := e.read(ctx)
+	o := r.o
+	if r.err != nil {
+		return machine.Observation{Class: machine.ClassUnusable, Reason: r.err.Error()}
 	}
-	if o.Verdict.Class == registry.Absent {
+	switch {
+	case o.Verdict.Class == registry.Absent:
 		return e.acquire(ctx)
+	case o.Verdict.Class == registry.Live && r.stamp != nil && o.Holds(o.Lease.Instance):
+		// what a bridge asks before each message (Carries) is known
+		// already: its first message need not read the lease again (B1)
+		e.carrying.Store(&carrying{o.Lease.Instance, *r.stamp})
 	}
 	// The judge's class is the machine's, word for word: nothing maps it.
 	obs := machine.Observation{Class: machine.Class(o.Verdict.Class), Reason: detail(o.Verdict), Opaque: o}

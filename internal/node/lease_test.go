@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/majordomus-mcp/majordomus-mcp/internal/rawio"
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
 )
@@ -82,5 +85,90 @@ func TestALostLeaseIsExplained(t *testing.T) {
 		if got := lossReason(c.snap); !strings.Contains(got, c.want) {
 			t.Errorf("lossReason(%+v) = %q, want it to say %q", c.snap, got, c.want)
 		}
+	}
+}
+
+// The first attempt takes the reading of the lease begun as the node was
+// built, though the lease changed since: judged absent then, the lease is
+// created only if it still is (here another was written, so the attempt
+// was outraced). The next attempt reads the lease anew.
+func TestTheFirstAttemptTakesTheReadingBegunAsTheNodeWasBuilt(t *testing.T) {
+	co := exampleCheckout(t)
+	handled := make(chan struct{})
+	close(handled)
+	e := newLeaseFile(co, statusTimes, handled)
+	e.readSoon()
+	first := *e.first.Load()
+	r := <-first
+	if r.err != nil || r.o.Verdict.Class != registry.Absent {
+		t.Fatalf("the early reading = %+v, %v; want the lease absent", r.o.Verdict, r.err)
+	}
+	first <- r // as if the machine had not asked yet
+	if err := os.WriteFile(e.Path(), []byte("not a lease"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if obs := e.Attempt(context.Background()); obs.Class != machine.ClassOutraced {
+		t.Fatalf("the first attempt = %+v; want outraced: it took the early reading", obs)
+	}
+	if obs := e.Attempt(context.Background()); obs.Class != machine.Class(registry.Corrupt) {
+		t.Fatalf("the second attempt = %+v; want the lease read anew, corrupt", obs)
+	}
+}
+
+// An attempt cancelled while the early reading is under way returns at
+// once, and the server that reading proves later is let go.
+func TestACancelledFirstAttemptLetsTheEarlyReadingGo(t *testing.T) {
+	first := make(chan observed, 1)
+	e := &leaseFile{}
+	e.first.Store(&first)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errors.New("the client left"))
+	if r := e.read(ctx); r.err == nil || r.err.Error() != "the client left" {
+		t.Fatalf("read = %v; want the cancellation's cause", r.err)
+	}
+	proven, other := net.Pipe()
+	defer other.Close()
+	_ = other.SetReadDeadline(time.Now().Add(wait)) // a bound for the failure, not a wait
+	first <- observed{o: registry.Observation{Proven: proven}}
+	if _, err := other.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Fatalf("the proven connection is still open (read: %v)", err)
+	}
+}
+
+// A live reading tells what a bridge asks before each message: the lease
+// file it judged, stamped before it was read, carries the live server's
+// instance, so the bridge's first message does not read it again.
+func TestALiveReadingTellsWhatTheLeaseCarries(t *testing.T) {
+	co := exampleCheckout(t)
+	handled := make(chan struct{})
+	close(handled)
+	e := newLeaseFile(co, statusTimes, handled)
+	if err := e.file.Acquire(e.document()); err != nil {
+		t.Fatal(err)
+	}
+	stamp, err := rawio.Lstat(e.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(e.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease, err := registry.Decode(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan observed, 1)
+	first <- observed{o: registry.Observation{Snapshot: registry.Snapshot{Found: registry.Regular, Raw: raw},
+		Lease: &lease, Verdict: registry.Verdict{Class: registry.Live}}, stamp: &stamp}
+	e.first.Store(&first)
+	if obs := e.Attempt(context.Background()); obs.Class != machine.Class(registry.Live) {
+		t.Fatalf("the attempt = %+v; want live", obs)
+	}
+	if c := e.carrying.Load(); c == nil || c.instance != lease.Instance || !c.file.Same(stamp) {
+		t.Fatalf("carrying = %+v; want the live lease's instance and stamp", c)
+	}
+	if ours, why := e.Carries(lease.Instance); !ours {
+		t.Fatalf("Carries = false (%s); want true", why)
 	}
 }

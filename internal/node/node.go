@@ -94,7 +94,9 @@ func New(cfg Config) (*Node, error) {
 	cfg.Times = times
 	ownStdio(&cfg)
 	if cfg.Lease == nil {
-		cfg.Lease = newLeaseFile(cfg.Checkout, cfg.Times, cfg.SignalsHandled)
+		lease := newLeaseFile(cfg.Checkout, cfg.Times, cfg.SignalsHandled)
+		lease.readSoon()
+		cfg.Lease = lease
 	}
 	leasePath := registry.Path(cfg.Checkout.Root, cfg.Checkout.Profile)
 	cfg.Checkout.peerNumbers = func() (int, error) { return registry.NextPeer(leasePath) }
@@ -150,6 +152,7 @@ func (n *Node) Run(ctx context.Context) (machine.Outcome, error) {
 	loopCtx, stopLoop := context.WithCancel(ctx)
 	defer stopLoop()
 	if n.withClient {
+		n.drawSoon()
 		go n.serveClient(loopCtx)
 		go onParentGone(loopCtx, n.log, n.ClientLeft)
 	}
