@@ -28,7 +28,10 @@
 // what is the same in every mode — the handshake, the lists, the layer's
 // reads — in the in-process session, once such a request has waited
 // 50 ms, so that no lease holds a host's start-up hostage;
-// what needs the board waits for the election. The router keeps the read
+// what needs the board waits for the election. The lease's first reading
+// (trusted, read, its server proved) begins as the node is built, and the
+// machine's first attempt takes it: an attach's wait on another process
+// overlaps building this one. The router keeps the read
 // path: which backend answers a message, and how many each is answering,
 // so that carrying a session lets them finish first; what it gives
 // messages to, only the session sets and retires.
