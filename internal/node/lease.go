@@ -148,11 +148,11 @@ func (e *leaseFile) readSoon() {
 	}
 	ch := make(chan observed, 1)
 	e.first.Store(&ch)
-	go func() { ch <- e.observe(context.Background()) }() // the probe bounds itself
+	go func() { ch <- e.readNow(context.Background()) }() // the probe bounds itself
 }
 
-// observe reads and judges the lease once, stamping its file first.
-func (e *leaseFile) observe(ctx context.Context) observed {
+// readNow reads and judges the lease once, stamping its file first.
+func (e *leaseFile) readNow(ctx context.Context) observed {
 	var r observed
 	if stamp, err := rawio.Lstat(e.file.Path); err == nil {
 		r.stamp = &stamp
@@ -166,7 +166,7 @@ func (e *leaseFile) observe(ctx context.Context) observed {
 func (e *leaseFile) read(ctx context.Context) observed {
 	first := e.first.Swap(nil)
 	if first == nil {
-		return e.observe(ctx)
+		return e.readNow(ctx)
 	}
 	select {
 	case r := <-*first:
