@@ -127,6 +127,9 @@ type conn struct {
 func (c *conn) Read(b []byte) (int, error)  { return c.r.Read(b) }
 func (c *conn) Write(b []byte) (int, error) { return c.r.Write(b) }
 
+// SyscallConn is the connection's descriptor, as net's connections give it.
+func (c *conn) SyscallConn() (syscall.RawConn, error) { return c.r.rc, nil }
+
 // CloseWrite shuts down the writing side of a connection that can (TCP,
 // Unix): an HTTP server half-closes a connection whose request it did not
 // read whole before it drops it, so that its client reads the answer

@@ -54,7 +54,12 @@
 // with -9) ends the session at once, the way a DELETE does, so its peer
 // leaves the board; a bridge that comes back gets 404 and re-initialises.
 // Each opening and each end is logged ("http session opened", "http session
-// closed" with its reason) and reported through [Config].OnSessions.
+// closed" with its reason) and reported through [Config].OnSessions. An
+// initialize whose client hung up before its answer opens no session
+// (nobody would know its id, and it would hold a place on the board until
+// the idle timeout): the request's context says so once net/http's reader
+// ran, and the connection itself is asked once the answer is made
+// ([rawio.HungUp]), since a busy server runs that reader later.
 //
 // # A known limit of mcp-go
 //

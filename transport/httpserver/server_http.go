@@ -209,6 +209,7 @@ func New(cfg Config) *Server {
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          errorLog,
 		ConnState:         h.conns.track,
+		ConnContext:       withConn,
 	}
 	h.srv.RegisterOnShutdown(h.conns.closeFresh) // once it no longer accepts
 	return h

@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -107,6 +108,21 @@ func hostAllowed(r *http.Request) bool {
 		return true
 	}
 	return isLoopbackName(r.Host)
+}
+
+// connKey keys a request's connection in its context (withConn).
+type connKey struct{}
+
+// withConn gives each request's context its connection
+// (http.Server.ConnContext), which connOf returns.
+func withConn(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, c)
+}
+
+// connOf is the connection r came on, or nil.
+func connOf(r *http.Request) net.Conn {
+	c, _ := r.Context().Value(connKey{}).(net.Conn)
+	return c
 }
 
 // connCount counts a server's open connections (http.Server.ConnState),

@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
+	"github.com/majordomus-mcp/majordomus-mcp/internal/rawio"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
@@ -263,9 +264,11 @@ func (h *Server) serveInitialize(w http.ResponseWriter, r *http.Request, body []
 	sid := rec.header.Get(server.HeaderKeySessionID)
 	switch {
 	case sid == "":
-	case initializeFailed(rec), r.Context().Err() != nil:
+	case initializeFailed(rec), r.Context().Err() != nil, rawio.HungUp(connOf(r)):
 		// An initialize answered with an error, or whose client hung up
 		// before its answer, opens no session: mcp-go's id for it is ended.
+		// The connection itself is asked: net/http hears a hang-up only
+		// once its reader runs, which a busy server runs after this.
 		h.endSession(sid, endRefused)
 		rec.header.Del(server.HeaderKeySessionID)
 	default:

@@ -1,0 +1,9 @@
+//go:build !unix
+
+package rawio
+
+import "net"
+
+// HungUp reports false: whether a peer hung up is not asked here, and an
+// HTTP server's request context tells it, later (hungup_unix.go).
+func HungUp(net.Conn) bool { return false }

@@ -1,0 +1,40 @@
+//go:build unix
+
+package rawio
+
+import (
+	"errors"
+	"net"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// HungUp reports whether c's peer has closed its end and left nothing
+// unread, or reset it: nothing written to c reaches anyone now. It asks
+// the socket without waiting and without taking anything from it (a
+// peek), so a reader of c elsewhere loses nothing. False when it cannot
+// be told.
+func HungUp(c net.Conn) bool {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	gone := false
+	_ = rc.Control(func(fd uintptr) {
+		var b [1]byte
+		for {
+			n, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			gone = (err == nil && n == 0) || errors.Is(err, unix.ECONNRESET)
+			return
+		}
+	})
+	return gone
+}
