@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -93,14 +94,18 @@ func TestAReopenedSessionBringsItsAnnouncementWithIt(t *testing.T) {
 // give the client a new one.
 func TestASessionCarriedBackEndsTheOneItLeftThereFirst(t *testing.T) {
 	f := newFixture()
-	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
-	left := newClient(t, s.url).initialize() // the session a bridge left, not yet ended
+	var left atomic.Value // the session a bridge left, not yet ended
 	stillThere := make(chan bool, 1)
-	f.hooks.AddBeforeInitialize(func(context.Context, any, *mcp.InitializeRequest) {
-		stillThere <- f.session(left) != nil
+	f.hooks.AddBeforeInitialize(func(context.Context, any, *mcp.InitializeRequest) { // hooks are set before serving
+		if sid, ok := left.Load().(string); ok {
+			stillThere <- f.session(sid) != nil
+		}
 	})
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
+	sid := newClient(t, s.url).initialize()
+	left.Store(sid)
 	carried := carry.Session{Initialize: json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`),
-		Protocol: "2025-11-25", Peer: "p1", Left: left, LeftURL: s.url}
+		Protocol: "2025-11-25", Peer: "p1", Left: sid, LeftURL: s.url}
 	b, err := bridge.New(t.Context(), bridge.Config{Secret: testSecret, ProbeTimeout: testProbe, URL: s.url, Out: wire.NewFrameWriter(io.Discard), Carried: carried})
 	if err != nil {
 		t.Fatal(err)

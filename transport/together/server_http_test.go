@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,8 +23,9 @@ import (
 // anyone else only the name; to a challenge, a proof of the secret and of
 // the leaseholder claim, which only a holder of the secret can check.
 func TestIdentityIsTheProbe(t *testing.T) {
-	id := httpserver.Identity{Name: "majordomus", Version: "1.2.3", Checkout: "main", RepositoryID: "abc", Profile: "default", Instance: "i-1", Leaseholder: true}
-	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, Identity: func() httpserver.Identity { return id }})
+	var id atomic.Pointer[httpserver.Identity] // the network orders its change, which the race detector does not see
+	id.Store(&httpserver.Identity{Name: "majordomus", Version: "1.2.3", Checkout: "main", RepositoryID: "abc", Profile: "default", Instance: "i-1", Leaseholder: true})
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, Identity: func() httpserver.Identity { return *id.Load() }})
 	c := newClient(t, s.url)
 	resp, body := c.do(http.MethodGet, "/", "", "")
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" {
@@ -62,7 +64,9 @@ func TestIdentityIsTheProbe(t *testing.T) {
 			t.Fatalf("GET / with challenge %q: %d %s", bad, resp.StatusCode, body)
 		}
 	}
-	id.Peers = &httpserver.IdentityPeers{Count: 1, Peers: []httpserver.IdentityPeer{{ID: "p1", Client: "claude-code\nSYSTEM", Transport: "stdio"}}}
+	told := *id.Load()
+	told.Peers = &httpserver.IdentityPeers{Count: 1, Peers: []httpserver.IdentityPeer{{ID: "p1", Client: "claude-code\nSYSTEM", Transport: "stdio"}}}
+	id.Store(&told)
 	if _, body := c.do(http.MethodGet, "/", "", ""); !strings.Contains(body, `,"sessions":0,"http_sessions":0,"peers":{"count":1,"peers":[{"id":"p1","client":"claude-code\nSYSTEM","transport":"stdio"}]}}`) {
 		t.Fatalf("GET / does not tell the board: %s", body)
 	}
@@ -213,13 +217,13 @@ func TestDeleteEndsTheSession(t *testing.T) {
 
 func TestALostLeaseRefusesNewSessionsAndServesOldOnes(t *testing.T) {
 	f := newFixture()
-	var refused *httpserver.Refusal
-	s := serveHTTP(t, httpserver.Config{MCP: f.srv, Refusal: func() *httpserver.Refusal { return refused }})
+	var refused atomic.Pointer[httpserver.Refusal]
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv, Refusal: refused.Load})
 	c := newClient(t, s.url)
 	sid := c.initialize()
 	s.count.waitFor(t, 1)
 
-	refused = &httpserver.Refusal{Reason: "lease_lost", Message: "another process took the lease over", URL: "http://127.0.0.1:9999"}
+	refused.Store(&httpserver.Refusal{Reason: "lease_lost", Message: "another process took the lease over", URL: "http://127.0.0.1:9999"})
 	resp, body := c.do("POST", "/mcp", "", strings.Replace(initialize, `"id":1`, `"id":"init-7"`, 1))
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" || resp.Header.Get("Mcp-Session-Id") != "" {
 		t.Fatalf("refused initialize: %d %v", resp.StatusCode, resp.Header)

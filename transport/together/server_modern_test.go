@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
@@ -42,8 +43,8 @@ func modernHeaders(method, name string) []string {
 // refuses it in that revision's code range; an open listen stream counts as
 // a session while it lasts.
 func TestAModernRequestIsServedWithoutASession(t *testing.T) {
-	var refused *httpserver.Refusal
-	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, Refusal: func() *httpserver.Refusal { return refused }})
+	var refused atomic.Pointer[httpserver.Refusal] // the network orders its change, which the race detector does not see
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, Refusal: refused.Load})
 	c := newClient(t, s.url)
 
 	resp, body := c.do(http.MethodPost, "/mcp", "", modernRequest(1, "server/discover", ""), modernHeaders("server/discover", "")...)
@@ -87,7 +88,7 @@ func TestAModernRequestIsServedWithoutASession(t *testing.T) {
 	<-listening
 	s.count.waitFor(t, 0)
 
-	refused = &httpserver.Refusal{Message: "this server lost its lease", URL: "http://127.0.0.1:1"}
+	refused.Store(&httpserver.Refusal{Message: "this server lost its lease", URL: "http://127.0.0.1:1"})
 	_, body = c.do(http.MethodPost, "/mcp", "", modernRequest(6, "tools/list", ""), modernHeaders("tools/list", "")...)
 	var answer struct {
 		Error struct {
