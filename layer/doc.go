@@ -63,4 +63,7 @@
 //     staying current.
 //   - Objects are sorted by URI, diagnostics by path then message, search
 //     hits by score then URI: the same files always give the same answers.
+//   - A search reads every object's lower-cased text, laid out in one block
+//     in URI order as each index is built, so that its cost per object
+//     does not grow with the layer (B7).
 package layer

@@ -117,6 +117,7 @@ func build(root, name string, generation uint64) (*Index, sources, error) {
 		ix.Objects[i], ix.docs[i] = r.obj, r.doc
 		ix.byURI[r.obj.URI] = i
 	}
+	pack(ix.docs)
 	slices.SortFunc(diags, func(a, b Diagnostic) int {
 		return cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.Message, b.Message), strings.Compare(a.Level, b.Level))
 	})
@@ -327,6 +328,7 @@ func (ix *Index) withTables() *Index {
 		c.byURI[c.Objects[i].URI] = i
 		c.docs[i] = newSearchDoc(&c.Objects[i])
 	}
+	pack(c.docs)
 	return &c
 }
 

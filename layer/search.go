@@ -47,6 +47,48 @@ func newSearchDoc(o *Object) searchDoc {
 	return d
 }
 
+// pack lays the docs' text out in one block, in the index's order, which
+// is the order a search reads it in: text spread over the heap as the
+// files were read costs a cache miss for each field of each object, and
+// made a search of 10,000 objects cost more than ten of 1,000 (B7).
+func pack(docs []searchDoc) {
+	size, tags := 0, 0
+	for _, d := range docs {
+		size += len(d.id) + len(d.title) + len(d.kind) + len(d.desc) + len(d.body)
+		for _, t := range d.tags {
+			size += len(t)
+		}
+		tags += len(d.tags)
+	}
+	block := make([]byte, 0, size)
+	tagBlock := make([]string, 0, tags)
+	type span struct{ from, to int }
+	put := func(s string) span {
+		block = append(block, s...)
+		return span{len(block) - len(s), len(block)}
+	}
+	spans := make([]span, 0, 5*len(docs)+tags)
+	for _, d := range docs {
+		spans = append(spans, put(d.id), put(d.title), put(d.kind), put(d.desc), put(d.body))
+		for _, t := range d.tags {
+			spans = append(spans, put(t))
+		}
+	}
+	text := string(block)
+	at := func() string { sp := spans[0]; spans = spans[1:]; return text[sp.from:sp.to] }
+	for i := range docs {
+		d := &docs[i]
+		d.id, d.title, d.kind, d.desc, d.body = at(), at(), at(), at(), at()
+		if len(d.tags) > 0 {
+			start := len(tagBlock)
+			for range d.tags {
+				tagBlock = append(tagBlock, at())
+			}
+			d.tags = tagBlock[start:len(tagBlock):len(tagBlock)]
+		}
+	}
+}
+
 // Search ranks the objects (of this kind, "" = any) against the query,
 // compared without regard to case. The query is split into blank-separated
 // terms (repeats count once); each term adds, per object: 10 when it is the

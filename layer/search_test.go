@@ -103,3 +103,26 @@ func TestTheBestHitsAreKeptInOrderWhileScanning(t *testing.T) {
 		}
 	}
 }
+
+// Packing the docs' text into one block changes no field of any doc.
+func TestPackingKeepsEveryField(t *testing.T) {
+	docs := []searchDoc{
+		{id: "a.one", title: "one", kind: "rule", desc: "first", body: "body of one", tags: []string{"x", "", "y"}},
+		{},
+		{id: "b.two", kind: "adr", body: "two", tags: []string{}},
+		{id: "c.three", title: "three", tags: []string{"z"}},
+	}
+	want := make([]searchDoc, len(docs))
+	for i, d := range docs {
+		want[i] = d
+		want[i].tags = slices.Clone(d.tags)
+	}
+	pack(docs)
+	if !reflect.DeepEqual(docs, want) {
+		t.Fatalf("packed docs %+v, want %+v", docs, want)
+	}
+	docs[0].tags = append(docs[0].tags, "w") // a doc's tags do not run into the next doc's
+	if docs[3].tags[0] != "z" {
+		t.Fatalf("appending to one doc's tags changed another's: %q", docs[3].tags)
+	}
+}
