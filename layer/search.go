@@ -60,12 +60,12 @@ func pack(docs []searchDoc) {
 		}
 		tags += len(d.tags)
 	}
-	block := make([]byte, 0, size)
-	tagBlock := make([]string, 0, tags)
+	var block strings.Builder
+	block.Grow(size)
 	type span struct{ from, to int }
 	put := func(s string) span {
-		block = append(block, s...)
-		return span{len(block) - len(s), len(block)}
+		block.WriteString(s)
+		return span{block.Len() - len(s), block.Len()}
 	}
 	spans := make([]span, 0, 5*len(docs)+tags)
 	for _, d := range docs {
@@ -74,7 +74,7 @@ func pack(docs []searchDoc) {
 			spans = append(spans, put(t))
 		}
 	}
-	text := string(block)
+	text, tagBlock := block.String(), make([]string, 0, tags)
 	at := func() string { sp := spans[0]; spans = spans[1:]; return text[sp.from:sp.to] }
 	for i := range docs {
 		d := &docs[i]
