@@ -16,12 +16,8 @@ import (
 // peek), so a reader of c elsewhere loses nothing. False when it cannot
 // be told.
 func HungUp(c net.Conn) bool {
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return false
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
+	rc := rawConnOf(c)
+	if rc == nil {
 		return false
 	}
 	gone := false
@@ -37,4 +33,17 @@ func HungUp(c net.Conn) bool {
 		}
 	})
 	return gone
+}
+
+// rawConnOf is c's descriptor, or nil when c has none.
+func rawConnOf(c any) syscall.RawConn {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return rc
 }

@@ -151,15 +151,10 @@ type raw struct {
 
 // wrap returns c's descriptor as a raw, or nil.
 func wrap(c any) *raw {
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return nil
+	if rc := rawConnOf(c); rc != nil {
+		return &raw{rc: rc}
 	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return nil
-	}
-	return &raw{rc: rc}
+	return nil
 }
 
 func (r *raw) Read(b []byte) (int, error) {
