@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"slices"
@@ -69,6 +70,9 @@ type ProbeResult struct {
 	// Conn is the connection a ProbeOK server proved itself on, open for
 	// what follows (the judge ignores it; see Observation.Proven).
 	Conn net.Conn
+	// Identity is what a ProbeOK server said of itself (GET /), proof
+	// checked.
+	Identity json.RawMessage
 }
 
 // Timings are the judge's graces; a zero field means its default.

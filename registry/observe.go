@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 
 	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
@@ -37,6 +38,9 @@ type Observation struct {
 	// first request may go on it instead of a new one proved again. Its
 	// holder closes it.
 	Proven net.Conn
+	// Identity is what the live server whose connection is Proven said of
+	// itself: how a greeting answers for it (internal/node).
+	Identity json.RawMessage
 }
 
 // Observer reads and judges one lease path, again on every call. It keeps
@@ -113,7 +117,7 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 		if c := in.Probe.Conn; c != nil && (!o.KeepProven || v.Class != Live || ctx.Err() != nil) {
 			c.Close()
 		} else {
-			obs.Proven = c
+			obs.Proven, obs.Identity = c, in.Probe.Identity
 		}
 		if err := ctx.Err(); err != nil {
 			return Observation{}, err

@@ -45,7 +45,7 @@ func HTTPProbe(timeout time.Duration) ProbeFunc {
 			conn.Close()
 			return failed("it says it is not the leaseholder")
 		}
-		return ProbeResult{Status: ProbeOK, Conn: conn}
+		return ProbeResult{Status: ProbeOK, Conn: conn, Identity: raw}
 	}
 }
 

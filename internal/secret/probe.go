@@ -61,8 +61,9 @@ func Probe(ctx context.Context, base, key string, timeout time.Duration) (json.R
 // prove asks the server at the other end of conn (host, as a Host header
 // names it) to prove that it holds key: one GET /?challenge=…, carrying
 // nothing of the key. It returns the server's answer (what GET / tells
-// anyone: its name, its leaseholder claim and the proof) only when the
-// proof matches the claim; whatever a server that cannot prove it says is
+// anyone: its name, its leaseholder claim and the proof, or the whole
+// identity the server sealed into it for the holder of the key) only when
+// the proof matches the claim; whatever a server that cannot prove it says is
 // never believed, and it is never sent the token. The connection stays
 // open for what follows, and nothing of it is left unread in br when the
 // server sent no more than its answer. The caller bounds the exchange
@@ -72,7 +73,7 @@ func prove(conn net.Conn, br *bufio.Reader, host, key string) (json.RawMessage, 
 		return nil, errors.New("the lease carries no secret, so no server can prove it is the lease's")
 	}
 	challenge := NewChallenge()
-	req, err := http.NewRequest(http.MethodGet, "http://"+host+"/?challenge="+challenge, nil)
+	req, err := http.NewRequest(http.MethodGet, "http://"+host+"/?challenge="+challenge+"&seal="+SealAsk(key, challenge), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +96,7 @@ func prove(conn net.Conn, br *bufio.Reader, host, key string) (json.RawMessage, 
 	var claim struct {
 		Leaseholder *bool  `json:"leaseholder"`
 		Proof       string `json:"proof"`
+		Sealed      string `json:"sealed"`
 	}
 	if trimmed := bytes.TrimSpace(body); len(trimmed) == 0 || trimmed[0] != '{' || json.Unmarshal(trimmed, &claim) != nil {
 		return nil, errors.New("the answer is not a JSON identity")
@@ -105,7 +107,26 @@ func prove(conn net.Conn, br *bufio.Reader, host, key string) (json.RawMessage, 
 	case !Proves(claim.Proof, key, challenge, *claim.Leaseholder):
 		return nil, errors.New("its proof does not match the lease's secret: it is not the lease's server")
 	}
+	if whole := opened(key, challenge, claim.Sealed, *claim.Leaseholder); whole != nil {
+		return whole, nil
+	}
 	return body, nil
+}
+
+// opened is the whole identity a server sealed into its answer, when it
+// opens and makes the claim it proved; nil otherwise.
+func opened(key, challenge, sealed string, leaseholder bool) json.RawMessage {
+	if sealed == "" {
+		return nil
+	}
+	whole, err := Open(key, challenge, sealed)
+	var claim struct {
+		Leaseholder *bool `json:"leaseholder"`
+	}
+	if err != nil || json.Unmarshal(whole, &claim) != nil || claim.Leaseholder == nil || *claim.Leaseholder != leaseholder {
+		return nil
+	}
+	return whole
 }
 
 // connError turns a connection's error into a reason: a timeout says so,

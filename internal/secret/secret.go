@@ -1,6 +1,7 @@
-// Package secret is the lease's secret and the two things made from it
-// (docs/security.md): the bearer token every /mcp request carries, and the
-// proof a server gives a probe that it holds the secret.
+// Package secret is the lease's secret and what is made from it
+// (docs/security.md): the bearer token every /mcp request carries, the
+// proof a server gives a probe that it holds the secret, and what the
+// server seals into that answer for the prover alone (sealed.go).
 //
 // Model: the leaseholder draws a secret (256 bits) when it writes its lease,
 // which only its user can read. Neither the secret nor anything a client

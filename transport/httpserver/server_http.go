@@ -63,6 +63,16 @@ type Identity struct {
 	HTTPSessions int `json:"http_sessions"`
 	// Peers is who is on the server's board; nil when not told.
 	Peers *IdentityPeers `json:"peers,omitempty"`
+	// Objects and LayerState are the index the server serves: how many
+	// objects it holds, and its state; Board is its board's summary, as
+	// its answer to initialize says it. With Declared, they are what a
+	// prover greets its client with (internal/node).
+	Objects    int    `json:"objects,omitempty"`
+	LayerState string `json:"layer_state,omitempty"`
+	Board      string `json:"board,omitempty"`
+	// Declared is what its answer to initialize says of it to anyone:
+	// its "capabilities" and "serverInfo" members.
+	Declared string `json:"declared,omitempty"`
 	// Proof answers the request's challenge (see internal/secret).
 	Proof string `json:"proof,omitempty"`
 }
@@ -90,6 +100,24 @@ type publicIdentity struct {
 	Name        string `json:"name"`
 	Leaseholder *bool  `json:"leaseholder,omitempty"`
 	Proof       string `json:"proof,omitempty"`
+	// Sealed is the whole identity, which only the prover that holds the
+	// secret and sent the challenge can open (secret.Seal).
+	Sealed string `json:"sealed,omitempty"`
+}
+
+// maxSealed bounds the identity a probe's answer seals: a larger one (a
+// board of long names) is left out, well within what a probe reads.
+const maxSealed = 16 << 10
+
+// sealed is id sealed for the prover that sent challenge, or "" when it
+// is too large.
+func (h *Server) sealed(id Identity, challenge string) string {
+	whole, _ := json.Marshal(id)
+	if len(whole) > maxSealed {
+		return ""
+	}
+	s, _ := secret.Seal(h.cfg.Secret, challenge, whole)
+	return s
 }
 
 // Refusal says why new sessions are refused.
@@ -300,6 +328,9 @@ func (h *Server) serveIdentity(w http.ResponseWriter, r *http.Request) {
 		public := publicIdentity{Name: id.Name}
 		if challenge != "" {
 			public.Leaseholder, public.Proof = &id.Leaseholder, id.Proof
+			if secret.AsksSealed(r.URL.Query().Get("seal"), h.cfg.Secret, challenge) {
+				public.Sealed = h.sealed(id, challenge)
+			}
 		}
 		answer = public
 	}
