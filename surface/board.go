@@ -274,10 +274,15 @@ func (b *Board) Summary() string {
 	var parts []string
 	for _, p := range peers {
 		if p.Attached {
-			parts = append(parts, fmt.Sprintf("%s %s (%s)", p.ID, quoted(p.Client.Name), p.Transport))
+			parts = append(parts, peerLine(p.ID, p.Client.Name, p.Transport))
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// peerLine is one peer in a board's summary.
+func peerLine(id, client, transport string) string {
+	return fmt.Sprintf("%s %s (%s)", id, quoted(client), transport)
 }
 
 func copyPeer(p *Peer) Peer {

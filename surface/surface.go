@@ -3,10 +3,9 @@ package surface
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"slices"
-	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -115,6 +114,8 @@ type Surface struct {
 	listens listens
 	prompts atomic.Pointer[map[string]layer.Object] // the published prompts by name, for completions
 	changes *changes
+	// declared is Declared, made once.
+	declared func() string
 }
 
 // New builds the MCP server with every tool and resource of the layer.
@@ -136,6 +137,7 @@ func New(cfg Config) *Surface {
 		cfg:        cfg,
 		log:        cfg.Logger,
 		started:    cfg.Now(),
+		declared:   sync.OnceValue(func() string { return declaredBy(cfg.Version) }),
 	}
 	hooks := &server.Hooks{}
 	hooks.AddOnRegisterSession(s.sessionOpened)
@@ -146,18 +148,12 @@ func New(cfg Config) *Surface {
 	hooks.AddAfterUnsubscribe(s.unsubscribed)
 	s.modernHooks(hooks)
 
-	opts := []server.ServerOption{
-		server.WithTitle("Majordomus"),
-		server.WithToolCapabilities(false),
-		server.WithResourceCapabilities(true, true),
-		server.WithPromptCapabilities(true),
-		server.WithCompletions(),
+	opts := append(declared(),
 		server.WithPromptCompletionProvider(promptCompleter{s}),
-		server.WithLogging(),
 		server.WithHooks(hooks),
 		server.WithRecovery(),
 		server.WithToolHandlerMiddleware(s.recordExecution),
-	}
+	)
 	s.MCP = server.NewMCPServer(Name, cfg.Version, append(opts, cfg.ServerOptions...)...)
 	s.MCP.AddNotificationHandler(string(mcp.MethodNotificationInitialized), s.clientInitialized)
 	s.addTools()
@@ -253,21 +249,7 @@ func (s *Surface) initialized(ctx context.Context, _ any, req *mcp.InitializeReq
 func (s *Surface) instructions(peer string) string {
 	ix := s.cfg.Layer.Current()
 	proc := s.cfg.Process()
-	var b strings.Builder
-	fmt.Fprintf(&b, "You are peer %s on the majordomus board of the checkout %q (%d objects in its .ai/ layer, state %s).\n",
-		peer, ix.Name, len(ix.Objects), ix.State())
-	fmt.Fprintf(&b, "Peers now: %s.\n", s.Board.Summary())
-	b.WriteString("Before you change files, call majordomus_announce with your intent and the paths you will touch (scope): " +
-		"it answers with the other peers whose scopes overlap yours. majordomus_peers shows the board; " +
-		"majordomus_list, majordomus_search and majordomus_get read the layer's rules, ADRs and prompts.\n")
-	if proc.URL != "" {
-		fmt.Fprintf(&b, "This session is served by the checkout's shared server at %s (MCP at %s/mcp); every agent in this checkout shares its board and history.\n", proc.URL, proc.URL)
-	}
-	if proc.Alone != "" {
-		notice := AloneNotice(proc.Alone)
-		b.WriteString(strings.ToUpper(notice[:1]) + notice[1:] + ".\n")
-	}
-	return b.String()
+	return told{peer, ix.Name, len(ix.Objects), ix.State(), s.Board.Summary(), proc.URL, proc.Alone}.instructions()
 }
 
 // Notify sends a log message to every session, as the host shows it to the

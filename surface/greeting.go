@@ -1,0 +1,146 @@
+package surface
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// declared are the options that make what every surface's MCP server
+// declares at initialize: its title and its capabilities.
+func declared() []server.ServerOption {
+	return []server.ServerOption{
+		server.WithTitle("Majordomus"),
+		server.WithToolCapabilities(false),
+		server.WithResourceCapabilities(true, true),
+		server.WithPromptCapabilities(true),
+		server.WithCompletions(),
+		server.WithLogging(),
+	}
+}
+
+// told is what a client's instructions say.
+type told struct {
+	peer, checkout string
+	objects        int
+	state, board   string // the layer's state; the board's summary
+	url, alone     string // the shared server's URL; why the client is served alone
+}
+
+func (t told) instructions() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "You are peer %s on the majordomus board of the checkout %q (%d objects in its .ai/ layer, state %s).\n",
+		t.peer, t.checkout, t.objects, t.state)
+	fmt.Fprintf(&b, "Peers now: %s.\n", t.board)
+	b.WriteString("Before you change files, call majordomus_announce with your intent and the paths you will touch (scope): " +
+		"it answers with the other peers whose scopes overlap yours. majordomus_peers shows the board; " +
+		"majordomus_list, majordomus_search and majordomus_get read the layer's rules, ADRs and prompts.\n")
+	if t.url != "" {
+		fmt.Fprintf(&b, "This session is served by the checkout's shared server at %s (MCP at %s/mcp); every agent in this checkout shares its board and history.\n", t.url, t.url)
+	}
+	if t.alone != "" {
+		notice := AloneNotice(t.alone)
+		b.WriteString(strings.ToUpper(notice[:1]) + notice[1:] + ".\n")
+	}
+	return b.String()
+}
+
+// Greeting is what a live shared server's proof said of it (its identity,
+// GET /) that its answer to a new client's initialize tells.
+type Greeting struct {
+	Declared   string // what its answer says of it to anyone ([Surface.Declared])
+	Checkout   string
+	Objects    int
+	LayerState string
+	Board      string // its board's summary, without the new peer
+	URL        string
+}
+
+// Declared is what the surface's answer to initialize says of its server
+// to anyone, as the answer's members "capabilities":… and
+// "serverInfo":…, in its order: mcp-go's own answer, on a server that
+// declares what the surface declares. A greeting is made with it.
+func (s *Surface) Declared() string { return s.declared() }
+
+func declaredBy(version string) string {
+	srv := server.NewMCPServer(Name, version, declared()...)
+	frame := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + mcp.LATEST_LEGACY_PROTOCOL_VERSION + `","capabilities":{},"clientInfo":{"name":"","version":""}}}`
+	answer, _ := json.Marshal(srv.HandleMessage(context.Background(), json.RawMessage(frame)))
+	var r struct {
+		Result struct {
+			Capabilities json.RawMessage `json:"capabilities"`
+			ServerInfo   json.RawMessage `json:"serverInfo"`
+		} `json:"result"`
+	}
+	if json.Unmarshal(answer, &r) != nil || r.Result.Capabilities == nil || r.Result.ServerInfo == nil {
+		return ""
+	}
+	return `"capabilities":` + string(r.Result.Capabilities) + `,"serverInfo":` + string(r.Result.ServerInfo)
+}
+
+// Handshake is a client's initialize request as a server's answer depends
+// on it, read as mcp-go reads it ([ReadHandshake]).
+type Handshake struct {
+	id      any // echoed as mcp-go reads it
+	version string
+	client  string
+	// Params are the request's params, which a session carried elsewhere
+	// opens with again.
+	Params json.RawMessage
+}
+
+// Protocol is the protocol revision the answer to h negotiates.
+func (h Handshake) Protocol() string { return mcp.NegotiateLegacyVersion(h.version) }
+
+// ReadHandshake reads a legacy initialize request as mcp-go reads one it
+// answers; false when msg is none, or mcp-go would refuse it.
+func ReadHandshake(msg json.RawMessage) (Handshake, bool) {
+	if bytes.Contains(msg, []byte(mcp.MetaKeyProtocolVersion)) {
+		return Handshake{}, false // of a 2026-07-28 client, which has no handshake
+	}
+	var base struct {
+		JSONRPC string          `json:"jsonrpc"`
+		Method  string          `json:"method"`
+		ID      any             `json:"id"`
+		Params  json.RawMessage `json:"params"`
+	}
+	var req mcp.InitializeRequest
+	if json.Unmarshal(msg, &base) != nil || base.JSONRPC != mcp.JSONRPC_VERSION || base.Method != string(mcp.MethodInitialize) ||
+		base.ID == nil || json.Unmarshal(msg, &req) != nil {
+		return Handshake{}, false
+	}
+	return Handshake{base.ID, req.Params.ProtocolVersion, req.Params.ClientInfo.Name, base.Params}, true
+}
+
+// Greet is the answer to h that the server g describes gives a new HTTP
+// session claiming peer, an id no attached peer of its board holds. Its
+// server sees the same session open a moment later (internal/node's
+// greeting), so the client hears the server's own words one round trip
+// sooner: mcp-go's answer, in its order, with the instructions the
+// server's surface gives (TestAnAttachingClientIsGreetedWithTheServersOwnAnswer
+// holds the two side by side).
+func Greet(h Handshake, peer string, g Greeting) []byte {
+	board := peerLine(peer, h.client, "http") // a session opened is the board's last
+	if g.Board != "" {
+		board = g.Board + ", " + board
+	}
+	instructions := told{peer, g.Checkout, g.Objects, g.LayerState, board, g.URL, ""}.instructions()
+	marshal := func(v any) []byte { j, _ := json.Marshal(v); return j }
+	var b bytes.Buffer
+	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	b.Write(marshal(h.id))
+	b.WriteString(`,"result":{"_meta":{` + strconv.Quote(PeerMeta) + `:`)
+	b.Write(marshal(peer))
+	b.WriteString(`},"protocolVersion":`)
+	b.Write(marshal(h.Protocol()))
+	b.WriteString(`,` + g.Declared + `,"instructions":`)
+	b.Write(marshal(instructions))
+	b.WriteString(`}}`)
+	return b.Bytes()
+}
