@@ -36,13 +36,15 @@ type clientSession struct {
 	// the election before the in-process session answers it.
 	patience time.Duration
 
-	mu      sync.Mutex
-	local   *stdio.Local           // the in-process session (leaseholder, alone, or while electing), or nil
-	carried *carry.Session         // what the next backend is given, once a backend was left
-	causes  []string               // why the last backend was left
-	served  bool                   // a backend has served the client
-	interim bool                   // early answers are allowed: nothing was chosen, served or carried yet
-	alone   atomic.Pointer[string] // why the client is served alone; read without mu (describe)
+	mu             sync.Mutex
+	local          *stdio.Local           // the in-process session (leaseholder, alone, or while electing), or nil
+	carried        *carry.Session         // what the next backend is given, once a backend was left
+	causes         []string               // why the last backend was left
+	served         bool                   // a backend has served the client
+	interim        bool                   // early answers are allowed: nothing was chosen, served or carried yet
+	greetedSession bool                   // what is carried is the greeting's session, not a backend's left
+	alone          atomic.Pointer[string] // why the client is served alone; read without mu (describe)
+	greeting       greeting               // of the client's first initialize, when it may be (greeting.go)
 }
 
 // electing is what hears that the bridge serving the client left its
@@ -80,6 +82,9 @@ func newClientSession(n *Node, elections electing, patience time.Duration) *clie
 // serves next.
 func (s *clientSession) Handle(ctx context.Context, msg json.RawMessage) []byte {
 	s.n.drawing.Do(s.n.drawSoon)
+	if answer := s.greeting.greeted(s, msg); answer != nil {
+		return answer
+	}
 	b, err := s.router.claim(ctx, msg, s.patience)
 	if errors.Is(err, errPatient) {
 		s.router.offer(s.early())
@@ -173,7 +178,7 @@ func (s *clientSession) lost(b wire.Backend, g *bridge.Gone) {
 	news := s.router.holdFrom(b)
 	if news {
 		carried := g.Session
-		s.carried, s.causes, s.interim = &carried, []string{g.Error()}, false
+		s.carried, s.causes, s.interim, s.greetedSession = &carried, []string{g.Error()}, false, false
 	}
 	s.mu.Unlock()
 	if news {
@@ -295,6 +300,8 @@ func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) error 
 // alone.
 func (s *clientSession) told(h how, b wire.Backend, c *carry.Session, srv *served) {
 	log, url := s.n.log, zap.String("url", h.url)
+	greeted := s.greetedSession
+	s.greetedSession = false
 	switch {
 	case h.as == machine.Leaseholder && c != nil:
 		log.Info("took over as the shared server; this session continues locally", url)
@@ -313,7 +320,7 @@ func (s *clientSession) told(h how, b wire.Backend, c *carry.Session, srv *serve
 		} else {
 			log.Info("bridging this stdio session, answered in process while electing, to the shared server at "+h.url, url, zap.String("peer", peer))
 		}
-	case c != nil:
+	case c != nil && !greeted:
 		log.Info("re-attached to the shared server", url)
 		s.relisted(c)
 	default:
@@ -338,6 +345,20 @@ func (s *clientSession) use(b wire.Backend) {
 			}
 		}()
 	}
+}
+
+// carryGreeting makes the session a greeting opened for hello, claiming
+// peer, the one carried, when nothing answered, chose or carried the
+// client's session yet, and reports whether it did.
+func (s *clientSession) carryGreeting(hello surface.Handshake, peer string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.interim || s.local != nil {
+		return false
+	}
+	s.carried = &carry.Session{Initialize: hello.Params, Protocol: hello.Protocol(), Peer: peer}
+	s.greetedSession, s.interim = true, false
+	return true
 }
 
 // handOver keeps the in-process session, as it saw it, to carry onto

@@ -31,7 +31,10 @@
 // what needs the board waits for the election. The lease's first reading
 // (trusted, read, its server proved) begins as the node is built, and the
 // machine's first attempt takes it: an attach's wait on another process
-// overlaps building this one. The router keeps the read
+// overlaps building this one. When that reading proves a live server, the
+// client's first initialize is greeted before the machine hears of it,
+// with the bytes that server answers the session the bridge then opens
+// there (greeting.go): the greeting is the session carried. The router keeps the read
 // path: which backend answers a message, and how many each is answering,
 // so that carrying a session lets them finish first; what it gives
 // messages to, only the session sets and retires.
@@ -73,13 +76,14 @@
 //     fails, its session (initialize, last announcement) is carried and
 //     replayed onto whatever serves next, before that backend answers
 //     anything;
-//   - no file but client.go touches the session's state, and none but
-//     client.go sets or retires what the router gives messages to
-//     (owner_test.go);
+//   - no file but client.go touches the session's state (its greeting's
+//     own is greeting.go's), and none but client.go sets or retires what
+//     the router gives messages to (owner_test.go);
 //   - a hand-over finds the client seated whole or not at all: adopt and
 //     handOver run one after the other, and an adoption whose context has
 //     ended (handed over, attachment stopped) seats nothing;
-//   - early answers end once anything was chosen, served or carried;
+//   - early answers end once anything was chosen, served or carried, and
+//     so does a greeting, which carries what it answered;
 //   - a client that was served is never left without an answer: if nothing
 //     can serve it any more, every request is answered with every reason;
 //     a client never served ends the process with the error instead;

@@ -71,6 +71,11 @@ type leaseFile struct {
 	// first is the reading of the lease begun as the node was built
 	// (readSoon), which the first attempt takes.
 	first atomic.Pointer[chan observed]
+	// proved hears what that reading proved of a live server, if
+	// anything, before the first attempt takes it (the client's greeting,
+	// greeting.go), once it is set; firstRead is closed then.
+	proved    atomic.Pointer[func(proof)]
+	firstRead chan struct{}
 }
 
 // observed is one reading of the lease, or why it could not be read.
@@ -148,7 +153,19 @@ func (e *leaseFile) readSoon() {
 	}
 	ch := make(chan observed, 1)
 	e.first.Store(&ch)
-	go func() { ch <- e.readNow(context.Background()) }() // the probe bounds itself
+	e.firstRead = make(chan struct{})
+	go func() {
+		r := e.readNow(context.Background()) // the probe bounds itself
+		if heard := e.proved.Load(); heard != nil {
+			var p proof
+			if r.o.Verdict.Class == registry.Live && r.o.Identity != nil {
+				p = proof{url: r.o.Lease.URLString(), identity: r.o.Identity}
+			}
+			(*heard)(p)
+		}
+		close(e.firstRead)
+		ch <- r
+	}()
 }
 
 // readNow reads and judges the lease once, stamping its file first.

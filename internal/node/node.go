@@ -59,9 +59,10 @@ type Node struct {
 	log        *zap.Logger
 	lease      Lease
 	withClient bool
-	host       string        // this process's host (hostKey), "" when unknown
-	hostPeer   func() string // its client's peer id as its host's, drawn once (drawHostPeer)
-	drawing    sync.Once     // drawSoon
+	host       string          // this process's host (hostKey), "" when unknown
+	hostPeer   func() string   // its client's peer id as its host's, drawn once (drawHostPeer)
+	drawing    sync.Once       // drawSoon
+	firstRead  <-chan struct{} // closed once the lease's first reading greeted the client, or not (greeting.go)
 
 	out     *wire.FrameWriter
 	session *clientSession
@@ -136,6 +137,11 @@ func New(cfg Config) (*Node, error) {
 	// the layer to load; an election that ends sooner answers everything
 	// itself.
 	n.session = newClientSession(n, m, earlyPatience)
+	if lease, ok := cfg.Lease.(*leaseFile); ok && n.withClient && lease.firstRead != nil {
+		greet := n.session.greet
+		lease.proved.Store(&greet)
+		n.firstRead = lease.firstRead
+	}
 	return n, nil
 }
 

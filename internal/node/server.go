@@ -154,6 +154,10 @@ func (s *sharedServer) identity(srv *served, t *term) func() httpserver.Identity
 			Leaseholder:  isLeaseholder(s.node.m.State()) && s.refusal(t) == nil,
 			Sessions:     srv.surface.Sessions(), // as majordomus_server counts them
 			Peers:        boardOf(srv.surface.Board),
+			Objects:      len(ix.Objects),
+			LayerState:   ix.State(),
+			Board:        srv.surface.Board.Summary(),
+			Declared:     srv.surface.Declared(),
 		}
 	}
 }

@@ -1,0 +1,152 @@
+package node
+
+import (
+	"encoding/json"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/release"
+	"github.com/majordomus-mcp/majordomus-mcp/surface"
+)
+
+// A greeting answers the client's first initialize as soon as the lease's
+// first reading has proved a live server of this build, one round trip and
+// the machine's verdict before the bridge could relay it (B1): with the
+// bytes that server gives the session this process's bridge opens there
+// next, claiming this client's peer id (surface.Greet, from what the
+// server's proof said of its layer and its board). The session it opened
+// becomes the one carried (clientSession.carryGreeting, which nothing
+// choosing what serves the client can interleave with): the bridge replays it onto the server as it
+// replays one answered in process while electing, and whatever serves the
+// client instead (the attach failed) opens it the same way. An initialize
+// that comes while the reading runs waits for it, no longer than it waits
+// before the election's early answers; one that comes after it, before
+// anything was chosen, is greeted at once.
+
+// proof is what the lease's first reading proved of a live server; empty
+// when it proved none.
+type proof struct {
+	url      string
+	identity json.RawMessage
+}
+
+// welcome is what a greeting is made with: the server's words, and the
+// peer id this client claims there.
+type welcome struct {
+	greeting surface.Greeting
+	peer     string
+}
+
+// greeting holds the client's first initialize until the lease's first
+// reading says how to greet it.
+type greeting struct {
+	spoke   atomic.Bool // the client's first message came
+	mu      sync.Mutex
+	waiting *waitingHello // the initialize waiting for the reading, if any
+	welcome *welcome      // what the reading proved, once read
+	read    bool
+}
+
+// waitingHello is the client's initialize waiting for the lease's first
+// reading, and where its greeting goes.
+type waitingHello struct {
+	hello  surface.Handshake
+	answer chan []byte // given a greeting, or closed without
+}
+
+// greeted is the greeting for msg, the client's first message, nil when
+// none.
+func (g *greeting) greeted(s *clientSession, msg json.RawMessage) []byte {
+	if s.n.firstRead == nil || g.spoke.Load() || !g.spoke.CompareAndSwap(false, true) {
+		return nil
+	}
+	hello, ok := surface.ReadHandshake(msg) // mostly while the reading waits on the server
+	if !ok {
+		return nil
+	}
+	g.mu.Lock()
+	if g.read { // the message came after the reading: greeted now, if nothing chose meanwhile
+		defer g.mu.Unlock()
+		return g.greetWith(s, hello)
+	}
+	w := &waitingHello{hello: hello, answer: make(chan []byte, 1)}
+	g.waiting = w
+	g.mu.Unlock()
+	t := time.NewTimer(s.patience)
+	defer t.Stop()
+	select {
+	case answer := <-w.answer:
+		return answer
+	case <-s.n.firstRead: // it answered w (below), or never heard of it
+	case <-t.C:
+	}
+	g.mu.Lock()
+	mine := g.waiting == w // else the reading is greeting it now
+	if mine {
+		g.waiting = nil
+	}
+	g.mu.Unlock()
+	if mine {
+		return nil
+	}
+	return <-w.answer
+}
+
+// greet hears what the lease's first reading proved, before the first
+// attempt takes that reading, and greets the initialize waiting for it.
+func (s *clientSession) greet(p proof) {
+	welcome := s.welcomeFrom(p)
+	g := &s.greeting
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.welcome, g.read = welcome, true
+	w := g.waiting
+	g.waiting = nil
+	if w == nil {
+		return
+	}
+	if answer := g.greetWith(s, w.hello); answer != nil {
+		w.answer <- answer
+	}
+	close(w.answer)
+}
+
+// welcomeFrom is what greets the client for the server p proved: nil
+// unless that server runs this build and no peer on its board holds the
+// peer id this client claims there (else the server names it otherwise).
+func (s *clientSession) welcomeFrom(p proof) *welcome {
+	var id struct {
+		Version, Checkout, Board, Declared string
+		Objects                            int
+		LayerState                         string `json:"layer_state"`
+	}
+	if p.identity == nil || json.Unmarshal(p.identity, &id) != nil || id.Version != release.Version() || id.Declared == "" {
+		return nil // the public answer, or another build's
+	}
+	// The summary names each attached peer as "pN …", first or after ", ":
+	// a peer id held there is found (a client's quoted name may only make
+	// a free one look held).
+	peer := s.n.hostPeer()
+	if peer == "" || strings.HasPrefix(id.Board, peer+" ") || strings.Contains(id.Board, ", "+peer+" ") {
+		return nil
+	}
+	return &welcome{greeting: surface.Greeting{Declared: id.Declared, Checkout: id.Checkout, Objects: id.Objects,
+		LayerState: id.LayerState, Board: id.Board, URL: p.url}, peer: peer}
+}
+
+// greetWith greets hello, the client's first initialize, when the reading
+// proved a server and the session it opens could be made the one carried
+// (g.mu held).
+func (g *greeting) greetWith(s *clientSession, hello surface.Handshake) []byte {
+	w := g.welcome
+	if w == nil || !s.carryGreeting(hello, w.peer) {
+		return nil
+	}
+	s.n.log.Debug("answered this client's initialize with the words of the server at "+w.greeting.URL+", which proved itself; the session opens there next",
+		zap.String("url", w.greeting.URL), zap.String("peer", w.peer))
+	return surface.Greet(hello, w.peer, w.greeting)
+}

@@ -1,0 +1,87 @@
+package scenarios
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// An attaching client's initialize is answered as soon as the lease's
+// server proved itself, before the client's session opens there (issue
+// 33, B1), and with that server's own bytes: the same initialize, sent
+// straight to the server claiming the same peer id once the client has
+// left, is answered byte for byte the same. A client whose initialize
+// comes after its process chose the bridge is relayed as before, so a
+// few attach until one is greeted.
+func TestAnAttachingClientIsGreetedWithTheServersOwnAnswer(t *testing.T) {
+	dir := checkout(t)
+	lh := shared(t, dir)
+	initialize(t, lh, "claude-code")
+	serverURL(t, lh)
+	const init = `{"jsonrpc":"2.0","id":"greeted","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"codex","version":"0.9"}}}`
+	const greets = "answered this client's initialize with the words of the server"
+	var greeting []byte
+	var peer string
+	for try := 0; greeting == nil; try++ {
+		if try == 5 {
+			t.Fatal("no attaching client of five was greeted")
+		}
+		p := shared(t, dir, "--log-level", "debug")
+		if err := p.SendLine(init); err != nil {
+			t.Fatal(err)
+		}
+		answer, err := p.WaitFrame(ctx(t), "the answer to initialize", func(f []byte) bool { return bytes.Contains(f, []byte(`"id":"greeted"`)) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		attached(t, p)
+		if err := p.SendLine(`{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
+			t.Fatal(err)
+		}
+		board := peersOf(t, p)
+		if strings.Contains(strings.Join(p.Logs(), "\n"), greets) {
+			greeting, peer = answer, logField(t, p, greets, "peer")
+			if board.Caller != peer || board.Count != 2 {
+				t.Fatalf("greeted as %s, the board says: %+v", peer, board)
+			}
+		}
+		p.CloseStdin()
+		exitsWith(t, p, 0)
+		for peersOf(t, lh).Count != 1 {
+			if _, err := lh.WaitLog(ctx(t), "session closed", board.Caller); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	server := connect(t, dir)
+	status, _, answer := httpDo(t, "POST", server.URL, []byte(init), server.with(map[string]string{"Majordomus-Peer": peer}))
+	if status != 200 || !bytes.Equal(bytes.TrimSpace(answer), bytes.TrimSpace(greeting)) {
+		t.Fatalf("greeted with\n%s\nthe server answers (%d)\n%s", greeting, status, answer)
+	}
+	if !strings.Contains(string(answer), `"io.majordomus/peer":"`+peer+`"`) {
+		t.Fatalf("the server did not grant the claim %s: %s", peer, answer)
+	}
+}
+
+// An initialize that mcp-go refuses is never greeted: its refusal comes
+// from the server, and nothing is carried that no server would open.
+func TestARefusedInitializeIsNotGreeted(t *testing.T) {
+	dir := checkout(t)
+	lh := shared(t, dir)
+	initialize(t, lh, "claude-code")
+	serverURL(t, lh)
+	p := shared(t, dir, "--log-level", "debug")
+	if err := p.SendLine(`{"jsonrpc":"2.0","id":"bad","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":5,"clientInfo":{"name":"codex","version":"0.9"}}}`); err != nil {
+		t.Fatal(err)
+	}
+	answer, err := p.WaitFrame(ctx(t), "the answer to initialize", func(f []byte) bool { return bytes.Contains(f, []byte(`"id":"bad"`)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	attached(t, p)
+	if !bytes.Contains(answer, []byte(`"error"`)) || strings.Contains(strings.Join(p.Logs(), "\n"), "answered this client's initialize") {
+		t.Fatalf("a refused initialize was greeted: %s", answer)
+	}
+	initialize(t, p, "codex") // the client can still open its session
+}
