@@ -82,10 +82,11 @@ func newClientSession(n *Node, elections electing, patience time.Duration) *clie
 // serves next.
 func (s *clientSession) Handle(ctx context.Context, msg json.RawMessage) []byte {
 	s.n.drawing.Do(s.n.drawSoon)
-	if answer := s.greeting.greeted(s, msg); answer != nil {
+	answer, patience := s.greeting.greeted(s, msg)
+	if answer != nil {
 		return answer
 	}
-	b, err := s.router.claim(ctx, msg, s.patience)
+	b, err := s.router.claim(ctx, msg, patience)
 	if errors.Is(err, errPatient) {
 		s.router.offer(s.early())
 		b, err = s.router.await(ctx, true, nil)

@@ -59,28 +59,30 @@ type waitingHello struct {
 }
 
 // greeted is the greeting for msg, the client's first message, nil when
-// none.
-func (g *greeting) greeted(s *clientSession, msg json.RawMessage) []byte {
-	if s.n.firstRead == nil || g.spoke.Load() || !g.spoke.CompareAndSwap(false, true) {
-		return nil
+// none, and what is left of the patience msg has before the election's
+// early answers (it waited part of it for the reading).
+func (g *greeting) greeted(s *clientSession, msg json.RawMessage) ([]byte, time.Duration) {
+	if s.n.firstRead == nil || s.patience <= 0 || g.spoke.Load() || !g.spoke.CompareAndSwap(false, true) {
+		return nil, s.patience
 	}
 	hello, ok := surface.ReadHandshake(msg) // mostly while the reading waits on the server
 	if !ok {
-		return nil
+		return nil, s.patience
 	}
 	g.mu.Lock()
 	if g.read { // the message came after the reading: greeted now, if nothing chose meanwhile
 		defer g.mu.Unlock()
-		return g.greetWith(s, hello)
+		return g.greetWith(s, hello), s.patience
 	}
 	w := &waitingHello{hello: hello, answer: make(chan []byte, 1)}
 	g.waiting = w
 	g.mu.Unlock()
+	start := time.Now()
 	t := time.NewTimer(s.patience)
 	defer t.Stop()
 	select {
 	case answer := <-w.answer:
-		return answer
+		return answer, s.patience
 	case <-s.n.firstRead: // it answered w (below), or never heard of it
 	case <-t.C:
 	}
@@ -90,10 +92,11 @@ func (g *greeting) greeted(s *clientSession, msg json.RawMessage) []byte {
 		g.waiting = nil
 	}
 	g.mu.Unlock()
+	left := max(s.patience-time.Since(start), time.Nanosecond) // never 0: that would mean never
 	if mine {
-		return nil
+		return nil, left
 	}
-	return <-w.answer
+	return <-w.answer, left
 }
 
 // greet hears what the lease's first reading proved, before the first
