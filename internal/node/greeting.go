@@ -19,11 +19,12 @@ import (
 // bytes that server gives the session this process's bridge opens there
 // next, claiming this client's peer id (surface.Greet, from what the
 // server's proof said of its layer and its board). The session it opened
-// becomes the one carried (clientSession.carryGreeting, which nothing
-// choosing what serves the client can interleave with): the bridge replays it onto the server as it
-// replays one answered in process while electing, and whatever serves the
-// client instead (the attach failed) opens it the same way. An initialize
-// that comes while the reading runs waits for it, no longer than it waits
+// becomes the one carried (clientSession.carryGreeting, under the
+// session's mutex, so that nothing choosing what serves the client
+// interleaves): the bridge replays it onto the server as it replays one
+// answered in process while electing, and whatever serves the client
+// instead (the attach failed) opens it the same way. An initialize that
+// comes while the reading runs waits for it, within the patience it has
 // before the election's early answers; one that comes after it, before
 // anything was chosen, is greeted at once.
 
