@@ -51,22 +51,26 @@ func (t told) instructions() string {
 	return b.String()
 }
 
-// Greeting is what a live shared server's proof said of it (its identity,
-// GET /) that its answer to a new client's initialize tells.
+// Greeting is what a live shared server's proof said of it (sealed in its
+// identity, GET /) that its answer to a new client's initialize tells.
 type Greeting struct {
-	Declared   string // what its answer says of it to anyone ([Surface.Declared])
+	// Declared is what the answer says of the server to anyone: the
+	// members "capabilities":… and "serverInfo":…, in its order, as
+	// mcp-go's own answer gives them on a server that declares what a
+	// surface declares.
+	Declared   string
 	Checkout   string
 	Objects    int
 	LayerState string
 	Board      string // its board's summary, without the new peer
-	URL        string
+	URL        string `json:"-"` // where the prover found it
 }
 
-// Declared is what the surface's answer to initialize says of its server
-// to anyone, as the answer's members "capabilities":… and
-// "serverInfo":…, in its order: mcp-go's own answer, on a server that
-// declares what the surface declares. A greeting is made with it.
-func (s *Surface) Declared() string { return s.declared() }
+// Greeting is what this surface's server greets a new client with, now.
+func (s *Surface) Greeting() Greeting {
+	ix := s.cfg.Layer.Current()
+	return Greeting{Declared: s.declared(), Checkout: ix.Name, Objects: len(ix.Objects), LayerState: ix.State(), Board: s.Board.Summary()}
+}
 
 func declaredBy(version string) string {
 	srv := server.NewMCPServer(Name, version, declared()...)

@@ -114,7 +114,7 @@ type Surface struct {
 	listens listens
 	prompts atomic.Pointer[map[string]layer.Object] // the published prompts by name, for completions
 	changes *changes
-	// declared is Declared, made once.
+	// declared is Greeting's Declared, made once.
 	declared func() string
 }
 

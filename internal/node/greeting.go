@@ -124,22 +124,22 @@ func (s *clientSession) greet(p proof) {
 // peer id this client claims there (else the server names it otherwise).
 func (s *clientSession) welcomeFrom(p proof) *welcome {
 	var id struct {
-		Version, Checkout, Board, Declared string
-		Objects                            int
-		LayerState                         string `json:"layer_state"`
+		Version  string
+		Greeting *surface.Greeting
 	}
-	if p.identity == nil || json.Unmarshal(p.identity, &id) != nil || id.Version != release.Version() || id.Declared == "" {
+	if p.identity == nil || json.Unmarshal(p.identity, &id) != nil || id.Version != release.Version() || id.Greeting == nil || id.Greeting.Declared == "" {
 		return nil // the public answer, or another build's
 	}
+	g := *id.Greeting
 	// The summary names each attached peer as "pN …", first or after ", ":
 	// a peer id held there is found (a client's quoted name may only make
 	// a free one look held).
 	peer := s.n.hostPeer()
-	if peer == "" || strings.HasPrefix(id.Board, peer+" ") || strings.Contains(id.Board, ", "+peer+" ") {
+	if peer == "" || strings.HasPrefix(g.Board, peer+" ") || strings.Contains(g.Board, ", "+peer+" ") {
 		return nil
 	}
-	return &welcome{greeting: surface.Greeting{Declared: id.Declared, Checkout: id.Checkout, Objects: id.Objects,
-		LayerState: id.LayerState, Board: id.Board, URL: p.url}, peer: peer}
+	g.URL = p.url
+	return &welcome{greeting: g, peer: peer}
 }
 
 // greetWith greets hello, the client's first initialize, when the reading

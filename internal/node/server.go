@@ -132,6 +132,7 @@ func (s *sharedServer) listen(srv *served, t *term, key string) (*httpserver.Ser
 		IdleTimeout: n.cfg.Times.IdleTimeout,
 		MaxSessions: n.cfg.MaxSessions,
 		OnSessions:  n.m.SessionsChanged,
+		Greeting:    func() any { return srv.surface.Greeting() },
 		Board:       boardpage.New(newBoardSource(srv.surface, n.m.State), key, n.log.Named("board")),
 		Heard:       srv.surface.Board.Touch,
 		Logger:      n.log.Named("http"),
@@ -154,10 +155,6 @@ func (s *sharedServer) identity(srv *served, t *term) func() httpserver.Identity
 			Leaseholder:  isLeaseholder(s.node.m.State()) && s.refusal(t) == nil,
 			Sessions:     srv.surface.Sessions(), // as majordomus_server counts them
 			Peers:        boardOf(srv.surface.Board),
-			Objects:      len(ix.Objects),
-			LayerState:   ix.State(),
-			Board:        srv.surface.Board.Summary(),
-			Declared:     srv.surface.Declared(),
 		}
 	}
 }

@@ -63,16 +63,9 @@ type Identity struct {
 	HTTPSessions int `json:"http_sessions"`
 	// Peers is who is on the server's board; nil when not told.
 	Peers *IdentityPeers `json:"peers,omitempty"`
-	// Objects and LayerState are the index the server serves: how many
-	// objects it holds, and its state; Board is its board's summary, as
-	// its answer to initialize says it. With Declared, they are what a
-	// prover greets its client with (internal/node).
-	Objects    int    `json:"objects,omitempty"`
-	LayerState string `json:"layer_state,omitempty"`
-	Board      string `json:"board,omitempty"`
-	// Declared is what its answer to initialize says of it to anyone:
-	// its "capabilities" and "serverInfo" members.
-	Declared string `json:"declared,omitempty"`
+	// Greeting is what a prover greets its client with (internal/node):
+	// given only sealed, to a prover that asks (Config.Greeting).
+	Greeting any `json:"greeting,omitempty"`
 	// Proof answers the request's challenge (see internal/secret).
 	Proof string `json:"proof,omitempty"`
 }
@@ -109,9 +102,13 @@ type publicIdentity struct {
 // board of long names) is left out, well within what a probe reads.
 const maxSealed = 16 << 10
 
-// sealed is id sealed for the prover that sent challenge, or "" when it
-// is too large.
+// sealed is id, with the greeting, sealed for the prover that sent
+// challenge, or "" when there is none or it is too large.
 func (h *Server) sealed(id Identity, challenge string) string {
+	if h.cfg.Greeting == nil {
+		return ""
+	}
+	id.Greeting = h.cfg.Greeting()
 	whole, _ := json.Marshal(id)
 	if len(whole) > maxSealed {
 		return ""
@@ -157,6 +154,9 @@ type Config struct {
 	// server, so it may call back into it; under concurrent changes an
 	// intermediate count may be skipped, the latest never is.
 	OnSessions func(n int)
+	// Greeting, when set, is what the answer to a challenge carries,
+	// sealed, for a prover that asks: what its client is greeted with.
+	Greeting func() any
 	// Board serves everything under /board (package transport/board),
 	// once the Host and Origin are checked; nil = no page, 404. Its
 	// requests end at Shutdown, its event streams included.
