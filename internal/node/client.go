@@ -82,6 +82,9 @@ func newClientSession(n *Node, elections electing, patience time.Duration) *clie
 // serves next.
 func (s *clientSession) Handle(ctx context.Context, msg json.RawMessage) []byte {
 	s.n.drawing.Do(s.n.drawSoon)
+	if s.greeting.absorbs(msg) {
+		return nil
+	}
 	answer, patience := s.greeting.greeted(s, msg)
 	if answer != nil {
 		return answer

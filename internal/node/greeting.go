@@ -7,10 +7,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/release"
 	"github.com/majordomus-mcp/majordomus-mcp/surface"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // A greeting answers the client's first initialize as soon as the lease's
@@ -46,6 +48,7 @@ type welcome struct {
 // reading says how to greet it.
 type greeting struct {
 	spoke   atomic.Bool // the client's first message came
+	absorb  atomic.Bool // the client was greeted: its notifications/initialized is replayed already
 	mu      sync.Mutex
 	waiting *waitingHello // the initialize waiting for the reading, if any
 	welcome *welcome      // what the reading proved, once read
@@ -100,6 +103,18 @@ func (g *greeting) greeted(s *clientSession, msg json.RawMessage) ([]byte, time.
 	return <-w.answer, left
 }
 
+// absorbs reports whether msg, the client's message right after its
+// greeting, is its notifications/initialized: the carried session's
+// replay sends that on its behalf, so the server hears it once, and the
+// client's handshake is over when the replay is.
+func (g *greeting) absorbs(msg json.RawMessage) bool {
+	if !g.absorb.Load() || !g.absorb.CompareAndSwap(true, false) {
+		return false
+	}
+	env, err := wire.ReadEnvelope(msg)
+	return err == nil && len(env.ID) == 0 && env.Method == string(mcp.MethodNotificationInitialized)
+}
+
 // greet hears what the lease's first reading proved, before the first
 // attempt takes that reading, and greets the initialize waiting for it.
 func (s *clientSession) greet(p proof) {
@@ -150,6 +165,7 @@ func (g *greeting) greetWith(s *clientSession, hello surface.Handshake) []byte {
 	if w == nil || !s.carryGreeting(hello, w.peer) {
 		return nil
 	}
+	g.absorb.Store(true)
 	s.n.log.Debug("answered this client's initialize with the words of the server at "+w.greeting.URL+", which proved itself; the session opens there next",
 		zap.String("url", w.greeting.URL), zap.String("peer", w.peer))
 	return surface.Greet(hello, w.peer, w.greeting)
