@@ -23,7 +23,9 @@ type identity struct {
 }
 
 // HTTPProbe returns the real probe: one [FetchIdentity] bounded by timeout
-// (zero means DefaultProbeTimeout). It is ProbeOK only when the server
+// (zero means DefaultProbeTimeout), asking for the identity the server
+// seals for the holder of the secret (what an attaching client is greeted
+// with, [secret.ProbeSealed]). It is ProbeOK only when the server
 // proved it holds the lease's secret and claims, within that proof, to be
 // the leaseholder, and then holds the connection it proved itself on;
 // anything else is ProbeFailed with the reason. The secret is the lease's
@@ -35,7 +37,7 @@ func HTTPProbe(timeout time.Duration) ProbeFunc {
 		timeout = DefaultProbeTimeout
 	}
 	return func(ctx context.Context, t ProbeTarget) ProbeResult {
-		raw, conn, err := proveIdentity(ctx, t.URL, t.Secret, timeout)
+		raw, conn, err := proveIdentity(ctx, t.URL, t.Secret, timeout, true)
 		if err != nil {
 			return failed(err.Error())
 		}
@@ -60,7 +62,7 @@ func failed(reason string) ProbeResult {
 // probe, the bridge's and status. Nothing of the secret is sent. Its
 // errors are the probe's reasons.
 func FetchIdentity(ctx context.Context, base, key string, timeout time.Duration) (json.RawMessage, error) {
-	body, conn, err := proveIdentity(ctx, base, key, timeout)
+	body, conn, err := proveIdentity(ctx, base, key, timeout, false)
 	if err == nil {
 		conn.Close()
 	}
@@ -68,9 +70,13 @@ func FetchIdentity(ctx context.Context, base, key string, timeout time.Duration)
 }
 
 // proveIdentity is FetchIdentity, with the connection the server proved
-// itself on, open.
-func proveIdentity(ctx context.Context, base, key string, timeout time.Duration) (json.RawMessage, net.Conn, error) {
-	body, conn, err := secret.Probe(ctx, base, key, timeout)
+// itself on, open; sealed asks for the whole identity ([secret.ProbeSealed]).
+func proveIdentity(ctx context.Context, base, key string, timeout time.Duration, sealed bool) (json.RawMessage, net.Conn, error) {
+	probe := secret.Probe
+	if sealed {
+		probe = secret.ProbeSealed
+	}
+	body, conn, err := probe(ctx, base, key, timeout)
 	if err != nil {
 		return nil, nil, err
 	}

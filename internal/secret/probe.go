@@ -24,6 +24,18 @@ const maxAnswer = 64 << 10
 // sent on it next goes to the server that proved itself (a bridge's
 // POSTs), or the caller closes it. Its errors are reasons, for a log line.
 func Probe(ctx context.Context, base, key string, timeout time.Duration) (json.RawMessage, net.Conn, error) {
+	return probe(ctx, base, key, timeout, false)
+}
+
+// ProbeSealed is [Probe], asking the server to seal its whole identity
+// into its answer for this prover ([SealAsk]): what an election reads a
+// live server by. Sealing costs the server, so nothing else asks.
+func ProbeSealed(ctx context.Context, base, key string, timeout time.Duration) (json.RawMessage, net.Conn, error) {
+	return probe(ctx, base, key, timeout, true)
+}
+
+// probe is Probe, asking for the seal when sealed.
+func probe(ctx context.Context, base, key string, timeout time.Duration, sealed bool) (json.RawMessage, net.Conn, error) {
 	u, err := url.Parse(base)
 	if err != nil || u.Scheme != "http" || u.Host == "" {
 		return nil, nil, fmt.Errorf("%q is not an http URL", base)
@@ -44,7 +56,7 @@ func Probe(ctx context.Context, base, key string, timeout time.Duration) (json.R
 	// that what took a dead server's port cannot fill this process's memory
 	// with an endless head.
 	br := bufio.NewReader(io.LimitReader(conn, 2*maxAnswer))
-	id, err := prove(conn, br, u.Host, key)
+	id, err := prove(conn, br, u.Host, key, sealed)
 	if err == nil && br.Buffered() > 0 {
 		err = errors.New("it said more than its proof")
 	}
@@ -60,20 +72,25 @@ func Probe(ctx context.Context, base, key string, timeout time.Duration) (json.R
 
 // prove asks the server at the other end of conn (host, as a Host header
 // names it) to prove that it holds key: one GET /?challenge=…, carrying
-// nothing of the key. It returns the server's answer (what GET / tells
-// anyone: its name, its leaseholder claim and the proof, or the whole
-// identity the server sealed into it for the holder of the key) only when
+// nothing of the key, and asking for the seal when sealed. It returns the
+// server's answer (what GET / tells anyone: its name, its leaseholder claim
+// and the proof, or the whole identity the server sealed into it for the
+// holder of the key) only when
 // the proof matches the claim; whatever a server that cannot prove it says is
 // never believed, and it is never sent the token. The connection stays
 // open for what follows, and nothing of it is left unread in br when the
 // server sent no more than its answer. The caller bounds the exchange
 // (conn's deadline).
-func prove(conn net.Conn, br *bufio.Reader, host, key string) (json.RawMessage, error) {
+func prove(conn net.Conn, br *bufio.Reader, host, key string, sealed bool) (json.RawMessage, error) {
 	if key == "" {
 		return nil, errors.New("the lease carries no secret, so no server can prove it is the lease's")
 	}
 	challenge := NewChallenge()
-	req, err := http.NewRequest(http.MethodGet, "http://"+host+"/?challenge="+challenge+"&seal="+SealAsk(key, challenge), nil)
+	target := "http://" + host + "/?challenge=" + challenge
+	if sealed {
+		target += "&seal=" + SealAsk(key, challenge)
+	}
+	req, err := http.NewRequest(http.MethodGet, target, nil)
 	if err != nil {
 		return nil, err
 	}

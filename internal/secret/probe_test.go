@@ -210,7 +210,7 @@ func TestAProvedConnectionStaysOpenForWhatFollows(t *testing.T) {
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := prove(conn, bufio.NewReader(conn), strings.TrimPrefix(srv.URL, "http://"), key); err != nil {
+	if _, err := prove(conn, bufio.NewReader(conn), strings.TrimPrefix(srv.URL, "http://"), key, false); err != nil {
 		t.Fatalf("a second proof on the connection the probe returned: %v", err)
 	}
 }

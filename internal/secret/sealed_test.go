@@ -2,12 +2,15 @@ package secret
 
 import (
 	"bufio"
+	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestASealedAnswerOpensOnlyForItsSecretAndChallenge(t *testing.T) {
@@ -65,7 +68,7 @@ func TestAProbeReadsTheSealedIdentityOnlyWhenItOpens(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		body, err := prove(c, bufio.NewReader(c), strings.TrimPrefix(srv.URL, "http://"), key)
+		body, err := prove(c, bufio.NewReader(c), strings.TrimPrefix(srv.URL, "http://"), key, true)
 		c.Close()
 		srv.Close()
 		if err != nil {
@@ -73,6 +76,33 @@ func TestAProbeReadsTheSealedIdentityOnlyWhenItOpens(t *testing.T) {
 		}
 		if got := strings.Contains(string(body), `"board"`); got != tc.whole {
 			t.Errorf("%s: the probe read %s", tc.name, body)
+		}
+	}
+}
+
+// Sealing costs the server, so only the probe an election reads a live
+// server by asks for it; a bridge's dial or liveness probe does not.
+func TestOnlyTheSealedProbeAsksForTheSeal(t *testing.T) {
+	key := New()
+	asked := make(chan bool, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := r.URL.Query().Get("challenge")
+		asked <- AsksSealed(r.URL.Query().Get("seal"), key, c)
+		fmt.Fprintf(w, `{"name":"majordomus","leaseholder":true,"proof":%q}`, Proof(key, c, true))
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		name  string
+		probe func(context.Context, string, string, time.Duration) (json.RawMessage, net.Conn, error)
+		asks  bool
+	}{{"Probe", Probe, false}, {"ProbeSealed", ProbeSealed, true}} {
+		_, conn, err := tc.probe(context.Background(), srv.URL, key, 10*time.Second)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		conn.Close()
+		if got := <-asked; got != tc.asks {
+			t.Errorf("%s asked for the seal: %v, want %v", tc.name, got, tc.asks)
 		}
 	}
 }
