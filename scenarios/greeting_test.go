@@ -85,3 +85,40 @@ func TestARefusedInitializeIsNotGreeted(t *testing.T) {
 	}
 	initialize(t, p, "codex") // the client can still open its session
 }
+
+// A client that leaves as soon as it is greeted (a host that only asked
+// what the server offers) leaves nothing on the server's board: the
+// session its bridge was opening there is seen through and ended before
+// its process exits. So its host's next process is greeted again, under
+// the same peer id. (One such session in ten or twenty stayed until the
+// server's idle timeout, holding the host's peer id: every later process
+// of that host was given another, and none was greeted.)
+func TestAClientLeavingAsItIsGreetedLeavesNothingBehind(t *testing.T) {
+	dir := checkout(t)
+	lh := shared(t, dir)
+	initialize(t, lh, "claude-code")
+	serverURL(t, lh)
+	const init = `{"jsonrpc":"2.0","id":"quick","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"codex","version":"0.9"}}}`
+	const greets = "answered this client's initialize with the words of the server"
+	peers := map[string]int{}
+	for i := range 10 {
+		p := shared(t, dir, "--log-level", "debug")
+		if err := p.SendLine(init); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.WaitFrame(ctx(t), "the answer to initialize", func(f []byte) bool { return bytes.Contains(f, []byte(`"id":"quick"`)) }); err != nil {
+			t.Fatal(err)
+		}
+		p.CloseStdin()
+		exitsWith(t, p, 0)
+		if board := peersOf(t, lh); board.Count != 1 {
+			t.Fatalf("client %d left as it was answered, and the board still lists %d peers: %+v", i, board.Count, board.Peers)
+		}
+		if strings.Contains(strings.Join(p.Logs(), "\n"), greets) {
+			peers[logField(t, p, greets, "peer")]++
+		}
+	}
+	if len(peers) != 1 {
+		t.Fatalf("the host's processes were greeted under the peer ids %v; want one, kept", peers)
+	}
+}

@@ -98,9 +98,10 @@ type Bridge struct {
 	wg     sync.WaitGroup
 	wake   chan struct{} // the session changed or became ready
 
-	reinitMu  sync.Mutex   // one re-initialisation at a time
-	leaseLost atomic.Bool  // the server said it lost its lease (wire.LeaseHeader)
-	inflight  atomic.Int32 // messages being relayed to the server; movedOff once it moves (bridge_move.go)
+	reinitMu  sync.Mutex     // one re-initialisation at a time
+	opening   sync.WaitGroup // the initializes being seen through (bridge_opening.go)
+	leaseLost atomic.Bool    // the server said it lost its lease (wire.LeaseHeader)
+	inflight  atomic.Int32   // messages being relayed to the server; movedOff once it moves (bridge_move.go)
 	// modern are the 2026-07-28 requests being relayed: they belong to no
 	// session, so a move need not wait for them, and the client may cancel
 	// them (closing their streams).
@@ -301,6 +302,7 @@ func (b *Bridge) Close() {
 		b.mu.Lock()
 		b.closed = true // from now on the stream and the heartbeat re-open nothing
 		b.mu.Unlock()
+		b.awaitOpening()  // the session an initialize under way opens is then known, and ended
 		b.reinitMu.Lock() // a session being opened again is opened first, and ended (setSession)
 		b.mu.Lock()
 		relaying, sid, proto := b.left == nil, b.session, b.record.Protocol

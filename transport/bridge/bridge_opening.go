@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
@@ -67,4 +68,70 @@ func screened(msg json.RawMessage) ([]byte, bool) {
 		answers = append(answers, answer)
 	}
 	return wire.Gather(msg, answers), true
+}
+
+// An initialize, once sent, is seen through: the session it opens is the
+// client's only once its answer is read, and a client that leaves before
+// then (a greeted one leaves before its session even opens: greeting.go in
+// internal/node) would leave that session on the server's board, its peer
+// id held, until the server's idle timeout. So the exchange runs on a
+// goroutine of its own that the caller's end does not cut short; the
+// session it opens is then ended by Close, or by setSession once the
+// bridge is closed. Close waits for it, a probe timeout at most, so that
+// the process does not end in between.
+
+// seeingThroughKey marks the context of an initialize seen through.
+type seeingThroughKey struct{}
+
+// seeThrough reports whether the initialize relayed under ctx is to be
+// seen through here: not yet, and the bridge is open (Close waits only for
+// what began before it).
+func (b *Bridge) seeThrough(ctx context.Context) bool {
+	if ctx.Value(seeingThroughKey{}) != nil {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return false
+	}
+	b.opening.Add(1)
+	return true
+}
+
+// seenThrough relays the initialize msg on its own goroutine (counted by
+// seeThrough), and answers the caller when it is answered or ctx ends.
+func (b *Bridge) seenThrough(ctx context.Context, msg json.RawMessage, calls []call) ([]byte, *failure) {
+	type result struct {
+		answer []byte
+		fail   *failure
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer b.opening.Done()
+		answer, fail := b.relay(context.WithValue(context.WithoutCancel(ctx), seeingThroughKey{}, true), msg, calls)
+		done <- result{answer, fail}
+	}()
+	select {
+	case r := <-done:
+		return r.answer, r.fail
+	case <-ctx.Done():
+		return nil, &failure{cause: context.Cause(ctx)}
+	}
+}
+
+// awaitOpening waits, a probe timeout at most, for the initializes being
+// seen through (Close).
+func (b *Bridge) awaitOpening() {
+	done := make(chan struct{})
+	go func() {
+		b.opening.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(b.cfg.ProbeTimeout)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 }

@@ -58,6 +58,9 @@ func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) (
 	}
 	initialize := len(calls) == 1 && calls[0].env.Method == string(mcp.MethodInitialize)
 	if initialize {
+		if b.seeThrough(ctx) {
+			return b.seenThrough(ctx, msg, calls)
+		}
 		ctx = b.reopening(ctx)
 	}
 	for attempt := 0; ; attempt++ {

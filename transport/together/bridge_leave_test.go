@@ -1,6 +1,8 @@
 package together
 
 import (
+	"bytes"
+	"context"
 	"io"
 	"net"
 	"sync"
@@ -31,12 +33,107 @@ func TestASessionOpenedAfterItsBridgeClosedIsEnded(t *testing.T) {
 	answered := make(chan []byte)
 	go func() { answered <- b.Handle(t.Context(), []byte(initialize)) }()
 	<-entered
-	b.Close()
+	closed := make(chan struct{})
+	go func() {
+		b.Close() // waits for the initialize under way, a probe timeout at most
+		close(closed)
+	}()
 	close(release)
+	<-closed
 	<-answered
 	if n := s.Sessions(); n != 0 {
 		t.Fatalf("the server holds %d sessions after the bridge that opened them was closed", n)
 	}
+}
+
+// An initialize whose caller stopped waiting after the server had opened
+// its session (a greeted client that leaves at once: its process's
+// adoption of the bridge is stopped while the replay's initialize is
+// answered) is seen through: the bridge reads the answer all the same, and
+// its Close ends that session. (It was left on the server, its peer id
+// held, until the server's idle timeout.)
+func TestASessionOpenedForACallerThatStoppedWaitingIsEnded(t *testing.T) {
+	f := newFixture()
+	f.releaseAll()
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
+	g := newAnswerGate(t, s.url)
+	b, err := bridge.New(t.Context(), bridge.Config{Secret: testSecret, ProbeTimeout: testProbe, URL: g.url, Out: wire.NewFrameWriter(io.Discard)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	answered := make(chan []byte)
+	go func() { answered <- b.Handle(ctx, []byte(initialize)) }()
+	<-g.held // the server opened the session and answered
+	if n := s.Sessions(); n != 1 {
+		t.Fatalf("the server holds %d sessions, want the one being opened", n)
+	}
+	cancel()
+	<-answered
+	closed := make(chan struct{})
+	go func() {
+		b.Close()
+		close(closed)
+	}()
+	close(g.release)
+	<-closed
+	if n := s.Sessions(); n != 0 {
+		t.Fatalf("the server holds %d sessions after the bridge that opened them was closed", n)
+	}
+}
+
+// answerGate is a loopback proxy to a server that holds back, until
+// release, the answer that opens a session (the first bytes from the
+// server naming one); held is closed when it has it.
+type answerGate struct {
+	url           string
+	held, release chan struct{}
+}
+
+func newAnswerGate(t *testing.T, target string) *answerGate {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	g := &answerGate{url: "http://" + ln.Addr().String(), held: make(chan struct{}), release: make(chan struct{})}
+	var once sync.Once
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", target[len("http://"):])
+			if err != nil {
+				conn.Close()
+				continue
+			}
+			t.Cleanup(func() { conn.Close(); up.Close() })
+			go func() { _, _ = io.Copy(up, conn); up.Close() }()
+			go func() {
+				buf := make([]byte, 64<<10)
+				for {
+					n, err := up.Read(buf)
+					if n > 0 && bytes.Contains(buf[:n], []byte("Mcp-Session-Id")) {
+						once.Do(func() { close(g.held) })
+						<-g.release
+					}
+					if n > 0 {
+						if _, werr := conn.Write(buf[:n]); werr != nil {
+							return
+						}
+					}
+					if err != nil {
+						conn.Close()
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return g
 }
 
 // A session left on a server that stays silent is given up at the idle
