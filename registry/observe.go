@@ -114,6 +114,14 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 			in.Probe = ProbeResult{Status: ProbeFailed, Reason: "the probe gave no answer"}
 		}
 		v = Judge(in)
+		if v.Class == Busy {
+			// A server killed just now refuses the probe: its owner, asked
+			// before, is asked again, or the lease would be waited for as a
+			// busy one's.
+			in.Owner = o.Env.Alive(obs.Lease.PID, obs.Lease.ProcessStart, obs.Lease.BootID)
+			obs.Owner = in.Owner
+			v = Judge(in)
+		}
 		if c := in.Probe.Conn; c != nil && (!o.KeepProven || v.Class != Live || ctx.Err() != nil) {
 			c.Close()
 		} else {

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -30,6 +31,40 @@ func countingProbe(res ProbeResult, calls *atomic.Int32) ProbeFunc {
 	return func(context.Context, ProbeTarget) ProbeResult {
 		calls.Add(1)
 		return res
+	}
+}
+
+// A server killed as it is probed refuses the probe, its owner having read
+// as alive just before: the owner is asked again once the probe failed,
+// and the lease is stale, taken over at once, not busy (waited for a
+// binding poll, 100 ms, or more).
+func TestObserver_AnOwnerThatDiedAsItWasProbedIsGone(t *testing.T) {
+	path := leasePath(t)
+	writeFile(t, path, docBytes(t, nil))
+	var probed atomic.Bool
+	o := &Observer{
+		Path: path, RepositoryID: probeRepo, Executable: ourExe, Version: ourVersion,
+		Probe: func(context.Context, ProbeTarget) ProbeResult {
+			probed.Store(true)
+			return ProbeResult{Status: ProbeFailed, Reason: "connection refused"}
+		},
+		Env: proc.Env{
+			BootID: func() (string, error) { return "boot", nil },
+			Signal0: func(int) error {
+				if probed.Load() {
+					return syscall.ESRCH
+				}
+				return nil
+			},
+			ProcessStart: func(int) (uint64, error) { return 12345, nil },
+		},
+	}
+	obs, err := o.Observe(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if obs.Verdict.Class != Stale || obs.Owner != proc.OwnerGone {
+		t.Fatalf("verdict %+v, owner %s; want stale, its owner gone", obs.Verdict, obs.Owner)
 	}
 }
 

@@ -109,10 +109,11 @@ func (e Env) Alive(pid int, start uint64, bootID string) Liveness {
 		return OwnerGone
 	case start == 0:
 		return OwnerAlive
+	case err != nil && errors.Is(e.signal0(pid), syscall.ESRCH):
+		return OwnerGone // it exited, and was reaped, in between
 	case err != nil:
 		// It answered signal 0 but the system will not say when it started
-		// (hidepid, another user's process, or it exited in between): no
-		// claim either way.
+		// (hidepid, another user's process): no claim either way.
 		return OwnerUnknown
 	case got != start:
 		return OwnerGone

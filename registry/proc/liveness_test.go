@@ -70,6 +70,17 @@ func TestAlive_ADeadChild(t *testing.T) {
 	}
 }
 
+// goneAfter is a signal 0 that finds the process n times, then no more.
+func goneAfter(n int) func(int) error {
+	return func(int) error {
+		if n > 0 {
+			n--
+			return nil
+		}
+		return syscall.ESRCH
+	}
+}
+
 func TestEnvAlive_Fakes(t *testing.T) {
 	ours := func() (string, error) { return "boot-a", nil }
 	startIs := func(v uint64, err error) func(int) (uint64, error) {
@@ -85,6 +96,7 @@ func TestEnvAlive_Fakes(t *testing.T) {
 		{"no such process", Env{Signal0: func(int) error { return syscall.ESRCH }, BootID: ours}, OwnerGone},
 		{"recycled pid", Env{Signal0: func(int) error { return nil }, ProcessStart: startIs(8, nil), BootID: ours}, OwnerGone},
 		{"/proc will not say", Env{Signal0: func(int) error { return syscall.EPERM }, ProcessStart: startIs(0, os.ErrNotExist), BootID: ours}, OwnerUnknown},
+		{"reaped between kill and /proc", Env{Signal0: goneAfter(1), ProcessStart: startIs(0, os.ErrNotExist), BootID: ours}, OwnerGone},
 		{"kill fails oddly", Env{Signal0: func(int) error { return syscall.EINVAL }, BootID: ours}, OwnerUnknown},
 		{"our boot id unknown", Env{Signal0: func(int) error { return nil }, ProcessStart: startIs(7, nil), BootID: func() (string, error) { return "", errors.New("no /proc") }}, OwnerAlive},
 	}
