@@ -75,12 +75,11 @@ func probe(ctx context.Context, base, key string, timeout time.Duration, sealed 
 // nothing of the key, and asking for the seal when sealed. It returns the
 // server's answer (what GET / tells anyone: its name, its leaseholder claim
 // and the proof, or the whole identity the server sealed into it for the
-// holder of the key) only when
-// the proof matches the claim; whatever a server that cannot prove it says is
-// never believed, and it is never sent the token. The connection stays
-// open for what follows, and nothing of it is left unread in br when the
-// server sent no more than its answer. The caller bounds the exchange
-// (conn's deadline).
+// holder of the key) only when the proof matches the claim; whatever a
+// server that cannot prove it says is never believed, and it is never sent
+// the token. The connection stays open for what follows, and nothing of it
+// is left unread in br when the server sent no more than its answer. The
+// caller bounds the exchange (conn's deadline).
 func prove(conn net.Conn, br *bufio.Reader, host, key string, sealed bool) (json.RawMessage, error) {
 	if key == "" {
 		return nil, errors.New("the lease carries no secret, so no server can prove it is the lease's")
