@@ -42,12 +42,17 @@
 //
 // The heartbeat, the GET stream, the presence, a move and the tools asked
 // for run in the background: leaving stops them without waiting, and
-// [Bridge.Close] waits for them. Only leaveLater outlives Close: it ends a
-// session left on a failed server once that answers, for the server's
-// idle timeout at most and never past the context [New] was given.
+// [Bridge.Close] waits for them. An initialize is relayed on a goroutine
+// of its own, which its caller's end does not cut short (bridge_opening.go);
+// Close waits for it a probe timeout at most. Only leaveLater outlives
+// Close for longer: it ends a session left on a failed server once that
+// answers, for the server's idle timeout at most and never past the
+// context [New] was given.
 //
 // # Invariants
 //
 //   - The bridge's own requests (its heartbeat, its re-initialize, the tools
 //     it asks for, an announcement replayed) are never answered to the client.
+//   - A session the bridge opened is ended when it closes, also one whose
+//     initialize its caller stopped waiting for: nobody else knows its id.
 package bridge
