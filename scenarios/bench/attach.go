@@ -163,8 +163,10 @@ func (b *bench) attachOrAlone(dir string, runs int) (attach, alone *series, err 
 // leaseholder. Each run uses a fresh checkout.
 func (b *bench) b4() ([]Figure, error) {
 	takeover, alone, reap := newSeries("ms"), newSeries("ms"), newSeries("ms")
+	var slowest time.Duration
+	var slowestLog []string // the bridge's log of the take-over that sets p99
 	for i := range b.warm + b.runs {
-		t, r, err := b.takeOverOnce()
+		t, r, log, err := b.takeOverOnce()
 		if err != nil {
 			return nil, fmt.Errorf("B4 take-over: %w", err)
 		}
@@ -177,6 +179,9 @@ func (b *bench) b4() ([]Figure, error) {
 			return nil, fmt.Errorf("B4 standalone: %w", err)
 		}
 		if i >= b.warm {
+			if t > slowest {
+				slowest, slowestLog = t, log
+			}
 			takeover.addDur(t)
 			reap.addDur(r)
 			alone.addDur(s)
@@ -186,39 +191,42 @@ func (b *bench) b4() ([]Figure, error) {
 		takeover, "--standalone spawn → initialize answered", alone, 2.0, "≤ 2× at p99")
 	rs := reap.summary()
 	f.Note = fmt.Sprintf("includes kill → reaped (median %.2f ms) before the call is sent", rs.Median)
-	f.Extra = map[string]any{"kill_to_reaped": rs}
+	f.Extra = map[string]any{"kill_to_reaped": rs, "slowest_bridge_log": slowestLog}
 	return []Figure{f}, nil
 }
 
-func (b *bench) takeOverOnce() (took, reaped time.Duration, err error) {
+// takeOverOnce is one take-over, and the bridge's log from the kill on
+// (debug level): a slow one says where it waited.
+func (b *bench) takeOverOnce() (took, reaped time.Duration, log []string, err error) {
 	lh, err := b.newLeaseholder("B4", 0)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	defer lh.c.close()
 	br, err := b.idleBridge(lh.dir, "bridge")
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	defer br.close()
+	before := len(br.proc.Logs())
 	start := time.Now()
 	if err := lh.c.proc.Signal(syscall.SIGKILL); err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	if !lh.c.waitExit(stepTimeout) {
-		return 0, 0, fmt.Errorf("the leaseholder was not reaped within %s of kill -9", stepTimeout)
+		return 0, 0, nil, fmt.Errorf("the leaseholder was not reaped within %s of kill -9", stepTimeout)
 	}
 	reaped = time.Since(start)
 	if err := repository(br); err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	took = time.Since(start)
 	ctx, cancel := step()
 	defer cancel()
 	if _, err := br.waitLog(ctx, "took over as the shared server"); err != nil {
-		return 0, 0, fmt.Errorf("the bridge answered but did not say it took over: %w", err)
+		return 0, 0, nil, fmt.Errorf("the bridge answered but did not say it took over: %w", err)
 	}
-	return took, reaped, nil
+	return took, reaped, br.proc.Logs()[before:], nil
 }
 
 // idleBridge attaches a bridge to dir's leaseholder and leaves it idle:
