@@ -135,3 +135,18 @@ func (b *Bridge) awaitOpening() {
 	case <-t.C:
 	}
 }
+
+// outliving is ctx, values and all, but it ends d after ctx ends rather
+// than at once: an initialize the bridge sends again on the client's
+// behalf (reinit) is read to its end that long, by a caller that holds
+// reinitMu, which Close waits for. stop releases it.
+func outliving(ctx context.Context, d time.Duration) (context.Context, func()) {
+	out, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	unhook := context.AfterFunc(ctx, func() {
+		time.AfterFunc(d, func() { cancel(context.Cause(ctx)) })
+	})
+	return out, func() {
+		unhook()
+		cancel(nil)
+	}
+}

@@ -36,7 +36,9 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 	if params == nil {
 		return &failure{cause: fmt.Errorf("the shared server at %s does not know the session and the client never initialized", b.cfg.URL), notRun: true}
 	}
-	res := b.exchange(opening, wire.RequestFrame(carry.ReinitializeID, "initialize", params), "", "", true)
+	seeing, stop := outliving(opening, b.cfg.ProbeTimeout) // the session it opens is known, and ended (bridge_opening.go)
+	res := b.exchange(seeing, wire.RequestFrame(carry.ReinitializeID, "initialize", params), "", "", true)
+	stop()
 	switch {
 	case res.outcome == failed:
 		return &failure{cause: b.unreachable(res.err), notRun: true}

@@ -44,7 +44,9 @@
 // for run in the background: leaving stops them without waiting, and
 // [Bridge.Close] waits for them. An initialize is relayed on a goroutine
 // of its own, which its caller's end does not cut short (bridge_opening.go);
-// Close waits for it a probe timeout at most. Only leaveLater outlives
+// Close waits for it a probe timeout at most. One sent again on the
+// client's behalf is read to its end a probe timeout past its caller's
+// end, and Close waits for that too. Only leaveLater outlives
 // Close for longer: it ends a session left on a failed server once that
 // answers, for the server's idle timeout at most and never past the
 // context [New] was given.

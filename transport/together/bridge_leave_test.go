@@ -56,7 +56,7 @@ func TestASessionOpenedForACallerThatStoppedWaitingIsEnded(t *testing.T) {
 	f := newFixture()
 	f.releaseAll()
 	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
-	g := newAnswerGate(t, s.url)
+	g := newAnswerGate(t, s.url, 1)
 	b, err := bridge.New(t.Context(), bridge.Config{Secret: testSecret, ProbeTimeout: testProbe, URL: g.url, Out: wire.NewFrameWriter(io.Discard)})
 	if err != nil {
 		t.Fatal(err)
@@ -82,15 +82,58 @@ func TestASessionOpenedForACallerThatStoppedWaitingIsEnded(t *testing.T) {
 	}
 }
 
+// The same holds for the session a bridge opens again on the client's
+// behalf when the server forgot the one it had: a caller that stops
+// waiting while that initialize is answered does not cut it short. (The
+// session was left on the server, its peer id held.)
+func TestASessionOpenedAgainForACallerThatStoppedWaitingIsEnded(t *testing.T) {
+	f := newFixture()
+	f.releaseAll()
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
+	g := newAnswerGate(t, s.url, 2)
+	b, err := bridge.New(t.Context(), bridge.Config{Secret: testSecret, ProbeTimeout: testProbe, URL: g.url, Out: wire.NewFrameWriter(io.Discard)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if answer := b.Handle(t.Context(), []byte(initialize)); !bytes.Contains(answer, []byte(`"result"`)) {
+		t.Fatalf("initialize answered %s", answer)
+	}
+	if resp, body := newClient(t, s.url).do("DELETE", "/mcp", g.session(1), ""); resp.StatusCode != 200 && resp.StatusCode != 204 {
+		t.Fatalf("DELETE: %d %s", resp.StatusCode, body) // the server forgets the bridge's session
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	answered := make(chan []byte)
+	go func() { answered <- b.Handle(ctx, []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)) }()
+	<-g.held // the server opened the session again and answered
+	if n := s.Sessions(); n != 1 {
+		t.Fatalf("the server holds %d sessions, want the one being opened again", n)
+	}
+	cancel()
+	closed := make(chan struct{})
+	go func() {
+		b.Close()
+		close(closed)
+	}()
+	close(g.release)
+	<-answered
+	<-closed
+	if n := s.Sessions(); n != 0 {
+		t.Fatalf("the server holds %d sessions after the bridge that opened them was closed", n)
+	}
+}
+
 // answerGate is a loopback proxy to a server that holds back, until
-// release, the answer that opens a session (the first bytes from the
-// server naming one); held is closed when it has it.
+// release, the answer that opens the nth session it sees (the first bytes
+// from the server naming a new one); held is closed when it has it.
 type answerGate struct {
 	url           string
 	held, release chan struct{}
+
+	mu  sync.Mutex
+	ids []string // the sessions opened, in order
 }
 
-func newAnswerGate(t *testing.T, target string) *answerGate {
+func newAnswerGate(t *testing.T, target string, nth int) *answerGate {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -98,7 +141,6 @@ func newAnswerGate(t *testing.T, target string) *answerGate {
 	}
 	t.Cleanup(func() { ln.Close() })
 	g := &answerGate{url: "http://" + ln.Addr().String(), held: make(chan struct{}), release: make(chan struct{})}
-	var once sync.Once
 	go func() {
 		for {
 			conn, err := ln.Accept()
@@ -116,8 +158,8 @@ func newAnswerGate(t *testing.T, target string) *answerGate {
 				buf := make([]byte, 64<<10)
 				for {
 					n, err := up.Read(buf)
-					if n > 0 && bytes.Contains(buf[:n], []byte("Mcp-Session-Id")) {
-						once.Do(func() { close(g.held) })
+					if n > 0 && g.opens(buf[:n]) == nth {
+						close(g.held)
 						<-g.release
 					}
 					if n > 0 {
@@ -134,6 +176,32 @@ func newAnswerGate(t *testing.T, target string) *answerGate {
 		}
 	}()
 	return g
+}
+
+// opens is the number of the session an answer opens (1 for the first),
+// 0 when it names none or one seen before.
+func (g *answerGate) opens(answer []byte) int {
+	_, after, ok := bytes.Cut(answer, []byte("Mcp-Session-Id: "))
+	if !ok {
+		return 0
+	}
+	id, _, _ := bytes.Cut(after, []byte("\r\n"))
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, seen := range g.ids {
+		if seen == string(id) {
+			return 0
+		}
+	}
+	g.ids = append(g.ids, string(id))
+	return len(g.ids)
+}
+
+// session is the id of the nth session opened (1 for the first).
+func (g *answerGate) session(nth int) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.ids[nth-1]
 }
 
 // A session left on a server that stays silent is given up at the idle
