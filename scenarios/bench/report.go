@@ -34,8 +34,9 @@ type Figure struct {
 func compare(id, measure, stat string, value *series, baseline string, base *series, limit float64, goal string) Figure {
 	v, bs := value.summary(), base.summary()
 	f := Figure{ID: id, Measure: measure, Stat: stat, Value: v, Baseline: baseline, Base: &bs, Goal: goal}
-	f.Ratio = ratio(v.stat(stat), bs.stat(stat))
-	f.Result = verdict(f.Ratio <= limit)
+	exact := ratio(v.stat(stat), bs.stat(stat))
+	f.Ratio = math.Round(exact*100) / 100 // as printed; the goal is judged on exact
+	f.Result = verdict(exact <= limit)
 	if len(value.values) == 0 || len(base.values) == 0 {
 		f.Result = "not measured" // no samples prove nothing, least of all a goal
 	}
@@ -56,7 +57,7 @@ func ratio(a, b float64) float64 {
 	if b == 0 {
 		return 0
 	}
-	return math.Round(a/b*100) / 100
+	return a / b
 }
 
 func verdict(ok bool) string {
