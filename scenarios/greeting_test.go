@@ -6,6 +6,10 @@ import (
 	"testing"
 )
 
+// greets is what an attaching process logs (at debug) when it greets its
+// client.
+const greets = "answered this client's initialize with the words of the server"
+
 // An attaching client's initialize is answered as soon as the lease's
 // server proved itself, before the client's session opens there (issue
 // 33, B1), and with that server's own bytes: the same initialize, sent
@@ -19,7 +23,6 @@ func TestAnAttachingClientIsGreetedWithTheServersOwnAnswer(t *testing.T) {
 	initialize(t, lh, "claude-code")
 	serverURL(t, lh)
 	const init = `{"jsonrpc":"2.0","id":"greeted","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"codex","version":"0.9"}}}`
-	const greets = "answered this client's initialize with the words of the server"
 	var greeting []byte
 	var peer string
 	for try := 0; greeting == nil; try++ {
@@ -99,7 +102,6 @@ func TestAClientLeavingAsItIsGreetedLeavesNothingBehind(t *testing.T) {
 	initialize(t, lh, "claude-code")
 	serverURL(t, lh)
 	const init = `{"jsonrpc":"2.0","id":"quick","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"codex","version":"0.9"}}}`
-	const greets = "answered this client's initialize with the words of the server"
 	peers := map[string]int{}
 	for i := range 10 {
 		p := shared(t, dir, "--log-level", "debug")

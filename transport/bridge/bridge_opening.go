@@ -138,8 +138,9 @@ func (b *Bridge) awaitOpening() {
 
 // outliving is ctx, values and all, but it ends d after ctx ends rather
 // than at once: an initialize the bridge sends again on the client's
-// behalf (reinit) is read to its end that long, by a caller that holds
-// reinitMu, which Close waits for. stop releases it.
+// behalf (reinit) is read to its end that long. It is not seen through on
+// a goroutine of its own as the client's is: what reinit does next needs
+// its answer, under reinitMu, which Close waits for. stop releases it.
 func outliving(ctx context.Context, d time.Duration) (context.Context, func()) {
 	out, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	unhook := context.AfterFunc(ctx, func() {

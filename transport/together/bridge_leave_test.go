@@ -33,17 +33,8 @@ func TestASessionOpenedAfterItsBridgeClosedIsEnded(t *testing.T) {
 	answered := make(chan []byte)
 	go func() { answered <- b.Handle(t.Context(), []byte(initialize)) }()
 	<-entered
-	closed := make(chan struct{})
-	go func() {
-		b.Close() // waits for the initialize under way, a probe timeout at most
-		close(closed)
-	}()
-	close(release)
-	<-closed
+	closeReleasing(t, b, release, s) // Close waits for the initialize under way, a probe timeout at most
 	<-answered
-	if n := s.Sessions(); n != 0 {
-		t.Fatalf("the server holds %d sessions after the bridge that opened them was closed", n)
-	}
 }
 
 // An initialize whose caller stopped waiting after the server had opened
@@ -53,14 +44,7 @@ func TestASessionOpenedAfterItsBridgeClosedIsEnded(t *testing.T) {
 // its Close ends that session. (It was left on the server, its peer id
 // held, until the server's idle timeout.)
 func TestASessionOpenedForACallerThatStoppedWaitingIsEnded(t *testing.T) {
-	f := newFixture()
-	f.releaseAll()
-	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
-	g := newAnswerGate(t, s.url, 1)
-	b, err := bridge.New(t.Context(), bridge.Config{Secret: testSecret, ProbeTimeout: testProbe, URL: g.url, Out: wire.NewFrameWriter(io.Discard)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, g, b := gatedBridge(t, 1)
 	ctx, cancel := context.WithCancel(t.Context())
 	answered := make(chan []byte)
 	go func() { answered <- b.Handle(ctx, []byte(initialize)) }()
@@ -70,16 +54,7 @@ func TestASessionOpenedForACallerThatStoppedWaitingIsEnded(t *testing.T) {
 	}
 	cancel()
 	<-answered
-	closed := make(chan struct{})
-	go func() {
-		b.Close()
-		close(closed)
-	}()
-	close(g.release)
-	<-closed
-	if n := s.Sessions(); n != 0 {
-		t.Fatalf("the server holds %d sessions after the bridge that opened them was closed", n)
-	}
+	closeReleasing(t, b, g.release, s)
 }
 
 // The same holds for the session a bridge opens again on the client's
@@ -87,14 +62,7 @@ func TestASessionOpenedForACallerThatStoppedWaitingIsEnded(t *testing.T) {
 // waiting while that initialize is answered does not cut it short. (The
 // session was left on the server, its peer id held.)
 func TestASessionOpenedAgainForACallerThatStoppedWaitingIsEnded(t *testing.T) {
-	f := newFixture()
-	f.releaseAll()
-	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
-	g := newAnswerGate(t, s.url, 2)
-	b, err := bridge.New(t.Context(), bridge.Config{Secret: testSecret, ProbeTimeout: testProbe, URL: g.url, Out: wire.NewFrameWriter(io.Discard)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, g, b := gatedBridge(t, 2)
 	if answer := b.Handle(t.Context(), []byte(initialize)); !bytes.Contains(answer, []byte(`"result"`)) {
 		t.Fatalf("initialize answered %s", answer)
 	}
@@ -109,13 +77,36 @@ func TestASessionOpenedAgainForACallerThatStoppedWaitingIsEnded(t *testing.T) {
 		t.Fatalf("the server holds %d sessions, want the one being opened again", n)
 	}
 	cancel()
+	closeReleasing(t, b, g.release, s)
+	<-answered
+}
+
+// gatedBridge is a bridge to a new server through an answerGate that holds
+// the answer opening the nth session.
+func gatedBridge(t *testing.T, nth int) (*served, *answerGate, *bridge.Bridge) {
+	t.Helper()
+	f := newFixture()
+	f.releaseAll()
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
+	g := newAnswerGate(t, s.url, nth)
+	b, err := bridge.New(t.Context(), bridge.Config{Secret: testSecret, ProbeTimeout: testProbe, URL: g.url, Out: wire.NewFrameWriter(io.Discard)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, g, b
+}
+
+// closeReleasing closes b while release lets the answer held back through,
+// and then wants s to hold no session: the bridge ended the one that
+// answer opened.
+func closeReleasing(t *testing.T, b *bridge.Bridge, release chan struct{}, s *served) {
+	t.Helper()
 	closed := make(chan struct{})
 	go func() {
 		b.Close()
 		close(closed)
 	}()
-	close(g.release)
-	<-answered
+	close(release)
 	<-closed
 	if n := s.Sessions(); n != 0 {
 		t.Fatalf("the server holds %d sessions after the bridge that opened them was closed", n)
