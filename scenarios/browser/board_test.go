@@ -320,7 +320,9 @@ func TestTheLeaseholdersOwnClientIsSeenLive(t *testing.T) {
 	var seen string
 	browser.eval(`return `+row+`.querySelector("time").dateTime;`, &seen)
 	call()
-	browser.until("its last seen to follow its call", `return `+row+`.querySelector("time").dateTime > `+strconv.Quote(seen)+`;`)
+	// Compared as times: a stamp's trailing zeros are left out ("…48.5Z"),
+	// so a later one (…48.52Z) can sort before it as a string.
+	browser.until("its last seen to follow its call", `return Date.parse(`+row+`.querySelector("time").dateTime) > Date.parse(`+strconv.Quote(seen)+`);`)
 }
 
 // colours counts the distinct colours of img.
