@@ -30,7 +30,7 @@ func (b *Bridge) reopening(ctx context.Context) context.Context {
 		}
 		return ctx
 	}
-	b.setSession("", "") // its stream and heartbeat stop asking for it
+	b.setSession("", "", nil) // its stream and heartbeat stop asking for it
 	b.endSession(sid, proto)
 	return carry.WithAnnouncement(carry.WithPeerClaim(ctx, peer), announce)
 }
@@ -77,8 +77,9 @@ func screened(msg json.RawMessage) ([]byte, bool) {
 // id held, until the server's idle timeout. So the exchange runs on a
 // goroutine of its own that the caller's end does not cut short; the
 // session it opens is then ended by Close, or by setSession once the
-// bridge is closed. Close waits for it, a probe timeout at most, so that
-// the process does not end in between.
+// bridge is closed or has left (the initialize is then for what serves
+// next: the client was handed on without it). Close waits for it, a probe
+// timeout at most, so that the process does not end in between.
 
 // seeingThroughKey marks the context of an initialize seen through.
 type seeingThroughKey struct{}

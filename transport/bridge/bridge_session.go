@@ -50,10 +50,9 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 	}
 	proto := protocolOf(res.body)
 	peer, announced := carry.Opened(res.body)
-	b.mu.Lock()
-	b.record.Peer = peer
-	b.mu.Unlock()
-	b.setSession(res.session, proto)
+	if !b.setSession(res.session, proto, func() { b.record.Peer = peer }) {
+		return &failure{cause: errors.New("the bridge stopped relaying while the session was opened again"), notRun: true}
+	}
 	if res := b.exchange(ctx, carry.InitializedFrame, res.session, proto, true); res.outcome != answered {
 		return &failure{cause: fmt.Errorf("the shared server at %s is unreachable: %v", b.cfg.URL, res.err), notRun: true}
 	}
@@ -74,37 +73,53 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 	return nil
 }
 
-// initialized records the client's session once its initialize succeeded.
-func (b *Bridge) initialized(ctx context.Context, c call, res exchangeResult) {
+// initialized records the client's session once its initialize
+// succeeded. It reports false when the session is not the client's: the
+// bridge stopped relaying meanwhile (setSession), and the initialize is
+// for what serves next.
+func (b *Bridge) initialized(ctx context.Context, c call, res exchangeResult) bool {
 	if wire.AnswerError(res.body) != nil || res.session == "" {
-		return
+		return true
 	}
 	var p struct {
 		ClientInfo struct{ Name, Version string } `json:"clientInfo"`
 	}
 	_ = json.Unmarshal(c.params, &p)
-	b.mu.Lock()
-	b.record.Initialize, b.record.Announce, b.ready, b.record.Heard = bytes.Clone(c.params), nil, false, carry.Hearing{}
 	peer, announced := carry.Opened(res.body)
-	if announced { // a carried session, opened with its announcement
-		b.record.Announce = bytes.Clone(carry.Announcement(ctx))
+	kept := b.setSession(res.session, protocolOf(res.body), func() {
+		b.record.Initialize, b.record.Announce, b.ready, b.record.Heard = bytes.Clone(c.params), nil, false, carry.Hearing{}
+		if announced { // a carried session, opened with its announcement
+			b.record.Announce = bytes.Clone(carry.Announcement(ctx))
+		}
+		b.record.Peer = peer
+	})
+	if kept {
+		b.log.Info("the client's session opened on the shared server", zap.String("url", b.cfg.URL), zap.String("session", res.session),
+			zap.String("client", p.ClientInfo.Name), zap.String("client_version", p.ClientInfo.Version))
 	}
-	b.record.Peer = peer
-	b.mu.Unlock()
-	b.setSession(res.session, protocolOf(res.body))
-	b.log.Info("the client's session opened on the shared server", zap.String("url", b.cfg.URL), zap.String("session", res.session),
-		zap.String("client", p.ClientInfo.Name), zap.String("client_version", p.ClientInfo.Version))
+	return kept
 }
 
-// setSession switches to a new session; the old one's stream ends. A
-// session opened once the bridge was closed is ended at once: Close ended
-// the one before it, and nothing else knows this one to end it.
-func (b *Bridge) setSession(sid, proto string) {
+// setSession switches to session sid, with what note (run under b.mu, nil
+// for nothing) records of it; the old one's stream ends. A session opened
+// once the bridge was closed or had left is not the client's: Close ended
+// the one before it, and leaving handed the client on without it, so
+// nothing else knows it to end it. It is ended at once (on a server left,
+// once that answers: leaveLater), and setSession reports false.
+func (b *Bridge) setSession(sid, proto string, note func()) bool {
 	b.mu.Lock()
-	if b.closed && sid != "" {
+	if sid != "" && (b.closed || b.left != nil) {
+		closed := b.closed
 		b.mu.Unlock()
-		b.endSession(sid, proto)
-		return
+		if closed {
+			b.endSession(sid, proto)
+		} else {
+			b.leaveLater(sid, proto)
+		}
+		return false
+	}
+	if note != nil {
+		note()
 	}
 	if sid != b.session && b.streamStop != nil {
 		b.streamStop()
@@ -113,6 +128,7 @@ func (b *Bridge) setSession(sid, proto string) {
 	b.session, b.record.Protocol = sid, proto
 	b.mu.Unlock()
 	b.poke()
+	return true
 }
 
 func (b *Bridge) poke() {

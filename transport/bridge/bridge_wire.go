@@ -77,7 +77,9 @@ func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) (
 				if leaseLost(res.body, wire.CodeLeaseLost) {
 					return nil, &failure{cause: fmt.Errorf("the shared server at %s refused a new session: %v", b.cfg.URL, wire.AnswerError(res.body)), notRun: true}
 				}
-				b.initialized(ctx, calls[0], res)
+				if !b.initialized(ctx, calls[0], res) {
+					return nil, &failure{cause: errors.New("the bridge stopped relaying while the client's session was opened"), notRun: true}
+				}
 			}
 			b.observe(calls, res.body)
 			return res.body, nil

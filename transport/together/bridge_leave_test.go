@@ -3,6 +3,7 @@ package together
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"sync"
@@ -81,6 +82,46 @@ func TestASessionOpenedAgainForACallerThatStoppedWaitingIsEnded(t *testing.T) {
 	<-answered
 }
 
+// A client's initialize answered after its bridge left the server
+// (another message met a failure meanwhile) is not the client's: the
+// client was handed on without it. The session it opened is ended there,
+// and the initialize is for what serves next, whole. (It was answered: the
+// client then spoke to a session nothing carried, and the one opened
+// stayed on the server, its peer id held, until the server's idle timeout.)
+func TestASessionOpenedAfterItsBridgeLeftIsEndedAndItsInitializeResent(t *testing.T) {
+	s, g, b := gatedBridge(t, 1)
+	type relayed struct {
+		answer []byte
+		err    error
+	}
+	opening := make(chan relayed, 1)
+	go func() {
+		answer, err := b.Relay(t.Context(), []byte(initialize))
+		opening <- relayed{answer, err}
+	}()
+	<-g.held               // the server opened the session and answered
+	g.refusing.Store(true) // so the next message's connection fails, and the bridge leaves
+	var gone *bridge.Gone
+	if _, err := b.Relay(t.Context(), []byte(modernRequest(2, "tools/list", ""))); !errors.As(err, &gone) {
+		t.Fatalf("a message whose connection failed: %v, want the bridge gone", err)
+	}
+	g.refusing.Store(false)
+	close(g.release)
+	r := <-opening
+	if !errors.As(r.err, &gone) {
+		t.Fatalf("an initialize answered after its bridge left: %s, %v; want it for what serves next", r.answer, r.err)
+	}
+	s.count.waitFor(t, 0) // the session it opened, ended
+	next, err := bridge.New(t.Context(), bridge.Config{Secret: testSecret, ProbeTimeout: testProbe, URL: s.url, Out: wire.NewFrameWriter(io.Discard)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Close()
+	if answer := gone.Resend(t.Context(), next, []byte(initialize)); !bytes.Contains(answer, []byte(`"result"`)) {
+		t.Fatalf("the initialize resent to what serves next: %s", answer)
+	}
+}
+
 // gatedBridge is a bridge to a new server through an answerGate that holds
 // the answer opening the nth session.
 func gatedBridge(t *testing.T, nth int) (*served, *answerGate, *bridge.Bridge) {
@@ -116,9 +157,11 @@ func closeReleasing(t *testing.T, b *bridge.Bridge, release chan struct{}, s *se
 // answerGate is a loopback proxy to a server that holds back, until
 // release, the answer that opens the nth session it sees (the first bytes
 // from the server naming a new one); held is closed when it has it.
+// While refusing, it closes new connections at once.
 type answerGate struct {
 	url           string
 	held, release chan struct{}
+	refusing      atomic.Bool // new connections are closed at once
 
 	mu  sync.Mutex
 	ids []string // the sessions opened, in order
@@ -137,6 +180,10 @@ func newAnswerGate(t *testing.T, target string, nth int) *answerGate {
 			conn, err := ln.Accept()
 			if err != nil {
 				return
+			}
+			if g.refusing.Load() {
+				conn.Close()
+				continue
 			}
 			up, err := net.Dial("tcp", target[len("http://"):])
 			if err != nil {
