@@ -15,7 +15,7 @@
 // nothing from it (a peek): an HTTP server that answers an initialize
 // learns so that nobody will read the answer, before net/http's own
 // reader, which a busy server runs later, would tell it. It can tell on
-// unix systems only; elsewhere it says no.
+// unix systems and Windows (WSAPoll and FIONREAD); elsewhere it says no.
 //
 // Invariant: no raw read or write ever waits. A descriptor is read or
 // written raw only when Go's poller watches it and it is non-blocking, or

@@ -5,7 +5,6 @@ package rawio
 import (
 	"errors"
 	"net"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -33,17 +32,4 @@ func HungUp(c net.Conn) bool {
 		}
 	})
 	return gone
-}
-
-// rawConnOf is c's descriptor, or nil when c has none.
-func rawConnOf(c any) syscall.RawConn {
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return nil
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return nil
-	}
-	return rc
 }
