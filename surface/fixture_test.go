@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/majordomus-mcp/majordomus-mcp/example"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 	"github.com/majordomus-mcp/majordomus-mcp/layer"
 )
 
@@ -34,7 +35,7 @@ func newFixture(t *testing.T) *fixture { return newFixtureOf(t, layer.Config{}) 
 // the fixture's) and the surface's Config set by each of with.
 func newFixtureOf(t *testing.T, cfg layer.Config, with ...func(*Config)) *fixture {
 	t.Helper()
-	root := t.TempDir()
+	root := testtemp.Dir(t)
 	if err := example.WriteCheckout(root); err != nil {
 		t.Fatal(err)
 	}
