@@ -51,7 +51,7 @@
 // No reader ever sees a half-written lease that a live process is writing.
 //
 //  1. Acquire ([LeaseFile.Acquire]): write the complete document to a
-//     temporary file in the lease directory, fsync it, and link(2) it to the
+//     temporary file in the lease directory and link(2) it to the
 //     lease name, which fails with EEXIST ([ErrLeaseExists]) when anything is
 //     there. The temporary file is removed in every case. Only where the
 //     file system has no hard links is the lease created exclusively and
@@ -77,6 +77,13 @@
 // most one removes it, a lease written after it was judged is never removed,
 // and a publish or release never acts on a lease another process has just
 // written.
+//
+// Nothing of the lease is synced to disk: every reader reads the same
+// page cache, so a complete file is complete to all of them at once, and
+// a lease found after the machine crashed is stale by its boot id (or
+// empty, or corrupt, if its bytes were lost) and taken over either way.
+// The shared state beside it is synced ([WriteState]): it is the
+// checkout's history, kept across a crash.
 //
 // # Who may delete what
 //

@@ -195,9 +195,12 @@ func (lf *LeaseFile) TakeOver(judged Observation) (bool, error) {
 }
 
 // writeSynced writes raw to f, syncs and closes it.
-func writeSynced(f *os.File, raw []byte) error {
+func writeSynced(f *os.File, raw []byte) error { return writeClosed(f, raw, true) }
+
+// writeClosed writes raw to f, syncs it when sync says so, and closes it.
+func writeClosed(f *os.File, raw []byte, sync bool) error {
 	_, err := f.Write(raw)
-	if err == nil {
+	if err == nil && sync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
@@ -228,7 +231,7 @@ func createComplete(link func(oldname, newname string) error, tmp, path string, 
 		}
 		return fmt.Errorf("creating lease: %w (and linking: %v)", err, linkErr)
 	}
-	if err := writeSynced(f, raw); err != nil {
+	if err := writeClosed(f, raw, false); err != nil {
 		_ = unlink(path)
 		return err
 	}

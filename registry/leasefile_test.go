@@ -420,3 +420,13 @@ func TestReleaseThatFailsForgetsTheLease(t *testing.T) {
 		t.Fatalf("Acquire after a failed release = %v, want ErrLeaseExists (the old lease is still there)", err)
 	}
 }
+
+// The shared state is synced to disk, the lease never: a lease found after
+// a crash is taken over whatever it holds, so no flush holds a take-over
+// back.
+func TestOnlyTheSharedStateIsSynced(t *testing.T) {
+	lease := testtemp.Rooted("/repo/.ai/local/state/mcp/server.json")
+	if durable(lease) || !durable(StatePath(lease)) {
+		t.Fatalf("durable(lease) = %v, durable(state) = %v; want only the state", durable(lease), durable(StatePath(lease)))
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -34,9 +35,16 @@ type FS interface {
 	OpenAppend(path string) (io.WriteCloser, error)
 }
 
-// osFS is the real file system. A link, rename or unlink of a name is made
-// durable (syncDir).
+// osFS is the real file system. What is written to the shared state is
+// made durable (synced, and its name's change synced), not what is written
+// to the lease: a lease names live processes, and one found after a crash
+// is stale by its boot id, or empty or corrupt if its bytes were lost, and
+// taken over either way. So no disk's flush holds a take-over back.
 type osFS struct{}
+
+// durable reports whether what is written at path is kept across a crash
+// of the machine: the shared state's, not the lease's.
+func durable(path string) bool { return strings.HasSuffix(path, stateSuffix) }
 
 func fsOr(fsys FS) FS {
 	if fsys == nil {
@@ -53,7 +61,7 @@ func (osFS) WriteTemp(path string, raw []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := writeSynced(f, raw); err != nil {
+	if err := writeClosed(f, raw, durable(path)); err != nil {
 		os.Remove(f.Name())
 		return "", err
 	}
@@ -83,10 +91,10 @@ func (osFS) OpenAppend(path string) (io.WriteCloser, error) {
 	return f, nil
 }
 
-// synced makes the change of path's name durable when err is nil (best
-// effort), and returns err.
+// synced makes the change of path's name durable when err is nil and
+// path is durable (best effort), and returns err.
 func synced(path string, err error) error {
-	if err == nil {
+	if err == nil && durable(path) {
 		if d, derr := os.Open(filepath.Dir(path)); derr == nil {
 			_ = d.Sync()
 			d.Close()

@@ -29,7 +29,10 @@ import (
 // any more.
 
 // StatePath is the checkout's shared state of the servers of a lease path.
-func StatePath(leasePath string) string { return leasePath + ".state" }
+func StatePath(leasePath string) string { return leasePath + stateSuffix }
+
+// stateSuffix is what a state path adds to its lease path.
+const stateSuffix = ".state"
 
 // MaxStateSize bounds what is read of a state: its writer replaces it long
 // before (a few hundred KiB is usual), so a larger file is not one.
