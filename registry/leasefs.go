@@ -18,8 +18,9 @@ type FS interface {
 	Read(path string) Snapshot
 	// MakeDir creates the lease directory dir (0700) when it is missing.
 	MakeDir(dir string) error
-	// WriteTemp writes raw, synced, to a new temporary file beside path
-	// (0600) and returns its name.
+	// WriteTemp writes raw to a new temporary file beside path (0600),
+	// synced when what is at path is kept across a crash, and returns its
+	// name.
 	WriteTemp(path string, raw []byte) (string, error)
 	// Link puts the complete file tmp, holding raw, at path, failing with
 	// an error matching fs.ErrExist when anything is there.
