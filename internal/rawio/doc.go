@@ -12,10 +12,11 @@
 // (handing the processor to another thread while it blocks).
 //
 // HungUp asks a connection whether its peer closed its end, taking
-// nothing from it (a peek): an HTTP server that answers an initialize
-// learns so that nobody will read the answer, before net/http's own
-// reader, which a busy server runs later, would tell it. It can tell on
-// unix systems and Windows (WSAPoll and FIONREAD); elsewhere it says no.
+// nothing from it and never waiting: an HTTP server that answers an
+// initialize learns so that nobody will read the answer, before
+// net/http's own reader, which a busy server runs later, would tell it.
+// It can tell on unix systems (a peek) and Windows (WSAPoll, and
+// FIONREAD for what is left unread); elsewhere it says no.
 //
 // Invariant: no raw read or write ever waits. A descriptor is read or
 // written raw only when Go's poller watches it and it is non-blocking, or
