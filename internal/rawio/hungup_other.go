@@ -5,5 +5,6 @@ package rawio
 import "net"
 
 // HungUp reports false: whether a peer hung up is not asked here, and an
-// HTTP server's request context tells it, later (hungup_unix.go, hungup_windows.go).
+// HTTP server's request context tells it, later (hungup_unix.go,
+// hungup_windows.go).
 func HungUp(net.Conn) bool { return false }

@@ -40,17 +40,26 @@ func HungUp(c net.Conn) bool {
 	}
 	gone := false
 	_ = rc.Control(func(fd uintptr) {
-		p := wsaPollFD{fd: windows.Handle(fd), events: pollRdNorm}
-		if n, _, _ := procWSAPoll.Call(uintptr(unsafe.Pointer(&p)), 1, 0); int32(n) != 1 {
-			return // nothing came, or it cannot say
-		}
-		if p.revents&pollErr != 0 || p.revents&pollHup == 0 {
-			gone = p.revents&pollErr != 0
+		revents, err := pollRead(fd, 0)
+		if err != nil || revents&pollErr != 0 || revents&pollHup == 0 {
+			gone = err == nil && revents&pollErr != 0 // else nothing came, or it cannot say
 			return
 		}
 		var unread, size uint32
-		err := windows.WSAIoctl(windows.Handle(fd), fionread, nil, 0, (*byte)(unsafe.Pointer(&unread)), 4, &size, nil, 0)
+		err = windows.WSAIoctl(windows.Handle(fd), fionread, nil, 0, (*byte)(unsafe.Pointer(&unread)), 4, &size, nil, 0)
 		gone = err == nil && unread == 0
 	})
 	return gone
+}
+
+// pollRead waits up to timeout milliseconds (0: not at all) for the socket
+// fd to be readable, closed or reset, and returns what WSAPoll says of it:
+// 0 when nothing came.
+func pollRead(fd uintptr, timeout int32) (revents int16, err error) {
+	p := wsaPollFD{fd: windows.Handle(fd), events: pollRdNorm}
+	n, _, callErr := procWSAPoll.Call(uintptr(unsafe.Pointer(&p)), 1, uintptr(timeout))
+	if int32(n) < 0 {
+		return 0, callErr
+	}
+	return p.revents, nil
 }
