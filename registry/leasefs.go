@@ -36,15 +36,12 @@ type FS interface {
 	OpenAppend(path string) (io.WriteCloser, error)
 }
 
-// osFS is the real file system. What is written to the shared state is
-// made durable (synced, and its name's change synced), not what is written
-// to the lease: a lease names live processes, and one found after a crash
-// is stale by its boot id, or empty or corrupt if its bytes were lost, and
-// taken over either way. So no disk's flush holds a take-over back.
+// osFS is the real file system.
 type osFS struct{}
 
-// durable reports whether what is written at path is kept across a crash
-// of the machine: the shared state's, not the lease's.
+// durable reports whether what is written at path is synced to disk, its
+// name's changes too: the shared state's, never the lease's (doc.go says
+// why).
 func durable(path string) bool { return strings.HasSuffix(path, stateSuffix) }
 
 func fsOr(fsys FS) FS {
