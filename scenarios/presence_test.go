@@ -3,6 +3,7 @@ package scenarios
 import (
 	"encoding/json"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
@@ -131,4 +132,33 @@ func TestAHostsProbeSiblingLeavesNoPeerAndItsInstructionsNameTheClient(t *testin
 			}
 		})
 	}
+}
+
+// A 2026-07-28 client whose process takes the server over is on the new
+// board by name before it speaks again: its session is carried with how it
+// said who it is, and the process names it to its own server.
+func TestAModernClientWhoseProcessTookOverIsOnTheBoardByName(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	m := shared(t, dir, "--log-level", "debug")
+	openIn(t, m, modern, "modern-agent")
+	if _, err := m.WaitLog(ctx(t), "presence open"); err != nil {
+		t.Fatal(err)
+	}
+	peer := modernCaller(t, m)
+
+	a.Signal(syscall.SIGKILL)
+	a.Wait(ctx(t))
+	if _, err := m.WaitLog(ctx(t), "took over as the shared server"); err != nil {
+		t.Fatal(err)
+	}
+	board := peersOf(t, bridged(t, dir, "cursor"))
+	for _, p := range board.Peers {
+		if p.ID == peer && p.Attached && p.Client.Name == "modern-agent" {
+			return
+		}
+	}
+	t.Fatalf("the client %s is not on the board by name: %+v", peer, board.Peers)
 }

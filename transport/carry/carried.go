@@ -16,6 +16,7 @@ const (
 	ReinitializeID = "majordomus-bridge-reinitialize"
 	AnnounceID     = "majordomus-bridge-announce"
 	historyID      = "majordomus-bridge-history"
+	sightID        = "majordomus-bridge-sight"
 )
 
 // Session is what a client's session is made of, to be carried onto
@@ -91,8 +92,20 @@ func (c Session) reopen(ctx context.Context, b wire.Backend) error {
 // replayModern makes a 2026-07-28 client's announcement again on b, in the
 // client's name (its last _meta): such a client has no session to open,
 // and its peer id goes with the backend (Bridge: Peer; Local: claimed).
+// One that made none is named to b by a server/discover in its name (the
+// revision has no ping), so that a board shows who it is before it speaks
+// again.
 func (c Session) replayModern(ctx context.Context, b wire.Backend) error {
-	if len(c.Meta) == 0 || len(c.Announce) == 0 {
+	if len(c.Meta) == 0 {
+		return nil
+	}
+	if len(c.Announce) == 0 {
+		params, _ := json.Marshal(struct {
+			Meta json.RawMessage `json:"_meta"`
+		}{c.Meta})
+		if err := wire.AnswerError(b.Handle(ctx, wire.RequestFrame(sightID, string(mcp.MethodServerDiscover), params))); err != nil {
+			return fmt.Errorf("naming the client to the server: %w", err)
+		}
 		return nil
 	}
 	if err := wire.AnswerError(b.Handle(ctx, callFrame(AnnounceID, AnnounceTool, c.Announce, c.Meta, replayMeta, json.RawMessage("true")))); err != nil {
