@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
@@ -10,7 +11,7 @@ import (
 // Convergence (docs/design.md#server-and-bridge): the lease of a running
 // leaseholder is corrupted and taken over by a new client, which leaves the
 // old server lease-lost with two bridges. The busy bridge moves to the new
-// leaseholder after its next message, the idle one within a heartbeat, and
+// leaseholder after its next message, the idle one at once, and
 // then the old leaseholder hands its own client over and stops its server,
 // each with its peer id, client name and announcement carried: everyone is
 // on one board.
@@ -81,5 +82,59 @@ func TestBridgesOfALeaseLostServerConvergeOnTheCurrentOne(t *testing.T) {
 	}
 	if !seen["claude-code"] || !seen["codex"] || !seen["gemini-cli"] || !seen["cursor"] {
 		t.Fatalf("the current board lacks a bridge: %+v", board.Peers)
+	}
+}
+
+// Idle bridges do not wait for their heartbeat (docs/design.md#convergence):
+// a server that lost its lease ends its streams, and a bridge whose stream
+// ends with no call in flight moves at once, a 2026-07-28 client's presence
+// too, which holds no session a heartbeat would ping. The old leaseholder
+// then hands its own client over: nobody spoke, every heartbeat is far off,
+// and everyone is on one board with the peer id it had.
+func TestIdleBridgesOfALeaseLostServerMoveAtOnce(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	b := bridged(t, dir, "codex", "--heartbeat", "80s")
+	m := shared(t, dir, "--log-level", "debug", "--heartbeat", "80s")
+	openIn(t, m, modern, "modern-agent")
+	if _, err := m.WaitLog(ctx(t), "presence open"); err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]string{"modern-agent": modernCaller(t, m)}
+	for _, p := range peersOf(t, b).Peers {
+		before[p.Client.Name] = p.ID
+	}
+
+	if err := os.WriteFile(leasePath(dir), []byte("{not a lease"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Whoever elects first takes the corrupt lease over; the others attach.
+	for _, p := range []*mcpclient.Process{b, m, a} {
+		line, err := p.WaitLogAny(ctx(t), "re-attached to the shared server", "took over as the shared server")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p == m && strings.Contains(line, "re-attached") {
+			if err := m.WaitLogs(ctx(t), 2, "presence open"); err != nil { // its client is on the board again
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := a.WaitLog(ctx(t), "shared server stopped"); err != nil {
+		t.Fatal(err)
+	}
+	board := peersOf(t, b)
+	on := map[string]string{}
+	for _, p := range board.Peers {
+		if p.Attached {
+			on[p.Client.Name] = p.ID
+		}
+	}
+	for name, id := range before {
+		if on[name] != id {
+			t.Errorf("%s (%s) is not on the current board: %+v", name, id, board.Peers)
+		}
 	}
 }

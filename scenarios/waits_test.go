@@ -10,6 +10,7 @@ package scenarios
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,13 +21,14 @@ import (
 // no owner writes an empty lease, so nobody waits for one, and emptying it
 // again soon after re-arms no wait. Three clients share; the lease is
 // truncated, taken over, and truncated again within the bind grace of the
-// first truncation; each take-over is logged as an empty lease taken over,
-// no process logs a wait, and afterwards every client answers and all three
+// first truncation; each time, the lease is taken over as an empty one, no
+// process waits for it, and afterwards every client answers and all three
 // are on one board.
 func TestATruncatedLeaseIsTakenOverAtOnce(t *testing.T) {
 	// A bind grace far longer than the scenario: were an empty lease
 	// judged binding, the election bound would run out first and every
-	// client would be served alone. No heartbeat moves a bridge on its own.
+	// client would be served alone. No heartbeat moves a bridge: the end
+	// of its stream does.
 	flags := []string{"--bind-grace", "10m", "--heartbeat", "10m", "--idle-timeout", "20m", "--log-level", "debug"}
 	dir := checkout(t)
 	a := shared(t, dir, flags...)
@@ -37,47 +39,32 @@ func TestATruncatedLeaseIsTakenOverAtOnce(t *testing.T) {
 	c := shared(t, dir, flags...)
 	initialize(t, c, "gemini-cli")
 	for _, p := range []*mcpclient.Process{b, c} {
-		// idle once its stream is open: its handshake's last request,
-		// answered after the truncation, would move it at once
+		// idle once its stream is open
 		if _, err := p.WaitLog(ctx(t), "stream open"); err != nil {
 			t.Fatal(err)
 		}
 	}
+	all := []*mcpclient.Process{a, b, c}
 
-	// First truncation: a loses its lease, and keeps b's and c's sessions.
+	// First truncation: a loses its lease and ends its bridges' streams;
+	// they move at once, whoever elects first finds the lease empty and
+	// takes it over, and a hands its own client over too.
 	truncate(t, dir)
 	if _, err := a.WaitLog(ctx(t), "the lease is no longer this server's", "the lease file was emptied"); err != nil {
 		t.Fatal(err)
 	}
-	// b's next message is answered by a, which says its lease is lost; b
-	// then moves, finds the lease empty and takes it over at once.
-	peersOf(t, b)
-	if _, err := b.WaitLog(ctx(t), "empty lease: the file holds nothing", "taking it over"); err != nil {
-		t.Fatal(err)
-	}
-	serverURL(t, b)
+	oneTakesOver(t, all...)
+	emptied := tookEmpty(t, all, 0)
 
-	// Second truncation, as soon as b serves: well within the bind grace
-	// of the first, and of b's own lease. b, serving no session but its
-	// own client's, hands it over, finds the lease empty and takes it over
-	// again.
+	// Second truncation, as soon as it serves: well within the bind grace
+	// of the first, and of its own lease. The same again.
 	truncate(t, dir)
-	if err := b.WaitLogs(ctx(t), 2, "empty lease: the file holds nothing", "taking it over"); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.WaitLogs(ctx(t), 2, "shared server listening on"); err != nil {
-		t.Fatal(err)
-	}
-	url := readLease(t, dir)["url"].(string)
-
-	// c moves off a on its next message; a, left with its own client's
-	// session only, hands it over too.
-	peersOf(t, c)
-	for _, p := range []*mcpclient.Process{c, a} {
-		if _, err := p.WaitLog(ctx(t), "re-attached to the shared server", url); err != nil {
+	for _, p := range all {
+		if _, err := p.WaitLogsAny(ctx(t), 2, "took over as the shared server", "re-attached to the shared server"); err != nil {
 			t.Fatal(err)
 		}
 	}
+	tookEmpty(t, all, emptied)
 	for name, p := range map[string]*mcpclient.Process{"claude-code": a, "codex": b, "gemini-cli": c} {
 		board := peersOf(t, p)
 		attached := map[string]bool{}
@@ -89,13 +76,35 @@ func TestATruncatedLeaseIsTakenOverAtOnce(t *testing.T) {
 		if len(attached) != 3 || !attached["claude-code"] || !attached["codex"] || !attached["gemini-cli"] {
 			t.Errorf("%s's board after the truncations: %+v", name, board.Peers)
 		}
-		// Nothing waited: no binding judgement, no wait said.
-		for _, says := range []string{"waiting for the lease", `"class":"binding"`, "cannot use the shared server"} {
-			if n := p.CountLogs(says); n != 0 {
-				t.Errorf("%s logged %q %d times", name, says, n)
+		// The empty lease was never waited for: a client that elected
+		// while another had just won it waited only for that one to
+		// publish its URL.
+		for _, line := range p.Logs() {
+			if strings.Contains(line, `"class":"binding"`) && !slices.ContainsFunc(all, func(q *mcpclient.Process) bool {
+				return strings.Contains(line, fmt.Sprintf("its owner (pid %d)", q.Cmd.Process.Pid))
+			}) {
+				t.Errorf("%s waited for a lease no client of the three held: %s", name, line)
 			}
 		}
+		if n := p.CountLogs("cannot use the shared server"); n != 0 {
+			t.Errorf("%s could not use the shared server %d times", name, n)
+		}
 	}
+}
+
+// tookEmpty checks that more than before of ps's lines say that an empty
+// lease was taken over (by whoever took it, or tried to and was outraced
+// by one that found no lease at all), and returns how many do.
+func tookEmpty(t *testing.T, ps []*mcpclient.Process, before int) int {
+	t.Helper()
+	n := 0
+	for _, p := range ps {
+		n += p.CountLogs("empty lease: the file holds nothing", "taking it over")
+	}
+	if n <= before {
+		t.Fatalf("no client took the emptied lease over as an empty one (%d such lines, %d before)", n, before)
+	}
+	return n
 }
 
 // truncate empties the lease file in place, as a crash of an editor or a

@@ -74,12 +74,22 @@ func (p *Process) WaitLogs(ctx context.Context, n int, parts ...string) error {
 // WaitLogAny waits for a stderr line containing any one of the texts; it
 // gives up at once when the process has exited without one.
 func (p *Process) WaitLogAny(ctx context.Context, texts ...string) (string, error) {
+	return p.WaitLogsAny(ctx, 1, texts...)
+}
+
+// WaitLogsAny waits until n stderr lines contain any one of the texts,
+// and returns the nth; it gives up at once when the process has exited
+// with fewer.
+func (p *Process) WaitLogsAny(ctx context.Context, n int, texts ...string) (string, error) {
 	var found string
-	err := p.awaitLive(ctx, fmt.Sprintf("a log line with one of %q", texts), func() bool {
+	err := p.awaitLive(ctx, fmt.Sprintf("%d log lines with one of %q", n, texts), func() bool {
+		seen := 0
 		for _, l := range p.logs {
 			if slices.ContainsFunc(texts, func(text string) bool { return strings.Contains(l, text) }) {
-				found = l
-				return true
+				if seen++; seen == n {
+					found = l
+					return true
+				}
 			}
 		}
 		return false

@@ -17,6 +17,7 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/registry/runtimes"
 	"github.com/majordomus-mcp/majordomus-mcp/surface"
 	boardpage "github.com/majordomus-mcp/majordomus-mcp/transport/board"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 )
 
@@ -132,6 +133,7 @@ func (s *sharedServer) listen(srv *served, t *term, key string) (*httpserver.Ser
 		IdleTimeout: n.cfg.Times.IdleTimeout,
 		MaxSessions: n.cfg.MaxSessions,
 		OnSessions:  n.m.SessionsChanged,
+		PresenceID:  bridge.PresenceID,
 		Greeting:    func() any { return srv.surface.Greeting() },
 		Board:       boardpage.New(newBoardSource(srv.surface, n.m.State), key, n.log.Named("board")),
 		Heard:       srv.surface.Board.Touch,
@@ -241,13 +243,16 @@ func (s *sharedServer) LoseLease(reason string) {
 	s.markLost()
 	n.log.Debug("new sessions are refused from now on", zap.String("current", current))
 	s.mu.Lock()
-	srv := s.served
+	srv, h := s.served, s.http
 	if s.stop != nil {
 		s.stop()
 	}
 	s.mu.Unlock()
 	if srv != nil {
 		srv.surface.Notify(mcp.LoggingLevelWarning, "majordomus: "+message)
+	}
+	if h != nil {
+		h.EndStreams() // its idle bridges move now, not at their heartbeat
 	}
 }
 

@@ -15,9 +15,11 @@ import (
 // (wire.LeaseHeader). A bridge that reads it leaves, so that its client's
 // session moves to the current leaseholder — carried, as in a take-over —
 // at the first message boundary after that answer, never with a call in
-// flight; an idle bridge moves when its heartbeat hears it. After any
-// take-over, every bridged client is back on one board within one message
-// (or one heartbeat), and the old server drains.
+// flight. An idle bridge moves at once: the old server ends its stream (or
+// a 2026-07-28 client's presence), whose end is a boundary too
+// (movesOnLost); failing that, when its heartbeat hears it. After any
+// take-over, every bridged client is back on one board within one message,
+// and the old server drains.
 
 // noteLease records what an answer of the server says of its lease.
 func (b *Bridge) noteLease(h http.Header) {
@@ -30,6 +32,21 @@ func (b *Bridge) noteLease(h http.Header) {
 // there in the background (leaveLater): the server may be frozen.
 func (b *Bridge) move() *Gone {
 	return b.leave(fmt.Errorf("the shared server at %s no longer holds the checkout's lease; moving this session to the current one", b.cfg.URL))
+}
+
+// movesOnLost is asked when the session's stream or presence ended (a
+// server that lost its lease ends them): it reports whether the server's
+// lease is gone, and the bridge then moves at once when no call of its is
+// in flight, else after that call, as every message boundary does. Either
+// way nothing is held open on that server again.
+func (b *Bridge) movesOnLost() bool {
+	if !b.leaseGone() {
+		return false
+	}
+	if b.drained() {
+		b.move()
+	}
+	return true
 }
 
 // movedOff is the count of messages in flight once the bridge decided to

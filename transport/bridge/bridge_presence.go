@@ -39,7 +39,7 @@ func (b *Bridge) startPresence() {
 func (b *Bridge) presenceLoop() {
 	for retry := streamRetryMin; ; {
 		opened := b.presence()
-		if b.ctx.Err() != nil || !b.attachedNow() || b.leftGone() || !b.pause(&retry, opened, nil) {
+		if b.ctx.Err() != nil || !b.attachedNow() || b.leftGone() || b.movesOnLost() || !b.pause(&retry, opened, nil) {
 			return
 		}
 	}

@@ -88,7 +88,7 @@ func (b *Bridge) streamLoop() {
 		if b.ctx.Err() != nil || !b.attachedNow() {
 			return
 		}
-		if status < 400 && b.leftGone() { // dropped, or no connection at all
+		if status < 400 && b.leftGone() || b.movesOnLost() { // dropped, or no connection at all; or ended by a server that lost its lease
 			return
 		}
 		if status == http.StatusNotFound {
@@ -191,6 +191,13 @@ func (b *Bridge) listen(req *http.Request, what string, each func([]byte) error,
 		return false, 0
 	}
 	defer resp.Body.Close()
+	if b.noteLease(resp.Header); b.leaseLost.Load() && b.drained() {
+		// opened on a server that lost its lease, after it ended the
+		// streams it had: an idle bridge moves now. (One with a call in
+		// flight holds it: a stream its client drops ends the session.)
+		b.move()
+		return true, http.StatusOK
+	}
 	if resp.StatusCode != http.StatusOK || !wire.IsEventStream(resp.Header) {
 		b.log.Debug(what+": refused", url, zap.Int("status", resp.StatusCode))
 		return false, resp.StatusCode

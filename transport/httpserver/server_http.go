@@ -161,6 +161,10 @@ type Config struct {
 	// once the Host and Origin are checked; nil = no page, 404. Its
 	// requests end at Shutdown, its event streams included.
 	Board http.Handler
+	// PresenceID is the request id of the subscriptions/listen a bridge
+	// holds open for its 2026-07-28 client (EndStreams ends it). Empty:
+	// none is told apart.
+	PresenceID string
 	// Heard is told of each ping the server answers itself (that of a
 	// session with its stream open), as mcp-go's hooks are told of the
 	// requests it answers. Nil: nobody.
@@ -253,6 +257,13 @@ func (h *Server) Serve(ln net.Listener) error {
 
 // Sessions is the number of live HTTP sessions.
 func (h *Server) Sessions() int { return h.table.count() }
+
+// EndStreams ends every session's GET stream and every bridge's presence,
+// keeping the sessions. A server that lost its lease calls it: a bridge
+// whose stream ends with no call in flight moves to the current server at
+// once, not at its heartbeat, and the server drains; a client that opens
+// its stream again is served as before.
+func (h *Server) EndStreams() { h.table.endStreams() }
 
 // Shutdown ends every session and its streams, stops listening and waits
 // for the requests under way until ctx ends; then it closes what is left.

@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -34,9 +35,22 @@ func (h *Server) serveModern(w http.ResponseWriter, r *http.Request, body []byte
 		// Logged as sessions are: it is how a 2026-07-28 client stays.
 		h.log.Info("listen stream opened")
 		defer h.log.Info("listen stream closed")
-		defer h.table.listen()()
+		var presence context.CancelFunc
+		if h.presence(env) {
+			var ctx context.Context
+			ctx, presence = context.WithCancel(r.Context())
+			defer presence()
+			r = r.WithContext(ctx)
+		}
+		defer h.table.listen(presence)()
 	}
 	h.pass(w, withBody(r, body))
+}
+
+// presence reports whether env opens a bridge's presence (Config.PresenceID).
+func (h *Server) presence(env wire.Envelope) bool {
+	var id string
+	return h.cfg.PresenceID != "" && json.Unmarshal(env.ID, &id) == nil && id == h.cfg.PresenceID
 }
 
 func (ref *Refusal) reason() string {

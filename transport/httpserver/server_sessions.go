@@ -56,6 +56,7 @@ type sessionTable struct {
 	// clients, which have no session: such a stream is how a modern client
 	// stays with the server, so it counts as a session while it lasts.
 	listening int
+	presences map[*int]context.CancelFunc // the open presences of bridges (Config.PresenceID)
 
 	dirty     atomic.Bool // a change is not yet reported
 	reporting atomic.Bool // some goroutine is reporting
@@ -276,18 +277,41 @@ func (t *sessionTable) count() int {
 }
 
 // listen counts an open subscriptions/listen stream until the returned
-// func is called.
-func (t *sessionTable) listen() (end func()) {
+// func is called; endStreams calls presence, when not nil, to end it.
+func (t *sessionTable) listen(presence context.CancelFunc) (end func()) {
+	key := new(int)
 	t.mu.Lock()
 	t.listening++
+	if presence != nil {
+		if t.presences == nil {
+			t.presences = map[*int]context.CancelFunc{}
+		}
+		t.presences[key] = presence
+	}
 	t.mu.Unlock()
 	t.report()
 	return sync.OnceFunc(func() {
 		t.mu.Lock()
 		t.listening--
+		delete(t.presences, key)
 		t.mu.Unlock()
 		t.report()
 	})
+}
+
+// endStreams ends every session's GET stream and every bridge's presence,
+// keeping the sessions.
+func (t *sessionTable) endStreams() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, e := range t.entries {
+		for _, cancel := range e.streams {
+			cancel()
+		}
+	}
+	for _, cancel := range t.presences {
+		cancel()
+	}
 }
 
 // report calls onChange with the live count when it differs from the last

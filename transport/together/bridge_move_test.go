@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
@@ -60,6 +63,32 @@ func TestAnIdleBridgeMovesOnItsHeartbeat(t *testing.T) {
 	c.open(initRoots)
 	s1.count.waitFor(t, 1)
 	lost.Store(true)
+	if call := fo.next(); !strings.Contains(call.cause.Error(), "no longer holds the checkout's lease") {
+		t.Fatalf("Failover(%v)", call.cause)
+	}
+	s1.count.waitFor(t, 0)
+}
+
+// An idle bridge moves at once when a server that lost its lease ends its
+// stream, its heartbeat far off.
+func TestAnIdleBridgeMovesWhenItsServerEndsItsStream(t *testing.T) {
+	f1, f2 := newFixture(), newFixture()
+	s1, lost := losing(t, f1)
+	streamOpen := make(chan struct{})
+	var once sync.Once
+	core, _ := observer.New(zapcore.DebugLevel)
+	log := zap.New(core, zap.Hooks(func(e zapcore.Entry) error {
+		if e.Message == "stream open" {
+			once.Do(func() { close(streamOpen) })
+		}
+		return nil
+	}))
+	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
+	c := runStdio(t, fo.with(bridge.Config{URL: s1.url, Heartbeat: time.Hour, IdleTimeout: 2 * time.Hour, Logger: log}))
+	c.open(initRoots)
+	<-streamOpen
+	lost.Store(true)
+	s1.EndStreams()
 	if call := fo.next(); !strings.Contains(call.cause.Error(), "no longer holds the checkout's lease") {
 		t.Fatalf("Failover(%v)", call.cause)
 	}
