@@ -102,6 +102,15 @@ func TestIdleBridgesOfALeaseLostServerMoveAtOnce(t *testing.T) {
 	if _, err := m.WaitLog(ctx(t), "presence open"); err != nil {
 		t.Fatal(err)
 	}
+	// Its client listens for the lists: a request in flight, not a call.
+	if _, err := m.Send("subscriptions/listen", withMeta(map[string]any{"notifications": map[string]any{"resourcesListChanged": true}}, "modern-agent")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.WaitFrame(ctx(t), "the subscriptions acknowledged", func(f []byte) bool {
+		return strings.Contains(string(f), `"method":"notifications/subscriptions/acknowledged"`)
+	}); err != nil {
+		t.Fatal(err)
+	}
 	before := map[string]string{"modern-agent": modernCaller(t, m)}
 	for _, p := range peersOf(t, b).Peers {
 		before[p.Client.Name] = p.ID
@@ -136,5 +145,13 @@ func TestIdleBridgesOfALeaseLostServerMoveAtOnce(t *testing.T) {
 		if on[name] != id {
 			t.Errorf("%s (%s) is not on the current board: %+v", name, id, board.Peers)
 		}
+	}
+	// What the client listens for, it hears from the current server.
+	frames := len(m.Frames())
+	editReviewPrompt(t, dir, "5. Is the README still true?\n")
+	if _, err := m.WaitFrameAfter(ctx(t), "resources/list_changed after the move", frames, func(f []byte) bool {
+		return strings.Contains(string(f), `"method":"notifications/resources/list_changed"`)
+	}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -25,9 +25,18 @@ import (
 // relayModern relays one modern message (batches are not part of that
 // revision) and returns its answer, or why there is none. A request the
 // client cancelled meanwhile (its stream closed) is answered with nothing.
+// A subscriptions/listen lasts as long as its client wants, so it is not
+// left behind when the bridge leaves (a move waits for no listen): it ends
+// there, and what serves next opens it again (Gone.Resend).
 func (b *Bridge) relayModern(ctx context.Context, msg json.RawMessage, c call) ([]byte, *failure) {
 	if !c.env.IsRequest() {
 		return b.exchangeModern(ctx, msg, c)
+	}
+	if c.env.Method == string(mcp.MethodSubscriptionsListen) {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(b.ctx, cancel)()
 	}
 	ctx, end := b.modern.Begin(ctx, c.env.ID)
 	answer, fail := b.exchangeModern(ctx, msg, c)
