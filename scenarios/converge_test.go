@@ -10,8 +10,9 @@ import (
 
 // Convergence (docs/design.md#server-and-bridge): the lease of a running
 // leaseholder is corrupted and taken over by a new client, which leaves the
-// old server lease-lost with two bridges. The busy bridge moves to the new
-// leaseholder after its next message, the idle one at once, and
+// old server lease-lost with two bridges. Both move to the new leaseholder
+// at once, their streams ended (a bridge's move at its next message is
+// together.TestABridgeMovesOffAServerThatLostItsLease), and
 // then the old leaseholder hands its own client over and stops its server,
 // each with its peer id, client name and announcement carried: everyone is
 // on one board.
@@ -46,7 +47,7 @@ func TestBridgesOfALeaseLostServerConvergeOnTheCurrentOne(t *testing.T) {
 	}
 	newURL := fieldOf(t, line, "url")
 
-	peersOf(t, b) // its next message: answered by the old server, which says its lease is lost
+	peersOf(t, b) // answered wherever b is by now
 	for _, p := range []struct {
 		proc *mcpclient.Process
 		name string

@@ -204,7 +204,9 @@ func (b *Bridge) Relay(ctx context.Context, msg json.RawMessage) ([]byte, error)
 	if len(calls) == 1 && calls[0].env.Method == string(mcp.MethodNotificationCancelled) && b.modern.Cancel(calls[0].params) {
 		return nil, nil // closing its stream was the cancellation
 	}
-	counted := len(calls) != 1 || !mcp.IsModernProtocol(calls[0].version)
+	// A 2026-07-28 listen lasts as long as its client wants: a move waits
+	// for no listen (relayModern ends it there and it is opened again).
+	counted := len(calls) != 1 || !mcp.IsModernProtocol(calls[0].version) || calls[0].env.Method != string(mcp.MethodSubscriptionsListen)
 	if b.enter(counted) {
 		return nil, b.forMessage(b.move(), true)
 	}

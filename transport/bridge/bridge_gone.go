@@ -105,11 +105,15 @@ func (b *Bridge) leave(cause error) *Gone {
 		return g
 	}
 	g := &Gone{URL: b.cfg.URL, Session: b.carried(), Cause: cause}
-	sid, proto, wasClosed := b.session, b.record.Protocol, b.closed
+	if b.closed { // Close ends the session, seeing it not left
+		b.mu.Unlock()
+		return g
+	}
+	sid, proto := b.session, b.record.Protocol
 	g.Session.Left, g.Session.LeftURL, b.left = sid, b.cfg.URL, g
 	b.mu.Unlock()
 	b.cancel() // the background stops, unwaited for: it may be what left
-	if sid != "" && !wasClosed {
+	if sid != "" {
 		b.leaveLater(sid, proto)
 	}
 	b.log.Debug("the bridge left its shared server; the election decides what serves next", zap.String("url", b.cfg.URL), zap.String("reason", cause.Error()))

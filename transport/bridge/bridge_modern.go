@@ -26,8 +26,9 @@ import (
 // revision) and returns its answer, or why there is none. A request the
 // client cancelled meanwhile (its stream closed) is answered with nothing.
 // A subscriptions/listen lasts as long as its client wants, so it is not
-// left behind when the bridge leaves (a move waits for no listen): it ends
-// there, and what serves next opens it again (Gone.Resend).
+// left behind when the bridge leaves (a move waits for no listen, as it
+// waits for every other request): it ends there, and what serves next
+// opens it again (Gone.Resend).
 func (b *Bridge) relayModern(ctx context.Context, msg json.RawMessage, c call) ([]byte, *failure) {
 	if !c.env.IsRequest() {
 		return b.exchangeModern(ctx, msg, c)

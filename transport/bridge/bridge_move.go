@@ -17,9 +17,11 @@ import (
 // at the first message boundary after that answer, never with a call in
 // flight. An idle bridge moves at once: the old server ends its stream (or
 // a 2026-07-28 client's presence), whose end is a boundary too
-// (movesOnLost); failing that, when its heartbeat hears it. After any
-// take-over, every bridged client is back on one board within one message,
-// and the old server drains.
+// (movesOnLost); failing that (a server frozen as it was taken over ends
+// nothing), when its heartbeat hears it, or, for a 2026-07-28 client,
+// which has no heartbeat, at its next message. After any take-over, every
+// bridged client is back on one board within one message (or one
+// heartbeat), and the old server drains.
 
 // noteLease records what an answer of the server says of its lease.
 func (b *Bridge) noteLease(h http.Header) {
@@ -35,17 +37,17 @@ func (b *Bridge) move() *Gone {
 }
 
 // movesOnLost is asked when the session's stream or presence ended (a
-// server that lost its lease ends them): it reports whether the server's
-// lease is gone, and the bridge then moves at once when no call of its is
-// in flight, else after that call, as every message boundary does. Either
-// way nothing is held open on that server again.
+// server that lost its lease ends them): when the server's lease is gone
+// and no call of this bridge is in flight, the bridge moves now, and it
+// reports whether it did. One with a call in flight opens its stream (or
+// presence) again and holds it until that call ends, whose boundary moves
+// it: the call may ask its client something on the stream, and the
+// presence keeps the server serving the call.
 func (b *Bridge) movesOnLost() bool {
-	if !b.leaseGone() {
+	if !b.drained() {
 		return false
 	}
-	if b.drained() {
-		b.move()
-	}
+	b.move()
 	return true
 }
 

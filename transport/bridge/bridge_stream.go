@@ -191,11 +191,10 @@ func (b *Bridge) listen(req *http.Request, what string, each func([]byte) error,
 		return false, 0
 	}
 	defer resp.Body.Close()
-	if b.noteLease(resp.Header); b.leaseLost.Load() && b.drained() {
+	if b.noteLease(resp.Header); b.leaseLost.Load() && b.attachedNow() && b.movesOnLost() {
 		// opened on a server that lost its lease, after it ended the
-		// streams it had: an idle bridge moves now. (One with a call in
-		// flight holds it: a stream its client drops ends the session.)
-		b.move()
+		// streams it had: an idle bridge moves now. One with a call in
+		// flight holds it (movesOnLost).
 		return true, http.StatusOK
 	}
 	if resp.StatusCode != http.StatusOK || !wire.IsEventStream(resp.Header) {

@@ -150,9 +150,11 @@ type Config struct {
 	// MaxConnections caps the open connections. Default 2048.
 	MaxConnections int
 	// OnSessions is called with the number of live HTTP sessions whenever
-	// it changes. Calls are serialised and never made under a lock of the
-	// server, so it may call back into it; under concurrent changes an
-	// intermediate count may be skipped, the latest never is.
+	// it changes (open listens count, and after EndStreams so do the
+	// 2026-07-28 calls being answered). Calls are serialised and never
+	// made under a lock of the server, so it may call back into it; under
+	// concurrent changes an intermediate count may be skipped, the latest
+	// never is.
 	OnSessions func(n int)
 	// Greeting, when set, is what the answer to a challenge carries,
 	// sealed, for a prover that asks: what its client is greeted with.
@@ -262,7 +264,9 @@ func (h *Server) Sessions() int { return h.table.count() }
 // keeping the sessions. A server that lost its lease calls it: a bridge
 // whose stream ends with no call in flight moves to the current server at
 // once, not at its heartbeat, and the server drains; a client that opens
-// its stream again is served as before.
+// its stream again is served as before. From then on OnSessions counts the
+// 2026-07-28 calls being answered too, which belong to no session: the
+// server drains them as well.
 func (h *Server) EndStreams() { h.table.endStreams() }
 
 // Shutdown ends every session and its streams, stops listening and waits

@@ -21,8 +21,10 @@ import (
 // revision's headers. A server that lost its lease refuses it, in that
 // revision's code range, before it runs: a bridge then sends it to the
 // current server. An open subscriptions/listen stream counts as a session.
+// A bridge's presence is not refused: only one with a call still running
+// here opens it again, and holds it until that call is answered.
 func (h *Server) serveModern(w http.ResponseWriter, r *http.Request, body []byte, env wire.Envelope) {
-	if ref := h.cfg.Refusal(); ref != nil && env.IsRequest() {
+	if ref := h.cfg.Refusal(); ref != nil && env.IsRequest() && !h.presence(env) {
 		h.log.Info("a request was refused", zap.String("reason", ref.reason()), zap.String("method", env.Method), zap.String("url", ref.URL))
 		writeFrame(w, http.StatusOK, ref.frame(env.ID, wire.CodeLeaseLostModern))
 		return
@@ -43,6 +45,8 @@ func (h *Server) serveModern(w http.ResponseWriter, r *http.Request, body []byte
 			r = r.WithContext(ctx)
 		}
 		defer h.table.listen(presence)()
+	} else if env.IsRequest() {
+		defer h.table.modernCall()()
 	}
 	h.pass(w, withBody(r, body))
 }

@@ -57,6 +57,12 @@ type sessionTable struct {
 	// stays with the server, so it counts as a session while it lasts.
 	listening int
 	presences map[*int]context.CancelFunc // the open presences of bridges (Config.PresenceID)
+	// modernCalls counts the 2026-07-28 requests being answered but
+	// listens. They belong to no session; once streams are ended (the
+	// lease lost), they count as sessions in what onChange is told, so
+	// that the server drains them too.
+	modernCalls  int
+	streamsEnded bool
 
 	dirty     atomic.Bool // a change is not yet reported
 	reporting atomic.Bool // some goroutine is reporting
@@ -65,7 +71,7 @@ type sessionTable struct {
 
 type sessionEntry struct {
 	live    bool
-	streams map[*int]context.CancelFunc // open GET streams, ended with the session
+	streams map[*int]context.CancelFunc // open GET streams, ended with the session (or by endStreams)
 	busy    int                         // requests being answered
 	// idle is the session's one idle timer, armed while it is live and not
 	// busy, until idleAt. It is reset, never replaced: a stopped timer still
@@ -300,10 +306,11 @@ func (t *sessionTable) listen(presence context.CancelFunc) (end func()) {
 }
 
 // endStreams ends every session's GET stream and every bridge's presence,
-// keeping the sessions.
+// keeping the sessions, and from then on counts the 2026-07-28 calls being
+// answered among what onChange is told.
 func (t *sessionTable) endStreams() {
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.streamsEnded = true
 	for _, e := range t.entries {
 		for _, cancel := range e.streams {
 			cancel()
@@ -312,9 +319,40 @@ func (t *sessionTable) endStreams() {
 	for _, cancel := range t.presences {
 		cancel()
 	}
+	t.mu.Unlock()
+	t.report()
 }
 
-// report calls onChange with the live count when it differs from the last
+// modernCall counts a 2026-07-28 request other than a listen until the
+// returned func is called.
+func (t *sessionTable) modernCall() (end func()) {
+	t.mu.Lock()
+	t.modernCalls++
+	t.mu.Unlock()
+	return func() {
+		t.mu.Lock()
+		t.modernCalls--
+		ended := t.streamsEnded
+		t.mu.Unlock()
+		if ended {
+			t.report()
+		}
+	}
+}
+
+// held is what onChange is told: the live sessions and open listens, and
+// once streams are ended, the 2026-07-28 calls being answered.
+func (t *sessionTable) held() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := t.live + t.listening
+	if t.streamsEnded {
+		n += t.modernCalls
+	}
+	return n
+}
+
+// report calls onChange with the held count when it differs from the last
 // one reported. One goroutine reports at a time and no lock is held while it
 // calls, so onChange may call back into the server (even Shutdown): a change
 // made meanwhile is picked up by the goroutine already reporting. Under
@@ -330,7 +368,7 @@ func (t *sessionTable) report() {
 			return // the reporting goroutine will see dirty
 		}
 		for t.dirty.Swap(false) {
-			if n := t.count(); n != t.reported {
+			if n := t.held(); n != t.reported {
 				t.reported = n
 				t.onChange(n)
 			}

@@ -2,6 +2,7 @@ package together
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -89,6 +90,79 @@ func TestAnIdleBridgeMovesWhenItsServerEndsItsStream(t *testing.T) {
 	<-streamOpen
 	lost.Store(true)
 	s1.EndStreams()
+	if call := fo.next(); !strings.Contains(call.cause.Error(), "no longer holds the checkout's lease") {
+		t.Fatalf("Failover(%v)", call.cause)
+	}
+	s1.count.waitFor(t, 0)
+}
+
+// A bridge with a call in flight when its server ends its stream opens it
+// again and holds it while the call runs, which may ask its client
+// something there; the call answered, the bridge moves.
+func TestABridgeWithACallInFlightHoldsItsStreamUntilTheCallEnds(t *testing.T) {
+	f1, f2 := newFixture(), newFixture()
+	t.Cleanup(f1.releaseAll)
+	s1, lost := losing(t, f1)
+	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
+	current := func() bool { return !lost.Load() } // as the lease file would say
+	opened := make(chan struct{}, 4)
+	core, _ := observer.New(zapcore.DebugLevel)
+	log := zap.New(core, zap.Hooks(func(e zapcore.Entry) error {
+		if e.Message == "stream open" {
+			opened <- struct{}{}
+		}
+		return nil
+	}))
+	c := runStdio(t, fo.with(bridge.Config{URL: s1.url, Heartbeat: time.Hour, IdleTimeout: 2 * time.Hour, Current: current, Logger: log}))
+	c.open(initRoots)
+	<-opened
+	c.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"rootsLater"}}`)
+	<-f1.blocked
+	lost.Store(true)
+	s1.EndStreams()
+	<-opened // again, on the server that lost its lease
+	f1.releaseAll()
+	req, _ := c.until(func(f string) bool { return strings.Contains(f, `"method":"roots/list"`) })
+	var r struct{ ID json.RawMessage }
+	if err := json.Unmarshal([]byte(req), &r); err != nil {
+		t.Fatal(err)
+	}
+	c.send(`{"jsonrpc":"2.0","id":` + string(r.ID) + `,"result":{"roots":[{"uri":"file:///checkout","name":"main"}]}}`)
+	if a, _ := c.answer("5"); !strings.Contains(a, "1 roots") {
+		t.Fatalf("the call in flight was answered %s", a)
+	}
+	if call := fo.next(); !strings.Contains(call.cause.Error(), "no longer holds the checkout's lease") {
+		t.Fatalf("Failover(%v)", call.cause)
+	}
+}
+
+// A server that lost its lease counts the 2026-07-28 calls it is still
+// answering, which belong to no session, among what it drains; a bridge
+// with such a call in flight holds its presence there again until the call
+// is answered, and then moves.
+func TestAModernCallInFlightKeepsALeaseLostServerServing(t *testing.T) {
+	f1, f2 := newFixture(), newFixture()
+	t.Cleanup(f1.releaseAll)
+	lost := &atomic.Bool{}
+	s1 := serveHTTP(t, httpserver.Config{MCP: f1.srv, PresenceID: bridge.PresenceID, Refusal: func() *httpserver.Refusal {
+		if lost.Load() {
+			return &httpserver.Refusal{Message: "the lease was taken over"}
+		}
+		return nil
+	}})
+	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
+	current := func() bool { return !lost.Load() }
+	c := runStdio(t, fo.with(bridge.Config{URL: s1.url, Heartbeat: time.Hour, IdleTimeout: 2 * time.Hour, Current: current}))
+	c.send(modernRequest(5, "tools/call", `{"name":"wait"}`))
+	<-f1.blocked
+	s1.count.waitFor(t, 1) // its presence
+	lost.Store(true)
+	s1.EndStreams()
+	s1.count.waitFor(t, 2) // the call, and the presence held again
+	f1.releaseAll()
+	if a, _ := c.answer("5"); !strings.Contains(a, "waited") {
+		t.Fatalf("the call in flight was answered %s", a)
+	}
 	if call := fo.next(); !strings.Contains(call.cause.Error(), "no longer holds the checkout's lease") {
 		t.Fatalf("Failover(%v)", call.cause)
 	}

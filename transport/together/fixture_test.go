@@ -3,6 +3,7 @@ package together
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -105,6 +106,21 @@ func newFixture() *fixture {
 				return text("root " + res.Roots[0].URI)
 			}
 			return text("no roots")
+		})
+	// rootsLater waits as "wait" does, then asks its client for its roots.
+	f.srv.AddTool(mcp.NewTool("rootsLater", mcp.WithReadOnlyHintAnnotation(true)),
+		func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			f.blocked <- struct{}{}
+			select {
+			case <-f.release:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			res, err := server.ServerFromContext(ctx).RequestRoots(ctx, mcp.ListRootsRequest{})
+			if err != nil {
+				return nil, err
+			}
+			return text(fmt.Sprintf("%d roots", len(res.Roots)))
 		})
 	// confirm asks its client first (a 2026-07-28 multi round-trip: the
 	// call is answered input_required, and retried with the answer).
