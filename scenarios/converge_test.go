@@ -98,11 +98,7 @@ func TestIdleBridgesOfALeaseLostServerMoveAtOnce(t *testing.T) {
 	initialize(t, a, "claude-code")
 	serverURL(t, a)
 	b := bridged(t, dir, "codex", "--heartbeat", "80s")
-	m := shared(t, dir, "--log-level", "debug", "--heartbeat", "80s")
-	openIn(t, m, modern, "modern-agent")
-	if _, err := m.WaitLog(ctx(t), "presence open"); err != nil {
-		t.Fatal(err)
-	}
+	m := modernBridged(t, dir, "--heartbeat", "80s")
 	// Its client listens for the lists: a request in flight, not a call.
 	if _, err := m.Send("subscriptions/listen", withMeta(map[string]any{"notifications": map[string]any{"resourcesListChanged": true}}, "modern-agent")); err != nil {
 		t.Fatal(err)

@@ -20,11 +20,7 @@ func TestASilentModernClientStaysOnTheBoardWhileItsProcessLives(t *testing.T) {
 	a := shared(t, dir, "--idle-timeout", "2s", "--heartbeat", "1s")
 	initialize(t, a, "claude-code")
 	serverURL(t, a)
-	m := shared(t, dir, "--log-level", "debug")
-	openIn(t, m, modern, "modern-agent")
-	if _, err := m.WaitLog(ctx(t), "presence open"); err != nil {
-		t.Fatal(err)
-	}
+	m := modernBridged(t, dir)
 	peer := modernCaller(t, m)
 
 	// The idle timeout passes: a direct session opened now expires at it.
@@ -55,6 +51,18 @@ func TestASilentModernClientStaysOnTheBoardWhileItsProcessLives(t *testing.T) {
 	exitsWith(t, m, 0)
 	exitsWith(t, a, 0)
 	noLease(t, dir)
+}
+
+// modernBridged starts a 2026-07-28 client, modern-agent, bridged (logging
+// at debug) with args, once its bridge holds its presence.
+func modernBridged(t *testing.T, dir string, args ...string) *mcpclient.Process {
+	t.Helper()
+	m := shared(t, dir, append([]string{"--log-level", "debug"}, args...)...)
+	openIn(t, m, modern, "modern-agent")
+	if _, err := m.WaitLog(ctx(t), "presence open"); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // modernCaller is the peer id majordomus_peers names a 2026-07-28
@@ -142,11 +150,7 @@ func TestAModernClientWhoseProcessTookOverIsOnTheBoardByName(t *testing.T) {
 	a := shared(t, dir)
 	initialize(t, a, "claude-code")
 	serverURL(t, a)
-	m := shared(t, dir, "--log-level", "debug")
-	openIn(t, m, modern, "modern-agent")
-	if _, err := m.WaitLog(ctx(t), "presence open"); err != nil {
-		t.Fatal(err)
-	}
+	m := modernBridged(t, dir)
 	peer := modernCaller(t, m)
 
 	a.Signal(syscall.SIGKILL)

@@ -73,20 +73,12 @@ func newFixture() *fixture {
 	f.srv.AddTool(mcp.NewTool("write", mcp.WithString("what"), mcp.WithReadOnlyHintAnnotation(false),
 		mcp.WithIdempotentHintAnnotation(false)),
 		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			f.blocked <- struct{}{}
-			select {
-			case <-f.release:
-			case <-ctx.Done():
-			}
+			f.hold(ctx)
 			return text("wrote " + r.GetString("what", ""))
 		})
 	f.srv.AddTool(mcp.NewTool("wait", mcp.WithReadOnlyHintAnnotation(true)),
 		func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			f.blocked <- struct{}{}
-			select {
-			case <-f.release:
-			case <-ctx.Done():
-			}
+			f.hold(ctx)
 			return text("waited")
 		})
 	f.srv.AddTool(mcp.NewTool("notify", mcp.WithReadOnlyHintAnnotation(true)),
@@ -110,11 +102,8 @@ func newFixture() *fixture {
 	// rootsLater waits as "wait" does, then asks its client for its roots.
 	f.srv.AddTool(mcp.NewTool("rootsLater", mcp.WithReadOnlyHintAnnotation(true)),
 		func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			f.blocked <- struct{}{}
-			select {
-			case <-f.release:
-			case <-ctx.Done():
-				return nil, ctx.Err()
+			if err := f.hold(ctx); err != nil {
+				return nil, err
 			}
 			res, err := server.ServerFromContext(ctx).RequestRoots(ctx, mcp.ListRootsRequest{})
 			if err != nil {
@@ -151,6 +140,18 @@ func newFixture() *fixture {
 			})
 	}
 	return f
+}
+
+// hold says a call started (blocked) and waits until it may return
+// (release), or its ctx ends, which it returns.
+func (f *fixture) hold(ctx context.Context) error {
+	f.blocked <- struct{}{}
+	select {
+	case <-f.release:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // releaseAll lets every "write" and "wait" call return, now and later.
