@@ -88,7 +88,8 @@ func (b *Bridge) streamLoop() {
 		if b.ctx.Err() != nil || !b.attachedNow() {
 			return
 		}
-		if status < 400 && b.leftGone() || b.movesOnLost() { // dropped, or no connection at all; or ended by a server that lost its lease
+		// dropped, or no connection at all; or ended by a server that lost its lease
+		if (status < 400 && b.leftGone()) || b.movesOnLost() {
 			return
 		}
 		if status == http.StatusNotFound {
@@ -191,7 +192,7 @@ func (b *Bridge) listen(req *http.Request, what string, each func([]byte) error,
 		return false, 0
 	}
 	defer resp.Body.Close()
-	if b.noteLease(resp.Header); b.leaseLost.Load() && b.attachedNow() && b.movesOnLost() {
+	if b.noteLease(resp.Header); b.leaseLost.Load() && b.movesOnLost() {
 		// opened on a server that lost its lease, after it ended the
 		// streams it had: an idle bridge moves now. One with a call in
 		// flight holds it (movesOnLost).

@@ -36,18 +36,19 @@
 // current server's URL, and no session is created; existing sessions go on
 // being served. [Server.EndStreams], which a server that lost its lease
 // calls, ends their GET streams (and bridges' presences) once, so that
-// idle bridges move at once; a client may open its stream again. Batches, which mcp-go does not take, are split and answered
-// as an array. initialize cannot be batched. The ping of a session whose GET
-// stream is open (a bridge's heartbeat) is answered here, as mcp-go would,
-// and told to [Config].Heard: it costs an idle server no goroutine.
+// idle bridges move at once; a client may open its stream again. Batches,
+// which mcp-go does not take, are split and answered as an array.
+// initialize cannot be batched. The ping of a session whose GET stream is
+// open (a bridge's heartbeat) is answered here, as mcp-go would, and told
+// to [Config].Heard: it costs an idle server no goroutine.
 //
 // A request of revision 2026-07-28 belongs to no session: it is passed to
 // mcp-go, which serves it on a session of the request's own; a lease-lost
 // server refuses it with -32040 (that revision's range), but for a bridge's
 // presence ([Config].PresenceID), and an open subscriptions/listen stream
-// counts as a session. A bridge relays such a
-// request with the revision's headers and the client's peer id in _meta,
-// and its answer, whatever its HTTP status, as it came.
+// counts as a session. A bridge relays such a request with the revision's
+// headers and the client's peer id in _meta, and its answer, whatever its
+// HTTP status, as it came.
 //
 // Sessions are counted by the server's own SessionIdManager, which mcp-go
 // consults for every new id, every id it is given and every end: DELETE,
