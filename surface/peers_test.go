@@ -137,6 +137,29 @@ func TestInitializeGivesThePeerIDAndGrantsAClaim(t *testing.T) {
 
 type claimKey struct{}
 
+// A session registered by a request that had already ended is no client:
+// mcp-go's GET handler registers a session again when the DELETE that
+// ended it came just before, under the stream's cancelled context. It is
+// not put on the board, and draws no peer id.
+func TestASessionRegisteredByAnEndedRequestIsNotOnTheBoard(t *testing.T) {
+	f := newFixture(t)
+	f.connect("claude-code") // p1
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	ghost := server.NewInProcessSession("ended", nil)
+	if err := f.s.MCP.RegisterSession(ended, ghost); err != nil {
+		t.Fatal(err)
+	}
+	if peers, n := f.s.Board.Peers(); n != 1 {
+		t.Fatalf("the board lists %d peers after an ended request's session: %+v", n, peers)
+	}
+	f.s.MCP.UnregisterSession(ended, ghost.SessionID())
+	f.connect("codex")
+	if peers, _ := f.s.Board.Peers(); len(peers) != 2 || peers[1].ID != "p2" {
+		t.Fatalf("the next client is not p2: %+v", peers)
+	}
+}
+
 // The board's overlaps list each overlapping pair once, with the paths of
 // each side that overlap the other's: what majordomus_announce answers
 // each of them.

@@ -173,6 +173,13 @@ func transportOf(session server.ClientSession) string {
 }
 
 func (s *Surface) sessionOpened(ctx context.Context, session server.ClientSession) {
+	if ctx.Err() != nil {
+		// registered by a request that had already ended: mcp-go's GET
+		// handler opens a session again when the DELETE that ended it
+		// came between our check of the id and its lookup. No client is
+		// there, and none is put on the board.
+		return
+	}
 	transport, id := s.attach(ctx, session)
 	// announced: a carried session is on the board with its announcement
 	// from its first instant
@@ -207,7 +214,9 @@ func (s *Surface) sessionClosed(_ context.Context, session server.ClientSession)
 	id := s.Board.PeerID(session.SessionID())
 	s.Board.Detach(session.SessionID())
 	s.subs.drop(session.SessionID())
-	s.log.Info("session closed", zap.String("session", session.SessionID()), zap.String("peer", id))
+	if id != "" {
+		s.log.Info("session closed", zap.String("session", session.SessionID()), zap.String("peer", id))
+	}
 }
 
 func (s *Surface) heard(ctx context.Context, _ any, _ mcp.MCPMethod, _ any) {
