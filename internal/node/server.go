@@ -175,6 +175,14 @@ type term struct {
 // watch has told it.
 func (s *sharedServer) refusal(t *term) *httpserver.Refusal {
 	if r := t.lost.Load(); r != nil {
+		if r.URL == "" { // the lease named no server when it was lost: it may now
+			if url := s.node.lease.CurrentURL(); url != "" {
+				named := *r
+				named.URL = url
+				t.lost.CompareAndSwap(r, &named)
+				return &named
+			}
+		}
 		return r
 	}
 	if ours, reason := s.node.lease.Carries(t.instance); !ours {
