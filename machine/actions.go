@@ -154,20 +154,28 @@ func serveUntilDrained(ctx context.Context, _ ...any) error {
 	return nil
 }
 
-// readyToHandOver notes that a lease-lost server serves no session but
-// its own client's, which moves on.
-func readyToHandOver(ctx context.Context, _ ...any) error {
-	machineOf(ctx).fire(ctx, HandOver)
+// handOverOrDrain hands a lease-lost server's own client over at once, if
+// it is here: the server drains its other sessions without the machine.
+// Without its client, the process serves until they end.
+func handOverOrDrain(ctx context.Context, args ...any) error {
+	m := machineOf(ctx)
+	if m.clientLeft {
+		return serveUntilDrained(ctx, args...)
+	}
+	m.fire(ctx, HandOver)
 	return nil
 }
 
-// handOver shuts the lease-lost server down and keeps its own client's
-// session for the election that follows: every client of the checkout ends
-// on one board (convergence). The lease is not touched (R6).
+// handOver keeps the lease-lost server's own client's session for the
+// election that follows, which may attach it anywhere: every client of the
+// checkout ends on one board (convergence). The server ends with its last
+// other session, and its count is the machine's no more. The lease is not
+// touched (R6).
 func handOver(ctx context.Context, _ ...any) error {
 	m := machineOf(ctx)
-	m.failure = "this server lost its lease and no session but its own client's remains; handing the client over to the current server"
-	m.shutDown(ctx, "shutting the lease-lost server down", m.cfg.Server.HandOver)
+	m.failure = "this server lost its lease; handing its own client over to the current server"
+	m.shutDown(ctx, "handing the client of the lease-lost server over", m.cfg.Server.HandOver)
+	m.sessions = 0
 	return nil
 }
 
@@ -176,7 +184,11 @@ func handOver(ctx context.Context, _ ...any) error {
 func loseLease(ctx context.Context, _ ...any) error {
 	m := machineOf(ctx)
 	m.cfg.Server.LoseLease(m.lost) // first: once the line is logged, it is true
-	m.log.Warn("the lease is no longer this server's: "+m.lost+"; serving the sessions it has and ending with them",
+	then := "serving the sessions it has and ending with them"
+	if !m.clientLeft {
+		then = "its own client moves to the current server, and it serves its other sessions until they end"
+	}
+	m.log.Warn("the lease is no longer this server's: "+m.lost+"; "+then,
 		zap.String("lease", m.cfg.LeasePath), zap.String("reason", m.lost))
 	return nil
 }
@@ -276,15 +288,6 @@ func drained(ctx context.Context, _ ...any) bool {
 
 // stillServing: the own client is here, or some session remains.
 func stillServing(ctx context.Context, args ...any) bool { return !drained(ctx, args...) }
-
-// sessionsRemain: some session other than the own client's remains.
-func sessionsRemain(ctx context.Context, _ ...any) bool { return machineOf(ctx).sessions > 0 }
-
-// handOverDue: no session remains but the own client's, which is here.
-func handOverDue(ctx context.Context, _ ...any) bool {
-	m := machineOf(ctx)
-	return m.sessions <= 0 && !m.clientLeft
-}
 
 // headless: the process has no stdio client of its own (Config.Headless).
 func headless(ctx context.Context, _ ...any) bool { return machineOf(ctx).cfg.Headless }

@@ -101,9 +101,10 @@ func TestSignal_InEveryState(t *testing.T) {
 			[]string{"bridge stop", "=> exited on signal"}},
 		{LeaseLost, func(h *harness) {
 			h.toLeaseholder()
-			h.m.SessionsChanged(1) // a session keeps it in lease-lost
+			h.m.SessionsChanged(1) // a session keeps it in lease-lost, its client gone
+			h.m.ClientLeft()
 			h.m.LeaseReplaced("replaced")
-			h.expect("=> lease-lost on lease-replaced", "server lose-lease: replaced")
+			h.expect("=> owner-left on client-left", "=> lease-lost on lease-replaced", "server lose-lease: replaced")
 		}, []string{"=> exited on signal", "server stop"}},
 		{Alone, func(h *harness) {
 			h.observe(Observation{Class: ClassUnusable, Reason: "r"})

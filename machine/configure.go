@@ -75,10 +75,9 @@ func configure(b *builder) {
 
 	b.state(LeaseLost).
 		onEntry(loseLease).
-		onEntry(serveUntilDrained).
+		onEntry(handOverOrDrain).
 		permit(SessionsChanged, Exited, R6, when(drained)).
-		internal(SessionsChanged, R6, doing(noteSessions), when(sessionsRemain)).
-		internal(SessionsChanged, R6, doing(readyToHandOver), when(handOverDue)).
+		internal(SessionsChanged, R6, doing(noteSessions), when(stillServing)).
 		permit(HandOver, Electing, R6, doing(handOver)).
 		permit(ClientLeft, Exited, R6, when(drained)).
 		ignore(ClientLeft, when(stillServing)).

@@ -42,12 +42,13 @@
 //     client over from alone → alone at once: no try to share holds the
 //     client in an election, and the full server is not attached to again
 //     before the time it asked (waits.go).
-//   - lease-lost: tells the server it lost the lease ([Server.LoseLease]),
-//     keeps its sessions and its own client, and exits when its own client
-//     has left and no session remains. When no session remains but its own
-//     client's, it hands that client over ([Server.HandOver]) and elects
-//     again for it (convergence: every client ends on the current server).
-//     It never touches the lease, not even on a signal (R6).
+//   - lease-lost: tells the server it lost the lease ([Server.LoseLease])
+//     and hands its own client over at once ([Server.HandOver]), electing
+//     again for it (convergence: every client ends on the current server);
+//     the server drains its other sessions on its own and ends with the
+//     last. A process whose client has left keeps its sessions and exits
+//     when none remains. It never touches the lease, not even on a signal
+//     (R6).
 //   - alone: serves the client as --standalone would ([Standalone.Serve]),
 //     having logged at warn "cannot use the shared server: <path>:
 //     <reason>; serving this client alone, as --standalone would". Alone is

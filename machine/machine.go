@@ -218,6 +218,9 @@ func (m *Machine) handle(ctx context.Context, ev event) {
 		case Signal:
 			m.signal = ev.text
 		case SessionsChanged:
+			if !m.serverActive {
+				return // a server the machine no longer runs: one handed over drains alone
+			}
 			m.sessions = max(ev.n, 0)
 		case LeaseReplaced:
 			m.lost = ev.text

@@ -86,10 +86,11 @@ type Server interface {
 	// Stop shuts the server down within ctx. It may be called while Start is
 	// still running (whose ctx is then already done). Loop.
 	Stop(ctx context.Context) error
-	// HandOver shuts down, within ctx, a lease-lost server that serves no
-	// session but its own client's, and keeps that client's session (its
-	// messages wait) to be carried onto whatever the election that follows
-	// gives: the current server, or a new one of this process's. Loop.
+	// HandOver keeps, within ctx, a lease-lost server's own client's session
+	// (its messages wait) to be carried onto whatever the election that
+	// follows gives: the current server, or a new one of this process's.
+	// The server serves its other sessions until the last ends, then stops,
+	// without the machine: their count is no longer reported. Loop.
 	HandOver(ctx context.Context) error
 }
 

@@ -53,13 +53,16 @@ func TestLeaseholder_OwnerLeftWithNoSessionsExitsAtOnce(t *testing.T) {
 	})
 }
 
-func TestLeaseLost_KeepsItsSessionsAndNeverElectsAgain(t *testing.T) {
+// A lease-lost server whose own client has left keeps its sessions and
+// ends with the last; it never elects again, having no client (R6).
+func TestLeaseLost_WithoutItsClientKeepsItsSessionsAndNeverElectsAgain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := start(t)
 		h.toLeaseholder()
 		h.m.SessionsChanged(1)
+		h.m.ClientLeft()
 		h.m.LeaseReplaced("replaced by pid 77")
-		h.expect("=> lease-lost on lease-replaced", "server lose-lease: replaced by pid 77")
+		h.expect("=> owner-left on client-left", "=> lease-lost on lease-replaced", "server lose-lease: replaced by pid 77")
 		if got := h.logs.FilterMessage("the lease is no longer this server's: replaced by pid 77; serving the sessions it has and ending with them").Len(); got != 1 {
 			t.Errorf("lease-lost lines = %d, want 1", got)
 		}
@@ -68,7 +71,8 @@ func TestLeaseLost_KeepsItsSessionsAndNeverElectsAgain(t *testing.T) {
 		// of them elects again.
 		h.m.LeaseReplaced("gone")
 		h.m.LeaseChanged()
-		h.m.ClientLeft() // a session remains
+		h.m.ClientLeft() // the parent's death after stdin's end
+		h.m.SessionsChanged(2)
 		h.m.BridgeFailedWith(BridgeFailure{Reason: "?"})
 		h.expect()
 		h.state(LeaseLost)
@@ -76,59 +80,54 @@ func TestLeaseLost_KeepsItsSessionsAndNeverElectsAgain(t *testing.T) {
 			t.Errorf("warn lines = %q, want the lease-lost line and one unhandled trigger", w)
 		}
 
-		h.m.SessionsChanged(0)
+		h.m.SessionsChanged(0)                                   // the last one ended, or the server expired it idle
 		h.expect("=> exited on sessions-changed", "server stop") // no release
 		h.exitsWith(Outcome{Reason: "the last session ended"})
 	})
 }
 
-func TestLeaseLost_FromOwnerLeftEndsWithTheLastSession(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		h := start(t)
-		h.toLeaseholder()
-		h.m.SessionsChanged(1)
-		h.m.ClientLeft()
-		h.m.LeaseReplaced("empty")
-		h.expect("=> owner-left on client-left", "=> lease-lost on lease-replaced", "server lose-lease: empty")
-		h.m.SessionsChanged(0) // the last one ended, or the server expired it idle
-		h.expect("=> exited on sessions-changed", "server stop")
-		h.exitsWith(Outcome{Reason: "the last session ended"})
-	})
-}
-
-// A lease-lost server left with no session but its own client's hands the
-// client over: the server stops, and an election finds the current server
-// (convergence). The lease is not touched.
-func TestLeaseLost_WithNoSessionLeftHandsItsClientOver(t *testing.T) {
+// A lease-lost server hands its own client over at once, whatever sessions
+// it still has: an election finds the current server (convergence), and
+// the server drains them alone. The lease is not touched, and the old
+// server's count is the machine's no more: a new term of this process's
+// ends as soon as its own client leaves.
+func TestLeaseLost_HandsItsClientOverAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := start(t)
 		h.toLeaseholder()
 		h.m.SessionsChanged(1)
 		h.m.LeaseReplaced("corrupt")
-		h.expect("=> lease-lost on lease-replaced", "server lose-lease: corrupt")
-		h.m.SessionsChanged(0)
-		h.expect("server hand-over", "=> electing on hand-over", "attempt")
+		h.expect("=> lease-lost on lease-replaced", "server lose-lease: corrupt",
+			"server hand-over", "=> electing on hand-over", "attempt")
+		h.m.SessionsChanged(1) // posted by the old server before it was handed over
+		h.expect()
+		h.observe(Observation{Class: ClassWon})
+		h.started(nil)
+		h.expect("=> leaseholder on lease-won", "server start")
+		h.m.ClientLeft()
+		h.expect("=> owner-left on client-left", "server stop", "release", "=> exited on sessions-changed")
+		h.exitsWith(Outcome{Reason: "the last session ended"})
+		if w := h.logged("warn"); slices.Contains(w, "unhandled trigger") {
+			t.Errorf("warn lines = %q", w)
+		}
+	})
+}
+
+// A client handed over is bridged like any other, and the process ends
+// with it: the old server is not the machine's to stop.
+func TestLeaseLost_AHandedOverClientAttaches(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t)
+		h.toLeaseholder()
+		h.m.SessionsChanged(3)
+		h.m.LeaseReplaced("corrupt")
+		h.expect("=> lease-lost on lease-replaced", "server lose-lease: corrupt",
+			"server hand-over", "=> electing on hand-over", "attempt")
 		h.observe(Observation{Class: ClassLive, URL: "http://127.0.0.1:9"})
 		h.expect("=> attached on lease-live", "bridge attach http://127.0.0.1:9")
 		h.m.ClientLeft()
 		h.expect("bridge stop", "=> exited on client-left") // no release: the lease is another's
 		h.exitsWith(Outcome{Reason: "the client left"})
-	})
-}
-
-// With its own client gone, a lease-lost server ends with its last session.
-func TestLeaseLost_OwnClientLeavingFirstEndsWithTheLastSession(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		h := start(t)
-		h.toLeaseholder()
-		h.m.SessionsChanged(1)
-		h.m.LeaseReplaced("corrupt")
-		h.expect("=> lease-lost on lease-replaced", "server lose-lease: corrupt")
-		h.m.ClientLeft()
-		h.expect()
-		h.m.SessionsChanged(0)
-		h.expect("=> exited on sessions-changed", "server stop")
-		h.exitsWith(Outcome{Reason: "the last session ended"})
 	})
 }
 

@@ -20,8 +20,10 @@ const (
 	// process runs.
 	Attached State = "attached"
 	// LeaseLost was the leaseholder until another process took the lease
-	// over; it serves the sessions it had, takes no new ones, and ends with
-	// them. It never elects again.
+	// over; it takes no new session. Its own client, if here, is handed
+	// over at once (the election that follows is the client's, not the
+	// server's); without it, it serves the sessions it had and ends with
+	// them.
 	LeaseLost State = "lease-lost"
 	// Alone serves this process's client without sharing, as --standalone
 	// would, because sharing failed; the reason was logged.
@@ -87,8 +89,8 @@ const (
 	// RetryDue: a process served alone has waited its turn to try to
 	// share again (Config.JoinRetry, doubling up to Config.JoinRetryMax).
 	RetryDue Trigger = "retry-due"
-	// HandOver: a lease-lost server has no session left but its own
-	// client's, which then moves to the current server (convergence).
+	// HandOver: a lease-lost server's own client moves to the current
+	// server (convergence), while the server drains its other sessions.
 	HandOver Trigger = "hand-over"
 	// ClientLeft: stdin reached EOF or the parent died ([Machine.ClientLeft]).
 	ClientLeft Trigger = "client-left"
@@ -153,7 +155,7 @@ var rulePoints = []struct {
 	{R3, "a bridge whose server is gone elects again: take over with the session carried, re-attach, or serve alone"},
 	{R4, "SIGTERM, SIGINT and SIGHUP remove the lease before the process dies of the signal"},
 	{R5, "a server whose owner left ends with its last session; an idle HTTP session expires at the idle timeout"},
-	{R6, "a server whose lease was taken over says so, keeps its sessions, ends with them, never elects again"},
+	{R6, "a server whose lease was taken over says so, keeps its sessions, ends with them, never takes a new client"},
 	{R7, "a non-loopback bind is served with a warning naming what it exposes"},
 	{R8, "bridged, restarted and local sessions answer byte for byte the same"},
 }

@@ -9,13 +9,14 @@ import (
 )
 
 // Convergence (docs/design.md#server-and-bridge): the lease of a running
-// leaseholder is corrupted and taken over by a new client, which leaves the
-// old server lease-lost with two bridges. Both move to the new leaseholder
-// at once, their streams ended (a bridge's move at its next message is
-// together.TestABridgeMovesOffAServerThatLostItsLease), and
-// then the old leaseholder hands its own client over and stops its server,
-// each with its peer id, client name and announcement carried: everyone is
-// on one board.
+// leaseholder with two bridges is corrupted, which leaves its server
+// lease-lost, and a new client starts. The old leaseholder hands its own
+// client over at once; whoever elects first takes the lease over. Both
+// bridges move to the current server at once, their streams ended (a
+// bridge's move at its next message is
+// together.TestABridgeMovesOffAServerThatLostItsLease), and then the old
+// server stops. Each client keeps its peer id, client name and
+// announcement: everyone is on one board.
 func TestBridgesOfALeaseLostServerConvergeOnTheCurrentOne(t *testing.T) {
 	dir := checkout(t)
 	a := shared(t, dir)
@@ -39,8 +40,9 @@ func TestBridgesOfALeaseLostServerConvergeOnTheCurrentOne(t *testing.T) {
 	}
 	d := shared(t, dir)
 	initialize(t, d, "cursor")
-	// The corrupt lease goes to whoever asks first: d, or c, whose quick
-	// heartbeat may hear that the old server lost its lease before d starts.
+	// The corrupt lease goes to whoever asks first: a, which hands its own
+	// client over at once, c, whose quick heartbeat may hear that the old
+	// server lost its lease before d starts, or d.
 	line, err := d.WaitLogAny(ctx(t), "shared server listening on", "bridging this stdio session")
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +53,7 @@ func TestBridgesOfALeaseLostServerConvergeOnTheCurrentOne(t *testing.T) {
 	for _, p := range []struct {
 		proc *mcpclient.Process
 		name string
-	}{{b, "codex"}, {c, "gemini-cli"}} {
+	}{{b, "codex"}, {c, "gemini-cli"}, {a, "claude-code"}} {
 		line, err := p.proc.WaitLogAny(ctx(t), "re-attached to the shared server", "took over as the shared server")
 		if err != nil {
 			t.Fatalf("%s: %v", p.name, err)
@@ -60,12 +62,9 @@ func TestBridgesOfALeaseLostServerConvergeOnTheCurrentOne(t *testing.T) {
 			t.Fatalf("%s went to %s, not the current server %s: %s", p.name, url, newURL, line)
 		}
 	}
-	// Left with no session but its own client's, the old leaseholder hands
-	// its client over too, and its server stops.
-	for _, says := range [][]string{{"handing this client over"}, {"shared server stopped"}, {"re-attached to the shared server", newURL}} {
-		if _, err := a.WaitLog(ctx(t), says...); err != nil {
-			t.Fatal(err)
-		}
+	// The old server stops once its bridges have moved.
+	if _, err := a.WaitLog(ctx(t), "shared server stopped"); err != nil {
+		t.Fatal(err)
 	}
 	board := peersOf(t, d)
 	seen := map[string]bool{}
@@ -90,8 +89,9 @@ func TestBridgesOfALeaseLostServerConvergeOnTheCurrentOne(t *testing.T) {
 // a server that lost its lease ends its streams, and a bridge whose stream
 // ends with no call in flight moves at once, a 2026-07-28 client's presence
 // too, which holds no session a heartbeat would ping. The old leaseholder
-// then hands its own client over: nobody spoke, every heartbeat is far off,
-// and everyone is on one board with the peer id it had.
+// hands its own client over at once, and its server stops once they moved:
+// nobody spoke, every heartbeat is far off, and everyone is on one board
+// with the peer id it had.
 func TestIdleBridgesOfALeaseLostServerMoveAtOnce(t *testing.T) {
 	dir := checkout(t)
 	a := shared(t, dir)
@@ -150,5 +150,59 @@ func TestIdleBridgesOfALeaseLostServerMoveAtOnce(t *testing.T) {
 		return strings.Contains(string(f), `"method":"notifications/resources/list_changed"`)
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A leaseholder whose lease is lost hands its own client over at once,
+// even while a plain HTTP session keeps its server serving (R6). Here
+// nobody else runs, so its process takes the emptied lease itself and
+// serves its client from a new server beside the old one. The old server
+// still answers the plain session and refuses new ones, naming the new
+// server; it stops when that session ends. A later client finds the first
+// on its board, under the peer id it had.
+func TestALeaseholderHandsItsClientOverWhileAPlainSessionRemains(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	oldURL := serverURL(t, a)
+	old := connect(t, dir)
+	plain := &plainSession{t: t, c: old, sid: openPlainSession(t, old)}
+	id := peersOf(t, a).Caller
+
+	if err := os.WriteFile(leasePath(dir), []byte("{not a lease"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	line, err := a.WaitLog(ctx(t), "took over as the shared server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	newURL := fieldOf(t, line, "url")
+	if newURL == oldURL {
+		t.Fatalf("the client was handed over to the old server %s", oldURL)
+	}
+	if r, err := plain.call("tools/call", map[string]any{"name": "majordomus_repository", "arguments": map[string]any{}}); err != nil || r.Error != nil {
+		t.Fatalf("the plain session on the old server: %v %v", err, r.Error)
+	}
+	init := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"late","version":"1"}}}`)
+	if _, _, body := httpDo(t, "POST", old.URL, init, old.with(nil)); !strings.Contains(string(body), "lease_lost") || !strings.Contains(string(body), newURL) {
+		t.Fatalf("a new session at the old server was answered %s; want lease_lost naming %s", body, newURL)
+	}
+
+	e := shared(t, dir)
+	initialize(t, e, "codex")
+	onBoard := false
+	board := peersOf(t, e)
+	for _, p := range board.Peers {
+		onBoard = onBoard || (p.Attached && p.Client.Name == "claude-code" && p.ID == id)
+	}
+	if !onBoard {
+		t.Fatalf("the current board lacks claude-code as %s: %+v", id, board.Peers)
+	}
+	plain.end()
+	if _, err := a.WaitLog(ctx(t), "shared server stopped with its last session"); err != nil {
+		t.Fatal(err)
+	}
+	if board := peersOf(t, a); board.Caller != id {
+		t.Fatalf("after the old server stopped, the client is %s, not %s", board.Caller, id)
 	}
 }

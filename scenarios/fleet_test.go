@@ -276,8 +276,9 @@ func TestFleetReportsMixedCohorts(t *testing.T) {
 
 // F1: a server that lost its lease and still serves a session is draining,
 // neither running nor a duplicate of the server that took over; when its
-// last session ends (its client gone) it ends, removes its row, and the
-// fleet is whole.
+// last session ends it ends, removes its row, and the fleet is whole. (Its
+// client left first: one still there would be handed over at once, and
+// its process would take the lease it found gone.)
 func TestFleetCountsALeaseLostServerAsDraining(t *testing.T) {
 	dir := fleetCheckout(t)
 	registry := filepath.Join(t.TempDir(), "registry.db")
@@ -286,6 +287,10 @@ func TestFleetCountsALeaseLostServerAsDraining(t *testing.T) {
 	serverURL(t, old)
 	oldServer := connect(t, dir)
 	plain := openPlainSession(t, oldServer) // a plain HTTP session keeps the lease-lost server serving (R6)
+	old.CloseStdin()
+	if _, err := old.WaitLog(ctx(t), `"to":"owner-left"`); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Remove(leasePath(dir)); err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +306,6 @@ func TestFleetCountsALeaseLostServerAsDraining(t *testing.T) {
 		t.Fatalf("a lease-lost server still serving: exit %d, %+v", code, inv)
 	}
 
-	old.CloseStdin()
 	httpDo(t, http.MethodDelete, oldServer.URL, nil, oldServer.with(map[string]string{"Mcp-Session-Id": plain, "Mcp-Protocol-Version": "2025-11-25"}))
 	exitsWith(t, old, 0)
 	if code, inv = fleet(t, dir, registry, "--roster", "default"); code != 0 || len(inv.StaleMembers) != 0 {

@@ -171,9 +171,9 @@ func TestABindingLeaseIsWaitedForThenAttached(t *testing.T) {
 }
 
 // S5: a lease written by a server started from this executable's path,
-// since replaced on disk, is taken over; the old server loses its lease
-// and, serving no session but its own client's, stops and hands that
-// client over to the new server (convergence).
+// since replaced on disk, is taken over; the old server loses its lease,
+// hands its client over to the new server at once (convergence) and,
+// serving no other session, stops.
 func TestASupersededLeaseIsTakenOver(t *testing.T) {
 	dir := checkout(t)
 	exe := filepath.Join(t.TempDir(), "majordomus-mcp")

@@ -118,10 +118,11 @@ func TestAnIdleSessionExpires(t *testing.T) {
 	noLease(t, dir)
 }
 
-// S14: the lease is overwritten while a server runs: it says so within a
-// second, refuses new sessions with where the current server is, serves
-// the session it had, ends with it, and a SIGTERM then leaves the new lease
-// alone.
+// S14: the lease is overwritten while a server runs whose own client has
+// left: it says so within a second, refuses new sessions with where the
+// current server is, serves the session it had, and a SIGTERM then leaves
+// the new lease alone. (A server whose client is still there hands it
+// over at once: TestALeaseholderHandsItsClientOverWhileItsServerDrains.)
 func TestAServerWhoseLeaseWasTakenOverSaysSo(t *testing.T) {
 	dir := checkout(t)
 	a := shared(t, dir)
@@ -131,6 +132,10 @@ func TestAServerWhoseLeaseWasTakenOverSaysSo(t *testing.T) {
 	init := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"direct","version":"1"}}}`)
 	_, headers, _ := httpDo(t, "POST", server.URL, init, server.with(nil))
 	session := headers.Get("Mcp-Session-Id")
+	a.CloseStdin()
+	if _, err := a.WaitLog(ctx(t), `"to":"owner-left"`); err != nil {
+		t.Fatal(err)
+	}
 
 	// Another process takes the lease over (written as the registry writes it: whole, by rename).
 	other := `{"schema":"majordomus-mcp-lease/v1","pid":1,"instance":"someone-else","url":"http://127.0.0.1:1"}`
@@ -153,13 +158,10 @@ func TestAServerWhoseLeaseWasTakenOverSaysSo(t *testing.T) {
 	if status != 200 || !strings.Contains(string(body), `"result":{}`) {
 		t.Fatalf("the existing session: %d %s", status, body)
 	}
-	var rep struct {
-		Leaseholder bool
-		Findings    []string
-	}
-	a.CallTool(ctx(t), "majordomus_server", nil, &rep)
-	if rep.Leaseholder || len(rep.Findings) == 0 || !strings.Contains(rep.Findings[0], "another process") {
-		t.Fatalf("majordomus_server after the loss: %+v", rep)
+	status, _, body = httpDo(t, "POST", server.URL, []byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"majordomus_server","arguments":{}}}`),
+		server.with(map[string]string{"Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-11-25"}))
+	if status != 200 || strings.Contains(string(body), `\"leaseholder\":true`) || !strings.Contains(string(body), "another process") {
+		t.Fatalf("majordomus_server after the loss: %d %s", status, body)
 	}
 
 	a.Signal(syscall.SIGTERM)

@@ -47,8 +47,8 @@ func TestATruncatedLeaseIsTakenOverAtOnce(t *testing.T) {
 	all := []*mcpclient.Process{a, b, c}
 
 	// First truncation: a loses its lease and ends its bridges' streams;
-	// they move at once, whoever elects first finds the lease empty and
-	// takes it over, and a hands its own client over too.
+	// they move at once, a hands its own client over at once too, and
+	// whoever elects first finds the lease empty and takes it over.
 	truncate(t, dir)
 	if _, err := a.WaitLog(ctx(t), "the lease is no longer this server's", "the lease file was emptied"); err != nil {
 		t.Fatal(err)

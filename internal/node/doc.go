@@ -39,6 +39,13 @@
 // so that carrying a session lets them finish first; what it gives
 // messages to, only the session sets and retires.
 //
+// A leaseholder that loses its lease hands its client over at once
+// (server.go): a server with other sessions left serves them on without
+// the machine, whose count it no longer tells, and stops with the last;
+// a new term the process wins meanwhile runs its own server beside it, on
+// the same surface. The process ends only once every such server has
+// stopped, unless a signal ends it.
+//
 // The timings (timings.go) are resolved once per process, from the flags
 // over the manifest's server section over the defaults, and checked as a
 // whole before anything starts; every package is given its durations from

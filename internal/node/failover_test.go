@@ -284,9 +284,9 @@ func refusingServer(t *testing.T, co *Checkout) (url, key string) {
 }
 
 // Convergence: a leaseholder that lost its lease while a bridge used it
-// sees that bridge move to the current server (here, the bridge's own take-
-// over); left with no session but its own client's, it hands that client
-// over too, its peer id and announcement carried. Both end on one board.
+// hands its own client over at once, its peer id and announcement carried,
+// and the bridge moves to the current server (here, the bridge's own
+// take-over). Both end on one board.
 func TestALeaseLostLeaseholderHandsItsClientOver(t *testing.T) {
 	co, b := exampleCheckout(t), newBoard()
 	a := start(t, "a", co, b, true)
@@ -349,8 +349,9 @@ func TestAHandOverCarriesTheAnnouncementBeingAnswered(t *testing.T) {
 	b.changeLocked()
 	b.mu.Unlock()
 	a.awaitState(machine.LeaseLost)
-	d.client.tool("majordomus_peers", map[string]any{}, nil) // answered by a: d moves, and a hands over
-	a.awaitLog("handing this client over")
+	a.awaitLog("handing this client over")                   // at once, its server still d's
+	d.client.tool("majordomus_peers", map[string]any{}, nil) // answered by a: d moves
+	d.awaitLog("took over as the shared server")
 	resume()
 	a.awaitLog("re-attached to the shared server")
 	if answer := a.client.answer(100, nil); answer["result"] == nil {

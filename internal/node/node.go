@@ -164,6 +164,9 @@ func (n *Node) Run(ctx context.Context) (machine.Outcome, error) {
 	}
 	outcome := n.m.Run(runCtx)
 	stopLoop()
+	// A lease-lost server whose client was handed over ends with its
+	// sessions, as the process does (R6); a signal ends it now.
+	n.server.drainedAll(outcome.Signal != "")
 	abandon(nil)
 	n.co.unwatched()
 	n.mu.Lock()

@@ -97,6 +97,11 @@ func (s *sharedServer) deregister() {
 	reg := s.reg
 	s.reg = nil
 	s.mu.Unlock()
+	s.remove(reg)
+}
+
+// remove removes reg's row, if any.
+func (s *sharedServer) remove(reg *runtimes.Registration) {
 	if reg == nil {
 		return
 	}

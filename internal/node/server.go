@@ -27,13 +27,15 @@ import (
 type sharedServer struct {
 	node *Node
 
-	mu     sync.Mutex
-	http   *httpserver.Server
-	served *served
-	stop   context.CancelFunc     // ends the lease watch
-	term   atomic.Pointer[term]   // the lease it serves under now
-	reg    *runtimes.Registration // this server's row in the fleet registry; nil when none was written
-	keeper *keeper                // writes the checkout's shared state this term; nil when none
+	mu       sync.Mutex
+	http     *httpserver.Server
+	served   *served
+	stop     context.CancelFunc     // ends the lease watch
+	term     atomic.Pointer[term]   // the lease it serves under now
+	reg      *runtimes.Registration // this server's row in the fleet registry; nil when none was written
+	keeper   *keeper                // writes the checkout's shared state this term; nil when none
+	drains   sync.WaitGroup         // lease-lost servers serving on without their client (drainAlone)
+	draining []func()               // each one's end
 }
 
 // Start loads the layer, binds, serves, publishes the URL in the lease, and
@@ -132,7 +134,7 @@ func (s *sharedServer) listen(srv *served, t *term, key string) (*httpserver.Ser
 		Refusal:     func() *httpserver.Refusal { return s.refusal(t) },
 		IdleTimeout: n.cfg.Times.IdleTimeout,
 		MaxSessions: n.cfg.MaxSessions,
-		OnSessions:  n.m.SessionsChanged,
+		OnSessions:  func(count int) { s.sessionsChanged(t, count) },
 		PresenceID:  bridge.PresenceID,
 		Greeting:    func() any { return srv.surface.Greeting() },
 		Board:       boardpage.New(newBoardSource(srv.surface, n.m.State), key, n.log.Named("board")),
@@ -161,11 +163,27 @@ func (s *sharedServer) identity(srv *served, t *term) func() httpserver.Identity
 	}
 }
 
-// term is one lease the server serves under: its instance, and why it
-// lost it, once it did.
+// term is one lease the server serves under: its instance, why it lost
+// it, once it did, and its server's count of sessions.
 type term struct {
 	instance string
 	lost     atomic.Pointer[httpserver.Refusal]
+	sessions atomic.Int64
+	drained  atomic.Pointer[func()] // set once its client was handed over: ends its server
+}
+
+// sessionsChanged is told every count of t's server's sessions: the
+// machine's while the server serves its own client, and once the client was
+// handed over, the end of the server at the last one (drainAlone).
+func (s *sharedServer) sessionsChanged(t *term, count int) {
+	t.sessions.Store(int64(count))
+	if end := t.drained.Load(); end != nil {
+		if count == 0 {
+			go (*end)() // not in the request that ended the last session: Shutdown waits for it
+		}
+		return
+	}
+	s.node.m.SessionsChanged(count)
 }
 
 // refusal says why this server admits no new session, nil while it holds
@@ -264,15 +282,72 @@ func (s *sharedServer) LoseLease(reason string) {
 	}
 }
 
-// HandOver shuts the lease-lost server down and keeps its own client's
-// session, as its local session saw it, to be carried onto whatever the
-// election gives next; the client's messages wait meanwhile.
+// HandOver keeps the lease-lost server's own client's session, as its
+// local session saw it, to be carried onto whatever the election gives
+// next; the client's messages wait meanwhile. The server stops now if it
+// serves nobody else, or else with its last session (drainAlone).
 func (s *sharedServer) HandOver(ctx context.Context) error {
 	n := s.node
 	n.session.handOver(ctx) // the machine cancelled Start's ctx first: Start seats the client whole, or not at all
 	n.lease.Forget()        // lost: the election that follows may win a new one
+	s.mu.Lock()
+	serving := s.http != nil
+	s.mu.Unlock()
+	if t := s.term.Load(); serving && t != nil && t.sessions.Load() > 0 {
+		s.drainAlone(t)
+		return nil
+	}
 	n.log.Info("handing this client over to the checkout's current server; this server stops", zap.String("lease", n.lease.Path()))
 	return s.Stop(ctx)
+}
+
+// drainAlone lets t's server serve the sessions it has without its client,
+// which was handed over: the machine no longer runs it, and a term this
+// process may win next runs a server of its own beside it, on the same
+// surface. It stops, and leaves the fleet registry, with its last session;
+// the process does not end before (Node.Run).
+func (s *sharedServer) drainAlone(t *term) {
+	n := s.node
+	s.mu.Lock()
+	h, reg := s.http, s.reg
+	s.http, s.reg = nil, nil
+	s.mu.Unlock()
+	// As Stop does: calls from now on wait for a history to take them (the
+	// client's, answered in process while it is elected for or alone, and
+	// its old server's sessions' too, which are this process's board's).
+	s.unkeep(false)
+	n.log.Info("handing this client over to the checkout's current server; this server serves its other sessions until the last ends",
+		zap.Int64("sessions", t.sessions.Load()), zap.String("lease", n.lease.Path()))
+	s.drains.Add(1)
+	end := sync.OnceFunc(func() {
+		defer s.drains.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), machine.DefaultStopGrace)
+		defer cancel()
+		_ = h.Shutdown(ctx)
+		s.remove(reg)
+		n.log.Info("shared server stopped with its last session; its client was handed over before", zap.String("lease", n.lease.Path()))
+	})
+	s.mu.Lock()
+	s.draining = append(s.draining, end)
+	s.mu.Unlock()
+	t.drained.Store(&end)
+	if t.sessions.Load() == 0 {
+		end()
+	}
+}
+
+// drainedAll returns once every server drainAlone left serving has
+// stopped; cut stops them now, their sessions ended.
+func (s *sharedServer) drainedAll(cut bool) {
+	if cut {
+		s.mu.Lock()
+		ends := s.draining
+		s.mu.Unlock()
+		for _, end := range ends {
+			end()
+		}
+	}
+	s.drains.Wait()
 }
 
 // Stop shuts the server down within ctx.

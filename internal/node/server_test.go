@@ -16,11 +16,11 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/registry/runtimes"
 )
 
-// A leaseholder whose lease another process took becomes lease-lost: its
-// probe and majordomus_server say so, new sessions are refused with where
-// to go, the session it had (a plain HTTP one) goes on being served, its
-// registry row says it is draining, and it ends with its last session once
-// its client left, removing that row.
+// A leaseholder whose client has left and whose lease is then lost is
+// lease-lost: the probe and majordomus_server say so, new sessions are
+// refused with where to go, the session it had (a plain HTTP one) goes on
+// being served, its registry row says it is draining, and it ends with its
+// last session, removing that row.
 func TestALostLeaseIsServedUntilItsLastSessionEnds(t *testing.T) {
 	co, b := exampleCheckout(t), newBoard()
 	a := start(t, "a", co, b, true)
@@ -32,6 +32,8 @@ func TestALostLeaseIsServedUntilItsLastSessionEnds(t *testing.T) {
 	}
 	plain := openSession(t, url) // holds the lease-lost server (R6)
 	a.awaitLog("http session opened")
+	a.client.close()
+	a.awaitState(machine.OwnerLeft)
 
 	b.mu.Lock()
 	b.holder, b.url = "x", "http://127.0.0.1:1"
@@ -45,23 +47,9 @@ func TestALostLeaseIsServedUntilItsLastSessionEnds(t *testing.T) {
 	if d := a.node.describe(); d.Leaseholder || len(d.Findings) == 0 {
 		t.Errorf("lease-lost, the node describes itself as %+v", d)
 	}
-	var id struct{ Leaseholder bool }
-	raw, err := registry.FetchIdentity(context.Background(), url, keyAt(url), wait)
-	if err != nil || json.Unmarshal(raw, &id) != nil || id.Leaseholder {
-		t.Errorf("the probe answered %s (%v); want leaseholder false", raw, err)
-	}
-	_, refusal := postInitialize(t, url)
-	if !strings.Contains(refusal, "lease_lost") || !strings.Contains(refusal, "http://127.0.0.1:1") {
-		t.Errorf("a new session was answered %s; want lease_lost naming the current server", refusal)
-	}
-	if text := a.client.tool("majordomus_server", map[string]any{}, nil); !strings.Contains(text, "no longer holds the lease") {
+	saysLost(t, url, "http://127.0.0.1:1")
+	if text := toolOn(t, url, plain, "majordomus_server"); !strings.Contains(text, "no longer holds the lease") {
 		t.Errorf("majordomus_server says %s", text)
-	}
-
-	a.client.close()
-	a.awaitLog("input ended") // the plain session remains: still serving
-	if a.node.State() != machine.LeaseLost {
-		t.Fatalf("with a session left, the node is %s", a.node.State())
 	}
 	deleteSession(t, url, plain)
 	if res := a.wait(); res.err != nil {
@@ -71,6 +59,110 @@ func TestALostLeaseIsServedUntilItsLastSessionEnds(t *testing.T) {
 	if err != nil || len(rows) != 0 {
 		t.Errorf("after the end the registry holds %+v (%v)", rows, err)
 	}
+}
+
+// A leaseholder whose lease is lost hands its own client over at once,
+// whatever other sessions its server has (convergence): here the process
+// wins the lease again, and its new server runs beside the old one. The
+// old server serves its plain session until it ends, says it is lease-lost
+// and refuses new sessions, naming the new server; then it stops and
+// leaves the registry. The process, its client gone, ends only with it.
+func TestALeaseholderHandsItsClientOverWhileItsServerDrains(t *testing.T) {
+	co, b := exampleCheckout(t), newBoard()
+	a := start(t, "a", co, b, true)
+	id := a.client.initialize()
+	a.awaitLog("registered this server in the fleet registry")
+	old := b.url
+	plain := openSession(t, old)
+	a.awaitLog("http session opened")
+
+	b.mu.Lock()
+	b.holder, b.url = "", ""
+	b.changeLocked()
+	b.mu.Unlock()
+	a.awaitLog("this server serves its other sessions until the last ends")
+	a.awaitLog("took over as the shared server")
+	current := b.url
+	if current == "" || current == old || a.node.State() != machine.Leaseholder {
+		t.Fatalf("after the hand-over a is %s, the lease names %q (the old server was %s)", a.node.State(), current, old)
+	}
+	if got := a.client.caller(); got != id {
+		t.Errorf("the client was %s and is %s", id, got)
+	}
+	saysLost(t, old, current)
+
+	a.client.close()
+	a.awaitState(machine.Exited)
+	for range 3 {
+		if text := toolOn(t, old, plain, "majordomus_repository"); !strings.Contains(text, `"result"`) {
+			t.Fatalf("the old server answered its session %s", text)
+		}
+	}
+	if len(a.done) != 0 {
+		t.Fatal("the node ended while its old server still served a session")
+	}
+	deleteSession(t, old, plain)
+	a.awaitLog("shared server stopped with its last session")
+	if res := a.wait(); res.err != nil {
+		t.Fatalf("the node ended with %v", res.err)
+	}
+	if rows, err := runtimes.Read(context.Background(), co.Registry); err != nil || len(rows) != 0 {
+		t.Errorf("after the end the registry holds %+v (%v)", rows, err)
+	}
+}
+
+// A signal ends a process at once, the lease-lost server it left serving
+// a session with it: that server stops and leaves the registry.
+func TestASignalEndsTheServerADrainLeftServing(t *testing.T) {
+	co, b := exampleCheckout(t), newBoard()
+	a := start(t, "a", co, b, true)
+	a.client.initialize()
+	a.awaitLog("registered this server in the fleet registry")
+	old := b.url
+	openSession(t, old) // never ended: it would hold the server until the idle timeout
+	a.awaitLog("http session opened")
+	b.mu.Lock()
+	b.holder, b.url = "x", "http://127.0.0.1:1"
+	b.changeLocked()
+	b.mu.Unlock()
+	a.awaitLog("this server serves its other sessions until the last ends")
+	a.node.Signal("SIGTERM")
+	if res := a.wait(); res.outcome.Signal != "SIGTERM" {
+		t.Fatalf("the node ended with %+v", res)
+	}
+	a.awaitLog("shared server stopped with its last session")
+	if _, err := registry.FetchIdentity(context.Background(), old, keyAt(old), wait); err == nil {
+		t.Error("the old server still answers after the signal")
+	}
+	if rows, err := runtimes.Read(context.Background(), co.Registry); err != nil || len(rows) != 0 {
+		t.Errorf("after the signal the registry holds %+v (%v)", rows, err)
+	}
+}
+
+// saysLost checks that the lease-lost server at url says so: its probe,
+// and a new session refused with where the current server is.
+func saysLost(t *testing.T, url, current string) {
+	t.Helper()
+	var id struct{ Leaseholder bool }
+	raw, err := registry.FetchIdentity(context.Background(), url, keyAt(url), wait)
+	if err != nil || json.Unmarshal(raw, &id) != nil || id.Leaseholder {
+		t.Errorf("the probe answered %s (%v); want leaseholder false", raw, err)
+	}
+	_, refusal := postInitialize(t, url)
+	if !strings.Contains(refusal, "lease_lost") || !strings.Contains(refusal, current) {
+		t.Errorf("a new session was answered %s; want lease_lost naming the current server %s", refusal, current)
+	}
+}
+
+// toolOn calls tool in the plain HTTP session sid at url and returns the
+// answer as sent.
+func toolOn(t *testing.T, url, sid, tool string) string {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"` + tool + `","arguments":{}}}`
+	resp := mcpRequest(t, http.MethodPost, url, sid, strings.NewReader(body))
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return string(out)
 }
 
 // `serve` has no client of its own: once its lease is lost, it ends with
