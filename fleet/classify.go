@@ -86,7 +86,9 @@ func (c *classification) inScope(r Row) bool {
 // match pairs rows with processes. A row and a process agree when they
 // name one pid, one start time and this boot, and the process started
 // before the row was registered. Of several rows agreeing with one
-// process, the newest registration is the member. Rows of other checkouts
+// process, the newest registration is the member, and an older one is
+// replaced unless it says lease-lost: a process that lost its lease and
+// won it again serves its old sessions beside its new server. Rows of other checkouts
 // take part only to account for their processes.
 func (c *classification) match() {
 	procs := map[int]Process{}
@@ -104,7 +106,9 @@ func (c *classification) match() {
 	for _, r := range rows {
 		p, seen := procs[r.PID]
 		agree := seen && c.s.thisBoot(r.BootID) && p.Start == r.ProcessStart && r.RegisteredTicks >= p.Start
-		replaced := agree && claimed[p.PID]
+		// an older row that says lease-lost is its process's draining
+		// server, beside the term that process won again
+		replaced := agree && claimed[p.PID] && r.State != StateLeaseLost
 		if agree && !replaced {
 			claimed[p.PID] = true
 		}

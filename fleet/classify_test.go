@@ -274,6 +274,19 @@ func TestClassify(t *testing.T) {
 			check:        func(t *testing.T, inv Inventory) { wantStale(t, inv, 102, StaleReplaced) },
 		},
 		{
+			name: "a process that won the lease again beside its draining server is running and draining",
+			snap: snapshotOf(three, a, b, c).withRow(b.with(func(r *Row, _ *Process) {
+				r.RuntimeID, r.RegisteredTicks, r.State = "rt-older", r.RegisteredTicks-1, StateLeaseLost
+			}).row, PID{Known: true, Exists: true, Start: b.row.ProcessStart}),
+			wantComplete: true, wantBlocked: []string{DrainingMemberReason},
+			check: func(t *testing.T, inv Inventory) {
+				if len(inv.DrainingMembers) != 1 || inv.DrainingMembers[0].RuntimeID != "rt-older" || len(inv.StaleMembers) != 0 ||
+					len(inv.RunningMembers) != 3 || !inv.ExactlyOnePerProfile {
+					t.Errorf("draining %+v stale %+v running %+v", inv.DrainingMembers, inv.StaleMembers, inv.RunningMembers)
+				}
+			},
+		},
+		{
 			name:        "an empty roster cannot be satisfied",
 			snap:        snapshotOf(nil),
 			wantBlocked: []string{RosterUnreadable},

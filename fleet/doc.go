@@ -37,7 +37,9 @@
 //     (a server writes lease-lost into its row the moment it notices), not
 //     the lease file: a server whose row still says leaseholder still takes
 //     new clients, so it counts as running, and two of them for one profile
-//     are a duplicate.
+//     are a duplicate. A process that lost its lease and won it again has
+//     two rows: the newer is its running server, the older, lease-lost,
+//     its draining one.
 //   - A profile's role is checked against the roster only when the roster
 //     gives roles (the manifest does; --roster gives names only).
 //   - A cohort taken from the launching parent holds only while that parent

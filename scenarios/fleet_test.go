@@ -313,6 +313,46 @@ func TestFleetCountsALeaseLostServerAsDraining(t *testing.T) {
 	}
 }
 
+// F1, its client still there: the process hands its client over at once
+// and, the lease gone, wins it again; its new server is the running member
+// and its old one, still serving a plain session, the draining one, both
+// under its pid. When that session ends, the old server leaves and the
+// fleet is whole.
+func TestFleetCountsTheDrainingServerBesideItsProcesssNewOne(t *testing.T) {
+	dir := fleetCheckout(t)
+	registry := filepath.Join(t.TempDir(), "registry.db")
+	p := startEnv(t, dir, fleetEnv(registry, "c1"), "--http-port", "0")
+	initialize(t, p, "claude-code")
+	serverURL(t, p)
+	oldServer := connect(t, dir)
+	plain := openPlainSession(t, oldServer)
+	if err := os.Remove(leasePath(dir)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.WaitLog(ctx(t), "took over as the shared server"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.WaitLogs(ctx(t), 2, "registered this server in the fleet registry"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.WaitLog(ctx(t), "recorded in the fleet registry that this server lost its lease"); err != nil {
+		t.Fatal(err)
+	}
+	code, inv := fleet(t, dir, registry, "--roster", "default")
+	pid := pids(p)[0]
+	if code != 10 || inv.blocked() != "draining_member" || len(inv.StaleMembers) != 0 || !inv.ExactlyOnePerProfile ||
+		len(inv.RunningMembers) != 1 || inv.RunningMembers[0].PID != pid || len(inv.DrainingMembers) != 1 || inv.DrainingMembers[0].PID != pid {
+		t.Fatalf("a process serving beside its draining server: exit %d, %+v", code, inv)
+	}
+	httpDo(t, http.MethodDelete, oldServer.URL, nil, oldServer.with(map[string]string{"Mcp-Session-Id": plain, "Mcp-Protocol-Version": "2025-11-25"}))
+	if _, err := p.WaitLog(ctx(t), "shared server stopped with its last session"); err != nil {
+		t.Fatal(err)
+	}
+	if code, inv = fleet(t, dir, registry, "--roster", "default"); code != 0 || len(inv.StaleMembers) != 0 || len(inv.DrainingMembers) != 0 {
+		t.Fatalf("after the draining server ended: exit %d, %+v", code, inv)
+	}
+}
+
 // F1: fleet's exit codes: 0 and 10 above; 12 outside a checkout, 2 for a
 // bad roster; --roster replaces the manifest's; a missing registry is not
 // created.
