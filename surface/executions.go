@@ -25,7 +25,8 @@ type Execution struct {
 // While it is the checkout's (kept), each call is also given to its sink
 // as it is recorded. Calls recorded while it is not — served alone, say —
 // wait to be merged into the checkout's history once it is; calls recorded
-// after the lease was lost never are: they are not the checkout's.
+// after the lease was lost never are, but the own client's: they are not
+// the checkout's.
 type Executions struct {
 	mu      sync.Mutex
 	ring    []Execution
@@ -36,7 +37,14 @@ type Executions struct {
 }
 
 // Record adds one call, dropping the oldest past the bound.
-func (e *Executions) Record(x Execution) {
+func (e *Executions) Record(x Execution) { e.record(x, false) }
+
+// RecordOwn is Record for a call of the process's own client, which waits
+// to be merged even after the lease was lost: that client is carried to
+// the checkout's current server, its calls with it.
+func (e *Executions) RecordOwn(x Execution) { e.record(x, true) }
+
+func (e *Executions) record(x Execution, own bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	defer e.changes.bump()
@@ -44,7 +52,7 @@ func (e *Executions) Record(x Execution) {
 	switch {
 	case e.sink != nil:
 		e.sink(x)
-	case !e.lost:
+	case !e.lost || own:
 		e.pending = appendBounded(e.pending, x)
 	}
 }

@@ -297,3 +297,31 @@ func TestACarriedSessionIsRecordedUnderItsClient(t *testing.T) {
 		t.Fatalf("the state's last record of a peer: %+v", last)
 	}
 }
+
+// ownSession is a session that says it is the process's own client's, as
+// transport/stdio's does.
+type ownSession struct{ *server.InProcessSession }
+
+func (ownSession) Transport() string { return "stdio" }
+
+// Once the lease is lost, the calls of the server's sessions are not the
+// checkout's, but its own client's are: that client is carried to the
+// current server, or served alone, and its calls wait to join the history.
+func TestAfterALostLeaseOnlyTheOwnClientsCallsWait(t *testing.T) {
+	f := newFixture(t)
+	f.s.Keep(State{}, func([]byte) {})
+	own := ownSession{server.NewInProcessSession("stdio", nil)}
+	if err := f.s.MCP.RegisterSession(context.Background(), own); err != nil {
+		t.Fatal(err)
+	}
+	other := f.connect("codex")
+	f.s.Unkeep(true)
+	if _, _, msg := f.handle(context.Background(), own, "tools/call", map[string]any{"name": "majordomus_list"}); msg != "" {
+		t.Fatal(msg)
+	}
+	other.tool("majordomus_repository", nil)
+	var waiting []Execution
+	if err := json.Unmarshal(f.s.Executions.Unshared(), &waiting); err != nil || len(waiting) != 1 || waiting[0].Tool != "majordomus_list" || waiting[0].Peer != "p1" {
+		t.Fatalf("the calls waiting after the loss: %+v (%v); want the own client's alone", waiting, err)
+	}
+}

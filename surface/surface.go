@@ -379,7 +379,11 @@ func (s *Surface) recordExecution(next server.ToolHandlerFunc) server.ToolHandle
 		if isReplay(req) || s.tookHistory(req, caller) {
 			return res, err
 		}
-		s.Executions.Record(Execution{
+		record := s.Executions.Record
+		if session := server.ClientSessionFromContext(ctx); session != nil && transportOf(session) == "stdio" {
+			record = s.Executions.RecordOwn
+		}
+		record(Execution{
 			Tool:       req.Params.Name,
 			Peer:       caller,
 			At:         start.UTC(),
