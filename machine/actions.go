@@ -140,9 +140,8 @@ func releaseLease(ctx context.Context, _ ...any) error {
 	return nil
 }
 
-// serveUntilDrained keeps a server that takes no new client running until
-// no session remains, and decides at once if none does: it ends when its
-// own client has left too; a lease-lost one hands its client over.
+// serveUntilDrained keeps a server whose own client has left running
+// until no session remains, and decides at once if none does.
 func serveUntilDrained(ctx context.Context, _ ...any) error {
 	m := machineOf(ctx)
 	if m.sessions <= 0 {

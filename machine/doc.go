@@ -116,7 +116,8 @@
 //     of electing, leaseholder and lease-lost that does not exit leads to one
 //     of them, and the election cannot run forever.
 //   - lease-lost is irreversible: no edge leaves it but to exited, or to
-//     alone when its server never started.
+//     electing with its own client handed over; its server never serves
+//     under the lease again, and the election is the client's.
 //   - alone is never a destination: every state a client is served alone
 //     in keeps trying to share, unless the client cannot be served at all.
 //   - Only a leaseholder releases the lease: [Election.Release] is an action

@@ -81,7 +81,8 @@ type Server interface {
 	Start(ctx context.Context) error
 	// LoseLease switches the server, irreversibly, to lease-lost: it says
 	// leaseholder false, refuses new initialize with the reason, and never
-	// touches the lease again. Its sessions and own client continue. Loop.
+	// touches the lease again. Its sessions continue; its own client is
+	// handed over next ([Server.HandOver]) if it is still here. Loop.
 	LoseLease(reason string)
 	// Stop shuts the server down within ctx. It may be called while Start is
 	// still running (whose ctx is then already done). Loop.

@@ -122,7 +122,7 @@ func TestAnIdleSessionExpires(t *testing.T) {
 // left: it says so within a second, refuses new sessions with where the
 // current server is, serves the session it had, and a SIGTERM then leaves
 // the new lease alone. (A server whose client is still there hands it
-// over at once: TestALeaseholderHandsItsClientOverWhileItsServerDrains.)
+// over at once: TestALeaseholderHandsItsClientOverWhileAPlainSessionRemains.)
 func TestAServerWhoseLeaseWasTakenOverSaysSo(t *testing.T) {
 	dir := checkout(t)
 	a := shared(t, dir)

@@ -72,6 +72,8 @@ type Node struct {
 
 	tuning runtimeTuning // the runtime's settings for what the process is
 
+	signal atomic.Pointer[string] // the first termination signal, once one came
+
 	mu      sync.Mutex // guards the process's life
 	fatal   error      // nothing could ever serve the client: the exit error
 	abandon context.CancelCauseFunc
@@ -166,7 +168,10 @@ func (n *Node) Run(ctx context.Context) (machine.Outcome, error) {
 	stopLoop()
 	// A lease-lost server whose client was handed over ends with its
 	// sessions, as the process does (R6); a signal ends it now.
-	n.server.drainedAll(outcome.Signal != "")
+	n.server.drained()
+	if sig := n.signal.Load(); outcome.Signal == "" && sig != nil {
+		outcome.Signal, outcome.Reason = *sig, "signal "+*sig
+	}
 	abandon(nil)
 	n.co.unwatched()
 	n.mu.Lock()
@@ -197,8 +202,14 @@ func (n *Node) ClientLeft() {
 	n.m.ClientLeft()
 }
 
-// Signal reports a termination signal, by name.
-func (n *Node) Signal(name string) { n.m.Signal(name) }
+// Signal reports a termination signal, by name. It also ends at once the
+// lease-lost servers left serving their sessions, which Run may be waiting
+// for after the machine has ended: the process then ends of the signal.
+func (n *Node) Signal(name string) {
+	n.signal.CompareAndSwap(nil, &name)
+	n.server.cutDrains()
+	n.m.Signal(name)
+}
 
 // State is the node's state, read from its machine.
 func (n *Node) State() machine.State { return n.m.State() }

@@ -36,6 +36,7 @@ type sharedServer struct {
 	keeper   *keeper                // writes the checkout's shared state this term; nil when none
 	drains   sync.WaitGroup         // lease-lost servers serving on without their client (drainAlone)
 	draining []func()               // each one's end
+	cut      bool                   // a signal came: no server is left serving (cutDrains)
 }
 
 // Start loads the layer, binds, serves, publishes the URL in the lease, and
@@ -164,26 +165,31 @@ func (s *sharedServer) identity(srv *served, t *term) func() httpserver.Identity
 }
 
 // term is one lease the server serves under: its instance, why it lost
-// it, once it did, and its server's count of sessions.
+// it, once it did, and (under the server's mu) its server's count of
+// sessions and, once its client was handed over, that server's end.
 type term struct {
 	instance string
 	lost     atomic.Pointer[httpserver.Refusal]
-	sessions atomic.Int64
-	drained  atomic.Pointer[func()] // set once its client was handed over: ends its server
+	sessions int
+	drained  func()
 }
 
 // sessionsChanged is told every count of t's server's sessions: the
 // machine's while the server serves its own client, and once the client was
-// handed over, the end of the server at the last one (drainAlone).
+// handed over, the end of the server at the last one (drainAlone). Under
+// mu, no count of a term handed over reaches the machine, which may run a
+// new term by then.
 func (s *sharedServer) sessionsChanged(t *term, count int) {
-	t.sessions.Store(int64(count))
-	if end := t.drained.Load(); end != nil {
-		if count == 0 {
-			go (*end)() // not in the request that ended the last session: Shutdown waits for it
-		}
-		return
+	s.mu.Lock()
+	t.sessions = count
+	end := t.drained
+	if end == nil {
+		s.node.m.SessionsChanged(count) // never blocks
 	}
-	s.node.m.SessionsChanged(count)
+	s.mu.Unlock()
+	if end != nil && count == 0 {
+		go end() // not in the request that ended the last session: Shutdown waits for it
+	}
 }
 
 // refusal says why this server admits no new session, nil while it holds
@@ -262,7 +268,7 @@ func (s *sharedServer) LoseLease(reason string) {
 	n := s.node
 	s.unkeep(true) // first: what its server does from now on is not the checkout's
 	current := n.lease.CurrentURL()
-	message := "this server no longer holds this checkout's lease: " + reason + ". It serves the sessions it already had and ends with them; start the client again, and its election finds the current server"
+	message := "this server no longer holds this checkout's lease: " + reason + ". It serves the sessions it already had and ends with them; a client that started majordomus-mcp moves to the current server by itself, and one connected over HTTP starts again to reach it"
 	if t := s.term.Load(); t != nil {
 		t.lost.Store(&httpserver.Refusal{Reason: "lease_lost", Message: message, URL: current})
 	}
@@ -290,11 +296,7 @@ func (s *sharedServer) HandOver(ctx context.Context) error {
 	n := s.node
 	n.session.handOver(ctx) // the machine cancelled Start's ctx first: Start seats the client whole, or not at all
 	n.lease.Forget()        // lost: the election that follows may win a new one
-	s.mu.Lock()
-	serving := s.http != nil
-	s.mu.Unlock()
-	if t := s.term.Load(); serving && t != nil && t.sessions.Load() > 0 {
-		s.drainAlone(t)
+	if t := s.term.Load(); t != nil && s.drainAlone(t) {
 		return nil
 	}
 	n.log.Info("handing this client over to the checkout's current server; this server stops", zap.String("lease", n.lease.Path()))
@@ -302,22 +304,22 @@ func (s *sharedServer) HandOver(ctx context.Context) error {
 }
 
 // drainAlone lets t's server serve the sessions it has without its client,
-// which was handed over: the machine no longer runs it, and a term this
-// process may win next runs a server of its own beside it, on the same
-// surface. It stops, and leaves the fleet registry, with its last session;
-// the process does not end before (Node.Run).
-func (s *sharedServer) drainAlone(t *term) {
+// which was handed over, and reports whether it has any: the machine no
+// longer runs it, and a term this process may win next runs a server of
+// its own beside it, on the same surface. It stops, and leaves the fleet
+// registry, with its last session; the process does not end before
+// (Node.Run). Unlike Stop, it leaves the history lost: the old server's
+// sessions' calls are not the checkout's, while the client's own wait to
+// be carried (surface.Executions.RecordOwn).
+func (s *sharedServer) drainAlone(t *term) bool {
 	n := s.node
 	s.mu.Lock()
-	h, reg := s.http, s.reg
+	h, reg, sessions := s.http, s.reg, t.sessions
+	if h == nil || sessions == 0 {
+		s.mu.Unlock()
+		return false
+	}
 	s.http, s.reg = nil, nil
-	s.mu.Unlock()
-	// As Stop does: calls from now on wait for a history to take them (the
-	// client's, answered in process while it is elected for or alone, and
-	// its old server's sessions' too, which are this process's board's).
-	s.unkeep(false)
-	n.log.Info("handing this client over to the checkout's current server; this server serves its other sessions until the last ends",
-		zap.Int64("sessions", t.sessions.Load()), zap.String("lease", n.lease.Path()))
 	s.drains.Add(1)
 	end := sync.OnceFunc(func() {
 		defer s.drains.Done()
@@ -327,27 +329,31 @@ func (s *sharedServer) drainAlone(t *term) {
 		s.remove(reg)
 		n.log.Info("shared server stopped with its last session; its client was handed over before", zap.String("lease", n.lease.Path()))
 	})
-	s.mu.Lock()
+	t.drained = end
 	s.draining = append(s.draining, end)
+	cut := s.cut
 	s.mu.Unlock()
-	t.drained.Store(&end)
-	if t.sessions.Load() == 0 {
+	n.log.Info("handing this client over to the checkout's current server; this server serves its other sessions until the last ends",
+		zap.Int("sessions", sessions), zap.String("lease", n.lease.Path()))
+	if cut {
 		end()
 	}
+	return true
 }
 
-// drainedAll returns once every server drainAlone left serving has
-// stopped; cut stops them now, their sessions ended.
-func (s *sharedServer) drainedAll(cut bool) {
-	if cut {
-		s.mu.Lock()
-		ends := s.draining
-		s.mu.Unlock()
-		for _, end := range ends {
-			end()
-		}
+// drained returns once every server drainAlone left serving has stopped.
+func (s *sharedServer) drained() { s.drains.Wait() }
+
+// cutDrains stops every server drainAlone left serving now, their
+// sessions ended (a signal), and each one it leaves serving later.
+func (s *sharedServer) cutDrains() {
+	s.mu.Lock()
+	s.cut = true
+	ends := s.draining
+	s.mu.Unlock()
+	for _, end := range ends {
+		end()
 	}
-	s.drains.Wait()
 }
 
 // Stop shuts the server down within ctx.

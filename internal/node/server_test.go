@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -112,30 +113,40 @@ func TestALeaseholderHandsItsClientOverWhileItsServerDrains(t *testing.T) {
 }
 
 // A signal ends a process at once, the lease-lost server it left serving
-// a session with it: that server stops and leaves the registry.
+// a session with it: that server stops and leaves the registry, whether
+// the machine still runs or has ended (its client gone) and the process
+// only waits for that server. The process ends of the signal.
 func TestASignalEndsTheServerADrainLeftServing(t *testing.T) {
-	co, b := exampleCheckout(t), newBoard()
-	a := start(t, "a", co, b, true)
-	a.client.initialize()
-	a.awaitLog("registered this server in the fleet registry")
-	old := b.url
-	openSession(t, old) // never ended: it would hold the server until the idle timeout
-	a.awaitLog("http session opened")
-	b.mu.Lock()
-	b.holder, b.url = "x", "http://127.0.0.1:1"
-	b.changeLocked()
-	b.mu.Unlock()
-	a.awaitLog("this server serves its other sessions until the last ends")
-	a.node.Signal("SIGTERM")
-	if res := a.wait(); res.outcome.Signal != "SIGTERM" {
-		t.Fatalf("the node ended with %+v", res)
-	}
-	a.awaitLog("shared server stopped with its last session")
-	if _, err := registry.FetchIdentity(context.Background(), old, keyAt(old), wait); err == nil {
-		t.Error("the old server still answers after the signal")
-	}
-	if rows, err := runtimes.Read(context.Background(), co.Registry); err != nil || len(rows) != 0 {
-		t.Errorf("after the signal the registry holds %+v (%v)", rows, err)
+	for _, clientGone := range []bool{false, true} {
+		t.Run(fmt.Sprintf("client gone: %v", clientGone), func(t *testing.T) {
+			co, b := exampleCheckout(t), newBoard()
+			a := start(t, "a", co, b, true)
+			a.client.initialize()
+			a.awaitLog("registered this server in the fleet registry")
+			old := b.url
+			openSession(t, old) // never ended: it would hold the server until the idle timeout
+			a.awaitLog("http session opened")
+			b.mu.Lock()
+			b.holder, b.url = "x", "http://127.0.0.1:1"
+			b.changeLocked()
+			b.mu.Unlock()
+			a.awaitLog("this server serves its other sessions until the last ends")
+			if clientGone {
+				a.client.close()
+				a.awaitState(machine.Exited)
+			}
+			a.node.Signal("SIGTERM")
+			if res := a.wait(); res.outcome.Signal != "SIGTERM" {
+				t.Fatalf("the node ended with %+v", res)
+			}
+			a.awaitLog("shared server stopped with its last session")
+			if _, err := registry.FetchIdentity(context.Background(), old, keyAt(old), wait); err == nil {
+				t.Error("the old server still answers after the signal")
+			}
+			if rows, err := runtimes.Read(context.Background(), co.Registry); err != nil || len(rows) != 0 {
+				t.Errorf("after the signal the registry holds %+v (%v)", rows, err)
+			}
+		})
 	}
 }
 
