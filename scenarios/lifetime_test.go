@@ -174,6 +174,35 @@ func TestAServerWhoseLeaseWasTakenOverSaysSo(t *testing.T) {
 	}
 }
 
+// A host that ends its server with stdin's end and then SIGTERM (Codex)
+// is obeyed even while the process waits for a lease-lost server of its
+// to drain: that server stops at once, and the process dies of the signal.
+func TestASignalEndsAProcessThatWaitsForItsOldServer(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	old := connect(t, dir)
+	openPlainSession(t, old) // never ended: it would keep the old server until the idle timeout
+	if err := os.Remove(leasePath(dir)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.WaitLog(ctx(t), "took over as the shared server"); err != nil {
+		t.Fatal(err)
+	}
+	a.CloseStdin()
+	if _, err := a.WaitLog(ctx(t), `"to":"exited"`); err != nil {
+		t.Fatal(err)
+	}
+	a.Signal(syscall.SIGTERM)
+	if exit, err := a.Wait(ctx(t)); err != nil || exit.Signal != syscall.SIGTERM {
+		t.Fatalf("exit %+v %v, want death by SIGTERM", exit, err)
+	}
+	if !strings.Contains(strings.Join(a.Logs(), "\n"), "shared server stopped with its last session") {
+		t.Fatal("the old server was not stopped before the process ended")
+	}
+}
+
 // The client's departure is noticed through its parent's death too: a host
 // killed hard leaves its server reparented with stdin still open; the
 // leaseholder then ends (no session left) and releases the lease.
