@@ -87,8 +87,7 @@ func (c *classification) inScope(r Row) bool {
 // name one pid, one start time and this boot, and the process started
 // before the row was registered. Of several rows agreeing with one
 // process, the newest registration is the member, and an older one is
-// replaced unless it says lease-lost: a process that lost its lease and
-// won it again serves its old sessions beside its new server. Rows of other checkouts
+// replaced unless it is that process's draining server (drainsBeside). Rows of other checkouts
 // take part only to account for their processes.
 func (c *classification) match() {
 	procs := map[int]Process{}
@@ -106,9 +105,7 @@ func (c *classification) match() {
 	for _, r := range rows {
 		p, seen := procs[r.PID]
 		agree := seen && c.s.thisBoot(r.BootID) && p.Start == r.ProcessStart && r.RegisteredTicks >= p.Start
-		// an older row that says lease-lost is its process's draining
-		// server, beside the term that process won again
-		replaced := agree && claimed[p.PID] && r.State != StateLeaseLost
+		replaced := agree && claimed[p.PID] && !drainsBeside(r, p)
 		if agree && !replaced {
 			claimed[p.PID] = true
 		}
@@ -133,6 +130,17 @@ func (c *classification) match() {
 			})
 		}
 	}
+}
+
+// drainsBeside reports whether an older row of a process is its draining
+// server: a process that lost its lease and won it again serves its old
+// sessions beside its new server. The row says lease-lost, and the process
+// still listens where it names; a row left behind by a server that has
+// stopped is replaced.
+func drainsBeside(r Row, p Process) bool {
+	_, hostPort, _ := strings.Cut(r.URL, "://")
+	hostPort, _, _ = strings.Cut(hostPort, "/")
+	return r.State == StateLeaseLost && slices.Contains(p.Listen, hostPort)
 }
 
 // ofAnotherCheckout reports whether an unregistered process was provably

@@ -275,8 +275,8 @@ func TestClassify(t *testing.T) {
 		},
 		{
 			name: "a process that won the lease again beside its draining server is running and draining",
-			snap: snapshotOf(three, a, b, c).withRow(b.with(func(r *Row, _ *Process) {
-				r.RuntimeID, r.RegisteredTicks, r.State = "rt-older", r.RegisteredTicks-1, StateLeaseLost
+			snap: snapshotOf(three, a, b.with(func(_ *Row, p *Process) { p.Listen = append(p.Listen, "127.0.0.1:49999") }), c).withRow(b.with(func(r *Row, _ *Process) {
+				r.RuntimeID, r.RegisteredTicks, r.State, r.URL = "rt-older", r.RegisteredTicks-1, StateLeaseLost, "http://127.0.0.1:49999"
 			}).row, PID{Known: true, Exists: true, Start: b.row.ProcessStart}),
 			wantComplete: true, wantBlocked: []string{DrainingMemberReason},
 			check: func(t *testing.T, inv Inventory) {
@@ -285,6 +285,14 @@ func TestClassify(t *testing.T) {
 					t.Errorf("draining %+v stale %+v running %+v", inv.DrainingMembers, inv.StaleMembers, inv.RunningMembers)
 				}
 			},
+		},
+		{
+			name: "a lease-lost row a process left behind, where it no longer listens, is replaced",
+			snap: snapshotOf(three, a, b, c).withRow(b.with(func(r *Row, _ *Process) {
+				r.RuntimeID, r.RegisteredTicks, r.State, r.URL = "rt-older", r.RegisteredTicks-1, StateLeaseLost, "http://127.0.0.1:49999"
+			}).row, PID{Known: true, Exists: true, Start: b.row.ProcessStart}),
+			wantComplete: true,
+			check:        func(t *testing.T, inv Inventory) { wantStale(t, inv, 102, StaleReplaced) },
 		},
 		{
 			name:        "an empty roster cannot be satisfied",
