@@ -23,25 +23,25 @@ type Execution struct {
 // concurrent use.
 //
 // While it is the checkout's (kept), each call is also given to its sink
-// as it is recorded. Calls recorded while it is not — served alone, say —
-// wait to be merged into the checkout's history once it is; calls recorded
-// after the lease was lost never are, but the own client's: they are not
-// the checkout's.
+// as it is recorded. While it is not, the process's own client's calls —
+// served alone, answered while it is elected for, or on a server that has
+// just lost its lease — wait to be merged into the checkout's history once
+// it is, here or on the server the client is carried to. Another
+// session's call made then is a lease-lost server's, and never is: it is
+// not the checkout's.
 type Executions struct {
 	mu      sync.Mutex
 	ring    []Execution
-	pending []Execution       // recorded while not kept, and not lost
+	pending []Execution       // the own client's, recorded while not kept
 	sink    func(x Execution) // nil while not kept
-	lost    bool
-	changes *changes // moved by every call recorded (changes.go)
+	changes *changes          // moved by every call recorded (changes.go)
 }
 
-// Record adds one call, dropping the oldest past the bound.
+// Record adds one call of a session other than the own client's,
+// dropping the oldest past the bound.
 func (e *Executions) Record(x Execution) { e.record(x, false) }
 
-// RecordOwn is Record for a call of the process's own client, which waits
-// to be merged even after the lease was lost: that client is carried to
-// the checkout's current server, its calls with it.
+// RecordOwn adds one call of the process's own client.
 func (e *Executions) RecordOwn(x Execution) { e.record(x, true) }
 
 func (e *Executions) record(x Execution, own bool) {
@@ -52,7 +52,7 @@ func (e *Executions) record(x Execution, own bool) {
 	switch {
 	case e.sink != nil:
 		e.sink(x)
-	case !e.lost || own:
+	case own:
 		e.pending = appendBounded(e.pending, x)
 	}
 }
@@ -110,16 +110,14 @@ func (e *Executions) keep(loaded []Execution, sink func(Execution)) []Execution 
 		slices.SortStableFunc(merged, func(a, b Execution) int { return a.At.Compare(b.At) })
 	}
 	merged = merged[max(0, len(merged)-executionsKept):]
-	e.ring, e.pending, e.sink, e.lost = slices.Clone(merged), nil, sink, false
+	e.ring, e.pending, e.sink = slices.Clone(merged), nil, sink
 	e.changes.bump()
 	return merged
 }
 
-// unkeep stops giving calls to the sink. lost says the lease was lost:
-// calls from now on are not the checkout's and are never merged into it;
-// otherwise they wait for the next keep.
-func (e *Executions) unkeep(lost bool) {
+// unkeep stops giving calls to the sink.
+func (e *Executions) unkeep() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.sink, e.lost = nil, lost
+	e.sink = nil
 }

@@ -25,11 +25,10 @@ func (s *Surface) Keep(st State, sink func(line []byte)) State {
 	return State{Executions: executions, Peers: peers}
 }
 
-// Unkeep stops giving changes to the sink. lost says the lease was lost:
-// what happens from now on is not the checkout's, and no later Keep takes
-// the calls made meanwhile into its history.
-func (s *Surface) Unkeep(lost bool) {
-	s.Executions.unkeep(lost)
+// Unkeep stops giving changes to the sink. Of the calls made from now on,
+// only the own client's wait for a later Keep ([Executions]).
+func (s *Surface) Unkeep() {
+	s.Executions.unkeep()
 	s.Board.unkeep()
 }
 
@@ -70,7 +69,7 @@ const HistoryMeta = "io.majordomus/history"
 
 // tookHistory reports whether a tool call brings a carried session's
 // history (HistoryMeta), which it then records, the calls as caller's.
-func (s *Surface) tookHistory(req mcp.CallToolRequest, caller string) bool {
+func (s *Surface) tookHistory(req mcp.CallToolRequest, caller string, record func(Execution)) bool {
 	if req.Params.Name != "majordomus_executions" || req.Params.Meta == nil || req.Params.Meta.AdditionalFields[HistoryMeta] == nil {
 		return false
 	}
@@ -79,7 +78,7 @@ func (s *Surface) tookHistory(req mcp.CallToolRequest, caller string) bool {
 	_ = json.Unmarshal(raw, &calls)
 	for _, x := range calls[max(0, len(calls)-executionsKept):] {
 		x.Peer = caller
-		s.Executions.Record(x)
+		record(x)
 	}
 	return true
 }

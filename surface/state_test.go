@@ -122,10 +122,13 @@ func TestAReplayedAnnouncementIsNotAnExecution(t *testing.T) {
 // an execution. Those the alone server gave away it forgets.
 func TestACarriedHistoryJoinsAsTheCallersOwn(t *testing.T) {
 	alone := newFixture(t)
-	a := alone.connect("codex")
+	own := ownSession{server.NewInProcessSession("stdio", nil)}
+	if err := alone.s.MCP.RegisterSession(context.Background(), own); err != nil {
+		t.Fatal(err)
+	}
 	for _, tool := range []string{"majordomus_list", "majordomus_repository"} {
-		if _, errText := a.tool(tool, nil); errText != "" {
-			t.Fatal(errText)
+		if _, _, msg := alone.handle(context.Background(), own, "tools/call", map[string]any{"name": tool}); msg != "" {
+			t.Fatal(msg)
 		}
 	}
 	history := alone.s.Executions.Unshared()
@@ -135,6 +138,7 @@ func TestACarriedHistoryJoinsAsTheCallersOwn(t *testing.T) {
 	}
 
 	f := newFixture(t)
+	f.s.Keep(State{}, func([]byte) {}) // a leaseholder's
 	f.connect("claude-code")
 	c := f.connect("codex")
 	params := map[string]any{"name": "majordomus_executions", "_meta": map[string]any{HistoryMeta: history}}
@@ -151,15 +155,15 @@ func TestACarriedHistoryJoinsAsTheCallersOwn(t *testing.T) {
 	}
 }
 
-// Keeping merges the checkout's state in — the calls made here while
-// nothing kept them by time, never those made after the lease was lost;
+// Keeping merges the checkout's state in — the own client's calls made
+// here while nothing kept them by time, never another session's;
 // the departed announcers listed until their id is claimed again — and
 // gives every change to the sink, which a mirror turns back into the
 // same state.
 func TestKeepingMergesTheCheckoutsStateAndGivesEveryChange(t *testing.T) {
 	f, _ := carrying(t)
 	base := time.Date(2026, 7, 1, 9, 0, 0, 0, time.UTC)
-	f.s.Executions.Record(Execution{Tool: "majordomus_get", Peer: "p1", At: base.Add(2 * time.Second)}) // served alone, say
+	f.s.Executions.RecordOwn(Execution{Tool: "majordomus_get", Peer: "p1", At: base.Add(2 * time.Second)}) // served alone, say
 	loaded := State{
 		Executions: []Execution{{Tool: "majordomus_list", Peer: "p2", At: base}, {Tool: "majordomus_search", Peer: "p3", At: base.Add(3 * time.Second)}},
 		Peers: []Peer{
@@ -190,10 +194,15 @@ func TestKeepingMergesTheCheckoutsStateAndGivesEveryChange(t *testing.T) {
 	}
 	c := &client{f: f, sess: sess}
 	c.tool("majordomus_list", nil)
-	f.s.Unkeep(true)
+	f.s.Unkeep()
 	c.tool("majordomus_get", map[string]any{"uri": "majordomus://repository"})
-	f.s.Unkeep(false)
-	c.tool("majordomus_repository", nil)
+	own := ownSession{server.NewInProcessSession("stdio", nil)}
+	if err := f.s.MCP.RegisterSession(context.Background(), own); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, msg := f.handle(context.Background(), own, "tools/call", map[string]any{"name": "majordomus_repository"}); msg != "" {
+		t.Fatal(msg)
+	}
 
 	mu.Lock()
 	for _, line := range lines {
@@ -216,7 +225,7 @@ func TestKeepingMergesTheCheckoutsStateAndGivesEveryChange(t *testing.T) {
 		tools = append(tools, x.Tool)
 	}
 	if !slices.Equal(tools, []string{"majordomus_repository"}) {
-		t.Fatalf("kept again, the calls not yet kept are %v: the one after the lease was lost is not the checkout's", tools)
+		t.Fatalf("kept again, the calls not yet kept are %v: the own client's only, another session's is not the checkout's", tools)
 	}
 }
 
@@ -304,9 +313,10 @@ type ownSession struct{ *server.InProcessSession }
 
 func (ownSession) Transport() string { return "stdio" }
 
-// Once the lease is lost, the calls of the server's sessions are not the
-// checkout's, but its own client's are: that client is carried to the
-// current server, or served alone, and its calls wait to join the history.
+// Once the history is not kept (the lease lost), the calls of the
+// server's sessions are not the checkout's, but its own client's are: that
+// client is carried to the current server, or served alone, and its calls
+// wait to join the history.
 func TestAfterALostLeaseOnlyTheOwnClientsCallsWait(t *testing.T) {
 	f := newFixture(t)
 	f.s.Keep(State{}, func([]byte) {})
@@ -315,7 +325,7 @@ func TestAfterALostLeaseOnlyTheOwnClientsCallsWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := f.connect("codex")
-	f.s.Unkeep(true)
+	f.s.Unkeep()
 	if _, _, msg := f.handle(context.Background(), own, "tools/call", map[string]any{"name": "majordomus_list"}); msg != "" {
 		t.Fatal(msg)
 	}

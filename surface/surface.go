@@ -375,13 +375,13 @@ func (s *Surface) recordExecution(next server.ToolHandlerFunc) server.ToolHandle
 		if caller == "" {
 			return mcp.NewToolResultError("this session has ended: the call did not run; send initialize again"), nil
 		}
-		res, err := next(ctx, req)
-		if isReplay(req) || s.tookHistory(req, caller) {
-			return res, err
-		}
 		record := s.Executions.Record
 		if session := server.ClientSessionFromContext(ctx); session != nil && transportOf(session) == "stdio" {
 			record = s.Executions.RecordOwn
+		}
+		res, err := next(ctx, req)
+		if isReplay(req) || s.tookHistory(req, caller, record) {
+			return res, err
 		}
 		record(Execution{
 			Tool:       req.Params.Name,

@@ -63,7 +63,7 @@ func (s *sharedServer) Start(ctx context.Context) error {
 	s.mu.Unlock()
 	h, url, err := s.listen(srv, t, key)
 	if err != nil {
-		s.unkeep(false)
+		s.unkeep()
 		return fmt.Errorf("starting the shared server: %w", err)
 	}
 	// Stop shuts down the server it finds here: one that ran before it was
@@ -73,7 +73,7 @@ func (s *sharedServer) Start(ctx context.Context) error {
 	s.mu.Unlock()
 	if err := ctx.Err(); err != nil {
 		_ = h.Shutdown(ctx)
-		s.unkeep(false)
+		s.unkeep()
 		return err
 	}
 	s.register(instance, url)
@@ -82,12 +82,12 @@ func (s *sharedServer) Start(ctx context.Context) error {
 			// Taken over while this server was starting: it is lease-lost
 			// from the start, and the hand-over that follows elects again
 			// for the client rather than serve it alone.
-			s.unkeep(true)
+			s.unkeep()
 			s.lose(t, "the lease was taken over while this server was starting: "+err.Error())
 			return nil
 		}
 		_ = h.Shutdown(context.Background())
-		s.unkeep(false)
+		s.unkeep()
 		s.deregister()
 		return fmt.Errorf("publishing the URL in the lease: %w", err)
 	}
@@ -266,7 +266,7 @@ func (s *sharedServer) watchLease(ctx context.Context, t *term) {
 // LoseLease switches the server, irreversibly, to lease-lost.
 func (s *sharedServer) LoseLease(reason string) {
 	n := s.node
-	s.unkeep(true) // first: what its server does from now on is not the checkout's
+	s.unkeep() // first: what its sessions do from now on is not the checkout's
 	current := n.lease.CurrentURL()
 	message := "this server no longer holds this checkout's lease: " + reason + ". It serves the sessions it already had and ends with them; a client that started majordomus-mcp moves to the current server by itself, and one connected over HTTP starts again to reach it"
 	if t := s.term.Load(); t != nil {
@@ -308,9 +308,8 @@ func (s *sharedServer) HandOver(ctx context.Context) error {
 // longer runs it, and a term this process may win next runs a server of
 // its own beside it, on the same surface. It stops, and leaves the fleet
 // registry, with its last session; the process does not end before
-// (Node.Run). Unlike Stop, it leaves the history lost: the old server's
-// sessions' calls are not the checkout's, while the client's own wait to
-// be carried (surface.Executions.RecordOwn).
+// (Node.Run). Its sessions' calls are not the checkout's
+// ([surface.Executions]).
 func (s *sharedServer) drainAlone(t *term) bool {
 	n := s.node
 	s.mu.Lock()
@@ -370,17 +369,17 @@ func (s *sharedServer) Stop(ctx context.Context) error {
 		return nil
 	}
 	err := h.Shutdown(ctx)
-	s.unkeep(false) // once its last call is recorded
+	s.unkeep() // once its last call is recorded
 	s.node.log.Info("shared server stopped", zap.String("lease", s.node.lease.Path()))
 	return err
 }
 
 // unkeep stops writing the checkout's shared state (see keeper.stop).
-func (s *sharedServer) unkeep(lost bool) {
+func (s *sharedServer) unkeep() {
 	s.mu.Lock()
 	k := s.keeper
 	s.mu.Unlock()
-	k.stop(lost)
+	k.stop()
 }
 
 // isLeaseholder says whether a process in state s holds the lease.

@@ -158,13 +158,12 @@ func (k *keeper) compact() {
 	}
 }
 
-// stop ends the term: nothing is written from now on. lost says the lease
-// was lost (see surface.Unkeep).
-func (k *keeper) stop(lost bool) {
+// stop ends the term: nothing is written from now on.
+func (k *keeper) stop() {
 	if k == nil {
 		return
 	}
-	k.surf.Unkeep(lost)
+	k.surf.Unkeep()
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.stopped = true

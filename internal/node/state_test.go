@@ -118,7 +118,7 @@ func TestAKeeperKeepsTheStateUntilTheLeaseIsLost(t *testing.T) {
 	if len(st.Executions) != 4 || st.Executions[3].Tool != "majordomus_get" || len(st.Peers) != 1 || st.Peers[0].ID != "p3" {
 		t.Fatalf("the state kept: %+v", st)
 	}
-	k.stop(true)
+	k.stop()
 	surf.Executions.Record(surface.Execution{Tool: "majordomus_search", Peer: "p9", At: time.Now().UTC()})
 	if st := readState(t, lease); len(st.Executions) != 4 {
 		t.Fatalf("a call after the lease was lost was kept: %+v", st.Executions)
@@ -131,7 +131,7 @@ func TestTheJournalIsWrittenAfreshWithinItsBound(t *testing.T) {
 	lease, instance := heldLease(t)
 	surf := newSurface(t)
 	k := keepState(zap.NewNop(), surf, lease, instance, time.Now())
-	t.Cleanup(func() { k.stop(false) }) // its journal closed: Windows removes no open file
+	t.Cleanup(func() { k.stop() }) // its journal closed: Windows removes no open file
 	at := time.Now().UTC()
 	for i := range 2*compactAfterRecords + 10 {
 		surf.Executions.Record(surface.Execution{Tool: "majordomus_list", Peer: "p1", At: at.Add(time.Duration(i))})
@@ -216,6 +216,6 @@ func BenchmarkLoadingAFullState(b *testing.B) {
 		}
 		surf := newSurface(b)
 		b.StartTimer()
-		keepState(zap.NewNop(), surf, lease, instance, time.Now()).stop(false)
+		keepState(zap.NewNop(), surf, lease, instance, time.Now()).stop()
 	}
 }
