@@ -207,8 +207,8 @@ func (n *Node) ClientLeft() {
 // for after the machine has ended: the process then ends of the signal.
 func (n *Node) Signal(name string) {
 	n.signal.CompareAndSwap(nil, &name)
-	n.server.cutDrains()
 	n.m.Signal(name)
+	go n.server.cutDrains() // each waits for its calls under way, within the stop grace
 }
 
 // State is the node's state, read from its machine.

@@ -315,6 +315,7 @@ func (s *sharedServer) drainAlone(t *term) bool {
 	s.mu.Lock()
 	h, reg, sessions := s.http, s.reg, t.sessions
 	if h == nil || sessions == 0 {
+		t.drained = func() {} // stopped by Stop: no later count of it is the machine's
 		s.mu.Unlock()
 		return false
 	}
