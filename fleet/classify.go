@@ -87,8 +87,8 @@ func (c *classification) inScope(r Row) bool {
 // name one pid, one start time and this boot, and the process started
 // before the row was registered. Of several rows agreeing with one
 // process, the newest registration is the member, and an older one is
-// replaced unless it is that process's draining server (drainsBeside). Rows of other checkouts
-// take part only to account for their processes.
+// replaced unless it is that process's draining server (drainsBeside).
+// Rows of other checkouts take part only to account for their processes.
 func (c *classification) match() {
 	procs := map[int]Process{}
 	for _, p := range c.s.Processes {

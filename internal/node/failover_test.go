@@ -298,10 +298,7 @@ func TestALeaseLostLeaseholderHandsItsClientOver(t *testing.T) {
 	d.awaitState(machine.Attached)
 	resume := a.lease.pause() // a elects only once d serves
 
-	b.mu.Lock()
-	b.holder, b.url = "", "" // the lease is gone: a loses it, d will win it
-	b.changeLocked()
-	b.mu.Unlock()
+	b.set("", "") // the lease is gone: a loses it, d will win it
 	a.awaitState(machine.LeaseLost)
 	d.client.tool("majordomus_peers", map[string]any{}, nil) // answered by a, which says its lease is lost
 	d.awaitLog("took over as the shared server")
@@ -344,10 +341,7 @@ func TestAHandOverCarriesTheAnnouncementBeingAnswered(t *testing.T) {
 		"name": "majordomus_announce", "arguments": map[string]any{"intent": "painting the walls"}}})
 	<-entered
 	resume := a.lease.pause() // a elects only once d serves
-	b.mu.Lock()
-	b.holder, b.url = "", ""
-	b.changeLocked()
-	b.mu.Unlock()
+	b.set("", "")
 	a.awaitState(machine.LeaseLost)
 	a.awaitLog("handing this client over")                   // at once, its server still d's
 	d.client.tool("majordomus_peers", map[string]any{}, nil) // answered by a: d moves

@@ -51,6 +51,14 @@ func (b *board) force(obs ...machine.Observation) {
 	b.forced = append(b.forced, obs...)
 }
 
+// set makes the lease name holder at url, as a change on disk.
+func (b *board) set(holder, url string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.holder, b.url = holder, url
+	b.changeLocked()
+}
+
 func (b *board) changeLocked() {
 	close(b.changed)
 	b.changed = make(chan struct{})

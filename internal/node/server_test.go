@@ -36,10 +36,7 @@ func TestALostLeaseIsServedUntilItsLastSessionEnds(t *testing.T) {
 	a.client.close()
 	a.awaitState(machine.OwnerLeft)
 
-	b.mu.Lock()
-	b.holder, b.url = "x", "http://127.0.0.1:1"
-	b.changeLocked()
-	b.mu.Unlock()
+	b.set("x", "http://127.0.0.1:1")
 	a.awaitState(machine.LeaseLost)
 	a.awaitLog("recorded in the fleet registry that this server lost its lease")
 	if row := registryRow(t, co); row.State != runtimes.StateLeaseLost {
@@ -77,10 +74,7 @@ func TestALeaseholderHandsItsClientOverWhileItsServerDrains(t *testing.T) {
 	plain := openSession(t, old)
 	a.awaitLog("http session opened")
 
-	b.mu.Lock()
-	b.holder, b.url = "", ""
-	b.changeLocked()
-	b.mu.Unlock()
+	b.set("", "")
 	a.awaitLog("this server serves its other sessions until the last ends")
 	a.awaitLog("took over as the shared server")
 	current := b.url
@@ -126,10 +120,7 @@ func TestASignalEndsTheServerADrainLeftServing(t *testing.T) {
 			old := b.url
 			openSession(t, old) // never ended: it would hold the server until the idle timeout
 			a.awaitLog("http session opened")
-			b.mu.Lock()
-			b.holder, b.url = "x", "http://127.0.0.1:1"
-			b.changeLocked()
-			b.mu.Unlock()
+			b.set("x", "http://127.0.0.1:1")
 			a.awaitLog("this server serves its other sessions until the last ends")
 			if clientGone {
 				a.client.close()
@@ -182,10 +173,7 @@ func TestServeEndsOnceItsLeaseIsLost(t *testing.T) {
 	co, b := exampleCheckout(t), newBoard()
 	s := start(t, "serve", co, b, false)
 	s.awaitLog("shared server listening")
-	b.mu.Lock()
-	b.holder, b.url = "x", ""
-	b.changeLocked()
-	b.mu.Unlock()
+	b.set("x", "")
 	if res := s.wait(); res.err != nil {
 		t.Fatalf("serve ended with %v", res.err)
 	}
@@ -289,10 +277,7 @@ func TestALeaseWonAgainAdmitsNewSessions(t *testing.T) {
 	a := start(t, "a", co, b, true)
 	id := a.client.initialize()
 	a.awaitLog("shared server listening")
-	b.mu.Lock()
-	b.holder, b.url = "", ""
-	b.changeLocked()
-	b.mu.Unlock()
+	b.set("", "")
 	a.awaitLog("handing this client over")
 	a.awaitLog("took over as the shared server")
 	url := b.url
@@ -324,11 +309,8 @@ func TestALeaseTakenWhileStartingHandsTheClientOver(t *testing.T) {
 	b.gate = make(chan struct{}) // a wins, then waits before it reports so…
 	b.attempts = make(chan string, 4)
 	a := start(t, "a", co, b, true)
-	<-b.attempts // a's attempt, which takes the lease
-	b.mu.Lock()
-	b.holder, b.url = "d", durl // …and d takes it back meanwhile
-	b.changeLocked()
-	b.mu.Unlock()
+	<-b.attempts     // a's attempt, which takes the lease
+	b.set("d", durl) // …and d takes it back meanwhile
 	close(b.gate)
 	a.awaitLog("handing this client over")
 	a.awaitLog("bridging this stdio session to it") // to d's server
