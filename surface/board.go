@@ -36,6 +36,8 @@ type Peer struct {
 	LastSeen     time.Time     `json:"last_seen"`
 	Attached     bool          `json:"attached"`
 	Announcement *Announcement `json:"announcement,omitempty"`
+
+	draining bool // its session is on a server that lost its lease (Board.Drain)
 }
 
 // Overlap is another peer's claim that shares paths with an announcement.
@@ -101,6 +103,10 @@ func stamp(now time.Time) time.Time { return now.UTC().Round(time.Millisecond) }
 // stays listed (attached: false) among the last few; others are dropped.
 func (b *Board) Detach(session string) {
 	defer b.change()()
+	b.detach(session)
+}
+
+func (b *Board) detach(session string) {
 	p, ok := b.bySession[session]
 	if !ok {
 		return

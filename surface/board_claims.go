@@ -62,11 +62,29 @@ func (b *Board) Claim(session, id string) bool {
 	return claimed
 }
 
+// Drain marks the sessions on the board now as those of a server that
+// lost its lease: each stays on the board until it ends, but gives its
+// peer id up to a session that claims it, its client moved to the current
+// server. That server may be this process's next term, on this board.
+func (b *Board) Drain() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, p := range b.bySession {
+		p.draining = true
+	}
+}
+
 // reclaim grants a claimed id, when it is one this board could have given
-// (p1, p2, …) and no attached peer holds it, and drops a departed peer
-// that does: whoever takes the id is that peer, back, and gets what it
-// had, which reclaim returns. Ids given later do not collide with it.
+// (p1, p2, …) and no attached peer holds it but one draining (Drain), and
+// drops a departed peer that does: whoever takes the id is that peer,
+// back, and gets what it had, which reclaim returns. Ids given later do
+// not collide with it.
 func (b *Board) reclaim(id string) (back *Peer, ok bool) {
+	for session, p := range b.bySession {
+		if p.ID == id && p.draining {
+			b.detach(session)
+		}
+	}
 	n, ok := peerNumber(id)
 	if !ok || slices.ContainsFunc(b.order, func(q *Peer) bool { return q.ID == id && q.Attached }) {
 		return nil, false

@@ -52,6 +52,51 @@ func TestABoardGrantsAFreeWellFormedPeerIDClaim(t *testing.T) {
 	}
 }
 
+// A session on a server that lost its lease gives its peer id up to a
+// session that claims it: its client, moved to the current server, which
+// may be the next term of the same process, on this board. The id comes
+// with what the peer had, and the old session's end later leaves the
+// claimant on the board. Until the loss, a session keeps its id, and a
+// session opened after it keeps its own.
+func TestADrainingSessionGivesItsPeerIDToItsClaimant(t *testing.T) {
+	b := NewBoard(time.Now, time.Minute)
+	old := b.Open("old", "http", "", nil)
+	b.Identify("old", Client{Name: "gemini-cli"})
+	if _, _, err := b.Announce("old", "the release notes", []string{"docs"}, false); err != nil {
+		t.Fatal(err)
+	}
+	b.Open("plain", "http", "", nil)
+	if id := b.Open("early", "http", old, nil); id == old {
+		t.Fatalf("%s was granted while its session's server held the lease", old)
+	}
+	b.Drain()
+	if id := b.Open("moved", "http", old, nil); id != old {
+		t.Fatalf("the claim of a draining session's %s gave %s", old, id)
+	}
+	if id := b.Open("late", "http", old, nil); id == old {
+		t.Fatalf("%s was granted again, away from a session opened after the loss", old)
+	}
+	b.Detach("old")
+	peers, _ := b.Peers()
+	var holders []Peer
+	attached := 0
+	for _, p := range peers {
+		if p.Attached {
+			attached++
+		}
+		if p.ID == old {
+			holders = append(holders, p)
+		}
+	}
+	if len(holders) != 1 || !holders[0].Attached || holders[0].Client.Name != "gemini-cli" ||
+		holders[0].Announcement == nil || holders[0].Announcement.Intent != "the release notes" {
+		t.Fatalf("%s on the board: %+v; want the claimant, attached, with the old peer's client and announcement", old, holders)
+	}
+	if attached != 4 { // plain, early, moved and late
+		t.Errorf("%d peers attached, want 4: %+v", attached, peers)
+	}
+}
+
 // A session that claims a departed peer's id, at its opening or at its
 // initialize, gets back what that peer had announced, unless it announces
 // anew: its carried announcement, or one it made before it claimed. Opened

@@ -187,15 +187,7 @@ func TestAModernClientClaimingADepartedIDGetsItsAnnouncementBack(t *testing.T) {
 	a.awaitLog("shared server listening")
 	url := b.url
 	sid, answer := postInitialize(t, url)
-	var init struct {
-		Result struct {
-			Meta map[string]string `json:"_meta"`
-		}
-	}
-	if err := json.Unmarshal([]byte(answer), &init); err != nil || init.Result.Meta["io.majordomus/peer"] == "" {
-		t.Fatalf("initialize answered %s", answer)
-	}
-	peer := init.Result.Meta["io.majordomus/peer"]
+	peer := peerOf(t, answer)
 	mcpRequest(t, http.MethodPost, url, sid, strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)).Body.Close()
 	mcpRequest(t, http.MethodPost, url, sid, strings.NewReader(
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"majordomus_announce","arguments":{"intent":"fix the parser","scope":["lib/parse"]}}}`)).Body.Close()

@@ -281,6 +281,7 @@ func (s *sharedServer) LoseLease(reason string) {
 	}
 	s.mu.Unlock()
 	if srv != nil {
+		srv.surface.Board.Drain() // a moved client keeps its peer id on a term this process may win next
 		srv.surface.Notify(mcp.LoggingLevelWarning, "majordomus: "+message)
 	}
 	if h != nil {

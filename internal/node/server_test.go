@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,6 +16,8 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
 	"github.com/majordomus-mcp/majordomus-mcp/registry/runtimes"
+	"github.com/majordomus-mcp/majordomus-mcp/surface"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 )
 
 // A leaseholder whose client has left and whose lease is then lost is
@@ -71,7 +74,8 @@ func TestALeaseholderHandsItsClientOverWhileItsServerDrains(t *testing.T) {
 	id := a.client.initialize()
 	a.awaitLog("registered this server in the fleet registry")
 	old := b.url
-	plain := openSession(t, old)
+	plain, answer := postInitialize(t, old)
+	plainPeer := peerOf(t, answer)
 	a.awaitLog("http session opened")
 
 	b.set("", "")
@@ -85,6 +89,13 @@ func TestALeaseholderHandsItsClientOverWhileItsServerDrains(t *testing.T) {
 		t.Errorf("the client was %s and is %s", id, got)
 	}
 	saysLost(t, old, current)
+	// The plain session's client moves to the current server, on the same
+	// board, before its old session ends there: it keeps its peer id.
+	moved, answer := claimInitialize(t, current, plainPeer)
+	if peerOf(t, answer) != plainPeer {
+		t.Errorf("claiming %s on the current server was answered %s", plainPeer, answer)
+	}
+	deleteSession(t, current, moved)
 
 	a.client.close()
 	a.awaitState(machine.Exited)
@@ -228,11 +239,34 @@ func registryRow(t *testing.T, co *Checkout) fleet.Row {
 // would, and returns the session's id ("" when none) and the answer.
 func postInitialize(t *testing.T, url string) (sid, answer string) {
 	t.Helper()
+	return claimInitialize(t, url, "")
+}
+
+// claimInitialize is postInitialize claiming peer id claim, when set, as
+// a bridge that opens its client's session again does.
+func claimInitialize(t *testing.T, url, claim string) (sid, answer string) {
+	t.Helper()
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"plain","version":"1"}}}`
-	resp := mcpRequest(t, http.MethodPost, url, "", strings.NewReader(body))
+	header := http.Header{}
+	carry.SetClaim(header, carry.WithPeerClaim(context.Background(), claim))
+	resp := mcpRequest(t, http.MethodPost, url, "", strings.NewReader(body), header)
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
 	return resp.Header.Get("Mcp-Session-Id"), string(out)
+}
+
+// peerOf is the peer id an initialize answer gives its session.
+func peerOf(t *testing.T, answer string) string {
+	t.Helper()
+	var init struct {
+		Result struct {
+			Meta map[string]string `json:"_meta"`
+		}
+	}
+	if err := json.Unmarshal([]byte(answer), &init); err != nil || init.Result.Meta[surface.PeerMeta] == "" {
+		t.Fatalf("initialize answered %s", answer)
+	}
+	return init.Result.Meta[surface.PeerMeta]
 }
 
 // openSession opens a plain HTTP session at url and returns its id.
@@ -251,10 +285,14 @@ func deleteSession(t *testing.T, url, sid string) {
 	mcpRequest(t, http.MethodDelete, url, sid, nil).Body.Close()
 }
 
-// mcpRequest sends one request to url's /mcp, in session sid when set.
-func mcpRequest(t *testing.T, method, url, sid string, body io.Reader) *http.Response {
+// mcpRequest sends one request to url's /mcp, in session sid when set,
+// with what header adds.
+func mcpRequest(t *testing.T, method, url, sid string, body io.Reader, header ...http.Header) *http.Response {
 	t.Helper()
 	req, _ := http.NewRequest(method, url+"/mcp", body)
+	for _, h := range header {
+		maps.Copy(req.Header, h)
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Authorization", secret.Authorization(keyAt(url)))
