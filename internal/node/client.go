@@ -224,9 +224,6 @@ func (s *clientSession) carryLocal(ctx context.Context) (c carry.Session) {
 		return c
 	}
 	c = s.settled(ctx)
-	if srv, err := s.n.load(); err == nil {
-		c.History = srv.surface.Executions.Unshared()
-	}
 	if s.carried != nil && len(s.carried.SafeTools) > 0 {
 		safe := maps.Clone(s.carried.SafeTools)
 		maps.Copy(safe, c.SafeTools)
@@ -237,13 +234,18 @@ func (s *clientSession) carryLocal(ctx context.Context) (c carry.Session) {
 }
 
 // settled holds the client's messages and is the in-process session as it
-// saw them once those it answers are answered (mu held, local open).
+// saw them once those it answers are answered (mu held, local open), with
+// the calls it answered that no shared history kept.
 func (s *clientSession) settled(ctx context.Context) carry.Session {
 	s.router.hold()
 	settle, cancel := context.WithTimeout(ctx, settleBound)
 	defer cancel()
 	s.router.settle(settle, s.local)
-	return s.local.Carried()
+	c := s.local.Carried()
+	if srv, err := s.n.load(); err == nil {
+		c.History = srv.surface.Executions.Unshared()
+	}
+	return c
 }
 
 // adopt makes what the machine chose serve the client, the one place that
@@ -287,11 +289,20 @@ func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) error 
 	}
 	c := s.carried
 	if c != nil {
-		if err := c.Replay(ctx, b); err != nil {
+		replayed := *c
+		if srv != nil {
+			replayed.History = nil // the calls are this process's own already: waiting, or kept
+		}
+		if err := replayed.Replay(ctx, b); err != nil {
 			return fmt.Errorf("carrying the client's session: %w", err)
 		}
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if replayed.History != nil { // from a surface loaded already
+			if loaded, err := s.n.load(); err == nil {
+				loaded.surface.Executions.Shared() // the shared server has them now
+			}
 		}
 	}
 	s.told(h, b, c, srv)
@@ -315,9 +326,6 @@ func (s *clientSession) told(h how, b wire.Backend, c *carry.Session, srv *serve
 	case s.local != nil: // answered in process (alone, or while electing): carried onto the bridge
 		peer := b.(*bridge.Bridge).PeerID()
 		wasAlone := s.alone.Swap(nil) != nil
-		if srv, err := s.n.load(); err == nil {
-			srv.surface.Executions.Shared() // the shared server has them now
-		}
 		s.dropLocal() // it leaves this process's own board, which nobody else sees
 		if wasAlone {
 			s.joined(h, c, peer, nil)

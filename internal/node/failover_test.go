@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -327,16 +328,7 @@ func TestAHandOverCarriesTheAnnouncementBeingAnswered(t *testing.T) {
 	d.awaitState(machine.Attached)
 
 	// a's next announcement runs once the hand-over holds a's client
-	srv, err := a.node.load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	announce, entered := srv.surface.MCP.GetTool("majordomus_announce"), make(chan struct{})
-	srv.surface.MCP.AddTool(announce.Tool, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		close(entered)
-		a.node.session.router.awaitHeld()
-		return announce.Handler(ctx, req)
-	})
+	entered := answersOnceHeld(t, a, "majordomus_announce")
 	a.client.send(map[string]any{"id": 100, "method": "tools/call", "params": map[string]any{
 		"name": "majordomus_announce", "arguments": map[string]any{"intent": "painting the walls"}}})
 	<-entered
@@ -354,6 +346,74 @@ func TestAHandOverCarriesTheAnnouncementBeingAnswered(t *testing.T) {
 	if peers := d.client.tool("majordomus_peers", map[string]any{}, nil); !strings.Contains(peers, "painting the walls") {
 		t.Errorf("the current board lacks the announcement a's client was answered: %s", peers)
 	}
+}
+
+// A call the lease-lost leaseholder answers in process as it hands its
+// client over joins the checkout's history once, as its client's: on the
+// server the client attaches to, or, when the process wins the lease
+// again, in the history it keeps again.
+func TestAHandOverCarriesTheCallsBeingAnswered(t *testing.T) {
+	for _, wins := range []bool{false, true} {
+		t.Run(fmt.Sprintf("wins again: %v", wins), func(t *testing.T) {
+			co, b := exampleCheckout(t), newBoard()
+			a := start(t, "a", co, b, true)
+			id := a.client.initialize()
+			a.awaitLog("shared server listening")
+			current := a
+			if !wins {
+				current = start(t, "d", co.fresh(), b, true)
+				current.client.initialize()
+				current.awaitState(machine.Attached)
+			}
+			entered := answersOnceHeld(t, a, "majordomus_list")
+			a.client.send(map[string]any{"id": 100, "method": "tools/call", "params": map[string]any{
+				"name": "majordomus_list", "arguments": map[string]any{}}})
+			<-entered
+			resume := a.lease.pause() // a elects only once the current server serves
+			b.set("", "")
+			a.awaitLog("handing this client over")
+			if !wins {
+				current.client.tool("majordomus_peers", map[string]any{}, nil) // answered by a: d moves
+				current.awaitLog("took over as the shared server")
+			}
+			resume()
+			a.awaitLog(map[bool]string{false: "re-attached to the shared server", true: "took over as the shared server"}[wins])
+			if answer := a.client.answer(100, nil); answer["result"] == nil {
+				t.Fatalf("a's call was answered %v", answer)
+			}
+			var history struct{ Executions []surface.Execution }
+			if err := json.Unmarshal([]byte(current.client.tool("majordomus_executions", map[string]any{}, nil)), &history); err != nil {
+				t.Fatal(err)
+			}
+			var lists []surface.Execution
+			for _, x := range history.Executions {
+				if x.Tool == "majordomus_list" {
+					lists = append(lists, x)
+				}
+			}
+			if len(lists) != 1 || lists[0].Peer != id {
+				t.Errorf("the history holds %+v; want the one majordomus_list of %s", lists, id)
+			}
+		})
+	}
+}
+
+// answersOnceHeld makes node n's tool answer its next call only once the
+// hand-over holds n's client, and returns what is closed as the call is
+// entered.
+func answersOnceHeld(t *testing.T, n *running, tool string) <-chan struct{} {
+	t.Helper()
+	srv, err := n.node.load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	handler, entered := srv.surface.MCP.GetTool(tool), make(chan struct{})
+	srv.surface.MCP.AddTool(handler.Tool, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		close(entered)
+		n.node.session.router.awaitHeld()
+		return handler.Handler(ctx, req)
+	})
+	return entered
 }
 
 // awaitHeld waits until nothing serves the client: its messages are held.
