@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -61,11 +60,6 @@ type how struct {
 // localSession is the id of the in-process session of this process's
 // stdio client.
 const localSession = "stdio"
-
-// settleBound bounds how long carrying the in-process session waits for
-// the messages it is answering: a long-lived one (a 2026-07-28 listen
-// stream) must not hold the client back.
-const settleBound = time.Second
 
 // earlyPatience is how long an early request waits for the election: an
 // attaching process's ends within milliseconds, and never loads the index
@@ -172,80 +166,6 @@ func (s *clientSession) open(srv *served) error {
 	}
 	s.local = local
 	return nil
-}
-
-// lost hears that b left its server, saying g: when b served the client,
-// g's session is the one to carry, and the machine elects again; the
-// client's messages wait meanwhile. b is closed either way.
-func (s *clientSession) lost(b wire.Backend, g *bridge.Gone) {
-	s.mu.Lock()
-	news := s.router.holdFrom(b)
-	if news {
-		carried := g.Session
-		s.carried, s.causes, s.interim, s.greetedSession = &carried, []string{g.Error()}, false, false
-	}
-	s.mu.Unlock()
-	if news {
-		s.elections.BridgeFailedWith(s.failure(g.Error(), g))
-	}
-	s.router.retire(b)
-}
-
-// failure is what the machine hears of a bridge that failed for cause:
-// reason, unless the server was full, which then says so itself, or
-// silent, for how long; and whether the client is still served alone (the
-// bridge never took it over).
-func (s *clientSession) failure(reason string, cause error) machine.BridgeFailure {
-	f := machine.BridgeFailure{Reason: reason, Alone: s.alone.Load() != nil}
-	var full *bridge.FullServer
-	if errors.As(cause, &full) {
-		f.Reason, f.URL, f.Full, f.RetryAfter = full.Error(), full.URL, true, full.RetryAfter
-	}
-	var silent *bridge.SilentServer
-	if errors.As(cause, &silent) {
-		f.URL, f.Silent = silent.URL, silent.After
-	}
-	return f
-}
-
-// carryLocal makes the in-process session, if any, the one to carry onto
-// a bridge: the client's messages wait from now on, those it is answering
-// are let finish, and what it has seen of the session is carried, with
-// the calls it answered that no shared history kept and what earlier
-// bridges learned of the tools. It returns what is carried, if anything.
-func (s *clientSession) carryLocal(ctx context.Context) (c carry.Session) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.interim = false
-	if s.local == nil {
-		if s.carried != nil {
-			c = *s.carried
-		}
-		return c
-	}
-	c = s.settled(ctx)
-	if s.carried != nil && len(s.carried.SafeTools) > 0 {
-		safe := maps.Clone(s.carried.SafeTools)
-		maps.Copy(safe, c.SafeTools)
-		c.SafeTools = safe
-	}
-	s.carried = &c
-	return c
-}
-
-// settled holds the client's messages and is the in-process session as it
-// saw them once those it answers are answered (mu held, local open), with
-// the calls it answered that no shared history kept.
-func (s *clientSession) settled(ctx context.Context) carry.Session {
-	s.router.hold()
-	settle, cancel := context.WithTimeout(ctx, settleBound)
-	defer cancel()
-	s.router.settle(settle, s.local)
-	c := s.local.Carried()
-	if srv, err := s.n.load(); err == nil {
-		c.History = srv.surface.Executions.Unshared()
-	}
-	return c
 }
 
 // adopt makes what the machine chose serve the client, the one place that
@@ -357,35 +277,6 @@ func (s *clientSession) use(b wire.Backend) {
 			}
 		}()
 	}
-}
-
-// carryGreeting makes the session a greeting opened for hello, claiming
-// peer, the one carried, when nothing answered, chose or carried the
-// client's session yet, and reports whether it did.
-func (s *clientSession) carryGreeting(hello surface.Handshake, peer string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.interim || s.local != nil {
-		return false
-	}
-	s.carried = &carry.Session{Initialize: hello.Params, Protocol: hello.Protocol(), Peer: peer}
-	s.greetedSession, s.interim = true, false
-	return true
-}
-
-// handOver keeps the in-process session, as it saw it, to carry onto
-// whatever the election gives next, and closes it: the shared server this
-// process ran lost its lease. The client's messages wait meanwhile. A
-// client being seated (Start's adopt) is seated whole first.
-func (s *clientSession) handOver(ctx context.Context) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.local != nil {
-		c := s.settled(ctx)
-		s.carried, s.causes, s.interim = &c, []string{"the shared server this process ran lost its lease"}, false
-	}
-	s.router.hold()
-	s.dropLocal()
 }
 
 // closeLocal ends the in-process session, if any: it leaves the board.

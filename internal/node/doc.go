@@ -83,9 +83,9 @@
 //     fails, its session (initialize, last announcement) is carried and
 //     replayed onto whatever serves next, before that backend answers
 //     anything;
-//   - no file but client.go touches the session's state (its greeting's
-//     own is greeting.go's), and none but client.go sets or retires what
-//     the router gives messages to (owner_test.go);
+//   - no file but the session's own (client.go, client_carry.go) touches
+//     its state (its greeting's own is greeting.go's), and none but those
+//     sets or retires what the router gives messages to (owner_test.go);
 //   - a hand-over finds the client seated whole or not at all: adopt and
 //     handOver run one after the other, and an adoption whose context has
 //     ended (handed over, attachment stopped) seats nothing;
