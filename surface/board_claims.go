@@ -28,6 +28,7 @@ func (b *Board) Open(session, transport, claim string, announced *Announcement) 
 	now := b.now()
 	b.expire(now)
 	id := claim
+	b.yield(claim)
 	back, claimed := b.reclaim(claim)
 	if !claimed {
 		id = b.newID()
@@ -54,6 +55,7 @@ func (b *Board) Claim(session, id string) bool {
 		return true
 	}
 	b.expire(b.now())
+	b.yield(id)
 	back, claimed := b.reclaim(id)
 	if claimed {
 		p.ID = id
@@ -74,17 +76,21 @@ func (b *Board) Drain() {
 	}
 }
 
-// reclaim grants a claimed id, when it is one this board could have given
-// (p1, p2, …) and no attached peer holds it but one draining (Drain), and
-// drops a departed peer that does: whoever takes the id is that peer,
-// back, and gets what it had, which reclaim returns. Ids given later do
-// not collide with it.
-func (b *Board) reclaim(id string) (back *Peer, ok bool) {
+// yield detaches a draining session (Drain) whose peer holds id, which a
+// session opening claims: its client, moved. Only a live claimant takes it.
+func (b *Board) yield(id string) {
 	for session, p := range b.bySession {
 		if p.ID == id && p.draining {
 			b.detach(session)
 		}
 	}
+}
+
+// reclaim grants a claimed id, when it is one this board could have given
+// (p1, p2, …) and no attached peer holds it, and drops a departed peer
+// that does: whoever takes the id is that peer, back, and gets what it
+// had, which reclaim returns. Ids given later do not collide with it.
+func (b *Board) reclaim(id string) (back *Peer, ok bool) {
 	n, ok := peerNumber(id)
 	if !ok || slices.ContainsFunc(b.order, func(q *Peer) bool { return q.ID == id && q.Attached }) {
 		return nil, false

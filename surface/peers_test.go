@@ -70,6 +70,12 @@ func TestADrainingSessionGivesItsPeerIDToItsClaimant(t *testing.T) {
 		t.Fatalf("%s was granted while its session's server held the lease", old)
 	}
 	b.Drain()
+	// A term this process wins again keeps the checkout's state, which
+	// lists the draining peer as an announcer: only a claimant takes its id.
+	b.keep([]Peer{{ID: old, Client: Client{Name: "gemini-cli"}, Announcement: &Announcement{Intent: "the release notes"}}}, nil)
+	if b.PeerID("old") != old {
+		t.Fatalf("keeping the checkout's state took %s from its draining session", old)
+	}
 	if id := b.Open("moved", "http", old, nil); id != old {
 		t.Fatalf("the claim of a draining session's %s gave %s", old, id)
 	}
