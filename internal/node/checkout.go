@@ -49,6 +49,17 @@ type served struct {
 	surface *surface.Surface
 }
 
+// unshared is the history of the surface load built, where the calls no
+// shared history kept wait; nil before: asking never builds the index.
+func (c *Checkout) unshared() *surface.Executions {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.served == nil {
+		return nil
+	}
+	return c.served.surface.Executions
+}
+
 // Load builds the index and the MCP surface once, and watches the layer
 // until life ends — the process's lifetime, not the caller's: a server is
 // often started under a context that bounds only its start. describe says

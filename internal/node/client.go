@@ -209,9 +209,13 @@ func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) error 
 	}
 	c := s.carried
 	if c != nil {
-		replayed := *c
-		if srv != nil {
-			replayed.History = nil // the calls are this process's own already: waiting, or kept
+		// Onto a bridge, the calls this process answered that no shared
+		// history kept go with the session, as they wait now: a term this
+		// process won meanwhile kept them already. In process they stay
+		// this process's own.
+		replayed, history := *c, s.n.co.unshared()
+		if srv == nil && history != nil {
+			replayed.History = history.Unshared()
 		}
 		if err := replayed.Replay(ctx, b); err != nil {
 			return fmt.Errorf("carrying the client's session: %w", err)
@@ -219,10 +223,8 @@ func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) error 
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if replayed.History != nil { // from a surface loaded already
-			if loaded, err := s.n.load(); err == nil {
-				loaded.surface.Executions.Shared() // the shared server has them now
-			}
+		if replayed.History != nil {
+			history.Shared() // the shared server has them now
 		}
 	}
 	s.told(h, b, c, srv)

@@ -60,8 +60,9 @@ func (s *clientSession) failure(reason string, cause error) machine.BridgeFailur
 // carryLocal makes the in-process session, if any, the one to carry onto
 // a bridge: the client's messages wait from now on, those it is answering
 // are let finish, and what it has seen of the session is carried, with
-// the calls it answered that no shared history kept and what earlier
-// bridges learned of the tools. It returns what is carried, if anything.
+// what earlier bridges learned of the tools (the calls it answered that no
+// shared history kept go too: adopt). It returns what is carried, if
+// anything.
 func (s *clientSession) carryLocal(ctx context.Context) (c carry.Session) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -83,18 +84,13 @@ func (s *clientSession) carryLocal(ctx context.Context) (c carry.Session) {
 }
 
 // settled holds the client's messages and is the in-process session as it
-// saw them once those it answers are answered (mu held, local open), with
-// the calls it answered that no shared history kept.
+// saw them once those it answers are answered (mu held, local open).
 func (s *clientSession) settled(ctx context.Context) carry.Session {
 	s.router.hold()
 	settle, cancel := context.WithTimeout(ctx, settleBound)
 	defer cancel()
 	s.router.settle(settle, s.local)
-	c := s.local.Carried()
-	if srv, err := s.n.load(); err == nil {
-		c.History = srv.surface.Executions.Unshared()
-	}
-	return c
+	return s.local.Carried()
 }
 
 // carryGreeting makes the session a greeting opened for hello, claiming
