@@ -44,7 +44,7 @@ func getBoard(t *testing.T, url, path string) string {
 // The board's endpoints answer the tools' JSON, byte for byte: the page is
 // no peer (its caller is ""), and an uptime is read at its own moment.
 func TestTheBoardAnswersWhatTheToolsAnswer(t *testing.T) {
-	co, b := exampleCheckout(t), newBoard()
+	co, b := exampleCheckout(t), newBoard(t)
 	a := start(t, "a", co, b, true)
 	a.client.initialize()
 	a.awaitState(machine.Leaseholder)
@@ -88,7 +88,7 @@ func TestTheBoardAnswersWhatTheToolsAnswer(t *testing.T) {
 // and not with time alone; a change closes the channel handed out before
 // it.
 func TestTheBoardsRevisionFollowsTheBoard(t *testing.T) {
-	co, b := exampleCheckout(t), newBoard()
+	co, b := exampleCheckout(t), newBoard(t)
 	a := start(t, "a", co, b, true)
 	a.client.initialize()
 	a.awaitState(machine.Leaseholder)
@@ -113,7 +113,7 @@ func TestTheBoardsRevisionFollowsTheBoard(t *testing.T) {
 // that serves everyone is not the stalest row on the board while its client
 // is connected, and no timer wakes the process to keep it fresh.
 func TestTheLeaseholdersIdleClientIsSeenAsOfEveryReading(t *testing.T) {
-	co, b := exampleCheckout(t), newBoard()
+	co, b := exampleCheckout(t), newBoard(t)
 	a := start(t, "a", co, b, true)
 	a.client.initialize()
 	a.awaitState(machine.Leaseholder)
@@ -181,7 +181,7 @@ func TestTheBoardIsOpenedThroughAPageOfItsUsersOnly(t *testing.T) {
 // A 2026-07-28 client that claims a departed peer's id is that peer back
 // with its announcement, as a session opened again that claims it is.
 func TestAModernClientClaimingADepartedIDGetsItsAnnouncementBack(t *testing.T) {
-	co, b := exampleCheckout(t), newBoard()
+	co, b := exampleCheckout(t), newBoard(t)
 	a := start(t, "a", co, b, true)
 	a.client.initialize()
 	a.awaitLog("shared server listening")

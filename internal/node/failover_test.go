@@ -26,7 +26,7 @@ import (
 // second finds the lease live and bridges its client to the first's
 // server: both are on one board.
 func TestTheFirstNodeServesAndTheNextAttaches(t *testing.T) {
-	co, b := exampleCheckout(t), newBoard()
+	co, b := exampleCheckout(t), newBoard(t)
 	a := start(t, "a", co, b, true)
 	a.awaitLog("shared server listening")
 	a.client.initialize()
@@ -51,7 +51,7 @@ func TestTheFirstNodeServesAndTheNextAttaches(t *testing.T) {
 // does not initialize again, is told, and is still on the board under its
 // name.
 func TestATakeOverCarriesTheSession(t *testing.T) {
-	co, b := exampleCheckout(t), newBoard()
+	co, b := exampleCheckout(t), newBoard(t)
 	a := start(t, "a", co, b, true)
 	a.awaitLog("shared server listening")
 	d := start(t, "d", co.fresh(), b, true) // another peer, which must not take c's id
@@ -87,7 +87,7 @@ func TestATakeOverCarriesTheSession(t *testing.T) {
 // node's next message: that node re-attaches, to the new server, with its
 // session replayed there.
 func TestAReattachCarriesTheSessionToTheNewServer(t *testing.T) {
-	co, b := exampleCheckout(t), newBoard()
+	co, b := exampleCheckout(t), newBoard(t)
 	a, c, id := servingAndAttached(t, co, b)
 	c.client.tool("majordomus_announce", map[string]any{"intent": "writing the tests"}, nil)
 
@@ -115,7 +115,7 @@ func TestAReattachCarriesTheSessionToTheNewServer(t *testing.T) {
 // When the leaseholder is gone and the lease cannot be used, the attached
 // node serves its client alone, with the session carried, and says why.
 func TestServedAloneAfterTheServerAndTheLeaseFail(t *testing.T) {
-	co, b := exampleCheckout(t), newBoard()
+	co, b := exampleCheckout(t), newBoard(t)
 	a, c, _ := servingAndAttached(t, co, b)
 
 	b.force(machine.Observation{Class: machine.ClassUnusable, Reason: "the lease directory is read-only"})
@@ -135,7 +135,7 @@ func TestServedAloneAfterTheServerAndTheLeaseFail(t *testing.T) {
 // A replay the new server refuses (it lost its lease meanwhile) fails that
 // bridge: the node elects again and serves the client whatever comes next.
 func TestAFailedReplayElectsAgain(t *testing.T) {
-	co, b := exampleCheckout(t), newBoard()
+	co, b := exampleCheckout(t), newBoard(t)
 	a, c, _ := servingAndAttached(t, co, b)
 
 	refusing, key := refusingServer(t, co.fresh())
@@ -164,7 +164,7 @@ func TestAFailedReplayElectsAgain(t *testing.T) {
 // An attempt that wins after the client left (a slow link of the lease)
 // counts for nothing: the lease it made is released.
 func TestALateWinIsReleased(t *testing.T) {
-	co, b := exampleCheckout(t), newBoard()
+	co, b := exampleCheckout(t), newBoard(t)
 	b.gate = make(chan struct{})
 	b.attempts = make(chan string, 4)
 	c := start(t, "c", co.fresh(), b, true)
@@ -184,7 +184,7 @@ func TestALateWinIsReleased(t *testing.T) {
 // `serve` finds a server running: it says where and ends without starting
 // a second one.
 func TestServeEndsWhenAServerRuns(t *testing.T) {
-	co, b := exampleCheckout(t), newBoard()
+	co, b := exampleCheckout(t), newBoard(t)
 	a := start(t, "a", co, b, true)
 	a.awaitLog("shared server listening")
 	s := start(t, "serve", co.fresh(), b, false)
@@ -197,7 +197,7 @@ func TestServeEndsWhenAServerRuns(t *testing.T) {
 // `serve` that cannot share has no client to serve alone: it ends with the
 // reason.
 func TestServeWithoutALeaseEndsWithTheReason(t *testing.T) {
-	co, b := exampleCheckout(t), newBoard()
+	co, b := exampleCheckout(t), newBoard(t)
 	b.force(machine.Observation{Class: machine.ClassUnusable, Reason: "the lease directory is read-only"})
 	s := start(t, "serve", co.fresh(), b, false)
 	res := s.wait()
@@ -210,7 +210,7 @@ func TestServeWithoutALeaseEndsWithTheReason(t *testing.T) {
 // the node with the layer's error, which keeps its kind (the command's
 // exit code depends on it).
 func TestAnUnservableClientEndsTheNodeWithTheLayersError(t *testing.T) {
-	co, b := exampleCheckout(t), newBoard()
+	co, b := exampleCheckout(t), newBoard(t)
 	if err := example.WriteBrokenObject(co.Root); err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestAnUnservableClientEndsTheNodeWithTheLayersError(t *testing.T) {
 // A served client whose every backend failed is answered, request by
 // request, with every reason, and its stdio stays open.
 func TestAServedClientWithNothingLeftIsAnsweredWithEveryReason(t *testing.T) {
-	co, b := exampleCheckout(t), newBoard()
+	co, b := exampleCheckout(t), newBoard(t)
 	a, c, _ := servingAndAttached(t, co, b)
 
 	if err := example.WriteBrokenObject(co.Root); err != nil {
@@ -289,7 +289,7 @@ func refusingServer(t *testing.T, co *Checkout) (url, key string) {
 // and the bridge moves to the current server (here, the bridge's own
 // take-over). Both end on one board.
 func TestALeaseLostLeaseholderHandsItsClientOver(t *testing.T) {
-	co, b := exampleCheckout(t), newBoard()
+	co, b := exampleCheckout(t), newBoard(t)
 	a := start(t, "a", co, b, true)
 	id := a.client.initialize()
 	a.awaitLog("shared server listening")
@@ -318,7 +318,7 @@ func TestALeaseLostLeaseholderHandsItsClientOver(t *testing.T) {
 // it hands its client over is carried with the client: its client was told
 // it took, so the current board shows it, not the one before.
 func TestAHandOverCarriesTheAnnouncementBeingAnswered(t *testing.T) {
-	co, b := exampleCheckout(t), newBoard()
+	co, b := exampleCheckout(t), newBoard(t)
 	a := start(t, "a", co, b, true)
 	a.client.initialize()
 	a.awaitLog("shared server listening")
@@ -355,7 +355,7 @@ func TestAHandOverCarriesTheAnnouncementBeingAnswered(t *testing.T) {
 func TestAHandOverCarriesTheCallsBeingAnswered(t *testing.T) {
 	for _, wins := range []bool{false, true} {
 		t.Run(fmt.Sprintf("wins again: %v", wins), func(t *testing.T) {
-			co, b := exampleCheckout(t), newBoard()
+			co, b := exampleCheckout(t), newBoard(t)
 			a := start(t, "a", co, b, true)
 			id := a.client.initialize()
 			a.awaitLog("shared server listening")
@@ -404,8 +404,8 @@ func TestAHandOverCarriesTheCallsBeingAnswered(t *testing.T) {
 // kept them in the checkout's history (which the next server loads from
 // the shared state), so they are not carried onto that server again.
 func TestCallsAShortTermKeptAreNotCarriedAgain(t *testing.T) {
-	co, b := exampleCheckout(t), newBoard()
-	elsewhere := newBoard() // d's own lease: a reaches d's server through b's
+	co, b := exampleCheckout(t), newBoard(t)
+	elsewhere := newBoard(t) // d's own lease: a reaches d's server through b's
 	d := start(t, "d", co.fresh(), elsewhere, true)
 	d.client.initialize()
 	d.awaitLog("shared server listening")

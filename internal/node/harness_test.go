@@ -40,9 +40,15 @@ type board struct {
 	changed  chan struct{} // closed and replaced on every change
 	attempts chan string   // each attempt's instance, when a test listens
 	gate     chan struct{} // when set, a winning attempt waits for it
+	path     string        // the lease file: its holder's instance, none when no one holds it
 }
 
-func newBoard() *board { return &board{changed: make(chan struct{})} }
+// newBoard is a lease at a path of its own, which the board writes as
+// the lease file a holder would, so that the shared state beside it is
+// written and read as in a checkout.
+func newBoard(t *testing.T) *board {
+	return &board{changed: make(chan struct{}), path: filepath.Join(t.TempDir(), "server.json")}
+}
 
 // force makes the next attempts find obs, in order.
 func (b *board) force(obs ...machine.Observation) {
@@ -60,6 +66,11 @@ func (b *board) set(holder, url string) {
 }
 
 func (b *board) changeLocked() {
+	if b.holder == "" {
+		_ = os.Remove(b.path)
+	} else {
+		_ = os.WriteFile(b.path, fmt.Appendf(nil, `{"schema":%q,"instance":%q}`, registry.Schema, b.holder), 0o600)
+	}
 	close(b.changed)
 	b.changed = make(chan struct{})
 }
@@ -85,7 +96,7 @@ func (v *view) pause() (resume func()) {
 	return func() { close(ch) }
 }
 
-func (v *view) Path() string { return "/board/" + v.me }
+func (v *view) Path() string { return v.b.path }
 
 func (v *view) Attempt(ctx context.Context) machine.Observation {
 	if p := v.paused.Load(); p != nil {

@@ -26,7 +26,7 @@ import (
 // being served, its registry row says it is draining, and it ends with its
 // last session, removing that row.
 func TestALostLeaseIsServedUntilItsLastSessionEnds(t *testing.T) {
-	co, b := exampleCheckout(t), newBoard()
+	co, b := exampleCheckout(t), newBoard(t)
 	a := start(t, "a", co, b, true)
 	a.client.initialize()
 	a.awaitLog("registered this server in the fleet registry")
@@ -69,14 +69,17 @@ func TestALostLeaseIsServedUntilItsLastSessionEnds(t *testing.T) {
 // and refuses new sessions, naming the new server; then it stops and
 // leaves the registry. The process, its client gone, ends only with it.
 func TestALeaseholderHandsItsClientOverWhileItsServerDrains(t *testing.T) {
-	co, b := exampleCheckout(t), newBoard()
+	co, b := exampleCheckout(t), newBoard(t)
 	a := start(t, "a", co, b, true)
 	id := a.client.initialize()
 	a.awaitLog("registered this server in the fleet registry")
 	old := b.url
-	plain, answer := postInitialize(t, old)
-	plainPeer := peerOf(t, answer)
-	a.awaitLog("http session opened")
+	plain := openSession(t, old)
+	// its announcement is in the checkout's state, which the next term keeps
+	mcpRequest(t, http.MethodPost, old, plain, strings.NewReader(
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"majordomus_announce","arguments":{"intent":"the release notes"}}}`)).Body.Close()
+	moving, answer := postInitialize(t, old) // a bridge's, say
+	movingPeer := peerOf(t, answer)
 
 	b.set("", "")
 	a.awaitLog("this server serves its other sessions until the last ends")
@@ -89,18 +92,19 @@ func TestALeaseholderHandsItsClientOverWhileItsServerDrains(t *testing.T) {
 		t.Errorf("the client was %s and is %s", id, got)
 	}
 	saysLost(t, old, current)
-	// The plain session's client moves to the current server, on the same
+	// The moving session's client moves to the current server, on the same
 	// board, before its old session ends there: it keeps its peer id.
-	moved, answer := claimInitialize(t, current, plainPeer)
-	if peerOf(t, answer) != plainPeer {
-		t.Errorf("claiming %s on the current server was answered %s", plainPeer, answer)
+	moved, answer := claimInitialize(t, current, movingPeer)
+	if peerOf(t, answer) != movingPeer {
+		t.Errorf("claiming %s on the current server was answered %s", movingPeer, answer)
 	}
+	deleteSession(t, old, moving)
 	deleteSession(t, current, moved)
 
 	a.client.close()
 	a.awaitState(machine.Exited)
 	for range 3 {
-		if text := toolOn(t, old, plain, "majordomus_repository"); !strings.Contains(text, `"result"`) {
+		if text := toolOn(t, old, plain, "majordomus_repository"); !strings.Contains(text, `"result"`) || strings.Contains(text, `"isError":true`) {
 			t.Fatalf("the old server answered its session %s", text)
 		}
 	}
@@ -124,7 +128,7 @@ func TestALeaseholderHandsItsClientOverWhileItsServerDrains(t *testing.T) {
 func TestASignalEndsTheServerADrainLeftServing(t *testing.T) {
 	for _, clientGone := range []bool{false, true} {
 		t.Run(fmt.Sprintf("client gone: %v", clientGone), func(t *testing.T) {
-			co, b := exampleCheckout(t), newBoard()
+			co, b := exampleCheckout(t), newBoard(t)
 			a := start(t, "a", co, b, true)
 			a.client.initialize()
 			a.awaitLog("registered this server in the fleet registry")
@@ -181,7 +185,7 @@ func toolOn(t *testing.T, url, sid, tool string) string {
 // `serve` has no client of its own: once its lease is lost, it ends with
 // its last session.
 func TestServeEndsOnceItsLeaseIsLost(t *testing.T) {
-	co, b := exampleCheckout(t), newBoard()
+	co, b := exampleCheckout(t), newBoard(t)
 	s := start(t, "serve", co, b, false)
 	s.awaitLog("shared server listening")
 	b.set("x", "")
@@ -192,7 +196,7 @@ func TestServeEndsOnceItsLeaseIsLost(t *testing.T) {
 
 // A leaseholder that cannot write the registry serves all the same.
 func TestAnUnwritableRegistryStopsNoServer(t *testing.T) {
-	co, b := exampleCheckout(t), newBoard()
+	co, b := exampleCheckout(t), newBoard(t)
 	co.Registry = co.Root + "/.ai/manifest.yaml/registry.db" // under a file: no directory can be made
 	a := start(t, "a", co, b, true)
 	a.client.initialize()
@@ -311,7 +315,7 @@ func mcpRequest(t *testing.T, method, url, sid string, body io.Reader, header ..
 // wins the election again, and its new server admits new sessions (the
 // old term's refusal does not outlive it), even on the same port.
 func TestALeaseWonAgainAdmitsNewSessions(t *testing.T) {
-	co, b := exampleCheckout(t), newBoard()
+	co, b := exampleCheckout(t), newBoard(t)
 	a := start(t, "a", co, b, true)
 	id := a.client.initialize()
 	a.awaitLog("shared server listening")
@@ -337,7 +341,7 @@ func TestALeaseWonAgainAdmitsNewSessions(t *testing.T) {
 // server lease-lost from the start; its client is handed over (here to
 // the process that took the lease), not served alone.
 func TestALeaseTakenWhileStartingHandsTheClientOver(t *testing.T) {
-	co, b := exampleCheckout(t), newBoard()
+	co, b := exampleCheckout(t), newBoard(t)
 	d := start(t, "d", co.fresh(), b, true)
 	d.awaitLog("shared server listening")
 	durl := b.url
