@@ -26,9 +26,12 @@ type Execution struct {
 // as it is recorded. While it is not, the process's own client's calls —
 // served alone, answered while it is elected for, or on a server that has
 // just lost its lease — wait to be merged into the checkout's history once
-// it is, here or on the server the client is carried to. Another
-// session's call made then is a lease-lost server's, and never is: it is
-// not the checkout's.
+// it is, here or on the server the client is carried to, and are
+// forgotten once that history has them (Shared). Another session's call
+// made then is a lease-lost server's, and never is: it is not the
+// checkout's. (A process that wins the lease again keeps this history
+// again, and a server of its that still drains shares its board, so the
+// draining sessions' calls from then on are the checkout's.)
 type Executions struct {
 	mu      sync.Mutex
 	ring    []Execution
@@ -68,23 +71,24 @@ func appendBounded(xs []Execution, x Execution) []Execution {
 }
 
 // Unshared returns the calls recorded while no shared history kept them,
-// oldest first, as majordomus_executions shows them; nil when none.
-func (e *Executions) Unshared() json.RawMessage {
+// oldest first, as majordomus_executions shows them (nil when none), and
+// how many they are.
+func (e *Executions) Unshared() (json.RawMessage, int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if len(e.pending) == 0 {
-		return nil
+		return nil, 0
 	}
 	raw, _ := json.Marshal(e.pending)
-	return raw
+	return raw, len(e.pending)
 }
 
-// Shared forgets the calls Unshared returned: another server's history
-// took them.
-func (e *Executions) Shared() {
+// Shared forgets the first n of the calls Unshared returned: a shared
+// history has them. A call recorded since stays.
+func (e *Executions) Shared(n int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.pending = nil
+	e.pending = slices.Clone(e.pending[min(n, len(e.pending)):])
 }
 
 // Recent returns up to limit calls, newest first.
@@ -100,7 +104,9 @@ func (e *Executions) Recent(limit int) []Execution {
 
 // keep makes the history the checkout's: loaded, with the calls pending
 // merged in by time, within the bound; sink is given every call from now
-// on. It returns the history as merged.
+// on. It returns the history as merged. The calls stay pending until the
+// checkout's state has them (Shared): a term lost before it wrote them
+// carries them on.
 func (e *Executions) keep(loaded []Execution, sink func(Execution)) []Execution {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -110,7 +116,7 @@ func (e *Executions) keep(loaded []Execution, sink func(Execution)) []Execution 
 		slices.SortStableFunc(merged, func(a, b Execution) int { return a.At.Compare(b.At) })
 	}
 	merged = merged[max(0, len(merged)-executionsKept):]
-	e.ring, e.pending, e.sink = slices.Clone(merged), nil, sink
+	e.ring, e.sink = slices.Clone(merged), sink
 	e.changes.bump()
 	return merged
 }

@@ -131,10 +131,13 @@ func TestACarriedHistoryJoinsAsTheCallersOwn(t *testing.T) {
 			t.Fatal(msg)
 		}
 	}
-	history := alone.s.Executions.Unshared()
-	alone.s.Executions.Shared()
-	if again := alone.s.Executions.Unshared(); again != nil {
-		t.Fatalf("the calls given away are still unshared: %s", again)
+	history, n := alone.s.Executions.Unshared()
+	if _, _, msg := alone.handle(context.Background(), own, "tools/call", map[string]any{"name": "majordomus_search", "arguments": map[string]any{"query": "x"}}); msg != "" {
+		t.Fatal(msg) // answered while the history is carried
+	}
+	alone.s.Executions.Shared(n)
+	if again, left := alone.s.Executions.Unshared(); left != 1 || !strings.Contains(string(again), "majordomus_search") {
+		t.Fatalf("after the calls given away, %s waits; want the call made since alone", again)
 	}
 
 	f := newFixture(t)
@@ -174,6 +177,10 @@ func TestKeepingMergesTheCheckoutsStateAndGivesEveryChange(t *testing.T) {
 	var mu sync.Mutex
 	var lines [][]byte
 	merged := f.s.Keep(loaded, func(line []byte) { mu.Lock(); lines = append(lines, line); mu.Unlock() })
+	if _, n := f.s.Executions.Unshared(); n != 1 {
+		t.Fatalf("%d calls wait once merged; want the own client's, until the state has them", n)
+	}
+	f.s.Executions.Shared(1) // the state was written (internal/node's keeper)
 	var order []string
 	for _, x := range merged.Executions {
 		order = append(order, x.Tool)
@@ -331,7 +338,8 @@ func TestAfterALostLeaseOnlyTheOwnClientsCallsWait(t *testing.T) {
 	}
 	other.tool("majordomus_repository", nil)
 	var waiting []Execution
-	if err := json.Unmarshal(f.s.Executions.Unshared(), &waiting); err != nil || len(waiting) != 1 || waiting[0].Tool != "majordomus_list" || waiting[0].Peer != "p1" {
+	raw, _ := f.s.Executions.Unshared()
+	if err := json.Unmarshal(raw, &waiting); err != nil || len(waiting) != 1 || waiting[0].Tool != "majordomus_list" || waiting[0].Peer != "p1" {
 		t.Fatalf("the calls waiting after the loss: %+v (%v); want the own client's alone", waiting, err)
 	}
 }

@@ -213,18 +213,18 @@ func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) error 
 		// history kept go with the session, as they wait now: a term this
 		// process won meanwhile kept them already. In process they stay
 		// this process's own.
-		replayed, history := *c, s.n.co.unshared()
+		replayed, history, carried := *c, s.n.co.unshared(), 0
 		if srv == nil && history != nil {
-			replayed.History = history.Unshared()
+			replayed.History, carried = history.Unshared()
 		}
 		if err := replayed.Replay(ctx, b); err != nil {
 			return fmt.Errorf("carrying the client's session: %w", err)
 		}
+		if carried > 0 {
+			history.Shared(carried) // the shared server has them now
+		}
 		if err := ctx.Err(); err != nil {
 			return err
-		}
-		if replayed.History != nil {
-			history.Shared() // the shared server has them now
 		}
 	}
 	s.told(h, b, c, srv)

@@ -1,12 +1,15 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +20,7 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 	"github.com/majordomus-mcp/majordomus-mcp/layer"
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
+	"github.com/majordomus-mcp/majordomus-mcp/registry"
 	"github.com/majordomus-mcp/majordomus-mcp/surface"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
@@ -398,56 +402,59 @@ func TestAHandOverCarriesTheCallsBeingAnswered(t *testing.T) {
 	}
 }
 
-// The calls a lease-lost leaseholder answered as it handed its client
-// over go with the client as they wait when it is next carried: a term
-// that its process won meanwhile, and lost before it seated the client,
-// kept them in the checkout's history (which the next server loads from
-// the shared state), so they are not carried onto that server again.
-func TestCallsAShortTermKeptAreNotCarriedAgain(t *testing.T) {
-	co, b := exampleCheckout(t), newBoard(t)
-	elsewhere := newBoard(t) // d's own lease: a reaches d's server through b's
-	d := start(t, "d", co.fresh(), elsewhere, true)
-	d.client.initialize()
-	d.awaitLog("shared server listening")
-	a := start(t, "a", co, b, true)
-	a.client.initialize()
-	a.awaitLog("shared server listening")
-	entered := answersOnceHeld(t, a, "majordomus_list")
-	a.client.send(map[string]any{"id": 100, "method": "tools/call", "params": map[string]any{
-		"name": "majordomus_list", "arguments": map[string]any{}}})
-	<-entered
-	b.mu.Lock()
-	b.gate, b.attempts = make(chan struct{}), make(chan string, 4)
-	b.mu.Unlock()
-	b.set("", "") // a loses its lease, hands its client over and wins it again, but…
-	<-b.attempts
-	b.set("d", elsewhere.url) // …d holds it before a's new term seats the client
-	close(b.gate)
-	a.awaitLog("re-attached to the shared server")
-	if answer := a.client.answer(100, nil); answer["result"] == nil {
-		t.Fatalf("a's call was answered %v", answer)
-	}
-	srv, err := a.node.load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	lists := func(history []surface.Execution) (n int) {
-		for _, x := range history {
-			if x.Tool == "majordomus_list" {
-				n++
+// A call the lease-lost leaseholder answered as it handed its client over
+// joins the checkout's history once when its process wins the lease again
+// and loses it before it seats the client: in the state that term wrote
+// (which the next server loads), or, when the lease was taken before the
+// term could write it, carried with the client to the next server.
+func TestACallAShortTermKeptIsInTheHistoryOnce(t *testing.T) {
+	for _, written := range []bool{false, true} {
+		t.Run(fmt.Sprintf("state written: %v", written), func(t *testing.T) {
+			co, b := exampleCheckout(t), newBoard(t)
+			elsewhere := newBoard(t) // d's own lease: a reaches d's server through b's
+			d := start(t, "d", co.fresh(), elsewhere, true)
+			d.client.initialize()
+			d.awaitLog("shared server listening")
+			a := start(t, "a", co, b, true)
+			a.client.initialize()
+			a.awaitLog("shared server listening")
+			entered := answersOnceHeld(t, a, "majordomus_list")
+			a.client.send(map[string]any{"id": 100, "method": "tools/call", "params": map[string]any{
+				"name": "majordomus_list", "arguments": map[string]any{}}})
+			<-entered
+			taken := func() { b.set("d", elsewhere.url) } // before a's new term seats the client
+			b.mu.Lock()
+			if written {
+				b.publish = sync.OnceFunc(taken) // once the term wrote its state
+			} else {
+				b.gate, b.attempts = make(chan struct{}), make(chan string, 4)
 			}
-		}
-		return n
-	}
-	if n := lists(srv.surface.Executions.Recent(surface.MaxExecutionsLimit)); n != 1 {
-		t.Fatalf("a's short term kept %d majordomus_list calls, want 1", n)
-	}
-	var history struct{ Executions []surface.Execution }
-	if err := json.Unmarshal([]byte(d.client.tool("majordomus_executions", map[string]any{}, nil)), &history); err != nil {
-		t.Fatal(err)
-	}
-	if n := lists(history.Executions); n != 0 {
-		t.Errorf("the call a's short term kept was carried again: d's history holds %+v", history.Executions)
+			b.mu.Unlock()
+			b.set("", "") // a loses its lease, hands its client over and wins it again
+			if !written {
+				<-b.attempts
+				taken() // before the term writes its state
+				close(b.gate)
+			}
+			a.awaitLog("re-attached to the shared server")
+			if answer := a.client.answer(100, nil); answer["result"] == nil {
+				t.Fatalf("a's call was answered %v", answer)
+			}
+			state, _ := os.ReadFile(registry.StatePath(b.path))
+			var history struct{ Executions []surface.Execution }
+			if err := json.Unmarshal([]byte(d.client.tool("majordomus_executions", map[string]any{}, nil)), &history); err != nil {
+				t.Fatal(err)
+			}
+			carried := 0
+			for _, x := range history.Executions {
+				if x.Tool == "majordomus_list" {
+					carried++
+				}
+			}
+			if inState := bytes.Count(state, []byte(`"majordomus_list"`)); inState+carried != 1 || (inState == 1) != written {
+				t.Errorf("the call is %d times in the state a's term wrote and carried %d times to d; want once, in the state only when it was written", inState, carried)
+			}
+		})
 	}
 }
 

@@ -41,6 +41,7 @@ type board struct {
 	attempts chan string   // each attempt's instance, when a test listens
 	gate     chan struct{} // when set, a winning attempt waits for it
 	path     string        // the lease file: its holder's instance, none when no one holds it
+	publish  func()        // when set, run as a node publishes its URL, before it is written
 }
 
 // newBoard is a lease at a path of its own, which the board writes as
@@ -217,6 +218,12 @@ var keys = struct {
 }{of: map[string]string{}, at: map[string]string{}}
 
 func (v *view) Publish(url string) error {
+	v.b.mu.Lock()
+	publish := v.b.publish
+	v.b.mu.Unlock()
+	if publish != nil {
+		publish()
+	}
 	v.b.mu.Lock()
 	defer v.b.mu.Unlock()
 	if v.b.holder != v.me {
