@@ -36,6 +36,8 @@ type Executions struct {
 	mu      sync.Mutex
 	ring    []Execution
 	pending []Execution       // the own client's, recorded while not kept
+	made    int               // how many were ever made pending: the last pending is the made-th
+	merged  int               // made when keep merged them in
 	sink    func(x Execution) // nil while not kept
 	changes *changes          // moved by every call recorded (changes.go)
 }
@@ -56,7 +58,7 @@ func (e *Executions) record(x Execution, own bool) {
 	case e.sink != nil:
 		e.sink(x)
 	case own:
-		e.pending = appendBounded(e.pending, x)
+		e.pending, e.made = appendBounded(e.pending, x), e.made+1
 	}
 }
 
@@ -72,23 +74,36 @@ func appendBounded(xs []Execution, x Execution) []Execution {
 
 // Unshared returns the calls recorded while no shared history kept them,
 // oldest first, as majordomus_executions shows them (nil when none), and
-// how many they are.
+// the mark that Shared forgets them by.
 func (e *Executions) Unshared() (json.RawMessage, int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if len(e.pending) == 0 {
-		return nil, 0
+		return nil, e.made
 	}
 	raw, _ := json.Marshal(e.pending)
-	return raw, len(e.pending)
+	return raw, e.made
 }
 
-// Shared forgets the first n of the calls Unshared returned: a shared
-// history has them. A call recorded since stays.
-func (e *Executions) Shared(n int) {
+// Shared forgets the calls Unshared returned with mark: a shared history
+// has them. One recorded since stays, whatever the bound cut meanwhile.
+func (e *Executions) Shared(mark int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.pending = slices.Clone(e.pending[min(n, len(e.pending)):])
+	e.forget(mark)
+}
+
+// Written forgets the calls keep merged: the checkout's state has them.
+func (e *Executions) Written() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.forget(e.merged)
+}
+
+// forget drops the pending calls made up to mark (mu held).
+func (e *Executions) forget(mark int) {
+	since := e.made - mark
+	e.pending = slices.Clone(e.pending[max(0, len(e.pending)-since):])
 }
 
 // Recent returns up to limit calls, newest first.
@@ -105,7 +120,7 @@ func (e *Executions) Recent(limit int) []Execution {
 // keep makes the history the checkout's: loaded, with the calls pending
 // merged in by time, within the bound; sink is given every call from now
 // on. It returns the history as merged. The calls stay pending until the
-// checkout's state has them (Shared): a term lost before it wrote them
+// checkout's state has them (Written): a term lost before it wrote them
 // carries them on.
 func (e *Executions) keep(loaded []Execution, sink func(Execution)) []Execution {
 	e.mu.Lock()
@@ -116,7 +131,7 @@ func (e *Executions) keep(loaded []Execution, sink func(Execution)) []Execution 
 		slices.SortStableFunc(merged, func(a, b Execution) int { return a.At.Compare(b.At) })
 	}
 	merged = merged[max(0, len(merged)-executionsKept):]
-	e.ring, e.sink = slices.Clone(merged), sink
+	e.ring, e.sink, e.merged = slices.Clone(merged), sink, e.made
 	e.changes.bump()
 	return merged
 }

@@ -210,18 +210,18 @@ func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) error 
 	c := s.carried
 	if c != nil {
 		// Onto a bridge, the calls this process answered that no shared
-		// history kept go with the session, as they wait now: a term this
-		// process won meanwhile kept them already. In process they stay
-		// this process's own.
-		replayed, history, carried := *c, s.n.co.unshared(), 0
+		// history kept go with the session, as they wait now (a term this
+		// process won meanwhile may have written them). In process they
+		// stay this process's own.
+		replayed, history, mark := *c, s.n.co.unshared(), 0
 		if srv == nil && history != nil {
-			replayed.History, carried = history.Unshared()
+			replayed.History, mark = history.Unshared()
 		}
 		if err := replayed.Replay(ctx, b); err != nil {
 			return fmt.Errorf("carrying the client's session: %w", err)
 		}
-		if carried > 0 {
-			history.Shared(carried) // the shared server has them now
+		if replayed.History != nil {
+			history.Shared(mark) // the shared server has them now
 		}
 		if err := ctx.Err(); err != nil {
 			return err

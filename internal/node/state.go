@@ -115,8 +115,7 @@ func keepState(log *zap.Logger, surf *surface.Surface, leasePath, instance strin
 		return k
 	}
 	k.journal = j
-	_, written := surf.Executions.Unshared() // the own client's calls merged: none is added while kept
-	surf.Executions.Shared(written)
+	surf.Executions.Written()
 	log.Info("the checkout's shared state is loaded and kept here",
 		zap.String("state", k.path), zap.Int("executions", len(merged.Executions)), zap.Int("announcers", len(merged.Peers)))
 	return k
