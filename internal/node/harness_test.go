@@ -48,7 +48,7 @@ type board struct {
 // the lease file a holder would, so that the shared state beside it is
 // written and read as in a checkout.
 func newBoard(t *testing.T) *board {
-	return &board{changed: make(chan struct{}), path: filepath.Join(t.TempDir(), "server.json")}
+	return &board{changed: make(chan struct{}), path: filepath.Join(testtemp.Dir(t), "server.json")}
 }
 
 // force makes the next attempts find obs, in order.
