@@ -97,7 +97,17 @@ func keepState(log *zap.Logger, surf *surface.Surface, leasePath, instance strin
 		log.Info("the last record of the checkout's shared state was cut short (its writer was killed while writing it) and is dropped", zap.String("state", k.path))
 	}
 	merged := surf.Keep(st, k.record)
+	if k.begin(merged, leasePath, instance, writable) {
+		// after begin, not under k.mu: the surface calls the sink, which
+		// takes k.mu, with its own lock held
+		surf.Executions.Written()
+	}
+	return k
+}
 
+// begin writes the merged state, with the records given meanwhile, and
+// journals from then on; it reports whether the state was written.
+func (k *keeper) begin(merged surface.State, leasePath, instance string, writable bool) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.mirror = surface.NewStateMirror(merged)
@@ -106,19 +116,18 @@ func keepState(log *zap.Logger, surf *surface.Surface, leasePath, instance strin
 	}
 	k.early, k.started = nil, true
 	if !writable {
-		return k
+		return false
 	}
 	j, err := registry.WriteState(leasePath, instance, k.mirror.Encode())
 	if err != nil {
-		log.Warn("the checkout's shared state cannot be written; this server keeps its history in memory only, and the server after it starts without it",
+		k.log.Warn("the checkout's shared state cannot be written; this server keeps its history in memory only, and the server after it starts without it",
 			zap.String("state", k.path), zap.Error(err))
-		return k
+		return false
 	}
 	k.journal = j
-	surf.Executions.Written()
-	log.Info("the checkout's shared state is loaded and kept here",
+	k.log.Info("the checkout's shared state is loaded and kept here",
 		zap.String("state", k.path), zap.Int("executions", len(merged.Executions)), zap.Int("announcers", len(merged.Peers)))
-	return k
+	return true
 }
 
 // record appends one record (the surface's sink: it runs before the

@@ -219,3 +219,40 @@ func BenchmarkLoadingAFullState(b *testing.B) {
 		keepState(zap.NewNop(), surf, lease, instance, time.Now()).stop()
 	}
 }
+
+// Calls recorded while a keeper writes the state it merged neither wait
+// for it forever nor hold it up: the surface gives the keeper each call
+// with the history's lock held, so the keeper forgets the calls it wrote
+// only once it no longer holds its own.
+func TestCallsRecordedAsTheStateIsWrittenNeverWaitForever(t *testing.T) {
+	for range 20 {
+		lease, instance := heldLease(t)
+		surf := newSurface(t)
+		surf.Executions.RecordOwn(surface.Execution{Tool: "majordomus_list", Peer: "p1", At: time.Now().UTC()}) // served alone
+		stop, calling := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(calling)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					surf.Executions.Record(surface.Execution{Tool: "majordomus_get", Peer: "p2", At: time.Now().UTC()})
+				}
+			}
+		}()
+		kept := make(chan *keeper)
+		go func() { kept <- keepState(zap.NewNop(), surf, lease, instance, time.Now()) }()
+		select {
+		case k := <-kept:
+			close(stop)
+			<-calling
+			k.stop()
+		case <-time.After(10 * time.Second):
+			t.Fatal("keeping the state and recording a call wait for each other")
+		}
+		if waiting, _ := surf.Executions.Unshared(); waiting != nil {
+			t.Fatalf("the written call still waits: %s", waiting)
+		}
+	}
+}
