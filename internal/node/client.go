@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
@@ -198,7 +197,7 @@ func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) error 
 				s.joined(h, nil, "", srv)
 			}
 			if !told { // it answered in process while electing: the client hears it now
-				srv.surface.Notify(mcp.LoggingLevelWarning, "majordomus: "+surface.AloneNotice(h.why))
+				tell(srv, "majordomus: "+surface.AloneNotice(h.why))
 			}
 			return nil
 		}
@@ -242,7 +241,7 @@ func (s *clientSession) told(h how, b wire.Backend, c *carry.Session, srv *serve
 	switch {
 	case h.as == machine.Leaseholder && c != nil:
 		log.Info("took over as the shared server; this session continues locally", url)
-		srv.surface.Notify(mcp.LoggingLevelWarning, "majordomus: the shared server this session used is gone; this process took over as the checkout's shared server at "+h.url)
+		tell(srv, "majordomus: the shared server this session used is gone; this process took over as the checkout's shared server at "+h.url)
 		s.relisted(c)
 	case h.as != machine.Attached:
 	case s.local != nil: // answered in process (alone, or while electing): carried onto the bridge

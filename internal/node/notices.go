@@ -48,8 +48,15 @@ func (s *clientSession) joined(h how, c *carry.Session, now string, srv *served)
 		zap.String("url", h.url), zap.String("peer", now), zap.String("peer_before", was))
 	switch {
 	case srv != nil:
-		srv.surface.Notify(mcp.LoggingLevelWarning, msg)
+		tell(srv, msg)
 	case c != nil && len(c.Initialize) > 0 && s.n.out != nil:
 		_ = s.n.out.WriteValue(mcp.NewLoggingMessageNotification(mcp.LoggingLevelWarning, "majordomus", msg))
 	}
+}
+
+// tell sends msg to this process's own client, served in process on srv:
+// what changed for it is not news to the other sessions there, whose
+// processes tell their own clients.
+func tell(srv *served, msg string) {
+	_ = srv.surface.MCP.SendLogMessageToSpecificClient(localSession, mcp.NewLoggingMessageNotification(mcp.LoggingLevelWarning, "majordomus", msg))
 }

@@ -104,8 +104,12 @@ func TestALeaseholderHandsItsClientOverWhileItsServerDrains(t *testing.T) {
 	a.client.close()
 	a.awaitState(machine.Exited)
 	for range 3 {
-		if text := toolOn(t, old, plain, "majordomus_repository"); !strings.Contains(text, `"result"`) || strings.Contains(text, `"isError":true`) {
+		text := toolOn(t, old, plain, "majordomus_repository")
+		if !strings.Contains(text, `"result"`) || strings.Contains(text, `"isError":true`) {
 			t.Fatalf("the old server answered its session %s", text)
+		}
+		if strings.Contains(text, "this process took over") { // the own client's news, not the plain session's
+			t.Fatalf("the plain session was told the own client's news: %s", text)
 		}
 	}
 	if len(a.done) != 0 {
