@@ -88,6 +88,7 @@ func TestALeaseholderHandsItsClientOverWhileItsServerDrains(t *testing.T) {
 	if current == "" || current == old || a.node.State() != machine.Leaseholder {
 		t.Fatalf("after the hand-over a is %s, the lease names %q (the old server was %s)", a.node.State(), current, old)
 	}
+	a.client.awaitNote(nil, "this process took over as the checkout's shared server")
 	if got := a.client.caller(); got != id {
 		t.Errorf("the client was %s and is %s", id, got)
 	}
