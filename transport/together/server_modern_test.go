@@ -3,6 +3,7 @@ package together
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -69,6 +70,14 @@ func TestAModernRequestIsServedWithoutASession(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	listening := make(chan struct{})
+	var ended atomic.Value // how the listen request ended, told if the test fails
+	t.Cleanup(func() {
+		if t.Failed() {
+			cancel()
+			<-listening
+			t.Logf("the listen request ended: %v", ended.Load())
+		}
+	})
 	go func() {
 		defer close(listening)
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.url+"/mcp",
@@ -79,9 +88,14 @@ func TestAModernRequestIsServedWithoutASession(t *testing.T) {
 		for k, v := range map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"} {
 			req.Header.Set(k, v)
 		}
-		if resp, err := c.http.Do(req); err == nil {
-			resp.Body.Close()
+		resp, err := c.http.Do(req)
+		if err != nil {
+			ended.Store(err.Error())
+			return
 		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		ended.Store(resp.Status + " " + string(b))
 	}()
 	s.count.waitFor(t, 1)
 	cancel()
