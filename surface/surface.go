@@ -1,6 +1,7 @@
 package surface
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"os"
@@ -126,9 +127,7 @@ func New(cfg Config) *Surface {
 	if cfg.Process == nil {
 		cfg.Process = func() Process { return Process{Role: "standalone", Profile: "default"} }
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = zap.NewNop()
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, zap.NewNop())
 	c := &changes{}
 	s := &Surface{
 		Board:      newBoard(cfg.Now, cfg.IdleTimeout, cfg.PeerNumbers, c),

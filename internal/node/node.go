@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -82,9 +83,7 @@ type Node struct {
 
 // New builds a node in electing.
 func New(cfg Config) (*Node, error) {
-	if cfg.Logger == nil {
-		cfg.Logger = zap.NewNop()
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, zap.NewNop())
 	if cfg.SignalsHandled == nil {
 		ready := make(chan struct{})
 		close(ready)

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -16,10 +17,7 @@ import (
 // client leaves or ctx ends; its error is why the client could not be
 // served at all.
 func RunStandalone(ctx context.Context, cfg Config) error {
-	co, log := cfg.Checkout, cfg.Logger
-	if log == nil {
-		log = zap.NewNop()
-	}
+	co, log := cfg.Checkout, cmp.Or(cfg.Logger, zap.NewNop())
 	times, err := ResolveTimings(co.Manifest.Server, cfg.Times)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -155,9 +156,7 @@ func New(ctx context.Context, cfg Config) (*Bridge, error) {
 	if cfg.Proven != nil {
 		posts.release(kept(cfg.Proven), true)
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = zap.NewNop()
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, zap.NewNop())
 	b := &Bridge{
 		cfg: cfg, log: cfg.Logger, endpoint: endpoint, posts: posts,
 		authorization: secret.Authorization(cfg.Secret),

@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -213,9 +214,7 @@ func New(cfg Config) *Server {
 	if cfg.MaxConnections <= 0 {
 		cfg.MaxConnections = defaultMaxConnections
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = zap.NewNop()
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, zap.NewNop())
 	if cfg.Identity == nil {
 		cfg.Identity = func() Identity { return Identity{} }
 	}

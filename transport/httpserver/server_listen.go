@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -26,9 +27,7 @@ import (
 // warn. A host that is not a loopback address is bound and served, with a
 // warning naming what it exposes.
 func Listen(host string, port int, log *zap.Logger) (net.Listener, error) {
-	if log == nil {
-		log = zap.NewNop()
-	}
+	log = cmp.Or(log, zap.NewNop())
 	network := "tcp" // a name: whatever it resolves to
 	if ip, err := netip.ParseAddr(host); err == nil {
 		network = "tcp6"

@@ -3,6 +3,7 @@ package stdio
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -46,10 +47,7 @@ const readHandOff = time.Millisecond
 // waits for the answers already under way before returning. It never
 // returns an error for the client going away: that is how sessions end.
 func (s *Loop) Serve(ctx context.Context) Ending {
-	log := s.Logger
-	if log == nil {
-		log = zap.NewNop()
-	}
+	log := cmp.Or(s.Logger, zap.NewNop())
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
