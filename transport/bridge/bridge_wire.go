@@ -251,10 +251,7 @@ func (b *Bridge) noteAnnouncing(calls []call, unknown bool) {
 func resultsByID(answer []byte) map[string]json.RawMessage {
 	results := map[string]json.RawMessage{}
 	for _, m := range wire.Members(answer) {
-		var a struct {
-			ID     json.RawMessage `json:"id"`
-			Result json.RawMessage `json:"result"`
-		}
+		var a wire.Envelope
 		if json.Unmarshal(m, &a) == nil && len(a.Result) > 0 {
 			results[string(a.ID)] = a.Result
 		}

@@ -290,10 +290,7 @@ func initializeFailed(rec *bufferWriter) bool {
 			return nil
 		})
 	}
-	var a struct {
-		Result json.RawMessage `json:"result"`
-		Error  json.RawMessage `json:"error"`
-	}
+	var a wire.Envelope
 	return json.Unmarshal(answer, &a) != nil || len(a.Error) > 0 || len(a.Result) == 0
 }
 

@@ -27,7 +27,7 @@ type sessionRecord struct {
 // caller already read.
 func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMessage, answer []byte) {
 	switch method {
-	case string(mcp.MethodInitialize), string(mcp.MethodToolsList), string(mcp.MethodToolsCall), methodDiscover:
+	case string(mcp.MethodInitialize), string(mcp.MethodToolsList), string(mcp.MethodToolsCall), string(mcp.MethodServerDiscover):
 	default:
 		if !carry.HeardMethod(method) {
 			return
@@ -44,10 +44,7 @@ func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMes
 	if method == string(mcp.MethodToolsCall) && (json.Unmarshal(m.Params, &call) != nil || call.Name != carry.AnnounceTool) {
 		return
 	}
-	var a struct {
-		Result json.RawMessage `json:"result"`
-		Error  json.RawMessage `json:"error"`
-	}
+	var a wire.Envelope
 	if answer == nil || json.Unmarshal(answer, &a) != nil || len(a.Error) > 0 || len(a.Result) == 0 {
 		return
 	}
@@ -64,7 +61,7 @@ func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMes
 		if announced { // a carried session, opened with its announcement
 			r.carried.Announce = bytes.Clone(carry.Announcement(ctx))
 		}
-	case methodDiscover:
+	case string(mcp.MethodServerDiscover):
 		// A 2026-07-28 client has no initialize: its peer id is the one
 		// its server/discover was told, and its _meta says who it is.
 		if peer, _ := carry.Opened(answer); peer != "" && r.carried.Initialize == nil {
@@ -106,10 +103,6 @@ func (l *Local) Carried() carry.Session {
 	return c
 }
 
-// methodDiscover is 2026-07-28's server/discover, which stands for
-// initialize there.
-const methodDiscover = "server/discover"
-
 // earlyMethods are the requests answered the same in every mode: the
 // handshake, the lists and the layer's reads. A process may answer them in
 // process, for the layer it indexed, before it knows what serves its client
@@ -117,7 +110,7 @@ const methodDiscover = "server/discover"
 // lease); every other request needs the board.
 var earlyMethods = map[string]bool{
 	string(mcp.MethodInitialize):             true,
-	methodDiscover:                           true,
+	string(mcp.MethodServerDiscover):         true, // 2026-07-28's initialize
 	string(mcp.MethodPing):                   true,
 	string(mcp.MethodToolsList):              true,
 	string(mcp.MethodResourcesList):          true,
