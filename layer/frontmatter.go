@@ -149,12 +149,7 @@ func (c *converter) mapping(n *yaml.Node, depth int) (map[string]any, error) {
 		}
 		out[key] = val
 	}
-	for k, v := range merged {
-		if _, set := out[k]; !set {
-			out[k] = v
-		}
-	}
-	return out, nil
+	return out, mergeInto(out, merged, n.Line) // a mapping merges without error
 }
 
 // key returns the text of a scalar mapping key (following an alias).

@@ -3,7 +3,6 @@ package layer
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -75,10 +74,7 @@ func LoadManifest(root string) (Manifest, error) {
 	path := filepath.Join(abs, filepath.FromSlash(manifestRel))
 	data, err := os.ReadFile(path)
 	if err != nil {
-		if pe, ok := errors.AsType[*fs.PathError](err); ok {
-			err = pe.Err
-		}
-		return Manifest{}, fmt.Errorf("%w: %s: cannot read: %w", ErrInvalidManifest, path, err)
+		return Manifest{}, fmt.Errorf("%w: %s: cannot read: %w", ErrInvalidManifest, path, pathErr(err))
 	}
 	m, problems := parseManifest(data)
 	if len(problems) > 0 {
