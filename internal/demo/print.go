@@ -63,21 +63,39 @@ func (d *demo) tool(p *demoProcess, name string, arguments map[string]any, says 
 	d.call(p, "tools/call", map[string]any{"name": name, "arguments": arguments}, showToolResult, says...)
 }
 
-// said shows what a process logged about sharing since last shown, once
-// it has logged one of texts (none: what has come). Its log and its
-// answers travel on different pipes, so an answer can arrive before the
-// lines logged on the way to it: the text, logged last before the answer,
-// says they have all come.
+// said shows what a process logged about sharing since last shown (its
+// transitions, take-overs, and why it serves as it does), once it has
+// logged one of texts (none: what has come). Its log and its answers travel
+// on different pipes, so an answer can arrive before the lines logged on
+// the way to it: the text, logged last before the answer, says they have
+// all come. Its callers have checked d.err and p.
 func (d *demo) said(p *demoProcess, texts ...string) {
-	if d.err != nil || p == nil {
-		return
-	}
 	if len(texts) > 0 {
 		if _, d.err = p.WaitLogAny(d.ctx, texts...); d.err != nil {
 			return
 		}
 	}
-	d.transitions(p)
+	logs := p.Logs()
+	for _, line := range logs[p.shown:] {
+		var e struct {
+			Level, Msg, From, To, Trigger, Rule string
+		}
+		if json.Unmarshal([]byte(line), &e) != nil {
+			continue
+		}
+		switch {
+		case e.Msg == "transition":
+			rule := ""
+			if e.Rule != "" {
+				rule = ", " + e.Rule
+			}
+			d.say("  [%s pid %d] %s → %s (%s%s)", p.name, p.Cmd.Process.Pid, e.From, e.To, e.Trigger, rule)
+		case e.Level == "warn" || strings.Contains(e.Msg, "listening on") || strings.Contains(e.Msg, "bridging") ||
+			strings.Contains(e.Msg, "took over") || strings.Contains(e.Msg, "re-attached"):
+			d.say("  [%s pid %d] %s: %s", p.name, p.Cmd.Process.Pid, e.Level, e.Msg)
+		}
+	}
+	p.shown = len(logs)
 }
 
 // peers shows a client's view of the board, one line a peer.
@@ -111,35 +129,6 @@ func (d *demo) peers(p *demoProcess, says ...string) {
 			fmt.Fprintln(w, line)
 		}
 	}, says...)
-}
-
-// transitions prints what a process logged about sharing since last shown:
-// its transitions, take-overs, and why it serves as it does.
-func (d *demo) transitions(p *demoProcess) {
-	if d.err != nil || p == nil {
-		return
-	}
-	logs := p.Logs()
-	for _, line := range logs[p.shown:] {
-		var e struct {
-			Level, Msg, From, To, Trigger, Rule string
-		}
-		if json.Unmarshal([]byte(line), &e) != nil {
-			continue
-		}
-		switch {
-		case e.Msg == "transition":
-			rule := ""
-			if e.Rule != "" {
-				rule = ", " + e.Rule
-			}
-			d.say("  [%s pid %d] %s → %s (%s%s)", p.name, p.Cmd.Process.Pid, e.From, e.To, e.Trigger, rule)
-		case e.Level == "warn" || strings.Contains(e.Msg, "listening on") || strings.Contains(e.Msg, "bridging") ||
-			strings.Contains(e.Msg, "took over") || strings.Contains(e.Msg, "re-attached"):
-			d.say("  [%s pid %d] %s: %s", p.name, p.Cmd.Process.Pid, e.Level, e.Msg)
-		}
-	}
-	p.shown = len(logs)
 }
 
 func showTools(w io.Writer, result json.RawMessage) {
