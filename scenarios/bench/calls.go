@@ -86,7 +86,7 @@ func (b *bench) b2b3() ([]Figure, error) {
 		return nil, fmt.Errorf("B2 bridge, tools never listed: %w", err)
 	}
 	// A client whose host gives it sockets, as hosts built on Node do.
-	socketed, err := b.spawnOnSockets(lh.dir)
+	socketed, err := b.start(b.bin, []string{"--http-port", "0"}, lh.dir, nil, true)
 	if err != nil {
 		return nil, fmt.Errorf("B2 bridge on sockets: %w", err)
 	}
@@ -198,7 +198,7 @@ func (b *bench) b3(lh *leaseProc) []Figure {
 	var names []string
 	var figs []Figure
 	for _, p := range peers {
-		c, err := b.start(p.cmd, p.args, lh.dir, env)
+		c, err := b.start(p.cmd, p.args, lh.dir, env, false)
 		if err == nil {
 			defer c.close()
 			err = initialize(ctx, c, "bench-"+p.name)

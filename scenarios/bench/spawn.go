@@ -58,22 +58,13 @@ func (b *bench) checkout() (string, error) {
 
 // spawn starts majordomus-mcp in dir, always on any free port.
 func (b *bench) spawn(dir string, args ...string) (*pipeClient, error) {
-	return b.start(b.bin, append([]string{"--http-port", "0"}, args...), dir, nil)
+	return b.start(b.bin, append([]string{"--http-port", "0"}, args...), dir, nil, false)
 }
 
-// spawnOnSockets is spawn with a socket for stdin and another for stdout,
-// as hosts built on Node give their child.
-func (b *bench) spawnOnSockets(dir string) (*pipeClient, error) {
-	return b.launch(b.bin, []string{"--http-port", "0"}, dir, nil, true)
-}
-
-// start starts any stdio MCP client; cleanup ends it if nothing did.
-func (b *bench) start(name string, args []string, dir string, env []string) (*pipeClient, error) {
-	return b.launch(name, args, dir, env, false)
-}
-
-// launch is start, on sockets or on pipes.
-func (b *bench) launch(name string, args []string, dir string, env []string, sockets bool) (*pipeClient, error) {
+// start starts any stdio MCP client, on pipes or (sockets) with a socket
+// for stdin and another for stdout, as hosts built on Node give their
+// child; cleanup ends it if nothing did.
+func (b *bench) start(name string, args []string, dir string, env []string, sockets bool) (*pipeClient, error) {
 	cmd := exec.Command(name, args...)
 	cmd.Dir, cmd.Env = dir, env // env nil: the parent's
 	proc, stdout, err := mcpclient.StartUnread(cmd, sockets)
