@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // greets is what an attaching process logs (at debug) when it greets its
@@ -14,20 +16,30 @@ const greets = "answered this client's initialize with the words of the server"
 // server proved itself, before the client's session opens there (issue
 // 33, B1), and with that server's own bytes: the same initialize, sent
 // straight to the server claiming the same peer id once the client has
-// left, is answered byte for byte the same. A client whose initialize
-// comes after its process chose the bridge is relayed as before, so a
-// few attach until one is greeted.
+// left, is answered byte for byte the same, whatever the client says of
+// itself (a blank name or none is "(not initialized)" on the board). A
+// client whose initialize comes after its process chose the bridge is
+// relayed as before, so a few attach until one is greeted.
 func TestAnAttachingClientIsGreetedWithTheServersOwnAnswer(t *testing.T) {
 	dir := checkout(t)
 	lh := shared(t, dir)
 	initialize(t, lh, "claude-code")
 	serverURL(t, lh)
-	const init = `{"jsonrpc":"2.0","id":"greeted","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"codex","version":"0.9"}}}`
+	for _, client := range []string{`,"clientInfo":{"name":"codex","version":"0.9"}`, `,"clientInfo":{"name":"","version":"0.9"}`, `,"clientInfo":{"name":"   "}`, ``} {
+		greetedAsServed(t, dir, lh, `{"jsonrpc":"2.0","id":"greeted","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}`+client+`}}`)
+	}
+}
+
+// greetedAsServed attaches clients sending init to lh's server until one
+// is greeted, then sends init to the server itself claiming the greeted
+// peer id, and fails unless the two answers are the same bytes.
+func greetedAsServed(t *testing.T, dir string, lh *mcpclient.Process, init string) {
+	t.Helper()
 	var greeting []byte
 	var peer string
 	for try := 0; greeting == nil; try++ {
 		if try == 5 {
-			t.Fatal("no attaching client of five was greeted")
+			t.Fatalf("no attaching client of five was greeted for %s", init)
 		}
 		p := shared(t, dir, "--log-level", "debug")
 		if err := p.SendLine(init); err != nil {
@@ -58,12 +70,17 @@ func TestAnAttachingClientIsGreetedWithTheServersOwnAnswer(t *testing.T) {
 	}
 
 	server := connect(t, dir)
-	status, _, answer := httpDo(t, "POST", server.URL, []byte(init), server.with(map[string]string{"Majordomus-Peer": peer}))
+	status, headers, answer := httpDo(t, "POST", server.URL, []byte(init), server.with(map[string]string{"Majordomus-Peer": peer}))
 	if status != 200 || !bytes.Equal(bytes.TrimSpace(answer), bytes.TrimSpace(greeting)) {
 		t.Fatalf("greeted with\n%s\nthe server answers (%d)\n%s", greeting, status, answer)
 	}
 	if !strings.Contains(string(answer), `"io.majordomus/peer":"`+peer+`"`) {
 		t.Fatalf("the server did not grant the claim %s: %s", peer, answer)
+	}
+	// The session the server opened ends, so that the next client meets
+	// the board this one met.
+	if status, _, _ := httpDo(t, "DELETE", server.URL, nil, server.with(map[string]string{"Mcp-Session-Id": headers.Get("Mcp-Session-Id")})); status != 200 {
+		t.Fatalf("DELETE: %d", status)
 	}
 }
 
