@@ -177,6 +177,10 @@ func (s *clientSession) open(srv *served) error {
 func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// Only the first adoption after a greeting can seat its session where
+	// the client was greeted from: a later one carries it elsewhere.
+	greeted := s.greetedSession
+	s.greetedSession = false
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -226,18 +230,16 @@ func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) error 
 			return err
 		}
 	}
-	s.told(h, b, c, srv)
+	s.told(h, b, c, srv, greeted)
 	s.use(b)
 	return nil
 }
 
 // told says what adopt changed (mu held): in the log, and to a client
 // whose session was carried from a server that is gone or was served
-// alone.
-func (s *clientSession) told(h how, b wire.Backend, c *carry.Session, srv *served) {
+// alone; a greeted one's was not, when its greeting's server seats it.
+func (s *clientSession) told(h how, b wire.Backend, c *carry.Session, srv *served, greeted bool) {
 	log, url := s.n.log, zap.String("url", h.url)
-	greeted := s.greetedSession
-	s.greetedSession = false
 	switch {
 	case h.as == machine.Leaseholder && c != nil:
 		log.Info("took over as the shared server; this session continues locally", url)

@@ -31,7 +31,7 @@ func (s *clientSession) lost(b wire.Backend, g *bridge.Gone) {
 	news := s.router.holdFrom(b)
 	if news {
 		carried := g.Session
-		s.carried, s.causes, s.interim, s.greetedSession = &carried, []string{g.Error()}, false, false
+		s.carried, s.causes, s.interim = &carried, []string{g.Error()}, false
 	}
 	s.mu.Unlock()
 	if news {

@@ -510,3 +510,41 @@ func TestBridgeFailureSaysAFullServer(t *testing.T) {
 		t.Errorf("failure(no cause, served alone) = %+v", got)
 	}
 }
+
+// A greeted client whose session the greeting's server then refuses (it
+// lost its lease between its proof and the bridge's opening) is carried
+// to the server that serves next as any carried session is: re-attached,
+// and its lists said to have changed, since what it was greeted with was
+// another server's.
+func TestAGreetingRefusedByItsServerIsCarriedOnAsAReattach(t *testing.T) {
+	co, b := exampleCheckout(t), newBoard(t)
+	a := start(t, "a", co, b, false)
+	a.awaitLog("shared server listening")
+	lost := b.url
+	a.lease.pause() // a does not take the lease back
+	b.set("", "")
+	a.awaitState(machine.LeaseLost)
+	y := start(t, "y", co.fresh(), b, false)
+	y.awaitLog("shared server listening")
+
+	var resume func()
+	g := startWith(t, "g", co.fresh(), b, true, func(cfg *Config) { resume = cfg.Lease.(*view).pause() })
+	hello, ok := surface.ReadHandshake(json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"codex","version":"1"}}}`))
+	if !ok || !g.node.session.carryGreeting(hello, "p7") {
+		t.Fatal("the greeting was not carried")
+	}
+	b.force(machine.Observation{Class: machine.ClassLive, URL: lost, Reason: "held by a", Opaque: held{"a", keyOf("a")}}) // as proved before a lost it
+	resume()
+	g.awaitState(machine.Attached)
+	g.awaitLog("re-attached to the shared server")
+	for timeout := time.After(wait); ; {
+		select {
+		case f := <-g.client.frames:
+			if f["method"] == string(mcp.MethodNotificationResourcesListChanged) {
+				return
+			}
+		case <-timeout:
+			t.Fatal("the client was not told its lists changed")
+		}
+	}
+}
