@@ -104,7 +104,9 @@
 //   - absent: no file; acquire.
 //   - live: the URL answers the probe for this checkout's repository id, this
 //     lease's instance, and leaseholder: true; attach.
-//   - stale: the URL does not answer and the owner is gone; take over.
+//   - stale: the URL does not answer and the owner is gone, or the lease
+//     was written for another directory than this checkout's (it came with
+//     a copy or a move of its checkout: [Observer.Root]); take over.
 //   - busy: the URL does not answer but the owner is alive (or cannot be
 //     told); the caller waits, up to its busy grace, then takes it over
 //     ([LeaseFile.TakeOver] accepts a busy lease still as judged).

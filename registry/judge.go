@@ -112,8 +112,11 @@ type Input struct {
 	// that is the judging process's path too (zero when unread): a lease
 	// is superseded when its server's executable is not that file, whichever
 	// of the two processes started from the newer one.
-	OnDisk  Executable
-	Timings Timings
+	OnDisk Executable
+	// Elsewhere is the root the decoded document was written for, when
+	// that is another directory than this checkout's ([Observer.Root]).
+	Elsewhere string
+	Timings   Timings
 }
 
 // Verdict is the judge's answer.
@@ -166,6 +169,11 @@ func Judge(in Input) Verdict {
 		return verdict(Corrupt, "corrupt lease: "+problem)
 	}
 
+	if in.Elsewhere != "" {
+		// Its server proves the copied secret, so no probe could tell.
+		return verdict(Stale, "stale lease: it was written for the checkout at "+strconv.Quote(in.Elsewhere)+
+			" and came here with a copy or a move of it; its server, if any, serves that one")
+	}
 	if reason, ok := superseded(doc, in.Executable, in.OnDisk, in.Version); ok {
 		return verdict(Superseded, reason)
 	}

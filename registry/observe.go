@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"os"
 
 	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
 )
@@ -55,6 +56,11 @@ type Observer struct {
 	// RepositoryID is this checkout's repository id, which a live server
 	// must answer with.
 	RepositoryID string
+	// Root is this checkout's root. A lease whose root is another
+	// directory came with a copy or a move of its checkout: its server, if
+	// any, serves that one, and proves the copied secret all the same.
+	// Empty: every lease is taken to be this checkout's.
+	Root string
 	// Executable and Version describe this process, for the superseded rule.
 	Executable Executable
 	Version    string
@@ -91,6 +97,9 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 	if snap.Found == Regular {
 		if doc, problem := decode(snap.Raw); problem == "" {
 			obs.Lease = &doc
+			if o.Root != "" && doc.Root != "" && !sameDirectory(doc.Root, o.Root) {
+				in.Elsewhere = doc.Root
+			}
 			obs.Owner = o.Env.Alive(doc.PID, doc.ProcessStart, doc.BootID)
 			in.Owner = obs.Owner
 			if e := doc.Executable; e != nil && e.Path != "" && e.Path == o.Executable.Path {
@@ -133,4 +142,21 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 	}
 	obs.Verdict = v
 	return obs, nil
+}
+
+// sameDirectory reports whether the lease's root names this checkout's
+// root, by the file, not the name (a link, a mount, or a name's case on a
+// file system that ignores it names it too); a root that cannot be read
+// is not this one, unless this one cannot be read either (nothing then
+// tells them apart).
+func sameDirectory(root, ours string) bool {
+	theirs, err1 := os.Stat(root)
+	this, err2 := os.Stat(ours)
+	switch {
+	case err2 != nil:
+		return true
+	case err1 != nil:
+		return false
+	}
+	return os.SameFile(theirs, this)
 }

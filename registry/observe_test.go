@@ -6,12 +6,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
 )
 
@@ -158,6 +160,40 @@ func TestObserver_ProbesOnlyWhenItMatters(t *testing.T) {
 			}
 			if !obs.Same(Read(path)) {
 				t.Error("the observation does not carry what is on disk")
+			}
+		})
+	}
+}
+
+// A lease whose root is another directory than this checkout's came with
+// a copy or a move of its checkout (cp -a, rsync, mv): it is stale here at
+// once, unprobed, as its server would prove the secret it was copied with.
+// Another name for this checkout's root is this checkout's, and a lease
+// that names no root makes no claim.
+func TestObserver_ALeaseOfAnotherCheckoutIsStaleUnprobed(t *testing.T) {
+	ours, other := testtemp.Dir(t), testtemp.Dir(t)
+	tests := []struct {
+		name, root string
+		class      Class
+	}{
+		{"another checkout's", other, Stale},
+		{"a checkout that is gone", filepath.Join(other, "moved"), Stale},
+		{"this checkout's", ours, Live},
+		{"this checkout's by another name", ours + string(filepath.Separator) + ".", Live},
+		{"no root", "", Live},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := leasePath(t)
+			writeFile(t, path, docBytes(t, func(l *Lease) { l.Root = tt.root }))
+			var calls atomic.Int32
+			o := &Observer{Path: path, Root: ours, Executable: ourExe, Version: ourVersion, Probe: countingProbe(ProbeResult{Status: ProbeOK}, &calls)}
+			obs, err := o.Observe(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if obs.Verdict.Class != tt.class || (calls.Load() > 0) != (tt.class == Live) {
+				t.Errorf("%s after %d probes (%s), want %s", obs.Verdict.Class, calls.Load(), obs.Verdict.Reason, tt.class)
 			}
 		})
 	}

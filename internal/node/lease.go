@@ -117,6 +117,7 @@ func newObserver(co *Checkout, exe registry.Executable, times Timings) *registry
 	return &registry.Observer{
 		Path:         registry.Path(co.Root, co.Profile),
 		RepositoryID: layer.RepositoryID(co.Root),
+		Root:         co.Root,
 		Executable:   exe,
 		Version:      release.Number,
 		Timings:      registry.Timings{BindGrace: times.BindGrace},

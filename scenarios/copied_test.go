@@ -1,0 +1,81 @@
+package scenarios
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// A checkout copied with its local state while its server runs (cp -a,
+// rsync -a) has the original's lease, whose server proves the copied
+// secret: the copy's first client still serves the copy, at once, and
+// the original's server and lease are left alone. (It was bridged to the
+// original's server, its board and its layer, as long as that ran.)
+func TestACopiedCheckoutIsServedByItsOwnServer(t *testing.T) {
+	original := checkout(t)
+	a := shared(t, original)
+	initialize(t, a, "claude-code")
+	originalURL := serverURL(t, a)
+
+	copied := checkout(t)
+	copyTree(t, filepath.Join(original, ".ai", "local"), filepath.Join(copied, ".ai", "local"))
+	if readLease(t, copied)["url"] != originalURL {
+		t.Fatal("the copy's lease is not the original's")
+	}
+	b := shared(t, copied)
+	initialize(t, b, "codex")
+	if _, err := b.WaitLog(ctx(t), "stale lease: it was written for the checkout at", "taking it over"); err != nil {
+		t.Fatal(err)
+	}
+	copyURL := serverURL(t, b)
+	if copyURL == originalURL {
+		t.Fatalf("the copy is served by the original's server at %s", originalURL)
+	}
+	c := shared(t, copied)
+	initialize(t, c, "gemini-cli")
+	attached(t, c, copyURL)
+	if board := peersOf(t, c); board.Count != 2 {
+		t.Fatalf("the copy's board: %+v", board)
+	}
+	if board := peersOf(t, a); board.Count != 1 || readLease(t, original)["url"] != originalURL {
+		t.Fatalf("the original's server or lease changed: %+v", board)
+	}
+}
+
+// copyTree copies the directory src to dst as cp -a does: its files and
+// directories with their modes.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		to := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			if err := os.MkdirAll(to, 0o700); err != nil {
+				return err
+			}
+		case info.Mode().IsRegular():
+			body, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(to, body, 0o600); err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
+		return os.Chmod(to, info.Mode().Perm())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
