@@ -1,8 +1,10 @@
 package registry
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -26,6 +28,20 @@ func linkFreePath(dir string) (top string, names []string) {
 		return rest, strings.Split(below, string(filepath.Separator))
 	}
 	return filepath.Dir(dir), []string{filepath.Base(dir)}
+}
+
+// makeTop makes top, the directory linkFreePath reaches the lease
+// directory from (a checkout's .ai), where it is missing, never what is
+// above it: a checkout moved or removed while it was served is not made
+// again at its old path, with nothing in it to serve.
+func makeTop(top string) error {
+	if err := os.Mkdir(top, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("the checkout is gone from %s (moved or removed): %w", filepath.Dir(top), err)
+		}
+		return err
+	}
+	return nil
 }
 
 // accessEntry is one entry of a Windows access control list, as

@@ -3,10 +3,13 @@ package registry
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 )
 
 func TestLinkFreePath(t *testing.T) {
@@ -81,5 +84,19 @@ func TestOnTheWay(t *testing.T) {
 		case tc.want != "" && (err == nil || !strings.HasPrefix(err.Error(), "/src, on the way to the lease, ") || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%s: %v, want a reason with %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// Acquire makes the lease directory below a checkout's .ai, never the
+// checkout itself: one moved or removed while it was served is not made
+// again at its old path.
+func TestAcquireNeverMakesAGoneCheckout(t *testing.T) {
+	gone := filepath.Join(testtemp.Dir(t), "moved")
+	err := (&LeaseFile{Path: Path(gone, "")}).Acquire(newLease(t))
+	if err == nil || !strings.Contains(err.Error(), "the checkout is gone from "+gone) {
+		t.Fatalf("Acquire under a gone checkout: %v", err)
+	}
+	if _, err := os.Lstat(gone); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the gone checkout was made again: %v", err)
 	}
 }

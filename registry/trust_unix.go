@@ -183,7 +183,7 @@ func openLinkFree(dir string, create bool, groups ownerOnly) (int, error) {
 	top, names := linkFreePath(dir)
 	if create {
 		// above .ai/local, links are the user's business (see linkFreePath)
-		if err := os.MkdirAll(top, 0o755); err != nil {
+		if err := makeTop(top); err != nil {
 			return -1, err
 		}
 	}

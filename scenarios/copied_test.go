@@ -1,10 +1,13 @@
 package scenarios
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // A checkout copied with its local state while its server runs (cp -a,
@@ -78,4 +81,39 @@ func copyTree(t *testing.T, src, dst string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A checkout moved while it is served (mv) takes its lease with it: the
+// moved checkout's first client serves it at once (the lease is stale
+// there, written for the old path), and the clients started at the old
+// path are served alone, saying the checkout is gone, without making the
+// old path again to serve it empty there.
+func TestAMovedCheckoutIsServedWhereItIsNowAndNotMadeAgain(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	b := shared(t, dir)
+	initialize(t, b, "codex")
+	attached(t, b)
+
+	moved := dir + "-moved"
+	if err := os.Rename(dir, moved); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Rename(moved, dir) }) // as the checkout's own cleanup finds it
+	for _, p := range []*mcpclient.Process{a, b} {
+		if _, err := p.WaitLog(ctx(t), servedAlone, "the checkout is gone from "+dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the old path was made again: %v", err)
+	}
+	c := shared(t, moved)
+	initialize(t, c, "gemini-cli")
+	if _, err := c.WaitLog(ctx(t), "stale lease: it was written for the checkout at", "taking it over"); err != nil {
+		t.Fatal(err)
+	}
+	serverURL(t, c)
 }
