@@ -140,6 +140,8 @@ func (lf *LeaseFile) Release() error {
 		switch cur := fsys.Read(lf.Path); {
 		case cur.Found == Missing:
 			return nil
+		case cur.Found == Unreadable: // whose it is cannot be told: it is left, and said so
+			return fmt.Errorf("releasing lease: %s cannot be read, so it is left in place: %w", lf.Path, cur.Err)
 		case !cur.Holds(lf.held.Instance):
 			return fmt.Errorf("%w: %s holds %s", ErrLeaseNotOurs, lf.Path, describe(cur))
 		}

@@ -209,6 +209,38 @@ func TestLeaseFile_Release_LeavesAnotherProcesssLease(t *testing.T) {
 	}
 }
 
+// A lease that cannot be read when it is released (made unreadable, say)
+// may still be this process's: it is left in place, and Release says so
+// rather than take it for another process's.
+func TestLeaseFile_Release_SaysItLeavesALeaseItCannotRead(t *testing.T) {
+	path := leasePath(t)
+	lf := &LeaseFile{Path: path}
+	if err := lf.Acquire(newLease(t)); err != nil {
+		t.Fatal(err)
+	}
+	lf.FS = unreadable{path: path}
+	if err := lf.Release(); err == nil || errors.Is(err, ErrLeaseNotOurs) || !strings.Contains(err.Error(), "cannot be read, so it is left in place") {
+		t.Errorf("Release = %v", err)
+	}
+	if _, err := os.Lstat(path); err != nil {
+		t.Errorf("the lease was removed: %v", err)
+	}
+}
+
+// unreadable is the real file system, where the lease at path cannot be
+// read.
+type unreadable struct {
+	osFS
+	path string
+}
+
+func (u unreadable) Read(path string) Snapshot {
+	if path == u.path {
+		return Snapshot{Found: Unreadable, Err: fs.ErrPermission}
+	}
+	return Read(path)
+}
+
 func TestLeaseFile_TakeOver(t *testing.T) {
 	path := leasePath(t)
 	writeFile(t, path, []byte("{not a lease"))
