@@ -104,9 +104,10 @@
 //   - absent: no file; acquire.
 //   - live: the URL answers the probe for this checkout's repository id, this
 //     lease's instance, and leaseholder: true; attach.
-//   - stale: the URL does not answer and the owner is gone, or the lease
-//     was written for another directory than this checkout's (it came with
-//     a copy or a move of its checkout: [Observer.Root]); take over.
+//   - stale: the URL does not answer and the owner is gone; take over. (A
+//     lease whose root is another directory here than this checkout's came
+//     with a copy of its checkout: its URL is not asked, and counts as not
+//     answering; [Observer.Root].)
 //   - busy: the URL does not answer but the owner is alive (or cannot be
 //     told); the caller waits, up to its busy grace, then takes it over
 //     ([LeaseFile.TakeOver] accepts a busy lease still as judged).

@@ -114,7 +114,8 @@ type Input struct {
 	// of the two processes started from the newer one.
 	OnDisk Executable
 	// Elsewhere is the root the decoded document was written for, when
-	// that is another directory than this checkout's ([Observer.Root]).
+	// that is another directory than this checkout's ([Observer.Root]):
+	// its server does not answer for this checkout, and is not asked.
 	Elsewhere string
 	Timings   Timings
 }
@@ -169,11 +170,6 @@ func Judge(in Input) Verdict {
 		return verdict(Corrupt, "corrupt lease: "+problem)
 	}
 
-	if in.Elsewhere != "" {
-		// Its server proves the copied secret, so no probe could tell.
-		return verdict(Stale, "stale lease: it was written for the checkout at "+strconv.Quote(in.Elsewhere)+
-			" and came here with a copy or a move of it; its server, if any, serves that one")
-	}
 	if reason, ok := superseded(doc, in.Executable, in.OnDisk, in.Version); ok {
 		return verdict(Superseded, reason)
 	}
@@ -184,22 +180,28 @@ func Judge(in Input) Verdict {
 	}
 
 	url := doc.URLString()
-	v := Verdict{NeedsProbe: true}
+	v := Verdict{NeedsProbe: in.Elsewhere == ""}
+	probe := in.Probe
+	if in.Elsewhere != "" {
+		// Its server would prove the copied secret, for that checkout.
+		probe = ProbeResult{Status: ProbeFailed, Reason: "it serves the checkout at " + strconv.Quote(in.Elsewhere) +
+			", for which the lease was written: it came here with a copy of it"}
+	}
 	switch {
-	case in.Probe.Status == ProbeNone:
+	case probe.Status == ProbeNone:
 		v.Class, v.Reason = Unprobed, "unprobed lease: the server it names at "+url+" has not been probed"
-	case in.Probe.Status == ProbeOK:
+	case probe.Status == ProbeOK:
 		v.Class, v.Reason = Live, "live lease: the server at "+url+" answers for this checkout"
 	case in.Owner == proc.OwnerGone:
 		v.Class = Stale
-		v.Reason = "stale lease: the server it names at " + url + " does not answer for this checkout and its owner (" + pid + ") is gone (" + in.Probe.Reason + ")"
+		v.Reason = "stale lease: the server it names at " + url + " does not answer for this checkout and its owner (" + pid + ") is gone (" + probe.Reason + ")"
 	default:
 		owner := "its owner (" + pid + ") is alive"
 		if in.Owner == proc.OwnerUnknown {
 			owner = "whether its owner (" + pid + ") is alive cannot be told"
 		}
 		v.Class = Busy
-		v.Reason = fmt.Sprintf("busy lease: the server it names at %s does not answer (%s) but %s", url, in.Probe.Reason, owner)
+		v.Reason = fmt.Sprintf("busy lease: the server it names at %s does not answer (%s) but %s", url, probe.Reason, owner)
 	}
 	return v
 }

@@ -103,10 +103,11 @@ func TestJudge(t *testing.T) {
 		// says busy however old the lease is.
 		{name: "busy however old", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerAlive, Probe: failedProbe, Now: started.Add(24 * time.Hour)}, class: Busy, probe: true},
 
-		// A lease copied or moved here with its checkout: its server
-		// proves the copied secret, and serves the other checkout.
-		{name: "written for another checkout", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerAlive, Probe: okProbe, Elsewhere: "/original"}, class: Stale,
-			reason: `stale lease: it was written for the checkout at "/original" and came here with a copy or a move of it`},
+		// A lease copied here with its checkout: its server would prove the
+		// copied secret, and serves the other checkout, so it is not asked.
+		{name: "written for another checkout, owner alive", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerAlive, Elsewhere: "/original"}, class: Busy,
+			reason: `does not answer (it serves the checkout at "/original", for which the lease was written: it came here with a copy of it) but its owner (pid 4242) is alive`},
+		{name: "written for another checkout, owner gone", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerGone, Probe: okProbe, Elsewhere: "/original"}, class: Stale, reason: `it serves the checkout at "/original"`},
 
 		{name: "superseded by mtime", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Executable.MTime-- })}, class: Superseded,
 			reason: "superseded lease: the server was started from /opt/bin/majordomus-mcp and that file has been replaced since"},

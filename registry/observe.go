@@ -57,9 +57,9 @@ type Observer struct {
 	// must answer with.
 	RepositoryID string
 	// Root is this checkout's root. A lease whose root is another
-	// directory came with a copy or a move of its checkout: its server, if
-	// any, serves that one, and proves the copied secret all the same.
-	// Empty: every lease is taken to be this checkout's.
+	// directory here came with a copy of its checkout: its server serves
+	// that one, though it would prove the copied secret. Empty: every
+	// lease is taken to be this checkout's.
 	Root string
 	// Executable and Version describe this process, for the superseded rule.
 	Executable Executable
@@ -97,7 +97,7 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 	if snap.Found == Regular {
 		if doc, problem := decode(snap.Raw); problem == "" {
 			obs.Lease = &doc
-			if o.Root != "" && doc.Root != "" && !sameDirectory(doc.Root, o.Root) {
+			if elsewhere(doc.Root, o.Root) {
 				in.Elsewhere = doc.Root
 			}
 			obs.Owner = o.Env.Alive(doc.PID, doc.ProcessStart, doc.BootID)
@@ -144,19 +144,19 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 	return obs, nil
 }
 
-// sameDirectory reports whether the lease's root names this checkout's
-// root, by the file, not the name (a link, a mount, or a name's case on a
-// file system that ignores it names it too); a root that cannot be read
-// is not this one, unless this one cannot be read either (nothing then
-// tells them apart).
-func sameDirectory(root, ours string) bool {
-	theirs, err1 := os.Stat(root)
-	this, err2 := os.Stat(ours)
-	switch {
-	case err2 != nil:
-		return true
-	case err1 != nil:
+// elsewhere reports whether root, a lease's, is another directory here
+// than ours, told by the file, not the name (a link, a mount, or a name's
+// case where the file system ignores it name this one too). A root that
+// is not here makes no claim: it may be this checkout seen from another
+// mount (a container's), and the probe tells.
+func elsewhere(root, ours string) bool {
+	if root == "" || ours == "" || root == ours {
 		return false
 	}
-	return os.SameFile(theirs, this)
+	theirs, err := os.Stat(root)
+	if err != nil {
+		return false
+	}
+	this, err := os.Stat(ours)
+	return err == nil && !os.SameFile(theirs, this)
 }

@@ -165,19 +165,21 @@ func TestObserver_ProbesOnlyWhenItMatters(t *testing.T) {
 	}
 }
 
-// A lease whose root is another directory than this checkout's came with
-// a copy or a move of its checkout (cp -a, rsync, mv): it is stale here at
-// once, unprobed, as its server would prove the secret it was copied with.
-// Another name for this checkout's root is this checkout's, and a lease
-// that names no root makes no claim.
-func TestObserver_ALeaseOfAnotherCheckoutIsStaleUnprobed(t *testing.T) {
+// A lease whose root is another directory here than this checkout's came
+// with a copy of its checkout (cp -a, rsync -a): its server is not asked,
+// as it would prove the secret it was copied with, and the lease is judged
+// as one whose server does not answer (its owner, here, gone: stale).
+// Another name for this checkout's root is this checkout's; a root that is
+// not here (this checkout seen from another mount, or moved) and no root
+// make no claim: the probe tells.
+func TestObserver_ALeaseOfAnotherCheckoutIsNotProbed(t *testing.T) {
 	ours, other := testtemp.Dir(t), testtemp.Dir(t)
 	tests := []struct {
 		name, root string
 		class      Class
 	}{
 		{"another checkout's", other, Stale},
-		{"a checkout that is gone", filepath.Join(other, "moved"), Stale},
+		{"a root that is not here", filepath.Join(other, "moved"), Live},
 		{"this checkout's", ours, Live},
 		{"this checkout's by another name", ours + string(filepath.Separator) + ".", Live},
 		{"no root", "", Live},

@@ -11,24 +11,26 @@ import (
 )
 
 // A checkout copied with its local state while its server runs (cp -a,
-// rsync -a) has the original's lease, whose server proves the copied
-// secret: the copy's first client still serves the copy, at once, and
-// the original's server and lease are left alone. (It was bridged to the
-// original's server, its board and its layer, as long as that ran.)
+// rsync -a) has the original's lease, whose server would prove the copied
+// secret: the copy's first client judges it as a lease whose server does
+// not answer for this checkout (its owner alive: busy), takes it over
+// once the busy grace is out, and serves the copy; the original's server
+// and lease are left alone. (It was bridged to the original's server, its
+// board and its layer, as long as that ran.)
 func TestACopiedCheckoutIsServedByItsOwnServer(t *testing.T) {
 	original := checkout(t)
 	a := shared(t, original)
 	initialize(t, a, "claude-code")
 	originalURL := serverURL(t, a)
 
-	copied := checkout(t)
+	copied := checkoutTimed(t, "  busy_grace_seconds: 3\n")
 	copyTree(t, filepath.Join(original, ".ai", "local"), filepath.Join(copied, ".ai", "local"))
 	if readLease(t, copied)["url"] != originalURL {
 		t.Fatal("the copy's lease is not the original's")
 	}
 	b := shared(t, copied)
 	initialize(t, b, "codex")
-	if _, err := b.WaitLog(ctx(t), "stale lease: it was written for the checkout at", "taking it over"); err != nil {
+	if _, err := b.WaitLog(ctx(t), "busy lease: the server it names at "+originalURL+" does not answer (it serves the checkout at", "taking it over"); err != nil {
 		t.Fatal(err)
 	}
 	copyURL := serverURL(t, b)
@@ -84,12 +86,12 @@ func copyTree(t *testing.T, src, dst string) {
 }
 
 // A checkout moved while it is served (mv) takes its lease with it: the
-// moved checkout's first client serves it at once (the lease is stale
-// there, written for the old path), and the clients started at the old
-// path are served alone, saying the checkout is gone, without making the
-// old path again to serve it empty there.
+// clients started at the old path are served alone, saying the checkout
+// is gone, without making the old path again to serve it empty there; the
+// moved checkout's first client takes over the lease it finds, whose
+// server no longer holds it, once the busy grace is out.
 func TestAMovedCheckoutIsServedWhereItIsNowAndNotMadeAgain(t *testing.T) {
-	dir := checkout(t)
+	dir := checkoutTimed(t, "  busy_grace_seconds: 3\n")
 	a := shared(t, dir)
 	initialize(t, a, "claude-code")
 	serverURL(t, a)
@@ -112,7 +114,7 @@ func TestAMovedCheckoutIsServedWhereItIsNowAndNotMadeAgain(t *testing.T) {
 	}
 	c := shared(t, moved)
 	initialize(t, c, "gemini-cli")
-	if _, err := c.WaitLog(ctx(t), "stale lease: it was written for the checkout at", "taking it over"); err != nil {
+	if _, err := c.WaitLog(ctx(t), "busy lease", "taking it over"); err != nil {
 		t.Fatal(err)
 	}
 	serverURL(t, c)
