@@ -54,10 +54,13 @@ func greetedAsServed(t *testing.T, dir string, lh *mcpclient.Process, init strin
 			t.Fatal(err)
 		}
 		board := peersOf(t, p)
-		if strings.Contains(strings.Join(p.Logs(), "\n"), greets) {
+		if logs := strings.Join(p.Logs(), "\n"); strings.Contains(logs, greets) {
 			greeting, peer = answer, logField(t, p, greets, "peer")
 			if board.Caller != peer || board.Count != 2 {
 				t.Fatalf("greeted as %s, the board says: %+v", peer, board)
+			}
+			if strings.Contains(logs, "re-attached") { // the server that greeted it seats it
+				t.Fatalf("a greeted client was re-attached:\n%s", logs)
 			}
 		}
 		p.CloseStdin()

@@ -58,7 +58,7 @@ func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 	a.mu.Unlock()
 	n.setURL(url)
 	go func() { // replaying talks to the server: off the machine's loop
-		err := n.session.adopt(adopting, b, how{as: machine.Attached, url: url})
+		err := n.session.adopt(adopting, b, how{as: machine.Attached, url: url, server: instance})
 		// A bridge that was stopped is no longer the attachment's: its
 		// failure is not news to the machine, which may be attached
 		// through another bridge by now. The session could not be carried

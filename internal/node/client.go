@@ -34,15 +34,15 @@ type clientSession struct {
 	// the election before the in-process session answers it.
 	patience time.Duration
 
-	mu             sync.Mutex
-	local          *stdio.Local           // the in-process session (leaseholder, alone, or while electing), or nil
-	carried        *carry.Session         // what the next backend is given, once a backend was left
-	causes         []string               // why the last backend was left
-	served         bool                   // a backend has served the client
-	interim        bool                   // early answers are allowed: nothing was chosen, served or carried yet
-	greetedSession bool                   // what is carried is the greeting's session, not a backend's left
-	alone          atomic.Pointer[string] // why the client is served alone; read without mu (describe)
-	greeting       greeting               // of the client's first initialize, when it may be (greeting.go)
+	mu        sync.Mutex
+	local     *stdio.Local           // the in-process session (leaseholder, alone, or while electing), or nil
+	carried   *carry.Session         // what the next backend is given, once a backend was left
+	causes    []string               // why the last backend was left
+	served    bool                   // a backend has served the client
+	interim   bool                   // early answers are allowed: nothing was chosen, served or carried yet
+	greetedBy string                 // the instance of the server whose greeting opened the session carried, until an adoption seats it
+	alone     atomic.Pointer[string] // why the client is served alone; read without mu (describe)
+	greeting  greeting               // of the client's first initialize, when it may be (greeting.go)
 }
 
 // electing is what hears that the bridge serving the client left its
@@ -51,9 +51,10 @@ type electing interface{ BridgeFailedWith(machine.BridgeFailure) }
 
 // how says what the machine chose to serve the client.
 type how struct {
-	as  machine.State // leaseholder, attached or alone
-	url string        // the shared server's: the one this process runs, or the bridge's
-	why string        // alone: why sharing failed
+	as     machine.State // leaseholder, attached or alone
+	url    string        // the shared server's: the one this process runs, or the bridge's
+	server string        // attached: the instance of the bridge's server
+	why    string        // alone: why sharing failed
 }
 
 // localSession is the id of the in-process session of this process's
@@ -174,13 +175,17 @@ func (s *clientSession) open(srv *served) error {
 // it answers anything. Then the client is told what changed. A ctx that
 // ends first (handed over, or the attachment stopped) leaves the client to
 // what comes next.
-func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) error {
+func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) (err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	// Only the first adoption after a greeting can seat its session where
-	// the client was greeted from: a later one carries it elsewhere.
-	greeted := s.greetedSession
-	s.greetedSession = false
+	// The greeting's own server seats the session it greeted, however
+	// many tries that takes; any other carries it there.
+	greeted := s.greetedBy != "" && s.greetedBy == h.server
+	defer func() {
+		if err == nil {
+			s.greetedBy = ""
+		}
+	}()
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -94,16 +94,16 @@ func (s *clientSession) settled(ctx context.Context) carry.Session {
 }
 
 // carryGreeting makes the session a greeting opened for hello, claiming
-// peer, the one carried, when nothing answered, chose or carried the
-// client's session yet, and reports whether it did.
-func (s *clientSession) carryGreeting(hello surface.Handshake, peer string) bool {
+// peer on the server instance by, the one carried, when nothing answered,
+// chose or carried the client's session yet, and reports whether it did.
+func (s *clientSession) carryGreeting(hello surface.Handshake, peer, by string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.interim || s.local != nil {
 		return false
 	}
 	s.carried = &carry.Session{Initialize: hello.Params, Protocol: hello.Protocol(), Peer: peer}
-	s.greetedSession, s.interim = true, false
+	s.greetedBy, s.interim = by, false
 	return true
 }
 

@@ -42,6 +42,7 @@ type proof struct {
 type welcome struct {
 	greeting surface.Greeting
 	peer     string
+	server   string // the server's instance
 }
 
 // greeting holds the client's first initialize until the lease's first
@@ -140,6 +141,7 @@ func (s *clientSession) greet(p proof) {
 func (s *clientSession) welcomeFrom(p proof) *welcome {
 	var id struct {
 		Version  string
+		Instance string
 		Greeting *surface.Greeting
 	}
 	if p.identity == nil || json.Unmarshal(p.identity, &id) != nil || id.Version != release.Version() || id.Greeting == nil || id.Greeting.Declared == "" {
@@ -154,7 +156,7 @@ func (s *clientSession) welcomeFrom(p proof) *welcome {
 		return nil
 	}
 	g.URL = p.url
-	return &welcome{greeting: g, peer: peer}
+	return &welcome{greeting: g, peer: peer, server: id.Instance}
 }
 
 // greetWith greets hello, the client's first initialize, when the reading
@@ -162,7 +164,7 @@ func (s *clientSession) welcomeFrom(p proof) *welcome {
 // (g.mu held).
 func (g *greeting) greetWith(s *clientSession, hello surface.Handshake) []byte {
 	w := g.welcome
-	if w == nil || !s.carryGreeting(hello, w.peer) {
+	if w == nil || !s.carryGreeting(hello, w.peer, w.server) {
 		return nil
 	}
 	g.absorb.Store(true)
