@@ -42,6 +42,10 @@ type Observation struct {
 	// Identity is what the live server whose connection is Proven said of
 	// itself: how a greeting answers for it (internal/node).
 	Identity json.RawMessage
+	// Elsewhere is the root the lease was written for, when that is
+	// another directory here than this checkout's: its server serves that
+	// one, and nothing is asked of it.
+	Elsewhere string
 }
 
 // Observer reads and judges one lease path, again on every call. It keeps
@@ -98,7 +102,7 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 		if doc, problem := decode(snap.Raw); problem == "" {
 			obs.Lease = &doc
 			if elsewhere(doc.Root, o.Root) {
-				in.Elsewhere = doc.Root
+				in.Elsewhere, obs.Elsewhere = doc.Root, doc.Root
 			}
 			obs.Owner = o.Env.Alive(doc.PID, doc.ProcessStart, doc.BootID)
 			in.Owner = obs.Owner

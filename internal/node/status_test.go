@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,6 +91,29 @@ func TestStatusOfACorruptLease(t *testing.T) {
 	}
 	if raw, _ := os.ReadFile(path); string(raw) != "not a lease" {
 		t.Errorf("status changed the lease to %q", raw)
+	}
+}
+
+// A lease copied from another checkout (cp -a while its server ran) is
+// judged as one whose server does not answer for this checkout, and that
+// server, which would prove the copied secret, is not asked for a report.
+func TestStatusOfACopiedLeaseAsksNothingOfTheOriginal(t *testing.T) {
+	original, copied := exampleCheckout(t), exampleCheckout(t)
+	serveOnTheLeaseFile(t, original)
+	raw := registry.Read(registry.Path(original.Root, original.Profile)).Raw
+	path := registry.Path(copied.Root, copied.Profile)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	report, err := Status(context.Background(), copied, statusTimes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if report.Class != string(registry.Busy) || !strings.Contains(report.Reason, "it serves the checkout at") || string(report.Server) != "null" || report.Connect != nil {
+		t.Errorf("status of the copy = %s, %s, server %s, connect %+v", report.Class, report.Reason, report.Server, report.Connect)
 	}
 }
 
