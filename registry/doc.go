@@ -102,8 +102,9 @@
 // internal/node's TestEveryLeaseClassIsHandled holds the two lists equal):
 //
 //   - absent: no file; acquire.
-//   - live: the URL answers the probe for this checkout's repository id, this
-//     lease's instance, and leaseholder: true; attach.
+//   - live: the server at the URL proves it holds this lease's secret (so
+//     it is this lease's instance, of this checkout) and says leaseholder:
+//     true; attach.
 //   - stale: the URL does not answer and the owner is gone; take over. (A
 //     lease whose root is another directory here than this checkout's came
 //     with a copy of its checkout: its URL is not asked, and counts as not

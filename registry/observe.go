@@ -9,8 +9,11 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
 )
 
-// ProbeTarget is what a probe asks: does the server at URL answer for the
-// checkout RepositoryID as the server Instance, and say it holds the lease?
+// ProbeTarget is what a probe asks: does the server at URL prove it holds
+// the lease's Secret, and say it holds the lease? The secret is fresh with
+// every lease, so the proof names the checkout RepositoryID and the server
+// Instance too, once a lease copied from another checkout is never asked
+// ([Observer.Root]).
 type ProbeTarget struct {
 	URL          string
 	RepositoryID string
@@ -57,8 +60,8 @@ type Observation struct {
 type Observer struct {
 	// Path is the lease path.
 	Path string
-	// RepositoryID is this checkout's repository id, which a live server
-	// must answer with.
+	// RepositoryID is this checkout's repository id, which a probe is
+	// told.
 	RepositoryID string
 	// Root is this checkout's root. A lease whose root is another
 	// directory here came with a copy of its checkout: its server serves
