@@ -174,18 +174,21 @@ const maxClientText = 256
 // bounded is c as the board keeps it: each text valid UTF-8 and cut to
 // maxClientText characters; a blank name is unnamed.
 func bounded(c Client, unnamed string) Client {
-	cut := func(s string) string {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-		if r := []rune(s); len(r) > maxClientText {
-			s = string(r[:maxClientText])
-		}
-		return s
-	}
-	c = Client{Name: cut(c.Name), Version: cut(c.Version), Title: cut(c.Title)}
+	c = Client{Name: clientText(c.Name), Version: clientText(c.Version), Title: clientText(c.Title)}
 	if strings.TrimSpace(c.Name) == "" {
 		c.Name = unnamed
 	}
 	return c
+}
+
+// clientText is s, a client's, valid UTF-8 and cut to maxClientText
+// characters.
+func clientText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if r := []rune(s); len(r) > maxClientText {
+		s = string(r[:maxClientText])
+	}
+	return s
 }
 
 // Touch records that a session was heard from.
@@ -245,7 +248,8 @@ func (b *Board) overlapping(p *Peer) (Peer, []Overlap) {
 			continue
 		}
 		if paths := overlappingPaths(scope, q.Announcement.Scope); len(paths) > 0 {
-			overlaps = append(overlaps, Overlap{Peer: q.ID, Client: q.Client.Name, Intent: q.Announcement.Intent, Paths: paths})
+			// one line each, bounded: whole in majordomus_peers
+			overlaps = append(overlaps, Overlap{Peer: q.ID, Client: inline(q.Client.Name, maxClientText), Intent: inline(q.Announcement.Intent, maxClientText), Paths: paths})
 		}
 	}
 	return copyPeer(p), overlaps

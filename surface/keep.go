@@ -68,7 +68,9 @@ func isReplay(req mcp.CallToolRequest) bool {
 const HistoryMeta = "io.majordomus/history"
 
 // tookHistory reports whether a tool call brings a carried session's
-// history (HistoryMeta), which it then records, the calls as caller's.
+// history (HistoryMeta), which it then records, the calls as caller's:
+// only calls of a tool this server serves, as no other was made here
+// (what a client sends there is no text of its own for the others to read).
 func (s *Surface) tookHistory(req mcp.CallToolRequest, caller string, record func(Execution)) bool {
 	if req.Params.Name != "majordomus_executions" || req.Params.Meta == nil || req.Params.Meta.AdditionalFields[HistoryMeta] == nil {
 		return false
@@ -77,6 +79,9 @@ func (s *Surface) tookHistory(req mcp.CallToolRequest, caller string, record fun
 	var calls []Execution
 	_ = json.Unmarshal(raw, &calls)
 	for _, x := range calls[max(0, len(calls)-executionsKept):] {
+		if s.MCP.GetTool(x.Tool) == nil {
+			continue
+		}
 		x.Peer = caller
 		record(x)
 	}

@@ -19,6 +19,13 @@ const maxQuoted = 64
 // quoted renders peer-supplied s for prose.
 func quoted(s string) string { return quoteWithin(s, maxQuoted) }
 
+// inline is s as quoteWithin renders it, without the quotes: for a field
+// of data another client reads (its log, an answer's overlaps), where the
+// text stays one line of printable characters, bounded.
+func inline(s string, limit int) string {
+	return strings.TrimSuffix(quoteWithin(s, limit)[1:], `"`)
+}
+
 // quoteWithin is quoted keeping at most limit characters of s.
 func quoteWithin(s string, limit int) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")

@@ -249,7 +249,7 @@ func (s *Surface) initialized(ctx context.Context, _ any, req *mcp.InitializeReq
 		_, _, _ = s.Board.Announce(session.SessionID(), announced.Intent, announced.Scope, true)
 		result.Meta.AdditionalFields[AnnouncedMeta] = true
 	}
-	s.log.Info("peer initialized", zap.String("peer", peer), zap.String("client", info.Name), zap.String("client_version", info.Version))
+	s.log.Info("peer initialized", zap.String("peer", peer), zap.String("client", inline(info.Name, maxQuoted)), zap.String("client_version", inline(info.Version, maxQuoted)))
 	result.Instructions = s.instructions(peer)
 }
 
