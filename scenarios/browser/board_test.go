@@ -111,15 +111,20 @@ func client(t *testing.T, dir, name, intent string, scope ...string) *mcpclient.
 // hostile is a client name that would run script if it were markup.
 const hostile = `<img src=x onerror=alert(1)>`
 
+// turning is an intent whose right-to-left override would show the page's
+// words after it reversed.
+const turning = "rework the parser\u202e (nothing overlaps)"
+
 // The board in a real browser: refused without its link, and with it once
 // it is spent, on a page that says how to get a new one; opened with it,
 // it shows two bridged clients, the paths where their scopes overlap and,
 // on each one's row, whom it overlaps, a hostile name as the characters it
-// is, the state machine with the server's state marked, and a third
+// is (quoted where a sentence of the page names it), a right-to-left
+// override as its escape, the state machine with the server's state marked, and a third
 // client's announcement without a reload; its screenshot is not blank.
 func TestTheBoardInABrowser(t *testing.T) {
 	dir, base := serveExample(t)
-	client(t, dir, hostile, "rework the parser", "lib/parse")
+	client(t, dir, hostile, turning, "lib/parse")
 	client(t, dir, "codex", "tidy the library", "lib")
 
 	resp, err := http.Get(base + "/board")
@@ -158,6 +163,7 @@ func TestTheBoardInABrowser(t *testing.T) {
 		Overlap  int      `json:"overlap"`
 		Overlaps string   `json:"overlaps"`
 		Whom     []string `json:"whom"`
+		Intents  []string `json:"intents"`
 		Images   int      `json:"images"`
 		Current  string   `json:"current"`
 	}
@@ -168,6 +174,7 @@ func TestTheBoardInABrowser(t *testing.T) {
 			overlap: document.querySelectorAll("#peers-table tbody tr.overlap").length,
 			overlaps: document.getElementById("overlaps").textContent,
 			whom: [...document.querySelectorAll("#peers-table tbody tr[data-peer] td:nth-child(7)")].map((td) => td.textContent),
+			intents: [...document.querySelectorAll("#peers-table tbody tr[data-peer] td:nth-child(5)")].map((td) => td.textContent),
 			images: document.querySelectorAll("img").length,
 			current: (document.querySelector("#machine-graph .state.current") || {dataset: {}}).dataset.state || "",
 		};`, &page)
@@ -190,11 +197,14 @@ func TestTheBoardInABrowser(t *testing.T) {
 	if page.Images != 0 {
 		t.Errorf("the page holds %d img elements: a client's name became markup", page.Images)
 	}
-	if want := "p1 (" + hostile + ") on lib/parse and p2 (codex) on lib overlap"; page.Overlap != 2 || page.Overlaps != want {
+	if want := `p1 ("` + hostile + `") on "lib/parse" and p2 ("codex") on "lib" overlap`; page.Overlap != 2 || page.Overlaps != want {
 		t.Errorf("the overlap shows as %d rows, %q; want %q", page.Overlap, page.Overlaps, want)
 	}
-	if len(page.Whom) != 2 || page.Whom[0] != "p2 (codex)" || page.Whom[1] != "p1 ("+hostile+")" {
+	if len(page.Whom) != 2 || page.Whom[0] != `p2 ("codex")` || page.Whom[1] != `p1 ("`+hostile+`")` {
 		t.Errorf("the rows say they overlap %q", page.Whom)
+	}
+	if len(page.Intents) != 2 || page.Intents[0] != `rework the parser\u202e (nothing overlaps)` {
+		t.Errorf("the intents show as %q; want the override as its escape", page.Intents)
 	}
 	if page.Current != "leaseholder" {
 		t.Errorf("the state machine marks %q as the server's state", page.Current)

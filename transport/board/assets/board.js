@@ -1,6 +1,9 @@
 // The board page: it fetches the read-only JSON endpoints and draws them,
 // again whenever /board/events says something changed. Everything a client
-// supplied is inserted as text (textContent), never as markup.
+// supplied is inserted as text (textContent), never as markup, and as the
+// server's prose quotes it (surface/quote.go): one line, every control,
+// format and separator character escaped, bounded; a sentence of the
+// page's own quotes it too, so that no peer's words pass for the page's.
 "use strict";
 
 const api = {
@@ -29,6 +32,19 @@ function svg(tag, attrs) {
   for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
   return e;
 }
+
+// plain is a peer's text s, at most limit characters, one line of
+// printable characters (a right-to-left override cannot turn the page's
+// words around); quote escapes its quotes and backslashes too.
+function plain(s, limit, quote) {
+  const chars = Array.from(String(s ?? ""));
+  const text = chars.slice(0, limit).join("").replace(quote ? /[\p{C}\p{Zl}\p{Zp}"\\]/gu : /[\p{C}\p{Zl}\p{Zp}]/gu,
+    (c) => c === '"' || c === "\\" ? "\\" + c : "\\u" + c.codePointAt(0).toString(16).padStart(4, "0"));
+  return text + (chars.length > limit ? "…" : "");
+}
+
+// quoted is a peer's text as a sentence of the page names it.
+function quoted(s) { return '"' + plain(s, 64, true) + '"'; }
 
 function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
 
@@ -65,7 +81,7 @@ function timeCell(iso) {
 
 function drawPeers(board, overlaps) {
   const names = new Map(board.peers.map((p) => [p.id, p.client.name]));
-  const who = (id) => id + " (" + (names.get(id) || "?") + ")";
+  const who = (id) => id + " (" + (names.has(id) ? quoted(names.get(id)) : "?") + ")";
   const overlapping = new Map(); // a peer's id → whom it overlaps
   const meet = (id, other) => overlapping.set(id, (overlapping.get(id) || []).concat(who(other)));
   for (const o of overlaps.overlaps) { meet(o.a, o.b); meet(o.b, o.a); }
@@ -79,11 +95,11 @@ function drawPeers(board, overlaps) {
     if (overlapping.has(p.id)) tr.classList.add("overlap");
     const a = p.announcement;
     tr.appendChild(el("td", p.id));
-    tr.appendChild(el("td", p.client.name + (p.client.version ? " " + p.client.version : "")));
+    tr.appendChild(el("td", plain(p.client.name, 256) + (p.client.version ? " " + plain(p.client.version, 256) : "")));
     tr.appendChild(el("td", p.transport));
     tr.appendChild(el("td", p.attached ? "attached" : "departed"));
-    tr.appendChild(el("td", a ? a.intent : "—"));
-    tr.appendChild(el("td", a && a.scope.length ? a.scope.join(", ") : "—"));
+    tr.appendChild(el("td", a ? plain(a.intent, 256) : "—"));
+    tr.appendChild(el("td", a && a.scope.length ? a.scope.map((s) => plain(s, 256)).join(", ") : "—"));
     tr.appendChild(el("td", overlapping.has(p.id) ? overlapping.get(p.id).join(", ") : "—"));
     tr.appendChild(timeCell(p.last_seen));
     body.appendChild(tr);
@@ -98,7 +114,8 @@ function drawPeers(board, overlaps) {
   const list = $("overlaps");
   clear(list);
   for (const o of overlaps.overlaps) {
-    list.appendChild(el("li", who(o.a) + " on " + o.paths.join(", ") + " and " + who(o.b) + " on " + o.b_paths.join(", ") + " overlap"));
+    const on = (paths) => paths.map(quoted).join(", ");
+    list.appendChild(el("li", who(o.a) + " on " + on(o.paths) + " and " + who(o.b) + " on " + on(o.b_paths) + " overlap"));
   }
   if (overlaps.overlaps.length === 0) list.appendChild(el("li", "None."));
 }
@@ -123,7 +140,7 @@ function drawExecutions() {
   for (const x of shown) {
     const tr = el("tr");
     tr.appendChild(timeCell(x.at));
-    tr.appendChild(el("td", x.tool));
+    tr.appendChild(el("td", plain(x.tool, 64)));
     tr.appendChild(el("td", x.peer || "—"));
     tr.appendChild(el("td", x.duration_ms.toFixed(1) + " ms"));
     tr.appendChild(el("td", x.ok ? "ok" : "error", x.ok ? "ok" : "bad"));
