@@ -3,6 +3,7 @@ package surface
 import (
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -318,9 +319,11 @@ func overlappingPaths(mine, theirs []string) []string {
 	return out
 }
 
+// pathsOverlap reports whether two paths of the checkout are one, or one
+// holds the other, as paths: "./lib" and "src/../lib" are lib.
 func pathsOverlap(a, b string) bool {
-	a, b = strings.Trim(a, "/"), strings.Trim(b, "/")
-	if a == "" || b == "" || a == "." || b == "." {
+	a, b = strings.Trim(path.Clean("/"+a), "/"), strings.Trim(path.Clean("/"+b), "/")
+	if a == "" || b == "" {
 		return true // the whole checkout
 	}
 	if len(a) > len(b) {

@@ -76,3 +76,26 @@ func TestABroughtHistoryKeepsOnlyCallsOfThisServersTools(t *testing.T) {
 		t.Errorf("the brought history joined as %.200q", tools)
 	}
 }
+
+// Scopes overlap as paths of the checkout, whatever way they are written:
+// a peer cannot stake a claim the others never see as theirs.
+func TestScopesOverlapAsPaths(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"lib", "lib/parse", true},
+		{"./lib", "lib/parse", true},
+		{"src/../lib", "lib/parse", true},
+		{"/lib/", "lib", true},
+		{"lib//parse", "lib/parse/x.go", true},
+		{"..", "docs", true},
+		{".", "docs", true},
+		{"libx", "lib", false},
+		{"lib/../docs", "lib/parse", false},
+	} {
+		if got := pathsOverlap(tc.a, tc.b); got != tc.want {
+			t.Errorf("pathsOverlap(%q, %q) = %t, want %t", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
