@@ -175,21 +175,18 @@ const maxClientText = 256
 // bounded is c as the board keeps it: each text valid UTF-8 and cut to
 // maxClientText characters; a blank name is unnamed.
 func bounded(c Client, unnamed string) Client {
-	c = Client{Name: clientText(c.Name), Version: clientText(c.Version), Title: clientText(c.Title)}
+	cut := func(s string) string {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+		if r := []rune(s); len(r) > maxClientText {
+			s = string(r[:maxClientText])
+		}
+		return s
+	}
+	c = Client{Name: cut(c.Name), Version: cut(c.Version), Title: cut(c.Title)}
 	if strings.TrimSpace(c.Name) == "" {
 		c.Name = unnamed
 	}
 	return c
-}
-
-// clientText is s, a client's, valid UTF-8 and cut to maxClientText
-// characters.
-func clientText(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if r := []rune(s); len(r) > maxClientText {
-		s = string(r[:maxClientText])
-	}
-	return s
 }
 
 // Touch records that a session was heard from.
