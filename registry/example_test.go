@@ -101,7 +101,7 @@ func ExampleLeaseFile_TakeOver() {
 		fmt.Println(err)
 		return
 	}
-	observer := &registry.Observer{Path: path, RepositoryID: repositoryID}
+	observer := &registry.Observer{Path: path}
 	judged, err := observer.Observe(context.Background())
 	if err != nil {
 		fmt.Println(err)
@@ -184,7 +184,7 @@ func checkoutRoot() string {
 // judge is the class a reader of the lease at path judges it, probing
 // with probe (nil: no server answers).
 func judge(path string, probe registry.ProbeFunc) registry.Class {
-	o := &registry.Observer{Path: path, RepositoryID: repositoryID, Probe: probe}
+	o := &registry.Observer{Path: path, Probe: probe}
 	obs, err := o.Observe(context.Background())
 	if err != nil {
 		return registry.Class("not judged: " + err.Error())

@@ -81,7 +81,7 @@ func FuzzObserve(f *testing.F) {
 		}
 		var calls atomic.Int32
 		o := &Observer{
-			Path: path, RepositoryID: probeRepo, Executable: ourExe, Version: ourVersion,
+			Path: path, Executable: ourExe, Version: ourVersion,
 			Probe: countingProbe(ProbeResult{Status: ProbeFailed, Reason: "fuzz"}, &calls),
 			Env:   proc.Env{Signal0: func(int) error { return syscall.ESRCH }},
 		}

@@ -60,7 +60,7 @@ func runChild(role, path string) int {
 		}
 		say("%s", acquireOutcome(lf.Acquire(doc)))
 	case "takeover":
-		o := &Observer{Path: path, RepositoryID: doc.RepositoryID}
+		o := &Observer{Path: path}
 		obs, err := o.Observe(context.Background())
 		if err != nil || !obs.Verdict.Class.TakesOver() {
 			say("error: judged %s (%v)", obs.Verdict.Class, err)

@@ -11,13 +11,11 @@ import (
 
 // ProbeTarget is what a probe asks: does the server at URL prove it holds
 // the lease's Secret, and say it holds the lease? The secret is fresh with
-// every lease, so the proof names the checkout RepositoryID and the server
-// Instance too, once a lease copied from another checkout is never asked
+// every lease, so the proof names this lease of this checkout, and its
+// server, once a lease copied from another checkout is never asked
 // ([Observer.Root]).
 type ProbeTarget struct {
-	URL          string
-	RepositoryID string
-	Instance     string
+	URL string
 	// Secret is the lease's: the server must prove it holds it.
 	Secret string
 }
@@ -60,9 +58,6 @@ type Observation struct {
 type Observer struct {
 	// Path is the lease path.
 	Path string
-	// RepositoryID is this checkout's repository id, which a probe is
-	// told.
-	RepositoryID string
 	// Root is this checkout's root. A lease whose root is another
 	// directory here came with a copy of its checkout: its server serves
 	// that one, though it would prove the copied secret. Empty: every
@@ -119,12 +114,7 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 	if v.NeedsProbe {
 		in.Probe = ProbeResult{Status: ProbeFailed, Reason: "no probe configured"}
 		if o.Probe != nil {
-			in.Probe = o.Probe(ctx, ProbeTarget{
-				URL:          obs.Lease.URLString(),
-				RepositoryID: o.RepositoryID,
-				Instance:     obs.Lease.Instance,
-				Secret:       obs.Lease.Secret,
-			})
+			in.Probe = o.Probe(ctx, ProbeTarget{URL: obs.Lease.URLString(), Secret: obs.Lease.Secret})
 		}
 		if in.Probe.Status == ProbeNone { // so that Unprobed never leaves Observe
 			in.Probe = ProbeResult{Status: ProbeFailed, Reason: "the probe gave no answer"}

@@ -45,7 +45,7 @@ func TestObserver_AnOwnerThatDiedAsItWasProbedIsGone(t *testing.T) {
 	writeFile(t, path, docBytes(t, nil))
 	var probed atomic.Bool
 	o := &Observer{
-		Path: path, RepositoryID: probeRepo, Executable: ourExe, Version: ourVersion,
+		Path: path, Executable: ourExe, Version: ourVersion,
 		Probe: func(context.Context, ProbeTarget) ProbeResult {
 			probed.Store(true)
 			return ProbeResult{Status: ProbeFailed, Reason: "connection refused"}
@@ -89,7 +89,7 @@ func TestObserver_BusyStaysBusyAndIsTakenOverOnlyAsJudged(t *testing.T) {
 	clock := newFakeClock(time.Now())
 	var calls atomic.Int32
 	o := &Observer{
-		Path: path, RepositoryID: probeRepo, Executable: ourExe, Version: ourVersion,
+		Path: path, Executable: ourExe, Version: ourVersion,
 		Probe: countingProbe(ProbeResult{Status: ProbeFailed, Reason: "connection refused"}, &calls),
 		Env:   proc.Env{Now: clock.Now},
 	}
@@ -145,7 +145,7 @@ func TestObserver_ProbesOnlyWhenItMatters(t *testing.T) {
 			writeFile(t, path, tt.raw)
 			var calls atomic.Int32
 			o := &Observer{
-				Path: path, RepositoryID: probeRepo, Executable: ourExe, Version: ourVersion,
+				Path: path, Executable: ourExe, Version: ourVersion,
 				Probe: countingProbe(ProbeResult{Status: ProbeFailed, Reason: "refused"}, &calls),
 			}
 			obs, err := o.Observe(context.Background())
@@ -274,7 +274,7 @@ func TestAcquirePublishObserve_Live(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := &Observer{Path: path, RepositoryID: probeRepo, Executable: exe, Version: "1.0.0", Probe: HTTPProbe(time.Second)}
+	o := &Observer{Path: path, Executable: exe, Version: "1.0.0", Probe: HTTPProbe(time.Second)}
 	obs, err := o.Observe(context.Background())
 	if err != nil || obs.Verdict.Class != Binding || obs.Owner != proc.OwnerAlive {
 		t.Fatalf("before Publish: %+v owner %s (%v), want binding with a live owner", obs.Verdict, obs.Owner, err)

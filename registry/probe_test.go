@@ -94,7 +94,7 @@ func TestHTTPProbe(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			url := identityServer(t, tt.status, tt.body)
-			got := probe(context.Background(), ProbeTarget{URL: url, RepositoryID: probeRepo, Instance: probeInstance, Secret: probeSecret})
+			got := probe(context.Background(), ProbeTarget{URL: url, Secret: probeSecret})
 			if (got.Status == ProbeOK) != tt.ok {
 				t.Fatalf("probe = %+v, want ok=%t", got, tt.ok)
 			}
@@ -111,7 +111,7 @@ func TestHTTPProbe_NothingThere(t *testing.T) {
 	srv.Close()
 	probe := HTTPProbe(0)
 	for _, target := range []string{url, "ftp://127.0.0.1:1", "::not a url", ""} {
-		got := probe(context.Background(), ProbeTarget{URL: target, RepositoryID: probeRepo, Instance: probeInstance, Secret: probeSecret})
+		got := probe(context.Background(), ProbeTarget{URL: target, Secret: probeSecret})
 		if got.Status != ProbeFailed || got.Reason == "" {
 			t.Errorf("probe(%q) = %+v, want a failure with a reason", target, got)
 		}
@@ -132,7 +132,7 @@ func TestHTTPProbe_AHangingServerIsBoundedByTheTimeout(t *testing.T) {
 	const timeout = 200 * time.Millisecond
 	done := make(chan ProbeResult, 1)
 	go func() {
-		done <- HTTPProbe(timeout)(context.Background(), ProbeTarget{URL: srv.URL, RepositoryID: probeRepo, Instance: probeInstance, Secret: probeSecret})
+		done <- HTTPProbe(timeout)(context.Background(), ProbeTarget{URL: srv.URL, Secret: probeSecret})
 	}()
 	select {
 	case got := <-done:
@@ -154,11 +154,11 @@ func TestHTTPProbe_TheSecretStaysHome(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	probe := HTTPProbe(5 * time.Second)
-	got := probe(context.Background(), ProbeTarget{URL: srv.URL, RepositoryID: probeRepo, Instance: probeInstance})
+	got := probe(context.Background(), ProbeTarget{URL: srv.URL})
 	if got.Status != ProbeFailed || !strings.Contains(got.Reason, "no secret") {
 		t.Fatalf("a lease without a secret: probe = %+v", got)
 	}
-	if got := probe(context.Background(), ProbeTarget{URL: srv.URL, RepositoryID: probeRepo, Instance: probeInstance, Secret: probeSecret}); got.Status != ProbeOK {
+	if got := probe(context.Background(), ProbeTarget{URL: srv.URL, Secret: probeSecret}); got.Status != ProbeOK {
 		t.Fatalf("probe = %+v", got)
 	}
 	if len(sent) != 1 || strings.Contains(sent[0], probeSecret) || strings.Contains(sent[0], secret.Token(probeSecret)) || !strings.HasSuffix(sent[0], " ") {

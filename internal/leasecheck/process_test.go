@@ -186,7 +186,7 @@ func (p *proc) run(o op) {
 
 func (p *proc) observer() *registry.Observer {
 	return &registry.Observer{
-		Path: leasePath, RepositoryID: repository,
+		Path:    leasePath,
 		Timings: registry.Timings{BindGrace: bindGrace},
 		Probe:   p.w.probe, Env: p.w.env(), FS: procFS{p},
 	}

@@ -71,11 +71,12 @@ func (w *world) content(path string) string {
 // writes it but for the random parts.
 func (w *world) document(p *proc) registry.Lease {
 	p.term++
+	instance := fmt.Sprintf("%s.%d", p.name, p.term)
 	return registry.Lease{
-		Schema: registry.Schema, PID: 100 + p.idx, Instance: fmt.Sprintf("%s.%d", p.name, p.term),
+		Schema: registry.Schema, PID: 100 + p.idx, Instance: instance,
 		Root: "/checkout", RepositoryID: repository, Profile: registry.DefaultProfile,
 		StartedAt: w.time().Format("2006-01-02T15:04:05.000Z07:00"), BootID: "boot", ProcessStart: 1,
-		Version: "1.0.0", Secret: "secret",
+		Version: "1.0.0", Secret: instance, // fresh with every lease, as NewLease makes it
 	}
 }
 
@@ -95,10 +96,11 @@ func (w *world) env() host.Env {
 	}
 }
 
-// probe answers as the server of the instance probed does: leaseholder
-// true while it serves, is not stopped, and has not learnt it lost.
+// probe answers as the server holding the secret probed does (its
+// instance's, as the world writes leases): leaseholder true while it
+// serves, is not stopped, and has not learnt it lost.
 func (w *world) probe(_ context.Context, t registry.ProbeTarget) registry.ProbeResult {
-	if w.answers(t.Instance) {
+	if w.answers(t.Secret) {
 		return registry.ProbeResult{Status: registry.ProbeOK}
 	}
 	return registry.ProbeResult{Status: registry.ProbeFailed, Reason: "connection refused"}

@@ -104,7 +104,7 @@ func newLeaseFile(co *Checkout, times Timings, signalsHandled <-chan struct{}) *
 		observer: observer,
 		file:     &registry.LeaseFile{Path: observer.Path},
 		document: func() registry.Lease {
-			return registry.NewLease(self, co.Root, observer.RepositoryID, co.Profile, release.Number, time.Now())
+			return registry.NewLease(self, co.Root, layer.RepositoryID(co.Root), co.Profile, release.Number, time.Now())
 		},
 		signalsHandled: signalsHandled,
 		identityErr:    identityErr,
@@ -115,13 +115,12 @@ func newLeaseFile(co *Checkout, times Timings, signalsHandled <-chan struct{}) *
 // times: what an election and status both read.
 func newObserver(co *Checkout, exe registry.Executable, times Timings) *registry.Observer {
 	return &registry.Observer{
-		Path:         registry.Path(co.Root, co.Profile),
-		RepositoryID: layer.RepositoryID(co.Root),
-		Root:         co.Root,
-		Executable:   exe,
-		Version:      release.Number,
-		Timings:      registry.Timings{BindGrace: times.BindGrace},
-		Probe:        registry.HTTPProbe(times.ProbeTimeout),
+		Path:       registry.Path(co.Root, co.Profile),
+		Root:       co.Root,
+		Executable: exe,
+		Version:    release.Number,
+		Timings:    registry.Timings{BindGrace: times.BindGrace},
+		Probe:      registry.HTTPProbe(times.ProbeTimeout),
 	}
 }
 
