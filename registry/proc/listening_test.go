@@ -52,6 +52,7 @@ func TestPresence(t *testing.T) {
 		{"another user's process", env(syscall.EPERM, 77, nil), Presence{Known: true, Exists: true, Start: 77}},
 		{"signal 0 fails otherwise", env(syscall.EINVAL, 0, nil), Presence{}},
 		{"a process whose start /proc hides", env(nil, 0, os.ErrPermission), Presence{Exists: true}},
+		{"a process ended, not yet reaped", env(nil, 0, ErrProcessEnded), Presence{Known: true}},
 	}
 	for _, tt := range tests {
 		if got := tt.env.Presence(12345); got != tt.want {

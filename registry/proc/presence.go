@@ -12,7 +12,8 @@ import (
 type Presence struct {
 	// Known is false when nothing could be told (signal 0 failed with
 	// another error than ESRCH or EPERM, or the system would not give the
-	// start time of a pid that exists).
+	// start time of a pid that exists). A process that ended but is not
+	// yet reaped is known not to exist.
 	Known bool
 	// Exists: some process has the pid.
 	Exists bool
@@ -34,7 +35,10 @@ func (e Env) Presence(pid int) Presence {
 		return Presence{}
 	}
 	start, err := e.processStart(pid)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrProcessEnded):
+		return Presence{Known: true} // a zombie runs nothing: it waits to be reaped
+	case err != nil:
 		return Presence{Exists: true}
 	}
 	return Presence{Known: true, Exists: true, Start: start}

@@ -12,7 +12,8 @@ import (
 
 // A child that exited but was not reaped (a zombie) answers signal 0, yet it
 // is gone: a leaseholder killed -9 under a parent that does not reap must
-// not pass for alive for the whole busy grace.
+// not pass for alive for the whole busy grace, nor the fleet's registered
+// server for one the system could not tell about.
 func TestAlive_AZombieIsGone(t *testing.T) {
 	c := startChild(t, "sleep")
 	c.Expect(t, "ready")
@@ -42,6 +43,10 @@ func TestAlive_AZombieIsGone(t *testing.T) {
 	}
 	if got := Alive(pid, start, boot); got != OwnerGone {
 		t.Errorf("a zombie is %s, want gone", got)
+	}
+	// The fleet's view agrees: no process has the pid, which is a fact.
+	if got := (Env{}).Presence(pid); got != (Presence{Known: true}) {
+		t.Errorf("a zombie's presence is %+v, want known not to exist", got)
 	}
 	c.Cmd.Wait()
 }
