@@ -31,7 +31,12 @@ type Child struct {
 // Start starts the test binary in role, with env added to its environment.
 func Start(t *testing.T, role string, env ...string) *Child {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	return StartCmd(t, exec.Command(os.Args[0], "-test.run=^$"), role, env...)
+}
+
+// StartCmd starts cmd, a test binary (a copy, a user of its own), in role.
+func StartCmd(t *testing.T, cmd *exec.Cmd, role string, env ...string) *Child {
+	t.Helper()
 	cmd.Env = append(append(os.Environ(), RoleEnv+"="+role), env...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()

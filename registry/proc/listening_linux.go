@@ -62,6 +62,21 @@ func (p ProcScan) Listening(uid int) (Listening, error) {
 	return out, nil
 }
 
+// named tells whether the process in dir, whose executable cannot be read
+// (readErr), is one of p.Names by its command name, which the kernel cuts
+// to 15 bytes. A process the kernel makes not dumpable (an executable its
+// user may run but not read, file capabilities) hides its executable and
+// its sockets even from its own user: it is then uninspectable, not
+// another program. A process gone meanwhile is skipped.
+func (p ProcScan) named(dir string, readErr error) bool {
+	if errors.Is(readErr, fs.ErrNotExist) {
+		return false
+	}
+	comm, err := readProc(p.path(dir, "comm"))
+	name := strings.TrimSuffix(string(comm), "\n")
+	return err == nil && slices.ContainsFunc(p.Names, func(n string) bool { return n[:min(len(n), 15)] == name })
+}
+
 // inspect reads one pid: ok when it is a listening majordomus-mcp of uid;
 // an error when it runs a majordomus-mcp executable but its sockets cannot
 // be read. Anything else (another user, another program, gone) is skipped.
@@ -75,7 +90,12 @@ func (p ProcScan) inspect(pid, uid int, sockets map[string]string) (ListeningPro
 		return ListeningProcess{}, false, nil
 	}
 	exe, err := os.Readlink(p.path(dir, "exe"))
-	if err != nil || !slices.Contains(p.Names, filepath.Base(strings.TrimSuffix(exe, " (deleted)"))) {
+	switch {
+	case err != nil:
+		if !p.named(dir, err) {
+			return ListeningProcess{}, false, nil
+		}
+	case !slices.Contains(p.Names, filepath.Base(strings.TrimSuffix(exe, " (deleted)"))):
 		return ListeningProcess{}, false, nil
 	}
 	fds, err := os.ReadDir(p.path(dir, "fd"))

@@ -1,11 +1,18 @@
 package proc
 
 import (
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
+	"syscall"
 	"testing"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testchild"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 )
 
 // fakeProc builds a /proc tree: the socket tables and one directory per
@@ -112,4 +119,50 @@ func TestListeningWithoutSocketTablesIsUnavailable(t *testing.T) {
 	if err == nil {
 		t.Fatal("a /proc without net/tcp gave a listing")
 	}
+}
+
+// A majordomus-mcp whose user may run its executable but not read it is
+// not dumpable: the kernel hides its executable and its sockets even from
+// that user. It is uninspectable, not another program, or the fleet would
+// miss a server that runs.
+func TestListeningCallsANotDumpableServerUninspectable(t *testing.T) {
+	dir := testtemp.Dir(t)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	scanner := copyOfThisBinary(t, filepath.Join(dir, "scanner"), 0o755)
+	server := copyOfThisBinary(t, filepath.Join(dir, "majordomus-mcp"), 0o111)
+	asUser := func(exe string) *exec.Cmd {
+		cmd := exec.Command(exe, "-test.run=^$")
+		if os.Geteuid() == 0 { // root reads any executable: run as nobody
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		}
+		return cmd
+	}
+	s := testchild.StartCmd(t, asUser(server), "listen")
+	s.Expect(t, "ready")
+	c := testchild.StartCmd(t, asUser(scanner), "scan")
+	var got Listening
+	if err := json.Unmarshal([]byte(c.Line(t)), &got); err != nil {
+		t.Fatal(err)
+	}
+	if pid := s.Cmd.Process.Pid; !slices.Contains(got.Uninspectable, pid) {
+		t.Errorf("the not-dumpable server %d is not uninspectable: %+v", pid, got)
+	}
+}
+
+// copyOfThisBinary copies the test binary to path with mode.
+func copyOfThisBinary(t *testing.T, path string, mode os.FileMode) string {
+	t.Helper()
+	b, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

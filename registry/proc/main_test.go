@@ -3,8 +3,10 @@ package proc
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"testing"
@@ -70,6 +72,25 @@ func runChild(role string) int {
 		}
 		_, _ = io.Copy(io.Discard, in)
 		say("stdin ended")
+		return 0
+	case "listen":
+		// A server: a socket listening on loopback.
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			say("error: %v", err)
+			return 1
+		}
+		defer l.Close()
+		say("ready")
+	case "scan":
+		// What this process's user sees of its majordomus-mcp servers.
+		got, err := ObserveListening([]string{"majordomus-mcp"})
+		if err != nil {
+			say("error: %v", err)
+			return 1
+		}
+		out, _ := json.Marshal(got)
+		say("%s", out)
 		return 0
 	default:
 		say("error: unknown role %q", role)
