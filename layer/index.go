@@ -195,21 +195,42 @@ func parseAll(root string, files []string) []parsed {
 	return results
 }
 
+// errNotRegular is a file that is a named pipe, a device or a directory.
+var errNotRegular = errors.New("not a regular file")
+
+// openRegular opens path to read it, refusing anything but a regular file
+// without waiting on it (openToRead), and returns what it is.
+func openRegular(path string) (*os.File, fs.FileInfo, error) {
+	f, err := openToRead(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = errNotRegular
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, st, nil
+}
+
 // readObject reads and parses one file.
 func readObject(root, rel string) parsed {
 	path := filepath.Join(root, filepath.FromSlash(rel))
 	fail := func(msg string) parsed {
 		return parsed{diags: []Diagnostic{{Level: LevelError, Path: rel, Message: msg}}}
 	}
-	f, err := os.Open(path)
+	f, st, err := openRegular(path)
+	if errors.Is(err, errNotRegular) {
+		// Replaced since it was listed: skipped, as listing it now would.
+		return parsed{diags: []Diagnostic{{Level: LevelWarning, Path: rel, Message: "not a regular file: skipped"}}}
+	}
 	if err != nil {
 		return fail(fmt.Sprintf("cannot read: %v", pathErr(err)))
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return fail(fmt.Sprintf("cannot read: %v", pathErr(err)))
-	}
 	stamp, stamped := stampOf(st)
 	if st.Size() > maxObjectSize {
 		r := fail(fmt.Sprintf("file is %d bytes, over the %d-byte limit: left out", st.Size(), maxObjectSize))

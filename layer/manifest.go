@@ -3,8 +3,8 @@ package layer
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -72,7 +72,7 @@ func LoadManifest(root string) (Manifest, error) {
 		return Manifest{}, fmt.Errorf("%w: %s: %v", ErrInvalidManifest, root, err)
 	}
 	path := filepath.Join(abs, filepath.FromSlash(manifestRel))
-	data, err := os.ReadFile(path)
+	data, err := readManifest(path)
 	if err != nil {
 		return Manifest{}, fmt.Errorf("%w: %s: cannot read: %w", ErrInvalidManifest, path, pathErr(err))
 	}
@@ -82,6 +82,21 @@ func LoadManifest(root string) (Manifest, error) {
 	}
 	m.Path = path
 	return m, nil
+}
+
+// readManifest reads the manifest, a regular file no larger than an object
+// may be: every process reads it, bridges included, and again for each
+// inventory.
+func readManifest(path string) ([]byte, error) {
+	f, st, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st.Size() > maxObjectSize {
+		return nil, fmt.Errorf("it is %d bytes, over the %d-byte limit", st.Size(), maxObjectSize)
+	}
+	return io.ReadAll(io.LimitReader(f, maxObjectSize+1))
 }
 
 // parseManifest decodes a manifest and returns every problem found.

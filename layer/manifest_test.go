@@ -118,6 +118,19 @@ func TestLoadManifestUnreadable(t *testing.T) {
 	}
 }
 
+// A manifest larger than an object may be is refused unread: every
+// process reads it, bridges included.
+func TestLoadManifestTooLarge(t *testing.T) {
+	root := testtemp.Dir(t)
+	writeTree(t, root, map[string]string{".ai/manifest.yaml": testManifest})
+	if err := os.Truncate(filepath.Join(root, ".ai", "manifest.yaml"), maxObjectSize+1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadManifest(root); !errors.Is(err, ErrInvalidManifest) || !strings.Contains(err.Error(), "over the") {
+		t.Fatalf("error = %v, want ErrInvalidManifest: over the limit", err)
+	}
+}
+
 func ptr(s string) *string { return &s }
 
 // The manifest's name names the checkout, in every index the layer

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package layer
+
+import "os"
+
+// openToRead opens path to read it: no file here blocks its open.
+func openToRead(path string) (*os.File, error) { return os.Open(path) }
