@@ -59,9 +59,15 @@ func (s *Surface) publishResources(old, ix *layer.Index) {
 	if old == nil {
 		return
 	}
+	// Gone by the exact URI: Lookup would find "kind/id" as its one
+	// version "kind/id@3", and keep a resource nobody lists.
+	have := make(map[string]bool, len(ix.Objects))
+	for _, o := range ix.Objects {
+		have[o.URI] = true
+	}
 	var gone []string
 	for _, o := range old.Objects {
-		if _, ok := ix.Lookup(o.URI); !ok {
+		if !have[o.URI] {
 			gone = append(gone, o.URI)
 		}
 	}

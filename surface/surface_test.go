@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -319,6 +320,35 @@ func TestAChangedIndexNotifiesEverySessionAndTheSubscribers(t *testing.T) {
 	}
 	if !gotA[mcp.MethodNotificationResourceUpdated] || gotB[mcp.MethodNotificationResourceUpdated] {
 		t.Errorf("resources/updated only to the subscriber: a=%v b=%v", gotA, gotB)
+	}
+}
+
+// An object that gains a version is listed under its new URI alone, as
+// the tools list it, and as a process started now would list it.
+func TestAnObjectThatGainsAVersionIsListedOnce(t *testing.T) {
+	f := newFixture(t)
+	c := f.connect("codex")
+	path := filepath.Join(f.root, ".ai/repo/knowledge/glossary.md")
+	data, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, []byte(strings.Replace(string(data), "kind: knowledge\n", "kind: knowledge\nversion: 3\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := layer.Build(f.root, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.s.IndexChanged(f.lay.Current(), ix)
+
+	var list struct{ Resources []mcp.Resource }
+	mustDecode(t, c.rpc("resources/list", nil), &list)
+	var glossary []string
+	for _, r := range list.Resources {
+		if strings.Contains(r.URI, "glossary") {
+			glossary = append(glossary, r.URI)
+		}
+	}
+	if want := []string{"majordomus://knowledge/glossary@3"}; !slices.Equal(glossary, want) {
+		t.Errorf("the glossary is listed as %q, want %q", glossary, want)
 	}
 }
 
