@@ -113,3 +113,15 @@ func BenchmarkSearch(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRenderBraces renders a body of 1 MiB that is all "{{" and one
+// placeholder at its end: each "{{" is read once, not once for each "{{"
+// before it.
+func BenchmarkRenderBraces(b *testing.B) {
+	o := Object{Body: strings.Repeat("{{", 1<<19) + "{{topic}}", Arguments: []Argument{{Name: "topic"}}}
+	for b.Loop() {
+		if _, err := o.Render(map[string]string{"topic": "x"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

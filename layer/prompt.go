@@ -125,16 +125,21 @@ func (o Object) Render(values map[string]string) (string, error) {
 		if open < 0 {
 			break
 		}
-		b.WriteString(body[:open])
-		rest := body[open+2:]
-		before, after, ok := strings.Cut(rest, "}}")
-		name := ""
-		if ok {
-			name = strings.Trim(before, " \t")
+		inner, after, ok := strings.Cut(body[open+2:], "}}")
+		if !ok {
+			break // no placeholder ends after this: the rest is text
 		}
-		if !ok || !declared(o.Arguments, name) {
-			b.WriteString("{{")
-			body = rest
+		// A name holds no braces, so only the last "{{" before the "}}",
+		// taken left to right, can open a placeholder: the text is read
+		// once up to that "}}", however many "{{" it holds.
+		for j := strings.Index(inner, "{{"); j >= 0; j = strings.Index(inner, "{{") {
+			open, inner = open+2+j, inner[j+2:]
+		}
+		b.WriteString(body[:open])
+		name := strings.Trim(inner, " \t")
+		if !declared(o.Arguments, name) {
+			b.WriteString("{{" + inner + "}}")
+			body = after
 			continue
 		}
 		b.WriteString(values[name])
