@@ -1,7 +1,6 @@
 package layer
 
 import (
-	"slices"
 	"sort"
 	"strings"
 )
@@ -91,7 +90,7 @@ func pack(docs []searchDoc) {
 
 // Search ranks the objects (of this kind, "" = any) against the query,
 // compared without regard to case. The query is split into blank-separated
-// terms (repeats count once); each term adds, per object: 10 when it is the
+// terms (repeats count once, and the first 64 count); each term adds, per object: 10 when it is the
 // whole id, else 3 when it occurs in the id; 3 when it occurs in the title;
 // 2 when it occurs in a tag; 2 in the kind; 2 in the description; 1 per
 // occurrence in the body, at most 5. Objects scoring 0 are left out. Hits
@@ -211,12 +210,22 @@ func countUpTo(s, t string, max int) int {
 	return n
 }
 
-// uniqueTerms lower-cases and splits a query, dropping repeated terms.
+// maxTerms bounds the terms a query counts: each is looked for in every
+// object, and a query may be as long as a message.
+const maxTerms = 64
+
+// uniqueTerms lower-cases and splits a query, dropping repeated terms and
+// those past the first maxTerms.
 func uniqueTerms(query string) []string {
 	var out []string
+	seen := make(map[string]bool)
 	for t := range strings.FieldsSeq(strings.ToLower(query)) {
-		if !slices.Contains(out, t) {
+		if !seen[t] {
+			seen[t] = true
 			out = append(out, t)
+		}
+		if len(out) == maxTerms {
+			break
 		}
 	}
 	return out

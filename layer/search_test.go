@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -82,6 +83,28 @@ func TestSearchLimits(t *testing.T) {
 	}
 	if h := ix.Search("word", "", 3); h[0].Object.ID != "n000" || h[2].Object.ID != "n002" {
 		t.Errorf("ties not in URI order: %v", h)
+	}
+}
+
+// A query counts its first 64 distinct words: one as long as a message
+// looks for no more than that in each object.
+func TestAQueryCountsItsFirst64Words(t *testing.T) {
+	ix := buildTree(t, map[string]string{
+		".ai/manifest.yaml":  testManifest,
+		".ai/repo/early.md":  "---\nid: early\nkind: note\n---\nw063x\n",
+		".ai/repo/late.md":   "---\nid: late\nkind: note\n---\nw064x\n",
+		".ai/repo/repeat.md": "---\nid: repeat\nkind: note\n---\nw000x\n",
+	})
+	words := make([]string, 0, 200)
+	for i := range 100 {
+		words = append(words, fmt.Sprintf("w%03dx", i), "w000x") // repeats count once
+	}
+	var got []string
+	for _, h := range ix.Search(strings.Join(words, " "), "", 10) {
+		got = append(got, h.Object.ID)
+	}
+	if want := []string{"early", "repeat"}; !slices.Equal(got, want) {
+		t.Errorf("hits %q, want %q: the 64th distinct word counts, the 65th does not", got, want)
 	}
 }
 
