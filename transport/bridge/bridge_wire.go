@@ -146,11 +146,15 @@ func (b *Bridge) post(ctx context.Context, msg json.RawMessage, header http.Head
 
 // readAnswer reads the answer to msg. For a modern message, a JSON body
 // is its answer whatever the status (that revision answers an unknown
-// method 404, bad params 400, each with a JSON-RPC error).
+// method 404, bad params 400, each with a JSON-RPC error), but for 503:
+// the server's own word that the message did not run (it is shutting down,
+// or full), never an answer.
 func (b *Bridge) readAnswer(msg json.RawMessage, resp *http.Response, modern bool) exchangeResult {
 	b.noteLease(resp.Header)
 	res := exchangeResult{status: resp.StatusCode, session: resp.Header.Get(server.HeaderKeySessionID)}
 	switch {
+	case resp.StatusCode == http.StatusServiceUnavailable:
+		res.outcome, res.notRun, res.err = failed, true, b.unavailable(resp)
 	case modern && resp.StatusCode != http.StatusOK && wire.IsJSON(resp.Header):
 		body, err := io.ReadAll(io.LimitReader(resp.Body, wire.MaxMessageBytes))
 		res.outcome, res.body = answered, bytes.TrimSpace(body)
@@ -185,8 +189,6 @@ func (b *Bridge) readAnswer(msg json.RawMessage, resp *http.Response, modern boo
 		res.outcome, res.body = answered, body
 	case resp.StatusCode == http.StatusNotFound:
 		res.outcome = gone
-	case resp.StatusCode == http.StatusServiceUnavailable:
-		res.outcome, res.notRun, res.err = failed, true, b.unavailable(resp)
 	case resp.StatusCode >= 500:
 		res.outcome, res.err = failed, fmt.Errorf("status %d", resp.StatusCode)
 	default:

@@ -3,6 +3,7 @@ package together
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -244,4 +245,41 @@ func TestABridgeNeverMovesWithACallWaitingForTheTools(t *testing.T) {
 	if call := fo.next(); !strings.Contains(call.cause.Error(), "no longer holds") {
 		t.Fatalf("Failover(%v)", call.cause)
 	}
+}
+
+// A 2026-07-28 call that meets its server shutting down (503: it did not
+// run) is failed over and answered by what serves next, as any revision's
+// is: the 503's body is no JSON-RPC answer to hand the client.
+func TestAModernCallMeetingAServerShuttingDownFailsOver(t *testing.T) {
+	f1, f2 := newFixture(), newFixture()
+	t.Cleanup(f1.releaseAll)
+	s1 := serveHTTP(t, httpserver.Config{MCP: f1.srv})
+	// Another client's call under way holds the shutdown open.
+	other := runStdio(t, (&failovers{t: t, f: newFixture(), calls: make(chan failoverCall, 4)}).bridge(s1.url))
+	other.open(initRoots)
+	other.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"wait"}}`)
+	<-f1.blocked
+	direct := newClient(t, s1.url)
+	sid := direct.initialize()
+	stopped := make(chan struct{})
+	go func() { s1.stop(); close(stopped) }()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if resp, _ := direct.do(http.MethodPost, "/mcp", sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); resp.StatusCode == http.StatusServiceUnavailable {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server never began to shut down")
+		}
+	}
+	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
+	c := runStdio(t, fo.bridge(s1.url))
+	c.send(modernRequest(6, "tools/list", ""))
+	if a, _ := c.answer("6"); !strings.Contains(a, `"tools"`) {
+		t.Fatalf("the call was answered %s", a)
+	}
+	if call := fo.next(); !strings.Contains(call.cause.Error(), "shutting down") {
+		t.Fatalf("Failover(%v)", call.cause)
+	}
+	f1.releaseAll()
+	<-stopped
 }
