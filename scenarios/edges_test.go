@@ -62,6 +62,9 @@ var edges = []struct {
 	{false, `{"jsonrpc":"2.0","id":ID,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`},
 	{false, `{"jsonrpc":"2.0","id":ID,"method":"ping","params":{"pad":"` + strings.Repeat("x", 1<<20) + `"}}`},
 	{false, "{\"jsonrpc\":\"2.0\",\"id\":ID,\"method\":\"ping\",\"params\":{\"pad\":\"\xff\xfe\"}}"},
+	{false, `{"jsonrpc":"2.0","id":ID,"error":{"code":-32601,"message":"roots are not supported"}}`},
+	{false, `{"jsonrpc":"2.0","id":ID,"result":null}`},
+	{false, `{"jsonrpc":"2.0","id":ID,"method":5}`},
 	{false, `{not json`},
 	{false, `{"jsonrpc":"2.0","id":ID,"method":"ping"}`},
 }
@@ -94,8 +97,9 @@ func edgeAnswers(t *testing.T, p *mcpclient.Process, early bool) []string {
 			t.Fatal(err)
 		}
 		wait := []string{`"id":` + fence}
-		if ids > 0 && utf8.ValidString(line) && json.Valid([]byte(line)) { // what is not JSON is answered before the fence is read
-
+		// What is not JSON is answered before the fence is read; a
+		// client's answer to a request is answered nothing.
+		if ids > 0 && utf8.ValidString(line) && json.Valid([]byte(line)) && strings.Contains(line, `"method"`) {
 			wait = append(wait, `"id":"edge-`+strconv.Itoa(i)+`-`)
 		}
 		if strings.Contains(line, `"id":null`) || ids == 0 && json.Valid([]byte(line)) && !strings.Contains(line, `"method"`) {

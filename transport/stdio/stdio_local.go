@@ -91,12 +91,15 @@ func (l *Local) Handle(ctx context.Context, msg json.RawMessage) []byte {
 }
 
 func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
+	if refusal := wire.Screen(msg); refusal != nil {
+		return refusal
+	}
 	env, err := wire.ReadEnvelope(msg)
 	if err != nil {
 		return wire.ErrorFrame(nil, mcp.INVALID_REQUEST, "invalid request: a message must be a JSON object")
 	}
-	if refusal := wire.Screen(msg); refusal != nil {
-		return refusal
+	if env.Method == "" && len(env.ID) > 0 {
+		return nil // the client's answer to a request: answered nothing, as over HTTP
 	}
 	if !l.opened() {
 		if answer, ok := wire.Unopened(msg); ok {

@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -14,7 +15,9 @@ import (
 // nothing; MCP forbids null ids), params that are not an object (mcp-go
 // answers -32600 for a tools/call), an initialize without params (mcp-go
 // answers it with a default revision), a tools/call, prompts/get or
-// resources/read that does not name what it is about. Nil when mcp-go may have it.
+// resources/read that does not name what it is about, a method that is not
+// a string (a bridge would take it for an answer, and answer nothing). Nil
+// when mcp-go may have it.
 func Screen(msg json.RawMessage) []byte {
 	var m struct {
 		JSONRPC string          `json:"jsonrpc"`
@@ -25,7 +28,11 @@ func Screen(msg json.RawMessage) []byte {
 	if !isObject(msg) {
 		return ErrorFrame(nil, mcp.INVALID_REQUEST, "invalid request: a message must be a JSON object")
 	}
-	if json.Unmarshal(msg, &m) != nil || m.Method == nil {
+	if err := json.Unmarshal(msg, &m); err != nil || m.Method == nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field == "method" {
+			return ErrorFrame(m.ID, mcp.INVALID_REQUEST, "invalid request: the method must be a string")
+		}
 		return nil // an answer to a server request, or not a message: as before
 	}
 	if m.JSONRPC != "2.0" {
