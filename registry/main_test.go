@@ -76,6 +76,15 @@ func runChild(role, path string) int {
 			return 1
 		}
 		say("removed=%t %s", removed, acquireOutcome(lf.Acquire(doc)))
+	case "draw":
+		// Draws peer numbers until it is killed.
+		say("drawing")
+		for {
+			if _, err := NextPeer(path); err != nil {
+				say("error: %v", err)
+				return 1
+			}
+		}
 	default:
 		say("error: unknown role %q", role)
 		return 2

@@ -33,18 +33,20 @@ func NextPeer(leasePath string) (int, error) {
 		return 0, fmt.Errorf("numbering a peer: %w", err)
 	}
 	defer l.release()
-	buf := make([]byte, 16)
+	buf := make([]byte, counterWidth)
 	n, _ := l.f.ReadAt(buf, 0)
 	current, err := strconv.Atoi(string(bytes.TrimSpace(buf[:n])))
 	if err != nil || current < 0 || current >= maxPeerNumber {
 		current = 0
 	}
 	next := current + 1
-	if err := l.f.Truncate(0); err != nil {
-		return 0, fmt.Errorf("numbering a peer: %w", err)
-	}
-	if _, err := l.f.WriteAt([]byte(strconv.Itoa(next)+"\n"), 0); err != nil {
+	// One write of a fixed width, never a truncation first: a process
+	// killed at any instant leaves the count it read or the one it wrote.
+	if _, err := l.f.WriteAt(fmt.Appendf(nil, "%-*d\n", counterWidth-1, next), 0); err != nil {
 		return 0, fmt.Errorf("numbering a peer: %w", err)
 	}
 	return next, nil
 }
+
+// counterWidth is the counter file's length: a count, blanks and a newline.
+const counterWidth = 16

@@ -1,9 +1,11 @@
 package registry
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -60,5 +62,35 @@ func TestNoPeerNumberWithoutTheLeaseDirectory(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Dir(lease)); !os.IsNotExist(err) {
 		t.Fatal("the directory was made")
+	}
+}
+
+// A process killed while it draws a number leaves the count it read or the
+// one it wrote, never an empty counter: the next drawer would number from
+// 1 again, and give a new client the id of a peer the history knows.
+func TestACounterKilledWhileDrawingGoesOn(t *testing.T) {
+	lease := filepath.Join(testtemp.Dir(t), "server.json")
+	count := func() (int, error) {
+		b, err := os.ReadFile(PeerCounterPath(lease))
+		if err != nil {
+			return 0, err
+		}
+		return strconv.Atoi(string(bytes.TrimSpace(b)))
+	}
+	seen := 0
+	for range 25 {
+		c := startChild(t, "draw", lease)
+		c.Expect(t, "drawing")
+		for n, err := count(); err != nil || n < seen+3; n, err = count() { // a few drawn: killed anywhere in a draw
+		}
+		if err := c.Cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		c.Cmd.Wait()
+		n, err := count()
+		if err != nil || n < seen+3 {
+			t.Fatalf("after a drawer was killed the counter says %d (%v), want at least %d", n, err, seen+3)
+		}
+		seen = n
 	}
 }
