@@ -19,8 +19,8 @@ type Execution struct {
 	OK         bool      `json:"ok"`
 }
 
-// Executions is the recent tool-call history, newest last. It is safe for
-// concurrent use.
+// Executions is the recent tool-call history, by time, newest last. It is
+// safe for concurrent use.
 //
 // While it is the checkout's (kept), each call is also given to its sink
 // as it is recorded. While it is not, the process's own client's calls —
@@ -53,7 +53,7 @@ func (e *Executions) record(x Execution, own bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	defer e.changes.bump()
-	e.ring = appendBounded(e.ring, x)
+	e.ring = inOrder(appendBounded(e.ring, x))
 	switch {
 	case e.sink != nil:
 		e.sink(x)
@@ -69,6 +69,20 @@ func appendBounded(xs []Execution, x Execution) []Execution {
 	if len(xs) >= 2*executionsKept {
 		xs = slices.Clone(xs[len(xs)-executionsKept:])
 	}
+	return xs
+}
+
+// inOrder moves the last call of xs, ordered by time but for it, to its
+// place: a call carried from where it was made alone is older than those
+// made here since, and the oldest are the ones the bound drops.
+func inOrder(xs []Execution) []Execution {
+	x := xs[len(xs)-1]
+	i := len(xs) - 1
+	for i > 0 && xs[i-1].At.After(x.At) {
+		i--
+	}
+	copy(xs[i+1:], xs[i:len(xs)-1])
+	xs[i] = x
 	return xs
 }
 
@@ -125,11 +139,8 @@ func (e *Executions) Recent(limit int) []Execution {
 func (e *Executions) keep(loaded []Execution, sink func(Execution)) []Execution {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	merged := slices.Clone(loaded)
-	if len(e.pending) > 0 {
-		merged = append(merged, e.pending...)
-		slices.SortStableFunc(merged, func(a, b Execution) int { return a.At.Compare(b.At) })
-	}
+	merged := append(slices.Clone(loaded), e.pending...) // by time: a journal has them as they were recorded
+	slices.SortStableFunc(merged, func(a, b Execution) int { return a.At.Compare(b.At) })
 	merged = merged[max(0, len(merged)-executionsKept):]
 	e.ring, e.sink, e.merged = slices.Clone(merged), sink, e.made
 	e.changes.bump()

@@ -70,7 +70,8 @@ const HistoryMeta = "io.majordomus/history"
 // tookHistory reports whether a tool call brings a carried session's
 // history (HistoryMeta), which it then records, the calls as caller's:
 // only calls of a tool this server serves, as no other was made here
-// (what a client sends there is no text of its own for the others to read).
+// (what a client sends there is no text of its own for the others to read),
+// made no later than now.
 func (s *Surface) tookHistory(req mcp.CallToolRequest, caller string, record func(Execution)) bool {
 	if req.Params.Name != "majordomus_executions" || req.Params.Meta == nil || req.Params.Meta.AdditionalFields[HistoryMeta] == nil {
 		return false
@@ -78,11 +79,17 @@ func (s *Surface) tookHistory(req mcp.CallToolRequest, caller string, record fun
 	raw, _ := json.Marshal(req.Params.Meta.AdditionalFields[HistoryMeta])
 	var calls []Execution
 	_ = json.Unmarshal(raw, &calls)
+	now := s.cfg.Now()
 	for _, x := range calls[max(0, len(calls)-executionsKept):] {
 		if s.MCP.GetTool(x.Tool) == nil {
 			continue
 		}
-		x.Peer = caller
+		// Made before now, in no negative time: a call dated later would
+		// stay the newest, above every call made since.
+		x.Peer, x.DurationMS = caller, max(x.DurationMS, 0)
+		if x.At.After(now) {
+			x.At = now
+		}
 		record(x)
 	}
 	return true

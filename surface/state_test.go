@@ -158,6 +158,49 @@ func TestACarriedHistoryJoinsAsTheCallersOwn(t *testing.T) {
 	}
 }
 
+// A carried call takes its place by time among the calls made here, and
+// one dated later than now, or lasting less than nothing, is taken as made
+// now in no time: it cannot stay above every call made since.
+func TestACarriedCallTakesItsPlaceByTime(t *testing.T) {
+	f := newFixture(t)
+	f.s.Keep(State{}, func([]byte) {})
+	c := f.connect("codex")
+	if _, errText := f.toolResult("majordomus_list", c.rpc("tools/call", map[string]any{"name": "majordomus_list"})); errText != "" {
+		t.Fatal(errText)
+	}
+	now := time.Now()
+	history := []Execution{
+		{Tool: "majordomus_repository", At: now.Add(-time.Hour), DurationMS: 2, OK: true},
+		{Tool: "majordomus_search", At: now.Add(24 * time.Hour), DurationMS: -5, OK: true},
+	}
+	params := map[string]any{"name": "majordomus_executions", "_meta": map[string]any{HistoryMeta: history}}
+	if _, errText := f.toolResult("majordomus_executions", c.rpc("tools/call", params)); errText != "" {
+		t.Fatal(errText)
+	}
+	recent := f.s.Executions.Recent(10)
+	var got []string
+	for _, x := range recent {
+		got = append(got, x.Tool)
+	}
+	if want := []string{"majordomus_search", "majordomus_list", "majordomus_repository"}; !slices.Equal(got, want) {
+		t.Fatalf("the history, newest first: %q, want %q", got, want)
+	}
+	if x := recent[0]; x.At.After(time.Now()) || x.DurationMS != 0 {
+		t.Errorf("a call dated tomorrow, lasting -5 ms, is kept as %+v", x)
+	}
+}
+
+// A journal has calls as they were recorded, a carried one after calls
+// made since: the history it is loaded into is by time.
+func TestALoadedHistoryIsByTime(t *testing.T) {
+	e := &Executions{changes: &changes{}}
+	now := time.Now()
+	e.keep([]Execution{{Tool: "majordomus_list", At: now}, {Tool: "majordomus_repository", At: now.Add(-time.Hour)}}, func(Execution) {})
+	if got := e.Recent(10); len(got) != 2 || got[0].Tool != "majordomus_list" {
+		t.Fatalf("newest first: %+v", got)
+	}
+}
+
 // The calls a history took are forgotten by the mark they were given
 // with, however many the bound cut from the waiting ones since: a call
 // made meanwhile waits on.
