@@ -72,6 +72,20 @@ func appendBounded(xs []Execution, x Execution) []Execution {
 	return xs
 }
 
+// same reports whether y is x, kept by another server: a call is the same
+// by its tool, when it began (to the nanosecond) and how long it took,
+// whoever it is recorded for.
+func (x Execution) same(y Execution) bool {
+	return x.Tool == y.Tool && x.At.Equal(y.At) && x.DurationMS == y.DurationMS
+}
+
+// Has reports whether the history holds x (Execution.same).
+func (e *Executions) Has(x Execution) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.ContainsFunc(e.ring, x.same)
+}
+
 // inOrder moves the last call of xs, ordered by time but for it, to its
 // place: a call carried from where it was made alone is older than those
 // made here since, and the oldest are the ones the bound drops.
@@ -139,8 +153,13 @@ func (e *Executions) Recent(limit int) []Execution {
 func (e *Executions) keep(loaded []Execution, sink func(Execution)) []Execution {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	merged := append(slices.Clone(loaded), e.pending...) // by time: a journal has them as they were recorded
-	slices.SortStableFunc(merged, func(a, b Execution) int { return a.At.Compare(b.At) })
+	merged := slices.Clone(loaded)
+	for _, x := range e.pending {
+		if !slices.ContainsFunc(loaded, x.same) { // a server that died as it took them may have kept them
+			merged = append(merged, x)
+		}
+	}
+	slices.SortStableFunc(merged, func(a, b Execution) int { return a.At.Compare(b.At) }) // a journal has them as recorded
 	merged = merged[max(0, len(merged)-executionsKept):]
 	e.ring, e.sink, e.merged = slices.Clone(merged), sink, e.made
 	e.changes.bump()

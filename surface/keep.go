@@ -90,7 +90,9 @@ func (s *Surface) tookHistory(req mcp.CallToolRequest, caller string, record fun
 		if x.At.After(now) {
 			x.At = now
 		}
-		record(x)
+		if !s.Executions.Has(x) { // brought again: a server that died as it took them kept them
+			record(x)
+		}
 	}
 	return true
 }

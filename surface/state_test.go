@@ -201,6 +201,34 @@ func TestALoadedHistoryIsByTime(t *testing.T) {
 	}
 }
 
+// A history brought again, by a client whose server died as it took it
+// (it kept some), or taken over by the process that brought it, joins once.
+func TestAHistoryBroughtAgainJoinsOnce(t *testing.T) {
+	at := time.Now().Add(-time.Minute).UTC()
+	x := Execution{Tool: "majordomus_list", Peer: "p3", At: at, DurationMS: 1.5, OK: true}
+
+	e := &Executions{changes: &changes{}}
+	e.RecordOwn(x)
+	kept := x
+	kept.Peer = "p9" // as the server it was carried to recorded it
+	if merged := e.keep([]Execution{kept}, func(Execution) {}); len(merged) != 1 {
+		t.Fatalf("taken over: %+v, want the call once", merged)
+	}
+
+	f := newFixture(t)
+	f.s.Keep(State{}, func([]byte) {})
+	c := f.connect("codex")
+	params := map[string]any{"name": "majordomus_executions", "_meta": map[string]any{HistoryMeta: []Execution{x}}}
+	for range 2 {
+		if _, errText := f.toolResult("majordomus_executions", c.rpc("tools/call", params)); errText != "" {
+			t.Fatal(errText)
+		}
+	}
+	if got := f.s.Executions.Recent(10); len(got) != 1 {
+		t.Fatalf("brought twice: %+v, want the call once", got)
+	}
+}
+
 // The calls a history took are forgotten by the mark they were given
 // with, however many the bound cut from the waiting ones since: a call
 // made meanwhile waits on.
