@@ -4,10 +4,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/buffer"
 	"go.uber.org/zap/zapcore"
 )
 
@@ -89,7 +93,7 @@ func newLogger(opts logOptions, stderr io.Writer, state *processState) (*zap.Log
 		enc = zapcore.NewJSONEncoder(encCfg)
 	case "console":
 		encCfg.EncodeLevel = zapcore.CapitalLevelEncoder
-		enc = zapcore.NewConsoleEncoder(encCfg)
+		enc = printableMessages{zapcore.NewConsoleEncoder(encCfg)}
 	default:
 		return nil, nil, usageError("--log-format %q: want json or console", opts.format)
 	}
@@ -113,6 +117,33 @@ func newLogger(opts logOptions, stderr io.Writer, state *processState) (*zap.Log
 	}
 	return logger, out, nil
 }
+
+// printableMessages is a console encoder whose messages show what is not
+// printable escaped (\n, \x1b, \u202e), as its fields already are: a
+// message may quote what a checkout or a client wrote (a manifest's keys, a
+// path), which must neither drive the reader's terminal nor pass for
+// lines of the log.
+type printableMessages struct{ zapcore.Encoder }
+
+func (e printableMessages) Clone() zapcore.Encoder { return printableMessages{e.Encoder.Clone()} }
+
+func (e printableMessages) EncodeEntry(ent zapcore.Entry, fields []zapcore.Field) (*buffer.Buffer, error) {
+	if strings.ContainsFunc(ent.Message, notPrintable) {
+		var b strings.Builder
+		for _, r := range ent.Message {
+			if notPrintable(r) {
+				q := strconv.QuoteRune(r)
+				b.WriteString(q[1 : len(q)-1])
+				continue
+			}
+			b.WriteRune(r)
+		}
+		ent.Message = b.String()
+	}
+	return e.Encoder.EncodeEntry(ent, fields)
+}
+
+func notPrintable(r rune) bool { return !unicode.IsPrint(r) }
 
 // droppedNotice makes the line stderr gets in place of the lines it lost:
 // a warning in the log's own format, with pid and state as every line.

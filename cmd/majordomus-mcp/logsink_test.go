@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode"
 
 	"go.uber.org/zap"
 
@@ -152,5 +154,30 @@ func TestTheLoggerNeverWaitsForStderr(t *testing.T) {
 				t.Fatalf("the log file has %d of %d lines", got, lines)
 			}
 		})
+	}
+}
+
+// A console line's message shows what is not printable escaped, as its
+// fields do: text from a checkout (a manifest's key) or a client cannot
+// drive the reader's terminal, nor make a line of its own.
+func TestAConsoleMessageIsOneLineOfPrintableText(t *testing.T) {
+	file := filepath.Join(testtemp.Dir(t), "console.log")
+	logger, logs, err := newLogger(logOptions{level: "info", format: "console", file: file}, io.Discard, newProcessState("alone"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger.Error("unknown top-level key(s): \x1b[31mRED\nFAKE \u202egnp.exe \"quoted\"", zap.String("key", "\x1b]0;title\a"))
+	logger.Sync()
+	logs.Close()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.TrimSuffix(string(b), "\n")
+	if strings.Contains(line, "\n") || strings.ContainsFunc(line, func(r rune) bool { return r != '\t' && !unicode.IsPrint(r) }) {
+		t.Fatalf("the line holds what is not printable: %q", line)
+	}
+	if want := `unknown top-level key(s): \x1b[31mRED\nFAKE \u202egnp.exe "quoted"`; !strings.Contains(line, want) {
+		t.Fatalf("the line %q does not show %q", line, want)
 	}
 }
