@@ -69,7 +69,8 @@ func TestClientsServedAloneJoinOneBoardOnceTheLeaseDirectoryIsBack(t *testing.T)
 			t.Fatal(err)
 		}
 		if _, err := p.WaitFrame(ctx(t), "a notifications/message saying it shares again", func(f []byte) bool {
-			return strings.Contains(string(f), `"method":"notifications/message"`) && strings.Contains(string(f), "now uses the checkout's shared server")
+			return strings.Contains(string(f), `"method":"notifications/message"`) && strings.Contains(string(f), "now uses the checkout's shared server") &&
+				strings.Contains(string(f), `"jsonrpc":"2.0"`) // a JSON-RPC message, however it was written
 		}); err != nil {
 			t.Fatal(err)
 		}

@@ -50,7 +50,10 @@ func (s *clientSession) joined(h how, c *carry.Session, now string, srv *served)
 	case srv != nil:
 		tell(srv, msg)
 	case c != nil && len(c.Initialize) > 0 && s.n.out != nil:
-		_ = s.n.out.WriteValue(mcp.NewLoggingMessageNotification(mcp.LoggingLevelWarning, "majordomus", msg))
+		_ = s.n.out.WriteValue(mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
+			Method: string(mcp.MethodNotificationMessage),
+			Params: mcp.NotificationParams{AdditionalFields: map[string]any{"level": mcp.LoggingLevelWarning, "logger": "majordomus", "data": msg}},
+		}}) // as mcp-go writes one
 	}
 }
 
