@@ -87,14 +87,14 @@ func keepState(log *zap.Logger, surf *surface.Surface, leasePath, instance strin
 		if err != nil {
 			writable = false
 			log.Warn(fmt.Sprintf("the checkout's shared state at %s cannot be read (%s) and is left where it is (%v): this server starts a new history and keeps it in memory only; sharing goes on",
-				k.path, aside, err), zap.String("state", k.path), zap.String("reason", aside))
+				k.path, aside, err), zap.String("state_file", k.path), zap.String("reason", aside))
 		} else {
 			log.Warn(fmt.Sprintf("the checkout's shared state at %s cannot be read (%s); it is set aside as %s and a new one is started; sharing goes on",
-				k.path, aside, moved), zap.String("state", k.path), zap.String("reason", aside), zap.String("set_aside", moved))
+				k.path, aside, moved), zap.String("state_file", k.path), zap.String("reason", aside), zap.String("set_aside", moved))
 		}
 	}
 	if torn {
-		log.Info("the last record of the checkout's shared state was cut short (its writer was killed while writing it) and is dropped", zap.String("state", k.path))
+		log.Info("the last record of the checkout's shared state was cut short (its writer was killed while writing it) and is dropped", zap.String("state_file", k.path))
 	}
 	merged := surf.Keep(st, k.record)
 	if k.begin(merged, leasePath, instance, writable) {
@@ -121,12 +121,12 @@ func (k *keeper) begin(merged surface.State, leasePath, instance string, writabl
 	j, err := registry.WriteState(leasePath, instance, k.mirror.Encode())
 	if err != nil {
 		k.log.Warn("the checkout's shared state cannot be written; this server keeps its history in memory only, and the server after it starts without it",
-			zap.String("state", k.path), zap.Error(err))
+			zap.String("state_file", k.path), zap.Error(err))
 		return false
 	}
 	k.journal = j
 	k.log.Info("the checkout's shared state is loaded and kept here",
-		zap.String("state", k.path), zap.Int("executions", len(merged.Executions)), zap.Int("announcers", len(merged.Peers)))
+		zap.String("state_file", k.path), zap.Int("executions", len(merged.Executions)), zap.Int("announcers", len(merged.Peers)))
 	return true
 }
 
@@ -148,7 +148,7 @@ func (k *keeper) record(line []byte) {
 	}
 	if err := k.journal.Append(line); err != nil {
 		k.log.Warn("appending to the checkout's shared state failed; this server keeps its history in memory only from now on",
-			zap.String("state", k.path), zap.Error(err))
+			zap.String("state_file", k.path), zap.Error(err))
 		k.journal.Close()
 		k.journal = nil
 		return
@@ -164,7 +164,7 @@ func (k *keeper) record(line []byte) {
 func (k *keeper) compact() {
 	k.appended, k.bytes = 0, 0
 	if err := k.journal.Replace(k.mirror.Encode()); err != nil {
-		k.log.Warn("writing the checkout's shared state afresh failed; appending to it goes on", zap.String("state", k.path), zap.Error(err))
+		k.log.Warn("writing the checkout's shared state afresh failed; appending to it goes on", zap.String("state_file", k.path), zap.Error(err))
 	}
 }
 
