@@ -112,6 +112,7 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
 		// Another port of this host is same-site, never same-origin.
+		site = site[:min(len(site), 32)] // a browser's is one word; anyone's may be 64 KiB
 		p.log.Warn("a board request from another site was refused", zap.String("sec_fetch_site", site))
 		refuse(w, http.StatusForbidden, "forbidden", fmt.Sprintf("a request from another origin was refused: Sec-Fetch-Site %q is not same-origin", site))
 		return

@@ -295,9 +295,9 @@ func (h *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 	}
 	if !hostAllowed(r) {
-		h.log.Warn("a loopback request under a foreign host name was refused", zap.String("host", r.Host))
+		h.log.Warn("a loopback request under a foreign host name was refused", zap.String("host", heard(r.Host)))
 		writeError(w, http.StatusForbidden, errCodeForbidden,
-			fmt.Sprintf("the Host header %q does not name this loopback server (DNS rebinding is refused)", r.Host))
+			fmt.Sprintf("the Host header %q does not name this loopback server (DNS rebinding is refused)", heard(r.Host)))
 		return
 	}
 	switch {
@@ -363,7 +363,7 @@ func (h *Server) serveIdentity(w http.ResponseWriter, r *http.Request) {
 // /mcp; its request ends at Shutdown at the latest.
 func (h *Server) serveBoard(w http.ResponseWriter, r *http.Request) {
 	if err := h.originAllowed(r); err != nil {
-		h.log.Warn("a board request from another origin was refused", zap.String("origin", r.Header.Get("Origin")), zap.Error(err))
+		h.log.Warn("a board request from another origin was refused", zap.Error(err))
 		writeError(w, http.StatusForbidden, errCodeForbidden, "a request from another origin was refused: "+err.Error())
 		return
 	}
@@ -386,7 +386,17 @@ func (h *Server) originAllowed(r *http.Request) error {
 	}
 	u, err := url.Parse(origin)
 	if err != nil || u.Host == "" || !strings.EqualFold(u.Host, r.Host) {
-		return fmt.Errorf("origin %q is not this server's", origin)
+		return fmt.Errorf("origin %q is not this server's", heard(origin))
 	}
 	return nil
+}
+
+// heard is what a caller sent, as a log line or an answer quotes it: its
+// first 128 bytes. Anyone who can reach the port, token or not, can send a
+// header of 64 KiB with every request.
+func heard(s string) string {
+	if len(s) <= 128 {
+		return s
+	}
+	return strings.ToValidUTF8(s[:128], "") + "…"
 }

@@ -3,6 +3,7 @@ package together
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"strconv"
@@ -465,5 +466,27 @@ func TestAPingIsAnsweredAsMCPGoWouldAndHeard(t *testing.T) {
 	}
 	if len(heard) != 0 {
 		t.Errorf("%d more sessions heard by the server itself, want none", len(heard))
+	}
+}
+
+// What a caller sent is quoted bounded, token or not: a Host or an Origin
+// of 60 KB with every request would otherwise fill the log with them.
+func TestARefusedCallersHeadersAreLoggedBounded(t *testing.T) {
+	core, logs := observer.New(zapcore.DebugLevel)
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, Logger: zap.New(core)})
+	c := newClient(t, s.url)
+	long := strings.Repeat("a", 60<<10)
+	c.do(http.MethodPost, "/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, "Host", long+".example")
+	c.do(http.MethodPost, "/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, "Origin", "http://"+long+".example")
+	refused := logs.FilterLevelExact(zapcore.WarnLevel).All()
+	if len(refused) != 2 {
+		t.Fatalf("%d warnings, want one for each caller", len(refused))
+	}
+	for _, e := range refused {
+		for k, v := range e.ContextMap() {
+			if text := fmt.Sprint(v); len(text) > 200 {
+				t.Errorf("%q logs %s of %d bytes", e.Message, k, len(text))
+			}
+		}
 	}
 }
