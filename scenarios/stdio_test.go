@@ -163,6 +163,7 @@ func TestLayerErrorsKeepTheirExitCodes(t *testing.T) {
 		{"unknown key", writeManifest("schema: ai-repository/v1\nbogus: 1\n"), []string{"--standalone"}, 10, []string{"manifest.yaml", "bogus"}},
 		{"other schema", writeManifest("schema: ai-repository/v9\n"), []string{"--standalone"}, 10, []string{"manifest.yaml", "ai-repository/v9"}},
 		{"strict refuses a degraded index", broken, []string{"--standalone", "--strict"}, 10, []string{"refusing to serve under --strict"}},
+		{"serve under strict refuses a degraded index", broken, []string{"serve", "--strict", "--http-port", "0"}, 10, []string{"refusing to serve under --strict"}},
 		{"a bad flag", nowhere, []string{"--no-such-flag"}, 2, []string{"no-such-flag"}},
 		{"an unknown command", nowhere, []string{"frobnicate"}, 2, []string{"frobnicate"}},
 		{"a bad log format", nowhere, []string{"--log-format", "xml"}, 2, []string{"xml"}},

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -45,6 +46,11 @@ func (s *sharedServer) Start(ctx context.Context) error {
 	n := s.node
 	srv, err := n.load()
 	if err != nil {
+		if !n.withClient { // it ends with the layer's error, for its exit code (10 under --strict)
+			n.mu.Lock()
+			n.fatal = cmp.Or(n.fatal, err)
+			n.mu.Unlock()
+		}
 		return err
 	}
 	instance, key, ok := n.lease.Holding()
