@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -107,6 +108,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if args := fs.Args(); len(args) > 0 {
 		return usageFailed(stderr, cmd.unexpected(args[0]))
 	}
+	if err := unsetByZero(fs); err != nil {
+		return usageFailed(stderr, err)
+	}
 	logger, logs, err := newLogger(env.opts.log, stderr, env.state)
 	if err != nil {
 		fmt.Fprintln(stderr, "majordomus-mcp:", err)
@@ -181,6 +185,21 @@ func (cmd command) unexpected(arg string) error {
 		return fmt.Errorf("unexpected argument %q", arg)
 	}
 	return fmt.Errorf("%s takes no arguments%s", cmd.name, cmd.hint)
+}
+
+// unsetByZero refuses a zero given to a flag whose zero means "not given"
+// (every timing, and --max-sessions): it would silently be the default.
+func unsetByZero(fs *flag.FlagSet) (err error) {
+	fs.Visit(func(f *flag.Flag) {
+		g, ok := f.Value.(flag.Getter)
+		if !ok || err != nil {
+			return
+		}
+		if v := g.Get(); v == time.Duration(0) || f.Name == "max-sessions" && v.(int) <= 0 {
+			err = fmt.Errorf("--%s %s: must be positive", f.Name, f.Value)
+		}
+	})
+	return err
 }
 
 func flagSet(name string, o *options, out io.Writer) *flag.FlagSet {

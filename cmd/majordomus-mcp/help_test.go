@@ -26,6 +26,9 @@ func TestTheCommandLineFollowsTheConventions(t *testing.T) {
 		{[]string{"help", "bogus"}, 2, "", "majordomus-mcp: no command \"bogus\" to help with\n"},
 		{[]string{"--no-such-flag"}, 2, "", "majordomus-mcp: flag provided but not defined: -no-such-flag\n"},
 		{[]string{"version", "extra"}, 2, "", "majordomus-mcp: version takes no arguments\n"},
+		// a zero would silently be the default: refused, as a negative is
+		{[]string{"--heartbeat", "0"}, 2, "", "majordomus-mcp: --heartbeat 0s: must be positive\n"},
+		{[]string{"--max-sessions", "-5"}, 2, "", "majordomus-mcp: --max-sessions -5: must be positive\n"},
 		{[]string{"status", "--profile", "../x"}, 2, "", "majordomus-mcp: --profile: registry: invalid profile name: \"../x\"\n"},
 	} {
 		var stdout, stderr bytes.Buffer
