@@ -134,7 +134,11 @@ func TestAFullServerServesANewcomerAloneAtOnceUntilItHasRoom(t *testing.T) {
 	}
 
 	c := shared(t, dir, "--election-bound", "10m")
-	initialize(t, c, "gemini-cli") // answered in process, as it may be, before the server refused it
+	// Answered in process, as it may be, before the server refused it, and
+	// never greeted as one the full server serves.
+	if instructions := initialize(t, c, "gemini-cli"); strings.Contains(instructions, "served by the checkout's shared server") {
+		t.Fatalf("a newcomer the full server refuses is told it shares:\n%s", instructions)
+	}
 	full := fmt.Sprintf("the shared server at %s is full (1 session)", url)
 	if reason := logField(t, c, "cannot use the shared server", "reason"); reason != full {
 		t.Fatalf("served alone because %q, want %q", reason, full)

@@ -104,9 +104,10 @@ type publicIdentity struct {
 const maxSealed = 16 << 10
 
 // sealed is id, with the greeting, sealed for the prover that sent
-// challenge, or "" when there is none or it is too large.
+// challenge, or "" when there is none, it is too large, or the server is
+// full: the session a greeting promises would be refused.
 func (h *Server) sealed(id Identity, challenge string) string {
-	if h.cfg.Greeting == nil {
+	if h.cfg.Greeting == nil || id.HTTPSessions >= h.cfg.MaxSessions {
 		return ""
 	}
 	id.Greeting = h.cfg.Greeting()
