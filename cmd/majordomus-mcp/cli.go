@@ -113,8 +113,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	logger, logs, err := newLogger(env.opts.log, stderr, env.state)
 	if err != nil {
-		fmt.Fprintln(stderr, "majordomus-mcp:", err)
-		return codeOf(err)
+		return usageFailed(stderr, err) // its only errors: --log-level, --log-format
 	}
 	defer logs.Close()
 	env.log, env.logs = logger, logs

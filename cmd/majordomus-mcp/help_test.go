@@ -10,7 +10,7 @@ import (
 )
 
 // Help asked for goes to stdout and exits 0; a usage error is one plain
-// line on stderr, with where to find help, and exits 2.
+// line on stderr, then where to find help, and exits 2: every one alike.
 func TestTheCommandLineFollowsTheConventions(t *testing.T) {
 	for _, tc := range []struct {
 		args           []string
@@ -29,6 +29,7 @@ func TestTheCommandLineFollowsTheConventions(t *testing.T) {
 		// a zero would silently be the default: refused, as a negative is
 		{[]string{"--heartbeat", "0"}, 2, "", "majordomus-mcp: --heartbeat 0s: must be positive\n"},
 		{[]string{"--max-sessions", "-5"}, 2, "", "majordomus-mcp: --max-sessions -5: must be positive\n"},
+		{[]string{"--log-level", "trace"}, 2, "", "majordomus-mcp: --log-level \"trace\": want debug, info, warn or error\nRun 'majordomus-mcp help' for usage.\n"},
 		{[]string{"status", "--profile", "../x"}, 2, "", "majordomus-mcp: --profile: registry: invalid profile name: \"../x\"\n"},
 	} {
 		var stdout, stderr bytes.Buffer
