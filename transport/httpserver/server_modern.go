@@ -34,13 +34,7 @@ func (h *Server) serveModern(w http.ResponseWriter, r *http.Request, body []byte
 		return
 	}
 	if env.Method == string(mcp.MethodSubscriptionsListen) && env.IsRequest() {
-		// Counted and capped as sessions are: it is how a 2026-07-28
-		// client stays.
-		if n := h.table.count(); n >= h.cfg.MaxSessions {
-			h.log.Info("a listen stream was refused: the server is full", zap.Int("sessions", n))
-			refuseFull(w, n)
-			return
-		}
+		// Logged as sessions are: it is how a 2026-07-28 client stays.
 		h.log.Info("listen stream opened")
 		defer h.log.Info("listen stream closed")
 		var presence context.CancelFunc

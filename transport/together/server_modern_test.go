@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
@@ -196,22 +195,5 @@ func TestAModernListenIsRelayedUntilTheClientCancelsIt(t *testing.T) {
 		if strings.Contains(f, `"id":1,`) {
 			t.Fatalf("the cancelled listen was answered: %s", f)
 		}
-	}
-}
-
-// A 2026-07-28 listen stream is how such a client stays, so it is counted
-// and capped as a session is: a full server refuses it as it refuses an
-// initialize, 503 saying how many it has.
-func TestAFullServerRefusesAListenStream(t *testing.T) {
-	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, MaxSessions: 1})
-	c := newClient(t, s.url)
-	c.initialize()
-	c.http.Timeout = 10 * time.Second // a stream it took would be read until then
-	resp, body := c.do(http.MethodPost, "/mcp", "", modernRequest(5, "subscriptions/listen", `{"notifications":{"toolsListChanged":true}}`), modernHeaders("subscriptions/listen", "")...)
-	if e := refusal(t, body); resp.StatusCode != http.StatusServiceUnavailable || e.Error.Code != wire.ErrCodeFull || resp.Header.Get("Retry-After") == "" {
-		t.Fatalf("a listen stream at a full server: %d %s", resp.StatusCode, body)
-	}
-	if n := s.Sessions(); n != 1 {
-		t.Fatalf("%d sessions, want the one", n)
 	}
 }
