@@ -86,13 +86,15 @@ func (s *Surface) tookHistory(req mcp.CallToolRequest, caller string, record fun
 		}
 		// Made before now, in no negative time: a call dated later would
 		// stay the newest, above every call made since.
-		x.Peer, x.DurationMS = caller, max(x.DurationMS, 0)
+		x.DurationMS = max(x.DurationMS, 0)
+		if s.Executions.Has(x) { // brought again: a server that died as it took them kept them
+			continue
+		}
+		x.Peer = caller
 		if x.At.After(now) {
 			x.At = now
 		}
-		if !s.Executions.Has(x) { // brought again: a server that died as it took them kept them
-			record(x)
-		}
+		record(x)
 	}
 	return true
 }

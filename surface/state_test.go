@@ -172,6 +172,7 @@ func TestACarriedCallTakesItsPlaceByTime(t *testing.T) {
 	history := []Execution{
 		{Tool: "majordomus_repository", At: now.Add(-time.Hour), DurationMS: 2, OK: true},
 		{Tool: "majordomus_search", At: now.Add(24 * time.Hour), DurationMS: -5, OK: true},
+		{Tool: "majordomus_search", At: now.Add(25 * time.Hour), DurationMS: -5, OK: true}, // another call, though made "now" too
 	}
 	params := map[string]any{"name": "majordomus_executions", "_meta": map[string]any{HistoryMeta: history}}
 	if _, errText := f.toolResult("majordomus_executions", c.rpc("tools/call", params)); errText != "" {
@@ -182,7 +183,7 @@ func TestACarriedCallTakesItsPlaceByTime(t *testing.T) {
 	for _, x := range recent {
 		got = append(got, x.Tool)
 	}
-	if want := []string{"majordomus_search", "majordomus_list", "majordomus_repository"}; !slices.Equal(got, want) {
+	if want := []string{"majordomus_search", "majordomus_search", "majordomus_list", "majordomus_repository"}; !slices.Equal(got, want) {
 		t.Fatalf("the history, newest first: %q, want %q", got, want)
 	}
 	if x := recent[0]; x.At.After(time.Now()) || x.DurationMS != 0 {
