@@ -65,6 +65,9 @@ var edges = []struct {
 	{false, `{"jsonrpc":"2.0","id":ID,"error":{"code":-32601,"message":"roots are not supported"}}`},
 	{false, `{"jsonrpc":"2.0","id":ID,"result":null}`},
 	{false, `{"jsonrpc":"2.0","id":ID,"method":5}`},
+	{false, `{"jsonrpc":2,"id":ID,"method":5}`},
+	{false, `{"jsonrpc":"2.0","id":ID,"method":""}`},
+	{false, `{"jsonrpc":"2.0","id":ID}`},
 	{false, `{not json`},
 	{false, `{"jsonrpc":"2.0","id":ID,"method":"ping"}`},
 }
@@ -99,7 +102,8 @@ func edgeAnswers(t *testing.T, p *mcpclient.Process, early bool) []string {
 		wait := []string{`"id":` + fence}
 		// What is not JSON is answered before the fence is read; a
 		// client's answer to a request is answered nothing.
-		if ids > 0 && utf8.ValidString(line) && json.Valid([]byte(line)) && strings.Contains(line, `"method"`) {
+		answer := !strings.Contains(line, `"method"`) && (strings.Contains(line, `"result"`) || strings.Contains(line, `"error"`))
+		if ids > 0 && utf8.ValidString(line) && json.Valid([]byte(line)) && !answer {
 			wait = append(wait, `"id":"edge-`+strconv.Itoa(i)+`-`)
 		}
 		if strings.Contains(line, `"id":null`) || ids == 0 && json.Valid([]byte(line)) && !strings.Contains(line, `"method"`) {

@@ -3,7 +3,6 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -16,29 +15,38 @@ import (
 // answers -32600 for a tools/call), an initialize without params (mcp-go
 // answers it with a default revision), a tools/call, prompts/get or
 // resources/read that does not name what it is about, a method that is not
-// a string (a bridge would take it for an answer, and answer nothing). Nil
+// a string or is empty, an id with neither a method nor a result or an
+// error (a bridge would take each for an answer, and answer nothing). Nil
 // when mcp-go may have it.
 func Screen(msg json.RawMessage) []byte {
 	var m struct {
-		JSONRPC string          `json:"jsonrpc"`
+		JSONRPC json.RawMessage `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
-		Method  *string         `json:"method"`
+		Method  json.RawMessage `json:"method"`
 		Params  json.RawMessage `json:"params"`
+		Result  json.RawMessage `json:"result"`
+		Error   json.RawMessage `json:"error"`
 	}
 	if !isObject(msg) {
 		return ErrorFrame(nil, mcp.INVALID_REQUEST, "invalid request: a message must be a JSON object")
 	}
-	if err := json.Unmarshal(msg, &m); err != nil || m.Method == nil {
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) && typeErr.Field == "method" {
-			return ErrorFrame(m.ID, mcp.INVALID_REQUEST, "invalid request: the method must be a string")
-		}
-		return nil // an answer to a server request, or not a message: as before
-	}
-	if m.JSONRPC != "2.0" {
+	absent := func(v json.RawMessage) bool { return len(v) == 0 || string(v) == "null" }
+	var method, version string
+	switch {
+	case json.Unmarshal(msg, &m) != nil:
+		return nil // not a message: as before
+	case absent(m.Method) && (len(m.ID) == 0 || len(m.Result) > 0 || len(m.Error) > 0):
+		return nil // an answer to a server request: answered nothing
+	case absent(m.Method):
+		return ErrorFrame(m.ID, mcp.INVALID_REQUEST, "invalid request: a message with an id has a method, or a result or an error")
+	case json.Unmarshal(m.Method, &method) != nil:
+		return ErrorFrame(m.ID, mcp.INVALID_REQUEST, "invalid request: the method must be a string")
+	case json.Unmarshal(m.JSONRPC, &version) != nil || version != "2.0":
 		// mcp-go's words, here so that a session that did not initialize
 		// says them too
 		return ErrorFrame(m.ID, mcp.INVALID_REQUEST, "Invalid JSON-RPC version")
+	case method == "" && !absent(m.ID):
+		return ErrorFrame(m.ID, mcp.METHOD_NOT_FOUND, "method not found: a request names its method")
 	}
 	if string(m.ID) == "null" {
 		return ErrorFrame(nil, mcp.INVALID_REQUEST, "invalid request: the id is null; a request's id is a string or a number, a notification has none")
@@ -47,21 +55,20 @@ func Screen(msg json.RawMessage) []byte {
 		return nil // a notification is answered nothing, whatever it holds
 	}
 	params := bytes.TrimSpace(m.Params)
-	absent := len(params) == 0 || string(params) == "null"
 	switch {
-	case !absent && params[0] != '{':
+	case !absent(params) && params[0] != '{':
 		return ErrorFrame(m.ID, mcp.INVALID_PARAMS, "invalid params: params must be an object")
-	case absent && *m.Method == string(mcp.MethodInitialize):
+	case absent(params) && method == string(mcp.MethodInitialize):
 		return ErrorFrame(m.ID, mcp.INVALID_PARAMS, "invalid params: initialize takes params: protocolVersion, capabilities and clientInfo")
 	}
-	if field, ok := namedBy[*m.Method]; ok {
+	if field, ok := namedBy[method]; ok {
 		var p map[string]json.RawMessage
 		_ = json.Unmarshal(params, &p)
 		var name string
 		if json.Unmarshal(p[field], &name) != nil || name == "" {
 			// Over HTTP, 2026-07-28 would refuse it for its empty Mcp-Name
 			// header (-32020), which a local session has none of.
-			return ErrorFrame(m.ID, mcp.INVALID_PARAMS, "invalid params: "+*m.Method+" names what it is about in params."+field)
+			return ErrorFrame(m.ID, mcp.INVALID_PARAMS, "invalid params: "+method+" names what it is about in params."+field)
 		}
 	}
 	return nil
