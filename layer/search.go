@@ -90,10 +90,10 @@ func pack(docs []searchDoc) {
 
 // Search ranks the objects (of this kind, "" = any) against the query,
 // compared without regard to case. The query is split into blank-separated
-// terms (repeats count once, and the first 64 count); each term adds, per object: 10 when it is the
-// whole id, else 3 when it occurs in the id; 3 when it occurs in the title;
-// 2 when it occurs in a tag; 2 in the kind; 2 in the description; 1 per
-// occurrence in the body, at most 5. Objects scoring 0 are left out. Hits
+// terms (repeats count once, and the first 64 count); each term adds, per
+// object: 10 when it is the whole id, else 3 when it occurs in the id; 3
+// when it occurs in the title; 2 when it occurs in a tag; 2 in the kind; 2
+// in the description; 1 per occurrence in the body, at most 5. Objects scoring 0 are left out. Hits
 // are ordered by score, then URI. limit <= 0 means 10; it is capped at 100.
 func (ix *Index) Search(query, kind string, limit int) []Hit {
 	if limit <= 0 {

@@ -84,12 +84,13 @@ func (s *Surface) tookHistory(req mcp.CallToolRequest, caller string, record fun
 		if s.MCP.GetTool(x.Tool) == nil {
 			continue
 		}
-		// Made before now, in no negative time: a call dated later would
-		// stay the newest, above every call made since.
+		// No call takes less than no time.
 		x.DurationMS = max(x.DurationMS, 0)
 		if s.Executions.Has(x) { // brought again: a server that died as it took them kept them
 			continue
 		}
+		// Made no later than now: a call dated later would stay the
+		// newest, above every call made since.
 		x.Peer = caller
 		if x.At.After(now) {
 			x.At = now
