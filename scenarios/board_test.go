@@ -9,16 +9,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
 
-// noRedirect is a client that shows a redirect rather than follow it.
-var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-
-// `board` prints a link with a one-time token: spent once for a cookie
-// that opens the page, refused the second time; the page is refused
-// without either.
+// `board` prints a link with a one-time token: spent once for a key that
+// reads the board, refused the second time; the board is refused without
+// either.
 func TestTheBoardLinkOpensThePageOnce(t *testing.T) {
 	dir := checkout(t)
 	a := shared(t, dir)
@@ -29,21 +27,17 @@ func TestTheBoardLinkOpensThePageOnce(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(link, url+"/board?token=") || strings.Contains(link, readLease(t, dir)["secret"].(string)) {
 		t.Fatalf("board: exit %d, printed %q\n%s", code, stdout, stderr)
 	}
-	if status, _, body := httpDo(t, http.MethodGet, url+"/board", nil, nil); status != http.StatusUnauthorized || strings.Contains(string(body), "<") {
-		t.Fatalf("GET /board without the link: %d %s", status, body)
+	if status, _, body := httpDo(t, http.MethodGet, url+"/board/api/peers", nil, nil); status != http.StatusUnauthorized || strings.Contains(string(body), "claude-code") {
+		t.Fatalf("GET /board/api/peers without the link: %d %s", status, body)
 	}
-	resp, err := noRedirect.Get(link)
-	if err != nil {
-		t.Fatal(err)
+	status, header, body := httpDo(t, http.MethodGet, link, nil, nil)
+	key := regexp.MustCompile(`url=/board#key=([0-9a-f]{64})"`).FindSubmatch(body)
+	if status != http.StatusOK || key == nil || header.Get("Set-Cookie") != "" {
+		t.Fatalf("the link: %d %v %s", status, header, body)
 	}
-	resp.Body.Close()
-	cookies := resp.Cookies()
-	if resp.StatusCode != http.StatusSeeOther || len(cookies) != 1 || !cookies[0].HttpOnly || cookies[0].SameSite != http.SameSiteStrictMode || cookies[0].Path != "/board" {
-		t.Fatalf("the link: %d, cookies %+v", resp.StatusCode, cookies)
-	}
-	cookie := map[string]string{"Cookie": cookies[0].Name + "=" + cookies[0].Value}
-	if status, header, body := httpDo(t, http.MethodGet, url+"/board", nil, cookie); status != http.StatusOK || !strings.HasPrefix(header.Get("Content-Type"), "text/html") || !strings.Contains(string(body), "majordomus board") {
-		t.Fatalf("GET /board with the cookie: %d %s", status, body)
+	auth := map[string]string{"Authorization": "Bearer " + string(key[1])}
+	if status, _, body := httpDo(t, http.MethodGet, url+"/board/api/peers", nil, auth); status != http.StatusOK || !strings.Contains(string(body), `"claude-code"`) {
+		t.Fatalf("GET /board/api/peers with the key: %d %s", status, body)
 	}
 	if status, _, body := httpDo(t, http.MethodGet, link, nil, nil); status != http.StatusUnauthorized {
 		t.Fatalf("the link spent a second time: %d %s", status, body)

@@ -9,12 +9,16 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -116,8 +120,8 @@ const hostile = `<img src=x onerror=alert(1)>`
 const turning = "rework the parser\u202e (nothing overlaps)"
 
 // The board in a real browser: refused without its link, and with it once
-// it is spent, on a page that says how to get a new one; opened with it,
-// it shows two bridged clients, the paths where their scopes overlap and,
+// it is spent, on a page that says how to get a new one; opened with it
+// (and again, in that tab, without it), it shows two bridged clients, the paths where their scopes overlap and,
 // on each one's row, whom it overlaps, a hostile name as the characters it
 // is (quoted where a sentence of the page names it), a right-to-left
 // override as its escape, the state machine with the server's state marked, and a third
@@ -127,13 +131,13 @@ func TestTheBoardInABrowser(t *testing.T) {
 	client(t, dir, hostile, turning, "lib/parse")
 	client(t, dir, "codex", "tidy the library", "lib")
 
-	resp, err := http.Get(base + "/board")
+	resp, err := http.Get(base + "/board/api/peers")
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("GET /board without its link: %d", resp.StatusCode)
+		t.Fatalf("GET /board/api/peers without its link: %d", resp.StatusCode)
 	}
 	driver := startDriver(t)
 	browser := driver.newSession(t)
@@ -181,8 +185,10 @@ func TestTheBoardInABrowser(t *testing.T) {
 	}
 	read()
 	if page.Location != base+"/board" {
-		t.Errorf("after the link the page is at %s: the token stays in the address bar", page.Location)
+		t.Errorf("after the link the page is at %s: the token or the key stays in the address bar", page.Location)
 	}
+	browser.open(base + "/board") // the tab keeps its key
+	browser.until("both peers again", `return document.querySelectorAll("#peers-table tbody tr[data-peer]").length === 2;`)
 	// The link is spent: another browser opening it is told so, and what
 	// makes a new one.
 	other := driver.newSession(t)
@@ -346,4 +352,48 @@ func colours(img image.Image) int {
 		}
 	}
 	return len(seen)
+}
+
+// Browsers keep cookies apart by host, not by port: whatever key the page
+// holds, another server of this host (another user's, on another port)
+// that the browser visits, and whose page asks for a path under /board,
+// is sent nothing of it.
+func TestAnotherPortOfThisHostIsSentNoKey(t *testing.T) {
+	dir, base := serveExample(t)
+	client(t, dir, "claude-code", "rework the parser", "lib/parse")
+	var mu sync.Mutex
+	var sent []string // every request's Cookie and Authorization headers
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		sent = append(sent, r.URL.Path+" Cookie: "+r.Header.Get("Cookie")+" Authorization: "+r.Header.Get("Authorization"))
+		mu.Unlock()
+		if r.URL.Path == "/board/page" {
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, `<!doctype html><script>fetch("/board/api/peers", {credentials: "include"}).finally(() => { document.title = "asked"; });</script>`)
+		}
+	}))
+	t.Cleanup(other.Close)
+	if !strings.HasPrefix(other.URL, "http://127.0.0.1:") || !strings.HasPrefix(base, "http://127.0.0.1:") {
+		t.Fatalf("the servers are at %s and %s, not both on 127.0.0.1", base, other.URL)
+	}
+
+	out, err := exec.CommandContext(ctx(t), bin, "board", "--no-open", "--repo", dir).Output()
+	if err != nil {
+		t.Fatalf("majordomus-mcp board: %v", err)
+	}
+	browser := startDriver(t).newSession(t)
+	browser.open(strings.TrimSpace(string(out)))
+	browser.until("the peer", `return document.querySelectorAll("#peers-table tbody tr[data-peer]").length === 1;`)
+	browser.open(other.URL + "/board/page")
+	browser.until("the other page's request", `return document.title === "asked";`)
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.ContainsFunc(sent, func(s string) bool { return strings.HasPrefix(s, "/board/api/peers ") }) {
+		t.Fatalf("the other server was asked %q", sent)
+	}
+	for _, s := range sent { // the page, its request and the browser's own (an icon)
+		if strings.Contains(s, "majordomus") || !strings.HasSuffix(s, "Cookie:  Authorization: ") {
+			t.Errorf("the other server was sent %q", s)
+		}
+	}
 }

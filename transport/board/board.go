@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"html"
 	"io/fs"
-	"net"
 	"net/http"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -54,6 +54,11 @@ var assetTypes = map[string]string{
 	".json": "application/json",
 }
 
+// shell is the page's own files. They hold nothing of the board, so they
+// are anyone's: a navigation cannot carry the page's key, which the
+// page's script keeps and sends with what it reads.
+var shell = []string{"/board", "/board/", "/board/board.js", "/board/board.css", "/board/api/openapi.json"}
+
 // csp lets the page load its own script, style and data and nothing
 // else: no inline script, no frame around it, no form posted anywhere.
 const csp = "default-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
@@ -77,7 +82,10 @@ func New(src Source, secret string, log *zap.Logger) *Page {
 		w.Header().Set("Content-Type", assetTypes[path.Ext(r.URL.Path)])
 		files.ServeHTTP(w, r)
 	})
-	for _, file := range []string{"/board", "/board/{$}", "/board/board.js", "/board/board.css", "/board/api/openapi.json"} {
+	for _, file := range shell {
+		if file == "/board/" {
+			file += "{$}"
+		}
 		p.mux.Handle("GET "+file, static)
 	}
 	p.mux.HandleFunc("GET /board/api/peers", p.answer(src.PeersJSON))
@@ -117,7 +125,7 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusForbidden, "forbidden", fmt.Sprintf("a request from another origin was refused: Sec-Fetch-Site %q is not same-origin", site))
 		return
 	}
-	if read && r.URL.Path != "/board/token" && !p.admits(r) {
+	if read && r.URL.Path != "/board/token" && !slices.Contains(shell, r.URL.Path) && !p.admits(r) {
 		unauthorized(w, r, "the board is its user's only: run `majordomus-mcp board` in the checkout for a link that opens it")
 		return
 	}
@@ -139,22 +147,13 @@ func (p *Page) serveElse(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// admits reports whether r carries a key of the board: its cookie, or
-// the lease's token (a script's, as for /mcp).
+// admits reports whether r's Authorization carries a key of the board: a
+// key a link gave (a page's), or the lease's token (a script's, as for
+// /mcp).
 func (p *Page) admits(r *http.Request) bool {
-	if secret.Authorized(r.Header.Get("Authorization"), p.secret) {
-		return true
-	}
-	c, err := r.Cookie(cookieName(r))
-	return err == nil && p.keys.admits(c.Value)
-}
-
-// cookieName names the cookie after the server's port: cookies do not
-// tell ports apart, so two checkouts' pages in one browser keep theirs.
-func cookieName(r *http.Request) string {
-	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	_, port, _ := net.SplitHostPort(fmt.Sprint(local))
-	return "majordomus_board_" + port
+	header := r.Header.Get("Authorization")
+	scheme, key, _ := strings.Cut(header, " ")
+	return secret.Authorized(header, p.secret) || strings.EqualFold(scheme, secret.Scheme) && p.keys.admits(key)
 }
 
 // serveToken gives whoever holds the lease's token a one-time token of
@@ -169,30 +168,20 @@ func (p *Page) serveToken(w http.ResponseWriter, r *http.Request) {
 		token, token, int(p.keys.ttl/time.Second)))
 }
 
-// exchangeToken spends the token of GET /board?token=… for a cookie and
-// sends the browser to /board without it, so that the link in its
-// history opens nothing.
+// exchangeToken spends the token of GET /board?token=… for a key of the
+// page, which it hands the page in the fragment of /board's address: a
+// fragment is never sent, and the page keeps the key in its origin's
+// storage (see the package doc). It moves on by a refresh, not a
+// redirect: a redirect keeps a navigation begun from a file cross-site,
+// which /board refuses, and a refresh is this origin's own.
 func (p *Page) exchangeToken(w http.ResponseWriter, r *http.Request) {
-	cookie, ok := p.keys.exchange(r.URL.Query().Get("token"), p.now())
-	if !ok && p.admits(r) {
-		// The link opened again (a restored tab) by a browser the page
-		// already let in: it goes on to the page, with nothing new.
-		http.Redirect(w, r, "/board", http.StatusSeeOther)
-		return
-	}
+	key, ok := p.keys.exchange(r.URL.Query().Get("token"), p.now())
 	if !ok {
 		unauthorized(w, r, "this board link was used already or has expired: run `majordomus-mcp board` for a new one")
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: cookieName(r), Value: cookie, Path: "/board", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
-		// A browser sends no SameSite=Strict cookie along a redirect that a
-		// cross-site navigation began: a page moves on to the board by
-		// itself, a navigation of this origin's own.
-		notice(w, http.StatusOK, `<meta http-equiv="refresh" content="0;url=/board">`, `<p><a href="/board">Open the board</a></p>`)
-		return
-	}
-	http.Redirect(w, r, "/board", http.StatusSeeOther)
+	to := "/board#key=" + key
+	notice(w, http.StatusOK, `<meta http-equiv="refresh" content="0;url=`+to+`">`, `<p><a href="`+to+`">Open the board</a></p>`)
 }
 
 // answer serves what get answers, as it is.

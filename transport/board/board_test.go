@@ -113,7 +113,7 @@ func (c *clock) add(d time.Duration) {
 }
 
 // boardRequest sends one request to the board, redirects not followed,
-// with exactly the headers given ("Cookie" included).
+// with exactly the headers given.
 func boardRequest(t *testing.T, url, method, path string, header ...string) (*http.Response, string) {
 	t.Helper()
 	req, err := http.NewRequest(method, url+path, nil)
@@ -138,91 +138,100 @@ func boardRequest(t *testing.T, url, method, path string, header ...string) (*ht
 	return resp, string(b)
 }
 
-// boardCookie draws a one-time token and spends it, returning the Cookie
-// header it gave.
-func boardCookie(t *testing.T, url string) string {
+// spend draws a one-time token and spends it with the headers given,
+// returning the link, the answer and the key it gave ("" for none).
+func spend(t *testing.T, url string, header ...string) (link string, resp *http.Response, body, key string) {
 	t.Helper()
-	resp, body := boardRequest(t, url, http.MethodPost, "/board/token", "Authorization", secret.Authorization(testSecret))
-	path := regexp.MustCompile(`"path":"([^"]+)"`).FindStringSubmatch(body)
+	resp, body = boardRequest(t, url, http.MethodPost, "/board/token", "Authorization", secret.Authorization(testSecret))
+	path := regexp.MustCompile(`"path":"(/board\?token=[0-9a-f]{64})"`).FindStringSubmatch(body)
 	if resp.StatusCode != http.StatusOK || path == nil {
 		t.Fatalf("POST /board/token: %d %s", resp.StatusCode, body)
 	}
-	resp, body = boardRequest(t, url, http.MethodGet, path[1], "Sec-Fetch-Site", "none")
-	if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 {
-		t.Fatalf("GET %s: %d %v %s", path[1], resp.StatusCode, resp.Header, body)
+	resp, body = boardRequest(t, url, http.MethodGet, path[1], header...)
+	if m := regexp.MustCompile(`content="0;url=/board#key=([0-9a-f]{64})"`).FindStringSubmatch(body); m != nil {
+		key = m[1]
 	}
-	c := resp.Cookies()[0]
-	return c.Name + "=" + c.Value
+	return path[1], resp, body, key
 }
 
-// Without its cookie or the lease's token, nothing of the board is
-// answered: 401, with nothing of the page or its data.
+// boardKey spends a one-time token, returning the Authorization header
+// of the key it gave.
+func boardKey(t *testing.T, url string) string {
+	t.Helper()
+	_, resp, body, key := spend(t, url, "Sec-Fetch-Site", "none")
+	if key == "" {
+		t.Fatalf("spending a token: %d %v %s", resp.StatusCode, resp.Header, body)
+	}
+	return secret.Scheme + " " + key
+}
+
+// Without a key the page gave or the lease's token, nothing of the board
+// is answered: 401, with nothing of its data. The page's own files are
+// anyone's, as they hold nothing of it.
 func TestTheBoardRefusesWhoeverHasNoKey(t *testing.T) {
 	s := serve(t, &pageSource{rev: "1"})
-	for _, path := range []string{"/board", "/board/", "/board/board.js", "/board/board.css", "/board/api/peers",
-		"/board/api/executions", "/board/api/server", "/board/api/graph", "/board/api/overlaps", "/board/api/openapi.json", "/board/events", "/board/nowhere"} {
-		for _, h := range [][]string{nil, {"Authorization", secret.Authorization(secret.New())}, {"Cookie", "majordomus_board_1=" + secret.New()}} {
+	spent := boardKey(t, s.url)
+	s.page.keys = &keys{ttl: tokenTTL} // a server that gave spent's key, and restarted
+	for _, path := range []string{"/board/api/peers", "/board/api/executions", "/board/api/server", "/board/api/graph",
+		"/board/api/overlaps", "/board/events", "/board/nowhere"} {
+		for _, h := range [][]string{nil, {"Authorization", secret.Authorization(secret.New())}, {"Authorization", spent},
+			{"Cookie", "majordomus_board_1=" + strings.Fields(spent)[1]}} {
 			resp, body := boardRequest(t, s.url, http.MethodGet, path, h...)
 			if resp.StatusCode != http.StatusUnauthorized || refusal(t, body).Error.Code != "unauthorized" || strings.Contains(body, "img") || strings.Contains(body, "<") {
 				t.Errorf("GET %s with %v: %d %s", path, h, resp.StatusCode, body)
 			}
 		}
 	}
-	if resp, body := boardRequest(t, s.url, http.MethodPost, "/board/token"); resp.StatusCode != http.StatusUnauthorized || strings.Contains(body, "token\":") {
+	for _, path := range shell {
+		if resp, body := boardRequest(t, s.url, http.MethodGet, path); resp.StatusCode != http.StatusOK || strings.Contains(body, "img src") {
+			t.Errorf("GET %s without a key: %d %s", path, resp.StatusCode, body)
+		}
+	}
+	if resp, body := boardRequest(t, s.url, http.MethodPost, "/board/token", "Authorization", spent); resp.StatusCode != http.StatusUnauthorized || strings.Contains(body, "token\":") {
 		t.Errorf("POST /board/token without the lease's token: %d %s", resp.StatusCode, body)
 	}
-	if resp, _ := boardRequest(t, s.url, http.MethodGet, "/board?token="+secret.New()); resp.StatusCode != http.StatusUnauthorized || len(resp.Cookies()) != 0 {
-		t.Errorf("a token never drawn was answered %d with cookies %v", resp.StatusCode, resp.Cookies())
+	if resp, body := boardRequest(t, s.url, http.MethodGet, "/board?token="+secret.New()); resp.StatusCode != http.StatusUnauthorized || strings.Contains(body, "key") {
+		t.Errorf("a token never drawn was answered %d: %s", resp.StatusCode, body)
 	}
 }
 
 // A one-time token is spent by its first use and dies at its time; what it
-// gives is a cookie the browser keeps to the board, out of scripts' reach
-// and off other sites' requests, and the page, with its strict policy.
-func TestABoardTokenIsSpentOnceForACookie(t *testing.T) {
+// gives is a key in the fragment of the page it moves on to, by a refresh
+// (never a cookie, which a browser would send to every port of the host):
+// the page's script keeps it and sends it in Authorization. The link is
+// spent alike whatever Sec-Fetch-Site says: `board` opens it from a file
+// of its user's (so that the token is on no command line), and a
+// navigation from a file is cross-site.
+func TestABoardTokenIsSpentOnceForAKey(t *testing.T) {
 	clk := &clock{now: time.Unix(1_800_000_000, 0)}
 	src := &pageSource{rev: "1"}
 	s := serve(t, src)
 	s.page.now, s.page.keys = clk.Now, &keys{ttl: time.Minute}
-	resp, body := boardRequest(t, s.url, http.MethodPost, "/board/token", "Authorization", secret.Authorization(testSecret))
-	path := regexp.MustCompile(`"path":"(/board\?token=[0-9a-f]{64})"`).FindStringSubmatch(body)
-	if resp.StatusCode != http.StatusOK || path == nil {
-		t.Fatalf("POST /board/token: %d %s", resp.StatusCode, body)
-	}
-	resp, _ = boardRequest(t, s.url, http.MethodGet, path[1])
-	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/board" {
-		t.Fatalf("spending the token: %d, Location %q", resp.StatusCode, resp.Header.Get("Location"))
-	}
-	set := resp.Header.Get("Set-Cookie")
-	port := s.url[strings.LastIndex(s.url, ":")+1:]
-	for _, want := range []string{"majordomus_board_" + port + "=", "Path=/board", "HttpOnly", "SameSite=Strict"} {
-		if !strings.Contains(set, want) {
-			t.Errorf("Set-Cookie %q lacks %q", set, want)
+	var key string
+	for _, site := range []string{"none", "cross-site", ""} {
+		link, resp, body, k := spend(t, s.url, "Sec-Fetch-Site", site)
+		if resp.StatusCode != http.StatusOK || k == "" || resp.Header.Get("Set-Cookie") != "" || resp.Header.Get("Content-Security-Policy") != csp ||
+			!strings.Contains(body, `<a href="/board#key=`+k+`">`) {
+			t.Fatalf("spending the token from %q: %d %v %s", site, resp.StatusCode, resp.Header, body)
 		}
-	}
-	if strings.Contains(set, "Max-Age") || strings.Contains(set, "Expires") || strings.Contains(set, "Domain") {
-		t.Errorf("Set-Cookie %q outlives the browser's session or leaves this host", set)
-	}
-	cookie := resp.Cookies()[0].Name + "=" + resp.Cookies()[0].Value
-	if again, _ := boardRequest(t, s.url, http.MethodGet, path[1]); again.StatusCode != http.StatusUnauthorized || len(again.Cookies()) != 0 {
-		t.Errorf("the token spent a second time: %d %v", again.StatusCode, again.Cookies())
-	}
-	if again, _ := boardRequest(t, s.url, http.MethodGet, path[1], "Cookie", cookie); again.StatusCode != http.StatusSeeOther || len(again.Cookies()) != 0 {
-		t.Errorf("the spent link opened again by the browser it let in: %d %v", again.StatusCode, again.Cookies())
+		if again, body := boardRequest(t, s.url, http.MethodGet, link, "Sec-Fetch-Site", site); again.StatusCode != http.StatusUnauthorized || strings.Contains(body, "key") {
+			t.Errorf("the token spent a second time: %d %s", again.StatusCode, body)
+		}
+		key = secret.Scheme + " " + k
 	}
 	// A browser (it accepts text/html) is told on a page what happened and
 	// what makes a new link; a script keeps the JSON.
-	for link, want := range map[string]string{path[1]: "used already or has expired", "/board": "board is its user&#39;s only"} {
+	for link, want := range map[string]string{"/board?token=" + secret.New(): "used already or has expired", "/board/api/peers": "board is its user&#39;s only"} {
 		resp, body := boardRequest(t, s.url, http.MethodGet, link, "Accept", "text/html,application/xhtml+xml,*/*;q=0.8")
 		if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" ||
-			!strings.Contains(body, want) || !strings.Contains(body, "<code>majordomus-mcp board</code>") || len(resp.Cookies()) != 0 {
+			!strings.Contains(body, want) || !strings.Contains(body, "<code>majordomus-mcp board</code>") {
 			t.Errorf("a browser opening %s: %d %q %s", link, resp.StatusCode, resp.Header.Get("Content-Type"), body)
 		}
 	}
 
-	resp, body = boardRequest(t, s.url, http.MethodGet, "/board", "Cookie", cookie)
+	resp, body := boardRequest(t, s.url, http.MethodGet, "/board")
 	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `<script src="/board/board.js"`) {
-		t.Fatalf("GET /board with the cookie: %d %s", resp.StatusCode, body)
+		t.Fatalf("GET /board: %d %s", resp.StatusCode, body)
 	}
 	if csp := resp.Header.Get("Content-Security-Policy"); !strings.HasPrefix(csp, "default-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") {
 		t.Errorf("the page's policy is %q", csp)
@@ -230,24 +239,30 @@ func TestABoardTokenIsSpentOnceForACookie(t *testing.T) {
 	for path, want := range map[string]string{"/board/": "text/html; charset=utf-8", "/board/board.js": "text/javascript; charset=utf-8",
 		"/board/board.css": "text/css; charset=utf-8", "/board/api/openapi.json": "application/json", "/board/api/peers": "application/json"} {
 		for _, method := range []string{http.MethodGet, http.MethodHead} {
-			resp, body := boardRequest(t, s.url, method, path, "Cookie", cookie)
+			resp, body := boardRequest(t, s.url, method, path, "Authorization", key)
 			if got := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || got != want || resp.Header.Get("X-Content-Type-Options") != "nosniff" || (method == http.MethodHead) != (body == "") {
 				t.Errorf("%s %s: %d, %q, %d bytes; want %s", method, path, resp.StatusCode, got, len(body), want)
 			}
 		}
 	}
-	if _, body := boardRequest(t, s.url, http.MethodGet, "/board/api/peers", "Cookie", cookie); body != `{"count":1,"departed":0,"caller":"","peers":[{"id":"p1","client":{"name":"<img src=x>"}}]}` {
+	if _, body := boardRequest(t, s.url, http.MethodGet, "/board/api/peers", "Authorization", key); body != `{"count":1,"departed":0,"caller":"","peers":[{"id":"p1","client":{"name":"<img src=x>"}}]}` {
 		t.Errorf("/board/api/peers answered %s, not the source's bytes", body)
+	}
+	if resp, _ := boardRequest(t, s.url, http.MethodGet, "/board/api/peers", "Cookie", "majordomus_board="+strings.Fields(key)[1]); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the page's key as a cookie read the board: %d", resp.StatusCode)
+	}
+	if resp, _ := boardRequest(t, s.url, http.MethodPost, "/board/token", "Authorization", key); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the page's key drew a one-time token: %d", resp.StatusCode)
 	}
 	if _, body := boardRequest(t, s.url, http.MethodGet, "/board/api/server", "Authorization", secret.Authorization(testSecret)); body != `{"name":"majordomus"}` {
 		t.Errorf("a script with the lease's token read %s", body)
 	}
 	for _, bad := range []string{"0", "x", "1001"} {
-		if resp, body := boardRequest(t, s.url, http.MethodGet, "/board/api/executions?limit="+bad, "Cookie", cookie); resp.StatusCode != http.StatusBadRequest {
+		if resp, body := boardRequest(t, s.url, http.MethodGet, "/board/api/executions?limit="+bad, "Authorization", key); resp.StatusCode != http.StatusBadRequest {
 			t.Errorf("limit %s: %d %s", bad, resp.StatusCode, body)
 		}
 	}
-	if resp, _ := boardRequest(t, s.url, http.MethodPost, "/board/api/peers", "Cookie", cookie); resp.StatusCode != http.StatusMethodNotAllowed {
+	if resp, _ := boardRequest(t, s.url, http.MethodPost, "/board/api/peers", "Authorization", key); resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("POST to the read-only board: %d", resp.StatusCode)
 	}
 
@@ -262,54 +277,26 @@ func TestABoardTokenIsSpentOnceForACookie(t *testing.T) {
 	}
 }
 
-// The link opened from a file (`board` opens its user's file, not the
-// link, so that the token is on no command line) is a cross-site
-// navigation: it is spent all the same, and the page it answers moves on
-// to the board by itself, since no browser sends a SameSite=Strict cookie
-// along a redirect a cross-site navigation began. Everything else from
-// another site stays refused.
-func TestABoardLinkOpenedFromAFileIsSpent(t *testing.T) {
-	s := serve(t, &pageSource{rev: "1"})
-	resp, body := boardRequest(t, s.url, http.MethodPost, "/board/token", "Authorization", secret.Authorization(testSecret))
-	path := regexp.MustCompile(`"path":"([^"]+)"`).FindStringSubmatch(body)
-	if resp.StatusCode != http.StatusOK || path == nil {
-		t.Fatalf("POST /board/token: %d %s", resp.StatusCode, body)
-	}
-	resp, body = boardRequest(t, s.url, http.MethodGet, path[1], "Sec-Fetch-Site", "cross-site")
-	if resp.StatusCode != http.StatusOK || len(resp.Cookies()) != 1 || resp.Header.Get("Location") != "" ||
-		!strings.Contains(body, `http-equiv="refresh" content="0;url=/board"`) || resp.Header.Get("Content-Security-Policy") != csp {
-		t.Fatalf("the link spent from a file: %d, cookies %v, Location %q, CSP %q: %s",
-			resp.StatusCode, resp.Cookies(), resp.Header.Get("Location"), resp.Header.Get("Content-Security-Policy"), body)
-	}
-	cookie := resp.Cookies()[0].Name + "=" + resp.Cookies()[0].Value
-	if resp, _ := boardRequest(t, s.url, http.MethodGet, "/board", "Cookie", cookie, "Sec-Fetch-Site", "same-origin"); resp.StatusCode != http.StatusOK {
-		t.Errorf("the board after the refresh: %d", resp.StatusCode)
-	}
-	if resp, _ := boardRequest(t, s.url, http.MethodGet, "/board", "Cookie", cookie, "Sec-Fetch-Site", "cross-site"); resp.StatusCode != http.StatusForbidden {
-		t.Errorf("the board itself from another site: %d", resp.StatusCode)
-	}
-}
-
 // Sec-Fetch-Site must be same-origin or none: another site (another port
 // of this host is one) gets 403, whatever key it carries. (Host and Origin
 // are the server's to check, as for /mcp.)
 func TestTheBoardRefusesOtherSites(t *testing.T) {
 	s := serve(t, &pageSource{rev: "1"})
-	cookie := boardCookie(t, s.url)
+	key := boardKey(t, s.url)
 	host := strings.TrimPrefix(s.url, "http://")
 	for _, h := range [][]string{
 		{"Sec-Fetch-Site", "cross-site"},
 		{"Sec-Fetch-Site", "same-site"},
 	} {
 		for _, path := range []string{"/board", "/board/api/peers", "/board/events"} {
-			resp, body := boardRequest(t, s.url, http.MethodGet, path, append([]string{"Cookie", cookie}, h...)...)
+			resp, body := boardRequest(t, s.url, http.MethodGet, path, append([]string{"Authorization", key}, h...)...)
 			if resp.StatusCode != http.StatusForbidden || strings.Contains(body, "img") {
 				t.Errorf("GET %s with %v: %d %s", path, h, resp.StatusCode, body)
 			}
 		}
 	}
 	for _, h := range [][]string{{"Origin", "http://" + host, "Sec-Fetch-Site", "same-origin"}, {"Sec-Fetch-Site", "none"}} {
-		if resp, body := boardRequest(t, s.url, http.MethodGet, "/board/api/peers", append([]string{"Cookie", cookie}, h...)...); resp.StatusCode != http.StatusOK {
+		if resp, body := boardRequest(t, s.url, http.MethodGet, "/board/api/peers", append([]string{"Authorization", key}, h...)...); resp.StatusCode != http.StatusOK {
 			t.Errorf("GET /board/api/peers with %v: %d %s", h, resp.StatusCode, body)
 		}
 	}
@@ -320,9 +307,8 @@ func TestTheBoardRefusesOtherSites(t *testing.T) {
 func TestTheBoardsEventsFollowItsRevision(t *testing.T) {
 	src := &pageSource{rev: "a"}
 	s := serve(t, src)
-	cookie := boardCookie(t, s.url)
 	req, _ := http.NewRequest(http.MethodGet, s.url+"/board/events", nil)
-	req.Header.Set("Cookie", cookie)
+	req.Header.Set("Authorization", boardKey(t, s.url))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

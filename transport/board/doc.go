@@ -9,13 +9,18 @@
 // too, for what the source does not signal; it ends with its request,
 // which the server ends at its shutdown.
 //
-// Nothing is read without a key (401, on a small page for a browser's
-// navigation): the cookie the one-time link gives, or the lease's token
-// (a script's). POST /board/token gives whoever holds
-// the lease's token a one-time token; GET /board?token= spends it, once
-// and within two minutes, for an HttpOnly, SameSite=Strict cookie on
-// Path=/board named after the server's port, and redirects to /board
-// without it. Sec-Fetch-Site must be same-origin or none (403); Host and
-// Origin are the server's to check. Every refusal is the server's JSON
-// error body; a method a path does not serve is 405, with Allow.
+// Nothing of the board is read without a key in Authorization (401, on a
+// small page for a browser's navigation): the key a one-time link gives
+// (a page's), or the lease's token (a script's); the page's own files,
+// which hold nothing of it, are anyone's. POST /board/token gives whoever
+// holds the lease's token a one-time token; GET /board?token= spends it,
+// once and within two minutes, for a key, and moves on to /board with the
+// key in the fragment, which the page's script keeps in sessionStorage
+// and takes off the address. The key is never a cookie: browsers send
+// cookies to every port of a host, and so to any other server of
+// 127.0.0.1 a page asks, while sessionStorage is this origin's, port and
+// all, and sends nothing by itself. Sec-Fetch-Site must be same-origin or
+// none (403); Host and Origin are the server's to check. Every refusal is
+// the server's JSON error body; a method a path does not serve is 405,
+// with Allow.
 package board

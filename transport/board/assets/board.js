@@ -1,5 +1,9 @@
 // The board page: it fetches the read-only JSON endpoints and draws them,
-// again whenever /board/events says something changed. Everything a client
+// again whenever /board/events says something changed. Its key comes in
+// the fragment of the address a one-time link moves on to; the tab keeps
+// it in sessionStorage, which is this origin's alone (port and all), and
+// sends it in Authorization, never as a cookie: a browser sends cookies
+// to every server of the host. Everything a client
 // supplied is inserted as text (textContent), never as markup, and as the
 // server's prose quotes it (surface/quote.go): one line, every control,
 // format and separator character escaped, bounded; a sentence of the
@@ -14,6 +18,9 @@ const api = {
   graph: "/board/api/graph",
 };
 const SVG = "http://www.w3.org/2000/svg";
+
+const keyItem = "majordomus-board-key";
+let key = null;
 
 let executions = [];
 let uptime = null; // {seconds, at}: the server's uptime when last fetched
@@ -48,12 +55,29 @@ function quoted(s) { return '"' + plain(s, 64, true) + '"'; }
 
 function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
 
-async function get(url) {
-  const r = await fetch(url, { credentials: "same-origin", cache: "no-store" });
-  if (r.status === 401) throw new Error("this server no longer knows this page (it restarted, or another took over): run `majordomus-mcp board` for a new link");
-  if (!r.ok) throw new Error(url + ": HTTP " + r.status);
-  return r.json();
+// takeKey keeps the key the address brings, and takes it off the address
+// (and so off the history); the key the tab kept serves otherwise.
+function takeKey() {
+  const given = /^#key=([0-9a-f]+)$/.exec(location.hash);
+  if (given) {
+    sessionStorage.setItem(keyItem, given[1]);
+    history.replaceState(null, "", location.pathname);
+  }
+  return sessionStorage.getItem(keyItem);
 }
+
+// Refused is a refusal for want of a key that the server still knows.
+class Refused extends Error {}
+
+// read fetches url with the key.
+async function read(url) {
+  const r = await fetch(url, { headers: { Authorization: "Bearer " + key }, credentials: "omit", cache: "no-store" });
+  if (r.status === 401) throw new Refused("this server no longer knows this page (it restarted, or another took over): run `majordomus-mcp board` for a new link");
+  if (!r.ok) throw new Error(url + ": HTTP " + r.status);
+  return r;
+}
+
+async function get(url) { return (await read(url)).json(); }
 
 function ago(iso) {
   const t = Date.parse(iso);
@@ -314,20 +338,46 @@ function tick() {
   for (const t of document.querySelectorAll("td time")) t.textContent = ago(t.dateTime);
 }
 
+// listen reads /board/events (an EventSource cannot send the key): each
+// "change" fetches the board again; a stream cut is opened again a second
+// later, and a refusal ends it (the fetch says why).
+async function listen() {
+  for (;;) {
+    try {
+      const stream = (await read("/board/events")).body.pipeThrough(new TextDecoderStream()).getReader();
+      live(true, "live");
+      let text = "";
+      for (;;) {
+        const { value, done } = await stream.read();
+        if (done) break;
+        const events = (text + value).split("\n\n");
+        text = events.pop(); // an event not yet whole
+        if (events.some((e) => e.split("\n").includes("event: change"))) refresh();
+      }
+    } catch (err) {
+      if (err instanceof Refused) { refresh(); return; }
+    }
+    live(false, "disconnected: the server may have stopped; retrying");
+    await new Promise((done) => setTimeout(done, 1000));
+  }
+}
+
+// refused shows, instead of the board, why there is none: this tab was
+// given no key.
+function refused() {
+  clear(document.body);
+  const p = el("p", "The board is its user's only: run ");
+  p.append(el("code", "majordomus-mcp board"), " in the checkout for a link that opens it.");
+  document.body.append(el("h1", "No board here"), p);
+}
+
 function start() {
+  key = takeKey();
+  if (!key) { refused(); return; }
   $("filter-peer").addEventListener("change", drawExecutions);
   $("filter-tool").addEventListener("change", drawExecutions);
   $("filters").addEventListener("submit", (e) => e.preventDefault());
-  const events = new EventSource("/board/events");
-  events.addEventListener("change", () => { live(true, "live"); refresh(); });
-  events.addEventListener("open", () => live(true, "live"));
-  events.addEventListener("error", () => {
-    if (events.readyState === EventSource.CLOSED) {
-      refresh(); // refused, not merely cut: the fetch says why
-      return;
-    }
-    live(false, "disconnected: the server may have stopped; retrying");
-  });
+  listen();
   setInterval(tick, 1000);
   refresh();
 }
