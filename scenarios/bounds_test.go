@@ -1,7 +1,11 @@
 package scenarios
 
 import (
+	"bufio"
 	"encoding/json"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -56,5 +60,49 @@ func TestAnOversizedMessageGetsTheSameAnswerInEveryMode(t *testing.T) {
 		if a != answers["leaseholder"] {
 			t.Errorf("%s answered\n%s\nthe leaseholder's own session\n%s", name, a, answers["leaseholder"])
 		}
+	}
+}
+
+// Another local user who holds every connection the shared server takes
+// (2,048), without the token, keeps no client of the lease out: a new
+// client proves the server and attaches, its call is answered, and the
+// leaseholder keeps the checkout (docs/security.md#bounded).
+func TestConnectionsHeldWithoutTheTokenKeepNoClientOut(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	addr := strings.TrimPrefix(serverURL(t, a), "http://")
+	held := make([]*bufio.Reader, 0, 2048)
+	for range cap(held) {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		br := bufio.NewReader(conn)
+		_, _ = conn.Write([]byte("GET / HTTP/1.1\r\nHost: " + addr + "\r\n\r\n"))
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("connection %d without the token: %v", len(held)+1, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		held = append(held, br)
+	}
+
+	b := shared(t, dir)
+	initialize(t, b, "codex")
+	line, err := b.WaitLogAny(ctx(t), "bridging this stdio session", "took over as the shared server", "serving this client alone")
+	if err != nil || !strings.Contains(line, "bridging this stdio session") {
+		t.Fatalf("a client beside 2,048 connections without the token: %v %s", err, line)
+	}
+	if isErr, text, err := b.CallTool(ctx(t), "majordomus_list", map[string]any{}, nil); err != nil || isErr {
+		t.Fatalf("majordomus_list: %v %s", err, text)
+	}
+	if _, err := held[0].ReadByte(); err == nil {
+		t.Error("the oldest connection without the token was kept")
+	}
+	if n := a.CountLogs("took over"); n != 0 {
+		t.Errorf("the leaseholder logged a take-over %d times", n)
 	}
 }

@@ -9,7 +9,9 @@
 // internal/secret; [Config].Secret), and GET / tells whoever does not
 // only the server's name and, to a challenge, the proof of its leaseholder
 // claim. What anyone who can reach the port sends is bounded before the
-// token is asked: connections, a head, a body that is never waited for.
+// token is asked: connections (a connection no request of which proved
+// the secret gives its place up to a newcomer), a head, a body that is
+// never waited for.
 // A bridge asks that proof on every new connection before it writes to
 // it, so a process that took a dead server's port is sent nothing.
 //

@@ -35,10 +35,11 @@ const (
 	// DefaultMaxSessions caps the live sessions of one server; beyond it a
 	// new one is refused (503, Retry-After) rather than exhaust memory.
 	DefaultMaxSessions = 512
-	// defaultMaxConnections caps the open connections: one more is closed
-	// as it is accepted, so that whoever can reach the port (another local
-	// user too, before any token is asked) cannot exhaust the server's
-	// descriptors. A session takes at most two (a POST, its stream).
+	// defaultMaxConnections caps the open connections, so that whoever can
+	// reach the port (another local user too, before any token is asked)
+	// cannot exhaust the server's descriptors; those without the token
+	// make room for a newcomer (connCount.admit). A session takes at most
+	// two (a POST, its stream).
 	defaultMaxConnections = 4 * DefaultMaxSessions
 	// maxHeaderBytes bounds a request's head: no client of this server
 	// sends more than a few hundred bytes of it.
@@ -314,6 +315,16 @@ func (h *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// authorized reports whether r carries the lease's token, and if so
+// counts its connection proven (connCount.prove).
+func (h *Server) authorized(r *http.Request) bool {
+	if !secret.Authorized(r.Header.Get("Authorization"), h.cfg.Secret) {
+		return false
+	}
+	h.conns.prove(connOf(r))
+	return true
+}
+
 // serveIdentity answers the probe. It is answered whatever the server's
 // state: a server that lost its lease says so here.
 func (h *Server) serveIdentity(w http.ResponseWriter, r *http.Request) {
@@ -339,11 +350,12 @@ func (h *Server) serveIdentity(w http.ResponseWriter, r *http.Request) {
 		id.Proof = secret.Proof(h.cfg.Secret, challenge, id.Leaseholder)
 	}
 	var answer any = id
-	if !secret.Authorized(r.Header.Get("Authorization"), h.cfg.Secret) {
+	if !h.authorized(r) {
 		public := publicIdentity{Name: id.Name}
 		if challenge != "" {
 			public.Leaseholder, public.Proof = &id.Leaseholder, id.Proof
 			if secret.AsksSealed(r.URL.Query().Get("seal"), h.cfg.Secret, challenge) {
+				h.conns.prove(connOf(r)) // an election's probe, whose connection its bridge goes on with
 				public.Sealed = h.sealed(id, challenge)
 			}
 		}

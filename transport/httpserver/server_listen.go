@@ -5,13 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"go.uber.org/zap"
 
@@ -124,41 +124,94 @@ func connOf(r *http.Request) net.Conn {
 	return c
 }
 
-// connCount counts a server's open connections (http.Server.ConnState),
-// and knows those that began no request yet.
+// connCount counts a server's open connections, in the order they were
+// accepted, and knows of each whether it began a request yet and whether
+// one of its requests proved the lease's secret (see proven).
 type connCount struct {
-	open  atomic.Int64
-	fresh sync.Map // net.Conn → true
+	mu       sync.Mutex
+	open     map[net.Conn]*connMark
+	accepted uint64
 }
 
-func (c *connCount) track(conn net.Conn, state http.ConnState) {
-	switch state {
-	case http.StateNew:
-		c.open.Add(1)
-		c.fresh.Store(conn, true)
-		return
-	case http.StateClosed, http.StateHijacked:
-		c.open.Add(-1)
+type connMark struct {
+	seq    uint64 // the order of its accept
+	fresh  bool   // no request begun yet
+	proven bool
+}
+
+// admit counts conn in, within max: beyond it, the oldest connection no
+// request of which proved the secret is closed to make room, so that
+// whoever can reach the port without the token (another local user) can
+// hold no place that a client of the lease needs. Where every one is
+// proven, conn is refused: admit reports whether conn was counted.
+func (c *connCount) admit(conn net.Conn, max int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.open == nil {
+		c.open = map[net.Conn]*connMark{}
 	}
-	c.fresh.Delete(conn)
+	if len(c.open) >= max {
+		var oldest net.Conn
+		first := uint64(math.MaxUint64)
+		for other, m := range c.open {
+			if !m.proven && m.seq < first {
+				oldest, first = other, m.seq
+			}
+		}
+		if oldest == nil {
+			return false
+		}
+		oldest.Close()
+		delete(c.open, oldest) // its descriptor is gone already
+	}
+	c.accepted++
+	c.open[conn] = &connMark{seq: c.accepted, fresh: true}
+	return true
+}
+
+// track follows a connection's state (http.Server.ConnState).
+func (c *connCount) track(conn net.Conn, state http.ConnState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch m := c.open[conn]; {
+	case m == nil: // made room for another
+	case state == http.StateClosed || state == http.StateHijacked:
+		delete(c.open, conn)
+	case state != http.StateNew:
+		m.fresh = false
+	}
+}
+
+// prove marks conn as one a request of which proved the lease's secret:
+// it is never closed to make room.
+func (c *connCount) prove(conn net.Conn) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m := c.open[conn]; m != nil {
+		m.proven = true
+	}
 }
 
 // closeFresh closes the connections that began no request (a client's
 // spare one), which http.Server.Shutdown would wait five seconds for, and
 // the lease's release with it.
 func (c *connCount) closeFresh() {
-	c.fresh.Range(func(conn, _ any) bool {
-		conn.(net.Conn).Close()
-		return true
-	})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for conn, m := range c.open {
+		if m.fresh {
+			conn.Close()
+		}
+	}
 }
 
-// cappedListener closes a connection it accepts beyond max, rather than
-// make it wait: a flood of them costs one accept each. What it keeps is
-// read and written raw (internal/rawio): a request then wakes no thread of
-// the runtime's but the one that serves it, which leaves an idle server's
-// monitor thread asleep through a bridge's heartbeat, and through the
-// timer that the request's read deadline leaves behind (B11).
+// cappedListener admits what it accepts by its count (connCount.admit),
+// and closes what it cannot admit, rather than make it wait: a flood of
+// them costs one accept each. What it keeps is read and written raw
+// (internal/rawio): a request then wakes no thread of the runtime's but
+// the one that serves it, which leaves an idle server's monitor thread
+// asleep through a bridge's heartbeat, and through the timer that the
+// request's read deadline leaves behind (B11).
 type cappedListener struct {
 	net.Listener
 	conns *connCount
@@ -171,8 +224,8 @@ func (l cappedListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		if l.conns.open.Load() < int64(l.max) {
-			return rawio.Conn(conn), nil
+		if raw := rawio.Conn(conn); l.conns.admit(raw, l.max) {
+			return raw, nil
 		}
 		conn.Close()
 	}

@@ -30,7 +30,7 @@ func (h *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 			" /mcp is not served: POST a JSON-RPC message, GET the session's stream, DELETE to end the session")
 		return
 	}
-	if !secret.Authorized(r.Header.Get("Authorization"), h.cfg.Secret) {
+	if !h.authorized(r) {
 		// Nothing is learned here: not whether a session exists, not what
 		// the server serves (docs/security.md).
 		w.Header().Set("WWW-Authenticate", secret.Scheme+` realm="majordomus"`)

@@ -94,8 +94,7 @@ func TestASlowBodyIsCutOff(t *testing.T) {
 
 // What anyone who can reach the port sends before a token is asked is
 // bounded: a body declared on any request but a POST to /mcp is never
-// waited for, a head is at most 64 KiB, and connections beyond the cap are
-// closed as they come, while those within it are served.
+// waited for, and a head is at most 64 KiB.
 func TestWhatAnyoneCanSendIsBounded(t *testing.T) {
 	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv})
 	addr := strings.TrimPrefix(s.url, "http://")
@@ -133,23 +132,84 @@ func TestWhatAnyoneCanSendIsBounded(t *testing.T) {
 	if resp, err := answer(br); err != nil || resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
 		t.Fatalf("a 100 KiB head: %v %v", resp, err)
 	}
+}
 
-	capped := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, MaxConnections: 3})
-	addr = strings.TrimPrefix(capped.url, "http://")
-	var held []*bufio.Reader
-	for range 3 { // the cap, each connection open and served
-		conn, br := dial()
-		conn.Write([]byte("GET / HTTP/1.1\r\nHost: " + addr + "\r\n\r\n"))
-		if _, err := answer(br); err != nil {
-			t.Fatalf("a connection within the cap: %v", err)
+// Connections are capped; those no request of which proved the lease's
+// secret (its token, or an election's sealed probe) make room for a
+// newcomer, oldest first, so that whoever reaches the port without the
+// token (another local user) holds no place a client of the lease needs.
+// Where every place is proven, a newcomer is closed as it comes.
+func TestConnectionsWithoutTheTokenMakeRoom(t *testing.T) {
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, MaxConnections: 3})
+	addr := strings.TrimPrefix(s.url, "http://")
+	type conn struct {
+		net.Conn
+		br *bufio.Reader
+	}
+	dial := func() conn {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
 		}
-		held = append(held, br)
+		t.Cleanup(func() { c.Close() })
+		_ = c.SetDeadline(time.Now().Add(wait)) // the cap of each wait, not the measure
+		return conn{c, bufio.NewReader(c)}
 	}
-	_, br = dial()
-	if _, err := br.ReadByte(); err == nil {
-		t.Fatal("a connection beyond the cap was kept")
+	// get asks GET / on c and reports whether it was answered.
+	get := func(c conn, authorization string) bool {
+		if _, err := c.Write([]byte("GET / HTTP/1.1\r\nHost: " + addr + authorization + "\r\n\r\n")); err != nil {
+			return false
+		}
+		resp, err := http.ReadResponse(c.br, nil)
+		if err != nil {
+			return false
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
 	}
-	_ = held
+	closed := func(c conn) bool { _, err := c.br.ReadByte(); return err != nil }
+	token := "\r\nAuthorization: " + secret.Authorization(testSecret)
+
+	var anyone []conn
+	for range 4 { // one beyond the cap: the oldest makes room
+		c := dial()
+		if !get(c, "") {
+			t.Fatalf("connection %d without the token was not served", len(anyone)+1)
+		}
+		anyone = append(anyone, c)
+	}
+	if !closed(anyone[0]) {
+		t.Fatal("the oldest connection without the token was kept beyond the cap")
+	}
+	if !get(anyone[1], "") {
+		t.Fatal("a connection within the cap was closed")
+	}
+
+	owner := []conn{dial(), dial()}
+	for i, c := range owner {
+		if !get(c, token) {
+			t.Fatalf("connection %d with the token was not served", i+1)
+		}
+	}
+	_, probed, err := secret.ProbeSealed(t.Context(), s.url, testSecret, wait)
+	if err != nil {
+		t.Fatalf("an election's probe was not answered: %v", err)
+	}
+	t.Cleanup(func() { probed.Close() })
+	for i, c := range anyone[1:] {
+		if !closed(c) {
+			t.Errorf("connection %d without the token was kept while the owner's took every place", i+2)
+		}
+	}
+	if !closed(dial()) {
+		t.Fatal("a connection beyond a cap of proven ones was kept")
+	}
+	for i, c := range append(owner, conn{probed, bufio.NewReader(probed)}) {
+		if !get(c, token) {
+			t.Errorf("the owner's connection %d was closed", i+1)
+		}
+	}
 }
 
 // An initialize whose client hung up before it was answered opens no
