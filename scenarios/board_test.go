@@ -30,10 +30,13 @@ func TestTheBoardLinkOpensThePageOnce(t *testing.T) {
 	if status, _, body := httpDo(t, http.MethodGet, url+"/board/api/peers", nil, nil); status != http.StatusUnauthorized || strings.Contains(string(body), "claude-code") {
 		t.Fatalf("GET /board/api/peers without the link: %d %s", status, body)
 	}
-	status, header, body := httpDo(t, http.MethodGet, link, nil, nil)
-	key := regexp.MustCompile(`url=/board#key=([0-9a-f]{64})"`).FindSubmatch(body)
-	if status != http.StatusOK || key == nil || header.Get("Set-Cookie") != "" {
+	if status, header, body := httpDo(t, http.MethodGet, link, nil, nil); status != http.StatusOK || !strings.Contains(string(body), "majordomus board") || header.Get("Set-Cookie") != "" {
 		t.Fatalf("the link: %d %v %s", status, header, body)
+	}
+	status, header, body := httpDo(t, http.MethodPost, strings.Replace(link, "/board?", "/board/key?", 1), nil, nil) // as the page's script does
+	key := regexp.MustCompile(`^\{"key":"([0-9a-f]{64})"\}$`).FindSubmatch(body)
+	if status != http.StatusOK || key == nil || header.Get("Set-Cookie") != "" {
+		t.Fatalf("spending the link's token: %d %v %s", status, header, body)
 	}
 	auth := map[string]string{"Authorization": "Bearer " + string(key[1])}
 	if status, _, body := httpDo(t, http.MethodGet, url+"/board/api/peers", nil, auth); status != http.StatusOK || !strings.Contains(string(body), `"claude-code"`) {

@@ -5,6 +5,7 @@ package browser
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"image"
@@ -24,6 +25,8 @@ import (
 
 	"github.com/majordomus-mcp/majordomus-mcp/example"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
+
+	_ "modernc.org/sqlite"
 )
 
 // wait bounds every wait for an event; each ends when the event comes.
@@ -216,13 +219,29 @@ func TestTheBoardInABrowser(t *testing.T) {
 		t.Errorf("the state machine marks %q as the server's state", page.Current)
 	}
 
-	browser.eval(`window.stillTheSamePage = true; return true;`, nil)
+	// The next read of the server fails once, as a dropped connection
+	// would: the page says so, and a later read that succeeds says live.
+	browser.eval(`window.stillTheSamePage = true;
+const fetched = window.fetch;
+window.failedOnce = false;
+window.fetch = (url, init) => {
+  if (!window.failedOnce && String(url).startsWith("/board/api/server")) { window.failedOnce = true; return Promise.reject(new Error("dropped")); }
+  return fetched(url, init);
+};
+return true;`, nil)
 	client(t, dir, "gemini-cli", "write the docs", "docs")
 	browser.until("the third peer", `return [...document.querySelectorAll("#peers-table tbody tr[data-peer] td:nth-child(5)")].some((td) => td.textContent === "write the docs");`)
-	var same bool
-	browser.eval(`return window.stillTheSamePage === true;`, &same)
-	if !same {
+	var after struct {
+		Same   bool   `json:"same"`
+		Failed bool   `json:"failed"`
+		Live   string `json:"live"`
+	}
+	browser.eval(`return {same: window.stillTheSamePage === true, failed: window.failedOnce, live: document.getElementById("live").textContent};`, &after)
+	if !after.Same {
 		t.Error("the third peer appeared through a reload")
+	}
+	if !after.Failed || after.Live != "live" {
+		t.Errorf("after a failed read (%v) and a good one, the page says %q", after.Failed, after.Live)
 	}
 	browser.until("the history", `return document.querySelectorAll("#executions-table tbody tr").length >= 6;`)
 
@@ -394,6 +413,54 @@ func TestAnotherPortOfThisHostIsSentNoKey(t *testing.T) {
 	for _, s := range sent { // the page, its request and the browser's own (an icon)
 		if strings.Contains(s, "majordomus") || !strings.HasSuffix(s, "Cookie:  Authorization: ") {
 			t.Errorf("the other server was sent %q", s)
+		}
+	}
+}
+
+// The page's key is in no address, and so in no history: the browser's
+// profile, once it is closed, names the link (its token spent) and the
+// page, never the key the tab keeps.
+func TestTheBoardsKeyIsInNoHistory(t *testing.T) {
+	dir, base := serveExample(t)
+	client(t, dir, "claude-code", "rework the parser", "lib/parse")
+	out, err := exec.CommandContext(ctx(t), bin, "board", "--no-open", "--repo", dir).Output()
+	if err != nil {
+		t.Fatalf("majordomus-mcp board: %v", err)
+	}
+	profile := t.TempDir()
+	browser := startDriver(t).newSession(t, "--user-data-dir="+profile)
+	browser.open(strings.TrimSpace(string(out)))
+	browser.until("the peer", `return document.querySelectorAll("#peers-table tbody tr[data-peer]").length === 1;`)
+	var key string
+	browser.eval(`return sessionStorage.getItem("majordomus-board-key");`, &key)
+	if len(key) != 64 {
+		t.Fatalf("the tab keeps the key %q", key)
+	}
+	browser.end()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(profile, "Default", "History")+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT url FROM urls`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var urls []string
+	for rows.Next() {
+		var u string
+		if err := rows.Scan(&u); err != nil {
+			t.Fatal(err)
+		}
+		urls = append(urls, u)
+	}
+	if !slices.Contains(urls, base+"/board") {
+		t.Fatalf("the history holds %q, not the page: no proof", urls)
+	}
+	for _, u := range urls {
+		if strings.Contains(u, key) {
+			t.Errorf("the history holds the key: %s", u)
 		}
 	}
 }

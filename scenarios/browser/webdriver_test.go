@@ -79,18 +79,20 @@ func startDriver(t *testing.T) *driver {
 
 // session is one browser.
 type session struct {
-	t   *testing.T
-	url string // the driver's /session/{id}
+	t     *testing.T
+	url   string // the driver's /session/{id}
+	ended bool
 }
 
-// newSession starts headless Chromium, its window 1280×800.
-func (d *driver) newSession(t *testing.T) *session {
+// newSession starts headless Chromium, its window 1280×800, with the
+// further command-line arguments given (a profile of its own, say).
+func (d *driver) newSession(t *testing.T, args ...string) *session {
 	t.Helper()
 	caps := map[string]any{"capabilities": map[string]any{"alwaysMatch": map[string]any{
 		"browserName": "chrome",
 		"goog:chromeOptions": map[string]any{
 			"binary": chromium,
-			"args":   []string{"--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,800", "--hide-scrollbars"},
+			"args":   append([]string{"--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,800", "--hide-scrollbars"}, args...),
 		},
 	}}}
 	var created struct {
@@ -98,10 +100,18 @@ func (d *driver) newSession(t *testing.T) *session {
 	}
 	wd(t, http.MethodPost, d.url+"/session", caps, &created)
 	s := &session{t: t, url: d.url + "/session/" + created.SessionID}
-	t.Cleanup(func() { wd(t, http.MethodDelete, s.url, nil, nil) })
+	t.Cleanup(s.end)
 	s.do(http.MethodPost, "/timeouts", map[string]any{"script": int(wait / time.Millisecond), "pageLoad": int(wait / time.Millisecond)}, nil)
 	s.do(http.MethodPost, "/window/rect", map[string]any{"width": 1280, "height": 800}, nil)
 	return s
+}
+
+// end closes the browser, which then writes what it keeps to its profile.
+func (s *session) end() {
+	if !s.ended {
+		s.ended = true
+		wd(s.t, http.MethodDelete, s.url, nil, nil)
+	}
 }
 
 // wd sends one WebDriver command and decodes its value into out.

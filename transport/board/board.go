@@ -59,6 +59,10 @@ var assetTypes = map[string]string{
 // page's script keeps and sends with what it reads.
 var shell = []string{"/board", "/board/", "/board/board.js", "/board/board.css", "/board/api/openapi.json"}
 
+// posted is the routes that draw or spend a token, each by its own
+// credential: a read of one is answered 405, key or not.
+var posted = []string{"/board/token", "/board/key"}
+
 // csp lets the page load its own script, style and data and nothing
 // else: no inline script, no frame around it, no form posted anywhere.
 const csp = "default-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
@@ -95,6 +99,7 @@ func New(src Source, secret string, log *zap.Logger) *Page {
 	p.mux.HandleFunc("GET /board/api/executions", p.serveExecutions)
 	p.mux.HandleFunc("GET /board/events", p.serveEvents)
 	p.mux.HandleFunc("POST /board/token", p.serveToken)
+	p.mux.HandleFunc("POST /board/key", p.serveKey)
 	p.mux.HandleFunc("/board", p.serveElse)
 	p.mux.HandleFunc("/board/", p.serveElse)
 	return p
@@ -111,11 +116,11 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Frame-Options", "DENY")
 	read := r.Method == http.MethodGet || r.Method == http.MethodHead
 	if r.URL.Path == "/board" && r.URL.Query().Has("token") && read {
-		// The link is spent before the Sec-Fetch-Site rule: `board` opens
+		// The link is opened before the Sec-Fetch-Site rule: `board` opens
 		// it from a file of its user's (so that the token is on no command
 		// line), and a navigation from a file is cross-site. The token is
 		// the credential, and nobody else can draw one.
-		p.exchangeToken(w, r)
+		p.openLink(w, r)
 		return
 	}
 	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
@@ -125,7 +130,7 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusForbidden, "forbidden", fmt.Sprintf("a request from another origin was refused: Sec-Fetch-Site %q is not same-origin", site))
 		return
 	}
-	if read && r.URL.Path != "/board/token" && !slices.Contains(shell, r.URL.Path) && !p.admits(r) {
+	if read && !slices.Contains(shell, r.URL.Path) && !slices.Contains(posted, r.URL.Path) && !p.admits(r) {
 		unauthorized(w, r, "the board is its user's only: run `majordomus-mcp board` in the checkout for a link that opens it")
 		return
 	}
@@ -136,9 +141,9 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serve (the board is read-only), or a path that is none of its.
 func (p *Page) serveElse(w http.ResponseWriter, r *http.Request) {
 	switch {
-	case r.URL.Path == "/board/token":
+	case slices.Contains(posted, r.URL.Path):
 		w.Header().Set("Allow", "POST")
-		refuse(w, http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" /board/token is not served; POST it")
+		refuse(w, http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" "+r.URL.Path+" is not served; POST it")
 	case r.Method != http.MethodGet && r.Method != http.MethodHead:
 		w.Header().Set("Allow", "GET, HEAD")
 		refuse(w, http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" "+r.URL.Path+" is not served; the board is read-only")
@@ -168,20 +173,30 @@ func (p *Page) serveToken(w http.ResponseWriter, r *http.Request) {
 		token, token, int(p.keys.ttl/time.Second)))
 }
 
-// exchangeToken spends the token of GET /board?token=… for a key of the
-// page, which it hands the page in the fragment of /board's address: a
-// fragment is never sent, and the page keeps the key in its origin's
-// storage (see the package doc). It moves on by a refresh, not a
-// redirect: a redirect keeps a navigation begun from a file cross-site,
-// which /board refuses, and a refresh is this origin's own.
-func (p *Page) exchangeToken(w http.ResponseWriter, r *http.Request) {
-	key, ok := p.keys.exchange(r.URL.Query().Get("token"), p.now())
-	if !ok {
-		unauthorized(w, r, "this board link was used already or has expired: run `majordomus-mcp board` for a new one")
+// openLink answers GET /board?token=… with the page, while its token
+// waits to be spent (else 401, saying so). The page's script spends it
+// (POST /board/key), so that the page's key is never in an address, nor
+// so in any history; opening the link spends nothing.
+func (p *Page) openLink(w http.ResponseWriter, r *http.Request) {
+	if !p.keys.pending(r.URL.Query().Get("token"), p.now()) {
+		unauthorized(w, r, spentLink)
 		return
 	}
-	to := "/board#key=" + key
-	notice(w, http.StatusOK, `<meta http-equiv="refresh" content="0;url=`+to+`">`, `<p><a href="`+to+`">Open the board</a></p>`)
+	p.mux.ServeHTTP(w, r)
+}
+
+// spentLink is what a link spent or expired is answered.
+const spentLink = "this board link was used already or has expired: run `majordomus-mcp board` for a new one"
+
+// serveKey spends the token of POST /board/key?token=… for a key of the
+// page, which the page's script keeps (see the package doc).
+func (p *Page) serveKey(w http.ResponseWriter, r *http.Request) {
+	key, ok := p.keys.exchange(r.URL.Query().Get("token"), p.now())
+	if !ok {
+		refuse(w, http.StatusUnauthorized, "unauthorized", spentLink)
+		return
+	}
+	writeJSON(w, r, fmt.Appendf(nil, `{"key":%q}`, key))
 }
 
 // answer serves what get answers, as it is.

@@ -138,27 +138,33 @@ func boardRequest(t *testing.T, url, method, path string, header ...string) (*ht
 	return resp, string(b)
 }
 
-// spend draws a one-time token and spends it with the headers given,
-// returning the link, the answer and the key it gave ("" for none).
-func spend(t *testing.T, url string, header ...string) (link string, resp *http.Response, body, key string) {
+// draw draws a one-time token, returning the link it makes.
+func draw(t *testing.T, url string) string {
 	t.Helper()
-	resp, body = boardRequest(t, url, http.MethodPost, "/board/token", "Authorization", secret.Authorization(testSecret))
+	resp, body := boardRequest(t, url, http.MethodPost, "/board/token", "Authorization", secret.Authorization(testSecret))
 	path := regexp.MustCompile(`"path":"(/board\?token=[0-9a-f]{64})"`).FindStringSubmatch(body)
 	if resp.StatusCode != http.StatusOK || path == nil {
 		t.Fatalf("POST /board/token: %d %s", resp.StatusCode, body)
 	}
-	resp, body = boardRequest(t, url, http.MethodGet, path[1], header...)
-	if m := regexp.MustCompile(`content="0;url=/board#key=([0-9a-f]{64})"`).FindStringSubmatch(body); m != nil {
-		key = m[1]
-	}
-	return path[1], resp, body, key
+	return path[1]
 }
 
-// boardKey spends a one-time token, returning the Authorization header
-// of the key it gave.
+// spend spends link's token as the page's script does, returning the
+// answer and the key it gave ("" for none).
+func spend(t *testing.T, url, link string) (resp *http.Response, body, key string) {
+	t.Helper()
+	resp, body = boardRequest(t, url, http.MethodPost, strings.Replace(link, "/board?", "/board/key?", 1), "Sec-Fetch-Site", "same-origin")
+	if m := regexp.MustCompile(`^\{"key":"([0-9a-f]{64})"\}$`).FindStringSubmatch(body); m != nil {
+		key = m[1]
+	}
+	return resp, body, key
+}
+
+// boardKey draws a one-time token and spends it, returning the
+// Authorization header of the key it gave.
 func boardKey(t *testing.T, url string) string {
 	t.Helper()
-	_, resp, body, key := spend(t, url, "Sec-Fetch-Site", "none")
+	resp, body, key := spend(t, url, draw(t, url))
 	if key == "" {
 		t.Fatalf("spending a token: %d %v %s", resp.StatusCode, resp.Header, body)
 	}
@@ -195,13 +201,13 @@ func TestTheBoardRefusesWhoeverHasNoKey(t *testing.T) {
 	}
 }
 
-// A one-time token is spent by its first use and dies at its time; what it
-// gives is a key in the fragment of the page it moves on to, by a refresh
-// (never a cookie, which a browser would send to every port of the host):
-// the page's script keeps it and sends it in Authorization. The link is
-// spent alike whatever Sec-Fetch-Site says: `board` opens it from a file
-// of its user's (so that the token is on no command line), and a
-// navigation from a file is cross-site.
+// A one-time token is spent by its first use and dies at its time. Its
+// link answers the page, whatever Sec-Fetch-Site says (`board` opens it
+// from a file of its user's, so that the token is on no command line, and
+// a navigation from a file is cross-site), and spends nothing; the page's
+// script spends it (POST /board/key) for a key that it sends in
+// Authorization. The key is never a cookie, which a browser would send to
+// every port of the host, nor in an address, which a history would keep.
 func TestABoardTokenIsSpentOnceForAKey(t *testing.T) {
 	clk := &clock{now: time.Unix(1_800_000_000, 0)}
 	src := &pageSource{rev: "1"}
@@ -209,15 +215,28 @@ func TestABoardTokenIsSpentOnceForAKey(t *testing.T) {
 	s.page.now, s.page.keys = clk.Now, &keys{ttl: time.Minute}
 	var key string
 	for _, site := range []string{"none", "cross-site", ""} {
-		link, resp, body, k := spend(t, s.url, "Sec-Fetch-Site", site)
-		if resp.StatusCode != http.StatusOK || k == "" || resp.Header.Get("Set-Cookie") != "" || resp.Header.Get("Content-Security-Policy") != csp ||
-			!strings.Contains(body, `<a href="/board#key=`+k+`">`) {
-			t.Fatalf("spending the token from %q: %d %v %s", site, resp.StatusCode, resp.Header, body)
+		link := draw(t, s.url)
+		for _, method := range []string{http.MethodGet, http.MethodHead, http.MethodGet} {
+			resp, body := boardRequest(t, s.url, method, link, "Sec-Fetch-Site", site)
+			if resp.StatusCode != http.StatusOK || resp.Header.Get("Set-Cookie") != "" || resp.Header.Get("Content-Security-Policy") != csp ||
+				(method == http.MethodGet) != strings.Contains(body, `<script src="/board/board.js"`) {
+				t.Fatalf("%s %s from %q: %d %v %s", method, link, site, resp.StatusCode, resp.Header, body)
+			}
 		}
-		if again, body := boardRequest(t, s.url, http.MethodGet, link, "Sec-Fetch-Site", site); again.StatusCode != http.StatusUnauthorized || strings.Contains(body, "key") {
+		resp, body, k := spend(t, s.url, link)
+		if resp.StatusCode != http.StatusOK || k == "" || resp.Header.Get("Set-Cookie") != "" {
+			t.Fatalf("spending the token: %d %v %s", resp.StatusCode, resp.Header, body)
+		}
+		if again, body, _ := spend(t, s.url, link); again.StatusCode != http.StatusUnauthorized || strings.Contains(body, "key\"") {
 			t.Errorf("the token spent a second time: %d %s", again.StatusCode, body)
 		}
+		if again, body := boardRequest(t, s.url, http.MethodGet, link, "Sec-Fetch-Site", site); again.StatusCode != http.StatusUnauthorized || strings.Contains(body, "<script") {
+			t.Errorf("the spent link opened again: %d %s", again.StatusCode, body)
+		}
 		key = secret.Scheme + " " + k
+	}
+	if resp, _ := boardRequest(t, s.url, http.MethodGet, "/board/key"); resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST" {
+		t.Errorf("GET /board/key: %d, Allow %q", resp.StatusCode, resp.Header.Get("Allow"))
 	}
 	// A browser (it accepts text/html) is told on a page what happened and
 	// what makes a new link; a script keeps the JSON.
@@ -273,6 +292,9 @@ func TestABoardTokenIsSpentOnceForAKey(t *testing.T) {
 	}
 	clk.add(time.Minute)
 	if resp, _ := boardRequest(t, s.url, http.MethodGet, late[1]); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a link opened at its token's expiry: %d", resp.StatusCode)
+	}
+	if resp, _, _ := spend(t, s.url, late[1]); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("a token spent at its expiry: %d", resp.StatusCode)
 	}
 }

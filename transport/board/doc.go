@@ -13,10 +13,11 @@
 // small page for a browser's navigation): the key a one-time link gives
 // (a page's), or the lease's token (a script's); the page's own files,
 // which hold nothing of it, are anyone's. POST /board/token gives whoever
-// holds the lease's token a one-time token; GET /board?token= spends it,
-// once and within two minutes, for a key, and moves on to /board with the
-// key in the fragment, which the page's script keeps in sessionStorage
-// and takes off the address. The key is never a cookie: browsers send
+// holds the lease's token a one-time token; GET /board?token= answers the
+// page while the token waits, and the page's script takes the token off
+// the address and spends it (POST /board/key?token=), once and within two
+// minutes, for a key that it keeps in sessionStorage. The key is never in
+// an address, and so in no history, and never a cookie: browsers send
 // cookies to every port of a host, and so to any other server of
 // 127.0.0.1 a page asks, while sessionStorage is this origin's, port and
 // all, and sends nothing by itself. Sec-Fetch-Site must be same-origin or

@@ -55,6 +55,15 @@ func (k *keys) issue(now time.Time) string {
 	return t
 }
 
+// pending reports whether t waits to be spent, unexpired.
+func (k *keys) pending(t string, now time.Time) bool {
+	h := hashKey(t)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	i := slices.IndexFunc(k.tokens[:], func(o token) bool { return o.hash == h })
+	return t != "" && i >= 0 && now.Before(k.tokens[i].expires)
+}
+
 // exchange spends t (whatever the outcome, it is never good again) and,
 // when it was pending and unexpired, returns a new key.
 func (k *keys) exchange(t string, now time.Time) (string, bool) {

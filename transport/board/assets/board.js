@@ -1,7 +1,7 @@
 // The board page: it fetches the read-only JSON endpoints and draws them,
-// again whenever /board/events says something changed. Its key comes in
-// the fragment of the address a one-time link moves on to; the tab keeps
-// it in sessionStorage, which is this origin's alone (port and all), and
+// again whenever /board/events says something changed. Its key is given
+// for the one-time token of the link it was opened at; the tab keeps it
+// in sessionStorage, which is this origin's alone (port and all), and
 // sends it in Authorization, never as a cookie: a browser sends cookies
 // to every server of the host. Everything a client
 // supplied is inserted as text (textContent), never as markup, and as the
@@ -55,15 +55,23 @@ function quoted(s) { return '"' + plain(s, 64, true) + '"'; }
 
 function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
 
-// takeKey keeps the key the address brings, and takes it off the address
-// (and so off the history); the key the tab kept serves otherwise.
-function takeKey() {
-  const given = /^#key=([0-9a-f]+)$/.exec(location.hash);
-  if (given) {
-    sessionStorage.setItem(keyItem, given[1]);
+// takeKey takes the one-time token off the address (so that the address
+// never names the key) and spends it for the page's key; the key the tab
+// kept serves otherwise. It returns the key, or why there is none.
+async function takeKey() {
+  const token = new URLSearchParams(location.search).get("token");
+  let why = "The board is its user's only: run ";
+  if (token !== null) {
     history.replaceState(null, "", location.pathname);
+    try {
+      const r = await fetch("/board/key?token=" + encodeURIComponent(token), { method: "POST", credentials: "omit", cache: "no-store" });
+      if (r.ok) sessionStorage.setItem(keyItem, (await r.json()).key);
+      else why = "This board link was used already or has expired: run ";
+    } catch (err) {
+      why = "This board link could not be spent (" + err.message + "): run ";
+    }
   }
-  return sessionStorage.getItem(keyItem);
+  return { key: sessionStorage.getItem(keyItem), why };
 }
 
 // Refused is a refusal for want of a key that the server still knows.
@@ -301,7 +309,7 @@ function drawMachine(m) {
   for (const e of g.edges.filter((e) => e.from === current)) list.appendChild(el("li", edgeText(e)));
 }
 
-let pending = null, again = false;
+let pending = null, again = false, listening = false;
 
 // refresh fetches everything the page shows; a change announced while a
 // fetch runs makes one more.
@@ -318,6 +326,7 @@ async function refresh() {
         drawServer(server);
         drawMachine(graph);
         document.body.dataset.revision = String(Number(document.body.dataset.revision || 0) + 1);
+        if (listening) live(true, "live"); // what a failed fetch said is over
       } catch (err) {
         live(false, "could not read the board: " + err.message);
       }
@@ -345,6 +354,7 @@ async function listen() {
   for (;;) {
     try {
       const stream = (await read("/board/events")).body.pipeThrough(new TextDecoderStream()).getReader();
+      listening = true;
       live(true, "live");
       let text = "";
       for (;;) {
@@ -356,6 +366,8 @@ async function listen() {
       }
     } catch (err) {
       if (err instanceof Refused) { refresh(); return; }
+    } finally {
+      listening = false;
     }
     live(false, "disconnected: the server may have stopped; retrying");
     await new Promise((done) => setTimeout(done, 1000));
@@ -364,16 +376,17 @@ async function listen() {
 
 // refused shows, instead of the board, why there is none: this tab was
 // given no key.
-function refused() {
+function refused(why) {
   clear(document.body);
-  const p = el("p", "The board is its user's only: run ");
+  const p = el("p", why);
   p.append(el("code", "majordomus-mcp board"), " in the checkout for a link that opens it.");
   document.body.append(el("h1", "No board here"), p);
 }
 
-function start() {
-  key = takeKey();
-  if (!key) { refused(); return; }
+async function start() {
+  const taken = await takeKey();
+  key = taken.key;
+  if (!key) { refused(taken.why); return; }
   $("filter-peer").addEventListener("change", drawExecutions);
   $("filter-tool").addEventListener("change", drawExecutions);
   $("filters").addEventListener("submit", (e) => e.preventDefault());
