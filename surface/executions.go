@@ -19,8 +19,12 @@ type Execution struct {
 	OK         bool      `json:"ok"`
 }
 
-// Executions is the recent tool-call history, by time, newest last. It is
-// safe for concurrent use.
+// Executions is the recent tool-call history, newest last, in the order
+// the calls were recorded: it only grows at its end, so that every read
+// extends the one before (what a reader polling it for what is new relies
+// on, and what the board's linearizability check holds it to), though a
+// call that began earlier may end, and be recorded, later. It is safe for
+// concurrent use.
 //
 // While it is the checkout's (kept), each call is also given to its sink
 // as it is recorded. While it is not, the process's own client's calls —
@@ -53,7 +57,7 @@ func (e *Executions) record(x Execution, own bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	defer e.changes.bump()
-	e.ring = inOrder(appendBounded(e.ring, x))
+	e.ring = appendBounded(e.ring, x)
 	switch {
 	case e.sink != nil:
 		e.sink(x)
@@ -84,20 +88,6 @@ func (e *Executions) Has(x Execution) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return slices.ContainsFunc(e.ring, x.same)
-}
-
-// inOrder moves the last call of xs, ordered by time but for it, to its
-// place: a call carried from where it was made alone is older than those
-// made here since, and the oldest are the ones the bound drops.
-func inOrder(xs []Execution) []Execution {
-	x := xs[len(xs)-1]
-	i := len(xs) - 1
-	for i > 0 && xs[i-1].At.After(x.At) {
-		i--
-	}
-	copy(xs[i+1:], xs[i:len(xs)-1])
-	xs[i] = x
-	return xs
 }
 
 // Unshared returns the calls recorded while no shared history kept them,
@@ -145,9 +135,9 @@ func (e *Executions) Recent(limit int) []Execution {
 	return out
 }
 
-// keep makes the history the checkout's: loaded, with the calls pending
-// merged in by time, within the bound; sink is given every call from now
-// on. It returns the history as merged. The calls stay pending until the
+// keep makes the history the checkout's: loaded (in the order its
+// journal recorded it), with the calls pending after it, within the bound;
+// sink is given every call from now on. It returns the history as merged. The calls stay pending until the
 // checkout's state has them (Written): a term lost before it wrote them
 // carries them on.
 func (e *Executions) keep(loaded []Execution, sink func(Execution)) []Execution {
@@ -159,7 +149,6 @@ func (e *Executions) keep(loaded []Execution, sink func(Execution)) []Execution 
 			merged = append(merged, x)
 		}
 	}
-	slices.SortStableFunc(merged, func(a, b Execution) int { return a.At.Compare(b.At) }) // a journal has them as recorded
 	merged = merged[max(0, len(merged)-executionsKept):]
 	e.ring, e.sink, e.merged = slices.Clone(merged), sink, e.made
 	e.changes.bump()

@@ -158,10 +158,11 @@ func TestACarriedHistoryJoinsAsTheCallersOwn(t *testing.T) {
 	}
 }
 
-// A carried call takes its place by time among the calls made here, and
-// one dated later than now, or lasting less than nothing, is taken as made
-// now in no time: it cannot stay above every call made since.
-func TestACarriedCallTakesItsPlaceByTime(t *testing.T) {
+// Carried calls join the history as its newest, in the order they were
+// made (the history only grows at its end, so that every read extends the
+// one before); one dated later than now, or lasting less than nothing, is
+// taken as made now in no time.
+func TestACarriedHistoryJoinsAsTheNewest(t *testing.T) {
 	f := newFixture(t)
 	f.s.Keep(State{}, func([]byte) {})
 	c := f.connect("codex")
@@ -183,7 +184,7 @@ func TestACarriedCallTakesItsPlaceByTime(t *testing.T) {
 	for _, x := range recent {
 		got = append(got, x.Tool)
 	}
-	if want := []string{"majordomus_search", "majordomus_search", "majordomus_list", "majordomus_repository"}; !slices.Equal(got, want) {
+	if want := []string{"majordomus_search", "majordomus_search", "majordomus_repository", "majordomus_list"}; !slices.Equal(got, want) {
 		t.Fatalf("the history, newest first: %q, want %q", got, want)
 	}
 	if x := recent[0]; x.At.After(time.Now()) || x.DurationMS != 0 {
@@ -191,13 +192,15 @@ func TestACarriedCallTakesItsPlaceByTime(t *testing.T) {
 	}
 }
 
-// A journal has calls as they were recorded, a carried one after calls
-// made since: the history it is loaded into is by time.
-func TestALoadedHistoryIsByTime(t *testing.T) {
+// A journal has calls as they were recorded (a call that began earlier
+// may have ended later, a carried one joined after calls made since): the
+// history it is loaded into keeps that order, as every read before showed
+// it.
+func TestALoadedHistoryKeepsItsOrder(t *testing.T) {
 	e := &Executions{changes: &changes{}}
 	now := time.Now()
 	e.keep([]Execution{{Tool: "majordomus_list", At: now}, {Tool: "majordomus_repository", At: now.Add(-time.Hour)}}, func(Execution) {})
-	if got := e.Recent(10); len(got) != 2 || got[0].Tool != "majordomus_list" {
+	if got := e.Recent(10); len(got) != 2 || got[0].Tool != "majordomus_repository" {
 		t.Fatalf("newest first: %+v", got)
 	}
 }
@@ -247,7 +250,7 @@ func TestTheCallsGivenAwayAreForgottenByTheirMark(t *testing.T) {
 }
 
 // Keeping merges the checkout's state in — the own client's calls made
-// here while nothing kept them by time, never another session's;
+// here while nothing kept them after it, never another session's;
 // the departed announcers listed until their id is claimed again — and
 // gives every change to the sink, which a mirror turns back into the
 // same state.
@@ -273,7 +276,7 @@ func TestKeepingMergesTheCheckoutsStateAndGivesEveryChange(t *testing.T) {
 	for _, x := range merged.Executions {
 		order = append(order, x.Tool)
 	}
-	if !slices.Equal(order, []string{"majordomus_list", "majordomus_get", "majordomus_search"}) || len(merged.Peers) != 2 {
+	if !slices.Equal(order, []string{"majordomus_list", "majordomus_search", "majordomus_get"}) || len(merged.Peers) != 2 {
 		t.Fatalf("merged: %v, %+v", order, merged.Peers)
 	}
 	peers, count := f.s.Board.Peers()
