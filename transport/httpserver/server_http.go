@@ -182,12 +182,13 @@ type Config struct {
 // Server is the shared server: identity on GET /, MCP streamable HTTP
 // on /mcp, every refusal a JSON body.
 type Server struct {
-	cfg   Config
-	log   *zap.Logger
-	mcp   *server.StreamableHTTPServer
-	table *sessionTable
-	cop   *http.CrossOriginProtection
-	srv   *http.Server
+	cfg     Config
+	log     *zap.Logger
+	refused *zap.Logger // log, Quiet: for the refusals anyone may cause
+	mcp     *server.StreamableHTTPServer
+	table   *sessionTable
+	cop     *http.CrossOriginProtection
+	srv     *http.Server
 
 	boardCtx context.Context // ended by Shutdown: so are the board's requests
 	endBoard context.CancelFunc
@@ -226,7 +227,7 @@ func New(cfg Config) *Server {
 	if cfg.Secret == "" {
 		cfg.Secret = secret.New()
 	}
-	h := &Server{cfg: cfg, log: cfg.Logger, cop: http.NewCrossOriginProtection()}
+	h := &Server{cfg: cfg, log: cfg.Logger, refused: Quiet(cfg.Logger), cop: http.NewCrossOriginProtection()}
 	h.boardCtx, h.endBoard = context.WithCancel(context.Background())
 	h.table = newSessionTable(cfg.Logger, cfg.OnSessions, cfg.IdleTimeout, func(sid string) { h.endSession(sid, endIdle) })
 	mcpLog := slog.New(zapslog.NewHandler(cfg.Logger.Core(), zapslog.WithName("mcp-go")))
@@ -297,7 +298,7 @@ func (h *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 	}
 	if !hostAllowed(r) {
-		h.log.Warn("a loopback request under a foreign host name was refused", zap.String("host", heard(r.Host)))
+		h.refused.Warn("a loopback request under a foreign host name was refused", zap.String("host", heard(r.Host)))
 		writeError(w, http.StatusForbidden, errCodeForbidden,
 			fmt.Sprintf("the Host header %q does not name this loopback server (DNS rebinding is refused)", heard(r.Host)))
 		return
@@ -376,7 +377,7 @@ func (h *Server) serveIdentity(w http.ResponseWriter, r *http.Request) {
 // /mcp; its request ends at Shutdown at the latest.
 func (h *Server) serveBoard(w http.ResponseWriter, r *http.Request) {
 	if err := h.originAllowed(r); err != nil {
-		h.log.Warn("a board request from another origin was refused", zap.Error(err))
+		h.refused.Warn("a board request from another origin was refused", zap.Error(err))
 		writeError(w, http.StatusForbidden, errCodeForbidden, "a request from another origin was refused: "+err.Error())
 		return
 	}

@@ -8,10 +8,14 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
@@ -244,4 +248,68 @@ func TestAnInitializeWhoseClientHungUpOpensNoSession(t *testing.T) {
 	if n := s.Sessions(); n != 0 {
 		t.Fatalf("%d sessions counted for an initialize whose client hung up", n)
 	}
+}
+
+// A refusal anyone who reaches the port can cause, no token asked, is
+// logged at most once a second, however often it is caused: the next
+// line of it says how many went unlogged, and another refusal has lines
+// of its own.
+func TestARefusalFloodFillsNoLog(t *testing.T) {
+	obs, logs := observer.New(zapcore.InfoLevel)
+	clk := &settableClock{now: time.Unix(1_800_000_000, 0)}
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, Logger: zap.New(obs, zap.WithClock(clk))})
+	const foreignHost = "a loopback request under a foreign host name was refused"
+	refuse := func(host string) {
+		req, _ := http.NewRequest(http.MethodGet, s.url+"/", nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("a foreign Host was answered %d", resp.StatusCode)
+		}
+	}
+	for range 50 {
+		refuse("evil.example")
+	}
+	if n := logs.FilterMessage(foreignHost).Len(); n != 1 {
+		t.Fatalf("50 refusals within a second logged %d lines", n)
+	}
+	clk.add(time.Second)
+	refuse("other.example")
+	lines := logs.FilterMessage(foreignHost).All()
+	if len(lines) != 2 || lines[1].ContextMap()["unlogged"] != int64(49) || lines[1].ContextMap()["host"] != "other.example" {
+		t.Fatalf("a second later: %+v", lines)
+	}
+	req, _ := http.NewRequest(http.MethodPost, s.url+"/mcp", strings.NewReader(initialize))
+	req.Header.Set("Origin", "http://evil.example")
+	req.Header.Set("Authorization", secret.Authorization(testSecret))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if n := logs.FilterMessage("a request from another origin was refused").Len(); n != 1 || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("another refusal (%d) logged %d lines", resp.StatusCode, n)
+	}
+}
+
+// settableClock is a zap clock a test moves.
+type settableClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *settableClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+func (c *settableClock) NewTicker(d time.Duration) *time.Ticker { return time.NewTicker(d) }
+func (c *settableClock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
 }
