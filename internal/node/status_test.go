@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,4 +147,56 @@ func privateLeaseDir(t *testing.T, co *Checkout) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// A server that accepts and never answers (a frozen one) is judged busy,
+// and asked once: asked again for its report, it would keep status
+// waiting a whole probe timeout more.
+func TestStatusOfASilentServerAsksItOnce(t *testing.T) {
+	co := exampleCheckout(t)
+	path := privateLeaseDir(t, co)
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { silent.Close() })
+	accepted := make(chan net.Conn, 8)
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				close(accepted)
+				return
+			}
+			accepted <- c // held open, never answered
+		}
+	}()
+	self, err := registry.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lf := &registry.LeaseFile{Path: path}
+	if err := lf.Acquire(registry.NewLease(self, co.Root, layer.RepositoryID(co.Root), co.Profile, "0.1.0", time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Remove(path) })
+	if err := lf.Publish("http://" + silent.Addr().String()); err != nil {
+		t.Fatal(err)
+	}
+	times := statusTimes
+	times.ProbeTimeout = 200 * time.Millisecond // what status waits here, once
+	report, err := Status(context.Background(), co, times)
+	if err != nil {
+		t.Fatal(err)
+	}
+	silent.Close()
+	n := 0
+	for c := range accepted {
+		c.Close()
+		n++
+	}
+	if report.Class != string(registry.Busy) || string(report.Server) != "null" || report.Connect != nil || n != 1 {
+		t.Errorf("status of a silent server = %s (%s), server %s, connect %+v, after %d connections; want busy, after one",
+			report.Class, report.Reason, report.Server, report.Connect, n)
+	}
 }
