@@ -77,7 +77,7 @@ type rule struct {
 // the fixtures: the transport's parts are tested together, a real server
 // and a real stdio loop around a bridge.
 var testImports = map[string][]string{
-	"transport/together": {"internal/secret", "transport/wire", "transport/carry", "transport/stdio", "transport/httpserver", "transport/bridge"},
+	"transport/together": {"internal/secret", "transport/wire", "transport/carry", "transport/stdio", "transport/httpserver", "transport/bridge", "transport/board"},
 	"transport/bridge":   {"transport/httpserver", "transport/stdio"},
 }
 

@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -463,4 +464,68 @@ func TestTheBoardsKeyIsInNoHistory(t *testing.T) {
 			t.Errorf("the history holds the key: %s", u)
 		}
 	}
+}
+
+// A browser that refuses the page storage (site data blocked) still shows
+// the board: the page holds its key for as long as it is open.
+func TestTheBoardShowsWithoutStorage(t *testing.T) {
+	dir, _ := serveExample(t)
+	client(t, dir, "claude-code", "rework the parser", "lib/parse")
+	out, err := exec.CommandContext(ctx(t), bin, "board", "--no-open", "--repo", dir).Output()
+	if err != nil {
+		t.Fatalf("majordomus-mcp board: %v", err)
+	}
+	profile := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(profile, "Default"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	blocked := `{"profile":{"default_content_setting_values":{"cookies":2}}}` // no site data at all
+	if err := os.WriteFile(filepath.Join(profile, "Default", "Preferences"), []byte(blocked), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	browser := startDriver(t).newSession(t, "--user-data-dir="+profile)
+	browser.open(strings.TrimSpace(string(out)))
+	var refused bool
+	browser.eval(`try { sessionStorage.getItem("x"); return false; } catch (e) { return true; }`, &refused)
+	if !refused {
+		t.Fatal("the browser let the page use its storage: no proof")
+	}
+	browser.until("the peer", `return document.querySelectorAll("#peers-table tbody tr[data-peer]").length === 1;`)
+}
+
+// A page whose server froze (SIGSTOP) says so once the server's stream
+// has been silent for two of its keep-alives and some, rather than
+// showing live what no longer is; the server continued, the page is live
+// again.
+func TestTheBoardNoticesItsServerFroze(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "example")
+	if err := example.WriteCheckout(dir); err != nil {
+		t.Fatal(err)
+	}
+	server := start(t, dir, "serve", "--http-port", "0")
+	if _, err := server.WaitLog(ctx(t), "shared server listening on"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.CommandContext(ctx(t), bin, "board", "--no-open", "--repo", dir).Output()
+	if err != nil {
+		t.Fatalf("majordomus-mcp board: %v", err)
+	}
+	browser := startDriver(t).newSession(t)
+	browser.open(strings.TrimSpace(string(out)))
+	browser.until("live", `return document.getElementById("live").textContent === "live";`)
+	if err := server.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	continued := false
+	t.Cleanup(func() {
+		if !continued {
+			_ = server.Signal(syscall.SIGCONT)
+		}
+	})
+	browser.until("the page to say its server went silent", `return document.getElementById("live").textContent.startsWith("disconnected");`)
+	continued = true
+	if err := server.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	browser.until("live again", `return document.getElementById("live").textContent === "live";`)
 }

@@ -130,7 +130,7 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusForbidden, "forbidden", fmt.Sprintf("a request from another origin was refused: Sec-Fetch-Site %q is not same-origin", site))
 		return
 	}
-	if read && !slices.Contains(shell, r.URL.Path) && !slices.Contains(posted, r.URL.Path) && !p.admits(r) {
+	if read && !slices.Contains(shell, r.URL.Path) && !slices.Contains(posted, r.URL.Path) && !p.Admits(r) {
 		unauthorized(w, r, "the board is its user's only: run `majordomus-mcp board` in the checkout for a link that opens it")
 		return
 	}
@@ -152,10 +152,10 @@ func (p *Page) serveElse(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// admits reports whether r's Authorization carries a key of the board: a
+// Admits reports whether r's Authorization carries a key of the board: a
 // key a link gave (a page's), or the lease's token (a script's, as for
 // /mcp).
-func (p *Page) admits(r *http.Request) bool {
+func (p *Page) Admits(r *http.Request) bool {
 	header := r.Header.Get("Authorization")
 	scheme, key, _ := strings.Cut(header, " ")
 	return secret.Authorized(header, p.secret) || strings.EqualFold(scheme, secret.Scheme) && p.keys.admits(key)

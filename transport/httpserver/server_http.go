@@ -381,11 +381,18 @@ func (h *Server) serveBoard(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, errCodeForbidden, "a request from another origin was refused: "+err.Error())
 		return
 	}
+	if keyed, ok := h.cfg.Board.(keyedBoard); ok && keyed.Admits(r) {
+		h.conns.prove(connOf(r)) // the owner's page: it keeps its place
+	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	defer context.AfterFunc(h.boardCtx, cancel)()
 	h.cfg.Board.ServeHTTP(w, r.WithContext(ctx))
 }
+
+// keyedBoard is a board page that tells whether a request carries one of
+// its keys.
+type keyedBoard interface{ Admits(r *http.Request) bool }
 
 // originAllowed refuses requests a browser sends from another origin: the
 // stdlib check for state-changing methods, and for every method an Origin

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/board"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
@@ -139,12 +141,13 @@ func TestWhatAnyoneCanSendIsBounded(t *testing.T) {
 }
 
 // Connections are capped; those no request of which proved the lease's
-// secret (its token, or an election's sealed probe) make room for a
-// newcomer, oldest first, so that whoever reaches the port without the
-// token (another local user) holds no place a client of the lease needs.
-// Where every place is proven, a newcomer is closed as it comes.
+// secret (its token, an election's sealed probe, or a key of the board
+// page that the token drew) make room for a newcomer, oldest first, so
+// that whoever reaches the port without the token (another local user)
+// holds no place a client of the lease needs. Where every place is
+// proven, a newcomer is closed as it comes.
 func TestConnectionsWithoutTheTokenMakeRoom(t *testing.T) {
-	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, MaxConnections: 3})
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, MaxConnections: 4, Board: board.New(quietBoard{}, testSecret, zap.NewNop())})
 	addr := strings.TrimPrefix(s.url, "http://")
 	type conn struct {
 		net.Conn
@@ -159,24 +162,29 @@ func TestConnectionsWithoutTheTokenMakeRoom(t *testing.T) {
 		_ = c.SetDeadline(time.Now().Add(wait)) // the cap of each wait, not the measure
 		return conn{c, bufio.NewReader(c)}
 	}
-	// get asks GET / on c and reports whether it was answered.
-	get := func(c conn, authorization string) bool {
-		if _, err := c.Write([]byte("GET / HTTP/1.1\r\nHost: " + addr + authorization + "\r\n\r\n")); err != nil {
-			return false
+	// ask sends method path on c with the header lines given, and returns
+	// the answer's status (0: none) and body.
+	ask := func(c conn, method, path, header string) (int, string) {
+		if _, err := c.Write([]byte(method + " " + path + " HTTP/1.1\r\nHost: " + addr + header + "\r\n\r\n")); err != nil {
+			return 0, ""
 		}
 		resp, err := http.ReadResponse(c.br, nil)
 		if err != nil {
-			return false
+			return 0, ""
 		}
-		_, _ = io.Copy(io.Discard, resp.Body)
+		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
+		return resp.StatusCode, string(b)
+	}
+	get := func(c conn, header string) bool {
+		status, _ := ask(c, http.MethodGet, "/", header)
+		return status == http.StatusOK
 	}
 	closed := func(c conn) bool { _, err := c.br.ReadByte(); return err != nil }
 	token := "\r\nAuthorization: " + secret.Authorization(testSecret)
 
 	var anyone []conn
-	for range 4 { // one beyond the cap: the oldest makes room
+	for range 5 { // one beyond the cap: the oldest makes room
 		c := dial()
 		if !get(c, "") {
 			t.Fatalf("connection %d without the token was not served", len(anyone)+1)
@@ -201,6 +209,22 @@ func TestConnectionsWithoutTheTokenMakeRoom(t *testing.T) {
 		t.Fatalf("an election's probe was not answered: %v", err)
 	}
 	t.Cleanup(func() { probed.Close() })
+	owner = append(owner, conn{probed, bufio.NewReader(probed)})
+	_, drawn := ask(owner[0], http.MethodPost, "/board/token", token)
+	path := regexp.MustCompile(`"path":"/board\?(token=[0-9a-f]+)"`).FindStringSubmatch(drawn)
+	if path == nil {
+		t.Fatalf("POST /board/token: %s", drawn)
+	}
+	_, given := ask(owner[0], http.MethodPost, "/board/key?"+path[1], "")
+	key := regexp.MustCompile(`"key":"([0-9a-f]+)"`).FindStringSubmatch(given)
+	if key == nil {
+		t.Fatalf("POST /board/key: %s", given)
+	}
+	page := dial()
+	if status, body := ask(page, http.MethodGet, "/board/api/server", "\r\nAuthorization: Bearer "+key[1]); status != http.StatusOK {
+		t.Fatalf("the board page's read: %d %s", status, body)
+	}
+	owner = append(owner, page)
 	for i, c := range anyone[1:] {
 		if !closed(c) {
 			t.Errorf("connection %d without the token was kept while the owner's took every place", i+2)
@@ -209,12 +233,22 @@ func TestConnectionsWithoutTheTokenMakeRoom(t *testing.T) {
 	if !closed(dial()) {
 		t.Fatal("a connection beyond a cap of proven ones was kept")
 	}
-	for i, c := range append(owner, conn{probed, bufio.NewReader(probed)}) {
+	for i, c := range owner {
 		if !get(c, token) {
 			t.Errorf("the owner's connection %d was closed", i+1)
 		}
 	}
 }
+
+// quietBoard is a board of nothing, for a page whose keys are what counts.
+type quietBoard struct{}
+
+func (quietBoard) PeersJSON() ([]byte, error)         { return []byte(`{}`), nil }
+func (quietBoard) OverlapsJSON() ([]byte, error)      { return []byte(`{}`), nil }
+func (quietBoard) ExecutionsJSON(int) ([]byte, error) { return []byte(`{}`), nil }
+func (quietBoard) ServerJSON() ([]byte, error)        { return []byte(`{}`), nil }
+func (quietBoard) GraphJSON() ([]byte, error)         { return []byte(`{}`), nil }
+func (quietBoard) Changes() (string, <-chan struct{}) { return "", nil }
 
 // An initialize whose client hung up before it was answered opens no
 // session: nobody holds its id, so it would only hold a slot, a peer on

@@ -55,32 +55,42 @@ function quoted(s) { return '"' + plain(s, 64, true) + '"'; }
 
 function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
 
+// kept and keep are the tab's sessionStorage, which only lets a reload
+// keep the key: a browser that refuses the page storage has the key for
+// as long as the page is open.
+function kept() { try { return sessionStorage.getItem(keyItem); } catch { return null; } }
+function keep(k) { try { sessionStorage.setItem(keyItem, k); } catch { /* the page holds it */ } }
+
 // takeKey takes the one-time token off the address (so that the address
 // never names the key) and spends it for the page's key; the key the tab
 // kept serves otherwise. It returns the key, or why there is none.
 async function takeKey() {
   const token = new URLSearchParams(location.search).get("token");
-  let why = "The board is its user's only: run ";
-  if (token !== null) {
-    history.replaceState(null, "", location.pathname);
-    try {
-      const r = await fetch("/board/key?token=" + encodeURIComponent(token), { method: "POST", credentials: "omit", cache: "no-store" });
-      if (r.ok) sessionStorage.setItem(keyItem, (await r.json()).key);
-      else why = "This board link was used already or has expired: run ";
-    } catch (err) {
-      why = "This board link could not be spent (" + err.message + "): run ";
-    }
+  if (token === null) return { key: kept(), why: "The board is its user's only: run " };
+  history.replaceState(null, "", location.pathname);
+  try {
+    const r = await fetch("/board/key?token=" + encodeURIComponent(token), { method: "POST", credentials: "omit", cache: "no-store" });
+    if (!r.ok) return { key: kept(), why: "This board link was used already or has expired: run " };
+    const given = (await r.json()).key;
+    keep(given);
+    return { key: given };
+  } catch (err) {
+    return { key: kept(), why: "This board link could not be spent (" + err.message + "): run " };
   }
-  return { key: sessionStorage.getItem(keyItem), why };
 }
 
 // Refused is a refusal for want of a key that the server still knows.
 class Refused extends Error {}
 
-// read fetches url with the key.
-async function read(url) {
-  const r = await fetch(url, { headers: { Authorization: "Bearer " + key }, credentials: "omit", cache: "no-store" });
-  if (r.status === 401) throw new Refused("this server no longer knows this page (it restarted, or another took over): run `majordomus-mcp board` for a new link");
+// gone is what a page whose server no longer knows its key, or is no
+// longer there, is told to do.
+const gone = "run `majordomus-mcp board` for a new link if the checkout's server restarted or another took it over";
+
+// read fetches url with the key; what answers nothing within bound (a
+// frozen server) fails.
+async function read(url, signal = AbortSignal.timeout(10000)) {
+  const r = await fetch(url, { headers: { Authorization: "Bearer " + key }, credentials: "omit", cache: "no-store", signal });
+  if (r.status === 401) throw new Refused("this server no longer knows this page's key: " + gone);
   if (!r.ok) throw new Error(url + ": HTTP " + r.status);
   return r;
 }
@@ -347,19 +357,29 @@ function tick() {
   for (const t of document.querySelectorAll("td time")) t.textContent = ago(t.dateTime);
 }
 
+// silence is how long /board/events may say nothing, the server's
+// keep-alive (15 s) twice and some: a stream that long silent is a
+// frozen server's, and is given up.
+const silence = 35000;
+
 // listen reads /board/events (an EventSource cannot send the key): each
-// "change" fetches the board again; a stream cut is opened again a second
-// later, and a refusal ends it (the fetch says why).
+// "change" fetches the board again; a stream cut or silent is opened
+// again a second later, and a refusal ends it (the fetch says why).
 async function listen() {
-  for (;;) {
+  for (let failed = 0; ; failed++) {
+    const quiet = new AbortController();
+    let timer = setTimeout(() => quiet.abort(), silence);
     try {
-      const stream = (await read("/board/events")).body.pipeThrough(new TextDecoderStream()).getReader();
+      const stream = (await read("/board/events", quiet.signal)).body.pipeThrough(new TextDecoderStream()).getReader();
       listening = true;
+      failed = 0;
       live(true, "live");
       let text = "";
       for (;;) {
         const { value, done } = await stream.read();
         if (done) break;
+        clearTimeout(timer);
+        timer = setTimeout(() => quiet.abort(), silence);
         const events = (text + value).split("\n\n");
         text = events.pop(); // an event not yet whole
         if (events.some((e) => e.split("\n").includes("event: change"))) refresh();
@@ -367,9 +387,11 @@ async function listen() {
     } catch (err) {
       if (err instanceof Refused) { refresh(); return; }
     } finally {
+      clearTimeout(timer);
+      quiet.abort();
       listening = false;
     }
-    live(false, "disconnected: the server may have stopped; retrying");
+    live(false, failed < 3 ? "disconnected: the server may have stopped; retrying" : "disconnected, retrying: the server is gone, or frozen; " + gone);
     await new Promise((done) => setTimeout(done, 1000));
   }
 }
@@ -395,4 +417,4 @@ async function start() {
   refresh();
 }
 
-document.addEventListener("DOMContentLoaded", start);
+document.addEventListener("DOMContentLoaded", () => start().catch((err) => live(false, "the page failed: " + err.message)));
