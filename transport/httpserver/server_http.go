@@ -317,13 +317,10 @@ func (h *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // authorized reports whether r carries the lease's token, and if so
-// counts its connection proven (connCount.prove).
+// counts its connection proven (connCount.prove); a request whose
+// connection was closed to make room is not, and so is not run.
 func (h *Server) authorized(r *http.Request) bool {
-	if !secret.Authorized(r.Header.Get("Authorization"), h.cfg.Secret) {
-		return false
-	}
-	h.conns.prove(connOf(r))
-	return true
+	return secret.Authorized(r.Header.Get("Authorization"), h.cfg.Secret) && h.conns.prove(connOf(r))
 }
 
 // serveIdentity answers the probe. It is answered whatever the server's

@@ -2,10 +2,10 @@ package httpserver
 
 import (
 	"cmp"
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"net/http"
 	"net/netip"
@@ -124,26 +124,26 @@ func connOf(r *http.Request) net.Conn {
 	return c
 }
 
-// connCount counts a server's open connections, in the order they were
-// accepted, and knows of each whether it began a request yet and whether
-// one of its requests proved the lease's secret (see proven).
+// connCount counts a server's open connections, and keeps those no
+// request of which proved the lease's secret (see prove) in the order they
+// were accepted, the oldest first to make room.
 type connCount struct {
 	mu       sync.Mutex
 	open     map[net.Conn]*connMark
-	accepted uint64
+	unproven list.List // of net.Conn, oldest first
 }
 
 type connMark struct {
-	seq    uint64 // the order of its accept
-	fresh  bool   // no request begun yet
-	proven bool
+	state    http.ConnState
+	unproven *list.Element // nil once proven
 }
 
 // admit counts conn in, within max: beyond it, the oldest connection no
-// request of which proved the secret is closed to make room, so that
-// whoever can reach the port without the token (another local user) can
-// hold no place that a client of the lease needs. Where every one is
-// proven, conn is refused: admit reports whether conn was counted.
+// request of which proved the secret, and that serves no request now
+// (else the oldest at all), is closed to make room, so that whoever can
+// reach the port without the token (another local user) can hold no
+// place that a client of the lease needs. Where every one is proven,
+// conn is refused: admit reports whether conn was counted.
 func (c *connCount) admit(conn net.Conn, max int) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -151,22 +151,30 @@ func (c *connCount) admit(conn net.Conn, max int) bool {
 		c.open = map[net.Conn]*connMark{}
 	}
 	if len(c.open) >= max {
-		var oldest net.Conn
-		first := uint64(math.MaxUint64)
-		for other, m := range c.open {
-			if !m.proven && m.seq < first {
-				oldest, first = other, m.seq
+		victim := c.unproven.Front()
+		for e := victim; e != nil; e = e.Next() {
+			if c.open[e.Value.(net.Conn)].state != http.StateActive {
+				victim = e
+				break
 			}
 		}
-		if oldest == nil {
+		if victim == nil {
 			return false
 		}
-		oldest.Close()
-		delete(c.open, oldest) // its descriptor is gone already
+		old := victim.Value.(net.Conn)
+		old.Close()
+		c.forget(old) // its descriptor is gone already
 	}
-	c.accepted++
-	c.open[conn] = &connMark{seq: c.accepted, fresh: true}
+	c.open[conn] = &connMark{state: http.StateNew, unproven: c.unproven.PushBack(conn)}
 	return true
+}
+
+// forget stops counting conn (mu held).
+func (c *connCount) forget(conn net.Conn) {
+	if m := c.open[conn]; m != nil && m.unproven != nil {
+		c.unproven.Remove(m.unproven)
+	}
+	delete(c.open, conn)
 }
 
 // track follows a connection's state (http.Server.ConnState).
@@ -174,22 +182,27 @@ func (c *connCount) track(conn net.Conn, state http.ConnState) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch m := c.open[conn]; {
-	case m == nil: // made room for another
+	case m == nil: // closed to make room for another
 	case state == http.StateClosed || state == http.StateHijacked:
-		delete(c.open, conn)
-	case state != http.StateNew:
-		m.fresh = false
+		c.forget(conn)
+	default:
+		m.state = state
 	}
 }
 
 // prove marks conn as one a request of which proved the lease's secret:
-// it is never closed to make room.
-func (c *connCount) prove(conn net.Conn) {
+// it is never closed to make room. It reports whether conn is still
+// counted: one closed to make room serves its request to nobody, and
+// the request is not to be run.
+func (c *connCount) prove(conn net.Conn) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if m := c.open[conn]; m != nil {
-		m.proven = true
+	m := c.open[conn]
+	if m != nil && m.unproven != nil {
+		c.unproven.Remove(m.unproven)
+		m.unproven = nil
 	}
+	return m != nil
 }
 
 // closeFresh closes the connections that began no request (a client's
@@ -199,7 +212,7 @@ func (c *connCount) closeFresh() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for conn, m := range c.open {
-		if m.fresh {
+		if m.state == http.StateNew {
 			conn.Close()
 		}
 	}
