@@ -124,7 +124,7 @@ func (e *Executions) forget(mark int) {
 	e.pending = slices.Clone(e.pending[max(0, len(e.pending)-since):])
 }
 
-// Recent returns up to limit calls, newest first.
+// Recent returns up to limit calls, the most recently recorded first.
 func (e *Executions) Recent(limit int) []Execution {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -70,8 +70,9 @@ const HistoryMeta = "io.majordomus/history"
 // tookHistory reports whether a tool call brings a carried session's
 // history (HistoryMeta), which it then records, the calls as caller's:
 // only calls of a tool this server serves, as no other was made here
-// (what a client sends there is no text of its own for the others to read),
-// made no later than now.
+// (what a client sends there is no text of its own for the others to read).
+// A call keeps the time it was made at, whatever it says: the history is
+// in the order calls were recorded, and one brought again is known by it.
 func (s *Surface) tookHistory(req mcp.CallToolRequest, caller string, record func(Execution)) bool {
 	if req.Params.Name != "majordomus_executions" || req.Params.Meta == nil || req.Params.Meta.AdditionalFields[HistoryMeta] == nil {
 		return false
@@ -79,7 +80,6 @@ func (s *Surface) tookHistory(req mcp.CallToolRequest, caller string, record fun
 	raw, _ := json.Marshal(req.Params.Meta.AdditionalFields[HistoryMeta])
 	var calls []Execution
 	_ = json.Unmarshal(raw, &calls)
-	now := s.cfg.Now()
 	for _, x := range calls[max(0, len(calls)-executionsKept):] {
 		if s.MCP.GetTool(x.Tool) == nil {
 			continue
@@ -89,12 +89,7 @@ func (s *Surface) tookHistory(req mcp.CallToolRequest, caller string, record fun
 		if s.Executions.Has(x) { // brought again: a server that died as it took them kept them
 			continue
 		}
-		// Made no later than now: a call dated later would stay the
-		// newest, above every call made since.
 		x.Peer = caller
-		if x.At.After(now) {
-			x.At = now
-		}
 		record(x)
 	}
 	return true

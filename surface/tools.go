@@ -56,7 +56,7 @@ func (s *Surface) addTools() {
 			mcp.WithArray("scope", mcp.WithStringItems(), mcp.Description("The paths you will touch, relative to the checkout root.")),
 			hints("Announce your work", false)), Handler: s.toolAnnounce},
 		server.ServerTool{Tool: mcp.NewTool("majordomus_executions",
-			mcp.WithDescription("The recent tool calls this server answered: tool, peer, when, how long, whether it succeeded. Newest first."),
+			mcp.WithDescription("The recent tool calls this server answered: tool, peer, when, how long, whether it succeeded. The most recently recorded first."),
 			mcp.WithNumber("limit", mcp.Description("At most this many (1–1000, default 50).")),
 			readOnly("Show recent tool calls")), Handler: s.toolExecutions},
 		server.ServerTool{Tool: mcp.NewTool("majordomus_server",
