@@ -70,16 +70,7 @@ func TestStatusOfALiveServer(t *testing.T) {
 // A lease that is not one is judged as an election judges it.
 func TestStatusOfACorruptLease(t *testing.T) {
 	co := exampleCheckout(t)
-	path := privateLeaseDir(t, co)
-	self, err := registry.Self()
-	if err != nil {
-		t.Fatal(err)
-	}
-	lf := &registry.LeaseFile{Path: path}
-	if err := lf.Acquire(registry.NewLease(self, co.Root, layer.RepositoryID(co.Root), co.Profile, "0.1.0", time.Now())); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.Remove(path) })
+	path, _ := leaseOf(t, co)
 	if err := os.WriteFile(path, []byte("not a lease"), 0o600); err != nil { // over the lease: its access stays the product's
 		t.Fatal(err)
 	}
@@ -154,7 +145,6 @@ func privateLeaseDir(t *testing.T, co *Checkout) string {
 // waiting a whole probe timeout more.
 func TestStatusOfASilentServerAsksItOnce(t *testing.T) {
 	co := exampleCheckout(t)
-	path := privateLeaseDir(t, co)
 	silent, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -171,15 +161,7 @@ func TestStatusOfASilentServerAsksItOnce(t *testing.T) {
 			accepted <- c // held open, never answered
 		}
 	}()
-	self, err := registry.Self()
-	if err != nil {
-		t.Fatal(err)
-	}
-	lf := &registry.LeaseFile{Path: path}
-	if err := lf.Acquire(registry.NewLease(self, co.Root, layer.RepositoryID(co.Root), co.Profile, "0.1.0", time.Now())); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.Remove(path) })
+	_, lf := leaseOf(t, co)
 	if err := lf.Publish("http://" + silent.Addr().String()); err != nil {
 		t.Fatal(err)
 	}
@@ -199,4 +181,21 @@ func TestStatusOfASilentServerAsksItOnce(t *testing.T) {
 		t.Errorf("status of a silent server = %s (%s), server %s, connect %+v, after %d connections; want busy, after one",
 			report.Class, report.Reason, report.Server, report.Connect, n)
 	}
+}
+
+// leaseOf acquires co's lease as this process, without a URL, until the
+// test ends: its path and file.
+func leaseOf(t *testing.T, co *Checkout) (string, *registry.LeaseFile) {
+	t.Helper()
+	path := privateLeaseDir(t, co)
+	self, err := registry.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lf := &registry.LeaseFile{Path: path}
+	if err := lf.Acquire(registry.NewLease(self, co.Root, layer.RepositoryID(co.Root), co.Profile, "0.1.0", time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Remove(path) })
+	return path, lf
 }
