@@ -378,8 +378,8 @@ func (h *Server) serveBoard(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, errCodeForbidden, "a request from another origin was refused: "+err.Error())
 		return
 	}
-	if keyed, ok := h.cfg.Board.(keyedBoard); ok && keyed.Admits(r) {
-		h.conns.prove(connOf(r)) // the owner's page: it keeps its place
+	if keyed, ok := h.cfg.Board.(keyedBoard); ok && keyed.Admits(r) && !h.conns.prove(connOf(r)) {
+		return // closed to make room: nobody hears it, and nothing is drawn for nobody
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
@@ -388,7 +388,7 @@ func (h *Server) serveBoard(w http.ResponseWriter, r *http.Request) {
 }
 
 // keyedBoard is a board page that tells whether a request carries one of
-// its keys.
+// its keys: the owner's page, whose connection keeps its place.
 type keyedBoard interface{ Admits(r *http.Request) bool }
 
 // originAllowed refuses requests a browser sends from another origin: the

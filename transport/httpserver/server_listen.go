@@ -139,11 +139,13 @@ type connMark struct {
 }
 
 // admit counts conn in, within max: beyond it, the oldest connection no
-// request of which proved the secret, and that serves no request now
-// (else the oldest at all), is closed to make room, so that whoever can
-// reach the port without the token (another local user) can hold no
-// place that a client of the lease needs. Where every one is proven,
-// conn is refused: admit reports whether conn was counted.
+// request of which proved the secret is closed to make room, so that
+// whoever can reach the port without the token (another local user) can
+// hold no place that a client of the lease needs. An idle one goes first
+// (its requests were served, none with the token); a new one, whose first
+// request may be the owner's and on its way, or one serving a request,
+// only when no unproven one is idle. Where every one is proven, conn is
+// refused: admit reports whether conn was counted.
 func (c *connCount) admit(conn net.Conn, max int) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -153,7 +155,7 @@ func (c *connCount) admit(conn net.Conn, max int) bool {
 	if len(c.open) >= max {
 		victim := c.unproven.Front()
 		for e := victim; e != nil; e = e.Next() {
-			if c.open[e.Value.(net.Conn)].state != http.StateActive {
+			if c.open[e.Value.(net.Conn)].state == http.StateIdle {
 				victim = e
 				break
 			}

@@ -7,9 +7,9 @@ import (
 )
 
 // At the cap, the oldest connection no request of which proved the
-// secret makes room, one serving no request first; a request on it then
-// runs nowhere (prove says it is no longer counted), and where every
-// place is proven a newcomer is refused.
+// secret makes room, an idle one first; a request on it then runs nowhere
+// (prove says it is no longer counted), and where every place is proven
+// a newcomer is refused.
 func TestTheConnectionThatMakesRoom(t *testing.T) {
 	var c connCount
 	pipe := func() net.Conn {
@@ -17,27 +17,34 @@ func TestTheConnectionThatMakesRoom(t *testing.T) {
 		t.Cleanup(func() { a.Close(); b.Close() })
 		return a
 	}
-	busy, idle, next := pipe(), pipe(), pipe()
-	for _, conn := range []net.Conn{busy, idle} {
-		if !c.admit(conn, 2) {
+	busy, idle, fresh := pipe(), pipe(), pipe()
+	for _, conn := range []net.Conn{busy, idle, fresh} {
+		if !c.admit(conn, 3) {
 			t.Fatal("a connection within the cap was refused")
 		}
 	}
-	c.track(busy, http.StateActive) // its request is being read: its token not yet
-	if !c.admit(next, 2) {
-		t.Fatal("a newcomer was refused while unproven connections were open")
+	c.track(busy, http.StateActive) // a request being served: a tokenless one, or one whose token is being checked
+	c.track(idle, http.StateActive)
+	c.track(idle, http.StateIdle) // served without the token
+	if !c.admit(pipe(), 3) || c.prove(idle) {
+		t.Fatal("a newcomer did not take the idle unproven connection's place")
 	}
-	if c.prove(idle) {
-		t.Error("the idle connection closed to make room still counts")
+	next := pipe()
+	if !c.admit(next, 3) || c.prove(busy) {
+		t.Fatal("with none idle, the oldest unproven connection did not make room")
 	}
-	if !c.prove(busy) || !c.prove(next) {
-		t.Error("the connection serving a request, or the newcomer, was closed to make room")
+	if !c.prove(fresh) || !c.prove(next) {
+		t.Fatal("a newer connection was closed to make room")
 	}
-	if c.admit(pipe(), 2) {
+	last := pipe()
+	if !c.admit(last, 3) || !c.prove(last) {
+		t.Fatal("the last unproven connection did not make room")
+	}
+	if c.admit(pipe(), 3) {
 		t.Error("a newcomer was admitted beyond a cap of proven connections")
 	}
-	c.track(busy, http.StateClosed)
-	if !c.admit(pipe(), 2) || len(c.open) != 2 || c.unproven.Len() != 1 {
+	c.track(fresh, http.StateClosed)
+	if !c.admit(pipe(), 3) || len(c.open) != 3 || c.unproven.Len() != 1 {
 		t.Errorf("after one closed: %d open, %d unproven", len(c.open), c.unproven.Len())
 	}
 }
