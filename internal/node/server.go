@@ -144,7 +144,7 @@ func (s *sharedServer) listen(srv *served, t *term, key string) (*httpserver.Ser
 		OnSessions:  func(count int) { s.sessionsChanged(t, count) },
 		PresenceID:  bridge.PresenceID,
 		Greeting:    func() any { return srv.surface.Greeting() },
-		Board:       boardpage.New(newBoardSource(srv.surface, n.m.State), key, httpserver.Quiet(n.log.Named("board"))), // its refusals are anyone's to cause
+		Board:       boardpage.New(newBoardSource(srv.surface, n.m.State), key, n.log.Named("board"), httpserver.Quiet(n.log.Named("board"))),
 		Heard:       srv.surface.Board.Touch,
 		Logger:      n.log.Named("http"),
 	})

@@ -69,18 +69,21 @@ const csp = "default-src 'self'; base-uri 'none'; form-action 'none'; frame-ance
 
 // Page is the board page, an [http.Handler] of everything under /board.
 type Page struct {
-	src    Source
-	secret string
-	keys   *keys
-	now    func() time.Time
-	log    *zap.Logger
-	mux    *http.ServeMux
+	src     Source
+	secret  string
+	keys    *keys
+	now     func() time.Time
+	log     *zap.Logger
+	refused *zap.Logger
+	mux     *http.ServeMux
 }
 
 // New builds the page of src. secret is the lease's: its token reads the
 // page (a script's key) and draws the one-time tokens of a browser's.
-func New(src Source, secret string, log *zap.Logger) *Page {
-	p := &Page{src: src, secret: secret, keys: &keys{ttl: tokenTTL}, now: time.Now, log: log, mux: http.NewServeMux()}
+// refused logs the refusals anyone who reaches the page may cause, as
+// often as they like: a logger that holds repeats back (the server's).
+func New(src Source, secret string, log, refused *zap.Logger) *Page {
+	p := &Page{src: src, secret: secret, keys: &keys{ttl: tokenTTL}, now: time.Now, log: log, refused: refused, mux: http.NewServeMux()}
 	files := http.StripPrefix("/board", http.FileServerFS(assets))
 	static := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", assetTypes[path.Ext(r.URL.Path)])
@@ -126,7 +129,7 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
 		// Another port of this host is same-site, never same-origin.
 		site = site[:min(len(site), 32)] // a browser's is one word; anyone's may be 64 KiB
-		p.log.Warn("a board request from another site was refused", zap.String("sec_fetch_site", site))
+		p.refused.Warn("a board request from another site was refused", zap.String("sec_fetch_site", site))
 		refuse(w, http.StatusForbidden, "forbidden", fmt.Sprintf("a request from another origin was refused: Sec-Fetch-Site %q is not same-origin", site))
 		return
 	}

@@ -74,7 +74,7 @@ type served struct {
 // serve serves a page of src until the test ends.
 func serve(t *testing.T, src Source) *served {
 	t.Helper()
-	page := New(src, testSecret, zap.NewNop())
+	page := New(src, testSecret, zap.NewNop(), zap.NewNop())
 	base, end := context.WithCancel(context.Background())
 	s := httptest.NewUnstartedServer(page)
 	s.Config.BaseContext = func(net.Listener) context.Context { return base }

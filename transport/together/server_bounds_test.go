@@ -147,7 +147,7 @@ func TestWhatAnyoneCanSendIsBounded(t *testing.T) {
 // holds no place a client of the lease needs. Where every place is
 // proven, a newcomer is closed as it comes.
 func TestConnectionsWithoutTheTokenMakeRoom(t *testing.T) {
-	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, MaxConnections: 4, Board: board.New(quietBoard{}, testSecret, zap.NewNop())})
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, MaxConnections: 4, Board: board.New(quietBoard{}, testSecret, zap.NewNop(), zap.NewNop())})
 	addr := strings.TrimPrefix(s.url, "http://")
 	type conn struct {
 		net.Conn
