@@ -67,6 +67,9 @@ type ProbeResult struct {
 	Status ProbeStatus
 	// Reason says why a probe failed ("connection refused", "status 500"…).
 	Reason string
+	// Silent says the server failed it by saying nothing within the
+	// timeout (a frozen one).
+	Silent bool
 	// Conn is the connection a ProbeOK server proved itself on, open for
 	// what follows (the judge ignores it; see Observation.Proven).
 	Conn net.Conn

@@ -43,6 +43,10 @@ type Observation struct {
 	// Identity is what the live server whose connection is Proven said of
 	// itself: how a greeting answers for it (internal/node).
 	Identity json.RawMessage
+	// Silent is true when the server the lease names said nothing to the
+	// probe within its timeout: asked again, it would keep the asker as
+	// long once more.
+	Silent bool
 	// Elsewhere is the root the lease was written for, when that is
 	// another directory here than this checkout's: its server serves that
 	// one, and nothing is asked of it.
@@ -128,6 +132,7 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 			obs.Owner = in.Owner
 			v = Judge(in)
 		}
+		obs.Silent = in.Probe.Silent
 		if c := in.Probe.Conn; c != nil && (!o.KeepProven || v.Class != Live || ctx.Err() != nil) {
 			c.Close()
 		} else {

@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -39,7 +40,7 @@ func HTTPProbe(timeout time.Duration) ProbeFunc {
 	return func(ctx context.Context, t ProbeTarget) ProbeResult {
 		raw, conn, err := proveIdentity(ctx, t.URL, t.Secret, timeout, true)
 		if err != nil {
-			return failed(err.Error())
+			return ProbeResult{Status: ProbeFailed, Reason: err.Error(), Silent: errors.Is(err, secret.ErrNoAnswer)}
 		}
 		var id identity
 		_ = json.Unmarshal(raw, &id) // proveIdentity decoded it already

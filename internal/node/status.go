@@ -65,10 +65,9 @@ func Status(ctx context.Context, co *Checkout, flags Timings) (StatusReport, err
 	}
 	report.Class, report.Reason = string(o.Verdict.Class), o.Verdict.Reason
 	report.Lease, report.Owner = o.Lease, o.Owner.String()
-	// Another checkout's server is not this one's to report, and a busy
-	// one was just silent on the probe: asked again, it would keep status
-	// waiting as long once more.
-	if o.Lease != nil && o.Lease.HasURL() && o.Elsewhere == "" && o.Verdict.Class != registry.Busy {
+	// Another checkout's server is not this one's to report, and one just
+	// silent on the probe would keep status waiting as long once more.
+	if o.Lease != nil && o.Lease.HasURL() && o.Elsewhere == "" && !o.Silent {
 		if id, err := registry.FetchReport(ctx, o.Lease.URLString(), o.Lease.Secret, times.ProbeTimeout); err == nil {
 			report.Server = id
 			if o.Verdict.Class == registry.Live {

@@ -10,11 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 	"github.com/majordomus-mcp/majordomus-mcp/layer"
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
+	"github.com/majordomus-mcp/majordomus-mcp/surface"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 )
 
 var statusTimes = Timings{ElectionBound: wait, BusyGrace: 4 * time.Second, ProbeTimeout: 3 * time.Second, BindGrace: time.Second, IdleTimeout: 2 * time.Minute, Heartbeat: time.Minute}
@@ -198,4 +201,39 @@ func leaseOf(t *testing.T, co *Checkout) (string, *registry.LeaseFile) {
 	}
 	t.Cleanup(func() { _ = os.Remove(path) })
 	return path, lf
+}
+
+// A server that answers, but not as the leaseholder (it is stopping, or
+// lost its lease), is judged busy and reported all the same: it was not
+// silent.
+func TestStatusReportsAServerThatIsNoLongerTheLeaseholder(t *testing.T) {
+	co := exampleCheckout(t)
+	_, lf := leaseOf(t, co)
+	held, _ := lf.Held()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := httpserver.New(httpserver.Config{
+		MCP:      server.NewMCPServer(surface.Name, "0.1.0"),
+		Secret:   held.Secret,
+		Identity: func() httpserver.Identity { return httpserver.Identity{Name: surface.Name, Sessions: 3} },
+		Logger:   zap.NewNop(),
+	})
+	go func() { _ = h.Serve(ln) }()
+	t.Cleanup(func() { _ = h.Shutdown(context.Background()) })
+	if err := lf.Publish(httpserver.URLOf(ln.Addr())); err != nil {
+		t.Fatal(err)
+	}
+	report, err := Status(context.Background(), co, statusTimes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id struct {
+		Leaseholder bool
+		Sessions    int
+	}
+	if report.Class != string(registry.Busy) || json.Unmarshal(report.Server, &id) != nil || id.Sessions != 3 || id.Leaseholder || report.Connect != nil {
+		t.Errorf("status of a server no longer the leaseholder = %s (%s), server %s, connect %+v", report.Class, report.Reason, report.Server, report.Connect)
+	}
 }

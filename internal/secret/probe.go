@@ -145,11 +145,15 @@ func opened(key, challenge, sealed string, leaseholder bool) json.RawMessage {
 	return whole
 }
 
-// connError turns a connection's error into a reason: a timeout says so,
-// and wraps the error it was (a read's deadline, say).
+// ErrNoAnswer is a probe's error when the server said nothing within the
+// timeout (a frozen one), rather than refused or answered wrong.
+var ErrNoAnswer = errors.New("no answer")
+
+// connError turns a connection's error into a reason: a timeout says so
+// (ErrNoAnswer), and wraps the error it was (a read's deadline, say).
 func connError(ctx context.Context, timeout time.Duration, err error) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("no answer within %s: %w", timeout, err)
+		return fmt.Errorf("%w within %s: %w", ErrNoAnswer, timeout, err)
 	}
 	return err
 }
