@@ -191,7 +191,7 @@ function drawExecutions() {
 }
 
 function setExecutions(history) {
-  executions = history.executions.slice().sort((a, b) => Date.parse(b.at) - Date.parse(a.at));
+  executions = history.executions; // as the history has them: the most recently recorded first
   fillSelect($("filter-peer"), [...new Set(executions.map((x) => x.peer).filter(Boolean))].sort());
   fillSelect($("filter-tool"), [...new Set(executions.map((x) => x.tool))].sort());
   drawExecutions();
@@ -368,7 +368,12 @@ const silence = 35000;
 async function listen() {
   for (let failed = 0; ; failed++) {
     const quiet = new AbortController();
-    let timer = setTimeout(() => quiet.abort(), silence);
+    let timer = null;
+    const wait = () => { clearTimeout(timer); timer = setTimeout(() => quiet.abort(), silence); };
+    wait();
+    // A page the browser froze (a background tab) heard nothing meanwhile:
+    // its stream has its due once it runs again.
+    document.addEventListener("resume", wait, { signal: quiet.signal });
     try {
       const stream = (await read("/board/events", quiet.signal)).body.pipeThrough(new TextDecoderStream()).getReader();
       listening = true;
@@ -378,8 +383,7 @@ async function listen() {
       for (;;) {
         const { value, done } = await stream.read();
         if (done) break;
-        clearTimeout(timer);
-        timer = setTimeout(() => quiet.abort(), silence);
+        wait();
         const events = (text + value).split("\n\n");
         text = events.pop(); // an event not yet whole
         if (events.some((e) => e.split("\n").includes("event: change"))) refresh();
