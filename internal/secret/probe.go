@@ -29,7 +29,9 @@ func Probe(ctx context.Context, base, key string, timeout time.Duration) (json.R
 
 // ProbeSealed is [Probe], asking the server to seal its whole identity
 // into its answer for this prover ([SealAsk]): what an election reads a
-// live server by. Sealing costs the server, so nothing else asks.
+// live server by, and what proves to the server that the connection is
+// its owner's (a bridge's). Sealing costs the server, so nothing else
+// asks.
 func ProbeSealed(ctx context.Context, base, key string, timeout time.Duration) (json.RawMessage, net.Conn, error) {
 	return probe(ctx, base, key, timeout, true)
 }

@@ -185,10 +185,13 @@ func (c *keptConn) stopWatch() bool {
 // that took a dead server's port is then never sent a client's message,
 // and nothing it says reaches the client. A failed proof is the dial's
 // error: what was to be sent provably did not run, so it may go elsewhere
-// (see neverConnected).
+// (see neverConnected). The probe asks for the seal, which proves this
+// side holds the secret too: the server then counts the connection its
+// owner's, never one closed to make room for a newcomer without the token
+// (transport/httpserver), idle though it is until the bridge writes.
 func provenDialer(base, key string, timeout time.Duration) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, _ string) (net.Conn, error) {
-		_, conn, err := secret.Probe(ctx, base, key, timeout)
+		_, conn, err := secret.ProbeSealed(ctx, base, key, timeout)
 		if err != nil {
 			return nil, &net.OpError{Op: "dial", Net: network,
 				Err: fmt.Errorf("the server did not prove it holds the lease's secret: %w", err)}
