@@ -80,8 +80,9 @@ func TestAProbeReadsTheSealedIdentityOnlyWhenItOpens(t *testing.T) {
 	}
 }
 
-// Sealing costs the server, so only the probe an election reads a live
-// server by asks for it; a bridge's dial or liveness probe does not.
+// Sealing costs the server, so only the probes that need it ask for it
+// (an election's, and a bridge's dial, which proves its owner with it);
+// Probe, a liveness probe's, does not.
 func TestOnlyTheSealedProbeAsksForTheSeal(t *testing.T) {
 	key := New()
 	asked := make(chan bool, 1)
