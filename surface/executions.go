@@ -136,10 +136,10 @@ func (e *Executions) Recent(limit int) []Execution {
 }
 
 // keep makes the history the checkout's: loaded (in the order its
-// journal recorded it), with the calls pending after it, within the bound;
-// sink is given every call from now on. It returns the history as merged. The calls stay pending until the
-// checkout's state has them (Written): a term lost before it wrote them
-// carries them on.
+// journal recorded it), with the calls pending after it, within the
+// bound; sink is given every call from now on. It returns the history as
+// merged. The calls stay pending until the checkout's state has them
+// (Written): a term lost before it wrote them carries them on.
 func (e *Executions) keep(loaded []Execution, sink func(Execution)) []Execution {
 	e.mu.Lock()
 	defer e.mu.Unlock()

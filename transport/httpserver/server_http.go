@@ -353,7 +353,7 @@ func (h *Server) serveIdentity(w http.ResponseWriter, r *http.Request) {
 		if challenge != "" {
 			public.Leaseholder, public.Proof = &id.Leaseholder, id.Proof
 			if secret.AsksSealed(r.URL.Query().Get("seal"), h.cfg.Secret, challenge) {
-				h.conns.prove(connOf(r)) // an election's probe, whose connection its bridge goes on with
+				h.conns.prove(connOf(r)) // an election's probe or a bridge's dial: its owner's connection
 				public.Sealed = h.sealed(id, challenge)
 			}
 		}
