@@ -147,11 +147,7 @@ func TestTheBoardInABrowser(t *testing.T) {
 		t.Fatalf("the page without its link showed %+v", refused)
 	}
 
-	out, err := exec.CommandContext(ctx(t), bin, "board", "--no-open", "--repo", dir).Output()
-	if err != nil {
-		t.Fatalf("majordomus-mcp board: %v", err)
-	}
-	link := strings.TrimSpace(string(out))
+	link := boardLink(t, dir)
 	if !strings.HasPrefix(link, base+"/board?token=") {
 		t.Fatalf("board printed %q", link)
 	}
@@ -337,12 +333,9 @@ func TestTheLeaseholdersOwnClientIsSeenLive(t *testing.T) {
 		}
 	}
 	call()
-	out, err := exec.CommandContext(ctx(t), bin, "board", "--no-open", "--repo", dir).Output()
-	if err != nil {
-		t.Fatalf("majordomus-mcp board: %v", err)
-	}
+	link := boardLink(t, dir)
 	browser := startDriver(t).newSession(t)
-	browser.open(strings.TrimSpace(string(out)))
+	browser.open(link)
 	const row = `document.querySelector("#peers-table tbody tr[data-peer='p1']")`
 	browser.until("the leaseholder's client", `return [...`+row+`.cells].map((td) => td.textContent).includes("stdio");`)
 	var seen string
@@ -351,6 +344,16 @@ func TestTheLeaseholdersOwnClientIsSeenLive(t *testing.T) {
 	// Compared as times: a stamp's trailing zeros are left out ("…48.5Z"),
 	// so a later one (…48.52Z) can sort before it as a string.
 	browser.until("its last seen to follow its call", `return Date.parse(`+row+`.querySelector("time").dateTime) > Date.parse(`+strconv.Quote(seen)+`);`)
+}
+
+// boardLink is the one-time link `board --no-open` prints for dir.
+func boardLink(t *testing.T, dir string) string {
+	t.Helper()
+	out, err := exec.CommandContext(ctx(t), bin, "board", "--no-open", "--repo", dir).Output()
+	if err != nil {
+		t.Fatalf("majordomus-mcp board: %v", err)
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // colours counts the distinct colours of img.

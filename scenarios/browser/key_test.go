@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -47,12 +46,9 @@ func TestAnotherPortOfThisHostIsSentNoKey(t *testing.T) {
 		t.Fatalf("the servers are at %s and %s, not both on 127.0.0.1", base, other.URL)
 	}
 
-	out, err := exec.CommandContext(ctx(t), bin, "board", "--no-open", "--repo", dir).Output()
-	if err != nil {
-		t.Fatalf("majordomus-mcp board: %v", err)
-	}
+	link := boardLink(t, dir)
 	browser := startDriver(t).newSession(t)
-	browser.open(strings.TrimSpace(string(out)))
+	browser.open(link)
 	browser.until("the peer", `return document.querySelectorAll("#peers-table tbody tr[data-peer]").length === 1;`)
 	browser.open(other.URL + "/board/page")
 	browser.until("the other page's request", `return document.title === "asked";`)
@@ -74,13 +70,10 @@ func TestAnotherPortOfThisHostIsSentNoKey(t *testing.T) {
 func TestTheBoardsKeyIsInNoHistory(t *testing.T) {
 	dir, base := serveExample(t)
 	client(t, dir, "claude-code", "rework the parser", "lib/parse")
-	out, err := exec.CommandContext(ctx(t), bin, "board", "--no-open", "--repo", dir).Output()
-	if err != nil {
-		t.Fatalf("majordomus-mcp board: %v", err)
-	}
+	link := boardLink(t, dir)
 	profile := t.TempDir()
 	browser := startDriver(t).newSession(t, "--user-data-dir="+profile)
-	browser.open(strings.TrimSpace(string(out)))
+	browser.open(link)
 	browser.until("the peer", `return document.querySelectorAll("#peers-table tbody tr[data-peer]").length === 1;`)
 	var key string
 	browser.eval(`return sessionStorage.getItem("majordomus-board-key");`, &key)
@@ -121,10 +114,7 @@ func TestTheBoardsKeyIsInNoHistory(t *testing.T) {
 func TestTheBoardShowsWithoutStorage(t *testing.T) {
 	dir, _ := serveExample(t)
 	client(t, dir, "claude-code", "rework the parser", "lib/parse")
-	out, err := exec.CommandContext(ctx(t), bin, "board", "--no-open", "--repo", dir).Output()
-	if err != nil {
-		t.Fatalf("majordomus-mcp board: %v", err)
-	}
+	link := boardLink(t, dir)
 	profile := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(profile, "Default"), 0o700); err != nil {
 		t.Fatal(err)
@@ -134,7 +124,7 @@ func TestTheBoardShowsWithoutStorage(t *testing.T) {
 		t.Fatal(err)
 	}
 	browser := startDriver(t).newSession(t, "--user-data-dir="+profile)
-	browser.open(strings.TrimSpace(string(out)))
+	browser.open(link)
 	var refused bool
 	browser.eval(`try { sessionStorage.getItem("x"); return false; } catch (e) { return true; }`, &refused)
 	if !refused {
@@ -156,12 +146,9 @@ func TestTheBoardNoticesItsServerFroze(t *testing.T) {
 	if _, err := server.WaitLog(ctx(t), "shared server listening on"); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.CommandContext(ctx(t), bin, "board", "--no-open", "--repo", dir).Output()
-	if err != nil {
-		t.Fatalf("majordomus-mcp board: %v", err)
-	}
+	link := boardLink(t, dir)
 	browser := startDriver(t).newSession(t)
-	browser.open(strings.TrimSpace(string(out)))
+	browser.open(link)
 	browser.until("live", `return document.getElementById("live").textContent === "live";`)
 	if err := server.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
