@@ -69,11 +69,17 @@ var edges = []struct {
 	{false, `{"jsonrpc":"2.0","id":ID,"method":""}`},
 	{false, `{"jsonrpc":"2.0","id":ID}`},
 	{false, `{not json`},
+	{false, `{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`},
+	{false, `[{"jsonrpc":"2.0","id":-9007199254740992,"method":"ping"},{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}]`},
+	{false, `{"jsonrpc":"2.0","id":2.5,"method":"ping"}`},
 	{false, `{"jsonrpc":"2.0","id":ID,"method":"ping"}`},
 }
 
 // peerIDs are what may differ between modes: the peer a client is.
 var peerIDs = regexp.MustCompile(`\bp[0-9]+\b`)
+
+// numericIDs are a line's numeric ids: each is answered, as it was sent.
+var numericIDs = regexp.MustCompile(`"id":-?[0-9][0-9.]*`)
 
 // edgeAnswers sends p the corpus's cases of one phase and returns, for
 // each, every frame it wrote until it answered the case and a ping sent
@@ -106,6 +112,7 @@ func edgeAnswers(t *testing.T, p *mcpclient.Process, early bool) []string {
 		if ids > 0 && utf8.ValidString(line) && json.Valid([]byte(line)) && !answer {
 			wait = append(wait, `"id":"edge-`+strconv.Itoa(i)+`-`)
 		}
+		wait = append(wait, numericIDs.FindAllString(line, -1)...)
 		if strings.Contains(line, `"id":null`) || ids == 0 && json.Valid([]byte(line)) && !strings.Contains(line, `"method"`) {
 			// answered with id null (a null id, an empty or bad batch),
 			// whenever the loop, which answers lines concurrently, gets

@@ -3,6 +3,8 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -16,8 +18,10 @@ import (
 // answers it with a default revision), a tools/call, prompts/get or
 // resources/read that does not name what it is about, a method that is not
 // a string or is empty, an id with neither a method nor a result or an
-// error (a bridge would take each for an answer, and answer nothing). Nil
-// when mcp-go may have it.
+// error (a bridge would take each for an answer, and answer nothing), a
+// numeric id that comes back changed (mcp-go reads one as a float64, and
+// would answer 2^53+1 as 2^53, which may be another request of its client).
+// Nil when mcp-go may have it.
 func Screen(msg json.RawMessage) []byte {
 	var m struct {
 		JSONRPC json.RawMessage `json:"jsonrpc"`
@@ -54,6 +58,9 @@ func Screen(msg json.RawMessage) []byte {
 	if len(m.ID) == 0 {
 		return nil // a notification is answered nothing, whatever it holds
 	}
+	if !heldExactly(m.ID) {
+		return ErrorFrame(m.ID, mcp.INVALID_REQUEST, "invalid request: a numeric id is an integer within ±2^53 (9007199254740992), or a fraction a double holds; a string id may be anything")
+	}
 	params := bytes.TrimSpace(m.Params)
 	switch {
 	case !absent(params) && params[0] != '{':
@@ -72,6 +79,23 @@ func Screen(msg json.RawMessage) []byte {
 		}
 	}
 	return nil
+}
+
+// heldExactly reports whether a client reads id back from mcp-go as it
+// sent it: mcp-go holds a numeric id as a float64, which a fraction's
+// sender reads back as the float64 it sent, and an integer beyond ±2^53
+// comes back as another.
+func heldExactly(id json.RawMessage) bool {
+	lit := string(bytes.TrimSpace(id))
+	if lit == "" || lit[0] != '-' && (lit[0] < '0' || lit[0] > '9') {
+		return true // not a number
+	}
+	if strings.ContainsAny(lit, ".eE") {
+		_, err := strconv.ParseFloat(lit, 64)
+		return err == nil
+	}
+	n, err := strconv.ParseInt(lit, 10, 64)
+	return err == nil && -1<<53 <= n && n <= 1<<53
 }
 
 // namedBy is the param that names what a request is about: over HTTP,
@@ -114,14 +138,19 @@ func RefusedBatch(msg json.RawMessage) []byte {
 
 // Unopened answers msg, a message of a session that has not initialized
 // (one message or a batch), when each of its requests is a legacy one
-// other than initialize: ping is answered {} (the lifecycle allows it
-// before initialize), any other request -32600 saying initialize comes
-// first, and what is not a request gets nothing. It reports false when msg
+// other than initialize: what [Screen] refuses is refused, ping is
+// answered {} (the lifecycle allows it before initialize), any other
+// request -32600 saying initialize comes first, and what is not a request
+// gets nothing. It reports false when msg
 // holds no request, or an initialize or a 2026-07-28 request (it carries its revision in
 // _meta): those go on as they would.
 func Unopened(msg json.RawMessage) ([]byte, bool) {
 	var answers [][]byte
 	for _, m := range Members(msg) {
+		if refusal := Screen(m); refusal != nil {
+			answers = append(answers, refusal)
+			continue
+		}
 		var c struct {
 			Envelope
 			Params json.RawMessage `json:"params"`
