@@ -231,22 +231,44 @@ func TestAChangeToTheLayerRaisesTheGenerationAndNotifies(t *testing.T) {
 	}
 }
 
-// A client that closes its end of stdout ends the process with exit 0.
+// A client that closes its end of stdout ends the process with exit 0,
+// a 2026-07-28 listen open or not, whatever serves it.
 func TestABrokenStdoutEndsTheProcessCleanly(t *testing.T) {
-	dir := checkout(t)
-	p := start(t, dir, "--standalone")
-	c := ctx(t)
-	if _, err := p.Initialize(c, "codex", "2025-11-25"); err != nil {
-		t.Fatal(err)
-	}
-	p.CloseStdout()
-	p.Send("ping", nil) // its answer meets the broken pipe
-	exit, err := p.Wait(c)
-	if err != nil || exit.Code != 0 {
-		t.Fatalf("exit %+v %v: want 0", exit, err)
-	}
-	if p.CountLogs("client closed the output") != 1 {
-		t.Fatalf("the log does not say why it stopped:\n%s", strings.Join(p.Logs(), "\n"))
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		version string
+	}{
+		{"standalone", []string{"--standalone"}, "2025-11-25"},
+		{"standalone, a listen open", []string{"--standalone"}, modern},
+		{"leaseholder, a listen open", nil, modern},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := start(t, checkout(t), tc.args...)
+			c := ctx(t)
+			openIn(t, p, tc.version, "codex")
+			ping := map[string]any(nil)
+			if tc.version == modern {
+				ping = withMeta(nil, "codex")
+				if _, err := p.Send("subscriptions/listen", withMeta(map[string]any{"notifications": map[string]any{"resourcesListChanged": true}}, "codex")); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := p.WaitFrame(c, "the listen acknowledged", func(f []byte) bool {
+					return strings.Contains(string(f), `"method":"notifications/subscriptions/acknowledged"`)
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p.CloseStdout()
+			p.Send("tools/list", ping) // its answer meets the broken pipe
+			exit, err := p.Wait(c)
+			if err != nil || exit.Code != 0 {
+				t.Fatalf("exit %+v %v: want 0", exit, err)
+			}
+			if p.CountLogs("client closed the output") != 1 {
+				t.Fatalf("the log does not say why it stopped:\n%s", strings.Join(p.Logs(), "\n"))
+			}
+		})
 	}
 }
 

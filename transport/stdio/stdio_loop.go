@@ -51,14 +51,15 @@ func (s *Loop) Serve(ctx context.Context) Ending {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	// A 2026-07-28 listen lasts as long as stdin: its end is the client's
-	// shutdown, which no answer under way would otherwise see.
-	listening, stopListening := context.WithCancel(ctx)
-	defer stopListening()
 	// Answers read-lock answering; stopping write-locks it, once, for good.
 	var answering sync.RWMutex
 	stopAnswering := sync.OnceFunc(answering.Lock)
 	defer stopAnswering()
+	// A 2026-07-28 listen lasts as long as stdin: its end is the client's
+	// shutdown, which no answer under way would otherwise see. It holds
+	// answering until it ends, so it ends first, however the loop stops.
+	listening, stopListening := context.WithCancel(ctx)
+	defer stopListening()
 	readDone := make(chan error, 1)
 	in := bufio.NewReaderSize(s.In, 64<<10)
 	var read func()
