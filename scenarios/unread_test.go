@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -123,6 +125,42 @@ func TestALeaseholderWhoseHostStopsReadingStallsNobody(t *testing.T) {
 		return total >= report.LogLinesDropped
 	})
 	assertOnlyFrames(t, stdout.all())
+}
+
+// A leaseholder whose host stopped reading its stdout, a notification for
+// its client waiting behind its answers, dies of SIGTERM and removes its
+// lease: a stop never waits on stdout.
+func TestALeaseholderWhoseHostStopsReadingDiesOfSIGTERM(t *testing.T) {
+	dir := checkout(t)
+	logFile := filepath.Join(t.TempDir(), "leaseholder.log")
+	a := startUnread(t, dir, "--http-port", "0", "--log-file", logFile)
+	a.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"claude-code","version":"1"}}}`)
+	a.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	waitFileLine(t, logFile, "shared server listening on")
+	for id := 2; id < 302; id++ { // answers of more than a pipe holds
+		a.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, id))
+	}
+	a.send(t, `{"jsonrpc":"2.0","id":302,"method":"tools/call","params":{"name":"majordomus_announce","arguments":{"intent":"the stalled host","scope":["docs"]}}}`)
+	waitFileLine(t, statePath(dir), "the stalled host") // every request read: stdout is full
+	editReviewPrompt(t, dir, "5. Is the README still true?\n")
+	waitFileLine(t, logFile, "layer rebuilt") // its list_changed waits to be written
+	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	died := make(chan error, 1)
+	go func() { died <- a.cmd.Wait() }()
+	select {
+	case err := <-died:
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
+			t.Fatalf("ended with %v, want death by SIGTERM", err)
+		}
+	case <-ctx(t).Done():
+		t.Fatal("still running after SIGTERM")
+	}
+	if _, err := os.Lstat(leasePath(dir)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the lease is left: %v", err)
+	}
 }
 
 func readFile(t *testing.T, path string) string {

@@ -32,7 +32,6 @@ type Local struct {
 	out          *wire.FrameWriter
 	done         chan struct{}
 	stop         sync.Once
-	pumped       sync.WaitGroup
 	record       sessionRecord
 	modern       wire.Cancels // its 2026-07-28 requests being answered
 	initializing sync.RWMutex // read-held while an initialize is answered: Carried waits for it
@@ -51,7 +50,7 @@ func NewLocal(ctx context.Context, srv *server.MCPServer, out *wire.FrameWriter,
 	if err := srv.RegisterSession(ctx, l.session); err != nil {
 		return nil, fmt.Errorf("registering the stdio session: %w", err)
 	}
-	l.pumped.Go(func() { l.pump(ctx) })
+	go l.pump(ctx)
 	return l, nil
 }
 
@@ -67,6 +66,11 @@ func (l *Local) pump(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case n := <-notes:
+			select {
+			case <-l.done:
+				return // closed while it waited: its notifications are over
+			default:
+			}
 			if l.opened() {
 				_ = l.out.WriteValue(n)
 			} else if heard, ok := l.session.hears(n); ok {
@@ -171,10 +175,15 @@ func (l *Local) opened() bool {
 func (l *Local) Closed() <-chan struct{} { return l.done }
 
 // Close ends the session (it is unregistered) and stops relaying its
-// notifications, if its ctx did not end it already.
+// notifications, if its ctx did not end it already. A notification being
+// written as it is called is the last, and is not waited for: a host that
+// stopped reading stdout would otherwise hold Close, and with it the
+// process's stop and its hand-over, for good.
 func (l *Local) Close() {
-	l.stop.Do(func() { close(l.done) })
-	l.pumped.Wait()
+	l.stop.Do(func() {
+		close(l.done)
+		l.srv.UnregisterSession(context.Background(), l.session.SessionID())
+	})
 }
 
 var _ server.SessionWithLogging = localSession{}
