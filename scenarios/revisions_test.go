@@ -326,3 +326,39 @@ func TestAChangeToTheLayerReachesModernListeners(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A 2026-07-28 client served in process keeps its listen when its session
+// is handed on (here to the server its process starts again once the lease
+// was lost): the listen goes on there, and hears the next change.
+func TestAModernListenServedInProcessGoesOnWhenItsSessionIsHandedOn(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	openIn(t, a, modern, "codex-modern")
+	serverURL(t, a)
+	if _, err := a.Send("subscriptions/listen", withMeta(map[string]any{"notifications": map[string]any{"resourcesListChanged": true}}, "codex-modern")); err != nil {
+		t.Fatal(err)
+	}
+	acknowledged := func(f []byte) bool {
+		return strings.Contains(string(f), `"method":"notifications/subscriptions/acknowledged"`)
+	}
+	if _, err := a.WaitFrame(ctx(t), "the listen acknowledged", acknowledged); err != nil {
+		t.Fatal(err)
+	}
+	n := len(a.Frames())
+	if err := os.WriteFile(leasePath(dir), []byte("{not a lease"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.WaitLog(ctx(t), "took over as the shared server"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.WaitFrameAfter(ctx(t), "the listen acknowledged again", n, acknowledged); err != nil {
+		t.Fatal(err)
+	}
+	n = len(a.Frames())
+	editReviewPrompt(t, dir, "5. Is the README still true?\n")
+	if _, err := a.WaitFrameAfter(ctx(t), "list_changed", n, func(f []byte) bool {
+		return strings.Contains(string(f), `"method":"notifications/resources/list_changed"`)
+	}); err != nil {
+		t.Fatal(err)
+	}
+}

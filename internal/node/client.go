@@ -91,10 +91,14 @@ func (s *clientSession) Handle(ctx context.Context, msg json.RawMessage) []byte 
 	if err != nil {
 		return wire.Unavailable(msg, err)
 	}
-	answer, g := s.router.relay(s.hostClaim(ctx, b), b, msg)
-	if g != nil {
-		s.lost(b, g)
+	answer, err = s.router.relay(s.hostClaim(ctx, b), b, msg)
+	var g *bridge.Gone
+	switch {
+	case errors.As(err, &g):
+		s.lost(b, g) // it retires b
 		return g.Resend(ctx, s, msg)
+	case errors.Is(err, stdio.ErrMoved):
+		return s.Handle(ctx, msg)
 	}
 	return answer
 }
@@ -104,7 +108,7 @@ func (s *clientSession) Handle(ctx context.Context, msg json.RawMessage) []byte 
 // session claims it; a bridge sends it only with the client's first
 // initialize.
 func (s *clientSession) hostClaim(ctx context.Context, b wire.Backend) context.Context {
-	if _, bridged := b.(relayer); !bridged {
+	if _, bridged := b.(*bridge.Bridge); !bridged {
 		return ctx
 	}
 	if id := s.n.hostPeer(); id != "" {

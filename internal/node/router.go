@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
@@ -39,7 +38,9 @@ type router struct {
 var errPatient = errors.New("waited for the election")
 
 // relayer is a backend that can report that it left its server (a
-// bridge): its answers come with a *bridge.Gone error then.
+// bridge: its answers come with a *bridge.Gone error then) or that its
+// listen goes on with what serves next (the in-process session,
+// stdio.ErrMoved).
 type relayer interface {
 	Relay(ctx context.Context, msg json.RawMessage) ([]byte, error)
 }
@@ -99,19 +100,14 @@ func (r *router) holdFrom(b wire.Backend) bool {
 	return true
 }
 
-// relay is b's answer to msg, b then released from it; g is the
-// *bridge.Gone of a bridge that left its server: the caller retires b.
-func (r *router) relay(ctx context.Context, b wire.Backend, msg json.RawMessage) (answer []byte, g *bridge.Gone) {
+// relay is b's answer to msg, b then released from it, or why b did not
+// answer: see relayer.
+func (r *router) relay(ctx context.Context, b wire.Backend, msg json.RawMessage) ([]byte, error) {
 	defer r.release(b)
-	rl, ok := b.(relayer)
-	if !ok {
-		return b.Handle(ctx, msg), nil
+	if rl, ok := b.(relayer); ok {
+		return rl.Relay(ctx, msg)
 	}
-	answer, err := rl.Relay(ctx, msg)
-	if errors.As(err, &g) {
-		return nil, g
-	}
-	return answer, nil
+	return b.Handle(ctx, msg), nil
 }
 
 // release counts b's message as answered.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"sync"
@@ -30,8 +31,8 @@ type Local struct {
 	srv          *server.MCPServer
 	session      localSession
 	out          *wire.FrameWriter
-	done         chan struct{}
-	stop         sync.Once
+	life         context.Context // ends on Close
+	end          context.CancelFunc
 	record       sessionRecord
 	modern       wire.Cancels // its 2026-07-28 requests being answered
 	initializing sync.RWMutex // read-held while an initialize is answered: Carried waits for it
@@ -45,8 +46,8 @@ func NewLocal(ctx context.Context, srv *server.MCPServer, out *wire.FrameWriter,
 		srv:     srv,
 		session: localSession{server.NewInProcessSession(sessionID, nil), &listenFilter{}},
 		out:     out,
-		done:    make(chan struct{}),
 	}
+	l.life, l.end = context.WithCancel(context.Background())
 	if err := srv.RegisterSession(ctx, l.session); err != nil {
 		return nil, fmt.Errorf("registering the stdio session: %w", err)
 	}
@@ -61,15 +62,13 @@ func (l *Local) pump(ctx context.Context) {
 	notes := l.session.ClientNotifications()
 	for {
 		select {
-		case <-l.done:
+		case <-l.life.Done():
 			return
 		case <-ctx.Done():
 			return
 		case n := <-notes:
-			select {
-			case <-l.done:
+			if l.life.Err() != nil {
 				return // closed while it waited: its notifications are over
-			default:
 			}
 			if l.opened() {
 				_ = l.out.WriteValue(n)
@@ -78,6 +77,26 @@ func (l *Local) pump(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// ErrMoved says Close ended a 2026-07-28 listen under way: the client was
+// handed on, and its listen goes on with whatever serves it next.
+var ErrMoved = errors.New("stdio: the listen's session was handed on")
+
+// Relay is Handle, but a listen Close ends is not answered: it reports
+// ErrMoved.
+func (l *Local) Relay(ctx context.Context, msg json.RawMessage) ([]byte, error) {
+	if !isMethod(msg, mcp.MethodSubscriptionsListen) {
+		return l.Handle(ctx, msg), nil
+	}
+	listen, stop := context.WithCancel(ctx)
+	defer stop()
+	defer context.AfterFunc(l.life, stop)()
+	answer := l.Handle(listen, msg)
+	if l.life.Err() != nil && ctx.Err() == nil {
+		return nil, ErrMoved
+	}
+	return answer, nil
 }
 
 // Handle answers one message or batch through the MCPServer.
@@ -172,7 +191,7 @@ func (l *Local) opened() bool {
 }
 
 // Closed is closed once Close was called.
-func (l *Local) Closed() <-chan struct{} { return l.done }
+func (l *Local) Closed() <-chan struct{} { return l.life.Done() }
 
 // Close ends the session (it is unregistered) and stops relaying its
 // notifications, if its ctx did not end it already. A notification being
@@ -180,10 +199,8 @@ func (l *Local) Closed() <-chan struct{} { return l.done }
 // stopped reading stdout would otherwise hold Close, and with it the
 // process's stop and its hand-over, for good.
 func (l *Local) Close() {
-	l.stop.Do(func() {
-		close(l.done)
-		l.srv.UnregisterSession(context.Background(), l.session.SessionID())
-	})
+	l.end()
+	l.srv.UnregisterSession(context.Background(), l.session.SessionID())
 }
 
 var _ server.SessionWithLogging = localSession{}
