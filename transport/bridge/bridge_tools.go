@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"slices"
@@ -15,10 +16,10 @@ import (
 // Resend safety comes from the server (docs/design.md#server-and-bridge):
 // which tools are harmless to run twice is in their annotations, which the
 // bridge asks the server for itself (tools/list, id toolsID, never answered
-// to the client) as soon as the client's session is ready, and again before
-// it relays a call of a tool it knows nothing of if that did not succeed,
-// whether or not the client ever lists tools: a server that stops later has
-// already told. What it learned travels with the client's session
+// to the client) as soon as the client's session is ready, or before it
+// relays a call of a tool it knows nothing of (a 2026-07-28 client has no
+// session: the bridge asks in its name then), whether or not the client
+// ever lists tools: a server that stops later has already told. What it learned travels with the client's session
 // (carry.Session.SafeTools) to every bridge after it.
 
 // maxToolPages bounds how many pages of tools/list the bridge reads.
@@ -30,23 +31,24 @@ const maxToolPages = 16
 // unknown, hence never resent.
 func (b *Bridge) learnToolsFor(ctx context.Context, calls []call) {
 	b.mu.Lock()
-	unknown := slices.ContainsFunc(calls, func(c call) bool {
+	i := slices.IndexFunc(calls, func(c call) bool {
 		_, known := b.record.SafeTools[c.tool]
 		return c.env.Method == string(mcp.MethodToolsCall) && !known
 	})
 	b.mu.Unlock()
-	if unknown {
-		b.learnTools(ctx) // or wait for the asking under way
+	if i >= 0 {
+		b.learnTools(ctx, calls[i].meta) // or wait for the asking under way
 	}
 }
 
-// learnTools asks the server for its tools once per bridge (while a
-// session is open), and records which are safe to resend.
-func (b *Bridge) learnTools(ctx context.Context) {
+// learnTools asks the server for its tools once per bridge, in the
+// client's session, or in its name (meta, the _meta of its 2026-07-28
+// request) when it has none, and records which are safe to resend.
+func (b *Bridge) learnTools(ctx context.Context, meta json.RawMessage) {
 	b.mu.Lock()
 	sid, proto := b.session, b.record.Protocol
 	b.mu.Unlock()
-	if sid == "" {
+	if sid == "" && meta == nil {
 		return
 	}
 	b.toolsMu.Lock()
@@ -57,19 +59,26 @@ func (b *Bridge) learnTools(ctx context.Context) {
 	b.toolsAsked = true
 	cursor := ""
 	for range maxToolPages {
-		var params json.RawMessage
+		p := map[string]any{}
 		if cursor != "" {
-			params, _ = json.Marshal(map[string]string{"cursor": cursor})
+			p["cursor"] = cursor
 		}
-		res := b.exchange(ctx, wire.RequestFrame(toolsID, string(mcp.MethodToolsList), params), sid, proto, true)
-		if res.outcome != answered || wire.AnswerError(res.body) != nil {
-			b.log.Debug("the server's tools could not be listed; calls of unknown tools are not resent", zap.String("url", b.cfg.URL), zap.Error(res.err))
+		if sid == "" {
+			p["_meta"] = meta
+		}
+		var params json.RawMessage
+		if len(p) > 0 {
+			params, _ = json.Marshal(p)
+		}
+		answer, err := b.askTools(ctx, wire.RequestFrame(toolsID, string(mcp.MethodToolsList), params), sid, proto)
+		if err != nil {
+			b.log.Debug("the server's tools could not be listed; calls of unknown tools are not resent", zap.String("url", b.cfg.URL), zap.Error(err))
 			return
 		}
 		var page struct {
 			Result json.RawMessage `json:"result"`
 		}
-		_ = json.Unmarshal(res.body, &page)
+		_ = json.Unmarshal(answer, &page)
 		b.mu.Lock()
 		cursor = carry.SafeToResend(b.record.SafeTools, page.Result)
 		known := len(b.record.SafeTools)
@@ -79,4 +88,22 @@ func (b *Bridge) learnTools(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// askTools is the server's answer to msg, the bridge's own tools/list,
+// asked in the session sid, or as a 2026-07-28 request when there is none;
+// else why there is none.
+func (b *Bridge) askTools(ctx context.Context, msg json.RawMessage, sid, proto string) ([]byte, error) {
+	if sid == "" {
+		answer, fail := b.exchangeModern(ctx, msg, readCalls(msg)[0])
+		if fail != nil {
+			return nil, fail.cause
+		}
+		return answer, wire.AnswerError(answer)
+	}
+	res := b.exchange(ctx, msg, sid, proto, true)
+	if res.outcome != answered {
+		return nil, cmp.Or(res.err, wire.AnswerError(nil))
+	}
+	return res.body, wire.AnswerError(res.body)
 }

@@ -123,45 +123,58 @@ func durationMS(ms float64) time.Duration { return time.Duration(ms * float64(ti
 
 // Resend safety comes from the server and survives failovers: a client
 // that never lists tools has its read-only call, interrupted by the death
-// of its server, resent on the first, second and third failover in a row.
+// of its server, resent on the first, second and third failover in a row,
+// in a session or, in 2026-07-28, in none.
 func TestAReadOnlyCallIsResentOnEveryFailoverWithoutTheClientListingTools(t *testing.T) {
-	const servers = 4
-	var fixtures []*fixture
-	var urls []string
-	var killers []func()
-	for range servers {
-		f := newFixture()
-		t.Cleanup(f.releaseAll)
-		s := serveHTTP(t, httpserver.Config{MCP: f.srv})
-		fixtures, urls, killers = append(fixtures, f), append(urls, s.url), append(killers, s.kill)
-	}
-	fixtures[servers-1].releaseAll() // the last one answers
-	next := 1
-	fo := &failovers{t: t, calls: make(chan failoverCall, servers)}
-	fo.mk = func(ctx context.Context, carried carry.Session) (wire.Backend, error) {
-		if next >= servers {
-			return nil, errors.New("no server left")
-		}
-		b, err := bridge.New(ctx, bridge.Config{Secret: testSecret, ProbeTimeout: testProbe, URL: urls[next], Out: fo.out, Carried: carry.Session{SafeTools: carried.SafeTools}})
-		next++
-		if err != nil {
-			return nil, err
-		}
-		if err := carried.Replay(ctx, b); err != nil {
-			b.Close()
-			return nil, err
-		}
-		return b, nil
-	}
-	c := runStdio(t, fo.bridge(urls[0]))
-	c.open(initRoots) // and never tools/list
-	c.send(`{"jsonrpc":"2.0","id":40,"method":"tools/call","params":{"name":"wait"}}`)
-	for i := range servers - 1 {
-		<-fixtures[i].blocked // the call runs on server i…
-		killers[i]()          // …which dies under it
-	}
-	if a, _ := c.answer("40"); !strings.Contains(a, "waited") {
-		t.Fatalf("after %d failovers the read-only call was answered %s", servers-1, a)
+	const modern = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"modern","version":"1"}}`
+	for name, meta := range map[string]string{"legacy": "", "2026-07-28": modern} {
+		t.Run(name, func(t *testing.T) {
+			const servers = 4
+			var fixtures []*fixture
+			var urls []string
+			var killers []func()
+			for range servers {
+				f := newFixture()
+				t.Cleanup(f.releaseAll)
+				s := serveHTTP(t, httpserver.Config{MCP: f.srv})
+				fixtures, urls, killers = append(fixtures, f), append(urls, s.url), append(killers, s.kill)
+			}
+			fixtures[servers-1].releaseAll() // the last one answers
+			next := 1
+			fo := &failovers{t: t, calls: make(chan failoverCall, servers)}
+			fo.mk = func(ctx context.Context, carried carry.Session) (wire.Backend, error) {
+				if next >= servers {
+					return nil, errors.New("no server left")
+				}
+				b, err := bridge.New(ctx, bridge.Config{Secret: testSecret, ProbeTimeout: testProbe, URL: urls[next], Out: fo.out, Carried: carry.Session{SafeTools: carried.SafeTools}})
+				next++
+				if err != nil {
+					return nil, err
+				}
+				if err := carried.Replay(ctx, b); err != nil {
+					b.Close()
+					return nil, err
+				}
+				return b, nil
+			}
+			c := runStdio(t, fo.bridge(urls[0]))
+			if meta == "" {
+				c.open(initRoots) // and never tools/list
+			}
+			c.send(`{"jsonrpc":"2.0","id":40,"method":"tools/call","params":{"name":"wait"` + meta + `}}`)
+			for i := range servers - 1 {
+				select {
+				case <-fixtures[i].blocked: // the call runs on server i…
+					killers[i]() // …which dies under it
+				case <-time.After(wait):
+					a, _ := c.answer("40")
+					t.Fatalf("the call was not sent to server %d; it was answered %s", i, a)
+				}
+			}
+			if a, _ := c.answer("40"); !strings.Contains(a, "waited") {
+				t.Fatalf("after %d failovers the read-only call was answered %s", servers-1, a)
+			}
+		})
 	}
 }
 
