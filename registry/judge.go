@@ -113,8 +113,8 @@ type Input struct {
 	Version    string
 	// OnDisk is the file now at the path of the lease's executable, when
 	// that is the judging process's path too (zero when unread): a lease
-	// is superseded when its server's executable is not that file, whichever
-	// of the two processes started from the newer one.
+	// is superseded when this process was started from that file and its
+	// server was not.
 	OnDisk Executable
 	// Elsewhere is the root the decoded document was written for, when
 	// that is another directory than this checkout's ([Observer.Root]):
@@ -238,16 +238,15 @@ func verdict(c Class, reason string) Verdict {
 func round(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) }
 
 // superseded reports whether doc was written by a server this executable
-// replaces: started from the same path whose file has changed since, or an
-// older x.y.z version. A different path, a missing field or a version that
-// does not parse makes no claim.
+// replaces: started from the same path, whose file this process was
+// started from and that server was not, or an older x.y.z version. A
+// different path, a file that cannot be read, a missing field or a version
+// that does not parse makes no claim: two processes of one old file would
+// otherwise take the lease from each other for good.
 func superseded(doc Lease, self, onDisk Executable, version string) (string, bool) {
-	now := onDisk
-	if now.Path == "" {
-		now = self // the file could not be read: compare with this process's
-	}
-	if e := doc.Executable; e != nil && e.Path != "" && e.Path == self.Path &&
-		(e.MTime != now.MTime || e.Size != now.Size) {
+	current := func(x Executable) bool { return x.MTime == onDisk.MTime && x.Size == onDisk.Size }
+	if e := doc.Executable; e != nil && e.Path != "" && e.Path == self.Path && onDisk.Path != "" &&
+		current(self) && !current(*e) {
 		return "superseded lease: the server was started from " + e.Path + " and that file has been replaced since", true
 	}
 	theirs, ok1 := parseVersion(doc.Version)

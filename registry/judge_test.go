@@ -109,10 +109,11 @@ func TestJudge(t *testing.T) {
 			reason: `does not answer (it serves the checkout at "/original", for which the lease was written: it came here with a copy of it) but its owner (pid 4242) is alive`},
 		{name: "written for another checkout, owner gone", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerGone, Probe: okProbe, Elsewhere: "/original"}, class: Stale, reason: `it serves the checkout at "/original"`},
 
-		{name: "superseded by mtime", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Executable.MTime-- })}, class: Superseded,
+		{name: "superseded by mtime", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Executable.MTime-- }), OnDisk: ourExe}, class: Superseded,
 			reason: "superseded lease: the server was started from /opt/bin/majordomus-mcp and that file has been replaced since"},
-		{name: "superseded by size", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Executable.Size++ })}, class: Superseded},
-		{name: "superseded without a URL", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.URL = nil; l.Executable.Size++ }), Owner: proc.OwnerAlive}, class: Superseded},
+		{name: "superseded by size", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Executable.Size++ }), OnDisk: ourExe}, class: Superseded},
+		{name: "superseded without a URL", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.URL = nil; l.Executable.Size++ }), Owner: proc.OwnerAlive, OnDisk: ourExe}, class: Superseded},
+		{name: "a file on disk that cannot be read makes no claim", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Executable.MTime-- }), Probe: okProbe}, class: Live, probe: true},
 		{name: "same executable makes no claim", in: Input{Found: Regular, Raw: valid, Probe: okProbe}, class: Live, probe: true},
 		{name: "another path makes no claim", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Executable.Path = "/usr/bin/majordomus-mcp"; l.Executable.MTime = 1 }), Probe: okProbe}, class: Live, probe: true},
 		{name: "no executable makes no claim", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Executable = nil }), Probe: okProbe}, class: Live, probe: true},
@@ -121,8 +122,12 @@ func TestJudge(t *testing.T) {
 		// on disk says that server is current.
 		{name: "a server newer than the judge is current", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Executable.MTime++ }),
 			OnDisk: Executable{Path: ourExe.Path, MTime: ourExe.MTime + 1, Size: ourExe.Size}, Probe: okProbe}, class: Live, probe: true},
-		{name: "a server older than the file on disk is superseded", in: Input{Found: Regular, Raw: valid,
-			OnDisk: Executable{Path: ourExe.Path, MTime: ourExe.MTime + 1, Size: ourExe.Size}}, class: Superseded, reason: "has been replaced since"},
+		// Two processes of the file replaced since: neither is current, and
+		// neither takes the lease from the other.
+		{name: "a judge as old as the server makes no claim", in: Input{Found: Regular, Raw: valid,
+			OnDisk: Executable{Path: ourExe.Path, MTime: ourExe.MTime + 1, Size: ourExe.Size}, Probe: okProbe}, class: Live, probe: true},
+		{name: "a judge older than the server makes no claim", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Executable.MTime-- }),
+			OnDisk: Executable{Path: ourExe.Path, MTime: ourExe.MTime + 1, Size: ourExe.Size}, Probe: okProbe}, class: Live, probe: true},
 		{name: "older version", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Version = "1.1.9" })}, class: Superseded, reason: "runs version 1.1.9, older than this executable's 1.2.0"},
 		{name: "older version with a v", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Version = "v1.1.10" })}, class: Superseded},
 		{name: "older major", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Version = "0.99.99" })}, class: Superseded},

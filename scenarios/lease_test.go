@@ -13,9 +13,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 )
 
@@ -205,6 +207,52 @@ func TestASupersededLeaseIsTakenOver(t *testing.T) {
 	}
 	if r, err := old.Call(ctx(t), "tools/call", map[string]any{"name": "majordomus_repository", "arguments": map[string]any{}}); err != nil || r.Error != nil {
 		t.Fatalf("the handed-over client: %v %v", err, r.Error)
+	}
+}
+
+// Processes started from a file replaced since are as old as each other:
+// when their leaseholder leaves, one takes the lease and the other attaches
+// to it, and neither takes it from the other as superseded.
+func TestProcessesOfAReplacedExecutableKeepOneLeaseholder(t *testing.T) {
+	dir := checkout(t)
+	exe := filepath.Join(t.TempDir(), "majordomus-mcp")
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(exe, data, 0o755)
+	a := startBinary(t, exe, dir, "--http-port", "0")
+	initialize(t, a, "claude-code")
+	url := serverURL(t, a)
+	var rest []*mcpclient.Process
+	for _, name := range []string{"gemini-cli", "codex"} {
+		p := startBinary(t, exe, dir, "--http-port", "0")
+		initialize(t, p, name)
+		attached(t, p, url)
+		rest = append(rest, p)
+	}
+	later := time.Now().Add(time.Hour) // the file is "rebuilt": same path, another mtime
+	if err := os.Chtimes(exe, later, later); err != nil {
+		t.Fatal(err)
+	}
+	a.Signal(syscall.SIGTERM)
+	tookOver := 0
+	for _, p := range rest {
+		line, err := p.WaitLogAny(ctx(t), "took over as the shared server", "re-attached to the shared server")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(line, "took over") {
+			tookOver++
+		}
+		if r, err := p.Call(ctx(t), "tools/call", map[string]any{"name": "majordomus_repository", "arguments": map[string]any{}}); err != nil || r.Error != nil {
+			t.Fatalf("a client after the leaseholder left: %v %v", err, r.Error)
+		}
+	}
+	for _, p := range rest {
+		if n := p.CountLogs("superseded lease"); tookOver != 1 || n != 0 {
+			t.Fatalf("%d took the lease over, and one judged the other's lease superseded %d times:\n%s", tookOver, n, strings.Join(p.Logs(), "\n"))
+		}
 	}
 }
 
