@@ -40,6 +40,9 @@ func trustedWith(leasePath string, groups ownerOnly) error {
 	dir := filepath.Dir(leasePath)
 	above := ancestorsRefused(dir, groups)
 	fd, err := openLinkFree(dir, false, groups)
+	if fd >= 0 {
+		defer unix.Close(fd)
+	}
 	var linked *linkedError
 	var untrusted *untrustedError
 	switch {
@@ -52,7 +55,6 @@ func trustedWith(leasePath string, groups ownerOnly) error {
 	case err != nil || fd < 0:
 		return nil // missing (this process creates it, 0700), or unreadable
 	}
-	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil

@@ -144,8 +144,26 @@ func TestADirectoryOnTheWayOthersCanWriteIsNotTrusted(t *testing.T) {
 			if tc.trust != (err == nil) || !tc.trust && !strings.Contains(err.Error(), "on the way to the lease") {
 				t.Fatalf("Trusted = %v", err)
 			}
+			// A client served alone for it asks again every few seconds.
+			before := openDescriptors(t)
+			for range 50 {
+				Trusted(lease)
+			}
+			if after := openDescriptors(t); after >= before+25 {
+				t.Fatalf("50 more checks left %d descriptors open", after-before)
+			}
 		})
 	}
+}
+
+// openDescriptors counts the descriptors this process has open.
+func openDescriptors(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/dev/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(fds)
 }
 
 // A refusal names every directory on the way that is not trusted, above
