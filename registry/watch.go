@@ -36,8 +36,14 @@ func Watch(ctx context.Context, path string, debounce, fallbackEvery time.Durati
 	return watch(ctx, path, debounce, fallbackEvery, true)
 }
 
-// watch is Watch; notify false leaves only the periodic check (tests prove
-// the fallback alone notices changes).
+// Poll is Watch without file events, for when the system gives none (no
+// inotify instance or watch left): it reads the path every `every`.
+func Poll(ctx context.Context, path string, every time.Duration) <-chan Change {
+	changes, _ := watch(ctx, path, 0, every, false) // fails only for file events
+	return changes
+}
+
+// watch is Watch; notify false leaves only the periodic check.
 func watch(ctx context.Context, path string, debounce, every time.Duration, notify bool) (<-chan Change, error) {
 	if debounce <= 0 {
 		debounce = DefaultDebounce

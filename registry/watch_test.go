@@ -72,10 +72,7 @@ func TestWatch_TheFallbackAloneNoticesChanges(t *testing.T) {
 	path := leasePath(t)
 	writeFile(t, path, docBytes(t, nil))
 	ctx, cancel := context.WithCancel(context.Background())
-	ch, err := watch(ctx, path, 0, 10*time.Millisecond, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ch := Poll(ctx, path, 10*time.Millisecond)
 	stopWatch(t, cancel, ch)
 	nextChange(t, ch, "the initial state", func(c Change) bool { return c.Found == Regular })
 	if err := os.Remove(path); err != nil {

@@ -34,7 +34,9 @@ type Lease interface {
 	// matching registry.ErrLeaseNotOurs says it was taken over meanwhile.
 	Publish(url string) error
 	// Lost reports once, with the reason, when the lease no longer carries
-	// instance (removed, replaced, emptied, corrupted), until ctx ends.
+	// instance (removed, replaced, emptied, corrupted), until ctx ends. An
+	// error says why the lease is read every second instead of watched:
+	// the channel reports all the same.
 	Lost(ctx context.Context, instance string) (<-chan string, error)
 	// Carries reads whether the lease still carries instance, and if not,
 	// what became of it; cheap enough to ask at every request.
@@ -319,10 +321,14 @@ func (e *leaseFile) Forget() { e.file.Forget() }
 // seconds for it (issue 33's idle cost, B11).
 const lostFallback = time.Minute
 
+// watchLeaseFile is registry.Watch; a test makes it fail as a system with
+// no inotify instance left does.
+var watchLeaseFile = registry.Watch
+
 func (e *leaseFile) Lost(ctx context.Context, instance string) (<-chan string, error) {
-	changes, err := registry.Watch(ctx, e.file.Path, 0, lostFallback)
-	if err != nil {
-		return nil, err
+	changes, err := watchLeaseFile(ctx, e.file.Path, 0, lostFallback)
+	if err != nil { // no file events: no inotify instance or watch left, say
+		changes = registry.Poll(ctx, e.file.Path, registry.DefaultFallbackEvery)
 	}
 	lost := make(chan string, 1)
 	go func() {
@@ -336,7 +342,7 @@ func (e *leaseFile) Lost(ctx context.Context, instance string) (<-chan string, e
 			}
 		}
 	}()
-	return lost, nil
+	return lost, err
 }
 
 // lossReason says what became of the lease.

@@ -172,3 +172,32 @@ func TestALiveReadingTellsWhatTheLeaseCarries(t *testing.T) {
 		t.Fatalf("Carries = false (%s); want true", why)
 	}
 }
+
+// A leaseholder that can have no file events (no inotify instance left)
+// reads its lease every second instead, and notices it was removed.
+func TestALeaseWatchedWithoutFileEventsIsFoundLost(t *testing.T) {
+	watchLeaseFile = func(context.Context, string, time.Duration, time.Duration) (<-chan registry.Change, error) {
+		return nil, errors.New("watching lease: couldn't initialize inotify: too many open files")
+	}
+	t.Cleanup(func() { watchLeaseFile = registry.Watch })
+	path, lf := leaseOf(t, exampleCheckout(t))
+	held, _ := lf.Held()
+	e := &leaseFile{file: lf}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	lost, err := e.Lost(ctx, held.Instance)
+	if err == nil || !strings.Contains(err.Error(), "too many open files") {
+		t.Fatalf("Lost = %v, want why it reads the lease instead", err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case reason := <-lost:
+		if reason != "the lease file was removed" {
+			t.Fatalf("lost: %s", reason)
+		}
+	case <-ctx.Done():
+		t.Fatal("the lease's removal was not noticed")
+	}
+}

@@ -259,8 +259,7 @@ func boardOf(b *surface.Board) *httpserver.IdentityPeers {
 func (s *sharedServer) watchLease(ctx context.Context, t *term) {
 	lost, err := s.node.lease.Lost(ctx, t.instance)
 	if err != nil {
-		s.node.log.Warn("watching the lease failed; a lost lease is not noticed", zap.Error(err))
-		return
+		s.node.log.Warn("the lease cannot be watched; it is read every second instead", zap.Error(err))
 	}
 	select {
 	case reason := <-lost:
