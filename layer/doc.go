@@ -14,7 +14,8 @@
 //
 // An object is a *.md file under .ai/repo (recursively; dot-files and
 // dot-directories are skipped; .ai/repo itself may be a symbolic link, links
-// to directories below it are not followed) that starts with a "---" line, a YAML front matter mapping and a
+// to directories below it are not followed, a link to a file is that file,
+// wherever it is, and watched there) that starts with a "---" line, a YAML front matter mapping and a
 // closing "---" line. The front matter holds at least a string id and a
 // string kind; its URI is majordomus://<kind>/<id>@<version>, "@<version>"
 // only when version is set. An [Index] ([Build]) is an immutable snapshot of

@@ -15,9 +15,10 @@ import (
 )
 
 // Watch keeps the index current until ctx ends, then closes its watcher and
-// returns nil. It watches .ai (for .ai/repo appearing or being replaced) and
-// every directory under .ai/repo (dot-directories aside), adding new ones
-// before each rebuild. A change is followed, once the directory has been
+// returns nil. It watches .ai (for .ai/repo appearing or being replaced),
+// every directory under .ai/repo (dot-directories aside) and the file
+// outside it that each object's link names, adding new ones before each
+// rebuild. A change is followed, once the directory has been
 // quiet for the debounce period (or at most ten periods after a burst
 // began), by a rebuild; the rebuilt index is published, with the next
 // generation, only when its objects or diagnostics differ from the current
@@ -46,8 +47,9 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 		return fmt.Errorf("layer: watching %s: %w", aiDir, err)
 	}
 
+	var targets map[string]bool // files outside .ai/repo that its links name
 	refresh := func() {
-		l.addTree(w, repoDir)
+		targets = l.addTree(w, repoDir)
 		if old, ix, ok := l.rebuild(); ok && onChange != nil {
 			onChange(old, ix)
 		}
@@ -55,7 +57,7 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 	// What changed between Open's build and the watches is caught here: by
 	// a rebuild, unless every file is provably as Open read it (a listing
 	// and a stat each, a tenth of a build at 10,000 objects).
-	l.addTree(w, repoDir)
+	targets = l.addTree(w, repoDir)
 	opened := l.opened
 	l.opened = nil // only the first Watch may trust it
 	if opened != nil && unchangedSince(l.root, *opened, l.slack) {
@@ -88,7 +90,7 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 				events = nil
 				continue
 			}
-			if ev.Name == repoDir || strings.HasPrefix(ev.Name, repoDir+string(filepath.Separator)) {
+			if under(ev.Name, repoDir) || targets[ev.Name] {
 				schedule(time.Now())
 			}
 		case err, ok := <-errs:
@@ -107,9 +109,17 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 	}
 }
 
-// addTree watches dir and its subdirectories, dot-directories aside. A
-// missing dir is fine: the watch on .ai reports its creation.
-func (l *Layer) addTree(w *fsnotify.Watcher, dir string) {
+// addTree watches dir and its subdirectories, dot-directories aside, and
+// returns the files outside dir that its objects' links name, whose
+// directories it watches too: an object is the file its link names, and
+// an edit of that file is no event of dir's. A missing dir is fine: the
+// watch on .ai reports its creation.
+func (l *Layer) addTree(w *fsnotify.Watcher, dir string) map[string]bool {
+	real, err := filepath.EvalSymlinks(dir) // .ai/repo may be a link itself
+	if err != nil {
+		real = dir
+	}
+	targets := map[string]bool{}
 	_ = filepath.WalkDir(dir+string(filepath.Separator), func(p string, d fs.DirEntry, err error) error {
 		p = filepath.Clean(p)
 		if err != nil {
@@ -122,6 +132,11 @@ func (l *Layer) addTree(w *fsnotify.Watcher, dir string) {
 			return nil
 		}
 		if !d.IsDir() {
+			if d.Type()&fs.ModeSymlink != 0 && strings.HasSuffix(d.Name(), ".md") {
+				if t, err := filepath.EvalSymlinks(p); err == nil && !under(t, dir) && !under(t, real) && w.Add(filepath.Dir(t)) == nil {
+					targets[t] = true
+				}
+			}
 			return nil
 		}
 		if p != dir && strings.HasPrefix(d.Name(), ".") {
@@ -132,4 +147,10 @@ func (l *Layer) addTree(w *fsnotify.Watcher, dir string) {
 		}
 		return nil
 	})
+	return targets
+}
+
+// under reports whether path is dir or below it.
+func under(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
 }

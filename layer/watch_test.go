@@ -259,3 +259,30 @@ func TestStrict(t *testing.T) {
 		}
 	})
 }
+
+// An object that is a link to a file outside .ai/repo changes when that
+// file does.
+func TestWatchALinkedFile(t *testing.T) {
+	files := map[string]string{
+		".ai/manifest.yaml":    testManifest,
+		".ai/repo/a.md":        "---\nid: a\nkind: rule\n---\nA\n",
+		"notes/shared-rule.md": "---\nid: shared\nkind: rule\n---\nold\n",
+	}
+	root := testtemp.Dir(t)
+	writeTree(t, root, files)
+	if err := os.Symlink("../../notes/shared-rule.md", filepath.Join(root, ".ai/repo/shared.md")); err != nil {
+		t.Fatal(err)
+	}
+	log, entries := tapLogger(t)
+	l, err := Open(Config{Root: root, Debounce: 20 * time.Millisecond, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes := watch(t, l)
+	waitLog(t, entries, "layer unchanged")
+	write(t, root, "notes/shared-rule.md", "---\nid: shared\nkind: rule\n---\nnew\n")
+	c := waitChange(t, changes)
+	if o, _ := c.new.Lookup("majordomus://rule/shared"); o.Body != "new\n" || !reflect.DeepEqual(Changed(c.old, c.new), []string{"majordomus://rule/shared"}) {
+		t.Fatalf("generation %d changed %v, body %q", c.new.Generation, Changed(c.old, c.new), o.Body)
+	}
+}
