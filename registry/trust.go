@@ -74,10 +74,12 @@ func writersAmong(entries []accessEntry, trusted ...string) (writers []string) {
 }
 
 // owned is who owns a directory, its group, and its mode (permissions
-// and sticky bit).
+// and sticky bit); acl says it carries an access ACL, whose mask its group
+// bits then are: what the ACL lets any user or group named in it do.
 type owned struct {
 	uid, gid int
 	mode     fs.FileMode
+	acl      bool
 }
 
 // ownerOnly says why the group gid may have a member other than the user
@@ -112,8 +114,11 @@ func onTheWay(path string, dir owned, me int, groups ownerOnly) error {
 // groupMayWrite says why the group of dir (at path), when it may write
 // dir, lets a user other than dir's owner do so, naming the fix; or nil.
 func groupMayWrite(path string, dir owned, groups ownerOnly) error {
-	if dir.mode.Perm()&0o020 == 0 {
+	switch {
+	case dir.mode.Perm()&0o020 == 0:
 		return nil
+	case dir.acl:
+		return fmt.Errorf("may be writable by other users through its ACL (mode %v; getfacl %s says who): setfacl -b %s removes it", dir.mode, path, path)
 	}
 	if err := groups(dir.gid, dir.uid); err != nil {
 		return fmt.Errorf("is writable by other users (mode %v): %w; chmod g-w %s makes it private", dir.mode, err, path)
