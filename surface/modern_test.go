@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/majordomus-mcp/majordomus-mcp/layer"
 )
 
 // A 2026-07-28 client served in process (the stdio session, no initialize)
@@ -187,5 +190,41 @@ func TestLegacyAndModernClientsShareOneBoard(t *testing.T) {
 	other.version = "3.0"
 	if b := peersOf(t, other.tool); b.Caller != "p3" || b.Count != 3 {
 		t.Fatalf("another identity is another peer: %+v", b)
+	}
+}
+
+// A 2026-07-28 peer carried to this server, whose bridge replays its
+// announcement claiming its id, is never on the board without the
+// announcement: not even while the replay is served.
+func TestACarriedModernPeerIsNeverOnTheBoardWithoutItsAnnouncement(t *testing.T) {
+	var f *fixture
+	var during *Peer // p7 as the board had it while its announcement was served
+	seen := false
+	f = newFixtureOf(t, layer.Config{}, func(c *Config) {
+		c.ServerOptions = append(c.ServerOptions, server.WithToolHandlerMiddleware(func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+			return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				peers, _ := f.s.Board.Peers()
+				for _, p := range peers {
+					if p.ID == "p7" {
+						during = &p
+					}
+				}
+				seen = true
+				return next(ctx, req)
+			}
+		}))
+	})
+	m := f.modern("codex", "p7")
+	meta := m.meta()
+	meta[ReplayMeta] = true
+	p := map[string]any{"name": announceTool, "arguments": map[string]any{"intent": "refactor the parser", "scope": []any{"lib/parse"}}, "_meta": meta}
+	if _, _, msg := f.handle(context.Background(), m.session(), "tools/call", p); msg != "" {
+		t.Fatal(msg)
+	}
+	if !seen || during != nil && during.Announcement == nil {
+		t.Fatalf("while its announcement was replayed, the board had p7 as %+v", during)
+	}
+	if q := peersOf(t, m.tool).peer("p7"); q == nil || q.Announcement == nil {
+		t.Fatalf("after the replay, p7 is %+v", q)
 	}
 }

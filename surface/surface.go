@@ -367,18 +367,26 @@ func (s *Surface) Sessions() int {
 // recordExecution times every tool call but bookkeeping (ReplayMeta,
 // HistoryMeta) into the history, under the caller it began with: a
 // stopping server ends sessions. A call of no peer (its session left the
-// board first) does not run.
+// board first) does not run. A 2026-07-28 caller is named once the call
+// ran: it was sighted as its request arrived, or by announcing, never on
+// the board before its announcement (a carried peer's, replayed).
 func (s *Surface) recordExecution(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		start, caller := s.cfg.Now(), s.callerOf(ctx, req.Params.Meta)
-		if caller == "" {
-			return mcp.NewToolResultError("this session has ended: the call did not run; send initialize again"), nil
+		start, caller := s.cfg.Now(), ""
+		_, modern := s.modernOf(ctx, req.Params.Meta)
+		if !modern {
+			if caller = s.callerOf(ctx, req.Params.Meta); caller == "" {
+				return mcp.NewToolResultError("this session has ended: the call did not run; send initialize again"), nil
+			}
 		}
 		record := s.Executions.Record
 		if session := server.ClientSessionFromContext(ctx); session != nil && transportOf(session) == "stdio" {
 			record = s.Executions.RecordOwn
 		}
 		res, err := next(ctx, req)
+		if modern {
+			caller = s.callerOf(ctx, req.Params.Meta)
+		}
 		if isReplay(req) || s.tookHistory(req, caller, record) {
 			return res, err
 		}
