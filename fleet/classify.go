@@ -135,12 +135,16 @@ func (c *classification) match() {
 // drainsBeside reports whether an older row of a process is its draining
 // server: a process that lost its lease and won it again serves its old
 // sessions beside its new server. The row says lease-lost, and the process
-// still listens where it names; a row left behind by a server that has
-// stopped is replaced.
+// still listens where it names (its URL names loopback where it listens
+// on every address); a row left behind by a server that has stopped is
+// replaced.
 func drainsBeside(r Row, p Process) bool {
 	_, hostPort, _ := strings.Cut(r.URL, "://")
 	hostPort, _, _ = strings.Cut(hostPort, "/")
-	return r.State == StateLeaseLost && slices.Contains(p.Listen, hostPort)
+	port := hostPort[strings.LastIndexByte(hostPort, ':')+1:]
+	return r.State == StateLeaseLost && slices.ContainsFunc(p.Listen, func(l string) bool {
+		return l == hostPort || l == "0.0.0.0:"+port || l == "[::]:"+port // as net.JoinHostPort writes them
+	})
 }
 
 // ofAnotherCheckout reports whether an unregistered process was provably

@@ -16,6 +16,19 @@ func TestClassify(t *testing.T) {
 	five := roster("author", "control", "merge", "reconcile", "review")
 	fiveServers := []server{a, b, c, newServer("control", 104), newServer("reconcile", 105)}
 	noCohort := func(r *Row, _ *Process) { r.Cohort, r.CohortSource = "", "unknown" }
+	// b won the lease again, its older, lease-lost server still serving
+	// at url, where the process listens on listen.
+	drainingBeside := func(listen, url string) Snapshot {
+		return snapshotOf(three, a, b.with(func(_ *Row, p *Process) { p.Listen = append(p.Listen, listen) }), c).withRow(b.with(func(r *Row, _ *Process) {
+			r.RuntimeID, r.RegisteredTicks, r.State, r.URL = "rt-older", r.RegisteredTicks-1, StateLeaseLost, url
+		}).row, PID{Known: true, Exists: true, Start: b.row.ProcessStart})
+	}
+	oneDraining := func(t *testing.T, inv Inventory) {
+		if len(inv.DrainingMembers) != 1 || inv.DrainingMembers[0].RuntimeID != "rt-older" || len(inv.StaleMembers) != 0 ||
+			len(inv.RunningMembers) != 3 || !inv.ExactlyOnePerProfile {
+			t.Errorf("draining %+v stale %+v running %+v", inv.DrainingMembers, inv.StaleMembers, inv.RunningMembers)
+		}
+	}
 
 	tests := []struct {
 		name         string
@@ -274,17 +287,15 @@ func TestClassify(t *testing.T) {
 			check:        func(t *testing.T, inv Inventory) { wantStale(t, inv, 102, StaleReplaced) },
 		},
 		{
-			name: "a process that won the lease again beside its draining server is running and draining",
-			snap: snapshotOf(three, a, b.with(func(_ *Row, p *Process) { p.Listen = append(p.Listen, "127.0.0.1:49999") }), c).withRow(b.with(func(r *Row, _ *Process) {
-				r.RuntimeID, r.RegisteredTicks, r.State, r.URL = "rt-older", r.RegisteredTicks-1, StateLeaseLost, "http://127.0.0.1:49999"
-			}).row, PID{Known: true, Exists: true, Start: b.row.ProcessStart}),
-			wantComplete: true, wantBlocked: []string{DrainingMemberReason},
-			check: func(t *testing.T, inv Inventory) {
-				if len(inv.DrainingMembers) != 1 || inv.DrainingMembers[0].RuntimeID != "rt-older" || len(inv.StaleMembers) != 0 ||
-					len(inv.RunningMembers) != 3 || !inv.ExactlyOnePerProfile {
-					t.Errorf("draining %+v stale %+v running %+v", inv.DrainingMembers, inv.StaleMembers, inv.RunningMembers)
-				}
-			},
+			name:         "a process that won the lease again beside its draining server is running and draining",
+			snap:         drainingBeside("127.0.0.1:49999", "http://127.0.0.1:49999"),
+			wantComplete: true, wantBlocked: []string{DrainingMemberReason}, check: oneDraining,
+		},
+		{
+			// --http-host 0.0.0.0 or ::, whose URL names loopback
+			name:         "a draining server bound to every address is draining",
+			snap:         drainingBeside("[::]:49999", "http://[::1]:49999"),
+			wantComplete: true, wantBlocked: []string{DrainingMemberReason}, check: oneDraining,
 		},
 		{
 			name: "a lease-lost row a process left behind, where it no longer listens, is replaced",
