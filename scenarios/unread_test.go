@@ -127,23 +127,30 @@ func TestALeaseholderWhoseHostStopsReadingStallsNobody(t *testing.T) {
 	assertOnlyFrames(t, stdout.all())
 }
 
-// A leaseholder whose host stopped reading its stdout, a notification for
-// its client waiting behind its answers, dies of SIGTERM and removes its
-// lease: a stop never waits on stdout.
-func TestALeaseholderWhoseHostStopsReadingDiesOfSIGTERM(t *testing.T) {
-	dir := checkout(t)
-	logFile := filepath.Join(t.TempDir(), "leaseholder.log")
-	a := startUnread(t, dir, "--http-port", "0", "--log-file", logFile)
+// stalledLeaseholder starts a leaseholder whose host has stopped reading
+// its stdout: it owes its client more answers than a pipe holds, and a
+// list_changed waits behind them.
+func stalledLeaseholder(t *testing.T) (dir, logFile string, a *unreadProcess) {
+	dir = checkout(t)
+	logFile = filepath.Join(t.TempDir(), "leaseholder.log")
+	a = startUnread(t, dir, "--http-port", "0", "--log-file", logFile)
 	a.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"claude-code","version":"1"}}}`)
 	a.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	waitFileLine(t, logFile, "shared server listening on")
-	for id := 2; id < 302; id++ { // answers of more than a pipe holds
+	for id := 2; id < 302; id++ {
 		a.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, id))
 	}
 	a.send(t, `{"jsonrpc":"2.0","id":302,"method":"tools/call","params":{"name":"majordomus_announce","arguments":{"intent":"the stalled host","scope":["docs"]}}}`)
 	waitFileLine(t, statePath(dir), "the stalled host") // every request read: stdout is full
 	editReviewPrompt(t, dir, "5. Is the README still true?\n")
-	waitFileLine(t, logFile, "layer rebuilt") // its list_changed waits to be written
+	waitFileLine(t, logFile, "layer rebuilt")
+	return dir, logFile, a
+}
+
+// A leaseholder whose host stopped reading its stdout dies of SIGTERM and
+// removes its lease: a stop never waits on stdout.
+func TestALeaseholderWhoseHostStopsReadingDiesOfSIGTERM(t *testing.T) {
+	dir, _, a := stalledLeaseholder(t)
 	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -161,6 +168,33 @@ func TestALeaseholderWhoseHostStopsReadingDiesOfSIGTERM(t *testing.T) {
 	if _, err := os.Lstat(leasePath(dir)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the lease is left: %v", err)
 	}
+}
+
+// A leaseholder whose host stopped reading its stdout hands its client
+// over when its lease is lost, to the server it starts again; when the
+// host reads again, that session is the one served and notified.
+func TestAStalledLeaseholderHandsItsClientOverAndServesItWhenRead(t *testing.T) {
+	dir, logFile, a := stalledLeaseholder(t)
+	if err := os.WriteFile(leasePath(dir), []byte("{not a lease"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFileLine(t, logFile, "took over as the shared server")
+	stdout := a.stdout.read()
+	for id := 1; id <= 302; id++ {
+		stdout.wait(t, fmt.Sprintf(`"id":%d,"result"`, id))
+	}
+	a.send(t, `{"jsonrpc":"2.0","id":303,"method":"tools/list"}`)
+	stdout.wait(t, `"id":303,"result"`)
+	changes := func(lines []string) (n int) {
+		for _, l := range lines {
+			n += strings.Count(l, `"method":"notifications/resources/list_changed"`)
+		}
+		return n
+	}
+	var before int
+	stdout.waitUntil(t, "the lines so far", func(lines []string) bool { before = changes(lines); return true })
+	editReviewPrompt(t, dir, "6. And the CHANGELOG?\n")
+	stdout.waitUntil(t, "a list_changed after the edit", func(lines []string) bool { return changes(lines) > before })
 }
 
 func readFile(t *testing.T, path string) string {

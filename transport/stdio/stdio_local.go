@@ -55,16 +55,18 @@ func NewLocal(ctx context.Context, srv *server.MCPServer, out *wire.FrameWriter,
 	return l, nil
 }
 
-// pump relays server-to-client notifications until Close or the end of
-// ctx, and then ends the session.
+// pump relays server-to-client notifications until Close, or the end of
+// ctx, which closes the session. It unregisters nothing once closed: a
+// pump that was writing to a stdout nobody read may end long after, when
+// another Local of this id is registered.
 func (l *Local) pump(ctx context.Context) {
-	defer l.srv.UnregisterSession(context.Background(), l.session.SessionID())
 	notes := l.session.ClientNotifications()
 	for {
 		select {
 		case <-l.life.Done():
 			return
 		case <-ctx.Done():
+			l.Close()
 			return
 		case n := <-notes:
 			if l.life.Err() != nil {
