@@ -209,9 +209,14 @@ func (b *Bridge) Relay(ctx context.Context, msg json.RawMessage) ([]byte, error)
 	if b.enter(counted) {
 		return nil, b.forMessage(b.move(), true)
 	}
-	b.learnToolsFor(ctx, calls)
-	b.noteAnnouncing(calls, true)
-	answer, fail := b.relay(ctx, msg, calls)
+	fail := b.learnToolsFor(ctx, calls)
+	var answer []byte
+	if fail == nil {
+		b.noteAnnouncing(calls, true)
+		answer, fail = b.relay(ctx, msg, calls)
+	} else {
+		fail.notRun = true // the calls were not sent
+	}
 	if counted {
 		b.inflight.Add(-1)
 	}

@@ -28,33 +28,40 @@ const maxToolPages = 16
 // learnToolsFor makes sure the server was asked for its tools before calls
 // are relayed when one of them calls a tool the bridge knows nothing of:
 // it asks, or waits for the asking under way. A failure leaves the tool
-// unknown, hence never resent.
-func (b *Bridge) learnToolsFor(ctx context.Context, calls []call) {
+// unknown, hence never resent; a server that failed the asking is left
+// (the calls were not sent), so that it costs them no second wait.
+func (b *Bridge) learnToolsFor(ctx context.Context, calls []call) *failure {
 	b.mu.Lock()
 	i := slices.IndexFunc(calls, func(c call) bool {
 		_, known := b.record.SafeTools[c.tool]
 		return c.env.Method == string(mcp.MethodToolsCall) && !known
 	})
 	b.mu.Unlock()
-	if i >= 0 {
-		b.learnTools(ctx, calls[i].meta) // or wait for the asking under way
+	if i < 0 {
+		return nil
 	}
+	var meta json.RawMessage
+	if mcp.IsModernProtocol(calls[i].version) {
+		meta = calls[i].meta
+	}
+	return b.learnTools(ctx, meta) // or wait for the asking under way
 }
 
 // learnTools asks the server for its tools once per bridge, in the
 // client's session, or in its name (meta, the _meta of its 2026-07-28
-// request) when it has none, and records which are safe to resend.
-func (b *Bridge) learnTools(ctx context.Context, meta json.RawMessage) {
+// request) when it has none, and records which are safe to resend. It
+// returns how the server failed a 2026-07-28 asking, if it did.
+func (b *Bridge) learnTools(ctx context.Context, meta json.RawMessage) *failure {
 	b.mu.Lock()
 	sid, proto := b.session, b.record.Protocol
 	b.mu.Unlock()
 	if sid == "" && meta == nil {
-		return
+		return nil
 	}
 	b.toolsMu.Lock()
 	defer b.toolsMu.Unlock()
 	if b.toolsAsked {
-		return // asked already, successfully or not
+		return nil // asked already, successfully or not
 	}
 	b.toolsAsked = true
 	cursor := ""
@@ -70,10 +77,13 @@ func (b *Bridge) learnTools(ctx context.Context, meta json.RawMessage) {
 		if len(p) > 0 {
 			params, _ = json.Marshal(p)
 		}
-		answer, err := b.askTools(ctx, wire.RequestFrame(toolsID, string(mcp.MethodToolsList), params), sid, proto)
-		if err != nil {
+		answer, fail, err := b.askTools(ctx, wire.RequestFrame(toolsID, string(mcp.MethodToolsList), params), sid, proto)
+		if fail != nil || err != nil {
+			if fail != nil {
+				err = fail.cause
+			}
 			b.log.Debug("the server's tools could not be listed; calls of unknown tools are not resent", zap.String("url", b.cfg.URL), zap.Error(err))
-			return
+			return fail
 		}
 		var page struct {
 			Result json.RawMessage `json:"result"`
@@ -85,25 +95,26 @@ func (b *Bridge) learnTools(ctx context.Context, meta json.RawMessage) {
 		b.mu.Unlock()
 		if cursor == "" {
 			b.log.Debug("learned from the server which tools may be resent", zap.String("url", b.cfg.URL), zap.Int("tools", known))
-			return
+			return nil
 		}
 	}
+	return nil
 }
 
 // askTools is the server's answer to msg, the bridge's own tools/list,
-// asked in the session sid, or as a 2026-07-28 request when there is none;
-// else why there is none.
-func (b *Bridge) askTools(ctx context.Context, msg json.RawMessage, sid, proto string) ([]byte, error) {
+// asked in the session sid, or as a 2026-07-28 request when there is none
+// (and then how the server failed it, if it did); else why there is none.
+func (b *Bridge) askTools(ctx context.Context, msg json.RawMessage, sid, proto string) ([]byte, *failure, error) {
 	if sid == "" {
 		answer, fail := b.exchangeModern(ctx, msg, readCalls(msg)[0])
 		if fail != nil {
-			return nil, fail.cause
+			return nil, fail, nil
 		}
-		return answer, wire.AnswerError(answer)
+		return answer, nil, wire.AnswerError(answer)
 	}
 	res := b.exchange(ctx, msg, sid, proto, true)
 	if res.outcome != answered {
-		return nil, cmp.Or(res.err, wire.AnswerError(nil))
+		return nil, nil, cmp.Or(res.err, wire.AnswerError(nil))
 	}
-	return res.body, wire.AnswerError(res.body)
+	return res.body, nil, wire.AnswerError(res.body)
 }

@@ -219,7 +219,7 @@ func (b *Bridge) observe(calls []call, answer []byte) {
 		switch {
 		case c.env.Method == "notifications/initialized":
 			if !b.ready {
-				b.goLocked(func() { b.learnTools(b.ctx, nil) })
+				b.goLocked(func() { _ = b.learnTools(b.ctx, nil) })
 			}
 			b.ready = true
 			defer b.poke()

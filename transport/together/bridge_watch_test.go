@@ -178,6 +178,62 @@ func TestAReadOnlyCallIsResentOnEveryFailoverWithoutTheClientListingTools(t *tes
 	}
 }
 
+// A legacy client whose tools/call came with _meta (a progress token)
+// before it initialized still has its bridge learn the tools once it has:
+// its read-only call is resent after a failover.
+func TestAnEarlyCallWithMetaLeavesTheToolsToLearn(t *testing.T) {
+	f1, f2 := newFixture(), newFixture()
+	t.Cleanup(f1.releaseAll)
+	f2.releaseAll()
+	s1 := serveHTTP(t, httpserver.Config{MCP: f1.srv})
+	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 2)}
+	c := runStdio(t, fo.bridge(s1.url))
+	if a := c.call("39", "tools/call", `{"name":"wait","_meta":{"progressToken":1}}`); !strings.Contains(a, "initialize") {
+		t.Fatalf("the early call was answered %s", a)
+	}
+	c.open(initRoots)
+	c.send(`{"jsonrpc":"2.0","id":40,"method":"tools/call","params":{"name":"wait"}}`)
+	select {
+	case <-f1.blocked: // the call runs on server 1…
+		s1.kill() // …which dies under it
+	case <-time.After(wait):
+		t.Fatal("the call was not sent")
+	}
+	if a, _ := c.answer("40"); !strings.Contains(a, "waited") {
+		t.Fatalf("after a failover the read-only call was answered %s", a)
+	}
+}
+
+// A server that freezes before a 2026-07-28 client's first call fails the
+// bridge's own asking for the tools, in the client's name: the bridge
+// leaves it then, the call unsent, so that the call is answered where the
+// bridge goes next, after that one busy grace, and not sent to the frozen
+// server to wait a second one and come back "outcome unknown".
+func TestAServerFrozenBeforeAModernCallIsLeftBeforeTheCall(t *testing.T) {
+	const modern = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"modern","version":"1"}}`
+	f1, f2 := newFixture(), newFixture()
+	f2.releaseAll()
+	t.Cleanup(f1.releaseAll)
+	frozen := make(chan struct{})
+	f1.hooks.AddOnRequestInitialization(func(ctx context.Context, _ any, _ any) error {
+		select { // every request waits: the server is frozen
+		case <-ctx.Done():
+		case <-frozen:
+		}
+		return nil
+	})
+	t.Cleanup(func() { close(frozen) })
+	s1 := serveHTTP(t, httpserver.Config{MCP: f1.srv})
+	p := &probing{url: s1.url, probes: make(chan struct{}, 64)}
+	p.silent.Store(true)
+	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
+	c := runStdio(t, p.bridge(fo, 500))
+	c.send(`{"jsonrpc":"2.0","id":40,"method":"tools/call","params":{"name":"wait"` + modern + `}}`)
+	if a, _ := c.answer("40"); !strings.Contains(a, "waited") {
+		t.Fatalf("the call was answered %s", a)
+	}
+}
+
 // A bridge that fails over from a server that fell silent ends the
 // session it left there once that server answers again, even one whose
 // stream never opened (a stream that drops ends its session by itself):
