@@ -72,6 +72,8 @@ var edges = []struct {
 	{false, `{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`},
 	{false, `[{"jsonrpc":"2.0","id":-9007199254740992,"method":"ping"},{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}]`},
 	{false, `{"jsonrpc":"2.0","id":2.5,"method":"ping"}`},
+	{false, `{"jsonrpc":"2.0","id":9007199254740993.0,"method":"ping"}`},
+	{false, `{"jsonrpc":"2.0","id":9.007199254740993e15,"method":"ping"}`},
 	{false, `{"jsonrpc":"2.0","id":ID,"method":"ping"}`},
 }
 
@@ -79,7 +81,7 @@ var edges = []struct {
 var peerIDs = regexp.MustCompile(`\bp[0-9]+\b`)
 
 // numericIDs are a line's numeric ids: each is answered, as it was sent.
-var numericIDs = regexp.MustCompile(`"id":-?[0-9][0-9.]*`)
+var numericIDs = regexp.MustCompile(`"id":-?[0-9][0-9.e]*`)
 
 // edgeAnswers sends p the corpus's cases of one phase and returns, for
 // each, every frame it wrote until it answered the case and a ping sent

@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strconv"
 	"strings"
 
@@ -83,16 +84,17 @@ func Screen(msg json.RawMessage) []byte {
 
 // heldExactly reports whether a client reads id back from mcp-go as it
 // sent it: mcp-go holds a numeric id as a float64, which a fraction's
-// sender reads back as the float64 it sent, and an integer beyond ±2^53
-// comes back as another.
+// sender reads back as the float64 it sent, and a whole number from ±2^53
+// on (9007199254740993, 9007199254740993.0, 9.007199254740993e15) may
+// come back as another.
 func heldExactly(id json.RawMessage) bool {
 	lit := string(bytes.TrimSpace(id))
 	if lit == "" || lit[0] != '-' && (lit[0] < '0' || lit[0] > '9') {
 		return true // not a number
 	}
-	if strings.ContainsAny(lit, ".eE") {
-		_, err := strconv.ParseFloat(lit, 64)
-		return err == nil
+	if strings.ContainsAny(lit, ".eE") { // mcp-go answers a whole one as an integer
+		f, err := strconv.ParseFloat(lit, 64)
+		return err == nil && (f != math.Trunc(f) || math.Abs(f) < 1<<53)
 	}
 	n, err := strconv.ParseInt(lit, 10, 64)
 	return err == nil && -1<<53 <= n && n <= 1<<53
