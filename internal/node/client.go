@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
@@ -43,6 +44,8 @@ type clientSession struct {
 	greetedBy string                 // the instance of the server whose greeting opened the session carried, until an adoption seats it
 	alone     atomic.Pointer[string] // why the client is served alone; read without mu (describe)
 	greeting  greeting               // of the client's first initialize, when it may be (greeting.go)
+	// listening are the client's listens under way, wherever they are.
+	listening wire.Cancels
 }
 
 // electing is what hears that the bridge serving the client left its
@@ -73,12 +76,34 @@ func newClientSession(n *Node, elections electing, patience time.Duration) *clie
 
 // Handle gives msg to what serves the client, waiting for it if need be.
 // A message that met a bridge leaving its server is answered from what
-// serves next.
+// serves next. A listen the client cancels is answered nothing, wherever
+// it is: a hand-over moves it on (stdio.ErrMoved), and its cancel may
+// reach what serves next before it does.
 func (s *clientSession) Handle(ctx context.Context, msg json.RawMessage) []byte {
 	s.n.drawing.Do(s.n.drawSoon)
 	if s.greeting.absorbs(msg) {
 		return nil
 	}
+	switch {
+	case wire.IsMethod(msg, mcp.MethodNotificationCancelled):
+		var m struct {
+			Params json.RawMessage `json:"params"`
+		}
+		_ = json.Unmarshal(msg, &m)
+		s.listening.Cancel(m.Params) // and on: what serves has the listen too
+	case listens(msg):
+		env, _ := wire.ReadEnvelope(msg)
+		listen, end := s.listening.Begin(ctx, env.ID)
+		if answer := s.serve(listen, msg); !end() {
+			return answer
+		}
+		return nil
+	}
+	return s.serve(ctx, msg)
+}
+
+// serve is Handle's answer to msg.
+func (s *clientSession) serve(ctx context.Context, msg json.RawMessage) []byte {
 	answer, patience := s.greeting.greeted(s, msg)
 	if answer != nil {
 		return answer
@@ -86,7 +111,7 @@ func (s *clientSession) Handle(ctx context.Context, msg json.RawMessage) []byte 
 	b, err := s.router.claim(ctx, msg, patience)
 	if errors.Is(err, errPatient) {
 		s.router.offer(s.early())
-		b, err = s.router.await(ctx, true, nil)
+		b, err = s.router.await(ctx, msg, true, nil)
 	}
 	if err != nil {
 		return wire.Unavailable(msg, err)
@@ -98,7 +123,7 @@ func (s *clientSession) Handle(ctx context.Context, msg json.RawMessage) []byte 
 		s.lost(b, g) // it retires b
 		return g.Resend(ctx, s, msg)
 	case errors.Is(err, stdio.ErrMoved):
-		return s.Handle(ctx, msg)
+		return s.serve(ctx, msg)
 	}
 	return answer
 }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
@@ -22,8 +24,10 @@ type router struct {
 	current wire.Backend
 	fail    error         // set when nothing can serve the client
 	changed chan struct{} // closed and replaced whenever current or fail changes
-	// busy counts the messages each backend is answering; eased, made
-	// while settle waits, is closed when a count falls.
+	// busy counts the messages each backend is answering, but listens,
+	// which last as long as their client wants and move on with the
+	// client (stdio.ErrMoved, bridge.Gone); eased, made while settle
+	// waits, is closed when a count falls.
 	busy  map[wire.Backend]int
 	eased chan struct{}
 	// interim answers what is the same in every mode (stdio.AnsweredEarly)
@@ -103,7 +107,9 @@ func (r *router) holdFrom(b wire.Backend) bool {
 // relay is b's answer to msg, b then released from it, or why b did not
 // answer: see relayer.
 func (r *router) relay(ctx context.Context, b wire.Backend, msg json.RawMessage) ([]byte, error) {
-	defer r.release(b)
+	if !listens(msg) {
+		defer r.release(b)
+	}
 	if rl, ok := b.(relayer); ok {
 		return rl.Relay(ctx, msg)
 	}
@@ -142,21 +148,24 @@ func (r *router) claim(ctx context.Context, msg json.RawMessage, patience time.D
 		defer t.Stop()
 		waited = t.C
 	}
-	return r.await(ctx, interim, waited)
+	return r.await(ctx, msg, interim, waited)
 }
+
+// listens reports whether msg is a subscriptions/listen.
+func listens(msg json.RawMessage) bool { return wire.IsMethod(msg, mcp.MethodSubscriptionsListen) }
 
 // await waits for a backend (or a failure), or for the interim session
 // when interim allows it, until patience. It counts a message as being
 // answered by the backend returned, in the same critical section that
 // chose it, so that settle never misses one.
-func (r *router) await(ctx context.Context, interim bool, patience <-chan time.Time) (wire.Backend, error) {
+func (r *router) await(ctx context.Context, msg json.RawMessage, interim bool, patience <-chan time.Time) (wire.Backend, error) {
 	for {
 		r.mu.Lock()
 		b, err, changed := r.current, r.fail, r.changed
 		if b == nil && interim {
 			b = r.interim
 		}
-		if err == nil && b != nil {
+		if err == nil && b != nil && !listens(msg) {
 			r.busy[b]++
 		}
 		r.mu.Unlock()

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
+	"github.com/mark3labs/mcp-go/mcp"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -31,7 +34,7 @@ func TestTheInterimSessionAnswersOnlyBeforeAnythingWasDecided(t *testing.T) {
 		r.offer(answering{})
 		patience := make(chan time.Time, 1)
 		patience <- time.Time{} // spent already: await only looks
-		b, err := r.await(context.Background(), true, patience)
+		b, err := r.await(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), true, patience)
 		if got := b != nil; got == decided || (err != nil) != decided {
 			t.Fatalf("decided %v: await gave %v, %v", decided, b, err)
 		}
@@ -106,5 +109,93 @@ func TestABackendThatLeftIsReplacedOnceAndClosed(t *testing.T) {
 	}
 	if old.closed.Load() == 0 {
 		t.Error("the backend that left was never closed")
+	}
+}
+
+// handedOn is an in-process session closed under a listen, as a hand-over
+// closes it: the listen is to go on with what serves next.
+type handedOn struct {
+	s       *clientSession
+	relayed chan struct{}
+}
+
+func (h handedOn) Handle(context.Context, json.RawMessage) []byte { return nil }
+func (h handedOn) Relay(context.Context, json.RawMessage) ([]byte, error) {
+	h.s.router.hold() // nothing serves until the election says what does
+	close(h.relayed)
+	return nil, stdio.ErrMoved
+}
+
+// recording is what serves next, noting what reaches it.
+type recording struct{ got chan json.RawMessage }
+
+func (r recording) Handle(_ context.Context, msg json.RawMessage) []byte {
+	r.got <- msg
+	return nil
+}
+
+// A listen the client cancels while it moves to what serves next is
+// answered nothing, and never reaches it: the cancel would find nothing to
+// cancel there, and the listen would go on.
+func TestAListenCancelledAsItMovesNeverArrives(t *testing.T) {
+	s := newClientSession(&Node{hostPeer: func() string { return "" }}, make(hearing, 1), 0)
+	h := handedOn{s: s, relayed: make(chan struct{})}
+	s.use(h)
+	listen := json.RawMessage(`{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{}}`)
+	answered := make(chan []byte, 1)
+	go func() { answered <- s.Handle(context.Background(), listen) }()
+	<-h.relayed // it moves on, to what serves next
+	go s.Handle(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}`))
+	select {
+	case a := <-answered:
+		if a != nil {
+			t.Fatalf("the cancelled listen was answered %s", a)
+		}
+	case <-time.After(wait):
+		t.Fatal("the cancelled listen still waits")
+	}
+	next := recording{got: make(chan json.RawMessage, 2)}
+	s.mu.Lock()
+	s.use(next)
+	s.mu.Unlock()
+	if got := <-next.got; wire.IsMethod(got, mcp.MethodSubscriptionsListen) {
+		t.Fatalf("the cancelled listen reached what serves next: %s", got)
+	}
+}
+
+// blocked answers nothing until released: a listen under way.
+type blocked struct{ entered, release chan struct{} }
+
+func (b blocked) Handle(context.Context, json.RawMessage) []byte {
+	close(b.entered)
+	<-b.release
+	return nil
+}
+
+// A listen keeps what serves the client busy with nothing: a hand-over,
+// which settles the messages under way first, does not wait for it (it
+// moves on with the client).
+func TestAListenKeepsNoBackendBusy(t *testing.T) {
+	r := newRouter()
+	b := blocked{entered: make(chan struct{}), release: make(chan struct{})}
+	defer close(b.release)
+	r.set(b)
+	listen := json.RawMessage(`{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{}}`)
+	go func() {
+		if got, err := r.claim(context.Background(), listen, 0); err == nil {
+			r.relay(context.Background(), got, listen)
+		}
+	}()
+	<-b.entered
+	r.hold()
+	settled := make(chan struct{})
+	go func() {
+		r.settle(context.Background(), b)
+		close(settled)
+	}()
+	select {
+	case <-settled:
+	case <-time.After(wait):
+		t.Fatal("settling waited for the listen")
 	}
 }

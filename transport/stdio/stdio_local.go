@@ -88,7 +88,7 @@ var ErrMoved = errors.New("stdio: the listen's session was handed on")
 // Relay is Handle, but a listen Close ends is not answered: it reports
 // ErrMoved.
 func (l *Local) Relay(ctx context.Context, msg json.RawMessage) ([]byte, error) {
-	if !isMethod(msg, mcp.MethodSubscriptionsListen) {
+	if !wire.IsMethod(msg, mcp.MethodSubscriptionsListen) {
 		return l.Handle(ctx, msg), nil
 	}
 	listen, stop := context.WithCancel(ctx)

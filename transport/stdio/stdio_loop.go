@@ -77,10 +77,10 @@ func (s *Loop) Serve(ctx context.Context) Ending {
 				// What a client sends right behind its initialize waits for
 				// the answer, which opens the session it is served in.
 				var handOff *time.Timer
-				if !isMethod(msg, mcp.MethodInitialize) {
+				if !wire.IsMethod(msg, mcp.MethodInitialize) {
 					handOff = time.AfterFunc(readHandOff, read)
 				}
-				hctx, listen := ctx, isMethod(msg, mcp.MethodSubscriptionsListen)
+				hctx, listen := ctx, wire.IsMethod(msg, mcp.MethodSubscriptionsListen)
 				if listen {
 					hctx = listening
 				}
@@ -118,15 +118,6 @@ func (s *Loop) Serve(ctx context.Context) Ending {
 		log.Info("input ended; stopping")
 		return InputEnded
 	}
-}
-
-// isMethod reports whether msg is a message of method.
-func isMethod(msg json.RawMessage, method mcp.MCPMethod) bool {
-	if !bytes.Contains(msg, []byte(method)) {
-		return false
-	}
-	env, err := wire.ReadEnvelope(msg)
-	return err == nil && env.Method == string(method)
 }
 
 // readLines passes each line (without its newline) to handle until EOF, an

@@ -121,6 +121,15 @@ func (e Envelope) IsRequest() bool {
 	return e.Method != "" && len(e.ID) > 0 && string(e.ID) != "null"
 }
 
+// IsMethod reports whether msg is one message of method.
+func IsMethod(msg json.RawMessage, method mcp.MCPMethod) bool {
+	if !bytes.Contains(msg, []byte(method)) {
+		return false
+	}
+	env, err := ReadEnvelope(msg)
+	return err == nil && env.Method == string(method)
+}
+
 // ReadEnvelope decodes the envelope of one message (not a batch); what is
 // not a JSON object is no message.
 func ReadEnvelope(msg json.RawMessage) (Envelope, error) {
