@@ -74,12 +74,13 @@ func writersAmong(entries []accessEntry, trusted ...string) (writers []string) {
 }
 
 // owned is who owns a directory, its group, and its mode (permissions
-// and sticky bit); acl says it carries an access ACL, whose mask its group
-// bits then are: what the ACL lets any user or group named in it do.
+// and sticky bit); aclWriters are the users and groups its POSIX ACL lets
+// write it but its owner and a group of the owner's alone (its group bits
+// are then the ACL's mask).
 type owned struct {
-	uid, gid int
-	mode     fs.FileMode
-	acl      bool
+	uid, gid   int
+	mode       fs.FileMode
+	aclWriters []string
 }
 
 // ownerOnly says why the group gid may have a member other than the user
@@ -117,8 +118,8 @@ func groupMayWrite(path string, dir owned, groups ownerOnly) error {
 	switch {
 	case dir.mode.Perm()&0o020 == 0:
 		return nil
-	case dir.acl:
-		return fmt.Errorf("may be writable by other users through its ACL (mode %v; getfacl %s says who): setfacl -b %s removes it", dir.mode, path, path)
+	case len(dir.aclWriters) > 0:
+		return fmt.Errorf("is writable by other users through its ACL (%s): setfacl -b %s removes it", strings.Join(dir.aclWriters, ", "), path)
 	}
 	if err := groups(dir.gid, dir.uid); err != nil {
 		return fmt.Errorf("is writable by other users (mode %v): %w; chmod g-w %s makes it private", dir.mode, err, path)

@@ -68,16 +68,15 @@ func TestOnTheWay(t *testing.T) {
 		groups ownerOnly
 		want   string // in the reason; "" when trusted
 	}{
-		{"private", owned{me, 1000, 0o755, false}, shared, ""},
-		{"the owner's group may write", owned{me, 1000, 0o775, false}, alone, ""},
-		{"a shared group may write", owned{me, 100, 0o775, false}, shared, "is writable by other users (mode -rwxrwxr-x): its group has another member; chmod g-w /src makes it private"},
-		{"root's, its group root's alone", owned{0, 0, 0o775, false}, alone, ""},
-		{"root's, a shared group", owned{0, 0, 0o775, false}, shared, "chmod g-w /src"},
-		{"anybody may write", owned{me, 1000, 0o777, false}, alone, "is writable by other users (mode -rwxrwxrwx)"},
-		{"sticky", owned{0, 0, 0o777 | fs.ModeSticky, false}, shared, ""},
-		{"another user's", owned{bob, 1000, 0o755, false}, alone, "belongs to another user (uid 1001"},
-		{"an ACL's mask may write", owned{me, 1000, 0o775, true}, alone, "may be writable by other users through its ACL (mode -rwxrwxr-x; getfacl /src says who): setfacl -b /src removes it"},
-		{"an ACL's mask may read", owned{me, 1000, 0o755, true}, alone, ""},
+		{"private", owned{me, 1000, 0o755, nil}, shared, ""},
+		{"the owner's group may write", owned{me, 1000, 0o775, nil}, alone, ""},
+		{"a shared group may write", owned{me, 100, 0o775, nil}, shared, "is writable by other users (mode -rwxrwxr-x): its group has another member; chmod g-w /src makes it private"},
+		{"root's, its group root's alone", owned{0, 0, 0o775, nil}, alone, ""},
+		{"root's, a shared group", owned{0, 0, 0o775, nil}, shared, "chmod g-w /src"},
+		{"anybody may write", owned{me, 1000, 0o777, nil}, alone, "is writable by other users (mode -rwxrwxrwx)"},
+		{"sticky", owned{0, 0, 0o777 | fs.ModeSticky, nil}, shared, ""},
+		{"another user's", owned{bob, 1000, 0o755, nil}, alone, "belongs to another user (uid 1001"},
+		{"an ACL lets others write", owned{me, 1000, 0o775, []string{"user 1001", "group 100"}}, alone, "is writable by other users through its ACL (user 1001, group 100): setfacl -b /src removes it"},
 	} {
 		err := onTheWay("/src", tc.dir, me, tc.groups)
 		switch {

@@ -67,7 +67,7 @@ func trustedWith(leasePath string, groups ownerOnly) error {
 	if perm&0o002 != 0 {
 		return fmt.Errorf("the lease directory %s is writable by other users (mode %v)", dir, perm)
 	}
-	if err := groupMayWrite(dir, ownedOf(st, func() bool { return accessACL(fd, "") }), groups); err != nil {
+	if err := groupMayWrite(dir, ownedOf(st, func() []string { return aclWriters(fd, "", int(st.Uid), groups) }), groups); err != nil {
 		return fmt.Errorf("the lease directory %s %w", dir, err)
 	}
 	var byName unix.Stat_t
@@ -100,7 +100,7 @@ func ancestorsRefused(dir string, groups ownerOnly) (reasons []string) {
 	for p := real; ; p = filepath.Dir(p) {
 		var st unix.Stat_t
 		if err := unix.Lstat(p, &st); err == nil {
-			if err := onTheWay(p, ownedOf(st, func() bool { return accessACL(-1, p) }), me, groups); err != nil {
+			if err := onTheWay(p, ownedOf(st, func() []string { return aclWriters(-1, p, int(st.Uid), groups) }), me, groups); err != nil {
 				reasons = append([]string{err.Error()}, reasons...)
 			}
 		}
@@ -110,15 +110,19 @@ func ancestorsRefused(dir string, groups ownerOnly) (reasons []string) {
 	}
 }
 
-// ownedOf is a stat's owner, group, permissions and sticky bit, and
-// whether acl says it carries an access ACL, asked only when its group
-// bits allow writing.
-func ownedOf(st unix.Stat_t, acl func() bool) owned {
+// ownedOf is a stat's owner, group, permissions and sticky bit, and whom
+// its ACL lets write it (acl), asked only when its group bits allow
+// writing.
+func ownedOf(st unix.Stat_t, acl func() []string) owned {
 	mode := fs.FileMode(st.Mode & 0o777)
 	if st.Mode&unix.S_ISVTX != 0 {
 		mode |= fs.ModeSticky
 	}
-	return owned{int(st.Uid), int(st.Gid), mode, mode&0o020 != 0 && acl()}
+	o := owned{uid: int(st.Uid), gid: int(st.Gid), mode: mode}
+	if mode&0o020 != 0 {
+		o.aclWriters = acl()
+	}
+	return o
 }
 
 // makeLeaseDir creates the lease directory dir and what is missing below
@@ -244,7 +248,7 @@ func onTheWayAt(fd int, at string, groups ownerOnly) error {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return &fs.PathError{Op: "stat", Path: at, Err: err}
 	}
-	return onTheWay(at, ownedOf(st, func() bool { return accessACL(fd, "") }), os.Geteuid(), groups)
+	return onTheWay(at, ownedOf(st, func() []string { return aclWriters(fd, "", int(st.Uid), groups) }), os.Geteuid(), groups)
 }
 
 func openDirAt(fd int, name string) (int, error) {
