@@ -109,6 +109,7 @@ type Bridge struct {
 	modern     wire.Cancels
 	toolsMu    sync.Mutex // one tools/list of the bridge's own at a time
 	toolsAsked bool       // the bridge asked the server for its tools (toolsMu held)
+	toolsFail  *failure   // how the server failed a 2026-07-28 asking (toolsMu held)
 
 	mu      sync.Mutex
 	session string // the id of the client's session on the server

@@ -61,6 +61,9 @@ func (b *Bridge) learnTools(ctx context.Context, meta json.RawMessage) *failure 
 	b.toolsMu.Lock()
 	defer b.toolsMu.Unlock()
 	if b.toolsAsked {
+		if f := b.toolsFail; f != nil && meta != nil {
+			return &failure{cause: f.cause, notRun: true} // the server that failed it is left
+		}
 		return nil // asked already, successfully or not
 	}
 	b.toolsAsked = true
@@ -83,6 +86,9 @@ func (b *Bridge) learnTools(ctx context.Context, meta json.RawMessage) *failure 
 				err = fail.cause
 			}
 			b.log.Debug("the server's tools could not be listed; calls of unknown tools are not resent", zap.String("url", b.cfg.URL), zap.Error(err))
+			if ctx.Err() == nil { // not the asker's own cancellation
+				b.toolsFail = fail
+			}
 			return fail
 		}
 		var page struct {

@@ -204,11 +204,12 @@ func TestAnEarlyCallWithMetaLeavesTheToolsToLearn(t *testing.T) {
 	}
 }
 
-// A server that freezes before a 2026-07-28 client's first call fails the
+// A server that freezes before a 2026-07-28 client's first calls fails the
 // bridge's own asking for the tools, in the client's name: the bridge
-// leaves it then, the call unsent, so that the call is answered where the
-// bridge goes next, after that one busy grace, and not sent to the frozen
-// server to wait a second one and come back "outcome unknown".
+// leaves it then, the calls unsent (those that waited for the asking too),
+// so that they are answered where the bridge goes next, after that one
+// busy grace, and not sent to the frozen server to wait a second one and
+// come back "outcome unknown".
 func TestAServerFrozenBeforeAModernCallIsLeftBeforeTheCall(t *testing.T) {
 	const modern = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"modern","version":"1"}}`
 	f1, f2 := newFixture(), newFixture()
@@ -228,9 +229,13 @@ func TestAServerFrozenBeforeAModernCallIsLeftBeforeTheCall(t *testing.T) {
 	p.silent.Store(true)
 	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
 	c := runStdio(t, p.bridge(fo, 500))
-	c.send(`{"jsonrpc":"2.0","id":40,"method":"tools/call","params":{"name":"wait"` + modern + `}}`)
-	if a, _ := c.answer("40"); !strings.Contains(a, "waited") {
-		t.Fatalf("the call was answered %s", a)
+	for _, id := range []string{"40", "41"} { // the second waits for the first's asking
+		c.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"wait"` + modern + `}}`)
+	}
+	for _, id := range []string{"40", "41"} {
+		if a, _ := c.answer(id); !strings.Contains(a, "waited") {
+			t.Fatalf("call %s was answered %s", id, a)
+		}
 	}
 }
 
