@@ -178,20 +178,12 @@ func TestABindingLeaseIsWaitedForThenAttached(t *testing.T) {
 // serving no other session, stops.
 func TestASupersededLeaseIsTakenOver(t *testing.T) {
 	dir := checkout(t)
-	exe := filepath.Join(t.TempDir(), "majordomus-mcp")
-	data, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(exe, data, 0o755)
+	exe := binaryCopy(t)
 	old := startBinary(t, exe, dir, "--http-port", "0")
 	initialize(t, old, "claude-code")
 	oldURL := serverURL(t, old)
 
-	later := time.Now().Add(time.Hour) // the file is "rebuilt": same path, another mtime
-	if err := os.Chtimes(exe, later, later); err != nil {
-		t.Fatal(err)
-	}
+	rebuild(t, exe)
 	fresh := startBinary(t, exe, dir, "--http-port", "0")
 	if _, err := fresh.WaitLog(ctx(t), "superseded lease", "has been replaced since", "taking it over"); err != nil {
 		t.Fatal(err)
@@ -215,12 +207,7 @@ func TestASupersededLeaseIsTakenOver(t *testing.T) {
 // to it, and neither takes it from the other as superseded.
 func TestProcessesOfAReplacedExecutableKeepOneLeaseholder(t *testing.T) {
 	dir := checkout(t)
-	exe := filepath.Join(t.TempDir(), "majordomus-mcp")
-	data, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(exe, data, 0o755)
+	exe := binaryCopy(t)
 	a := startBinary(t, exe, dir, "--http-port", "0")
 	initialize(t, a, "claude-code")
 	url := serverURL(t, a)
@@ -231,10 +218,7 @@ func TestProcessesOfAReplacedExecutableKeepOneLeaseholder(t *testing.T) {
 		attached(t, p, url)
 		rest = append(rest, p)
 	}
-	later := time.Now().Add(time.Hour) // the file is "rebuilt": same path, another mtime
-	if err := os.Chtimes(exe, later, later); err != nil {
-		t.Fatal(err)
-	}
+	rebuild(t, exe)
 	a.Signal(syscall.SIGTERM)
 	tookOver := 0
 	for _, p := range rest {
@@ -253,6 +237,29 @@ func TestProcessesOfAReplacedExecutableKeepOneLeaseholder(t *testing.T) {
 		if n := p.CountLogs("superseded lease"); tookOver != 1 || n != 0 {
 			t.Fatalf("%d took the lease over, and one judged the other's lease superseded %d times:\n%s", tookOver, n, strings.Join(p.Logs(), "\n"))
 		}
+	}
+}
+
+// binaryCopy is a copy of the binary under test, which a test may rebuild.
+func binaryCopy(t *testing.T) string {
+	t.Helper()
+	exe := filepath.Join(t.TempDir(), "majordomus-mcp")
+	data, err := os.ReadFile(bin)
+	if err == nil {
+		err = os.WriteFile(exe, data, 0o755)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+// rebuild makes exe a "rebuilt" file: the same path, another mtime.
+func rebuild(t *testing.T, exe string) {
+	t.Helper()
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(exe, later, later); err != nil {
+		t.Fatal(err)
 	}
 }
 
