@@ -19,8 +19,9 @@ import (
 // to the client) as soon as the client's session is ready, or before it
 // relays a call of a tool it knows nothing of (a 2026-07-28 client has no
 // session: the bridge asks in its name then), whether or not the client
-// ever lists tools: a server that stops later has already told. What it learned travels with the client's session
-// (carry.Session.SafeTools) to every bridge after it.
+// ever lists tools: a server that stops later has already told. What it
+// learned travels with the client's session (carry.Session.SafeTools) to
+// every bridge after it.
 
 // maxToolPages bounds how many pages of tools/list the bridge reads.
 const maxToolPages = 16
