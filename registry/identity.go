@@ -16,7 +16,10 @@ type Identity struct {
 	// opaque token that only the same operating system compares.
 	Start uint64
 	// BootID identifies this boot of the machine ([proc.BootID]).
-	BootID     string
+	BootID string
+	// Namespaces are the process's pid and network namespaces
+	// ([proc.Namespaces]).
+	Namespaces string
 	Host       string
 	Executable Executable
 }
@@ -41,7 +44,7 @@ func Self() (Identity, error) {
 	if err != nil {
 		return Identity{}, err
 	}
-	return Identity{PID: pid, Start: start, BootID: boot, Host: host, Executable: exe}, nil
+	return Identity{PID: pid, Start: start, BootID: boot, Namespaces: proc.Namespaces(), Host: host, Executable: exe}, nil
 }
 
 // SelfExecutable describes the file this process runs from: os.Executable

@@ -120,7 +120,12 @@ type Input struct {
 	// that is another directory than this checkout's ([Observer.Root]):
 	// its server does not answer for this checkout, and is not asked.
 	Elsewhere string
-	Timings   Timings
+	// Foreign are the namespaces the decoded document's owner runs in,
+	// when they are not the judging process's ([Lease.Namespaces]): its
+	// loopback is out of reach, and Owner is told by the lock it holds on
+	// the lease.
+	Foreign string
+	Timings Timings
 }
 
 // Verdict is the judge's answer.
@@ -173,10 +178,16 @@ func Judge(in Input) Verdict {
 		return verdict(Corrupt, "corrupt lease: "+problem)
 	}
 
-	if reason, ok := superseded(doc, in.Executable, in.OnDisk, in.Version); ok {
+	// A server in other namespaces is not superseded from this side: its
+	// executable's path may name another file here, and a server started
+	// here would be out of its clients' reach.
+	if reason, ok := superseded(doc, in.Executable, in.OnDisk, in.Version); ok && in.Foreign == "" {
 		return verdict(Superseded, reason)
 	}
 	pid := fmt.Sprintf("pid %d", doc.PID)
+	if in.Foreign != "" {
+		pid += " in " + in.Foreign
+	}
 
 	if !doc.HasURL() {
 		return judgeUnbound(doc, pid, in.Owner, in.Now, t.BindGrace)
@@ -195,6 +206,11 @@ func Judge(in Input) Verdict {
 		v.Class, v.Reason = Unprobed, "unprobed lease: the server it names at "+url+" has not been probed"
 	case probe.Status == ProbeOK:
 		v.Class, v.Reason = Live, "live lease: the server at "+url+" answers for this checkout"
+	case in.Foreign != "" && in.Owner == proc.OwnerAlive:
+		// A container's server and its host's, sharing the checkout: taking
+		// over one that is alive would only start a war over the lease.
+		v.Class = Unusable
+		v.Reason = "unusable lease: the server it names at " + url + " runs in other namespaces than this process (a container's, or its host's), out of its reach (" + probe.Reason + "), and its owner (" + pid + ") holds the lease"
 	case in.Owner == proc.OwnerGone:
 		v.Class = Stale
 		v.Reason = "stale lease: the server it names at " + url + " does not answer for this checkout and its owner (" + pid + ") is gone (" + probe.Reason + ")"

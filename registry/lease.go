@@ -59,9 +59,15 @@ type Lease struct {
 	// ProcessStart is the owner's start token ([ProcessStart]: clock ticks
 	// since boot on Linux, microseconds since 1970 on macOS, a FILETIME on
 	// Windows).
-	ProcessStart uint64      `json:"process_start"`
-	Executable   *Executable `json:"executable"`
-	Version      string      `json:"version"`
+	ProcessStart uint64 `json:"process_start"`
+	// Namespaces are the owner's pid and network namespaces
+	// ([proc.Namespaces]; Linux only). A judge in others (a container's,
+	// or the host's beside it) can neither see the owner's pid nor reach
+	// its loopback: it asks the lock the owner holds on the lease for its
+	// term ([Snapshot.Holder]).
+	Namespaces string      `json:"namespaces"`
+	Executable *Executable `json:"executable"`
+	Version    string      `json:"version"`
 	// Secret authenticates the server's clients and its answers to probes
 	// (docs/security.md; package internal/secret). Only the owner's user
 	// can read the lease, so only that user can use the server.
@@ -104,6 +110,7 @@ func NewLease(self Identity, root, repositoryID, profile, version string, now ti
 		Host:         self.Host,
 		BootID:       self.BootID,
 		ProcessStart: self.Start,
+		Namespaces:   self.Namespaces,
 		Executable:   &exe,
 		Version:      version,
 		Secret:       secret.New(),

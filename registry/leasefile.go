@@ -29,6 +29,7 @@ type LeaseFile struct {
 
 	mu   sync.Mutex
 	held *Lease // the document this handle wrote, while it is ours
+	term func() // releases the lock held on that document's file
 }
 
 // Held returns the document this handle holds, if any.
@@ -65,16 +66,20 @@ func (lf *LeaseFile) Acquire(doc Lease) error {
 	if err := fsys.MakeDir(filepath.Dir(lf.Path)); err != nil {
 		return fmt.Errorf("creating lease directory: %w", err)
 	}
+	term := func() {}
 	err = underLock(fsys, lf.Path, lf.Path, raw, cmp.Or(lf.LockWait, DefaultLockWait), func(tmp string) error {
+		term = holdTerm(fsys, tmp)
 		return fsys.Link(tmp, lf.Path, raw)
 	})
 	switch {
 	case errors.Is(err, fs.ErrExist):
+		term()
 		return fmt.Errorf("%w: %s", ErrLeaseExists, lf.Path)
 	case err != nil:
+		term()
 		return fmt.Errorf("writing lease: %w", err)
 	}
-	lf.held = &doc
+	lf.held, lf.term = &doc, term
 	return nil
 }
 
@@ -95,23 +100,29 @@ func (lf *LeaseFile) Publish(url string) error {
 		return err
 	}
 	fsys := fsOr(lf.FS)
+	term := func() {}
 	err = underLock(fsys, lf.Path, lf.Path, raw, cmp.Or(lf.LockWait, DefaultLockWait), func(tmp string) error {
 		if cur := fsys.Read(lf.Path); !cur.Holds(doc.Instance) {
 			return fmt.Errorf("%w: %s holds %s", ErrLeaseNotOurs, lf.Path, describe(cur))
 		}
+		term = holdTerm(fsys, tmp)
 		return fsys.Rename(tmp, lf.Path)
 	})
+	if err != nil {
+		term()
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		lf.held = nil
+		lf.forget()
 		return fmt.Errorf("%w: %s: the lease directory is gone", ErrLeaseNotOurs, lf.Path)
 	case errors.Is(err, ErrLeaseNotOurs):
-		lf.held = nil
+		lf.forget()
 		return err
 	case err != nil:
 		return fmt.Errorf("publishing lease: %w", err)
 	}
-	lf.held = &doc
+	lf.term()
+	lf.held, lf.term = &doc, term
 	return nil
 }
 
@@ -121,7 +132,26 @@ func (lf *LeaseFile) Publish(url string) error {
 func (lf *LeaseFile) Forget() {
 	lf.mu.Lock()
 	defer lf.mu.Unlock()
-	lf.held = nil
+	lf.forget()
+}
+
+// forget drops the lease held, and the lock on its file.
+func (lf *LeaseFile) forget() {
+	if lf.held != nil {
+		lf.term()
+	}
+	lf.held, lf.term = nil, nil
+}
+
+// holdTerm locks tmp, about to become the lease, for the lease's term
+// ([FS.Hold]), and returns what releases it. Where the system will not
+// lock it, the lease is not held: a judge in other namespaces then takes
+// its owner for gone, as before leases were held.
+func holdTerm(fsys FS, tmp string) func() {
+	if release, err := fsys.Hold(tmp); err == nil {
+		return release
+	}
+	return func() {}
 }
 
 // Release removes the lease if, and only if, the file still carries this
@@ -152,7 +182,7 @@ func (lf *LeaseFile) Release() error {
 	})
 	// Forgotten even if not removed: a handle that kept it could never
 	// acquire another lease.
-	lf.held = nil
+	lf.forget()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // the whole lease directory is gone, and the lease with it
 	}

@@ -27,6 +27,10 @@ type FS interface {
 	Link(tmp, path string, raw []byte) error
 	// Rename renames tmp over path, atomically.
 	Rename(tmp, path string) error
+	// Hold locks the file at path, which nobody else has open yet, until
+	// release: an owner holds its lease so for its term, where the system
+	// lets another process see it ([Snapshot.Holder]).
+	Hold(path string) (release func(), err error)
 	// Remove removes the name path itself, never a link's target.
 	Remove(path string) error
 	// Lock takes the sidecar lock of the lease at leasePath, waiting at
@@ -72,6 +76,14 @@ func (osFS) Link(tmp, path string, raw []byte) error {
 
 func (osFS) Rename(tmp, path string) error { return synced(path, replace(tmp, path)) }
 func (osFS) Remove(path string) error      { return synced(path, unlink(path)) }
+
+func (osFS) Hold(path string) (func(), error) {
+	f, err := holdFile(path)
+	if err != nil || f == nil {
+		return func() {}, err
+	}
+	return func() { f.Close() }, nil
+}
 
 func (osFS) Lock(leasePath string, wait time.Duration) (func(), error) {
 	l, err := lockFile(LockPath(leasePath), wait)

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net"
@@ -76,6 +77,10 @@ type Observer struct {
 	// KeepProven keeps a live server's proven connection open in the
 	// Observation (an election's, which may attach); else it is closed.
 	KeepProven bool
+	// Namespaces are those this process judges from; empty means its own
+	// ([proc.Namespaces]). An owner that runs in others is told alive by
+	// the lock it holds on its lease ([Snapshot.Holder]), not by its pid.
+	Namespaces string
 	// Env is the host; the zero Env is the real one.
 	Env proc.Env
 	// FS is the file system; nil is the real one.
@@ -106,7 +111,8 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 			if elsewhere(doc.Root, o.Root) {
 				in.Elsewhere, obs.Elsewhere = doc.Root, doc.Root
 			}
-			obs.Owner = o.Env.Alive(doc.PID, doc.ProcessStart, doc.BootID)
+			in.Foreign = o.foreign(doc)
+			obs.Owner = o.owner(doc, snap)
 			in.Owner = obs.Owner
 			if e := doc.Executable; e != nil && e.Path != "" && e.Path == o.Executable.Path {
 				in.OnDisk, _ = StatExecutable(e.Path) // which of the two is current, the file says
@@ -124,11 +130,11 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 			in.Probe = ProbeResult{Status: ProbeFailed, Reason: "the probe gave no answer"}
 		}
 		v = Judge(in)
-		if v.Class == Busy {
+		if v.Class == Busy || in.Foreign != "" && v.Class == Unusable {
 			// A server killed just now refuses the probe: its owner, asked
 			// before, is asked again, or the lease would be waited for as a
-			// busy one's.
-			in.Owner = o.Env.Alive(obs.Lease.PID, obs.Lease.ProcessStart, obs.Lease.BootID)
+			// busy one's (or its server left for one out of reach).
+			in.Owner = o.owner(*obs.Lease, fsOr(o.FS).Read(o.Path))
 			obs.Owner = in.Owner
 			v = Judge(in)
 		}
@@ -144,6 +150,26 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 	}
 	obs.Verdict = v
 	return obs, nil
+}
+
+// foreign returns the namespaces doc's owner runs in, when they are not
+// this process's.
+func (o *Observer) foreign(doc Lease) string {
+	ours := cmp.Or(o.Namespaces, proc.Namespaces())
+	if doc.Namespaces == "" || ours == "" || doc.Namespaces == ours {
+		return ""
+	}
+	return doc.Namespaces
+}
+
+// owner tells whether doc's owner runs: by its pid, start and boot; or,
+// when it runs in other namespaces, where that pid is another process or
+// none, by the lock it holds on its lease for its term, as snap found it.
+func (o *Observer) owner(doc Lease, snap Snapshot) proc.Liveness {
+	if o.foreign(doc) != "" {
+		return snap.Holder
+	}
+	return o.Env.Alive(doc.PID, doc.ProcessStart, doc.BootID)
 }
 
 // elsewhere reports whether root, a lease's, is another directory here

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"time"
+
+	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
 )
 
 // Found is what is at a lease path.
@@ -46,6 +48,9 @@ type Snapshot struct {
 	ModTime time.Time
 	// Err is the OS reason for Unreadable.
 	Err error
+	// Holder tells, for a regular file, whether another process holds a
+	// lock on it, as a lease's owner does for its term ([FS.Hold]).
+	Holder proc.Liveness
 
 	id fileID
 }
@@ -80,7 +85,12 @@ func (s Snapshot) Same(o Snapshot) bool {
 // Read examines the lease path without following a symbolic link and without
 // ever blocking on a special file. It never fails: problems are reported as
 // Unreadable with the OS reason.
-func Read(path string) Snapshot { return readFile(path, MaxLeaseSize, nil) }
+func Read(path string) Snapshot {
+	var holder proc.Liveness
+	s := readFile(path, MaxLeaseSize, func(f *os.File, _ fs.FileInfo) { holder = holderOf(f) })
+	s.Holder = holder
+	return s
+}
 
 // readFile reads path as [Read] does, at most limit+1 bytes of it; opened,
 // when not nil, is given the regular file opened and its stat.

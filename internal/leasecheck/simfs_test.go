@@ -127,6 +127,10 @@ func (f procFS) Rename(tmp, path string) error {
 	return nil
 }
 
+// Hold holds nothing: every simulated process runs in one namespace, where
+// an owner is judged by its pid, never by a lock on its lease.
+func (procFS) Hold(string) (func(), error) { return func() {}, nil }
+
 func (f procFS) Remove(path string) error {
 	if strings.HasSuffix(path, ".tmp") { // a temporary file: this process's own
 		if !f.p.gone() {

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package proc
+
+// Namespaces returns "": only Linux has the pid and network namespaces
+// that would put a process sharing this file system out of reach.
+func Namespaces() string { return "" }

@@ -1,0 +1,87 @@
+package scenarios
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
+)
+
+// A container and its host share a checkout: processes of one kernel in
+// other pid and network namespaces, where neither sees the other's pid nor
+// reaches the other's loopback. Each used to take the other's lease for a
+// dead owner's, and they took it in turn many times a second. Now the
+// first's server keeps its lease, held locked for its term (the one fact
+// both sides see); the other's client is served alone, saying why; and
+// once the first is killed (the file left in place), the other's next try
+// takes the lease over.
+//
+// Making namespaces needs CAP_SYS_ADMIN: this runs as root (as CI does);
+// registry's TestAnOwnerInOtherNamespacesIsJudgedByTheLockItHolds proves
+// the judging for every user, with a real lock.
+func TestAContainerAndItsHostNeverFightOverTheLease(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Log("not root: no namespaces to run a container's process in")
+		return
+	}
+	for _, first := range []string{"host", "container"} {
+		t.Run(first+" first", func(t *testing.T) {
+			dir := checkout(t)
+			inContainer := func(side string) *mcpclient.Process {
+				return startIn(t, dir, side == "container")
+			}
+			other := map[string]string{"host": "container", "container": "host"}[first]
+			a := inContainer(first)
+			initialize(t, a, "claude-code")
+			serverURL(t, a)
+			instance := readLease(t, dir)["instance"]
+
+			b := inContainer(other)
+			initialize(t, b, "codex")
+			if _, err := b.WaitLog(ctx(t), servedAlone, "runs in other namespaces than this process", "holds the lease"); err != nil {
+				t.Fatal(err)
+			}
+			var repo struct{ State string }
+			if isErr, text, err := b.CallTool(ctx(t), "majordomus_repository", nil, &repo); err != nil || isErr || repo.State != "ok" {
+				t.Fatalf("the client served alone: %v %s %v", isErr, text, err)
+			}
+			if got := readLease(t, dir)["instance"]; got != instance {
+				t.Fatalf("the lease changed hands: %v, then %v", instance, got)
+			}
+			for _, p := range []*mcpclient.Process{a, b} {
+				if n := p.CountLogs("taking it over"); n != 0 {
+					t.Fatalf("a lease was taken over %d times:\n%s", n, strings.Join(p.Logs(), "\n"))
+				}
+			}
+
+			a.Kill(ctx(t))
+			if _, err := b.WaitLog(ctx(t), "is gone", "taking it over"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.WaitLog(ctx(t), "joined the checkout's shared server"); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// startIn starts a client of the shared server in dir, in pid and network
+// namespaces of its own when inContainer.
+func startIn(t *testing.T, dir string, inContainer bool) *mcpclient.Process {
+	t.Helper()
+	args := []string{"--http-port", "0"}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	if inContainer {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNET}
+	}
+	p, err := mcpclient.StartCmd(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	killedAtEnd(t, p, bin, args)
+	return p
+}
