@@ -15,11 +15,11 @@ import (
 )
 
 // Watch keeps the index current until ctx ends, then closes its watcher and
-// returns nil. It watches .ai (for .ai/repo appearing or being replaced),
-// every directory under .ai/repo (dot-directories aside) and the file
-// outside it that each object's link names, adding new ones before each
-// rebuild. A change is followed, once the directory has been
-// quiet for the debounce period (or at most ten periods after a burst
+// returns nil. It watches the root and .ai (for .ai or .ai/repo appearing
+// or being replaced), every directory under .ai/repo (dot-directories
+// aside) and the file outside it that each object's link names, adding new
+// ones before each rebuild. A change is followed, once the directory has
+// been quiet for the debounce period (or at most ten periods after a burst
 // began), by a rebuild; the rebuilt index is published, with the next
 // generation, only when its objects or diagnostics differ from the current
 // one's, and then onChange(old, new) is called (nil is allowed). Watch also
@@ -46,9 +46,16 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 	if err := w.Add(aiDir); err != nil {
 		return fmt.Errorf("layer: watching %s: %w", aiDir, err)
 	}
+	// The root's watch sees .ai replaced whole (a branch without it and
+	// back), whose own watch ends with it: the new one is watched at the
+	// rebuild that follows.
+	if err := w.Add(l.root); err != nil {
+		l.log.Warn("layer watch failed", zap.String("path", l.root), zap.Error(err))
+	}
 
 	var targets map[string]bool // files outside .ai/repo that its links name
 	refresh := func() {
+		_ = w.Add(aiDir) // again: it may have been replaced
 		targets = l.addTree(w, repoDir)
 		if old, ix, ok := l.rebuild(); ok && onChange != nil {
 			onChange(old, ix)
@@ -90,7 +97,7 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 				events = nil
 				continue
 			}
-			if under(ev.Name, repoDir) || targets[ev.Name] {
+			if ev.Name == aiDir || under(ev.Name, repoDir) || targets[ev.Name] {
 				schedule(time.Now())
 			}
 		case err, ok := <-errs:

@@ -286,3 +286,29 @@ func TestWatchALinkedFile(t *testing.T) {
 		t.Fatalf("generation %d changed %v, body %q", c.new.Generation, Changed(c.old, c.new), o.Body)
 	}
 }
+
+// A checkout whose .ai is replaced whole (moved away and written again, as
+// a switch to a branch that lacks it and back does) is watched anew: its
+// edits are seen, the first and the later ones.
+func TestWatchAReplacedAIDirectory(t *testing.T) {
+	root, _, changes, _, _ := openWatched(t, map[string]string{
+		".ai/manifest.yaml": testManifest,
+		".ai/repo/a.md":     "---\nid: a\nkind: rule\n---\nA\n",
+	}, false)
+	if err := os.Rename(filepath.Join(root, ".ai"), filepath.Join(root, "ai-gone")); err != nil {
+		t.Fatal(err)
+	}
+	writeTree(t, root, map[string]string{
+		".ai/manifest.yaml": testManifest,
+		".ai/repo/a.md":     "---\nid: a\nkind: rule\n---\nA, again\n",
+	})
+	c := waitChange(t, changes)
+	if o, _ := c.new.Lookup("majordomus://rule/a"); o.Body != "A, again\n" {
+		t.Fatalf("after .ai was replaced, a reads %q", o.Body)
+	}
+	write(t, root, ".ai/repo/a.md", "---\nid: a\nkind: rule\n---\nA, edited\n")
+	c = waitChange(t, changes)
+	if o, _ := c.new.Lookup("majordomus://rule/a"); o.Body != "A, edited\n" {
+		t.Fatalf("an edit in the new .ai: a reads %q", o.Body)
+	}
+}
