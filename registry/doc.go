@@ -68,18 +68,6 @@
 //  4. Take over ([LeaseFile.TakeOver]): re-read the lease and unlink it only
 //     if it still holds exactly the bytes (and the file) that were judged.
 //
-// An owner holds its lease locked for its term (flock(2); never on
-// Windows, where locks are mandatory): the temporary file is locked before
-// it is linked or renamed into place, and released when the lease is
-// released, lost or forgotten. A judge in other pid and network namespaces
-// than the owner's ([Lease.Namespaces]: a container's beside its host)
-// can neither see that pid nor reach that loopback: it asks the lock
-// ([Snapshot.Holder]), and leaves a held lease alone (unusable: served
-// alone), where it would take a live server's lease for a dead one's. A
-// lease created in place (no hard links) or on a file system that lends no
-// locks is not held, and such a judge takes its owner for gone, as before
-// leases were held.
-//
 // Each of these runs under an exclusive lock on the sidecar lock file
 // (flock(2) on Unix, LockFileEx on Windows, where locks are mandatory and so
 // never taken on the lease itself), taken with a bounded wait
@@ -89,6 +77,18 @@
 // most one removes it, a lease written after it was judged is never removed,
 // and a publish or release never acts on a lease another process has just
 // written.
+//
+// On Linux an owner also holds its lease for its term: an open file
+// description lock on one byte past its end (leasehold_linux.go), taken on
+// the temporary file before it is linked or renamed into place, released
+// when the lease is released, lost or forgotten. A judge in another pid
+// namespace than the owner's ([Lease.Namespaces]: a container's beside its
+// host) cannot see that pid: it asks the lock instead ([Snapshot.Holder]).
+// In another network namespace it cannot reach that loopback either, and
+// leaves a held lease alone (unusable: served alone) where it would take a
+// live server's lease for a dead one's, and the two sides would take it in
+// turn. A lease created in place (no hard links) is held only from its
+// publication, and on a file system that lends no locks not at all.
 //
 // Nothing of the lease is synced to disk: every reader reads the same
 // page cache, so a complete file is complete to all of them at once, and

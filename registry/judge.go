@@ -121,11 +121,13 @@ type Input struct {
 	// its server does not answer for this checkout, and is not asked.
 	Elsewhere string
 	// Foreign are the namespaces the decoded document's owner runs in,
-	// when they are not the judging process's ([Lease.Namespaces]): its
-	// loopback is out of reach, and Owner is told by the lock it holds on
-	// the lease.
-	Foreign string
-	Timings Timings
+	// when they are not the judging process's ([Lease.Namespaces]): Owner
+	// is told by the lock it holds on the lease, not by its pid. OutOfReach
+	// says that its network namespace is another too: its loopback, and so
+	// its server, cannot be reached from here.
+	Foreign    string
+	OutOfReach bool
+	Timings    Timings
 }
 
 // Verdict is the judge's answer.
@@ -206,11 +208,11 @@ func Judge(in Input) Verdict {
 		v.Class, v.Reason = Unprobed, "unprobed lease: the server it names at "+url+" has not been probed"
 	case probe.Status == ProbeOK:
 		v.Class, v.Reason = Live, "live lease: the server at "+url+" answers for this checkout"
-	case in.Foreign != "" && in.Owner == proc.OwnerAlive:
+	case in.OutOfReach && in.Owner == proc.OwnerAlive:
 		// A container's server and its host's, sharing the checkout: taking
 		// over one that is alive would only start a war over the lease.
 		v.Class = Unusable
-		v.Reason = "unusable lease: the server it names at " + url + " runs in other namespaces than this process (a container's, or its host's), out of its reach (" + probe.Reason + "), and its owner (" + pid + ") holds the lease"
+		v.Reason = "unusable lease: the server it names at " + url + " runs in another network namespace than this process (a container's, or its host's), out of its reach (" + probe.Reason + "), and its owner (" + pid + ") holds the lease"
 	case in.Owner == proc.OwnerGone:
 		v.Class = Stale
 		v.Reason = "stale lease: the server it names at " + url + " does not answer for this checkout and its owner (" + pid + ") is gone (" + probe.Reason + ")"

@@ -112,13 +112,16 @@ func TestJudge(t *testing.T) {
 		// An owner in other namespaces (a container's, or the host's beside
 		// it) is told alive by the lock it holds on its lease: alive, it is
 		// out of reach, never taken over (both sides would take it in turn).
-		{name: "in other namespaces, held", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerAlive, Probe: failedProbe, Foreign: "pid:[1] net:[2]"}, class: Unusable, probe: true,
-			reason: "runs in other namespaces than this process (a container's, or its host's), out of its reach (connection refused), and its owner (pid 4242 in pid:[1] net:[2]) holds the lease"},
-		{name: "in other namespaces, no longer held", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerGone, Probe: failedProbe, Foreign: "pid:[1] net:[2]"}, class: Stale, probe: true, reason: "its owner (pid 4242 in pid:[1] net:[2]) is gone"},
-		{name: "in other namespaces, whether held cannot be told", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerUnknown, Probe: failedProbe, Foreign: "pid:[1] net:[2]"}, class: Busy, probe: true},
+		{name: "in other namespaces, held", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerAlive, Probe: failedProbe, Foreign: "pid:[1] net:[2]", OutOfReach: true}, class: Unusable, probe: true,
+			reason: "runs in another network namespace than this process (a container's, or its host's), out of its reach (connection refused), and its owner (pid 4242 in pid:[1] net:[2]) holds the lease"},
+		// Sharing the network, a silent server is a busy one, whose owner
+		// its lock tells alive: replaced after the busy grace, as here.
+		{name: "in another pid namespace, held, silent", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerAlive, Probe: failedProbe, Foreign: "pid:[1] net:[2]"}, class: Busy, probe: true, reason: "its owner (pid 4242 in pid:[1] net:[2]) is alive"},
+		{name: "in other namespaces, no longer held", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerGone, Probe: failedProbe, Foreign: "pid:[1] net:[2]", OutOfReach: true}, class: Stale, probe: true, reason: "its owner (pid 4242 in pid:[1] net:[2]) is gone"},
+		{name: "in other namespaces, whether held cannot be told", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerUnknown, Probe: failedProbe, Foreign: "pid:[1] net:[2]", OutOfReach: true}, class: Busy, probe: true},
 		{name: "in other namespaces, sharing the network", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerAlive, Probe: okProbe, Foreign: "pid:[1] net:[2]"}, class: Live, probe: true},
-		{name: "in other namespaces, from a file replaced here", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Executable.MTime-- }), OnDisk: ourExe, Owner: proc.OwnerAlive, Probe: failedProbe, Foreign: "pid:[1] net:[2]"}, class: Unusable, probe: true},
-		{name: "in other namespaces, older", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Version = "1.1.9" }), Owner: proc.OwnerAlive, Probe: failedProbe, Foreign: "pid:[1] net:[2]"}, class: Unusable, probe: true},
+		{name: "in other namespaces, from a file replaced here", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Executable.MTime-- }), OnDisk: ourExe, Owner: proc.OwnerAlive, Probe: failedProbe, Foreign: "pid:[1] net:[2]", OutOfReach: true}, class: Unusable, probe: true},
+		{name: "in other namespaces, older", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Version = "1.1.9" }), Owner: proc.OwnerAlive, Probe: failedProbe, Foreign: "pid:[1] net:[2]", OutOfReach: true}, class: Unusable, probe: true},
 		{name: "in other namespaces, binding", in: Input{Found: Regular, Raw: bound(noURL), Owner: proc.OwnerAlive, Foreign: "pid:[1] net:[2]"}, class: Binding, grace: bind},
 		{name: "in other namespaces, binding no longer", in: Input{Found: Regular, Raw: bound(noURL), Owner: proc.OwnerGone, Foreign: "pid:[1] net:[2]"}, class: Abandoned, reason: "pid 4242 in pid:[1] net:[2] is gone"},
 

@@ -61,10 +61,10 @@ type Lease struct {
 	// Windows).
 	ProcessStart uint64 `json:"process_start"`
 	// Namespaces are the owner's pid and network namespaces
-	// ([proc.Namespaces]; Linux only). A judge in others (a container's,
-	// or the host's beside it) can neither see the owner's pid nor reach
-	// its loopback: it asks the lock the owner holds on the lease for its
-	// term ([Snapshot.Holder]).
+	// ([proc.Namespaces]; Linux only). A judge in another pid namespace (a
+	// container's, or the host's beside it) cannot see the owner's pid: it
+	// asks the lock the owner holds on the lease for its term
+	// ([Snapshot.Holder]).
 	Namespaces string      `json:"namespaces"`
 	Executable *Executable `json:"executable"`
 	Version    string      `json:"version"`

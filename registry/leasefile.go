@@ -145,8 +145,8 @@ func (lf *LeaseFile) forget() {
 
 // holdTerm locks tmp, about to become the lease, for the lease's term
 // ([FS.Hold]), and returns what releases it. Where the system will not
-// lock it, the lease is not held: a judge in other namespaces then takes
-// its owner for gone, as before leases were held.
+// lock it, the lease is not held: a judge in another pid namespace then
+// takes its owner for gone, as before leases were held.
 func holdTerm(fsys FS, tmp string) func() {
 	if release, err := fsys.Hold(tmp); err == nil {
 		return release

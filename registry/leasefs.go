@@ -28,8 +28,8 @@ type FS interface {
 	// Rename renames tmp over path, atomically.
 	Rename(tmp, path string) error
 	// Hold locks the file at path, which nobody else has open yet, until
-	// release: an owner holds its lease so for its term, where the system
-	// lets another process see it ([Snapshot.Holder]).
+	// release: an owner holds its lease so for its term, on Linux
+	// ([Snapshot.Holder]); elsewhere it holds nothing.
 	Hold(path string) (release func(), err error)
 	// Remove removes the name path itself, never a link's target.
 	Remove(path string) error

@@ -7,8 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"runtime"
-
-	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
 )
 
 // On other systems there is no lock the kernel releases for a dead holder:
@@ -20,8 +18,6 @@ var errNoLease = fmt.Errorf("lease files are unsupported on %s", runtime.GOOS)
 func openLockFile(p string) (*os.File, error)      { return nil, errNoLease }
 func tryLock(*os.File) (bool, error)               { return false, errNoLease }
 func openNoFollow(path string) (*os.File, error)   { return nil, errNoLease }
-func holdFile(string) (*os.File, error)            { return nil, errNoLease }
-func holderOf(*os.File) proc.Liveness              { return proc.OwnerUnknown }
 func idOf(fs.FileInfo) fileID                      { return fileID{} }
 func openedID(*os.File, fs.FileInfo) fileID        { return fileID{} }
 func unlink(path string) error                     { return errNoLease }

@@ -3,19 +3,15 @@
 package registry
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"syscall"
-
-	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
 )
 
-// On Unix the take-over lock is flock(2), and so is the lock a lease's
-// owner holds on its lease for its term: the kernel releases either with
-// the last descriptor, also when the holder dies. Links are never followed
+// On Unix the take-over lock is flock(2), which the kernel releases with
+// the last descriptor, also when the holder dies; links are never followed
 // (O_NOFOLLOW), and a special file never blocks a read (O_NONBLOCK).
 
 // openLockFile opens (creating it) the sidecar lock file, refusing a link.
@@ -25,13 +21,9 @@ func openLockFile(p string) (*os.File, error) {
 
 // tryLock takes an exclusive lock on f without waiting: false when another
 // holds it.
-func tryLock(f *os.File) (bool, error) { return tryFlock(f, syscall.LOCK_EX) }
-
-// tryFlock applies flock(2) how to f without waiting: false when another
-// open file holds a lock that conflicts.
-func tryFlock(f *os.File, how int) (bool, error) {
+func tryLock(f *os.File) (bool, error) {
 	for {
-		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		switch {
 		case err == nil:
 			return true, nil
@@ -43,35 +35,6 @@ func tryFlock(f *os.File, how int) (bool, error) {
 			return false, err
 		}
 	}
-}
-
-// holdFile locks the file at path, which nobody else has open yet, until
-// the returned file is closed: a lease's owner holds its lease so for its
-// term. (Opened for writing: a network file system lends an exclusive
-// flock only to a writer.)
-func holdFile(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	if held, err := tryLock(f); !held {
-		f.Close()
-		return nil, fmt.Errorf("locking %s: %w", path, cmp.Or(err, errors.New("another process holds it")))
-	}
-	return f, nil
-}
-
-// holderOf tells whether another open file holds a lock on f, as a lease's
-// owner does for its term: alive when one does, gone when none does,
-// unknown when the file system will not say.
-func holderOf(f *os.File) proc.Liveness {
-	switch free, err := tryFlock(f, syscall.LOCK_SH); {
-	case err != nil:
-		return proc.OwnerUnknown
-	case !free:
-		return proc.OwnerAlive
-	}
-	return proc.OwnerGone // the shared lock goes with f, closed by the reader
 }
 
 // openNoFollow opens path to read it; a link at path is refused with an

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/windows"
-
-	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
 )
 
 // On Windows the take-over lock is LockFileEx on the sidecar file (locks
@@ -42,14 +40,6 @@ func tryLock(f *os.File) (bool, error) {
 		return false, err
 	}
 }
-
-// holdFile holds nothing: a lock is mandatory on Windows, and would keep
-// readers from the lease. Nothing else on Windows cuts a lease's owner off
-// from its judges: it has no namespaces.
-func holdFile(string) (*os.File, error) { return nil, nil }
-
-// holderOf cannot tell: no lease is held on Windows.
-func holderOf(*os.File) proc.Liveness { return proc.OwnerUnknown }
 
 // openNoFollow opens path to read it; a reparse point at path is refused
 // with an error matching [errLinked]. While a rename replaces the file,

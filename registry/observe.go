@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net"
 	"os"
+	"strings"
 
 	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
 )
@@ -111,7 +112,7 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 			if elsewhere(doc.Root, o.Root) {
 				in.Elsewhere, obs.Elsewhere = doc.Root, doc.Root
 			}
-			in.Foreign = o.foreign(doc)
+			in.Foreign, in.OutOfReach = o.foreign(doc)
 			obs.Owner = o.owner(doc, snap)
 			in.Owner = obs.Owner
 			if e := doc.Executable; e != nil && e.Path != "" && e.Path == o.Executable.Path {
@@ -130,7 +131,7 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 			in.Probe = ProbeResult{Status: ProbeFailed, Reason: "the probe gave no answer"}
 		}
 		v = Judge(in)
-		if v.Class == Busy || in.Foreign != "" && v.Class == Unusable {
+		if v.Class == Busy || in.OutOfReach && v.Class == Unusable {
 			// A server killed just now refuses the probe: its owner, asked
 			// before, is asked again, or the lease would be waited for as a
 			// busy one's (or its server left for one out of reach).
@@ -153,20 +154,30 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 }
 
 // foreign returns the namespaces doc's owner runs in, when they are not
-// this process's.
-func (o *Observer) foreign(doc Lease) string {
+// this process's, and whether its network namespace is another too.
+func (o *Observer) foreign(doc Lease) (namespaces string, outOfReach bool) {
 	ours := cmp.Or(o.Namespaces, proc.Namespaces())
 	if doc.Namespaces == "" || ours == "" || doc.Namespaces == ours {
-		return ""
+		return "", false
 	}
-	return doc.Namespaces
+	return doc.Namespaces, network(doc.Namespaces) != network(ours)
+}
+
+// network is the network namespace ("net:[…]") among namespaces.
+func network(namespaces string) string {
+	for _, ns := range strings.Fields(namespaces) {
+		if strings.HasPrefix(ns, "net:") {
+			return ns
+		}
+	}
+	return ""
 }
 
 // owner tells whether doc's owner runs: by its pid, start and boot; or,
 // when it runs in other namespaces, where that pid is another process or
 // none, by the lock it holds on its lease for its term, as snap found it.
 func (o *Observer) owner(doc Lease, snap Snapshot) proc.Liveness {
-	if o.foreign(doc) != "" {
+	if ns, _ := o.foreign(doc); ns != "" {
 		return snap.Holder
 	}
 	return o.Env.Alive(doc.PID, doc.ProcessStart, doc.BootID)

@@ -31,7 +31,10 @@ func TestAContainerAndItsHostNeverFightOverTheLease(t *testing.T) {
 		t.Run(first+" first", func(t *testing.T) {
 			dir := checkout(t)
 			inContainer := func(side string) *mcpclient.Process {
-				return startIn(t, dir, side == "container")
+				if side == "container" {
+					return startIn(t, dir, syscall.CLONE_NEWPID|syscall.CLONE_NEWNET)
+				}
+				return startIn(t, dir, 0)
 			}
 			other := map[string]string{"host": "container", "container": "host"}[first]
 			a := inContainer(first)
@@ -41,7 +44,7 @@ func TestAContainerAndItsHostNeverFightOverTheLease(t *testing.T) {
 
 			b := inContainer(other)
 			initialize(t, b, "codex")
-			if _, err := b.WaitLog(ctx(t), servedAlone, "runs in other namespaces than this process", "holds the lease"); err != nil {
+			if _, err := b.WaitLog(ctx(t), servedAlone, "runs in another network namespace than this process", "holds the lease"); err != nil {
 				t.Fatal(err)
 			}
 			var repo struct{ State string }
@@ -68,16 +71,43 @@ func TestAContainerAndItsHostNeverFightOverTheLease(t *testing.T) {
 	}
 }
 
-// startIn starts a client of the shared server in dir, in pid and network
-// namespaces of its own when inContainer.
-func startIn(t *testing.T, dir string, inContainer bool) *mcpclient.Process {
+// A container sharing its host's network (docker --network=host) shares
+// its server too: its processes attach to the host's. Its pid means
+// nothing there, so a stopped leaseholder is told alive by its lock, and
+// taken over after the busy grace, as in one namespace.
+func TestAContainerOnTheHostsNetworkSharesItsServer(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Log("not root: no namespaces to run a container's process in")
+		return
+	}
+	dir := checkout(t)
+	a := startIn(t, dir, 0)
+	initialize(t, a, "claude-code")
+	url := serverURL(t, a)
+	b := startIn(t, dir, syscall.CLONE_NEWPID)
+	initialize(t, b, "codex")
+	attached(t, b, url)
+
+	stop(t, a)
+	t.Cleanup(func() { a.Signal(syscall.SIGCONT) })
+	c := startIn(t, dir, syscall.CLONE_NEWPID, "--busy-grace", "1s", "--probe-timeout", "500ms")
+	initialize(t, c, "gemini-cli")
+	if _, err := c.WaitLog(ctx(t), "busy lease:", "is alive", "taking it over"); err != nil {
+		t.Fatal(err)
+	}
+	if got := serverURL(t, c); readLease(t, dir)["url"] != got {
+		t.Fatal("the lease does not name the container's server")
+	}
+}
+
+// startIn starts a client of the shared server in dir, in the new
+// namespaces cloneflags asks for, with args.
+func startIn(t *testing.T, dir string, cloneflags uintptr, args ...string) *mcpclient.Process {
 	t.Helper()
-	args := []string{"--http-port", "0"}
+	args = append([]string{"--http-port", "0"}, args...)
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
-	if inContainer {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNET}
-	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: cloneflags}
 	p, err := mcpclient.StartCmd(cmd)
 	if err != nil {
 		t.Fatal(err)
