@@ -260,7 +260,11 @@ func (h *Server) serveInitialize(w http.ResponseWriter, r *http.Request, body []
 		return
 	}
 	rec := newBufferWriter()
-	h.pass(rec, withBody(r, body))
+	// Handled to the end whoever hangs up: mcp-go, finding the request's
+	// context ended, would return before it registered or named the
+	// session its initialize made (and put on the board), which nothing
+	// would then end. Named, it is ended below.
+	h.pass(rec, withBody(r, body).WithContext(context.WithoutCancel(r.Context())))
 	sid := rec.header.Get(server.HeaderKeySessionID)
 	switch {
 	case sid == "":

@@ -265,13 +265,10 @@ func (quietBoard) Changes() (string, <-chan struct{}) { return "", nil }
 // written.
 func TestAnInitializeWhoseClientHungUpOpensNoSession(t *testing.T) {
 	f := newFixture()
-	registering := make(chan struct{}, 1)
-	f.hooks.AddOnRegisterSession(func(ctx context.Context, _ server.ClientSession) {
+	registering, hungUp := make(chan struct{}, 1), make(chan struct{})
+	f.hooks.AddOnRegisterSession(func(context.Context, server.ClientSession) {
 		registering <- struct{}{}
-		select {
-		case <-ctx.Done(): // the server saw the client hang up
-		case <-time.After(wait):
-		}
+		<-hungUp
 	})
 	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
 	conn, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
@@ -286,6 +283,7 @@ func TestAnInitializeWhoseClientHungUpOpensNoSession(t *testing.T) {
 	}
 	<-registering
 	conn.Close()
+	close(hungUp)
 	f.waitRegistered(t, 0)
 	if n := s.Sessions(); n != 0 {
 		t.Fatalf("%d sessions counted for an initialize whose client hung up", n)
