@@ -29,8 +29,11 @@ func tryLater(ctx context.Context, _ ...any) error {
 	m.retryWait = min(2*wait, m.cfg.JoinRetryMax)
 	m.armRetry(wait)
 	why := fmt.Sprintf("%s lease: %s", m.obs.Class, m.obs.Reason)
-	if m.obs.Class == ClassUnusable {
+	switch m.obs.Class {
+	case ClassUnusable:
 		why = m.obs.Reason
+	case ClassWon: // and then its server did not start
+		why = m.failure
 	}
 	level := zap.DebugLevel
 	if why != m.stillWhy {

@@ -173,3 +173,30 @@ func TestAClientServedAloneFromTheStartJoinsAndIsToldItsNewPeerID(t *testing.T) 
 		t.Errorf("the shared board does not list both clients: %+v", board)
 	}
 }
+
+// A client whose shared server will not start (its address is none of
+// this machine's) is served alone, and its tries to share again back off
+// as alone's do, each twice as far apart, though each wins the lease
+// anew: the watch started on entering alone used to report the lease's
+// state as a change, and tried again a second later, every time, for
+// ever. Each try says why it failed, once.
+func TestAServerThatWillNotStartIsTriedAgainLessAndLessOften(t *testing.T) {
+	dir := checkout(t)
+	p := shared(t, dir, "--http-host", "203.0.113.1", "--log-level", "debug")
+	initialize(t, p, "claude-code")
+	if err := p.WaitLogs(ctx(t), 3, "still serving this client alone: starting the shared server: binding 203.0.113.1"); err != nil {
+		t.Fatal(err)
+	}
+	var waits []string
+	for _, line := range p.Logs() {
+		if strings.Contains(line, "still serving this client alone") {
+			waits = append(waits, line[strings.Index(line, "trying to share again in"):][:len("trying to share again in 1s")])
+		}
+	}
+	if want := []string{"trying to share again in 1s", "trying to share again in 2s", "trying to share again in 4s"}; !slices.Equal(waits[:3], want) {
+		t.Fatalf("the tries were %q apart, want %q", waits, want)
+	}
+	if n := p.CountLogs("starting the shared server: starting the shared server"); n != 0 {
+		t.Fatalf("the failure was said twice over in %d lines", n)
+	}
+}

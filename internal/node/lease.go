@@ -70,6 +70,10 @@ type leaseFile struct {
 	// them first, and an ordinary system call would wake the runtime's
 	// monitor thread for each (B2).
 	carrying atomic.Pointer[carrying]
+	// judged is what the last attempt read at the lease path: a watch's
+	// first report of the same is no change (it would reset alone's
+	// backoff each time alone is entered).
+	judged atomic.Pointer[registry.Snapshot]
 	// first is the reading of the lease begun as the node was built
 	// (readSoon), which the first attempt takes.
 	first atomic.Pointer[chan observed]
@@ -211,6 +215,7 @@ func (e *leaseFile) Attempt(ctx context.Context) machine.Observation {
 	if r.err != nil {
 		return machine.Observation{Class: machine.ClassUnusable, Reason: r.err.Error()}
 	}
+	e.judged.Store(&o.Snapshot)
 	switch {
 	case o.Verdict.Class == registry.Absent:
 		return e.acquire(ctx)
@@ -277,16 +282,24 @@ func (e *leaseFile) Release(context.Context) error {
 	return err
 }
 
-// Watch relays the lease file's changes while the machine elects.
+// Watch relays the lease file's changes while the machine elects: its
+// first report, what the path holds as the watch starts, only when that is
+// not what the last attempt judged.
 func (e *leaseFile) Watch(ctx context.Context) (<-chan struct{}, error) {
 	changes, err := registry.Watch(ctx, e.file.Path, 0, 0)
 	if err != nil {
 		return nil, err
 	}
+	judged := e.judged.Load()
 	out := make(chan struct{})
 	go func() {
 		defer close(out)
-		for range changes {
+		for c := range changes {
+			if judged != nil && c.Same(*judged) {
+				judged = nil
+				continue
+			}
+			judged = nil
 			select {
 			case out <- struct{}{}:
 			case <-ctx.Done():

@@ -70,7 +70,7 @@ func (s *sharedServer) Start(ctx context.Context) error {
 	h, url, err := s.listen(srv, t, key)
 	if err != nil {
 		s.unkeep()
-		return fmt.Errorf("starting the shared server: %w", err)
+		return err // the machine says what failed: starting the shared server
 	}
 	// Stop shuts down the server it finds here: one that ran before it was
 	// put here cancelled ctx first, and it is shut down at once.
