@@ -109,9 +109,9 @@ func (h *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveStream serves a session's GET stream. The stream ends with its
-// session; a stream whose client's connection dropped ends its session at
-// once, so a client killed without a goodbye is not counted until the idle
-// timeout.
+// session; the last stream of a session whose client's connection dropped
+// ends its session at once, so a client killed without a goodbye is not
+// counted until the idle timeout.
 func (h *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 	sid, ok := h.session(w, r, "GET /mcp opens a session's stream: name the session in Mcp-Session-Id")
 	if !ok {
@@ -125,8 +125,7 @@ func (h *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.pass(w, r.WithContext(ctx))
-	remove()
-	if r.Context().Err() != nil && !h.closing.Load() && h.table.known(sid) {
+	if left := remove(); left == 0 && r.Context().Err() != nil && !h.closing.Load() && h.table.known(sid) {
 		h.endSession(sid, endStreamDropped)
 	}
 }

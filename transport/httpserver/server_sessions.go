@@ -242,8 +242,9 @@ func (t *sessionTable) expect(id, reason string) (forget func()) {
 
 // addStream ties a GET stream to its session: the stream is cancelled when
 // the session ends. Opening it is the session's activity too. It returns
-// false when the session is unknown.
-func (t *sessionTable) addStream(id string, cancel context.CancelFunc) (remove func(), ok bool) {
+// false when the session is unknown; remove unties it, and says how many
+// of the session's streams are still open.
+func (t *sessionTable) addStream(id string, cancel context.CancelFunc) (remove func() (left int), ok bool) {
 	key := new(int)
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -253,10 +254,11 @@ func (t *sessionTable) addStream(id string, cancel context.CancelFunc) (remove f
 	}
 	e.streams[key] = cancel
 	t.armLocked(id, e)
-	return func() {
+	return func() int {
 		t.mu.Lock()
+		defer t.mu.Unlock()
 		delete(e.streams, key)
-		t.mu.Unlock()
+		return len(e.streams)
 	}, true
 }
 

@@ -347,6 +347,45 @@ func TestADroppedStreamEndsItsSessionAtOnce(t *testing.T) {
 	f.waitRegistered(t, 0) // else its peer would stay on the board
 }
 
+// A session may have more than one stream open (a client that opens a
+// new one before its old connection is found dead): one of them dropped
+// ends the session only when it was the last. The server has closed the
+// dropped stream's connection before the session is asked for.
+func TestAStreamDroppedBesideAnotherLeavesItsSessionOpen(t *testing.T) {
+	f := newFixture()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed, gate := make(chan struct{}, 8), make(chan struct{})
+	close(gate)
+	s := serveOn(t, closeTelling{ln.(*net.TCPListener), gate, closed}, httpserver.Config{MCP: f.srv})
+	c := newClient(t, s.url)
+	sid := c.initialize()
+	open := func() (*http.Response, context.CancelFunc) {
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.url+"/mcp", nil)
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Authorization", secret.Authorization(testSecret))
+		resp, err := c.http.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("GET stream: %v %v", resp, err)
+		}
+		return resp, cancel
+	}
+	first, drop := open()
+	second, end := open()
+	defer end()
+	drop()
+	first.Body.Close()
+	<-closed // the server is done with the dropped stream
+	if resp, body := c.do("POST", "/mcp", sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); resp.StatusCode != http.StatusOK {
+		t.Fatalf("after one of its two streams dropped, the session answered %d %s", resp.StatusCode, body)
+	}
+	second.Body.Close()
+}
+
 func TestShutdownEndsSessionsAndStreams(t *testing.T) {
 	f := newFixture()
 	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
