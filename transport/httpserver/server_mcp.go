@@ -253,11 +253,13 @@ func (h *Server) serveInitialize(w http.ResponseWriter, r *http.Request, body []
 		writeFrame(w, http.StatusOK, ref.frame(id, wire.CodeLeaseLost))
 		return
 	}
-	if n := h.table.count(); n >= h.cfg.MaxSessions {
+	release, n := h.table.admit(h.cfg.MaxSessions)
+	if release == nil {
 		h.log.Info("a new session was refused: the server is full", zap.Int("sessions", n))
 		refuseFull(w, n)
 		return
 	}
+	defer release()
 	rec := newBufferWriter()
 	// Handled to the end whoever hangs up: mcp-go, finding the request's
 	// context ended, would return before it registered or named the

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,6 +59,40 @@ func TestSessionsAreCapped(t *testing.T) {
 	}
 	if resp, _ := c.do(http.MethodPost, "/mcp", sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); resp.StatusCode != http.StatusOK {
 		t.Fatalf("an existing session after the refusal: %d", resp.StatusCode)
+	}
+	// A 2026-07-28 listen counts as a session, and is refused as one.
+	resp, body = c.do(http.MethodPost, "/mcp", "", modernRequest(3, "subscriptions/listen", `{"notifications":{"toolsListChanged":true}}`),
+		modernHeaders("subscriptions/listen", "")...)
+	if e := refusal(t, body).Error; resp.StatusCode != http.StatusServiceUnavailable || e.Code != wire.ErrCodeFull || e.Sessions != 2 {
+		t.Fatalf("a listen beyond the cap: %d %s", resp.StatusCode, body)
+	}
+}
+
+// Initializes sent at once open no more sessions than the cap: each takes
+// its place before it is answered, not once it has been.
+func TestSessionsOpenedAtOnceStayWithinTheCap(t *testing.T) {
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, MaxSessions: 2})
+	c := newClient(t, s.url)
+	var opened atomic.Int32
+	var wg sync.WaitGroup
+	for range 40 {
+		wg.Go(func() {
+			req, _ := http.NewRequest(http.MethodPost, s.url+"/mcp", strings.NewReader(initialize))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Authorization", secret.Authorization(testSecret))
+			if resp, err := c.http.Do(req); err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.Header.Get("Mcp-Session-Id") != "" {
+					opened.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n, counted := opened.Load(), s.Sessions(); n != 2 || counted != 2 {
+		t.Fatalf("%d sessions opened of 40 sent at once, %d counted; the cap is 2", n, counted)
 	}
 }
 
