@@ -15,18 +15,19 @@ import (
 )
 
 // Watch keeps the index current until ctx ends, then closes its watcher and
-// returns nil. It watches the root and .ai (for .ai or .ai/repo appearing
-// or being replaced), every directory under .ai/repo (dot-directories
-// aside) and the file outside it that each object's link names, adding new
-// ones before each rebuild. A change is followed, once the directory has
-// been quiet for the debounce period (or at most ten periods after a burst
-// began), by a rebuild; the rebuilt index is published, with the next
-// generation, only when its objects or diagnostics differ from the current
-// one's, and then onChange(old, new) is called (nil is allowed). Watch also
-// rebuilds once right after it starts, catching changes made since the
-// current index was built, unless it can prove there were none (every file
-// the same file, with the same size and times, none of them changed within
-// a second before that build).
+// returns nil. It watches .ai (for .ai/repo appearing or being replaced, and
+// for .ai's own removal, after which it looks for its return), every
+// directory under .ai/repo (dot-directories aside) and the file outside it
+// that each object's link names, adding new ones before each rebuild. A
+// change is followed, once the directory has been quiet for the debounce
+// period (or at most ten periods after a burst began), by a rebuild; the
+// rebuilt index is published, with the next generation, only when its
+// objects or diagnostics differ from the current one's, and then
+// onChange(old, new) is called (nil is allowed). Watch also rebuilds once
+// right after it starts, catching changes made since the current index was
+// built, unless it can prove there were none (every file the same file, with
+// the same size and times, none of them changed within a second before that
+// build).
 //
 // onChange runs on Watch's goroutine: rebuilds wait for it to return.
 // Watcher errors are logged, not returned; Watch returns an error only when
@@ -45,12 +46,6 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 	repoDir := filepath.Join(l.root, filepath.FromSlash(repoRel))
 	if err := w.Add(aiDir); err != nil {
 		return fmt.Errorf("layer: watching %s: %w", aiDir, err)
-	}
-	// The root's watch sees .ai replaced whole (a branch without it and
-	// back), whose own watch ends with it: the new one is watched at the
-	// rebuild that follows.
-	if err := w.Add(l.root); err != nil {
-		l.log.Warn("layer watch failed", zap.String("path", l.root), zap.Error(err))
 	}
 
 	var targets map[string]bool // files outside .ai/repo that its links name
@@ -87,6 +82,16 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 		fire = timer.C
 	}
 
+	// .ai removed or moved away (a branch without it) takes its watch with
+	// it: while it is gone it is looked for every second, and once back it
+	// is rebuilt, which watches it again. (A watch on the root would wake
+	// the server for every write beside .ai.)
+	var gone *time.Ticker
+	defer func() {
+		if gone != nil {
+			gone.Stop()
+		}
+	}()
 	events, errs := w.Events, w.Errors
 	for {
 		select {
@@ -97,7 +102,16 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 				events = nil
 				continue
 			}
-			if ev.Name == aiDir || under(ev.Name, repoDir) || targets[ev.Name] {
+			if ev.Name == aiDir && ev.Has(fsnotify.Remove|fsnotify.Rename) && gone == nil {
+				gone = time.NewTicker(aiLookEvery)
+			}
+			if under(ev.Name, repoDir) || targets[ev.Name] {
+				schedule(time.Now())
+			}
+		case <-tickerC(gone):
+			if _, err := os.Stat(aiDir); err == nil {
+				gone.Stop()
+				gone = nil
 				schedule(time.Now())
 			}
 		case err, ok := <-errs:
@@ -114,6 +128,17 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 			refresh()
 		}
 	}
+}
+
+// aiLookEvery is how often a .ai that is gone is looked for.
+const aiLookEvery = time.Second
+
+// tickerC is t's channel, or nil (which never fires) when there is none.
+func tickerC(t *time.Ticker) <-chan time.Time {
+	if t == nil {
+		return nil
+	}
+	return t.C
 }
 
 // addTree watches dir and its subdirectories, dot-directories aside, and
