@@ -289,11 +289,12 @@ func (t *sessionTable) count() int {
 
 // admit takes one of max places for a session or a listen being opened,
 // until it is counted (or refused) and release is called; nil, and how
-// many there are, when no place is left.
+// many there are, when no place is left. A bridge's presence takes no
+// place: it stands for a client whose session or listen has its own.
 func (t *sessionTable) admit(max int) (release func(), n int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if n := t.live + t.listening + t.opening; n >= max {
+	if n := t.live + t.listening - len(t.presences) + t.opening; n >= max {
 		return nil, n
 	}
 	t.opening++

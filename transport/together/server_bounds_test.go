@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/board"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
@@ -387,4 +389,42 @@ func (c *settableClock) add(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
+}
+
+// A bridge's presence, which stands for its 2026-07-28 client, takes no
+// place of the cap: that client's own listen, through the same bridge,
+// takes the last one. (Counted twice, it was refused, and the client went
+// alone and back, again and again.)
+func TestABridgedListenIsNotRefusedForItsOwnPresence(t *testing.T) {
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, MaxSessions: 1, PresenceID: bridge.PresenceID})
+	c := newClient(t, s.url)
+	listen := func(ctx context.Context, id string) *http.Response {
+		body := strings.Replace(modernRequest(1, "subscriptions/listen", `{"notifications":{"toolsListChanged":true}}`), `"id":1`, `"id":`+id, 1)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.url+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", secret.Authorization(testSecret))
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "subscriptions/listen")
+		resp, err := c.http.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if resp := listen(ctx, strconv.Quote(bridge.PresenceID)); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the presence: %d", resp.StatusCode)
+	}
+	s.count.waitFor(t, 1)
+	if resp := listen(ctx, "7"); resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(resp.Body)
+		t.Fatalf("the client's own listen beside its presence: %d %s", resp.StatusCode, body)
+	}
+	s.count.waitFor(t, 2)
+	if resp := listen(ctx, "8"); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("another client's listen beyond the cap: %d", resp.StatusCode)
+	}
 }
