@@ -45,21 +45,23 @@ func endElection(ctx context.Context, _ ...any) error {
 	return nil
 }
 
-// takeOver replaces the unusable lease just judged and attempts again.
+// takeOver replaces the unusable lease just judged and attempts again,
+// both on the attempt's goroutine: a take-over may wait for the sidecar
+// lock, and the loop would not hear a signal, the client's leaving or the
+// election bound meanwhile. One that fails is an unusable lease.
 func takeOver(ctx context.Context, _ ...any) error {
 	m := machineOf(ctx)
-	obs := m.obs
-	m.log.Warn(fmt.Sprintf("%s lease: %s; taking it over", obs.Class, obs.Reason),
-		zap.String("lease", m.cfg.LeasePath), zap.String("class", string(obs.Class)))
-	switch err := m.cfg.Election.TakeOver(ctx, obs); {
-	case errors.Is(err, ErrContended):
-		m.log.Info(fmt.Sprintf("%v; looking at the lease again", err), zap.String("lease", m.cfg.LeasePath))
-	case err != nil:
-		m.failure = fmt.Sprintf("taking over the %s lease: %v", obs.Class, err)
-		m.fire(ctx, LeaseUnusable)
+	obs, log, lease := m.obs, m.log, zap.String("lease", m.cfg.LeasePath)
+	log.Warn(fmt.Sprintf("%s lease: %s; taking it over", obs.Class, obs.Reason), lease, zap.String("class", string(obs.Class)))
+	m.attemptAfter(func(actx context.Context) *Observation {
+		switch err := m.cfg.Election.TakeOver(actx, obs); {
+		case errors.Is(err, ErrContended):
+			log.Info(fmt.Sprintf("%v; looking at the lease again", err), lease)
+		case err != nil:
+			return &Observation{Class: ClassUnusable, Reason: fmt.Sprintf("taking over the %s lease: %v", obs.Class, err)}
+		}
 		return nil
-	}
-	m.startAttempt()
+	})
 	return nil
 }
 
@@ -339,7 +341,11 @@ func (m *Machine) watchLease() {
 }
 
 // startAttempt ends any wait and runs one Attempt on its own goroutine.
-func (m *Machine) startAttempt() {
+func (m *Machine) startAttempt() { m.attemptAfter(nil) }
+
+// attemptAfter starts an attempt on a goroutine of its own, after first
+// (when not nil), whose observation, if it gives one, is the attempt's.
+func (m *Machine) attemptAfter(first func(context.Context) *Observation) {
 	if m.poll != nil {
 		m.poll.Stop()
 		m.poll = nil
@@ -348,7 +354,15 @@ func (m *Machine) startAttempt() {
 	m.nextAttempt++
 	m.attempt, m.cancelAttempt = m.nextAttempt, cancel
 	id, el := m.attempt, m.cfg.Election
-	m.wg.Go(func() { m.inbox.post(event{attempt: id, obs: el.Attempt(actx)}) })
+	m.wg.Go(func() {
+		if first != nil {
+			if obs := first(actx); obs != nil {
+				m.inbox.post(event{attempt: id, obs: *obs})
+				return
+			}
+		}
+		m.inbox.post(event{attempt: id, obs: el.Attempt(actx)})
+	})
 }
 
 // stopElection ends the lease watch, cancels the attempt in flight, whose

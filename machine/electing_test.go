@@ -61,6 +61,22 @@ func TestElecting_TakeOverThatFailsServesAlone(t *testing.T) {
 	})
 }
 
+// A take-over waiting for the sidecar lock (held by a process stopped in
+// its critical section) holds its attempt, never the machine: the client's
+// leaving is heard at once, and the process exits.
+func TestElecting_AWaitingTakeOverHoldsNothingUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, func(cfg *Config) {
+			cfg.Election.(*fakeElection).takeOverWaits = true
+		})
+		h.observe(Observation{Class: ClassStale, Reason: "silent, owner gone"})
+		h.expect("attempt", "take-over stale <nil>")
+		h.m.ClientLeft()
+		h.expect("=> exited on client-left")
+		h.exitsWith(Outcome{Reason: "the client left"})
+	})
+}
+
 func TestElecting_BusyWaitsForThePollThenAttachesToLive(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := start(t)

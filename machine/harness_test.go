@@ -44,7 +44,10 @@ type fakeElection struct {
 	rec         *recorder
 	results     chan Observation
 	takeOverErr error
-	changes     chan struct{} // lease changes the test makes; nil: none
+	// takeOverWaits makes TakeOver wait until its context ends, as one
+	// waiting for a lock held by a stopped process does.
+	takeOverWaits bool
+	changes       chan struct{} // lease changes the test makes; nil: none
 }
 
 func (f *fakeElection) Attempt(ctx context.Context) Observation {
@@ -57,8 +60,12 @@ func (f *fakeElection) Attempt(ctx context.Context) Observation {
 	}
 }
 
-func (f *fakeElection) TakeOver(_ context.Context, obs Observation) error {
+func (f *fakeElection) TakeOver(ctx context.Context, obs Observation) error {
 	f.rec.add("take-over %s %v", obs.Class, obs.Opaque)
+	if f.takeOverWaits {
+		<-ctx.Done()
+		return ctx.Err()
+	}
 	return f.takeOverErr
 }
 

@@ -260,13 +260,25 @@ func (e *leaseFile) acquire(ctx context.Context) machine.Observation {
 }
 
 // TakeOver removes the unusable lease judged in obs, and nothing written
-// after it was judged.
-func (e *leaseFile) TakeOver(_ context.Context, obs machine.Observation) error {
+// after it was judged. When ctx ends first (the process is ending) it
+// returns, and the take-over, waiting for the sidecar lock, goes on alone:
+// it can remove nothing but what was judged.
+func (e *leaseFile) TakeOver(ctx context.Context, obs machine.Observation) error {
 	judged, ok := obs.Opaque.(registry.Observation)
 	if !ok {
 		return fmt.Errorf("taking over: no judged lease")
 	}
-	_, err := e.file.TakeOver(judged)
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.file.TakeOver(judged)
+		done <- err
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 	if errors.Is(err, registry.ErrLockTimeout) {
 		return fmt.Errorf("%w: %v", machine.ErrContended, err)
 	}
