@@ -328,15 +328,7 @@ func TestADroppedStreamEndsItsSessionAtOnce(t *testing.T) {
 	sid := c.initialize()
 	s.count.waitFor(t, 1)
 
-	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.url+"/mcp", nil)
-	req.Header.Set("Mcp-Session-Id", sid)
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Authorization", secret.Authorization(testSecret))
-	resp, err := c.http.Do(req)
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("GET stream: %v %v", resp, err)
-	}
+	resp, cancel := c.openStream(sid)
 	cancel() // the client's connection drops, as when it is killed
 	resp.Body.Close()
 	s.count.waitFor(t, 0)
@@ -362,20 +354,8 @@ func TestAStreamDroppedBesideAnotherLeavesItsSessionOpen(t *testing.T) {
 	s := serveOn(t, closeTelling{ln.(*net.TCPListener), gate, closed}, httpserver.Config{MCP: f.srv})
 	c := newClient(t, s.url)
 	sid := c.initialize()
-	open := func() (*http.Response, context.CancelFunc) {
-		ctx, cancel := context.WithCancel(context.Background())
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.url+"/mcp", nil)
-		req.Header.Set("Mcp-Session-Id", sid)
-		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("Authorization", secret.Authorization(testSecret))
-		resp, err := c.http.Do(req)
-		if err != nil || resp.StatusCode != 200 {
-			t.Fatalf("GET stream: %v %v", resp, err)
-		}
-		return resp, cancel
-	}
-	first, drop := open()
-	second, end := open()
+	first, drop := c.openStream(sid)
+	second, end := c.openStream(sid)
 	defer end()
 	drop()
 	first.Body.Close()
@@ -528,4 +508,20 @@ func TestARefusedCallersHeadersAreLoggedBounded(t *testing.T) {
 			}
 		}
 	}
+}
+
+// openStream opens session sid's GET stream; cancel drops its connection.
+func (c *client) openStream(sid string) (resp *http.Response, cancel context.CancelFunc) {
+	c.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.url+"/mcp", nil)
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", secret.Authorization(testSecret))
+	resp, err := c.http.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		cancel()
+		c.t.Fatalf("GET stream: %v %v", resp, err)
+	}
+	return resp, cancel
 }

@@ -26,7 +26,19 @@ import (
 // their connections.
 func TestAnInitializeWhoseClientHungUpBeforeItWasReadOpensNoSession(t *testing.T) {
 	f := newFixture()
-	const clients = 20
+	s := hangUpInitializes(t, f, 20, false)
+	f.waitRegistered(t, 0)
+	if n := s.Sessions(); n != 0 {
+		t.Fatalf("%d sessions counted for initializes whose clients hung up", n)
+	}
+}
+
+// hangUpInitializes has clients write an initialize to a new server of
+// f's and close their connections (reset them, when reset) before the
+// server accepts them, and returns once the server, having taken and
+// answered each, has closed every one.
+func hangUpInitializes(t *testing.T, f *fixture, clients int, reset bool) *served {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -42,6 +54,9 @@ func TestAnInitializeWhoseClientHungUpBeforeItWasReadOpensNoSession(t *testing.T
 		_, err = fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nAuthorization: %s\r\nContent-Type: application/json\r\n"+
 			"Accept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s",
 			addr, secret.Authorization(testSecret), len(initialize), initialize)
+		if reset {
+			_ = conn.(*net.TCPConn).SetLinger(0) // a reset, as a killed host's
+		}
 		conn.Close()
 		if err != nil {
 			t.Fatal(err)
@@ -51,10 +66,7 @@ func TestAnInitializeWhoseClientHungUpBeforeItWasReadOpensNoSession(t *testing.T
 	for range clients {
 		<-closed // the server answered it, then found the connection's end
 	}
-	f.waitRegistered(t, 0)
-	if n := s.Sessions(); n != 0 {
-		t.Fatalf("%d sessions counted for initializes whose clients hung up", n)
-	}
+	return s
 }
 
 // closeTelling is a listener that accepts nothing before its gate opens,
@@ -110,32 +122,7 @@ func TestAnInitializeWhoseClientHungUpWhileItWasHandledLeavesNoPeer(t *testing.T
 		ended[s.SessionID()] = true
 		mu.Unlock()
 	})
-	const clients = 40
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed, gate := make(chan struct{}, clients), make(chan struct{})
-	s := serveOn(t, closeTelling{ln.(*net.TCPListener), gate, closed}, httpserver.Config{MCP: f.srv})
-	addr := strings.TrimPrefix(s.url, "http://")
-	for range clients {
-		conn, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nAuthorization: %s\r\nContent-Type: application/json\r\n"+
-			"Accept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s",
-			addr, secret.Authorization(testSecret), len(initialize), initialize)
-		conn.(*net.TCPConn).SetLinger(0) // a reset, as a killed host's
-		conn.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	close(gate)
-	for range clients {
-		<-closed
-	}
+	hangUpInitializes(t, f, 40, true)
 	mu.Lock()
 	defer mu.Unlock()
 	f.mu.Lock()
