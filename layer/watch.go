@@ -47,6 +47,11 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 	if err := w.Add(aiDir); err != nil {
 		return fmt.Errorf("layer: watching %s: %w", aiDir, err)
 	}
+	if watchRootForAI {
+		if err := w.Add(l.root); err != nil {
+			l.log.Warn("layer watch failed", zap.String("path", l.root), zap.Error(err))
+		}
+	}
 
 	var targets map[string]bool // files outside .ai/repo that its links name
 	refresh := func() {
