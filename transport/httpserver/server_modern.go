@@ -20,8 +20,7 @@ import (
 // mcp-go serves it on one of its own for the request's life, checking the
 // revision's headers. A server that lost its lease refuses it, in that
 // revision's code range, before it runs: a bridge then sends it to the
-// current server. An open subscriptions/listen stream counts as a session,
-// and is refused as an initialize is when the server is full.
+// current server. An open subscriptions/listen stream counts as a session.
 // A bridge's presence is not refused: only one with a call still running
 // here opens it again, and holds it until that call is answered.
 func (h *Server) serveModern(w http.ResponseWriter, r *http.Request, body []byte, env wire.Envelope) {
@@ -35,16 +34,6 @@ func (h *Server) serveModern(w http.ResponseWriter, r *http.Request, body []byte
 		return
 	}
 	if env.Method == string(mcp.MethodSubscriptionsListen) && env.IsRequest() {
-		admitted := func() {}
-		if !h.presence(env) { // a bridge's, for calls still running here, is never refused
-			release, n := h.table.admit(h.cfg.MaxSessions)
-			if release == nil {
-				h.log.Info("a listen was refused: the server is full", zap.Int("sessions", n))
-				refuseFull(w, n)
-				return
-			}
-			admitted = release
-		}
 		// Logged as sessions are: it is how a 2026-07-28 client stays.
 		h.log.Info("listen stream opened")
 		defer h.log.Info("listen stream closed")
@@ -56,7 +45,6 @@ func (h *Server) serveModern(w http.ResponseWriter, r *http.Request, body []byte
 			r = r.WithContext(ctx)
 		}
 		defer h.table.listen(presence)()
-		admitted() // counted from here as a listen
 	} else if env.IsRequest() {
 		defer h.table.modernCall()()
 	}

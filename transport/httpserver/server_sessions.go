@@ -56,8 +56,8 @@ type sessionTable struct {
 	// clients, which have no session: such a stream is how a modern client
 	// stays with the server, so it counts as a session while it lasts.
 	listening int
-	// opening counts the places taken by sessions and listens being
-	// opened (admit), so that those opened at once never pass the cap.
+	// opening counts the places taken by sessions being opened (admit),
+	// so that those opened at once never pass the cap.
 	opening   int
 	presences map[*int]context.CancelFunc // the open presences of bridges (Config.PresenceID)
 	// modernCalls counts the 2026-07-28 requests being answered but
@@ -287,14 +287,13 @@ func (t *sessionTable) count() int {
 	return t.live + t.listening
 }
 
-// admit takes one of max places for a session or a listen being opened,
-// until it is counted (or refused) and release is called; nil, and how
-// many there are, when no place is left. A bridge's presence takes no
-// place: it stands for a client whose session or listen has its own.
+// admit takes one of max places for a session being opened, until it is
+// counted (or refused) and release is called; nil, and how many there
+// are, when no place is left.
 func (t *sessionTable) admit(max int) (release func(), n int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if n := t.live + t.listening - len(t.presences) + t.opening; n >= max {
+	if n := t.live + t.listening + t.opening; n >= max {
 		return nil, n
 	}
 	t.opening++

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,7 +23,6 @@ import (
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/board"
-	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
@@ -61,12 +59,6 @@ func TestSessionsAreCapped(t *testing.T) {
 	}
 	if resp, _ := c.do(http.MethodPost, "/mcp", sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); resp.StatusCode != http.StatusOK {
 		t.Fatalf("an existing session after the refusal: %d", resp.StatusCode)
-	}
-	// A 2026-07-28 listen counts as a session, and is refused as one.
-	resp, body = c.do(http.MethodPost, "/mcp", "", modernRequest(3, "subscriptions/listen", `{"notifications":{"toolsListChanged":true}}`),
-		modernHeaders("subscriptions/listen", "")...)
-	if e := refusal(t, body).Error; resp.StatusCode != http.StatusServiceUnavailable || e.Code != wire.ErrCodeFull || e.Sessions != 2 {
-		t.Fatalf("a listen beyond the cap: %d %s", resp.StatusCode, body)
 	}
 }
 
@@ -389,42 +381,4 @@ func (c *settableClock) add(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
-}
-
-// A bridge's presence, which stands for its 2026-07-28 client, takes no
-// place of the cap: that client's own listen, through the same bridge,
-// takes the last one. (Counted twice, it was refused, and the client went
-// alone and back, again and again.)
-func TestABridgedListenIsNotRefusedForItsOwnPresence(t *testing.T) {
-	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, MaxSessions: 1, PresenceID: bridge.PresenceID})
-	c := newClient(t, s.url)
-	listen := func(ctx context.Context, id string) *http.Response {
-		body := strings.Replace(modernRequest(1, "subscriptions/listen", `{"notifications":{"toolsListChanged":true}}`), `"id":1`, `"id":`+id, 1)
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.url+"/mcp", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", secret.Authorization(testSecret))
-		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-		req.Header.Set("Mcp-Method", "subscriptions/listen")
-		resp, err := c.http.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { resp.Body.Close() })
-		return resp
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if resp := listen(ctx, strconv.Quote(bridge.PresenceID)); resp.StatusCode != http.StatusOK {
-		t.Fatalf("the presence: %d", resp.StatusCode)
-	}
-	s.count.waitFor(t, 1)
-	if resp := listen(ctx, "7"); resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(resp.Body)
-		t.Fatalf("the client's own listen beside its presence: %d %s", resp.StatusCode, body)
-	}
-	s.count.waitFor(t, 2)
-	if resp := listen(ctx, "8"); resp.StatusCode != http.StatusServiceUnavailable {
-		t.Fatalf("another client's listen beyond the cap: %d", resp.StatusCode)
-	}
 }
