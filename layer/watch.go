@@ -47,15 +47,46 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 	if err := w.Add(aiDir); err != nil {
 		return fmt.Errorf("layer: watching %s: %w", aiDir, err)
 	}
-	if watchRootForAI {
-		if err := w.Add(l.root); err != nil {
-			l.log.Warn("layer watch failed", zap.String("path", l.root), zap.Error(err))
+
+	// .ai removed or moved away (a branch without it) takes its watch with
+	// it, and is rebuilt empty; while it is missing it is looked for every
+	// second, and once back it is rebuilt, which watches it again. Where
+	// .ai's own watch cannot tell of its replacement, the root is watched
+	// too: on Windows, and when .ai is a link (its target is watched, which
+	// a re-pointed link leaves). Elsewhere a write beside .ai wakes nothing.
+	var gone *time.Ticker
+	defer func() {
+		if gone != nil {
+			gone.Stop()
+		}
+	}()
+	rootWatched := false
+	watchAI := func() {
+		switch err := w.Add(aiDir); {
+		case errors.Is(err, fs.ErrNotExist):
+			if gone == nil {
+				gone = time.NewTicker(aiLookEvery)
+			}
+			return
+		case err != nil:
+			l.log.Warn("layer watch failed", zap.String("path", aiDir), zap.Error(err))
+		}
+		if gone != nil {
+			gone.Stop()
+			gone = nil
+		}
+		if fi, err := os.Lstat(aiDir); !rootWatched && (watchRootForAI || err == nil && fi.Mode()&fs.ModeSymlink != 0) {
+			if err := w.Add(l.root); err != nil {
+				l.log.Warn("layer watch failed", zap.String("path", l.root), zap.Error(err))
+			}
+			rootWatched = true
 		}
 	}
+	watchAI()
 
 	var targets map[string]bool // files outside .ai/repo that its links name
 	refresh := func() {
-		_ = w.Add(aiDir) // again: it may have been replaced
+		watchAI() // again: it may have been replaced
 		targets = l.addTree(w, repoDir)
 		if old, ix, ok := l.rebuild(); ok && onChange != nil {
 			onChange(old, ix)
@@ -87,16 +118,6 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 		fire = timer.C
 	}
 
-	// .ai removed or moved away (a branch without it) takes its watch with
-	// it: while it is gone it is looked for every second, and once back it
-	// is rebuilt, which watches it again. (A watch on the root would wake
-	// the server for every write beside .ai.)
-	var gone *time.Ticker
-	defer func() {
-		if gone != nil {
-			gone.Stop()
-		}
-	}()
 	events, errs := w.Events, w.Errors
 	for {
 		select {
@@ -107,17 +128,12 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 				events = nil
 				continue
 			}
-			if ev.Name == aiDir && ev.Has(fsnotify.Remove|fsnotify.Rename) && gone == nil {
-				gone = time.NewTicker(aiLookEvery)
-			}
-			if under(ev.Name, repoDir) || targets[ev.Name] {
+			if ev.Name == aiDir || under(ev.Name, repoDir) || targets[ev.Name] {
 				schedule(time.Now())
 			}
 		case <-tickerC(gone):
 			if _, err := os.Stat(aiDir); err == nil {
-				gone.Stop()
-				gone = nil
-				schedule(time.Now())
+				schedule(time.Now()) // its rebuild watches it, and stops the ticker
 			}
 		case err, ok := <-errs:
 			if !ok {

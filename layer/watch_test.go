@@ -288,8 +288,8 @@ func TestWatchALinkedFile(t *testing.T) {
 }
 
 // A checkout whose .ai is replaced whole (moved away and written again, as
-// a switch to a branch that lacks it and back does) is watched anew: its
-// edits are seen, the first and the later ones.
+// a switch to a branch that lacks it and back does) is watched anew: gone,
+// it lists nothing; back, its edits are seen, the first and the later ones.
 func TestWatchAReplacedAIDirectory(t *testing.T) {
 	root, _, changes, _, _ := openWatched(t, map[string]string{
 		".ai/manifest.yaml": testManifest,
@@ -297,6 +297,9 @@ func TestWatchAReplacedAIDirectory(t *testing.T) {
 	}, false)
 	if err := os.Rename(filepath.Join(root, ".ai"), filepath.Join(root, "ai-gone")); err != nil {
 		t.Fatal(err)
+	}
+	if c := waitChange(t, changes); len(c.new.List("", "")) != 0 {
+		t.Fatalf("with .ai gone, %d objects are listed", len(c.new.List("", "")))
 	}
 	writeTree(t, root, map[string]string{
 		".ai/manifest.yaml": testManifest,
