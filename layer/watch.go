@@ -44,7 +44,7 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 	defer w.Close()
 	aiDir := filepath.Join(l.root, ".ai")
 	repoDir := filepath.Join(l.root, filepath.FromSlash(repoRel))
-	if err := w.Add(aiDir); err != nil {
+	if err := w.Add(aiDir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("layer: watching %s: %w", aiDir, err)
 	}
 
@@ -75,11 +75,16 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 			gone.Stop()
 			gone = nil
 		}
-		if fi, err := os.Lstat(aiDir); !rootWatched && (watchRootForAI || err == nil && fi.Mode()&fs.ModeSymlink != 0) {
+		fi, err := os.Lstat(aiDir)
+		switch needed := watchRootForAI || err == nil && fi.Mode()&fs.ModeSymlink != 0; {
+		case needed && !rootWatched:
 			if err := w.Add(l.root); err != nil {
 				l.log.Warn("layer watch failed", zap.String("path", l.root), zap.Error(err))
 			}
 			rootWatched = true
+		case !needed && rootWatched: // a link made a directory again
+			_ = w.Remove(l.root)
+			rootWatched = false
 		}
 	}
 	watchAI()

@@ -315,3 +315,26 @@ func TestWatchAReplacedAIDirectory(t *testing.T) {
 		t.Fatalf("an edit in the new .ai: a reads %q", o.Body)
 	}
 }
+
+// A layer opened where .ai is not yet (a checkout given by --repo before
+// its .ai is written) is watched all the same: once .ai is written, it is
+// indexed.
+func TestWatchAnAIDirectoryWrittenLater(t *testing.T) {
+	root := testtemp.Dir(t)
+	log, entries := tapLogger(t)
+	l, err := Open(Config{Root: root, Debounce: 20 * time.Millisecond, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes := watch(t, l)
+	waitLog(t, entries, "layer unchanged") // watching, with nothing to watch yet
+	writeTree(t, root, map[string]string{
+		".ai/manifest.yaml": testManifest,
+		".ai/repo/a.md":     "---\nid: a\nkind: rule\n---\nA\n",
+	})
+	for {
+		if _, ok := waitChange(t, changes).new.Lookup("majordomus://rule/a"); ok {
+			return
+		}
+	}
+}
