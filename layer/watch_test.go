@@ -122,6 +122,14 @@ func waitChange(t *testing.T, changes <-chan change) change {
 func openWatched(t *testing.T, files map[string]string, strict bool) (string, *Layer, <-chan change, <-chan observer.LoggedEntry, []string) {
 	root := testtemp.Dir(t)
 	writeTree(t, root, files)
+	l, changes, entries, before := watchAt(t, root, strict)
+	return root, l, changes, entries, before
+}
+
+// watchAt opens a layer on root as it is and starts watching, as
+// openWatched does.
+func watchAt(t *testing.T, root string, strict bool) (*Layer, <-chan change, <-chan observer.LoggedEntry, []string) {
+	t.Helper()
 	log, entries := tapLogger(t)
 	l, err := Open(Config{Root: root, Strict: strict, Debounce: 20 * time.Millisecond, Logger: log})
 	if err != nil {
@@ -129,7 +137,7 @@ func openWatched(t *testing.T, files map[string]string, strict bool) (string, *L
 	}
 	changes := watch(t, l)
 	_, before := waitLog(t, entries, "layer unchanged")
-	return root, l, changes, entries, before
+	return l, changes, entries, before
 }
 
 func write(t *testing.T, root, rel, content string) {
@@ -273,13 +281,7 @@ func TestWatchALinkedFile(t *testing.T) {
 	if err := os.Symlink("../../notes/shared-rule.md", filepath.Join(root, ".ai/repo/shared.md")); err != nil {
 		t.Fatal(err)
 	}
-	log, entries := tapLogger(t)
-	l, err := Open(Config{Root: root, Debounce: 20 * time.Millisecond, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	changes := watch(t, l)
-	waitLog(t, entries, "layer unchanged")
+	_, changes, _, _ := watchAt(t, root, false)
 	write(t, root, "notes/shared-rule.md", "---\nid: shared\nkind: rule\n---\nnew\n")
 	c := waitChange(t, changes)
 	if o, _ := c.new.Lookup("majordomus://rule/shared"); o.Body != "new\n" || !reflect.DeepEqual(Changed(c.old, c.new), []string{"majordomus://rule/shared"}) {
@@ -321,13 +323,7 @@ func TestWatchAReplacedAIDirectory(t *testing.T) {
 // indexed.
 func TestWatchAnAIDirectoryWrittenLater(t *testing.T) {
 	root := testtemp.Dir(t)
-	log, entries := tapLogger(t)
-	l, err := Open(Config{Root: root, Debounce: 20 * time.Millisecond, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	changes := watch(t, l)
-	waitLog(t, entries, "layer unchanged") // watching, with nothing to watch yet
+	_, changes, _, _ := watchAt(t, root, false) // watching, with nothing to watch yet
 	writeTree(t, root, map[string]string{
 		".ai/manifest.yaml": testManifest,
 		".ai/repo/a.md":     "---\nid: a\nkind: rule\n---\nA\n",

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 )
@@ -25,13 +24,7 @@ func TestWatchARepointedAILink(t *testing.T) {
 	if err := os.Symlink("ai-a", filepath.Join(root, ".ai")); err != nil {
 		t.Fatal(err)
 	}
-	log, entries := tapLogger(t)
-	l, err := Open(Config{Root: root, Debounce: 20 * time.Millisecond, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	changes := watch(t, l)
-	waitLog(t, entries, "layer unchanged")
+	_, changes, _, _ := watchAt(t, root, false)
 
 	tmp := filepath.Join(root, ".ai.new")
 	if err := os.Symlink("ai-b", tmp); err != nil {
