@@ -113,7 +113,7 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 				in.Elsewhere, obs.Elsewhere = doc.Root, doc.Root
 			}
 			in.Foreign, in.OutOfReach = o.foreign(doc)
-			obs.Owner = o.owner(doc, snap)
+			obs.Owner = o.owner(doc, in.Foreign != "", func() proc.Liveness { return snap.Holder })
 			in.Owner = obs.Owner
 			if e := doc.Executable; e != nil && e.Path != "" && e.Path == o.Executable.Path {
 				in.OnDisk, _ = StatExecutable(e.Path) // which of the two is current, the file says
@@ -135,7 +135,7 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 			// A server killed just now refuses the probe: its owner, asked
 			// before, is asked again, or the lease would be waited for as a
 			// busy one's (or its server left for one out of reach).
-			in.Owner = o.owner(*obs.Lease, fsOr(o.FS).Read(o.Path))
+			in.Owner = o.owner(*obs.Lease, in.Foreign != "", func() proc.Liveness { return fsOr(o.FS).Read(o.Path).Holder })
 			obs.Owner = in.Owner
 			v = Judge(in)
 		}
@@ -174,11 +174,12 @@ func network(namespaces string) string {
 }
 
 // owner tells whether doc's owner runs: by its pid, start and boot; or,
-// when it runs in other namespaces, where that pid is another process or
-// none, by the lock it holds on its lease for its term, as snap found it.
-func (o *Observer) owner(doc Lease, snap Snapshot) proc.Liveness {
-	if ns, _ := o.foreign(doc); ns != "" {
-		return snap.Holder
+// when it runs in other namespaces (foreign), where that pid is another
+// process or none, by the lock it holds on its lease for its term, as
+// holder finds it.
+func (o *Observer) owner(doc Lease, foreign bool, holder func() proc.Liveness) proc.Liveness {
+	if foreign {
+		return holder()
 	}
 	return o.Env.Alive(doc.PID, doc.ProcessStart, doc.BootID)
 }
