@@ -60,14 +60,24 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 			gone.Stop()
 		}
 	}()
-	rootWatched := false
-	watchAI := func() {
+	// The watches below a .ai gone, moved or replaced follow the directory
+	// they were put on wherever it went: they are dropped, and the rebuild
+	// watches what stands there now.
+	unwatchAI := func() {
+		for _, p := range w.WatchList() {
+			if under(p, aiDir) {
+				_ = w.Remove(p)
+			}
+		}
+	}
+	watchAI := func() (needRoot bool) {
 		switch err := w.Add(aiDir); {
 		case errors.Is(err, fs.ErrNotExist):
+			unwatchAI()
 			if gone == nil {
 				gone = time.NewTicker(aiLookEvery)
 			}
-			return
+			return false
 		case err != nil:
 			l.log.Warn("layer watch failed", zap.String("path", aiDir), zap.Error(err))
 		}
@@ -76,23 +86,38 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 			gone = nil
 		}
 		fi, err := os.Lstat(aiDir)
-		switch needed := watchRootForAI || err == nil && fi.Mode()&fs.ModeSymlink != 0; {
-		case needed && !rootWatched:
-			if err := w.Add(l.root); err != nil {
-				l.log.Warn("layer watch failed", zap.String("path", l.root), zap.Error(err))
-			}
-			rootWatched = true
-		case !needed && rootWatched: // a link made a directory again
-			_ = w.Remove(l.root)
-			rootWatched = false
-		}
+		return watchRootForAI || err == nil && fi.Mode()&fs.ModeSymlink != 0
 	}
-	watchAI()
 
+	// outside is every directory watched beyond .ai: the root where needed,
+	// and those of the files that objects' links name. One no longer needed
+	// (its link gone, .ai a directory again) is unwatched, or every change
+	// in it would wake the watch for ever.
 	var targets map[string]bool // files outside .ai/repo that its links name
-	refresh := func() {
-		watchAI() // again: it may have been replaced
+	var outside map[string]bool
+	watchAll := func() {
+		want := map[string]bool{}
+		if watchAI() {
+			want[l.root] = true
+		}
 		targets = l.addTree(w, repoDir)
+		for t := range targets {
+			want[filepath.Dir(t)] = true
+		}
+		for d := range want {
+			if err := w.Add(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				l.log.Warn("layer watch failed", zap.String("path", d), zap.Error(err))
+			}
+		}
+		for d := range outside {
+			if !want[d] && d != aiDir { // a link may name a file in .ai
+				_ = w.Remove(d)
+			}
+		}
+		outside = want
+	}
+	refresh := func() {
+		watchAll() // again: .ai may have been replaced, links added or removed
 		if old, ix, ok := l.rebuild(); ok && onChange != nil {
 			onChange(old, ix)
 		}
@@ -100,7 +125,7 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 	// What changed between Open's build and the watches is caught here: by
 	// a rebuild, unless every file is provably as Open read it (a listing
 	// and a stat each, a tenth of a build at 10,000 objects).
-	targets = l.addTree(w, repoDir)
+	watchAll()
 	opened := l.opened
 	l.opened = nil // only the first Watch may trust it
 	if opened != nil && unchangedSince(l.root, *opened, l.slack) {
@@ -132,6 +157,9 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 			if !ok {
 				events = nil
 				continue
+			}
+			if ev.Name == aiDir && ev.Has(fsnotify.Create|fsnotify.Remove|fsnotify.Rename) {
+				unwatchAI()
 			}
 			if ev.Name == aiDir || under(ev.Name, repoDir) || targets[ev.Name] {
 				schedule(time.Now())
@@ -168,10 +196,9 @@ func tickerC(t *time.Ticker) <-chan time.Time {
 }
 
 // addTree watches dir and its subdirectories, dot-directories aside, and
-// returns the files outside dir that its objects' links name, whose
-// directories it watches too: an object is the file its link names, and
-// an edit of that file is no event of dir's. A missing dir is fine: the
-// watch on .ai reports its creation.
+// returns the files outside dir that its objects' links name (an object is
+// the file its link names, and an edit of that file is no event of dir's).
+// A missing dir is fine: the watch on .ai reports its creation.
 func (l *Layer) addTree(w *fsnotify.Watcher, dir string) map[string]bool {
 	real, err := filepath.EvalSymlinks(dir) // .ai/repo may be a link itself
 	if err != nil {
@@ -191,7 +218,7 @@ func (l *Layer) addTree(w *fsnotify.Watcher, dir string) map[string]bool {
 		}
 		if !d.IsDir() {
 			if d.Type()&fs.ModeSymlink != 0 && strings.HasSuffix(d.Name(), ".md") {
-				if t, err := filepath.EvalSymlinks(p); err == nil && !under(t, dir) && !under(t, real) && w.Add(filepath.Dir(t)) == nil {
+				if t, err := filepath.EvalSymlinks(p); err == nil && !under(t, dir) && !under(t, real) {
 					targets[t] = true
 				}
 			}

@@ -1,0 +1,114 @@
+package layer
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
+)
+
+// kernelWatches counts the inotify watches this process holds, as the
+// kernel keeps them (every inotify descriptor's fdinfo lists one line a
+// watch).
+func kernelWatches(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fdinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, fd := range fds {
+		b, _ := os.ReadFile(filepath.Join("/proc/self/fdinfo", fd.Name()))
+		n += strings.Count(string(b), "inotify wd:")
+	}
+	return n
+}
+
+// A .ai moved away keeps its directories, and every watch on them went
+// with them: they are dropped, not kept for as long as the moved copy
+// lives (a checkout's branches switched back and forth would pile them up).
+func TestWatchesOfAMovedAwayAIAreDropped(t *testing.T) {
+	root := testtemp.Dir(t)
+	files := map[string]string{".ai/manifest.yaml": testManifest}
+	for _, id := range []string{"a", "b", "c"} {
+		files[".ai/repo/"+id+"/"+id+".md"] = "---\nid: " + id + "\nkind: rule\n---\n"
+	}
+	writeTree(t, root, files)
+	_, changes, _, _ := watchAt(t, root, false)
+	before := kernelWatches(t)
+	for i := range 3 {
+		if err := os.Rename(filepath.Join(root, ".ai"), filepath.Join(root, "stash"+string(rune('0'+i)))); err != nil {
+			t.Fatal(err)
+		}
+		waitChange(t, changes)
+		writeTree(t, root, files)
+		waitChange(t, changes)
+	}
+	if after := kernelWatches(t); after != before {
+		t.Fatalf("%d watches before .ai was moved away and written again three times, %d after", before, after)
+	}
+}
+
+// A .ai link re-pointed leaves its old target unwatched.
+func TestWatchesOfARepointedLinksOldTargetAreDropped(t *testing.T) {
+	root := testtemp.Dir(t)
+	for _, dir := range []string{"ai-a", "ai-b"} {
+		writeTree(t, root, map[string]string{
+			dir + "/manifest.yaml": testManifest,
+			dir + "/repo/a.md":     "---\nid: a\nkind: rule\n---\n" + dir + "\n",
+		})
+	}
+	if err := os.Symlink("ai-a", filepath.Join(root, ".ai")); err != nil {
+		t.Fatal(err)
+	}
+	_, changes, _, _ := watchAt(t, root, false)
+	before := kernelWatches(t)
+	for _, to := range []string{"ai-b", "ai-a", "ai-b"} {
+		tmp := filepath.Join(root, ".ai.new")
+		if err := os.Symlink(to, tmp); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, filepath.Join(root, ".ai")); err != nil {
+			t.Fatal(err)
+		}
+		if o, _ := waitChange(t, changes).new.Lookup("majordomus://rule/a"); o.Body != to+"\n" {
+			t.Fatalf("re-pointed at %s, a reads %q", to, o.Body)
+		}
+	}
+	if after := kernelWatches(t); after != before {
+		t.Fatalf("%d watches before .ai was re-pointed three times, %d after", before, after)
+	}
+}
+
+// The directory of a file an object's link names is watched while the
+// link is there, and not after: otherwise every change beside that file
+// (a checkout's root, say) would wake the watch for as long as it runs.
+func TestALinkedFilesDirectoryIsUnwatchedWithItsLink(t *testing.T) {
+	root, _, changes, _, _ := openWatched(t, map[string]string{
+		".ai/manifest.yaml": testManifest,
+		".ai/repo/a.md":     "---\nid: a\nkind: rule\n---\n",
+		"docs/b.md":         "---\nid: b\nkind: rule\n---\n",
+	}, false)
+	before := kernelWatches(t)
+	link := filepath.Join(root, ".ai", "repo", "b.md")
+	if err := os.Symlink(filepath.Join("..", "..", "docs", "b.md"), link); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := waitChange(t, changes).new.Lookup("majordomus://rule/b"); !ok {
+		t.Fatal("the linked object is not indexed")
+	}
+	if with := kernelWatches(t); with != before+1 {
+		t.Fatalf("%d watches before the link, %d with it: its file's directory is not watched", before, with)
+	}
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := waitChange(t, changes).new.Lookup("majordomus://rule/b"); ok {
+		t.Fatal("the object is still indexed after its link was removed")
+	}
+	if after := kernelWatches(t); after != before {
+		t.Fatalf("%d watches before the link was made, %d after it was removed", before, after)
+	}
+}
