@@ -11,14 +11,17 @@ package scenarios
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
+	_ "modernc.org/sqlite"
 )
 
 // S12: SIGTERM, SIGINT and SIGHUP each remove the lease, the process dies
@@ -73,6 +76,51 @@ func TestSignalsRemoveTheLeaseBeforeTheProcessDies(t *testing.T) {
 		}
 		noLease(t, dir)
 	})
+}
+
+// The fleet registry is the user's, shared by every checkout's servers: one
+// of them may hold it locked for seconds. That holds up neither the
+// lease's release after SIGTERM nor the take-over of the bridge beside:
+// the leaseholder removes its row after, and only then dies of the signal.
+func TestALockedRegistryHoldsNoReleaseUp(t *testing.T) {
+	dir := checkout(t)
+	reg := filepath.Join(t.TempDir(), "registry.db")
+	a := start(t, dir, "--registry", reg)
+	initialize(t, a, "claude-code")
+	if _, err := a.WaitLog(ctx(t), "registered this server in the fleet registry"); err != nil {
+		t.Fatal(err)
+	}
+	b := shared(t, dir, "--registry", reg)
+	initialize(t, b, "codex")
+	attached(t, b)
+
+	db, err := sql.Open("sqlite", "file:"+reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	locked, err := db.Conn(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locked.Close()
+	if _, err := locked.ExecContext(ctx(t), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	a.Signal(syscall.SIGTERM)
+	peersOf(t, b) // answered once b took the lease over
+	if n := a.CountLogs("cannot remove this server's row"); n != 0 {
+		t.Fatal("the lease was released only once the registry gave up waiting for its lock")
+	}
+	if _, err := locked.ExecContext(ctx(t), "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.WaitLog(ctx(t), "removed this server's row from the fleet registry"); err != nil {
+		t.Fatal(err)
+	}
+	if exit, err := a.Wait(ctx(t)); err != nil || exit.Signal != syscall.SIGTERM {
+		t.Fatalf("exit %+v %v: want death by SIGTERM", exit, err)
+	}
 }
 
 // signalsEnv, in a helper process of this test binary, says what to do

@@ -91,13 +91,16 @@ func (s *sharedServer) markLost() {
 }
 
 // deregister removes this server's row, on a clean exit, once a pending
-// state change is written.
+// state change is written. It waits for nothing: a registry locked by
+// another writer (the registry is the user's, shared by every checkout)
+// must not hold up the lease's release, which follows the server's stop;
+// the process waits for the removal only as it ends (drained).
 func (s *sharedServer) deregister() {
 	s.mu.Lock()
 	reg := s.reg
 	s.reg = nil
 	s.mu.Unlock()
-	s.remove(reg)
+	s.drains.Go(func() { s.remove(reg) })
 }
 
 // remove removes reg's row, if any.

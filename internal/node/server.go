@@ -35,7 +35,7 @@ type sharedServer struct {
 	term     atomic.Pointer[term]   // the lease it serves under now
 	reg      *runtimes.Registration // this server's row in the fleet registry; nil when none was written
 	keeper   *keeper                // writes the checkout's shared state this term; nil when none
-	drains   sync.WaitGroup         // lease-lost servers serving on without their client (drainAlone)
+	drains   sync.WaitGroup         // lease-lost servers serving on without their client (drainAlone), and row removals (deregister)
 	draining []func()               // each one's end
 	cut      bool                   // a signal came: no server is left serving (cutDrains)
 }
@@ -347,7 +347,8 @@ func (s *sharedServer) drainAlone(t *term) bool {
 	return true
 }
 
-// drained returns once every server drainAlone left serving has stopped.
+// drained returns once every server drainAlone left serving has stopped,
+// and every row removal (deregister) has ended.
 func (s *sharedServer) drained() { s.drains.Wait() }
 
 // cutDrains stops every server drainAlone left serving now, their
