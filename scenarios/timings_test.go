@@ -20,11 +20,11 @@ func TestTimingsThatCannotWorkTogetherAreRefusedAtStart(t *testing.T) {
 		code int
 		says string
 	}{
-		{"a heartbeat slower than the idle timeout", checkout(t), []string{"--heartbeat", "2m"}, 2,
+		{"a heartbeat slower than the idle timeout", checkout(t), []string{"--heartbeat", "2m", "--http-port", "0"}, 2,
 			"--heartbeat 2m is not shorter than --idle-timeout 90s (the default): an idle bridge's session would expire between beats"},
-		{"serve, a probe as long as the busy grace", checkout(t), []string{"serve", "--probe-timeout", "3s", "--busy-grace", "3s"}, 2,
+		{"serve, a probe as long as the busy grace", checkout(t), []string{"serve", "--probe-timeout", "3s", "--busy-grace", "3s", "--http-port", "0"}, 2,
 			"--probe-timeout 3s is not shorter than --busy-grace 3s"},
-		{"the manifest's heartbeat", withServer("  bridge_heartbeat_seconds: 120\n"), nil, 10,
+		{"the manifest's heartbeat", withServer("  bridge_heartbeat_seconds: 120\n"), []string{"--http-port", "0"}, 10,
 			"the manifest's server.bridge_heartbeat_seconds (2m) is not shorter than --idle-timeout 90s (the default)"},
 		{"the manifest's idle timeout, standalone", withServer("  session_idle_timeout_seconds: 5\n"), []string{"--standalone"}, 10,
 			"--heartbeat 20s (the default) is not shorter than the manifest's server.session_idle_timeout_seconds (5s)"},
@@ -32,7 +32,7 @@ func TestTimingsThatCannotWorkTogetherAreRefusedAtStart(t *testing.T) {
 			"the manifest's server.busy_grace_seconds (30s) is not shorter than --election-bound 20s (the default)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, stdout, stderr := runOnce(t, tc.dir, "", append(tc.args, "--http-port", "0")...)
+			code, stdout, stderr := runOnce(t, tc.dir, "", tc.args...)
 			if code != tc.code || !strings.Contains(stderr, tc.says) {
 				t.Fatalf("exit %d, want %d with %q; stderr:\n%s", code, tc.code, tc.says, stderr)
 			}

@@ -28,11 +28,19 @@ type options struct {
 }
 
 // command is one subcommand. None takes arguments; hint says what to
-// write instead.
+// write instead. flags names the flags it reads, the log's aside (every
+// command logs): one it would ignore is a usage error, not silence.
 type command struct {
-	name, summary, hint string
-	run                 func(ctx context.Context, env *environment) error
+	name, summary, hint, flags string
+	run                        func(ctx context.Context, env *environment) error
 }
+
+// The flags commands share: where the checkout is, and how its server runs.
+const (
+	checkoutFlags = "repo profile "
+	timingFlags   = "bind-grace probe-timeout election-bound busy-grace idle-timeout join-retry heartbeat "
+	serverFlags   = checkoutFlags + timingFlags + "strict http-host http-port max-sessions registry "
+)
 
 // environment is what a command works with: its streams, options and logger.
 type environment struct {
@@ -53,15 +61,15 @@ type environment struct {
 
 func commands() []command {
 	return []command{
-		{"", "serve one MCP client on stdio (what MCP hosts spawn)", "", runStdio},
-		{"serve", "run the checkout's shared server without a stdio client, until a signal", "", runServe},
-		{"status", "report the checkout's shared server, its sessions and peers as JSON, read-only, with the URL and header a direct HTTP client sends", "", runStatus},
-		{"board", "print a one-time link to the checkout's board page (peers, history, server, live) and open it in a browser", "", runBoard},
-		{"fleet", "inventory the checkout's servers as JSON, read-only (exit 10 unless its gate is open)", " (the roster is --roster or the manifest's mcp.profiles)", runFleet},
-		{"graph", "print the process state machine (--format dot|mermaid|json)", " (use --format)", runGraph},
-		{"demo", "run a short scripted MCP session on an embedded example checkout", "", runDemo},
-		{"version", "print the version and the startup revision fleet reports", "", runVersion},
-		{"help", "print this help, or a command's (help COMMAND)", "", nil},
+		{"", "serve one MCP client on stdio (what MCP hosts spawn)", "", serverFlags + "standalone", runStdio},
+		{"serve", "run the checkout's shared server without a stdio client, until a signal", "", serverFlags, runServe},
+		{"status", "report the checkout's shared server, its sessions and peers as JSON, read-only, with the URL and header a direct HTTP client sends", "", checkoutFlags + timingFlags, runStatus},
+		{"board", "print a one-time link to the checkout's board page (peers, history, server, live) and open it in a browser", "", checkoutFlags + timingFlags + "no-open", runBoard},
+		{"fleet", "inventory the checkout's servers as JSON, read-only (exit 10 unless its gate is open)", " (the roster is --roster or the manifest's mcp.profiles)", checkoutFlags + "registry roster", runFleet},
+		{"graph", "print the process state machine (--format dot|mermaid|json)", " (use --format)", "format", runGraph},
+		{"demo", "run a short scripted MCP session on an embedded example checkout", "", "", runDemo},
+		{"version", "print the version and the startup revision fleet reports", "", "", runVersion},
+		{"help", "print this help, or a command's (help COMMAND)", "", "", nil},
 	}
 }
 
@@ -93,13 +101,19 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	stopProfile := startProfile(stderr)
 	defer stopProfile()
 	cmd, rest := pickCommand(args)
-	if cmd.name == "help" {
+	switch {
+	case cmd.name == "help":
 		return help(rest, stdout, stderr)
+	case cmd.run == nil:
+		return usageFailed(stderr, fmt.Errorf("unknown command %q", cmd.name))
 	}
 	env := &environment{stdin: stdin, stdout: stdout, stderr: stderr, state: newProcessState("starting")}
-	fs := flagSet(cmd.name, &env.opts, io.Discard) // its own messages: a usage error is said once, below
+	fs := flagSet(cmd, &env.opts, io.Discard) // its own messages: a usage error is said once, below
 	if err := fs.Parse(rest); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+		switch {
+		case errors.Is(err, flag.ErrHelp) && cmd.name == "":
+			return help(nil, stdout, stderr) // every command's flags
+		case errors.Is(err, flag.ErrHelp):
 			printUsage(stdout, cmd, fs)
 			return exitOK
 		}
@@ -171,9 +185,7 @@ func pickCommand(args []string) (command, []string) {
 				return c, args[1:]
 			}
 		}
-		return command{name: args[0], run: func(context.Context, *environment) error {
-			return usageError("unknown command %q", args[0])
-		}}, args[1:]
+		return command{name: args[0]}, args[1:] // unknown: it runs nothing
 	}
 	return all[0], args
 }
@@ -201,11 +213,27 @@ func unsetByZero(fs *flag.FlagSet) (err error) {
 	return err
 }
 
-func flagSet(name string, o *options, out io.Writer) *flag.FlagSet {
-	d := node.DefaultFlags()
-	fs := flag.NewFlagSet("majordomus-mcp "+name, flag.ContinueOnError)
+// flagSet is cmd's flags, the log's included; every command's for a
+// command of no flags at all (the whole usage's help).
+func flagSet(cmd command, o *options, out io.Writer) *flag.FlagSet {
+	fs := everyFlag(o)
+	if cmd.run != nil {
+		own := flag.NewFlagSet("", flag.ContinueOnError)
+		for _, name := range strings.Fields(cmd.flags + " log-level log-format log-file") {
+			f := fs.Lookup(name)
+			own.Var(f.Value, f.Name, f.Usage)
+		}
+		fs = own
+	}
+	fs.Init("majordomus-mcp "+cmd.name, flag.ContinueOnError)
 	fs.SetOutput(out)
 	fs.Usage = func() {}
+	return fs
+}
+
+func everyFlag(o *options) *flag.FlagSet {
+	d := node.DefaultFlags()
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
 	fs.StringVar(&o.Repo, "repo", "", "start directory of the checkout (default: the working directory)")
 	fs.StringVar(&o.Profile, "profile", d.Profile, "the server profile this process serves")
 	fs.BoolVar(&o.standalone, "standalone", false, "serve this client alone: no shared server, no port, no lease")

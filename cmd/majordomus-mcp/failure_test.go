@@ -36,7 +36,7 @@ func TestAFailureIsAPlainSentenceOnlyAtATerminal(t *testing.T) {
 	}
 	var o options
 	for args, asked := range map[string]bool{"": false, "--log-level debug": false, "--log-format json": true, "--log-format=console": true} {
-		fs := flagSet("status", &o, io.Discard)
+		fs := flagSet(commands()[2], &o, io.Discard) // status
 		if err := fs.Parse(strings.Fields(args)); err != nil {
 			t.Fatal(err)
 		}

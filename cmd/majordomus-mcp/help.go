@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -15,14 +16,13 @@ import (
 // help prints the usage, or a command's, on stdout.
 func help(args []string, stdout, stderr io.Writer) int {
 	var o options
-	fs := flagSet("", &o, stdout)
-	if len(args) == 0 {
-		printUsage(stdout, command{}, fs)
+	if len(args) == 0 || slices.Contains([]string{"-h", "-help", "--help"}, args[0]) {
+		printUsage(stdout, command{}, flagSet(command{}, &o, stdout))
 		return exitOK
 	}
 	for _, c := range commands() {
 		if c.name == args[0] && c.name != "" && c.name != "help" {
-			printUsage(stdout, c, flagSet(c.name, &o, stdout))
+			printUsage(stdout, c, flagSet(c, &o, stdout))
 			return exitOK
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -23,6 +24,13 @@ func TestTheCommandLineFollowsTheConventions(t *testing.T) {
 		{[]string{"help", "fleet"}, 0, "Usage: majordomus-mcp fleet [flags]", ""},
 		{[]string{"status", "--help"}, 0, "Usage: majordomus-mcp status [flags]", ""},
 		{[]string{"bogus"}, 2, "", "majordomus-mcp: unknown command \"bogus\"\nRun 'majordomus-mcp help' for usage.\n"},
+		{[]string{"bogus", "-h"}, 2, "", "majordomus-mcp: unknown command \"bogus\"\n"},
+		{[]string{"bogus", "x"}, 2, "", "majordomus-mcp: unknown command \"bogus\"\n"},
+		{[]string{"help", "-h"}, 0, "majordomus-mcp serves", ""},
+		// a command refuses a flag it would ignore, and lists only its own
+		{[]string{"graph", "--repo", "x"}, 2, "", "majordomus-mcp: flag provided but not defined: -repo\n"},
+		{[]string{"fleet", "--standalone"}, 2, "", "majordomus-mcp: flag provided but not defined: -standalone\n"},
+		{[]string{"version", "--strict"}, 2, "", "majordomus-mcp: flag provided but not defined: -strict\n"},
 		{[]string{"help", "bogus"}, 2, "", "majordomus-mcp: no command \"bogus\" to help with\n"},
 		{[]string{"--no-such-flag"}, 2, "", "majordomus-mcp: flag provided but not defined: -no-such-flag\n"},
 		{[]string{"version", "extra"}, 2, "", "majordomus-mcp: version takes no arguments\n"},
@@ -46,6 +54,31 @@ func TestTheCommandLineFollowsTheConventions(t *testing.T) {
 		}
 		if tc.code == 0 && !strings.Contains(stdout.String(), "-repo") {
 			t.Errorf("%q: the help lists no flags: %q", tc.args, stdout.String())
+		}
+	}
+}
+
+// A command's help lists the flags it reads, and no other: the log's, and
+// its own. The stdio command's is the whole usage's, of every flag.
+func TestACommandsHelpListsItsOwnFlags(t *testing.T) {
+	for _, c := range commands() {
+		if c.run == nil || c.name == "" {
+			continue
+		}
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{c.name, "-h"}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+			t.Fatalf("%s -h: exit %d, %s", c.name, code, stderr.String())
+		}
+		var listed []string
+		for _, line := range strings.Split(stdout.String(), "\n") {
+			if name, ok := strings.CutPrefix(line, "  -"); ok {
+				listed = append(listed, strings.Fields(name)[0])
+			}
+		}
+		want := strings.Fields(c.flags + " log-file log-format log-level")
+		slices.Sort(want)
+		if !slices.Equal(listed, want) {
+			t.Errorf("%q -h lists %v, want %v", c.name, listed, want)
 		}
 	}
 }

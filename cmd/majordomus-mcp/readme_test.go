@@ -24,7 +24,7 @@ func TestTheREADMEsHostSetUpsUseRealFlags(t *testing.T) {
 	section, _, _ = strings.Cut(section, "\n## ")
 	section += string(hosts)
 	var o options
-	fs := flagSet("", &o, io.Discard)
+	fs := flagSet(commands()[0], &o, io.Discard) // the stdio command, which hosts spawn
 	args := regexp.MustCompile(`"(--[a-z-]+)"`).FindAllStringSubmatch(section, -1)
 	if len(args) == 0 {
 		t.Fatal("the host set-ups pass no flag: the section moved?")
