@@ -305,21 +305,32 @@ func copyPeer(p *Peer) Peer {
 
 // overlappingPaths returns the paths of mine that overlap theirs by path
 // prefix, component by component ("lib" overlaps "lib/parse", "lib/parser"
-// does not). An empty scope claims nothing.
+// does not). An empty scope claims nothing. Each path is cleaned once.
 func overlappingPaths(mine, theirs []string) []string {
 	var out []string
+	clean := make([]string, len(theirs))
+	for i, t := range theirs {
+		clean[i] = cleanPath(t)
+	}
 	for _, m := range mine {
-		if slices.ContainsFunc(theirs, func(t string) bool { return pathsOverlap(m, t) }) {
+		c := cleanPath(m)
+		if slices.ContainsFunc(clean, func(t string) bool { return pathsOverlap(c, t) }) {
 			out = append(out, m)
 		}
 	}
 	return out
 }
 
-// pathsOverlap reports whether two paths of the checkout are one, or one
-// holds the other, as paths: "./lib" and "src/../lib" are lib.
+// cleanPath is a path of the checkout as overlaps compare it: "./lib",
+// "src/../lib/" and "lib" are "lib", "" is the whole checkout, and a
+// Windows client's "src\lib" is "src/lib".
+func cleanPath(p string) string {
+	return strings.Trim(path.Clean("/"+strings.ReplaceAll(p, `\`, "/")), "/")
+}
+
+// pathsOverlap reports whether two cleaned paths (cleanPath) are one, or
+// one holds the other.
 func pathsOverlap(a, b string) bool {
-	a, b = strings.Trim(path.Clean("/"+a), "/"), strings.Trim(path.Clean("/"+b), "/")
 	if a == "" || b == "" {
 		return true // the whole checkout
 	}

@@ -43,9 +43,8 @@ func announcementOf(raw json.RawMessage) *Announcement {
 	if json.Unmarshal(raw, &m) != nil {
 		return nil
 	}
-	a := argsOf(mcp.CallToolRequest{Params: mcp.CallToolParams{Arguments: m}})
-	intent, scope := a.required("intent"), a.strings("scope")
-	if err := a.only("intent", "scope"); err != nil {
+	intent, scope, err := announcementArgs(argsOf(mcp.CallToolRequest{Params: mcp.CallToolParams{Arguments: m}}))
+	if err != nil {
 		return nil
 	}
 	return &Announcement{Intent: intent, Scope: scope}

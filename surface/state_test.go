@@ -3,6 +3,7 @@ package surface
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -364,27 +365,43 @@ func TestSessionsCountsEverySessionServed(t *testing.T) {
 	}
 }
 
-// However long an announcement, the state stays bounded: a record longer
-// than its bound is not kept (the announcement is still on the board, and
-// its client carries it to the next server).
-func TestAnAnnouncementTooLongForTheStateIsNotKeptThere(t *testing.T) {
+// An announcement is bounded, so that the longest one a client may make,
+// under the longest client name, fits a record of the shared state: one
+// too long or naming too many paths is refused, and the one before stands
+// (a record left unwritten would let the state bring back the one it
+// replaced after a take-over).
+func TestAnAnnouncementIsBoundedToFitTheState(t *testing.T) {
 	f := newFixture(t)
 	var lines [][]byte
 	f.s.Keep(State{}, func(line []byte) { lines = append(lines, line) })
-	c := f.connect("codex")
-	c.tool("majordomus_announce", map[string]any{"intent": strings.Repeat("x", maxStateRecord), "scope": []any{"lib"}})
-	c.tool("majordomus_announce", map[string]any{"intent": "short", "scope": []any{"lib"}})
-	var peers int
-	for _, line := range lines {
-		if len(line) > maxStateRecord {
-			t.Fatalf("a record of %d bytes was kept", len(line))
-		}
-		if strings.HasPrefix(string(line), `{"peer"`) {
-			peers++
+	worst := strings.Repeat("\x01", 300) // each written \u0001 in JSON
+	c := f.connect(worst)
+	many := make([]any, maxScopePaths+1)
+	for i := range many {
+		many[i] = fmt.Sprintf("lib/%d", i)
+	}
+	if _, errText := c.tool("majordomus_announce", map[string]any{"intent": "lib", "scope": []any{"lib"}}); errText != "" {
+		t.Fatal(errText)
+	}
+	for _, args := range []map[string]any{
+		{"intent": strings.Repeat("x", maxStateRecord), "scope": []any{"lib"}},
+		{"intent": "many", "scope": many},
+	} {
+		if _, errText := c.tool("majordomus_announce", args); !strings.Contains(errText, "at most") {
+			t.Errorf("an announcement over its bounds was taken: %q", errText)
 		}
 	}
-	if peers != 1 || len(lines) != 3 {
-		t.Fatalf("%d records, %d of peers", len(lines), peers)
+	if peers, _ := f.s.Board.Peers(); peers[0].Announcement.Intent != "lib" {
+		t.Errorf("after the refusals, the board says %+v", peers[0].Announcement)
+	}
+	// the longest taken: escaped six times over in JSON, nearly to its bound
+	longest := strings.Repeat("\x01", (maxAnnouncementBytes-2000)/6)
+	if _, errText := c.tool("majordomus_announce", map[string]any{"intent": longest, "scope": many[:maxScopePaths]}); errText != "" {
+		t.Fatal(errText)
+	}
+	last := lines[len(lines)-2] // its peer record, then its execution's
+	if !strings.HasPrefix(string(last), `{"peer"`) || len(last) > maxStateRecord {
+		t.Fatalf("the longest announcement's record: %d bytes, %.40s", len(last), last)
 	}
 }
 

@@ -3,6 +3,7 @@ package surface
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -141,9 +142,8 @@ func (s *Surface) toolSearch(_ context.Context, req mcp.CallToolRequest) (*mcp.C
 }
 
 func (s *Surface) toolAnnounce(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	a := argsOf(req)
-	intent, scope := a.required("intent"), a.strings("scope")
-	if err := a.only("intent", "scope"); err != nil {
+	intent, scope, err := announcementArgs(argsOf(req))
+	if err != nil {
 		return refuse(err)
 	}
 	var peer Peer
@@ -168,6 +168,30 @@ func (s *Surface) toolAnnounce(ctx context.Context, req mcp.CallToolRequest) (*m
 		Peer     Peer      `json:"peer"`
 		Overlaps []Overlap `json:"overlaps"`
 	}{peer, overlaps})
+}
+
+// An announcement is bounded: whatever a client sends, it fits one record
+// of the shared state (maxStateRecord), whose client fields are bounded
+// too, and comparing it with every other scope stays cheap
+// (docs/security.md#bounded).
+const (
+	maxScopePaths        = 100
+	maxAnnouncementBytes = 48 << 10 // as JSON
+)
+
+// announcementArgs reads majordomus_announce's arguments, within bounds.
+func announcementArgs(a *args) (intent string, scope []string, err error) {
+	intent, scope = a.required("intent"), a.strings("scope")
+	if err := a.only("intent", "scope"); err != nil {
+		return "", nil, err
+	}
+	if len(scope) > maxScopePaths {
+		return "", nil, fmt.Errorf("argument 'scope' names %d paths: at most %d", len(scope), maxScopePaths)
+	}
+	if b, _ := json.Marshal(Announcement{Intent: intent, Scope: scope}); len(b) > maxAnnouncementBytes {
+		return "", nil, fmt.Errorf("the announcement is %d bytes as JSON: at most %d", len(b), maxAnnouncementBytes)
+	}
+	return intent, scope, nil
 }
 
 func (s *Surface) toolExecutions(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
