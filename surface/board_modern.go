@@ -112,6 +112,7 @@ func (b *Board) sight(m ModernRequest, now time.Time) *Peer {
 	b.expire(now)
 	rec, p, id, back := b.find(m)
 	if p == nil {
+		b.makeRoom()
 		rec = &sessionless{}
 		if id == "" {
 			id, rec.who = b.newID(), identity(m.Client)
@@ -181,6 +182,32 @@ func (b *Board) expire(now time.Time) {
 	if gone {
 		b.prune()
 		b.changes.bump()
+	}
+}
+
+// maxSessionless bounds the attached peers known from their requests
+// alone, which no session cap counts: a client that sends every request
+// under a new name makes a new peer each time (docs/security.md#bounded).
+const maxSessionless = 512
+
+// makeRoom takes for gone, when the sessionless peers are as many as
+// maxSessionless, the one heard from longest ago that holds no stream open
+// (those that do are bounded by the server's connections).
+func (b *Board) makeRoom() {
+	var oldest *Peer
+	n := 0
+	for _, rec := range b.byID {
+		if p := rec.peer; p.Attached {
+			n++
+			if rec.streams == 0 && (oldest == nil || p.LastSeen.Before(oldest.LastSeen)) {
+				oldest = p
+			}
+		}
+	}
+	if n >= maxSessionless && oldest != nil {
+		oldest.Attached = false
+		b.kept(oldest)
+		b.prune()
 	}
 }
 

@@ -2,6 +2,8 @@ package surface
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -226,5 +228,35 @@ func TestACarriedModernPeerIsNeverOnTheBoardWithoutItsAnnouncement(t *testing.T)
 	}
 	if q := peersOf(t, m.tool).peer("p7"); q == nil || q.Announcement == nil {
 		t.Fatalf("after the replay, p7 is %+v", q)
+	}
+}
+
+// Peers known from their requests alone are bounded as sessions are: a
+// client that names itself anew in every request takes, past the bound,
+// the place of the peer heard from longest ago, never one holding a
+// stream open.
+func TestSessionlessPeersAreBounded(t *testing.T) {
+	at := time.Date(2026, 7, 1, 8, 0, 0, 0, time.UTC)
+	b := NewBoard(func() time.Time { return at }, time.Hour)
+	sight := func(i int) string {
+		at = at.Add(time.Millisecond)
+		return b.Sight(ModernRequest{Client: &Client{Name: fmt.Sprintf("client-%d", i)}, Transport: "http"})
+	}
+	listening := sight(0)
+	end := b.Listen(ModernRequest{Claim: listening})
+	defer end()
+	oldest := sight(1)
+	for i := 2; i <= 2*maxSessionless; i++ {
+		sight(i)
+	}
+	peers, attached := b.Peers()
+	if attached != maxSessionless {
+		t.Fatalf("%d sessionless peers attached, %d listed; the bound is %d", attached, len(peers), maxSessionless)
+	}
+	on := func(id string) bool {
+		return slices.ContainsFunc(peers, func(p Peer) bool { return p.ID == id && p.Attached })
+	}
+	if !on(listening) || on(oldest) {
+		t.Fatalf("the listening peer on the board: %v; the one heard from longest ago: %v", on(listening), on(oldest))
 	}
 }
