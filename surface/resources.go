@@ -98,9 +98,14 @@ type subscriptions struct {
 	byURI map[string]map[string]bool
 }
 
+// subscribed records a subscription to a resource this surface serves:
+// mcp-go takes any URI, and one made up is kept nowhere (each would stay
+// until its session ends).
 func (s *Surface) subscribed(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
-	if session := server.ClientSessionFromContext(ctx); session != nil {
-		s.subs.add(req.Params.URI, session.SessionID())
+	uri := req.Params.URI
+	_, object := s.cfg.Layer.Current().Lookup(uri)
+	if session := server.ClientSessionFromContext(ctx); session != nil && (object || uri == repositoryURI || uri == serverURI) {
+		s.subs.add(uri, session.SessionID())
 	}
 }
 
@@ -125,14 +130,22 @@ func (s *subscriptions) add(uri, session string) {
 func (s *subscriptions) remove(uri, session string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.byURI[uri], session)
+	s.removeLocked(uri, session)
 }
 
 func (s *subscriptions) drop(session string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, sessions := range s.byURI {
-		delete(sessions, session)
+	for uri := range s.byURI {
+		s.removeLocked(uri, session)
+	}
+}
+
+// removeLocked ends one subscription, and forgets a URI nobody holds.
+func (s *subscriptions) removeLocked(uri, session string) {
+	delete(s.byURI[uri], session)
+	if len(s.byURI[uri]) == 0 {
+		delete(s.byURI, uri)
 	}
 }
 

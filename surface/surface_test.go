@@ -2,6 +2,8 @@ package surface
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -367,5 +369,34 @@ func TestNotifyReachesEverySession(t *testing.T) {
 	}
 	if got := drain(b.sess); got["notifications/message"] {
 		t.Errorf("a session that asked for errors only got %v", got)
+	}
+}
+
+// A subscription is kept only to a resource the surface serves, and only
+// while its session lasts: URIs made up, or left by their sessions, are
+// not kept for ever.
+func TestSubscriptionsAreKeptOnlyToServedResourcesWhileTheirSessionLasts(t *testing.T) {
+	f := newFixture(t)
+	a := f.connect("claude-code")
+	b := f.connect("codex")
+	for i := range 100 {
+		a.rpc("resources/subscribe", map[string]any{"uri": fmt.Sprintf("majordomus://made/up-%d", i)})
+	}
+	a.rpc("resources/subscribe", map[string]any{"uri": "majordomus://prompt/review"})
+	b.rpc("resources/subscribe", map[string]any{"uri": "majordomus://prompt/review"})
+	b.rpc("resources/subscribe", map[string]any{"uri": repositoryURI})
+	kept := func() []string {
+		f.s.subs.mu.Lock()
+		defer f.s.subs.mu.Unlock()
+		return slices.Sorted(maps.Keys(f.s.subs.byURI))
+	}
+	if got := kept(); !slices.Equal(got, []string{"majordomus://prompt/review", repositoryURI}) {
+		t.Fatalf("subscriptions kept to %v", got)
+	}
+	a.leave()
+	b.rpc("resources/unsubscribe", map[string]any{"uri": repositoryURI})
+	b.leave()
+	if got := kept(); len(got) != 0 {
+		t.Fatalf("with every session gone, subscriptions kept to %v", got)
 	}
 }
