@@ -103,19 +103,7 @@ func TestClientsServedAloneJoinOneBoardOnceTheLeaseDirectoryIsBack(t *testing.T)
 // history, in order, under that one new id.
 func TestAClientServedAloneFromTheStartJoinsAndIsToldItsNewPeerID(t *testing.T) {
 	dir := checkout(t)
-	state := filepath.Join(dir, ".ai/local/state")
-	if err := os.MkdirAll(filepath.Dir(state), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(state, []byte("not a directory"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// its first try comes long after the other client serves
-	a := shared(t, dir, "--join-retry", "5s")
-	initialize(t, a, "codex")
-	if _, err := a.WaitLog(ctx(t), "cannot use the shared server"); err != nil {
-		t.Fatal(err)
-	}
+	a, usable := aloneFromTheStart(t, dir)
 	if isErr, text, _ := a.CallTool(ctx(t), "majordomus_announce", map[string]any{"intent": "alone, then shared", "scope": []string{"docs"}}, nil); isErr {
 		t.Fatal(text)
 	}
@@ -128,9 +116,7 @@ func TestAClientServedAloneFromTheStartJoinsAndIsToldItsNewPeerID(t *testing.T) 
 		}
 	}
 
-	if err := os.Remove(state); err != nil {
-		t.Fatal(err)
-	}
+	usable()
 	d := shared(t, dir)
 	initialize(t, d, "claude-code")
 	serverURL(t, d)
@@ -154,7 +140,7 @@ func TestAClientServedAloneFromTheStartJoinsAndIsToldItsNewPeerID(t *testing.T) 
 	if want := append(made, "majordomus_peers"); !slices.Equal(its, want) {
 		t.Errorf("the shared history has %d calls of %s, oldest first:\n%q\nwant the %d made alone, then the one made since:\n%q", len(its), board.Caller, its, len(made), want)
 	}
-	want := "it is peer " + board.Caller + " there (" + before + " is another client's)"
+	want := "it is peer " + board.Caller + " there, not " + before
 	if _, err := a.WaitFrame(ctx(t), "a notifications/message with its new id", func(f []byte) bool {
 		return strings.Contains(string(f), `"method":"notifications/message"`) && strings.Contains(string(f), want)
 	}); err != nil {
@@ -171,6 +157,86 @@ func TestAClientServedAloneFromTheStartJoinsAndIsToldItsNewPeerID(t *testing.T) 
 	}
 	if !seen["codex"] || !seen["claude-code"] {
 		t.Errorf("the shared board does not list both clients: %+v", board)
+	}
+}
+
+// aloneFromTheStart starts a client in dir served alone from the start
+// (its state directory is a file), which numbers its peer itself (p1), and
+// tries to share again only long after the test's next client serves;
+// usable makes the state directory usable.
+func aloneFromTheStart(t *testing.T, dir string) (a *mcpclient.Process, usable func()) {
+	t.Helper()
+	state := filepath.Join(dir, ".ai/local/state")
+	if err := os.MkdirAll(filepath.Dir(state), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(state, []byte("not a directory"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a = shared(t, dir, "--join-retry", "5s")
+	initialize(t, a, "codex")
+	if _, err := a.WaitLog(ctx(t), "cannot use the shared server"); err != nil {
+		t.Fatal(err)
+	}
+	return a, func() {
+		if err := os.Remove(state); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// The id a client served alone numbered itself is never the checkout's,
+// even where no client holds it: one given it by the checkout since, which
+// announced and left, stays departed under it with its announcement,
+// whether the first client joins as the leaseholder or through a bridge;
+// the first client's own calls join the history under its new id.
+func TestAnIDNumberedAloneIsNeverADepartedPeersOnJoining(t *testing.T) {
+	for _, through := range []string{"its own lease", "a bridge"} {
+		t.Run(through, func(t *testing.T) {
+			dir := checkout(t)
+			a, usable := aloneFromTheStart(t, dir)
+			call(t, a, "majordomus_list", nil)
+			before := peersOf(t, a).Caller
+			usable()
+			d := shared(t, dir)
+			initialize(t, d, "claude-code")
+			serverURL(t, d)
+			if held := peersOf(t, d).Caller; held != before {
+				t.Fatalf("the new leaseholder is %s, not %s: the scenario needs the ids to collide", held, before)
+			}
+			call(t, d, "majordomus_announce", map[string]any{"intent": "the other's work", "scope": []string{"lib"}})
+			if through == "a bridge" { // d's server goes on for another
+				bridged(t, dir, "gemini-cli")
+			}
+			d.CloseStdin()
+			if through == "its own lease" {
+				exitsWith(t, d, 0)
+			} else if _, err := d.WaitLog(ctx(t), `"msg":"session closed"`, `"peer":"`+before+`"`); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.WaitLog(ctx(t), "joined the checkout's shared server"); err != nil {
+				t.Fatal(err)
+			}
+			board := peersOf(t, a)
+			i := -1
+			for j, p := range board.Peers {
+				if p.ID == before {
+					i = j
+				}
+			}
+			if board.Caller == before || i < 0 || board.Peers[i].Attached || board.Peers[i].Announcement == nil || board.Peers[i].Announcement.Intent != "the other's work" {
+				t.Fatalf("joined as %s; the board: %+v", board.Caller, board.Peers)
+			}
+			var its []string
+			for _, x := range executionsOf(t, a) {
+				if x.Peer == board.Caller {
+					its = append(its, x.Tool)
+				}
+			}
+			if !slices.Contains(its, "majordomus_list") {
+				t.Errorf("the call made alone is not in the history under %s: %q", board.Caller, its)
+			}
+		})
 	}
 }
 

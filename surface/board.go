@@ -56,6 +56,7 @@ type Board struct {
 	idle      time.Duration // how long a sessionless peer stays unheard (board_modern.go)
 	next      int
 	numbers   func() (int, error) // the checkout's counter of peer numbers; nil or failing: next
+	uncounted map[string]bool     // the ids given while the counter failed: this board's, not the checkout's
 	bySession map[string]*Peer
 	byID      map[string]*sessionless // the peers known from their requests alone, by id
 	byWho     map[string]*sessionless // those of them found by the identity they send
@@ -71,7 +72,7 @@ func newBoard(now func() time.Time, idle time.Duration, numbers func() (int, err
 		panic("surface: a board needs the idle timeout")
 	}
 	return &Board{now: now, idle: idle, numbers: numbers, changes: c, bySession: map[string]*Peer{},
-		byID: map[string]*sessionless{}, byWho: map[string]*sessionless{}}
+		byID: map[string]*sessionless{}, byWho: map[string]*sessionless{}, uncounted: map[string]bool{}}
 }
 
 // notInitialized names a session's client until its initialize names it.
@@ -81,12 +82,27 @@ const notInitialized = "(not initialized)"
 // answers, never one this board gave or granted already.
 func (b *Board) newID() string {
 	b.next++
-	if b.numbers != nil {
+	counted := b.numbers == nil // a board of no checkout's (standalone) numbers alone
+	if !counted {
 		if n, err := b.numbers(); err == nil {
-			b.next = max(b.next, n)
+			b.next, counted = max(b.next, n), true
 		}
 	}
-	return fmt.Sprintf("p%d", b.next)
+	id := fmt.Sprintf("p%d", b.next)
+	if !counted {
+		b.uncounted[id] = true
+	}
+	return id
+}
+
+// Counted reports whether id may be the checkout's, to claim on its
+// server: not one this board numbered while the checkout's counter failed
+// (a client served alone under an unusable lease directory), which the
+// checkout may have given another client since.
+func (b *Board) Counted(id string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return !b.uncounted[id]
 }
 
 // add lists a new attached peer, seen now.

@@ -31,6 +31,26 @@ func (b *Board) keep(loaded []Peer, sink func(Peer)) []Peer {
 	return b.announcers()
 }
 
+// renumber gives every attached peer numbered while the checkout's counter
+// failed (Counted) a new number as the board becomes the checkout's: the
+// one it has may be another client's there. It returns the ids changed,
+// from the old to the new.
+func (b *Board) renumber() map[string]string {
+	defer b.change()()
+	renamed := map[string]string{}
+	for _, p := range b.order {
+		if old := p.ID; p.Attached && b.uncounted[old] {
+			p.ID = b.newID()
+			renamed[old] = p.ID
+			if rec := b.byID[old]; rec != nil && rec.peer == p {
+				delete(b.byID, old)
+				b.byID[p.ID] = rec
+			}
+		}
+	}
+	return renamed
+}
+
 // unkeep stops giving the sink anything.
 func (b *Board) unkeep() {
 	b.mu.Lock()

@@ -156,6 +156,19 @@ func (e *Executions) keep(loaded []Execution, sink func(Execution)) []Execution 
 }
 
 // unkeep stops giving calls to the sink.
+// relabel makes the calls of peer id old those of id (Board.renumber).
+func (e *Executions) relabel(old, id string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, list := range [][]Execution{e.ring, e.pending} {
+		for i := range list {
+			if list[i].Peer == old {
+				list[i].Peer = id
+			}
+		}
+	}
+}
+
 func (e *Executions) unkeep() {
 	e.mu.Lock()
 	defer e.mu.Unlock()

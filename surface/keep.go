@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"go.uber.org/zap"
 )
 
 // Keep makes this surface's history and board the checkout's
@@ -14,6 +15,10 @@ import (
 // record line at a time, before the call that made it is answered. It
 // returns the state as merged: what the journal starts from.
 func (s *Surface) Keep(st State, sink func(line []byte)) State {
+	for old, id := range s.Board.renumber() {
+		s.log.Info("a peer numbered while the checkout's counter could not be read is numbered anew, as the checkout's", zap.String("peer_before", old), zap.String("peer", id))
+		s.Executions.relabel(old, id)
+	}
 	executions := s.Executions.keep(st.Executions, func(x Execution) {
 		sink(encodeRecord(record{Execution: &x}))
 	})

@@ -232,7 +232,7 @@ func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) (err e
 			s.carried = nil
 			s.use(s.local)
 			if wasAlone {
-				s.joined(h, nil, "", srv)
+				s.joined(h, nil, "", "", srv)
 			}
 			if !told { // it answered in process while electing: the client hears it now
 				tell(srv, "majordomus: "+surface.AloneNotice(h.why))
@@ -281,11 +281,11 @@ func (s *clientSession) told(h how, b wire.Backend, c *carry.Session, srv *serve
 		s.relisted(c)
 	case h.as != machine.Attached:
 	case s.local != nil: // answered in process (alone, or while electing): carried onto the bridge
-		peer := b.(*bridge.Bridge).PeerID()
+		peer, was := b.(*bridge.Bridge).PeerID(), s.local.Carried().Peer
 		wasAlone := s.alone.Swap(nil) != nil
 		s.dropLocal() // it leaves this process's own board, which nobody else sees
 		if wasAlone {
-			s.joined(h, c, peer, nil)
+			s.joined(h, c, was, peer, nil)
 		} else {
 			log.Info("bridging this stdio session, answered in process while electing, to the shared server at "+h.url, url, zap.String("peer", peer))
 		}

@@ -74,6 +74,9 @@ func (s *clientSession) carryLocal(ctx context.Context) (c carry.Session) {
 		return c
 	}
 	c = s.settled(ctx)
+	if srv, err := s.n.load(); err == nil && !srv.surface.Board.Counted(c.Peer) {
+		c.Peer = "" // numbered apart from the checkout's counter: the shared server numbers it
+	}
 	if s.carried != nil && len(s.carried.SafeTools) > 0 {
 		safe := maps.Clone(s.carried.SafeTools)
 		maps.Copy(safe, c.SafeTools)

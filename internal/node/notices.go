@@ -30,19 +30,17 @@ func (s *clientSession) relisted(c *carry.Session) {
 // heard that hears this: in the log, and on srv, this process's, or in a
 // notifications/message to a legacy client whose session c carried (a
 // 2026-07-28 one is sent only what its listen asked for). Its peer id on
-// the shared board, now, differs from c's when that board had given c's to
-// another client already.
-func (s *clientSession) joined(h how, c *carry.Session, now string, srv *served) {
-	was, runs := "", ""
-	if c != nil {
-		was = c.Peer
-	}
+// the shared board, now, differs from the one it had, was, when that board
+// had given was to another client already, or was was numbered here alone
+// (surface.Board.Counted).
+func (s *clientSession) joined(h how, c *carry.Session, was, now string, srv *served) {
+	runs := ""
 	if h.as == machine.Leaseholder {
 		runs = ", which this process runs"
 	}
 	msg := "majordomus: this session now uses the checkout's shared server at " + h.url + runs + ": one board and one history with the other agents here"
 	if was != "" && now != "" && was != now {
-		msg += fmt.Sprintf("; it is peer %s there (%s is another client's)", now, was)
+		msg += fmt.Sprintf("; it is peer %s there, not %s", now, was)
 	}
 	s.n.log.Info("joined the checkout's shared server; this client is no longer served alone",
 		zap.String("url", h.url), zap.String("peer", now), zap.String("peer_before", was))
