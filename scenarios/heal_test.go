@@ -236,6 +236,23 @@ func TestAnIDNumberedAloneIsNeverADepartedPeersOnJoining(t *testing.T) {
 			if !slices.Contains(its, "majordomus_list") {
 				t.Errorf("the call made alone is not in the history under %s: %q", board.Caller, its)
 			}
+			want := "it is peer " + board.Caller + " there, not " + before
+			if _, err := a.WaitFrame(ctx(t), "a notifications/message with its new id", func(f []byte) bool {
+				return strings.Contains(string(f), `"method":"notifications/message"`) && strings.Contains(string(f), want)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if through == "its own lease" { // its session, handed over, keeps the new id
+				if err := os.Remove(leasePath(dir)); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := a.WaitLog(ctx(t), "this session continues locally"); err != nil {
+					t.Fatal(err)
+				}
+				if again := peersOf(t, a).Caller; again != board.Caller {
+					t.Fatalf("handed over, the client is %s, not %s", again, board.Caller)
+				}
+			}
 		})
 	}
 }

@@ -231,8 +231,12 @@ func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) (err e
 			wasAlone := h.as == machine.Leaseholder && s.alone.Swap(nil) != nil
 			s.carried = nil
 			s.use(s.local)
+			was, now := s.local.Carried().Peer, srv.surface.Board.PeerID(localSession)
+			if now != "" && now != was { // numbered anew as the board became the checkout's
+				s.local.Renumbered(now)
+			}
 			if wasAlone {
-				s.joined(h, nil, "", "", srv)
+				s.joined(h, nil, was, now, srv)
 			}
 			if !told { // it answered in process while electing: the client hears it now
 				tell(srv, "majordomus: "+surface.AloneNotice(h.why))

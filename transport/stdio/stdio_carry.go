@@ -87,6 +87,14 @@ func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMes
 	}
 }
 
+// Renumbered records that the client's peer id is peer from now on: the
+// server numbered it anew as its board became the checkout's.
+func (l *Local) Renumbered(peer string) {
+	l.record.mu.Lock()
+	defer l.record.mu.Unlock()
+	l.record.carried.Peer = peer
+}
+
 // Carried is the client's session as this local session saw it, to be
 // carried to another server; its Initialize is nil before the client
 // initialized. An initialize being answered is waited for, however long a
