@@ -3,6 +3,7 @@ package carry
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -77,8 +78,8 @@ func (c Session) reopen(ctx context.Context, b wire.Backend) error {
 	}
 	b.Handle(ctx, InitializedFrame)
 	if _, announced := Opened(answer); len(c.Announce) > 0 && !announced {
-		if err := wire.AnswerError(b.Handle(ctx, AnnounceFrame(c.Announce))); err != nil {
-			return fmt.Errorf("replaying the client's announcement: %w", err)
+		if err := announceReplayed(b.Handle(ctx, AnnounceFrame(c.Announce))); err != nil {
+			return err
 		}
 	}
 	for _, frame := range c.Heard.ReplayFrames() {
@@ -108,7 +109,14 @@ func (c Session) replayModern(ctx context.Context, b wire.Backend) error {
 		}
 		return nil
 	}
-	if err := wire.AnswerError(b.Handle(ctx, callFrame(AnnounceID, AnnounceTool, c.Announce, c.Meta, replayMeta, json.RawMessage("true")))); err != nil {
+	return announceReplayed(b.Handle(ctx, callFrame(AnnounceID, AnnounceTool, c.Announce, c.Meta, replayMeta, json.RawMessage("true"))))
+}
+
+// announceReplayed is the error of a replayed announcement's answer. One the
+// server refuses as a tool error (over the bounds a later version keeps)
+// stays behind, and the session goes on without it.
+func announceReplayed(answer []byte) error {
+	if err := wire.AnswerError(answer); err != nil && !errors.Is(err, wire.ErrToolFailed) {
 		return fmt.Errorf("replaying the client's announcement: %w", err)
 	}
 	return nil

@@ -268,10 +268,13 @@ func AnswerError(answer []byte) error {
 		return errors.New(a.Error.Message)
 	}
 	if ToolFailed(a.Result) {
-		return errors.New("the tool reported an error")
+		return ErrToolFailed
 	}
 	return nil
 }
+
+// ErrToolFailed is AnswerError's error for a tools/call answered isError.
+var ErrToolFailed = errors.New("the tool reported an error")
 
 // ToolFailed reports whether a tools/call result says isError.
 func ToolFailed(result json.RawMessage) bool {
