@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -60,20 +61,26 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 			gone.Stop()
 		}
 	}()
-	// The watches below a .ai gone, moved or replaced follow the directory
-	// they were put on wherever it went: they are dropped, and the rebuild
-	// watches what stands there now.
-	unwatchAI := func() {
+	// The watches on a directory under .ai (or .ai) gone, moved or replaced
+	// follow it wherever it went, with those below it: each refresh drops
+	// them first, and watches what stands there now.
+	moved := map[string]bool{}
+	unwatchMoved := func() {
 		for _, p := range w.WatchList() {
-			if under(p, aiDir) {
-				_ = w.Remove(p)
+			for q := p; under(q, aiDir); q = filepath.Dir(q) {
+				if moved[q] {
+					_ = w.Remove(p)
+					break
+				}
 			}
 		}
+		clear(moved)
 	}
 	watchAI := func() (needRoot bool) {
 		switch err := w.Add(aiDir); {
 		case errors.Is(err, fs.ErrNotExist):
-			unwatchAI()
+			moved[aiDir] = true // its move or removal may have gone unheard
+			unwatchMoved()
 			if gone == nil {
 				gone = time.NewTicker(aiLookEvery)
 			}
@@ -96,12 +103,23 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 	var targets map[string]bool // files outside .ai/repo that its links name
 	var outside map[string]bool
 	watchAll := func() {
+		unwatchMoved()
 		want := map[string]bool{}
 		if watchAI() {
 			want[l.root] = true
 		}
-		targets = l.addTree(w, repoDir)
-		for t := range targets {
+		targets = map[string]bool{}
+		for t := range l.addTree(w, repoDir) {
+			// Named as the watches name its directory when that is the
+			// root or .ai spelled otherwise (a root reached through a
+			// link), and never watched under two names.
+			for _, d := range []string{l.root, aiDir} {
+				if dir := filepath.Dir(t); dir != d && sameDir(dir, d) {
+					t = filepath.Join(d, filepath.Base(t))
+					break
+				}
+			}
+			targets[t] = true
 			want[filepath.Dir(t)] = true
 		}
 		for d := range want {
@@ -148,40 +166,97 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 		fire = timer.C
 	}
 
-	events, errs := w.Events, w.Errors
+	in := newInbox(w)
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case ev, ok := <-events:
-			if !ok {
-				events = nil
-				continue
+		case <-in.ready:
+			events, errs := in.take()
+			for _, err := range errs {
+				l.log.Warn("layer watch error", zap.Error(err))
+				if errors.Is(err, fsnotify.ErrEventOverflow) {
+					schedule(time.Now())
+				}
 			}
-			if ev.Name == aiDir && ev.Has(fsnotify.Create|fsnotify.Remove|fsnotify.Rename) {
-				unwatchAI()
-			}
-			if ev.Name == aiDir || under(ev.Name, repoDir) || targets[ev.Name] {
-				schedule(time.Now())
+			for _, ev := range events {
+				if under(ev.Name, aiDir) && ev.Has(fsnotify.Create|fsnotify.Remove|fsnotify.Rename) {
+					moved[ev.Name] = true
+				}
+				if ev.Name == aiDir || under(ev.Name, repoDir) || targets[ev.Name] {
+					schedule(time.Now())
+				}
 			}
 		case <-tickerC(gone):
 			if _, err := os.Stat(aiDir); err == nil {
 				schedule(time.Now()) // its rebuild watches it, and stops the ticker
-			}
-		case err, ok := <-errs:
-			if !ok {
-				errs = nil
-				continue
-			}
-			l.log.Warn("layer watch error", zap.Error(err))
-			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				schedule(time.Now())
 			}
 		case <-fire:
 			fire = nil
 			refresh()
 		}
 	}
+}
+
+// inbox takes a watcher's events and errors, on a goroutine of its own, as
+// they come: fsnotify's reader waits until each is taken, and on Windows
+// Add and Remove wait for that reader, so the goroutine that adds and
+// removes watches must not be the one that takes them (under a burst of
+// writes it would wait on itself for ever).
+type inbox struct {
+	ready  chan struct{} // holds a value while something waits to be taken
+	mu     sync.Mutex
+	events []fsnotify.Event
+	errs   []error
+}
+
+// newInbox takes w's events and errors until w is closed.
+func newInbox(w *fsnotify.Watcher) *inbox {
+	in := &inbox{ready: make(chan struct{}, 1)}
+	go func() {
+		events, errs := w.Events, w.Errors
+		for events != nil || errs != nil {
+			select {
+			case ev, ok := <-events:
+				if !ok {
+					events = nil
+					continue
+				}
+				in.mu.Lock()
+				in.events = append(in.events, ev)
+				in.mu.Unlock()
+			case err, ok := <-errs:
+				if !ok {
+					errs = nil
+					continue
+				}
+				in.mu.Lock()
+				in.errs = append(in.errs, err)
+				in.mu.Unlock()
+			}
+			select {
+			case in.ready <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	return in
+}
+
+// take returns what came since the last take.
+func (in *inbox) take() ([]fsnotify.Event, []error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	events, errs := in.events, in.errs
+	in.events, in.errs = nil, nil
+	return events, errs
+}
+
+// sameDir reports whether two paths name one directory.
+func sameDir(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }
 
 // aiLookEvery is how often a .ai that is gone is looked for.
@@ -218,7 +293,14 @@ func (l *Layer) addTree(w *fsnotify.Watcher, dir string) map[string]bool {
 		}
 		if !d.IsDir() {
 			if d.Type()&fs.ModeSymlink != 0 && strings.HasSuffix(d.Name(), ".md") {
-				if t, err := filepath.EvalSymlinks(p); err == nil && !under(t, dir) && !under(t, real) {
+				t, err := filepath.EvalSymlinks(p)
+				if link, lerr := os.Readlink(p); err != nil && lerr == nil { // its file gone: it may be written again
+					t, err = filepath.Join(filepath.Dir(p), link), nil
+					if filepath.IsAbs(link) {
+						t = filepath.Clean(link)
+					}
+				}
+				if err == nil && !under(t, dir) && !under(t, real) {
 					targets[t] = true
 				}
 			}

@@ -112,3 +112,23 @@ func TestALinkedFilesDirectoryIsUnwatchedWithItsLink(t *testing.T) {
 		t.Fatalf("%d watches before the link was made, %d after it was removed", before, after)
 	}
 }
+
+// A directory under .ai moved away takes its watches with it, as .ai
+// does: they are dropped too.
+func TestWatchesOfAMovedRepoAreDropped(t *testing.T) {
+	files := map[string]string{".ai/manifest.yaml": testManifest}
+	for _, id := range []string{"a", "b", "c"} {
+		files[".ai/repo/"+id+"/"+id+".md"] = "---\nid: " + id + "\nkind: rule\n---\n"
+	}
+	root, _, changes, _, _ := openWatched(t, files, false)
+	before := kernelWatches(t)
+	if err := os.Rename(filepath.Join(root, ".ai/repo"), filepath.Join(root, "old-repo")); err != nil {
+		t.Fatal(err)
+	}
+	waitChange(t, changes)
+	writeTree(t, root, files)
+	waitChange(t, changes)
+	if after := kernelWatches(t); after != before {
+		t.Fatalf("%d watches before .ai/repo was moved away and written again, %d after", before, after)
+	}
+}

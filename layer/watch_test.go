@@ -3,11 +3,13 @@ package layer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -330,6 +332,42 @@ func TestWatchAnAIDirectoryWrittenLater(t *testing.T) {
 	})
 	for {
 		if _, ok := waitChange(t, changes).new.Lookup("majordomus://rule/a"); ok {
+			return
+		}
+	}
+}
+
+// A burst of writes while rebuilds run leaves the watch listening: fsnotify
+// waits for each event to be taken, and on Windows it answers Add and
+// Remove only between events, so a watch that added watches on the
+// goroutine that takes events waited on itself for ever.
+func TestWatchAfterABurstOfWrites(t *testing.T) {
+	files := map[string]string{".ai/manifest.yaml": testManifest, ".ai/repo/a.md": "---\nid: a\nkind: rule\n---\nA\n"}
+	for d := range 40 {
+		files[fmt.Sprintf(".ai/repo/d%02d/x.md", d)] = fmt.Sprintf("---\nid: x%d\nkind: rule\n---\n", d)
+	}
+	root, _, changes, _, _ := openWatched(t, files, false)
+	done := make(chan struct{})
+	var writers sync.WaitGroup
+	for g := range 4 {
+		writers.Go(func() {
+			for i := range 1500 {
+				d := (i*4 + g) % 40
+				write(t, root, fmt.Sprintf(".ai/repo/d%02d/y%d.md", d, i%50), fmt.Sprintf("---\nid: y%d-%d\nkind: rule\n---\n%d\n", d, i%50, i))
+			}
+		})
+	}
+	go func() { writers.Wait(); close(done) }()
+	for waiting := true; waiting; { // its rebuilds are taken as they come
+		select {
+		case <-changes:
+		case <-done:
+			waiting = false
+		}
+	}
+	write(t, root, ".ai/repo/a.md", "---\nid: a\nkind: rule\n---\nA, after the burst\n")
+	for {
+		if o, _ := waitChange(t, changes).new.Lookup("majordomus://rule/a"); o.Body == "A, after the burst\n" {
 			return
 		}
 	}

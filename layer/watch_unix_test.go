@@ -41,3 +41,73 @@ func TestWatchARepointedAILink(t *testing.T) {
 		t.Fatalf("an edit where .ai now points: a reads %q", o.Body)
 	}
 }
+
+// rule is an object of kind rule, id, with body.
+func rule(id, body string) string { return "---\nid: " + id + "\nkind: rule\n---\n" + body }
+
+// link makes a symbolic link at name to target, or fails the test.
+func link(t *testing.T, target, name string) {
+	t.Helper()
+	if err := os.Symlink(target, name); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A root reached through a link (a working directory under a linked
+// path), whose .ai is a link re-pointed, is followed each time, though an
+// object links a file of the root by its other name: the root is watched
+// under one name, its own.
+func TestWatchARepointedAILinkUnderALinkedRoot(t *testing.T) {
+	for i := range 8 { // which name was watched first once depended on a map's order
+		base := testtemp.Dir(t)
+		real := filepath.Join(base, "real")
+		writeTree(t, real, map[string]string{
+			"README.md":          rule("readme", "R\n"),
+			"ai-a/manifest.yaml": testManifest, "ai-a/repo/a.md": rule("a", "A\n"),
+			"ai-b/manifest.yaml": testManifest, "ai-b/repo/a.md": rule("a", "B\n"),
+		})
+		link(t, "../../README.md", filepath.Join(real, "ai-a/repo/readme.md"))
+		link(t, "ai-a", filepath.Join(real, ".ai"))
+		root := filepath.Join(base, "via")
+		link(t, real, root)
+		_, changes, _, _ := watchAt(t, root, false)
+		link(t, "ai-b", filepath.Join(root, ".ai.new"))
+		if err := os.Rename(filepath.Join(root, ".ai.new"), filepath.Join(root, ".ai")); err != nil {
+			t.Fatal(err)
+		}
+		if o, _ := waitChange(t, changes).new.Lookup("majordomus://rule/a"); o.Body != "B\n" {
+			t.Fatalf("trial %d: re-pointed at ai-b, a reads %q", i, o.Body)
+		}
+	}
+}
+
+// An object's link whose file is removed, then written again (a checkout
+// of another branch and back), is indexed again; and a link to a file in
+// the directory .ai links to is followed, by the name its edits come by.
+func TestWatchALinkedFileGoneAndBack(t *testing.T) {
+	root := testtemp.Dir(t)
+	writeTree(t, root, map[string]string{
+		"ai/manifest.yaml": testManifest,
+		"ai/repo/a.md":     rule("a", ""),
+		"ai/shared.md":     rule("s", "S\n"),
+		"docs/b.md":        rule("b", "B\n"),
+	})
+	link(t, "../shared.md", filepath.Join(root, "ai/repo/s.md"))
+	link(t, "../../docs/b.md", filepath.Join(root, "ai/repo/b.md"))
+	link(t, "ai", filepath.Join(root, ".ai"))
+	_, changes, _, _ := watchAt(t, root, false)
+	write(t, root, "ai/shared.md", rule("s", "S, edited\n"))
+	if o, _ := waitChange(t, changes).new.Lookup("majordomus://rule/s"); o.Body != "S, edited\n" {
+		t.Fatalf("an edit of a file linked in .ai's target: s reads %q", o.Body)
+	}
+	if err := os.Remove(filepath.Join(root, "docs/b.md")); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := waitChange(t, changes).new.Lookup("majordomus://rule/b"); ok {
+		t.Fatal("b is indexed with its file gone")
+	}
+	write(t, root, "docs/b.md", rule("b", "B, again\n"))
+	if o, _ := waitChange(t, changes).new.Lookup("majordomus://rule/b"); o.Body != "B, again\n" {
+		t.Fatalf("its file written again, b reads %q", o.Body)
+	}
+}
