@@ -108,17 +108,23 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 		if watchAI() {
 			want[l.root] = true
 		}
+		// A file is named as the watches name its directory when that is
+		// the root or .ai spelled otherwise (a root reached through a
+		// link): the same directory is never watched under two names.
 		targets = map[string]bool{}
+		named := map[string]string{} // a directory of files linked, as named
 		for t := range l.addTree(w, repoDir) {
-			// Named as the watches name its directory when that is the
-			// root or .ai spelled otherwise (a root reached through a
-			// link), and never watched under two names.
-			for _, d := range []string{l.root, aiDir} {
-				if dir := filepath.Dir(t); dir != d && sameDir(dir, d) {
-					t = filepath.Join(d, filepath.Base(t))
-					break
+			dir := filepath.Dir(t)
+			if _, ok := named[dir]; !ok {
+				named[dir] = dir
+				for _, d := range []string{l.root, aiDir} {
+					if dir != d && sameDir(dir, d) {
+						named[dir] = d
+						break
+					}
 				}
 			}
+			t = filepath.Join(named[dir], filepath.Base(t))
 			targets[t] = true
 			want[filepath.Dir(t)] = true
 		}
@@ -180,10 +186,10 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 				}
 			}
 			for _, ev := range events {
-				if under(ev.Name, aiDir) && ev.Has(fsnotify.Create|fsnotify.Remove|fsnotify.Rename) {
-					moved[ev.Name] = true
-				}
 				if ev.Name == aiDir || under(ev.Name, repoDir) || targets[ev.Name] {
+					if under(ev.Name, aiDir) && ev.Has(fsnotify.Create|fsnotify.Remove|fsnotify.Rename) {
+						moved[ev.Name] = true
+					}
 					schedule(time.Now())
 				}
 			}
@@ -204,15 +210,15 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 // removes watches must not be the one that takes them (under a burst of
 // writes it would wait on itself for ever).
 type inbox struct {
-	ready  chan struct{} // holds a value while something waits to be taken
-	mu     sync.Mutex
-	events []fsnotify.Event
-	errs   []error
+	ready chan struct{} // holds a value while something waits to be taken
+	mu    sync.Mutex
+	ops   map[string]fsnotify.Op // what happened to each name, at most one entry a name
+	errs  []error                // the last few
 }
 
 // newInbox takes w's events and errors until w is closed.
 func newInbox(w *fsnotify.Watcher) *inbox {
-	in := &inbox{ready: make(chan struct{}, 1)}
+	in := &inbox{ready: make(chan struct{}, 1), ops: map[string]fsnotify.Op{}}
 	go func() {
 		events, errs := w.Events, w.Errors
 		for events != nil || errs != nil {
@@ -223,7 +229,7 @@ func newInbox(w *fsnotify.Watcher) *inbox {
 					continue
 				}
 				in.mu.Lock()
-				in.events = append(in.events, ev)
+				in.ops[ev.Name] |= ev.Op
 				in.mu.Unlock()
 			case err, ok := <-errs:
 				if !ok {
@@ -231,7 +237,7 @@ func newInbox(w *fsnotify.Watcher) *inbox {
 					continue
 				}
 				in.mu.Lock()
-				in.errs = append(in.errs, err)
+				in.errs = append(in.errs[max(0, len(in.errs)-15):], err)
 				in.mu.Unlock()
 			}
 			select {
@@ -243,12 +249,17 @@ func newInbox(w *fsnotify.Watcher) *inbox {
 	return in
 }
 
-// take returns what came since the last take.
+// take returns what came since the last take, as events, one a name.
 func (in *inbox) take() ([]fsnotify.Event, []error) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	events, errs := in.events, in.errs
-	in.events, in.errs = nil, nil
+	events := make([]fsnotify.Event, 0, len(in.ops))
+	for name, op := range in.ops {
+		events = append(events, fsnotify.Event{Name: name, Op: op})
+	}
+	errs := in.errs
+	clear(in.ops)
+	in.errs = nil
 	return events, errs
 }
 
@@ -294,11 +305,8 @@ func (l *Layer) addTree(w *fsnotify.Watcher, dir string) map[string]bool {
 		if !d.IsDir() {
 			if d.Type()&fs.ModeSymlink != 0 && strings.HasSuffix(d.Name(), ".md") {
 				t, err := filepath.EvalSymlinks(p)
-				if link, lerr := os.Readlink(p); err != nil && lerr == nil { // its file gone: it may be written again
-					t, err = filepath.Join(filepath.Dir(p), link), nil
-					if filepath.IsAbs(link) {
-						t = filepath.Clean(link)
-					}
+				if err != nil { // its file gone, it may be written again: named as it would resolve
+					t, err = danglingTarget(p)
 				}
 				if err == nil && !under(t, dir) && !under(t, real) {
 					targets[t] = true
@@ -315,6 +323,28 @@ func (l *Layer) addTree(w *fsnotify.Watcher, dir string) map[string]bool {
 		return nil
 	})
 	return targets
+}
+
+// danglingTarget is the file a link whose file is gone names, in its
+// directory's resolved path (the kernel resolves a relative link from the
+// directory the link really is in).
+func danglingTarget(link string) (string, error) {
+	to, err := os.Readlink(link)
+	if err != nil {
+		return "", err
+	}
+	if !filepath.IsAbs(to) {
+		dir, err := filepath.EvalSymlinks(filepath.Dir(link))
+		if err != nil {
+			return "", err
+		}
+		to = filepath.Join(dir, to)
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(to))
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, filepath.Base(to)), nil
 }
 
 // under reports whether path is dir or below it.
