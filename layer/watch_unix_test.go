@@ -111,3 +111,45 @@ func TestWatchALinkedFileGoneAndBack(t *testing.T) {
 		t.Fatalf("its file written again, b reads %q", o.Body)
 	}
 }
+
+// A link whose file is not there yet names the file it would resolve to,
+// from the directory the link really is in, and its directory by the name
+// the watches give it: written (and edited later), the file is indexed,
+// whether .ai is a link elsewhere or the root is reached through one.
+func TestWatchALinkWhoseFileIsWrittenLater(t *testing.T) {
+	t.Run(".ai a link", func(t *testing.T) {
+		root := testtemp.Dir(t)
+		writeTree(t, root, map[string]string{
+			"sub/ai/manifest.yaml": testManifest,
+			"sub/ai/repo/a.md":     rule("a", ""),
+			"sub/docs/keep":        "",
+			"docs/keep":            "",
+		})
+		link(t, "../../docs/b.md", filepath.Join(root, "sub/ai/repo/b.md"))
+		link(t, "sub/ai", filepath.Join(root, ".ai"))
+		_, changes, _, _ := watchAt(t, root, false)
+		write(t, root, "sub/docs/b.md", rule("b", "B\n"))
+		if o, _ := waitChange(t, changes).new.Lookup("majordomus://rule/b"); o.Body != "B\n" {
+			t.Fatalf("b reads %q", o.Body)
+		}
+	})
+	t.Run("the root reached through a link", func(t *testing.T) {
+		base := testtemp.Dir(t)
+		real := filepath.Join(base, "real")
+		writeTree(t, real, map[string]string{
+			".ai/manifest.yaml": testManifest,
+			".ai/repo/a.md":     rule("a", ""),
+			"docs/keep":         "",
+		})
+		link(t, "../../docs/b.md", filepath.Join(real, ".ai/repo/b.md"))
+		root := filepath.Join(base, "via")
+		link(t, real, root)
+		_, changes, _, _ := watchAt(t, root, false)
+		for _, body := range []string{"B\n", "B, edited\n"} {
+			write(t, root, "docs/b.md", rule("b", body))
+			if o, _ := waitChange(t, changes).new.Lookup("majordomus://rule/b"); o.Body != body {
+				t.Fatalf("b reads %q, want %q", o.Body, body)
+			}
+		}
+	})
+}
