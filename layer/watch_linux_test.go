@@ -89,11 +89,11 @@ func TestALinkedFilesDirectoryIsUnwatchedWithItsLink(t *testing.T) {
 	root, _, changes, _, _ := openWatched(t, map[string]string{
 		".ai/manifest.yaml": testManifest,
 		".ai/repo/a.md":     "---\nid: a\nkind: rule\n---\n",
-		"docs/b.md":         "---\nid: b\nkind: rule\n---\n",
+		"notes/b.md":        "---\nid: b\nkind: rule\n---\n",
 	}, false)
 	before := kernelWatches(t)
 	link := filepath.Join(root, ".ai", "repo", "b.md")
-	if err := os.Symlink(filepath.Join("..", "..", "docs", "b.md"), link); err != nil {
+	if err := os.Symlink(filepath.Join("..", "..", "notes", "b.md"), link); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := waitChange(t, changes).new.Lookup("majordomus://rule/b"); !ok {

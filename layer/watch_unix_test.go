@@ -90,23 +90,23 @@ func TestWatchALinkedFileGoneAndBack(t *testing.T) {
 		"ai/manifest.yaml": testManifest,
 		"ai/repo/a.md":     rule("a", ""),
 		"ai/shared.md":     rule("s", "S\n"),
-		"docs/b.md":        rule("b", "B\n"),
+		"notes/b.md":       rule("b", "B\n"),
 	})
-	link(t, "../shared.md", filepath.Join(root, "ai/repo/s.md"))
-	link(t, "../../docs/b.md", filepath.Join(root, "ai/repo/b.md"))
+	link(t, filepath.Join("..", "shared.md"), filepath.Join(root, "ai/repo/s.md"))
+	link(t, "../../notes/b.md", filepath.Join(root, "ai/repo/b.md"))
 	link(t, "ai", filepath.Join(root, ".ai"))
 	_, changes, _, _ := watchAt(t, root, false)
 	write(t, root, "ai/shared.md", rule("s", "S, edited\n"))
 	if o, _ := waitChange(t, changes).new.Lookup("majordomus://rule/s"); o.Body != "S, edited\n" {
 		t.Fatalf("an edit of a file linked in .ai's target: s reads %q", o.Body)
 	}
-	if err := os.Remove(filepath.Join(root, "docs/b.md")); err != nil {
+	if err := os.Remove(filepath.Join(root, "notes/b.md")); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := waitChange(t, changes).new.Lookup("majordomus://rule/b"); ok {
 		t.Fatal("b is indexed with its file gone")
 	}
-	write(t, root, "docs/b.md", rule("b", "B, again\n"))
+	write(t, root, "notes/b.md", rule("b", "B, again\n"))
 	if o, _ := waitChange(t, changes).new.Lookup("majordomus://rule/b"); o.Body != "B, again\n" {
 		t.Fatalf("its file written again, b reads %q", o.Body)
 	}
@@ -122,13 +122,13 @@ func TestWatchALinkWhoseFileIsWrittenLater(t *testing.T) {
 		writeTree(t, root, map[string]string{
 			"sub/ai/manifest.yaml": testManifest,
 			"sub/ai/repo/a.md":     rule("a", ""),
-			"sub/docs/keep":        "",
-			"docs/keep":            "",
+			"sub/notes/keep":       "",
+			"notes/keep":           "",
 		})
-		link(t, "../../docs/b.md", filepath.Join(root, "sub/ai/repo/b.md"))
+		link(t, "../../notes/b.md", filepath.Join(root, "sub/ai/repo/b.md"))
 		link(t, "sub/ai", filepath.Join(root, ".ai"))
 		_, changes, _, _ := watchAt(t, root, false)
-		write(t, root, "sub/docs/b.md", rule("b", "B\n"))
+		write(t, root, "sub/notes/b.md", rule("b", "B\n"))
 		if o, _ := waitChange(t, changes).new.Lookup("majordomus://rule/b"); o.Body != "B\n" {
 			t.Fatalf("b reads %q", o.Body)
 		}
@@ -139,14 +139,14 @@ func TestWatchALinkWhoseFileIsWrittenLater(t *testing.T) {
 		writeTree(t, real, map[string]string{
 			".ai/manifest.yaml": testManifest,
 			".ai/repo/a.md":     rule("a", ""),
-			"docs/keep":         "",
+			"notes/keep":        "",
 		})
-		link(t, "../../docs/b.md", filepath.Join(real, ".ai/repo/b.md"))
+		link(t, "../../notes/b.md", filepath.Join(real, ".ai/repo/b.md"))
 		root := filepath.Join(base, "via")
 		link(t, real, root)
 		_, changes, _, _ := watchAt(t, root, false)
 		for _, body := range []string{"B\n", "B, edited\n"} {
-			write(t, root, "docs/b.md", rule("b", body))
+			write(t, root, "notes/b.md", rule("b", body))
 			if o, _ := waitChange(t, changes).new.Lookup("majordomus://rule/b"); o.Body != body {
 				t.Fatalf("b reads %q, want %q", o.Body, body)
 			}
