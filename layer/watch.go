@@ -43,6 +43,7 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 		return fmt.Errorf("layer: watching: %w", err)
 	}
 	defer w.Close()
+	in := newInbox(w) // before the first Add: on Windows Add waits for the reader
 	aiDir := filepath.Join(l.root, ".ai")
 	repoDir := filepath.Join(l.root, filepath.FromSlash(repoRel))
 	if err := w.Add(aiDir); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -104,6 +105,11 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 	var outside map[string]bool
 	watchAll := func() {
 		unwatchMoved()
+		// Each is watched again below if still wanted: one now reached by
+		// another name too (.ai's target, say) would keep its old name.
+		for d := range outside {
+			_ = w.Remove(d)
+		}
 		want := map[string]bool{}
 		if watchAI() {
 			want[l.root] = true
@@ -131,11 +137,6 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 		for d := range want {
 			if err := w.Add(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				l.log.Warn("layer watch failed", zap.String("path", d), zap.Error(err))
-			}
-		}
-		for d := range outside {
-			if !want[d] && d != aiDir { // a link may name a file in .ai
-				_ = w.Remove(d)
 			}
 		}
 		outside = want
@@ -172,7 +173,6 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 		fire = timer.C
 	}
 
-	in := newInbox(w)
 	for {
 		select {
 		case <-ctx.Done():

@@ -406,3 +406,58 @@ func TestAnInboxKeepsOneEntryAName(t *testing.T) {
 		}
 	}
 }
+
+// A watch that starts while its files are being written starts all the
+// same: on Windows, fsnotify's Add waits for its reader, which waits until
+// its event is taken, so events are taken from before the first Add.
+func TestAWatchStartsWhileItsFilesAreWritten(t *testing.T) {
+	files := map[string]string{".ai/manifest.yaml": testManifest, ".ai/repo/a.md": "---\nid: a\nkind: rule\n---\n"}
+	for d := range 200 {
+		files[fmt.Sprintf(".ai/repo/d%03d/x.md", d)] = fmt.Sprintf("---\nid: x%d\nkind: rule\n---\n", d)
+	}
+	root := testtemp.Dir(t)
+	writeTree(t, root, files)
+	l, err := Open(Config{Root: root, Debounce: 20 * time.Millisecond, Logger: zaptest.NewLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var writer sync.WaitGroup
+	writer.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+				write(t, root, ".ai/repo/a.md", fmt.Sprintf("---\nid: a\nkind: rule\n---\n%d\n", i))
+			}
+		}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	changed := make(chan struct{}, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- l.Watch(ctx, func(*Index, *Index) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		})
+	}()
+	select {
+	case <-changed: // it set up, and took the writes
+	case <-time.After(waitFor):
+		t.Errorf("no change within %v of a watch started during writes", waitFor)
+	}
+	close(stop)
+	writer.Wait()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(waitFor):
+		t.Fatal("the watch did not end with its context")
+	}
+}

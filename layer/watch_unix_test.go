@@ -153,3 +153,30 @@ func TestWatchALinkWhoseFileIsWrittenLater(t *testing.T) {
 		}
 	})
 }
+
+// A directory watched for a file an object links to, which .ai then
+// becomes (a link to it), stays watched: the kernel keeps one watch a
+// directory, under the name it was first given.
+func TestWatchALinkedDirectoryThatBecomesAI(t *testing.T) {
+	root := testtemp.Dir(t)
+	writeTree(t, root, map[string]string{
+		".ai/manifest.yaml": testManifest, ".ai/repo/a.md": rule("a", "old .ai\n"),
+		"ai/manifest.yaml": testManifest, "ai/repo/a.md": rule("a", "ai\n"), "ai/x.md": rule("x", "X\n"),
+	})
+	link(t, "../../ai/x.md", filepath.Join(root, ".ai/repo/x.md"))
+	link(t, "../x.md", filepath.Join(root, "ai/repo/x.md"))
+	_, changes, _, _ := watchAt(t, root, false)
+	if err := os.Rename(filepath.Join(root, ".ai"), filepath.Join(root, "old-ai")); err != nil {
+		t.Fatal(err)
+	}
+	link(t, "ai", filepath.Join(root, ".ai"))
+	for {
+		if o, _ := waitChange(t, changes).new.Lookup("majordomus://rule/a"); o.Body == "ai\n" {
+			break
+		}
+	}
+	write(t, root, "ai/x.md", rule("x", "X, edited\n"))
+	if o, _ := waitChange(t, changes).new.Lookup("majordomus://rule/x"); o.Body != "X, edited\n" {
+		t.Fatalf("x reads %q", o.Body)
+	}
+}
