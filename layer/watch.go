@@ -106,9 +106,13 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 	watchAll := func() {
 		unwatchMoved()
 		// Each is watched again below if still wanted: one now reached by
-		// another name too (.ai's target, say) would keep its old name.
+		// another name too (.ai's target, say) would keep its old name. The
+		// root, always named as itself, stays: it tells of .ai replaced
+		// while the tree is walked.
 		for d := range outside {
-			_ = w.Remove(d)
+			if d != l.root {
+				_ = w.Remove(d)
+			}
 		}
 		want := map[string]bool{}
 		if watchAI() {
@@ -138,6 +142,9 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 			if err := w.Add(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				l.log.Warn("layer watch failed", zap.String("path", d), zap.Error(err))
 			}
+		}
+		if outside[l.root] && !want[l.root] {
+			_ = w.Remove(l.root)
 		}
 		outside = want
 	}
