@@ -103,6 +103,7 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 	// in it would wake the watch for ever.
 	var targets map[string]bool // files outside .ai/repo that its links name
 	var outside map[string]bool
+	var rootWatched os.FileInfo // the directory the root's watch was put on
 	watchAll := func() {
 		unwatchMoved()
 		// Each is watched again below if still wanted: one now reached by
@@ -110,9 +111,12 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 		// root, always named as itself, stays: it tells of .ai replaced
 		// while the tree is walked.
 		for d := range outside {
-			if d != l.root {
-				_ = w.Remove(d)
+			if d == l.root && rootWatched != nil {
+				if fi, err := os.Stat(l.root); err == nil && os.SameFile(fi, rootWatched) {
+					continue // still the same directory: kept
+				}
 			}
+			_ = w.Remove(d)
 		}
 		want := map[string]bool{}
 		if watchAI() {
@@ -139,12 +143,15 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 			want[filepath.Dir(t)] = true
 		}
 		for d := range want {
+			if d == l.root {
+				rootWatched, _ = os.Stat(l.root) // before Add: a change between is seen next time
+			}
 			if err := w.Add(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				l.log.Warn("layer watch failed", zap.String("path", d), zap.Error(err))
 			}
 		}
 		if outside[l.root] && !want[l.root] {
-			_ = w.Remove(l.root)
+			_ = w.Remove(l.root) // a no-op if removed above
 		}
 		outside = want
 	}

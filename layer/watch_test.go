@@ -412,7 +412,7 @@ func TestAnInboxKeepsOneEntryAName(t *testing.T) {
 // its event is taken, so events are taken from before the first Add.
 func TestAWatchStartsWhileItsFilesAreWritten(t *testing.T) {
 	files := map[string]string{".ai/manifest.yaml": testManifest, ".ai/repo/a.md": "---\nid: a\nkind: rule\n---\n"}
-	for d := range 200 {
+	for d := range 100 {
 		files[fmt.Sprintf(".ai/repo/d%03d/x.md", d)] = fmt.Sprintf("---\nid: x%d\nkind: rule\n---\n", d)
 	}
 	root := testtemp.Dir(t)
@@ -421,16 +421,10 @@ func TestAWatchStartsWhileItsFilesAreWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop := make(chan struct{})
 	var writer sync.WaitGroup
-	writer.Go(func() {
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-				write(t, root, ".ai/repo/a.md", fmt.Sprintf("---\nid: a\nkind: rule\n---\n%d\n", i))
-			}
+	writer.Go(func() { // as the watch starts: more events than fsnotify holds
+		for i := range 3000 {
+			write(t, root, ".ai/repo/a.md", fmt.Sprintf("---\nid: a\nkind: rule\n---\n%d\n", i))
 		}
 	})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -444,13 +438,12 @@ func TestAWatchStartsWhileItsFilesAreWritten(t *testing.T) {
 			}
 		})
 	}()
+	writer.Wait()
 	select {
 	case <-changed: // it set up, and took the writes
 	case <-time.After(waitFor):
-		t.Errorf("no change within %v of a watch started during writes", waitFor)
+		t.Errorf("no change within %v of the writes made as the watch started", waitFor)
 	}
-	close(stop)
-	writer.Wait()
 	cancel()
 	select {
 	case err := <-done:

@@ -180,3 +180,33 @@ func TestWatchALinkedDirectoryThatBecomesAI(t *testing.T) {
 		t.Fatalf("x reads %q", o.Body)
 	}
 }
+
+// A root reached through a link re-pointed elsewhere is watched anew: the
+// old directory's watch, kept under the root's name, would take the place
+// of the watch on that directory by its own name (a file the new root's
+// objects link to).
+func TestWatchARootRepointed(t *testing.T) {
+	base := testtemp.Dir(t)
+	a, b := filepath.Join(base, "A"), filepath.Join(base, "B")
+	writeTree(t, a, map[string]string{"README.md": rule("readme", "R\n"), ".ai/manifest.yaml": testManifest, ".ai/repo/a.md": rule("a", "A\n")})
+	link(t, "../../README.md", filepath.Join(a, ".ai/repo/readme.md"))
+	writeTree(t, b, map[string]string{".ai/manifest.yaml": testManifest, ".ai/repo/a.md": rule("a", "B\n")})
+	link(t, filepath.Join(a, "README.md"), filepath.Join(b, ".ai/repo/readme.md"))
+	root := filepath.Join(base, "via")
+	link(t, a, root)
+	_, changes, _, _ := watchAt(t, root, false)
+	link(t, b, filepath.Join(base, "via.new"))
+	if err := os.Rename(filepath.Join(base, "via.new"), root); err != nil {
+		t.Fatal(err)
+	}
+	write(t, a, ".ai/repo/a.md", rule("a", "A, edited\n")) // heard by the old watches: a refresh
+	for {
+		if o, _ := waitChange(t, changes).new.Lookup("majordomus://rule/a"); o.Body == "B\n" {
+			break
+		}
+	}
+	write(t, a, "README.md", rule("readme", "R, edited\n"))
+	if o, _ := waitChange(t, changes).new.Lookup("majordomus://rule/readme"); o.Body != "R, edited\n" {
+		t.Fatalf("readme reads %q", o.Body)
+	}
+}
