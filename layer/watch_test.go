@@ -353,7 +353,7 @@ func TestWatchAfterABurstOfWrites(t *testing.T) {
 	var writers sync.WaitGroup
 	for g := range 4 {
 		writers.Go(func() {
-			for i := range 1500 {
+			for i := range 400 {
 				d := (i*4 + g) % 40
 				write(t, root, fmt.Sprintf(".ai/repo/d%02d/y%d.md", d, i%50), fmt.Sprintf("---\nid: y%d-%d\nkind: rule\n---\n%d\n", d, i%50, i))
 			}
