@@ -60,19 +60,11 @@ func TestWatchesOfARepointedLinksOldTargetAreDropped(t *testing.T) {
 			dir + "/repo/a.md":     "---\nid: a\nkind: rule\n---\n" + dir + "\n",
 		})
 	}
-	if err := os.Symlink("ai-a", filepath.Join(root, ".ai")); err != nil {
-		t.Fatal(err)
-	}
+	link(t, "ai-a", filepath.Join(root, ".ai"))
 	_, changes, _, _ := watchAt(t, root, false)
 	before := kernelWatches(t)
 	for _, to := range []string{"ai-b", "ai-a", "ai-b"} {
-		tmp := filepath.Join(root, ".ai.new")
-		if err := os.Symlink(to, tmp); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, filepath.Join(root, ".ai")); err != nil {
-			t.Fatal(err)
-		}
+		repoint(t, to, filepath.Join(root, ".ai"))
 		if o, _ := waitChange(t, changes).new.Lookup("majordomus://rule/a"); o.Body != to+"\n" {
 			t.Fatalf("re-pointed at %s, a reads %q", to, o.Body)
 		}

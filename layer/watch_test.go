@@ -120,6 +120,17 @@ func waitChange(t *testing.T, changes <-chan change) change {
 	}
 }
 
+// waitBody waits for a change after which the object at uri reads body,
+// through any changes before it.
+func waitBody(t *testing.T, changes <-chan change, uri, body string) {
+	t.Helper()
+	for {
+		if o, _ := waitChange(t, changes).new.Lookup(uri); o.Body == body {
+			return
+		}
+	}
+}
+
 // openWatched writes files, opens a layer on them and starts watching; it
 // returns once the watch has set up and done its first sync, with the
 // messages logged until then.
@@ -368,11 +379,7 @@ func TestWatchAfterABurstOfWrites(t *testing.T) {
 		}
 	}
 	write(t, root, ".ai/repo/a.md", "---\nid: a\nkind: rule\n---\nA, after the burst\n")
-	for {
-		if o, _ := waitChange(t, changes).new.Lookup("majordomus://rule/a"); o.Body == "A, after the burst\n" {
-			return
-		}
-	}
+	waitBody(t, changes, "majordomus://rule/a", "A, after the burst\n")
 }
 
 // Events wait to be taken one a name, however many come meanwhile: a

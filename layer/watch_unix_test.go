@@ -21,18 +21,10 @@ func TestWatchARepointedAILink(t *testing.T) {
 			dir + "/repo/a.md":     "---\nid: a\nkind: rule\n---\n" + body,
 		})
 	}
-	if err := os.Symlink("ai-a", filepath.Join(root, ".ai")); err != nil {
-		t.Fatal(err)
-	}
+	link(t, "ai-a", filepath.Join(root, ".ai"))
 	_, changes, _, _ := watchAt(t, root, false)
 
-	tmp := filepath.Join(root, ".ai.new")
-	if err := os.Symlink("ai-b", tmp); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(root, ".ai")); err != nil {
-		t.Fatal(err)
-	}
+	repoint(t, "ai-b", filepath.Join(root, ".ai"))
 	if o, _ := waitChange(t, changes).new.Lookup("majordomus://rule/a"); o.Body != "B\n" {
 		t.Fatalf("after .ai was re-pointed, a reads %q", o.Body)
 	}
@@ -49,6 +41,16 @@ func rule(id, body string) string { return "---\nid: " + id + "\nkind: rule\n---
 func link(t *testing.T, target, name string) {
 	t.Helper()
 	if err := os.Symlink(target, name); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// repoint points the link at name to target in one step, as ln -sfn and
+// a checkout of another branch do: a new link renamed over it.
+func repoint(t *testing.T, target, name string) {
+	t.Helper()
+	link(t, target, name+".new")
+	if err := os.Rename(name+".new", name); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -71,10 +73,7 @@ func TestWatchARepointedAILinkUnderALinkedRoot(t *testing.T) {
 		root := filepath.Join(base, "via")
 		link(t, real, root)
 		_, changes, _, _ := watchAt(t, root, false)
-		link(t, "ai-b", filepath.Join(root, ".ai.new"))
-		if err := os.Rename(filepath.Join(root, ".ai.new"), filepath.Join(root, ".ai")); err != nil {
-			t.Fatal(err)
-		}
+		repoint(t, "ai-b", filepath.Join(root, ".ai"))
 		if o, _ := waitChange(t, changes).new.Lookup("majordomus://rule/a"); o.Body != "B\n" {
 			t.Fatalf("trial %d: re-pointed at ai-b, a reads %q", i, o.Body)
 		}
@@ -170,11 +169,7 @@ func TestWatchALinkedDirectoryThatBecomesAI(t *testing.T) {
 		t.Fatal(err)
 	}
 	link(t, "ai", filepath.Join(root, ".ai"))
-	for {
-		if o, _ := waitChange(t, changes).new.Lookup("majordomus://rule/a"); o.Body == "ai\n" {
-			break
-		}
-	}
+	waitBody(t, changes, "majordomus://rule/a", "ai\n")
 	write(t, root, "ai/x.md", rule("x", "X, edited\n"))
 	if o, _ := waitChange(t, changes).new.Lookup("majordomus://rule/x"); o.Body != "X, edited\n" {
 		t.Fatalf("x reads %q", o.Body)
@@ -195,16 +190,9 @@ func TestWatchARootRepointed(t *testing.T) {
 	root := filepath.Join(base, "via")
 	link(t, a, root)
 	_, changes, _, _ := watchAt(t, root, false)
-	link(t, b, filepath.Join(base, "via.new"))
-	if err := os.Rename(filepath.Join(base, "via.new"), root); err != nil {
-		t.Fatal(err)
-	}
+	repoint(t, b, root)
 	write(t, a, ".ai/repo/a.md", rule("a", "A, edited\n")) // heard by the old watches: a refresh
-	for {
-		if o, _ := waitChange(t, changes).new.Lookup("majordomus://rule/a"); o.Body == "B\n" {
-			break
-		}
-	}
+	waitBody(t, changes, "majordomus://rule/a", "B\n")
 	write(t, a, "README.md", rule("readme", "R, edited\n"))
 	if o, _ := waitChange(t, changes).new.Lookup("majordomus://rule/readme"); o.Body != "R, edited\n" {
 		t.Fatalf("readme reads %q", o.Body)

@@ -116,13 +116,7 @@ func TestAClientServedAloneFromTheStartJoinsAndIsToldItsNewPeerID(t *testing.T) 
 		}
 	}
 
-	usable()
-	d := shared(t, dir)
-	initialize(t, d, "claude-code")
-	serverURL(t, d)
-	if held := peersOf(t, d).Caller; held != before {
-		t.Fatalf("the new leaseholder is %s, not %s: the scenario needs the ids to collide", held, before)
-	}
+	d := leaseholderUnder(t, dir, usable, before)
 
 	if _, err := a.WaitLog(ctx(t), "joined the checkout's shared server"); err != nil {
 		t.Fatal(err)
@@ -185,6 +179,21 @@ func aloneFromTheStart(t *testing.T, dir string) (a *mcpclient.Process, usable f
 	}
 }
 
+// leaseholderUnder makes the state directory usable (usable) and starts
+// the client that becomes the leaseholder, which the checkout numbers id,
+// the one the client served alone numbered itself.
+func leaseholderUnder(t *testing.T, dir string, usable func(), id string) *mcpclient.Process {
+	t.Helper()
+	usable()
+	d := shared(t, dir)
+	initialize(t, d, "claude-code")
+	serverURL(t, d)
+	if held := peersOf(t, d).Caller; held != id {
+		t.Fatalf("the new leaseholder is %s, not %s: the scenario needs the ids to collide", held, id)
+	}
+	return d
+}
+
 // The id a client served alone numbered itself is never the checkout's,
 // even where no client holds it: one given it by the checkout since, which
 // announced and left, stays departed under it with its announcement,
@@ -197,13 +206,7 @@ func TestAnIDNumberedAloneIsNeverADepartedPeersOnJoining(t *testing.T) {
 			a, usable := aloneFromTheStart(t, dir)
 			call(t, a, "majordomus_list", nil)
 			before := peersOf(t, a).Caller
-			usable()
-			d := shared(t, dir)
-			initialize(t, d, "claude-code")
-			serverURL(t, d)
-			if held := peersOf(t, d).Caller; held != before {
-				t.Fatalf("the new leaseholder is %s, not %s: the scenario needs the ids to collide", held, before)
-			}
+			d := leaseholderUnder(t, dir, usable, before)
 			call(t, d, "majordomus_announce", map[string]any{"intent": "the other's work", "scope": []string{"lib"}})
 			if through == "a bridge" { // d's server goes on for another
 				bridged(t, dir, "gemini-cli")
