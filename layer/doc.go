@@ -54,8 +54,9 @@
 //   - .ai/local is never read: only .ai/repo is scanned.
 //   - An Index is never modified after Build returns; [Layer.Current] hands
 //     out indexes that may be shared between goroutines.
-//   - Generations are monotonic: [Open] serves generation 1, and each index
-//     [Layer.Watch] publishes carries the current generation + 1. An index
+//   - Generations are monotonic: [Open] serves generation 1, each index
+//     [Layer.Watch] publishes carries the current generation + 1, and
+//     [Layer.Continue] only raises the current one's. An index
 //     is published only when its objects (front matter, body, path) or its
 //     diagnostics differ from the current one's, so a no-op write never
 //     bumps the generation.

@@ -315,6 +315,26 @@ func (ix *Index) Kinds() map[string]int {
 	return out
 }
 
+// Digest is a hash of what the index serves, its generation aside: its
+// name, objects and diagnostics. Two builds of the same files have the same
+// digest.
+func (ix *Index) Digest() string {
+	h := sha256.New()
+	field := func(s string) { fmt.Fprintf(h, "%d:%s", len(s), s) }
+	field(ix.Name)
+	for i := range ix.Objects {
+		o := &ix.Objects[i]
+		field(o.URI)
+		field(o.Path)
+		field(o.Body)
+		field(fmt.Sprintf("%#v", o.Front)) // maps printed in key order
+	}
+	for _, d := range ix.Diagnostics {
+		field(d.String())
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
 // Changed returns, sorted, the URIs added, removed, or whose content (front
 // matter, body or path) differs between old and new. A nil index is empty.
 func Changed(old, new *Index) []string {

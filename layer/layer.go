@@ -90,6 +90,29 @@ func Open(cfg Config) (*Layer, error) {
 // for concurrent use; the index returned must not be modified.
 func (l *Layer) Current() *Index { return l.cur.Load() }
 
+// Continue goes on from the generation another server served, given by
+// its number and digest ([Index.Digest]), and reports whether the current
+// index's generation moved: a server that takes over the checkout serves
+// the same files under the same generation and others under the next, so
+// that no client sees a generation go back. A current generation past the
+// other is kept. The objects stay as they are.
+func (l *Layer) Continue(generation uint64, digest string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	cur := l.cur.Load()
+	next := generation + 1
+	if cur.Digest() == digest {
+		next = generation
+	}
+	if cur.Generation >= next {
+		return false
+	}
+	c := *cur // its tables are never modified: sharing them is safe
+	c.Generation = next
+	l.cur.Store(&c)
+	return true
+}
+
 // rebuild builds the next index and publishes it when its content differs
 // from the current one. It returns the old and new index when it published.
 func (l *Layer) rebuild() (old, ix *Index, published bool) {

@@ -160,6 +160,33 @@ func write(t *testing.T, root, rel, content string) {
 	writeTree(t, root, map[string]string{rel: content})
 }
 
+// A layer continued from another server's generation serves the same
+// files under that generation and others under the next, never going
+// back; its rebuilds go on from there.
+func TestAContinuedLayerGoesOnFromTheOthersGeneration(t *testing.T) {
+	root, l, changes, _, _ := openWatched(t, map[string]string{
+		".ai/manifest.yaml":   testManifest,
+		".ai/repo/rules/a.md": "---\nid: a\nkind: rule\nversion: 1\n---\nA\n",
+	}, false)
+	first := l.Current()
+	if l.Continue(0, "") || l.Continue(0, first.Digest()) || l.Current() != first {
+		t.Fatalf("nothing served before moved generation %d to %d", first.Generation, l.Current().Generation)
+	}
+	if !l.Continue(5, first.Digest()) || l.Current().Generation != 5 {
+		t.Fatalf("the same files served under 5 are generation %d here", l.Current().Generation)
+	}
+	if l.Continue(3, "other files") || l.Continue(5, first.Digest()) || !l.Continue(5, "other files") || l.Current().Generation != 6 {
+		t.Fatalf("other files served under 5 leave generation %d here, want 6", l.Current().Generation)
+	}
+	if d := l.Current().Digest(); d != first.Digest() || len(Changed(first, l.Current())) != 0 {
+		t.Fatalf("the continued index's objects changed: %v", Changed(first, l.Current()))
+	}
+	write(t, root, ".ai/repo/rules/a.md", "---\nid: a\nkind: rule\nversion: 1\n---\nA, edited\n")
+	if c := waitChange(t, changes); c.new.Generation != 7 || c.new.Digest() == first.Digest() {
+		t.Fatalf("the rebuild after continuing is generation %d, want 7, with another digest", c.new.Generation)
+	}
+}
+
 func TestWatchModify(t *testing.T) {
 	files := map[string]string{
 		".ai/manifest.yaml":   testManifest,

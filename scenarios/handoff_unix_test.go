@@ -200,3 +200,54 @@ func TestAClientMovedPastAnUnannouncedEditHearsTheListsChanged(t *testing.T) {
 		}
 	}
 }
+
+// The server that takes over goes on from the layer's generation the
+// killed one served: the same files under the same generation, changed
+// ones under the next; no client sees the generation go back.
+func TestTheLayersGenerationGoesOnAcrossATakeOver(t *testing.T) {
+	dir := checkout(t)
+	a, b, c := leaseholderAndTwo(t, dir)
+	for _, line := range []string{"5. Is the README still true?\n", "6. Are the tests still true?\n"} {
+		from := len(c.Frames())
+		editReviewPrompt(t, dir, line)
+		// told after the generation is kept beside the lease
+		if _, err := c.WaitFrameAfter(ctx(t), "resources/list_changed", from, func(f []byte) bool {
+			return strings.Contains(string(f), `"method":"notifications/resources/list_changed"`)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	generation := func(p *mcpclient.Process) int {
+		var repo struct{ Generation int }
+		if isErr, text, err := p.CallTool(ctx(t), "majordomus_repository", nil, &repo); err != nil || isErr {
+			t.Fatalf("majordomus_repository: %s %v", text, err)
+		}
+		return repo.Generation
+	}
+	if g := generation(c); g != 3 {
+		t.Fatalf("generation %d after two changes, want 3", g)
+	}
+
+	a.Signal(syscall.SIGKILL)
+	a.Wait(ctx(t))
+	holder := oneTakesOver(t, b, c)
+	for _, p := range []*mcpclient.Process{b, c} {
+		if g := generation(p); g != 3 {
+			t.Fatalf("generation %d after the take-over, want 3: the files are the same", g)
+		}
+	}
+
+	// The files change while nobody watches them: the next server serves
+	// them under the next generation.
+	other := map[*mcpclient.Process]*mcpclient.Process{b: c, c: b}[holder]
+	holder.Signal(syscall.SIGSTOP)
+	editReviewPrompt(t, dir, "7. Is the changelog still true?\n")
+	holder.Signal(syscall.SIGKILL)
+	holder.Wait(ctx(t))
+	if _, err := other.WaitLog(ctx(t), "took over as the shared server"); err != nil {
+		t.Fatal(err)
+	}
+	if g := generation(other); g != 4 {
+		t.Fatalf("generation %d after the files changed unseen, want 4", g)
+	}
+}

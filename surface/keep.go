@@ -5,6 +5,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
+
+	"github.com/majordomus-mcp/majordomus-mcp/layer"
 )
 
 // Keep makes this surface's history and board the checkout's
@@ -12,8 +14,10 @@ import (
 // the lease directory, is merged in — its executions with the calls made
 // here while nothing kept them, its announcers listed as departed until
 // each is back — and every change from now on is given to sink, a journal's
-// record line at a time, before the call that made it is answered. It
-// returns the state as merged: what the journal starts from.
+// record line at a time, before the call that made it is answered, and so
+// is each generation of the layer published (the caller continues the
+// layer from st.Layer first, [layer.Layer.Continue]). It returns the state
+// as merged: what the journal starts from.
 func (s *Surface) Keep(st State, sink func(line []byte)) State {
 	for old, id := range s.Board.renumber() {
 		s.log.Info("a peer numbered while the checkout's counter could not be read is numbered anew, as the checkout's", zap.String("peer_before", old), zap.String("peer", id))
@@ -27,12 +31,19 @@ func (s *Surface) Keep(st State, sink func(line []byte)) State {
 			sink(line)
 		}
 	})
-	return State{Executions: executions, Peers: peers}
+	s.kept.Store(&sink)
+	return State{Executions: executions, Peers: peers, Layer: generationOf(s.cfg.Layer.Current())}
+}
+
+// generationOf is ix's generation as the state records it.
+func generationOf(ix *layer.Index) Generation {
+	return Generation{Number: ix.Generation, Digest: ix.Digest()}
 }
 
 // Unkeep stops giving changes to the sink. Of the calls made from now on,
 // only the own client's wait for a later Keep ([Executions]).
 func (s *Surface) Unkeep() {
+	s.kept.Store(nil)
 	s.Executions.unkeep()
 	s.Board.unkeep()
 }

@@ -13,10 +13,11 @@ import (
 // the same history and the same departed announcers. It is written as a
 // journal: a header line naming StateSchema, then one record a line, each a
 // JSON object with one of the keys "execution" (an [Execution] as
-// majordomus_executions shows it) or "peer" (a [Peer] that announced, as
+// majordomus_executions shows it), "peer" (a [Peer] that announced, as
 // majordomus_peers shows it; the latest record of an id is what the peer
-// is). A final line without its newline is a record cut short by a kill and
-// is dropped; keys this version does not know are ignored. Writing it is
+// is) or "layer" (a [Generation] of the layer the server served: the next
+// server goes on from the highest). A final line without its newline is a
+// record cut short by a kill and is dropped; keys this version does not know are ignored. Writing it is
 // the caller's business.
 
 // StateSchema names the format of the shared state.
@@ -29,22 +30,42 @@ const StateSchema = "majordomus-mcp-state/v1"
 const maxStateRecord = 64 << 10
 
 // State is the checkout's shared state: the last executionsKept
-// executions, oldest first, and the last departedKept peers that
-// announced, in the order of their latest record.
+// executions, oldest first, the last departedKept peers that announced, in
+// the order of their latest record, and the highest generation of the
+// layer served (zero when none was recorded).
 type State struct {
 	Executions []Execution
 	Peers      []Peer
+	Layer      Generation
+}
+
+// Generation is a generation of the layer a server served, and the digest
+// of what it served under it ([layer.Index.Digest]): a server that takes
+// over serves the same files under the same generation, and changed ones
+// under the next.
+type Generation struct {
+	Number uint64 `json:"number"`
+	Digest string `json:"digest"`
+}
+
+// after keeps the higher of st's generation and g.
+func (st *State) after(g *Generation) {
+	if g != nil && g.Number >= st.Layer.Number {
+		st.Layer = *g
+	}
 }
 
 // record is one line of the journal.
 type record struct {
-	Schema    string     `json:"schema,omitempty"`
-	Execution *Execution `json:"execution,omitempty"`
-	Peer      *Peer      `json:"peer,omitempty"`
+	Schema    string      `json:"schema,omitempty"`
+	Execution *Execution  `json:"execution,omitempty"`
+	Peer      *Peer       `json:"peer,omitempty"`
+	Layer     *Generation `json:"layer,omitempty"`
 }
 
 // apply adds one record to st, within its bounds.
 func (st *State) apply(r record) {
+	st.after(r.Layer)
 	if r.Execution != nil {
 		st.Executions = appendBounded(st.Executions, *r.Execution)
 	}
@@ -99,6 +120,9 @@ func DecodeState(raw []byte) (st State, torn bool, err error) {
 		if err := json.Unmarshal(line, &r); err != nil {
 			return State{}, torn, fmt.Errorf("line %d is not a record: %v", i+1, err)
 		}
+		if r.Layer != nil && r.Layer.Number > st.Layer.Number { // the newest of the highest
+			st.Layer = *r.Layer
+		}
 		if r.Execution != nil && len(st.Executions) < executionsKept {
 			st.Executions = append(st.Executions, *r.Execution)
 		}
@@ -117,11 +141,14 @@ func DecodeState(raw []byte) (st State, torn bool, err error) {
 // executionPrefix starts every execution record as encodeRecord writes it.
 var executionPrefix = []byte(`{"execution":`)
 
-// EncodeState is st as a whole journal: its header and a record for each
-// execution and peer.
+// EncodeState is st as a whole journal: its header, its generation and a
+// record for each execution and peer.
 func EncodeState(st State) []byte {
 	var b bytes.Buffer
 	b.Write(encodeRecord(record{Schema: StateSchema}))
+	if st.Layer.Number > 0 {
+		b.Write(encodeRecord(record{Layer: &st.Layer}))
+	}
 	for i := range st.Executions {
 		b.Write(encodeRecord(record{Execution: &st.Executions[i]}))
 	}
@@ -146,7 +173,7 @@ type StateMirror struct{ st State }
 
 // NewStateMirror starts a mirror at st.
 func NewStateMirror(st State) *StateMirror {
-	return &StateMirror{st: State{Executions: slices.Clone(st.Executions), Peers: slices.Clone(st.Peers)}}
+	return &StateMirror{st: State{Executions: slices.Clone(st.Executions), Peers: slices.Clone(st.Peers), Layer: st.Layer}}
 }
 
 // Apply adds a record line, as a sink was given it.

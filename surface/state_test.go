@@ -280,8 +280,8 @@ func TestKeepingMergesTheCheckoutsStateAndGivesEveryChange(t *testing.T) {
 	for _, x := range merged.Executions {
 		order = append(order, x.Tool)
 	}
-	if !slices.Equal(order, []string{"majordomus_list", "majordomus_search", "majordomus_get"}) || len(merged.Peers) != 2 {
-		t.Fatalf("merged: %v, %+v", order, merged.Peers)
+	if !slices.Equal(order, []string{"majordomus_list", "majordomus_search", "majordomus_get"}) || len(merged.Peers) != 2 || merged.Layer.Number != 1 {
+		t.Fatalf("merged: %v, %+v, generation %d", order, merged.Peers, merged.Layer.Number)
 	}
 	peers, count := f.s.Board.Peers()
 	if count != 0 || len(peers) != 2 || peers[0].Attached {
@@ -296,6 +296,9 @@ func TestKeepingMergesTheCheckoutsStateAndGivesEveryChange(t *testing.T) {
 	}
 	c := &client{f: f, sess: sess}
 	c.tool("majordomus_list", nil)
+	was := f.lay.Current()
+	f.lay.Continue(6, "other files") // as a rebuild publishes the next
+	f.s.IndexChanged(was, f.lay.Current())
 	f.s.Unkeep()
 	c.tool("majordomus_get", map[string]any{"uri": "majordomus://repository"})
 	own := ownSession{server.NewInProcessSession("stdio", nil)}
@@ -321,6 +324,9 @@ func TestKeepingMergesTheCheckoutsStateAndGivesEveryChange(t *testing.T) {
 	if len(st.Peers) != 2 || st.Peers[1].ID != "p4" || !st.Peers[1].Attached || st.Peers[1].Announcement.Intent != "the parser, still" {
 		t.Fatalf("the kept announcers: %+v", st.Peers)
 	}
+	if st.Layer != (Generation{7, f.lay.Current().Digest()}) {
+		t.Fatalf("the kept generation is %+v, want 7", st.Layer)
+	}
 	again := f.s.Keep(State{}, func([]byte) {})
 	var tools []string
 	for _, x := range again.Executions {
@@ -339,13 +345,14 @@ func TestAStateReadsBackAsWritten(t *testing.T) {
 		Executions: []Execution{{Tool: "majordomus_list", Peer: "p1", At: at, DurationMS: 0.125, OK: true}},
 		Peers: []Peer{{ID: "p2", Client: Client{Name: "x\n\"}\n{\"schema\":\"evil\"}"}, Transport: "stdio", ConnectedAt: at, LastSeen: at,
 			Announcement: &Announcement{Intent: "line\nbreak", Scope: []string{"a", "b"}, At: at}}},
+		Layer: Generation{Number: 12, Digest: "d"},
 	}
 	raw := EncodeState(st)
-	if n := strings.Count(string(raw), "\n"); n != 3 {
-		t.Fatalf("%d lines for 3 records:\n%s", n, raw)
+	if n := strings.Count(string(raw), "\n"); n != 4 {
+		t.Fatalf("%d lines for 4 records:\n%s", n, raw)
 	}
 	back, torn, err := DecodeState(raw)
-	if err != nil || torn || !back.Executions[0].At.Equal(at) || back.Peers[0].Client.Name != st.Peers[0].Client.Name || back.Peers[0].Announcement.Intent != "line\nbreak" {
+	if err != nil || torn || back.Layer != st.Layer || !back.Executions[0].At.Equal(at) || back.Peers[0].Client.Name != st.Peers[0].Client.Name || back.Peers[0].Announcement.Intent != "line\nbreak" {
 		t.Fatalf("read back %+v %v %v", back, torn, err)
 	}
 }

@@ -115,6 +115,7 @@ type Surface struct {
 	listens listens
 	prompts atomic.Pointer[map[string]layer.Object] // the published prompts by name, for completions
 	changes *changes
+	kept    atomic.Pointer[func(line []byte)] // Keep's sink, for the layer's generations; nil while not kept
 	// declared is Greeting's Declared, made once.
 	declared func() string
 }
@@ -274,6 +275,10 @@ func (s *Surface) Notify(level mcp.LoggingLevel, message string) {
 // subscribers of what changed.
 func (s *Surface) IndexChanged(old, new *layer.Index) {
 	defer s.changes.bump()
+	if sink := s.kept.Load(); sink != nil {
+		g := generationOf(new)
+		(*sink)(encodeRecord(record{Layer: &g}))
+	}
 	s.publishResources(old, new)
 	s.publishPrompts(old, new)
 	changed := append(layer.Changed(old, new), repositoryURI)

@@ -63,7 +63,7 @@ func (s *sharedServer) Start(ctx context.Context) error {
 	// it admits any.
 	t := &term{instance: instance}
 	s.term.Store(t)
-	k := keepState(n.log, srv.surface, n.lease.Path(), instance, time.Now())
+	k := keepState(n.log, srv, n.lease.Path(), instance, time.Now())
 	s.mu.Lock()
 	s.keeper = k
 	s.mu.Unlock()

@@ -74,10 +74,11 @@ type keeper struct {
 	bytes    int
 }
 
-// keepState loads the state beside the lease at leasePath into surf and
-// starts keeping it, as the leaseholder of instance. Whatever fails, surf
+// keepState loads the state beside the lease at leasePath into srv and
+// starts keeping it, as the leaseholder of instance. Whatever fails, srv
 // serves on: the history is then this server's alone, which the log says.
-func keepState(log *zap.Logger, surf *surface.Surface, leasePath, instance string, now time.Time) *keeper {
+func keepState(log *zap.Logger, srv *served, leasePath, instance string, now time.Time) *keeper {
+	surf := srv.surface
 	k := &keeper{log: log, path: registry.StatePath(leasePath), surf: surf}
 	f := registry.ReadState(leasePath)
 	st, aside, torn := judgeState(f)
@@ -96,6 +97,7 @@ func keepState(log *zap.Logger, surf *surface.Surface, leasePath, instance strin
 	if torn {
 		log.Info("the last record of the checkout's shared state was cut short (its writer was killed while writing it) and is dropped", zap.String("state_file", k.path))
 	}
+	srv.layer.Continue(st.Layer.Number, st.Layer.Digest)
 	merged := surf.Keep(st, k.record)
 	if k.begin(merged, leasePath, instance, writable) {
 		// after begin, not under k.mu: the surface calls the sink, which
@@ -126,7 +128,7 @@ func (k *keeper) begin(merged surface.State, leasePath, instance string, writabl
 	}
 	k.journal = j
 	k.log.Info("the checkout's shared state is loaded and kept here",
-		zap.String("state_file", k.path), zap.Int("executions", len(merged.Executions)), zap.Int("announcers", len(merged.Peers)))
+		zap.String("state_file", k.path), zap.Int("executions", len(merged.Executions)), zap.Int("announcers", len(merged.Peers)), zap.Uint64("generation", merged.Layer.Number))
 	return true
 }
 

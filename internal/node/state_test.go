@@ -111,15 +111,15 @@ func TestAKeeperKeepsTheStateUntilTheLeaseIsLost(t *testing.T) {
 	if err := os.WriteFile(registry.StatePath(lease), journalOf(3, true), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	surf := newSurface(t)
-	k := keepState(zap.NewNop(), surf, lease, instance, time.Now())
-	surf.Executions.Record(surface.Execution{Tool: "majordomus_get", Peer: "p9", At: time.Now().UTC()})
+	srv := newServed(t)
+	k := keepState(zap.NewNop(), srv, lease, instance, time.Now())
+	srv.surface.Executions.Record(surface.Execution{Tool: "majordomus_get", Peer: "p9", At: time.Now().UTC()})
 	st := readState(t, lease)
 	if len(st.Executions) != 4 || st.Executions[3].Tool != "majordomus_get" || len(st.Peers) != 1 || st.Peers[0].ID != "p3" {
 		t.Fatalf("the state kept: %+v", st)
 	}
 	k.stop()
-	surf.Executions.Record(surface.Execution{Tool: "majordomus_search", Peer: "p9", At: time.Now().UTC()})
+	srv.surface.Executions.Record(surface.Execution{Tool: "majordomus_search", Peer: "p9", At: time.Now().UTC()})
 	if st := readState(t, lease); len(st.Executions) != 4 {
 		t.Fatalf("a call after the lease was lost was kept: %+v", st.Executions)
 	}
@@ -129,12 +129,12 @@ func TestAKeeperKeepsTheStateUntilTheLeaseIsLost(t *testing.T) {
 // bounded, and what it says is the same.
 func TestTheJournalIsWrittenAfreshWithinItsBound(t *testing.T) {
 	lease, instance := heldLease(t)
-	surf := newSurface(t)
-	k := keepState(zap.NewNop(), surf, lease, instance, time.Now())
+	srv := newServed(t)
+	k := keepState(zap.NewNop(), srv, lease, instance, time.Now())
 	t.Cleanup(func() { k.stop() }) // its journal closed: Windows removes no open file
 	at := time.Now().UTC()
 	for i := range 2*compactAfterRecords + 10 {
-		surf.Executions.Record(surface.Execution{Tool: "majordomus_list", Peer: "p1", At: at.Add(time.Duration(i))})
+		srv.surface.Executions.Record(surface.Execution{Tool: "majordomus_list", Peer: "p1", At: at.Add(time.Duration(i))})
 	}
 	raw, err := os.ReadFile(registry.StatePath(lease))
 	if err != nil {
@@ -175,8 +175,8 @@ func readState(t testing.TB, lease string) surface.State {
 	return st
 }
 
-// newSurface is a surface over the example checkout.
-func newSurface(t testing.TB) *surface.Surface {
+// newServed is the layer and surface of the example checkout.
+func newServed(t testing.TB) *served {
 	t.Helper()
 	co := exampleCheckout(t)
 	life, end := context.WithCancel(context.Background())
@@ -185,19 +185,19 @@ func newSurface(t testing.TB) *surface.Surface {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return srv.surface
+	return srv
 }
 
 // BenchmarkAppendingAnExecution is the cost a tool call adds while the
 // state is kept: one record, one write.
 func BenchmarkAppendingAnExecution(b *testing.B) {
 	lease, instance := heldLease(b)
-	surf := newSurface(b)
-	keepState(zap.NewNop(), surf, lease, instance, time.Now())
+	srv := newServed(b)
+	keepState(zap.NewNop(), srv, lease, instance, time.Now())
 	at := time.Now().UTC()
 	b.ResetTimer()
 	for i := range b.N {
-		surf.Executions.Record(surface.Execution{Tool: "majordomus_list", Peer: "p1", At: at.Add(time.Duration(i)), DurationMS: 0.1, OK: true})
+		srv.surface.Executions.Record(surface.Execution{Tool: "majordomus_list", Peer: "p1", At: at.Add(time.Duration(i)), DurationMS: 0.1, OK: true})
 	}
 }
 
@@ -214,9 +214,9 @@ func BenchmarkLoadingAFullState(b *testing.B) {
 		if err := os.WriteFile(registry.StatePath(lease), raw, 0o600); err != nil {
 			b.Fatal(err)
 		}
-		surf := newSurface(b)
+		srv := newServed(b)
 		b.StartTimer()
-		keepState(zap.NewNop(), surf, lease, instance, time.Now()).stop()
+		keepState(zap.NewNop(), srv, lease, instance, time.Now()).stop()
 	}
 }
 
@@ -227,8 +227,8 @@ func BenchmarkLoadingAFullState(b *testing.B) {
 func TestCallsRecordedAsTheStateIsWrittenNeverWaitForever(t *testing.T) {
 	for range 20 {
 		lease, instance := heldLease(t)
-		surf := newSurface(t)
-		surf.Executions.RecordOwn(surface.Execution{Tool: "majordomus_list", Peer: "p1", At: time.Now().UTC()}) // served alone
+		srv := newServed(t)
+		srv.surface.Executions.RecordOwn(surface.Execution{Tool: "majordomus_list", Peer: "p1", At: time.Now().UTC()}) // served alone
 		stop, calling := make(chan struct{}), make(chan struct{})
 		go func() {
 			defer close(calling)
@@ -237,12 +237,12 @@ func TestCallsRecordedAsTheStateIsWrittenNeverWaitForever(t *testing.T) {
 				case <-stop:
 					return
 				default:
-					surf.Executions.Record(surface.Execution{Tool: "majordomus_get", Peer: "p2", At: time.Now().UTC()})
+					srv.surface.Executions.Record(surface.Execution{Tool: "majordomus_get", Peer: "p2", At: time.Now().UTC()})
 				}
 			}
 		}()
 		kept := make(chan *keeper)
-		go func() { kept <- keepState(zap.NewNop(), surf, lease, instance, time.Now()) }()
+		go func() { kept <- keepState(zap.NewNop(), srv, lease, instance, time.Now()) }()
 		select {
 		case k := <-kept:
 			close(stop)
@@ -251,7 +251,7 @@ func TestCallsRecordedAsTheStateIsWrittenNeverWaitForever(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("keeping the state and recording a call wait for each other")
 		}
-		if waiting, _ := surf.Executions.Unshared(); waiting != nil {
+		if waiting, _ := srv.surface.Executions.Unshared(); waiting != nil {
 			t.Fatalf("the written call still waits: %s", waiting)
 		}
 	}
