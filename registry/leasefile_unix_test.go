@@ -5,10 +5,44 @@ package registry
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 )
+
+// A checkout's .ai may link to a directory: with no .ai/local yet, its
+// lease is absent, not blocked, and is made through the link; a link to a
+// file still blocks the way.
+func TestLeaseFile_ALinkedAIDirectoryLeadsOn(t *testing.T) {
+	root := testtemp.Dir(t)
+	elsewhere := filepath.Join(testtemp.Dir(t), "ai")
+	if err := os.Mkdir(elsewhere, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(root, ".ai")); err != nil {
+		t.Fatal(err)
+	}
+	path := Path(root, "")
+	if obs := observe(t, path); obs.Verdict.Class != Absent {
+		t.Fatalf("with .ai a link to a directory, the lease is judged %+v, want absent", obs.Verdict)
+	}
+	if err := (&LeaseFile{Path: path}).Acquire(newLease(t)); err != nil {
+		t.Fatalf("Acquire through the link: %v", err)
+	}
+
+	file := filepath.Join(elsewhere, "file")
+	writeFile(t, file, []byte("not a directory"))
+	other := testtemp.Dir(t)
+	if err := os.Symlink(file, filepath.Join(other, ".ai")); err != nil {
+		t.Fatal(err)
+	}
+	if obs := observe(t, Path(other, "")); obs.Verdict.Class != Unusable || !strings.Contains(obs.Verdict.Reason, "not a directory") {
+		t.Fatalf("with .ai a link to a file, the lease is judged %+v, want unusable", obs.Verdict)
+	}
+}
 
 func TestLeaseFile_TakeOver_RemovesANamedPipeWithoutOpeningIt(t *testing.T) {
 	path := leasePath(t)

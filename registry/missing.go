@@ -10,10 +10,11 @@ import (
 // returns an error when the nearest existing ancestor of path is not a
 // directory. Unix says so itself (ENOTDIR); Windows reports both as "not
 // found", and "no lease" or "no registry" must not be read where a file
-// blocks the way to one.
+// blocks the way to one. A link to a directory leads on (a checkout's .ai
+// may be one; links below .ai/local are refused before, by [Trusted]).
 func BlockedPath(path string) error {
 	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
-		fi, err := os.Lstat(dir)
+		fi, err := os.Stat(dir)
 		if err == nil {
 			if fi.IsDir() {
 				return nil

@@ -198,3 +198,31 @@ func TestALinkOnTheWayToTheLeaseIsNeverFollowed(t *testing.T) {
 		})
 	}
 }
+
+// A checkout's .ai may be a link (above .ai/local, links are the user's
+// business): its clients share one server from the first, and a
+// leaseholder whose lease directory is removed through the link (git clean
+// -fdx removes .ai/local) takes it again and is attached to.
+func TestACheckoutWhoseAIIsALinkIsShared(t *testing.T) {
+	dir := checkout(t)
+	elsewhere := filepath.Join(t.TempDir(), "ai")
+	if err := os.Rename(filepath.Join(dir, ".ai"), elsewhere); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(dir, ".ai")); err != nil {
+		t.Fatal(err)
+	}
+	layerEdited(t, dir)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	url := serverURL(t, a)
+	attached(t, bridged(t, dir, "codex"), url)
+
+	if err := os.RemoveAll(filepath.Join(dir, ".ai", "local")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.WaitLog(ctx(t), "the lease is no longer this server's"); err != nil {
+		t.Fatal(err)
+	}
+	attached(t, bridged(t, dir, "gemini-cli"))
+}
