@@ -190,8 +190,8 @@ type Server struct {
 	cop     *http.CrossOriginProtection
 	srv     *http.Server
 
-	boardCtx context.Context // ended by Shutdown: so are the board's requests
-	endBoard context.CancelFunc
+	stopping context.Context // ended by Shutdown: so are the streams untilStopped gives it
+	stop     context.CancelFunc
 
 	conns    connCount
 	closing  atomic.Bool
@@ -228,7 +228,7 @@ func New(cfg Config) *Server {
 		cfg.Secret = secret.New()
 	}
 	h := &Server{cfg: cfg, log: cfg.Logger, refused: Quiet(cfg.Logger), cop: http.NewCrossOriginProtection()}
-	h.boardCtx, h.endBoard = context.WithCancel(context.Background())
+	h.stopping, h.stop = context.WithCancel(context.Background())
 	h.table = newSessionTable(cfg.Logger, cfg.OnSessions, cfg.IdleTimeout, func(sid string) { h.endSession(sid, endIdle) })
 	mcpLog := slog.New(zapslog.NewHandler(cfg.Logger.Core(), zapslog.WithName("mcp-go")))
 	h.mcp = server.NewStreamableHTTPServer(cfg.MCP,
@@ -277,7 +277,7 @@ func (h *Server) EndStreams() { h.table.endStreams() }
 func (h *Server) Shutdown(ctx context.Context) error {
 	h.shutOnce.Do(func() {
 		h.closing.Store(true)
-		h.endBoard()
+		h.stop()
 		h.table.shutdown(ctx)   // the calls under way end on their sessions
 		_ = h.mcp.Shutdown(ctx) // stops the sweeper, ends streams and sessions
 		if err := h.srv.Shutdown(ctx); err != nil {
@@ -381,10 +381,17 @@ func (h *Server) serveBoard(w http.ResponseWriter, r *http.Request) {
 	if keyed, ok := h.cfg.Board.(keyedBoard); ok && keyed.Admits(r) && !h.conns.prove(connOf(r)) {
 		return // closed to make room: nobody hears it, and nothing is drawn for nobody
 	}
+	r, done := h.untilStopped(r)
+	defer done()
+	h.cfg.Board.ServeHTTP(w, r)
+}
+
+// untilStopped is r with a context Shutdown ends too, for a stream that
+// would otherwise wait for its client to leave; done ends it.
+func (h *Server) untilStopped(r *http.Request) (_ *http.Request, done context.CancelFunc) {
 	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	defer context.AfterFunc(h.boardCtx, cancel)()
-	h.cfg.Board.ServeHTTP(w, r.WithContext(ctx))
+	unhook := context.AfterFunc(h.stopping, cancel)
+	return r.WithContext(ctx), func() { unhook(); cancel() }
 }
 
 // keyedBoard is a board page that tells whether a request carries one of

@@ -37,12 +37,11 @@ func (h *Server) serveModern(w http.ResponseWriter, r *http.Request, body []byte
 		// Logged as sessions are: it is how a 2026-07-28 client stays.
 		h.log.Info("listen stream opened")
 		defer h.log.Info("listen stream closed")
-		var presence context.CancelFunc
+		var done, presence context.CancelFunc
+		r, done = h.untilStopped(r) // Shutdown ends it, as it ends a session's stream
+		defer done()
 		if h.presence(env) {
-			var ctx context.Context
-			ctx, presence = context.WithCancel(r.Context())
-			defer presence()
-			r = r.WithContext(ctx)
+			presence = done
 		}
 		defer h.table.listen(presence)()
 	} else if env.IsRequest() {

@@ -197,3 +197,19 @@ func TestAModernListenIsRelayedUntilTheClientCancelsIt(t *testing.T) {
 		}
 	}
 }
+
+// Shutdown ends a 2026-07-28 listen as it ends a session's stream: it does
+// not wait for its client to leave (every bridged 2026-07-28 client keeps
+// one open while it lives).
+func TestShutdownEndsAModernListen(t *testing.T) {
+	f := newFixture()
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
+	c := runStdio(t, bridgeTo(t, s.url, nil))
+	c.send(modernRequest(1, "subscriptions/listen", `{"notifications":{"toolsListChanged":true}}`))
+	s.count.waitFor(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown with a listen open: %v", err)
+	}
+}
