@@ -191,6 +191,11 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	case initialize && batch:
 		writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "initialize must be sent alone, not in a batch")
 		return
+	case initialize && !env.IsRequest():
+		// a notification, accepted with nothing, as mcp-go does, before
+		// mcp-go draws it a session id nobody would hear of or end
+		w.WriteHeader(http.StatusAccepted)
+		return
 	case initialize:
 		h.serveInitialize(w, r, body, env.ID)
 		return

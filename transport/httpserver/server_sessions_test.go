@@ -15,9 +15,10 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// An initialize answered with an error keeps no session id in the table;
-// the tests of the transport as a whole check the rest (the count, and
-// the MCP server's sessions).
+// An initialize answered with an error, or sent without an id (a
+// notification, answered 202 with nothing), keeps no session id in the
+// table; the tests of the transport as a whole check the rest (the count,
+// and the MCP server's sessions).
 func TestARefusedInitializeKeepsNoID(t *testing.T) {
 	ln, err := Listen("127.0.0.1", 0, nil)
 	if err != nil {
@@ -30,8 +31,12 @@ func TestARefusedInitializeKeepsNoID(t *testing.T) {
 	defer func() { _ = s.Shutdown(context.Background()); <-done }()
 	c := &http.Client{Transport: &http.Transport{}}
 	defer c.CloseIdleConnections()
-	for range 100 {
-		req, _ := http.NewRequest(http.MethodPost, URLOf(ln.Addr())+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":"not params"}`))
+	for i := range 200 {
+		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":"not params"}`
+		if i%2 == 1 {
+			body = `{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+		}
+		req, _ := http.NewRequest(http.MethodPost, URLOf(ln.Addr())+"/mcp", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Authorization", secret.Authorization(key))
@@ -41,12 +46,12 @@ func TestARefusedInitializeKeepsNoID(t *testing.T) {
 		}
 		resp.Body.Close()
 		if resp.Header.Get("Mcp-Session-Id") != "" {
-			t.Fatal("an invalid initialize was given a session")
+			t.Fatalf("%s was given a session", body)
 		}
 	}
 	s.table.mu.Lock()
 	defer s.table.mu.Unlock()
 	if n := len(s.table.entries); n != 0 {
-		t.Fatalf("after 100 invalid initializes, %d ids kept", n)
+		t.Fatalf("after 100 invalid initializes and 100 without an id, %d ids kept", n)
 	}
 }
