@@ -218,10 +218,10 @@ func serveAlone(ctx context.Context, _ ...any) error {
 	m := machineOf(ctx)
 	m.log.Warn(fmt.Sprintf("cannot use the shared server: %s: %s; serving this client alone, as --standalone would", m.cfg.LeasePath, m.failure),
 		zap.String("lease", m.cfg.LeasePath), zap.String("reason", m.failure))
-	m.unservable = false
 	m.lastTry, m.stillWhy = time.Now(), m.failure // the attempt that failed was a try, and the warning says why
 	if err := m.cfg.Standalone.Serve(m.runCtx, m.failure); err != nil {
-		m.unservable = true // nothing serves the client: sharing would not either
+		// Tries to share go on: attaching needs no layer here, and what
+		// failed (a file half-written, say) may not last.
 		m.log.Error("cannot serve this client alone either", zap.Error(err))
 	}
 	return nil

@@ -19,9 +19,6 @@ import (
 // at info when the reason is new, at debug when it is not.
 func tryLater(ctx context.Context, _ ...any) error {
 	m := machineOf(ctx)
-	if m.unservable {
-		return nil
-	}
 	if m.unwatch == nil {
 		m.watchLease() // again on every turn: the lease directory may exist by now
 	}

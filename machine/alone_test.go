@@ -109,13 +109,17 @@ func TestAlone_AnUnusableLeaseIsTakenOverAndWon(t *testing.T) {
 	})
 }
 
-func TestAlone_AClientThatCannotBeServedIsNotMadeToShare(t *testing.T) {
+// A client that cannot be served alone either still tries to share: a
+// bridge needs no layer of its own, and the cause may pass.
+func TestAlone_AClientThatCannotBeServedKeepsTryingToShare(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := start(t, func(cfg *Config) { cfg.Standalone.(*fakeStandalone).err = errors.New("loading the layer: no manifest") })
 		h.toAlone("r")
-		after(time.Minute)
-		h.expect()
-		h.state(Alone)
+		after(DefaultJoinRetry)
+		h.expect("attempt")
+		h.observe(Observation{Class: ClassLive, URL: "http://127.0.0.1:9"})
+		h.expect("=> attached on lease-live", "bridge attach http://127.0.0.1:9")
+		h.state(Attached)
 	})
 }
 

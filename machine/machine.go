@@ -47,9 +47,6 @@ type Machine struct {
 	retryWait time.Duration // the next wait; 0: Config.JoinRetry
 	lastTry   time.Time     // when the last try started
 	stillWhy  string        // the reason last logged for still being alone
-	// unservable: Standalone.Serve failed, so nothing serves the client and
-	// trying to share is pointless (the layer cannot be served).
-	unservable bool
 
 	// The server.
 	serverActive bool // Start was called and has not failed

@@ -286,3 +286,39 @@ func TestAServerThatWillNotStartIsTriedAgainLessAndLessOften(t *testing.T) {
 		t.Fatalf("the failure was said twice over in %d lines", n)
 	}
 }
+
+// A bridged client that nothing could serve at a take-over (its server
+// gone, and its own layer refused under --strict) is answered with every
+// reason meanwhile, and joins the shared server once one runs again.
+func TestAClientNothingCouldServeJoinsOnceAServerRuns(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	b := shared(t, dir, "--strict")
+	initialize(t, b, "codex")
+	attached(t, b)
+
+	writeBroken(t, dir)
+	a.Signal(syscall.SIGTERM)
+	a.Wait(ctx(t))
+	if _, err := b.WaitLog(ctx(t), "cannot serve this client alone either"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := b.Call(ctx(t), "tools/list", map[string]any{}); err != nil || r.Error == nil || !strings.Contains(r.Error.Message, "shared server unavailable") {
+		t.Fatalf("tools/list while nothing serves the client: %+v %v", r.Error, err)
+	}
+	if err := os.Remove(filepath.Join(dir, ".ai/repo/rules/broken.md")); err != nil {
+		t.Fatal(err)
+	}
+	layerEdited(t, dir)
+	c := shared(t, dir)
+	initialize(t, c, "gemini-cli")
+	serverURL(t, c)
+	if _, err := b.WaitLogAny(ctx(t), "re-attached to the shared server", "joined the checkout's shared server"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := b.Call(ctx(t), "tools/list", map[string]any{}); err != nil || r.Error != nil {
+		t.Fatalf("tools/list once a server runs: %+v %v", r.Error, err)
+	}
+}
