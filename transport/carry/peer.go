@@ -1,6 +1,7 @@
 package carry
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -127,7 +128,9 @@ func Opened(answer []byte) (peer string, announced bool) {
 const AnnounceTool = "majordomus_announce"
 
 // WithPeerMeta is msg with peer as its params' _meta[peerMeta]; msg as it
-// is when peer is "" or msg cannot be read.
+// is when peer is "" or msg cannot be read. Nothing else grows: what the
+// client wrote is kept as it wrote it, < > and & too (escaped, a message
+// of code within the size limit could go over it).
 func WithPeerMeta(msg json.RawMessage, peer string) json.RawMessage {
 	if peer == "" {
 		return msg
@@ -144,9 +147,18 @@ func WithPeerMeta(msg json.RawMessage, peer string) json.RawMessage {
 	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
 		return msg
 	}
-	meta[peerMeta], _ = json.Marshal(peer)
-	params["_meta"], _ = json.Marshal(meta)
-	m["params"], _ = json.Marshal(params)
-	out, _ := json.Marshal(m) // of what was just read: it cannot fail
-	return out
+	meta[peerMeta] = marshal(peer)
+	params["_meta"] = marshal(meta)
+	m["params"] = marshal(params)
+	return marshal(m)
+}
+
+// marshal is v as JSON, without escaping < > and &, of what was just read
+// or a string: it cannot fail.
+func marshal(v any) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }

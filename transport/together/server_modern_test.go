@@ -150,6 +150,9 @@ func TestAModernClientGetsTheSameBytesThroughABridge(t *testing.T) {
 		{"no/such", ""},                         // 404 over HTTP
 		{"resources/read", `{"uri":"nope://"}`}, // an error result
 		{"ping", ""},                            // removed in 2026-07-28
+		// 300 KiB of code-like text, which a bridge that escaped <, > and
+		// & re-encoding it took past the server's 1 MiB
+		{"tools/call", lookup(strings.Repeat("a<b&c>", 300<<10/6))},
 	} {
 		id := strconv.Itoa(i + 1)
 		line := modernRequest(i+1, r.method, r.params)
@@ -158,7 +161,7 @@ func TestAModernClientGetsTheSameBytesThroughABridge(t *testing.T) {
 		local.send(line)
 		l, _ := local.answer(id)
 		if b != l {
-			t.Errorf("%s:\nbridged %s\nlocal   %s", r.method, b, l)
+			t.Errorf("%s:\nbridged %.300s\nlocal   %.300s", r.method, b, l)
 		}
 	}
 	if drawn != 1 {
