@@ -23,7 +23,14 @@ import (
 // session with other requests).
 type listens struct {
 	ends sync.Map // listenKey → func()
-	subs sync.Map // listenKey → []string: the URIs whose resources/updated it asked for
+	subs sync.Map // listenKey → listenSubs
+}
+
+// listenSubs is what an open listen asked resources/updated for: the URIs,
+// and its id, which tags what it hears.
+type listenSubs struct {
+	id   any
+	uris []string
 }
 
 type listenKey struct {
@@ -126,22 +133,25 @@ func (s *Surface) listenOpened(ctx context.Context, id any, req *mcp.Subscriptio
 		s.listens.ends.Store(listenKeyOf(ctx, id), end)
 	}
 	if uris := req.Params.Notifications.ResourceSubscriptions; len(uris) > 0 {
-		s.listens.subs.Store(listenKeyOf(ctx, id), slices.Clone(uris))
+		s.listens.subs.Store(listenKeyOf(ctx, id), listenSubs{id, slices.Clone(uris)})
 	}
 }
 
 // updateListeners sends resources/updated for uri on every open listen
-// stream that subscribed to it. mcp-go records such a subscription but
-// sends nothing of itself: the stream's session is told directly, and a
-// stream too slow to take it misses it rather than hold the layer's watch.
+// stream that subscribed to it, tagged with the listen's id (as mcp-go tags
+// what a stream of its own carries: an in-process client's listens share
+// one session). mcp-go records such a subscription but sends nothing of
+// itself: the stream's session is told directly, and a stream too slow to
+// take it misses it rather than hold the layer's watch.
 func (s *Surface) updateListeners(uri string) {
 	s.listens.subs.Range(func(k, v any) bool {
-		if !slices.Contains(v.([]string), uri) {
+		subs := v.(listenSubs)
+		if !slices.Contains(subs.uris, uri) {
 			return true
 		}
 		note := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
 			Method: string(mcp.MethodNotificationResourceUpdated),
-			Params: mcp.NotificationParams{AdditionalFields: map[string]any{"uri": uri}},
+			Params: mcp.NotificationParams{Meta: map[string]any{mcp.MetaKeySubscriptionID: subs.id}, AdditionalFields: map[string]any{"uri": uri}},
 		}}
 		select {
 		case k.(listenKey).session.NotificationChannel() <- note:

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -74,7 +75,9 @@ func (l *Local) pump(ctx context.Context) {
 			}
 			if l.opened() {
 				_ = l.out.WriteValue(n)
-			} else if heard, ok := l.session.hears(n); ok {
+				continue
+			}
+			for _, heard := range l.session.hears(n) {
 				_ = l.out.WriteValue(heard)
 			}
 		}
@@ -138,8 +141,12 @@ func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
 		l.initializing.RLock()
 		defer l.initializing.RUnlock()
 	}
-	end := l.track(env, msg)
-	answer := l.answer(ctx, env, msg)
+	end, listen := l.track(env, msg)
+	session := server.ClientSession(l.session)
+	if listen {
+		session = listening{l.session, string(env.ID)}
+	}
+	answer := l.answer(ctx, session, env, msg)
 	if end != nil && end() {
 		return nil // cancelled: answered nothing, as a bridge answers it
 	}
@@ -148,10 +155,10 @@ func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
 
 // track begins tracking a 2026-07-28 request, which its client may
 // cancel, and marks the one a notifications/cancelled names; nil when msg
-// is not such a request.
-func (l *Local) track(env wire.Envelope, msg json.RawMessage) (end func() bool) {
+// is not such a request. listen says it is a subscriptions/listen.
+func (l *Local) track(env wire.Envelope, msg json.RawMessage) (end func() bool, listen bool) {
 	if env.Method != string(mcp.MethodNotificationCancelled) && !bytes.Contains(msg, []byte(mcp.MetaKeyProtocolVersion)) {
-		return nil // not of that revision: decoded no further
+		return nil, false // not of that revision: decoded no further
 	}
 	var m struct {
 		Params json.RawMessage `json:"params"`
@@ -159,21 +166,19 @@ func (l *Local) track(env wire.Envelope, msg json.RawMessage) (end func() bool) 
 	_ = json.Unmarshal(msg, &m)
 	if env.Method == string(mcp.MethodNotificationCancelled) {
 		l.modern.Cancel(m.Params)
-		return nil
+		return nil, false
 	}
 	if _, version := wire.MetaOf(m.Params); env.IsRequest() && mcp.IsModernProtocol(version) {
-		if env.Method == string(mcp.MethodSubscriptionsListen) {
-			l.session.opening(env.ID)
-		}
 		_, end := l.modern.Begin(context.Background(), env.ID) // its answer is dropped; it runs on
-		return end
+		return end, env.Method == string(mcp.MethodSubscriptionsListen)
 	}
-	return nil
+	return nil, false
 }
 
-// answer is the MCPServer's answer to msg, recorded.
-func (l *Local) answer(ctx context.Context, env wire.Envelope, msg json.RawMessage) []byte {
-	answer := l.srv.HandleMessage(l.srv.WithContext(ctx, l.session), msg)
+// answer is the MCPServer's answer to msg on session (the client's, or as
+// one of its listens sees it), recorded.
+func (l *Local) answer(ctx context.Context, session server.ClientSession, env wire.Envelope, msg json.RawMessage) []byte {
+	answer := l.srv.HandleMessage(l.srv.WithContext(ctx, session), msg)
 	if answer == nil {
 		return nil
 	}
@@ -208,66 +213,96 @@ func (l *Local) Close() {
 var _ server.SessionWithLogging = localSession{}
 var _ server.SessionWithClientInfo = localSession{}
 
-// listenFilter is what the session's open subscriptions/listen asks to
-// hear (mcp-go's SessionWithSubscriptionFilter).
+// listenFilter is what the session's open 2026-07-28 listens ask to hear
+// (mcp-go's SessionWithSubscriptionFilter), each under its own id: over
+// HTTP each listen is a session of its own, and so hears alone.
 type listenFilter struct {
-	mu     sync.Mutex
+	mu   sync.Mutex
+	open []openListen
+}
+
+// openListen is one open listen: its id (its JSON), which tags what it
+// hears, and its filter.
+type openListen struct {
+	id     string
 	filter mcp.SubscriptionFilter
-	active bool
-	id     json.RawMessage // the id of the listen, which tags what it hears
 }
 
-// opening records the id of a listen being opened.
-func (s localSession) opening(id json.RawMessage) {
-	s.listen.mu.Lock()
-	defer s.listen.mu.Unlock()
-	s.listen.id = id
+// set records the filter of the listen id; the zero filter, that it ended.
+func (f *listenFilter) set(id string, filter mcp.SubscriptionFilter) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.open = slices.DeleteFunc(f.open, func(o openListen) bool { return o.id == id })
+	if !filter.IsEmpty() {
+		f.open = append(f.open, openListen{id, filter})
+	}
 }
 
-// SetSubscriptionFilter records the filter of the open listen; the zero
-// filter, that it ended.
-func (s localSession) SetSubscriptionFilter(filter mcp.SubscriptionFilter) {
-	s.listen.mu.Lock()
-	defer s.listen.mu.Unlock()
-	s.listen.filter, s.listen.active = filter, !filter.IsEmpty()
+// listening is the session as its listen id sees it: the filter mcp-go
+// sets on it is that listen's.
+type listening struct {
+	localSession
+	id string
 }
 
-// SubscriptionFilter is the filter of the open listen, and whether one is.
+func (s listening) SetSubscriptionFilter(filter mcp.SubscriptionFilter) { s.listen.set(s.id, filter) }
+
+// SetSubscriptionFilter records the filter of a listen without an id,
+// which mcp-go refuses before it sets any.
+func (s localSession) SetSubscriptionFilter(filter mcp.SubscriptionFilter) { s.listen.set("", filter) }
+
+// SubscriptionFilter is what the open listens ask to hear together, and
+// whether one is open.
 func (s localSession) SubscriptionFilter() (mcp.SubscriptionFilter, bool) {
 	s.listen.mu.Lock()
 	defer s.listen.mu.Unlock()
-	return s.listen.filter, s.listen.active
+	var all mcp.SubscriptionFilter
+	for _, o := range s.listen.open {
+		all.ToolsListChanged = all.ToolsListChanged || o.filter.ToolsListChanged
+		all.PromptsListChanged = all.PromptsListChanged || o.filter.PromptsListChanged
+		all.ResourcesListChanged = all.ResourcesListChanged || o.filter.ResourcesListChanged
+		all.ResourceSubscriptions = append(all.ResourceSubscriptions, o.filter.ResourceSubscriptions...)
+	}
+	return all, len(s.listen.open) > 0
 }
 
 var _ server.SessionWithSubscriptionFilter = localSession{}
+var _ server.SessionWithSubscriptionFilter = listening{}
 
-// hears reports whether a client that never initialized (a 2026-07-28
-// one) hears n, and how. A broadcast list_changed it hears only through
-// an open listen whose filter names it; what such a listen carries is
-// tagged with the listen's id in _meta, as mcp-go tags what a listen
-// stream carries over HTTP. Anything else goes to every client.
-func (s localSession) hears(n mcp.JSONRPCNotification) (mcp.JSONRPCNotification, bool) {
-	s.listen.mu.Lock()
-	filter, active, id := s.listen.filter, s.listen.active, s.listen.id
-	s.listen.mu.Unlock()
-	asked := true
+// hears is what a client that never initialized (a 2026-07-28 one) hears
+// of n. A broadcast list_changed it hears through each open listen whose
+// filter names it, tagged with that listen's id in _meta, as mcp-go tags
+// what a listen stream carries over HTTP. Anything else, resources/updated
+// among it (tagged by whoever sent it for a listen), it hears as it is.
+func (s localSession) hears(n mcp.JSONRPCNotification) []mcp.JSONRPCNotification {
+	var asks func(mcp.SubscriptionFilter) bool
 	switch mcp.MCPMethod(n.Method) {
 	case mcp.MethodNotificationToolsListChanged:
-		asked = active && filter.ToolsListChanged
+		asks = func(f mcp.SubscriptionFilter) bool { return f.ToolsListChanged }
 	case mcp.MethodNotificationPromptsListChanged:
-		asked = active && filter.PromptsListChanged
+		asks = func(f mcp.SubscriptionFilter) bool { return f.PromptsListChanged }
 	case mcp.MethodNotificationResourcesListChanged:
-		asked = active && filter.ResourcesListChanged
-	case mcp.MethodNotificationResourceUpdated:
+		asks = func(f mcp.SubscriptionFilter) bool { return f.ResourcesListChanged }
 	default:
-		return n, true
+		return []mcp.JSONRPCNotification{n}
 	}
-	if !asked || !active || len(id) == 0 {
-		return n, asked
+	s.listen.mu.Lock()
+	defer s.listen.mu.Unlock()
+	var heard []mcp.JSONRPCNotification
+	for _, o := range s.listen.open {
+		switch {
+		case !asks(o.filter):
+		case o.id == "":
+			heard = append(heard, n)
+		default:
+			c := n
+			c.Params.Meta = maps.Clone(n.Params.Meta)
+			if c.Params.Meta == nil {
+				c.Params.Meta = map[string]any{}
+			}
+			c.Params.Meta[mcp.MetaKeySubscriptionID] = json.RawMessage(o.id)
+			heard = append(heard, c)
+		}
 	}
-	meta := map[string]any{}
-	maps.Copy(meta, n.Params.Meta)
-	meta[mcp.MetaKeySubscriptionID] = id
-	n.Params.Meta = meta
-	return n, true
+	return heard
 }

@@ -59,3 +59,56 @@ func TestAModernLocalClientHearsOnlyWhatItsListenAsksFor(t *testing.T) {
 		t.Fatalf("then tools/list: %s", a)
 	}
 }
+
+// A 2026-07-28 client served in process with two listens open hears
+// through each what that one asks for, tagged with its id, and through
+// the one left what it asks for once the other is cancelled: over HTTP
+// each listen is a session of its own.
+func TestEachListenOfALocalClientHearsWhatItAsks(t *testing.T) {
+	f := newFixture()
+	c := runStdio(t, func(out *wire.FrameWriter) wire.Backend {
+		l, err := stdio.NewLocal(context.Background(), f.srv, out, "stdio")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	})
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"modern","version":"1"}}`
+	c.call("1", "server/discover", `{`+meta+`}`)
+	for _, listen := range []string{`"id":5,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`, `"id":7,"method":"subscriptions/listen","params":{"notifications":{"resourcesListChanged":true},`} {
+		c.send(`{"jsonrpc":"2.0",` + listen + meta + `}}`)
+		c.until(func(f string) bool { return strings.Contains(f, "notifications/subscriptions/acknowledged") })
+	}
+	const tagged = `"io.modelcontextprotocol/subscriptionId":`
+	heard := func() (tools []string) {
+		f.srv.SendNotificationToAllClients("notifications/tools/list_changed", nil)
+		f.srv.SendNotificationToAllClients("notifications/resources/list_changed", nil)
+		resources, before := c.until(func(f string) bool { return strings.Contains(f, "notifications/resources/list_changed") })
+		if !strings.Contains(resources, tagged+"7") {
+			t.Fatalf("resources/list_changed is not tagged with its listen's id: %s", resources)
+		}
+		for _, f := range before {
+			if strings.Contains(f, "list_changed") {
+				tools = append(tools, f)
+			}
+		}
+		c.backlog = nil // taken
+		return tools
+	}
+	if tools := heard(); len(tools) != 1 || !strings.Contains(tools[0], "notifications/tools/list_changed") || !strings.Contains(tools[0], tagged+"5") {
+		t.Fatalf("with both listens open, heard %q; want tools/list_changed once, through listen 5", tools)
+	}
+
+	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`)
+	for deadline := time.Now().Add(wait); ; time.Sleep(time.Millisecond) { // the listen's end clears its filter
+		if filter, _ := f.session("stdio").(server.SessionWithSubscriptionFilter).SubscriptionFilter(); !filter.ToolsListChanged {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the cancelled listen did not end")
+		}
+	}
+	if tools := heard(); len(tools) != 0 {
+		t.Fatalf("once listen 5 was cancelled, heard %q", tools)
+	}
+}
