@@ -214,7 +214,7 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		h.serveBatch(w, r, members)
 		return
 	}
-	if env.Method == string(mcp.MethodPing) && h.answeredPing(w, r, sid, env) {
+	if env.Method == string(mcp.MethodPing) && h.answeredPing(w, r, sid, env, body) {
 		return
 	}
 	if refusal := wire.PromptRefusal(h.cfg.MCP, env, body); refusal != nil {
@@ -232,14 +232,18 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 // idle bridge's heartbeat woke its leaseholder's threads a dozen more times
 // (issue 33's idle cost, B11). Any other ping is left to mcp-go: one
 // without an id mcp-go reads, under a protocol version it does not know,
-// or of a session whose answers may carry what the server queued for it.
-func (h *Server) answeredPing(w http.ResponseWriter, r *http.Request, sid string, env wire.Envelope) bool {
-	var id mcp.RequestId
+// or of a session whose answers may carry what the server queued for it,
+// and one mcp-go would refuse (its params not a ping's). The id is read as
+// mcp-go reads it (a number as a float64: -0 stays -0).
+func (h *Server) answeredPing(w http.ResponseWriter, r *http.Request, sid string, env wire.Envelope, body []byte) bool {
+	var id any
+	var ping mcp.PingRequest
 	v := r.Header.Get(mcp.HeaderProtocolVersion)
-	if !env.IsRequest() || (v != "" && !mcp.IsValidProtocolVersion(v)) || !h.table.streaming(sid) || json.Unmarshal(env.ID, &id) != nil {
+	if !env.IsRequest() || (v != "" && !mcp.IsValidProtocolVersion(v)) || !h.table.streaming(sid) ||
+		json.Unmarshal(env.ID, &id) != nil || json.Unmarshal(body, &ping) != nil {
 		return false
 	}
-	answer, _ := json.Marshal(mcp.NewJSONRPCResultResponse(id, mcp.EmptyResult{}))
+	answer, _ := json.Marshal(mcp.NewJSONRPCResultResponse(mcp.NewRequestId(id), mcp.EmptyResult{}))
 	if h.cfg.Heard != nil {
 		h.cfg.Heard(sid)
 	}

@@ -462,6 +462,8 @@ func TestAPingIsAnsweredAsMCPGoWouldAndHeard(t *testing.T) {
 		`{"jsonrpc":"2.0","id":"three","method":"ping","params":{}}`,
 		`{"jsonrpc":"2.0", "id": "a\u0020b" ,"method":"ping"}`,
 		`{"jsonrpc":"2.0","id":-40,"method":"ping","params":{"_meta":{"progressToken":1}}}`,
+		`{"jsonrpc":"2.0","id":-0,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1e3,"method":"ping"}`,
 	} {
 		resp, body := c.do(http.MethodPost, "/mcp", sid, ping)
 		want, _ := json.Marshal(f.srv.HandleMessage(context.Background(), json.RawMessage(ping)))
@@ -476,6 +478,11 @@ func TestAPingIsAnsweredAsMCPGoWouldAndHeard(t *testing.T) {
 		default:
 			t.Errorf("%s: nobody was told the session was heard", ping)
 		}
+	}
+	refused := `{"jsonrpc":"2.0","id":4,"method":"ping","params":{"_meta":5}}` // not a ping's params: mcp-go's to refuse
+	want, _ := json.Marshal(f.srv.HandleMessage(context.Background(), json.RawMessage(refused)))
+	if _, body := c.do(http.MethodPost, "/mcp", sid, refused); body != string(want)+"\n" || !strings.Contains(body, `"error"`) {
+		t.Errorf("%s: answered %q, mcp-go answers %q", refused, body, want)
 	}
 	if resp, body := c.do(http.MethodPost, "/mcp", sid, `{"jsonrpc":"2.0","method":"ping"}`); resp.StatusCode != http.StatusAccepted {
 		t.Errorf("a ping sent as a notification: %d %s, want 202 as for any notification", resp.StatusCode, body)
