@@ -171,6 +171,11 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		modern = modern || modernMeta(m)
 		initialize = initialize || e.Method == string(mcp.MethodInitialize)
 	}
+	if v := r.Header.Get(mcp.HeaderProtocolVersion); v != "" && !modern && !initialize && !mcp.IsValidProtocolVersion(v) {
+		// before the message is read, as mcp-go refuses one it reads
+		writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "Unsupported protocol version: "+v)
+		return
+	}
 	if !batch {
 		if refusal := wire.Screen(body); refusal != nil {
 			status := http.StatusOK

@@ -30,7 +30,7 @@ func (h *Server) serveModern(w http.ResponseWriter, r *http.Request, body []byte
 		return
 	}
 	if refusal := wire.PromptRefusal(h.cfg.MCP, env, body); refusal != nil {
-		writeFrame(w, http.StatusOK, refusal)
+		writeFrame(w, http.StatusBadRequest, refusal) // that revision's status for -32602
 		return
 	}
 	if env.Method == string(mcp.MethodSubscriptionsListen) && env.IsRequest() {

@@ -59,6 +59,15 @@ func TestAPromptWithoutARequiredArgumentIsInvalidParams(t *testing.T) {
 		}
 	}
 
+	// 2026-07-28 answers invalid params with 400, as mcp-go answers an
+	// unknown prompt's
+	missing := modernRequest(9, "prompts/get", `{"name":"review"}`)
+	resp, body := c.do("POST", "/mcp", "", missing, modernHeaders("prompts/get", "review")...)
+	nope, _ := c.do("POST", "/mcp", "", modernRequest(10, "prompts/get", `{"name":"nope"}`), modernHeaders("prompts/get", "nope")...)
+	if resp.StatusCode != nope.StatusCode || !strings.Contains(body, `"code":-32602`) || !strings.Contains(body, "argument 'change' is required") {
+		t.Errorf("2026-07-28: %d %s; an unknown prompt is answered %d", resp.StatusCode, body, nope.StatusCode)
+	}
+
 	answered := local.Handle(context.Background(), json.RawMessage(get(`,"arguments":{"change":"HEAD"}`)))
 	if !bytes.Contains(answered, []byte(`"text":"review HEAD"`)) {
 		t.Errorf("a complete request: %s", answered)

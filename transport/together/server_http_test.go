@@ -532,3 +532,29 @@ func (c *client) openStream(sid string) (resp *http.Response, cancel context.Can
 	}
 	return resp, cancel
 }
+
+// A request whose Mcp-Protocol-Version no revision has is refused 400
+// before its message is read, as mcp-go refuses one it reads (MCP
+// 2025-06-18 and later): alone, when its message is malformed too, and in
+// a batch. An initialize is taken, as mcp-go takes it.
+func TestAnUnsupportedProtocolVersionIsRefusedBeforeTheMessage(t *testing.T) {
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv})
+	c := newClient(t, s.url)
+	sid := c.initialize()
+	const version = "1999-01-01"
+	plain, want := c.do(http.MethodPost, "/mcp", sid, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "MCP-Protocol-Version", version)
+	if plain.StatusCode != http.StatusBadRequest || !strings.Contains(want, "Unsupported protocol version: "+version) {
+		t.Fatalf("mcp-go's refusal: %d %s", plain.StatusCode, want)
+	}
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":5}`,
+		`[{"jsonrpc":"2.0","id":3,"method":"tools/list"}]`,
+	} {
+		if resp, got := c.do(http.MethodPost, "/mcp", sid, body, "MCP-Protocol-Version", version); resp.StatusCode != http.StatusBadRequest || got != want {
+			t.Errorf("%s: answered %d %s, want 400 %s", body, resp.StatusCode, got, want)
+		}
+	}
+	if resp, body := c.do(http.MethodPost, "/mcp", "", initRoots, "MCP-Protocol-Version", version); resp.StatusCode != http.StatusOK {
+		t.Errorf("an initialize: %d %s", resp.StatusCode, body)
+	}
+}
