@@ -89,7 +89,9 @@ func TestALinkAtTheGitignoreIsNeverFollowed(t *testing.T) {
 // followed: a named pipe does not block the read, a link's target is
 // never read.
 func TestReadStateNeitherFollowsNorBlocks(t *testing.T) {
-	lease := leasePath(t)
+	lf := heldLease(t)
+	held, _ := lf.Held()
+	lease := lf.Path
 	writeFile(t, lease+".target", []byte("a secret elsewhere"))
 	state := StatePath(lease)
 	for _, c := range []struct {
@@ -106,7 +108,7 @@ func TestReadStateNeitherFollowsNorBlocks(t *testing.T) {
 		if s := ReadState(lease); s.Found != c.want || len(s.Raw) != 0 {
 			t.Fatalf("read %v (%q), want %v", s.Found, s.Raw, c.want)
 		}
-		if _, err := SetStateAside(lease, time.Now()); err != nil {
+		if _, err := SetStateAside(lease, held.Instance, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}

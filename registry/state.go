@@ -72,23 +72,33 @@ func ReadState(leasePath string) StateFile {
 }
 
 // SetStateAside renames whatever is at the state path (a file, a link
-// itself, a directory, a pipe) to a name of its own beside it, <state>.unreadable-<unix
-// time>, so that nothing is lost and a fresh state can take its place. It
-// returns the new name.
-func SetStateAside(leasePath string, now time.Time) (string, error) {
-	path := StatePath(leasePath)
-	base := path + ".unreadable-" + strconv.FormatInt(now.Unix(), 10)
-	aside := base
-	for i := 2; ; i++ {
-		if _, err := os.Lstat(aside); errors.Is(err, fs.ErrNotExist) {
-			break
+// itself, a directory, a pipe) to a name of its own beside it,
+// <state>.unreadable-<unix time>, so that nothing is lost and a fresh state
+// can take its place, and returns the new name. As a state is replaced, it
+// does so only while the lease carries instance ([ErrLeaseNotOurs]
+// otherwise), under the sidecar lock: a leaseholder that judged the state
+// and lost its lease meanwhile never moves its successor's.
+func SetStateAside(leasePath, instance string, now time.Time) (string, error) {
+	fsys, path := fsOr(nil), StatePath(leasePath)
+	var aside string
+	err := underLock(fsys, leasePath, path, nil, DefaultLockWait, func(string) error {
+		if cur := fsys.Read(leasePath); !cur.Holds(instance) {
+			return fmt.Errorf("%w: %s holds %s", ErrLeaseNotOurs, leasePath, describe(cur))
 		}
-		if i > 100 {
-			return "", fmt.Errorf("setting %s aside: every name beside it is taken", path)
+		base := path + ".unreadable-" + strconv.FormatInt(now.Unix(), 10)
+		aside = base
+		for i := 2; ; i++ {
+			if _, err := os.Lstat(aside); errors.Is(err, fs.ErrNotExist) {
+				break
+			}
+			if i > 100 {
+				return errors.New("every name beside it is taken")
+			}
+			aside = base + "-" + strconv.Itoa(i)
 		}
-		aside = base + "-" + strconv.Itoa(i)
-	}
-	if err := synced(path, os.Rename(path, aside)); err != nil {
+		return synced(path, os.Rename(path, aside))
+	})
+	if err != nil {
 		return "", fmt.Errorf("setting %s aside: %w", path, err)
 	}
 	return aside, nil

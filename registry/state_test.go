@@ -82,17 +82,25 @@ func TestAStateIsReplacedOnlyWhileTheLeaseIsOurs(t *testing.T) {
 }
 
 // What is set aside keeps its bytes under a name of its own; a second in
-// the same second gets another.
+// the same second gets another. Only the leaseholder sets a state aside.
 func TestAStateIsSetAsideUnderANameOfItsOwn(t *testing.T) {
-	lease := leasePath(t)
+	lf := heldLease(t)
+	held, _ := lf.Held()
+	lease := lf.Path
 	writeFile(t, StatePath(lease), []byte("garbage"))
 	now := time.Unix(1_800_000_000, 0)
-	first, err := SetStateAside(lease, now)
+	if moved, err := SetStateAside(lease, "another instance", now); !errors.Is(err, ErrLeaseNotOurs) || moved != "" {
+		t.Fatalf("set aside for another instance as %q: %v", moved, err)
+	}
+	if raw, _ := os.ReadFile(StatePath(lease)); string(raw) != "garbage" {
+		t.Fatalf("set aside for another instance: the state holds %q", raw)
+	}
+	first, err := SetStateAside(lease, held.Instance, now)
 	if err != nil || filepath.Base(first) != "server.json.state.unreadable-1800000000" {
 		t.Fatalf("set aside as %q: %v", first, err)
 	}
 	writeFile(t, StatePath(lease), []byte("more garbage"))
-	second, err := SetStateAside(lease, now)
+	second, err := SetStateAside(lease, held.Instance, now)
 	if err != nil || second != first+"-2" {
 		t.Fatalf("set aside again as %q: %v", second, err)
 	}

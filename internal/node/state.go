@@ -84,7 +84,7 @@ func keepState(log *zap.Logger, srv *served, leasePath, instance string, now tim
 	st, aside, torn := judgeState(f)
 	writable := true
 	if aside != "" {
-		moved, err := registry.SetStateAside(leasePath, now)
+		moved, err := registry.SetStateAside(leasePath, instance, now)
 		if err != nil {
 			writable = false
 			log.Warn(fmt.Sprintf("the checkout's shared state at %s cannot be read (%s) and is left where it is (%v): this server starts a new history and keeps it in memory only; sharing goes on",
