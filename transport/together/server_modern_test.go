@@ -216,3 +216,39 @@ func TestShutdownEndsAModernListen(t *testing.T) {
 		t.Fatalf("Shutdown with a listen open: %v", err)
 	}
 }
+
+// A 2026-07-28 listen counts as a session, and so is held to the cap: at
+// MaxSessions another is refused as an initialize is (503, full).
+func TestAModernListenIsHeldToTheSessionCap(t *testing.T) {
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, MaxSessions: 2})
+	listen := func(id int) *http.Response {
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.url+"/mcp",
+			strings.NewReader(modernRequest(id, "subscriptions/listen", `{"notifications":{"toolsListChanged":true}}`)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", secret.Authorization(testSecret))
+		for _, h := range [][2]string{{"Mcp-Protocol-Version", "2026-07-28"}, {"Mcp-Method", "subscriptions/listen"}} {
+			req.Header.Set(h[0], h[1])
+		}
+		resp, err := (&http.Client{Transport: &http.Transport{}}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	for id := 1; id <= 2; id++ {
+		if resp := listen(id); resp.StatusCode != http.StatusOK {
+			t.Fatalf("listen %d under the cap: %d", id, resp.StatusCode)
+		}
+	}
+	s.count.waitFor(t, 2)
+	if resp := listen(3); resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("a listen past the cap: %d", resp.StatusCode) // its body, when admitted, is a stream
+	}
+	if n := s.Sessions(); n != 2 {
+		t.Fatalf("%d sessions counted, the cap is 2", n)
+	}
+}
