@@ -275,7 +275,7 @@ func attempting(ctx context.Context, _ ...any) bool { return machineOf(ctx).atte
 // busyPastGrace: the lease has been busy for Config.BusyGrace or longer.
 func busyPastGrace(ctx context.Context, _ ...any) bool {
 	m := machineOf(ctx)
-	return GraceElapsed(m.busySince, time.Now(), m.cfg.BusyGrace)
+	return GraceElapsed(m.busySince, m.now, m.cfg.BusyGrace)
 }
 
 // busyWithinGrace: the lease has been busy for less than Config.BusyGrace.

@@ -26,6 +26,7 @@ type Machine struct {
 	// Everything below belongs to the goroutine running Run.
 
 	runCtx context.Context // ends when Run returns; ports' long-lived ctx
+	now    time.Time       // when the trigger being fired is judged: guards that are each other's negation read one instant
 
 	// The election.
 	nextAttempt   uint64
@@ -234,6 +235,7 @@ func (m *Machine) handle(ctx context.Context, ev event) {
 // from inside an action, t runs right after the current transition
 // completes (FiringQueued), before any other input.
 func (m *Machine) fire(ctx context.Context, t Trigger) {
+	m.now = time.Now()
 	if err := m.sm.FireCtx(ctx, t); err != nil {
 		m.log.Error("firing a trigger", zap.String("trigger", string(t)), zap.Error(err))
 	}

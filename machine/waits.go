@@ -115,7 +115,7 @@ func (m *Machine) noteObservation(obs Observation, now time.Time) {
 // serverFull: the live server found asked to be left alone until later.
 func serverFull(ctx context.Context, _ ...any) bool {
 	m := machineOf(ctx)
-	return refuses(m.failed, m.failedAt, m.obs, time.Now())
+	return refuses(m.failed, m.failedAt, m.obs, m.now)
 }
 
 // hasRoom: the live server found is not one that asked to be left alone.
