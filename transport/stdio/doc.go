@@ -16,8 +16,9 @@
 //
 // A 2026-07-28 client served by [Local] hears a broadcast list_changed
 // only while a subscriptions/listen whose filter names it is open (that
-// revision's notifications are opt-in), tagged with the listen's id as
-// mcp-go tags a listen stream over HTTP, and a request of that revision it
+// revision's notifications are opt-in), once through each such listen,
+// tagged with its id as mcp-go tags a listen stream over HTTP (where each
+// listen is a session of its own), and a request of that revision it
 // cancels is answered nothing: as over HTTP, where each such request has
 // a session of its own and the bridge closes a cancelled one's stream. A
 // listen lasts as long as stdin, whatever serves it: stdin's end is that
