@@ -35,30 +35,22 @@ func (h *Server) serveModern(w http.ResponseWriter, r *http.Request, body []byte
 	}
 	if env.Method == string(mcp.MethodSubscriptionsListen) && env.IsRequest() {
 		// Counted as a session, and so held to the cap, but for a bridge's
-		// presence, which keeps its client on the board (one a bridge:
-		// the connections bound them).
-		var admitted func()
-		present := h.presence(env)
-		if !present {
-			var n int
-			if admitted, n = h.table.admit(h.cfg.MaxSessions); admitted == nil {
-				refuseFull(w, n)
-				return
-			}
-		}
-		// Logged as sessions are: it is how a 2026-07-28 client stays.
-		h.log.Info("listen stream opened")
-		defer h.log.Info("listen stream closed")
+		// presence, which keeps its client on the board.
 		var done, presence context.CancelFunc
 		r, done = h.untilStopped(r) // Shutdown ends it, as it ends a session's stream
 		defer done()
-		if present {
+		if h.presence(env) {
 			presence = done
 		}
-		defer h.table.listen(presence)()
-		if !present {
-			admitted() // its place is the listen's now
+		end, n := h.table.listen(h.cfg.MaxSessions, presence)
+		if end == nil {
+			refuseFull(w, n)
+			return
 		}
+		defer end()
+		// Logged as sessions are: it is how a 2026-07-28 client stays.
+		h.log.Info("listen stream opened")
+		defer h.log.Info("listen stream closed")
 	} else if env.IsRequest() {
 		defer h.table.modernCall()()
 	}

@@ -293,7 +293,7 @@ func (t *sessionTable) count() int {
 func (t *sessionTable) admit(max int) (release func(), n int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if n := t.live + t.listening + t.opening; n >= max {
+	if n := t.placesLocked(); n >= max {
 		return nil, n
 	}
 	t.opening++
@@ -304,11 +304,24 @@ func (t *sessionTable) admit(max int) (release func(), n int) {
 	}), 0
 }
 
-// listen counts an open subscriptions/listen stream until the returned
-// func is called; endStreams calls presence, when not nil, to end it.
-func (t *sessionTable) listen(presence context.CancelFunc) (end func()) {
+// placesLocked is how many of the cap's places are taken: the sessions,
+// those being opened and the open listens, bridges' presences aside
+// (bounded by the connections, one a bridge, they take none).
+func (t *sessionTable) placesLocked() int {
+	return t.live + t.opening + t.listening - len(t.presences)
+}
+
+// listen counts an open subscriptions/listen stream as a session until
+// the returned func is called, within max places ([sessionTable.admit]):
+// nil, and how many there are, when none is left. A bridge's presence,
+// when not nil, takes no place, and endStreams calls it to end it.
+func (t *sessionTable) listen(max int, presence context.CancelFunc) (end func(), n int) {
 	key := new(int)
 	t.mu.Lock()
+	if n := t.placesLocked(); presence == nil && n >= max {
+		t.mu.Unlock()
+		return nil, n
+	}
 	t.listening++
 	if presence != nil {
 		if t.presences == nil {
@@ -324,7 +337,7 @@ func (t *sessionTable) listen(presence context.CancelFunc) (end func()) {
 		delete(t.presences, key)
 		t.mu.Unlock()
 		t.report()
-	})
+	}), 0
 }
 
 // endStreams ends every session's GET stream and every bridge's presence,

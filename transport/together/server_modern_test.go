@@ -218,14 +218,15 @@ func TestShutdownEndsAModernListen(t *testing.T) {
 }
 
 // A 2026-07-28 listen counts as a session, and so is held to the cap: at
-// MaxSessions another is refused as an initialize is (503, full).
+// MaxSessions another is refused as an initialize is (503, full). A
+// bridge's presence takes no place: its client's own listen has one.
 func TestAModernListenIsHeldToTheSessionCap(t *testing.T) {
-	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, MaxSessions: 2})
-	listen := func(id int) *http.Response {
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, MaxSessions: 2, PresenceID: bridge.PresenceID})
+	listen := func(id string) *http.Response {
 		ctx, cancel := context.WithCancel(context.Background())
 		t.Cleanup(cancel)
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.url+"/mcp",
-			strings.NewReader(modernRequest(id, "subscriptions/listen", `{"notifications":{"toolsListChanged":true}}`)))
+		body := strings.Replace(modernRequest(0, "subscriptions/listen", `{"notifications":{"toolsListChanged":true}}`), `"id":0`, `"id":`+id, 1)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.url+"/mcp", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Authorization", secret.Authorization(testSecret))
@@ -239,16 +240,16 @@ func TestAModernListenIsHeldToTheSessionCap(t *testing.T) {
 		t.Cleanup(func() { resp.Body.Close() })
 		return resp
 	}
-	for id := 1; id <= 2; id++ {
+	for _, id := range []string{strconv.Quote(bridge.PresenceID), "1", "2"} {
 		if resp := listen(id); resp.StatusCode != http.StatusOK {
-			t.Fatalf("listen %d under the cap: %d", id, resp.StatusCode)
+			t.Fatalf("listen %s under the cap: %d", id, resp.StatusCode)
 		}
 	}
-	s.count.waitFor(t, 2)
-	if resp := listen(3); resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+	s.count.waitFor(t, 3)
+	if resp := listen("3"); resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("a listen past the cap: %d", resp.StatusCode) // its body, when admitted, is a stream
 	}
-	if n := s.Sessions(); n != 2 {
-		t.Fatalf("%d sessions counted, the cap is 2", n)
+	if n := s.Sessions(); n != 3 {
+		t.Fatalf("%d sessions counted; want the two listens and the presence", n)
 	}
 }
