@@ -196,9 +196,10 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	case initialize && batch:
 		writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "initialize must be sent alone, not in a batch")
 		return
-	case initialize && !env.IsRequest():
-		// a notification, accepted with nothing, as mcp-go does, before
-		// mcp-go draws it a session id nobody would hear of or end
+	case initialize && (!env.IsRequest() || len(env.Result) > 0 && string(env.Result) != "null"):
+		// a notification, or an answer (mcp-go reads one with a result as
+		// such), accepted with nothing as mcp-go accepts it, before mcp-go
+		// draws it a session id nobody would hear of or end
 		w.WriteHeader(http.StatusAccepted)
 		return
 	case initialize:

@@ -15,10 +15,10 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// An initialize answered with an error, or sent without an id (a
-// notification, answered 202 with nothing), keeps no session id in the
-// table; the tests of the transport as a whole check the rest (the count,
-// and the MCP server's sessions).
+// An initialize answered with an error, or sent without an id or with a
+// result (a notification, an answer: accepted 202 with nothing), keeps no
+// session id in the table; the tests of the transport as a whole check the
+// rest (the count, and the MCP server's sessions).
 func TestARefusedInitializeKeepsNoID(t *testing.T) {
 	ln, err := Listen("127.0.0.1", 0, nil)
 	if err != nil {
@@ -31,11 +31,13 @@ func TestARefusedInitializeKeepsNoID(t *testing.T) {
 	defer func() { _ = s.Shutdown(context.Background()); <-done }()
 	c := &http.Client{Transport: &http.Transport{}}
 	defer c.CloseIdleConnections()
-	for i := range 200 {
-		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":"not params"}`
-		if i%2 == 1 {
-			body = `{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
-		}
+	const params = `"params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}`
+	for i := range 300 {
+		body := []string{
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":"not params"}`,
+			`{"jsonrpc":"2.0","method":"initialize",` + params + `}`,
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","result":{},` + params + `}`,
+		}[i%3]
 		req, _ := http.NewRequest(http.MethodPost, URLOf(ln.Addr())+"/mcp", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
@@ -52,6 +54,6 @@ func TestARefusedInitializeKeepsNoID(t *testing.T) {
 	s.table.mu.Lock()
 	defer s.table.mu.Unlock()
 	if n := len(s.table.entries); n != 0 {
-		t.Fatalf("after 100 invalid initializes and 100 without an id, %d ids kept", n)
+		t.Fatalf("after 100 invalid initializes, 100 without an id and 100 with a result, %d ids kept", n)
 	}
 }
