@@ -221,11 +221,12 @@ type listenFilter struct {
 	open []openListen
 }
 
-// openListen is one open listen: its id (its JSON), which tags what it
-// hears, and its filter.
+// openListen is one open listen: its id (its JSON), its filter, and the
+// id as mcp-go reads it, which tags what it hears (5.0 as 5).
 type openListen struct {
 	id     string
 	filter mcp.SubscriptionFilter
+	tag    any
 }
 
 // set records the filter of the listen id; the zero filter, that it ended.
@@ -234,7 +235,9 @@ func (f *listenFilter) set(id string, filter mcp.SubscriptionFilter) {
 	defer f.mu.Unlock()
 	f.open = slices.DeleteFunc(f.open, func(o openListen) bool { return o.id == id })
 	if !filter.IsEmpty() {
-		f.open = append(f.open, openListen{id, filter})
+		var tag any
+		_ = json.Unmarshal([]byte(id), &tag)
+		f.open = append(f.open, openListen{id, filter, tag})
 	}
 }
 
@@ -292,7 +295,7 @@ func (s localSession) hears(n mcp.JSONRPCNotification) []mcp.JSONRPCNotification
 	for _, o := range s.listen.open {
 		switch {
 		case !asks(o.filter):
-		case o.id == "":
+		case o.tag == nil:
 			heard = append(heard, n)
 		default:
 			c := n
@@ -300,7 +303,7 @@ func (s localSession) hears(n mcp.JSONRPCNotification) []mcp.JSONRPCNotification
 			if c.Params.Meta == nil {
 				c.Params.Meta = map[string]any{}
 			}
-			c.Params.Meta[mcp.MetaKeySubscriptionID] = json.RawMessage(o.id)
+			c.Params.Meta[mcp.MetaKeySubscriptionID] = o.tag
 			heard = append(heard, c)
 		}
 	}

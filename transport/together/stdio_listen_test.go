@@ -63,7 +63,8 @@ func TestAModernLocalClientHearsOnlyWhatItsListenAsksFor(t *testing.T) {
 // A 2026-07-28 client served in process with two listens open hears
 // through each what that one asks for, tagged with its id, and through
 // the one left what it asks for once the other is cancelled: over HTTP
-// each listen is a session of its own.
+// each listen is a session of its own. Its id is read as mcp-go reads it
+// (5.0 tags as 5).
 func TestEachListenOfALocalClientHearsWhatItAsks(t *testing.T) {
 	f := newFixture()
 	c := runStdio(t, func(out *wire.FrameWriter) wire.Backend {
@@ -75,7 +76,7 @@ func TestEachListenOfALocalClientHearsWhatItAsks(t *testing.T) {
 	})
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"modern","version":"1"}}`
 	c.call("1", "server/discover", `{`+meta+`}`)
-	for _, listen := range []string{`"id":5,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`, `"id":7,"method":"subscriptions/listen","params":{"notifications":{"resourcesListChanged":true},`} {
+	for _, listen := range []string{`"id":5.0,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`, `"id":7,"method":"subscriptions/listen","params":{"notifications":{"resourcesListChanged":true},`} {
 		c.send(`{"jsonrpc":"2.0",` + listen + meta + `}}`)
 		c.until(func(f string) bool { return strings.Contains(f, "notifications/subscriptions/acknowledged") })
 	}
@@ -84,7 +85,7 @@ func TestEachListenOfALocalClientHearsWhatItAsks(t *testing.T) {
 		f.srv.SendNotificationToAllClients("notifications/tools/list_changed", nil)
 		f.srv.SendNotificationToAllClients("notifications/resources/list_changed", nil)
 		resources, before := c.until(func(f string) bool { return strings.Contains(f, "notifications/resources/list_changed") })
-		if !strings.Contains(resources, tagged+"7") {
+		if !strings.Contains(resources, tagged+"7}") {
 			t.Fatalf("resources/list_changed is not tagged with its listen's id: %s", resources)
 		}
 		for _, f := range before {
@@ -95,7 +96,7 @@ func TestEachListenOfALocalClientHearsWhatItAsks(t *testing.T) {
 		c.backlog = nil // taken
 		return tools
 	}
-	if tools := heard(); len(tools) != 1 || !strings.Contains(tools[0], "notifications/tools/list_changed") || !strings.Contains(tools[0], tagged+"5") {
+	if tools := heard(); len(tools) != 1 || !strings.Contains(tools[0], "notifications/tools/list_changed") || !strings.Contains(tools[0], tagged+"5}") {
 		t.Fatalf("with both listens open, heard %q; want tools/list_changed once, through listen 5", tools)
 	}
 
