@@ -15,7 +15,7 @@ import (
 
 // A checkout's .ai may link to a directory: with no .ai/local yet, its
 // lease is absent, not blocked, and is made through the link; a link to a
-// file still blocks the way.
+// file, a dangling one or a loop still blocks the way.
 func TestLeaseFile_ALinkedAIDirectoryLeadsOn(t *testing.T) {
 	root := testtemp.Dir(t)
 	elsewhere := filepath.Join(testtemp.Dir(t), "ai")
@@ -41,6 +41,18 @@ func TestLeaseFile_ALinkedAIDirectoryLeadsOn(t *testing.T) {
 	}
 	if obs := observe(t, Path(other, "")); obs.Verdict.Class != Unusable || !strings.Contains(obs.Verdict.Reason, "not a directory") {
 		t.Fatalf("with .ai a link to a file, the lease is judged %+v, want unusable", obs.Verdict)
+	}
+	for _, c := range []struct{ target, says string }{
+		{"nowhere", "leads to no directory"}, // dangling
+		{".ai", "symbolic links"},            // a loop
+	} {
+		root := testtemp.Dir(t)
+		if err := os.Symlink(filepath.Join(root, c.target), filepath.Join(root, ".ai")); err != nil {
+			t.Fatal(err)
+		}
+		if obs := observe(t, Path(root, "")); obs.Verdict.Class != Unusable || !strings.Contains(obs.Verdict.Reason, c.says) {
+			t.Fatalf("with .ai a link to %s, the lease is judged %+v, want unusable", c.target, obs.Verdict)
+		}
 	}
 }
 
