@@ -78,12 +78,31 @@ func Open(cfg Config) (*Layer, error) {
 	l.logDiagnostics(ix)
 	if l.strict && ix.State() != "ok" {
 		n := ix.ErrorCount()
-		return nil, fmt.Errorf("%w: the index of %s carries %d error(s), first %s: %s; refusing to serve under --strict",
-			ErrDegraded, root, n, ix.firstError().Path, ix.firstError().Message)
+		return nil, &refusal{fmt.Errorf("%w: the index of %s carries %d error(s), first %s: %s; refusing to serve under --strict",
+			ErrDegraded, root, n, ix.firstError().Path, ix.firstError().Message), root, src, l.slack}
 	}
 	l.cur.Store(ix)
 	l.log.Info("layer built", indexFields(ix, time.Since(start))...)
 	return l, nil
+}
+
+// refusal is Open's refusal of a degraded index, with the files it read.
+type refusal struct {
+	err   error
+	root  string
+	src   sources
+	slack time.Duration
+}
+
+func (r *refusal) Error() string { return r.err.Error() }
+func (r *refusal) Unwrap() error { return r.err }
+
+// Unchanged reports whether err, an error of Open's, stands as it is: a
+// refusal of a degraded index whose files have not changed since (a walk of
+// their stamps, a tenth of a build). Any other error may not.
+func Unchanged(err error) bool {
+	var r *refusal
+	return errors.As(err, &r) && unchangedSince(r.root, r.src, r.slack)
 }
 
 // Current returns the index being served. It never returns nil and is safe

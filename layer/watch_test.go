@@ -293,6 +293,19 @@ func TestStrict(t *testing.T) {
 		if l, err := Open(Config{Root: root}); err != nil || l.Current().State() != "degraded" {
 			t.Fatalf("non-strict Open = %v", err)
 		}
+		// The refusal stands while its files are as they were.
+		var r *refusal
+		if !errors.As(err, &r) {
+			t.Fatalf("Open's refusal %T carries no files", err)
+		}
+		r.slack = 0 // the files were written just now; no clock tick is waited for here
+		if !Unchanged(err) || Unchanged(errors.New("layer: opening: no root")) {
+			t.Fatal("an unchanged refusal is not said to stand, or another error is")
+		}
+		write(t, root, ".ai/repo/bad.md", "---\nid: bad\nkind: rule\n---\n")
+		if Unchanged(err) {
+			t.Fatal("the refusal stands after its file changed")
+		}
 	})
 	t.Run("a degraded rebuild keeps the old index", func(t *testing.T) {
 		files := map[string]string{".ai/manifest.yaml": testManifest, ".ai/repo/a.md": "---\nid: a\nkind: rule\n---\n"}

@@ -40,6 +40,7 @@ type Checkout struct {
 
 	mu       sync.Mutex
 	served   *served        // nil until Load succeeds
+	refused  error          // Load's refusal of the layer, while it stands (layer.Unchanged)
 	watching sync.WaitGroup // the layer's watch, which ends with the life load was given
 }
 
@@ -64,16 +65,21 @@ func (c *Checkout) unshared() *surface.Executions {
 // until life ends — the process's lifetime, not the caller's: a server is
 // often started under a context that bounds only its start. describe says
 // what the process is, for majordomus_server; idle is the resolved idle
-// timeout. A failure is returned (its layer error kept for errors.Is) and
-// not cached: a later call tries again.
+// timeout. A failure is returned (its layer error kept for errors.Is); a
+// later call tries again, but for a refusal whose files have not changed,
+// which it returns as it is: a client nothing could serve tries to share
+// now and then, and each try would build the layer twice.
 func (c *Checkout) load(life context.Context, describe func() surface.Process, idle time.Duration) (*served, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.served != nil {
 		return c.served, nil
 	}
+	if c.refused != nil && layer.Unchanged(c.refused) {
+		return nil, c.refused
+	}
 	lay, err := layer.Open(layer.Config{Root: c.Root, Name: c.Manifest.Name, Strict: c.Strict, Logger: c.Logger.Named("layer")})
-	if err != nil {
+	if c.refused = err; err != nil {
 		return nil, err
 	}
 	surf := surface.New(surface.Config{
