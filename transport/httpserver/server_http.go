@@ -108,7 +108,7 @@ const maxSealed = 16 << 10
 // challenge, or "" when there is none, it is too large, or the server is
 // full: the session a greeting promises would be refused.
 func (h *Server) sealed(id Identity, challenge string) string {
-	if h.cfg.Greeting == nil || id.HTTPSessions >= h.cfg.MaxSessions {
+	if h.cfg.Greeting == nil || h.table.places() >= h.cfg.MaxSessions {
 		return ""
 	}
 	id.Greeting = h.cfg.Greeting()

@@ -304,6 +304,13 @@ func (t *sessionTable) admit(max int) (release func(), n int) {
 	}), 0
 }
 
+// places is how many of the cap's places are taken (placesLocked).
+func (t *sessionTable) places() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.placesLocked()
+}
+
 // placesLocked is how many of the cap's places are taken: the sessions,
 // those being opened and the open listens, bridges' presences aside
 // (bounded by the connections, one a bridge, they take none).

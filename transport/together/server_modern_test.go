@@ -217,39 +217,72 @@ func TestShutdownEndsAModernListen(t *testing.T) {
 	}
 }
 
+// openListen opens a 2026-07-28 listen of id (its JSON) on s, ended when
+// the test ends, and returns its answer: a stream, when it is admitted.
+func openListen(t *testing.T, s *served, id string) *http.Response {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	body := strings.Replace(modernRequest(0, "subscriptions/listen", `{"notifications":{"toolsListChanged":true}}`), `"id":0`, `"id":`+id, 1)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.url+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", secret.Authorization(testSecret))
+	for _, h := range [][2]string{{"Mcp-Protocol-Version", "2026-07-28"}, {"Mcp-Method", "subscriptions/listen"}} {
+		req.Header.Set(h[0], h[1])
+	}
+	resp, err := (&http.Client{Transport: &http.Transport{}}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
 // A 2026-07-28 listen counts as a session, and so is held to the cap: at
 // MaxSessions another is refused as an initialize is (503, full). A
 // bridge's presence takes no place: its client's own listen has one.
 func TestAModernListenIsHeldToTheSessionCap(t *testing.T) {
 	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, MaxSessions: 2, PresenceID: bridge.PresenceID})
-	listen := func(id string) *http.Response {
-		ctx, cancel := context.WithCancel(context.Background())
-		t.Cleanup(cancel)
-		body := strings.Replace(modernRequest(0, "subscriptions/listen", `{"notifications":{"toolsListChanged":true}}`), `"id":0`, `"id":`+id, 1)
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.url+"/mcp", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", secret.Authorization(testSecret))
-		for _, h := range [][2]string{{"Mcp-Protocol-Version", "2026-07-28"}, {"Mcp-Method", "subscriptions/listen"}} {
-			req.Header.Set(h[0], h[1])
-		}
-		resp, err := (&http.Client{Transport: &http.Transport{}}).Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { resp.Body.Close() })
-		return resp
-	}
 	for _, id := range []string{strconv.Quote(bridge.PresenceID), "1", "2"} {
-		if resp := listen(id); resp.StatusCode != http.StatusOK {
+		if resp := openListen(t, s, id); resp.StatusCode != http.StatusOK {
 			t.Fatalf("listen %s under the cap: %d", id, resp.StatusCode)
 		}
 	}
 	s.count.waitFor(t, 3)
-	if resp := listen("3"); resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+	if resp := openListen(t, s, "3"); resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("a listen past the cap: %d", resp.StatusCode) // its body, when admitted, is a stream
 	}
 	if n := s.Sessions(); n != 3 {
 		t.Fatalf("%d sessions counted; want the two listens and the presence", n)
+	}
+}
+
+// A probe's sealed identity carries the greeting while the server has a
+// place left for the session it promises, a bridge's presence taking
+// none, and not once it is full.
+func TestAProbeGreetsWhileAPlaceIsLeft(t *testing.T) {
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, MaxSessions: 1, PresenceID: bridge.PresenceID,
+		Greeting: func() any { return "welcome" }, Identity: func() httpserver.Identity { return httpserver.Identity{Leaseholder: true} }})
+	greeted := func() bool {
+		whole, conn, err := secret.ProbeSealed(context.Background(), s.url, testSecret, testProbe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.Close()
+		var id struct{ Greeting any }
+		return json.Unmarshal(whole, &id) == nil && id.Greeting == "welcome"
+	}
+	if resp := openListen(t, s, strconv.Quote(bridge.PresenceID)); resp.StatusCode != http.StatusOK {
+		t.Fatalf("a presence: %d", resp.StatusCode)
+	}
+	s.count.waitFor(t, 1)
+	if !greeted() {
+		t.Fatal("with a presence open and a place left, the probe carries no greeting")
+	}
+	newClient(t, s.url).initialize()
+	s.count.waitFor(t, 2)
+	if greeted() {
+		t.Fatal("at the cap, the probe carries the greeting of a session that would be refused")
 	}
 }
