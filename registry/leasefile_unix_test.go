@@ -43,8 +43,8 @@ func TestLeaseFile_ALinkedAIDirectoryLeadsOn(t *testing.T) {
 		t.Fatalf("with .ai a link to a file, the lease is judged %+v, want unusable", obs.Verdict)
 	}
 	for _, c := range []struct{ target, says string }{
-		{"nowhere", "leads to no directory"}, // dangling
-		{".ai", "symbolic links"},            // a loop
+		{"nowhere", "leads nowhere"}, // dangling
+		{".ai", "symbolic links"},    // a loop
 	} {
 		root := testtemp.Dir(t)
 		if err := os.Symlink(filepath.Join(root, c.target), filepath.Join(root, ".ai")); err != nil {

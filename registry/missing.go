@@ -2,6 +2,7 @@ package registry
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -12,8 +13,12 @@ import (
 // found", and "no lease" or "no registry" must not be read where a file
 // blocks the way to one. A link to a directory leads on (a checkout's .ai
 // may be one; links below .ai/local are refused before, by [Trusted]); a
-// link that leads nowhere (dangling, a loop) blocks the way.
+// link that leads nowhere (dangling, a loop), path itself too, blocks the
+// way.
 func BlockedPath(path string) error {
+	if err := leadsNowhere(path); err != nil {
+		return err
+	}
 	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
 		fi, err := os.Stat(dir)
 		if err == nil {
@@ -22,11 +27,23 @@ func BlockedPath(path string) error {
 			}
 			return fmt.Errorf("%s: %s is not a directory", path, dir)
 		}
-		if _, lerr := os.Lstat(dir); lerr == nil {
-			return fmt.Errorf("%s: %s is a link that leads to no directory (%v)", path, dir, err)
+		if err := leadsNowhere(dir); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
 		}
 		if parent := filepath.Dir(dir); parent == dir {
 			return nil
 		}
 	}
+}
+
+// leadsNowhere says so when path is a link that cannot be followed; nil
+// when it is anything else, or nothing (made since, it is not a link).
+func leadsNowhere(path string) error {
+	if fi, err := os.Lstat(path); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return nil
+	}
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("%s is a link that leads nowhere (%v)", path, err)
+	}
+	return nil
 }
