@@ -268,13 +268,13 @@ func (h *Server) serveInitialize(w http.ResponseWriter, r *http.Request, body []
 		writeFrame(w, http.StatusOK, ref.frame(id, wire.CodeLeaseLost))
 		return
 	}
-	release, n := h.table.admit(h.cfg.MaxSessions)
-	if release == nil {
+	place, n := h.table.admit(h.cfg.MaxSessions)
+	if place == nil {
 		h.log.Info("a new session was refused: the server is full", zap.Int("sessions", n))
 		refuseFull(w, n)
 		return
 	}
-	defer release()
+	defer place.release()
 	rec := newBufferWriter()
 	// Handled to the end whoever hangs up: mcp-go, finding the request's
 	// context ended, would return before it registered or named the
@@ -292,7 +292,7 @@ func (h *Server) serveInitialize(w http.ResponseWriter, r *http.Request, body []
 		h.endSession(sid, endRefused)
 		rec.header.Del(server.HeaderKeySessionID)
 	default:
-		h.table.markLive(sid)
+		h.table.markLive(sid, place)
 	}
 	rec.copyTo(w)
 }

@@ -159,9 +159,11 @@ func (t *sessionTable) streaming(id string) bool {
 	return e != nil && len(e.streams) > 0
 }
 
-// markLive counts a session once its initialize has been answered with it.
-func (t *sessionTable) markLive(id string) {
+// markLive counts a session once its initialize has been answered with it,
+// in the place its opening took (so that it never counts twice).
+func (t *sessionTable) markLive(id string, p *place) {
 	t.mu.Lock()
+	p.giveBackLocked()
 	e := t.entries[id]
 	opened := e != nil && !e.live
 	if opened {
@@ -288,20 +290,36 @@ func (t *sessionTable) count() int {
 }
 
 // admit takes one of max places for a session being opened, until it is
-// counted (or refused) and release is called; nil, and how many there
+// counted (markLive) or the place is given back; nil, and how many there
 // are, when no place is left.
-func (t *sessionTable) admit(max int) (release func(), n int) {
+func (t *sessionTable) admit(max int) (p *place, n int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if n := t.placesLocked(); n >= max {
 		return nil, n
 	}
 	t.opening++
-	return sync.OnceFunc(func() {
-		t.mu.Lock()
-		t.opening--
-		t.mu.Unlock()
-	}), 0
+	return &place{t: t, taken: true}, 0
+}
+
+// place is one of the cap's places, taken for a session being opened.
+type place struct {
+	t     *sessionTable
+	taken bool // guarded by t.mu
+}
+
+// release gives the place back, unless the session took it.
+func (p *place) release() {
+	p.t.mu.Lock()
+	defer p.t.mu.Unlock()
+	p.giveBackLocked()
+}
+
+func (p *place) giveBackLocked() {
+	if p.taken {
+		p.taken = false
+		p.t.opening--
+	}
 }
 
 // places is how many of the cap's places are taken (placesLocked).

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -284,5 +285,35 @@ func TestAProbeGreetsWhileAPlaceIsLeft(t *testing.T) {
 	s.count.waitFor(t, 2)
 	if greeted() {
 		t.Fatal("at the cap, the probe carries the greeting of a session that would be refused")
+	}
+}
+
+// A session takes one place from its initialize on: while its opening is
+// being reported, with a cap of 2, another is admitted and a probe greets.
+func TestASessionBeingOpenedTakesOnePlace(t *testing.T) {
+	reporting, goOn := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, MaxSessions: 2,
+		Greeting: func() any { return "welcome" }, Identity: func() httpserver.Identity { return httpserver.Identity{Leaseholder: true} },
+		OnSessions: func(n int) {
+			if n == 1 {
+				once.Do(func() { close(reporting); <-goOn })
+			}
+		}})
+	opened := make(chan struct{})
+	go func() { defer close(opened); newClient(t, s.url).do(http.MethodPost, "/mcp", "", initRoots) }()
+	<-reporting
+	whole, conn, err := secret.ProbeSealed(context.Background(), s.url, testSecret, testProbe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	var id struct{ Greeting any }
+	_ = json.Unmarshal(whole, &id)
+	resp, _ := newClient(t, s.url).do(http.MethodPost, "/mcp", "", initRoots)
+	close(goOn)
+	<-opened
+	if id.Greeting != "welcome" || resp.StatusCode != http.StatusOK {
+		t.Fatalf("with one session being opened and a cap of 2: greeting %v, another initialize %d", id.Greeting, resp.StatusCode)
 	}
 }
