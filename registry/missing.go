@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -13,10 +14,10 @@ import (
 // found", and "no lease" or "no registry" must not be read where a file
 // blocks the way to one. A link to a directory leads on (a checkout's .ai
 // may be one; links below .ai/local are refused before, by [Trusted]); a
-// link that leads nowhere (dangling, a loop), path itself too, blocks the
-// way.
+// link that leads nowhere (dangling, a loop) blocks the way, and so does
+// path itself when it is a link but to a file its opening could make.
 func BlockedPath(path string) error {
-	if err := leadsNowhere(path); err != nil {
+	if err := leadsNowhere(path, true); err != nil {
 		return err
 	}
 	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
@@ -27,7 +28,7 @@ func BlockedPath(path string) error {
 			}
 			return fmt.Errorf("%s: %s is not a directory", path, dir)
 		}
-		if err := leadsNowhere(dir); err != nil {
+		if err := leadsNowhere(dir, false); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		if parent := filepath.Dir(dir); parent == dir {
@@ -36,14 +37,27 @@ func BlockedPath(path string) error {
 	}
 }
 
-// leadsNowhere says so when path is a link that cannot be followed; nil
-// when it is anything else, or nothing (made since, it is not a link).
-func leadsNowhere(path string) error {
-	if fi, err := os.Lstat(path); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+// leadsNowhere says so when path is a link (a junction on Windows) that
+// cannot be followed; nil when it is anything else, or nothing (a file or
+// directory made since is no link). A link to a file not made yet, in a
+// directory that is there, leads somewhere when it is a file's (file): a
+// writer's open makes the file through it.
+func leadsNowhere(path string, file bool) error {
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode().IsDir() || fi.Mode().IsRegular() {
 		return nil
 	}
-	if _, err := os.Stat(path); err != nil {
-		return fmt.Errorf("%s is a link that leads nowhere (%v)", path, err)
+	_, err = os.Stat(path)
+	if err == nil {
+		return nil
 	}
-	return nil
+	if target, rerr := os.Readlink(path); file && rerr == nil && errors.Is(err, fs.ErrNotExist) {
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		if dir, derr := os.Stat(filepath.Dir(target)); derr == nil && dir.IsDir() {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s is a link that leads nowhere (%v)", path, err)
 }
