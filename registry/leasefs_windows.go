@@ -103,7 +103,8 @@ func openedID(f *os.File, _ fs.FileInfo) fileID {
 }
 
 // unlink removes the name path itself: a file, or a link (a directory
-// link or junction is removed as a directory entry, never its target).
+// link or junction is removed as a directory entry, never its target;
+// since Go 1.23 Lstat shows neither as a directory).
 func unlink(path string) error {
 	p, err := windows.UTF16PtrFromString(path)
 	if err != nil {
@@ -111,7 +112,7 @@ func unlink(path string) error {
 	}
 	err = windows.DeleteFile(p)
 	if err != nil {
-		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0 && fi.IsDir() {
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0 {
 			err = windows.RemoveDirectory(p)
 		}
 	}
