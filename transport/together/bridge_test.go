@@ -1,7 +1,6 @@
 package together
 
 import (
-	"context"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -17,7 +16,6 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
-	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -153,13 +151,7 @@ func TestBridgedAndLocalSessionsAnswerTheSame(t *testing.T) {
 	f := newFixture()
 	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
 	bridged := runStdio(t, bridgeTo(t, s.url, nil))
-	local := runStdio(t, func(out *wire.FrameWriter) wire.Backend {
-		l, err := stdio.NewLocal(context.Background(), f.srv, out, "stdio")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return l
-	})
+	local := runStdio(t, localTo(t, f))
 	requests := []struct{ method, params string }{
 		{"tools/list", ""},
 		{"resources/list", ""},

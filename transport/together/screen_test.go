@@ -1,13 +1,10 @@
 package together
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
-	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
-	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // Messages mcp-go would answer leniently, or that come before initialize,
@@ -17,13 +14,7 @@ func TestEdgeMessagesAreAnsweredTheSameBridgedAndLocal(t *testing.T) {
 	f := newFixture()
 	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
 	bridged := runStdio(t, bridgeTo(t, s.url, nil))
-	local := runStdio(t, func(out *wire.FrameWriter) wire.Backend {
-		l, err := stdio.NewLocal(context.Background(), f.srv, out, "stdio")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return l
-	})
+	local := runStdio(t, localTo(t, f))
 	const modern = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 	type edge struct{ id, line, want string }
 	early := []edge{

@@ -14,7 +14,6 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
-	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -133,13 +132,7 @@ func TestAModernClientGetsTheSameBytesThroughABridge(t *testing.T) {
 		}
 		return b
 	})
-	local := runStdio(t, func(out *wire.FrameWriter) wire.Backend {
-		l, err := stdio.NewLocal(context.Background(), f.srv, out, "stdio")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return l
-	})
+	local := runStdio(t, localTo(t, f))
 	for i, r := range []struct{ method, params string }{
 		{"server/discover", ""},
 		{"tools/list", ""},

@@ -193,6 +193,17 @@ func (c *stdioClient) close() {
 	})
 }
 
+// localTo makes a backend maker for a session in process on f's server.
+func localTo(t *testing.T, f *fixture) func(*wire.FrameWriter) wire.Backend {
+	return func(out *wire.FrameWriter) wire.Backend {
+		l, err := stdio.NewLocal(context.Background(), f.srv, out, "stdio")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+}
+
 // bridgeTo makes a backend maker for a bridge to url.
 func bridgeTo(t *testing.T, url string, log *zap.Logger) func(*wire.FrameWriter) wire.Backend {
 	return func(out *wire.FrameWriter) wire.Backend {

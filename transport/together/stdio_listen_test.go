@@ -1,15 +1,11 @@
 package together
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
-
-	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
-	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // A 2026-07-28 client served in process hears only what its listen asks
@@ -17,13 +13,7 @@ import (
 // notifications, as through a bridge.
 func TestAModernLocalClientHearsOnlyWhatItsListenAsksFor(t *testing.T) {
 	f := newFixture()
-	c := runStdio(t, func(out *wire.FrameWriter) wire.Backend {
-		l, err := stdio.NewLocal(context.Background(), f.srv, out, "stdio")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return l
-	})
+	c := runStdio(t, localTo(t, f))
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"modern","version":"1"}}`
 	if a := c.call("1", "server/discover", `{`+meta+`}`); !strings.Contains(a, `"result"`) {
 		t.Fatalf("server/discover: %s", a)
@@ -67,13 +57,7 @@ func TestAModernLocalClientHearsOnlyWhatItsListenAsksFor(t *testing.T) {
 // (5.0 tags as 5).
 func TestEachListenOfALocalClientHearsWhatItAsks(t *testing.T) {
 	f := newFixture()
-	c := runStdio(t, func(out *wire.FrameWriter) wire.Backend {
-		l, err := stdio.NewLocal(context.Background(), f.srv, out, "stdio")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return l
-	})
+	c := runStdio(t, localTo(t, f))
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"modern","version":"1"}}`
 	c.call("1", "server/discover", `{`+meta+`}`)
 	for _, listen := range []string{`"id":5.0,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`, `"id":7,"method":"subscriptions/listen","params":{"notifications":{"resourcesListChanged":true},`} {
