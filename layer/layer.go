@@ -99,7 +99,8 @@ func (r *refusal) Unwrap() error { return r.err }
 
 // Unchanged reports whether err, an error of Open's, stands as it is: a
 // refusal of a degraded index whose files have not changed since (a walk of
-// their stamps, a tenth of a build). Any other error may not.
+// their stamps, a tenth of a build; where the system gives no stamps, as on
+// Windows, none is proved unchanged). Any other error may not.
 func Unchanged(err error) bool {
 	var r *refusal
 	return errors.As(err, &r) && unchangedSince(r.root, r.src, r.slack)
