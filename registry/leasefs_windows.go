@@ -112,8 +112,10 @@ func unlink(path string) error {
 	}
 	err = windows.DeleteFile(p)
 	if err != nil {
-		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0 {
-			err = windows.RemoveDirectory(p)
+		// a directory link or junction; for anything else the error is
+		// DeleteFile's
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0 && windows.RemoveDirectory(p) == nil {
+			err = nil
 		}
 	}
 	if err != nil {

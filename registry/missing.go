@@ -1,9 +1,7 @@
 package registry
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -14,10 +12,10 @@ import (
 // found", and "no lease" or "no registry" must not be read where a file
 // blocks the way to one. A link to a directory leads on (a checkout's .ai
 // may be one; links below .ai/local are refused before, by [Trusted]); a
-// link that leads nowhere (dangling, a loop) blocks the way, and so does
-// path itself when it is a link but to a file its opening could make.
+// link that leads nowhere (dangling, a loop), path itself too, blocks the
+// way: what cannot be read is never read as nothing.
 func BlockedPath(path string) error {
-	if err := leadsNowhere(path, true); err != nil {
+	if err := leadsNowhere(path); err != nil {
 		return err
 	}
 	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
@@ -28,7 +26,7 @@ func BlockedPath(path string) error {
 			}
 			return fmt.Errorf("%s: %s is not a directory", path, dir)
 		}
-		if err := leadsNowhere(dir, false); err != nil {
+		if err := leadsNowhere(dir); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		if parent := filepath.Dir(dir); parent == dir {
@@ -39,25 +37,14 @@ func BlockedPath(path string) error {
 
 // leadsNowhere says so when path is a link (a junction on Windows) that
 // cannot be followed; nil when it is anything else, or nothing (a file or
-// directory made since is no link). A link to a file not made yet, in a
-// directory that is there, leads somewhere when it is a file's (file): a
-// writer's open makes the file through it.
-func leadsNowhere(path string, file bool) error {
+// directory made since is no link).
+func leadsNowhere(path string) error {
 	fi, err := os.Lstat(path)
 	if err != nil || fi.Mode().IsDir() || fi.Mode().IsRegular() {
 		return nil
 	}
-	_, err = os.Stat(path)
-	if err == nil {
-		return nil
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("%s is a link that leads nowhere (%v)", path, err)
 	}
-	if target, rerr := os.Readlink(path); file && rerr == nil && errors.Is(err, fs.ErrNotExist) {
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(filepath.Dir(path), target)
-		}
-		if dir, derr := os.Stat(filepath.Dir(target)); derr == nil && dir.IsDir() {
-			return nil
-		}
-	}
-	return fmt.Errorf("%s is a link that leads nowhere (%v)", path, err)
+	return nil
 }

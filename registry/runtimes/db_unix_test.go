@@ -6,23 +6,28 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 )
 
-// A registry under a link that leads nowhere, or that is one into no
-// directory, can hold no row: reading it is an error (the inventory is
-// incomplete), never an empty inventory.
+// A registry under a link that leads nowhere, or that is one (into no
+// directory, or through another link), can hold no row: reading it is an
+// error (the inventory is incomplete), never an empty inventory.
 func TestARegistryUnderADanglingLinkIsUnusable(t *testing.T) {
 	dir := testtemp.Dir(t)
-	if err := os.Symlink(filepath.Join(dir, "gone"), filepath.Join(dir, "state")); err != nil {
-		t.Fatal(err)
+	for link, target := range map[string]string{
+		"state":       filepath.Join(dir, "gone"),
+		"registry.db": filepath.Join(dir, "gone", "registry.db"), // into no directory
+		"chained.db":  filepath.Join(dir, "hop.db"),
+		"hop.db":      filepath.Join(dir, "gone", "registry.db"),
+	} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := os.Symlink(filepath.Join(dir, "gone", "registry.db"), filepath.Join(dir, "registry.db")); err != nil { // into no directory
-		t.Fatal(err)
-	}
-	for _, path := range []string{filepath.Join(dir, "state", "majordomus-mcp", "registry.db"), filepath.Join(dir, "registry.db")} {
+	for _, path := range []string{filepath.Join(dir, "state", "majordomus-mcp", "registry.db"), filepath.Join(dir, "registry.db"), filepath.Join(dir, "chained.db")} {
 		if rows, err := Read(context.Background(), path); err == nil {
 			t.Errorf("%s: Read answered %d rows and no error", path, len(rows))
 		}
@@ -32,16 +37,16 @@ func TestARegistryUnderADanglingLinkIsUnusable(t *testing.T) {
 	}
 }
 
-// A registry that is a link to a file not made yet, in a directory that
-// is there, is one no server registered in yet: read as empty, and made
-// through the link by the first that does.
-func TestARegistryThatIsALinkToAFileNotYetMadeIsEmpty(t *testing.T) {
+// A registry that is a link to a file not made yet is read as what it
+// is, a link that leads nowhere, until a server makes the file through it:
+// what cannot be read is never read as an empty inventory.
+func TestARegistryThatIsALinkToAFileNotYetMadeIsReadOnceMade(t *testing.T) {
 	dir := testtemp.Dir(t)
 	path := filepath.Join(dir, "registry.db")
 	if err := os.Symlink(filepath.Join(dir, "elsewhere.db"), path); err != nil {
 		t.Fatal(err)
 	}
-	if rows, err := Read(context.Background(), path); err != nil || len(rows) != 0 {
+	if rows, err := Read(context.Background(), path); err == nil || !strings.Contains(err.Error(), "leads nowhere") {
 		t.Fatalf("before any server: %d rows, %v", len(rows), err)
 	}
 	db, err := Open(context.Background(), path)
