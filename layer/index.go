@@ -37,8 +37,9 @@ type Index struct {
 	Objects      []Object     // sorted by URI
 	Diagnostics  []Diagnostic // sorted by path, then message
 
-	byURI map[string]int // URI -> position in Objects
-	docs  []searchDoc    // lower-cased search fields, aligned with Objects
+	byURI  map[string]int // URI -> position in Objects
+	docs   []searchDoc    // lower-cased search fields, aligned with Objects
+	digest func() string  // Digest, worked out once, when first asked, for the copies Continue makes too
 }
 
 // RepositoryID returns the first 32 lowercase hex characters of the SHA-256
@@ -122,6 +123,7 @@ func build(root, name string, generation uint64) (*Index, sources, error) {
 		return cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.Message, b.Message), strings.Compare(a.Level, b.Level))
 	})
 	ix.Diagnostics = diags
+	ix.digest = sync.OnceValue(ix.workDigest)
 	return ix, src, nil
 }
 
@@ -319,6 +321,13 @@ func (ix *Index) Kinds() map[string]int {
 // name, objects and diagnostics. Two builds of the same files have the same
 // digest.
 func (ix *Index) Digest() string {
+	if ix.digest == nil { // an index built by hand
+		return ix.workDigest()
+	}
+	return ix.digest()
+}
+
+func (ix *Index) workDigest() string {
 	h := sha256.New()
 	field := func(s string) { fmt.Fprintf(h, "%d:%s", len(s), s) }
 	field(ix.Name)
