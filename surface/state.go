@@ -17,8 +17,8 @@ import (
 // majordomus_peers shows it; the latest record of an id is what the peer
 // is) or "layer" (a [Generation] of the layer the server served: the next
 // server goes on from the highest). A final line without its newline is a
-// record cut short by a kill and is dropped; keys this version does not know are ignored. Writing it is
-// the caller's business.
+// record cut short by a kill and is dropped; keys this version does not
+// know are ignored. Writing it is the caller's business.
 
 // StateSchema names the format of the shared state.
 const StateSchema = "majordomus-mcp-state/v1"
