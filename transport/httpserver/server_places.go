@@ -1,0 +1,88 @@
+package httpserver
+
+import (
+	"context"
+	"sync"
+)
+
+// The session cap (Config.MaxSessions) counts places: a live session, one
+// being opened, and an open 2026-07-28 listen take one each; a bridge's
+// presence takes none, since the connection cap bounds those, one a bridge.
+// The places live in the session table, under its lock, so that sessions
+// opened at once never pass the cap.
+
+// admit takes one of max places for a session being opened, until it is
+// counted (markLive) or the place is given back; nil, and how many there
+// are, when no place is left.
+func (t *sessionTable) admit(max int) (p *place, n int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if n := t.placesLocked(); n >= max {
+		return nil, n
+	}
+	t.opening++
+	return &place{t: t, taken: true}, 0
+}
+
+// place is one of the cap's places, taken for a session being opened.
+type place struct {
+	t     *sessionTable
+	taken bool // guarded by t.mu
+}
+
+// release gives the place back, unless the session took it.
+func (p *place) release() {
+	p.t.mu.Lock()
+	defer p.t.mu.Unlock()
+	p.giveBackLocked()
+}
+
+func (p *place) giveBackLocked() {
+	if p.taken {
+		p.taken = false
+		p.t.opening--
+	}
+}
+
+// places is how many of the cap's places are taken (placesLocked).
+func (t *sessionTable) places() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.placesLocked()
+}
+
+// placesLocked is how many of the cap's places are taken: the sessions,
+// those being opened and the open listens, bridges' presences aside
+// (bounded by the connections, one a bridge, they take none).
+func (t *sessionTable) placesLocked() int {
+	return t.live + t.opening + t.listening - len(t.presences)
+}
+
+// listen counts an open subscriptions/listen stream as a session until
+// the returned func is called, within max places ([sessionTable.admit]):
+// nil, and how many there are, when none is left. A bridge's presence,
+// when not nil, takes no place, and endStreams calls it to end it.
+func (t *sessionTable) listen(max int, presence context.CancelFunc) (end func(), n int) {
+	key := new(int)
+	t.mu.Lock()
+	if n := t.placesLocked(); presence == nil && n >= max {
+		t.mu.Unlock()
+		return nil, n
+	}
+	t.listening++
+	if presence != nil {
+		if t.presences == nil {
+			t.presences = map[*int]context.CancelFunc{}
+		}
+		t.presences[key] = presence
+	}
+	t.mu.Unlock()
+	t.report()
+	return sync.OnceFunc(func() {
+		t.mu.Lock()
+		t.listening--
+		delete(t.presences, key)
+		t.mu.Unlock()
+		t.report()
+	}), 0
+}
