@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/majordomus-mcp/majordomus-mcp/example"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
@@ -411,58 +409,4 @@ func (r *running) awaitLog(text string) {
 			r.t.Fatalf("%s: no log line says %s; the node is %s; its log:\n%s", r.name, text, r.node.State(), strings.Join(r.logs.lines(), "\n"))
 		}
 	}
-}
-
-// logTap keeps a node's log lines as JSON and says when one is added.
-type logTap struct {
-	zapcore.Core
-	mu    *sync.Mutex
-	all   *[]string
-	added *chan struct{}
-}
-
-func newLogTap() logTap {
-	added := make(chan struct{})
-	return logTap{Core: zapcore.NewNopCore(), mu: &sync.Mutex{}, all: &[]string{}, added: &added}
-}
-
-func (l logTap) Enabled(zapcore.Level) bool { return true }
-
-func (l logTap) With(fields []zapcore.Field) zapcore.Core { return l } // the tests log no With fields
-
-func (l logTap) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
-	return ce.AddCore(ent, l)
-}
-
-func (l logTap) Write(ent zapcore.Entry, fields []zapcore.Field) error {
-	enc := zapcore.NewMapObjectEncoder()
-	for _, f := range fields {
-		f.AddTo(enc)
-	}
-	enc.Fields["msg"] = ent.Message
-	line, _ := json.Marshal(enc.Fields)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	*l.all = append(*l.all, string(line))
-	close(*l.added)
-	*l.added = make(chan struct{})
-	return nil
-}
-
-func (l logTap) lines() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), *l.all...)
-}
-
-func (l logTap) changed() <-chan struct{} {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return *l.added
-}
-
-// fresh is the same checkout as another process would see it: nothing
-// loaded yet.
-func (co *Checkout) fresh() *Checkout {
-	return &Checkout{Root: co.Root, Manifest: co.Manifest, Profile: co.Profile, Strict: co.Strict, Registry: co.Registry, Logger: co.Logger, peerNumbers: co.peerNumbers}
 }

@@ -1,0 +1,109 @@
+//go:build unix
+
+package scenarios
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// A frozen leaseholder is replaced before anyone asks
+// (docs/design.md#sharing-heals): its two bridges are idle, their
+// heartbeats find it silent, and one of them takes it over once the busy
+// grace has passed, with no client speaking; a call made after is answered
+// there. (One that is only slow is kept:
+// TestASlowLeaseholderIsNeverReplaced.)
+func TestAFrozenLeaseholderIsReplacedBeforeAnyoneAsks(t *testing.T) {
+	quick := []string{"--heartbeat", "300ms", "--busy-grace", "2s", "--probe-timeout", "500ms"}
+	dir := checkout(t)
+	a := shared(t, dir, quick...)
+	initialize(t, a, "claude-code")
+	before := serverURL(t, a)
+	b := bridged(t, dir, "codex", quick...)
+	c := bridged(t, dir, "gemini-cli", quick...)
+	stop(t, a)
+	t.Cleanup(func() { a.Signal(syscall.SIGCONT) })
+
+	took := oneTakesOver(t, b, c)
+	after := serverURL(t, took)
+	if after == before {
+		t.Fatalf("the frozen server's URL %s is still the one served", before)
+	}
+	if _, err := took.WaitLog(ctx(t), "the shared server is gone; electing now, before the client's next message"); err != nil {
+		t.Fatal(err)
+	}
+	other := b
+	if took == b {
+		other = c
+	}
+	if _, err := other.WaitLog(ctx(t), "re-attached to the shared server", after); err != nil {
+		t.Fatal(err)
+	}
+	if board := peersOf(t, other); board.Caller == "" {
+		t.Fatalf("a call after the take-over was not answered by a board: %+v", board)
+	}
+}
+
+// A leaseholder that is only slow is never replaced: stopped until its idle
+// bridge's heartbeat gives up on it, which leaves the election's own probe
+// to complete the busy grace, and continued then, it answers that probe
+// within the grace; the bridge attaches to it again, the lease still names
+// it, and a call is answered there (docs/design.md#sharing-heals).
+func TestASlowLeaseholderIsNeverReplaced(t *testing.T) {
+	slow := []string{"--heartbeat", "300ms", "--busy-grace", "8s", "--probe-timeout", "4s"}
+	dir := checkout(t)
+	a := shared(t, dir, slow...)
+	initialize(t, a, "claude-code")
+	url := serverURL(t, a)
+	b := bridged(t, dir, "codex", slow...)
+	stop(t, a)
+	t.Cleanup(func() { a.Signal(syscall.SIGCONT) })
+
+	if _, err := b.WaitLog(ctx(t), "the shared server is gone; electing now, before the client's next message"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.WaitLog(ctx(t), "re-attached to the shared server", url); err != nil {
+		t.Fatal(err)
+	}
+	if board := peersOf(t, b); board.Caller == "" {
+		t.Fatalf("a call after the slow spell was not answered by a board: %+v", board)
+	}
+	if readLease(t, dir)["url"] != url || b.CountLogs("taking it over") != 0 {
+		t.Fatalf("the slow leaseholder was replaced:\n%s", strings.Join(b.Logs(), "\n"))
+	}
+}
+
+// A bridge whose heartbeat has not come yet when its frozen leaseholder is
+// replaced does not wait on the frozen server at its next call: the lease
+// names another server, and the bridge moves there before sending
+// (docs/design.md#convergence). C's own heartbeat and probes would take
+// minutes; its call is answered by the server B's heartbeat put in place.
+func TestABridgeOfAReplacedFrozenLeaseholderMovesAtItsNextCall(t *testing.T) {
+	quick := []string{"--heartbeat", "300ms", "--busy-grace", "2s", "--probe-timeout", "500ms"}
+	dir := checkout(t)
+	a := shared(t, dir, quick...)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	b := bridged(t, dir, "codex", quick...)
+	c := bridged(t, dir, "gemini-cli", "--heartbeat", "60s", "--busy-grace", "5m", "--election-bound", "10m")
+	stop(t, a)
+	t.Cleanup(func() { a.Signal(syscall.SIGCONT) })
+
+	if _, err := b.WaitLog(ctx(t), "took over as the shared server"); err != nil {
+		t.Fatal(err)
+	}
+	after := serverURL(t, b)
+	if board := peersOf(t, c); board.Caller == "" {
+		t.Fatalf("C's call after the take-over was not answered by a board: %+v", board)
+	}
+	if _, err := c.WaitLog(ctx(t), "the lease names another server now; this session moves to it"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.WaitLog(ctx(t), "re-attached to the shared server", after); err != nil {
+		t.Fatal(err)
+	}
+}
