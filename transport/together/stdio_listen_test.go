@@ -97,3 +97,16 @@ func TestEachListenOfALocalClientHearsWhatItAsks(t *testing.T) {
 		t.Fatalf("once listen 5 was cancelled, heard %q", tools)
 	}
 }
+
+// A listen whose method is spelled with escapes (`subscriptions\/listen`,
+// as PHP writes it) is a listen to the loop as it is to mcp-go: the loop
+// ends with its input, not held by the listen it would not have known.
+func TestAListenSpelledWithEscapesEndsWithTheInput(t *testing.T) {
+	f := newFixture()
+	c := runStdio(t, localTo(t, f))
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"modern","version":"1"}}`
+	c.call("1", "server/discover", `{`+meta+`}`)
+	c.send(`{"jsonrpc":"2.0","id":5,"method":"subscriptions\/listen","params":{"notifications":{"toolsListChanged":true},` + meta + `}}`)
+	c.until(func(f string) bool { return strings.Contains(f, "notifications/subscriptions/acknowledged") })
+	c.close() // fails the test unless the loop ends with its input
+}

@@ -123,7 +123,7 @@ func (e Envelope) IsRequest() bool {
 
 // IsMethod reports whether msg is one message of method.
 func IsMethod(msg json.RawMessage, method mcp.MCPMethod) bool {
-	if !bytes.Contains(msg, []byte(method)) {
+	if !mayHold(msg, string(method), false) {
 		return false
 	}
 	env, err := ReadEnvelope(msg)
@@ -218,7 +218,7 @@ func MetaOf(params json.RawMessage) (json.RawMessage, string) {
 	var p struct {
 		Meta json.RawMessage `json:"_meta"`
 	}
-	if !bytes.Contains(params, []byte(`"_meta"`)) || json.Unmarshal(params, &p) != nil || len(p.Meta) == 0 {
+	if !mayHold(params, `"_meta"`, true) || json.Unmarshal(params, &p) != nil || len(p.Meta) == 0 {
 		return nil, ""
 	}
 	var m struct {
@@ -226,6 +226,25 @@ func MetaOf(params json.RawMessage) (json.RawMessage, string) {
 	}
 	_ = json.Unmarshal(p.Meta, &m)
 	return p.Meta, m.Version
+}
+
+// mayHold reports whether a JSON text may hold s, as a decoder reads it:
+// spelled with escapes, or, for a key (fold), in any case, as Go's decoders,
+// mcp-go's among them, match keys. It only spares a decoding where s
+// cannot be.
+func mayHold(text []byte, s string, fold bool) bool {
+	if bytes.IndexByte(text, '\\') >= 0 {
+		return true
+	}
+	if !fold {
+		return bytes.Contains(text, []byte(s))
+	}
+	for i := 0; i+len(s) <= len(text); i++ {
+		if bytes.EqualFold(text[i:i+len(s)], []byte(s)) {
+			return true
+		}
+	}
+	return false
 }
 
 // RequestFrame is a request with a private id.
@@ -295,7 +314,7 @@ func ReadLine(r *bufio.Reader) ([]byte, error) {
 	var buf []byte
 	for {
 		chunk, err := r.ReadSlice('\n')
-		if len(buf)+len(chunk) > maxLineBytes {
+		if len(buf)+len(bytes.TrimSuffix(chunk, []byte("\n"))) > maxLineBytes { // its newline aside
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = r.ReadSlice('\n')
 			}
