@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -101,7 +102,7 @@ func newLogger(opts logOptions, stderr io.Writer, state *processState) (*zap.Log
 	sinks := []zapcore.WriteSyncer{out.stderr}
 	var fileErr error
 	if opts.file != "" {
-		f, err := os.OpenFile(opts.file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		f, err := openLogFile(opts.file)
 		if err == nil {
 			sinks = append(sinks, zapcore.Lock(f))
 			out.file = f
@@ -116,6 +117,28 @@ func newLogger(opts logOptions, stderr io.Writer, state *processState) (*zap.Log
 			zap.String("log_file", opts.file))
 	}
 	return logger, out, nil
+}
+
+// openLogFile opens path to append to: a regular file, and not the
+// process's stdout. A FIFO would hold the open, then every line, until
+// someone read it; stdout is the protocol's.
+func openLogFile(path string) (*os.File, error) {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if out, oerr := os.Stdout.Stat(); err == nil && oerr == nil && os.SameFile(fi, out) {
+		err = errors.New("it is stdout, where the protocol is written")
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // printableMessages is a console encoder whose messages show what is not
