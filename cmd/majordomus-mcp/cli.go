@@ -65,7 +65,7 @@ func commands() []command {
 		{"serve", "run the checkout's shared server without a stdio client, until a signal", "", serverFlags, runServe},
 		{"status", "report the checkout's shared server, its sessions and peers as JSON, read-only, with the URL and header a direct HTTP client sends", "", checkoutFlags + timingFlags, runStatus},
 		{"board", "print a one-time link to the checkout's board page (peers, history, server, live) and open it in a browser", "", checkoutFlags + timingFlags + "no-open", runBoard},
-		{"fleet", "inventory the checkout's servers as JSON, read-only (exit 10 unless its gate is open)", " (the roster is --roster or the manifest's mcp.profiles)", checkoutFlags + "registry roster", runFleet},
+		{"fleet", "inventory the checkout's servers as JSON, read-only (exit 10 unless its gate is open)", " (the roster is --roster or the manifest's mcp.profiles)", "repo registry roster", runFleet},
 		{"graph", "print the process state machine (--format dot|mermaid|json)", " (use --format)", "format", runGraph},
 		{"demo", "run a short scripted MCP session on an embedded example checkout", "", "", runDemo},
 		{"version", "print the version and the startup revision fleet reports", "", "", runVersion},

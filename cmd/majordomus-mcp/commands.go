@@ -51,15 +51,14 @@ func runBoard(ctx context.Context, env *environment) error {
 // a change on it. It writes nothing, restarts nothing, and sends no signal
 // but signal 0 (node.Fleet).
 func runFleet(ctx context.Context, env *environment) error {
-	co, err := env.checkout()
-	if err != nil {
-		return err
-	}
 	roster, err := node.ParseRoster(env.opts.roster)
 	if err != nil {
 		return usageError("--roster: %v", err)
 	}
-	inv := node.Fleet(ctx, co, roster)
+	inv, err := node.Fleet(ctx, env.opts.Flags, roster)
+	if err != nil {
+		return nodeError(err)
+	}
 	if err := printJSON(env, inv); err != nil {
 		return err
 	}

@@ -14,16 +14,24 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/registry/runtimes"
 )
 
-// Fleet is the inventory of co's checkout that `fleet` prints, answered by
-// the command line rather than by a server: of roster, or of the
-// manifest's roster when roster is nil, with the runtime registry
-// co.Registry names. It writes nothing: the registry is opened read-only
-// and never created, and no process is sent any signal but signal 0.
-func Fleet(ctx context.Context, co *Checkout, roster []fleet.Configured) fleet.Inventory {
-	if roster == nil {
-		roster = RosterOf(co.Manifest)
+// Fleet is the inventory of the checkout that holds f.Repo that `fleet`
+// prints, answered by the command line rather than by a server: of roster,
+// or of the manifest's roster when roster is nil, with the runtime registry
+// f.Registry names. A manifest that does not read costs the inventory its
+// roster (roster_unreadable: the default profile's is assumed), not the
+// inventory. It writes nothing: the registry is opened read-only and never
+// created, and no process is sent any signal but signal 0.
+func Fleet(ctx context.Context, f Flags, roster []fleet.Configured) (fleet.Inventory, error) {
+	root, err := layer.FindCheckout(f.Repo) // "": the working directory
+	if err != nil {
+		return fleet.Inventory{}, err
 	}
-	return classify(ctx, co, runtimes.Scope{Roster: roster, Answering: "cli"})
+	sc := runtimes.Scope{Roster: roster, Answering: "cli"}
+	if roster == nil {
+		m, err := layer.LoadManifest(root)
+		sc.Roster, sc.RosterErr = RosterOf(m), err
+	}
+	return classify(ctx, &Checkout{Root: root, Registry: f.Registry}, sc), nil
 }
 
 // ParseRoster reads a roster given as profile names separated by commas;

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
@@ -30,7 +31,11 @@ func TestParseRoster(t *testing.T) {
 // names one, answered by "cli", and it creates no registry.
 func TestFleetOfNoServers(t *testing.T) {
 	co := exampleCheckout(t)
-	inv := Fleet(context.Background(), co, nil)
+	f := Flags{Repo: co.Root, Registry: co.Registry}
+	inv, err := Fleet(context.Background(), f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !slices.Equal(inv.Roster, []string{"default"}) || len(inv.MissingMembers) != 1 || inv.MissingMembers[0].Profile != "default" {
 		t.Errorf("the inventory's roster is %v, missing %+v; want the manifest's default, missing", inv.Roster, inv.MissingMembers)
 	}
@@ -41,10 +46,32 @@ func TestFleetOfNoServers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if inv := Fleet(context.Background(), co, roster); !slices.Equal(inv.Roster, []string{"author", "review"}) || len(inv.MissingMembers) != 2 {
+	if inv, _ := Fleet(context.Background(), f, roster); !slices.Equal(inv.Roster, []string{"author", "review"}) || len(inv.MissingMembers) != 2 {
 		t.Errorf("with a roster given, the inventory's is %v, missing %+v", inv.Roster, inv.MissingMembers)
 	}
 	if _, err := os.Stat(co.Registry); !os.IsNotExist(err) {
 		t.Errorf("the inventory made the registry (%v): it must write nothing", err)
+	}
+}
+
+// A manifest that does not read costs the command line's inventory its
+// roster, as it does a server's: the inventory is taken and says
+// roster_unreadable, unless --roster names the roster.
+func TestFleetOfAnUnreadableManifest(t *testing.T) {
+	co := exampleCheckout(t)
+	if err := os.WriteFile(filepath.Join(co.Root, ".ai", "manifest.yaml"), []byte("mcp: {profiles: 7}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := Flags{Repo: co.Root, Registry: co.Registry}
+	inv, err := Fleet(context.Background(), f, nil)
+	if err != nil {
+		t.Fatalf("no inventory: %v", err)
+	}
+	if inv.InventoryComplete || len(inv.IncompleteReasons) == 0 || inv.IncompleteReasons[0].Code != fleet.RosterUnreadable {
+		t.Errorf("the inventory says %+v; want it incomplete, its roster unreadable", inv.IncompleteReasons)
+	}
+	roster, _ := ParseRoster("author")
+	if inv, _ := Fleet(context.Background(), f, roster); !inv.InventoryComplete || !slices.Equal(inv.Roster, []string{"author"}) {
+		t.Errorf("with --roster, the inventory is complete %v, of %v; want complete, of author", inv.InventoryComplete, inv.Roster)
 	}
 }
