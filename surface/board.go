@@ -79,20 +79,27 @@ func newBoard(now func() time.Time, idle time.Duration, numbers func() (int, err
 const notInitialized = "(not initialized)"
 
 // newID gives the next peer number: the checkout's, when its counter
-// answers, never one this board gave or granted already.
+// answers, never one this board gave or granted already, nor one a listed
+// peer holds. Numbers go round after p999999, as the checkout's counter
+// does: an id past it could be claimed nowhere (peerNumber).
 func (b *Board) newID() string {
-	b.next++
-	counted := b.numbers == nil // a board of no checkout's (standalone) numbers alone
-	if !counted {
-		if n, err := b.numbers(); err == nil {
-			b.next, counted = max(b.next, n), true
+	for {
+		b.next = b.next%maxPeerNumber + 1
+		counted := b.numbers == nil // a board of no checkout's (standalone) numbers alone
+		if !counted {
+			if n, err := b.numbers(); err == nil {
+				b.next, counted = max(b.next, n), true
+			}
 		}
+		id := fmt.Sprintf("p%d", b.next)
+		if slices.ContainsFunc(b.order, func(q *Peer) bool { return q.ID == id }) {
+			continue // a number gone round to a peer still listed
+		}
+		if !counted {
+			b.uncounted[id] = true
+		}
+		return id
 	}
-	id := fmt.Sprintf("p%d", b.next)
-	if !counted {
-		b.uncounted[id] = true
-	}
-	return id
 }
 
 // Counted reports whether id may be the checkout's, to claim on its

@@ -123,6 +123,10 @@ func (b *Board) bringBack(p *Peer, back *Peer) {
 	}
 }
 
+// maxPeerNumber is the largest number a peer id carries, as the
+// checkout's counter numbers them (p1 … p999999).
+const maxPeerNumber = 999999
+
 // peerNumber reads an id of the board's form, p<n> with n from 1, up to
 // six digits.
 func peerNumber(id string) (int, bool) {

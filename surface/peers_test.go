@@ -52,6 +52,25 @@ func TestABoardGrantsAFreeWellFormedPeerIDClaim(t *testing.T) {
 	}
 }
 
+// A claim of the last number a peer id can carry leaves the ids given
+// after it in the form every claim needs: they go round from p1, as the
+// checkout's counter does, past any a listed peer holds.
+func TestIDsGoRoundAfterTheLastNumber(t *testing.T) {
+	b := NewBoard(time.Now, time.Minute)
+	b.Open("s1", "stdio", "", nil) // p1
+	b.Open("s2", "http", "", nil)  // p2
+	if !b.Claim("s2", "p999999") {
+		t.Fatal("the claim of p999999 was refused")
+	}
+	if _, _, err := b.Announce("s1", "parsing", nil, false); err != nil {
+		t.Fatal(err)
+	}
+	b.Detach("s1") // p1 departed, listed with its announcement
+	if id := b.Open("s3", "http", "", nil); id != "p2" {
+		t.Errorf("the id given after p999999 is %q, want p2: one a claim can carry, held by no listed peer", id)
+	}
+}
+
 // A session on a server that lost its lease gives its peer id up to a
 // session that claims it: its client, moved to the current server, which
 // may be the next term of the same process, on this board. The id comes
