@@ -98,14 +98,22 @@ type subscriptions struct {
 	byURI map[string]map[string]bool
 }
 
-// subscribed records a subscription to a resource this surface serves:
-// mcp-go takes any URI, and one made up is kept nowhere (each would stay
-// until its session ends).
+// subscribed records a subscription to a resource this surface serves, by
+// the URI it is listed and updated under: mcp-go takes any URI, and one
+// made up is kept nowhere (each would stay until its session ends), nor
+// is an object's without its version, which is never updated. A session
+// that ended while its subscribe was answered keeps none: its end is
+// heard on the board before its subscriptions are dropped.
 func (s *Surface) subscribed(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
 	uri := req.Params.URI
-	_, object := s.cfg.Layer.Current().Lookup(uri)
-	if session := server.ClientSessionFromContext(ctx); session != nil && (object || uri == repositoryURI || uri == serverURI) {
-		s.subs.add(uri, session.SessionID())
+	o, object := s.cfg.Layer.Current().Lookup(uri)
+	session := server.ClientSessionFromContext(ctx)
+	if session == nil || !(object && o.URI == uri || uri == repositoryURI || uri == serverURI) {
+		return
+	}
+	s.subs.add(uri, session.SessionID())
+	if s.Board.PeerID(session.SessionID()) == "" {
+		s.subs.remove(uri, session.SessionID())
 	}
 }
 

@@ -372,9 +372,10 @@ func TestNotifyReachesEverySession(t *testing.T) {
 	}
 }
 
-// A subscription is kept only to a resource the surface serves, and only
-// while its session lasts: URIs made up, or left by their sessions, are
-// not kept for ever.
+// A subscription is kept only to a resource the surface serves, by the URI
+// it is updated under, and only while its session lasts: URIs made up, an
+// object's without its version, or left by their sessions (even while
+// their subscribe was answered), are not kept for ever.
 func TestSubscriptionsAreKeptOnlyToServedResourcesWhileTheirSessionLasts(t *testing.T) {
 	f := newFixture(t)
 	a := f.connect("claude-code")
@@ -382,6 +383,7 @@ func TestSubscriptionsAreKeptOnlyToServedResourcesWhileTheirSessionLasts(t *test
 	for i := range 100 {
 		a.rpc("resources/subscribe", map[string]any{"uri": fmt.Sprintf("majordomus://made/up-%d", i)})
 	}
+	a.rpc("resources/subscribe", map[string]any{"uri": "majordomus://rule/project.errors-wrapped"}) // listed with its version only
 	a.rpc("resources/subscribe", map[string]any{"uri": "majordomus://prompt/review"})
 	b.rpc("resources/subscribe", map[string]any{"uri": "majordomus://prompt/review"})
 	b.rpc("resources/subscribe", map[string]any{"uri": repositoryURI})
@@ -394,6 +396,7 @@ func TestSubscriptionsAreKeptOnlyToServedResourcesWhileTheirSessionLasts(t *test
 		t.Fatalf("subscriptions kept to %v", got)
 	}
 	a.leave()
+	a.rpc("resources/subscribe", map[string]any{"uri": repositoryURI}) // as if answered while it left
 	b.rpc("resources/unsubscribe", map[string]any{"uri": repositoryURI})
 	b.leave()
 	if got := kept(); len(got) != 0 {
