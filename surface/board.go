@@ -301,6 +301,17 @@ func (b *Board) Peers() ([]Peer, int) {
 // Summary is a one-line description of the attached peers, e.g.
 // "p1 claude-code (stdio), p2 codex (http)".
 func (b *Board) Summary() string {
+	s, _ := b.summary()
+	return s
+}
+
+// maxSummaryPeers bounds the attached peers a summary names, so that what
+// each client calls itself, times the clients, cannot fill another's
+// context: the rest are counted (majordomus_peers lists them all).
+const maxSummaryPeers = 16
+
+// summary is Summary, and how many attached peers the board has.
+func (b *Board) summary() (string, int) {
 	peers, _ := b.Peers()
 	var parts []string
 	for _, p := range peers {
@@ -308,7 +319,10 @@ func (b *Board) Summary() string {
 			parts = append(parts, peerLine(p.ID, p.Client.Name, p.Transport))
 		}
 	}
-	return strings.Join(parts, ", ")
+	if n := len(parts); n > maxSummaryPeers {
+		return strings.Join(parts[:maxSummaryPeers], ", ") + fmt.Sprintf(" and %d more (majordomus_peers lists them)", n-maxSummaryPeers), n
+	}
+	return strings.Join(parts, ", "), len(parts)
 }
 
 // peerLine is one peer in a board's summary.

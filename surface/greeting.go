@@ -66,10 +66,16 @@ type Greeting struct {
 	URL        string `json:"-"` // where the prover found it
 }
 
-// Greeting is what this surface's server greets a new client with, now.
+// Greeting is what this surface's server greets a new client with, now:
+// nothing (no Declared) once the summary a new peer joins would not name
+// it, which Greet could not tell.
 func (s *Surface) Greeting() Greeting {
+	board, n := s.Board.summary()
+	if n >= maxSummaryPeers {
+		return Greeting{}
+	}
 	ix := s.cfg.Layer.Current()
-	return Greeting{Declared: s.declared(), Checkout: ix.Name, Objects: len(ix.Objects), LayerState: ix.State(), Board: s.Board.Summary()}
+	return Greeting{Declared: s.declared(), Checkout: ix.Name, Objects: len(ix.Objects), LayerState: ix.State(), Board: board}
 }
 
 func declaredBy(version string) string {

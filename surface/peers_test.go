@@ -3,6 +3,7 @@ package surface
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -297,5 +298,31 @@ func TestTheProcesssOwnClientIsSeenUntilItLeaves(t *testing.T) {
 	at = at.Add(time.Hour)
 	if got := seen("p1"); !got.Equal(left) {
 		t.Errorf("the departed own client was last seen at %s, want its departure %s", got, left)
+	}
+}
+
+// What each client calls itself, times the clients, cannot fill another's
+// context: a board's summary, which a new client's instructions quote,
+// names a bounded number of the attached peers and counts the rest; and
+// a server whose board is that full greets no attaching client early,
+// since the greeting could not tell where the summary names the newcomer.
+func TestASummaryNamesABoundedNumberOfPeers(t *testing.T) {
+	f := newFixture(t)
+	long := strings.Repeat("\U000F0000", 60) // 10 bytes each, quoted
+	for i := range maxSummaryPeers - 1 {
+		f.connect(fmt.Sprintf("%02d%s", i, long))
+	}
+	if g := f.s.Greeting(); g.Declared == "" || !strings.Contains(g.Board, "p15 ") {
+		t.Fatalf("with %d peers, the greeting is %+v; want one naming them all", maxSummaryPeers-1, g)
+	}
+	for i := range 5 {
+		f.connect(fmt.Sprintf("more%d%s", i, long))
+	}
+	summary := f.s.Board.Summary()
+	if !strings.HasSuffix(summary, " and 4 more (majordomus_peers lists them)") || strings.Contains(summary, "p17 ") || len(summary) > maxSummaryPeers*700 {
+		t.Errorf("the summary of %d peers (%d bytes) ends %q", maxSummaryPeers+4, len(summary), summary[max(0, len(summary)-80):])
+	}
+	if g := f.s.Greeting(); g.Declared != "" {
+		t.Errorf("a full board's server greets: %+v", g)
 	}
 }
