@@ -208,7 +208,7 @@ func scalarValue(n *yaml.Node) any {
 			}
 			return float64(i)
 		}
-		if f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64); err == nil && !math.IsInf(f, 0) {
+		if f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
 			return f
 		}
 	case "!!float":

@@ -312,6 +312,7 @@ func TestParseObjectHostile(t *testing.T) {
 		{"merge keeps own keys", "---\nbase: &b {id: m, kind: rule, title: T}\n<<: *b\nid: own\n---\n", ""},
 		{"version as mapping", "---\nid: x\nkind: y\nversion: {a: 1}\n---\n", "version must be a string or a number"},
 		{"non-finite float kept as text", "---\nid: x\nkind: y\nv: .nan\nw: .inf\n---\n", ""},
+		{"non-finite int kept as text", "---\nid: x\nkind: y\nv: !!int nan\nw: !!int .inf\n---\n", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -148,6 +148,9 @@ func (o Object) Render(values map[string]string) (string, error) {
 		}
 		body = after
 	}
+	if b.Len()+len(body) > MaxPromptBytes {
+		return "", fmt.Errorf("%w: with the values given its text is over %d bytes", ErrPromptTooLarge, MaxPromptBytes)
+	}
 	b.WriteString(body)
 	return b.String(), nil
 }

@@ -122,4 +122,9 @@ func TestRenderIsBounded(t *testing.T) {
 	if got, err := o.Render(map[string]string{"a": value[:MaxPromptBytes/9]}); err != nil || len(got) > MaxPromptBytes {
 		t.Fatalf("within the bound: %d bytes, %v", len(got), err)
 	}
+	// The text after the last placeholder counts too.
+	o.Body = "{{a}}" + strings.Repeat("y", MaxPromptBytes)
+	if got, err := o.Render(map[string]string{"a": "x"}); !errors.Is(err, ErrPromptTooLarge) {
+		t.Fatalf("a value and the text after it over the bound: %d bytes, %v", len(got), err)
+	}
 }
