@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -16,10 +17,12 @@ import (
 )
 
 // Watch keeps the index current until ctx ends, then closes its watcher and
-// returns nil. It watches .ai (for .ai/repo appearing or being replaced, and
-// for .ai's own removal, after which it looks for its return), every
-// directory under .ai/repo (dot-directories aside) and the file outside it
-// that each object's link names, adding new ones before each rebuild. A
+// returns nil. It watches .ai (for .ai/repo appearing or being replaced),
+// every directory under .ai/repo (dot-directories aside), and the file each
+// object's link names outside those, with every link on the way; it looks
+// every second for what no watch can hear come back (.ai removed, .ai/repo
+// a link to nothing, a link through a directory not there). New ones are
+// added before each rebuild. A
 // change is followed, once the directory has been quiet for the debounce
 // period (or at most ten periods after a burst began), by a rebuild; the
 // rebuilt index is published, with the next generation, only when its
@@ -77,21 +80,19 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 		}
 		clear(moved)
 	}
+	// absent is what no watch can hear come back, looked for instead every
+	// aiLookEvery: .ai gone, .ai/repo a link to nothing, an object's link
+	// through a directory that is not there.
+	var absent []string
 	watchAI := func() (needRoot bool) {
 		switch err := w.Add(aiDir); {
 		case errors.Is(err, fs.ErrNotExist):
 			moved[aiDir] = true // its move or removal may have gone unheard
 			unwatchMoved()
-			if gone == nil {
-				gone = time.NewTicker(aiLookEvery)
-			}
+			absent = append(absent, aiDir)
 			return false
 		case err != nil:
 			l.log.Warn("layer watch failed", zap.String("path", aiDir), zap.Error(err))
-		}
-		if gone != nil {
-			gone.Stop()
-			gone = nil
 		}
 		fi, err := os.Lstat(aiDir)
 		return watchRootForAI || err == nil && fi.Mode()&fs.ModeSymlink != 0
@@ -118,6 +119,7 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 			}
 			_ = w.Remove(d)
 		}
+		absent = nil
 		want := map[string]bool{}
 		if watchAI() {
 			want[l.root] = true
@@ -125,9 +127,14 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 		// A file is named as the watches name its directory when that is
 		// the root or .ai spelled otherwise (a root reached through a
 		// link): the same directory is never watched under two names.
+		if !exists(repoDir) && isLink(repoDir) {
+			absent = append(absent, repoDir)
+		}
 		targets = map[string]bool{}
 		named := map[string]string{} // a directory of files linked, as named
-		for t := range l.addTree(w, repoDir) {
+		linked, dangling := l.addTree(w, repoDir)
+		absent = append(absent, dangling...)
+		for t := range linked {
 			dir := filepath.Dir(t)
 			if _, ok := named[dir]; !ok {
 				named[dir] = dir
@@ -154,6 +161,13 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 			_ = w.Remove(l.root) // a no-op if removed above
 		}
 		outside = want
+		switch {
+		case len(absent) > 0 && gone == nil:
+			gone = time.NewTicker(aiLookEvery)
+		case len(absent) == 0 && gone != nil:
+			gone.Stop()
+			gone = nil
+		}
 	}
 	refresh := func() {
 		watchAll() // again: .ai may have been replaced, links added or removed
@@ -208,8 +222,8 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 				}
 			}
 		case <-tickerC(gone):
-			if _, err := os.Stat(aiDir); err == nil {
-				schedule(time.Now()) // its rebuild watches it, and stops the ticker
+			if slices.ContainsFunc(absent, exists) {
+				schedule(time.Now()) // its rebuild watches it, and stops the ticker once nothing is absent
 			}
 		case <-fire:
 			fire = nil
@@ -284,7 +298,8 @@ func sameDir(a, b string) bool {
 	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }
 
-// aiLookEvery is how often a .ai that is gone is looked for.
+// aiLookEvery is how often what no watch can hear come back (absent, in
+// Watch) is looked for.
 const aiLookEvery = time.Second
 
 // tickerC is t's channel, or nil (which never fires) when there is none.
@@ -296,15 +311,25 @@ func tickerC(t *time.Ticker) <-chan time.Time {
 }
 
 // addTree watches dir and its subdirectories, dot-directories aside, and
-// returns the files outside dir that its objects' links name (an object is
-// the file its link names, and an edit of that file is no event of dir's).
-// A missing dir is fine: the watch on .ai reports its creation.
-func (l *Layer) addTree(w *fsnotify.Watcher, dir string) map[string]bool {
+// returns the files and links outside what it watches that its objects'
+// links lead through (an object is the file its link names, and an edit of
+// that file, or a link on the way re-pointed, is no event of dir's), and
+// the links that lead through a directory that is not there. A missing
+// dir is fine: the watch on .ai reports its creation.
+func (l *Layer) addTree(w *fsnotify.Watcher, dir string) (targets map[string]bool, dangling []string) {
 	real, err := filepath.EvalSymlinks(dir) // .ai/repo may be a link itself
 	if err != nil {
 		real = dir
 	}
-	targets := map[string]bool{}
+	walked := func(t string) bool { // in a directory the walk below watches
+		for _, d := range []string{dir, real} {
+			if rel, err := filepath.Rel(d, filepath.Dir(t)); err == nil && under(t, d) && !hidden(rel) {
+				return true
+			}
+		}
+		return false
+	}
+	targets = map[string]bool{}
 	_ = filepath.WalkDir(dir+string(filepath.Separator), func(p string, d fs.DirEntry, err error) error {
 		p = filepath.Clean(p)
 		if err != nil {
@@ -318,12 +343,14 @@ func (l *Layer) addTree(w *fsnotify.Watcher, dir string) map[string]bool {
 		}
 		if !d.IsDir() {
 			if d.Type()&fs.ModeSymlink != 0 && strings.HasSuffix(d.Name(), ".md") {
-				t, err := filepath.EvalSymlinks(p)
-				if err != nil { // its file gone, it may be written again: named as it would resolve
-					t, err = danglingTarget(p)
+				hops, whole := linkHops(p)
+				for _, t := range hops {
+					if !walked(t) {
+						targets[t] = true
+					}
 				}
-				if err == nil && !under(t, dir) && !under(t, real) {
-					targets[t] = true
+				if !whole {
+					dangling = append(dangling, p)
 				}
 			}
 			return nil
@@ -336,29 +363,55 @@ func (l *Layer) addTree(w *fsnotify.Watcher, dir string) map[string]bool {
 		}
 		return nil
 	})
-	return targets
+	return targets, dangling
 }
 
-// danglingTarget is the file a link whose file is gone names, in its
-// directory's resolved path (the kernel resolves a relative link from the
-// directory the link really is in).
-func danglingTarget(link string) (string, error) {
-	to, err := os.Readlink(link)
-	if err != nil {
-		return "", err
-	}
-	if !filepath.IsAbs(to) {
-		dir, err := filepath.EvalSymlinks(filepath.Dir(link))
+// linkHops is where the link at p leads, one link at a time: each link on
+// the way and the file at its end (there or not), named in its directory's
+// resolved path, as the kernel resolves a link from the directory it
+// really is in. whole is false when a directory on the way is not there:
+// nothing there can be watched until it is.
+func linkHops(p string) (hops []string, whole bool) {
+	for range 40 { // as many links as a path's resolution follows (ELOOP)
+		to, err := os.Readlink(p)
 		if err != nil {
-			return "", err
+			return hops, true // the file, or a file not there yet where its directory is
 		}
-		to = filepath.Join(dir, to)
+		if !filepath.IsAbs(to) {
+			from, err := filepath.EvalSymlinks(filepath.Dir(p))
+			if err != nil {
+				return hops, false
+			}
+			to = filepath.Join(from, to)
+		}
+		dir, err := filepath.EvalSymlinks(filepath.Dir(to))
+		if err != nil {
+			return hops, false
+		}
+		p = filepath.Join(dir, filepath.Base(to))
+		hops = append(hops, p)
 	}
-	dir, err := filepath.EvalSymlinks(filepath.Dir(to))
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, filepath.Base(to)), nil
+	return hops, true
+}
+
+// hidden reports whether a relative path has a dot-directory in it, which
+// the walk of a tree does not enter.
+func hidden(rel string) bool {
+	return slices.ContainsFunc(strings.Split(rel, string(filepath.Separator)), func(c string) bool {
+		return strings.HasPrefix(c, ".") && c != "." && c != ".."
+	})
+}
+
+// isLink reports whether path is a symbolic link (or a junction).
+func isLink(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0
+}
+
+// exists reports whether path leads somewhere.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // under reports whether path is dir or below it.
