@@ -109,8 +109,11 @@ func (c *classification) match() {
 		if agree && !replaced {
 			claimed[p.PID] = true
 		}
+		// A row of another path whose process now runs in this checkout
+		// (the checkout moved under it) is this checkout's, bound wrong.
+		ours := agree && p.Checkout != "" && p.Checkout == c.s.Repository.Root
 		switch {
-		case !c.inScope(r):
+		case !c.inScope(r) && !ours:
 		case agree && !replaced:
 			c.live = append(c.live, live{row: r, proc: p})
 		default:
