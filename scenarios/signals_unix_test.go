@@ -10,10 +10,13 @@ package scenarios
 // with SIGHUP ignored.
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -170,4 +173,33 @@ func init() {
 	err := syscall.Exec(os.Args[1], os.Args[1:], os.Environ())
 	fmt.Fprintln(os.Stderr, "exec majordomus-mcp:", err)
 	os.Exit(2)
+}
+
+// A signal ends the demo as it ends a server: the processes it started are
+// stopped and its directory removed, then it dies of the signal.
+func TestASignalEndsTheDemoAndLeavesNothing(t *testing.T) {
+	tmp := t.TempDir()
+	cmd := exec.CommandContext(ctx(t), bin, "demo")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(out)
+	for lines.Scan() && !strings.Contains(lines.Text(), ": initialize") { // a child serves by now
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	go io.Copy(io.Discard, out)
+	err = cmd.Wait()
+	if status, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !status.Signaled() || status.Signal() != syscall.SIGTERM {
+		t.Errorf("the demo ended %v: want death by SIGTERM", err)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the demo left %v in its temporary directory", left)
+	}
 }

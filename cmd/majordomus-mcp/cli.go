@@ -154,10 +154,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // toldPlainly reports whether a failure of the command cmd is said as one
 // plain sentence rather than as a log line: by a command a person runs
-// (status, board, fleet, graph), on a stderr that is a terminal, unless
+// (status, board, fleet, graph, demo), on a stderr that is a terminal, unless
 // --log-format asks for the log's format.
 func toldPlainly(cmd string, formatAsked, terminal bool) bool {
-	return terminal && !formatAsked && slices.Contains([]string{"status", "board", "fleet", "graph"}, cmd)
+	return terminal && !formatAsked && slices.Contains([]string{"status", "board", "fleet", "graph", "demo"}, cmd)
 }
 
 // formatAsked reports whether the command line gave --log-format.

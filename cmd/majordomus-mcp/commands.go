@@ -95,7 +95,15 @@ func runDemo(ctx context.Context, env *environment) error {
 	if err != nil {
 		return fmt.Errorf("finding this executable: %w", err)
 	}
-	return demo.Run(ctx, env.stdout, self)
+	// A signal ends the demo as it ends a server: what it started is
+	// stopped and its directory removed, then the process dies of it.
+	env.signals = registerSignals()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	env.signals.relay(ctx, func(os.Signal) { cancel() })
+	err = demo.Run(ctx, env.stdout, self)
+	env.died = env.signals.first()
+	return err
 }
 
 // runVersion prints the version and the startup revision, the code this

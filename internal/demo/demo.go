@@ -68,7 +68,12 @@ type demoProcess struct {
 	shown int
 }
 
-func (d *demo) say(format string, v ...any) { fmt.Fprintf(d.out, format+"\n", v...) }
+// say writes a line of the demo, until a step failed: the demo stops there.
+func (d *demo) say(format string, v ...any) {
+	if d.err == nil {
+		fmt.Fprintf(d.out, format+"\n", v...)
+	}
+}
 
 func (d *demo) checkout(name string) string {
 	dir := filepath.Join(d.tmp, name)
@@ -123,13 +128,14 @@ func (d *demo) sharing(repo string) {
 	d.initialize(c)
 	d.tool(c, "majordomus_announce", map[string]any{"intent": "rewrite the review prompt", "scope": []string{".ai/repo/prompts/review.md"}})
 	d.peers(b)
+	if d.err != nil {
+		return // b and c may be nil
+	}
 
 	d.say("\n## 3. The leaseholder is killed outright (%s)\n", killedOutright)
-	if d.err == nil {
-		d.say("%s %d (%s, the leaseholder)", killedOutright, a.Cmd.Process.Pid, a.name)
-		d.err = a.Signal(syscall.SIGKILL)
-		a.Wait(d.ctx)
-	}
+	d.say("%s %d (%s, the leaseholder)", killedOutright, a.Cmd.Process.Pid, a.name)
+	d.err = a.Signal(syscall.SIGKILL)
+	a.Wait(d.ctx)
 	d.say("Both bridges learn at once that it is gone, idle or not: one takes over, the other re-attaches to it.")
 	d.say("%s's next message is answered by whichever serves now:", b.name)
 	d.tool(b, "majordomus_repository", nil, failedOver...)
