@@ -39,7 +39,6 @@ function registry() {
   }
 }
 
-const child = spawn(binary, process.argv.slice(2), { stdio: "inherit", windowsHide: true });
 
 const forwarded = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGBREAK"].filter(
   (s) => process.platform === "win32" ? s !== "SIGQUIT" && s !== "SIGHUP" : s !== "SIGBREAK",
@@ -70,6 +69,18 @@ for (const sig of forwarded) {
 const parent = process.ppid;
 const npm = process.platform === "win32" ? 0 : npmAbove(parent);
 const host = npm ? parentOf(npm) : 0;
+
+// The fleet's cohort (docs/fleet.md) is the client that launched a server:
+// the binary would take its parent, this launcher, one a server, for it.
+// Unless the client named one, the cohort is the host, as the launcher
+// finds it (Unix: on Windows the launcher's parent is npm's cmd.exe).
+const env = { ...process.env };
+const client = npm ? host : parent;
+if (!env.MAJORDOMUS_MCP_CLIENT_COHORT_ID && process.platform !== "win32" && client > 1) {
+  const start = startOf(client);
+  if (start) env.MAJORDOMUS_MCP_CLIENT_COHORT_ID = `host:${client}@${start}`;
+}
+const child = spawn(binary, process.argv.slice(2), { stdio: "inherit", windowsHide: true, env });
 const watch = setInterval(() => {
   if (process.platform === "win32") {
     if (!alive(parent)) process.exit(1);
@@ -113,6 +124,20 @@ function parentOf(pid) {
     return Number(execFileSync("ps", ["-o", "ppid=", "-p", String(pid)], { encoding: "utf8" }).trim());
   } catch {
     return 0;
+  }
+}
+
+// startOf is when pid started, "" when unknown: its start in clock ticks
+// on Linux, as ps says it elsewhere.
+function startOf(pid) {
+  try {
+    if (process.platform === "linux") {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+      return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] || "";
+    }
+    return execFileSync("ps", ["-o", "lstart=", "-p", String(pid)], { encoding: "utf8" }).trim().replace(/\s+/g, "-");
+  } catch {
+    return "";
   }
 }
 

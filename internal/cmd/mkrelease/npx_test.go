@@ -52,6 +52,25 @@ func TestThroughNPXTheFirstLeasesAndTheSecondAttaches(t *testing.T) {
 	}
 }
 
+// Servers of two profiles that one host launched through npx are of one
+// cohort, the host's, as they are when it spawns the binary itself: each
+// binary's parent is a launcher of its own, which names the host instead.
+func TestThroughNPXOneHostsServersAreOneCohort(t *testing.T) {
+	_, _, _, prefix := installNPM(t)
+	checkout, registry := newCheckout(t), filepath.Join(t.TempDir(), "runtimes.db")
+	for _, profile := range []string{"author", "review"} {
+		p := start(t, exec.Command("npx", "--offline", "--prefix", prefix, "majordomus-mcp", "--profile", profile, "--registry", registry), checkout)
+		waitLog(t, p, "registered this server in the fleet registry")
+	}
+	out, err := output(checkout, "npx", "--offline", "--prefix", prefix, "majordomus-mcp", "fleet", "--roster", "author,review", "--registry", registry)
+	if err != nil {
+		t.Fatalf("the fleet's gate is not open: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), `"mixed_cohort": false`) || !strings.Contains(string(out), `"env:host:`+strconv.Itoa(os.Getpid())+`@`) {
+		t.Fatalf("the fleet of one host's two servers:\n%s", out)
+	}
+}
+
 // kill -9 of the process the host spawned (npx) with its stdin still open
 // leaves no process behind: npm's shell and the launcher end, and the
 // binary sees its parent go and ends as it does then (the client left,
