@@ -199,15 +199,19 @@ func (cmd command) unexpected(arg string) error {
 }
 
 // unsetByZero refuses a zero given to a flag whose zero means "not given"
-// (every timing, and --max-sessions): it would silently be the default.
+// (every timing, and --max-sessions): it would silently be the default;
+// and a --http-port no port can have, which would bind another.
 func unsetByZero(fs *flag.FlagSet) (err error) {
 	fs.Visit(func(f *flag.Flag) {
 		g, ok := f.Value.(flag.Getter)
 		if !ok || err != nil {
 			return
 		}
-		if v := g.Get(); v == time.Duration(0) || f.Name == "max-sessions" && v.(int) <= 0 {
+		switch v := g.Get(); {
+		case v == time.Duration(0) || f.Name == "max-sessions" && v.(int) <= 0:
 			err = fmt.Errorf("--%s %s: must be positive", f.Name, f.Value)
+		case f.Name == "http-port" && (v.(int) < 0 || v.(int) > 65535):
+			err = fmt.Errorf("--%s %s: must be a port, 0 to 65535", f.Name, f.Value)
 		}
 	})
 	return err

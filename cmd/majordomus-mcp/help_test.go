@@ -30,6 +30,7 @@ func TestTheCommandLineFollowsTheConventions(t *testing.T) {
 		// a command refuses a flag it would ignore, and lists only its own
 		{[]string{"graph", "--repo", "x"}, 2, "", "majordomus-mcp: flag provided but not defined: -repo\n"},
 		{[]string{"fleet", "--standalone"}, 2, "", "majordomus-mcp: flag provided but not defined: -standalone\n"},
+		{[]string{"fleet", "--profile", "x"}, 2, "", "majordomus-mcp: flag provided but not defined: -profile\n"},
 		{[]string{"version", "--strict"}, 2, "", "majordomus-mcp: flag provided but not defined: -strict\n"},
 		{[]string{"help", "bogus"}, 2, "", "majordomus-mcp: no command \"bogus\" to help with\n"},
 		{[]string{"--no-such-flag"}, 2, "", "majordomus-mcp: flag provided but not defined: -no-such-flag\n"},
@@ -37,6 +38,7 @@ func TestTheCommandLineFollowsTheConventions(t *testing.T) {
 		// a zero would silently be the default: refused, as a negative is
 		{[]string{"--heartbeat", "0"}, 2, "", "majordomus-mcp: --heartbeat 0s: must be positive\n"},
 		{[]string{"--max-sessions", "-5"}, 2, "", "majordomus-mcp: --max-sessions -5: must be positive\n"},
+		{[]string{"serve", "--http-port", "99999"}, 2, "", "majordomus-mcp: --http-port 99999: must be a port, 0 to 65535\n"},
 		{[]string{"--log-level", "trace"}, 2, "", "majordomus-mcp: --log-level \"trace\": want debug, info, warn or error\nRun 'majordomus-mcp help' for usage.\n"},
 		{[]string{"status", "--profile", "../x"}, 2, "", "majordomus-mcp: --profile: registry: invalid profile name: \"../x\"\n"},
 	} {
