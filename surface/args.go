@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -53,10 +54,16 @@ func (a *args) str(name string) string {
 // required returns a string argument that must be present and not blank.
 func (a *args) required(name string) string {
 	s := a.str(name)
-	if a.err == nil && strings.TrimSpace(s) == "" {
+	if a.err == nil && blank(s) {
 		a.fail("argument '%s' is required and must not be blank", name)
 	}
 	return strings.TrimSpace(s)
+}
+
+// blank reports whether s shows nothing: white space, and characters that
+// are never drawn (a zero-width space, a direction mark).
+func blank(s string) bool {
+	return strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) }) == ""
 }
 
 // integer returns an optional whole-number argument within [lo, hi].

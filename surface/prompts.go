@@ -101,7 +101,7 @@ func mcpPrompt(p prompt) mcp.Prompt {
 func (s *Surface) promptHandler(p prompt) server.PromptHandlerFunc {
 	return func(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		for _, a := range p.obj.Arguments {
-			if a.Required && strings.TrimSpace(req.Params.Arguments[a.Name]) == "" {
+			if a.Required && blank(req.Params.Arguments[a.Name]) {
 				return nil, fmt.Errorf("prompt '%s': argument '%s' is required", p.name, a.Name)
 			}
 		}
