@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"strings"
 )
 
 // A client keeps its peer id across take-overs (docs/design.md#the-layer):
@@ -128,19 +129,20 @@ func Opened(answer []byte) (peer string, announced bool) {
 const AnnounceTool = "majordomus_announce"
 
 // WithPeerMeta is msg with peer as its params' _meta[peerMeta]; msg as it
-// is when peer is "" or msg cannot be read. Nothing else grows: what the
-// client wrote is kept as it wrote it, < > and & too (escaped, a message
-// of code within the size limit could go over it).
+// is when peer is "" or msg cannot be read, or could be read otherwise
+// once re-encoded (plainKeys). Nothing else grows: what the client wrote
+// is kept as it wrote it, < > and & too (escaped, a message of code within
+// the size limit could go over it).
 func WithPeerMeta(msg json.RawMessage, peer string) json.RawMessage {
 	if peer == "" {
 		return msg
 	}
 	var m map[string]json.RawMessage
-	if json.Unmarshal(msg, &m) != nil {
+	if json.Unmarshal(msg, &m) != nil || !plainKeys(m, "params") {
 		return msg
 	}
 	params := map[string]json.RawMessage{}
-	if raw, ok := m["params"]; ok && json.Unmarshal(raw, &params) != nil {
+	if raw, ok := m["params"]; ok && (json.Unmarshal(raw, &params) != nil || !plainKeys(params, "_meta")) {
 		return msg
 	}
 	meta := map[string]json.RawMessage{}
@@ -151,6 +153,22 @@ func WithPeerMeta(msg json.RawMessage, peer string) json.RawMessage {
 	params["_meta"] = marshal(meta)
 	m["params"] = marshal(params)
 	return marshal(m)
+}
+
+// plainKeys reports whether m's keys keep their meaning re-encoded in
+// another order, with name set: Go's decoders, mcp-go's among them, match
+// a key in any case and keep the last, so two keys that differ only in
+// case, or name spelled otherwise, would be read otherwise.
+func plainKeys(m map[string]json.RawMessage, name string) bool {
+	folded := make(map[string]bool, len(m))
+	for k := range m {
+		f := strings.ToLower(strings.ToUpper(k))
+		if folded[f] || f == name && k != name {
+			return false
+		}
+		folded[f] = true
+	}
+	return true
 }
 
 // marshal is v as JSON, without escaping < > and &, of what was just read

@@ -147,6 +147,10 @@ func TestAModernClientGetsTheSameBytesThroughABridge(t *testing.T) {
 		// 300 KiB of code-like text, which a bridge that escaped <, > and
 		// & re-encoding it took past the server's 1 MiB
 		{"tools/call", lookup(strings.Repeat("a<b&c>", 300<<10/6))},
+		// keys a decoder reads in any case, the last kept, which a bridge
+		// that re-encoded them in its own order read otherwise
+		{`tools/call","Method":"tools/list`, `{"name":"confirm"}`},
+		{"tools/call", `{"name":"confirm","Name":"lookup"}`},
 	} {
 		id := strconv.Itoa(i + 1)
 		line := modernRequest(i+1, r.method, r.params)
