@@ -111,9 +111,6 @@ func (h Handshake) Protocol() string { return mcp.NegotiateLegacyVersion(h.versi
 // ReadHandshake reads a legacy initialize request as mcp-go reads one it
 // answers; false when msg is none, or mcp-go would refuse it.
 func ReadHandshake(msg json.RawMessage) (Handshake, bool) {
-	if bytes.Contains(msg, []byte(mcp.MetaKeyProtocolVersion)) {
-		return Handshake{}, false // of a 2026-07-28 client, which has no handshake
-	}
 	var base struct {
 		JSONRPC string          `json:"jsonrpc"`
 		Method  string          `json:"method"`
@@ -124,6 +121,12 @@ func ReadHandshake(msg json.RawMessage) (Handshake, bool) {
 	if json.Unmarshal(msg, &base) != nil || base.JSONRPC != mcp.JSONRPC_VERSION || base.Method != string(mcp.MethodInitialize) ||
 		base.ID == nil || json.Unmarshal(msg, &req) != nil {
 		return Handshake{}, false
+	}
+	var meta struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if _ = json.Unmarshal(base.Params, &meta); meta.Meta[mcp.MetaKeyProtocolVersion] != nil {
+		return Handshake{}, false // of a 2026-07-28 client, which has no handshake
 	}
 	return Handshake{base.ID, req.Params.ProtocolVersion, req.Params.ClientInfo.Name, base.Params}, true
 }

@@ -90,12 +90,33 @@ func (s *Surface) modernOf(ctx context.Context, meta *mcp.Meta) (ModernRequest, 
 	return m, true
 }
 
+// mayBeModern reports whether a raw message may name a protocol revision
+// in its _meta, as a 2026-07-28 request does: it spares the decoding of
+// one that cannot. The key may be spelled with escapes (\/, or \u00XX
+// for any of its ASCII characters), which a decoder reads as the key;
+// the escapes text is full of (\n, \", \u of what is not ASCII) cannot.
+func mayBeModern(raw []byte) bool {
+	if bytes.Contains(raw, []byte(mcp.MetaKeyProtocolVersion)) || bytes.Contains(raw, []byte(`\/`)) {
+		return true
+	}
+	for rest := raw; ; {
+		i := bytes.Index(rest, []byte(`\u00`))
+		if i < 0 || len(rest) < i+6 {
+			return false
+		}
+		if c := rest[i+4]; c >= '0' && c <= '7' {
+			return true
+		}
+		rest = rest[i+4:]
+	}
+}
+
 // requestArrived sights a modern request's peer. It runs for every request
 // before mcp-go dispatches it, on the raw message: no later hook sees every
 // method's _meta.
 func (s *Surface) requestArrived(ctx context.Context, _ any, message any) error {
 	raw, ok := message.(json.RawMessage)
-	if !ok || !bytes.Contains(raw, []byte(mcp.MetaKeyProtocolVersion)) {
+	if !ok || !mayBeModern(raw) {
 		return nil // a legacy request: its session is its peer
 	}
 	var r struct {

@@ -2,8 +2,10 @@ package surface
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -258,5 +260,23 @@ func TestSessionlessPeersAreBounded(t *testing.T) {
 	}
 	if !on(listening) || on(oldest) {
 		t.Fatalf("the listening peer on the board: %v; the one heard from longest ago: %v", on(listening), on(oldest))
+	}
+}
+
+// A modern request whose keys are spelled with escapes (a slash as \/, as
+// PHP writes one) is read as mcp-go reads it: its peer is on the board,
+// whatever it asks (a tools/list tells no tool hook of its peer).
+func TestAModernRequestSpelledWithEscapesNamesItsPeer(t *testing.T) {
+	f := newFixture(t)
+	msg := `{"jsonrpc":"2.0","id":1,"method":"tools\/list","params":{"_meta":{` +
+		`"io.modelcontextprotocol\/protocolVersion":"2026-07-28","io.modelcontextprotocol\/clientCapabilities":{},` +
+		`"io.modelcontextprotocol\/clientInfo":{"name":"php","version":"1"},` + strconv.Quote(PeerMeta) + `:"p7"}}}`
+	sess := server.NewInProcessSession("", nil)
+	if answer, _ := json.Marshal(f.s.MCP.HandleMessage(f.s.MCP.WithContext(context.Background(), sess), json.RawMessage(msg))); !strings.Contains(string(answer), `"result"`) {
+		t.Fatalf("answered %s", answer)
+	}
+	peers, _ := f.s.Board.Peers()
+	if !slices.ContainsFunc(peers, func(p Peer) bool { return p.ID == "p7" && p.Client.Name == "php" }) {
+		t.Errorf("the board has %+v; want p7, php", peers)
 	}
 }

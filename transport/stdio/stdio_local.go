@@ -1,7 +1,6 @@
 package stdio
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -157,7 +156,7 @@ func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
 // cancel, and marks the one a notifications/cancelled names; nil when msg
 // is not such a request. listen says it is a subscriptions/listen.
 func (l *Local) track(env wire.Envelope, msg json.RawMessage) (end func() bool, listen bool) {
-	if env.Method != string(mcp.MethodNotificationCancelled) && !bytes.Contains(msg, []byte(mcp.MetaKeyProtocolVersion)) {
+	if env.Method != string(mcp.MethodNotificationCancelled) && !wire.MayHold(msg, mcp.MetaKeyProtocolVersion) {
 		return nil, false // not of that revision: decoded no further
 	}
 	var m struct {

@@ -98,15 +98,20 @@ func TestEachListenOfALocalClientHearsWhatItAsks(t *testing.T) {
 	}
 }
 
-// A listen whose method is spelled with escapes (`subscriptions\/listen`,
-// as PHP writes it) is a listen to the loop as it is to mcp-go: the loop
-// ends with its input, not held by the listen it would not have known.
+// A listen whose method and keys are spelled with escapes
+// (`subscriptions\/listen`, as PHP writes a slash) is a listen to the loop
+// as it is to mcp-go: what it hears is tagged with its id, and the loop
+// ends with its input, not held by a listen it would not have known.
 func TestAListenSpelledWithEscapesEndsWithTheInput(t *testing.T) {
 	f := newFixture()
 	c := runStdio(t, localTo(t, f))
-	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"modern","version":"1"}}`
+	const meta = `"_meta":{"io.modelcontextprotocol\/protocolVersion":"2026-07-28","io.modelcontextprotocol\/clientCapabilities":{},"io.modelcontextprotocol\/clientInfo":{"name":"modern","version":"1"}}`
 	c.call("1", "server/discover", `{`+meta+`}`)
 	c.send(`{"jsonrpc":"2.0","id":5,"method":"subscriptions\/listen","params":{"notifications":{"toolsListChanged":true},` + meta + `}}`)
 	c.until(func(f string) bool { return strings.Contains(f, "notifications/subscriptions/acknowledged") })
+	f.srv.SendNotificationToAllClients("notifications/tools/list_changed", nil)
+	if heard, _ := c.until(func(f string) bool { return strings.Contains(f, "notifications/tools/list_changed") }); !strings.Contains(heard, `"io.modelcontextprotocol/subscriptionId":5`) {
+		t.Errorf("the listen heard, untagged: %s", heard)
+	}
 	c.close() // fails the test unless the loop ends with its input
 }

@@ -123,7 +123,7 @@ func (e Envelope) IsRequest() bool {
 
 // IsMethod reports whether msg is one message of method.
 func IsMethod(msg json.RawMessage, method mcp.MCPMethod) bool {
-	if !mayHold(msg, string(method), false) {
+	if !MayHold(msg, string(method)) {
 		return false
 	}
 	env, err := ReadEnvelope(msg)
@@ -218,7 +218,7 @@ func MetaOf(params json.RawMessage) (json.RawMessage, string) {
 	var p struct {
 		Meta json.RawMessage `json:"_meta"`
 	}
-	if !mayHold(params, `"_meta"`, true) || json.Unmarshal(params, &p) != nil || len(p.Meta) == 0 {
+	if !mayHoldKey(params, `"_meta"`) || json.Unmarshal(params, &p) != nil || len(p.Meta) == 0 {
 		return nil, ""
 	}
 	var m struct {
@@ -228,17 +228,20 @@ func MetaOf(params json.RawMessage) (json.RawMessage, string) {
 	return p.Meta, m.Version
 }
 
-// mayHold reports whether a JSON text may hold s, as a decoder reads it:
-// spelled with escapes, or, for a key (fold), in any case, as Go's decoders,
-// mcp-go's among them, match keys. It only spares a decoding where s
-// cannot be. A key is looked for by its first two bytes, which no case
-// changes (a quote and an underscore), at the speed of bytes.Index.
-func mayHold(text []byte, s string, fold bool) bool {
-	if bytes.IndexByte(text, '\\') >= 0 {
+// MayHold reports whether a JSON text may hold s, as a decoder reads it:
+// as written, or spelled with escapes. It only spares a decoding where s
+// cannot be.
+func MayHold(text []byte, s string) bool {
+	return bytes.Contains(text, []byte(s)) || escapesASCII(text)
+}
+
+// mayHoldKey reports whether a JSON text may hold the key s, as Go's
+// decoders (mcp-go's) match keys: in any case, or spelled with escapes. A
+// key is looked for by its first two bytes, which no case changes (a quote
+// and an underscore), at the speed of bytes.Index.
+func mayHoldKey(text []byte, s string) bool {
+	if escapesASCII(text) {
 		return true
-	}
-	if !fold {
-		return bytes.Contains(text, []byte(s))
 	}
 	for rest := text; ; {
 		i := bytes.Index(rest, []byte(s[:2]))
@@ -249,6 +252,26 @@ func mayHold(text []byte, s string, fold bool) bool {
 			return true
 		}
 		rest = rest[i+1:]
+	}
+}
+
+// escapesASCII reports whether text may spell an ASCII character with an
+// escape (\/, or \u00XX below \u0080), as a method or a key could be
+// spelled; the escapes text is full of (\n, \", \u of what is not ASCII)
+// cannot.
+func escapesASCII(text []byte) bool {
+	if bytes.Contains(text, []byte(`\/`)) {
+		return true
+	}
+	for rest := text; ; {
+		i := bytes.Index(rest, []byte(`\u00`))
+		if i < 0 || len(rest) < i+6 {
+			return false
+		}
+		if c := rest[i+4]; c >= '0' && c <= '7' {
+			return true
+		}
+		rest = rest[i+4:]
 	}
 }
 
