@@ -134,6 +134,12 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 		named := map[string]string{} // a directory of files linked, as named
 		linked, dangling := l.addTree(w, repoDir)
 		absent = append(absent, dangling...)
+		if isLink(repoDir) { // each link on its way is watched, as an object's are
+			hops, _ := linkHops(repoDir)
+			for _, h := range hops {
+				linked[h] = true
+			}
+		}
 		for t := range linked {
 			dir := filepath.Dir(t)
 			if _, ok := named[dir]; !ok {
@@ -214,7 +220,9 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 				}
 			}
 			for _, ev := range events {
-				if ev.Name == aiDir || under(ev.Name, repoDir) || targets[ev.Name] {
+				// A directory watched outside moved or removed whole is
+				// heard by its own name: its files' names go with it.
+				if ev.Name == aiDir || under(ev.Name, repoDir) || targets[ev.Name] || outside[ev.Name] && ev.Has(fsnotify.Remove|fsnotify.Rename) {
 					if under(ev.Name, aiDir) && ev.Has(fsnotify.Create|fsnotify.Remove|fsnotify.Rename) {
 						moved[ev.Name] = true
 					}
@@ -349,7 +357,7 @@ func (l *Layer) addTree(w *fsnotify.Watcher, dir string) (targets map[string]boo
 						targets[t] = true
 					}
 				}
-				if !whole {
+				if !whole && !exists(p) { // what resolves is never looked for
 					dangling = append(dangling, p)
 				}
 			}
@@ -382,13 +390,14 @@ func linkHops(p string) (hops []string, whole bool) {
 			if err != nil {
 				return hops, false
 			}
-			to = filepath.Join(from, to)
+			to = from + string(filepath.Separator) + to // not cleaned: "link/.." is the link's target's parent
 		}
-		dir, err := filepath.EvalSymlinks(filepath.Dir(to))
+		i := strings.LastIndexAny(to, `/`+string(filepath.Separator)) + 1
+		dir, err := filepath.EvalSymlinks(to[:i])
 		if err != nil {
 			return hops, false
 		}
-		p = filepath.Join(dir, filepath.Base(to))
+		p = filepath.Join(dir, to[i:])
 		hops = append(hops, p)
 	}
 	return hops, true

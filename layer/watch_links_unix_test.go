@@ -1,0 +1,138 @@
+//go:build unix
+
+package layer
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
+)
+
+// An object's link to a file in a dot-directory of .ai/repo, which the
+// walk of the tree does not watch, is watched as a file outside it.
+func TestWatchALinkIntoADotDirectory(t *testing.T) {
+	root := testtemp.Dir(t)
+	writeTree(t, root, map[string]string{".ai/manifest.yaml": testManifest, ".ai/repo/.drafts/s.md": rule("s", "old\n")})
+	link(t, ".drafts/s.md", filepath.Join(root, ".ai/repo/s.md"))
+	_, changes, _, _ := watchAt(t, root, false)
+	write(t, root, ".ai/repo/.drafts/s.md", rule("s", "new\n"))
+	waitBody(t, changes, "majordomus://rule/s", "new\n")
+}
+
+// An object's link to a link outside .ai/repo follows the second link when
+// it is re-pointed: each link on the way is watched, not only the file at
+// its end.
+func TestWatchALinkThroughALinkRepointed(t *testing.T) {
+	root := testtemp.Dir(t)
+	writeTree(t, root, map[string]string{
+		".ai/manifest.yaml": testManifest, ".ai/repo/a.md": rule("a", ""),
+		"notes/one.md": rule("s", "one\n"), "notes/two.md": rule("s", "two\n"),
+	})
+	link(t, "../notes/one.md", filepath.Join(root, "notes/current.md"))
+	link(t, "../../notes/current.md", filepath.Join(root, ".ai/repo/s.md"))
+	_, changes, _, _ := watchAt(t, root, false)
+	repoint(t, "two.md", filepath.Join(root, "notes/current.md"))
+	waitBody(t, changes, "majordomus://rule/s", "two\n")
+}
+
+// What no watch can hear come back is looked for: a .ai/repo that links a
+// directory removed and made again (a build's output), and an object's
+// link into a directory removed and made again (a branch without it and
+// back), or made only after the watch began.
+func TestWatchLinksThroughDirectoriesThatComeBack(t *testing.T) {
+	t.Run(".ai/repo", func(t *testing.T) {
+		root := testtemp.Dir(t)
+		writeTree(t, root, map[string]string{".ai/manifest.yaml": testManifest, "build/ai/a.md": rule("a", "A\n")})
+		link(t, "../build/ai", filepath.Join(root, ".ai/repo"))
+		_, changes, _, _ := watchAt(t, root, false)
+		if err := os.RemoveAll(filepath.Join(root, "build")); err != nil {
+			t.Fatal(err)
+		}
+		if c := waitChange(t, changes); len(c.new.Objects) != 0 {
+			t.Fatalf("with .ai/repo's directory gone, %d objects", len(c.new.Objects))
+		}
+		write(t, root, "build/ai/a.md", rule("a", "A, rebuilt\n"))
+		waitBody(t, changes, "majordomus://rule/a", "A, rebuilt\n")
+	})
+	t.Run("an object's link", func(t *testing.T) {
+		root := testtemp.Dir(t)
+		writeTree(t, root, map[string]string{".ai/manifest.yaml": testManifest, ".ai/repo/a.md": rule("a", ""), "notes/s.md": rule("s", "S\n")})
+		link(t, "../../notes/s.md", filepath.Join(root, ".ai/repo/s.md"))
+		link(t, "../../later/l.md", filepath.Join(root, ".ai/repo/l.md"))
+		_, changes, _, _ := watchAt(t, root, false)
+		if err := os.RemoveAll(filepath.Join(root, "notes")); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := waitChange(t, changes).new.Lookup("majordomus://rule/s"); ok {
+			t.Fatal("s is indexed with its directory gone")
+		}
+		write(t, root, "notes/s.md", rule("s", "S, again\n"))
+		waitBody(t, changes, "majordomus://rule/s", "S, again\n")
+		write(t, root, "later/l.md", rule("l", "L\n"))
+		waitBody(t, changes, "majordomus://rule/l", "L\n")
+	})
+}
+
+// A relative link whose ".." comes after a linked directory leads where
+// the kernel takes it, up from the link's target: .ai/repo/s.md ->
+// ../../lnk/../notes/s.md with lnk -> far/away is far/notes/s.md, not
+// the notes/s.md its text spells, and that file's edits are heard.
+func TestWatchALinkUpFromALinkedDirectory(t *testing.T) {
+	root := testtemp.Dir(t)
+	writeTree(t, root, map[string]string{".ai/manifest.yaml": testManifest, ".ai/repo/a.md": rule("a", ""),
+		"far/away/x": "x", "far/notes/s.md": rule("s", "S\n"), "notes/other": "o"})
+	link(t, "far/away", filepath.Join(root, "lnk"))
+	link(t, "../../lnk/../notes/s.md", filepath.Join(root, ".ai/repo/s.md"))
+	_, changes, _, _ := watchAt(t, root, false)
+	write(t, root, "far/notes/s.md", rule("s", "S, edited\n"))
+	waitBody(t, changes, "majordomus://rule/s", "S, edited\n")
+}
+
+// A .ai/repo that links through a link follows it re-pointed (ln -sfn),
+// as an object's link does: .ai/repo -> ../current -> build-a, then b.
+func TestWatchARepoLinkThroughALinkRepointed(t *testing.T) {
+	root := testtemp.Dir(t)
+	writeTree(t, root, map[string]string{".ai/manifest.yaml": testManifest,
+		"build-a/a.md": rule("a", "A\n"), "build-b/a.md": rule("a", "B\n")})
+	link(t, "build-a", filepath.Join(root, "current"))
+	link(t, "../current", filepath.Join(root, ".ai/repo"))
+	_, changes, _, _ := watchAt(t, root, false)
+	repoint(t, "build-b", filepath.Join(root, "current"))
+	waitBody(t, changes, "majordomus://rule/a", "B\n")
+}
+
+// A directory watched for what links lead to, swapped whole by renames
+// (a build's output made beside and moved into place), is watched anew:
+// the watch followed the old directory away, and its files' names with
+// it, so only the directory's own move is heard.
+func TestWatchADirectorySwappedUnderALink(t *testing.T) {
+	swap := func(t *testing.T, root, dir string) {
+		t.Helper()
+		if err := os.Rename(filepath.Join(root, dir), filepath.Join(root, dir+".old")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(root, dir+".new"), filepath.Join(root, dir)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run(".ai/repo", func(t *testing.T) {
+		root := testtemp.Dir(t)
+		writeTree(t, root, map[string]string{".ai/manifest.yaml": testManifest, "build/ai/a.md": rule("a", "A\n"),
+			"build.new/ai/a.md": rule("a", "A, rebuilt\n")})
+		link(t, "../build/ai", filepath.Join(root, ".ai/repo"))
+		_, changes, _, _ := watchAt(t, root, false)
+		swap(t, root, "build")
+		waitBody(t, changes, "majordomus://rule/a", "A, rebuilt\n")
+	})
+	t.Run("an object's link", func(t *testing.T) {
+		root := testtemp.Dir(t)
+		writeTree(t, root, map[string]string{".ai/manifest.yaml": testManifest, ".ai/repo/a.md": rule("a", ""),
+			"notes/s.md": rule("s", "S\n"), "notes.new/s.md": rule("s", "S, new\n")})
+		link(t, "../../notes/s.md", filepath.Join(root, ".ai/repo/s.md"))
+		_, changes, _, _ := watchAt(t, root, false)
+		swap(t, root, "notes")
+		waitBody(t, changes, "majordomus://rule/s", "S, new\n")
+	})
+}
