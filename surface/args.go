@@ -60,10 +60,16 @@ func (a *args) required(name string) string {
 	return strings.TrimSpace(s)
 }
 
-// blank reports whether s shows nothing: white space, and characters that
-// are never drawn (a zero-width space, a direction mark).
+// blank reports whether s shows nothing: white space, control and format
+// characters that are never drawn (a zero-width space, a direction mark;
+// not the marks that prefix a number, which are), variation selectors and
+// the other fillers Unicode says to ignore, and the blank braille cell.
 func blank(s string) bool {
-	return strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) }) == ""
+	return strings.TrimFunc(s, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsControl(r) || r == '\u2800' ||
+			unicode.Is(unicode.Cf, r) && !unicode.Is(unicode.Prepended_Concatenation_Mark, r) ||
+			unicode.In(r, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point)
+	}) == ""
 }
 
 // integer returns an optional whole-number argument within [lo, hi].

@@ -99,7 +99,7 @@ func TestBadArgumentsGetErrorResultsNamingTheArgument(t *testing.T) {
 		{"majordomus_list", map[string]any{"kind": true}, "argument 'kind' must be a string"},
 		{"majordomus_list", map[string]any{"bogus": 1}, "argument 'bogus' is not taken by this tool"},
 		{"majordomus_announce", map[string]any{"intent": " "}, "argument 'intent' is required and must not be blank"},
-		{"majordomus_announce", map[string]any{"intent": "\u200b\u200e "}, "argument 'intent' is required and must not be blank"},
+		{"majordomus_announce", map[string]any{"intent": "\u200b\u200e \u3164\u2800\x00\ufe0f\u034f"}, "argument 'intent' is required and must not be blank"},
 		{"majordomus_announce", map[string]any{"intent": "x", "scope": "lib"}, "argument 'scope' must be an array of strings"},
 		{"majordomus_announce", map[string]any{"intent": "x", "scope": []any{1}}, "argument 'scope' must be an array of strings"},
 		{"majordomus_executions", map[string]any{"limit": -1}, "argument 'limit' must be between 1 and 1000"},
