@@ -120,6 +120,9 @@ func (d *demo) session(repo string) {
 // sharing shows three clients on one server, then a take-over after the
 // leaseholder is killed -9.
 func (d *demo) sharing(repo string) {
+	if d.err != nil {
+		return // the first client may not have started
+	}
 	d.say("\n## 2. Three agents, one shared server\n")
 	a := d.procs[0]
 	b := d.start("codex", repo)

@@ -1,0 +1,31 @@
+package demo
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
+)
+
+// A demo whose first client cannot start says why and stops there: no
+// later section runs on a client it does not have, and its directory is
+// removed.
+func TestADemoWhoseClientCannotStartStops(t *testing.T) {
+	tmp := testtemp.Dir(t)
+	t.Setenv("TMPDIR", tmp)
+	t.Setenv("TMP", tmp) // Windows' name for it
+	var out bytes.Buffer
+	err := Run(context.Background(), &out, filepath.Join(tmp, "no-such-executable"))
+	if err == nil {
+		t.Fatalf("the demo ran without its executable:\n%s", out.String())
+	}
+	if bytes.Contains(out.Bytes(), []byte("## 2.")) {
+		t.Errorf("the demo went on after its failure:\n%s", out.String())
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the demo left %v", left)
+	}
+}
