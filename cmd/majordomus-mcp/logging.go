@@ -121,17 +121,22 @@ func newLogger(opts logOptions, stderr io.Writer, state *processState) (*zap.Log
 
 // openLogFile opens path to append to: a regular file, and not the
 // process's stdout. A FIFO would hold the open, then every line, until
-// someone read it; stdout is the protocol's.
+// someone read it (opened without waiting, one is refused whatever is made
+// at path meanwhile); stdout is the protocol's.
 func openLogFile(path string) (*os.File, error) {
-	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|openNonblocking, 0o644)
 	if err != nil {
+		if fi, serr := os.Stat(path); serr == nil && !fi.Mode().IsRegular() {
+			err = fmt.Errorf("not a regular file (%s)", fi.Mode().Type()) // said so, not "no such device"
+		}
 		return nil, err
 	}
 	fi, err := f.Stat()
-	if out, oerr := os.Stdout.Stat(); err == nil && oerr == nil && os.SameFile(fi, out) {
+	switch out, oerr := os.Stdout.Stat(); {
+	case err != nil:
+	case !fi.Mode().IsRegular():
+		err = fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
+	case oerr == nil && os.SameFile(fi, out):
 		err = errors.New("it is stdout, where the protocol is written")
 	}
 	if err != nil {
