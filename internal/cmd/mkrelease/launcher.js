@@ -73,10 +73,11 @@ const host = npm ? parentOf(npm) : 0;
 // The fleet's cohort (docs/fleet.md) is the client that launched a server:
 // the binary would take its parent, this launcher, one a server, for it.
 // Unless the client named one, the cohort is the host, as the launcher
-// finds it (Unix: on Windows the launcher's parent is npm's cmd.exe).
+// finds it (Unix: on Windows the launcher's parent is npm's cmd.exe); a
+// host that is pid 1 (a container's first process) is one too.
 const env = { ...process.env };
 const client = npm ? host : parent;
-if (!env.MAJORDOMUS_MCP_CLIENT_COHORT_ID && process.platform !== "win32" && client > 1) {
+if (!env.MAJORDOMUS_MCP_CLIENT_COHORT_ID && process.platform !== "win32" && client >= 1) {
   const start = startOf(client);
   if (start) env.MAJORDOMUS_MCP_CLIENT_COHORT_ID = `host:${client}@${start}`;
 }
