@@ -110,8 +110,10 @@ func (c *classification) match() {
 			claimed[p.PID] = true
 		}
 		// A row of another path whose process now runs in this checkout
-		// (the checkout moved under it) is this checkout's, bound wrong.
-		ours := agree && p.Checkout != "" && p.Checkout == c.s.Repository.Root
+		// (the checkout moved under it) is this checkout's, bound wrong;
+		// not one whose checkout holds this one (a server of /a started
+		// in /a/sub, which has a manifest of its own).
+		ours := agree && p.Checkout != "" && p.Checkout == c.s.Repository.Root && !within(p.Checkout, r.RepositoryRoot)
 		switch {
 		case !c.inScope(r) && !ours:
 		case agree && !replaced:

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
@@ -163,6 +164,18 @@ func TestClassify(t *testing.T) {
 			check: func(t *testing.T, inv Inventory) {
 				if m := inv.RepositoryBindingMismatches; len(m) != 1 || m[0].PID != 102 || inv.ProcessesOfOtherCheckouts != 0 {
 					t.Errorf("binding mismatches %+v, processes of other checkouts %d", m, inv.ProcessesOfOtherCheckouts)
+				}
+			},
+		},
+		{
+			name: "a live server of a checkout holding this one, started in it, is another checkout's",
+			snap: snapshotOf(three, a, b, c, newServer("author", 106).with(func(r *Row, _ *Process) {
+				r.RepositoryRoot, r.RepositoryID = filepath.Dir(repo.Root), "id-of-parent"
+			})),
+			wantComplete: true,
+			check: func(t *testing.T, inv Inventory) {
+				if len(inv.RepositoryBindingMismatches) != 0 || len(inv.RunningMembers) != 3 {
+					t.Errorf("binding mismatches %+v, running %+v", inv.RepositoryBindingMismatches, inv.RunningMembers)
 				}
 			},
 		},
