@@ -122,10 +122,12 @@ func ReadHandshake(msg json.RawMessage) (Handshake, bool) {
 		base.ID == nil || json.Unmarshal(msg, &req) != nil {
 		return Handshake{}, false
 	}
-	var meta struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
+	var modern struct { // read as mcp-go reads it: "params" given twice are one
+		Params struct {
+			Meta *mcp.Meta `json:"_meta"`
+		} `json:"params"`
 	}
-	if _ = json.Unmarshal(base.Params, &meta); meta.Meta[mcp.MetaKeyProtocolVersion] != nil {
+	if _ = json.Unmarshal(msg, &modern); mcp.IsModernProtocol(modern.Params.Meta.ProtocolVersion()) {
 		return Handshake{}, false // of a 2026-07-28 client, which has no handshake
 	}
 	return Handshake{base.ID, req.Params.ProtocolVersion, req.Params.ClientInfo.Name, base.Params}, true
