@@ -91,16 +91,21 @@ func TestWatchALinkUpFromALinkedDirectory(t *testing.T) {
 }
 
 // A .ai/repo that links through a link follows it re-pointed (ln -sfn),
-// as an object's link does: .ai/repo -> ../current -> build-a, then b.
+// as an object's link does: .ai/repo -> ../current -> build-a, then b;
+// written ../current/ too.
 func TestWatchARepoLinkThroughALinkRepointed(t *testing.T) {
-	root := testtemp.Dir(t)
-	writeTree(t, root, map[string]string{".ai/manifest.yaml": testManifest,
-		"build-a/a.md": rule("a", "A\n"), "build-b/a.md": rule("a", "B\n")})
-	link(t, "build-a", filepath.Join(root, "current"))
-	link(t, "../current", filepath.Join(root, ".ai/repo"))
-	_, changes, _, _ := watchAt(t, root, false)
-	repoint(t, "build-b", filepath.Join(root, "current"))
-	waitBody(t, changes, "majordomus://rule/a", "B\n")
+	for _, via := range []string{"../current", "../current/"} {
+		t.Run(via, func(t *testing.T) {
+			root := testtemp.Dir(t)
+			writeTree(t, root, map[string]string{".ai/manifest.yaml": testManifest,
+				"build-a/a.md": rule("a", "A\n"), "build-b/a.md": rule("a", "B\n")})
+			link(t, "build-a", filepath.Join(root, "current"))
+			link(t, via, filepath.Join(root, ".ai/repo"))
+			_, changes, _, _ := watchAt(t, root, false)
+			repoint(t, "build-b", filepath.Join(root, "current"))
+			waitBody(t, changes, "majordomus://rule/a", "B\n")
+		})
+	}
 }
 
 // A directory watched for what links lead to, swapped whole by renames
