@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode"
 
@@ -120,22 +121,30 @@ func newLogger(opts logOptions, stderr io.Writer, state *processState) (*zap.Log
 }
 
 // openLogFile opens path to append to: a regular file, and not the
-// process's stdout. A FIFO would hold the open, then every line, until
-// someone read it (opened without waiting, one is refused whatever is made
-// at path meanwhile); stdout is the protocol's.
+// process's stdout. What is not a regular file is refused before it is
+// opened (opening a device can act; opening a FIFO wakes its reader), and
+// the open never waits for a FIFO made there meanwhile (O_NONBLOCK on
+// Unix), which would hold it, then every line, until someone read it: a
+// regular file leased by another process (Samba, NFS) is opened again,
+// waiting for its lease as any open does. stdout is the protocol's.
 func openLogFile(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|openNonblocking, 0o644)
+	notRegular := func(fi os.FileInfo) error { return fmt.Errorf("not a regular file (%s)", fi.Mode().Type()) }
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, notRegular(fi)
+	}
+	const flags = os.O_WRONLY | os.O_APPEND | os.O_CREATE
+	f, err := os.OpenFile(path, flags|openNonblocking, 0o644)
+	if errors.Is(err, syscall.EAGAIN) {
+		f, err = os.OpenFile(path, flags, 0o644)
+	}
 	if err != nil {
-		if fi, serr := os.Stat(path); serr == nil && !fi.Mode().IsRegular() {
-			err = fmt.Errorf("not a regular file (%s)", fi.Mode().Type()) // said so, not "no such device"
-		}
 		return nil, err
 	}
 	fi, err := f.Stat()
 	switch out, oerr := os.Stdout.Stat(); {
 	case err != nil:
 	case !fi.Mode().IsRegular():
-		err = fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
+		err = notRegular(fi)
 	case oerr == nil && os.SameFile(fi, out):
 		err = errors.New("it is stdout, where the protocol is written")
 	}

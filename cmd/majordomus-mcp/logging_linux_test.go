@@ -1,0 +1,43 @@
+package main
+
+import (
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
+)
+
+// A log file another process holds a lease on (as Samba and NFS servers
+// do) is opened once the lease is given up, as any open of it is: the
+// open that does not wait for a FIFO does not give up on it.
+func TestALeasedLogFileIsOpened(t *testing.T) {
+	path := filepath.Join(testtemp.Dir(t), "server.log")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	holder, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	broken := make(chan os.Signal, 1)
+	signal.Notify(broken, syscall.SIGIO) // the kernel asks the holder to give the lease up
+	defer signal.Stop(broken)
+	if _, err := unix.FcntlInt(holder.Fd(), unix.F_SETLEASE, unix.F_RDLCK); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		<-broken
+		_, _ = unix.FcntlInt(holder.Fd(), unix.F_SETLEASE, unix.F_UNLCK)
+	}()
+	f, err := openLogFile(path)
+	if err != nil {
+		t.Fatalf("a leased log file: %v", err)
+	}
+	f.Close()
+}
