@@ -46,6 +46,9 @@ type clientSession struct {
 	greeting  greeting               // of the client's first initialize, when it may be (greeting.go)
 	// listening are the client's listens under way, wherever they are.
 	listening wire.Cancels
+	// unsent are the client's requests waiting for something to serve
+	// them: one cancelled meanwhile is sent nowhere, and answered nothing.
+	unsent wire.Cancels
 }
 
 // electing is what hears that the bridge serving the client left its
@@ -90,7 +93,11 @@ func (s *clientSession) Handle(ctx context.Context, msg json.RawMessage) []byte 
 			Params json.RawMessage `json:"params"`
 		}
 		_ = json.Unmarshal(msg, &m)
+		unsent := s.unsent.Cancel(m.Params)
 		s.listening.Cancel(m.Params) // and on: what serves has the listen too
+		if unsent {
+			return nil // nothing has the request: nothing is told
+		}
 	case listens(msg):
 		env, _ := wire.ReadEnvelope(msg)
 		listen, end := s.listening.Begin(ctx, env.ID)
@@ -108,10 +115,17 @@ func (s *clientSession) serve(ctx context.Context, msg json.RawMessage) []byte {
 	if answer != nil {
 		return answer
 	}
-	b, err := s.router.claim(ctx, msg, patience)
+	waiting, sent := s.waiting(ctx, msg)
+	b, err := s.router.claim(waiting, msg, patience)
 	if errors.Is(err, errPatient) {
 		s.router.offer(s.early())
-		b, err = s.router.await(ctx, msg, true, nil)
+		b, err = s.router.await(waiting, msg, true, nil)
+	}
+	if cancelled := sent(); cancelled {
+		if err == nil {
+			s.router.release(b)
+		}
+		return nil // cancelled by its client before anything had it
 	}
 	if err != nil {
 		return wire.Unavailable(msg, err)
@@ -126,6 +140,21 @@ func (s *clientSession) serve(ctx context.Context, msg json.RawMessage) []byte {
 		return s.serve(ctx, msg)
 	}
 	return answer
+}
+
+// waiting is ctx, ended if the client cancels the request msg while
+// nothing serves it yet (an election runs); sent says msg leaves that wait,
+// and whether it was cancelled. A message given at once to what serves is
+// not read here: what serves it hears its cancel.
+func (s *clientSession) waiting(ctx context.Context, msg json.RawMessage) (context.Context, func() (cancelled bool)) {
+	none := func() bool { return false }
+	if s.router.serving() {
+		return ctx, none
+	}
+	if env, err := wire.ReadEnvelope(msg); err == nil && env.IsRequest() {
+		return s.unsent.Begin(ctx, env.ID)
+	}
+	return ctx, none
 }
 
 // hostClaim is ctx claiming, for what a bridge b relays, the peer id of

@@ -151,6 +151,14 @@ func (r *router) claim(ctx context.Context, msg json.RawMessage, patience time.D
 	return r.await(ctx, msg, interim, waited)
 }
 
+// serving reports whether something serves the client now, or failed to:
+// a message claimed now is given to it at once.
+func (r *router) serving() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.current != nil || r.fail != nil
+}
+
 // listens reports whether msg is a subscriptions/listen.
 func listens(msg json.RawMessage) bool { return wire.IsMethod(msg, mcp.MethodSubscriptionsListen) }
 

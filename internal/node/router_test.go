@@ -158,8 +158,14 @@ func TestAListenCancelledAsItMovesNeverArrives(t *testing.T) {
 	s.mu.Lock()
 	s.use(next)
 	s.mu.Unlock()
-	if got := <-next.got; wire.IsMethod(got, mcp.MethodSubscriptionsListen) {
-		t.Fatalf("the cancelled listen reached what serves next: %s", got)
+	s.Handle(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)) // a marker: after it, nothing
+	for got := range next.got {
+		if wire.IsMethod(got, mcp.MethodSubscriptionsListen) {
+			t.Fatalf("the cancelled listen reached what serves next: %s", got)
+		}
+		if wire.IsMethod(got, mcp.MethodNotificationInitialized) {
+			break
+		}
 	}
 }
 
@@ -197,5 +203,48 @@ func TestAListenKeepsNoBackendBusy(t *testing.T) {
 	case <-settled:
 	case <-time.After(wait):
 		t.Fatal("settling waited for the listen")
+	}
+}
+
+// A request the client cancels while it waits for something to serve it
+// (an election runs) is answered nothing, and never reaches what serves
+// next, where it would run: nothing there had it to cancel.
+func TestARequestCancelledWhileItWaitsIsSentNowhere(t *testing.T) {
+	s := newClientSession(&Node{hostPeer: func() string { return "" }}, make(hearing, 1), 0)
+	h := handedOn{s: s, relayed: make(chan struct{})}
+	s.use(h)
+	call := json.RawMessage(`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"majordomus_announce"}}`)
+	answered := make(chan []byte, 1)
+	go func() { answered <- s.Handle(context.Background(), call) }()
+	<-h.relayed // it waits for what serves next
+	cancel := json.RawMessage(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"x"}}`)
+	tick := time.NewTicker(time.Millisecond) // until the waiting request hears it
+	defer tick.Stop()
+	deadline := time.After(wait)
+	for done := false; !done; {
+		go s.Handle(context.Background(), cancel)
+		select {
+		case a := <-answered:
+			if a != nil {
+				t.Fatalf("the cancelled request was answered %s", a)
+			}
+			done = true
+		case <-tick.C:
+		case <-deadline:
+			t.Fatal("the cancelled request still waits")
+		}
+	}
+	next := recording{got: make(chan json.RawMessage, 64)}
+	s.mu.Lock()
+	s.use(next)
+	s.mu.Unlock()
+	s.Handle(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)) // a marker: after it, nothing
+	for got := range next.got {
+		if wire.IsMethod(got, "tools/call") {
+			t.Fatalf("the cancelled request reached what serves next: %s", got)
+		}
+		if wire.IsMethod(got, mcp.MethodNotificationInitialized) {
+			break
+		}
 	}
 }
