@@ -31,10 +31,16 @@ func TestALeasedLogFileIsOpened(t *testing.T) {
 	if _, err := unix.FcntlInt(holder.Fd(), unix.F_SETLEASE, unix.F_RDLCK); err != nil {
 		t.Fatal(err)
 	}
+	fd, released, opened := holder.Fd(), make(chan struct{}), make(chan struct{})
 	go func() {
-		<-broken
-		_, _ = unix.FcntlInt(holder.Fd(), unix.F_SETLEASE, unix.F_UNLCK)
+		defer close(released)
+		select {
+		case <-broken:
+			_, _ = unix.FcntlInt(fd, unix.F_SETLEASE, unix.F_UNLCK)
+		case <-opened:
+		}
 	}()
+	defer func() { close(opened); <-released }() // before the holder is closed
 	f, err := openLogFile(path)
 	if err != nil {
 		t.Fatalf("a leased log file: %v", err)
