@@ -99,3 +99,21 @@ func (c *Child) Send(t *testing.T, line string) {
 		t.Fatal(err)
 	}
 }
+
+// Copy writes a copy of this test binary at path with mode, for a child
+// that must run as another user (who cannot reach the build's cache) or
+// under another name.
+func Copy(t *testing.T, path string, mode os.FileMode) string {
+	t.Helper()
+	b, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

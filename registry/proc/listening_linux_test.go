@@ -130,8 +130,8 @@ func TestListeningCallsANotDumpableServerUninspectable(t *testing.T) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	scanner := copyOfThisBinary(t, filepath.Join(dir, "scanner"), 0o755)
-	server := copyOfThisBinary(t, filepath.Join(dir, "majordomus-mcp"), 0o111)
+	scanner := testchild.Copy(t, filepath.Join(dir, "scanner"), 0o755)
+	server := testchild.Copy(t, filepath.Join(dir, "majordomus-mcp"), 0o111)
 	asUser := func(exe string) *exec.Cmd {
 		cmd := exec.Command(exe, "-test.run=^$")
 		if os.Geteuid() == 0 { // root reads any executable: run as nobody
@@ -149,20 +149,4 @@ func TestListeningCallsANotDumpableServerUninspectable(t *testing.T) {
 	if pid := s.Cmd.Process.Pid; !slices.Contains(got.Uninspectable, pid) {
 		t.Errorf("the not-dumpable server %d is not uninspectable: %+v", pid, got)
 	}
-}
-
-// copyOfThisBinary copies the test binary to path with mode.
-func copyOfThisBinary(t *testing.T, path string, mode os.FileMode) string {
-	t.Helper()
-	b, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(path, mode); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }

@@ -79,7 +79,35 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := persistWAL(ctx, db); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return &DB{db: db, path: path}, nil
+}
+
+// persistWAL keeps the -wal and -shm files when the writer closes: a
+// reader that may not write the registry's directory (a read-only home
+// in a sandbox) cannot make them, and reads a WAL database only through
+// them. The one connection keeps the setting until it closes.
+func persistWAL(ctx context.Context, db *sql.DB) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("opening the registry: %w", err)
+	}
+	defer conn.Close()
+	return conn.Raw(func(driverConn any) error {
+		fc, ok := driverConn.(interface {
+			FileControlPersistWAL(db string, mode int) (int, error)
+		})
+		if !ok {
+			return nil
+		}
+		if _, err := fc.FileControlPersistWAL("main", 1); err != nil {
+			return fmt.Errorf("opening the registry: keeping its WAL files: %w", err)
+		}
+		return nil
+	})
 }
 
 // useWAL puts the database in WAL mode, which the file then keeps. Turning

@@ -5,10 +5,13 @@ package runtimes
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testchild"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 )
 
@@ -57,4 +60,44 @@ func TestARegistryThatIsALinkToAFileNotYetMadeIsReadOnceMade(t *testing.T) {
 	if _, err := Read(context.Background(), path); err != nil {
 		t.Fatalf("once made: %v", err)
 	}
+}
+
+// A registry is read where its reader may not write its directory (a
+// read-only home in a sandbox): once a writer closed, the files a reader
+// of a WAL database reads through are still there. As root, whom no mode
+// stops, the reader is nobody.
+func TestARegistryIsReadWhereItsDirectoryCannotBeWritten(t *testing.T) {
+	dir := testtemp.Dir(t)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	regDir := filepath.Join(dir, "registry")
+	path := filepath.Join(regDir, "runtimes.db")
+	register(t, path, allAlive, testRow("rt-1", "default", 100))
+	reader := exec.Command(testchild.Copy(t, filepath.Join(dir, "reader"), 0o755), "-test.run=^$")
+	if os.Geteuid() == 0 {
+		entries, _ := os.ReadDir(regDir)
+		for _, name := range append([]string{regDir}, namesIn(regDir, entries)...) {
+			if err := os.Chown(name, 65534, 65534); err != nil {
+				t.Fatal(err)
+			}
+		}
+		reader.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	if err := os.Chmod(regDir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(regDir, 0o755) })
+	if got := testchild.StartCmd(t, reader, "read", "REGISTRY="+path).Line(t); got != "rows: 1" {
+		t.Fatalf("the reader of a registry it cannot write beside: %s", got)
+	}
+}
+
+// namesIn is the paths of entries, in dir.
+func namesIn(dir string, entries []os.DirEntry) []string {
+	var out []string
+	for _, e := range entries {
+		out = append(out, filepath.Join(dir, e.Name()))
+	}
+	return out
 }
