@@ -2,6 +2,8 @@ package runtimes
 
 import (
 	"context"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/majordomus-mcp/majordomus-mcp/fleet"
@@ -58,7 +60,7 @@ func Collect(ctx context.Context, sc Scope) fleet.Snapshot {
 		}
 	}
 
-	listing, err := proc.ObserveListening(sc.ServerNames)
+	listing, err := proc.ObserveListening(append(sc.ServerNames, liveNames(rows, snap.PIDs)...))
 	if err != nil {
 		snap.ObservationError = err.Error()
 	}
@@ -68,6 +70,20 @@ func Collect(ctx context.Context, sc Scope) fleet.Snapshot {
 	}
 	snap.Now = time.Now()
 	return snap
+}
+
+// liveNames are the executable names of the rows whose processes run as
+// recorded: a server started through a link, or whose binary was moved
+// aside since (install -b), runs under a name of its own, which its row
+// recorded resolved.
+func liveNames(rows []fleet.Row, pids map[int]fleet.PID) []string {
+	var names []string
+	for _, r := range rows {
+		if p := pids[r.PID]; p.Exists && p.Start == r.ProcessStart && r.Executable != "" {
+			names = append(names, filepath.Base(strings.TrimSuffix(r.Executable, " (deleted)")))
+		}
+	}
+	return names
 }
 
 func (sc Scope) rows(ctx context.Context) ([]fleet.Row, error) {
