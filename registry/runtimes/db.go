@@ -26,7 +26,7 @@ import (
 // writer, nor a writer readers), set by [useWAL]. Readers open the file
 // read-only and query-only, so an inventory cannot change a byte of it.
 const (
-	writerParams = "_pragma=busy_timeout(5000)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	writerParams = "_pragma=busy_timeout(5000)&_pragma=synchronous(NORMAL)&_pragma=journal_size_limit(0)&_txlock=immediate"
 	readerParams = "mode=ro&_pragma=busy_timeout(5000)&_pragma=query_only(1)"
 )
 
@@ -89,7 +89,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 // persistWAL keeps the -wal and -shm files when the writer closes: a
 // reader that may not write the registry's directory (a read-only home
 // in a sandbox) cannot make them, and reads a WAL database only through
-// them. The one connection keeps the setting until it closes.
+// them. The one connection keeps the setting until it closes; the WAL is
+// emptied as it closes (journal_size_limit(0)), or each writer would add
+// to it and none would start it again.
 func persistWAL(ctx context.Context, db *sql.DB) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {

@@ -360,3 +360,23 @@ func TestConcurrentRegistrationsOnANewFileAllSucceed(t *testing.T) {
 		t.Fatalf("%d rows, want %d", len(rows), writers)
 	}
 }
+
+// A registry's WAL, kept when its writer closes (persistWAL), is emptied
+// then: each server writes a few times in its life, and a WAL that grew
+// with every one would slow every write and read after it.
+func TestTheRegistrysWALIsEmptiedAsItsWriterCloses(t *testing.T) {
+	path := filepath.Join(testtemp.Dir(t), "registry.db")
+	for i := range 20 {
+		register(t, path, allAlive, testRow("rt-"+strconv.Itoa(i), "default", 100+i))
+	}
+	fi, err := os.Stat(path + "-wal")
+	if err != nil {
+		t.Fatalf("after 20 writers, the WAL was not kept: %v", err)
+	}
+	if fi.Size() != 0 {
+		t.Fatalf("after 20 writers, the WAL holds %d bytes; want it emptied", fi.Size())
+	}
+	if rows := readRows(t, path); len(rows) != 20 {
+		t.Fatalf("%d rows read, want 20", len(rows))
+	}
+}
