@@ -392,8 +392,13 @@ func linkHops(p string) (hops []string, whole bool) {
 			}
 			to = from + string(filepath.Separator) + to // not cleaned: "link/.." is the link's target's parent
 		}
-		if t := strings.TrimRight(to, `/`+string(filepath.Separator)); t != "" && !strings.HasSuffix(t, ":") {
-			to = t // "current/" is the link current, followed like the rest
+		seps := `/` + string(filepath.Separator)
+		t := strings.TrimRight(to, seps)
+		for strings.HasSuffix(t, "/.") || strings.HasSuffix(t, string(filepath.Separator)+".") {
+			t = strings.TrimRight(t[:len(t)-1], seps)
+		}
+		if t != "" && !strings.HasSuffix(t, ":") {
+			to = t // "current/" and "current/." are the link current, followed like the rest
 		}
 		i := strings.LastIndexAny(to, `/`+string(filepath.Separator)) + 1
 		dir, err := filepath.EvalSymlinks(to[:i])

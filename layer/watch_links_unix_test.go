@@ -92,9 +92,9 @@ func TestWatchALinkUpFromALinkedDirectory(t *testing.T) {
 
 // A .ai/repo that links through a link follows it re-pointed (ln -sfn),
 // as an object's link does: .ai/repo -> ../current -> build-a, then b;
-// written ../current/ too.
+// written ../current/ and ../current/. too.
 func TestWatchARepoLinkThroughALinkRepointed(t *testing.T) {
-	for _, via := range []string{"../current", "../current/"} {
+	for _, via := range []string{"../current", "../current/", "../current/."} {
 		t.Run(via, func(t *testing.T) {
 			root := testtemp.Dir(t)
 			writeTree(t, root, map[string]string{".ai/manifest.yaml": testManifest,
