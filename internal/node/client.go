@@ -122,7 +122,7 @@ func (s *clientSession) serve(ctx context.Context, msg json.RawMessage) []byte {
 		b, err = s.router.await(waiting, msg, true, nil)
 	}
 	if cancelled := sent(); cancelled {
-		if err == nil {
+		if err == nil && !listens(msg) { // a listen keeps nothing busy (await)
 			s.router.release(b)
 		}
 		return nil // cancelled by its client before anything had it
