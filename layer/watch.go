@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fsnotify/fsnotify"
 	"go.uber.org/zap"
@@ -392,15 +393,15 @@ func linkHops(p string) (hops []string, whole bool) {
 			}
 			to = from + string(filepath.Separator) + to // not cleaned: "link/.." is the link's target's parent
 		}
-		seps := `/` + string(filepath.Separator)
-		t := strings.TrimRight(to, seps)
-		for strings.HasSuffix(t, "/.") || strings.HasSuffix(t, string(filepath.Separator)+".") {
-			t = strings.TrimRight(t[:len(t)-1], seps)
+		isSep := func(r rune) bool { return r < utf8.RuneSelf && os.IsPathSeparator(uint8(r)) }
+		t := strings.TrimRightFunc(to, isSep)
+		for len(t) > 1 && t[len(t)-1] == '.' && isSep(rune(t[len(t)-2])) {
+			t = strings.TrimRightFunc(t[:len(t)-1], isSep)
 		}
 		if t != "" && !strings.HasSuffix(t, ":") {
 			to = t // "current/" and "current/." are the link current, followed like the rest
 		}
-		i := strings.LastIndexAny(to, `/`+string(filepath.Separator)) + 1
+		i := strings.LastIndexFunc(to, isSep) + 1
 		dir, err := filepath.EvalSymlinks(to[:i])
 		if err != nil {
 			return hops, false
