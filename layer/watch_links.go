@@ -1,0 +1,132 @@
+package layer
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/fsnotify/fsnotify"
+	"go.uber.org/zap"
+)
+
+// addTree watches dir and its subdirectories, dot-directories aside, and
+// returns the files and links outside what it watches that its objects'
+// links lead through (an object is the file its link names, and an edit of
+// that file, or a link on the way re-pointed, is no event of dir's), and
+// the links that lead through a directory that is not there. A missing
+// dir is fine: the watch on .ai reports its creation.
+func (l *Layer) addTree(w *fsnotify.Watcher, dir string) (targets map[string]bool, dangling []string) {
+	real, err := filepath.EvalSymlinks(dir) // .ai/repo may be a link itself
+	if err != nil {
+		real = dir
+	}
+	walked := func(t string) bool { // in a directory the walk below watches
+		for _, d := range []string{dir, real} {
+			if rel, err := filepath.Rel(d, filepath.Dir(t)); err == nil && under(t, d) && !hidden(rel) {
+				return true
+			}
+		}
+		return false
+	}
+	targets = map[string]bool{}
+	_ = filepath.WalkDir(dir+string(filepath.Separator), func(p string, d fs.DirEntry, err error) error {
+		p = filepath.Clean(p)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				l.log.Warn("layer watch skipped a directory", zap.String("path", p), zap.Error(pathErr(err)))
+			}
+			if d != nil && d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.IsDir() {
+			if d.Type()&fs.ModeSymlink != 0 && strings.HasSuffix(d.Name(), ".md") {
+				hops, whole := linkHops(p)
+				for _, t := range hops {
+					if !walked(t) {
+						targets[t] = true
+					}
+				}
+				if !whole && !exists(p) { // what resolves is never looked for
+					dangling = append(dangling, p)
+				}
+			}
+			return nil
+		}
+		if p != dir && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		if err := w.Add(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			l.log.Warn("layer watch failed", zap.String("path", p), zap.Error(err))
+		}
+		return nil
+	})
+	return targets, dangling
+}
+
+// linkHops is where the link at p leads, one link at a time: each link on
+// the way and the file at its end (there or not), named in its directory's
+// resolved path, as the kernel resolves a link from the directory it
+// really is in. whole is false when a directory on the way is not there:
+// nothing there can be watched until it is.
+func linkHops(p string) (hops []string, whole bool) {
+	for range 40 { // as many links as a path's resolution follows (ELOOP)
+		to, err := os.Readlink(p)
+		if err != nil {
+			return hops, true // the file, or a file not there yet where its directory is
+		}
+		if !filepath.IsAbs(to) {
+			from, err := filepath.EvalSymlinks(filepath.Dir(p))
+			if err != nil {
+				return hops, false
+			}
+			to = from + string(filepath.Separator) + to // not cleaned: "link/.." is the link's target's parent
+		}
+		isSep := func(r rune) bool { return r < utf8.RuneSelf && os.IsPathSeparator(uint8(r)) }
+		t := strings.TrimRightFunc(to, isSep)
+		for len(t) > 1 && t[len(t)-1] == '.' && isSep(rune(t[len(t)-2])) {
+			t = strings.TrimRightFunc(t[:len(t)-1], isSep)
+		}
+		if t != "" && !strings.HasSuffix(t, ":") {
+			to = t // "current/" and "current/." are the link current, followed like the rest
+		}
+		i := strings.LastIndexFunc(to, isSep) + 1
+		dir, err := filepath.EvalSymlinks(to[:i])
+		if err != nil {
+			return hops, false
+		}
+		p = filepath.Join(dir, to[i:])
+		hops = append(hops, p)
+	}
+	return hops, true
+}
+
+// hidden reports whether a relative path has a dot-directory in it, which
+// the walk of a tree does not enter.
+func hidden(rel string) bool {
+	return slices.ContainsFunc(strings.Split(rel, string(filepath.Separator)), func(c string) bool {
+		return strings.HasPrefix(c, ".") && c != "." && c != ".."
+	})
+}
+
+// isLink reports whether path is a symbolic link (or a junction).
+func isLink(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0
+}
+
+// exists reports whether path leads somewhere.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// under reports whether path is dir or below it.
+func under(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
+}
