@@ -120,13 +120,19 @@ func newLogger(opts logOptions, stderr io.Writer, state *processState) (*zap.Log
 	return logger, out, nil
 }
 
+// leaseWait bounds how long a log file leased by another process is waited
+// for: a holder that never gives it up (an unanswering Samba or NFS
+// client) would hold the start for the kernel's lease-break time (45 s),
+// and a log file that cannot be opened costs nothing but itself.
+const leaseWait = time.Second
+
 // openLogFile opens path to append to: a regular file, and not the
 // process's stdout. What is not a regular file is refused before it is
 // opened (opening a device can act; opening a FIFO wakes its reader), and
 // the open never waits for a FIFO made there meanwhile (O_NONBLOCK on
 // Unix), which would hold it, then every line, until someone read it: a
-// regular file leased by another process (Samba, NFS) is opened again,
-// waiting for its lease as any open does. stdout is the protocol's.
+// regular file leased by another process (Samba, NFS) is opened again
+// once the lease is given up, within leaseWait. stdout is the protocol's.
 func openLogFile(path string) (*os.File, error) {
 	notRegular := func(fi os.FileInfo) error { return fmt.Errorf("not a regular file (%s)", fi.Mode().Type()) }
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
@@ -134,8 +140,9 @@ func openLogFile(path string) (*os.File, error) {
 	}
 	const flags = os.O_WRONLY | os.O_APPEND | os.O_CREATE
 	f, err := os.OpenFile(path, flags|openNonblocking, 0o644)
-	if errors.Is(err, syscall.EAGAIN) {
-		f, err = os.OpenFile(path, flags, 0o644)
+	for wait := 5 * time.Millisecond; errors.Is(err, syscall.EAGAIN) && wait <= leaseWait; wait *= 2 {
+		time.Sleep(wait) // the open asked the holder to give its lease up
+		f, err = os.OpenFile(path, flags|openNonblocking, 0o644)
 	}
 	if err != nil {
 		return nil, err

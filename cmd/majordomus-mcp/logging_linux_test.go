@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -46,4 +47,40 @@ func TestALeasedLogFileIsOpened(t *testing.T) {
 		t.Fatalf("a leased log file: %v", err)
 	}
 	f.Close()
+}
+
+// A log file whose lease its holder never gives up (an unanswering Samba
+// or NFS client) holds the start back no longer than the open's own
+// bound: it is refused, as any log file that cannot be opened is.
+func TestALeasedLogFileNeverGivenUpIsRefused(t *testing.T) {
+	path := filepath.Join(testtemp.Dir(t), "server.log")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	holder, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	signal.Ignore(syscall.SIGIO) // asked to give the lease up, the holder does not
+	defer signal.Reset(syscall.SIGIO)
+	if _, err := unix.FcntlInt(holder.Fd(), unix.F_SETLEASE, unix.F_RDLCK); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		f, err := openLogFile(path)
+		if err == nil {
+			f.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("a file leased to another was opened before its lease was given up")
+		}
+	case <-time.After(10 * time.Second): // the kernel would break the lease only after 45 s
+		t.Fatal("the open waits for a lease its holder never gives up")
+	}
 }
