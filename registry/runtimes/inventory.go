@@ -73,9 +73,9 @@ func Collect(ctx context.Context, sc Scope) fleet.Snapshot {
 }
 
 // liveNames are the executable names of the rows whose processes run as
-// recorded: a server started through a link, or whose binary was moved
-// aside since (install -b), runs under a name of its own, which its row
-// recorded resolved.
+// recorded: a server started through a link to a binary of another name
+// runs as that binary, whose name its row recorded, resolved. (One whose
+// binary was renamed since runs under the new name, which no row has.)
 func liveNames(rows []fleet.Row, pids map[int]fleet.PID) []string {
 	var names []string
 	for _, r := range rows {
