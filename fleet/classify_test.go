@@ -1,7 +1,7 @@
 package fleet
 
 import (
-	"path/filepath"
+	"path"
 	"reflect"
 	"slices"
 	"testing"
@@ -170,7 +170,7 @@ func TestClassify(t *testing.T) {
 		{
 			name: "a live server of a checkout holding this one, started in it, is another checkout's",
 			snap: snapshotOf(three, a, b, c, newServer("author", 106).with(func(r *Row, _ *Process) {
-				r.RepositoryRoot, r.RepositoryID = filepath.Dir(repo.Root), "id-of-parent"
+				r.RepositoryRoot, r.RepositoryID = path.Dir(repo.Root), "id-of-parent" // the fixture's paths are slashed on every system
 			})),
 			wantComplete: true,
 			check: func(t *testing.T, inv Inventory) {

@@ -177,9 +177,15 @@ func StartDir(args []string, cwd string) string {
 	}
 }
 
-// within reports whether dir is root or lies under it.
+// within reports whether dir is root or lies under it, parted by the
+// system's separators (on Windows \ as well as /).
 func within(dir, root string) bool {
-	return dir == root || strings.HasPrefix(dir, strings.TrimSuffix(root, "/")+"/")
+	if dir == root {
+		return true
+	}
+	isSep := func(r rune) bool { return r == '/' || r == filepath.Separator }
+	root = strings.TrimRightFunc(root, isSep)
+	return len(dir) > len(root) && strings.HasPrefix(dir, root) && isSep(rune(dir[len(root)]))
 }
 
 // thisBoot reports whether id names the boot the snapshot was taken in.

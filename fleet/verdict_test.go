@@ -91,7 +91,8 @@ func TestStartDir(t *testing.T) {
 			t.Errorf("StartDir(%q, %q) = %q, want %q", tt.args, tt.cwd, got, tt.want)
 		}
 	}
-	if !within("/a/b", "/a") || !within("/a", "/a") || within("/ab", "/a") || !within("/x", "/") {
+	if !within("/a/b", "/a") || !within("/a", "/a") || within("/ab", "/a") || !within("/x", "/") ||
+		!within(filepath.Join("c", "checkout", "sub"), filepath.Join("c", "checkout")) {
 		t.Error("within")
 	}
 }
