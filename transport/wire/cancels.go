@@ -14,26 +14,36 @@ import (
 type Cancels struct{ m sync.Map }
 
 type cancelling struct {
-	cancel    context.CancelFunc
-	cancelled atomic.Bool
+	cancel context.CancelFunc
+	// state is under way, cancelled or ended; each of Cancel and end
+	// moves it from under way once, so they agree on which came first.
+	state atomic.Int32
 }
+
+const (
+	stateUnderWay int32 = iota
+	stateCancelled
+	stateEnded
+)
 
 // Begin records the request id, answered under ctx. The context it
 // returns ends when the client cancels the request; end forgets it and
-// reports whether the client cancelled it.
+// reports whether the client cancelled it first.
 func (c *Cancels) Begin(ctx context.Context, id json.RawMessage) (context.Context, func() (cancelled bool)) {
 	ctx, cancel := context.WithCancel(ctx)
 	key, r := string(id), &cancelling{cancel: cancel}
 	c.m.Store(key, r)
 	return ctx, func() bool {
+		r.state.CompareAndSwap(stateUnderWay, stateEnded)
 		c.m.CompareAndDelete(key, r)
 		cancel()
-		return r.cancelled.Load()
+		return r.state.Load() == stateCancelled
 	}
 }
 
 // Cancel cancels the request that params, a notifications/cancelled's,
-// names, and reports whether it was being answered.
+// names, and reports whether it did so before the request ended: when
+// not, whatever the request went on to has it, and may be told.
 func (c *Cancels) Cancel(params json.RawMessage) bool {
 	var p struct {
 		RequestID json.RawMessage `json:"requestId"`
@@ -42,9 +52,12 @@ func (c *Cancels) Cancel(params json.RawMessage) bool {
 		return false
 	}
 	v, ok := c.m.Load(string(p.RequestID))
-	if ok {
-		v.(*cancelling).cancelled.Store(true)
-		v.(*cancelling).cancel()
+	if !ok {
+		return false
 	}
-	return ok
+	r := v.(*cancelling)
+	if r.state.CompareAndSwap(stateUnderWay, stateCancelled) {
+		r.cancel()
+	}
+	return r.state.Load() == stateCancelled
 }
