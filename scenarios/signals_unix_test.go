@@ -176,11 +176,14 @@ func init() {
 }
 
 // A signal ends the demo as it ends a server: the processes it started are
-// stopped and its directory removed, then it dies of the signal.
+// stopped and its directory removed, then it dies of the signal, having
+// logged no failure (its step was cut off, not failed).
 func TestASignalEndsTheDemoAndLeavesNothing(t *testing.T) {
 	tmp := t.TempDir()
 	cmd := exec.CommandContext(ctx(t), bin, "demo")
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -201,5 +204,8 @@ func TestASignalEndsTheDemoAndLeavesNothing(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("the demo left %v in its temporary directory", left)
+	}
+	if strings.Contains(stderr.String(), `"level":"error"`) {
+		t.Errorf("the demo ended by a signal logged a failure:\n%s", stderr.String())
 	}
 }

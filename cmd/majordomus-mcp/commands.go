@@ -102,7 +102,9 @@ func runDemo(ctx context.Context, env *environment) error {
 	defer cancel()
 	env.signals.relay(ctx, func(os.Signal) { cancel() })
 	err = demo.Run(ctx, env.stdout, self)
-	env.died = env.signals.first()
+	if env.died = env.signals.first(); env.died != nil {
+		return nil // it ends as the signal says: no step failed
+	}
 	return err
 }
 
