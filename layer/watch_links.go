@@ -80,14 +80,14 @@ func linkHops(p string) (hops []string, whole bool) {
 		if err != nil {
 			return hops, true // the file, or a file not there yet where its directory is
 		}
+		start := 0 // where to's own text begins: the directory before it is resolved
 		if !filepath.IsAbs(to) {
 			from, err := filepath.EvalSymlinks(filepath.Dir(p))
 			if err != nil {
 				return hops, false
 			}
-			to = from + string(filepath.Separator) + to // not cleaned: "link/.." is the link's target's parent
+			start, to = len(from)+1, from+string(filepath.Separator)+to // not cleaned: "link/.." is the link's target's parent
 		}
-		isSep := func(r rune) bool { return r < utf8.RuneSelf && os.IsPathSeparator(uint8(r)) }
 		t := strings.TrimRightFunc(to, isSep)
 		for len(t) > 1 && t[len(t)-1] == '.' && isSep(rune(t[len(t)-2])) {
 			t = strings.TrimRightFunc(t[:len(t)-1], isSep)
@@ -96,6 +96,7 @@ func linkHops(p string) (hops []string, whole bool) {
 			to = t // "current/" and "current/." are the link current, followed like the rest
 		}
 		i := strings.LastIndexFunc(to, isSep) + 1
+		hops = append(hops, dirLinks(to[:i], start)...)
 		dir, err := filepath.EvalSymlinks(to[:i])
 		if err != nil {
 			return hops, false
@@ -105,6 +106,28 @@ func linkHops(p string) (hops []string, whole bool) {
 	}
 	return hops, true
 }
+
+// dirLinks are the links among the directories of dir's text from start
+// on, each named in its resolved directory: one re-pointed leads the path
+// elsewhere, as a link to a file does.
+func dirLinks(dir string, start int) []string {
+	var links []string
+	for j := start; j < len(dir); j++ {
+		if !isSep(rune(dir[j])) {
+			continue
+		}
+		k := strings.LastIndexFunc(dir[:j], isSep) + 1
+		if name := dir[k:j]; name != "" && name != "." && name != ".." && isLink(dir[:j]) {
+			if parent, err := filepath.EvalSymlinks(dir[:k]); err == nil {
+				links = append(links, filepath.Join(parent, name))
+			}
+		}
+	}
+	return links
+}
+
+// isSep reports whether r separates a path's names on this system.
+func isSep(r rune) bool { return r < utf8.RuneSelf && os.IsPathSeparator(uint8(r)) }
 
 // hidden reports whether a relative path has a dot-directory in it, which
 // the walk of a tree does not enter.
