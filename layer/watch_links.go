@@ -80,8 +80,18 @@ func linkHops(p string) (hops []string, whole bool) {
 		if err != nil {
 			return hops, true // the file, or a file not there yet where its directory is
 		}
-		start := 0 // where to's own text begins: the directory before it is resolved
-		if !filepath.IsAbs(to) {
+		// start is where to's own directories begin: before it, the
+		// directory a relative link is in (resolved already), or what an
+		// absolute one shares with it (the link's own path, not its target).
+		start := len(filepath.VolumeName(to)) + 1
+		if filepath.IsAbs(to) {
+			own := filepath.Dir(p) + string(filepath.Separator)
+			for j := 0; j < len(to) && j < len(own) && to[j] == own[j]; j++ {
+				if isSep(rune(to[j])) {
+					start = max(start, j+1)
+				}
+			}
+		} else {
 			from, err := filepath.EvalSymlinks(filepath.Dir(p))
 			if err != nil {
 				return hops, false
@@ -109,7 +119,8 @@ func linkHops(p string) (hops []string, whole bool) {
 
 // dirLinks are the links among the directories of dir's text from start
 // on, each named in its resolved directory: one re-pointed leads the path
-// elsewhere, as a link to a file does.
+// elsewhere, as a link to a file does. A link in a volume's root (/tmp and
+// /var on macOS, /lib) is the system's, and its root is not watched.
 func dirLinks(dir string, start int) []string {
 	var links []string
 	for j := start; j < len(dir); j++ {
@@ -118,7 +129,7 @@ func dirLinks(dir string, start int) []string {
 		}
 		k := strings.LastIndexFunc(dir[:j], isSep) + 1
 		if name := dir[k:j]; name != "" && name != "." && name != ".." && isLink(dir[:j]) {
-			if parent, err := filepath.EvalSymlinks(dir[:k]); err == nil {
+			if parent, err := filepath.EvalSymlinks(dir[:k]); err == nil && filepath.Dir(parent) != parent {
 				links = append(links, filepath.Join(parent, name))
 			}
 		}

@@ -5,6 +5,7 @@ package layer
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
@@ -154,4 +155,26 @@ func TestWatchALinkThroughADirectoryLinkRepointed(t *testing.T) {
 	_, changes, _, _ := watchAt(t, root, false)
 	repoint(t, "v2", filepath.Join(root, "shared/current"))
 	waitBody(t, changes, "majordomus://rule/s", "two\n")
+}
+
+// An absolute link's hops are the links of its own path, not of the path
+// it shares with the link (a checkout reached through a link in a home
+// directory, home/proj -> store/proj): that link is not a hop, or the home
+// directory would be watched, and its every change wake the watch.
+func TestAnAbsoluteLinksHopsLeaveTheSharedPathOut(t *testing.T) {
+	base := testtemp.Dir(t)
+	writeTree(t, base, map[string]string{"store/proj/.ai/manifest.yaml": testManifest, "store/proj/notes/s.md": rule("s", "S\n")})
+	proj := filepath.Join(base, "home", "proj")
+	if err := os.MkdirAll(filepath.Dir(proj), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link(t, "../store/proj", proj)
+	if err := os.MkdirAll(filepath.Join(proj, ".ai/repo"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link(t, filepath.Join(proj, "notes/s.md"), filepath.Join(proj, ".ai/repo/s.md"))
+	hops, whole := linkHops(filepath.Join(proj, ".ai/repo/s.md"))
+	if !whole || len(hops) != 1 || !strings.HasSuffix(hops[0], filepath.Join("store", "proj", "notes", "s.md")) {
+		t.Errorf("hops %q (whole %v); want only the file, in store/proj", hops, whole)
+	}
 }
