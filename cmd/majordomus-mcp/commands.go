@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 
+	"go.uber.org/zap"
+
 	"github.com/majordomus-mcp/majordomus-mcp/internal/demo"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/node"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/release"
@@ -103,7 +105,10 @@ func runDemo(ctx context.Context, env *environment) error {
 	env.signals.relay(ctx, func(os.Signal) { cancel() })
 	err = demo.Run(ctx, env.stdout, self)
 	if env.died = env.signals.first(); env.died != nil {
-		return nil // it ends as the signal says: no step failed
+		if err != nil { // what it was doing, or had failed at: said, not as the failure it ends of
+			env.log.Info("demo stopped by "+signalName(env.died), zap.Error(err))
+		}
+		return nil
 	}
 	return err
 }
