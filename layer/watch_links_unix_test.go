@@ -144,16 +144,16 @@ func TestWatchADirectorySwappedUnderALink(t *testing.T) {
 }
 
 // An object's link through a directory that is a link follows it
-// re-pointed: .ai/repo/s.md -> ../../shared/current/s.md, with current a
+// re-pointed: .ai/repo/s.md -> ../../releases/current/s.md, with current a
 // link to v1, then to v2 (a "current release" link).
 func TestWatchALinkThroughADirectoryLinkRepointed(t *testing.T) {
 	root := testtemp.Dir(t)
 	writeTree(t, root, map[string]string{".ai/manifest.yaml": testManifest, ".ai/repo/a.md": rule("a", ""),
-		"shared/v1/s.md": rule("s", "one\n"), "shared/v2/s.md": rule("s", "two\n")})
-	link(t, "v1", filepath.Join(root, "shared/current"))
-	link(t, "../../shared/current/s.md", filepath.Join(root, ".ai/repo/s.md"))
+		"releases/v1/s.md": rule("s", "one\n"), "releases/v2/s.md": rule("s", "two\n")})
+	link(t, "v1", filepath.Join(root, "releases/current"))
+	link(t, "../../releases/current/s.md", filepath.Join(root, ".ai/repo/s.md"))
 	_, changes, _, _ := watchAt(t, root, false)
-	repoint(t, "v2", filepath.Join(root, "shared/current"))
+	repoint(t, "v2", filepath.Join(root, "releases/current"))
 	waitBody(t, changes, "majordomus://rule/s", "two\n")
 }
 
