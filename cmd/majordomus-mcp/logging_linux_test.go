@@ -17,21 +17,10 @@ import (
 // do) is opened once the lease is given up, as any open of it is: the
 // open that does not wait for a FIFO does not give up on it.
 func TestALeasedLogFileIsOpened(t *testing.T) {
-	path := filepath.Join(testtemp.Dir(t), "server.log")
-	if err := os.WriteFile(path, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	holder, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Close()
 	broken := make(chan os.Signal, 1)
 	signal.Notify(broken, syscall.SIGIO) // the kernel asks the holder to give the lease up
 	defer signal.Stop(broken)
-	if _, err := unix.FcntlInt(holder.Fd(), unix.F_SETLEASE, unix.F_RDLCK); err != nil {
-		t.Fatal(err)
-	}
+	path, holder := leasedFile(t)
 	fd, released, opened := holder.Fd(), make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(released)
@@ -53,20 +42,9 @@ func TestALeasedLogFileIsOpened(t *testing.T) {
 // or NFS client) holds the start back no longer than the open's own
 // bound: it is refused, as any log file that cannot be opened is.
 func TestALeasedLogFileNeverGivenUpIsRefused(t *testing.T) {
-	path := filepath.Join(testtemp.Dir(t), "server.log")
-	if err := os.WriteFile(path, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	holder, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Close()
 	signal.Ignore(syscall.SIGIO) // asked to give the lease up, the holder does not
 	defer signal.Reset(syscall.SIGIO)
-	if _, err := unix.FcntlInt(holder.Fd(), unix.F_SETLEASE, unix.F_RDLCK); err != nil {
-		t.Fatal(err)
-	}
+	path, _ := leasedFile(t)
 	done := make(chan error, 1)
 	go func() {
 		f, err := openLogFile(path)
@@ -83,4 +61,24 @@ func TestALeasedLogFileNeverGivenUpIsRefused(t *testing.T) {
 	case <-time.After(10 * time.Second): // the kernel would break the lease only after 45 s
 		t.Fatal("the open waits for a lease its holder never gives up")
 	}
+}
+
+// leasedFile is a log file this process holds a read lease on, as another
+// process's server would (the kernel tells the holder by SIGIO), through
+// holder, closed when the test ends.
+func leasedFile(t *testing.T) (path string, holder *os.File) {
+	t.Helper()
+	path = filepath.Join(testtemp.Dir(t), "server.log")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	holder, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { holder.Close() })
+	if _, err := unix.FcntlInt(holder.Fd(), unix.F_SETLEASE, unix.F_RDLCK); err != nil {
+		t.Fatal(err)
+	}
+	return path, holder
 }
