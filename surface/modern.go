@@ -95,6 +95,8 @@ func (s *Surface) modernOf(ctx context.Context, meta *mcp.Meta) (ModernRequest, 
 // one that cannot. The key may be spelled with escapes (\/, or \u00XX
 // for any of its ASCII characters), which a decoder reads as the key;
 // the escapes text is full of (\n, \", \u of what is not ASCII) cannot.
+// It scans as transport/wire's escapesASCII does, which this package, the
+// surface the transport serves, may not import.
 func mayBeModern(raw []byte) bool {
 	if bytes.Contains(raw, []byte(mcp.MetaKeyProtocolVersion)) || bytes.Contains(raw, []byte(`\/`)) {
 		return true
