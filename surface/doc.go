@@ -52,8 +52,9 @@
 //  1. the peer of the session it came on, when that session is on the
 //     board: the stdio client served in process. A claim it sends is
 //     ignored; the session is its identity.
-//  2. the peer its _meta[PeerMeta] claims: a bridge relaying a stdio client
-//     sends that client's id with every request. A claim counts only as a
+//  2. the peer it claims: in its context ([Config].PeerClaim: a bridge
+//     relaying a stdio client sends that client's id in a header with
+//     every request), else in its _meta[PeerMeta]. A claim counts only as a
 //     string of the board's form (p<n>, n from 1, six digits at most); and
 //     it is refused when an attached session's peer holds the id — a claim
 //     never merges into a session. A claim of a sessionless peer's id is

@@ -87,6 +87,11 @@ func (s *Surface) modernOf(ctx context.Context, meta *mcp.Meta) (ModernRequest, 
 		m.Client = &Client{Name: info.Name, Version: info.Version, Title: info.Title}
 	}
 	m.Claim, _ = meta.AdditionalFields[PeerMeta].(string)
+	if s.cfg.PeerClaim != nil {
+		if claim := s.cfg.PeerClaim(ctx); claim != "" {
+			m.Claim = claim // a bridge's, in a header: the body is the client's as it wrote it
+		}
+	}
 	return m, true
 }
 

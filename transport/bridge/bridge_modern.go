@@ -16,8 +16,9 @@ import (
 // request carries its revision, capabilities and identity in _meta, over
 // HTTP in headers too. The bridge relays such a request as it came, on no
 // session, with the headers that revision requires (MCP-Protocol-Version,
-// Mcp-Method, Mcp-Name) and the client's peer id in _meta[peerMeta], so
-// that the server knows every request of one stdio client as one peer.
+// Mcp-Method, Mcp-Name) and the client's peer id in a header of ours
+// (carry.SetPeer), so that the server knows every request of one stdio
+// client as one peer.
 // The answer, whatever its HTTP status, is the server's JSON-RPC answer
 // and goes to the client as it is: a host gets the same bytes attached as
 // served in process (R8).
@@ -57,7 +58,8 @@ func (b *Bridge) exchangeModern(ctx context.Context, msg json.RawMessage, c call
 	header := postHeader()
 	b.setHeaders(header, "", c.version)
 	setModernHeaders(header, c)
-	res := b.post(ctx, b.withPeer(msg), header, b.resendable([]call{c}))
+	carry.SetPeer(header, b.modernPeer())
+	res := b.post(ctx, msg, header, b.resendable([]call{c}))
 	switch {
 	case res.outcome == failed && len(res.body) == 0:
 		return nil, &failure{cause: b.unreachable(res.err), notRun: res.notRun}
@@ -73,17 +75,17 @@ func (b *Bridge) exchangeModern(ctx context.Context, msg json.RawMessage, c call
 		b.cfg.URL, res.status, httpErrorMessage(res.body))), nil
 }
 
-// withPeer is msg with the client's peer id in its _meta: the one its
+// modernPeer is the client's peer id for a modern message: the one its
 // session or an earlier bridge had, else one drawn from cfg.NewPeer the
 // first time a modern message needs it (and carried over a failover after
 // that).
-func (b *Bridge) withPeer(msg json.RawMessage) json.RawMessage {
+func (b *Bridge) modernPeer() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.record.Peer == "" && b.cfg.NewPeer != nil {
 		b.record.Peer = b.cfg.NewPeer()
 	}
-	return carry.WithPeerMeta(msg, b.record.Peer)
+	return b.record.Peer
 }
 
 // setModernHeaders sets the headers 2026-07-28 requires of a POST besides

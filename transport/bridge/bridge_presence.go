@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -60,7 +61,7 @@ func (b *Bridge) presence() (opened bool) {
 		Meta          json.RawMessage        `json:"_meta"`
 	}{Notifications: mcp.SubscriptionFilter{PromptsListChanged: true}, Meta: meta})
 	_, version := wire.MetaOf(params)
-	msg := b.withPeer(wire.RequestFrame(PresenceID, string(mcp.MethodSubscriptionsListen), params))
+	msg := wire.RequestFrame(PresenceID, string(mcp.MethodSubscriptionsListen), params)
 	req, err := http.NewRequestWithContext(b.ctx, http.MethodPost, b.endpoint, bytes.NewReader(msg))
 	if err != nil {
 		return false
@@ -68,6 +69,7 @@ func (b *Bridge) presence() (opened bool) {
 	req.Header = postHeader()
 	b.setHeaders(req.Header, "", version)
 	setModernHeaders(req.Header, call{env: wire.Envelope{Method: string(mcp.MethodSubscriptionsListen)}})
+	carry.SetPeer(req.Header, b.modernPeer())
 	opened, _ = b.listen(req, "presence", func([]byte) error { return nil }, zap.String("peer", b.PeerID()))
 	return opened
 }

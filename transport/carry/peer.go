@@ -1,12 +1,10 @@
 package carry
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"strings"
 )
 
 // A client keeps its peer id across take-overs (docs/design.md#the-layer):
@@ -15,7 +13,9 @@ import (
 // and wherever the session is opened again — a re-attach, a take-over, a
 // server that restarted — its initialize claims the id: in the peerHeader
 // of the POST over HTTP, in the context of an in-process session. The
-// server grants a claim when no other session of its holds that id.
+// server grants a claim when no other session of its holds that id. A
+// 2026-07-28 client has no session: its bridge claims the id with every
+// request it relays, in the same header (SetPeer).
 //
 // The session brings its last announcement too, so that it is on the new
 // board with it from its first instant and nothing is replayed: in the
@@ -30,7 +30,8 @@ import (
 const (
 	// peerMeta is the key of the peer id in an initialize result's _meta.
 	peerMeta = "io.majordomus/peer"
-	// peerHeader carries a claimed peer id on an initialize POST.
+	// peerHeader carries a claimed peer id on an initialize POST, and on
+	// every POST of a 2026-07-28 request a bridge relays.
 	peerHeader = "Majordomus-Peer"
 	// announceHeaderName carries a session's carried announcement on an
 	// initialize POST.
@@ -81,6 +82,16 @@ func SetClaim(h http.Header, ctx context.Context) {
 	}
 }
 
+// SetPeer sets on h, the header of a POST of a 2026-07-28 request a
+// bridge relays, the peer id of its client, which the server reads as the
+// request's claim (ClaimOf), as it would read _meta[peerMeta]: the body
+// goes as the client wrote it, within the size limit it was read under.
+func SetPeer(h http.Header, id string) {
+	if id != "" {
+		h.Set(peerHeader, id)
+	}
+}
+
 type peerClaimKey struct{}
 
 // WithPeerClaim returns ctx claiming peer id for the session an initialize
@@ -127,56 +138,3 @@ func Opened(answer []byte) (peer string, announced bool) {
 
 // AnnounceTool is the tool a client announces itself with.
 const AnnounceTool = "majordomus_announce"
-
-// WithPeerMeta is msg with peer as its params' _meta[peerMeta]; msg as it
-// is when peer is "" or msg cannot be read, or could be read otherwise
-// once re-encoded (plainKeys). Nothing else grows: what the client wrote
-// is kept as it wrote it, < > and & too (escaped, a message of code within
-// the size limit could go over it).
-func WithPeerMeta(msg json.RawMessage, peer string) json.RawMessage {
-	if peer == "" {
-		return msg
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(msg, &m) != nil || !plainKeys(m, "params") {
-		return msg
-	}
-	params := map[string]json.RawMessage{}
-	if raw, ok := m["params"]; ok && (json.Unmarshal(raw, &params) != nil || !plainKeys(params, "_meta")) {
-		return msg
-	}
-	meta := map[string]json.RawMessage{}
-	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
-		return msg
-	}
-	meta[peerMeta] = marshal(peer)
-	params["_meta"] = marshal(meta)
-	m["params"] = marshal(params)
-	return marshal(m)
-}
-
-// plainKeys reports whether m's keys keep their meaning re-encoded in
-// another order, with name set: Go's decoders, mcp-go's among them, match
-// a key in any case and keep the last, so two keys that differ only in
-// case, or name spelled otherwise, would be read otherwise.
-func plainKeys(m map[string]json.RawMessage, name string) bool {
-	folded := make(map[string]bool, len(m))
-	for k := range m {
-		f := strings.ToLower(strings.ToUpper(k))
-		if folded[f] || f == name && k != name {
-			return false
-		}
-		folded[f] = true
-	}
-	return true
-}
-
-// marshal is v as JSON, without escaping < > and &, of what was just read
-// or a string: it cannot fail.
-func marshal(v any) json.RawMessage {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-}

@@ -151,9 +151,15 @@ func TestAModernClientGetsTheSameBytesThroughABridge(t *testing.T) {
 		// that re-encoded them in its own order read otherwise
 		{`tools/call","Method":"tools/list`, `{"name":"confirm"}`},
 		{"tools/call", `{"name":"confirm","Name":"lookup"}`},
+		// a message of the size limit, which a bridge that added the
+		// client's peer id to it took past the limit
+		{"tools/call", ""},
 	} {
 		id := strconv.Itoa(i + 1)
 		line := modernRequest(i+1, r.method, r.params)
+		if r.params == "" && r.method == "tools/call" {
+			line = modernRequest(i+1, r.method, lookup(strings.Repeat("x", wire.MaxMessageBytes-len(modernRequest(i+1, r.method, lookup(""))))))
+		}
 		bridged.send(line)
 		b, _ := bridged.answer(id)
 		local.send(line)
