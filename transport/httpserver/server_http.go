@@ -299,7 +299,7 @@ func (h *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !hostAllowed(r) {
 		h.refused.Warn("a loopback request under a foreign host name was refused", zap.String("host", heard(r.Host)))
-		writeError(w, http.StatusForbidden, errCodeForbidden,
+		refuseUnread(w, r, http.StatusForbidden, errCodeForbidden,
 			fmt.Sprintf("the Host header %q does not name this loopback server (DNS rebinding is refused)", heard(r.Host)))
 		return
 	}

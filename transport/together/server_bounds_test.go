@@ -92,18 +92,20 @@ func TestSessionsOpenedAtOnceStayWithinTheCap(t *testing.T) {
 
 // A body trickled in is cut off at the body timeout: the server answers
 // and closes the connection rather than hold it. One trickled in without
-// the token is refused at once, and its connection closed.
+// the token, or under a foreign Host, is refused at once, and its
+// connection closed: nothing holds a shutdown.
 func TestASlowBodyIsCutOff(t *testing.T) {
 	const limit = 200 * time.Millisecond
 	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, BodyTimeout: limit})
-	trickle := func(authorization string) (time.Duration, *http.Response) {
-		conn, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
+	addr := strings.TrimPrefix(s.url, "http://")
+	trickle := func(host, authorization string) (time.Duration, *http.Response) {
+		conn, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer conn.Close()
 		began := time.Now()
-		_, err = conn.Write([]byte("POST /mcp HTTP/1.1\r\nHost: " + strings.TrimPrefix(s.url, "http://") + authorization +
+		_, err = conn.Write([]byte("POST /mcp HTTP/1.1\r\nHost: " + host + authorization +
 			"\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{"))
 		if err != nil {
 			t.Fatal(err)
@@ -121,11 +123,15 @@ func TestASlowBodyIsCutOff(t *testing.T) {
 		}
 		return time.Since(began), resp
 	}
-	if took, resp := trickle("\r\nAuthorization: " + secret.Authorization(testSecret)); took < limit || took > limit+time.Second || resp.StatusCode != http.StatusBadRequest {
+	token := "\r\nAuthorization: " + secret.Authorization(testSecret)
+	if took, resp := trickle(addr, token); took < limit || took > limit+time.Second || resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("the slow body was cut off after %s (status %d); want about %s", took, resp.StatusCode, limit)
 	}
-	if took, resp := trickle(""); took > limit || resp.StatusCode != http.StatusUnauthorized {
+	if took, resp := trickle(addr, ""); took > limit || resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("the slow body without the token was answered %d after %s; want 401 at once", resp.StatusCode, took)
+	}
+	if took, resp := trickle("rebound.example", token); took > limit || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("the slow body under a foreign Host was answered %d after %s; want 403 at once", resp.StatusCode, took)
 	}
 }
 
