@@ -6,6 +6,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // A frozen leaseholder is replaced before anyone asks
@@ -106,4 +108,37 @@ func TestABridgeOfAReplacedFrozenLeaseholderMovesAtItsNextCall(t *testing.T) {
 	if _, err := c.WaitLog(ctx(t), "re-attached to the shared server", after); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Bridges of 2026-07-28 clients notice a frozen leaseholder too, with no
+// client speaking: they have no session to ping, so their heartbeats probe
+// the server. One takes it over; the other moves there and holds its
+// client's presence there, under the same peer id: both clients stay on
+// the board (docs/design.md#nothing-is-lost).
+func TestAFrozenLeaseholderOfModernClientsIsReplacedBeforeAnyoneAsks(t *testing.T) {
+	quick := []string{"--heartbeat", "300ms", "--busy-grace", "2s", "--probe-timeout", "500ms"}
+	dir := checkout(t)
+	a := shared(t, dir, quick...)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	b, c := modernBridged(t, dir, quick...), modernBridged(t, dir, quick...)
+	peers := map[*mcpclient.Process]string{b: modernCaller(t, b), c: modernCaller(t, c)}
+	stop(t, a)
+	t.Cleanup(func() { a.Signal(syscall.SIGCONT) })
+
+	took := oneTakesOver(t, b, c)
+	other := b
+	if took == b {
+		other = c
+	}
+	if err := other.WaitLogs(ctx(t), 2, "presence open"); err != nil {
+		t.Fatal(err)
+	}
+	board := modernBoard(t, took)
+	for _, p := range board.Peers {
+		if p.ID == peers[other] && p.Attached && board.Caller == peers[took] {
+			return
+		}
+	}
+	t.Fatalf("after the take-over, %s's board lacks %s attached: %+v", peers[took], peers[other], board)
 }

@@ -69,6 +69,13 @@ func modernBridged(t *testing.T, dir string, args ...string) *mcpclient.Process 
 // client's requests by.
 func modernCaller(t *testing.T, p *mcpclient.Process) string {
 	t.Helper()
+	return modernBoard(t, p).Caller
+}
+
+// modernBoard is the board majordomus_peers answers a 2026-07-28 client
+// (modern-agent), which it names the caller on.
+func modernBoard(t *testing.T, p *mcpclient.Process) boardView {
+	t.Helper()
 	r, err := p.Call(ctx(t), "tools/call", withMeta(map[string]any{"name": "majordomus_peers", "arguments": map[string]any{}}, "modern-agent"))
 	var res struct {
 		StructuredContent boardView `json:"structuredContent"`
@@ -76,7 +83,7 @@ func modernCaller(t *testing.T, p *mcpclient.Process) string {
 	if err != nil || r.Error != nil || json.Unmarshal(r.Result, &res) != nil || res.StructuredContent.Caller == "" {
 		t.Fatalf("majordomus_peers: %s %+v %v", r.Result, r.Error, err)
 	}
-	return res.StructuredContent.Caller
+	return res.StructuredContent
 }
 
 // attachedOn reports whether p's board lists peer attached.

@@ -18,8 +18,8 @@ import (
 // flight. An idle bridge moves at once: the old server ends its stream (or
 // a 2026-07-28 client's presence), whose end is a boundary too
 // (movesOnLost); failing that (a server frozen as it was taken over ends
-// nothing), when its heartbeat hears it, or, for a 2026-07-28 client,
-// which has no heartbeat, at its next message. After any take-over, every
+// nothing), when its heartbeat hears it (for a 2026-07-28 client, when a
+// beat finds the lease naming another). After any take-over, every
 // bridged client is back on one board within one message (or one
 // heartbeat), and the old server drains.
 

@@ -31,6 +31,11 @@ const (
 // than twice a heartbeat): a server frozen just after a ping is then
 // replaced within a heartbeat and a busy grace, its take-over included
 // (docs/design.md#a-stopped-server-is-gone), not a take-over later.
+//
+// A 2026-07-28 client has no session to ping: while its presence is held,
+// each beat asks whether the lease still names the server and probes the
+// server instead, so that an idle client moves, or its frozen server is
+// left, as a legacy one's is.
 func (b *Bridge) heartbeat() {
 	tick := time.NewTicker(max(b.cfg.Heartbeat-b.cfg.ProbeTimeout, b.cfg.Heartbeat/2))
 	defer tick.Stop()
@@ -41,9 +46,20 @@ func (b *Bridge) heartbeat() {
 		case <-tick.C:
 		}
 		b.mu.Lock()
-		sid, proto := b.session, b.record.Protocol
+		sid, proto, present := b.session, b.record.Protocol, b.present
 		b.mu.Unlock()
-		if sid == "" || !b.attachedNow() {
+		if sid == "" && !present || !b.attachedNow() {
+			continue
+		}
+		if sid == "" {
+			if b.drained() {
+				b.move()
+				return
+			}
+			if silent := b.idleSilence(); silent != nil {
+				b.leaveGone(silent)
+				return
+			}
 			continue
 		}
 		res := b.exchange(context.WithValue(b.ctx, idleKey{}, true), wire.RequestFrame(heartbeatID, "ping", nil), sid, proto, true)

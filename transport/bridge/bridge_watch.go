@@ -32,37 +32,59 @@ func (b *Bridge) watchServer(ctx context.Context) (watched context.Context, stop
 		goneAfter -= b.cfg.ProbeTimeout
 	}
 	watched, cut := context.WithCancelCause(ctx)
-	// how often the server is probed, and how long one probe may take: a
-	// fifth of GoneAfter, between 50 ms and a second
-	every := min(max(b.cfg.GoneAfter/5, 50*time.Millisecond), time.Second)
 	began := time.Now()
-	timer := time.AfterFunc(every, func() {
-		lastAlive := began
-		for watched.Err() == nil {
-			probe, cancel := context.WithTimeout(watched, every)
-			err := b.cfg.Alive(probe)
-			cancel()
-			now := time.Now()
-			switch {
-			case err == nil:
-				lastAlive = now
-			case watched.Err() != nil:
-				return
-			case now.Sub(lastAlive) >= goneAfter:
-				cut(&SilentServer{URL: b.cfg.URL, After: now.Sub(lastAlive), last: err})
-				return
-			}
-			select { // the next probe, one interval after this one ended
-			case <-time.After(every):
-			case <-watched.Done():
-				return
-			}
+	timer := time.AfterFunc(b.probeEvery(), func() {
+		if s := b.probeUntil(watched, began, goneAfter, false); s != nil {
+			cut(s)
 		}
 	})
 	return watched, func() {
 		timer.Stop()
 		cut(nil)
 	}
+}
+
+// probeEvery is how often the server is probed, and how long one probe may
+// take: a fifth of GoneAfter, between 50 ms and a second.
+func (b *Bridge) probeEvery() time.Duration {
+	return min(max(b.cfg.GoneAfter/5, 50*time.Millisecond), time.Second)
+}
+
+// probeUntil probes the server until ctx ends (nil), it has answered no
+// probe for goneAfter since lastAlive (a *SilentServer), or, when
+// oneAnswer, it answers one (nil).
+func (b *Bridge) probeUntil(ctx context.Context, lastAlive time.Time, goneAfter time.Duration, oneAnswer bool) *SilentServer {
+	every := b.probeEvery()
+	for ctx.Err() == nil {
+		probe, cancel := context.WithTimeout(ctx, every)
+		err := b.cfg.Alive(probe)
+		cancel()
+		now := time.Now()
+		switch {
+		case err == nil && oneAnswer, ctx.Err() != nil:
+			return nil
+		case err == nil:
+			lastAlive = now
+		case now.Sub(lastAlive) >= goneAfter:
+			return &SilentServer{URL: b.cfg.URL, After: now.Sub(lastAlive), last: err}
+		}
+		select { // the next probe, one interval after this one ended
+		case <-time.After(every):
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	return nil
+}
+
+// idleSilence probes the server while no message waits: nil once it
+// answers, a *SilentServer once it has answered none for GoneAfter less a
+// probe timeout (the election's own probe completes the busy grace).
+func (b *Bridge) idleSilence() *SilentServer {
+	if b.cfg.Alive == nil || b.cfg.GoneAfter <= 0 {
+		return nil
+	}
+	return b.probeUntil(b.ctx, time.Now(), b.cfg.GoneAfter-b.cfg.ProbeTimeout, true)
 }
 
 // silenced returns the watch's cause when it cut ctx off, else nil.
