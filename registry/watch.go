@@ -23,9 +23,11 @@ type Change struct {
 // Watch reports what the lease path holds whenever that changes. The first
 // Change is what it held when the watch started; after that a Change is sent
 // only when the kind, the bytes or the file differ from the last one sent.
-// It watches the parent directory (the lease is replaced by rename, which
-// would drop a watch on the file itself), filters events by the lease's
-// name, waits debounce (zero: DefaultDebounce) after the last event before
+// It watches the lease's directory (the lease is replaced by rename, which
+// would drop a watch on the file itself) and each directory it is reached
+// through from the checkout's .ai (linkFreePath), whose move or
+// replacement takes the lease away with no event in its own directory;
+// it heeds only events on those paths, waits debounce (zero: DefaultDebounce) after the last event before
 // reading, and also reads every fallbackEvery (zero: DefaultFallbackEvery)
 // so that a lost event is noticed anyway.
 //
@@ -51,25 +53,52 @@ func watch(ctx context.Context, path string, debounce, every time.Duration, noti
 	if every <= 0 {
 		every = DefaultFallbackEvery
 	}
-	w := &watcher{path: path, base: filepath.Base(path), debounce: debounce, every: every}
+	w := &watcher{path: path, heeded: map[string]bool{filepath.Clean(path): true}, debounce: debounce, every: every}
 	if notify {
 		fw, err := fsnotify.NewWatcher()
 		if err != nil {
 			return nil, fmt.Errorf("watching lease: %w", err)
 		}
-		if err := fw.Add(filepath.Dir(path)); err != nil {
+		w.fs = fw
+		if err := w.watchTheWay(); err != nil {
 			fw.Close()
 			return nil, fmt.Errorf("watching lease directory: %w", err)
 		}
-		w.fs = fw
 	}
 	out := make(chan Change)
 	go w.run(ctx, out)
 	return out, nil
 }
 
+// ancestry yields top and each directory below it along names.
+func ancestry(top string, names []string) func(yield func(string) bool) {
+	return func(yield func(string) bool) {
+		dir := top
+		for _, name := range append([]string{""}, names...) {
+			if dir = filepath.Join(dir, name); !yield(dir) {
+				return
+			}
+		}
+	}
+}
+
+// watchTheWay watches the lease's directory and those on its way, anew
+// when one was made again; it fails only when the lease's directory cannot
+// be watched (where another cannot, the fallback reads).
+func (w *watcher) watchTheWay() error {
+	top, names := linkFreePath(filepath.Dir(w.path))
+	for dir := range ancestry(top, names) {
+		w.heeded[dir] = true
+		if dir != filepath.Dir(w.path) {
+			_ = w.fs.Add(dir)
+		}
+	}
+	return w.fs.Add(filepath.Dir(w.path))
+}
+
 type watcher struct {
-	path, base      string
+	path            string
+	heeded          map[string]bool // the lease, its directory and those it is reached through
 	debounce, every time.Duration
 	fs              *fsnotify.Watcher // nil: periodic checks only
 }
@@ -111,9 +140,12 @@ func (w *watcher) run(ctx context.Context, out chan<- Change) {
 				events = nil
 				continue
 			}
-			// The lease's own name, or the directory itself moved or
-			// removed (the path then names another directory, or none).
-			if filepath.Base(ev.Name) == w.base || filepath.Clean(ev.Name) == filepath.Dir(w.path) {
+			// The lease, or a directory on its way moved, removed or made
+			// (the path then names another directory, or none).
+			if name := filepath.Clean(ev.Name); w.heeded[name] {
+				if name != w.path && ev.Has(fsnotify.Create) {
+					_ = w.watchTheWay()
+				}
 				settle.Reset(w.debounce)
 			}
 		case _, ok := <-errs:

@@ -283,3 +283,29 @@ func processStart(t *testing.T) uint64 {
 	fmt.Sscan(fields[19], &start) // field 22 of the whole line
 	return start
 }
+
+// A lease taken away with a directory on its way (.ai/local moved out of
+// the checkout while its leaseholder serves) is lost at once, not at the
+// leaseholder's read of its lease once a minute: it hands its client over
+// and, finding no lease, serves again under a new one at the path, which
+// the next client attaches to. Before, that client made a second
+// leaseholder for up to a minute.
+func TestALeaseMovedAwayWithItsDirectoryIsLostAtOnce(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	if err := os.Rename(filepath.Join(dir, ".ai", "local"), filepath.Join(t.TempDir(), "local")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.WaitLog(ctx(t), "the lease is no longer this server's"); err != nil {
+		t.Fatal(err)
+	}
+	line, err := a.WaitLog(ctx(t), "took over as the shared server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := shared(t, dir)
+	initialize(t, b, "codex")
+	attached(t, b, fieldOf(t, line, "url"))
+}

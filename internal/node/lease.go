@@ -338,8 +338,8 @@ func (e *leaseFile) Publish(url string) error { return e.file.Publish(url) }
 func (e *leaseFile) Forget() { e.file.Forget() }
 
 // lostFallback is how often a leaseholder reads its lease though no event
-// said it changed: events tell a change at once (the directory's own move
-// or removal included), so this covers only one they lost; and every
+// said it changed: events tell a change at once (the move or removal of
+// its directory, or of one on its way from .ai, included), so this covers only one they lost; and every
 // request the server answers checks the lease first (Carries), so a lost
 // event delays only what an idle server does about it. An idle
 // leaseholder, which lives as long as its client, is not woken every few
