@@ -15,7 +15,8 @@ import (
 
 // tryLater waits its turn to try to share again: JoinRetry at first, twice
 // as long after each try that found no way (up to JoinRetryMax), and at
-// once when the lease changes (trySoon). A try that found no way says why
+// once when the lease changes (trySoon), or changed while the try ran
+// (noteChange): the try may have read it before. A try that found no way says why
 // at info when the reason is new, at debug when it is not.
 func tryLater(ctx context.Context, _ ...any) error {
 	m := machineOf(ctx)
@@ -24,6 +25,10 @@ func tryLater(ctx context.Context, _ ...any) error {
 	}
 	wait := cmp.Or(m.retryWait, m.cfg.JoinRetry)
 	m.retryWait = min(2*wait, m.cfg.JoinRetryMax)
+	if m.changed {
+		m.changed, m.retryWait = false, 0
+		wait = max(0, m.cfg.JoinRetry-time.Since(m.lastTry))
+	}
 	m.armRetry(wait)
 	why := fmt.Sprintf("%s lease: %s", m.obs.Class, m.obs.Reason)
 	switch m.obs.Class {
@@ -50,6 +55,13 @@ func trySoon(ctx context.Context, _ ...any) error {
 	return nil
 }
 
+// noteChange remembers that the lease changed while a try runs, which
+// may have read it before: the next try then comes soon (tryLater).
+func noteChange(ctx context.Context, _ ...any) error {
+	machineOf(ctx).changed = true
+	return nil
+}
+
 // tryToJoin makes one election attempt from alone: won, the process becomes
 // the leaseholder; live, it attaches; either way the session served alone
 // is carried. The client is served alone meanwhile, never held.
@@ -63,7 +75,9 @@ func tryToJoin(ctx context.Context, _ ...any) error {
 
 // stopTrying ends alone's tries: its watch, its attempt, its timer.
 func stopTrying(ctx context.Context, _ ...any) error {
-	machineOf(ctx).stopElection()
+	m := machineOf(ctx)
+	m.stopElection()
+	m.changed = false
 	return nil
 }
 

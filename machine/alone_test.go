@@ -94,6 +94,36 @@ func TestAlone_ALeaseChangeTriesAtOnceButNeverTwiceASecond(t *testing.T) {
 	})
 }
 
+// A change of the lease while a try runs may come after the try read it:
+// the next try comes as soon as the least time between tries allows, not
+// after the whole backoff (8 s here).
+func TestAlone_ALeaseChangeDuringATryBringsTheNextOneSoon(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, func(cfg *Config) { cfg.Election.(*fakeElection).changes = make(chan struct{}) })
+		h.toAlone("r")
+		for _, wait := range []time.Duration{1, 2, 4, 8} {
+			after(wait * time.Second)
+			h.expect("attempt")
+			if wait < 8 {
+				h.observe(Observation{Class: ClassUnusable, Reason: "r"})
+			}
+		}
+		after(500 * time.Millisecond) // the try probes a silent server
+		h.el.changes <- struct{}{}    // the lease taken over meanwhile
+		after(0)
+		h.expect()
+		after(500 * time.Millisecond)
+		h.observe(Observation{Class: ClassBusy, Reason: "silent", URL: newURL})
+		after(0)
+		h.expect("attempt") // the last try began a second ago
+		h.observe(Observation{Class: ClassUnusable, Reason: "r"})
+		after(DefaultJoinRetry - time.Millisecond)
+		h.expect() // the backoff starts over, from its shortest wait
+		after(time.Millisecond)
+		h.expect("attempt")
+	})
+}
+
 func TestAlone_AnUnusableLeaseIsTakenOverAndWon(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := start(t)

@@ -94,7 +94,7 @@ func configure(b *builder) {
 		onExit(stopTrying).
 		internal(RetryDue, R2, doing(tryToJoin)).
 		internal(LeaseChanged, R2, doing(trySoon), when(waiting)).
-		ignore(LeaseChanged, when(attempting)).
+		internal(LeaseChanged, R2, doing(noteChange), when(attempting)).
 		permit(LeaseWon, Leaseholder, R2).
 		permit(LeaseLive, Attached, R2, when(hasRoom)).
 		internal(LeaseLive, R2, doing(tryLater), when(serverFull)).

@@ -47,6 +47,7 @@ type Machine struct {
 	retryAt   time.Time     // when retry fires
 	retryWait time.Duration // the next wait; 0: Config.JoinRetry
 	lastTry   time.Time     // when the last try started
+	changed   bool          // the lease changed while the try in flight ran (noteChange)
 	stillWhy  string        // the reason last logged for still being alone
 
 	// The server.
