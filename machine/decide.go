@@ -106,8 +106,11 @@ func waitMessage(obs Observation, until time.Time, then string) string {
 		owner = fmt.Sprintf("the lease's owner (pid %d)", obs.Owner)
 	}
 	what := owner + " to publish its server's URL"
-	if obs.Class == ClassBusy {
+	switch {
+	case obs.Class == ClassBusy:
 		what = "the server of " + owner + " to answer"
+	case obs.Owner == 0: // an empty lease, or one whose lock is held: no owner read yet
+		what = "the process writing the lease to finish it"
 	}
 	return fmt.Sprintf("waiting for %s, until %s; then %s", what, until.Format("15:04:05.000"), then)
 }

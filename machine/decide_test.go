@@ -87,7 +87,7 @@ func TestWaitEnd(t *testing.T) {
 		{"binding past the bound", Observation{Class: ClassBinding, Owner: 42, Grace: time.Minute}, time.Time{}, bound,
 			"waiting for the lease's owner (pid 42) to publish its server's URL, until 12:00:20.000; then this client is served alone"},
 		{"binding, an empty file", Observation{Class: ClassBinding}, time.Time{}, bound,
-			"waiting for the lease's owner to publish its server's URL, until 12:00:20.000; then this client is served alone"},
+			"waiting for the process writing the lease to finish it, until 12:00:20.000; then this client is served alone"},
 		{"busy", Observation{Class: ClassBusy, Owner: 7}, t0.Add(-2 * time.Second), t0.Add(8 * time.Second),
 			"waiting for the server of the lease's owner (pid 7) to answer, until 12:00:08.000; then the lease is taken over"},
 	} {

@@ -249,6 +249,11 @@ func (e *leaseFile) acquire(ctx context.Context) machine.Observation {
 		// another process won between the read and the link: the next
 		// attempt finds its lease
 		return machine.Observation{Class: machine.ClassOutraced, Reason: "another process created the lease first"}
+	case errors.Is(err, registry.ErrLockTimeout):
+		// another process is writing the lease, slowly (stopped, say): it
+		// is waited for as a lease being bound is, within the election
+		// bound, and a client served alone tries again on its turn
+		return machine.Observation{Class: machine.ClassBinding, Reason: err.Error()}
 	case err != nil:
 		return machine.Observation{Class: machine.ClassUnusable, Reason: err.Error()}
 	}
