@@ -18,5 +18,10 @@ func (s Stamp) Same(t Stamp) bool {
 // names).
 func Lstat(path string) (Stamp, error) {
 	info, err := os.Lstat(path)
+	if err == nil {
+		// Windows reads which file it is when first asked, by path: ask now,
+		// of the file stamped, not of whatever the path names at a later Same.
+		os.SameFile(info, info)
+	}
 	return Stamp{info}, err
 }
