@@ -148,6 +148,9 @@ type Config struct {
 	MaxBody int64
 	// BodyTimeout bounds the arrival of a request body. Default 10s.
 	BodyTimeout time.Duration
+	// ListenKeepAlive is how long a 2026-07-28 listen stream stays silent
+	// before a comment is written on it. Default DefaultListenKeepAlive.
+	ListenKeepAlive time.Duration
 	// MaxSessions caps the live sessions. Default 512.
 	MaxSessions int
 	// MaxConnections caps the open connections. Default 2048.
@@ -210,6 +213,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.BodyTimeout <= 0 {
 		cfg.BodyTimeout = defaultBodyTimeout
+	}
+	if cfg.ListenKeepAlive <= 0 {
+		cfg.ListenKeepAlive = DefaultListenKeepAlive
 	}
 	if cfg.MaxSessions <= 0 {
 		cfg.MaxSessions = DefaultMaxSessions

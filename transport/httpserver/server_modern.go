@@ -51,6 +51,9 @@ func (h *Server) serveModern(w http.ResponseWriter, r *http.Request, body []byte
 		// Logged as sessions are: it is how a 2026-07-28 client stays.
 		h.log.Info("listen stream opened")
 		defer h.log.Info("listen stream closed")
+		kw, stop := keepAlive(w, h.cfg.ListenKeepAlive)
+		defer stop()
+		w = kw
 	} else if env.IsRequest() {
 		defer h.table.modernCall()()
 	}

@@ -1,6 +1,7 @@
 package together
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
@@ -241,6 +243,36 @@ func openListen(t *testing.T, s *served, id string) *http.Response {
 	}
 	t.Cleanup(func() { resp.Body.Close() })
 	return resp
+}
+
+// A 2026-07-28 listen stream that carries nothing carries a comment after
+// each ListenKeepAlive, that revision's liveness for a client that only
+// listens; the events it does carry are whole between them.
+func TestASilentModernListenIsKeptAlive(t *testing.T) {
+	f := newFixture()
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv, ListenKeepAlive: 20 * time.Millisecond})
+	resp := openListen(t, s, "1")
+	if resp.StatusCode != http.StatusOK || !wire.IsEventStream(resp.Header) {
+		t.Fatalf("the listen: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	defer time.AfterFunc(wait, func() { resp.Body.Close() }).Stop() // the cap of the wait
+	lines := bufio.NewReader(resp.Body)
+	var events []string
+	for comments := 0; comments < 2; {
+		line, err := lines.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the stream ended: %v (events %q)", err, events)
+		}
+		switch {
+		case line == ": keep-alive\n":
+			comments++
+		case strings.HasPrefix(line, "data: "):
+			events = append(events, line)
+		}
+	}
+	if len(events) != 1 || !strings.Contains(events[0], "subscriptions/acknowledged") {
+		t.Fatalf("the events before the comments: %q", events)
+	}
 }
 
 // A 2026-07-28 listen counts as a session, and so is held to the cap: at
