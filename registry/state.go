@@ -105,8 +105,8 @@ func SetStateAside(leasePath, instance string, now time.Time) (string, error) {
 }
 
 // Journal is a state this process writes, as the leaseholder of Instance.
-// It is safe for concurrent use. [WriteState] makes one; a Journal made
-// otherwise writes nothing until its first Replace.
+// It is safe for concurrent use, and writes nothing until its first
+// Replace.
 type Journal struct {
 	// Lease is the lease path; Instance the leaseholder's.
 	Lease, Instance string
@@ -117,23 +117,11 @@ type Journal struct {
 	f  io.WriteCloser // open for appending; nil once closed
 }
 
-// WriteState replaces the state beside the lease at leasePath with
-// content, only while the lease carries instance ([ErrLeaseNotOurs]
-// otherwise), and returns the journal that appends to it. content is
-// written to a temporary file (0600, synced) that is renamed over the
-// state under the sidecar lock, so a reader sees the old state or the new
-// one.
-func WriteState(leasePath, instance string, content []byte) (*Journal, error) {
-	j := &Journal{Lease: leasePath, Instance: instance}
-	if err := j.Replace(content); err != nil {
-		j.Close()
-		return nil, err
-	}
-	return j, nil
-}
-
-// Replace writes content as the whole state (see WriteState); the journal
-// appends to the new file from then on. When the file cannot be replaced
+// Replace writes content as the whole state beside the lease, only while
+// the lease carries Instance ([ErrLeaseNotOurs] otherwise), and the
+// journal appends to the new file from then on. content is written to a
+// temporary file (0600, synced) that is renamed over the state under the
+// sidecar lock, so a reader sees the old state or the new one. When the file cannot be replaced
 // it goes on appending where it did. Appends wait meanwhile, so that none
 // is made to the file being replaced.
 func (j *Journal) Replace(content []byte) error {

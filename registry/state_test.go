@@ -28,7 +28,7 @@ func heldLease(t *testing.T) *LeaseFile {
 func TestAStateIsWrittenWholeAndAppendedTo(t *testing.T) {
 	lf := heldLease(t)
 	held, _ := lf.Held()
-	j, err := WriteState(lf.Path, held.Instance, []byte("header\n"))
+	j, err := writeState(lf.Path, held.Instance, []byte("header\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,18 +57,18 @@ func TestAStateIsWrittenWholeAndAppendedTo(t *testing.T) {
 func TestAStateIsReplacedOnlyWhileTheLeaseIsOurs(t *testing.T) {
 	lf := heldLease(t)
 	held, _ := lf.Held()
-	if _, err := WriteState(lf.Path, "another instance", []byte("x\n")); !errors.Is(err, ErrLeaseNotOurs) {
+	if _, err := writeState(lf.Path, "another instance", []byte("x\n")); !errors.Is(err, ErrLeaseNotOurs) {
 		t.Fatalf("written for another instance: %v", err)
 	}
 	if _, err := os.Lstat(StatePath(lf.Path)); !os.IsNotExist(err) {
 		t.Fatalf("something was written: %v", err)
 	}
-	old, err := WriteState(lf.Path, held.Instance, []byte("old\n"))
+	old, err := writeState(lf.Path, held.Instance, []byte("old\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer old.Close()
-	next, err := WriteState(lf.Path, held.Instance, []byte("new\n")) // a new term of the same lease
+	next, err := writeState(lf.Path, held.Instance, []byte("new\n")) // a new term of the same lease
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,4 +119,15 @@ func TestAnOversizedStateIsReadNoFurtherThanTheBound(t *testing.T) {
 	if s := ReadState(lease); s.Found != Regular || !s.Oversized || len(s.Raw) != MaxStateSize {
 		t.Fatalf("read %v, oversized %v, %d bytes", s.Found, s.Oversized, len(s.Raw))
 	}
+}
+
+// writeState is a journal of the state beside leasePath, written first
+// with content.
+func writeState(leasePath, instance string, content []byte) (*Journal, error) {
+	j := &Journal{Lease: leasePath, Instance: instance}
+	if err := j.Replace(content); err != nil {
+		j.Close()
+		return nil, err
+	}
+	return j, nil
 }

@@ -65,21 +65,31 @@ type keeper struct {
 	surf *surface.Surface
 
 	mu       sync.Mutex
-	journal  *registry.Journal    // nil before the journal is written, or when it cannot be
-	mirror   *surface.StateMirror // what the journal holds
+	journal  *registry.Journal    // nil before the journal is written, or when the state must be left where it is
+	mirror   *surface.StateMirror // what the journal holds, or is to hold once written again (behind)
 	early    [][]byte             // records made before the journal was written
 	started  bool
 	stopped  bool
 	appended int // records appended since the journal was last written afresh
 	bytes    int
+	// behind: a write failed (a full disk, say), so the file lacks what the
+	// mirror holds; the whole state is written afresh at a later record
+	// (writeAfresh).
+	behind   bool
+	failedAt time.Time // when the last write afresh failed; zero once one succeeded
+	now      func() time.Time
 }
+
+// writeAgainEvery is how often a keeper whose writes fail tries again: a
+// state is written whole, under the lease's lock, which a record waits for.
+const writeAgainEvery = time.Second
 
 // keepState loads the state beside the lease at leasePath into srv and
 // starts keeping it, as the leaseholder of instance. Whatever fails, srv
 // serves on: the history is then this server's alone, which the log says.
 func keepState(log *zap.Logger, srv *served, leasePath, instance string, now time.Time) *keeper {
 	surf := srv.surface
-	k := &keeper{log: log, path: registry.StatePath(leasePath), surf: surf}
+	k := &keeper{log: log, path: registry.StatePath(leasePath), surf: surf, now: time.Now}
 	f := registry.ReadState(leasePath)
 	st, aside, torn := judgeState(f)
 	writable := true
@@ -120,13 +130,12 @@ func (k *keeper) begin(merged surface.State, leasePath, instance string, writabl
 	if !writable {
 		return false
 	}
-	j, err := registry.WriteState(leasePath, instance, k.mirror.Encode())
-	if err != nil {
-		k.log.Warn("the checkout's shared state cannot be written; this server keeps its history in memory only, and the server after it starts without it",
-			zap.String("state_file", k.path), zap.Error(err))
+	k.journal = &registry.Journal{Lease: leasePath, Instance: instance}
+	if err := k.journal.Replace(k.mirror.Encode()); err != nil {
+		k.fellBehind(err)
+		k.failedAt = k.now()
 		return false
 	}
-	k.journal = j
 	k.log.Info("the checkout's shared state is loaded and kept here",
 		zap.String("state_file", k.path), zap.Int("executions", len(merged.Executions)), zap.Int("announcers", len(merged.Peers)), zap.Uint64("generation", merged.Layer.Number))
 	return true
@@ -148,26 +157,46 @@ func (k *keeper) record(line []byte) {
 	if k.journal == nil {
 		return
 	}
-	if err := k.journal.Append(line); err != nil {
-		k.log.Warn("appending to the checkout's shared state failed; this server keeps its history in memory only from now on",
-			zap.String("state_file", k.path), zap.Error(err))
-		k.journal.Close()
-		k.journal = nil
-		return
+	if !k.behind {
+		if err := k.journal.Append(line); err != nil {
+			k.fellBehind(err)
+		}
+		k.appended++
+		k.bytes += len(line)
 	}
-	k.appended++
-	k.bytes += len(line)
-	if k.appended >= compactAfterRecords || k.bytes >= compactAfterBytes {
-		k.compact()
+	if k.behind || k.appended >= compactAfterRecords || k.bytes >= compactAfterBytes {
+		k.writeAfresh()
 	}
 }
 
-// compact writes the journal afresh from what it holds, within its bounds.
-func (k *keeper) compact() {
-	k.appended, k.bytes = 0, 0
-	if err := k.journal.Replace(k.mirror.Encode()); err != nil {
-		k.log.Warn("writing the checkout's shared state afresh failed; appending to it goes on", zap.String("state_file", k.path), zap.Error(err))
+// writeAfresh writes the whole state from the mirror: once the journal
+// grew by its bound, and while it is behind. After a write that failed, it
+// waits writeAgainEvery before it tries again; a journal that only could
+// not be compacted goes on appending meanwhile.
+func (k *keeper) writeAfresh() {
+	if k.now().Sub(k.failedAt) < writeAgainEvery {
+		return
 	}
+	if err := k.journal.Replace(k.mirror.Encode()); err != nil {
+		if k.failedAt.IsZero() && !k.behind {
+			k.log.Warn("writing the checkout's shared state afresh failed; appending to it goes on", zap.String("state_file", k.path), zap.Error(err))
+		}
+		k.failedAt = k.now()
+		return
+	}
+	if k.behind {
+		k.log.Info("the checkout's shared state is written again, with everything recorded meanwhile", zap.String("state_file", k.path))
+	}
+	k.behind, k.failedAt, k.appended, k.bytes = false, time.Time{}, 0, 0
+}
+
+// fellBehind notes that the state's file lacks what the mirror holds.
+func (k *keeper) fellBehind(err error) {
+	if !k.behind {
+		k.log.Warn("writing the checkout's shared state failed; this server keeps what it records in memory and writes the whole state again once it can",
+			zap.String("state_file", k.path), zap.Error(err))
+	}
+	k.behind = true
 }
 
 // stop ends the term: nothing is written from now on.
