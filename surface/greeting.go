@@ -3,10 +3,13 @@ package surface
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -63,7 +66,10 @@ type Greeting struct {
 	Objects    int
 	LayerState string
 	Board      string // its board's summary, without the new peer
-	URL        string `json:"-"` // where the prover found it
+	// Print is the server's GreetingPrint: a client greets with these words
+	// only where its own is the same.
+	Print string
+	URL   string `json:"-"` // where the prover found it
 }
 
 // Greeting is what this surface's server greets a new client with, now:
@@ -75,8 +81,25 @@ func (s *Surface) Greeting() Greeting {
 		return Greeting{}
 	}
 	ix := s.cfg.Layer.Current()
-	return Greeting{Declared: s.declared(), Checkout: ix.Name, Objects: len(ix.Objects), LayerState: ix.State(), Board: board}
+	return Greeting{Declared: s.declared(), Checkout: ix.Name, Objects: len(ix.Objects), LayerState: ix.State(), Board: board, Print: GreetingPrint()}
 }
+
+// GreetingPrint tells apart builds that greet otherwise: a digest of the
+// answer this build's code makes (Greet) to an initialize, and of the
+// revision it answers each revision it knows, and one it does not, with. Two
+// builds of one version number may differ there (one built from changed
+// code, with no revision stamped), and a greeting must be its server's
+// words to the byte.
+var GreetingPrint = sync.OnceValue(func() string {
+	g := Greeting{Declared: `"capabilities":{},"serverInfo":{"name":"n","version":"1"}`, Checkout: "c", Objects: 1, LayerState: "ok",
+		Board: `p1 "a" (stdio)`, URL: "http://127.0.0.1:1"}
+	sum := sha256.New()
+	sum.Write(Greet(Handshake{id: "i", version: mcp.LATEST_LEGACY_PROTOCOL_VERSION, client: "b"}, "p2", g))
+	for _, v := range append(mcp.LegacyProtocolVersions(), "1999-01-01") {
+		fmt.Fprintf(sum, "\n%s %s", v, Handshake{version: v}.Protocol())
+	}
+	return hex.EncodeToString(sum.Sum(nil)[:8])
+})
 
 func declaredBy(version string) string {
 	srv := server.NewMCPServer(Name, version, declared()...)

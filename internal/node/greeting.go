@@ -139,15 +139,10 @@ func (s *clientSession) greet(p proof) {
 // unless that server runs this build and no peer on its board holds the
 // peer id this client claims there (else the server names it otherwise).
 func (s *clientSession) welcomeFrom(p proof) *welcome {
-	var id struct {
-		Version  string
-		Instance string
-		Greeting *surface.Greeting
+	g, server, ok := greetingOf(p.identity)
+	if !ok {
+		return nil
 	}
-	if p.identity == nil || json.Unmarshal(p.identity, &id) != nil || id.Version != release.Version() || id.Greeting == nil || id.Greeting.Declared == "" {
-		return nil // the public answer, or another build's
-	}
-	g := *id.Greeting
 	// The summary names each attached peer as "pN …", first or after ", ":
 	// a peer id held there is found (a client's quoted name may only make
 	// a free one look held).
@@ -156,7 +151,24 @@ func (s *clientSession) welcomeFrom(p proof) *welcome {
 		return nil
 	}
 	g.URL = p.url
-	return &welcome{greeting: g, peer: peer, server: id.Instance}
+	return &welcome{greeting: g, peer: peer, server: server}
+}
+
+// greetingOf is the greeting a server's sealed identity carries, and its
+// instance: false for the public answer, for none, and for another build's,
+// which would greet in other words: of another version, or whose code
+// greets otherwise (surface.GreetingPrint).
+func greetingOf(identity []byte) (g surface.Greeting, instance string, ok bool) {
+	var id struct {
+		Version  string
+		Instance string
+		Greeting *surface.Greeting
+	}
+	if identity == nil || json.Unmarshal(identity, &id) != nil || id.Version != release.Version() || id.Greeting == nil ||
+		id.Greeting.Declared == "" || id.Greeting.Print != surface.GreetingPrint() {
+		return surface.Greeting{}, "", false
+	}
+	return *id.Greeting, id.Instance, true
 }
 
 // greetWith greets hello, the client's first initialize, when the reading

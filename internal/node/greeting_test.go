@@ -10,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/majordomus-mcp/majordomus-mcp/internal/release"
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/surface"
 )
@@ -124,4 +125,29 @@ func resetFirst(t *testing.T, url string) string {
 		}
 	}()
 	return "http://" + ln.Addr().String()
+}
+
+// Only a server of this build is a greeting's: of this version, and whose
+// code greets as this one does (a build of the same version from changed
+// code, with no revision stamped, may not).
+func TestOnlyAServerOfThisBuildGreets(t *testing.T) {
+	identity := func(version, print string) []byte {
+		j, _ := json.Marshal(map[string]any{"version": version, "instance": "i", "greeting": surface.Greeting{Declared: `"capabilities":{}`, Print: print}})
+		return j
+	}
+	for _, tc := range []struct {
+		name     string
+		identity []byte
+		greets   bool
+	}{
+		{"this build", identity(release.Version(), surface.GreetingPrint()), true},
+		{"another version", identity(release.Version()+".1", surface.GreetingPrint()), false},
+		{"this version, code that greets otherwise", identity(release.Version(), "0123456789abcdef"), false},
+		{"this version, a build that says nothing of its code", identity(release.Version(), ""), false},
+		{"the public answer", []byte(`{"name":"majordomus-mcp"}`), false},
+	} {
+		if _, _, ok := greetingOf(tc.identity); ok != tc.greets {
+			t.Errorf("%s: greets %t", tc.name, ok)
+		}
+	}
 }
