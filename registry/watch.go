@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -86,14 +87,25 @@ func ancestry(top string, names []string) func(yield func(string) bool) {
 // when one was made again; it fails only when the lease's directory cannot
 // be watched (where another cannot, the fallback reads).
 func (w *watcher) watchTheWay() error {
+	err := w.fs.Add(filepath.Dir(w.path)) // first: where watches are scarce, it is the one that counts
 	top, names := linkFreePath(filepath.Dir(w.path))
 	for dir := range ancestry(top, names) {
 		w.heeded[dir] = true
-		if dir != filepath.Dir(w.path) {
-			_ = w.fs.Add(dir)
+		_ = w.fs.Add(dir) // made again, the lease's own may not be yet
+	}
+	return err
+}
+
+// unwatchFrom drops the watches of dir and of those below it on the
+// lease's way, once dir was moved or removed: they watch directories no
+// longer on it (kqueue would keep them under their old names, and never
+// watch those made again there), and inotify's watches are few.
+func (w *watcher) unwatchFrom(dir string) {
+	for d := range w.heeded {
+		if d != w.path && (d == dir || strings.HasPrefix(d, dir+string(filepath.Separator))) {
+			_ = w.fs.Remove(d)
 		}
 	}
-	return w.fs.Add(filepath.Dir(w.path))
 }
 
 type watcher struct {
@@ -143,8 +155,12 @@ func (w *watcher) run(ctx context.Context, out chan<- Change) {
 			// The lease, or a directory on its way moved, removed or made
 			// (the path then names another directory, or none).
 			if name := filepath.Clean(ev.Name); w.heeded[name] {
-				if name != w.path && ev.Has(fsnotify.Create) {
+				switch {
+				case name == w.path:
+				case ev.Has(fsnotify.Create):
 					_ = w.watchTheWay()
+				case ev.Has(fsnotify.Rename), ev.Has(fsnotify.Remove):
+					w.unwatchFrom(name)
 				}
 				settle.Reset(w.debounce)
 			}
