@@ -118,8 +118,9 @@ type Bridge struct {
 	// server gave it, its announcement, what it asked to hear, a 2026-07-28
 	// client's _meta, which tools may be resent.
 	record     carry.Session
-	ready      bool // the client said notifications/initialized
-	present    bool // the presence of a 2026-07-28 client is held (bridge_presence.go)
+	ready      bool         // the client said notifications/initialized
+	present    bool         // the presence of a 2026-07-28 client is held (bridge_presence.go)
+	heard      atomic.Int64 // when a stream of this bridge last heard the server (unix ns)
 	streamStop context.CancelFunc
 	left       *Gone // why it left its server, once it did
 	closed     bool

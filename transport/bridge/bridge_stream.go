@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -33,9 +35,11 @@ const (
 // (docs/design.md#a-stopped-server-is-gone), not a take-over later.
 //
 // A 2026-07-28 client has no session to ping: while its presence is held,
-// each beat asks whether the lease still names the server and probes the
-// server instead, so that an idle client moves, or its frozen server is
-// left, as a legacy one's is.
+// each beat asks whether the lease still names the server and, unless its
+// presence heard the server within a heartbeat (a server writes a comment
+// on a silent listen, httpserver.DefaultListenKeepAlive), probes it, so
+// that an idle client moves, or its frozen server is left, as a legacy
+// one's is.
 func (b *Bridge) heartbeat() {
 	tick := time.NewTicker(max(b.cfg.Heartbeat-b.cfg.ProbeTimeout, b.cfg.Heartbeat/2))
 	defer tick.Stop()
@@ -55,6 +59,9 @@ func (b *Bridge) heartbeat() {
 			if b.drained() {
 				b.move()
 				return
+			}
+			if time.Since(time.Unix(0, b.heard.Load())) < b.cfg.Heartbeat {
+				continue // its presence heard the server lately (its keep-alive, at least)
 			}
 			if silent := b.idleSilence(); silent != nil {
 				b.leaveGone(silent)
@@ -219,7 +226,7 @@ func (b *Bridge) listen(req *http.Request, what string, each func([]byte) error,
 		return false, resp.StatusCode
 	}
 	b.log.Debug(what+" open", append([]zap.Field{url}, fields...)...)
-	err = wire.ReadEvents(resp.Body, each)
+	err = wire.ReadEvents(heardReader{resp.Body, &b.heard}, each)
 	if req.Context().Err() == nil {
 		b.log.Debug(what+" dropped", url, zap.Error(err))
 	}
@@ -264,4 +271,18 @@ func httpErrorMessage(body []byte) string {
 		return e.Error.Code + ": " + e.Error.Message
 	}
 	return strings.TrimSpace(string(body))
+}
+
+// heardReader notes when the server last sent anything on a stream.
+type heardReader struct {
+	io.Reader
+	at *atomic.Int64 // unix nanoseconds
+}
+
+func (h heardReader) Read(p []byte) (int, error) {
+	n, err := h.Reader.Read(p)
+	if n > 0 {
+		h.at.Store(time.Now().UnixNano())
+	}
+	return n, err
 }

@@ -14,33 +14,33 @@ import (
 const DefaultListenKeepAlive = 15 * time.Second
 
 // keptAlive is a listen stream's writer: once mcp-go has opened the
-// stream (an event stream, 200), a comment is written on it after every
-// interval in which nothing else was. mcp-go writes each event in one
-// Write, so a comment between two writes never splits one.
+// stream (an event stream, 200), it is never silent for longer than the
+// interval: a comment is written when nothing else was. mcp-go writes each
+// event in one Write, so a comment between two writes never splits one.
 type keptAlive struct {
 	http.ResponseWriter
 	mu     sync.Mutex
-	open   bool // the event stream's head is written
-	wrote  bool // something was written since the last tick
+	open   bool      // the event stream's head is written
+	wrote  time.Time // when something was last written
 	ended  bool
 	ticker *time.Timer
 }
 
 // keepAlive wraps w for a listen stream until the returned func is called.
 func keepAlive(w http.ResponseWriter, every time.Duration) (*keptAlive, func()) {
-	k := &keptAlive{ResponseWriter: w}
+	k := &keptAlive{ResponseWriter: w, wrote: time.Now()}
 	k.ticker = time.AfterFunc(every, func() {
 		k.mu.Lock()
 		defer k.mu.Unlock()
 		if k.ended {
 			return
 		}
-		if k.open && !k.wrote {
+		if silent := time.Since(k.wrote); k.open && silent >= every {
 			_, _ = k.ResponseWriter.Write([]byte(": keep-alive\n\n"))
 			http.NewResponseController(k.ResponseWriter).Flush()
+			k.wrote = time.Now()
 		}
-		k.wrote = false
-		k.ticker.Reset(every)
+		k.ticker.Reset(max(time.Until(k.wrote.Add(every)), every/10))
 	})
 	return k, func() {
 		k.mu.Lock()
@@ -60,7 +60,7 @@ func (k *keptAlive) WriteHeader(status int) {
 func (k *keptAlive) Write(p []byte) (int, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.wrote = true
+	k.wrote = time.Now()
 	return k.ResponseWriter.Write(p)
 }
 
