@@ -48,7 +48,9 @@ func endElection(ctx context.Context, _ ...any) error {
 // takeOver replaces the unusable lease just judged and attempts again,
 // both on the attempt's goroutine: a take-over may wait for the sidecar
 // lock, and the loop would not hear a signal, the client's leaving or the
-// election bound meanwhile. One that fails is an unusable lease.
+// election bound meanwhile. One that fails is an unusable lease; one that
+// another process held the lock through is a lease being written, waited
+// for as one (a client served alone, on its turn: the lock may stay held).
 func takeOver(ctx context.Context, _ ...any) error {
 	m := machineOf(ctx)
 	obs, log, lease := m.obs, m.log, zap.String("lease", m.cfg.LeasePath)
@@ -56,7 +58,7 @@ func takeOver(ctx context.Context, _ ...any) error {
 	m.attemptAfter(func(actx context.Context) *Observation {
 		switch err := m.cfg.Election.TakeOver(actx, obs); {
 		case errors.Is(err, ErrContended):
-			log.Info(fmt.Sprintf("%v; looking at the lease again", err), lease)
+			return &Observation{Class: ClassBinding, Reason: err.Error()}
 		case err != nil:
 			return &Observation{Class: ClassUnusable, Reason: fmt.Sprintf("taking over the %s lease: %v", obs.Class, err)}
 		}

@@ -2,6 +2,7 @@ package machine
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -141,6 +142,26 @@ func TestAlone_AnUnusableLeaseIsTakenOverAndWon(t *testing.T) {
 
 // A client that cannot be served alone either still tries to share: a
 // bridge needs no layer of its own, and the cause may pass.
+// A take-over whose lock another process holds through the wait (stopped
+// in its critical section, say) waits its turn, as a lease being written
+// does: a client served alone does not try again and again meanwhile.
+func TestAlone_AContendedTakeOverWaitsItsTurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, func(cfg *Config) {
+			cfg.Election.(*fakeElection).takeOverErr = fmt.Errorf("%w: lock held (waited 2s)", ErrContended)
+		})
+		h.toAlone("r")
+		after(DefaultJoinRetry)
+		h.expect("attempt")
+		h.observe(Observation{Class: ClassStale, Reason: "silent, owner gone", Opaque: 7})
+		h.expect("take-over stale 7")
+		after(2*DefaultJoinRetry - time.Millisecond)
+		h.expect() // the wait doubled, as after any try that found no way
+		after(time.Millisecond)
+		h.expect("attempt")
+	})
+}
+
 func TestAlone_AClientThatCannotBeServedKeepsTryingToShare(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := start(t, func(cfg *Config) { cfg.Standalone.(*fakeStandalone).err = errors.New("loading the layer: no manifest") })

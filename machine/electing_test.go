@@ -270,19 +270,21 @@ func TestElecting_TheLeaseWatchWakesAWaitingElection(t *testing.T) {
 }
 
 // A take-over another process is deciding (it holds the critical section
-// too long to wait for) is said as such and looked at again: the client is
-// not served alone for it.
+// too long to wait for) is waited for as a lease being written, and looked
+// at again: the client is not served alone for it.
 func TestElecting_AContendedTakeOverLooksAgain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := start(t, func(cfg *Config) {
 			cfg.Election.(*fakeElection).takeOverErr = fmt.Errorf("%w: lock held (waited 2s)", ErrContended)
 		})
 		h.observe(Observation{Class: ClassStale, Reason: "silent, owner gone"})
-		h.expect("attempt", "take-over stale <nil>", "attempt")
+		h.expect("attempt", "take-over stale <nil>")
 		h.state(Electing)
-		if got := h.logs.FilterMessageSnippet("another process is taking the lease over").Len(); got != 1 {
-			t.Errorf("contention lines = %d, want 1", got)
+		if got := h.logs.FilterMessageSnippet("waiting for the process writing the lease to finish it").Len(); got != 1 {
+			t.Errorf("lines saying what is waited for = %d, want 1", got)
 		}
+		after(DefaultBindingPoll)
+		h.expect("attempt")
 		h.observe(Observation{Class: ClassLive, URL: "http://127.0.0.1:8741/mcp"})
 		h.expect("=> attached on lease-live", "bridge attach http://127.0.0.1:8741/mcp")
 		h.m.ClientLeft()
