@@ -120,7 +120,10 @@ type Bridge struct {
 	record     carry.Session
 	ready      bool         // the client said notifications/initialized
 	present    bool         // the presence of a 2026-07-28 client is held (bridge_presence.go)
-	heard      atomic.Int64 // when a stream of this bridge last heard the server (unix ns)
+	born       time.Time    // heard counts from it, on the monotonic clock
+	heard      atomic.Int64 // when the presence last heard the server, since born
+	quiet      *time.Timer  // fires a heartbeat after that: silent, a server is probed (silent)
+	silent     chan struct{}
 	streamStop context.CancelFunc
 	left       *Gone // why it left its server, once it did
 	closed     bool
@@ -165,6 +168,8 @@ func New(ctx context.Context, cfg Config) (*Bridge, error) {
 		client:        &http.Client{Transport: &http.Transport{DialContext: dial, DisableKeepAlives: true}},
 		parent:        ctx,
 		wake:          make(chan struct{}, 1),
+		silent:        make(chan struct{}, 1),
+		born:          time.Now(),
 		done:          make(chan struct{}),
 		record: carry.Session{
 			SafeTools: maps.Collect(maps.All(cfg.Carried.SafeTools)), // written to: a map even from nil
@@ -175,6 +180,13 @@ func New(ctx context.Context, cfg Config) (*Bridge, error) {
 	if cfg.Carried.LeftURL == cfg.URL {
 		b.stale = cfg.Carried.Left
 	}
+	b.quiet = time.AfterFunc(cfg.Heartbeat, func() {
+		select {
+		case b.silent <- struct{}{}:
+		default:
+		}
+	})
+	b.quiet.Stop() // until the presence hears its server
 	b.ctx, b.cancel = context.WithCancel(ctx)
 	b.wg.Go(b.heartbeat)
 	b.wg.Go(b.streamLoop)

@@ -21,6 +21,9 @@ import (
 // lets it go as soon as it ends; and the bridge, like a legacy client's
 // stream, learns at once from its end that the server is gone.
 
+// presenceStream is what the bridge's logs call the presence.
+const presenceStream = "presence"
+
 // PresenceID is the id of a bridge's presence listen.
 const PresenceID = "majordomus-bridge-presence"
 
@@ -70,6 +73,6 @@ func (b *Bridge) presence() (opened bool) {
 	b.setHeaders(req.Header, "", version)
 	setModernHeaders(req.Header, call{env: wire.Envelope{Method: string(mcp.MethodSubscriptionsListen)}})
 	carry.SetPeer(req.Header, b.modernPeer())
-	opened, _ = b.listen(req, "presence", func([]byte) error { return nil }, zap.String("peer", b.PeerID()))
+	opened, _ = b.listen(req, presenceStream, func([]byte) error { return nil }, zap.String("peer", b.PeerID()))
 	return opened
 }

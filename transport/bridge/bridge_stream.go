@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -35,19 +34,22 @@ const (
 // (docs/design.md#a-stopped-server-is-gone), not a take-over later.
 //
 // A 2026-07-28 client has no session to ping: while its presence is held,
-// each beat asks whether the lease still names the server and, unless its
-// presence heard the server within a heartbeat (a server writes a comment
-// on a silent listen, httpserver.DefaultListenKeepAlive), probes it, so
-// that an idle client moves, or its frozen server is left, as a legacy
-// one's is.
+// each beat asks whether the lease still names the server, and the server
+// is probed once the presence has heard nothing of it for a heartbeat (a
+// server writes a comment on a listen silent for less,
+// httpserver.DefaultListenKeepAlive): at that moment, not at the next
+// beat, and counting its silence from the last thing heard. So an idle
+// client moves, or its frozen server is left, as a legacy one's is.
 func (b *Bridge) heartbeat() {
 	tick := time.NewTicker(max(b.cfg.Heartbeat-b.cfg.ProbeTimeout, b.cfg.Heartbeat/2))
 	defer tick.Stop()
+	defer b.quiet.Stop()
 	for {
 		select {
 		case <-b.ctx.Done():
 			return
 		case <-tick.C:
+		case <-b.silent:
 		}
 		b.mu.Lock()
 		sid, proto, present := b.session, b.record.Protocol, b.present
@@ -60,10 +62,11 @@ func (b *Bridge) heartbeat() {
 				b.move()
 				return
 			}
-			if time.Since(time.Unix(0, b.heard.Load())) < b.cfg.Heartbeat {
+			silence := time.Since(b.born) - time.Duration(b.heard.Load())
+			if silence < b.cfg.Heartbeat {
 				continue // its presence heard the server lately (its keep-alive, at least)
 			}
-			if silent := b.idleSilence(); silent != nil {
+			if silent := b.idleSilence(time.Now().Add(-silence)); silent != nil {
 				b.leaveGone(silent)
 				return
 			}
@@ -226,7 +229,11 @@ func (b *Bridge) listen(req *http.Request, what string, each func([]byte) error,
 		return false, resp.StatusCode
 	}
 	b.log.Debug(what+" open", append([]zap.Field{url}, fields...)...)
-	err = wire.ReadEvents(heardReader{resp.Body, &b.heard}, each)
+	body := io.Reader(resp.Body)
+	if what == presenceStream {
+		body = heardReader{body, b}
+	}
+	err = wire.ReadEvents(body, each)
 	if req.Context().Err() == nil {
 		b.log.Debug(what+" dropped", url, zap.Error(err))
 	}
@@ -273,16 +280,18 @@ func httpErrorMessage(body []byte) string {
 	return strings.TrimSpace(string(body))
 }
 
-// heardReader notes when the server last sent anything on a stream.
+// heardReader notes when the server last sent anything on a presence,
+// and puts off the probe of a silent server (Bridge.quiet).
 type heardReader struct {
 	io.Reader
-	at *atomic.Int64 // unix nanoseconds
+	b *Bridge
 }
 
 func (h heardReader) Read(p []byte) (int, error) {
 	n, err := h.Reader.Read(p)
 	if n > 0 {
-		h.at.Store(time.Now().UnixNano())
+		h.b.heard.Store(int64(time.Since(h.b.born)))
+		h.b.quiet.Reset(h.b.cfg.Heartbeat)
 	}
 	return n, err
 }
