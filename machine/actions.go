@@ -58,7 +58,7 @@ func takeOver(ctx context.Context, _ ...any) error {
 	m.attemptAfter(func(actx context.Context) *Observation {
 		switch err := m.cfg.Election.TakeOver(actx, obs); {
 		case errors.Is(err, ErrContended):
-			return &Observation{Class: ClassBinding, Reason: err.Error()}
+			return &Observation{Class: ClassBinding, Reason: err.Error(), Contended: true}
 		case err != nil:
 			return &Observation{Class: ClassUnusable, Reason: fmt.Sprintf("taking over the %s lease: %v", obs.Class, err)}
 		}

@@ -140,8 +140,6 @@ func TestAlone_AnUnusableLeaseIsTakenOverAndWon(t *testing.T) {
 	})
 }
 
-// A client that cannot be served alone either still tries to share: a
-// bridge needs no layer of its own, and the cause may pass.
 // A take-over whose lock another process holds through the wait (stopped
 // in its critical section, say) waits its turn, as a lease being written
 // does: a client served alone does not try again and again meanwhile.
@@ -162,6 +160,8 @@ func TestAlone_AContendedTakeOverWaitsItsTurn(t *testing.T) {
 	})
 }
 
+// A client that cannot be served alone either still tries to share: a
+// bridge needs no layer of its own, and the cause may pass.
 func TestAlone_AClientThatCannotBeServedKeepsTryingToShare(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := start(t, func(cfg *Config) { cfg.Standalone.(*fakeStandalone).err = errors.New("loading the layer: no manifest") })

@@ -269,6 +269,32 @@ func TestElecting_TheLeaseWatchWakesAWaitingElection(t *testing.T) {
 	})
 }
 
+// A contended take-over of a lease busy past its grace judges nothing: the
+// lease found busy again after it is taken over at once, not after a new
+// busy grace (which could outlast the election).
+func TestElecting_AContendedTakeOverKeepsTheBusyGrace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, func(cfg *Config) {
+			cfg.BusyGrace = 3 * DefaultBindingPoll
+			cfg.Election.(*fakeElection).takeOverErr = fmt.Errorf("%w: lock held (waited 2s)", ErrContended)
+		})
+		busy := Observation{Class: ClassBusy, Reason: "silent", Opaque: "as-judged"}
+		h.expect("attempt")
+		for range 3 {
+			h.observe(busy)
+			after(DefaultBindingPoll)
+			h.expect("attempt")
+		}
+		h.observe(busy) // past the grace
+		h.expect("take-over busy as-judged")
+		after(DefaultBindingPoll)
+		h.expect("attempt")
+		h.el.takeOverErr = nil // the lock is free now
+		h.observe(busy)
+		h.expect("take-over busy as-judged", "attempt")
+	})
+}
+
 // A take-over another process is deciding (it holds the critical section
 // too long to wait for) is waited for as a lease being written, and looked
 // at again: the client is not served alone for it.

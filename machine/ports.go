@@ -36,6 +36,10 @@ type Observation struct {
 	// Opaque is whatever TakeOver needs to replace exactly the lease that was
 	// judged, and nothing written after; the machine never looks inside.
 	Opaque any
+	// Contended: nothing was judged, another process holding the lease's
+	// lock through the whole wait (ClassBinding: waited for as a lease being
+	// written). A busy run it comes within goes on.
+	Contended bool
 }
 
 // Election reads, judges, creates and replaces the lease.

@@ -101,6 +101,9 @@ func (m *Machine) noteBridgeFailure(f BridgeFailure, now time.Time) {
 // bridge said: a silence counts once, toward the first busy judgement of
 // its server.
 func (m *Machine) noteObservation(obs Observation, now time.Time) {
+	if obs.Contended {
+		return // nothing judged: a busy run and a silence stand
+	}
 	since := NextBusySince(m.busySince, obs.Class, now)
 	if credited := silentSince(since, obs, m.silence); !credited.Equal(since) {
 		m.log.Info(fmt.Sprintf("the server at %s had answered no probe for %s when this process's bridge gave up on it: that counts toward the busy grace (%s)",

@@ -253,7 +253,7 @@ func (e *leaseFile) acquire(ctx context.Context) machine.Observation {
 		// another process is writing the lease, slowly (stopped, say): it
 		// is waited for as a lease being bound is, within the election
 		// bound, and a client served alone tries again on its turn
-		return machine.Observation{Class: machine.ClassBinding, Reason: err.Error()}
+		return machine.Observation{Class: machine.ClassBinding, Reason: err.Error(), Contended: true}
 	case err != nil:
 		return machine.Observation{Class: machine.ClassUnusable, Reason: err.Error()}
 	}
