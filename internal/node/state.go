@@ -76,7 +76,8 @@ type keeper struct {
 	// mirror holds; the whole state is written afresh at a later record
 	// (writeAfresh).
 	behind   bool
-	failedAt time.Time // when the last write afresh failed; zero once one succeeded
+	failedAt time.Time   // when the last write afresh failed; zero once one succeeded
+	retry    *time.Timer // tries again while behind, should no record come
 	now      func() time.Time
 }
 
@@ -174,6 +175,9 @@ func (k *keeper) record(line []byte) {
 // waits writeAgainEvery before it tries again; a journal that only could
 // not be compacted goes on appending meanwhile.
 func (k *keeper) writeAfresh() {
+	if k.behind {
+		k.tryAgainLater() // should no record come to try it
+	}
 	if k.now().Sub(k.failedAt) < writeAgainEvery {
 		return
 	}
@@ -188,6 +192,22 @@ func (k *keeper) writeAfresh() {
 		k.log.Info("the checkout's shared state is written again, with everything recorded meanwhile", zap.String("state_file", k.path))
 	}
 	k.behind, k.failedAt, k.appended, k.bytes = false, time.Time{}, 0, 0
+}
+
+// tryAgainLater writes the state afresh writeAgainEvery from now, unless
+// it was written or the term ended by then (k.mu held).
+func (k *keeper) tryAgainLater() {
+	if k.retry != nil {
+		k.retry.Reset(writeAgainEvery)
+		return
+	}
+	k.retry = time.AfterFunc(writeAgainEvery, func() {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		if !k.stopped && k.behind {
+			k.writeAfresh()
+		}
+	})
 }
 
 // fellBehind notes that the state's file lacks what the mirror holds.
@@ -208,6 +228,13 @@ func (k *keeper) stop() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.stopped = true
+	if k.behind && k.journal != nil {
+		k.failedAt = time.Time{} // a last try, whenever the one before was
+		k.writeAfresh()
+	}
+	if k.retry != nil {
+		k.retry.Stop()
+	}
 	if k.journal != nil {
 		k.journal.Close()
 		k.journal = nil

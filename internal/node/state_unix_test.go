@@ -25,15 +25,21 @@ var unreadableStateCases = []stateCase{
 
 // A write of the shared state that fails (a full disk; here the file size
 // limit, which binds root too; Go ignores its signal, so the write fails)
-// costs nothing once space is back: the
-// keeper keeps what is recorded meanwhile and, at a record a second after
-// it last failed, writes the whole state again, and appends from then on.
+// costs nothing once space is back: the keeper keeps what is recorded
+// meanwhile and writes the whole state again, then appends from then on:
+// at a record a second after it last failed, or by itself a second later
+// should no record come, or as its term ends.
 func TestAStateWriteThatFailedIsWrittenAgainOnceItCan(t *testing.T) {
 	lease, instance := heldLease(t)
 	srv := newServed(t)
 	k := keepState(zap.NewNop(), srv, lease, instance, time.Now())
 	t.Cleanup(k.stop)
 	clock := time.Now()
+	tick := func() { // the keeper reads its clock under k.mu
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		clock = clock.Add(writeAgainEvery)
+	}
 	k.mu.Lock()
 	k.now = func() time.Time { return clock }
 	k.mu.Unlock()
@@ -41,37 +47,56 @@ func TestAStateWriteThatFailedIsWrittenAgainOnceItCan(t *testing.T) {
 	record := func(i int) {
 		srv.surface.Executions.Record(surface.Execution{Tool: "majordomus_list", Peer: "p1", At: at.Add(time.Duration(i))})
 	}
-	record(0)
-	info, err := os.Stat(registry.StatePath(lease))
-	if err != nil {
-		t.Fatal(err)
-	}
+	executions := func() int { return len(readState(t, lease).Executions) }
 	var was unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_FSIZE, &was); err != nil {
 		t.Fatal(err)
 	}
-	full := was
-	full.Cur = uint64(info.Size())
-	if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &full); err != nil {
-		t.Fatal(err)
+	full := func(records ...int) { // the file cannot grow while they are recorded
+		t.Helper()
+		info, err := os.Stat(registry.StatePath(lease))
+		if err != nil {
+			t.Fatal(err)
+		}
+		limit := was
+		limit.Cur = uint64(info.Size())
+		if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &limit); err != nil {
+			t.Fatal(err)
+		}
+		for _, i := range records {
+			record(i)
+		}
+		if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &was); err != nil {
+			t.Fatal(err)
+		}
 	}
-	for i := 1; i <= 5; i++ {
-		record(i) // the file is full
-	}
-	if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &was); err != nil {
-		t.Fatal(err)
-	}
-	if st := readState(t, lease); len(st.Executions) != 1 {
-		t.Fatalf("while the file was full, the state says %d executions", len(st.Executions))
+
+	record(0)
+	full(1, 2, 3, 4, 5)
+	if n := executions(); n != 1 {
+		t.Fatalf("while the file was full, the state says %d executions", n)
 	}
 	record(6)
-	if st := readState(t, lease); len(st.Executions) != 1 {
-		t.Fatalf("within a second of the last failure, the state was tried again: %d executions", len(st.Executions))
+	if n := executions(); n != 1 {
+		t.Fatalf("within a second of the last failure, the state was tried again: %d executions", n)
 	}
-	clock = clock.Add(writeAgainEvery)
+	tick()
 	record(7)
 	record(8) // appended again
 	if st := readState(t, lease); len(st.Executions) != 9 || !st.Executions[8].At.Equal(at.Add(8)) {
 		t.Fatalf("once it could be written, the state says %d executions: %+v", len(st.Executions), st.Executions)
+	}
+
+	full(9, 10)
+	tick()
+	for deadline := time.Now().Add(wait); executions() != 11; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("with no record after the failed ones, the state says %d executions", executions())
+		}
+	}
+	full(11)
+	k.stop()
+	if n := executions(); n != 12 {
+		t.Fatalf("a failed record was not written as the term ended: %d executions", n)
 	}
 }
