@@ -85,8 +85,10 @@ func (s *Surface) Greeting() Greeting {
 }
 
 // GreetingPrint tells apart builds that greet otherwise: a digest of the
-// answer this build's code makes (Greet) to an initialize, and of the
-// revision it answers each revision it knows, and one it does not, with. Two
+// answers this build's code makes (ReadHandshake, then Greet) to an
+// initialize of a plain client's and of one whose name is long, odd and
+// quoted, and of the revision it answers each revision it knows, and one
+// it does not, with. Two
 // builds of one version number may differ there (one built from changed
 // code, with no revision stamped), and a greeting must be its server's
 // words to the byte.
@@ -94,7 +96,11 @@ var GreetingPrint = sync.OnceValue(func() string {
 	g := Greeting{Declared: `"capabilities":{},"serverInfo":{"name":"n","version":"1"}`, Checkout: "c", Objects: 1, LayerState: "ok",
 		Board: `p1 "a" (stdio)`, URL: "http://127.0.0.1:1"}
 	sum := sha256.New()
-	sum.Write(Greet(Handshake{id: "i", version: mcp.LATEST_LEGACY_PROTOCOL_VERSION, client: "b"}, "p2", g))
+	for _, client := range []string{`"b"`, `"<\"é\udc00 ` + strings.Repeat("n", 2*maxClientText) + `"`} {
+		h, ok := ReadHandshake(json.RawMessage(`{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"` +
+			mcp.LATEST_LEGACY_PROTOCOL_VERSION + `","capabilities":{},"clientInfo":{"name":` + client + `,"version":"1"}}}`))
+		fmt.Fprintf(sum, "%t %s\n", ok, Greet(h, "p2", g))
+	}
 	for _, v := range append(mcp.LegacyProtocolVersions(), "1999-01-01") {
 		fmt.Fprintf(sum, "\n%s %s", v, Handshake{version: v}.Protocol())
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/layer"
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
+	"github.com/majordomus-mcp/majordomus-mcp/surface"
 )
 
 // Lease is the checkout's lease as a node uses it: the machine's election
@@ -160,6 +161,7 @@ func (e *leaseFile) readSoon() {
 	ch := make(chan observed, 1)
 	e.first.Store(&ch)
 	e.firstRead = make(chan struct{})
+	go surface.GreetingPrint() // while the reading waits on the server: a greeting compares it
 	go func() {
 		r := e.readNow(context.Background()) // the probe bounds itself
 		if heard := e.proved.Load(); heard != nil {
