@@ -211,8 +211,12 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	end := h.table.begin(sid)
-	if end == nil {
+	switch {
+	case end == nil && h.closing.Load():
 		writeError(w, http.StatusServiceUnavailable, errCodeUnavailable, "the server is shutting down")
+		return
+	case end == nil: // idled out as it came: what a bridge opens again
+		writeError(w, http.StatusNotFound, errCodeSessionNotFound, "the session ended")
 		return
 	}
 	defer end()

@@ -82,6 +82,9 @@ type sessionEntry struct {
 	// request would wake an idle server once for every request it answered.
 	idle   *time.Timer
 	idleAt time.Time
+	// expiring: the idle timeout ended it, and its end is under way; a
+	// request that comes meanwhile is not run on it (begin).
+	expiring bool
 }
 
 func newSessionTable(log *zap.Logger, onChange func(int), idleTimeout time.Duration, expire func(string)) *sessionTable {
@@ -181,13 +184,14 @@ func (t *sessionTable) markLive(id string, p *place) {
 // begin marks a request of session id as being answered: the session
 // cannot idle out until the request ends and the timeout has passed since,
 // nor be closed by a shutdown before it ends. It returns the function that
-// ends the request, nil once the shutdown began: the request must not run.
+// ends the request, nil once the shutdown began or the session is idling
+// out: the request must not run.
 func (t *sessionTable) begin(id string) (end func()) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e := t.entries[id]
 	switch {
-	case t.closing:
+	case t.closing, e != nil && e.expiring:
 		return nil
 	case e == nil:
 		return func() {}
@@ -223,6 +227,7 @@ func (t *sessionTable) armLocked(id string, e *sessionEntry) {
 		t.mu.Lock()
 		// a firing that a request or a later arming overtook is stale
 		current := t.entries[id] == e && e.busy == 0 && !time.Now().Before(e.idleAt) && !t.closing
+		e.expiring = current
 		t.mu.Unlock()
 		if current {
 			t.expire(id)

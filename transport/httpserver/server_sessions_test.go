@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/goleak"
@@ -55,5 +56,27 @@ func TestARefusedInitializeKeepsNoID(t *testing.T) {
 	defer s.table.mu.Unlock()
 	if n := len(s.table.entries); n != 0 {
 		t.Fatalf("after 100 invalid initializes, 100 without an id and 100 with a result, %d ids kept", n)
+	}
+}
+
+// A request that comes as its session idles out (the timer has decided,
+// and the session's end is under way) is not run on it: the session is
+// ended, as its request would otherwise see midway.
+func TestARequestOnASessionIdlingOutIsNotRun(t *testing.T) {
+	expiring, ended := make(chan string), make(chan struct{})
+	table := newSessionTable(zap.NewNop(), nil, time.Millisecond, func(id string) {
+		expiring <- id
+		<-ended // the session's end, under way
+	})
+	id := table.Generate()
+	p, _ := table.admit(1)
+	table.markLive(id, p)
+	if got := <-expiring; got != id {
+		t.Fatalf("%s idled out, not %s", got, id)
+	}
+	defer close(ended)
+	if end := table.begin(id); end != nil {
+		end()
+		t.Fatal("a request began on a session whose end was under way")
 	}
 }
