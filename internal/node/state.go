@@ -135,6 +135,7 @@ func (k *keeper) begin(merged surface.State, leasePath, instance string, writabl
 	if err := k.journal.Replace(k.mirror.Encode()); err != nil {
 		k.fellBehind(err)
 		k.failedAt = k.now()
+		k.tryAgainLater()
 		return false
 	}
 	k.log.Info("the checkout's shared state is loaded and kept here",
@@ -175,10 +176,8 @@ func (k *keeper) record(line []byte) {
 // waits writeAgainEvery before it tries again; a journal that only could
 // not be compacted goes on appending meanwhile.
 func (k *keeper) writeAfresh() {
-	if k.behind {
-		k.tryAgainLater() // should no record come to try it
-	}
 	if k.now().Sub(k.failedAt) < writeAgainEvery {
+		k.tryAgainLater()
 		return
 	}
 	if err := k.journal.Replace(k.mirror.Encode()); err != nil {
@@ -186,6 +185,7 @@ func (k *keeper) writeAfresh() {
 			k.log.Warn("writing the checkout's shared state afresh failed; appending to it goes on", zap.String("state_file", k.path), zap.Error(err))
 		}
 		k.failedAt = k.now()
+		k.tryAgainLater()
 		return
 	}
 	if k.behind {
@@ -194,9 +194,13 @@ func (k *keeper) writeAfresh() {
 	k.behind, k.failedAt, k.appended, k.bytes = false, time.Time{}, 0, 0
 }
 
-// tryAgainLater writes the state afresh writeAgainEvery from now, unless
-// it was written or the term ended by then (k.mu held).
+// tryAgainLater writes the state afresh writeAgainEvery from now while it
+// is behind, should no record come to, unless it was written or the term
+// ended by then (k.mu held).
 func (k *keeper) tryAgainLater() {
+	if !k.behind {
+		return
+	}
 	if k.retry != nil {
 		k.retry.Reset(writeAgainEvery)
 		return
