@@ -38,8 +38,11 @@ const (
 // is probed once the presence has heard nothing of it for a heartbeat (a
 // server writes a comment on a listen silent for less,
 // httpserver.DefaultListenKeepAlive): at that moment, not at the next
-// beat, and counting its silence from the last thing heard. So an idle
-// client moves, or its frozen server is left, as a legacy one's is.
+// beat. Its probes are a ping's: a server that answers none for the grace
+// less a probe timeout is left, whatever it was silent for before (a
+// heartbeat may be set below a server's keep-alive, and an older server
+// writes none). So an idle client moves, or its frozen server is left,
+// within a heartbeat and a busy grace, as a legacy one's is.
 func (b *Bridge) heartbeat() {
 	tick := time.NewTicker(max(b.cfg.Heartbeat-b.cfg.ProbeTimeout, b.cfg.Heartbeat/2))
 	defer tick.Stop()
@@ -66,7 +69,7 @@ func (b *Bridge) heartbeat() {
 			if silence < b.cfg.Heartbeat {
 				continue // its presence heard the server lately (its keep-alive, at least)
 			}
-			if silent := b.idleSilence(time.Now().Add(-silence)); silent != nil {
+			if silent := b.idleSilence(); silent != nil {
 				b.leaveGone(silent)
 				return
 			}
@@ -290,8 +293,11 @@ type heardReader struct {
 func (h heardReader) Read(p []byte) (int, error) {
 	n, err := h.Reader.Read(p)
 	if n > 0 {
-		h.b.heard.Store(int64(time.Since(h.b.born)))
+		h.b.heardNow()
 		h.b.quiet.Reset(h.b.cfg.Heartbeat)
 	}
 	return n, err
 }
+
+// heardNow notes that the server was heard from, now.
+func (b *Bridge) heardNow() { b.heard.Store(int64(time.Since(b.born))) }

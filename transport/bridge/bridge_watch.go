@@ -77,15 +77,14 @@ func (b *Bridge) probeUntil(ctx context.Context, lastAlive time.Time, goneAfter 
 	return nil
 }
 
-// idleSilence probes the server while no message waits, last heard of at
-// lastAlive: nil once it answers, a *SilentServer once it has answered
-// none for GoneAfter less a probe timeout since (the election's own probe
-// completes the busy grace).
-func (b *Bridge) idleSilence(lastAlive time.Time) *SilentServer {
+// idleSilence probes the server while no message waits: nil once it
+// answers, a *SilentServer once it has answered none for GoneAfter less a
+// probe timeout (the election's own probe completes the busy grace).
+func (b *Bridge) idleSilence() *SilentServer {
 	if b.cfg.Alive == nil || b.cfg.GoneAfter <= 0 {
 		return nil
 	}
-	return b.probeUntil(b.ctx, lastAlive, b.cfg.GoneAfter-b.cfg.ProbeTimeout, true)
+	return b.probeUntil(b.ctx, time.Now(), b.cfg.GoneAfter-b.cfg.ProbeTimeout, true)
 }
 
 // silenced returns the watch's cause when it cut ctx off, else nil.

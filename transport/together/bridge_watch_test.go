@@ -15,6 +15,7 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
+	"github.com/mark3labs/mcp-go/server"
 )
 
 // probing is a bridge's Alive over a real GET / of its server, which the
@@ -303,5 +304,46 @@ func TestAServerThatAcceptsButNeverProvesIsSilent(t *testing.T) {
 	call := fo.next()
 	if s := (*bridge.SilentServer)(nil); !errors.As(call.cause, &s) || s.URL != url || s.After < proof || !strings.Contains(call.cause.Error(), "did not prove") {
 		t.Fatalf("the cause %v is not %s silent for at least %s", call.cause, url, proof)
+	}
+}
+
+// One probe that a live server does not answer (a slow GET /) never
+// leaves it: an idle 2026-07-28 bridge's probes are a ping's, whatever its
+// presence was silent for before. Here the server writes no keep-alive (an
+// older build), or the bridge's heartbeat is below its keep-alive.
+func TestOneSlowIdleProbeNeverLeavesALiveServer(t *testing.T) {
+	for _, keepAlive := range []time.Duration{time.Hour, 1500 * time.Millisecond} {
+		f1, f2 := newFixture(), newFixture()
+		f2.releaseAll()
+		t.Cleanup(f1.releaseAll)
+		srv := server.NewMCPServer("listening", "1", server.WithPromptCapabilities(true), server.WithToolCapabilities(true))
+		s1 := serveHTTP(t, httpserver.Config{MCP: srv, PresenceID: bridge.PresenceID, ListenKeepAlive: keepAlive})
+		probes := make(chan struct{}, 64)
+		var slow atomic.Bool
+		alive := func(ctx context.Context) error {
+			probes <- struct{}{}
+			if slow.CompareAndSwap(true, false) {
+				return errors.New("one slow probe")
+			}
+			return nil
+		}
+		fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
+		c := runStdio(t, fo.with(bridge.Config{URL: s1.url, Heartbeat: time.Second, ProbeTimeout: 200 * time.Millisecond,
+			Alive: alive, GoneAfter: time.Second}))
+		c.send(modernRequest(1, "tools/list", ""))
+		c.answer("1")
+		for range 3 { // the presence has been silent for a while: answered probes
+			<-probes
+		}
+		slow.Store(true)
+		for range 2 { // the slow one, and the next, answered
+			select {
+			case <-probes:
+			case call := <-fo.calls:
+				t.Fatalf("keep-alive %s: one slow probe left a live server: %v", keepAlive, call.cause)
+			case <-time.After(wait):
+				t.Fatalf("keep-alive %s: no probe came", keepAlive)
+			}
+		}
 	}
 }
