@@ -295,6 +295,34 @@ func TestElecting_AContendedTakeOverKeepsTheBusyGrace(t *testing.T) {
 	})
 }
 
+// A busy run is of one lease's server: the lease the process that held the
+// lock wrote, its server found busy once, has a busy grace of its own,
+// not what is left of the old server's.
+func TestElecting_ABusyRunIsOfOneServer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, func(cfg *Config) {
+			cfg.BusyGrace = 3 * DefaultBindingPoll
+			cfg.Election.(*fakeElection).takeOverErr = fmt.Errorf("%w: lock held (waited 2s)", ErrContended)
+		})
+		old := Observation{Class: ClassBusy, Reason: "silent", URL: "http://127.0.0.1:1/mcp", Owner: 11, Opaque: "old"}
+		h.expect("attempt")
+		for range 3 {
+			h.observe(old)
+			after(DefaultBindingPoll)
+			h.expect("attempt")
+		}
+		h.observe(old)
+		h.expect("take-over busy old")
+		after(DefaultBindingPoll)
+		h.expect("attempt")
+		h.el.takeOverErr = nil
+		h.observe(Observation{Class: ClassBusy, Reason: "silent", URL: "http://127.0.0.1:2/mcp", Owner: 22, Opaque: "new"})
+		h.expect() // waited for, not taken over
+		after(DefaultBindingPoll)
+		h.expect("attempt")
+	})
+}
+
 // A take-over another process is deciding (it holds the critical section
 // too long to wait for) is waited for as a lease being written, and looked
 // at again: the client is not served alone for it.

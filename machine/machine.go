@@ -35,6 +35,7 @@ type Machine struct {
 	unwatch       context.CancelFunc // ends the lease watch of the election; nil outside one
 	obs           Observation        // the last observation of this election
 	busySince     time.Time          // first busy observation of an unbroken run
+	busyOf        string             // whose server the run is of: its owner and URL
 	bound, poll   *time.Timer
 	boundEnds     time.Time     // when bound fires
 	waitingOn     string        // the wait last announced: class and owner

@@ -104,6 +104,9 @@ func (m *Machine) noteObservation(obs Observation, now time.Time) {
 	if obs.Contended {
 		return // nothing judged: a busy run and a silence stand
 	}
+	if run := fmt.Sprint(obs.Owner, obs.URL); obs.Class == ClassBusy && run != m.busyOf {
+		m.busySince, m.busyOf = time.Time{}, run // another lease's server: its own run
+	}
 	since := NextBusySince(m.busySince, obs.Class, now)
 	if credited := silentSince(since, obs, m.silence); !credited.Equal(since) {
 		m.log.Info(fmt.Sprintf("the server at %s had answered no probe for %s when this process's bridge gave up on it: that counts toward the busy grace (%s)",
