@@ -194,18 +194,19 @@ func (k *keeper) writeAfresh() {
 	k.behind, k.failedAt, k.appended, k.bytes = false, time.Time{}, 0, 0
 }
 
-// tryAgainLater writes the state afresh writeAgainEvery from now while it
-// is behind, should no record come to, unless it was written or the term
-// ended by then (k.mu held).
+// tryAgainLater writes the state afresh writeAgainEvery after its last
+// failure while it is behind, should no record come to, unless it was
+// written or the term ended by then (k.mu held).
 func (k *keeper) tryAgainLater() {
 	if !k.behind {
 		return
 	}
+	in := writeAgainEvery - k.now().Sub(k.failedAt) // a second after the failure
 	if k.retry != nil {
-		k.retry.Reset(writeAgainEvery)
+		k.retry.Reset(in)
 		return
 	}
-	k.retry = time.AfterFunc(writeAgainEvery, func() {
+	k.retry = time.AfterFunc(in, func() {
 		k.mu.Lock()
 		defer k.mu.Unlock()
 		if !k.stopped && k.behind {

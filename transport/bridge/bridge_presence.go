@@ -73,7 +73,6 @@ func (b *Bridge) presence() (opened bool) {
 	b.setHeaders(req.Header, "", version)
 	setModernHeaders(req.Header, call{env: wire.Envelope{Method: string(mcp.MethodSubscriptionsListen)}})
 	carry.SetPeer(req.Header, b.modernPeer())
-	b.heardNow() // a presence being opened: its server's silence counts from here
 	opened, _ = b.listen(req, presenceStream, func([]byte) error { return nil }, zap.String("peer", b.PeerID()))
 	return opened
 }

@@ -234,6 +234,10 @@ func (b *Bridge) listen(req *http.Request, what string, each func([]byte) error,
 	b.log.Debug(what+" open", append([]zap.Field{url}, fields...)...)
 	body := io.Reader(resp.Body)
 	if what == presenceStream {
+		// opened: heard, and a server silent from now on is probed a
+		// heartbeat later, keep-alive or not
+		b.heardNow()
+		b.quiet.Reset(b.cfg.Heartbeat)
 		body = heardReader{body, b}
 	}
 	err = wire.ReadEvents(body, each)
