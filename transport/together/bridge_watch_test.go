@@ -269,32 +269,7 @@ func TestASessionLeftOnASilentServerIsEndedWhenItAnswers(t *testing.T) {
 // It provably did not run, and the failover says for how long the server
 // answered nothing, as the watch's probes would.
 func TestAServerThatAcceptsButNeverProvesIsSilent(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var held []net.Conn
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, conn := range held {
-			conn.Close()
-		}
-	})
-	go func() { // accepts, and never reads nor answers
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			held = append(held, conn)
-			mu.Unlock()
-		}
-	}()
-	url := "http://" + ln.Addr().String()
+	url := frozenServer(t)
 	const proof = 200 * time.Millisecond
 	fo := &failovers{t: t, f: newFixture(), calls: make(chan failoverCall, 4)}
 	c := runStdio(t, fo.with(bridge.Config{URL: url, ProbeTimeout: proof}))
@@ -353,6 +328,33 @@ func TestOneSlowIdleProbeNeverLeavesALiveServer(t *testing.T) {
 // once its probes have been silent for the grace: trying to open the
 // presence is not hearing the server.
 func TestAPresenceThatCannotOpenOnAFrozenServerLeavesIt(t *testing.T) {
+	url := frozenServer(t)
+	alive := func(ctx context.Context) error { // a frozen server: every probe times out
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+			return context.DeadlineExceeded
+		}
+	}
+	meta := []byte(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"modern","version":"1"}}`)
+	fo := &failovers{t: t, f: newFixture(), calls: make(chan failoverCall, 4)}
+	runStdio(t, fo.with(bridge.Config{URL: url, Heartbeat: 3 * time.Second, ProbeTimeout: 200 * time.Millisecond,
+		Alive: alive, GoneAfter: time.Second, Carried: carry.Session{Meta: meta}}))
+	select {
+	case call := <-fo.calls:
+		if s := (*bridge.SilentServer)(nil); !errors.As(call.cause, &s) {
+			t.Fatalf("the bridge left for %v, not its server's silence", call.cause)
+		}
+	case <-time.After(2 * wait):
+		t.Fatal("an idle 2026-07-28 bridge never left a server frozen before its presence opened")
+	}
+}
+
+// frozenServer is the URL of a stopped server, as its kernel keeps it: it
+// accepts connections, and never reads nor answers on them.
+func frozenServer(t *testing.T) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -378,25 +380,5 @@ func TestAPresenceThatCannotOpenOnAFrozenServerLeavesIt(t *testing.T) {
 			mu.Unlock()
 		}
 	}()
-	url := "http://" + ln.Addr().String()
-	alive := func(ctx context.Context) error { // a frozen server: every probe times out
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-			return context.DeadlineExceeded
-		}
-	}
-	meta := []byte(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"modern","version":"1"}}`)
-	fo := &failovers{t: t, f: newFixture(), calls: make(chan failoverCall, 4)}
-	runStdio(t, fo.with(bridge.Config{URL: url, Heartbeat: 3 * time.Second, ProbeTimeout: 200 * time.Millisecond,
-		Alive: alive, GoneAfter: time.Second, Carried: carry.Session{Meta: meta}}))
-	select {
-	case call := <-fo.calls:
-		if s := (*bridge.SilentServer)(nil); !errors.As(call.cause, &s) {
-			t.Fatalf("the bridge left for %v, not its server's silence", call.cause)
-		}
-	case <-time.After(2 * wait):
-		t.Fatal("an idle 2026-07-28 bridge never left a server frozen before its presence opened")
-	}
+	return "http://" + ln.Addr().String()
 }
