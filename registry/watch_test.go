@@ -35,18 +35,7 @@ func holding(raw []byte) func(Change) bool {
 
 func TestWatch_SeesRenameOverInPlaceWriteAndRemove(t *testing.T) {
 	path := leasePath(t)
-	first := docBytes(t, nil)
-	writeFile(t, path, first)
-	ctx, cancel := context.WithCancel(context.Background())
-	// A fallback of an hour: what is seen here is seen through fsnotify.
-	ch, err := Watch(ctx, path, 10*time.Millisecond, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stopWatch(t, cancel, ch)
-	if c := nextChange(t, ch, "the initial state", func(Change) bool { return true }); !c.Holds("0123456789abcdef0123456789abcdef") {
-		t.Fatalf("initial change = %s %q", c.Found, c.Raw)
-	}
+	ch := watchedLease(t, path, docBytes(t, nil))
 
 	replaced := docBytes(t, func(l *Lease) { l.Instance = "ffffffffffffffffffffffffffffffff" })
 	tmp := filepath.Join(filepath.Dir(path), ".tmp")
@@ -117,6 +106,22 @@ func TestWatch_NeedsTheDirectory(t *testing.T) {
 // stopWatch ends the watch when the test ends and waits for it to let go
 // of the lease directory, before the directory is removed (Windows, and
 // wine, cannot remove a directory still watched).
+// watchedLease writes raw as the lease at path and watches it, past its
+// first Change. The fallback read is an hour away: what a test sees then
+// is seen through fsnotify.
+func watchedLease(t *testing.T, path string, raw []byte) <-chan Change {
+	t.Helper()
+	writeFile(t, path, raw)
+	ctx, cancel := context.WithCancel(context.Background())
+	ch, err := Watch(ctx, path, 10*time.Millisecond, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopWatch(t, cancel, ch)
+	nextChange(t, ch, "the initial state", holding(raw))
+	return ch
+}
+
 func stopWatch(t *testing.T, cancel context.CancelFunc, ch <-chan Change) {
 	t.Cleanup(func() {
 		cancel()

@@ -3,11 +3,9 @@
 package registry
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 )
 
 // The lease's directory moved away (swapped for another) is seen through
@@ -16,15 +14,7 @@ import (
 // lease, at once, not at the next fallback read.
 func TestWatch_SeesItsDirectoryMovedAway(t *testing.T) {
 	path := leasePath(t)
-	raw := docBytes(t, nil)
-	writeFile(t, path, raw)
-	ctx, cancel := context.WithCancel(context.Background())
-	ch, err := Watch(ctx, path, 10*time.Millisecond, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stopWatch(t, cancel, ch)
-	nextChange(t, ch, "the initial state", holding(raw))
+	ch := watchedLease(t, path, docBytes(t, nil))
 	dir := filepath.Dir(path)
 	if err := os.Rename(dir, dir+".swapped"); err != nil {
 		t.Fatal(err)
@@ -42,15 +32,7 @@ func TestWatch_SeesItsDirectoryMovedAway(t *testing.T) {
 // there (the directories made again are watched).
 func TestWatch_SeesADirectoryOnItsWayMovedAway(t *testing.T) {
 	path := leasePath(t)
-	raw := docBytes(t, nil)
-	writeFile(t, path, raw)
-	ctx, cancel := context.WithCancel(context.Background())
-	ch, err := Watch(ctx, path, 10*time.Millisecond, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stopWatch(t, cancel, ch)
-	nextChange(t, ch, "the initial state", holding(raw))
+	ch := watchedLease(t, path, docBytes(t, nil))
 	local := filepath.Join(filepath.Dir(path), "..", "..")
 	if err := os.Rename(local, local+".moved"); err != nil {
 		t.Fatal(err)
