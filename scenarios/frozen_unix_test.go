@@ -10,6 +10,10 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
+// quickBeats are the timings the frozen-leaseholder scenarios run under:
+// a heartbeat, and a grace that a frozen server outlasts, in seconds.
+var quickBeats = []string{"--heartbeat", "300ms", "--busy-grace", "2s", "--probe-timeout", "500ms"}
+
 // A frozen leaseholder is replaced before anyone asks
 // (docs/design.md#sharing-heals): its two bridges are idle, their
 // heartbeats find it silent, and one of them takes it over once the busy
@@ -17,13 +21,12 @@ import (
 // there. (One that is only slow is kept:
 // TestASlowLeaseholderIsNeverReplaced.)
 func TestAFrozenLeaseholderIsReplacedBeforeAnyoneAsks(t *testing.T) {
-	quick := []string{"--heartbeat", "300ms", "--busy-grace", "2s", "--probe-timeout", "500ms"}
 	dir := checkout(t)
-	a := shared(t, dir, quick...)
+	a := shared(t, dir, quickBeats...)
 	initialize(t, a, "claude-code")
 	before := serverURL(t, a)
-	b := bridged(t, dir, "codex", quick...)
-	c := bridged(t, dir, "gemini-cli", quick...)
+	b := bridged(t, dir, "codex", quickBeats...)
+	c := bridged(t, dir, "gemini-cli", quickBeats...)
 	stop(t, a)
 	t.Cleanup(func() { a.Signal(syscall.SIGCONT) })
 
@@ -85,12 +88,11 @@ func TestASlowLeaseholderIsNeverReplaced(t *testing.T) {
 // (docs/design.md#convergence). C's own heartbeat and probes would take
 // minutes; its call is answered by the server B's heartbeat put in place.
 func TestABridgeOfAReplacedFrozenLeaseholderMovesAtItsNextCall(t *testing.T) {
-	quick := []string{"--heartbeat", "300ms", "--busy-grace", "2s", "--probe-timeout", "500ms"}
 	dir := checkout(t)
-	a := shared(t, dir, quick...)
+	a := shared(t, dir, quickBeats...)
 	initialize(t, a, "claude-code")
 	serverURL(t, a)
-	b := bridged(t, dir, "codex", quick...)
+	b := bridged(t, dir, "codex", quickBeats...)
 	c := bridged(t, dir, "gemini-cli", "--heartbeat", "60s", "--busy-grace", "5m", "--election-bound", "10m")
 	stop(t, a)
 	t.Cleanup(func() { a.Signal(syscall.SIGCONT) })
@@ -116,12 +118,11 @@ func TestABridgeOfAReplacedFrozenLeaseholderMovesAtItsNextCall(t *testing.T) {
 // client's presence there, under the same peer id: both clients stay on
 // the board (docs/design.md#nothing-is-lost).
 func TestAFrozenLeaseholderOfModernClientsIsReplacedBeforeAnyoneAsks(t *testing.T) {
-	quick := []string{"--heartbeat", "300ms", "--busy-grace", "2s", "--probe-timeout", "500ms"}
 	dir := checkout(t)
-	a := shared(t, dir, quick...)
+	a := shared(t, dir, quickBeats...)
 	initialize(t, a, "claude-code")
 	serverURL(t, a)
-	b, c := modernBridged(t, dir, quick...), modernBridged(t, dir, quick...)
+	b, c := modernBridged(t, dir, quickBeats...), modernBridged(t, dir, quickBeats...)
 	peers := map[*mcpclient.Process]string{b: modernCaller(t, b), c: modernCaller(t, c)}
 	stop(t, a)
 	t.Cleanup(func() { a.Signal(syscall.SIGCONT) })
