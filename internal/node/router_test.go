@@ -154,19 +154,29 @@ func TestAListenCancelledAsItMovesNeverArrives(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatal("the cancelled listen still waits")
 	}
-	next := recording{got: make(chan json.RawMessage, 2)}
+	if got := reachedNext(s, mcp.MethodSubscriptionsListen); got != nil {
+		t.Fatalf("the cancelled listen reached what serves next: %s", got)
+	}
+}
+
+// reachedNext hands s on to what serves next and returns the first
+// message of method that reaches it, before a marker sent after them all;
+// nil for none.
+func reachedNext(s *clientSession, method mcp.MCPMethod) json.RawMessage {
+	next := recording{got: make(chan json.RawMessage, 64)}
 	s.mu.Lock()
 	s.use(next)
 	s.mu.Unlock()
-	s.Handle(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)) // a marker: after it, nothing
+	s.Handle(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	for got := range next.got {
-		if wire.IsMethod(got, mcp.MethodSubscriptionsListen) {
-			t.Fatalf("the cancelled listen reached what serves next: %s", got)
-		}
-		if wire.IsMethod(got, mcp.MethodNotificationInitialized) {
-			break
+		switch {
+		case wire.IsMethod(got, method):
+			return got
+		case wire.IsMethod(got, mcp.MethodNotificationInitialized):
+			return nil
 		}
 	}
+	return nil
 }
 
 // blocked answers nothing until released: a listen under way.
@@ -234,17 +244,7 @@ func TestARequestCancelledWhileItWaitsIsSentNowhere(t *testing.T) {
 			t.Fatal("the cancelled request still waits")
 		}
 	}
-	next := recording{got: make(chan json.RawMessage, 64)}
-	s.mu.Lock()
-	s.use(next)
-	s.mu.Unlock()
-	s.Handle(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)) // a marker: after it, nothing
-	for got := range next.got {
-		if wire.IsMethod(got, "tools/call") {
-			t.Fatalf("the cancelled request reached what serves next: %s", got)
-		}
-		if wire.IsMethod(got, mcp.MethodNotificationInitialized) {
-			break
-		}
+	if got := reachedNext(s, mcp.MethodToolsCall); got != nil {
+		t.Fatalf("the cancelled request reached what serves next: %s", got)
 	}
 }
