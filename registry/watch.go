@@ -71,27 +71,18 @@ func watch(ctx context.Context, path string, debounce, every time.Duration, noti
 	return out, nil
 }
 
-// ancestry yields top and each directory below it along names.
-func ancestry(top string, names []string) func(yield func(string) bool) {
-	return func(yield func(string) bool) {
-		dir := top
-		for _, name := range append([]string{""}, names...) {
-			if dir = filepath.Join(dir, name); !yield(dir) {
-				return
-			}
-		}
-	}
-}
-
 // watchTheWay watches the lease's directory and those on its way, anew
 // when one was made again; it fails only when the lease's directory cannot
 // be watched (where another cannot, the fallback reads).
 func (w *watcher) watchTheWay() error {
-	err := w.fs.Add(filepath.Dir(w.path)) // first: where watches are scarce, it is the one that counts
-	top, names := linkFreePath(filepath.Dir(w.path))
-	for dir := range ancestry(top, names) {
+	own := filepath.Dir(w.path)
+	err := w.fs.Add(own) // first: where watches are scarce, it is the one that counts
+	dir, names := linkFreePath(own)
+	for _, name := range append([]string{""}, names...) {
+		if dir = filepath.Join(dir, name); dir != own {
+			_ = w.fs.Add(dir) // made again, the lease's own may not be yet
+		}
 		w.heeded[dir] = true
-		_ = w.fs.Add(dir) // made again, the lease's own may not be yet
 	}
 	return err
 }
