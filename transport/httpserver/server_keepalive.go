@@ -19,17 +19,17 @@ const DefaultListenKeepAlive = 15 * time.Second
 // event in one Write, so a comment between two writes never splits one.
 type keptAlive struct {
 	http.ResponseWriter
-	mu     sync.Mutex
-	open   bool      // the event stream's head is written
-	wrote  time.Time // when something was last written
-	ended  bool
-	ticker *time.Timer
+	mu    sync.Mutex
+	open  bool      // the event stream's head is written
+	wrote time.Time // when something was last written
+	ended bool
+	timer *time.Timer
 }
 
 // keepAlive wraps w for a listen stream until the returned func is called.
 func keepAlive(w http.ResponseWriter, every time.Duration) (*keptAlive, func()) {
 	k := &keptAlive{ResponseWriter: w, wrote: time.Now()}
-	k.ticker = time.AfterFunc(every, func() {
+	k.timer = time.AfterFunc(every, func() {
 		k.mu.Lock()
 		defer k.mu.Unlock()
 		if k.ended {
@@ -40,13 +40,13 @@ func keepAlive(w http.ResponseWriter, every time.Duration) (*keptAlive, func()) 
 			http.NewResponseController(k.ResponseWriter).Flush()
 			k.wrote = time.Now()
 		}
-		k.ticker.Reset(max(time.Until(k.wrote.Add(every)), every/10))
+		k.timer.Reset(max(time.Until(k.wrote.Add(every)), every/10))
 	})
 	return k, func() {
 		k.mu.Lock()
 		defer k.mu.Unlock()
 		k.ended = true
-		k.ticker.Stop()
+		k.timer.Stop()
 	}
 }
 
