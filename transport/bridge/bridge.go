@@ -316,14 +316,20 @@ func (b *Bridge) goLocked(f func()) {
 
 // Close ends the session on the server (DELETE, errors ignored) while the
 // bridge still relays to it, and stops the bridge's background and waits
-// for it. Only leaveLater outlives it. Later calls do nothing.
+// for it; for a session being opened again, a probe timeout at most. Only
+// leaveLater outlives it. Later calls do nothing.
 func (b *Bridge) Close() {
 	b.closeOnce.Do(func() {
 		b.mu.Lock()
 		b.closed = true // from now on the stream and the heartbeat re-open nothing
 		b.mu.Unlock()
-		b.awaitOpening()  // the session an initialize under way opens is then known, and ended
-		b.reinitMu.Lock() // a session being opened again is opened first, and ended (setSession)
+		b.awaitOpening() // the session an initialize under way opens is then known, and ended
+		if !b.reinitMu.TryLock() {
+			// a session being opened again is opened first, and ended
+			// (setSession): its answer read a probe timeout more (outliving)
+			b.cancel()
+			b.reinitMu.Lock()
+		}
 		b.mu.Lock()
 		relaying, sid, proto := b.left == nil, b.session, b.record.Protocol
 		b.mu.Unlock()

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
@@ -343,4 +344,32 @@ func (f *freezer) freeze() {
 		c.Close()
 	}
 	f.conns = nil
+}
+
+// Closing a bridge waits a probe timeout at most for a session its stream
+// is opening again on the client's behalf (the server forgot the one it
+// had), however long that server takes to answer. (Close waited for the
+// whole re-opening, which only the server's answer or its silence for a
+// busy grace ended: a client ending then hung, and a host killed it.)
+func TestClosingWaitsAProbeAtMostForASessionBeingOpenedAgain(t *testing.T) {
+	s, g, b := gatedBridge(t, 2)
+	if answer := b.Handle(t.Context(), []byte(initialize)); !bytes.Contains(answer, []byte(`"result"`)) {
+		t.Fatalf("initialize answered %s", answer)
+	}
+	b.Handle(t.Context(), carry.InitializedFrame) // the bridge opens its stream
+	if resp, body := newClient(t, s.url).do("DELETE", "/mcp", g.session(1), ""); resp.StatusCode != 200 && resp.StatusCode != 204 {
+		t.Fatalf("DELETE: %d %s", resp.StatusCode, body) // the server forgets the bridge's session
+	}
+	<-g.held // the bridge's stream found it forgotten, and the server opened a new one
+	defer close(g.release)
+	closed := make(chan struct{})
+	go func() {
+		b.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(wait):
+		t.Fatalf("Close still waits after %s on a session being opened again (probe timeout %s)", wait, testProbe)
+	}
 }
