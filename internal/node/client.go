@@ -297,14 +297,15 @@ func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) (err e
 			return err
 		}
 	}
-	s.told(h, b, c, srv, greeted)
 	s.use(b)
+	s.told(h, b, c, srv, greeted)
 	return nil
 }
 
-// told says what adopt changed (mu held): in the log, and to a client
-// whose session was carried from a server that is gone or was served
-// alone; a greeted one's was not, when its greeting's server seats it.
+// told says what adopt changed (mu held), once b serves the client (a
+// message sent on hearing it meets b): in the log, and to a client whose
+// session was carried from a server that is gone or was served alone; a
+// greeted one's was not, when its greeting's server seats it.
 func (s *clientSession) told(h how, b wire.Backend, c *carry.Session, srv *served, greeted bool) {
 	log, url := s.n.log, zap.String("url", h.url)
 	switch {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -87,6 +88,8 @@ func TestAReattachCarriesTheSessionToTheNewServer(t *testing.T) {
 	a, c, id := servingAndAttached(t, co, b)
 	c.client.tool("majordomus_announce", map[string]any{"intent": "writing the tests"}, nil)
 
+	var early atomic.Bool // the log said so before the bridge served the client
+	c.logs.hook("re-attached to the shared server", func() { early.Store(c.node.session.router.currentBackend() == nil) })
 	resume := c.lease.pause() // c elects only once d serves: the re-attach, not a take-over
 	a.node.Signal("SIGTERM")
 	a.wait()
@@ -96,6 +99,9 @@ func TestAReattachCarriesTheSessionToTheNewServer(t *testing.T) {
 
 	c.client.tool("majordomus_peers", map[string]any{}, nil)
 	c.awaitLog("re-attached to the shared server")
+	if early.Load() {
+		t.Error("the log said the client re-attached before the bridge served it: a message sent then met what served before")
+	}
 	if c.node.State() != machine.Attached || c.node.describe().URL != b.url {
 		t.Fatalf("the node is %s at %s; want attached to %s", c.node.State(), c.node.describe().URL, b.url)
 	}

@@ -8,16 +8,25 @@ import (
 )
 
 // logTap keeps a node's log lines as JSON and says when one is added.
+// What is hooked on a message runs as it is logged, in the logging code.
 type logTap struct {
 	zapcore.Core
 	mu    *sync.Mutex
 	all   *[]string
 	added *chan struct{}
+	hooks map[string]func()
 }
 
 func newLogTap() logTap {
 	added := make(chan struct{})
-	return logTap{Core: zapcore.NewNopCore(), mu: &sync.Mutex{}, all: &[]string{}, added: &added}
+	return logTap{Core: zapcore.NewNopCore(), mu: &sync.Mutex{}, all: &[]string{}, added: &added, hooks: map[string]func(){}}
+}
+
+// hook runs f whenever msg is logged, before the logging call returns.
+func (l logTap) hook(msg string, f func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.hooks[msg] = f
 }
 
 func (l logTap) Enabled(zapcore.Level) bool { return true }
@@ -36,10 +45,14 @@ func (l logTap) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 	enc.Fields["msg"] = ent.Message
 	line, _ := json.Marshal(enc.Fields)
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	*l.all = append(*l.all, string(line))
 	close(*l.added)
 	*l.added = make(chan struct{})
+	hook := l.hooks[ent.Message]
+	l.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
 	return nil
 }
 
