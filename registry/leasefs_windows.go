@@ -104,20 +104,27 @@ func openedID(f *os.File, _ fs.FileInfo) fileID {
 
 // unlink removes the name path itself: a file, or a link (a directory
 // link or junction is removed as a directory entry, never its target;
-// since Go 1.23 Lstat shows neither as a directory).
-func unlink(path string) error {
+// since Go 1.23 Lstat shows neither as a directory). While another process
+// has the file open without sharing its deletion (an os.Open, a scanner),
+// it is refused for a moment: that is retried, as a rename is.
+func unlink(path string) error { return unlinkPausing(path, time.Sleep) }
+
+func unlinkPausing(path string, sleep func(time.Duration)) error {
 	p, err := windows.UTF16PtrFromString(path)
 	if err != nil {
 		return &fs.PathError{Op: "unlink", Path: path, Err: err}
 	}
-	err = windows.DeleteFile(p)
-	if err != nil {
-		// a directory link or junction; for anything else the error is
-		// DeleteFile's
-		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0 && windows.RemoveDirectory(p) == nil {
-			err = nil
+	err = retryEphemeral(func() error {
+		err := windows.DeleteFile(p)
+		if err != nil {
+			// a directory link or junction; for anything else the error is
+			// DeleteFile's
+			if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0 && windows.RemoveDirectory(p) == nil {
+				return nil
+			}
 		}
-	}
+		return err
+	}, errnoIs(windowsBusy), renameAttempts, sleep)
 	if err != nil {
 		return &fs.PathError{Op: "unlink", Path: path, Err: err}
 	}
