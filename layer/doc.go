@@ -36,22 +36,28 @@
 // still served unless [Config.Strict]. They come from: front matter that is
 // not valid YAML, not a mapping, or not closed; a missing or empty id or
 // kind; a kind not matching ^[a-z][a-z0-9_-]*$; an id or version that cannot
-// sit in a URI (whitespace, '/', '@', '?', '#', '%'); a version that is
+// sit in a URI ('/', '@', '?', '#', '%', any whitespace, control or
+// format character, or only "." or ".."); a version that is
 // neither a string nor a number; a second file claiming a URI already taken
 // by a file earlier in path order; a file that cannot be read or is over 8
-// MiB; .ai/repo existing but not being a directory.
+// MiB, or whose front matter is over 256 KiB or holds a second YAML
+// document; .ai/repo existing but not being a directory, or leading into
+// .ai/local.
 //
 // Warnings leave the state "ok": a .md file with no front matter (not an
 // object), .ai/repo being absent (the index is empty), a title, description
 // or status that is not text, tags that are not text, a prompt's argument
 // declaration that cannot be read (not a mapping, a name not matching
 // ^[A-Za-z][A-Za-z0-9_-]*$ or declared twice, an unknown key, required not
-// a boolean), a dangling symbolic link. The object keeps what could be read.
+// a boolean), a dangling symbolic link, a link (or .ai/repo's own) that
+// leads into .ai/local. The object keeps what could be read. A file gone
+// between the listing and its reading is simply not there.
 //
 // # Invariants
 //
 //   - Read-only: nothing in this package writes a file, anywhere.
-//   - .ai/local is never read: only .ai/repo is scanned.
+//   - .ai/local is never read: only .ai/repo is scanned, and what leads
+//     from there into .ai/local, wherever it really is, is skipped.
 //   - An Index is never modified after Build returns; [Layer.Current] hands
 //     out indexes that may be shared between goroutines.
 //   - Generations are monotonic: [Open] serves generation 1, each index

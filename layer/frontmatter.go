@@ -11,10 +11,12 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Limits on one front matter, so that a hostile file cannot exhaust memory.
+// Limits on one front matter, so that a hostile file cannot exhaust memory,
+// nor stall every rebuild (8 MiB of it take seconds to parse).
 const (
-	maxFrontNodes = 100_000 // values produced, aliases expanded
-	maxFrontDepth = 200     // nesting of mappings and sequences
+	maxFrontNodes = 100_000   // values produced, aliases expanded
+	maxFrontDepth = 200       // nesting of mappings and sequences
+	maxFrontBytes = 256 << 10 // the block itself
 )
 
 // errNoFrontMatter marks a file that does not start with a "---" line.
@@ -50,6 +52,9 @@ func isFence(line []byte) bool {
 // decodeFrontMatter parses a front matter block into a JSON-compatible
 // mapping and returns the mapping's node too (for literal scalar values).
 func decodeFrontMatter(front []byte) (map[string]any, *yaml.Node, error) {
+	if len(front) > maxFrontBytes {
+		return nil, nil, fmt.Errorf("front matter is %d bytes, over the %d-byte limit", len(front), maxFrontBytes)
+	}
 	var doc yaml.Node
 	if err := safeUnmarshal(front, &doc); err != nil {
 		return nil, nil, fmt.Errorf("front matter is not valid YAML: %v", err)

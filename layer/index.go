@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -136,17 +137,25 @@ func listFiles(root string) ([]string, []Diagnostic) {
 	var diags []Diagnostic
 	fi, err := os.Stat(repo)
 	switch {
-	case os.IsNotExist(err):
+	case os.IsNotExist(err) || errors.Is(err, syscall.ENOTDIR): // .ai, say, a file now
 		return nil, []Diagnostic{{Level: LevelWarning, Path: repoRel, Message: "directory absent: the index is empty"}}
 	case err != nil:
 		return nil, []Diagnostic{{Level: LevelError, Path: repoRel, Message: fmt.Sprintf("cannot read: %v", pathErr(err))}}
 	case !fi.IsDir():
 		return nil, []Diagnostic{{Level: LevelError, Path: repoRel, Message: "not a directory"}}
 	}
+	local, real := localHalf(root), realDir(repo)
+	if under(real, local) {
+		return nil, []Diagnostic{{Level: LevelError, Path: repoRel, Message: "leads into .ai/local, which is never indexed"}}
+	}
 	// The trailing separator makes WalkDir follow .ai/repo itself when it is
 	// a symbolic link, while paths stay under .ai/repo.
 	_ = filepath.WalkDir(repo+string(filepath.Separator), func(p string, d fs.DirEntry, err error) error {
 		rel := relSlash(root, p)
+		if err == nil && d.IsDir() && reachesLocal(repo, real, p, local) {
+			diags = append(diags, Diagnostic{Level: LevelWarning, Path: rel, Message: "is .ai/local, which is never indexed: skipped"})
+			return filepath.SkipDir
+		}
 		if err != nil {
 			diags = append(diags, Diagnostic{Level: LevelError, Path: rel, Message: fmt.Sprintf("cannot read: %v", pathErr(err))})
 			if d != nil && d.IsDir() {
@@ -170,6 +179,10 @@ func listFiles(root string) ([]string, []Diagnostic) {
 				diags = append(diags, Diagnostic{Level: LevelWarning, Path: rel, Message: "symbolic link to no regular file: skipped"})
 				return nil
 			}
+			if under(realDir(p), local) {
+				diags = append(diags, Diagnostic{Level: LevelWarning, Path: rel, Message: "symbolic link into .ai/local, which is never indexed: skipped"})
+				return nil
+			}
 		} else if !d.Type().IsRegular() {
 			return nil
 		}
@@ -178,6 +191,31 @@ func listFiles(root string) ([]string, []Diagnostic) {
 	})
 	sort.Strings(files) // WalkDir's order differs: "a/b.md" comes before "a.md"
 	return files, diags
+}
+
+// localHalf is where the checkout's .ai/local really is, which no listing
+// enters, though .ai/repo or a link in it may lead there.
+func localHalf(root string) string {
+	ai := filepath.Join(root, ".ai")
+	if real, err := filepath.EvalSymlinks(filepath.Join(ai, "local")); err == nil {
+		return real
+	}
+	return filepath.Join(realDir(ai), "local")
+}
+
+// realDir is path with its links resolved, or path itself when that fails.
+func realDir(path string) string {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
+	}
+	return path
+}
+
+// reachesLocal reports whether the directory p that a walk of repo (real,
+// resolved) meets is .ai/local: the walk follows repo's own link only.
+func reachesLocal(repo, real, p, local string) bool {
+	rel, err := filepath.Rel(repo, p)
+	return err == nil && filepath.Join(real, rel) == local
 }
 
 // parseAll reads and parses files in parallel; results keep the files' order.
@@ -225,9 +263,14 @@ func readObject(root, rel string) parsed {
 		return parsed{diags: []Diagnostic{{Level: LevelError, Path: rel, Message: msg}}}
 	}
 	f, st, err := openRegular(path)
-	if errors.Is(err, errNotRegular) {
+	switch {
+	case errors.Is(err, errNotRegular):
 		// Replaced since it was listed: skipped, as listing it now would.
 		return parsed{diags: []Diagnostic{{Level: LevelWarning, Path: rel, Message: "not a regular file: skipped"}}}
+	case errors.Is(err, fs.ErrNotExist) && isLink(path):
+		return parsed{diags: []Diagnostic{{Level: LevelWarning, Path: rel, Message: "symbolic link to no regular file: skipped"}}}
+	case errors.Is(err, fs.ErrNotExist):
+		return parsed{} // removed since it was listed: not there, as listing it now would say
 	}
 	if err != nil {
 		return fail(fmt.Sprintf("cannot read: %v", pathErr(err)))

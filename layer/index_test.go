@@ -175,10 +175,45 @@ func TestBuildDiagnostics(t *testing.T) {
 			wantDiags: []Diagnostic{{LevelError, ".ai/repo/i.md", `id "a/b" contains '/', not allowed in an object URI`}},
 		},
 		{
+			// each read as another URI by a client, or shown as another
+			name: "ids with a character a URI does not show as it is",
+			files: map[string]string{
+				".ai/repo/nbsp.md": "---\nid: \"a\\u00a0b\"\nkind: rule\n---\n",
+				".ai/repo/rlo.md":  "---\nid: \"a\\u202eb\"\nkind: rule\n---\n",
+				".ai/repo/zwsp.md": "---\nid: \"a\\u200bb\"\nkind: rule\n---\n",
+				".ai/repo/c1.md":   "---\nid: \"a\\u0080b\"\nkind: rule\n---\n",
+				".ai/repo/dots.md": "---\nid: \"..\"\nkind: rule\n---\n",
+				".ai/repo/ideo.md": "---\nid: \"a\\u3000b\"\nkind: rule\n---\n",
+				".ai/repo/cafe.md": "---\nid: café\nkind: rule\n---\n",
+			},
+			wantState: "degraded",
+			wantURIs:  []string{"majordomus://rule/café"},
+			wantDiags: []Diagnostic{
+				{LevelError, ".ai/repo/c1.md", `id "a\u0080b" contains whitespace, a control or a format character, not allowed in an object URI`},
+				{LevelError, ".ai/repo/dots.md", `id ".." contains only dots, a path step, not allowed in an object URI`},
+				{LevelError, ".ai/repo/ideo.md", `id "a\u3000b" contains whitespace, a control or a format character, not allowed in an object URI`},
+				{LevelError, ".ai/repo/nbsp.md", `id "a\u00a0b" contains whitespace, a control or a format character, not allowed in an object URI`},
+				{LevelError, ".ai/repo/rlo.md", `id "a\u202eb" contains whitespace, a control or a format character, not allowed in an object URI`},
+				{LevelError, ".ai/repo/zwsp.md", `id "a\u200bb" contains whitespace, a control or a format character, not allowed in an object URI`},
+			},
+		},
+		{
 			name:      "unterminated front matter",
 			files:     map[string]string{".ai/repo/open.md": "---\nid: x\nkind: rule\n"},
 			wantState: "degraded",
 			wantDiags: []Diagnostic{{LevelError, ".ai/repo/open.md", "front matter is not closed by a --- line"}},
+		},
+		{
+			name:      "a second document after the end of the first",
+			files:     map[string]string{".ai/repo/two.md": "---\nid: a\nkind: rule\n...\nfoo: [\n---\n"},
+			wantState: "degraded",
+			wantDiags: []Diagnostic{{LevelError, ".ai/repo/two.md", "front matter is not valid YAML: yaml: line 4: did not find expected <document start>"}},
+		},
+		{
+			name:      "a front matter too long to parse on every rebuild",
+			files:     map[string]string{".ai/repo/long.md": "---\nid: a\nkind: rule\n" + strings.Repeat("# pad\n", 50_000) + "---\n"},
+			wantState: "degraded",
+			wantDiags: []Diagnostic{{LevelError, ".ai/repo/long.md", "front matter is 300021 bytes, over the 262144-byte limit"}},
 		},
 		{
 			name:      "front matter not a mapping",
@@ -334,5 +369,17 @@ func TestParseObjectHostile(t *testing.T) {
 	r := parseObject(".ai/repo/h.md", []byte("---\nbase: &b {id: m, kind: rule, title: T}\n<<: *b\nid: own\n---\n"))
 	if r.obj.URI != "majordomus://rule/own" || r.obj.Title != "T" {
 		t.Errorf("merge gave %s title %q", r.obj.URI, r.obj.Title)
+	}
+}
+
+// A file removed between the listing and its reading is simply not there,
+// as a listing made then would say: no error, no degraded index. (During
+// a checkout of another branch, the index was degraded, "cannot read: no
+// such file or directory", and under --strict the server refused to start.)
+func TestAFileRemovedOnceListedIsNotThere(t *testing.T) {
+	root := testtemp.Dir(t)
+	writeTree(t, root, map[string]string{".ai/manifest.yaml": testManifest, ".ai/repo/a.md": "---\nid: a\nkind: rule\n---\n"})
+	if r := readObject(root, ".ai/repo/gone.md"); r.ok || len(r.diags) != 0 {
+		t.Fatalf("a file removed once listed: ok %v, diagnostics %v", r.ok, r.diags)
 	}
 }

@@ -1,6 +1,7 @@
 package layer
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -317,12 +318,29 @@ func isNull(n *yaml.Node) bool {
 	return n == nil || (n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null")
 }
 
-// safeUnmarshal parses YAML into a node, turning a parser panic into an error.
+// safeUnmarshal parses YAML, one document at most, into a node, turning a
+// parser panic into an error. What follows a first document (after a
+// "..." line) is refused, not ignored: it would be read by no one.
 func safeUnmarshal(data []byte, n *yaml.Node) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("yaml parser failed: %v", r)
 		}
 	}()
-	return yaml.Unmarshal(data, n)
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for i := 0; ; i++ {
+		var more yaml.Node
+		into := n
+		if i > 0 {
+			into = &more
+		}
+		switch err := dec.Decode(into); {
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
+			return err
+		case i > 0:
+			return fmt.Errorf("a second document begins at line %d; one is read", more.Line)
+		}
+	}
 }

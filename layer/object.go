@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -203,14 +204,20 @@ var (
 )
 
 // uriUnsafe names the first character of s that cannot appear in an id or a
-// version inside an object URI, or returns "".
+// version inside an object URI, or returns "": a URI's delimiters, any
+// whitespace, control or format character (an invisible one, or one that
+// turns the text around, would show one URI as another), and a dot
+// segment, which a client's URI parser removes.
 func uriUnsafe(s string) string {
+	if s == "." || s == ".." {
+		return "only dots, a path step"
+	}
 	for _, c := range s {
 		switch {
 		case c == '/' || c == '@' || c == '?' || c == '#' || c == '%':
 			return fmt.Sprintf("%q", c)
-		case c <= ' ' || c == 0x7f:
-			return "whitespace or a control character"
+		case unicode.IsSpace(c) || unicode.IsControl(c) || unicode.Is(unicode.Cf, c):
+			return "whitespace, a control or a format character"
 		}
 	}
 	return ""

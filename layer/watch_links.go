@@ -20,9 +20,9 @@ import (
 // the links that lead through a directory that is not there. A missing
 // dir is fine: the watch on .ai reports its creation.
 func (l *Layer) addTree(w *fsnotify.Watcher, dir string) (targets map[string]bool, dangling []string) {
-	real, err := filepath.EvalSymlinks(dir) // .ai/repo may be a link itself
-	if err != nil {
-		real = dir
+	real, local := realDir(dir), localHalf(l.root) // .ai/repo may be a link itself
+	if under(real, local) {
+		return nil, nil // never indexed (listFiles), never watched
 	}
 	walked := func(t string) bool { // in a directory the walk below watches
 		for _, d := range []string{dir, real} {
@@ -48,7 +48,7 @@ func (l *Layer) addTree(w *fsnotify.Watcher, dir string) (targets map[string]boo
 			if d.Type()&fs.ModeSymlink != 0 && strings.HasSuffix(d.Name(), ".md") {
 				hops, whole := linkHops(p)
 				for _, t := range hops {
-					if !walked(t) {
+					if !walked(t) && !under(t, local) {
 						targets[t] = true
 					}
 				}
@@ -58,7 +58,7 @@ func (l *Layer) addTree(w *fsnotify.Watcher, dir string) (targets map[string]boo
 			}
 			return nil
 		}
-		if p != dir && strings.HasPrefix(d.Name(), ".") {
+		if p != dir && strings.HasPrefix(d.Name(), ".") || reachesLocal(dir, real, p, local) {
 			return filepath.SkipDir
 		}
 		if err := w.Add(p); err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -1,0 +1,72 @@
+//go:build unix
+
+package layer
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
+)
+
+// .ai/local is never indexed, whatever link in the layer leads there: a
+// file linked into it, .ai/repo linked to .ai above it or into it, or a
+// link straight to where a linked .ai/local really is. (Its notes were
+// served to every agent as the layer's objects.)
+func TestNothingLinkedIntoTheLocalHalfIsIndexed(t *testing.T) {
+	const secret = "---\nid: secret\nkind: note\n---\nTOKEN=abc\n"
+	for _, tc := range []struct {
+		name  string
+		links func(t *testing.T, root string) // made after the tree
+		want  string                          // a diagnostic's message holds it
+	}{
+		{"a file linked into it", func(t *testing.T, root string) {
+			link(t, "../local/secret.md", filepath.Join(root, ".ai/repo/innocent.md"))
+		}, "symbolic link into .ai/local"},
+		{".ai/repo linked to .ai", func(t *testing.T, root string) {
+			os.RemoveAll(filepath.Join(root, ".ai/repo"))
+			link(t, ".", filepath.Join(root, ".ai/repo"))
+		}, "is .ai/local, which is never indexed"},
+		{".ai/repo linked into it", func(t *testing.T, root string) {
+			os.RemoveAll(filepath.Join(root, ".ai/repo"))
+			link(t, "local", filepath.Join(root, ".ai/repo"))
+		}, "leads into .ai/local"},
+		{"a link to where a linked .ai/local is", func(t *testing.T, root string) {
+			elsewhere := filepath.Join(filepath.Dir(root), "elsewhere")
+			if err := os.Rename(filepath.Join(root, ".ai/local"), elsewhere); err != nil {
+				t.Fatal(err)
+			}
+			link(t, elsewhere, filepath.Join(root, ".ai/local"))
+			link(t, filepath.Join(elsewhere, "secret.md"), filepath.Join(root, ".ai/repo/innocent.md"))
+		}, "symbolic link into .ai/local"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := filepath.Join(testtemp.Dir(t), "checkout")
+			writeTree(t, root, map[string]string{
+				".ai/manifest.yaml":    testManifest,
+				".ai/repo/rules/a.md":  "---\nid: a\nkind: rule\n---\n",
+				".ai/local/secret.md":  secret,
+				".ai/local/state/x.md": secret,
+			})
+			tc.links(t, root)
+			ix, err := Build(root, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range ix.Objects {
+				if o.ID == "secret" {
+					t.Fatalf("%s from .ai/local is an object (%s); diagnostics %v", o.Path, o.URI, ix.Diagnostics)
+				}
+			}
+			said := false
+			for _, d := range ix.Diagnostics {
+				said = said || strings.Contains(d.Message, tc.want)
+			}
+			if !said {
+				t.Fatalf("no diagnostic says %q: %v", tc.want, ix.Diagnostics)
+			}
+		})
+	}
+}
