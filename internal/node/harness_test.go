@@ -177,6 +177,8 @@ func (v *view) Watch(ctx context.Context) (<-chan struct{}, error) {
 	return out, nil
 }
 
+func (v *view) Self() (registry.Identity, error) { return registry.Self() }
+
 func (v *view) Holding() (string, string, bool) { return v.me, keyOf(v.me), v.won.Load() }
 
 // held is what a live observation read of the lease, as a lease file's

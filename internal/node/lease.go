@@ -23,6 +23,11 @@ type Lease interface {
 	machine.Election
 	// Path names the lease in log lines and in majordomus_server.
 	Path() string
+	// Self is this process's identity as it started, which the lease it
+	// writes names: the file it runs from may be replaced or removed
+	// since (an upgrade), and the fleet registry's row must say what it
+	// started as (registration.go).
+	Self() (registry.Identity, error)
 	// Holding returns the instance of the lease this process holds, and
 	// its secret, which its server's clients must know (docs/security.md).
 	Holding() (instance, key string, ok bool)
@@ -60,6 +65,8 @@ type leaseFile struct {
 	// signals: only then does it create a lease, which it then always
 	// removes before it dies. Reading and judging need not wait for it.
 	signalsHandled <-chan struct{}
+	// self is this process's identity, read as it started (Self).
+	self registry.Identity
 	// identityErr says why this process's identity cannot be read (an
 	// unsupported system): it could write no lease that others could
 	// judge, so every attempt finds the lease unusable and the client is
@@ -114,6 +121,7 @@ func newLeaseFile(co *Checkout, times Timings, signalsHandled <-chan struct{}) *
 			return registry.NewLease(self, co.Root, layer.RepositoryID(co.Root), co.Profile, release.Number, time.Now())
 		},
 		signalsHandled: signalsHandled,
+		self:           self,
 		identityErr:    identityErr,
 	}
 }
@@ -300,6 +308,8 @@ func (e *leaseFile) Release(context.Context) error {
 	}
 	return err
 }
+
+func (e *leaseFile) Self() (registry.Identity, error) { return e.self, e.identityErr }
 
 func (e *leaseFile) Holding() (string, string, bool) {
 	held, ok := e.file.Held()

@@ -10,7 +10,6 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/fleet"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/release"
 	"github.com/majordomus-mcp/majordomus-mcp/layer"
-	"github.com/majordomus-mcp/majordomus-mcp/registry"
 	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
 	"github.com/majordomus-mcp/majordomus-mcp/registry/runtimes"
 )
@@ -61,7 +60,7 @@ func (s *sharedServer) row(instance, url string) fleet.Row {
 		RegisteredAt:    time.Now(),
 	}
 	r.Cohort, r.CohortSource, r.ParentPID, r.ParentStart = runtimes.ClientCohort(os.Getenv(runtimes.CohortEnv), os.Getppid(), proc.ProcessStart)
-	if self, err := registry.Self(); err == nil {
+	if self, err := n.lease.Self(); err == nil { // as it started: its file may be gone since
 		r.ProcessStart, r.BootID, r.Executable = self.Start, self.BootID, self.Executable.Path
 	}
 	// Read last: the registration is after everything above, and a zero

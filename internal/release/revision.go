@@ -58,9 +58,10 @@ func StartupRevision() Revision {
 }
 
 // BuildDigest returns the first 12 hex digits of SHA-256 of this
-// executable's Go build ID (its ELF note "Go", type 4), or "".
+// executable's Go build ID (its ELF note "Go", type 4), or "": the code it
+// runs, though its file was replaced since (runningImage).
 func BuildDigest() string {
-	exe, err := os.Executable()
+	exe, err := runningImage()
 	if err != nil {
 		return ""
 	}

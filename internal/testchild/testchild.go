@@ -34,6 +34,12 @@ func Start(t *testing.T, role string, env ...string) *Child {
 	return StartCmd(t, exec.Command(os.Args[0], "-test.run=^$"), role, env...)
 }
 
+// StartAt starts the test binary at exe (a copy: see [Copy]) in role.
+func StartAt(t *testing.T, exe, role string, env ...string) *Child {
+	t.Helper()
+	return StartCmd(t, exec.Command(exe, "-test.run=^$"), role, env...)
+}
+
 // StartCmd starts cmd, a test binary (a copy, a user of its own), in role.
 func StartCmd(t *testing.T, cmd *exec.Cmd, role string, env ...string) *Child {
 	t.Helper()
