@@ -43,7 +43,11 @@ type live struct {
 }
 
 func (c *classification) readRoster() {
-	for _, e := range c.s.Roster {
+	roster := c.s.Roster
+	if c.s.RosterError != "" {
+		roster = nil // unknown: nothing is judged against a roster it may not be
+	}
+	for _, e := range roster {
 		if _, dup := c.roster[e.Profile]; dup || e.Profile == "" {
 			continue
 		}
@@ -218,6 +222,7 @@ func (c *classification) classifyLive() {
 			c.inv.RoleMismatches = append(c.inv.RoleMismatches, Mismatch{l.m, d})
 		}
 		_, configured := c.roster[l.row.Profile]
+		configured = configured || c.s.RosterError != ""
 		switch why := c.drainingReason(l.row); {
 		case why != "":
 			c.inv.DrainingMembers = append(c.inv.DrainingMembers, Draining{l.m, why})

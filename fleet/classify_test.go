@@ -325,6 +325,22 @@ func TestClassify(t *testing.T) {
 			check:        func(t *testing.T, inv Inventory) { wantStale(t, inv, 102, StaleReplaced) },
 		},
 		{
+			// the roster stands for what a manifest that could not be read
+			// would give: unexpected, missing or another role it cannot say
+			name: "an unreadable roster: every live server runs, none is judged against it",
+			snap: func() Snapshot {
+				s := snapshotOf(roster("default"), a, b.with(func(r *Row, _ *Process) { r.Role = "reviewer" }))
+				s.RosterError = "the manifest is not valid"
+				return s
+			}(),
+			wantBlocked: []string{RosterUnreadable},
+			check: func(t *testing.T, inv Inventory) {
+				if got := pidsOf(inv.RunningMembers); !reflect.DeepEqual(got, []int{101, 102}) || len(inv.UnexpectedMembers)+len(inv.MissingMembers)+len(inv.RoleMismatches) != 0 {
+					t.Errorf("running %v, unexpected %+v, missing %+v, role mismatches %+v", got, inv.UnexpectedMembers, inv.MissingMembers, inv.RoleMismatches)
+				}
+			},
+		},
+		{
 			name:        "an empty roster cannot be satisfied",
 			snap:        snapshotOf(nil),
 			wantBlocked: []string{RosterUnreadable},

@@ -11,7 +11,9 @@ import (
 // inventory; the answering process gathered all of it.
 type Snapshot struct {
 	// Roster is the configured members: the manifest's mcp.profiles, or
-	// --roster. RosterError says why it could not be read.
+	// --roster. RosterError says why it could not be read: then Roster is
+	// not used, every live server runs, and none is missing, unexpected or
+	// of another role.
 	Roster      []Configured
 	RosterError string
 	// Repository is the checkout the inventory is about.
