@@ -128,6 +128,9 @@ func (p ProcScan) inspect(pid, uid int, sockets map[string]string) (ListeningPro
 		return ListeningProcess{}, false, nil
 	}
 	ppid, start, err := parsePPIDAndStart(stat)
+	if errors.Is(err, ErrProcessEnded) { // exiting: gone, as ProcessStart says
+		return ListeningProcess{}, false, nil
+	}
 	if err != nil {
 		return ListeningProcess{}, false, err
 	}

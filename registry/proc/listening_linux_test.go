@@ -89,6 +89,8 @@ func TestListeningFindsMajordomusServersOfThisUser(t *testing.T) {
 	f.process(103, 1, 5003, "/opt/bin/majordomus-mcp", "1002")           // a bridge: no listener
 	f.link("104/exe", "/opt/bin/majordomus-mcp")                         // its fd table cannot be read
 	f.write("104/fd", "not a directory")
+	f.process(105, 1, 5005, "/opt/bin/majordomus-mcp", "1003") // exiting (PF_EXITING): gone, not uninspectable
+	f.write("105/stat", "105 (majordomus-mcp) S 1 1 1 0 -1 4194564 100 0 0 0 1 1 0 0 20 0 8 0 5005 1000 100\n")
 	f.write("self/stat", "not a process")
 
 	got, err := ProcScan{Root: f.root, Names: []string{"majordomus-mcp"}}.Listening(os.Geteuid())
