@@ -6,7 +6,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -113,8 +115,9 @@ type Journal struct {
 	// FS is the file system; nil is the real one.
 	FS FS
 
-	mu sync.Mutex
-	f  io.WriteCloser // open for appending; nil once closed
+	mu    sync.Mutex
+	f     io.WriteCloser // open for appending; nil once closed
+	swept bool           // the first Replace sweeps what died writing
 }
 
 // Replace writes content as the whole state beside the lease, only while
@@ -131,6 +134,10 @@ func (j *Journal) Replace(content []byte) error {
 	err := underLock(fsys, j.Lease, path, content, DefaultLockWait, func(tmp string) error {
 		if cur := fsys.Read(j.Lease); !cur.Holds(j.Instance) {
 			return fmt.Errorf("%w: %s holds %s", ErrLeaseNotOurs, j.Lease, describe(cur))
+		}
+		if !j.swept {
+			j.swept = true
+			sweepTemps(fsys, j.Lease, time.Now())
 		}
 		if j.f != nil {
 			// Closed first: where a rename cannot replace a file that is open
@@ -174,4 +181,30 @@ func (j *Journal) Close() error {
 	err := j.f.Close()
 	j.f = nil
 	return err
+}
+
+// staleTemp is how old a temporary file beside the lease must be to have
+// been left by a writer that died before renaming it: a write takes
+// milliseconds.
+const staleTemp = time.Minute
+
+// sweepTemps removes the temporary files of the lease and its state that a
+// writer killed between writing and renaming one left behind, older than
+// staleTemp: otherwise each such kill keeps a copy of the state forever.
+// Run by the leaseholder, under the sidecar lock.
+func sweepTemps(fsys FS, leasePath string, now time.Time) {
+	dir, prefix := filepath.Dir(leasePath), "."+filepath.Base(leasePath)+"."
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() || !strings.HasPrefix(name, prefix) || !strings.HasSuffix(name, ".tmp") {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && now.Sub(fi.ModTime()) > staleTemp {
+			_ = fsys.Remove(filepath.Join(dir, name))
+		}
+	}
 }

@@ -131,3 +131,40 @@ func writeState(leasePath, instance string, content []byte) (*Journal, error) {
 	}
 	return j, nil
 }
+
+// A temporary file that a writer killed before renaming it left beside the
+// lease is removed by the next leaseholder's first write of the state; one
+// being written now is left to its writer. (Each kill mid-write kept a copy
+// of the state there forever.)
+func TestTheTemporaryFilesOfAWriterThatDiedAreSwept(t *testing.T) {
+	lf := heldLease(t)
+	held, _ := lf.Held()
+	dir, base := filepath.Dir(lf.Path), filepath.Base(lf.Path)
+	left := filepath.Join(dir, "."+base+".state.123.tmp")
+	leftLease := filepath.Join(dir, "."+base+".456.tmp")
+	fresh := filepath.Join(dir, "."+base+".state.789.tmp")
+	for _, p := range []string{left, leftLease, fresh} {
+		if err := os.WriteFile(p, []byte("half a state"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := time.Now().Add(-2 * staleTemp)
+	for _, p := range []string{left, leftLease} {
+		if err := os.Chtimes(p, long, long); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j, err := writeState(lf.Path, held.Instance, []byte("header\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	for _, p := range []string{left, leftLease} {
+		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s, left by a writer that died, is still there: %v", filepath.Base(p), err)
+		}
+	}
+	if _, err := os.Lstat(fresh); err != nil {
+		t.Errorf("%s, being written, was removed: %v", filepath.Base(fresh), err)
+	}
+}
