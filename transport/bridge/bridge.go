@@ -325,8 +325,8 @@ func (b *Bridge) Close() {
 		b.mu.Unlock()
 		b.awaitOpening() // the session an initialize under way opens is then known, and ended
 		if !b.reinitMu.TryLock() {
-			// a session being opened again is opened first, and ended
-			// (setSession): its answer read a probe timeout more (outliving)
+			// the session is being opened again: stopped, it goes on
+			// without reinit, and is ended once answered (openAgain)
 			b.cancel()
 			b.reinitMu.Lock()
 		}

@@ -137,18 +137,37 @@ func (b *Bridge) awaitOpening() {
 	}
 }
 
-// outliving is ctx, values and all, but it ends d after ctx ends rather
-// than at once: an initialize the bridge sends again on the client's
-// behalf (reinit) is read to its end that long. It is not seen through on
-// a goroutine of its own as the client's is: what reinit does next needs
-// its answer, under reinitMu, which Close waits for. stop releases it.
-func outliving(ctx context.Context, d time.Duration) (context.Context, func()) {
-	out, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	unhook := context.AfterFunc(ctx, func() {
-		time.AfterFunc(d, func() { cancel(context.Cause(ctx)) })
-	})
-	return out, func() {
-		unhook()
-		cancel(nil)
+// openAgain sends frame, the initialize that opens the client's session
+// again (reinit), and returns its result, or false once ctx ends first.
+// The exchange goes on, seen through as the client's own initialize is
+// (Close waits for it a probe timeout at most), and the session it opens
+// is then ended once answered (setSession: ctx ends with the bridge).
+func (b *Bridge) openAgain(ctx context.Context, frame []byte) (exchangeResult, bool) {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return exchangeResult{}, false
+	}
+	b.opening.Add(1)
+	b.mu.Unlock()
+	done := make(chan exchangeResult) // unbuffered: taken, or ended here, never both
+	go func() {
+		defer b.opening.Done()
+		seeing, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.IdleTimeout) // the server's own bound
+		defer cancel()
+		res := b.exchange(seeing, frame, "", "", true)
+		select {
+		case done <- res:
+		case <-ctx.Done():
+			if res.session != "" {
+				b.setSession(res.session, protocolOf(res.body), nil) // the bridge stopped: ended
+			}
+		}
+	}()
+	select {
+	case res := <-done:
+		return res, true
+	case <-ctx.Done():
+		return exchangeResult{}, false
 	}
 }

@@ -21,6 +21,11 @@ import (
 func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 	b.reinitMu.Lock()
 	defer b.reinitMu.Unlock()
+	// What it sends is sent whoever asked stops waiting, and ends with the
+	// bridge: Close waits for it. The initialize itself goes on (openAgain).
+	ctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	defer context.AfterFunc(b.ctx, stop)()
 	b.mu.Lock()
 	current, params, announce, peer, heard := b.session, b.record.Initialize, b.record.Announce, b.record.Peer, b.record.Heard.Clone()
 	announceSafe := b.record.SafeTools[carry.AnnounceTool]
@@ -36,10 +41,10 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 	if params == nil {
 		return &failure{cause: fmt.Errorf("the shared server at %s does not know the session and the client never initialized", b.cfg.URL), notRun: true}
 	}
-	seeing, stop := outliving(opening, b.cfg.ProbeTimeout) // the session it opens is known, and ended (bridge_opening.go)
-	res := b.exchange(seeing, wire.RequestFrame(carry.ReinitializeID, "initialize", params), "", "", true)
-	stop()
+	res, ok := b.openAgain(opening, wire.RequestFrame(carry.ReinitializeID, "initialize", params))
 	switch {
+	case !ok:
+		return &failure{cause: errors.New("the bridge stopped while the session was opened again"), notRun: true}
 	case res.outcome == failed:
 		return &failure{cause: b.unreachable(res.err), notRun: true}
 	case res.outcome == answered && leaseLost(res.body, wire.CodeLeaseLost):

@@ -346,30 +346,44 @@ func (f *freezer) freeze() {
 	f.conns = nil
 }
 
-// Closing a bridge waits a probe timeout at most for a session its stream
-// is opening again on the client's behalf (the server forgot the one it
-// had), however long that server takes to answer. (Close waited for the
-// whole re-opening, which only the server's answer or its silence for a
-// busy grace ended: a client ending then hung, and a host killed it.)
+// Closing a bridge waits a probe timeout at most for a session it is
+// opening again on the client's behalf (the server forgot the one it had),
+// however long that server takes to answer, whether its stream or a
+// client's message found the session gone; and the session is ended once
+// answered. (Close waited for the whole re-opening, which only the
+// server's answer or its silence for a busy grace ended: a client ending
+// then hung, and a host killed it. Cut short instead, the re-opening left
+// its session on the server, its peer id held, until the idle timeout.)
 func TestClosingWaitsAProbeAtMostForASessionBeingOpenedAgain(t *testing.T) {
-	s, g, b := gatedBridge(t, 2)
-	if answer := b.Handle(t.Context(), []byte(initialize)); !bytes.Contains(answer, []byte(`"result"`)) {
-		t.Fatalf("initialize answered %s", answer)
-	}
-	b.Handle(t.Context(), carry.InitializedFrame) // the bridge opens its stream
-	if resp, body := newClient(t, s.url).do("DELETE", "/mcp", g.session(1), ""); resp.StatusCode != 200 && resp.StatusCode != 204 {
-		t.Fatalf("DELETE: %d %s", resp.StatusCode, body) // the server forgets the bridge's session
-	}
-	<-g.held // the bridge's stream found it forgotten, and the server opened a new one
-	defer close(g.release)
-	closed := make(chan struct{})
-	go func() {
-		b.Close()
-		close(closed)
-	}()
-	select {
-	case <-closed:
-	case <-time.After(wait):
-		t.Fatalf("Close still waits after %s on a session being opened again (probe timeout %s)", wait, testProbe)
+	for _, by := range []string{"its stream", "a client's message"} {
+		t.Run(by, func(t *testing.T) {
+			s, g, b := gatedBridge(t, 2)
+			if answer := b.Handle(t.Context(), []byte(initialize)); !bytes.Contains(answer, []byte(`"result"`)) {
+				t.Fatalf("initialize answered %s", answer)
+			}
+			if by == "its stream" {
+				b.Handle(t.Context(), carry.InitializedFrame) // the bridge opens its stream
+			}
+			if resp, body := newClient(t, s.url).do("DELETE", "/mcp", g.session(1), ""); resp.StatusCode != 200 && resp.StatusCode != 204 {
+				t.Fatalf("DELETE: %d %s", resp.StatusCode, body) // the server forgets the bridge's session
+			}
+			if by == "a client's message" {
+				go b.Handle(t.Context(), []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`))
+			}
+			<-g.held // the bridge found it forgotten, and the server opened a new one
+			closed := make(chan struct{})
+			go func() {
+				b.Close()
+				close(closed)
+			}()
+			select {
+			case <-closed:
+			case <-time.After(wait):
+				close(g.release)
+				t.Fatalf("Close still waits after %s on a session being opened again (probe timeout %s)", wait, testProbe)
+			}
+			close(g.release) // the server answers at last
+			s.count.waitFor(t, 0)
+		})
 	}
 }
