@@ -179,7 +179,7 @@ func listFiles(root string) ([]string, []Diagnostic) {
 				diags = append(diags, Diagnostic{Level: LevelWarning, Path: rel, Message: "symbolic link to no regular file: skipped"})
 				return nil
 			}
-			if under(realDir(p), local) {
+			if leadsInto(p, local) {
 				diags = append(diags, Diagnostic{Level: LevelWarning, Path: rel, Message: "symbolic link into .ai/local, which is never indexed: skipped"})
 				return nil
 			}
@@ -209,6 +209,13 @@ func realDir(path string) string {
 		return real
 	}
 	return path
+}
+
+// leadsInto reports whether the link at p leads into dir: to a file there,
+// or through a link there (which would decide what it serves).
+func leadsInto(p, dir string) bool {
+	hops, _ := linkHops(p)
+	return under(realDir(p), dir) || slices.ContainsFunc(hops, func(h string) bool { return under(h, dir) })
 }
 
 // reachesLocal reports whether the directory p that a walk of repo (real,

@@ -185,9 +185,10 @@ func TestBuildDiagnostics(t *testing.T) {
 				".ai/repo/dots.md": "---\nid: \"..\"\nkind: rule\n---\n",
 				".ai/repo/ideo.md": "---\nid: \"a\\u3000b\"\nkind: rule\n---\n",
 				".ai/repo/cafe.md": "---\nid: café\nkind: rule\n---\n",
+				".ai/repo/fa.md":   "---\nid: \"\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645\"\nkind: rule\n---\n", // a joiner the word needs
 			},
 			wantState: "degraded",
-			wantURIs:  []string{"majordomus://rule/café"},
+			wantURIs:  []string{"majordomus://rule/café", "majordomus://rule/\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"},
 			wantDiags: []Diagnostic{
 				{LevelError, ".ai/repo/c1.md", `id "a\u0080b" contains whitespace, a control or a format character, not allowed in an object URI`},
 				{LevelError, ".ai/repo/dots.md", `id ".." contains only dots, a path step, not allowed in an object URI`},

@@ -33,6 +33,11 @@ func TestNothingLinkedIntoTheLocalHalfIsIndexed(t *testing.T) {
 			os.RemoveAll(filepath.Join(root, ".ai/repo"))
 			link(t, "local", filepath.Join(root, ".ai/repo"))
 		}, "leads into .ai/local"},
+		{"a link through a link in it", func(t *testing.T, root string) {
+			writeTree(t, root, map[string]string{"notes/one.md": secret})
+			link(t, "../../notes/one.md", filepath.Join(root, ".ai/local/current.md"))
+			link(t, "../local/current.md", filepath.Join(root, ".ai/repo/innocent.md"))
+		}, "symbolic link into .ai/local"},
 		{"a link to where a linked .ai/local is", func(t *testing.T, root string) {
 			elsewhere := filepath.Join(filepath.Dir(root), "elsewhere")
 			if err := os.Rename(filepath.Join(root, ".ai/local"), elsewhere); err != nil {
@@ -68,5 +73,27 @@ func TestNothingLinkedIntoTheLocalHalfIsIndexed(t *testing.T) {
 				t.Fatalf("no diagnostic says %q: %v", tc.want, ix.Diagnostics)
 			}
 		})
+	}
+}
+
+// What .ai/local is decides what is skipped: made (or moved away) while
+// the layer is watched, it is a change. (An object whose link now led into
+// it stayed served until an unrelated edit.)
+func TestAnObjectLinkedWhereALocalHalfIsMadeIsDropped(t *testing.T) {
+	root := testtemp.Dir(t)
+	writeTree(t, root, map[string]string{
+		".ai/manifest.yaml": testManifest, ".ai/repo/a.md": rule("a", ""),
+		"private/s.md": rule("s", "private\n"),
+	})
+	link(t, "../../private/s.md", filepath.Join(root, ".ai/repo/s.md"))
+	l, changes, _, _ := watchAt(t, root, false)
+	if _, ok := l.Current().Lookup("majordomus://rule/s"); !ok {
+		t.Fatal("s, linked to a file outside, is not served at first")
+	}
+	link(t, "../private", filepath.Join(root, ".ai/local"))
+	for {
+		if _, ok := waitChange(t, changes).new.Lookup("majordomus://rule/s"); !ok {
+			return
+		}
 	}
 }

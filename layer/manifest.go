@@ -319,8 +319,9 @@ func isNull(n *yaml.Node) bool {
 }
 
 // safeUnmarshal parses YAML, one document at most, into a node, turning a
-// parser panic into an error. What follows a first document (after a
-// "..." line) is refused, not ignored: it would be read by no one.
+// parser panic into an error. A document that follows the first (after a
+// "..." or "---" line) is refused, not ignored, unless it is empty: what
+// it says would be read by no one.
 func safeUnmarshal(data []byte, n *yaml.Node) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -339,7 +340,7 @@ func safeUnmarshal(data []byte, n *yaml.Node) (err error) {
 			return nil
 		case err != nil:
 			return err
-		case i > 0:
+		case i > 0 && len(more.Content) > 0 && !isNull(more.Content[0]):
 			return fmt.Errorf("a second document begins at line %d; one is read", more.Line)
 		}
 	}

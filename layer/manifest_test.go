@@ -69,6 +69,7 @@ server:
 		{name: "empty file", content: ptr(""), wantErr: []string{"empty manifest"}},
 		{name: "not a mapping", content: ptr("- schema\n"), wantErr: []string{"not a mapping"}},
 		{name: "not YAML", content: ptr("schema: [unclosed\n"), wantErr: []string{"not valid YAML"}},
+		{name: "an empty document after it", content: ptr("---\n" + testManifest + "---\n# nothing more\n"), want: Manifest{Schema: SchemaV1}},
 		{name: "a second document", content: ptr(testManifest + "---\nserver: {xyz: 1}\n"), wantErr: []string{"a second document begins at line"}},
 		{name: "duplicate key", content: ptr(testManifest + "schema: ai-repository/v1\n"), wantErr: []string{"duplicate key schema"}},
 		{name: "several problems joined", content: ptr("bogus: 1\nserver: {xyz: 1}\n"), wantErr: []string{"unknown key server.xyz; unknown top-level key(s): bogus; schema missing"}},

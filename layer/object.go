@@ -203,6 +203,10 @@ var (
 	profileName  = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 )
 
+// The joiners are format characters that words of some scripts need
+// (Persian, the Indic ones), as IDNA allows them in context.
+const zwnj, zwj = '\u200c', '\u200d'
+
 // uriUnsafe names the first character of s that cannot appear in an id or a
 // version inside an object URI, or returns "": a URI's delimiters, any
 // whitespace, control or format character (an invisible one, or one that
@@ -216,7 +220,7 @@ func uriUnsafe(s string) string {
 		switch {
 		case c == '/' || c == '@' || c == '?' || c == '#' || c == '%':
 			return fmt.Sprintf("%q", c)
-		case unicode.IsSpace(c) || unicode.IsControl(c) || unicode.Is(unicode.Cf, c):
+		case unicode.IsSpace(c) || unicode.IsControl(c) || unicode.Is(unicode.Cf, c) && c != zwnj && c != zwj:
 			return "whitespace, a control or a format character"
 		}
 	}

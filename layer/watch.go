@@ -48,6 +48,7 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 	in := newInbox(w) // before the first Add: on Windows Add waits for the reader
 	aiDir := filepath.Join(l.root, ".ai")
 	repoDir := filepath.Join(l.root, filepath.FromSlash(repoRel))
+	localDir := filepath.Join(aiDir, "local") // what leads there is skipped: it decides what is
 	if err := w.Add(aiDir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("layer: watching %s: %w", aiDir, err)
 	}
@@ -221,7 +222,8 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 			for _, ev := range events {
 				// A directory watched outside moved or removed whole is
 				// heard by its own name: its files' names go with it.
-				if ev.Name == aiDir || under(ev.Name, repoDir) || targets[ev.Name] || outside[ev.Name] && ev.Has(fsnotify.Remove|fsnotify.Rename) {
+				if ev.Name == aiDir || under(ev.Name, repoDir) || targets[ev.Name] || outside[ev.Name] && ev.Has(fsnotify.Remove|fsnotify.Rename) ||
+					ev.Name == localDir && ev.Has(fsnotify.Create|fsnotify.Remove|fsnotify.Rename) {
 					if under(ev.Name, aiDir) && ev.Has(fsnotify.Create|fsnotify.Remove|fsnotify.Rename) {
 						moved[ev.Name] = true
 					}

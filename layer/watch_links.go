@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/fsnotify/fsnotify"
@@ -36,7 +37,7 @@ func (l *Layer) addTree(w *fsnotify.Watcher, dir string) (targets map[string]boo
 	_ = filepath.WalkDir(dir+string(filepath.Separator), func(p string, d fs.DirEntry, err error) error {
 		p = filepath.Clean(p)
 		if err != nil {
-			if !errors.Is(err, fs.ErrNotExist) {
+			if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) { // absent, or .ai a file now
 				l.log.Warn("layer watch skipped a directory", zap.String("path", p), zap.Error(pathErr(err)))
 			}
 			if d != nil && d.IsDir() {
