@@ -329,14 +329,17 @@ func TestClassify(t *testing.T) {
 			// would give: unexpected, missing or another role it cannot say
 			name: "an unreadable roster: every live server runs, none is judged against it",
 			snap: func() Snapshot {
-				s := snapshotOf(roster("default"), a, b.with(func(r *Row, _ *Process) { r.Role = "reviewer" }))
+				s := snapshotOf(roster("default"), a, b.with(func(r *Row, _ *Process) { r.Role = "reviewer" }), newServer("review", 110))
 				s.RosterError = "the manifest is not valid"
 				return s
 			}(),
-			wantBlocked: []string{RosterUnreadable},
+			wantBlocked: []string{RosterUnreadable, DuplicateMemberReason}, // two of one profile, whatever the roster
 			check: func(t *testing.T, inv Inventory) {
-				if got := pidsOf(inv.RunningMembers); !reflect.DeepEqual(got, []int{101, 102}) || len(inv.UnexpectedMembers)+len(inv.MissingMembers)+len(inv.RoleMismatches) != 0 {
-					t.Errorf("running %v, unexpected %+v, missing %+v, role mismatches %+v", got, inv.UnexpectedMembers, inv.MissingMembers, inv.RoleMismatches)
+				if got := pidsOf(inv.RunningMembers); !reflect.DeepEqual(got, []int{101, 102, 110}) || len(inv.UnexpectedMembers)+len(inv.MissingMembers)+len(inv.RoleMismatches)+len(inv.ConfiguredMembers) != 0 {
+					t.Errorf("running %v, unexpected %+v, missing %+v, role mismatches %+v, configured %+v", got, inv.UnexpectedMembers, inv.MissingMembers, inv.RoleMismatches, inv.ConfiguredMembers)
+				}
+				if len(inv.DuplicateMembers) != 1 || !reflect.DeepEqual(inv.DuplicateMembers[0].PIDs, []int{102, 110}) {
+					t.Errorf("duplicates %+v", inv.DuplicateMembers)
 				}
 			},
 		},

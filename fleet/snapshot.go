@@ -13,7 +13,7 @@ type Snapshot struct {
 	// Roster is the configured members: the manifest's mcp.profiles, or
 	// --roster. RosterError says why it could not be read: then Roster is
 	// not used, every live server runs, and none is missing, unexpected or
-	// of another role.
+	// of another role (two of one profile are still a duplicate).
 	Roster      []Configured
 	RosterError string
 	// Repository is the checkout the inventory is about.

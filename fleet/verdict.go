@@ -20,7 +20,15 @@ func (c *classification) countProfiles() {
 		return cmp.Or(strings.Compare(a.Profile, b.Profile), cmp.Compare(a.PID, b.PID), strings.Compare(a.RuntimeID, b.RuntimeID))
 	})
 
-	for _, name := range c.names {
+	names, known := c.names, c.s.RosterError == ""
+	if !known { // two servers of one profile are a duplicate whatever the roster says
+		for _, m := range c.inv.RunningMembers {
+			if !slices.Contains(names, m.Profile) {
+				names = append(names, m.Profile)
+			}
+		}
+	}
+	for _, name := range names {
 		var running []Member
 		for _, m := range c.inv.RunningMembers {
 			if m.Profile == name {
@@ -55,7 +63,9 @@ func (c *classification) countProfiles() {
 				Profile: name, Instances: len(running), PIDs: cm.PIDs, RuntimeIDs: cm.RuntimeIDs, Members: running,
 			})
 		}
-		c.inv.ConfiguredMembers = append(c.inv.ConfiguredMembers, cm)
+		if known {
+			c.inv.ConfiguredMembers = append(c.inv.ConfiguredMembers, cm)
+		}
 	}
 	c.inv.ExactlyOnePerProfile = len(c.names) > 0 && len(c.inv.MissingMembers) == 0 && len(c.inv.DuplicateMembers) == 0
 }
