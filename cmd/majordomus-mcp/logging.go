@@ -99,7 +99,7 @@ func newLogger(opts logOptions, stderr io.Writer, state *processState) (*zap.Log
 	default:
 		return nil, nil, usageError("--log-format %q: want json or console", opts.format)
 	}
-	out := &logSinks{stderr: newStderrSink(stderr, droppedNotice(enc, state))}
+	out := &logSinks{stderr: newStderrSink(unsignalled(stderr), droppedNotice(enc, state))}
 	sinks := []zapcore.WriteSyncer{out.stderr}
 	var fileErr error
 	if opts.file != "" {

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"os/signal"
 )
@@ -14,3 +15,5 @@ func notifyHandled(termination chan<- os.Signal) { signal.Notify(termination, os
 func signalName(sig os.Signal) string { return sig.String() }
 
 func dieOf(os.Signal) { os.Exit(exitInternal) }
+
+func unsignalled(w io.Writer) io.Writer { return w }

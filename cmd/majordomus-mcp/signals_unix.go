@@ -3,6 +3,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -24,6 +25,27 @@ import (
 func notifyHandled(termination chan<- os.Signal) {
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	signal.Notify(termination, handled(signal.Ignored)...)
+}
+
+// unsignalled is w, when it is this process's stderr, as a descriptor of
+// its own: a write to descriptor 1 or 2 that meets a closed pipe kills a
+// Go process unless SIGPIPE is handled, which a serving process registers
+// beside its start, while its first lines are logged; a write to another
+// descriptor fails with EPIPE instead, and the line is lost, not the
+// client.
+func unsignalled(w io.Writer) io.Writer {
+	if w != io.Writer(os.Stderr) {
+		return w
+	}
+	raw, err := os.Stderr.SyscallConn()
+	if err != nil {
+		return w
+	}
+	dup := -1
+	if err := raw.Control(func(fd uintptr) { dup, _ = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0) }); err != nil || dup < 0 {
+		return w
+	}
+	return os.NewFile(uintptr(dup), os.Stderr.Name())
 }
 
 // handled are the termination signals to handle: SIGTERM always, SIGINT

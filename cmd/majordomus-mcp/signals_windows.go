@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"os/signal"
 )
@@ -33,3 +34,7 @@ func signalName(sig os.Signal) string {
 
 // dieOf ends the process as a control event would have.
 func dieOf(os.Signal) { os.Exit(statusControlCExit) }
+
+// unsignalled is w: a write to a closed pipe fails (ERROR_NO_DATA), and
+// kills nothing.
+func unsignalled(w io.Writer) io.Writer { return w }
