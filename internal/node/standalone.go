@@ -51,6 +51,14 @@ func RunStandalone(ctx context.Context, cfg Config) error {
 		}
 	}
 	loop := stdio.Loop{In: cfg.Stdin, Out: out, Backend: local, Logger: log}
-	loop.Serve(ctx)
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		loop.Serve(ctx)
+	}()
+	select {
+	case <-served:
+	case <-ctx.Done(): // a signal, or the client gone: its answers under way may wait on a full stdout for ever
+	}
 	return nil
 }
