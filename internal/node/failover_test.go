@@ -285,3 +285,25 @@ func refusingServer(t *testing.T, co *Checkout) (url, key string) {
 	t.Cleanup(func() { _ = h.Shutdown(context.Background()) })
 	return httpserver.URLOf(ln.Addr()), key
 }
+
+// A request waiting for the election when nothing can ever serve the
+// client is answered with why: the process's own end. (It was answered
+// "shared server unavailable: context canceled", in a race with the exit.)
+func TestARequestWaitingWhenNothingCanServeIsToldWhy(t *testing.T) {
+	co, b := exampleCheckout(t), newBoard(t)
+	if err := example.WriteBrokenObject(co.Root); err != nil {
+		t.Fatal(err)
+	}
+	co.Strict = true
+	b.force(machine.Observation{Class: machine.ClassUnusable, Reason: "the lease directory is read-only"})
+	var resume func()
+	c := startWith(t, "c", co.fresh(), b, true, func(cfg *Config) { resume = cfg.Lease.(*view).pause() })
+	c.client.send(map[string]any{"id": 1.0, "method": "tools/call", "params": map[string]any{"name": "majordomus_peers", "arguments": map[string]any{}}})
+	resume() // the election goes on: the lease unusable, and the layer refused alone too
+	answer := c.client.answer(1, nil)
+	e, _ := answer["error"].(map[string]any)
+	if msg, _ := e["message"].(string); !strings.Contains(msg, "degraded") || strings.Contains(msg, "context canceled") {
+		t.Fatalf("the waiting request was answered %v; want why nothing serves it", answer)
+	}
+	c.wait()
+}

@@ -156,15 +156,15 @@ func (n *Node) Run(ctx context.Context) (machine.Outcome, error) {
 	n.abandon, n.life = abandon, runCtx
 	n.mu.Unlock()
 	n.sayFirst()
-	loopCtx, stopLoop := context.WithCancel(ctx)
-	defer stopLoop()
+	loopCtx, stopLoop := context.WithCancelCause(ctx)
+	defer stopLoop(nil)
 	if n.withClient {
 		n.drawSoon()
 		go n.serveClient(loopCtx)
 		go onParentGone(loopCtx, n.log, n.ClientLeft)
 	}
 	outcome := n.m.Run(runCtx)
-	stopLoop()
+	stopLoop(n.ending(outcome)) // what still waits is told why
 	// A lease-lost server whose client was handed over ends with its
 	// sessions, as the process does (R6); a signal ends it now.
 	n.server.drained()
@@ -179,6 +179,17 @@ func (n *Node) Run(ctx context.Context) (machine.Outcome, error) {
 		return outcome, errors.New(outcome.Reason)
 	}
 	return outcome, n.fatal
+}
+
+// ending is why the client is served no more once the machine has run:
+// what could never serve it, else how the machine ended.
+func (n *Node) ending(o machine.Outcome) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.fatal != nil {
+		return n.fatal
+	}
+	return fmt.Errorf("this process is ending: %s", cmp.Or(o.Reason, "its client left"))
 }
 
 // sayFirst is the process's first log line: what it does before any
