@@ -114,8 +114,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		case errors.Is(err, flag.ErrHelp) && cmd.name == "":
 			return help(nil, stdout, stderr) // every command's flags
 		case errors.Is(err, flag.ErrHelp):
-			printUsage(stdout, cmd, fs)
-			return exitOK
+			return printUsage(stdout, stderr, cmd)
 		}
 		return usageFailed(stderr, err)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -15,30 +14,50 @@ import (
 
 // help prints the usage, or a command's, on stdout.
 func help(args []string, stdout, stderr io.Writer) int {
-	var o options
 	if len(args) == 0 || slices.Contains([]string{"-h", "-help", "--help"}, args[0]) {
-		printUsage(stdout, command{}, flagSet(command{}, &o, stdout))
-		return exitOK
+		return printUsage(stdout, stderr, command{})
 	}
 	for _, c := range commands() {
 		if c.name == args[0] && c.name != "" && c.name != "help" {
-			printUsage(stdout, c, flagSet(c, &o, stdout))
-			return exitOK
+			return printUsage(stdout, stderr, c)
 		}
 	}
 	return usageFailed(stderr, fmt.Errorf("no command %q to help with", args[0]))
 }
 
-// printUsage writes the whole usage, or a command's when cmd names one.
-func printUsage(w io.Writer, cmd command, fs *flag.FlagSet) {
+// printUsage writes the whole usage, or a command's when cmd names one,
+// and returns the exit code: a usage that could not be written (a full
+// disk) is said on stderr.
+func printUsage(stdout, stderr io.Writer, cmd command) int {
+	w := &firstError{w: stdout}
 	if cmd.name == "" {
 		fmt.Fprint(w, usageText)
 	} else {
 		fmt.Fprintf(w, "Usage: majordomus-mcp %s [flags]\n\n%s%s.\n\nFlags:\n",
 			cmd.name, strings.ToUpper(cmd.summary[:1]), cmd.summary[1:])
 	}
-	fs.SetOutput(w)
-	fs.PrintDefaults()
+	var o options
+	flagSet(cmd, &o, w).PrintDefaults()
+	if w.err != nil {
+		fmt.Fprintln(stderr, "majordomus-mcp: writing the usage:", w.err)
+		return exitInternal
+	}
+	return exitOK
+}
+
+// firstError writes to w until a write fails, and keeps that failure.
+type firstError struct {
+	w   io.Writer
+	err error
+}
+
+func (f *firstError) Write(p []byte) (int, error) {
+	if f.err != nil {
+		return 0, f.err
+	}
+	n, err := f.w.Write(p)
+	f.err = err
+	return n, err
 }
 
 // usageFailed says what is wrong with the command line, plainly, and

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 	"os"
 	"path/filepath"
@@ -102,3 +103,19 @@ func TestAnUnopenableLogFileIsReportedAndTheCommandRuns(t *testing.T) {
 		t.Fatalf("stderr does not say why: %q", stderr.String())
 	}
 }
+
+// Help that cannot be written (a full disk) fails, and says so on stderr,
+// as every command's output does. (It exited 0, having said nothing.)
+func TestHelpThatCannotBeWrittenFails(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"--help"}, {"help", "graph"}, {"graph", "-h"}} {
+		var stderr bytes.Buffer
+		if code := run(args, strings.NewReader(""), fullWriter{}, &stderr); code != exitInternal || !strings.Contains(stderr.String(), "no space left") {
+			t.Errorf("%q on a full disk: exit %d, stderr %q", args, code, stderr.String())
+		}
+	}
+}
+
+// fullWriter is a disk with no room left.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }

@@ -68,10 +68,13 @@ type demoProcess struct {
 	shown int
 }
 
-// say writes a line of the demo, until a step failed: the demo stops there.
+// say writes a line of the demo, until a step failed: the demo stops there,
+// and at a line it cannot write (a full disk, a closed pipe).
 func (d *demo) say(format string, v ...any) {
 	if d.err == nil {
-		fmt.Fprintf(d.out, format+"\n", v...)
+		if _, err := fmt.Fprintf(d.out, format+"\n", v...); err != nil {
+			d.err = fmt.Errorf("writing the demo: %w", err)
+		}
 	}
 }
 
