@@ -115,6 +115,9 @@ func (h *Server) serveIdentity(w http.ResponseWriter, r *http.Request) {
 			if secret.AsksSealed(r.URL.Query().Get("seal"), h.cfg.Secret, challenge) {
 				h.conns.prove(connOf(r)) // an election's probe or a bridge's dial: its owner's connection
 				public.Sealed = h.sealed(id, challenge)
+				if id.Leaseholder {
+					h.table.awaitComing() // it attaches next
+				}
 			}
 		}
 		answer = public

@@ -66,6 +66,11 @@ type sessionTable struct {
 	// that the server drains them too.
 	modernCalls  int
 	streamsEnded bool
+	// coming counts the clients that proved the server theirs (an
+	// election's probe, a bridge's dial) and open a session next, each for
+	// comingGrace (awaitComing): a server whose own client leaves as another
+	// comes does not end under the one coming.
+	coming int
 
 	dirty     atomic.Bool // a change is not yet reported
 	reporting atomic.Bool // some goroutine is reporting
@@ -329,16 +334,35 @@ func (t *sessionTable) modernCall() (end func()) {
 	}
 }
 
-// held is what onChange is told: the live sessions and open listens, and
-// once streams are ended, the 2026-07-28 calls being answered.
+// held is what onChange is told: the live sessions, open listens and
+// clients coming, and once streams are ended, the 2026-07-28 calls being
+// answered.
 func (t *sessionTable) held() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	n := t.live + t.listening
+	n := t.live + t.listening + t.coming
 	if t.streamsEnded {
 		n += t.modernCalls
 	}
 	return n
+}
+
+// comingGrace is how long a client that proved the server is counted as
+// coming: it opens its session within milliseconds.
+const comingGrace = 2 * time.Second
+
+// awaitComing counts a client coming, for comingGrace.
+func (t *sessionTable) awaitComing() {
+	t.mu.Lock()
+	t.coming++
+	t.mu.Unlock()
+	t.report()
+	time.AfterFunc(comingGrace, func() {
+		t.mu.Lock()
+		t.coming--
+		t.mu.Unlock()
+		t.report()
+	})
 }
 
 // report calls onChange with the held count when it differs from the last

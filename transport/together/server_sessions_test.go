@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 )
 
@@ -205,4 +206,20 @@ func TestShutdownEndsSessionsAndStreams(t *testing.T) {
 	s.stop()
 	s.count.waitFor(t, 0)
 	f.waitRegistered(t, 0) // none left registered after Shutdown
+}
+
+// A client that proved the server its own (an election's probe, as a
+// newcomer's is) counts as coming for a moment, beside the sessions: a
+// server whose own client leaves as another comes (answered from the
+// probe, it opens its session next) does not end under it. (It counted no
+// session, ended, and the newcomer took over from it.)
+func TestAClientThatProvedTheServerCountsAsComing(t *testing.T) {
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, Identity: func() httpserver.Identity { return httpserver.Identity{Leaseholder: true} }})
+	if _, conn, err := secret.ProbeSealed(t.Context(), s.url, testSecret, testProbe); err != nil {
+		t.Fatal(err)
+	} else {
+		conn.Close()
+	}
+	s.count.waitFor(t, 1) // coming
+	s.count.waitFor(t, 0) // it never came
 }
