@@ -1,6 +1,7 @@
 package node
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -181,7 +182,7 @@ func (k *keeper) writeAfresh() {
 		return
 	}
 	if err := k.journal.Replace(k.mirror.Encode()); err != nil {
-		if k.failedAt.IsZero() && !k.behind {
+		if k.failedAt.IsZero() && !k.behind && !errors.Is(err, registry.ErrLeaseNotOurs) {
 			k.log.Warn("writing the checkout's shared state afresh failed; appending to it goes on", zap.String("state_file", k.path), zap.Error(err))
 		}
 		k.failedAt = k.now()
@@ -215,9 +216,15 @@ func (k *keeper) tryAgainLater() {
 	})
 }
 
-// fellBehind notes that the state's file lacks what the mirror holds.
+// fellBehind notes that the state's file lacks what the mirror holds. A
+// lease no longer this server's (released as its client left at once, or
+// taken over) is no failure to warn of: the state is its holder's now.
 func (k *keeper) fellBehind(err error) {
-	if !k.behind {
+	switch {
+	case k.behind:
+	case errors.Is(err, registry.ErrLeaseNotOurs):
+		k.log.Debug("the checkout's shared state is not written: the lease is no longer this server's", zap.String("state_file", k.path), zap.Error(err))
+	default:
 		k.log.Warn("writing the checkout's shared state failed; this server keeps what it records in memory and writes the whole state again once it can",
 			zap.String("state_file", k.path), zap.Error(err))
 	}

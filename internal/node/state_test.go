@@ -3,7 +3,9 @@ package node
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +13,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
@@ -254,5 +258,24 @@ func TestCallsRecordedAsTheStateIsWrittenNeverWaitForever(t *testing.T) {
 		if waiting, _ := srv.surface.Executions.Unshared(); waiting != nil {
 			t.Fatalf("the written call still waits: %s", waiting)
 		}
+	}
+}
+
+// A keeper begun once its lease was released (its client left as the
+// server started) writes nothing and warns of nothing: the state is no
+// longer its to write. (It warned that writing the state failed.)
+func TestAKeeperBegunAfterItsLeaseWentWarnsOfNothing(t *testing.T) {
+	lease, instance := heldLease(t)
+	if err := os.Remove(lease); err != nil { // released meanwhile
+		t.Fatal(err)
+	}
+	core, logs := observer.New(zapcore.InfoLevel)
+	k := keepState(zap.New(core), newServed(t), lease, instance, time.Now())
+	defer k.stop()
+	if warned := logs.FilterLevelExact(zapcore.WarnLevel).All(); len(warned) != 0 {
+		t.Fatalf("warned %v", warned)
+	}
+	if _, err := os.Lstat(registry.StatePath(lease)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a state was written beside a lease that is not the keeper's: %v", err)
 	}
 }
