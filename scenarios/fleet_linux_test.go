@@ -19,14 +19,7 @@ import (
 func TestFleetCountsAServerWhoseFileWasRemovedBeforeItRegistered(t *testing.T) {
 	dir, registry := fleetCheckout(t), filepath.Join(t.TempDir(), "registry.db")
 	first := serveProfile(t, dir, registry, "one", "default")
-	installed := filepath.Join(t.TempDir(), "majordomus-mcp")
-	b, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(installed, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	installed := binaryCopy(t)
 	second, err := mcpclient.Start(installed, []string{"--http-port", "0"}, dir, fleetEnv(registry, "one"))
 	if err != nil {
 		t.Fatal(err)
