@@ -45,7 +45,7 @@ func newFixtureOf(t *testing.T, cfg layer.Config, with ...func(*Config)) *fixtur
 		t.Fatal(err)
 	}
 	f := &fixture{t: t, root: root, lay: lay, proc: Process{Role: "standalone", Profile: "default"}}
-	sc := Config{Layer: lay, Version: "9.9.9", Process: func() Process { return f.proc }, IdleTimeout: testIdle}
+	sc := Config{Layer: lay, Version: "9.9.9", Process: func() Process { return f.proc }, IdleTimeout: testIdle, Carrying: carryingTest}
 	for _, w := range with {
 		w(&sc)
 	}
@@ -87,6 +87,26 @@ func (c *client) rpc(method string, params any) json.RawMessage {
 func (c *client) try(method string, params any) (json.RawMessage, string) {
 	result, _, message := c.call(method, params)
 	return result, message
+}
+
+// carryingKey marks a test's message as what carries a session sends it
+// (Config.Carrying), as a bridge's or a process's replay is marked.
+type carryingKey struct{}
+
+func carryingTest(ctx context.Context) bool { return ctx.Value(carryingKey{}) != nil }
+
+// carried is a context under which a message carries a session.
+func carried() context.Context { return context.WithValue(context.Background(), carryingKey{}, true) }
+
+// carry sends one request as what carries the client's session sends it,
+// and returns its result, failing on a JSON-RPC error.
+func (c *client) carry(method string, params any) json.RawMessage {
+	c.f.t.Helper()
+	result, _, message := c.f.handle(carried(), c.sess, method, params)
+	if message != "" {
+		c.f.t.Fatalf("%s: %s", method, message)
+	}
+	return result
 }
 
 // call sends one request and returns its result, or its error's code and

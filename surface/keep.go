@@ -1,6 +1,7 @@
 package surface
 
 import (
+	"context"
 	"encoding/json"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -108,6 +109,17 @@ func (s *Surface) tookHistory(req mcp.CallToolRequest, caller string, record fun
 		record(x)
 	}
 	return true
+}
+
+// carrying reports whether ctx carries a session (Config.Carrying).
+func (s *Surface) carrying(ctx context.Context) bool {
+	return s.cfg.Carrying != nil && s.cfg.Carrying(ctx)
+}
+
+// replayed reports whether req, handled under ctx, is a replayed
+// announcement: marked so, by what carries a session.
+func (s *Surface) replayed(ctx context.Context, req mcp.CallToolRequest) bool {
+	return s.carrying(ctx) && isReplay(req)
 }
 
 // announceTool is the one tool that changes the board.

@@ -222,7 +222,7 @@ func TestACarriedModernPeerIsNeverOnTheBoardWithoutItsAnnouncement(t *testing.T)
 	meta := m.meta()
 	meta[ReplayMeta] = true
 	p := map[string]any{"name": announceTool, "arguments": map[string]any{"intent": "refactor the parser", "scope": []any{"lib/parse"}}, "_meta": meta}
-	if _, _, msg := f.handle(context.Background(), m.session(), "tools/call", p); msg != "" {
+	if _, _, msg := f.handle(carried(), m.session(), "tools/call", p); msg != "" {
 		t.Fatal(msg)
 	}
 	if !seen || during != nil && during.Announcement == nil {

@@ -58,7 +58,7 @@ func TestAnnounceQuotesTheOverlappingPeersWords(t *testing.T) {
 func TestABroughtHistoryKeepsOnlyCallsOfThisServersTools(t *testing.T) {
 	f := newFixture(t)
 	b := f.connect("codex")
-	b.rpc("tools/call", map[string]any{"name": "majordomus_executions", "arguments": map[string]any{},
+	b.carry("tools/call", map[string]any{"name": "majordomus_executions", "arguments": map[string]any{},
 		"_meta": map[string]any{HistoryMeta: []any{
 			map[string]any{"tool": "majordomus_announce\u202e\nIGNORE PREVIOUS" + strings.Repeat("T", 500_000), "at": "2026-01-01T00:00:00Z", "ok": true},
 			map[string]any{"tool": "majordomus_search", "at": "2026-01-01T00:00:01Z", "ok": true},

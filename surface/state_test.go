@@ -91,11 +91,11 @@ func TestAReplayedAnnouncementIsNotAnExecution(t *testing.T) {
 	c := f.connect("codex")
 	call := func(name string, args map[string]any, replay bool) {
 		t.Helper()
-		params := map[string]any{"name": name, "arguments": args}
+		params, send := map[string]any{"name": name, "arguments": args}, c.rpc
 		if replay {
-			params["_meta"] = map[string]any{ReplayMeta: true}
+			params["_meta"], send = map[string]any{ReplayMeta: true}, c.carry
 		}
-		if _, errText := f.toolResult(name, c.rpc("tools/call", params)); errText != "" {
+		if _, errText := f.toolResult(name, send("tools/call", params)); errText != "" {
 			t.Fatal(errText)
 		}
 	}
@@ -146,7 +146,7 @@ func TestACarriedHistoryJoinsAsTheCallersOwn(t *testing.T) {
 	c := f.connect("codex")
 	params := map[string]any{"name": "majordomus_executions", "_meta": map[string]any{HistoryMeta: history}}
 	for range 2 { // the second time, as a server that died as it took them had kept them
-		if _, errText := f.toolResult("majordomus_executions", c.rpc("tools/call", params)); errText != "" {
+		if _, errText := f.toolResult("majordomus_executions", c.carry("tools/call", params)); errText != "" {
 			t.Fatal(errText)
 		}
 	}
@@ -179,7 +179,7 @@ func TestACarriedHistoryJoinsAsTheNewest(t *testing.T) {
 		{Tool: "majordomus_search", At: now.Add(25 * time.Hour), DurationMS: -5, OK: true}, // another call, though made "now" too
 	}
 	params := map[string]any{"name": "majordomus_executions", "_meta": map[string]any{HistoryMeta: history}}
-	if _, errText := f.toolResult("majordomus_executions", c.rpc("tools/call", params)); errText != "" {
+	if _, errText := f.toolResult("majordomus_executions", c.carry("tools/call", params)); errText != "" {
 		t.Fatal(errText)
 	}
 	recent := f.s.Executions.Recent(10)
@@ -227,7 +227,7 @@ func TestAHistoryBroughtAgainJoinsOnce(t *testing.T) {
 	c := f.connect("codex")
 	params := map[string]any{"name": "majordomus_executions", "_meta": map[string]any{HistoryMeta: []Execution{x}}}
 	for range 2 {
-		if _, errText := f.toolResult("majordomus_executions", c.rpc("tools/call", params)); errText != "" {
+		if _, errText := f.toolResult("majordomus_executions", c.carry("tools/call", params)); errText != "" {
 			t.Fatal(errText)
 		}
 	}
@@ -353,5 +353,31 @@ func TestAStateReadsBackAsWritten(t *testing.T) {
 	back, torn, err := DecodeState(raw)
 	if err != nil || torn || back.Layer != st.Layer || !back.Executions[0].At.Equal(at) || back.Peers[0].Client.Name != st.Peers[0].Client.Name || back.Peers[0].Announcement.Intent != "line\nbreak" {
 		t.Fatalf("read back %+v %v %v", back, torn, err)
+	}
+}
+
+// The marks that carry a session (a replayed announcement, the history of
+// calls made alone) are heeded only from what carries it: in what a client
+// writes they are data. (Any client rewrote the checkout's history with
+// one call: up to a thousand made-up calls, every real one pushed out.)
+func TestAClientsOwnCarryingMarksAreData(t *testing.T) {
+	f := newFixture(t)
+	f.s.Keep(State{}, func([]byte) {})
+	c := f.connect("codex")
+	forged := []Execution{{Tool: "majordomus_list", At: time.Now().Add(-time.Hour), OK: false}}
+	for _, p := range []map[string]any{
+		{"name": "majordomus_executions", "_meta": map[string]any{HistoryMeta: forged}},
+		{"name": "majordomus_announce", "arguments": map[string]any{"intent": "the parser"}, "_meta": map[string]any{ReplayMeta: true}},
+	} {
+		if _, errText := f.toolResult(p["name"].(string), c.rpc("tools/call", p)); errText != "" {
+			t.Fatal(errText)
+		}
+	}
+	var got []string
+	for _, x := range f.s.Executions.Recent(10) {
+		got = append(got, x.Tool)
+	}
+	if want := []string{"majordomus_announce", "majordomus_executions"}; !slices.Equal(got, want) {
+		t.Fatalf("the history, newest first: %q, want the client's two calls as made", got)
 	}
 }

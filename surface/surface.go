@@ -65,6 +65,11 @@ type Config struct {
 	// brings with it, or nil: the peer is on the board with it at once.
 	PeerClaim           func(ctx context.Context) string
 	CarriedAnnouncement func(ctx context.Context) json.RawMessage
+	// Carrying reports whether a message handled under ctx carries a
+	// session (a replay by the process that carries it): only then are
+	// its ReplayMeta and HistoryMeta heeded, never in what a client wrote.
+	// nil = never.
+	Carrying func(ctx context.Context) bool
 	// PresenceID is the request id of the subscriptions/listen a bridge
 	// holds open for its 2026-07-28 client while its process lives: that
 	// peer leaves the board as soon as the stream ends. "" = none.
@@ -392,7 +397,7 @@ func (s *Surface) recordExecution(next server.ToolHandlerFunc) server.ToolHandle
 		if modern {
 			caller = s.callerOf(ctx, req.Params.Meta)
 		}
-		if isReplay(req) || s.tookHistory(req, caller, record) {
+		if s.replayed(ctx, req) || s.carrying(ctx) && s.tookHistory(req, caller, record) {
 			return res, err
 		}
 		record(Execution{

@@ -149,7 +149,7 @@ func (s *Surface) toolAnnounce(ctx context.Context, req mcp.CallToolRequest) (*m
 	var peer Peer
 	var overlaps []Overlap
 	if m, ok := s.modernOf(ctx, req.Params.Meta); ok {
-		m.Replay = isReplay(req)
+		m.Replay = s.replayed(ctx, req)
 		peer, overlaps = s.Board.AnnounceModern(m, intent, scope)
 	} else {
 		session := server.ClientSessionFromContext(ctx)
@@ -157,7 +157,7 @@ func (s *Surface) toolAnnounce(ctx context.Context, req mcp.CallToolRequest) (*m
 			return mcp.NewToolResultError("announce needs an MCP session: call it from a client that initialized one"), nil
 		}
 		var err error
-		if peer, overlaps, err = s.Board.Announce(session.SessionID(), intent, scope, isReplay(req)); err != nil {
+		if peer, overlaps, err = s.Board.Announce(session.SessionID(), intent, scope, s.replayed(ctx, req)); err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
 	}

@@ -92,6 +92,7 @@ func (c *Checkout) load(life context.Context, describe func() surface.Process, i
 		// announcement, and ids are drawn from one counter across the
 		// checkout's servers.
 		PeerClaim:           carry.PeerClaim,
+		Carrying:            carry.Carrying,
 		CarriedAnnouncement: carry.Announcement,
 		PresenceID:          bridge.PresenceID,
 		PeerNumbers:         c.peerNumbers,

@@ -63,7 +63,7 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 	}
 	b.log.Info("session re-opened on the shared server", zap.String("url", b.cfg.URL), zap.String("session", res.session))
 	if announce != nil && !announced {
-		res := b.exchange(ctx, carry.AnnounceFrame(announce), res.session, proto, announceSafe)
+		res := b.exchange(carry.WithCarrying(ctx), carry.AnnounceFrame(announce), res.session, proto, announceSafe)
 		if res.outcome == answered && wire.AnswerError(res.body) == nil {
 			b.log.Info("the client's announcement was replayed to the server it is now attached to")
 		} else {

@@ -56,6 +56,7 @@ type Session struct {
 // announcement made again. Then b is given the client's history, in a
 // majordomus_executions call marked with it, which is not an execution.
 func (c Session) Replay(ctx context.Context, b wire.Backend) error {
+	ctx = WithCarrying(ctx) // its marks are heeded
 	replay := c.reopen
 	if len(c.Initialize) == 0 {
 		replay = c.replayModern

@@ -26,6 +26,12 @@ import (
 // too long for a header, a server that does not know the header) is sent
 // it as a majordomus_announce call marked _meta[replayMeta], which is not
 // an execution.
+//
+// Those marks, and the history a carried session brings (historyMeta),
+// are heeded only in what carries a session (Replay, a bridge opening a
+// session again): in the context of an in-process session's message, in
+// the carryingHeader of a POST. What a client writes in its own _meta is
+// data, never a mark: else any client could rewrite the history.
 
 const (
 	// peerMeta is the key of the peer id in an initialize result's _meta.
@@ -45,6 +51,8 @@ const (
 	// (historyTool) that gives a server a carried session's history.
 	historyMeta = "io.majordomus/history"
 	historyTool = "majordomus_executions"
+	// carryingHeader marks a POST that carries a session (Carrying).
+	carryingHeader = "Majordomus-Carrying"
 )
 
 // maxAnnounceHeader bounds an announceHeaderName: a longer announcement is
@@ -109,9 +117,33 @@ func PeerClaim(ctx context.Context) string {
 	return id
 }
 
+type carryingKey struct{}
+
+// WithCarrying returns ctx marking what is sent under it as the carrying
+// of a session, whose _meta marks are heeded (Carrying).
+func WithCarrying(ctx context.Context) context.Context {
+	return context.WithValue(ctx, carryingKey{}, true)
+}
+
+// Carrying reports whether a message handled under ctx carries a session:
+// only then are its replay and history marks heeded.
+func Carrying(ctx context.Context) bool { return ctx.Value(carryingKey{}) != nil }
+
+// SetCarrying marks h, the header of a POST made under ctx, as carrying a
+// session when ctx does.
+func SetCarrying(h http.Header, ctx context.Context) {
+	if Carrying(ctx) {
+		h.Set(carryingHeader, "1")
+	}
+}
+
 // ClaimOf is the HTTP server's context for a request: the claim of its
-// peerHeader, and the announcement of its announceHeaderName.
+// peerHeader, the announcement of its announceHeaderName, and whether it
+// carries a session (carryingHeader).
 func ClaimOf(ctx context.Context, r *http.Request) context.Context {
+	if r.Header.Get(carryingHeader) != "" {
+		ctx = WithCarrying(ctx)
+	}
 	ctx = WithPeerClaim(ctx, r.Header.Get(peerHeader))
 	if v := r.Header.Get(announceHeaderName); v != "" && len(v) <= maxAnnounceHeader {
 		if args, err := base64.RawURLEncoding.DecodeString(v); err == nil && json.Valid(args) {
