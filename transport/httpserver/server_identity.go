@@ -116,7 +116,7 @@ func (h *Server) serveIdentity(w http.ResponseWriter, r *http.Request) {
 				h.conns.prove(connOf(r)) // an election's probe or a bridge's dial: its owner's connection
 				public.Sealed = h.sealed(id, challenge)
 				if id.Leaseholder {
-					h.table.awaitComing() // it attaches next
+					h.conns.coming(connOf(r), h.table.awaitComing) // its next request attaches
 				}
 			}
 		}

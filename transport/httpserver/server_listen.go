@@ -136,6 +136,7 @@ type connCount struct {
 type connMark struct {
 	state    http.ConnState
 	unproven *list.Element // nil once proven
+	arrived  func()        // a client coming on it (coming) arrived: its next request, or its close
 }
 
 // admit counts conn in, within max: beyond it, the oldest connection no
@@ -176,7 +177,31 @@ func (c *connCount) forget(conn net.Conn) {
 	if m := c.open[conn]; m != nil && m.unproven != nil {
 		c.unproven.Remove(m.unproven)
 	}
+	if m := c.open[conn]; m != nil && m.arrived != nil {
+		go m.arrived() // it reports, which may call back into the server
+	}
 	delete(c.open, conn)
+}
+
+// coming counts a client coming on conn, whose request is being served,
+// until conn carries its next request or closes (await). await reports,
+// which may call back into the server: it is called with mu free.
+func (c *connCount) coming(conn net.Conn, await func() (arrived func())) {
+	c.mu.Lock()
+	m := c.open[conn]
+	c.mu.Unlock()
+	if m == nil || m.arrived != nil {
+		return
+	}
+	arrived := await()
+	c.mu.Lock()
+	if m = c.open[conn]; m == nil || m.arrived != nil { // closed meanwhile
+		c.mu.Unlock()
+		arrived()
+		return
+	}
+	m.arrived = arrived
+	c.mu.Unlock()
 }
 
 // track follows a connection's state (http.Server.ConnState).
@@ -188,6 +213,10 @@ func (c *connCount) track(conn net.Conn, state http.ConnState) {
 	case state == http.StateClosed || state == http.StateHijacked:
 		c.forget(conn)
 	default:
+		if state == http.StateActive && m.arrived != nil { // the request the probe announced
+			go m.arrived()
+			m.arrived = nil
+		}
 		m.state = state
 	}
 }

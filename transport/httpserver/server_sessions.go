@@ -66,9 +66,10 @@ type sessionTable struct {
 	// that the server drains them too.
 	modernCalls  int
 	streamsEnded bool
-	// coming counts the clients that proved the server theirs (an
-	// election's probe, a bridge's dial) and open a session next, each for
-	// comingGrace (awaitComing): a server whose own client leaves as another
+	// coming counts the clients that proved the server theirs on a
+	// connection that has carried no request since (an election's probe,
+	// whose connection carries its first message), each for comingGrace
+	// at most (awaitComing): a server whose own client leaves as another
 	// comes does not end under the one coming.
 	coming int
 
@@ -347,22 +348,27 @@ func (t *sessionTable) held() int {
 	return n
 }
 
-// comingGrace is how long a client that proved the server is counted as
-// coming: it opens its session within milliseconds.
+// comingGrace bounds how long a client that proved the server is counted
+// as coming: it sends its first message within milliseconds.
 const comingGrace = 2 * time.Second
 
-// awaitComing counts a client coming, for comingGrace.
-func (t *sessionTable) awaitComing() {
+// awaitComing counts a client coming until arrived is called (its
+// connection carried a request, or closed), or comingGrace passed.
+func (t *sessionTable) awaitComing() (arrived func()) {
 	t.mu.Lock()
 	t.coming++
 	t.mu.Unlock()
 	t.report()
-	time.AfterFunc(comingGrace, func() {
+	var timer *time.Timer
+	arrived = sync.OnceFunc(func() {
+		timer.Stop()
 		t.mu.Lock()
 		t.coming--
 		t.mu.Unlock()
 		t.report()
 	})
+	timer = time.AfterFunc(comingGrace, arrived)
+	return arrived
 }
 
 // report calls onChange with the held count when it differs from the last

@@ -1,7 +1,9 @@
 package together
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -14,7 +16,9 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 func TestDeleteEndsTheSession(t *testing.T) {
@@ -209,17 +213,30 @@ func TestShutdownEndsSessionsAndStreams(t *testing.T) {
 }
 
 // A client that proved the server its own (an election's probe, as a
-// newcomer's is) counts as coming for a moment, beside the sessions: a
-// server whose own client leaves as another comes (answered from the
-// probe, it opens its session next) does not end under it. (It counted no
-// session, ended, and the newcomer took over from it.)
+// newcomer's is) counts as coming, beside the sessions, until the
+// connection it proved the server on carries its next request (its first
+// message) or closes: a server whose own client leaves as another comes
+// (answered from the probe, it opens its session next) does not end under
+// it. (It counted no session, ended, and the newcomer took over from it.)
+// A bridge's connection, proved and used at once, counts for no longer.
 func TestAClientThatProvedTheServerCountsAsComing(t *testing.T) {
 	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, Identity: func() httpserver.Identity { return httpserver.Identity{Leaseholder: true} }})
-	if _, conn, err := secret.ProbeSealed(t.Context(), s.url, testSecret, testProbe); err != nil {
+	_, conn, err := secret.ProbeSealed(t.Context(), s.url, testSecret, testProbe)
+	if err != nil {
 		t.Fatal(err)
-	} else {
-		conn.Close()
 	}
 	s.count.waitFor(t, 1) // coming
+	conn.Close()
 	s.count.waitFor(t, 0) // it never came
+
+	b, err := bridge.New(t.Context(), bridge.Config{Secret: testSecret, ProbeTimeout: testProbe, URL: s.url, Out: wire.NewFrameWriter(io.Discard)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if answer := b.Handle(t.Context(), []byte(initialize)); !bytes.Contains(answer, []byte(`"result"`)) {
+		t.Fatalf("initialize answered %s", answer)
+	}
+	s.count.waitFor(t, 1) // its session; its proved connection carried it
+	b.Close()
+	s.count.waitFor(t, 0)
 }
