@@ -219,3 +219,28 @@ func assertServedAliveAlone(t *testing.T, p *mcpclient.Process) string {
 	exitsWith(t, p, 0)
 	return line
 }
+
+// A client that nothing can serve (the lease directory unusable, the
+// layer refused alone under --strict) is told why before the process ends
+// with its error. (The answer was made as the process ended, and mostly
+// lost with it: the client saw its server go without a word.)
+func TestAClientNothingCanServeIsToldWhyBeforeTheEnd(t *testing.T) {
+	dir := checkout(t)
+	writeBroken(t, dir)
+	os.MkdirAll(filepath.Join(dir, ".ai/local"), 0o755)
+	if err := os.WriteFile(filepath.Join(dir, ".ai/local/state"), []byte("not a directory"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--strict", "--http-port", "0")
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"strict","version":"1"}}}` + "\n")
+	var out strings.Builder
+	cmd.Stdout = &out
+	err := cmd.Run()
+	if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 10 {
+		t.Fatalf("ended with %v, want exit 10", err)
+	}
+	if !strings.Contains(out.String(), `"id":1,"error"`) || !strings.Contains(out.String(), "refusing to serve under --strict") {
+		t.Fatalf("the client was told %q; want why nothing serves it", out.String())
+	}
+}

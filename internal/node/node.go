@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -158,13 +159,27 @@ func (n *Node) Run(ctx context.Context) (machine.Outcome, error) {
 	n.sayFirst()
 	loopCtx, stopLoop := context.WithCancelCause(ctx)
 	defer stopLoop(nil)
+	served := make(chan struct{})
 	if n.withClient {
 		n.drawSoon()
-		go n.serveClient(loopCtx)
+		go func() {
+			defer close(served)
+			n.serveClient(loopCtx)
+		}()
 		go onParentGone(loopCtx, n.log, n.ClientLeft)
 	}
 	outcome := n.m.Run(runCtx)
 	stopLoop(n.ending(outcome)) // what still waits is told why
+	if n.withClient && outcome.Signal == "" {
+		// and the process ends once that is written: a probe timeout at
+		// most, should the client not read it; a signal ends it at once
+		t := time.NewTimer(n.cfg.Times.ProbeTimeout)
+		select {
+		case <-served:
+		case <-t.C:
+		}
+		t.Stop()
+	}
 	// A lease-lost server whose client was handed over ends with its
 	// sessions, as the process does (R6); a signal ends it now.
 	n.server.drained()
