@@ -145,6 +145,7 @@ func listFiles(root string) ([]string, []Diagnostic) {
 		return nil, []Diagnostic{{Level: LevelError, Path: repoRel, Message: "not a directory"}}
 	}
 	local, real := localHalf(root), realDir(repo)
+	named := filepath.Join(realDir(filepath.Join(root, ".ai")), "local") // a link itself, maybe
 	if under(real, local) {
 		return nil, []Diagnostic{{Level: LevelError, Path: repoRel, Message: "leads into .ai/local, which is never indexed"}}
 	}
@@ -179,7 +180,7 @@ func listFiles(root string) ([]string, []Diagnostic) {
 				diags = append(diags, Diagnostic{Level: LevelWarning, Path: rel, Message: "symbolic link to no regular file: skipped"})
 				return nil
 			}
-			if leadsInto(p, local) {
+			if leadsInto(p, local, named) {
 				diags = append(diags, Diagnostic{Level: LevelWarning, Path: rel, Message: "symbolic link into .ai/local, which is never indexed: skipped"})
 				return nil
 			}
@@ -211,11 +212,15 @@ func realDir(path string) string {
 	return path
 }
 
-// leadsInto reports whether the link at p leads into dir: to a file there,
-// or through a link there (which would decide what it serves).
-func leadsInto(p, dir string) bool {
+// leadsInto reports whether the link at p leads into one of dirs: to a
+// file there, or through a link there or one of dirs itself (which would
+// decide what it serves).
+func leadsInto(p string, dirs ...string) bool {
 	hops, _ := linkHops(p)
-	return under(realDir(p), dir) || slices.ContainsFunc(hops, func(h string) bool { return under(h, dir) })
+	hops = append(hops, realDir(p))
+	return slices.ContainsFunc(hops, func(h string) bool {
+		return slices.ContainsFunc(dirs, func(d string) bool { return under(h, d) })
+	})
 }
 
 // reachesLocal reports whether the directory p that a walk of repo (real,

@@ -186,6 +186,7 @@ func TestBuildDiagnostics(t *testing.T) {
 				".ai/repo/ideo.md": "---\nid: \"a\\u3000b\"\nkind: rule\n---\n",
 				".ai/repo/cafe.md": "---\nid: café\nkind: rule\n---\n",
 				".ai/repo/fa.md":   "---\nid: \"\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645\"\nkind: rule\n---\n", // a joiner the word needs
+				".ai/repo/zwj.md":  "---\nid: \"a\u200db\"\nkind: rule\n---\n",                                         // one that only hides: "ab"
 			},
 			wantState: "degraded",
 			wantURIs:  []string{"majordomus://rule/café", "majordomus://rule/\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"},
@@ -195,6 +196,7 @@ func TestBuildDiagnostics(t *testing.T) {
 				{LevelError, ".ai/repo/ideo.md", `id "a\u3000b" contains whitespace, a control or a format character, not allowed in an object URI`},
 				{LevelError, ".ai/repo/nbsp.md", `id "a\u00a0b" contains whitespace, a control or a format character, not allowed in an object URI`},
 				{LevelError, ".ai/repo/rlo.md", `id "a\u202eb" contains whitespace, a control or a format character, not allowed in an object URI`},
+				{LevelError, ".ai/repo/zwj.md", `id "a\u200db" contains whitespace, a control or a format character, not allowed in an object URI`},
 				{LevelError, ".ai/repo/zwsp.md", `id "a\u200bb" contains whitespace, a control or a format character, not allowed in an object URI`},
 			},
 		},

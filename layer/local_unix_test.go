@@ -38,6 +38,13 @@ func TestNothingLinkedIntoTheLocalHalfIsIndexed(t *testing.T) {
 			link(t, "../../notes/one.md", filepath.Join(root, ".ai/local/current.md"))
 			link(t, "../local/current.md", filepath.Join(root, ".ai/repo/innocent.md"))
 		}, "symbolic link into .ai/local"},
+		{"a link through a linked .ai/local and out", func(t *testing.T, root string) {
+			private := filepath.Join(filepath.Dir(root), "private")
+			writeTree(t, private, map[string]string{"secret.md": secret, "inner/keep": ""})
+			os.RemoveAll(filepath.Join(root, ".ai/local"))
+			link(t, filepath.Join(private, "inner"), filepath.Join(root, ".ai/local"))
+			link(t, "../local/../secret.md", filepath.Join(root, ".ai/repo/innocent.md"))
+		}, "symbolic link into .ai/local"},
 		{"a link to where a linked .ai/local is", func(t *testing.T, root string) {
 			elsewhere := filepath.Join(filepath.Dir(root), "elsewhere")
 			if err := os.Rename(filepath.Join(root, ".ai/local"), elsewhere); err != nil {

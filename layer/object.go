@@ -204,7 +204,8 @@ var (
 )
 
 // The joiners are format characters that words of some scripts need
-// (Persian, the Indic ones), as IDNA allows them in context.
+// (Persian, the Indic ones): allowed between two of its letters or marks
+// (joinable), as IDNA allows them in context.
 const zwnj, zwj = '\u200c', '\u200d'
 
 // uriUnsafe names the first character of s that cannot appear in an id or a
@@ -216,13 +217,23 @@ func uriUnsafe(s string) string {
 	if s == "." || s == ".." {
 		return "only dots, a path step"
 	}
-	for _, c := range s {
+	runes := []rune(s)
+	for i, c := range runes {
 		switch {
 		case c == '/' || c == '@' || c == '?' || c == '#' || c == '%':
 			return fmt.Sprintf("%q", c)
-		case unicode.IsSpace(c) || unicode.IsControl(c) || unicode.Is(unicode.Cf, c) && c != zwnj && c != zwj:
+		case (c == zwnj || c == zwj) && i > 0 && i < len(runes)-1 && joinable(runes[i-1]) && joinable(runes[i+1]):
+		case unicode.IsSpace(c) || unicode.IsControl(c) || unicode.Is(unicode.Cf, c):
 			return "whitespace, a control or a format character"
 		}
 	}
 	return ""
+}
+
+// joinable reports whether a joiner may stand beside c: a letter or mark
+// of a script that is not Latin's ASCII, as in the words that need one.
+// Beside ASCII, at an end or beside another joiner, one would only make a
+// URI that shows as another.
+func joinable(c rune) bool {
+	return c > unicode.MaxASCII && (unicode.IsLetter(c) || unicode.IsMark(c))
 }
