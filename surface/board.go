@@ -63,6 +63,7 @@ type Board struct {
 	order     []*Peer                 // attachment order, departed announcers included
 	sink      func(Peer)              // given every announcer as it changes, while the board is the checkout's
 	changes   *changes                // moved by every change (changes.go)
+	root      string                  // the checkout's root, as slashes: a scope under it is of the checkout
 }
 
 func newBoard(now func() time.Time, idle time.Duration, numbers func() (int, error), c *changes) *Board {
@@ -268,7 +269,7 @@ func (b *Board) overlapping(p *Peer) (Peer, []Overlap) {
 		if q == p || !q.Attached || q.Announcement == nil {
 			continue
 		}
-		if paths := overlappingPaths(scope, q.Announcement.Scope); len(paths) > 0 {
+		if paths := overlappingPaths(b.root, scope, q.Announcement.Scope); len(paths) > 0 {
 			// one line each, bounded: whole in majordomus_peers
 			overlaps = append(overlaps, Overlap{Peer: q.ID, Client: inline(q.Client.Name, maxClientText), Intent: inline(q.Announcement.Intent, maxClientText), Paths: paths})
 		}
@@ -343,14 +344,14 @@ func copyPeer(p *Peer) Peer {
 // overlappingPaths returns the paths of mine that overlap theirs by path
 // prefix, component by component ("lib" overlaps "lib/parse", "lib/parser"
 // does not). An empty scope claims nothing. Each path is cleaned once.
-func overlappingPaths(mine, theirs []string) []string {
+func overlappingPaths(root string, mine, theirs []string) []string {
 	var out []string
 	clean := make([]string, len(theirs))
 	for i, t := range theirs {
-		clean[i] = cleanPath(t)
+		clean[i] = cleanPath(root, t)
 	}
 	for _, m := range mine {
-		c := cleanPath(m)
+		c := cleanPath(root, m)
 		if slices.ContainsFunc(clean, func(t string) bool { return pathsOverlap(c, t) }) {
 			out = append(out, m)
 		}
@@ -359,10 +360,15 @@ func overlappingPaths(mine, theirs []string) []string {
 }
 
 // cleanPath is a path of the checkout as overlaps compare it: "./lib",
-// "src/../lib/" and "lib" are "lib", "" is the whole checkout, and a
-// Windows client's "src\lib" is "src/lib".
-func cleanPath(p string) string {
-	return strings.Trim(path.Clean("/"+strings.ReplaceAll(p, `\`, "/")), "/")
+// "src/../lib/" and "lib" are "lib", "" is the whole checkout, a Windows
+// client's "src\lib" is "src/lib", and a path under root (slashes), as
+// the agents whose tools take absolute paths write it, is the path within.
+func cleanPath(root, p string) string {
+	p = path.Clean(strings.ReplaceAll(p, `\`, "/"))
+	if within, ok := strings.CutPrefix(p, root); ok && root != "" && (within == "" || within[0] == '/') {
+		p = within
+	}
+	return strings.Trim(path.Clean("/"+p), "/")
 }
 
 // pathsOverlap reports whether two cleaned paths (cleanPath) are one, or

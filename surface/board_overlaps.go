@@ -26,8 +26,8 @@ func (b *Board) Overlaps() []OverlapPair {
 			if !q.Attached || q.Announcement == nil {
 				continue
 			}
-			if paths := overlappingPaths(p.Announcement.Scope, q.Announcement.Scope); len(paths) > 0 {
-				out = append(out, OverlapPair{A: p.ID, B: q.ID, Paths: paths, BPaths: overlappingPaths(q.Announcement.Scope, p.Announcement.Scope)})
+			if paths := overlappingPaths(b.root, p.Announcement.Scope, q.Announcement.Scope); len(paths) > 0 {
+				out = append(out, OverlapPair{A: p.ID, B: q.ID, Paths: paths, BPaths: overlappingPaths(b.root, q.Announcement.Scope, p.Announcement.Scope)})
 			}
 		}
 	}

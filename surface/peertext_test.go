@@ -2,6 +2,7 @@ package surface
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -96,9 +97,38 @@ func TestScopesOverlapAsPaths(t *testing.T) {
 		{`src\lib`, "src/lib/parse.go", true}, // a Windows client's
 		{`src\lib`, `src\lib\parse.go`, true},
 		{`src\libx`, "src/lib", false},
+		// an agent whose tools take absolute paths names the checkout's so
+		{"/work/ck/src/parser.go", "src", true},
+		{"/work/ck", "docs", true},
+		{`C:\work\ck\src`, "src/x.go", false}, // another root
+		{"/work/ckx/src", "src", false},
+		{"/work/ck/src", "/work/ck/src/x.go", true},
 	} {
-		if got := len(overlappingPaths([]string{tc.a}, []string{tc.b})) > 0; got != tc.want {
+		if got := len(overlappingPaths("/work/ck", []string{tc.a}, []string{tc.b})) > 0; got != tc.want {
 			t.Errorf("pathsOverlap(%q, %q) = %t, want %t", tc.a, tc.b, got, tc.want)
 		}
+	}
+}
+
+// A scope written as an absolute path under the checkout (as agents whose
+// editing tools take absolute paths write it) overlaps the same path
+// written within it. (It never overlapped: "/root/lib/x.go" was read as
+// "root/lib/x.go".)
+func TestAnAbsoluteScopeInTheCheckoutOverlapsItsRelativeSelf(t *testing.T) {
+	f := newFixture(t)
+	a, b := f.connect("claude-code"), f.connect("codex")
+	if _, errText := a.tool("majordomus_announce", map[string]any{"intent": "the parser", "scope": []any{filepath.Join(f.root, "lib", "parse.go")}}); errText != "" {
+		t.Fatal(errText)
+	}
+	out, errText := b.tool("majordomus_announce", map[string]any{"intent": "the lexer", "scope": []any{"lib"}})
+	if errText != "" {
+		t.Fatal(errText)
+	}
+	var v struct {
+		Overlaps []Overlap `json:"overlaps"`
+	}
+	mustDecode(t, out, &v)
+	if len(v.Overlaps) != 1 {
+		t.Fatalf("overlaps %+v; want the claim on lib/parse.go, written absolute", v.Overlaps)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -135,8 +137,12 @@ func New(cfg Config) *Surface {
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, zap.NewNop())
 	c := &changes{}
+	board := newBoard(cfg.Now, cfg.IdleTimeout, cfg.PeerNumbers, c)
+	if cfg.Layer != nil && cfg.Layer.Current().Root != "" {
+		board.root = path.Clean(filepath.ToSlash(cfg.Layer.Current().Root))
+	}
 	s := &Surface{
-		Board:      newBoard(cfg.Now, cfg.IdleTimeout, cfg.PeerNumbers, c),
+		Board:      board,
 		Executions: &Executions{changes: c},
 		changes:    c,
 		cfg:        cfg,
