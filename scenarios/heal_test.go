@@ -322,3 +322,24 @@ func TestAClientNothingCouldServeJoinsOnceAServerRuns(t *testing.T) {
 		t.Fatalf("tools/list once a server runs: %+v %v", r.Error, err)
 	}
 }
+
+// A client that asked to hear errors only (logging/setLevel) is not sent
+// the warning that it now shares: what it asked to hear decides, on the
+// shared server as alone. (The notice was written to it whatever it asked.)
+func TestAClientThatJoinsIsToldOnlyWhatItAskedToHear(t *testing.T) {
+	dir := checkout(t)
+	a, usable := aloneFromTheStart(t, dir)
+	if r, err := a.Call(ctx(t), "logging/setLevel", map[string]any{"level": "error"}); err != nil || r.Error != nil {
+		t.Fatalf("logging/setLevel: %+v %v", r.Error, err)
+	}
+	leaseholderUnder(t, dir, usable, peersOf(t, a).Caller)
+	if _, err := a.WaitLog(ctx(t), "joined the checkout's shared server"); err != nil {
+		t.Fatal(err)
+	}
+	call(t, a, "majordomus_repository", nil) // answered after anything the joining wrote
+	for _, f := range a.Frames() {
+		if strings.Contains(string(f), `"notifications/message"`) && strings.Contains(string(f), "now uses the checkout's shared server") {
+			t.Fatalf("a client that asked for errors only was sent %s", f)
+		}
+	}
+}

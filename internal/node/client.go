@@ -324,7 +324,8 @@ func (s *clientSession) told(h how, b wire.Backend, c *carry.Session, srv *serve
 			log.Info("bridging this stdio session, answered in process while electing, to the shared server at "+h.url, url, zap.String("peer", peer))
 		}
 	case c != nil && !greeted:
-		log.Info("re-attached to the shared server", url)
+		s.moved(h, c)
+		log.Info("re-attached to the shared server", url) // once it is told
 		s.relisted(c)
 	default:
 		log.Info("a shared server for this checkout is already running at "+h.url+"; bridging this stdio session to it", url)

@@ -97,8 +97,10 @@ func TestAReattachCarriesTheSessionToTheNewServer(t *testing.T) {
 	d.awaitLog("shared server listening")
 	resume()
 
-	c.client.tool("majordomus_peers", map[string]any{}, nil)
+	var notes []map[string]any
+	c.client.tool("majordomus_peers", map[string]any{}, &notes)
 	c.awaitLog("re-attached to the shared server")
+	c.client.awaitNote(notes, "goes on with the checkout's shared server at "+b.url) // a failover is told
 	if early.Load() {
 		t.Error("the log said the client re-attached before the bridge served it: a message sent then met what served before")
 	}

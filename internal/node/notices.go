@@ -42,17 +42,37 @@ func (s *clientSession) joined(h how, c *carry.Session, was, now string, srv *se
 	if was != "" && now != "" && was != now {
 		msg += fmt.Sprintf("; it is peer %s there, not %s", now, was)
 	}
-	s.n.log.Info("joined the checkout's shared server; this client is no longer served alone",
-		zap.String("url", h.url), zap.String("peer", now), zap.String("peer_before", was))
-	switch {
-	case srv != nil:
+	if srv != nil {
 		tell(srv, msg)
-	case c != nil && len(c.Initialize) > 0 && s.n.out != nil:
-		_ = s.n.out.WriteValue(mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
-			Method: string(mcp.MethodNotificationMessage),
-			Params: mcp.NotificationParams{AdditionalFields: map[string]any{"level": mcp.LoggingLevelWarning, "logger": "majordomus", "data": msg}},
-		}}) // as mcp-go writes one
+	} else {
+		s.warn(c, msg)
 	}
+	s.n.log.Info("joined the checkout's shared server; this client is no longer served alone", // once it is told
+		zap.String("url", h.url), zap.String("peer", now), zap.String("peer_before", was))
+}
+
+// moved tells a legacy client whose session c its bridge carried to
+// another shared server (its own stopped serving: a failover) where it is
+// served now, as a take-over's is told.
+func (s *clientSession) moved(h how, c *carry.Session) {
+	s.warn(c, "majordomus: the shared server this session used no longer serves the checkout; it goes on with the checkout's shared server at "+h.url)
+}
+
+// warn sends msg at warning to a legacy client whose session c carried,
+// in a notifications/message as mcp-go writes one, unless the client set
+// its logging level above warning (a 2026-07-28 client is sent only what
+// its listen asked for).
+func (s *clientSession) warn(c *carry.Session, msg string) {
+	if c == nil || len(c.Initialize) == 0 || s.n.out == nil {
+		return
+	}
+	if c.Heard.LogLevel != "" && !mcp.LoggingLevelWarning.ShouldSendTo(mcp.LoggingLevel(c.Heard.LogLevel)) {
+		return
+	}
+	_ = s.n.out.WriteValue(mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
+		Method: string(mcp.MethodNotificationMessage),
+		Params: mcp.NotificationParams{AdditionalFields: map[string]any{"level": mcp.LoggingLevelWarning, "logger": "majordomus", "data": msg}},
+	}})
 }
 
 // tell sends msg to this process's own client, served in process on srv:
