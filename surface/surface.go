@@ -292,7 +292,7 @@ func (s *Surface) IndexChanged(old, new *layer.Index) {
 	}
 	s.publishResources(old, new)
 	s.publishPrompts(old, new)
-	changed := append(layer.Changed(old, new), repositoryURI)
+	changed := append(layer.Changed(old, new), repositoryURI, serverURI) // both say the generation
 	for _, uri := range changed {
 		for _, session := range s.subs.subscribers(uri) {
 			_ = s.MCP.SendNotificationToSpecificClient(session, mcp.MethodNotificationResourceUpdated, map[string]any{"uri": uri})

@@ -324,6 +324,16 @@ func TestAChangedIndexNotifiesEverySessionAndTheSubscribers(t *testing.T) {
 	if !gotA[mcp.MethodNotificationResourceUpdated] || gotB[mcp.MethodNotificationResourceUpdated] {
 		t.Errorf("resources/updated only to the subscriber: a=%v b=%v", gotA, gotB)
 	}
+
+	// majordomus://server says the layer's generation and state too: its
+	// subscribers hear of a rebuild, as the repository's do. (They never
+	// heard of any change.)
+	b.rpc("resources/subscribe", map[string]any{"uri": serverURI})
+	drain(b.sess)
+	f.s.IndexChanged(ix, ix)
+	if got := drain(b.sess); !got[mcp.MethodNotificationResourceUpdated] {
+		t.Errorf("a subscriber of %s heard %v of a rebuild", serverURI, got)
+	}
 }
 
 // An object that gains a version is listed under its new URI alone, as
