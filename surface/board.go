@@ -186,7 +186,7 @@ func (b *Board) prune() {
 func (b *Board) Identify(session string, c Client) {
 	defer b.change()()
 	if p, ok := b.bySession[session]; ok {
-		p.Client = bounded(c, notInitialized)
+		p.Client = bounded(c, unnamed) // it initialized, naming nobody
 		b.kept(p)
 	}
 }

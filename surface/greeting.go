@@ -170,7 +170,7 @@ func ReadHandshake(msg json.RawMessage) (Handshake, bool) {
 // server's surface gives (TestAnAttachingClientIsGreetedWithTheServersOwnAnswer
 // holds the two side by side).
 func Greet(h Handshake, peer string, g Greeting) []byte {
-	board := peerLine(peer, bounded(Client{Name: h.client}, notInitialized).Name, "http") // a session opened is the board's last, named as the board names it
+	board := peerLine(peer, bounded(Client{Name: h.client}, unnamed).Name, "http") // a session opened is the board's last, named as the board names it
 	if g.Board != "" {
 		board = g.Board + ", " + board
 	}

@@ -132,3 +132,14 @@ func TestAnAbsoluteScopeInTheCheckoutOverlapsItsRelativeSelf(t *testing.T) {
 		t.Fatalf("overlaps %+v; want the claim on lib/parse.go, written absolute", v.Overlaps)
 	}
 }
+
+// A client that initialized naming itself with nothing is unnamed, not
+// "(not initialized)", which it is not. (It was said to be.)
+func TestAClientInitializedWithABlankNameIsUnnamed(t *testing.T) {
+	f := newFixture(t)
+	f.connect("   ")
+	peers, _ := f.s.Board.Peers()
+	if len(peers) != 1 || peers[0].Client.Name != unnamed {
+		t.Fatalf("the board has %+v", peers)
+	}
+}
