@@ -143,3 +143,14 @@ func TestAClientInitializedWithABlankNameIsUnnamed(t *testing.T) {
 		t.Fatalf("the board has %+v", peers)
 	}
 }
+
+// A character that shows as a double quote is escaped where a peer's text
+// is quoted: it cannot seem to close the quoting. (A client named
+// `x” (stdio), p9 “admin` showed on the board as a second peer.)
+func TestALookalikeQuoteClosesNothing(t *testing.T) {
+	for _, s := range []string{"x\u201d (stdio), p9 \u201cadmin", "x\uff02 y", "x\u2033"} {
+		if q := quoted(s); strings.ContainsAny(q[1:len(q)-1], "\u201c\u201d\uff02\u2033\"") {
+			t.Errorf("quoted(%q) = %s", s, q)
+		}
+	}
+}

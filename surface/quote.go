@@ -33,9 +33,17 @@ func quoteWithin(s string, limit int) string {
 	if utf8.RuneCountInString(s) > limit {
 		s, cut = string([]rune(s)[:limit]), true
 	}
-	q := strconv.Quote(s)
+	q := lookalikeQuotes.Replace(strconv.Quote(s))
 	if cut {
 		q = q[:len(q)-1] + `…"`
 	}
 	return q
 }
+
+// lookalikeQuotes escapes the printable characters that show as a double
+// quote, which strconv.Quote leaves as they are: one would seem to close
+// the quoting, and what follows it to be prose of its own.
+var lookalikeQuotes = strings.NewReplacer(
+	"\u201c", `\u201c`, "\u201d", `\u201d`, "\u201e", `\u201e`, "\u201f", `\u201f`,
+	"\u2033", `\u2033`, "\u2036", `\u2036`, "\u301d", `\u301d`, "\u301e", `\u301e`, "\uff02", `\uff02`,
+)
