@@ -226,6 +226,13 @@ func assertServedAliveAlone(t *testing.T, p *mcpclient.Process) string {
 // lost with it: the client saw its server go without a word.)
 func TestAClientNothingCanServeIsToldWhyBeforeTheEnd(t *testing.T) {
 	dir := checkout(t)
+	// A layer long to index: the client's initialize is read before the
+	// layer is refused, as a host's first line is.
+	for i := range 2000 {
+		if err := os.WriteFile(filepath.Join(dir, ".ai/repo", fmt.Sprintf("bulk-%d.md", i)), fmt.Appendf(nil, "---\nid: bulk-%d\nkind: note\n---\nbody\n", i), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	writeBroken(t, dir)
 	os.MkdirAll(filepath.Join(dir, ".ai/local"), 0o755)
 	if err := os.WriteFile(filepath.Join(dir, ".ai/local/state"), []byte("not a directory"), 0o644); err != nil {
