@@ -74,7 +74,8 @@ type Node struct {
 
 	tuning runtimeTuning // the runtime's settings for what the process is
 
-	signal atomic.Pointer[string] // the first termination signal, once one came
+	signal    atomic.Pointer[string] // the first termination signal, once one came
+	signalled chan struct{}          // closed as it came
 
 	mu      sync.Mutex // guards the process's life
 	fatal   error      // nothing could ever serve the client: the exit error
@@ -111,6 +112,7 @@ func New(cfg Config) (*Node, error) {
 		withClient: cfg.Stdin != nil,
 		host:       hostKey(),
 		tuning:     runtimeTuning{procs: runtime.GOMAXPROCS(0)},
+		signalled:  make(chan struct{}),
 	}
 	n.hostPeer = sync.OnceValue(n.drawHostPeer)
 	n.server = &sharedServer{node: n}
@@ -177,6 +179,7 @@ func (n *Node) Run(ctx context.Context) (machine.Outcome, error) {
 		select {
 		case <-served:
 		case <-t.C:
+		case <-n.signalled:
 		}
 		t.Stop()
 	}
@@ -231,7 +234,9 @@ func (n *Node) ClientLeft() {
 // lease-lost servers left serving their sessions, which Run may be waiting
 // for after the machine has ended: the process then ends of the signal.
 func (n *Node) Signal(name string) {
-	n.signal.CompareAndSwap(nil, &name)
+	if n.signal.CompareAndSwap(nil, &name) {
+		close(n.signalled)
+	}
 	n.m.Signal(name)
 	go n.server.cutDrains() // each waits for its calls under way, within the stop grace
 }

@@ -136,7 +136,8 @@ type connCount struct {
 type connMark struct {
 	state    http.ConnState
 	unproven *list.Element // nil once proven
-	arrived  func()        // a client coming on it (coming) arrived: its next request, or its close
+	arrived  func()        // a client coming on it (coming) arrived: its next request served, or its close
+	arriving bool          // that request is being served
 }
 
 // admit counts conn in, within max: beyond it, the oldest connection no
@@ -184,7 +185,7 @@ func (c *connCount) forget(conn net.Conn) {
 }
 
 // coming counts a client coming on conn, whose request is being served,
-// until conn carries its next request or closes (await). await reports,
+// until conn has carried its next request or closes (await). await reports,
 // which may call back into the server: it is called with mu free.
 func (c *connCount) coming(conn net.Conn, await func() (arrived func())) {
 	c.mu.Lock()
@@ -213,9 +214,13 @@ func (c *connCount) track(conn net.Conn, state http.ConnState) {
 	case state == http.StateClosed || state == http.StateHijacked:
 		c.forget(conn)
 	default:
-		if state == http.StateActive && m.arrived != nil { // the request the probe announced
+		switch {
+		case m.arrived == nil:
+		case state == http.StateActive: // the request the probe announced: an initialize opens a session as it is served
+			m.arriving = true
+		case m.arriving: // served: its session, if any, counts now
 			go m.arrived()
-			m.arrived = nil
+			m.arrived, m.arriving = nil, false
 		}
 		m.state = state
 	}

@@ -227,6 +227,13 @@ func (c *counter) set(n int) {
 	c.mu.Unlock()
 }
 
+// now is the count last reported.
+func (c *counter) now() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
 func (c *counter) waitFor(t *testing.T, n int) {
 	t.Helper()
 	deadline := time.After(wait)

@@ -2,6 +2,7 @@ package together
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -239,4 +241,28 @@ func TestAClientThatProvedTheServerCountsAsComing(t *testing.T) {
 	s.count.waitFor(t, 1) // its session; its proved connection carried it
 	b.Close()
 	s.count.waitFor(t, 0)
+
+	// Its first message, an initialize, keeps it counted while it is
+	// answered: the session it opens counts from then on. (The count fell
+	// to none as the initialize began, and an owner-left server ended.)
+	f := newFixture()
+	answering, release := make(chan struct{}), make(chan struct{})
+	f.hooks.AddBeforeInitialize(func(context.Context, any, *mcp.InitializeRequest) {
+		close(answering)
+		<-release
+	})
+	s = serveHTTP(t, httpserver.Config{MCP: f.srv, Identity: func() httpserver.Identity { return httpserver.Identity{Leaseholder: true} }})
+	b, err = bridge.New(t.Context(), bridge.Config{Secret: testSecret, ProbeTimeout: testProbe, URL: s.url, Out: wire.NewFrameWriter(io.Discard)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	go b.Handle(t.Context(), []byte(initialize))
+	<-answering
+	if n := s.count.now(); n != 1 {
+		close(release)
+		t.Fatalf("while the coming client's initialize was answered, the server counted %d", n)
+	}
+	close(release)
+	s.count.waitFor(t, 1)
 }
