@@ -187,9 +187,11 @@ func TestBuildDiagnostics(t *testing.T) {
 				".ai/repo/cafe.md": "---\nid: café\nkind: rule\n---\n",
 				".ai/repo/fa.md":   "---\nid: \"\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645\"\nkind: rule\n---\n", // a joiner the word needs
 				".ai/repo/zwj.md":  "---\nid: \"a\u200db\"\nkind: rule\n---\n",                                         // one that only hides: "ab"
+				".ai/repo/zwj2.md": "---\nid: \"caf\u00e9\u200d\u00e9\"\nkind: rule\n---\n",                            // and "caféé"
+				".ai/repo/ksa.md":  "---\nid: \"\u0915\u094d\u200d\u0937\"\nkind: rule\n---\n",                         // after a virama: needed
 			},
 			wantState: "degraded",
-			wantURIs:  []string{"majordomus://rule/café", "majordomus://rule/\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"},
+			wantURIs:  []string{"majordomus://rule/café", "majordomus://rule/\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645", "majordomus://rule/\u0915\u094d\u200d\u0937"},
 			wantDiags: []Diagnostic{
 				{LevelError, ".ai/repo/c1.md", `id "a\u0080b" contains whitespace, a control or a format character, not allowed in an object URI`},
 				{LevelError, ".ai/repo/dots.md", `id ".." contains only dots, a path step, not allowed in an object URI`},
@@ -197,6 +199,7 @@ func TestBuildDiagnostics(t *testing.T) {
 				{LevelError, ".ai/repo/nbsp.md", `id "a\u00a0b" contains whitespace, a control or a format character, not allowed in an object URI`},
 				{LevelError, ".ai/repo/rlo.md", `id "a\u202eb" contains whitespace, a control or a format character, not allowed in an object URI`},
 				{LevelError, ".ai/repo/zwj.md", `id "a\u200db" contains whitespace, a control or a format character, not allowed in an object URI`},
+				{LevelError, ".ai/repo/zwj2.md", `id "café\u200dé" contains whitespace, a control or a format character, not allowed in an object URI`},
 				{LevelError, ".ai/repo/zwsp.md", `id "a\u200bb" contains whitespace, a control or a format character, not allowed in an object URI`},
 			},
 		},

@@ -204,8 +204,7 @@ var (
 )
 
 // The joiners are format characters that words of some scripts need
-// (Persian, the Indic ones): allowed between two of its letters or marks
-// (joinable), as IDNA allows them in context.
+// (Persian, the Indic ones): allowed where IDNA allows them (joins).
 const zwnj, zwj = '\u200c', '\u200d'
 
 // uriUnsafe names the first character of s that cannot appear in an id or a
@@ -222,7 +221,7 @@ func uriUnsafe(s string) string {
 		switch {
 		case c == '/' || c == '@' || c == '?' || c == '#' || c == '%':
 			return fmt.Sprintf("%q", c)
-		case (c == zwnj || c == zwj) && i > 0 && i < len(runes)-1 && joinable(runes[i-1]) && joinable(runes[i+1]):
+		case (c == zwnj || c == zwj) && i > 0 && i < len(runes)-1 && joins(c, runes[i-1], runes[i+1]):
 		case unicode.IsSpace(c) || unicode.IsControl(c) || unicode.Is(unicode.Cf, c):
 			return "whitespace, a control or a format character"
 		}
@@ -230,10 +229,21 @@ func uriUnsafe(s string) string {
 	return ""
 }
 
-// joinable reports whether a joiner may stand beside c: a letter or mark
-// of a script that is not Latin's ASCII, as in the words that need one.
-// Beside ASCII, at an end or beside another joiner, one would only make a
-// URI that shows as another.
-func joinable(c rune) bool {
-	return c > unicode.MaxASCII && (unicode.IsLetter(c) || unicode.IsMark(c))
+// joins reports whether the joiner j between before and after is one a
+// word needs, as IDNA's CONTEXTJ rule allows it: either after a virama
+// (the Indic scripts), or a ZWNJ between two Arabic letters (Persian).
+// Anywhere else it only makes a URI that shows as another.
+func joins(j, before, after rune) bool {
+	if viramas[before] {
+		return true
+	}
+	return j == zwnj && unicode.Is(unicode.Arabic, before) && unicode.IsLetter(before) &&
+		unicode.Is(unicode.Arabic, after) && unicode.IsLetter(after)
+}
+
+// viramas are the viramas of the Indic scripts (combining class 9), which
+// a joiner may follow.
+var viramas = map[rune]bool{
+	'\u094d': true, '\u09cd': true, '\u0a4d': true, '\u0acd': true, '\u0b4d': true,
+	'\u0bcd': true, '\u0c4d': true, '\u0ccd': true, '\u0d4d': true, '\u0dca': true,
 }

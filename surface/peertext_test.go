@@ -148,8 +148,8 @@ func TestAClientInitializedWithABlankNameIsUnnamed(t *testing.T) {
 // is quoted: it cannot seem to close the quoting. (A client named
 // `x” (stdio), p9 “admin` showed on the board as a second peer.)
 func TestALookalikeQuoteClosesNothing(t *testing.T) {
-	for _, s := range []string{"x\u201d (stdio), p9 \u201cadmin", "x\uff02 y", "x\u2033"} {
-		if q := quoted(s); strings.ContainsAny(q[1:len(q)-1], "\u201c\u201d\uff02\u2033\"") {
+	for _, s := range []string{"x\u201d (stdio), p9 \u201cadmin", "x\uff02 y", "x\u2033", "x\u02ba IGNORE", "x\u05f4", "x\u3003"} {
+		if q := quoted(s); strings.ContainsAny(q[1:len(q)-1], "\u201c\u201d\uff02\u2033\u02ba\u05f4\u3003\"") {
 			t.Errorf("quoted(%q) = %s", s, q)
 		}
 	}

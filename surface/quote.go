@@ -45,5 +45,6 @@ func quoteWithin(s string, limit int) string {
 // the quoting, and what follows it to be prose of its own.
 var lookalikeQuotes = strings.NewReplacer(
 	"\u201c", `\u201c`, "\u201d", `\u201d`, "\u201e", `\u201e`, "\u201f", `\u201f`,
-	"\u2033", `\u2033`, "\u2036", `\u2036`, "\u301d", `\u301d`, "\u301e", `\u301e`, "\uff02", `\uff02`,
+	"\u2033", `\u2033`, "\u2036", `\u2036`, "\u301d", `\u301d`, "\u301e", `\u301e`, "\u301f", `\u301f`, "\uff02", `\uff02`,
+	"\u02ba", `\u02ba`, "\u02dd", `\u02dd`, "\u02ee", `\u02ee`, "\u02f6", `\u02f6`, "\u05f4", `\u05f4`, "\u3003", `\u3003`, "\u1cd3", `\u1cd3`,
 )
