@@ -203,10 +203,6 @@ var (
 	profileName  = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 )
 
-// The joiners are format characters that words of some scripts need
-// (Persian, the Indic ones): allowed where IDNA allows them (joins).
-const zwnj, zwj = '\u200c', '\u200d'
-
 // uriUnsafe names the first character of s that cannot appear in an id or a
 // version inside an object URI, or returns "": a URI's delimiters, any
 // whitespace, control or format character (an invisible one, or one that
@@ -221,29 +217,10 @@ func uriUnsafe(s string) string {
 		switch {
 		case c == '/' || c == '@' || c == '?' || c == '#' || c == '%':
 			return fmt.Sprintf("%q", c)
-		case (c == zwnj || c == zwj) && i > 0 && i < len(runes)-1 && joins(c, runes[i-1], runes[i+1]):
+		case (c == zwnj || c == zwj) && joins(runes, i):
 		case unicode.IsSpace(c) || unicode.IsControl(c) || unicode.Is(unicode.Cf, c):
 			return "whitespace, a control or a format character"
 		}
 	}
 	return ""
-}
-
-// joins reports whether the joiner j between before and after is one a
-// word needs, as IDNA's CONTEXTJ rule allows it: either after a virama
-// (the Indic scripts), or a ZWNJ between two Arabic letters (Persian).
-// Anywhere else it only makes a URI that shows as another.
-func joins(j, before, after rune) bool {
-	if viramas[before] {
-		return true
-	}
-	return j == zwnj && unicode.Is(unicode.Arabic, before) && unicode.IsLetter(before) &&
-		unicode.Is(unicode.Arabic, after) && unicode.IsLetter(after)
-}
-
-// viramas are the viramas of the Indic scripts (combining class 9), which
-// a joiner may follow.
-var viramas = map[rune]bool{
-	'\u094d': true, '\u09cd': true, '\u0a4d': true, '\u0acd': true, '\u0b4d': true,
-	'\u0bcd': true, '\u0c4d': true, '\u0ccd': true, '\u0d4d': true, '\u0dca': true,
 }

@@ -1,8 +1,11 @@
 package surface
 
 import (
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -33,18 +36,46 @@ func quoteWithin(s string, limit int) string {
 	if utf8.RuneCountInString(s) > limit {
 		s, cut = string([]rune(s)[:limit]), true
 	}
-	q := lookalikeQuotes.Replace(strconv.Quote(s))
+	q := escapeLookalikes(strconv.Quote(s))
 	if cut {
 		q = q[:len(q)-1] + `…"`
 	}
 	return q
 }
 
-// lookalikeQuotes escapes the printable characters that show as a double
-// quote, which strconv.Quote leaves as they are: one would seem to close
-// the quoting, and what follows it to be prose of its own.
-var lookalikeQuotes = strings.NewReplacer(
-	"\u201c", `\u201c`, "\u201d", `\u201d`, "\u201e", `\u201e`, "\u201f", `\u201f`,
-	"\u2033", `\u2033`, "\u2036", `\u2036`, "\u301d", `\u301d`, "\u301e", `\u301e`, "\u301f", `\u301f`, "\uff02", `\uff02`,
-	"\u02ba", `\u02ba`, "\u02dd", `\u02dd`, "\u02ee", `\u02ee`, "\u02f6", `\u02f6`, "\u05f4", `\u05f4`, "\u3003", `\u3003`, "\u1cd3", `\u1cd3`,
-)
+// escapeLookalikes escapes in q, a quoted text, each printable character
+// that shows as a double quote, which strconv.Quote leaves as it is: one
+// would seem to close the quoting, and what follows it to be prose of its
+// own. q's own quotes, and its escaped ones, are ASCII and stay.
+func escapeLookalikes(q string) string {
+	if !strings.ContainsFunc(q, looksLikeAQuote) {
+		return q
+	}
+	var b strings.Builder
+	for _, r := range q {
+		switch {
+		case !looksLikeAQuote(r):
+			b.WriteRune(r)
+		case r > 0xffff:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
+}
+
+// looksLikeAQuote reports whether r, not ASCII, shows as a quotation mark:
+// Unicode's quotation marks, the primes, the quotation dingbats and
+// ornaments, and the modifier letters and signs drawn as ″.
+func looksLikeAQuote(r rune) bool {
+	switch {
+	case r <= unicode.MaxASCII:
+		return false
+	case unicode.Is(unicode.Quotation_Mark, r),
+		r >= 0x2032 && r <= 0x2037, r == 0x2057,
+		r >= 0x275b && r <= 0x2760, r >= 0x1f676 && r <= 0x1f678:
+		return true
+	}
+	return slices.Contains([]rune{0x02ba, 0x02dd, 0x02ee, 0x02f6, 0x05f4, 0x1cd3, 0x3003}, r)
+}
