@@ -84,6 +84,10 @@ func (w *watcher) watchTheWay() error {
 		}
 		w.heeded[dir] = true
 	}
+	if err != nil {
+		// made since, before its parent was watched: no event will tell
+		err = w.fs.Add(own)
+	}
 	return err
 }
 
