@@ -359,16 +359,17 @@ func (t *sessionTable) awaitComing() (arrived func()) {
 	t.coming++
 	t.mu.Unlock()
 	t.report()
-	var timer *time.Timer
-	arrived = sync.OnceFunc(func() {
-		timer.Stop()
+	came := sync.OnceFunc(func() {
 		t.mu.Lock()
 		t.coming--
 		t.mu.Unlock()
 		t.report()
 	})
-	timer = time.AfterFunc(comingGrace, arrived)
-	return arrived
+	timer := time.AfterFunc(comingGrace, came)
+	return func() {
+		timer.Stop()
+		came()
+	}
 }
 
 // report calls onChange with the held count when it differs from the last
