@@ -212,8 +212,12 @@ func uriUnsafe(s string) string {
 	if s == "." || s == ".." {
 		return "only dots, a path step"
 	}
-	runes := []rune(s)
-	for i, c := range runes {
+	var runes []rune // for a joiner's neighbours, made only when one is met
+	i := 0
+	for _, c := range s {
+		if (c == zwnj || c == zwj) && runes == nil {
+			runes = []rune(s)
+		}
 		switch {
 		case c == '/' || c == '@' || c == '?' || c == '#' || c == '%':
 			return fmt.Sprintf("%q", c)
@@ -221,6 +225,7 @@ func uriUnsafe(s string) string {
 		case unicode.IsSpace(c) || unicode.IsControl(c) || unicode.Is(unicode.Cf, c):
 			return "whitespace, a control or a format character"
 		}
+		i++
 	}
 	return ""
 }
