@@ -190,8 +190,9 @@ func (c *connCount) forget(conn net.Conn) {
 func (c *connCount) coming(conn net.Conn, await func() (arrived func())) {
 	c.mu.Lock()
 	m := c.open[conn]
+	awaited := m == nil || m.arrived != nil
 	c.mu.Unlock()
-	if m == nil || m.arrived != nil {
+	if awaited {
 		return
 	}
 	arrived := await()
