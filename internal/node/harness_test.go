@@ -114,6 +114,9 @@ func (v *view) Attempt(ctx context.Context) machine.Observation {
 		obs := b.forced[0]
 		b.forced = b.forced[1:]
 		b.mu.Unlock()
+		if obs.Class == machine.ClassWon {
+			v.won.Store(true) // as its file handle saw it, whoever the board names now
+		}
 		return obs
 	}
 	switch {
