@@ -26,12 +26,13 @@ func AloneNotice(reason string) string {
 }
 
 // clientInitialized tells a client served alone so, once it is initialized.
-// A session carried onto this process after a failover is told too: its
-// initialize is replayed here, notifications/initialized included.
+// A session carried onto this process after a failover is told by what
+// carries it, once the level its client set is replayed too: that comes
+// after its notifications/initialized.
 func (s *Surface) clientInitialized(ctx context.Context, _ mcp.JSONRPCNotification) {
 	session := server.ClientSessionFromContext(ctx)
 	reason := s.cfg.Process().Alone
-	if session == nil || reason == "" {
+	if session == nil || reason == "" || s.carrying(ctx) {
 		return
 	}
 	message := mcp.NewLoggingMessageNotification(mcp.LoggingLevelWarning, Name, "majordomus: "+AloneNotice(reason))

@@ -304,8 +304,9 @@ func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) (err e
 
 // told says what adopt changed (mu held), once b serves the client (a
 // message sent on hearing it meets b): in the log, and to a client whose
-// session was carried from a server that is gone or was served alone; a
-// greeted one's was not, when its greeting's server seats it.
+// session was carried from a server that is gone or was served alone, or
+// is carried to be served alone; a greeted one's was not, when its
+// greeting's server seats it.
 func (s *clientSession) told(h how, b wire.Backend, c *carry.Session, srv *served, greeted bool) {
 	log, url := s.n.log, zap.String("url", h.url)
 	switch {
@@ -313,6 +314,8 @@ func (s *clientSession) told(h how, b wire.Backend, c *carry.Session, srv *serve
 		log.Info("took over as the shared server; this session continues locally", url)
 		tell(srv, "majordomus: the shared server this session used is gone; this process took over as the checkout's shared server at "+h.url)
 		s.relisted(c)
+	case h.as == machine.Alone && c != nil:
+		s.warn(c, "majordomus: "+surface.AloneNotice(h.why))
 	case h.as != machine.Attached:
 	case s.local != nil: // answered in process (alone, or while electing): carried onto the bridge
 		peer, was := b.(*bridge.Bridge).PeerID(), s.local.Carried().Peer

@@ -136,6 +136,30 @@ func TestServedAloneAfterTheServerAndTheLeaseFail(t *testing.T) {
 	}
 }
 
+// A client that asked to hear errors only is not sent the warning that it
+// is served alone after a failover: the level it set goes with its session.
+// (The notice came with the replayed notifications/initialized, before the
+// level was replayed.)
+func TestServedAloneAfterAFailoverHeedsTheClientsLevel(t *testing.T) {
+	co, b := exampleCheckout(t), newBoard(t)
+	a, c, _ := servingAndAttached(t, co, b)
+	if r := c.client.call("logging/setLevel", map[string]any{"level": "error"}, nil); r["result"] == nil {
+		t.Fatalf("logging/setLevel answered %v", r)
+	}
+	b.force(machine.Observation{Class: machine.ClassUnusable, Reason: "the lease directory is read-only"})
+	a.node.Signal("SIGTERM")
+	a.wait()
+	var notes []map[string]any
+	c.client.tool("majordomus_list", map[string]any{}, &notes)
+	if c.node.State() != machine.Alone {
+		t.Fatalf("the node is %s, want alone", c.node.State())
+	}
+	c.client.tool("majordomus_repository", map[string]any{}, &notes) // after anything the move wrote
+	if told(notes, "served alone") {
+		t.Fatalf("a client that asked for errors only was told it is served alone: %v", notes)
+	}
+}
+
 // A replay the new server refuses (it lost its lease meanwhile) fails that
 // bridge: the node elects again and serves the client whatever comes next.
 func TestAFailedReplayElectsAgain(t *testing.T) {
