@@ -36,7 +36,7 @@ const columns = `runtime_id, profile, role, state, repository_root, repository_i
 	startup_revision, module_version, vcs_revision, transport, url,
 	pid, process_start, boot_id, executable, registered_at, registered_ticks`
 
-// Runtimes is the runtime registry opened for writing by the server a row
+// DB is the runtime registry opened for writing by the server a row
 // is about. Open it for one operation and close it: a server writes three
 // times in its life (register, lease lost, exit), and a handle held longer
 // would keep writing to a file someone may have replaced.
@@ -66,11 +66,16 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("creating the registry: %w", err)
 	}
 	f.Close()
+	keepPrivate(path)
 	db, err := sql.Open("sqlite", dsn(path, writerParams))
 	if err != nil {
 		return nil, fmt.Errorf("opening the registry: %w", err)
 	}
 	db.SetMaxOpenConns(1)
+	if _, err := registryTable(ctx, db, path); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if err := useWAL(ctx, db); err != nil {
 		db.Close()
 		return nil, err
@@ -84,6 +89,34 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, err
 	}
 	return &DB{db: db, path: path}, nil
+}
+
+// keepPrivate makes the registry and its companions readable by their
+// owner only where something else made them (a shell, a backup restored)
+// readable by others: a file SQLite finds already there keeps its mode,
+// and it gives its -wal and -shm the database's.
+func keepPrivate(path string) {
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			_ = os.Chmod(p, fi.Mode().Perm()&0o700)
+		}
+	}
+}
+
+// registryTable reports whether the database holds the registry's table;
+// one that holds tables but not the registry's is another program's file,
+// neither written to nor read as an empty registry: ErrRegistryUnusable.
+func registryTable(ctx context.Context, db *sql.DB, path string) (bool, error) {
+	var all, ours int
+	err := db.QueryRowContext(ctx, `SELECT count(*), count(CASE WHEN name = 'server_runtimes' THEN 1 END)
+		FROM sqlite_master WHERE type = 'table'`).Scan(&all, &ours)
+	switch {
+	case err != nil:
+		return false, fmt.Errorf("reading the registry: %w", err)
+	case all > 0 && ours == 0:
+		return false, fmt.Errorf("%w: %s is another program's database", ErrRegistryUnusable, path)
+	}
+	return ours > 0, nil
 }
 
 // persistWAL keeps the -wal and -shm files when the writer closes: a
@@ -229,12 +262,15 @@ func (r *DB) SetState(ctx context.Context, runtimeID, state string, now time.Tim
 	return nil
 }
 
-// Remove deletes a server's row, on its clean exit.
-func (r *DB) Remove(ctx context.Context, runtimeID string) error {
-	if _, err := r.db.ExecContext(ctx, `DELETE FROM server_runtimes WHERE runtime_id = ?`, runtimeID); err != nil {
-		return fmt.Errorf("removing the row: %w", err)
+// Remove deletes a server's row, on its clean exit, and reports whether
+// there was one.
+func (r *DB) Remove(ctx context.Context, runtimeID string) (bool, error) {
+	res, err := r.db.ExecContext(ctx, `DELETE FROM server_runtimes WHERE runtime_id = ?`, runtimeID)
+	if err != nil {
+		return false, fmt.Errorf("removing the row: %w", err)
 	}
-	return nil
+	n, err := res.RowsAffected()
+	return n > 0, err
 }
 
 // Read returns every row of the registry at path, without changing
@@ -265,13 +301,8 @@ func Read(ctx context.Context, path string) ([]fleet.Row, error) {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	var tables int
-	err = db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'server_runtimes'`).Scan(&tables)
-	if err != nil {
-		return nil, fmt.Errorf("reading the registry: %w", err)
-	}
-	if tables == 0 {
-		return nil, nil
+	if ours, err := registryTable(ctx, db, path); err != nil || !ours {
+		return nil, err
 	}
 	rows, err := db.QueryContext(ctx, `SELECT `+columns+` FROM server_runtimes ORDER BY runtime_id`)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"github.com/majordomus-mcp/majordomus-mcp/fleet"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
@@ -89,8 +90,11 @@ func TestRegisterReadSetStateRemove(t *testing.T) {
 	if err := rt.SetState(ctx, "nobody", StateLeaseLost, time.Now()); err != nil {
 		t.Fatalf("SetState of a missing row: %v", err)
 	}
-	if err := rt.Remove(ctx, "b"); err != nil {
-		t.Fatal(err)
+	if removed, err := rt.Remove(ctx, "b"); err != nil || !removed {
+		t.Fatalf("Remove of b: %v, %v", removed, err)
+	}
+	if removed, err := rt.Remove(ctx, "b"); err != nil || removed {
+		t.Fatalf("Remove of b again: %v, %v; want nothing removed", removed, err)
 	}
 	got := readRows(t, path)
 	if len(got) != 1 || got[0].RuntimeID != "a" || got[0].State != StateLeaseLost {
@@ -246,17 +250,35 @@ func TestUnusableRegistries(t *testing.T) {
 	if err := os.WriteFile(notADatabase, []byte(strings.Repeat("not a database\n", 100)), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// Another program's database, at any schema version, is neither
+	// written into nor read as an empty registry. (The registry's table
+	// joined its tables, or no servers were read from it.)
+	foreign := func(version int) string {
+		path := filepath.Join(dir, fmt.Sprintf("foreign-%d.db", version))
+		db := openTest(t, path)
+		defer db.Close()
+		if _, err := db.Exec(fmt.Sprintf("CREATE TABLE notes (text TEXT); PRAGMA user_version = %d", version)); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
 	for name, path := range map[string]string{
 		"a file where its directory should be": filepath.Join(blocker, "registry.db"),
 		"a directory where the file should be": aDirectory,
 		"not a database":                       notADatabase,
+		"another program's database":           foreign(0),
+		"another program's versioned database": foreign(SchemaVersion + 1),
 	} {
 		t.Run(name, func(t *testing.T) {
+			before, _ := os.ReadFile(path)
 			if _, err := Open(context.Background(), path); err == nil {
 				t.Error("Open succeeded")
 			}
 			if _, err := Read(context.Background(), path); err == nil {
 				t.Error("Read succeeded")
+			}
+			if after, _ := os.ReadFile(path); !bytes.Equal(after, before) {
+				t.Error("the file was written")
 			}
 		})
 	}

@@ -101,3 +101,25 @@ func namesIn(dir string, entries []os.DirEntry) []string {
 	}
 	return out
 }
+
+// A registry that something else made readable by others (a shell, a
+// backup restored) is made private again by the next write, and so are
+// the -wal and -shm SQLite gives its mode. (Every row, with its URL and
+// repository, was readable by every user.)
+func TestARegistryReadableByOthersIsMadePrivate(t *testing.T) {
+	path := filepath.Join(testtemp.Dir(t), "registry.db")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil { // whatever the umask
+		t.Fatal(err)
+	}
+	register(t, path, allAlive, testRow("a", "default", 10))
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if fi, err := os.Stat(p); err != nil {
+			t.Error(err)
+		} else if fi.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s is %v, want readable by its owner only", filepath.Base(p), fi.Mode())
+		}
+	}
+}

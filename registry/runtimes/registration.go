@@ -2,7 +2,10 @@ package runtimes
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"sync"
 	"time"
 
@@ -39,7 +42,7 @@ type Registration struct {
 // nobody.
 func Register(path string, row fleet.Row, done func(error)) *Registration {
 	r := &Registration{path: path, runtimeID: row.RuntimeID}
-	r.then(func(ctx context.Context, rt *DB) error { return rt.Register(ctx, row) }, func(err error) {
+	r.then(true, func(ctx context.Context, rt *DB) error { return rt.Register(ctx, row) }, func(err error) {
 		if err != nil {
 			r.mu.Lock()
 			r.failed = true // before the next write looks
@@ -59,24 +62,27 @@ func (r *Registration) RuntimeID() string { return r.runtimeID }
 
 // MarkLost records that the server lost its lease at now: from then on it
 // is a draining member. It tells done how it went, unless the row was
-// never written.
+// never written or the registry is gone since.
 func (r *Registration) MarkLost(now time.Time, done func(error)) {
-	r.then(func(ctx context.Context, rt *DB) error { return rt.SetState(ctx, r.runtimeID, StateLeaseLost, now) }, done)
+	r.then(false, func(ctx context.Context, rt *DB) error { return rt.SetState(ctx, r.runtimeID, StateLeaseLost, now) }, done)
 }
 
 // Remove deletes the row, on a clean exit, once every earlier write has
 // ended. It reports whether there was a row to remove.
-func (r *Registration) Remove() (bool, error) {
-	var err error
-	removed := false
-	<-r.then(func(ctx context.Context, rt *DB) error { return rt.Remove(ctx, r.runtimeID) }, func(e error) { removed, err = e == nil, e })
+func (r *Registration) Remove() (removed bool, err error) {
+	<-r.then(false, func(ctx context.Context, rt *DB) (err error) {
+		removed, err = rt.Remove(ctx, r.runtimeID)
+		return err
+	}, func(e error) { err = e })
 	return removed, err
 }
 
 // then runs write after every write asked before it, and gives done its
-// outcome; once the row could not be written, neither runs. The channel
-// is closed once it has ended.
-func (r *Registration) then(write func(context.Context, *DB) error, done func(error)) <-chan struct{} {
+// outcome; once the row could not be written, neither runs, and unless
+// create, neither runs once the registry is gone (deleted with the row:
+// writing would make it again, empty). The channel is closed once it has
+// ended.
+func (r *Registration) then(create bool, write func(context.Context, *DB) error, done func(error)) <-chan struct{} {
 	end := make(chan struct{})
 	r.mu.Lock()
 	before := r.last
@@ -90,7 +96,7 @@ func (r *Registration) then(write func(context.Context, *DB) error, done func(er
 		r.mu.Lock()
 		failed := r.failed
 		r.mu.Unlock()
-		if failed {
+		if _, err := os.Stat(r.path); failed || !create && errors.Is(err, fs.ErrNotExist) {
 			return
 		}
 		done(Write(context.Background(), r.path, WriteTimeout, write))

@@ -115,3 +115,26 @@ func TestAnUnwritableRegistryIsAnError(t *testing.T) {
 }
 
 func writeFile(path string) error { return os.WriteFile(path, []byte("not a directory"), 0o600) }
+
+// A registry deleted under a registered server (an operator clearing it)
+// stays deleted: its row went with it, and neither the change of state nor
+// the removal makes it again. (Both wrote a new, empty registry, and the
+// removal said it removed the row.)
+func TestARegistryDeletedStaysDeleted(t *testing.T) {
+	dir := filepath.Join(testtemp.Dir(t), "state")
+	path := filepath.Join(dir, "registry.db")
+	reg, err := registered(t, path, testRow("r1", "default", 4242))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	reg.MarkLost(time.Now(), func(err error) { t.Errorf("a change of a row in a deleted registry was tried: %v", err) })
+	if removed, err := reg.Remove(); removed || err != nil {
+		t.Fatalf("Remove from a deleted registry: %t, %v", removed, err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("the deleted registry's directory is back (%v)", err)
+	}
+}
