@@ -67,10 +67,10 @@ func (b *Board) Claim(session, id string) bool {
 // Drain marks the sessions on the board now as those of a server that
 // lost its lease: each stays on the board until it ends, but gives its
 // peer id up to a session that claims it, its client moved to the current
-// server. That server may be this process's next term, on this board.
+// server. That server may be this process's next term, on this board. It
+// is a change: a page then shows the server lease-lost at once.
 func (b *Board) Drain() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.change()()
 	for _, p := range b.bySession {
 		p.draining = true
 	}

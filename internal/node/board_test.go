@@ -108,6 +108,36 @@ func TestTheBoardsRevisionFollowsTheBoard(t *testing.T) {
 	}
 }
 
+// A server that loses its lease says so to its board page's stream at
+// once, not at the stream's next keep-alive (15 s): its state is part of
+// the revision, and nothing else the page watches moves. (`serve`, with
+// one HTTP session to drain.)
+func TestALostLeaseMovesTheBoardsRevision(t *testing.T) {
+	co, b := exampleCheckout(t), newBoard(t)
+	a := start(t, "a", co, b, false)
+	a.awaitLog("shared server listening")
+	openSession(t, b.url) // the lease-lost server drains it
+	a.awaitLog("http session opened")
+	srv, err := a.node.load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := newBoardSource(srv.surface, a.node.State)
+	b.set("x", "http://127.0.0.1:1")
+	timeout := time.After(wait)
+	for {
+		rev, changed := src.Changes()
+		if strings.HasSuffix(rev, string(machine.LeaseLost)) {
+			return
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			t.Fatalf("the revision is %s, and the node is %s", rev, a.node.State())
+		}
+	}
+}
+
 // The leaseholder's own client, idle, is seen as of every reading of the
 // board, as a bridged one is at each of its bridge's heartbeats: the agent
 // that serves everyone is not the stalest row on the board while its client

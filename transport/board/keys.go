@@ -13,7 +13,8 @@ import (
 // can read the lease (its owner) asks the server, with the secret's token,
 // for a one-time token (POST /board/token); the page exchanges it, once
 // and within its life, for a key that reads the board for as long as the
-// server serves. Both are kept here only as their SHA-256, so that a
+// server serves, or until keysKept newer keys replaced it (a stream it
+// opened goes on). Both are kept here only as their SHA-256, so that a
 // look-up's time says nothing of a key.
 const (
 	// tokenTTL is how long a one-time token may wait for its exchange:
