@@ -48,9 +48,11 @@ func (t target) archiveName(version string) string {
 	return "majordomus-mcp_" + version + "_" + t.os + "_" + t.arch + ext
 }
 
-// env is the go command's environment for this target: pure Go.
+// env is the go command's environment for this target: pure Go, for
+// every processor of its architecture, whatever the packager's own
+// environment asks (GOAMD64=v3 needs AVX2, and changes the bytes).
 func (t target) env() []string {
-	return append(os.Environ(), "GOOS="+t.os, "GOARCH="+t.arch, "CGO_ENABLED=0")
+	return append(os.Environ(), "GOOS="+t.os, "GOARCH="+t.arch, "CGO_ENABLED=0", "GOAMD64=v1", "GOARM64=v8.0", "GOEXPERIMENT=")
 }
 
 // buildAll compiles the command for every target into bins, two builds at

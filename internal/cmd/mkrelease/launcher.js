@@ -171,8 +171,10 @@ child.on("error", (err) => {
 child.on("exit", (code, signal) => {
   if (signal) {
     for (const sig of forwarded) process.removeAllListeners(sig);
-    process.kill(process.pid, signal);
-    return;
+    // Node ignores SIGPIPE and starts its inspector on SIGUSR1: for those
+    // it ends as a shell reports the death, 128 + the signal's number.
+    if (signal !== "SIGPIPE" && signal !== "SIGUSR1") process.kill(process.pid, signal);
+    process.exit(128 + (require("os").constants.signals[signal] || 0));
   }
   process.exit(code === null ? 1 : code);
 });

@@ -6,7 +6,9 @@
 // manifest that carry those sums; and the npm packages for
 // `npx -y majordomus-mcp`. Everything is written by Go itself, so a machine
 // with only Go and git makes it, and the archives are byte-for-byte the
-// same from the same commit.
+// same from the same commit and Go release, whatever GOAMD64, GOARM64 or
+// GOEXPERIMENT the environment sets. Its version is the one the binary
+// says it is (internal/release.Number).
 package main
 
 import (
@@ -24,11 +26,11 @@ import (
 func main() {
 	var o options
 	flag.StringVar(&o.out, "out", "dist", "directory to make (emptied first)")
-	flag.StringVar(&o.version, "version", release.Number, "the release's version")
 	flag.StringVar(&o.baseURL, "base-url", defaultBaseURL, "where the archives are downloaded from; {version} is replaced")
 	targets := flag.String("targets", "all", "comma-separated os/arch list, or all")
 	flag.Parse()
 	o.root = "."
+	o.version = release.Number // what the binary says it is (internal/release)
 	o.buildFlags = releaseBuildFlags
 	o.mtime = sourceDate()
 	if *targets == "all" {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 const (
@@ -50,9 +51,11 @@ func homebrewFormula(version, base string, arts []artifact) []byte {
 }
 
 // scoopManifest is a Scoop manifest for the Windows archives that were
-// built (a bucket's bucket/majordomus-mcp.json); autoupdate takes the next
-// release's sums from its SHA256SUMS.
-func scoopManifest(version, base string, arts []artifact) []byte {
+// built (a bucket's bucket/majordomus-mcp.json), from baseURL (where
+// {version} stands); autoupdate takes the next release from the same
+// place, and its sums from its SHA256SUMS.
+func scoopManifest(version, baseURL string, arts []artifact) []byte {
+	base := strings.ReplaceAll(baseURL, "{version}", version)
 	type arch struct {
 		URL  string `json:"url"`
 		Hash string `json:"hash,omitempty"`
@@ -83,7 +86,7 @@ func scoopManifest(version, base string, arts []artifact) []byte {
 			continue
 		}
 		m.Architecture[s.scoop] = arch{URL: base + "/" + a.name, Hash: a.sha256}
-		m.Autoupdate.Architecture[s.scoop] = arch{URL: homepage + "/releases/download/v$version/majordomus-mcp_$version_windows_" + s.arch + ".zip"}
+		m.Autoupdate.Architecture[s.scoop] = arch{URL: strings.ReplaceAll(baseURL, "{version}", "$version") + "/majordomus-mcp_$version_windows_" + s.arch + ".zip"}
 	}
 	return marshal(m)
 }

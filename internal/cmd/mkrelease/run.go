@@ -29,6 +29,22 @@ type options struct {
 	mtime      time.Time
 }
 
+// outside refuses an out that holds root, which emptying it would delete.
+func outside(root, out string) error {
+	r, err := filepath.Abs(root)
+	if err != nil {
+		return err
+	}
+	o, err := filepath.Abs(out)
+	if err != nil {
+		return err
+	}
+	if rel, err := filepath.Rel(o, r); err == nil && !strings.HasPrefix(rel, "..") {
+		return fmt.Errorf("-out %s holds the checkout, which emptying it would delete", out)
+	}
+	return nil
+}
+
 // artifact is one target's archive, as the formula and manifest name it.
 type artifact struct {
 	target target
@@ -38,6 +54,9 @@ type artifact struct {
 
 // run makes the whole release into o.out.
 func run(o options, progress io.Writer) error {
+	if err := outside(o.root, o.out); err != nil {
+		return err
+	}
 	if err := os.RemoveAll(o.out); err != nil {
 		return fmt.Errorf("empty %s: %w", o.out, err)
 	}
@@ -83,7 +102,7 @@ func run(o options, progress io.Writer) error {
 	}{
 		{"SHA256SUMS", sha256Sums(arts)},
 		{"majordomus-mcp.rb", homebrewFormula(o.version, base, arts)},
-		{"majordomus-mcp.json", scoopManifest(o.version, base, arts)},
+		{"majordomus-mcp.json", scoopManifest(o.version, o.baseURL, arts)},
 	}
 	for _, w := range writes {
 		if err := os.WriteFile(filepath.Join(o.out, w.name), w.data, 0o644); err != nil {

@@ -17,6 +17,9 @@ func checkTheScoopManifestPointsAtEachArchiveWithItsSum(t *testing.T, r released
 		License      string
 		Bin          string
 		Architecture map[string]struct{ URL, Hash string }
+		Autoupdate   struct {
+			Architecture map[string]struct{ URL string }
+		}
 	}
 	if err := json.Unmarshal(readFile(t, r.dir, "majordomus-mcp.json"), &m); err != nil {
 		t.Fatal(err)
@@ -35,6 +38,11 @@ func checkTheScoopManifestPointsAtEachArchiveWithItsSum(t *testing.T, r released
 		a := m.Architecture[scoopArch[tg.arch]]
 		if a.URL != r.base+"/"+name || a.Hash != r.sums[name] {
 			t.Errorf("%s: manifest says %s %s, want %s %s", tg, a.URL, a.Hash, r.base+"/"+name, r.sums[name])
+		}
+		// the next release comes from where this one does (-base-url)
+		next := strings.ReplaceAll(r.base+"/"+name, r.version, "$version")
+		if got := m.Autoupdate.Architecture[scoopArch[tg.arch]].URL; got != next {
+			t.Errorf("%s: autoupdate says %s, want %s", tg, got, next)
 		}
 		if names, _, _ := extract(t, filepath.Join(r.dir, name)); !slices.Contains(names, m.Bin) {
 			t.Errorf("%s holds no %s", name, m.Bin)

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
+)
+
+// An -out that is the checkout, or holds it, is refused before anything
+// is emptied. (`-out ..` deleted the checkout, .git included.)
+func TestAnOutThatHoldsTheCheckoutIsRefused(t *testing.T) {
+	root := filepath.Join(testtemp.Dir(t), "checkout")
+	if err := os.MkdirAll(filepath.Join(root, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{root, filepath.Dir(root), root + "/sub/.."} {
+		if err := run(options{root: root, out: out}, nil); err == nil || !strings.Contains(err.Error(), "holds the checkout") {
+			t.Errorf("-out %s: %v", out, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, ".git")); err != nil {
+		t.Fatalf("the checkout is gone: %v", err)
+	}
+	if err := outside(root, filepath.Join(root, "dist")); err != nil {
+		t.Errorf("dist inside the checkout: %v", err)
+	}
+	if err := outside(root, root+"-dist"); err != nil {
+		t.Errorf("a sibling named like the checkout: %v", err)
+	}
+}
+
+// A target's build asks for every processor of its architecture, whatever
+// the packager's environment says: the last setting is the one go reads.
+func TestTheBuildIgnoresThePackagersProcessorLevel(t *testing.T) {
+	t.Setenv("GOAMD64", "v3")
+	t.Setenv("GOEXPERIMENT", "nosynchashtriemap")
+	env := target{"linux", "amd64"}.env()
+	last := func(key string) string {
+		for j := len(env) - 1; j >= 0; j-- {
+			if v, ok := strings.CutPrefix(env[j], key+"="); ok {
+				return v
+			}
+		}
+		return "(unset)"
+	}
+	if got := last("GOAMD64"); got != "v1" {
+		t.Errorf("GOAMD64 is %s", got)
+	}
+	if got := last("GOEXPERIMENT"); got != "" {
+		t.Errorf("GOEXPERIMENT is %s", got)
+	}
+}
