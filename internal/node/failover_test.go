@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net"
@@ -117,46 +118,40 @@ func TestAReattachCarriesTheSessionToTheNewServer(t *testing.T) {
 }
 
 // When the leaseholder is gone and the lease cannot be used, the attached
-// node serves its client alone, with the session carried, and says why.
+// node serves its client alone, with the session carried, and says why:
+// at warning, unless its client asked to hear errors only. (That notice
+// came with the replayed notifications/initialized, before the level was
+// replayed.)
 func TestServedAloneAfterTheServerAndTheLeaseFail(t *testing.T) {
-	co, b := exampleCheckout(t), newBoard(t)
-	a, c, _ := servingAndAttached(t, co, b)
-
-	b.force(machine.Observation{Class: machine.ClassUnusable, Reason: "the lease directory is read-only"})
-	a.node.Signal("SIGTERM")
-	a.wait()
-	var notes []map[string]any
-	c.client.tool("majordomus_list", map[string]any{}, &notes)
-	if c.node.State() != machine.Alone {
-		t.Fatalf("the node is %s, want alone", c.node.State())
-	}
-	c.client.awaitNote(notes, "this session is served alone")
-	if d := c.node.describe(); d.Leaseholder || d.URL != "" || !strings.Contains(d.Alone, "the lease directory is read-only") {
-		t.Errorf("served alone, the node describes itself as %+v", d)
-	}
-}
-
-// A client that asked to hear errors only is not sent the warning that it
-// is served alone after a failover: the level it set goes with its session.
-// (The notice came with the replayed notifications/initialized, before the
-// level was replayed.)
-func TestServedAloneAfterAFailoverHeedsTheClientsLevel(t *testing.T) {
-	co, b := exampleCheckout(t), newBoard(t)
-	a, c, _ := servingAndAttached(t, co, b)
-	if r := c.client.call("logging/setLevel", map[string]any{"level": "error"}, nil); r["result"] == nil {
-		t.Fatalf("logging/setLevel answered %v", r)
-	}
-	b.force(machine.Observation{Class: machine.ClassUnusable, Reason: "the lease directory is read-only"})
-	a.node.Signal("SIGTERM")
-	a.wait()
-	var notes []map[string]any
-	c.client.tool("majordomus_list", map[string]any{}, &notes)
-	if c.node.State() != machine.Alone {
-		t.Fatalf("the node is %s, want alone", c.node.State())
-	}
-	c.client.tool("majordomus_repository", map[string]any{}, &notes) // after anything the move wrote
-	if told(notes, "served alone") {
-		t.Fatalf("a client that asked for errors only was told it is served alone: %v", notes)
+	for _, level := range []string{"", "error"} {
+		t.Run("level "+cmp.Or(level, "unset"), func(t *testing.T) {
+			co, b := exampleCheckout(t), newBoard(t)
+			a, c, _ := servingAndAttached(t, co, b)
+			if level != "" {
+				if r := c.client.call("logging/setLevel", map[string]any{"level": level}, nil); r["result"] == nil {
+					t.Fatalf("logging/setLevel answered %v", r)
+				}
+			}
+			b.force(machine.Observation{Class: machine.ClassUnusable, Reason: "the lease directory is read-only"})
+			a.node.Signal("SIGTERM")
+			a.wait()
+			var notes []map[string]any
+			c.client.tool("majordomus_list", map[string]any{}, &notes)
+			if c.node.State() != machine.Alone {
+				t.Fatalf("the node is %s, want alone", c.node.State())
+			}
+			if d := c.node.describe(); d.Leaseholder || d.URL != "" || !strings.Contains(d.Alone, "the lease directory is read-only") {
+				t.Errorf("served alone, the node describes itself as %+v", d)
+			}
+			if level == "" {
+				c.client.awaitNote(notes, "this session is served alone")
+				return
+			}
+			c.client.tool("majordomus_repository", map[string]any{}, &notes) // after anything the move wrote
+			if told(notes, "served alone") {
+				t.Fatalf("a client that asked for errors only was told it is served alone: %v", notes)
+			}
+		})
 	}
 }
 
