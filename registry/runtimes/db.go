@@ -58,6 +58,15 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%w: %s is a %s", ErrRegistryUnusable, path, kindOf(fi.Mode()))
+	} else if err == nil && fi.Size() > 0 {
+		// Another program's database is told before anything touches it:
+		// a writer's connection would change its mode, or checkpoint its
+		// WAL into it as it closed.
+		db, _, err := openReader(ctx, path)
+		if err != nil {
+			return nil, err
+		}
+		db.Close()
 	}
 	// Created here, not by SQLite, so that it is 0600 (SQLite gives its
 	// -wal and -shm files the database's mode).
@@ -72,10 +81,6 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("opening the registry: %w", err)
 	}
 	db.SetMaxOpenConns(1)
-	if _, err := registryTable(ctx, db, path); err != nil {
-		db.Close()
-		return nil, err
-	}
 	if err := useWAL(ctx, db); err != nil {
 		db.Close()
 		return nil, err
@@ -101,6 +106,22 @@ func keepPrivate(path string) {
 			_ = os.Chmod(p, fi.Mode().Perm()&0o700)
 		}
 	}
+}
+
+// openReader opens the registry at path read-only and query-only, and
+// reports whether it holds the registry's table (registryTable); db is
+// nil when err is not.
+func openReader(ctx context.Context, path string) (db *sql.DB, ours bool, err error) {
+	db, err = sql.Open("sqlite", dsn(path, readerParams))
+	if err != nil {
+		return nil, false, fmt.Errorf("opening the registry: %w", err)
+	}
+	db.SetMaxOpenConns(1)
+	if ours, err = registryTable(ctx, db, path); err != nil {
+		db.Close()
+		return nil, false, err
+	}
+	return db, ours, nil
 }
 
 // registryTable reports whether the database holds the registry's table;
@@ -295,14 +316,13 @@ func Read(ctx context.Context, path string) ([]fleet.Row, error) {
 	case fi.Size() == 0:
 		return nil, nil // created by a writer that has not written yet
 	}
-	db, err := sql.Open("sqlite", dsn(path, readerParams))
+	db, ours, err := openReader(ctx, path)
 	if err != nil {
-		return nil, fmt.Errorf("opening the registry: %w", err)
+		return nil, err
 	}
 	defer db.Close()
-	db.SetMaxOpenConns(1)
-	if ours, err := registryTable(ctx, db, path); err != nil || !ours {
-		return nil, err
+	if !ours {
+		return nil, nil // made, not yet migrated
 	}
 	rows, err := db.QueryContext(ctx, `SELECT `+columns+` FROM server_runtimes ORDER BY runtime_id`)
 	if err != nil {

@@ -250,35 +250,51 @@ func TestUnusableRegistries(t *testing.T) {
 	if err := os.WriteFile(notADatabase, []byte(strings.Repeat("not a database\n", 100)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// Another program's database, at any schema version, is neither
-	// written into nor read as an empty registry. (The registry's table
-	// joined its tables, or no servers were read from it.)
-	foreign := func(version int) string {
-		path := filepath.Join(dir, fmt.Sprintf("foreign-%d.db", version))
+	// Another program's database, at any schema version, in WAL mode with
+	// a WAL not yet checkpointed (it crashed) or not, is neither written
+	// into, nor made private, nor read as an empty registry. (The
+	// registry's table joined its tables, or no servers were read from it.)
+	foreign := func(version int, wal bool) string {
+		path := filepath.Join(dir, fmt.Sprintf("foreign-%d-%t.db", version, wal))
 		db := openTest(t, path)
 		defer db.Close()
-		if _, err := db.Exec(fmt.Sprintf("CREATE TABLE notes (text TEXT); PRAGMA user_version = %d", version)); err != nil {
+		if _, err := db.Exec(fmt.Sprintf("PRAGMA journal_mode=%s; CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('x'); PRAGMA user_version = %d",
+			map[bool]string{true: "WAL", false: "DELETE"}[wal], version)); err != nil {
 			t.Fatal(err)
 		}
-		return path
+		if !wal {
+			return path
+		}
+		crashed := filepath.Join(dir, fmt.Sprintf("crashed-%d.db", version))
+		for _, suffix := range []string{"", "-wal"} { // as they are while it runs
+			if err := os.WriteFile(crashed+suffix, fileBytes(t, path+suffix), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return crashed
 	}
 	for name, path := range map[string]string{
 		"a file where its directory should be": filepath.Join(blocker, "registry.db"),
 		"a directory where the file should be": aDirectory,
 		"not a database":                       notADatabase,
-		"another program's database":           foreign(0),
-		"another program's versioned database": foreign(SchemaVersion + 1),
+		"another program's database":           foreign(0, false),
+		"another program's versioned database": foreign(SchemaVersion+1, false),
+		"another program's crashed database":   foreign(0, true),
 	} {
 		t.Run(name, func(t *testing.T) {
-			before, _ := os.ReadFile(path)
+			os.Chmod(path, 0o644)
+			before, beforeWAL := fileOrNot(path), fileOrNot(path+"-wal")
 			if _, err := Open(context.Background(), path); err == nil {
 				t.Error("Open succeeded")
 			}
 			if _, err := Read(context.Background(), path); err == nil {
 				t.Error("Read succeeded")
 			}
-			if after, _ := os.ReadFile(path); !bytes.Equal(after, before) {
-				t.Error("the file was written")
+			if !bytes.Equal(fileOrNot(path), before) || !bytes.Equal(fileOrNot(path+"-wal"), beforeWAL) {
+				t.Error("the file, or its WAL, was written")
+			}
+			if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm() != 0o644 {
+				t.Errorf("its mode was changed to %v", fi.Mode())
 			}
 		})
 	}
@@ -345,6 +361,12 @@ func openTest(t *testing.T, path string) *sql.DB {
 	}
 	db.SetMaxOpenConns(1)
 	return db
+}
+
+// fileOrNot is the file at path, or nil.
+func fileOrNot(path string) []byte {
+	b, _ := os.ReadFile(path)
+	return b
 }
 
 func fileBytes(t *testing.T, path string) []byte {
