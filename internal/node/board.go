@@ -75,55 +75,59 @@ func OpenBoard(ctx context.Context, co *Checkout, opts BoardOptions) error {
 		return err
 	}
 	if opts.Open && browser.Available() { // else no page holding a live token is left behind
-		page, err := writeBoardOpener(link)
+		page, file, err := writeBoardOpener(link)
 		if err != nil {
 			return fmt.Errorf("writing the page that opens the board: %w (open the link above yourself)", err)
 		}
-		if _, err := browser.Open(page); err != nil {
-			return fmt.Errorf("opening %s in a browser: %w (open the link above yourself)", base+"/board", err)
+		if opened, err := browser.Open(page); !opened {
+			_ = os.Remove(file) // nothing reads it: its token stays unspent in no file
+			if err != nil {
+				return fmt.Errorf("opening %s in a browser: %w (open the link above yourself)", base+"/board", err)
+			}
 		}
 	}
 	return nil
 }
 
 // writeBoardOpener writes the page that sends a browser on to link into a
-// file of this user's only, and returns the file's URL. The browser is
-// handed that URL, not the link, because a command line is readable by
-// every user of the host (ps), and the link's token opens the board to
-// whoever spends it first. One file per server, replaced at every link.
-func writeBoardOpener(link string) (string, error) {
+// file of this user's only, and returns the file's URL and path. The
+// browser is handed that URL, not the link, because a command line is
+// readable by every user of the host (ps), and the link's token opens the
+// board to whoever spends it first. One file per server, replaced at every
+// link.
+func writeBoardOpener(link string) (page, file string, err error) {
 	u, err := url.Parse(link)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	cache, err := os.UserCacheDir()
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	dir := filepath.Join(cache, "majordomus-mcp")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
+		return "", "", err
 	}
 	f, err := os.CreateTemp(dir, "board-*.html") // 0600
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	defer os.Remove(f.Name()) // once renamed, nothing
-	page := fmt.Sprintf("<!doctype html><meta charset=\"utf-8\"><meta name=\"referrer\" content=\"no-referrer\">"+
+	doc := fmt.Sprintf("<!doctype html><meta charset=\"utf-8\"><meta name=\"referrer\" content=\"no-referrer\">"+
 		"<meta http-equiv=\"refresh\" content=\"0;url=%[1]s\"><title>majordomus-mcp board</title>"+
 		"<p><a href=\"%[1]s\">Open the board</a></p>\n", html.EscapeString(link))
-	if _, err := f.WriteString(page); err != nil {
+	if _, err := f.WriteString(doc); err != nil {
 		f.Close()
-		return "", err
+		return "", "", err
 	}
 	if err := f.Close(); err != nil {
-		return "", err
+		return "", "", err
 	}
 	path := filepath.Join(dir, "board-"+u.Port()+".html")
 	if err := os.Rename(f.Name(), path); err != nil {
-		return "", err
+		return "", "", err
 	}
-	return fileURL(path), nil
+	return fileURL(path), path, nil
 }
 
 // fileURL is the file: URL of an absolute path, a Windows one (C:\…)

@@ -185,7 +185,7 @@ func TestTheBoardIsOpenedThroughAPageOfItsUsersOnly(t *testing.T) {
 	}
 	var pages []string
 	for _, token := range []string{"a1", "b2"} {
-		page, err := writeBoardOpener("http://127.0.0.1:8741/board?token=" + token + "&x=<y>")
+		page, _, err := writeBoardOpener("http://127.0.0.1:8741/board?token=" + token + "&x=<y>")
 		if err != nil {
 			t.Fatal(err)
 		}

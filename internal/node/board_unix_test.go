@@ -15,7 +15,7 @@ func TestTheBoardsPageIsReadableByItsUserOnly(t *testing.T) {
 	home := testtemp.Dir(t)
 	t.Setenv("XDG_CACHE_HOME", home)
 	t.Setenv("HOME", home)
-	if _, err := writeBoardOpener("http://127.0.0.1:1/board?token=c3"); err != nil {
+	if _, _, err := writeBoardOpener("http://127.0.0.1:1/board?token=c3"); err != nil {
 		t.Fatal(err)
 	}
 	cache, _ := os.UserCacheDir()
