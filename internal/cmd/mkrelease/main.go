@@ -7,7 +7,8 @@
 // `npx -y majordomus-mcp`. Everything is written by Go itself, so a machine
 // with only Go and git makes it, and the archives are byte-for-byte the
 // same from the same commit and Go release, whatever GOAMD64, GOARM64 or
-// GOEXPERIMENT the environment sets. Its version is the one the binary
+// GOEXPERIMENT the environment sets (not what `go env -w` wrote: an
+// empty GOEXPERIMENT is read as unset). Its version is the one the binary
 // says it is (internal/release.Number).
 package main
 

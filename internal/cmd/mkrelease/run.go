@@ -29,20 +29,29 @@ type options struct {
 	mtime      time.Time
 }
 
-// outside refuses an out that holds root, which emptying it would delete.
+// outside refuses an out that is, or holds, the checkout at root, which
+// emptying it would delete: judged by the directories themselves
+// (os.SameFile), whatever links or letter case name them.
 func outside(root, out string) error {
+	o, err := os.Stat(out)
+	if err != nil {
+		return nil // nothing there to empty
+	}
 	r, err := filepath.Abs(root)
 	if err != nil {
 		return err
 	}
-	o, err := filepath.Abs(out)
-	if err != nil {
-		return err
+	if real, err := filepath.EvalSymlinks(r); err == nil {
+		r = real
 	}
-	if rel, err := filepath.Rel(o, r); err == nil && !strings.HasPrefix(rel, "..") {
-		return fmt.Errorf("-out %s holds the checkout, which emptying it would delete", out)
+	for d := r; ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err == nil && os.SameFile(fi, o) {
+			return fmt.Errorf("-out %s holds the checkout, which emptying it would delete", out)
+		}
+		if filepath.Dir(d) == d {
+			return nil
+		}
 	}
-	return nil
 }
 
 // artifact is one target's archive, as the formula and manifest name it.

@@ -9,14 +9,19 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 )
 
-// An -out that is the checkout, or holds it, is refused before anything
-// is emptied. (`-out ..` deleted the checkout, .git included.)
+// An -out that is the checkout, or holds it, however it is named, is
+// refused before anything is emptied. (`-out ..` deleted the checkout,
+// .git included.)
 func TestAnOutThatHoldsTheCheckoutIsRefused(t *testing.T) {
-	root := filepath.Join(testtemp.Dir(t), "checkout")
+	top := testtemp.Dir(t)
+	root := filepath.Join(top, "..cache", "checkout")
 	if err := os.MkdirAll(filepath.Join(root, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, out := range []string{root, filepath.Dir(root), root + "/sub/.."} {
+	if err := os.Symlink(filepath.Join(top, "..cache"), filepath.Join(top, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{root, filepath.Dir(root), top, root + "/.", filepath.Join(top, "link")} {
 		if err := run(options{root: root, out: out}, nil); err == nil || !strings.Contains(err.Error(), "holds the checkout") {
 			t.Errorf("-out %s: %v", out, err)
 		}
