@@ -110,9 +110,22 @@ func keepPrivate(path string) {
 
 // openReader opens the registry at path read-only and query-only, and
 // reports whether it holds the registry's table (registryTable); db is
-// nil when err is not.
+// nil when err is not. A WAL database without its -wal (an ordinary
+// SQLite client that closed it last removed it) holds all it has in the
+// file: where the reader cannot make the -wal and -shm again (a directory
+// not its to write), it is read as a file that does not change.
 func openReader(ctx context.Context, path string) (db *sql.DB, ours bool, err error) {
-	db, err = sql.Open("sqlite", dsn(path, readerParams))
+	db, ours, err = openAs(ctx, path, readerParams)
+	if _, noWAL := os.Stat(path + "-wal"); err != nil && noWAL != nil {
+		if db, ours, again := openAs(ctx, path, readerParams+"&immutable=1"); again == nil {
+			return db, ours, nil
+		}
+	}
+	return db, ours, err
+}
+
+func openAs(ctx context.Context, path, params string) (db *sql.DB, ours bool, err error) {
+	db, err = sql.Open("sqlite", dsn(path, params))
 	if err != nil {
 		return nil, false, fmt.Errorf("opening the registry: %w", err)
 	}

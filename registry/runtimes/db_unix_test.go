@@ -4,6 +4,7 @@ package runtimes
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,9 +65,22 @@ func TestARegistryThatIsALinkToAFileNotYetMadeIsReadOnceMade(t *testing.T) {
 
 // A registry is read where its reader may not write its directory (a
 // read-only home in a sandbox): once a writer closed, the files a reader
-// of a WAL database reads through are still there. As root, whom no mode
-// stops, the reader is nobody.
+// of a WAL database reads through are still there, and where they are
+// not, the file holds all. As root, whom no mode stops, the reader is
+// nobody.
 func TestARegistryIsReadWhereItsDirectoryCannotBeWritten(t *testing.T) {
+	for _, companions := range []bool{true, false} {
+		t.Run(fmt.Sprintf("with -wal and -shm %t", companions), func(t *testing.T) {
+			readWhereItsDirectoryCannotBeWritten(t, companions)
+		})
+	}
+}
+
+// readWhereItsDirectoryCannotBeWritten is that test, the -wal and -shm
+// there or removed, as an ordinary SQLite client that closed the registry
+// last does. (A reader then failed: "attempt to write a readonly
+// database".)
+func readWhereItsDirectoryCannotBeWritten(t *testing.T, companions bool) {
 	dir := testtemp.Dir(t)
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -74,6 +88,13 @@ func TestARegistryIsReadWhereItsDirectoryCannotBeWritten(t *testing.T) {
 	regDir := filepath.Join(dir, "registry")
 	path := filepath.Join(regDir, "runtimes.db")
 	register(t, path, allAlive, testRow("rt-1", "default", 100))
+	if !companions {
+		for _, p := range []string{path + "-wal", path + "-shm"} {
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	reader := exec.Command(testchild.Copy(t, filepath.Join(dir, "reader"), 0o755), "-test.run=^$")
 	if os.Geteuid() == 0 {
 		entries, _ := os.ReadDir(regDir)
