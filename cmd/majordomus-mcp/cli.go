@@ -192,6 +192,9 @@ func pickCommand(args []string) (command, []string) {
 // unexpected is the error of an argument given to cmd.
 func (cmd command) unexpected(arg string) error {
 	if cmd.name == "" {
+		if c, _ := pickCommand([]string{arg}); c.run != nil && c.name != "" {
+			return fmt.Errorf("unexpected argument %q: a command comes first, then its flags: majordomus-mcp %s [flags]", arg, arg)
+		}
 		return fmt.Errorf("unexpected argument %q", arg)
 	}
 	return fmt.Errorf("%s takes no arguments%s", cmd.name, cmd.hint)
