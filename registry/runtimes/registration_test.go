@@ -127,7 +127,7 @@ func TestARegistryDeletedStaysDeleted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.RemoveAll(dir); err != nil {
+	if err := testtemp.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
 	reg.MarkLost(time.Now(), func(err error) { t.Errorf("a change of a row in a deleted registry was tried: %v", err) })
