@@ -27,6 +27,8 @@ func TestEdgeMessagesAreAnsweredTheSameBridgedAndLocal(t *testing.T) {
 	late := []edge{
 		{"null", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},
 		{"null", `[1]`, `[{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: a message must be a JSON object"}}]`},
+		{"null", `{"jsonrpc":"2.0","id":{"a":[1]},"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: a request's id is a string or a number"}}`},
+		{"null", `{"jsonrpc":"2.0","id":true,"method":"initialize","params":{}}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},
 		{"6", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":"majordomus_list"}`, `{"jsonrpc":"2.0","id":6,"error":{"code":-32602,`},
 		{"7", `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":[]}`, `{"jsonrpc":"2.0","id":7,"error":{"code":-32602,`},
 		{"8", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{` + modern + `}}`, `{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"invalid params: tools/call names`},

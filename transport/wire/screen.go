@@ -14,7 +14,8 @@ import (
 // before its session initialized: what is not a JSON object, a message
 // without "jsonrpc":"2.0", a request
 // whose id is null (mcp-go takes it for a notification and answers
-// nothing; MCP forbids null ids), params that are not an object (mcp-go
+// nothing; MCP forbids null ids) or neither a string nor a number (an
+// object, an array, a boolean: mcp-go echoes it), params that are not an object (mcp-go
 // answers -32600 for a tools/call), an initialize without params (mcp-go
 // answers it with a default revision), a tools/call, prompts/get or
 // resources/read that does not name what it is about, a method that is not
@@ -58,6 +59,9 @@ func Screen(msg json.RawMessage) []byte {
 	}
 	if len(m.ID) == 0 {
 		return nil // a notification is answered nothing, whatever it holds
+	}
+	if id := bytes.TrimSpace(m.ID); id[0] != '"' && id[0] != '-' && (id[0] < '0' || id[0] > '9') {
+		return ErrorFrame(nil, mcp.INVALID_REQUEST, "invalid request: a request's id is a string or a number")
 	}
 	if !heldExactly(m.ID) {
 		return ErrorFrame(m.ID, mcp.INVALID_REQUEST, "invalid request: a numeric id is an integer within ±2^53 (9007199254740992), or a fraction a double holds; a string id may be anything")
