@@ -241,3 +241,24 @@ func TestUnreadableSharedStateIsSetAsideAndSharingGoesOn(t *testing.T) {
 		})
 	}
 }
+
+// A peer counter that cannot be used (here a directory where its file
+// should be) is said, once: the server numbers its peers itself, and may
+// give an id given before. (Numbering began again at p1 without a word.)
+func TestAnUnusablePeerCounterIsSaid(t *testing.T) {
+	dir := checkout(t)
+	if err := os.MkdirAll(leasePath(dir)+".peers", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	if _, err := a.WaitLog(ctx(t), "the checkout's peer counter cannot be used", ".peers"); err != nil {
+		t.Fatal(err)
+	}
+	b := shared(t, dir)
+	initialize(t, b, "codex")
+	call(t, b, "majordomus_peers", nil)
+	if n := a.CountLogs("the checkout's peer counter cannot be used"); n != 1 {
+		t.Errorf("the leaseholder said it %d times, want once", n)
+	}
+}

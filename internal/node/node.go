@@ -103,7 +103,15 @@ func New(cfg Config) (*Node, error) {
 		cfg.Lease = lease
 	}
 	leasePath := registry.Path(cfg.Checkout.Root, cfg.Checkout.Profile)
-	cfg.Checkout.peerNumbers = func() (int, error) { return registry.NextPeer(leasePath) }
+	var counterFailed atomic.Bool
+	cfg.Checkout.peerNumbers = func() (int, error) {
+		n, err := registry.NextPeer(leasePath)
+		if err != nil && !counterFailed.Swap(true) { // said once: every new peer would say it again
+			cfg.Logger.Warn("the checkout's peer counter cannot be used; this process numbers its peers itself, and may give an id given before",
+				zap.String("counter", registry.PeerCounterPath(leasePath)), zap.Error(err))
+		}
+		return n, err
+	}
 	n := &Node{
 		cfg:        cfg,
 		co:         cfg.Checkout,
