@@ -43,6 +43,11 @@ type Loop struct {
 // the next message back.
 const readHandOff = time.Millisecond
 
+// MaxUnderWay bounds the messages being answered at once: a client that
+// writes but does not read its answers is no longer read once that many
+// are under way, rather than every answer waiting in memory.
+const MaxUnderWay = 256
+
 // Serve reads lines until stdin ends, stdout breaks or ctx is done, and
 // waits for the answers already under way before returning. It never
 // returns an error for the client going away: that is how sessions end.
@@ -61,6 +66,10 @@ func (s *Loop) Serve(ctx context.Context) Ending {
 	listening, stopListening := context.WithCancel(ctx)
 	defer stopListening()
 	readDone := make(chan error, 1)
+	underWay := make(chan struct{}, MaxUnderWay)
+	full := sync.OnceFunc(func() {
+		log.Warn(fmt.Sprintf("the client does not read its answers: %d are under way; its input is read again as they are written", MaxUnderWay))
+	})
 	in := bufio.NewReaderSize(s.In, 64<<10)
 	var read func()
 	read = func() {
@@ -71,6 +80,17 @@ func (s *Loop) Serve(ctx context.Context) Ending {
 			case problem != nil:
 				_ = s.Out.Write(problem)
 			case msg != nil:
+				select {
+				case underWay <- struct{}{}:
+				default:
+					full()
+					select {
+					case underWay <- struct{}{}:
+					case <-ctx.Done():
+						return false
+					}
+				}
+				defer func() { <-underWay }()
 				if !answering.TryRLock() {
 					return false
 				}

@@ -8,11 +8,15 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/majordomus-mcp/majordomus-mcp/transport/stdio"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
@@ -406,5 +410,70 @@ func TestALocalSessionEndsWithItsContext(t *testing.T) {
 		}
 	case <-time.After(wait):
 		t.Fatal("the session outlived its context")
+	}
+}
+
+// counting answers every message at once, counting them.
+type counting struct{ handled *atomic.Int64 }
+
+func (c counting) Handle(_ context.Context, msg json.RawMessage) []byte {
+	c.handled.Add(1)
+	env, _ := wire.ReadEnvelope(msg)
+	return []byte(`{"jsonrpc":"2.0","id":` + string(env.ID) + `,"result":{}}`)
+}
+
+// A client that writes but does not read its answers is read no further
+// once stdio.MaxUnderWay messages are under way, and the log says so;
+// once it reads, every answer comes. (Each message took a goroutine, its
+// answer held in memory, without end: hundreds of MB a minute.)
+func TestAClientThatDoesNotReadIsNotReadEither(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe() // read only at the end
+	said := make(chan struct{})
+	once := sync.OnceFunc(func() { close(said) })
+	obs, _ := observer.New(zapcore.WarnLevel)
+	log := zap.New(obs, zap.Hooks(func(e zapcore.Entry) error {
+		if strings.Contains(e.Message, "does not read its answers") {
+			once()
+		}
+		return nil
+	}))
+	var handled atomic.Int64
+	ending := make(chan stdio.Ending, 1)
+	go func() {
+		loop := stdio.Loop{In: inR, Out: wire.NewFrameWriter(outW), Backend: counting{&handled}, Logger: log}
+		ending <- loop.Serve(context.Background())
+		outW.Close()
+	}()
+	const sent = 3 * stdio.MaxUnderWay
+	fed := make(chan struct{})
+	go func() {
+		defer close(fed)
+		for i := range sent {
+			io.WriteString(inW, `{"jsonrpc":"2.0","id":`+itoa(i)+`,"method":"ping"}`+"\n")
+		}
+		inW.Close()
+	}()
+	select {
+	case <-said:
+	case <-fed:
+		t.Fatalf("all %d messages were read, %d answered, none written", sent, handled.Load())
+	case <-time.After(wait):
+		t.Fatal("the log never said the client does not read")
+	}
+	select {
+	case <-fed:
+		t.Fatal("every message was read though none was answered")
+	default:
+	}
+	if n := handled.Load(); n > stdio.MaxUnderWay {
+		t.Fatalf("%d messages under way at once, want at most %d", n, stdio.MaxUnderWay)
+	}
+	answers := 0
+	for range bufioLines(outR) {
+		answers++
+	}
+	if answers != sent || <-ending != stdio.InputEnded {
+		t.Fatalf("%d of %d answers once the client read", answers, sent)
 	}
 }
