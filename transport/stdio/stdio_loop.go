@@ -43,9 +43,12 @@ type Loop struct {
 // the next message back.
 const readHandOff = time.Millisecond
 
-// MaxUnderWay bounds the messages being answered at once: a client that
+// MaxUnderWay bounds the requests being answered at once: a client that
 // writes but does not read its answers is no longer read once that many
-// are under way, rather than every answer waiting in memory.
+// are under way, rather than every answer waiting in memory. A
+// notification (a cancel among them), an answer to the server, and a
+// 2026-07-28 listen, which lasts until stdin ends, are read whatever is
+// under way.
 const MaxUnderWay = 256
 
 // Serve reads lines until stdin ends, stdout breaks or ctx is done, and
@@ -68,7 +71,7 @@ func (s *Loop) Serve(ctx context.Context) Ending {
 	readDone := make(chan error, 1)
 	underWay := make(chan struct{}, MaxUnderWay)
 	full := sync.OnceFunc(func() {
-		log.Warn(fmt.Sprintf("the client does not read its answers: %d are under way; its input is read again as they are written", MaxUnderWay))
+		log.Warn(fmt.Sprintf("%d requests of the client are under way, their answers not yet made or not yet read by the client; its input is read again as they end", MaxUnderWay))
 	})
 	in := bufio.NewReaderSize(s.In, 64<<10)
 	var read func()
@@ -80,17 +83,20 @@ func (s *Loop) Serve(ctx context.Context) Ending {
 			case problem != nil:
 				_ = s.Out.Write(problem)
 			case msg != nil:
-				select {
-				case underWay <- struct{}{}:
-				default:
-					full()
+				listen := wire.IsMethod(msg, mcp.MethodSubscriptionsListen)
+				if !listen && wire.MayHold(msg, `"id"`) && wire.MayHold(msg, `"method"`) { // a request, or may be one
 					select {
 					case underWay <- struct{}{}:
-					case <-ctx.Done():
-						return false
+					default:
+						full()
+						select {
+						case underWay <- struct{}{}:
+						case <-ctx.Done():
+							return false
+						}
 					}
+					defer func() { <-underWay }()
 				}
-				defer func() { <-underWay }()
 				if !answering.TryRLock() {
 					return false
 				}
@@ -100,7 +106,7 @@ func (s *Loop) Serve(ctx context.Context) Ending {
 				if !wire.IsMethod(msg, mcp.MethodInitialize) {
 					handOff = time.AfterFunc(readHandOff, read)
 				}
-				hctx, listen := ctx, wire.IsMethod(msg, mcp.MethodSubscriptionsListen)
+				hctx := ctx
 				if listen {
 					hctx = listening
 				}

@@ -433,7 +433,7 @@ func TestAClientThatDoesNotReadIsNotReadEither(t *testing.T) {
 	once := sync.OnceFunc(func() { close(said) })
 	obs, _ := observer.New(zapcore.WarnLevel)
 	log := zap.New(obs, zap.Hooks(func(e zapcore.Entry) error {
-		if strings.Contains(e.Message, "does not read its answers") {
+		if strings.Contains(e.Message, "requests of the client are under way") {
 			once()
 		}
 		return nil
@@ -475,5 +475,57 @@ func TestAClientThatDoesNotReadIsNotReadEither(t *testing.T) {
 	}
 	if answers != sent || <-ending != stdio.InputEnded {
 		t.Fatalf("%d of %d answers once the client read", answers, sent)
+	}
+}
+
+// listens holds every subscriptions/listen until its context ends, as a
+// 2026-07-28 listen lasts, and answers anything else at once.
+type listens struct{}
+
+func (listens) Handle(ctx context.Context, msg json.RawMessage) []byte {
+	env, _ := wire.ReadEnvelope(msg)
+	if env.Method == string(mcp.MethodSubscriptionsListen) {
+		<-ctx.Done()
+	}
+	return []byte(`{"jsonrpc":"2.0","id":` + string(env.ID) + `,"result":{}}`)
+}
+
+// Listens, which last until stdin ends, and notifications are read however
+// many requests are under way: more listens than stdio.MaxUnderWay leave
+// a ping answered and the end of stdin heard. (The listens took every
+// place, and the loop read nothing more, its end included.)
+func TestListensBeyondTheBoundStillHearTheEnd(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ending := make(chan stdio.Ending, 1)
+	go func() {
+		loop := stdio.Loop{In: inR, Out: wire.NewFrameWriter(outW), Backend: listens{}}
+		ending <- loop.Serve(context.Background())
+		outW.Close()
+	}()
+	lines := bufioLines(outR)
+	go func() {
+		for i := range stdio.MaxUnderWay + 1 {
+			io.WriteString(inW, `{"jsonrpc":"2.0","id":`+itoa(i)+`,"method":"subscriptions/listen","params":{}}`+"\n")
+		}
+		io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":0}}`+"\n")
+		io.WriteString(inW, `{"jsonrpc":"2.0","id":"last","method":"ping"}`+"\n")
+	}()
+	select {
+	case l := <-lines:
+		if !strings.Contains(l, `"id":"last"`) {
+			t.Fatalf("answered %s, want the ping", l)
+		}
+	case <-time.After(wait):
+		t.Fatal("the ping behind the listens was never answered")
+	}
+	inW.Close()
+	select {
+	case e := <-ending:
+		if e != stdio.InputEnded {
+			t.Fatalf("the loop ended: %s", e)
+		}
+	case <-time.After(wait):
+		t.Fatal("the end of stdin was never heard")
 	}
 }
