@@ -38,9 +38,16 @@ func Screen(msg json.RawMessage) []byte {
 	}
 	absent := func(v json.RawMessage) bool { return len(v) == 0 || string(v) == "null" }
 	var method, version string
-	switch {
-	case json.Unmarshal(msg, &m) != nil:
+	if json.Unmarshal(msg, &m) != nil {
 		return nil // not a message: as before
+	}
+	if id := bytes.TrimSpace(m.ID); len(id) > 0 && id[0] != '"' && id[0] != '-' && (id[0] < '0' || id[0] > '9') && string(id) != "null" {
+		if len(m.Result) > 0 || len(m.Error) > 0 {
+			return nil // an answer to a server request: answered nothing
+		}
+		return ErrorFrame(nil, mcp.INVALID_REQUEST, "invalid request: a request's id is a string or a number")
+	}
+	switch {
 	case absent(m.Method) && (len(m.ID) == 0 || len(m.Result) > 0 || len(m.Error) > 0):
 		return nil // an answer to a server request: answered nothing
 	case absent(m.Method):
@@ -59,9 +66,6 @@ func Screen(msg json.RawMessage) []byte {
 	}
 	if len(m.ID) == 0 {
 		return nil // a notification is answered nothing, whatever it holds
-	}
-	if id := bytes.TrimSpace(m.ID); id[0] != '"' && id[0] != '-' && (id[0] < '0' || id[0] > '9') {
-		return ErrorFrame(nil, mcp.INVALID_REQUEST, "invalid request: a request's id is a string or a number")
 	}
 	if !heldExactly(m.ID) {
 		return ErrorFrame(m.ID, mcp.INVALID_REQUEST, "invalid request: a numeric id is an integer within ±2^53 (9007199254740992), or a fraction a double holds; a string id may be anything")
