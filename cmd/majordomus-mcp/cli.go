@@ -116,6 +116,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		case errors.Is(err, flag.ErrHelp):
 			return printUsage(stdout, stderr, cmd)
 		}
+		if named := commandAmong(cmd, rest); named != "" { // its flag, before it
+			err = fmt.Errorf("%w: a command comes first, then its flags: majordomus-mcp %s [flags]", err, named)
+		}
 		return usageFailed(stderr, err)
 	}
 	if args := fs.Args(); len(args) > 0 {
@@ -189,11 +192,22 @@ func pickCommand(args []string) (command, []string) {
 	return all[0], args
 }
 
+// commandAmong is the command, other than help, that one of args names
+// when cmd is the stdio one (flags before a command), or "".
+func commandAmong(cmd command, args []string) string {
+	for _, a := range args {
+		if c, _ := pickCommand([]string{a}); cmd.name == "" && c.run != nil && c.name != "" {
+			return c.name
+		}
+	}
+	return ""
+}
+
 // unexpected is the error of an argument given to cmd.
 func (cmd command) unexpected(arg string) error {
 	if cmd.name == "" {
-		if c, _ := pickCommand([]string{arg}); c.run != nil && c.name != "" {
-			return fmt.Errorf("unexpected argument %q: a command comes first, then its flags: majordomus-mcp %s [flags]", arg, arg)
+		if named := commandAmong(cmd, []string{arg}); named != "" {
+			return fmt.Errorf("unexpected argument %q: a command comes first, then its flags: majordomus-mcp %s [flags]", arg, named)
 		}
 		return fmt.Errorf("unexpected argument %q", arg)
 	}
