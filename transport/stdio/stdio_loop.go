@@ -84,7 +84,7 @@ func (s *Loop) Serve(ctx context.Context) Ending {
 				_ = s.Out.Write(problem)
 			case msg != nil:
 				listen := wire.IsMethod(msg, mcp.MethodSubscriptionsListen)
-				if !listen && wire.MayHold(msg, `"id"`) && wire.MayHold(msg, `"method"`) { // a request, or may be one
+				if !listen && wire.MayBeRequest(msg) {
 					select {
 					case underWay <- struct{}{}:
 					default:
