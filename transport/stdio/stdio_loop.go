@@ -43,13 +43,11 @@ type Loop struct {
 // the next message back.
 const readHandOff = time.Millisecond
 
-// MaxUnderWay bounds the requests being answered at once: a client that
+// MaxUnwritten bounds the answers waiting to be written: a client that
 // writes but does not read its answers is no longer read once that many
-// are under way, rather than every answer waiting in memory. A
-// notification (a cancel among them), an answer to the server, and a
-// 2026-07-28 listen, which lasts until stdin ends, are read whatever is
-// under way.
-const MaxUnderWay = 256
+// wait, rather than every answer waiting in memory. What is being
+// answered takes no place (a 2026-07-28 listen lasts until stdin ends).
+const MaxUnwritten = 256
 
 // Serve reads lines until stdin ends, stdout breaks or ctx is done, and
 // waits for the answers already under way before returning. It never
@@ -69,34 +67,43 @@ func (s *Loop) Serve(ctx context.Context) Ending {
 	listening, stopListening := context.WithCancel(ctx)
 	defer stopListening()
 	readDone := make(chan error, 1)
-	underWay := make(chan struct{}, MaxUnderWay)
+	unwritten := make(chan struct{}, MaxUnwritten)
+	write := func(answer []byte) {
+		unwritten <- struct{}{}
+		_ = s.Out.Write(answer)
+		<-unwritten
+	}
 	full := sync.OnceFunc(func() {
-		log.Warn(fmt.Sprintf("%d requests of the client are under way, their answers not yet made or not yet read by the client; its input is read again as they end", MaxUnderWay))
+		log.Warn(fmt.Sprintf("the client does not read its answers: %d wait to be written; its input is read again as they are", MaxUnwritten))
 	})
+	// room waits while MaxUnwritten answers wait to be written.
+	room := func() bool {
+		select {
+		case unwritten <- struct{}{}:
+		default:
+			full()
+			select {
+			case unwritten <- struct{}{}:
+			case <-ctx.Done():
+				return false
+			}
+		}
+		<-unwritten
+		return true
+	}
 	in := bufio.NewReaderSize(s.In, 64<<10)
 	var read func()
 	read = func() {
 		handedOff := false
 		err := readLines(in, func(line []byte) bool {
+			if !room() {
+				return false
+			}
 			msg, problem := checkLine(line)
 			switch {
 			case problem != nil:
-				_ = s.Out.Write(problem)
+				write(problem)
 			case msg != nil:
-				listen := wire.IsMethod(msg, mcp.MethodSubscriptionsListen)
-				if !listen && wire.MayBeRequest(msg) {
-					select {
-					case underWay <- struct{}{}:
-					default:
-						full()
-						select {
-						case underWay <- struct{}{}:
-						case <-ctx.Done():
-							return false
-						}
-					}
-					defer func() { <-underWay }()
-				}
 				if !answering.TryRLock() {
 					return false
 				}
@@ -106,13 +113,13 @@ func (s *Loop) Serve(ctx context.Context) Ending {
 				if !wire.IsMethod(msg, mcp.MethodInitialize) {
 					handOff = time.AfterFunc(readHandOff, read)
 				}
-				hctx := ctx
+				hctx, listen := ctx, wire.IsMethod(msg, mcp.MethodSubscriptionsListen)
 				if listen {
 					hctx = listening
 				}
 				answer := s.Backend.Handle(hctx, msg)
 				if answer != nil && (!listen || listening.Err() == nil) { // a listen ended by stdin's end is owed nothing
-					_ = s.Out.Write(answer)
+					write(answer)
 				}
 				answering.RUnlock()
 				if handOff != nil && !handOff.Stop() {

@@ -418,12 +418,15 @@ type counting struct{ handled *atomic.Int64 }
 
 func (c counting) Handle(_ context.Context, msg json.RawMessage) []byte {
 	c.handled.Add(1)
-	env, _ := wire.ReadEnvelope(msg)
+	env, err := wire.ReadEnvelope(msg)
+	if err != nil {
+		return wire.ErrorFrame(nil, mcp.INVALID_REQUEST, "not a message")
+	}
 	return []byte(`{"jsonrpc":"2.0","id":` + string(env.ID) + `,"result":{}}`)
 }
 
 // A client that writes but does not read its answers is read no further
-// once stdio.MaxUnderWay messages are under way, and the log says so;
+// once stdio.MaxUnwritten answers wait to be written, and the log says so;
 // once it reads, every answer comes. (Each message took a goroutine, its
 // answer held in memory, without end: hundreds of MB a minute.)
 func TestAClientThatDoesNotReadIsNotReadEither(t *testing.T) {
@@ -433,7 +436,7 @@ func TestAClientThatDoesNotReadIsNotReadEither(t *testing.T) {
 	once := sync.OnceFunc(func() { close(said) })
 	obs, _ := observer.New(zapcore.WarnLevel)
 	log := zap.New(obs, zap.Hooks(func(e zapcore.Entry) error {
-		if strings.Contains(e.Message, "requests of the client are under way") {
+		if strings.Contains(e.Message, "does not read its answers") {
 			once()
 		}
 		return nil
@@ -445,12 +448,13 @@ func TestAClientThatDoesNotReadIsNotReadEither(t *testing.T) {
 		ending <- loop.Serve(context.Background())
 		outW.Close()
 	}()
-	const sent = 3 * stdio.MaxUnderWay
+	const sent = 3 * stdio.MaxUnwritten
 	fed := make(chan struct{})
 	go func() {
 		defer close(fed)
-		for i := range sent {
-			io.WriteString(inW, `{"jsonrpc":"2.0","id":`+itoa(i)+`,"method":"ping"}`+"\n")
+		for i := range sent { // whatever is answered counts, however it is spelled
+			line := []string{`{"jsonrpc":"2.0","id":` + itoa(i) + `,"method":"ping"}`, `{"jsonrpc":"2.0","ID":` + itoa(i) + `,"Method":"ping"}`, `"not a message"`}[i%3]
+			io.WriteString(inW, line+"\n")
 		}
 		inW.Close()
 	}()
@@ -466,8 +470,8 @@ func TestAClientThatDoesNotReadIsNotReadEither(t *testing.T) {
 		t.Fatal("every message was read though none was answered")
 	default:
 	}
-	if n := handled.Load(); n > stdio.MaxUnderWay {
-		t.Fatalf("%d messages under way at once, want at most %d", n, stdio.MaxUnderWay)
+	if n := handled.Load(); n > stdio.MaxUnwritten+1 { // and the one that waits for a place
+		t.Fatalf("%d messages answered, none written, want at most %d", n, stdio.MaxUnwritten+1)
 	}
 	answers := 0
 	for range bufioLines(outR) {
@@ -490,8 +494,8 @@ func (listens) Handle(ctx context.Context, msg json.RawMessage) []byte {
 	return []byte(`{"jsonrpc":"2.0","id":` + string(env.ID) + `,"result":{}}`)
 }
 
-// Listens, which last until stdin ends, and notifications are read however
-// many requests are under way: more listens than stdio.MaxUnderWay leave
+// Listens, which last until stdin ends, take no place among the answers
+// waiting to be written: more listens than stdio.MaxUnwritten leave
 // a ping answered and the end of stdin heard. (The listens took every
 // place, and the loop read nothing more, its end included.)
 func TestListensBeyondTheBoundStillHearTheEnd(t *testing.T) {
@@ -505,7 +509,7 @@ func TestListensBeyondTheBoundStillHearTheEnd(t *testing.T) {
 	}()
 	lines := bufioLines(outR)
 	go func() {
-		for i := range stdio.MaxUnderWay + 1 {
+		for i := range stdio.MaxUnwritten + 1 {
 			io.WriteString(inW, `{"jsonrpc":"2.0","id":`+itoa(i)+`,"method":"subscriptions/listen","params":{}}`+"\n")
 		}
 		io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":0}}`+"\n")

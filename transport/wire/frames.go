@@ -255,28 +255,6 @@ func mayHoldKey(text []byte, s string) bool {
 	}
 }
 
-// MayBeRequest reports whether msg may be a request: whether it may hold
-// an "id" and a "method" key, in any case or spelled with escapes, as Go's
-// decoders match keys.
-func MayBeRequest(msg []byte) bool {
-	if escapesASCII(msg) {
-		return true
-	}
-	has := func(key string) bool {
-		for rest := msg; ; {
-			i := bytes.IndexByte(rest, '"')
-			if i < 0 || len(rest)-i < len(key) {
-				return false
-			}
-			if bytes.EqualFold(rest[i:i+len(key)], []byte(key)) {
-				return true
-			}
-			rest = rest[i+1:]
-		}
-	}
-	return has(`"id"`) && has(`"method"`)
-}
-
 // escapesASCII reports whether text may spell an ASCII character with an
 // escape (\/, or \u00XX below \u0080), as a method or a key could be
 // spelled; the escapes text is full of (\n, \", \u of what is not ASCII)

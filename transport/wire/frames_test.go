@@ -26,22 +26,3 @@ func TestWhatWaitsForTheNextFrameRunsOnceItIsWritten(t *testing.T) {
 		}
 	}
 }
-
-// A request is one whatever case its keys are in, or however they are
-// escaped, as Go's decoders read them: the stdio loop bounds requests
-// under way by it, and a request taken for a notification would escape
-// the bound.
-func TestMayBeRequest(t *testing.T) {
-	for msg, want := range map[string]bool{
-		`{"jsonrpc":"2.0","id":1,"method":"ping"}`:         true,
-		`{"jsonrpc":"2.0","ID":1,"METHOD":"ping"}`:         true,
-		`{"jsonrpc":"2.0","\u0069d":1,"method":"ping"}`:    true,
-		`{"jsonrpc":"2.0","method":"notifications/x"}`:     false,
-		`{"jsonrpc":"2.0","id":1,"result":{}}`:             false,
-		`{"jsonrpc":"2.0","method":"x","params":{"id":1}}`: true, // may be: counted
-	} {
-		if got := MayBeRequest([]byte(msg)); got != want {
-			t.Errorf("%s: %v, want %v", msg, got, want)
-		}
-	}
-}
