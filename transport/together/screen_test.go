@@ -32,6 +32,7 @@ func TestEdgeMessagesAreAnsweredTheSameBridgedAndLocal(t *testing.T) {
 		{"null", `{"jsonrpc":"1.0","id":true,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},
 		{"null", `{"jsonrpc":"2.0","id":[1],"method":""}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},
 		{"null", `{"jsonrpc":"2.0","id":{"x":2}}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},
+		{"null", `{"jsonrpc":"2.0","id":true,"method":"ping","result":null}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},
 		{"6", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":"majordomus_list"}`, `{"jsonrpc":"2.0","id":6,"error":{"code":-32602,`},
 		{"7", `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":[]}`, `{"jsonrpc":"2.0","id":7,"error":{"code":-32602,`},
 		{"8", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{` + modern + `}}`, `{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"invalid params: tools/call names`},

@@ -42,7 +42,7 @@ func Screen(msg json.RawMessage) []byte {
 		return nil // not a message: as before
 	}
 	if id := bytes.TrimSpace(m.ID); len(id) > 0 && id[0] != '"' && id[0] != '-' && (id[0] < '0' || id[0] > '9') && string(id) != "null" {
-		if len(m.Result) > 0 || len(m.Error) > 0 {
+		if absent(m.Method) && (!absent(m.Result) || !absent(m.Error)) {
 			return nil // an answer to a server request: answered nothing
 		}
 		return ErrorFrame(nil, mcp.INVALID_REQUEST, "invalid request: a request's id is a string or a number")
