@@ -116,7 +116,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		case errors.Is(err, flag.ErrHelp):
 			return printUsage(stdout, stderr, cmd)
 		}
-		if named := commandAmong(cmd, rest); named != "" { // its flag, before it
+		undefined, isUndefined := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+		if named := commandAmong(cmd, rest, undefined); isUndefined && named != "" { // its flag, before it
 			err = fmt.Errorf("%w: a command comes first, then its flags: majordomus-mcp %s [flags]", err, named)
 		}
 		return usageFailed(stderr, err)
@@ -193,10 +194,12 @@ func pickCommand(args []string) (command, []string) {
 }
 
 // commandAmong is the command, other than help, that one of args names
-// when cmd is the stdio one (flags before a command), or "".
-func commandAmong(cmd command, args []string) string {
+// when cmd is the stdio one (flags before a command), and that has flag
+// unless it is "", or "".
+func commandAmong(cmd command, args []string, flag string) string {
 	for _, a := range args {
-		if c, _ := pickCommand([]string{a}); cmd.name == "" && c.run != nil && c.name != "" {
+		c, _ := pickCommand([]string{a})
+		if cmd.name == "" && c.run != nil && c.name != "" && (flag == "" || slices.Contains(strings.Fields(c.flags), flag)) {
 			return c.name
 		}
 	}
@@ -206,7 +209,7 @@ func commandAmong(cmd command, args []string) string {
 // unexpected is the error of an argument given to cmd.
 func (cmd command) unexpected(arg string) error {
 	if cmd.name == "" {
-		if named := commandAmong(cmd, []string{arg}); named != "" {
+		if named := commandAmong(cmd, []string{arg}, ""); named != "" {
 			return fmt.Errorf("unexpected argument %q: a command comes first, then its flags: majordomus-mcp %s [flags]", arg, named)
 		}
 		return fmt.Errorf("unexpected argument %q", arg)

@@ -39,6 +39,8 @@ func TestTheCommandLineFollowsTheConventions(t *testing.T) {
 		{[]string{"--repo", "x", "status"}, 2, "", "majordomus-mcp: unexpected argument \"status\": a command comes first, then its flags: majordomus-mcp status [flags]\n"},
 		{[]string{"--repo", "x", "y"}, 2, "", "majordomus-mcp: unexpected argument \"y\"\n"},
 		{[]string{"--format", "json", "graph"}, 2, "", "majordomus-mcp: flag provided but not defined: -format: a command comes first, then its flags: majordomus-mcp graph [flags]\n"},
+		{[]string{"--no-open", "version"}, 2, "", "majordomus-mcp: flag provided but not defined: -no-open\n"},
+		{[]string{"--http-port", "status"}, 2, "", "majordomus-mcp: invalid value \"status\" for flag -http-port: parse error\n"},
 		// a zero would silently be the default: refused, as a negative is
 		{[]string{"--heartbeat", "0"}, 2, "", "majordomus-mcp: --heartbeat 0s: must be positive\n"},
 		{[]string{"--max-sessions", "-5"}, 2, "", "majordomus-mcp: --max-sessions -5: must be positive\n"},
