@@ -45,9 +45,12 @@ const readHandOff = time.Millisecond
 
 // MaxUnwritten bounds the answers waiting to be written: a client that
 // writes but does not read its answers is no longer read once that many
-// wait, rather than every answer waiting in memory. What is being
-// answered takes no place (a 2026-07-28 listen lasts until stdin ends).
-const MaxUnwritten = 256
+// wait, rather than every answer waiting in memory. It is large: a host
+// that stops reading for a while still has its requests read and acted
+// on (an announcement recorded, a leaseholder's others served). What is
+// being answered takes no place (a 2026-07-28 listen lasts until stdin
+// ends).
+const MaxUnwritten = 4096
 
 // Serve reads lines until stdin ends, stdout breaks or ctx is done, and
 // waits for the answers already under way before returning. It never
