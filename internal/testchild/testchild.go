@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"testing"
 	"time"
 )
@@ -32,6 +33,13 @@ type Child struct {
 func Start(t *testing.T, role string, env ...string) *Child {
 	t.Helper()
 	return StartCmd(t, exec.Command(os.Args[0], "-test.run=^$"), role, env...)
+}
+
+// StartTest runs t itself again in a test binary of its own, in role: for
+// a test that changes what is the whole process's (a resource limit).
+func StartTest(t *testing.T, role string) *Child {
+	t.Helper()
+	return StartCmd(t, exec.Command(os.Args[0], "-test.run=^"+regexp.QuoteMeta(t.Name())+"$"), role)
 }
 
 // StartAt starts the test binary at exe (a copy: see [Copy]) in role.
