@@ -29,9 +29,6 @@ func Open(url string) (bool, error) {
 	return true, c.Process.Release()
 }
 
-// Available reports whether Open has a browser to hand a url to.
-func Available() bool { return named(os.Getenv("BROWSER"), "") != nil || hasDesktop() }
-
 // named is the command of the first browser of list (a $BROWSER: entries
 // separated as in PATH, each a command with its arguments, "%s" standing
 // for the url, which is appended when none does) that can be found, or

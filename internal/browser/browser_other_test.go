@@ -11,7 +11,7 @@ func TestNothingIsOpenedWithoutADisplay(t *testing.T) {
 	t.Setenv("DISPLAY", "")
 	t.Setenv("WAYLAND_DISPLAY", "")
 	opened, err := Open("http://127.0.0.1:1/board")
-	if opened || err != nil || Available() {
-		t.Fatalf("without a display Open answered %v, %v, and Available %v", opened, err, Available())
+	if opened || err != nil {
+		t.Fatalf("without a display Open answered %v, %v", opened, err)
 	}
 }

@@ -74,7 +74,7 @@ func OpenBoard(ctx context.Context, co *Checkout, opts BoardOptions) error {
 	if _, err := fmt.Fprintln(opts.Out, link); err != nil {
 		return err
 	}
-	if opts.Open && browser.Available() { // else no page holding a live token is left behind
+	if opts.Open {
 		page, file, err := writeBoardOpener(link)
 		if err != nil {
 			return fmt.Errorf("writing the page that opens the board: %w (open the link above yourself)", err)
