@@ -177,6 +177,10 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !batch {
+		if wire.Unheard(body) {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
 		if refusal := wire.Screen(body); refusal != nil {
 			status := http.StatusOK
 			if modern {
@@ -326,6 +330,9 @@ func (h *Server) serveBatch(w http.ResponseWriter, r *http.Request, members []js
 	var notes, answers []json.RawMessage
 	for _, m := range members {
 		env, _ := wire.ReadEnvelope(m)
+		if wire.Unheard(m) {
+			continue
+		}
 		if refusal := wire.Screen(m); refusal != nil {
 			answers = append(answers, refusal)
 			continue

@@ -118,6 +118,9 @@ func (l *Local) Handle(ctx context.Context, msg json.RawMessage) []byte {
 }
 
 func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
+	if wire.Unheard(msg) {
+		return nil
+	}
 	if refusal := wire.Screen(msg); refusal != nil {
 		return refusal
 	}

@@ -79,3 +79,38 @@ func TestASecondInitializeThroughABridgeLeavesOneSession(t *testing.T) {
 		t.Fatalf("after it: %s", a)
 	}
 }
+
+// A notification is answered nothing, whatever its params hold (JSON-RPC
+// answers no notification): mcp-go answers one whose params are not an
+// object -32700 with a null id, which a client can match to no request.
+func TestANotificationWithParamsNotAnObjectIsAnsweredNothing(t *testing.T) {
+	f := newFixture()
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
+	bridged := runStdio(t, bridgeTo(t, s.url, nil))
+	local := runStdio(t, localTo(t, f))
+	notes := []string{
+		`{"jsonrpc":"2.0","method":"notifications/initialized","params":[1]}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":"x"}`,
+		`{"jsonrpc":"2.0","method":"notifications/whatever","params":5}`,
+		`[{"jsonrpc":"2.0","method":"notifications/whatever","params":true},{"jsonrpc":"2.0","id":"b","method":"ping"}]`,
+	}
+	for _, stage := range []string{"before initialize", "after it"} {
+		for _, c := range []*stdioClient{bridged, local} {
+			c.send(notes...)
+			if a := c.call(`"p"`, "ping", ""); !strings.Contains(a, `"result"`) {
+				t.Fatalf("%s, the ping after the notifications: %s", stage, a)
+			}
+			for _, f := range c.backlog {
+				if strings.Contains(f, "-32700") || !strings.Contains(f, `"id":"b"`) {
+					t.Errorf("%s, %T answered a notification: %s", stage, c.backend, f)
+				}
+			}
+			c.backlog = nil
+		}
+		if stage == "before initialize" {
+			for _, c := range []*stdioClient{bridged, local} {
+				c.open(initRoots)
+			}
+		}
+	}
+}

@@ -295,6 +295,9 @@ func TestAPingIsAnsweredAsMCPGoWouldAndHeard(t *testing.T) {
 	if resp, body := c.do(http.MethodPost, "/mcp", sid, `{"jsonrpc":"2.0","method":"ping"}`); resp.StatusCode != http.StatusAccepted {
 		t.Errorf("a ping sent as a notification: %d %s, want 202 as for any notification", resp.StatusCode, body)
 	}
+	if resp, body := c.do(http.MethodPost, "/mcp", sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":[1]}`); resp.StatusCode != http.StatusAccepted || body != "" {
+		t.Errorf("a notification whose params are an array: %d %q, want 202 and nothing", resp.StatusCode, body)
+	}
 	if resp, body := c.do(http.MethodPost, "/mcp", sid, ping, "MCP-Protocol-Version", "1999-01-01"); resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("a ping under an unknown protocol version: %d %s, want mcp-go's 400", resp.StatusCode, body)
 	}

@@ -65,7 +65,7 @@ func Screen(msg json.RawMessage) []byte {
 		return ErrorFrame(nil, mcp.INVALID_REQUEST, "invalid request: the id is null; a request's id is a string or a number, a notification has none")
 	}
 	if len(m.ID) == 0 {
-		return nil // a notification is answered nothing, whatever it holds
+		return nil // a notification is answered nothing (see Unheard)
 	}
 	if !heldExactly(m.ID) {
 		return ErrorFrame(m.ID, mcp.INVALID_REQUEST, "invalid request: a numeric id is an integer within ±2^53 (9007199254740992), or a fraction a double holds; a string id may be anything")
@@ -88,6 +88,23 @@ func Screen(msg json.RawMessage) []byte {
 		}
 	}
 	return nil
+}
+
+// Unheard reports whether msg is a notification whose params are not an
+// object. It is dropped unanswered: JSON-RPC answers no notification, and
+// mcp-go, which could not read it either, would answer it -32700 with a
+// null id that its client can match to no request.
+func Unheard(msg json.RawMessage) bool {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method json.RawMessage `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if !isObject(msg) || json.Unmarshal(msg, &m) != nil || len(m.ID) > 0 || len(m.Method) == 0 {
+		return false
+	}
+	params := bytes.TrimSpace(m.Params)
+	return len(params) > 0 && string(params) != "null" && params[0] != '{'
 }
 
 // heldExactly reports whether a client reads id back from mcp-go as it
