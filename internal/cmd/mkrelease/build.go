@@ -50,9 +50,10 @@ func (t target) archiveName(version string) string {
 
 // env is the go command's environment for this target: pure Go, for
 // every processor of its architecture, whatever the packager's own
-// environment asks (GOAMD64=v3 needs AVX2, and changes the bytes).
+// environment asks (GOAMD64=v3 needs AVX2, and changes the bytes), and
+// without the FIPS 140 module GOFIPS140 would link in.
 func (t target) env() []string {
-	return append(os.Environ(), "GOOS="+t.os, "GOARCH="+t.arch, "CGO_ENABLED=0", "GOAMD64=v1", "GOARM64=v8.0", "GOEXPERIMENT=")
+	return append(os.Environ(), "GOOS="+t.os, "GOARCH="+t.arch, "CGO_ENABLED=0", "GOAMD64=v1", "GOARM64=v8.0", "GOEXPERIMENT=", "GOFIPS140=off")
 }
 
 // buildAll compiles the command for every target into bins, two builds at

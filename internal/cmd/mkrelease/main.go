@@ -8,7 +8,8 @@
 // with only Go and git makes it, and the archives are byte-for-byte the
 // same from the same commit and Go release, whatever GOAMD64, GOARM64 or
 // GOEXPERIMENT the environment sets (not what `go env -w` wrote: an
-// empty GOEXPERIMENT is read as unset). Its version is the one the binary
+// empty GOEXPERIMENT is read as unset) or GOFIPS140. It refuses a tree
+// with changes no commit holds. Its version is the one the binary
 // says it is (internal/release.Number).
 package main
 
@@ -31,6 +32,10 @@ func main() {
 	targets := flag.String("targets", "all", "comma-separated os/arch list, or all")
 	flag.Parse()
 	o.root = "."
+	if err := committed(o.root); err != nil {
+		fmt.Fprintln(os.Stderr, "dist:", err)
+		os.Exit(1)
+	}
 	o.version = release.Number // what the binary says it is (internal/release)
 	o.buildFlags = releaseBuildFlags
 	o.mtime = sourceDate()
@@ -50,6 +55,22 @@ func main() {
 		fmt.Fprintln(os.Stderr, "dist:", err)
 		os.Exit(1)
 	}
+}
+
+// committed refuses a tree that git sees changed (untracked files too):
+// its archives would carry the commit's version and time, but not the
+// commit's bytes.
+func committed(root string) error {
+	cmd := exec.Command("git", "status", "--porcelain")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("git status: %w", err)
+	}
+	if len(out) > 0 {
+		return fmt.Errorf("the tree has changes no commit holds; commit or stash them first:\n%s", out)
+	}
+	return nil
 }
 
 // sourceDate is the time every archive member carries, so that archives are

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -42,6 +43,7 @@ func TestAnOutThatHoldsTheCheckoutIsRefused(t *testing.T) {
 func TestTheBuildIgnoresThePackagersProcessorLevel(t *testing.T) {
 	t.Setenv("GOAMD64", "v3")
 	t.Setenv("GOEXPERIMENT", "nosynchashtriemap")
+	t.Setenv("GOFIPS140", "latest")
 	env := target{"linux", "amd64"}.env()
 	last := func(key string) string {
 		for j := len(env) - 1; j >= 0; j-- {
@@ -56,5 +58,48 @@ func TestTheBuildIgnoresThePackagersProcessorLevel(t *testing.T) {
 	}
 	if got := last("GOEXPERIMENT"); got != "" {
 		t.Errorf("GOEXPERIMENT is %s", got)
+	}
+	if got := last("GOFIPS140"); got != "off" {
+		t.Errorf("GOFIPS140 is %s", got)
+	}
+}
+
+// A tree with changes no commit holds is not released: its archives would
+// carry the commit's version with other bytes.
+func TestAChangedTreeIsNotReleased(t *testing.T) {
+	root := testtemp.Dir(t)
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	write := func(name, text string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(root, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git("init", "-q")
+	write(".gitignore", "/dist/\n")
+	write("main.go", "package main\n")
+	git("add", ".")
+	git("commit", "-qm", "first")
+	if err := os.Mkdir(filepath.Join(root, "dist"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := committed(root); err != nil {
+		t.Fatalf("a committed tree (an ignored dist/ beside it): %v", err)
+	}
+	write("main.go", "package main // changed\n")
+	if err := committed(root); err == nil || !strings.Contains(err.Error(), "main.go") {
+		t.Errorf("a changed file: %v", err)
+	}
+	git("checkout", "--", "main.go")
+	write("extra.go", "package main\n")
+	if err := committed(root); err == nil || !strings.Contains(err.Error(), "extra.go") {
+		t.Errorf("an untracked file: %v", err)
 	}
 }
