@@ -213,6 +213,9 @@ func Judge(in Input) Verdict {
 		// over one that is alive would only start a war over the lease.
 		v.Class = Unusable
 		v.Reason = "unusable lease: the server it names at " + url + " runs in another network namespace than this process (a container's, or its host's), out of its reach (" + probe.Reason + "), and its owner (" + pid + ") holds the lease"
+	case in.Owner == proc.OwnerGone && in.Elsewhere != "":
+		v.Class = Stale
+		v.Reason = "stale lease: it came here with a copy of the checkout at " + strconv.Quote(in.Elsewhere) + ", whose server it names at " + url + ", and nobody here holds it"
 	case in.Owner == proc.OwnerGone:
 		v.Class = Stale
 		v.Reason = "stale lease: the server it names at " + url + " does not answer for this checkout and its owner (" + pid + ") is gone (" + probe.Reason + ")"

@@ -107,7 +107,7 @@ func TestJudge(t *testing.T) {
 		// copied secret, and serves the other checkout, so it is not asked.
 		{name: "written for another checkout, owner alive", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerAlive, Elsewhere: "/original"}, class: Busy,
 			reason: `does not answer (it serves the checkout at "/original", for which the lease was written: it came here with a copy of it) but its owner (pid 4242) is alive`},
-		{name: "written for another checkout, owner gone", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerGone, Probe: okProbe, Elsewhere: "/original"}, class: Stale, reason: `it serves the checkout at "/original"`},
+		{name: "written for another checkout, owner gone", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerGone, Probe: okProbe, Elsewhere: "/original"}, class: Stale, reason: `it came here with a copy of the checkout at "/original", whose server`},
 
 		// An owner in other namespaces (a container's, or the host's beside
 		// it) is told alive by the lock it holds on its lease: alive, it is

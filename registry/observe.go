@@ -113,7 +113,7 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 				in.Elsewhere, obs.Elsewhere = doc.Root, doc.Root
 			}
 			in.Foreign, in.OutOfReach = o.foreign(doc)
-			obs.Owner = o.owner(doc, in.Foreign != "", func() proc.Liveness { return snap.Holder })
+			obs.Owner = o.owner(doc, in.Foreign != "", in.Elsewhere != "", func() proc.Liveness { return snap.Holder })
 			in.Owner = obs.Owner
 			if e := doc.Executable; e != nil && e.Path != "" && e.Path == o.Executable.Path {
 				in.OnDisk, _ = StatExecutable(e.Path) // which of the two is current, the file says
@@ -135,7 +135,7 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 			// A server killed just now refuses the probe: its owner, asked
 			// before, is asked again, or the lease would be waited for as a
 			// busy one's (or its server left for one out of reach).
-			in.Owner = o.owner(*obs.Lease, in.Foreign != "", func() proc.Liveness { return fsOr(o.FS).Read(o.Path).Holder })
+			in.Owner = o.owner(*obs.Lease, in.Foreign != "", in.Elsewhere != "", func() proc.Liveness { return fsOr(o.FS).Read(o.Path).Holder })
 			obs.Owner = in.Owner
 			v = Judge(in)
 		}
@@ -176,12 +176,19 @@ func network(namespaces string) string {
 // owner tells whether doc's owner runs: by its pid, start and boot; or,
 // when it runs in other namespaces (foreign), where that pid is another
 // process or none, by the lock it holds on its lease for its term, as
-// holder finds it.
-func (o *Observer) owner(doc Lease, foreign bool, holder func() proc.Liveness) proc.Liveness {
+// holder finds it. A lease written for another checkout (elsewhere) that
+// no process holds has no owner here, whoever runs under its pid.
+func (o *Observer) owner(doc Lease, foreign, elsewhere bool, holder func() proc.Liveness) proc.Liveness {
 	if foreign {
 		return holder()
 	}
-	return o.Env.Alive(doc.PID, doc.ProcessStart, doc.BootID)
+	alive := o.Env.Alive(doc.PID, doc.ProcessStart, doc.BootID)
+	if elsewhere && alive != proc.OwnerGone && holder() == proc.OwnerGone {
+		// A copy of another checkout's lease: its owner holds the file it
+		// wrote there, and nobody this one, so nobody is waited for.
+		return proc.OwnerGone
+	}
+	return alive
 }
 
 // elsewhere reports whether root, a lease's, is another directory here

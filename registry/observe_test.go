@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -198,6 +199,41 @@ func TestObserver_ALeaseOfAnotherCheckoutIsNotProbed(t *testing.T) {
 				t.Errorf("%s after %d probes (%s), want %s", obs.Verdict.Class, calls.Load(), obs.Verdict.Reason, tt.class)
 			}
 		})
+	}
+}
+
+// A copy of a live server's lease (cp -a while it ran) is not waited for
+// as a busy one where the lock tells: its owner holds the file it wrote,
+// and nobody this one. A copy that somebody holds is waited for.
+func TestObserver_ACopiedLeaseOfALiveServerIsNotWaitedFor(t *testing.T) {
+	self, err := Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, other := testtemp.Dir(t), testtemp.Dir(t)
+	for _, held := range []bool{false, true} {
+		path := leasePath(t)
+		writeFile(t, path, docBytes(t, func(l *Lease) {
+			l.Root, l.PID, l.ProcessStart, l.BootID = other, self.PID, self.Start, self.BootID // alive: this process
+		}))
+		want := Busy
+		if held {
+			release, err := osFS{}.Hold(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer release()
+		} else if runtime.GOOS == "linux" { // where the lock tells
+			want = Stale
+		}
+		o := &Observer{Path: path, Root: ours, Executable: ourExe, Version: ourVersion, Probe: countingProbe(ProbeResult{Status: ProbeOK}, new(atomic.Int32))}
+		obs, err := o.Observe(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if obs.Verdict.Class != want {
+			t.Errorf("held %v: %s (%s), want %s", held, obs.Verdict.Class, obs.Verdict.Reason, want)
+		}
 	}
 }
 
