@@ -23,6 +23,8 @@ func TestEdgeMessagesAreAnsweredTheSameBridgedAndLocal(t *testing.T) {
 		{"3", `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, `{"jsonrpc":"2.0","id":3,"error":{"code":-32600,"message":"invalid request: tools/list before initialize`},
 		{"4", `{"jsonrpc":"2.0","id":4,"method":"initialize"}`, `{"jsonrpc":"2.0","id":4,"error":{"code":-32602,`},
 		{"5", `[{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{` + modern + `}}]`, `[{"jsonrpc":"2.0","id":5,"error":{"code":-32600,"message":"invalid request: 2026-07-28 has no batches`},
+		// _meta's keys are matched exactly, as mcp-go matches them
+		{"12", `{"jsonrpc":"2.0","id":12,"method":"tools/list","params":{` + strings.ToLower(modern) + `}}`, `{"jsonrpc":"2.0","id":12,"error":{"code":-32600,"message":"invalid request: tools/list before initialize`},
 	}
 	late := []edge{
 		{"null", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},
@@ -40,6 +42,7 @@ func TestEdgeMessagesAreAnsweredTheSameBridgedAndLocal(t *testing.T) {
 		{"null", `{"jsonrpc":"2.0","id":null,"method":"ping","params":{` + modern + `}}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},
 		{"10", `{"jsonrpc":"2.0","id":10,"method":"initialize"}`, `{"jsonrpc":"2.0","id":10,"error":{"code":-32602,`},
 		{"11", `{"jsonrpc":"2.0","id":11,"method":"tools/list"}`, `{"jsonrpc":"2.0","id":11,"result":{`},
+		{"13", `{"jsonrpc":"2.0","id":13,"method":"tools/list","params":{` + strings.ToLower(modern) + `}}`, `{"jsonrpc":"2.0","id":13,"result":{`},
 	}
 	compare := func(edges []edge) {
 		for _, e := range edges {

@@ -221,11 +221,14 @@ func MetaOf(params json.RawMessage) (json.RawMessage, string) {
 	if !mayHoldKey(params, `"_meta"`) || json.Unmarshal(params, &p) != nil || len(p.Meta) == 0 {
 		return nil, ""
 	}
-	var m struct {
-		Version string `json:"io.modelcontextprotocol/protocolVersion"`
+	// Its keys are matched exactly, as mcp-go reads _meta (into a map),
+	// though _meta itself in any case (a struct's field).
+	var m map[string]json.RawMessage
+	var version string
+	if json.Unmarshal(p.Meta, &m) == nil {
+		_ = json.Unmarshal(m[mcp.MetaKeyProtocolVersion], &version)
 	}
-	_ = json.Unmarshal(p.Meta, &m)
-	return p.Meta, m.Version
+	return p.Meta, version
 }
 
 // MayHold reports whether a JSON text may hold s, as a decoder reads it:
