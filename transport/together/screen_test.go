@@ -42,6 +42,8 @@ func TestEdgeMessagesAreAnsweredTheSameBridgedAndLocal(t *testing.T) {
 		{"null", `{"jsonrpc":"2.0","id":null,"method":"ping","params":{` + modern + `}}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},
 		{"10", `{"jsonrpc":"2.0","id":10,"method":"initialize"}`, `{"jsonrpc":"2.0","id":10,"error":{"code":-32602,`},
 		{"11", `{"jsonrpc":"2.0","id":11,"method":"tools/list"}`, `{"jsonrpc":"2.0","id":11,"result":{`},
+		{`"\ud800"`, `{"jsonrpc":"2.0","id":"\ud800","method":"ping"}`, `{"jsonrpc":"2.0","id":"\ud800","error":{"code":-32600,"message":"invalid request: a string id is Unicode text`},
+		{`"\udc00x"`, `{"jsonrpc":"2.0","id":"\udc00x","method":"tools/list"}`, `{"jsonrpc":"2.0","id":"\udc00x","error":{"code":-32600,`},
 		{"13", `{"jsonrpc":"2.0","id":13,"method":"tools/list","params":{` + strings.ToLower(modern) + `}}`, `{"jsonrpc":"2.0","id":13,"result":{`},
 	}
 	compare := func(edges []edge) {

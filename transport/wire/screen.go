@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -22,7 +23,8 @@ import (
 // a string or is empty, an id with neither a method nor a result or an
 // error (a bridge would take each for an answer, and answer nothing), a
 // numeric id that comes back changed (mcp-go reads one as a float64, and
-// would answer 2^53+1 as 2^53, which may be another request of its client).
+// would answer 2^53+1 as 2^53, which may be another request of its client),
+// or a string id that does (see exactString).
 // Nil when mcp-go may have it.
 func Screen(msg json.RawMessage) []byte {
 	var m struct {
@@ -69,6 +71,9 @@ func Screen(msg json.RawMessage) []byte {
 	}
 	if !heldExactly(m.ID) {
 		return ErrorFrame(m.ID, mcp.INVALID_REQUEST, "invalid request: a numeric id is an integer within ±2^53 (9007199254740992), or a fraction a double holds; a string id may be anything")
+	}
+	if !exactString(m.ID) {
+		return ErrorFrame(m.ID, mcp.INVALID_REQUEST, "invalid request: a string id is Unicode text: no lone surrogate, no invalid UTF-8")
 	}
 	params := bytes.TrimSpace(m.Params)
 	switch {
@@ -123,6 +128,45 @@ func heldExactly(id json.RawMessage) bool {
 	}
 	n, err := strconv.ParseInt(lit, 10, 64)
 	return err == nil && -1<<53 <= n && n <= 1<<53
+}
+
+// exactString reports whether a client reads the JSON string lit back as
+// it sent it: Go reads invalid UTF-8 and a lone surrogate (\ud800) as
+// U+FFFD, so such an id would come back another. True for what is not a
+// string.
+func exactString(lit []byte) bool {
+	for i := 0; i < len(lit); i++ {
+		switch c := lit[i]; {
+		case c >= utf8.RuneSelf:
+			r, n := utf8.DecodeRune(lit[i:])
+			if r == utf8.RuneError && n == 1 {
+				return false
+			}
+			i += n - 1
+			continue
+		case c != '\\':
+			continue
+		case i+5 >= len(lit) || lit[i+1] != 'u':
+			i++ // past the character escaped (a quote, a backslash)
+			continue
+		}
+		r, _ := strconv.ParseUint(string(lit[i+2:i+6]), 16, 32)
+		i += 5
+		switch {
+		case 0xDC00 <= r && r <= 0xDFFF:
+			return false // a low half alone
+		case 0xD800 <= r && r <= 0xDBFF:
+			if i+6 >= len(lit) || lit[i+1] != '\\' || lit[i+2] != 'u' {
+				return false
+			}
+			lo, _ := strconv.ParseUint(string(lit[i+3:i+7]), 16, 32)
+			if lo < 0xDC00 || lo > 0xDFFF {
+				return false
+			}
+			i += 6
+		}
+	}
+	return true
 }
 
 // namedBy is the param that names what a request is about: over HTTP,
