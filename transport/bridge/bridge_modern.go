@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -57,7 +56,9 @@ func (b *Bridge) exchangeModern(ctx context.Context, msg json.RawMessage, c call
 	b.startPresence()
 	header := postHeader()
 	b.setHeaders(header, "", c.version)
-	setModernHeaders(header, c)
+	if c.env.Method != "" {
+		wire.SetNames(header, c.env.Method, c.params)
+	}
 	carry.SetPeer(header, b.modernPeer())
 	res := b.post(ctx, msg, header, b.resendable([]call{c}))
 	switch {
@@ -86,21 +87,6 @@ func (b *Bridge) modernPeer() string {
 		b.record.Peer = b.cfg.NewPeer()
 	}
 	return b.record.Peer
-}
-
-// setModernHeaders sets the headers 2026-07-28 requires of a POST besides
-// its version: the method, and the name of what a tools/call, prompts/get
-// or resources/read is about (encoded when it is not plain ASCII).
-func setModernHeaders(h http.Header, c call) {
-	if c.env.Method == "" {
-		return
-	}
-	h.Set(mcp.HeaderMethod, c.env.Method)
-	if name, ok := mcp.ExtractHeaderName(mcp.MCPMethod(c.env.Method), c.params); ok {
-		if v, ok := mcp.EncodeHeaderValue(name); ok {
-			h.Set(mcp.HeaderName, v)
-		}
-	}
 }
 
 // isAnswer reports whether body is one JSON-RPC response.

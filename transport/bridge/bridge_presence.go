@@ -71,7 +71,7 @@ func (b *Bridge) presence() (opened bool) {
 	}
 	req.Header = postHeader()
 	b.setHeaders(req.Header, "", version)
-	setModernHeaders(req.Header, call{env: wire.Envelope{Method: string(mcp.MethodSubscriptionsListen)}})
+	wire.SetNames(req.Header, string(mcp.MethodSubscriptionsListen), params)
 	carry.SetPeer(req.Header, b.modernPeer())
 	opened, _ = b.listen(req, presenceStream, func([]byte) error { return nil }, zap.String("peer", b.PeerID()))
 	return opened

@@ -44,6 +44,12 @@ func TestEdgeMessagesAreAnsweredTheSameBridgedAndLocal(t *testing.T) {
 		{"11", `{"jsonrpc":"2.0","id":11,"method":"tools/list"}`, `{"jsonrpc":"2.0","id":11,"result":{`},
 		{`"\ud800"`, `{"jsonrpc":"2.0","id":"\ud800","method":"ping"}`, `{"jsonrpc":"2.0","id":"\ud800","error":{"code":-32600,"message":"invalid request: a string id is Unicode text`},
 		{`"\udc00x"`, `{"jsonrpc":"2.0","id":"\udc00x","method":"tools/list"}`, `{"jsonrpc":"2.0","id":"\udc00x","error":{"code":-32600,`},
+		// what a header cannot carry as the client wrote it
+		{"14", `{"jsonrpc":"2.0","id":14,"method":" tools/list","params":{` + modern + `}}`, `{"jsonrpc":"2.0","id":14,"error":{"code":-32601,`},
+		{"15", `{"jsonrpc":"2.0","id":15,"method":"tools/list\u0001","params":{` + modern + `}}`, `{"jsonrpc":"2.0","id":15,"error":{"code":-32601,`},
+		{"16", `{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"` + strings.Repeat("x", 80000) + `",` + modern + `}}`, `{"jsonrpc":"2.0","id":16,"error":{"code":-32602,"message":"tool 'xxx`},
+		{"17", `{"jsonrpc":"2.0","id":17,"method":"prompts/get","params":{"name":"` + strings.Repeat("é", 30000) + `",` + modern + `}}`, `{"jsonrpc":"2.0","id":17,"error":{"code":-32601,`},
+		{"18", `{"jsonrpc":"2.0","id":18,"method":"resources/read","params":{"uri":"majordomus://` + strings.Repeat("y", 100000) + `",` + modern + `}}`, `{"jsonrpc":"2.0","id":18,"error":{"code":-32602,`},
 		{"13", `{"jsonrpc":"2.0","id":13,"method":"tools/list","params":{` + strings.ToLower(modern) + `}}`, `{"jsonrpc":"2.0","id":13,"result":{`},
 	}
 	compare := func(edges []edge) {

@@ -1,6 +1,12 @@
 package wire
 
-import "time"
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
 
 // Codes of the JSON error bodies the HTTP server answers with
 // ({"error":{"code":"<code>","message":"<text>"}}).
@@ -30,3 +36,45 @@ const LeaseHeader = "Majordomus-Lease"
 // DefaultIdleTimeout is how long a server keeps a session its client sent
 // nothing on, and so how long a bridge may count on a session it left.
 const DefaultIdleTimeout = 90 * time.Second
+
+// NamesInBody marks a bridge's POST of a 2026-07-28 request whose method
+// or name no header carries as its client wrote them (spaces around the
+// method, control characters, a name longer than a request's head may
+// be): it goes without Mcp-Method and Mcp-Name, and the server takes them
+// from the body (NamesFromBody), so that mcp-go answers the request as it
+// does in process (R8), not as a header mismatch.
+const NamesInBody = "Majordomus-Names-In-Body"
+
+// maxNameHeader bounds the Mcp-Name a bridge sends: the server reads at
+// most 64 KiB of a request's head.
+const maxNameHeader = 16 << 10
+
+// SetNames sets on h, the header of a POST of a 2026-07-28 request, the
+// method and the name of what a tools/call, prompts/get or resources/read
+// is about (encoded when it is not plain ASCII), or NamesInBody.
+func SetNames(h http.Header, method string, params json.RawMessage) {
+	name, named := mcp.ExtractHeaderName(mcp.MCPMethod(method), params)
+	v, ok := mcp.EncodeHeaderValue(name)
+	if plain, _ := mcp.EncodeHeaderValue(method); plain != method || named && ok && len(v) > maxNameHeader {
+		h.Set(NamesInBody, "1")
+		return
+	}
+	h.Set(mcp.HeaderMethod, method)
+	if named && ok {
+		h.Set(mcp.HeaderName, v)
+	}
+}
+
+// NamesFromBody sets on h, the header of a POST that carries NamesInBody,
+// the method and name its body gives.
+func NamesFromBody(h http.Header, method string, params json.RawMessage) {
+	if h.Get(NamesInBody) == "" {
+		return
+	}
+	h.Set(mcp.HeaderMethod, method)
+	if name, ok := mcp.ExtractHeaderName(mcp.MCPMethod(method), params); ok {
+		if v, ok := mcp.EncodeHeaderValue(name); ok {
+			h.Set(mcp.HeaderName, v)
+		}
+	}
+}
