@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"go.uber.org/zap"
 
 	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
@@ -72,8 +73,8 @@ func (b *Bridge) exchangeModern(ctx context.Context, msg json.RawMessage, c call
 		b.observe([]call{c}, res.body)
 		return res.body, nil
 	}
-	return wire.ErrorFrame(c.env.ID, mcp.INTERNAL_ERROR, fmt.Sprintf("the shared server at %s answered %d: %s",
-		b.cfg.URL, res.status, httpErrorMessage(res.body))), nil
+	b.log.Warn("the shared server refused a request", zap.String("url", b.cfg.URL), zap.Int("status", res.status), zap.String("method", c.env.Method))
+	return wire.ErrorFrame(c.env.ID, mcp.INTERNAL_ERROR, "the shared server refused the request: "+httpErrorMessage(res.body)), nil
 }
 
 // modernPeer is the client's peer id for a modern message: the one its

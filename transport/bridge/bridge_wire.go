@@ -15,6 +15,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/zap"
 
 	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
@@ -265,7 +266,8 @@ func resultsByID(answer []byte) map[string]json.RawMessage {
 // rejectedAnswer answers the requests of a message the server refused
 // (400, 413…) with an error naming the refusal; no election follows.
 func (b *Bridge) rejectedAnswer(msg json.RawMessage, calls []call, res exchangeResult) []byte {
-	text := fmt.Sprintf("the shared server at %s rejected the message (%d): %s", b.cfg.URL, res.status, httpErrorMessage(res.body))
+	b.log.Warn("the shared server rejected a message", zap.String("url", b.cfg.URL), zap.Int("status", res.status))
+	text := "the shared server rejected the message: " + httpErrorMessage(res.body)
 	if res.status == http.StatusRequestEntityTooLarge {
 		// A server with a smaller limit than maxMessageBytes, which the
 		// stdio loop enforces before any message reaches a bridge.

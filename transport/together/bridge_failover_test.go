@@ -288,7 +288,7 @@ func TestARefusalIsRelayedWithoutAnElection(t *testing.T) {
 	c := runStdio(t, fo.bridge(s.url))
 	c.open(initRoots)
 	a := c.call("2", "tools/call", lookup(strings.Repeat("x", 8192)))
-	if !strings.Contains(a, "payload too large") || !strings.Contains(a, "413") || !strings.Contains(a, `"id":2,"error"`) {
+	if !strings.Contains(a, "payload too large") || strings.Contains(a, "413") || strings.Contains(a, s.url) || !strings.Contains(a, `"id":2,"error"`) {
 		t.Fatalf("answered %s", a)
 	}
 	if a := c.call("3", "tools/call", lookup("k")); !strings.Contains(a, "value of k") {
