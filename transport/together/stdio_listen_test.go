@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 )
 
 // A 2026-07-28 client served in process hears only what its listen asks
@@ -114,4 +116,41 @@ func TestAListenSpelledWithEscapesEndsWithTheInput(t *testing.T) {
 		t.Errorf("the listen heard, untagged: %s", heard)
 	}
 	c.close() // fails the test unless the loop ends with its input
+}
+
+// A listen is cancelled by its id however its client spells it there, as
+// mcp-go reads ids: 5.0 names the listen 5, and "\u0061" the listen "a".
+// Bridged, its stream closes; in process, it is answered nothing.
+func TestAListenIsCancelledByItsIdHoweverItIsSpelled(t *testing.T) {
+	for _, tc := range []struct{ id, spelled string }{{"5", "5.0"}, {`"a"`, `"\u0061"`}} {
+		f := newFixture()
+		s := serveHTTP(t, httpserver.Config{MCP: f.srv})
+		listen := strings.Replace(modernRequest(0, "subscriptions/listen", `{"notifications":{"toolsListChanged":true}}`), `"id":0`, `"id":`+tc.id, 1)
+		cancel := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + tc.spelled + `}}`
+		bridged := runStdio(t, bridgeTo(t, s.url, nil))
+		bridged.send(listen)
+		s.count.waitFor(t, 1)
+		bridged.send(cancel)
+		s.count.waitFor(t, 0)
+
+		local := runStdio(t, localTo(t, f))
+		local.send(listen)
+		local.until(func(f string) bool { return strings.Contains(f, "notifications/subscriptions/acknowledged") })
+		local.send(cancel)
+		for deadline := time.Now().Add(wait); ; time.Sleep(time.Millisecond) { // the listen's end clears its filter
+			if _, active := f.session("stdio").(server.SessionWithSubscriptionFilter).SubscriptionFilter(); !active {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the listen cancelled as %s did not end", tc.id, tc.spelled)
+			}
+		}
+		local.send(modernRequest(6, "tools/list", ""))
+		_, before := local.answer("6")
+		for _, f := range before {
+			if strings.Contains(f, `"id":`+tc.id+`,`) {
+				t.Errorf("the listen cancelled as %s was answered: %s", tc.spelled, f)
+			}
+		}
+	}
 }

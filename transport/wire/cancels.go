@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"sync"
 	"sync/atomic"
 )
@@ -31,7 +32,7 @@ const (
 // reports whether the client cancelled it first.
 func (c *Cancels) Begin(ctx context.Context, id json.RawMessage) (context.Context, func() (cancelled bool)) {
 	ctx, cancel := context.WithCancel(ctx)
-	key, r := string(id), &cancelling{cancel: cancel}
+	key, r := idKey(id), &cancelling{cancel: cancel}
 	c.m.Store(key, r)
 	return ctx, func() bool {
 		r.state.CompareAndSwap(stateUnderWay, stateEnded)
@@ -51,7 +52,7 @@ func (c *Cancels) Cancel(params json.RawMessage) bool {
 	if json.Unmarshal(params, &p) != nil {
 		return false
 	}
-	v, ok := c.m.Load(string(p.RequestID))
+	v, ok := c.m.Load(idKey(p.RequestID))
 	if !ok {
 		return false
 	}
@@ -60,4 +61,19 @@ func (c *Cancels) Cancel(params json.RawMessage) bool {
 		r.cancel()
 	}
 	return r.state.Load() == stateCancelled
+}
+
+// idKey is how Cancels knows an id, however its client spelled it: as
+// mcp-go reads ids, decoded (5.0 is 5, "\u0061" is "a"; Screen lets by
+// only numbers a float64 holds exactly).
+func idKey(id json.RawMessage) string {
+	var v any
+	_ = json.Unmarshal(id, &v)
+	switch v := v.(type) {
+	case string:
+		return "s" + v
+	case float64:
+		return "n" + strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return string(id)
 }
