@@ -132,6 +132,7 @@ type Bridge struct {
 	closeOnce  sync.Once
 
 	announcing json.RawMessage // a majordomus_announce's arguments, sent and not answered
+	reopened   chan struct{}   // closed once the client's initialize that ended its session is answered (reopening)
 	stale      string          // the session the client left on this server (Config.Carried), until its initialize ends it
 }
 

@@ -19,7 +19,9 @@ import (
 // when the client has no session. A session carried back to the server
 // it was left on ends the one left there first: its peer holds the id the
 // replayed initialize claims until then (leaveLater may be late).
-func (b *Bridge) reopening(ctx context.Context) context.Context {
+// Until done is called, once the initialize is answered, the client's
+// other messages wait for the session it opens (current).
+func (b *Bridge) reopening(ctx context.Context) (_ context.Context, done func()) {
 	b.mu.Lock()
 	sid, proto, peer, announce, stale := b.session, b.record.Protocol, b.record.Peer, b.record.Announce, b.stale
 	b.stale = ""
@@ -28,29 +30,62 @@ func (b *Bridge) reopening(ctx context.Context) context.Context {
 		if stale != "" {
 			b.endSession(stale, b.cfg.Carried.Protocol)
 		}
-		return ctx
+		return ctx, func() {}
 	}
-	b.setSession("", "", nil) // its stream and heartbeat stop asking for it
+	reopened := make(chan struct{})
+	b.setSession("", "", func() { b.reopened = reopened }) // its stream and heartbeat stop asking for it
 	b.endSession(sid, proto)
-	return carry.WithAnnouncement(carry.WithPeerClaim(ctx, peer), announce)
+	return carry.WithAnnouncement(carry.WithPeerClaim(ctx, peer), announce), func() {
+		b.mu.Lock()
+		if b.reopened == reopened { // not a later initialize's
+			b.reopened = nil
+		}
+		b.mu.Unlock()
+		close(reopened)
+	}
+}
+
+// current returns the client's session, once no initialize of the client
+// is opening it again: what the client sent before that initialize is
+// answered on the session it opens, as a local client's one session,
+// initialized again, answers it. A request sent on the session it ended
+// is refused 404 there, before it runs, and sent again (relay).
+func (b *Bridge) current(ctx context.Context) (sid, proto string, fail *failure) {
+	for waited := false; ; waited = true {
+		b.mu.Lock()
+		sid, proto, reopened, left := b.session, b.record.Protocol, b.reopened, b.left
+		b.mu.Unlock()
+		switch {
+		case waited && left != nil:
+			return "", "", &failure{cause: left.Cause, notRun: true}
+		case reopened == nil:
+			return sid, proto, nil
+		}
+		if !waited {
+			b.log.Debug("a message waits for the session the client's initialize opens again")
+		}
+		select {
+		case <-reopened:
+		case <-ctx.Done():
+			return "", "", &failure{cause: context.Cause(ctx), notRun: true}
+		}
+	}
 }
 
 // answeredHere answers msg when a local session answers it without its
 // MCPServer: a batch no server takes, what screen refuses, and what comes
 // before the session opens (the server has none to serve it on), unless
-// it is a 2026-07-28 message, which needs none. So such an answer never
-// waits on the server, and never names it.
-func (b *Bridge) answeredHere(msg json.RawMessage, modern bool) ([]byte, bool) {
+// it is a 2026-07-28 message, which needs none (open: a session serves
+// msg, or it needs none). So such an answer never waits on the server,
+// and never names it.
+func (b *Bridge) answeredHere(msg json.RawMessage, open bool) ([]byte, bool) {
 	if refusal := wire.RefusedBatch(msg); refusal != nil {
 		return refusal, true
 	}
 	if answer, ok := screened(msg); ok {
 		return answer, true
 	}
-	b.mu.Lock()
-	sid := b.session
-	b.mu.Unlock()
-	if sid != "" || modern {
+	if open {
 		return nil, false
 	}
 	return wire.Unopened(msg)

@@ -51,7 +51,15 @@ type exchangeResult struct {
 // server forgot it, and returns the answer or why there is none.
 func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) ([]byte, *failure) {
 	modern := len(calls) == 1 && mcp.IsModernProtocol(calls[0].version)
-	if answer, ok := b.answeredHere(msg, modern); ok {
+	open := modern
+	if !modern {
+		sid, _, fail := b.current(ctx)
+		if fail != nil {
+			return nil, fail
+		}
+		open = sid != ""
+	}
+	if answer, ok := b.answeredHere(msg, open); ok {
 		return answer, nil
 	}
 	if modern {
@@ -62,14 +70,17 @@ func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) (
 		if b.seeThrough(ctx) {
 			return b.seenThrough(ctx, msg, calls)
 		}
-		ctx = b.reopening(ctx)
+		var done func()
+		ctx, done = b.reopening(ctx)
+		defer done()
 	}
 	for attempt := 0; ; attempt++ {
-		b.mu.Lock()
-		sid, proto := b.session, b.record.Protocol
-		b.mu.Unlock()
-		if initialize {
-			sid, proto = "", "" // a new session
+		sid, proto := "", "" // an initialize: a new session
+		if !initialize {
+			var fail *failure
+			if sid, proto, fail = b.current(ctx); fail != nil {
+				return nil, fail
+			}
 		}
 		res := b.exchange(ctx, msg, sid, proto, b.resendable(calls))
 		switch res.outcome {

@@ -1,8 +1,18 @@
 package together
 
 import (
+	"context"
+	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 )
@@ -122,6 +132,99 @@ func TestANotificationWithParamsNotAnObjectIsAnsweredNothing(t *testing.T) {
 			for _, c := range []*stdioClient{bridged, local} {
 				c.open(initRoots)
 			}
+		}
+	}
+}
+
+// A second initialize written right behind other requests, and followed
+// by more, without waiting for any answer: a bridged session answers each
+// as a local one does, whose one session is initialized again under the
+// requests in flight. None is refused for want of a session, and none
+// names the server.
+func TestASecondInitializeAmongRequestsInFlightIsAnsweredAsLocally(t *testing.T) {
+	f := newFixture()
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
+	bridged := runStdio(t, bridgeTo(t, s.url, nil))
+	local := runStdio(t, localTo(t, f))
+	for _, c := range []*stdioClient{bridged, local} {
+		c.open(initRoots)
+	}
+	const initialized = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+	for round := range 50 {
+		id := func(n int) string { return fmt.Sprint(100*round + n) }
+		lines := []string{
+			`{"jsonrpc":"2.0","id":` + id(2) + `,"method":"tools/list"}`,
+			`{"jsonrpc":"2.0","id":` + id(3) + `,"method":"ping"}`,
+			`{"jsonrpc":"2.0","id":` + id(4) + `,"method":"resources/list"}`,
+			strings.Replace(initRoots, `"id":1`, `"id":`+id(5), 1),
+			initialized,
+			`{"jsonrpc":"2.0","id":` + id(6) + `,"method":"tools/list"}`,
+			`{"jsonrpc":"2.0","id":` + id(7) + `,"method":"ping"}`,
+		}
+		for _, c := range []*stdioClient{bridged, local} {
+			c.send(strings.Join(lines, "\n")) // at once: nothing waits for an answer
+		}
+		for n := 2; n <= 7; n++ {
+			b, _ := bridged.answer(id(n))
+			l, _ := local.answer(id(n))
+			if !strings.Contains(l, `"result"`) {
+				t.Fatalf("round %d: locally, %s is answered %s", round, id(n), l)
+			}
+			if b != l {
+				t.Errorf("round %d, %s:\nbridged %s\nlocal   %s", round, id(n), b, l)
+			}
+			if strings.Contains(b, "http") || strings.Contains(b, "status") {
+				t.Errorf("round %d: bridged, %s names the server: %s", round, id(n), b)
+			}
+		}
+		f.waitRegistered(t, 2) // the bridged session and the local one
+	}
+}
+
+// The window the requests above fall into by chance, held open: a call
+// read before a second initialize (it waits for the tools the bridge asks
+// for) reaches the relay while that initialize opens the new session. It
+// waits for that session and is answered on it, as locally.
+func TestACallReadBeforeASecondInitializeIsAnsweredOnTheSessionItOpens(t *testing.T) {
+	f := newFixture()
+	tools, reopening, reopen := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	f.hooks.AddBeforeListTools(func(_ context.Context, id any, _ *mcp.ListToolsRequest) {
+		if fmt.Sprint(id) == "majordomus-bridge-tools" {
+			<-tools
+		}
+	})
+	var initializes atomic.Int32
+	f.hooks.AddBeforeInitialize(func(context.Context, any, *mcp.InitializeRequest) {
+		if initializes.Add(1) == 2 {
+			close(reopening)
+			<-reopen
+		}
+	})
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
+	core, logs := observer.New(zapcore.DebugLevel)
+	bridged := runStdio(t, bridgeTo(t, s.url, zap.New(core)))
+	release := sync.OnceFunc(func() { close(reopen) })
+	t.Cleanup(release) // before the loop's end is waited for
+	bridged.open(initRoots)
+	bridged.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":`+lookup("k")+`}`,
+		strings.Replace(initRoots, `"id":1`, `"id":3`, 1))
+	select {
+	case <-reopening: // the old session is ended, the new one not yet open
+	case <-time.After(wait):
+		t.Fatal("the second initialize did not reach the server")
+	}
+	close(tools)
+	for deadline := time.Now().Add(wait); logs.FilterMessage("a message waits for the session the client's initialize opens again").Len() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			a, _ := bridged.answer("2")
+			t.Fatalf("the call did not wait for the new session; it was answered %s", a)
+		}
+	}
+	release()
+	bridged.send(`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`)
+	for _, id := range []string{"2", "3", "4"} {
+		if a, _ := bridged.answer(id); !strings.Contains(a, `"result"`) {
+			t.Errorf("%s is answered %s", id, a)
 		}
 	}
 }
