@@ -8,11 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"go.uber.org/zap"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/fsinbox"
 )
 
 // Watch keeps the index current until ctx ends, then closes its watcher and
@@ -45,7 +46,7 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 		return fmt.Errorf("layer: watching: %w", err)
 	}
 	defer w.Close()
-	in := newInbox(w) // before the first Add: on Windows Add waits for the reader
+	in := fsinbox.New(w) // before the first Add: on Windows Add waits for the reader
 	aiDir := filepath.Join(l.root, ".ai")
 	repoDir := filepath.Join(l.root, filepath.FromSlash(repoRel))
 	localDir := filepath.Join(aiDir, "local") // what leads there is skipped: it decides what is
@@ -211,8 +212,8 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-in.ready:
-			events, errs := in.take()
+		case <-in.Ready():
+			events, errs := in.Take()
 			for _, err := range errs {
 				l.log.Warn("layer watch error", zap.Error(err))
 				if errors.Is(err, fsnotify.ErrEventOverflow) {
@@ -239,65 +240,6 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 			refresh()
 		}
 	}
-}
-
-// inbox takes a watcher's events and errors, on a goroutine of its own, as
-// they come: fsnotify's reader waits until each is taken, and on Windows
-// Add and Remove wait for that reader, so the goroutine that adds and
-// removes watches must not be the one that takes them (under a burst of
-// writes it would wait on itself for ever).
-type inbox struct {
-	ready chan struct{} // holds a value while something waits to be taken
-	mu    sync.Mutex
-	ops   map[string]fsnotify.Op // what happened to each name, at most one entry a name
-	errs  []error                // the last few
-}
-
-// newInbox takes w's events and errors until w is closed.
-func newInbox(w *fsnotify.Watcher) *inbox {
-	in := &inbox{ready: make(chan struct{}, 1), ops: map[string]fsnotify.Op{}}
-	go func() {
-		events, errs := w.Events, w.Errors
-		for events != nil || errs != nil {
-			select {
-			case ev, ok := <-events:
-				if !ok {
-					events = nil
-					continue
-				}
-				in.mu.Lock()
-				in.ops[ev.Name] |= ev.Op
-				in.mu.Unlock()
-			case err, ok := <-errs:
-				if !ok {
-					errs = nil
-					continue
-				}
-				in.mu.Lock()
-				in.errs = append(in.errs[max(0, len(in.errs)-15):], err)
-				in.mu.Unlock()
-			}
-			select {
-			case in.ready <- struct{}{}:
-			default:
-			}
-		}
-	}()
-	return in
-}
-
-// take returns what came since the last take, as events, one a name.
-func (in *inbox) take() ([]fsnotify.Event, []error) {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	events := make([]fsnotify.Event, 0, len(in.ops))
-	for name, op := range in.ops {
-		events = append(events, fsnotify.Event{Name: name, Op: op})
-	}
-	errs := in.errs
-	clear(in.ops)
-	in.errs = nil
-	return events, errs
 }
 
 // sameDir reports whether two paths name one directory.

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
 
@@ -281,38 +280,6 @@ func TestWatchAfterABurstOfWrites(t *testing.T) {
 	}
 	write(t, root, ".ai/repo/a.md", "---\nid: a\nkind: rule\n---\nA, after the burst\n")
 	waitBody(t, changes, "majordomus://rule/a", "A, after the burst\n")
-}
-
-// Events wait to be taken one a name, however many come meanwhile: a
-// rebuild or a slow onChange never makes them pile up.
-func TestAnInboxKeepsOneEntryAName(t *testing.T) {
-	dir := testtemp.Dir(t)
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	if err := w.Add(dir); err != nil {
-		t.Fatal(err)
-	}
-	in := newInbox(w)
-	for i := range 2000 {
-		write(t, dir, "a.md", fmt.Sprint(i))
-	}
-	write(t, dir, "last.md", "") // once it is in, every write before it is
-	last := filepath.Join(dir, "last.md")
-	for {
-		<-in.ready
-		in.mu.Lock()
-		n, done := len(in.ops), in.ops[last] != 0
-		in.mu.Unlock()
-		if done {
-			if n != 2 {
-				t.Fatalf("%d entries wait for 2 names", n)
-			}
-			return
-		}
-	}
 }
 
 // A watch that starts while its files are being written starts all the

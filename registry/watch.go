@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/fsinbox"
 )
 
 // Watch defaults.
@@ -60,7 +62,7 @@ func watch(ctx context.Context, path string, debounce, every time.Duration, noti
 		if err != nil {
 			return nil, fmt.Errorf("watching lease: %w", err)
 		}
-		w.fs = fw
+		w.fs, w.in = fw, fsinbox.New(fw) // before the first Add: on Windows Add waits for the reader
 		if err := w.watchTheWay(); err != nil {
 			fw.Close()
 			return nil, fmt.Errorf("watching lease directory: %w", err)
@@ -108,15 +110,15 @@ type watcher struct {
 	heeded          map[string]bool // the lease, its directory and those it is reached through
 	debounce, every time.Duration
 	fs              *fsnotify.Watcher // nil: periodic checks only
+	in              *fsinbox.Inbox    // what fs reported, taken as it came
 }
 
 func (w *watcher) run(ctx context.Context, out chan<- Change) {
 	defer close(out)
-	var events <-chan fsnotify.Event
-	var errs <-chan error
+	var reported <-chan struct{}
 	if w.fs != nil {
 		defer w.fs.Close()
-		events, errs = w.fs.Events, w.fs.Errors
+		reported = w.in.Ready()
 	}
 	ticker := time.NewTicker(w.every)
 	defer ticker.Stop()
@@ -142,30 +144,25 @@ func (w *watcher) run(ctx context.Context, out chan<- Change) {
 			return
 		case send <- next:
 			pending = nil
-		case ev, ok := <-events:
-			if !ok {
-				events = nil
-				continue
-			}
-			// The lease, or a directory on its way moved, removed or made
-			// (the path then names another directory, or none).
-			if name := filepath.Clean(ev.Name); w.heeded[name] {
-				switch {
-				case name == w.path:
-				case ev.Has(fsnotify.Create):
-					_ = w.watchTheWay()
-				case ev.Has(fsnotify.Rename), ev.Has(fsnotify.Remove):
-					w.unwatchFrom(name)
+		case <-reported:
+			events, errs := w.in.Take()
+			for _, ev := range events {
+				// The lease, or a directory on its way moved, removed or
+				// made (the path then names another directory, or none).
+				if name := filepath.Clean(ev.Name); w.heeded[name] {
+					switch {
+					case name == w.path:
+					case ev.Has(fsnotify.Create):
+						_ = w.watchTheWay()
+					case ev.Has(fsnotify.Rename), ev.Has(fsnotify.Remove):
+						w.unwatchFrom(name)
+					}
+					settle.Reset(w.debounce)
 				}
-				settle.Reset(w.debounce)
 			}
-		case _, ok := <-errs:
-			if !ok {
-				errs = nil
-				continue
+			if len(errs) > 0 {
+				check() // an overflow (or any watcher error) may have lost events
 			}
-			// An overflow (or any watcher error) may have lost events.
-			check()
 		case <-settle.C:
 			check()
 		case <-ticker.C:

@@ -3,11 +3,13 @@ package registry
 import (
 	"bytes"
 	"context"
-	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 )
 
 // nextChange waits (at most 10 s) for a Change that satisfies want.
@@ -128,4 +130,40 @@ func stopWatch(t *testing.T, cancel context.CancelFunc, ch <-chan Change) {
 		for range ch {
 		}
 	})
+}
+
+// A directory on the lease's way made again is watched again while events
+// pour in around it, and the watch goes on: on Windows fsnotify's Add
+// waits for its reader, which waits for its events to be taken, so the
+// loop that adds must not be the one that takes them.
+func TestWatch_WatchesItsDirectoryAgainWhileEventsPourIn(t *testing.T) {
+	path := leasePath(t)
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ch, err := Watch(ctx, path, time.Millisecond, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopWatch(t, cancel, ch)
+	nextChange(t, ch, "the initial state", func(c Change) bool { return c.Found == Missing })
+	beside := filepath.Join(filepath.Dir(dir), "beside")
+	for i := range 50 {
+		for j := range 20 { // events in a watched directory, none of them heeded
+			if err := os.WriteFile(beside, []byte{byte(j)}, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Rename(dir, fmt.Sprintf("%s-%d", dir, i)); err != nil { // moved away, as a removal would
+			t.Fatalf("round %d: %v", i, err)
+		}
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw := docBytes(t, nil)
+	writeFile(t, path, raw)
+	nextChange(t, ch, "the lease written after it all", holding(raw))
 }
