@@ -160,8 +160,11 @@ func (s *Loop) Serve(ctx context.Context) Ending {
 // error, or handle returning false. An overlong line is passed as nil so
 // that it can be answered.
 func readLines(r *bufio.Reader, handle func(line []byte) bool) error {
-	for {
+	for first := true; ; first = false {
 		line, err := wire.ReadLine(r)
+		if first { // after the byte order mark some Windows shells write first
+			line = bytes.TrimPrefix(line, []byte("\uFEFF"))
+		}
 		if len(line) > 0 || (line == nil && err == nil) {
 			if !handle(line) {
 				return nil

@@ -228,3 +228,19 @@ func TestACallReadBeforeASecondInitializeIsAnsweredOnTheSessionItOpens(t *testin
 		}
 	}
 }
+
+// A byte order mark before the first line (some Windows shells write one
+// when they pipe text) is not part of the first message.
+func TestAByteOrderMarkBeforeTheFirstLineIsSkipped(t *testing.T) {
+	f := newFixture()
+	for name, c := range map[string]*stdioClient{"local": runStdio(t, localTo(t, f)), "bridged": runStdio(t, bridgeTo(t, serveHTTP(t, httpserver.Config{MCP: f.srv}).url, nil))} {
+		c.send("\uFEFF" + initRoots)
+		if a, _ := c.answer("1"); !strings.Contains(a, `"result"`) {
+			t.Errorf("%s: the initialize behind the mark is answered %s", name, a)
+		}
+		c.send("\uFEFF" + `{"jsonrpc":"2.0","id":2,"method":"ping"}`) // only the first
+		if a, _ := c.answer("null"); !strings.Contains(a, "-32700") {
+			t.Errorf("%s: a mark on a later line is answered %s", name, a)
+		}
+	}
+}
