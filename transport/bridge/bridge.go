@@ -215,8 +215,14 @@ func (b *Bridge) Relay(ctx context.Context, msg json.RawMessage) ([]byte, error)
 		return nil, g
 	}
 	calls := readCalls(msg)
-	if len(calls) == 1 && calls[0].env.Method == string(mcp.MethodNotificationCancelled) && b.modern.Cancel(calls[0].params) {
-		return nil, nil // closing its stream was the cancellation
+	cancelled := 0
+	for _, c := range calls { // alone or in a batch
+		if c.env.Method == string(mcp.MethodNotificationCancelled) && b.modern.Cancel(c.params) {
+			cancelled++
+		}
+	}
+	if cancelled == len(calls) && cancelled > 0 {
+		return nil, nil // closing their streams was the cancellation
 	}
 	// A 2026-07-28 listen lasts as long as its client wants: a move waits
 	// for no listen (relayModern ends it there and it is opened again).

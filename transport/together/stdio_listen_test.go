@@ -119,14 +119,22 @@ func TestAListenSpelledWithEscapesEndsWithTheInput(t *testing.T) {
 }
 
 // A listen is cancelled by its id however its client spells it there, as
-// mcp-go reads ids: 5.0 names the listen 5, and "\u0061" the listen "a".
+// mcp-go reads ids: 5.0 names the listen 5, and "\u0061" the listen "a";
+// and by a cancel in a batch.
 // Bridged, its stream closes; in process, it is answered nothing.
 func TestAListenIsCancelledByItsIdHoweverItIsSpelled(t *testing.T) {
-	for _, tc := range []struct{ id, spelled string }{{"5", "5.0"}, {`"a"`, `"\u0061"`}} {
+	cancelling := func(id string) string {
+		return `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `}}`
+	}
+	for _, tc := range []struct{ id, spelled, cancel string }{
+		{"5", "5.0", cancelling("5.0")},
+		{`"a"`, `"\u0061"`, cancelling(`"\u0061"`)},
+		{"7", "7 in a batch", "[" + cancelling("7") + "," + cancelling("99") + "]"},
+	} {
 		f := newFixture()
 		s := serveHTTP(t, httpserver.Config{MCP: f.srv})
 		listen := strings.Replace(modernRequest(0, "subscriptions/listen", `{"notifications":{"toolsListChanged":true}}`), `"id":0`, `"id":`+tc.id, 1)
-		cancel := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + tc.spelled + `}}`
+		cancel := tc.cancel
 		bridged := runStdio(t, bridgeTo(t, s.url, nil))
 		bridged.send(listen)
 		s.count.waitFor(t, 1)
