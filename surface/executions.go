@@ -155,7 +155,6 @@ func (e *Executions) keep(loaded []Execution, sink func(Execution)) []Execution 
 	return merged
 }
 
-// unkeep stops giving calls to the sink.
 // relabel makes the calls of peer id old those of id (Board.renumber).
 func (e *Executions) relabel(old, id string) {
 	e.mu.Lock()
@@ -169,6 +168,7 @@ func (e *Executions) relabel(old, id string) {
 	}
 }
 
+// unkeep stops giving calls to the sink.
 func (e *Executions) unkeep() {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -42,7 +42,7 @@ func runs(key string) bool {
 	if !ok || err1 != nil || err2 != nil {
 		return false
 	}
-	return proc.Alive(p, s, "") != proc.OwnerGone
+	return proc.Env{}.Alive(p, s, "") != proc.OwnerGone
 }
 
 // newPeer draws a peer id for a 2026-07-28 client: its host's, else the

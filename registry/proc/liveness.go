@@ -73,12 +73,6 @@ func (e Env) Time() time.Time {
 	return time.Now()
 }
 
-// Alive tells whether the process pid that started at start during boot
-// bootID still runs, on the real host. See [Env.Alive].
-func Alive(pid int, start uint64, bootID string) Liveness {
-	return Env{}.Alive(pid, start, bootID)
-}
-
 // Alive tells whether the owner recorded as (pid, start, bootID) still runs.
 // It is alive only if kill(pid, 0) succeeds or fails with EPERM, its start
 // time equals start and bootID is this boot. Another boot or another start

@@ -39,7 +39,7 @@ func TestAlive_ThisProcess(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Alive(tt.pid, tt.start, tt.boot); got != tt.want {
+			if got := (Env{}).Alive(tt.pid, tt.start, tt.boot); got != tt.want {
 				t.Errorf("Alive(%d, %d, %q) = %s, want %s", tt.pid, tt.start, tt.boot, got, tt.want)
 			}
 		})
@@ -58,14 +58,14 @@ func TestAlive_ADeadChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := Alive(pid, start, boot); got != OwnerAlive {
+	if got := (Env{}).Alive(pid, start, boot); got != OwnerAlive {
 		t.Fatalf("a running child is %s", got)
 	}
 	c.Stdin.Close()
 	if err := c.Cmd.Wait(); err != nil {
 		t.Fatalf("child: %v", err)
 	}
-	if got := Alive(pid, start, boot); got != OwnerGone {
+	if got := (Env{}).Alive(pid, start, boot); got != OwnerGone {
 		t.Errorf("a reaped child is %s, want gone", got)
 	}
 }

@@ -41,7 +41,7 @@ func TestAlive_AZombieIsGone(t *testing.T) {
 	if err := syscall.Kill(pid, 0); err != nil {
 		t.Fatalf("a zombie answers signal 0, this one said %v", err)
 	}
-	if got := Alive(pid, start, boot); got != OwnerGone {
+	if got := (Env{}).Alive(pid, start, boot); got != OwnerGone {
 		t.Errorf("a zombie is %s, want gone", got)
 	}
 	// The fleet's view agrees: no process has the pid, which is a fact.
