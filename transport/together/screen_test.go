@@ -54,6 +54,10 @@ func TestEdgeMessagesAreAnsweredTheSameBridgedAndLocal(t *testing.T) {
 		{"11", `{"jsonrpc":"2.0","id":11,"method":"tools/list"}`, `{"jsonrpc":"2.0","id":11,"result":{`},
 		{`"\ud800"`, `{"jsonrpc":"2.0","id":"\ud800","method":"ping"}`, `{"jsonrpc":"2.0","id":"\ud800","error":{"code":-32600,"message":"invalid request: a string id is Unicode text`},
 		{`"\udc00x"`, `{"jsonrpc":"2.0","id":"\udc00x","method":"tools/list"}`, `{"jsonrpc":"2.0","id":"\udc00x","error":{"code":-32600,`},
+		// a name mcp-go reads in another case than the tag's, or not a string
+		{"19", `{"jsonrpc":"2.0","id":19,"method":"tools/call","params":{"name":"majordomus_list","NAME":"",` + modern + `}}`, `{"jsonrpc":"2.0","id":19,"error":{"code":-32602,"message":"invalid params: tools/call names`},
+		{"20", `{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"majordomus_list","Name":5,` + modern + `}}`, `{"jsonrpc":"2.0","id":20,"error":{"code":-32602,"message":"invalid params: tools/call names`},
+		{"21", `{"jsonrpc":"2.0","id":21,"method":"resources/read","params":{"uri":"majordomus://x","URI":"",` + modern + `}}`, `{"jsonrpc":"2.0","id":21,"error":{"code":-32602,"message":"invalid params: resources/read names`},
 		// what a header cannot carry as the client wrote it
 		{"14", `{"jsonrpc":"2.0","id":14,"method":" tools/list","params":{` + modern + `}}`, `{"jsonrpc":"2.0","id":14,"error":{"code":-32601,`},
 		{"15", `{"jsonrpc":"2.0","id":15,"method":"tools/list\u0001","params":{` + modern + `}}`, `{"jsonrpc":"2.0","id":15,"error":{"code":-32601,`},

@@ -83,12 +83,10 @@ func Screen(msg json.RawMessage) []byte {
 		return ErrorFrame(m.ID, mcp.INVALID_PARAMS, "invalid params: initialize takes params: protocolVersion, capabilities and clientInfo")
 	}
 	if field, ok := namedBy[method]; ok {
-		var p map[string]json.RawMessage
-		_ = json.Unmarshal(params, &p)
-		var name string
-		if json.Unmarshal(p[field], &name) != nil || name == "" {
-			// Over HTTP, 2026-07-28 would refuse it for its empty Mcp-Name
-			// header (-32020), which a local session has none of.
+		// Read as mcp-go reads it (its key in any case, the last of
+		// duplicates). Over HTTP, 2026-07-28 would refuse it for its empty
+		// Mcp-Name header (-32020), which a local session has none of.
+		if name, ok := mcp.ExtractHeaderName(mcp.MCPMethod(method), params); !ok || name == "" {
 			return ErrorFrame(m.ID, mcp.INVALID_PARAMS, "invalid params: "+method+" names what it is about in params."+field)
 		}
 	}
