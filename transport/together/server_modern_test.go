@@ -60,6 +60,15 @@ func TestAModernRequestIsServedWithoutASession(t *testing.T) {
 	if resp, body := c.do(http.MethodPost, "/mcp", "", modernRequest(3, "tools/list", ""), "Mcp-Protocol-Version", "2026-07-28"); resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, `"jsonrpc":"2.0"`) {
 		t.Fatalf("without Mcp-Method: %d %s", resp.StatusCode, body)
 	}
+	// the mark a bridge sends instead of names no header carries is heeded
+	// only where no name header came: it never excuses a mismatch
+	mismatched := append(modernHeaders("tools/list", ""), "Majordomus-Names-In-Body", "1")
+	if resp, body := c.do(http.MethodPost, "/mcp", "", modernRequest(5, "tools/call", `{"name":"majordomus_list"}`), mismatched...); resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "-32020") {
+		t.Fatalf("a mismatched Mcp-Method with the mark: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := c.do(http.MethodPost, "/mcp", "", modernRequest(6, "tools/list", ""), "Mcp-Protocol-Version", "2026-07-28", "Majordomus-Names-In-Body", "1"); resp.StatusCode != http.StatusOK || !strings.Contains(body, `"tools"`) {
+		t.Fatalf("the mark alone: %d %s", resp.StatusCode, body)
+	}
 	if resp, _ := c.do(http.MethodGet, "/mcp", "", "", "Mcp-Protocol-Version", "2026-07-28"); resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Fatalf("GET: %d", resp.StatusCode)
 	}

@@ -65,11 +65,11 @@ func SetNames(h http.Header, method string, params json.RawMessage) {
 	}
 }
 
-// NamesFromBody sets on h, the header of a POST that carries NamesInBody,
-// the method and name its body gives.
+// NamesFromBody sets on h, the header of a POST that carries NamesInBody
+// and neither Mcp-Method nor Mcp-Name, the method and name its body gives.
 func NamesFromBody(h http.Header, method string, params json.RawMessage) {
-	if h.Get(NamesInBody) == "" {
-		return
+	if h.Get(NamesInBody) == "" || h.Get(mcp.HeaderMethod) != "" || h.Get(mcp.HeaderName) != "" {
+		return // a request sends its names one way, never both
 	}
 	h.Set(mcp.HeaderMethod, method)
 	if name, ok := mcp.ExtractHeaderName(mcp.MCPMethod(method), params); ok {
