@@ -149,13 +149,13 @@ func (w *watcher) run(ctx context.Context, out chan<- Change) {
 			for _, ev := range events {
 				// The lease, or a directory on its way moved, removed or
 				// made (the path then names another directory, or none).
+				// Both may have happened since the last take: the move first.
 				if name := filepath.Clean(ev.Name); w.heeded[name] {
-					switch {
-					case name == w.path:
-					case ev.Has(fsnotify.Create):
-						_ = w.watchTheWay()
-					case ev.Has(fsnotify.Rename), ev.Has(fsnotify.Remove):
+					if name != w.path && ev.Has(fsnotify.Rename|fsnotify.Remove) {
 						w.unwatchFrom(name)
+					}
+					if name != w.path && ev.Has(fsnotify.Create) {
+						_ = w.watchTheWay()
 					}
 					settle.Reset(w.debounce)
 				}
