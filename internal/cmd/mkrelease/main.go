@@ -61,7 +61,7 @@ func main() {
 // its archives would carry the commit's version and time, but not the
 // commit's bytes.
 func committed(root string) error {
-	cmd := exec.Command("git", "status", "--porcelain")
+	cmd := exec.Command("git", "status", "--porcelain", "--untracked-files=all", "--ignore-submodules=none")
 	cmd.Dir = root
 	out, err := cmd.Output()
 	if err != nil {
