@@ -73,7 +73,7 @@ func idKey(id json.RawMessage) string {
 	case string:
 		return "s" + v
 	case float64:
-		return "n" + strconv.FormatFloat(v, 'g', -1, 64)
+		return "n" + strconv.FormatFloat(v, 'g', -1, 64) // -0 is not 0 to mcp-go either
 	}
 	return string(id)
 }
