@@ -23,7 +23,7 @@ import (
 func (l *Layer) addTree(w *fsnotify.Watcher, dir string) (targets map[string]bool, dangling []string) {
 	real, local := realDir(dir), localHalf(l.root) // .ai/repo may be a link itself
 	if under(real, local) {
-		return nil, nil // never indexed (listFiles), never watched
+		return map[string]bool{}, nil // never indexed (listFiles), never watched
 	}
 	walked := func(t string) bool { // in a directory the walk below watches
 		for _, d := range []string{dir, real} {

@@ -178,3 +178,16 @@ func TestAnAbsoluteLinksHopsLeaveTheSharedPathOut(t *testing.T) {
 		t.Errorf("hops %q (whole %v); want only the file, in store/proj", hops, whole)
 	}
 }
+
+// A .ai/repo that links into .ai/local is served as an empty, degraded
+// index and watched all the same (a watch that met one panicked, taking
+// every process of the checkout down), and is indexed once re-pointed.
+func TestWatchARepoLinkedIntoLocal(t *testing.T) {
+	root := testtemp.Dir(t)
+	writeTree(t, root, map[string]string{".ai/manifest.yaml": testManifest,
+		".ai/local/notes/s.md": rule("s", "secret\n"), "build/a.md": rule("a", "A\n")})
+	link(t, "local/notes", filepath.Join(root, ".ai/repo"))
+	_, changes, _, _ := watchAt(t, root, false)
+	repoint(t, "../build", filepath.Join(root, ".ai/repo"))
+	waitBody(t, changes, "majordomus://rule/a", "A\n")
+}
