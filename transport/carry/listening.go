@@ -24,6 +24,15 @@ const (
 	logLevelID  = "majordomus-bridge-log-level"
 )
 
+// What a session carries of its subscriptions is bounded, as everything a
+// client sends is (docs/security.md, "Bounded"): a URI longer than
+// maxHeardURI names no resource served here, and a session holds at most
+// maxHeard; a subscription past them is answered, and not carried.
+const (
+	maxHeard    = 4096
+	maxHeardURI = 2048
+)
+
 // Hearing is what a session asked to hear.
 type Hearing struct {
 	Subscribed []string // the URIs of resources/subscribe, in order, without repeats
@@ -43,7 +52,7 @@ func (h *Hearing) NoteHeard(method string, params json.RawMessage) {
 			return
 		}
 		h.Subscribed = slices.DeleteFunc(h.Subscribed, func(u string) bool { return u == p.URI })
-		if method == string(mcp.MethodResourcesSubscribe) {
+		if method == string(mcp.MethodResourcesSubscribe) && len(p.URI) <= maxHeardURI && len(h.Subscribed) < maxHeard {
 			h.Subscribed = append(h.Subscribed, p.URI)
 		}
 	case string(mcp.MethodSetLogLevel):
