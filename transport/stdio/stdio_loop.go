@@ -95,10 +95,14 @@ func (s *Loop) Serve(ctx context.Context) Ending {
 		return true
 	}
 	in := bufio.NewReaderSize(s.In, 64<<10)
+	first := true // of the whole input, whichever goroutine reads it (one at a time)
 	var read func()
 	read = func() {
 		handedOff := false
 		err := readLines(in, func(line []byte) bool {
+			if first { // after the byte order mark some Windows shells write first
+				first, line = false, bytes.TrimPrefix(line, []byte("\uFEFF"))
+			}
 			if !room() {
 				return false
 			}
@@ -160,11 +164,8 @@ func (s *Loop) Serve(ctx context.Context) Ending {
 // error, or handle returning false. An overlong line is passed as nil so
 // that it can be answered.
 func readLines(r *bufio.Reader, handle func(line []byte) bool) error {
-	for first := true; ; first = false {
+	for {
 		line, err := wire.ReadLine(r)
-		if first { // after the byte order mark some Windows shells write first
-			line = bytes.TrimPrefix(line, []byte("\uFEFF"))
-		}
 		if len(line) > 0 || (line == nil && err == nil) {
 			if !handle(line) {
 				return nil
