@@ -25,13 +25,22 @@ const (
 )
 
 // What a session carries of its subscriptions is bounded, as everything a
-// client sends is (docs/security.md, "Bounded"): a URI longer than
-// maxHeardURI names no resource served here, and a session holds at most
-// maxHeard; a subscription past them is answered, and not carried.
+// client sends is (docs/security.md, "Bounded"), above what a client of an
+// index of 10,000 objects asks (B7): a subscription past the bounds is
+// answered, and not carried.
 const (
-	maxHeard    = 4096
-	maxHeardURI = 2048
+	maxHeard      = 1 << 14 // subscriptions
+	maxHeardBytes = 16 << 20
 )
+
+// uriBytes is what the URIs subscribed to take.
+func (h *Hearing) uriBytes() int {
+	n := 0
+	for _, u := range h.Subscribed {
+		n += len(u)
+	}
+	return n
+}
 
 // Hearing is what a session asked to hear.
 type Hearing struct {
@@ -52,7 +61,7 @@ func (h *Hearing) NoteHeard(method string, params json.RawMessage) {
 			return
 		}
 		h.Subscribed = slices.DeleteFunc(h.Subscribed, func(u string) bool { return u == p.URI })
-		if method == string(mcp.MethodResourcesSubscribe) && len(p.URI) <= maxHeardURI && len(h.Subscribed) < maxHeard {
+		if method == string(mcp.MethodResourcesSubscribe) && len(h.Subscribed) < maxHeard && h.uriBytes()+len(p.URI) <= maxHeardBytes {
 			h.Subscribed = append(h.Subscribed, p.URI)
 		}
 	case string(mcp.MethodSetLogLevel):
