@@ -57,18 +57,42 @@ func main() {
 	}
 }
 
-// committed refuses a tree that git sees changed (untracked files too):
-// its archives would carry the commit's version and time, but not the
+// committed refuses a tree that git sees changed (untracked files too,
+// and ignored Go files, which a build compiles all the same), or whose
+// files git was told not to look at (assume-unchanged, skip-worktree): its
+// archives would carry the commit's version and time, but not the
 // commit's bytes.
 func committed(root string) error {
-	cmd := exec.Command("git", "status", "--porcelain", "--untracked-files=all", "--ignore-submodules=none")
-	cmd.Dir = root
-	out, err := cmd.Output()
-	if err != nil {
-		return fmt.Errorf("git status: %w", err)
+	git := func(args ...string) (string, error) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		out, err := cmd.Output()
+		if err != nil {
+			return "", fmt.Errorf("git %s: %w", args[0], err)
+		}
+		return string(out), nil
 	}
-	if len(out) > 0 {
-		return fmt.Errorf("the tree has changes no commit holds; commit or stash them first:\n%s", out)
+	status, err := git("status", "--porcelain", "--untracked-files=all", "--ignore-submodules=none", "--ignored=matching")
+	if err != nil {
+		return err
+	}
+	listed, err := git("ls-files", "-v")
+	if err != nil {
+		return err
+	}
+	var changed []string
+	for line := range strings.Lines(status) {
+		if name, ignored := strings.CutPrefix(line, "!! "); !ignored || strings.HasSuffix(strings.TrimSpace(name), ".go") {
+			changed = append(changed, line)
+		}
+	}
+	for line := range strings.Lines(listed) {
+		if tag := line[0]; tag == 'S' || 'a' <= tag && tag <= 'z' {
+			changed = append(changed, "unwatched "+line[2:])
+		}
+	}
+	if len(changed) > 0 {
+		return fmt.Errorf("the tree has changes no commit holds; commit or stash them first:\n%s", strings.Join(changed, ""))
 	}
 	return nil
 }

@@ -103,4 +103,18 @@ func TestAChangedTreeIsNotReleased(t *testing.T) {
 	if err := committed(root); err == nil || !strings.Contains(err.Error(), "extra.go") {
 		t.Errorf("an untracked file: %v", err)
 	}
+	if err := os.WriteFile(filepath.Join(root, ".git", "info", "exclude"), []byte("extra.go\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := committed(root); err == nil || !strings.Contains(err.Error(), "extra.go") {
+		t.Errorf("an ignored Go file: %v", err)
+	}
+	if err := os.Remove(filepath.Join(root, "extra.go")); err != nil {
+		t.Fatal(err)
+	}
+	git("update-index", "--assume-unchanged", "main.go")
+	write("main.go", "package main // hidden\n")
+	if err := committed(root); err == nil || !strings.Contains(err.Error(), "main.go") {
+		t.Errorf("a change git was told not to look at: %v", err)
+	}
 }
