@@ -33,9 +33,11 @@ func (h *Server) serveModern(w http.ResponseWriter, r *http.Request, body []byte
 		writeFrame(w, http.StatusBadRequest, refusal) // that revision's status for -32602
 		return
 	}
-	var m struct{ Params json.RawMessage }
-	_ = json.Unmarshal(body, &m)
-	wire.NamesFromBody(r.Header, env.Method, m.Params)
+	if r.Header.Get(wire.NamesInBody) != "" {
+		var m struct{ Params json.RawMessage }
+		_ = json.Unmarshal(body, &m)
+		wire.NamesFromBody(r.Header, env.Method, m.Params)
+	}
 	if env.Method == string(mcp.MethodSubscriptionsListen) && env.IsRequest() {
 		// Counted as a session, and so held to the cap, but for a bridge's
 		// presence, which keeps its client on the board.
