@@ -96,11 +96,13 @@ func (b *Bridge) answeredHere(msg json.RawMessage, open bool) ([]byte, bool) {
 func screened(msg json.RawMessage) ([]byte, bool) {
 	var answers [][]byte
 	for _, m := range wire.Members(msg) {
-		answer := wire.Screen(m)
-		if answer == nil {
+		answer, ok := wire.Screen(m)
+		if !ok {
 			return nil, false
 		}
-		answers = append(answers, answer)
+		if answer != nil { // else a notification answered nothing
+			answers = append(answers, answer)
+		}
 	}
 	return wire.Gather(msg, answers), true
 }

@@ -177,11 +177,11 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !batch {
-		if wire.Unheard(body) {
-			w.WriteHeader(http.StatusAccepted)
+		switch refusal, screened := wire.Screen(body); {
+		case screened && refusal == nil:
+			w.WriteHeader(http.StatusAccepted) // a notification answered nothing
 			return
-		}
-		if refusal := wire.Screen(body); refusal != nil {
+		case screened:
 			status := http.StatusOK
 			if modern {
 				status = http.StatusBadRequest // that revision's status for -32600 and -32602
@@ -330,11 +330,10 @@ func (h *Server) serveBatch(w http.ResponseWriter, r *http.Request, members []js
 	var notes, answers []json.RawMessage
 	for _, m := range members {
 		env, _ := wire.ReadEnvelope(m)
-		if wire.Unheard(m) {
-			continue
-		}
-		if refusal := wire.Screen(m); refusal != nil {
-			answers = append(answers, refusal)
+		if refusal, screened := wire.Screen(m); screened {
+			if refusal != nil {
+				answers = append(answers, refusal)
+			}
 			continue
 		}
 		if refusal := wire.PromptRefusal(h.cfg.MCP, env, m); refusal != nil {

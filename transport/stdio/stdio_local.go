@@ -118,11 +118,8 @@ func (l *Local) Handle(ctx context.Context, msg json.RawMessage) []byte {
 }
 
 func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
-	if wire.Unheard(msg) {
-		return nil
-	}
-	if refusal := wire.Screen(msg); refusal != nil {
-		return refusal
+	if answer, screened := wire.Screen(msg); screened {
+		return answer
 	}
 	env, err := wire.ReadEnvelope(msg)
 	if err != nil {

@@ -24,9 +24,10 @@ import (
 // error (a bridge would take each for an answer, and answer nothing), a
 // numeric id that comes back changed (mcp-go reads one as a float64, and
 // would answer 2^53+1 as 2^53, which may be another request of its client),
-// or a string id that does (see exactString).
-// Nil when mcp-go may have it.
-func Screen(msg json.RawMessage) []byte {
+// or a string id that does (see exactString); and a notification whose
+// params are not an object is answered nothing. It reports false when
+// mcp-go may have msg.
+func Screen(msg json.RawMessage) (answer []byte, screened bool) {
 	var m struct {
 		JSONRPC json.RawMessage `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
@@ -36,78 +37,67 @@ func Screen(msg json.RawMessage) []byte {
 		Error   json.RawMessage `json:"error"`
 	}
 	if !isObject(msg) {
-		return ErrorFrame(nil, mcp.INVALID_REQUEST, "invalid request: a message must be a JSON object")
+		return ErrorFrame(nil, mcp.INVALID_REQUEST, "invalid request: a message must be a JSON object"), true
 	}
 	absent := func(v json.RawMessage) bool { return len(v) == 0 || string(v) == "null" }
 	var method, version string
 	if json.Unmarshal(msg, &m) != nil {
-		return nil // not a message: as before
+		return nil, false // not a message: as before
+	}
+	if params := bytes.TrimSpace(m.Params); len(m.ID) == 0 && len(m.Method) > 0 && !absent(params) && params[0] != '{' {
+		// A notification mcp-go could not read: it would answer -32700
+		// with a null id, which its client can match to no request, and
+		// JSON-RPC answers no notification.
+		return nil, true
 	}
 	if id := bytes.TrimSpace(m.ID); len(id) > 0 && id[0] != '"' && id[0] != '-' && (id[0] < '0' || id[0] > '9') && string(id) != "null" {
 		if absent(m.Method) && (!absent(m.Result) || !absent(m.Error)) {
-			return nil // an answer to a server request: answered nothing
+			return nil, false // an answer to a server request: answered nothing
 		}
-		return ErrorFrame(nil, mcp.INVALID_REQUEST, "invalid request: a request's id is a string or a number")
+		return ErrorFrame(nil, mcp.INVALID_REQUEST, "invalid request: a request's id is a string or a number"), true
 	}
 	switch {
 	case absent(m.Method) && (len(m.ID) == 0 || len(m.Result) > 0 || len(m.Error) > 0):
-		return nil // an answer to a server request: answered nothing
+		return nil, false // an answer to a server request: answered nothing
 	case absent(m.Method):
-		return ErrorFrame(m.ID, mcp.INVALID_REQUEST, "invalid request: a message with an id has a method, or a result or an error")
+		return ErrorFrame(m.ID, mcp.INVALID_REQUEST, "invalid request: a message with an id has a method, or a result or an error"), true
 	case json.Unmarshal(m.Method, &method) != nil:
-		return ErrorFrame(m.ID, mcp.INVALID_REQUEST, "invalid request: the method must be a string")
+		return ErrorFrame(m.ID, mcp.INVALID_REQUEST, "invalid request: the method must be a string"), true
 	case json.Unmarshal(m.JSONRPC, &version) != nil || version != "2.0":
 		// mcp-go's words, here so that a session that did not initialize
 		// says them too
-		return ErrorFrame(m.ID, mcp.INVALID_REQUEST, "Invalid JSON-RPC version")
+		return ErrorFrame(m.ID, mcp.INVALID_REQUEST, "Invalid JSON-RPC version"), true
 	case method == "" && !absent(m.ID):
-		return ErrorFrame(m.ID, mcp.METHOD_NOT_FOUND, "method not found: a request names its method")
+		return ErrorFrame(m.ID, mcp.METHOD_NOT_FOUND, "method not found: a request names its method"), true
 	}
 	if string(m.ID) == "null" {
-		return ErrorFrame(nil, mcp.INVALID_REQUEST, "invalid request: the id is null; a request's id is a string or a number, a notification has none")
+		return ErrorFrame(nil, mcp.INVALID_REQUEST, "invalid request: the id is null; a request's id is a string or a number, a notification has none"), true
 	}
 	if len(m.ID) == 0 {
-		return nil // a notification is answered nothing (see Unheard)
+		return nil, false // a notification is answered nothing
 	}
 	if !heldExactly(m.ID) {
-		return ErrorFrame(m.ID, mcp.INVALID_REQUEST, "invalid request: a numeric id is an integer within ±2^53 (9007199254740992), or a fraction a double holds; a string id may be anything")
+		return ErrorFrame(m.ID, mcp.INVALID_REQUEST, "invalid request: a numeric id is an integer within ±2^53 (9007199254740992), or a fraction a double holds; a string id may be anything"), true
 	}
 	if !exactString(m.ID) {
-		return ErrorFrame(m.ID, mcp.INVALID_REQUEST, "invalid request: a string id is Unicode text: no lone surrogate, no invalid UTF-8")
+		return ErrorFrame(m.ID, mcp.INVALID_REQUEST, "invalid request: a string id is Unicode text: no lone surrogate, no invalid UTF-8"), true
 	}
 	params := bytes.TrimSpace(m.Params)
 	switch {
 	case !absent(params) && params[0] != '{':
-		return ErrorFrame(m.ID, mcp.INVALID_PARAMS, "invalid params: params must be an object")
+		return ErrorFrame(m.ID, mcp.INVALID_PARAMS, "invalid params: params must be an object"), true
 	case absent(params) && method == string(mcp.MethodInitialize):
-		return ErrorFrame(m.ID, mcp.INVALID_PARAMS, "invalid params: initialize takes params: protocolVersion, capabilities and clientInfo")
+		return ErrorFrame(m.ID, mcp.INVALID_PARAMS, "invalid params: initialize takes params: protocolVersion, capabilities and clientInfo"), true
 	}
 	if field, ok := namedBy[method]; ok {
 		// Read as mcp-go reads it (its key in any case, the last of
 		// duplicates). Over HTTP, 2026-07-28 would refuse it for its empty
 		// Mcp-Name header (-32020), which a local session has none of.
 		if name, ok := mcp.ExtractHeaderName(mcp.MCPMethod(method), params); !ok || name == "" {
-			return ErrorFrame(m.ID, mcp.INVALID_PARAMS, "invalid params: "+method+" names what it is about in params."+field)
+			return ErrorFrame(m.ID, mcp.INVALID_PARAMS, "invalid params: "+method+" names what it is about in params."+field), true
 		}
 	}
-	return nil
-}
-
-// Unheard reports whether msg is a notification whose params are not an
-// object. It is dropped unanswered: JSON-RPC answers no notification, and
-// mcp-go, which could not read it either, would answer it -32700 with a
-// null id that its client can match to no request.
-func Unheard(msg json.RawMessage) bool {
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method json.RawMessage `json:"method"`
-		Params json.RawMessage `json:"params"`
-	}
-	if !isObject(msg) || json.Unmarshal(msg, &m) != nil || len(m.ID) > 0 || len(m.Method) == 0 {
-		return false
-	}
-	params := bytes.TrimSpace(m.Params)
-	return len(params) > 0 && string(params) != "null" && params[0] != '{'
+	return nil, false
 }
 
 // heldExactly reports whether a client reads id back from mcp-go as it
@@ -216,8 +206,10 @@ func RefusedBatch(msg json.RawMessage) []byte {
 func Unopened(msg json.RawMessage) ([]byte, bool) {
 	var answers [][]byte
 	for _, m := range Members(msg) {
-		if refusal := Screen(m); refusal != nil {
-			answers = append(answers, refusal)
+		if refusal, ok := Screen(m); ok {
+			if refusal != nil {
+				answers = append(answers, refusal)
+			}
 			continue
 		}
 		var c struct {
