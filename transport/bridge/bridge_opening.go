@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
@@ -19,9 +21,11 @@ import (
 // when the client has no session. A session carried back to the server
 // it was left on ends the one left there first: its peer holds the id the
 // replayed initialize claims until then (leaveLater may be late).
-// Until done is called, once the initialize is answered, the client's
-// other messages wait for the session it opens (current).
-func (b *Bridge) reopening(ctx context.Context) (_ context.Context, done func()) {
+// Until done is called with the initialize's answer, the client's other
+// messages wait for the session it opens (current). An initialize the
+// server refused opens none, and a local session refusing it stays as it
+// was: done then opens the ended session again, as after a restart.
+func (b *Bridge) reopening(ctx context.Context) (_ context.Context, done func(answer []byte)) {
 	b.mu.Lock()
 	sid, proto, peer, announce, stale := b.session, b.record.Protocol, b.record.Peer, b.record.Announce, b.stale
 	b.stale = ""
@@ -30,12 +34,17 @@ func (b *Bridge) reopening(ctx context.Context) (_ context.Context, done func())
 		if stale != "" {
 			b.endSession(stale, b.cfg.Carried.Protocol)
 		}
-		return ctx, func() {}
+		return ctx, func([]byte) {}
 	}
 	reopened := make(chan struct{})
 	b.setSession("", "", func() { b.reopened = reopened }) // its stream and heartbeat stop asking for it
 	b.endSession(sid, proto)
-	return carry.WithAnnouncement(carry.WithPeerClaim(ctx, peer), announce), func() {
+	return carry.WithAnnouncement(carry.WithPeerClaim(ctx, peer), announce), func(answer []byte) {
+		if wire.AnswerError(answer) != nil {
+			if fail := b.reinit(ctx, ""); fail != nil {
+				b.log.Warn("the client's session could not be opened again after its initialize was refused", zap.Error(fail.cause))
+			}
+		}
 		b.mu.Lock()
 		if b.reopened == reopened { // not a later initialize's
 			b.reopened = nil

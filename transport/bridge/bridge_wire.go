@@ -49,7 +49,7 @@ type exchangeResult struct {
 
 // relay sends msg on the current session, re-initialising once if the
 // server forgot it, and returns the answer or why there is none.
-func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) ([]byte, *failure) {
+func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) (answer []byte, _ *failure) {
 	modern := len(calls) == 1 && mcp.IsModernProtocol(calls[0].version)
 	open := modern
 	if !modern {
@@ -70,9 +70,9 @@ func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) (
 		if b.seeThrough(ctx) {
 			return b.seenThrough(ctx, msg, calls)
 		}
-		var done func()
+		var done func([]byte)
 		ctx, done = b.reopening(ctx)
-		defer done()
+		defer func() { done(answer) }()
 	}
 	for attempt := 0; ; attempt++ {
 		sid, proto := "", "" // an initialize: a new session

@@ -105,6 +105,40 @@ func TestASecondInitializeThroughABridgeLeavesOneSession(t *testing.T) {
 	}
 }
 
+// A second initialize the server refuses (params mcp-go cannot read)
+// leaves the client initialized, as a local session stays: its next
+// request is answered, not refused for want of a session, and it holds one
+// session on the server.
+func TestASecondInitializeRefusedLeavesTheClientsSessionAsItWas(t *testing.T) {
+	f := newFixture()
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
+	bridged := runStdio(t, bridgeTo(t, s.url, nil))
+	local := runStdio(t, localTo(t, f))
+	for _, c := range []*stdioClient{bridged, local} {
+		c.open(initRoots)
+	}
+	for i, params := range []string{
+		`{"protocolVersion":5,"capabilities":{},"clientInfo":{"name":"x","version":"1"}}`,
+		`{"protocolVersion":"2025-06-18","capabilities":[],"clientInfo":{"name":"x","version":"1"}}`,
+	} {
+		id := fmt.Sprint(10 * (i + 1))
+		for _, c := range []*stdioClient{bridged, local} {
+			c.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"initialize","params":` + params + `}`)
+		}
+		b, _ := bridged.answer(id)
+		l, _ := local.answer(id)
+		if b != l || !strings.Contains(l, `"error"`) {
+			t.Fatalf("the initialize %s:\nbridged %s\nlocal   %s", params, b, l)
+		}
+		b = bridged.call(id+"1", "tools/list", "")
+		l = local.call(id+"1", "tools/list", "")
+		if b != l || !strings.Contains(l, `"result"`) {
+			t.Fatalf("after the initialize %s, tools/list:\nbridged %s\nlocal   %s", params, b, l)
+		}
+		f.waitRegistered(t, 2) // the bridged session and the local one
+	}
+}
+
 // A notification is answered nothing, whatever its params hold (JSON-RPC
 // answers no notification): mcp-go answers one whose params are not an
 // object -32700 with a null id, which a client can match to no request.
