@@ -78,7 +78,7 @@ func TestAStateWriteThatFailedIsWrittenAgainOnceItCan(t *testing.T) {
 			t.Fatal(err)
 		}
 		limit := was
-		limit.Cur = uint64(info.Size())
+		setLimit(&limit.Cur, info.Size())
 		if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &limit); err != nil {
 			t.Fatal(err)
 		}
@@ -119,3 +119,6 @@ func TestAStateWriteThatFailedIsWrittenAgainOnceItCan(t *testing.T) {
 		t.Fatalf("a failed record was not written as the term ended: %d executions", n)
 	}
 }
+
+// setLimit sets an rlimit's field, uint64 on most systems, int64 on BSDs.
+func setLimit[T int64 | uint64](field *T, to int64) { *field = T(to) }
