@@ -86,9 +86,7 @@ func (cfg Config) withDefaults() Config {
 	cfg.StopGrace = cmp.Or(cfg.StopGrace, DefaultStopGrace)
 	cfg.JoinRetry = cmp.Or(cfg.JoinRetry, DefaultJoinRetry)
 	cfg.JoinRetryMax = cmp.Or(cfg.JoinRetryMax, max(DefaultJoinRetryMax, cfg.JoinRetry))
-	if cfg.Logger == nil {
-		cfg.Logger = zap.NewNop()
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, zap.NewNop())
 	return cfg
 }
 
