@@ -1,6 +1,7 @@
 package layer
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -62,12 +63,9 @@ func Open(cfg Config) (*Layer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("layer: opening: %w", err)
 	}
-	l := &Layer{root: root, name: strings.TrimSpace(cfg.Name), strict: cfg.Strict, debounce: cfg.Debounce, slack: clockSlack, log: cfg.Logger}
+	l := &Layer{root: root, name: strings.TrimSpace(cfg.Name), strict: cfg.Strict, debounce: cfg.Debounce, slack: clockSlack, log: cmp.Or(cfg.Logger, zap.NewNop())}
 	if l.debounce <= 0 {
 		l.debounce = DefaultDebounce
-	}
-	if l.log == nil {
-		l.log = zap.NewNop()
 	}
 	start := time.Now()
 	ix, src, err := build(root, l.name, 1)
