@@ -119,11 +119,11 @@ func parseManifest(data []byte) (Manifest, []string) {
 	pairs(top, "", &p, func(key string, v *yaml.Node) {
 		switch key {
 		case "schema":
-			m.Schema, _ = p.str(v, key)
+			m.Schema = p.str(v, key)
 		case "name":
-			m.Name, _ = p.str(v, key)
+			m.Name = p.str(v, key)
 		case "description":
-			m.Description, _ = p.str(v, key)
+			m.Description = p.str(v, key)
 		case "mcp":
 			m.Profiles = parseMCP(v, &p)
 		case "server":
@@ -175,14 +175,14 @@ func parseProfiles(n *yaml.Node, p *problems) []Profile {
 		var pr Profile
 		switch e.Kind {
 		case yaml.ScalarNode:
-			pr.Name, _ = p.str(e, where)
+			pr.Name = p.str(e, where)
 		case yaml.MappingNode:
 			pairs(e, where+".", p, func(key string, v *yaml.Node) {
 				switch key {
 				case "name":
-					pr.Name, _ = p.str(v, where+".name")
+					pr.Name = p.str(v, where+".name")
 				case "role":
-					pr.Role, _ = p.str(v, where+".role")
+					pr.Role = p.str(v, where+".role")
 				default:
 					p.add("unknown key %s.%s", where, key)
 				}
@@ -269,16 +269,16 @@ func (p *problems) add(format string, args ...any) {
 }
 
 // str reads a string scalar (null reads as ""); anything else is a problem.
-func (p *problems) str(v *yaml.Node, where string) (string, bool) {
+func (p *problems) str(v *yaml.Node, where string) string {
 	if isNull(v) {
-		return "", true
+		return ""
 	}
 	if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str" {
 		p.add("%s: must be a string", where)
 		p.keys[where] = true
-		return "", false
+		return ""
 	}
-	return v.Value, true
+	return v.Value
 }
 
 // shaped reports whether n is a node of kind; a null n is absent, and one
