@@ -76,13 +76,11 @@ func StartOnSockets(cmd *exec.Cmd) (*Process, error) { return startOnSockets(cmd
 // a hand-off between goroutines would slow): Frames stays empty; the logs
 // and the exit are kept. The stdout returned takes deadlines.
 func StartUnread(cmd *exec.Cmd, sockets bool) (*Process, *os.File, error) {
-	var p *Process
-	var err error
+	begin := start
 	if sockets {
-		p, err = startOnSockets(cmd, false)
-	} else {
-		p, err = start(cmd, false)
+		begin = startOnSockets
 	}
+	p, err := begin(cmd, false)
 	if err != nil {
 		return nil, nil, err
 	}
