@@ -126,27 +126,23 @@ type Server struct {
 	shutErr  error
 }
 
+// positiveOr is v, or d when v is zero or negative: a Config's unset bound.
+func positiveOr[T ~int | ~int64](v, d T) T {
+	if v > 0 {
+		return v
+	}
+	return d
+}
+
 // New builds the server. Call Shutdown to stop it, even when it
 // never served: it ends the sessions and their idle timers.
 func New(cfg Config) *Server {
-	if cfg.IdleTimeout <= 0 {
-		cfg.IdleTimeout = wire.DefaultIdleTimeout
-	}
-	if cfg.MaxBody <= 0 {
-		cfg.MaxBody = defaultMaxBody
-	}
-	if cfg.BodyTimeout <= 0 {
-		cfg.BodyTimeout = defaultBodyTimeout
-	}
-	if cfg.ListenKeepAlive <= 0 {
-		cfg.ListenKeepAlive = DefaultListenKeepAlive
-	}
-	if cfg.MaxSessions <= 0 {
-		cfg.MaxSessions = DefaultMaxSessions
-	}
-	if cfg.MaxConnections <= 0 {
-		cfg.MaxConnections = defaultMaxConnections
-	}
+	cfg.IdleTimeout = positiveOr(cfg.IdleTimeout, wire.DefaultIdleTimeout)
+	cfg.MaxBody = positiveOr(cfg.MaxBody, defaultMaxBody)
+	cfg.BodyTimeout = positiveOr(cfg.BodyTimeout, defaultBodyTimeout)
+	cfg.ListenKeepAlive = positiveOr(cfg.ListenKeepAlive, DefaultListenKeepAlive)
+	cfg.MaxSessions = positiveOr(cfg.MaxSessions, DefaultMaxSessions)
+	cfg.MaxConnections = positiveOr(cfg.MaxConnections, defaultMaxConnections)
 	cfg.Logger = cmp.Or(cfg.Logger, zap.NewNop())
 	if cfg.Identity == nil {
 		cfg.Identity = func() Identity { return Identity{} }
