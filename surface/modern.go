@@ -2,6 +2,7 @@ package surface
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -214,9 +215,7 @@ func (s *Surface) discovered(ctx context.Context, _ any, req *mcp.DiscoverReques
 		return
 	}
 	result.Instructions = s.instructions(peer)
-	if result.Meta == nil {
-		result.Meta = &mcp.Meta{}
-	}
+	result.Meta = cmp.Or(result.Meta, &mcp.Meta{})
 	if result.Meta.AdditionalFields == nil {
 		result.Meta.AdditionalFields = map[string]any{}
 	}
