@@ -166,7 +166,9 @@ func digest(t *testing.T, path string) [32]byte {
 func TestFleetInventoryFollowsRealServers(t *testing.T) {
 	dir := fleetCheckout(t)
 	registry := filepath.Join(t.TempDir(), "state", "registry.db")
-	def := serveProfile(t, dir, registry, "", "default") // the cohort is the launching parent: this test
+	// The cohort is the launching parent: this test. --profile '' (a host's
+	// variable left unset) is the default profile, in its lease and its row.
+	def := serveProfile(t, dir, registry, "", "")
 	review := serveProfile(t, dir, registry, "", "review")
 
 	before := digest(t, registry)

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -54,7 +55,8 @@ func Open(f Flags, log *zap.Logger, linesDropped func() uint64) (*Checkout, erro
 	if err != nil {
 		return nil, err
 	}
-	return &Checkout{Root: root, Manifest: m, Profile: f.Profile, Strict: f.Strict, Registry: f.Registry,
+	profile := cmp.Or(f.Profile, registry.DefaultProfile) // --profile '': a variable left unset
+	return &Checkout{Root: root, Manifest: m, Profile: profile, Strict: f.Strict, Registry: f.Registry,
 		Logger: log, LogLinesDropped: linesDropped}, nil
 }
 
