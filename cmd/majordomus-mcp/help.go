@@ -14,11 +14,11 @@ import (
 
 // help prints the usage, or a command's, on stdout.
 func help(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || slices.Contains([]string{"-h", "-help", "--help"}, args[0]) {
+	if len(args) == 0 || slices.Contains([]string{"-h", "-help", "--help", "help"}, args[0]) {
 		return printUsage(stdout, stderr, command{})
 	}
 	for _, c := range commands() {
-		if c.name == args[0] && c.name != "" && c.name != "help" {
+		if c.name == args[0] && c.name != "" {
 			return printUsage(stdout, stderr, c)
 		}
 	}

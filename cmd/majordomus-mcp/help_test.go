@@ -28,6 +28,7 @@ func TestTheCommandLineFollowsTheConventions(t *testing.T) {
 		{[]string{"bogus", "-h"}, 2, "", "majordomus-mcp: unknown command \"bogus\"\n"},
 		{[]string{"bogus", "x"}, 2, "", "majordomus-mcp: unknown command \"bogus\"\n"},
 		{[]string{"help", "-h"}, 0, "majordomus-mcp serves", ""},
+		{[]string{"help", "help"}, 0, "majordomus-mcp serves", ""},
 		// a command refuses a flag it would ignore, and lists only its own
 		{[]string{"graph", "--repo", "x"}, 2, "", "majordomus-mcp: flag provided but not defined: -repo\n"},
 		{[]string{"fleet", "--standalone"}, 2, "", "majordomus-mcp: flag provided but not defined: -standalone\n"},
