@@ -4,6 +4,7 @@ package scenarios
 
 import (
 	"encoding/json"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -69,8 +70,13 @@ func TestAFrozenLeaseholderHoldsBackNoNewClientsHandshake(t *testing.T) {
 		t.Fatalf("the election ended (%d transitions) while its only server was stopped and its grace not over", n)
 	}
 
-	// the board is the shared one's: its call waits for the election
+	// the board is the shared one's, and so is what serves the client:
+	// their requests wait for the election
 	id, err := b.Send("tools/call", map[string]any{"name": "majordomus_peers", "arguments": map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serverID, err := b.Send("resources/read", map[string]any{"uri": "majordomus://server"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,6 +85,9 @@ func TestAFrozenLeaseholderHoldsBackNoNewClientsHandshake(t *testing.T) {
 	res, err := b.Await(ctx(t), id)
 	if err != nil || res.Error != nil {
 		t.Fatalf("majordomus_peers: %v %+v", err, res.Error)
+	}
+	if res, err := b.Await(ctx(t), serverID); err != nil || res.Error != nil || !strings.Contains(string(res.Result), `\"role\":\"leaseholder\"`) {
+		t.Fatalf("majordomus://server, read while the election ran, is not the shared server's: %v %+v %s", err, res.Error, res.Result)
 	}
 	if _, err := b.WaitLog(ctx(t), `"msg":"transition"`, `"from":"electing","to":"attached"`); err != nil {
 		t.Fatal(err)

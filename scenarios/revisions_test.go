@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -47,12 +48,17 @@ var revisionProbes = []revisionProbe{
 	{"tools/call", map[string]any{"name": "majordomus_list", "arguments": map[string]any{}}},
 	{"tools/call", map[string]any{"name": "majordomus_get", "arguments": map[string]any{"uri": "majordomus://adr/adr.0001@1"}}},
 	{"tools/call", map[string]any{"name": "majordomus_search", "arguments": map[string]any{"query": "commit"}}},
+	{"completion/complete", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "review"}, "argument": map[string]any{"name": "focus", "value": "t"}}},
+	{"logging/setLevel", map[string]any{"level": "info"}},
 	{"no/such", nil},
 }
 
 // earlyProbes are the revisionProbes a process answers while its election
-// runs: all but the unknown method, which waits for what serves the client.
-var earlyProbes = revisionProbes[:len(revisionProbes)-1]
+// runs, all but the unknown method, which waits for what serves the client;
+// and the checkout's report, which names it (the modes above run in two).
+var earlyProbes = append(slices.Clone(revisionProbes[:len(revisionProbes)-1]),
+	revisionProbe{"tools/call", map[string]any{"name": "majordomus_repository", "arguments": map[string]any{}}},
+	revisionProbe{"resources/read", map[string]any{"uri": "majordomus://repository"}})
 
 // openIn opens p's session in version (a legacy one initializes; 2026-07-28
 // probes server/discover, as the official SDKs do), checks it got it, and

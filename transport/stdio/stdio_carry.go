@@ -112,8 +112,9 @@ func (l *Local) Carried() carry.Session {
 }
 
 // earlyMethods are the requests answered the same in every mode: the
-// handshake, the lists and the layer's reads. A process may answer them in
-// process, for the layer it indexed, before it knows what serves its client
+// handshake, the lists, the layer's reads and a logging level (carried,
+// as it is heard). A process may answer them in process, for the layer it
+// indexed, before it knows what serves its client
 // (docs/design.md#sharing-heals: starting is never held hostage by the
 // lease); every other request needs the board.
 var earlyMethods = map[string]bool{
@@ -123,13 +124,18 @@ var earlyMethods = map[string]bool{
 	string(mcp.MethodToolsList):              true,
 	string(mcp.MethodResourcesList):          true,
 	string(mcp.MethodResourcesTemplatesList): true,
-	string(mcp.MethodResourcesRead):          true,
 	string(mcp.MethodPromptsList):            true,
 	string(mcp.MethodPromptsGet):             true,
+	string(mcp.MethodCompletionComplete):     true, // a prompt argument's declared values
+	string(mcp.MethodSetLogLevel):            true,
 }
 
 // earlyTools are the tools that read the layer alone, not the board.
-var earlyTools = map[string]bool{"majordomus_list": true, "majordomus_get": true, "majordomus_search": true}
+var earlyTools = map[string]bool{"majordomus_list": true, "majordomus_get": true, "majordomus_search": true, "majordomus_repository": true}
+
+// serverURI is the one resource that is not the layer's: it says what
+// serves the client, which the election decides.
+const serverURI = "majordomus://server"
 
 // AnsweredEarly reports whether msg may be answered by an in-process
 // session before the process knows what serves its client: a request of
@@ -145,10 +151,14 @@ func AnsweredEarly(msg json.RawMessage) (ok, notification bool) {
 	if env.Method != "" && len(env.ID) == 0 {
 		return true, true
 	}
-	if env.Method != string(mcp.MethodToolsCall) {
-		return earlyMethods[env.Method], false
+	var call struct{ Params struct{ Name, URI string } }
+	switch env.Method {
+	case string(mcp.MethodToolsCall):
+		_ = json.Unmarshal(msg, &call)
+		return earlyTools[call.Params.Name], false
+	case string(mcp.MethodResourcesRead): // a layer's object, or the repository's
+		_ = json.Unmarshal(msg, &call)
+		return call.Params.URI != serverURI, false
 	}
-	var call struct{ Params struct{ Name string } }
-	_ = json.Unmarshal(msg, &call)
-	return earlyTools[call.Params.Name], false
+	return earlyMethods[env.Method], false
 }
