@@ -41,6 +41,24 @@ func TestToolsListIsCompleteAndAnnotatedHonestly(t *testing.T) {
 		if a.ReadOnlyHint == nil || *a.ReadOnlyHint != ro || a.DestructiveHint == nil || *a.DestructiveHint || a.OpenWorldHint == nil || *a.OpenWorldHint {
 			t.Errorf("%s: annotations %+v, want readOnly=%v, not destructive, closed world", tool.Name, a, ro)
 		}
+		// a limit's schema says what the tool takes: whole numbers within its bounds
+		if limit, ok := tool.InputSchema.Properties["limit"].(map[string]any); ok {
+			hi, _ := limit["maximum"].(float64)
+			if limit["type"] != "integer" || limit["minimum"] != 1.0 || hi < 1 {
+				t.Errorf("%s: limit %v, want an integer from 1 to a maximum", tool.Name, limit)
+			}
+			args := map[string]any{"query": "commit", "limit": hi}
+			if tool.Name != "majordomus_search" {
+				delete(args, "query")
+			}
+			if _, refused := c.tool(tool.Name, args); refused != "" {
+				t.Errorf("%s: its maximum limit %v is refused: %s", tool.Name, hi, refused)
+			}
+			args["limit"] = hi + 1
+			if out, refused := c.tool(tool.Name, args); refused == "" {
+				t.Errorf("%s: a limit over its maximum is taken: %s", tool.Name, out)
+			}
+		}
 	}
 }
 
