@@ -215,10 +215,16 @@ func detach(ctx context.Context, _ ...any) error {
 
 // Alone.
 
-// serveAlone serves the client without sharing, and says why, once.
+// serveAlone serves the client without sharing, and says why, once: a
+// try that won the lease and failed as the last one did (a server that
+// cannot bind, say) says it again at debug.
 func serveAlone(ctx context.Context, _ ...any) error {
 	m := machineOf(ctx)
-	m.log.Warn(fmt.Sprintf("cannot use the shared server: %s: %s; serving this client alone, as --standalone would", m.cfg.LeasePath, m.failure),
+	level := zap.WarnLevel
+	if m.failure == m.stillWhy {
+		level = zap.DebugLevel
+	}
+	m.log.Log(level, fmt.Sprintf("cannot use the shared server: %s: %s; serving this client alone, as --standalone would", m.cfg.LeasePath, m.failure),
 		zap.String("lease", m.cfg.LeasePath), zap.String("reason", m.failure))
 	m.lastTry, m.stillWhy = time.Now(), m.failure // the attempt that failed was a try, and the warning says why
 	if err := m.cfg.Standalone.Serve(m.runCtx, m.failure); err != nil {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"testing/synctest"
+
+	"go.uber.org/zap"
 )
 
 func TestLeaseholder_ServerStartFailedReleasesAndServesAlone(t *testing.T) {
@@ -18,6 +20,26 @@ func TestLeaseholder_ServerStartFailedReleasesAndServesAlone(t *testing.T) {
 		h.m.ClientLeft()
 		h.expect("=> exited on client-left") // no server to stop
 		h.exitsWith(Outcome{Reason: "the client left"})
+	})
+}
+
+// A server that cannot start, try after try, is said once at warn: each
+// try from alone wins the lease again and fails as the last one did.
+func TestLeaseholder_AServerThatNeverStartsIsWarnedOfOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t)
+		reason := "starting the shared server: binding 10.255.255.1:8741: cannot assign requested address"
+		for try := range 4 {
+			if try > 0 {
+				after(DefaultJoinRetry << (try - 1)) // its turn, each wait twice the last
+			}
+			h.observe(Observation{Class: ClassWon})
+			h.started(errors.New("binding 10.255.255.1:8741: cannot assign requested address"))
+			h.expect("attempt", "=> leaseholder on lease-won", "server start", "release", "=> alone on server-start-failed", "standalone: "+reason)
+		}
+		if n := h.logs.FilterMessageSnippet("cannot use the shared server").FilterLevelExact(zap.WarnLevel).Len(); n != 1 {
+			t.Errorf("%d warnings that the shared server cannot be used, want 1", n)
+		}
 	})
 }
 
