@@ -1,9 +1,6 @@
 package surface
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "fmt"
 
 // The board page's endpoints (transport's /board/api) answer what the
 // read-only tools answer: the same views, marshalled the same way, so a
@@ -42,7 +39,7 @@ func (s *Surface) executionsView(limit int) executionsView {
 }
 
 // PeersJSON is majordomus_peers' JSON as a caller that is no peer reads it.
-func (s *Surface) PeersJSON() ([]byte, error) { return json.Marshal(s.peersView("")) }
+func (s *Surface) PeersJSON() ([]byte, error) { return textJSON(s.peersView("")) }
 
 // ExecutionsJSON is majordomus_executions' JSON for limit, which must be
 // within [1, MaxExecutionsLimit].
@@ -50,17 +47,17 @@ func (s *Surface) ExecutionsJSON(limit int) ([]byte, error) {
 	if limit < 1 || limit > MaxExecutionsLimit {
 		return nil, fmt.Errorf("limit must be between 1 and %d", MaxExecutionsLimit)
 	}
-	return json.Marshal(s.executionsView(limit))
+	return textJSON(s.executionsView(limit))
 }
 
 // ServerJSON is majordomus_server's JSON.
-func (s *Surface) ServerJSON() ([]byte, error) { return json.Marshal(s.Report()) }
+func (s *Surface) ServerJSON() ([]byte, error) { return textJSON(s.Report()) }
 
 // OverlapsJSON is every pair of attached announcers whose scopes overlap,
 // by the rule majordomus_announce answers with: {"count":n,"overlaps":[…]}.
 func (s *Surface) OverlapsJSON() ([]byte, error) {
 	pairs := s.Board.Overlaps()
-	return json.Marshal(struct {
+	return textJSON(struct {
 		Count    int           `json:"count"`
 		Overlaps []OverlapPair `json:"overlaps"`
 	}{len(pairs), pairs})

@@ -3,6 +3,7 @@ package surface
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 
@@ -31,15 +32,18 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture { return newFixtureOf(t, layer.Config{}) }
 
-// newFixtureOf is newFixture with the layer configured as cfg (its Root is
-// the fixture's) and the surface's Config set by each of with.
+// newFixtureOf is newFixture with the layer configured as cfg (its Root,
+// unless set, a new copy of the example) and the surface's Config set by
+// each of with.
 func newFixtureOf(t *testing.T, cfg layer.Config, with ...func(*Config)) *fixture {
 	t.Helper()
-	root := testtemp.Dir(t)
-	if err := example.WriteCheckout(root); err != nil {
-		t.Fatal(err)
+	if cfg.Root == "" {
+		cfg.Root = testtemp.Dir(t)
+		if err := example.WriteCheckout(cfg.Root); err != nil {
+			t.Fatal(err)
+		}
 	}
-	cfg.Root = root
+	root := cfg.Root
 	lay, err := layer.Open(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -156,7 +160,9 @@ func (f *fixture) toolResult(name string, result json.RawMessage) (structured js
 	if res.IsError {
 		return nil, res.Content[0].Text
 	}
-	if len(res.Content) != 1 || res.Content[0].Text != string(res.StructuredContent) {
+	var text, same any
+	if len(res.Content) != 1 || json.Unmarshal([]byte(res.Content[0].Text), &text) != nil ||
+		json.Unmarshal(res.StructuredContent, &same) != nil || !reflect.DeepEqual(text, same) {
 		f.t.Fatalf("%s: the text content must be the structured content as JSON", name)
 	}
 	return res.StructuredContent, ""

@@ -2,7 +2,6 @@ package surface
 
 import (
 	"context"
-	"encoding/json"
 	"maps"
 	"slices"
 	"sync"
@@ -85,7 +84,7 @@ func (s *Surface) readObject(_ context.Context, req mcp.ReadResourceRequest) ([]
 }
 
 func jsonContents(uri string, v any) ([]mcp.ResourceContents, error) {
-	b, err := json.Marshal(v)
+	b, err := textJSON(v)
 	if err != nil {
 		return nil, err
 	}

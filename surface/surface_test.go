@@ -13,6 +13,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/majordomus-mcp/majordomus-mcp/example"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 	"github.com/majordomus-mcp/majordomus-mcp/layer"
 )
 
@@ -58,6 +60,30 @@ func TestToolsListIsCompleteAndAnnotatedHonestly(t *testing.T) {
 			if out, refused := c.tool(tool.Name, args); refused == "" {
 				t.Errorf("%s: a limit over its maximum is taken: %s", tool.Name, out)
 			}
+		}
+	}
+}
+
+// The text of an answer is JSON a model reads as the layer wrote it: the
+// <, > and & of Markdown are not escaped inside it (the text is a JSON
+// string, so \u003e there reaches the model as six characters).
+func TestAnAnswersTextKeepsMarkdownAsWritten(t *testing.T) {
+	root := testtemp.Dir(t)
+	body := "Run `a && b` -> then <details>."
+	if err := example.WriteCheckout(root); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".ai/repo/knowledge/arrows.md"), []byte("---\nid: arrows\nkind: knowledge\n---\n"+body+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newFixtureOf(t, layer.Config{Root: root}).connect("claude-code")
+	var res struct{ Content []struct{ Text string } }
+	mustDecode(t, c.rpc("tools/call", map[string]any{"name": "majordomus_get", "arguments": map[string]any{"uri": "majordomus://knowledge/arrows"}}), &res)
+	var read struct{ Contents []struct{ Text string } }
+	mustDecode(t, c.rpc("resources/read", map[string]any{"uri": "majordomus://knowledge/arrows"}), &read)
+	for what, text := range map[string]string{"majordomus_get": res.Content[0].Text, "resources/read": read.Contents[0].Text} {
+		if !strings.Contains(text, body) {
+			t.Errorf("%s's text does not hold the body as written: %s", what, text)
 		}
 	}
 }

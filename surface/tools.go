@@ -1,6 +1,7 @@
 package surface
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -72,11 +73,24 @@ func (s *Surface) addTools() {
 // answer makes a tool result of v: structured content plus the same JSON as
 // text for clients that read only text.
 func answer(v any) (*mcp.CallToolResult, error) {
-	b, err := json.Marshal(v)
+	b, err := textJSON(v)
 	if err != nil {
 		return nil, err
 	}
 	return mcp.NewToolResultStructured(v, string(b)), nil
+}
+
+// textJSON is v as JSON text for a model or a person to read: the <, > and
+// & of what the layer's Markdown holds stay as written, not \u003c: the
+// text is JSON in a JSON string, so an escape would survive its decoding.
+func textJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // refuse answers a bad argument ([args]) with a tool error result.

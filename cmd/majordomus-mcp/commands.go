@@ -70,10 +70,12 @@ func runFleet(ctx context.Context, env *environment) error {
 	return nil
 }
 
-// printJSON writes v on stdout, indented.
+// printJSON writes v on stdout, indented, for people as much as programs:
+// a reason's "->" stays as written.
 func printJSON(env *environment, v any) error {
 	enc := json.NewEncoder(env.stdout)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return withCode(exitInternal, fmt.Errorf("writing the answer: %w", err))
 	}
