@@ -20,11 +20,14 @@ var errOutputClosed = errors.New("transport: output closed")
 // After the first write error every later write fails with errOutputClosed,
 // and Closed is closed so that the loop can stop.
 type FrameWriter struct {
-	mu     sync.Mutex
+	mu     sync.Mutex // held across a write, which waits as long as the client does not read
 	w      io.Writer
 	err    error
 	closed chan struct{}
-	after  func() // runs once, after the next frame is written
+	// after runs once, after the next frame is written; afterMu is its own
+	// lock, so that setting it never waits on a client that does not read.
+	afterMu sync.Mutex
+	after   func()
 }
 
 // NewFrameWriter returns a FrameWriter over w (the process's stdout).
@@ -53,9 +56,11 @@ func (f *FrameWriter) Write(frame []byte) error {
 		close(f.closed)
 		err = errors.Join(errOutputClosed, err)
 	}
+	f.mu.Unlock()
+	f.afterMu.Lock()
 	after := f.after
 	f.after = nil
-	f.mu.Unlock()
+	f.afterMu.Unlock()
 	if after != nil {
 		after()
 	}
@@ -63,10 +68,11 @@ func (f *FrameWriter) Write(frame []byte) error {
 }
 
 // AfterNextWrite runs after once the next frame has gone to the client (or
-// failed to): what must not hold an answer back waits for it.
+// failed to): what must not hold an answer back waits for it. It returns at
+// once, whether or not the client reads.
 func (f *FrameWriter) AfterNextWrite(after func()) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.afterMu.Lock()
+	defer f.afterMu.Unlock()
 	f.after = after
 }
 

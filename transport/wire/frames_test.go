@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"testing"
+	"time"
 )
 
 // What waits for the next frame (a bridge's tuning, which stops the
@@ -25,4 +26,39 @@ func TestWhatWaitsForTheNextFrameRunsOnceItIsWritten(t *testing.T) {
 			t.Fatalf("after frame %d: ran %d times, want once", i+1, runs)
 		}
 	}
+}
+
+// stalledWriter is a client that stopped reading: a write waits until
+// release is closed; entered is closed once one waits.
+type stalledWriter struct{ entered, release chan struct{} }
+
+func (w stalledWriter) Write(p []byte) (int, error) {
+	close(w.entered)
+	<-w.release
+	return len(p), nil
+}
+
+// Asking for what follows the next frame never waits on a client that does
+// not read: the machine that asks would hear no signal meanwhile.
+func TestAskingForTheNextFrameNeverWaitsOnTheClient(t *testing.T) {
+	w := stalledWriter{make(chan struct{}), make(chan struct{})}
+	f := NewFrameWriter(w)
+	written := make(chan error, 1)
+	go func() { written <- f.Write([]byte(`{"id":1}`)) }()
+	<-w.entered
+	asked, ran := make(chan struct{}), make(chan struct{})
+	go func() {
+		f.AfterNextWrite(func() { close(ran) })
+		close(asked)
+	}()
+	select {
+	case <-asked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("AfterNextWrite waited on a frame the client does not read")
+	}
+	close(w.release)
+	if err := <-written; err != nil {
+		t.Fatal(err)
+	}
+	<-ran // what it asked for ran once that frame was out
 }
