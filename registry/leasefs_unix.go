@@ -86,11 +86,14 @@ func openAppend(path string) (*os.File, error) {
 }
 
 // notMine says why the opened file at path, whose stat is fi, is not this
-// user's, or "".
+// user's alone (another owner, or other users may write it), or "".
 func notMine(_ *os.File, fi fs.FileInfo, path string) string {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if me := os.Geteuid(); ok && int(st.Uid) != me {
 		return fmt.Sprintf("%s belongs to another user (uid %d; this process runs as uid %d)", path, st.Uid, me)
+	}
+	if perm := fi.Mode().Perm(); perm&0o002 != 0 {
+		return fmt.Sprintf("%s is writable by other users (mode %v)", path, perm)
 	}
 	return ""
 }

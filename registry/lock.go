@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -27,6 +28,12 @@ func lockFile(p string, wait time.Duration) (*lock, error) {
 	f, err := openLockFile(p)
 	if err != nil {
 		return nil, fmt.Errorf("opening lock file: %w", err)
+	}
+	if fi, err := f.Stat(); err == nil {
+		if why := notMine(f, fi, p); why != "" { // trusted as the lease is (docs/security.md)
+			f.Close()
+			return nil, errors.New(why)
+		}
 	}
 	deadline := time.Now().Add(wait)
 	pause := time.Millisecond

@@ -80,8 +80,14 @@ func trustedWith(leasePath string, groups ownerOnly) error {
 	}
 	defer unix.Close(lease)
 	var ls unix.Stat_t
-	if unix.Fstat(lease, &ls) == nil && ls.Mode&unix.S_IFMT == unix.S_IFREG && int(ls.Uid) != me {
+	if unix.Fstat(lease, &ls) != nil || ls.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil
+	}
+	if int(ls.Uid) != me {
 		return fmt.Errorf("the lease %s was written by another user (uid %d; this process runs as uid %d)", leasePath, ls.Uid, me)
+	}
+	if perm := fs.FileMode(ls.Mode & 0o777); perm&0o002 != 0 {
+		return fmt.Errorf("the lease %s is writable by other users (mode %v)", leasePath, perm)
 	}
 	return nil
 }

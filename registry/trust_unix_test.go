@@ -44,6 +44,33 @@ func TestTrustedLeaseDirectories(t *testing.T) {
 	if err := Trusted(filepath.Join(link, "server.json")); err == nil || !strings.Contains(err.Error(), "symbolic link") {
 		t.Fatalf("a linked directory: %v", err)
 	}
+	// A lease, or a file beside it, that other users may write is not
+	// trusted: a mode is checked, not tried, so root is refused too.
+	for _, path := range []string{lease, PeerCounterPath(lease), HostsPath(lease), LockPath(lease)} {
+		if err := os.WriteFile(path, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(path, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := Trusted(lease); err == nil || !strings.Contains(err.Error(), "writable by other users") {
+		t.Fatalf("a world-writable lease: %v", err)
+	}
+	if err := os.Chmod(lease, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NextPeer(lease); err == nil || !strings.Contains(err.Error(), "writable by other users") {
+		t.Fatalf("a world-writable peer counter: %v", err)
+	}
+	if _, err := lockFile(LockPath(lease), 0); err == nil || !strings.Contains(err.Error(), "writable by other users") {
+		t.Fatalf("a world-writable take-over lock: %v", err)
+	}
+	for _, path := range []string{lease, PeerCounterPath(lease), HostsPath(lease), LockPath(lease)} {
+		if err := os.Remove(path); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if os.Geteuid() != 0 {
 		return
 	}
