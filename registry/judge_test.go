@@ -76,6 +76,9 @@ func TestJudge(t *testing.T) {
 		{name: "no schema", in: Input{Found: Regular, Raw: []byte(`{"pid":1}`)}, class: Corrupt},
 		{name: "schema of another type", in: Input{Found: Regular, Raw: []byte(`{"schema":1}`)}, class: Corrupt},
 		{name: "type error", in: Input{Found: Regular, Raw: []byte(`{"schema":"majordomus-mcp-lease/v1","pid":"x"}`)}, class: Corrupt, reason: "document (json: cannot unmarshal"},
+		// a URL no server publishes is never waited for, whoever its owner is
+		{name: "a file URL", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.URL = new("file:///etc/passwd") }), Owner: proc.OwnerAlive}, class: Corrupt, reason: `its url "file:///etc/passwd" is not an http URL`},
+		{name: "a URL that does not parse", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.URL = new("http://[::1") }), Owner: proc.OwnerAlive}, class: Corrupt, reason: "is not an http URL"},
 		{name: "too large", in: Input{Found: Regular, Raw: []byte(`{"schema":"majordomus-mcp-lease/v1","x":"` + strings.Repeat("a", MaxLeaseSize) + `"}`)}, class: Corrupt, reason: "larger than"},
 
 		{name: "no URL, owner alive, new", in: Input{Found: Regular, Raw: bound(noURL), Owner: proc.OwnerAlive, Now: started.Add(time.Second)}, class: Binding, reason: "has not published a URL yet (started 1s ago, grace 15s)", grace: bind - time.Second},

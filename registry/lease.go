@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"time"
 
@@ -199,6 +200,9 @@ func decode(raw []byte) (Lease, string) {
 	var doc Lease
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return Lease{}, fmt.Sprintf("not a %s document (%v)", Schema, err)
+	}
+	if u, err := url.Parse(doc.URLString()); doc.HasURL() && (err != nil || u.Scheme != "http" || u.Host == "") {
+		return Lease{}, fmt.Sprintf("its url %q is not an http URL, which no server publishes", doc.URLString())
 	}
 	return doc, ""
 }
