@@ -108,9 +108,11 @@ type Input struct {
 	Owner proc.Liveness
 	// Probe is the result of probing the document's URL.
 	Probe ProbeResult
-	// Executable and Version describe the judging process.
+	// Executable and Version describe the judging process, and Profile
+	// the profile whose lease path was read ("": any).
 	Executable Executable
 	Version    string
+	Profile    string
 	// OnDisk is the file now at the path of the lease's executable, when
 	// that is the judging process's path too (zero when unread): a lease
 	// is superseded when this process was started from that file and its
@@ -178,6 +180,8 @@ func Judge(in Input) Verdict {
 		return verdict(Empty, "empty lease: the file holds nothing, and no owner writes a lease that way (it links it into place complete)")
 	case problem != "":
 		return verdict(Corrupt, "corrupt lease: "+problem)
+	case in.Profile != "" && doc.Profile != "" && doc.Profile != in.Profile:
+		return verdict(Corrupt, fmt.Sprintf("corrupt lease: it is profile %q's, at the path of profile %q's", doc.Profile, in.Profile))
 	}
 
 	// A server in other namespaces is not superseded from this side: its

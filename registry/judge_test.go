@@ -76,6 +76,9 @@ func TestJudge(t *testing.T) {
 		{name: "no schema", in: Input{Found: Regular, Raw: []byte(`{"pid":1}`)}, class: Corrupt},
 		{name: "schema of another type", in: Input{Found: Regular, Raw: []byte(`{"schema":1}`)}, class: Corrupt},
 		{name: "type error", in: Input{Found: Regular, Raw: []byte(`{"schema":"majordomus-mcp-lease/v1","pid":"x"}`)}, class: Corrupt, reason: "document (json: cannot unmarshal"},
+		// a lease copied by hand to another profile's path is not its server
+		{name: "another profile's", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Profile = "review" }), Owner: proc.OwnerAlive, Profile: "default"}, class: Corrupt, reason: `it is profile "review"'s, at the path of profile "default"'s`},
+		{name: "its own profile's", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Profile = "review" }), Owner: proc.OwnerAlive, Profile: "review"}, class: Unprobed, probe: true},
 		// a URL no server publishes is never waited for, whoever its owner is
 		{name: "a file URL", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.URL = new("file:///etc/passwd") }), Owner: proc.OwnerAlive}, class: Corrupt, reason: `its url "file:///etc/passwd" is not an http URL`},
 		{name: "a URL that does not parse", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.URL = new("http://[::1") }), Owner: proc.OwnerAlive}, class: Corrupt, reason: "is not an http URL"},

@@ -62,8 +62,11 @@ type Observation struct {
 //
 // An Observer is safe for concurrent use.
 type Observer struct {
-	// Path is the lease path.
-	Path string
+	// Path is the lease path, and Profile the profile it is for: a lease
+	// of another profile came there by hand, and is not that profile's
+	// server. Empty: every lease is taken to be the path's.
+	Path    string
+	Profile string
 	// Root is this checkout's root. A lease whose root is another
 	// directory here came with a copy of its checkout: its server serves
 	// that one, though it would prove the copied secret. Empty: every
@@ -101,6 +104,7 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 		Now:        o.Env.Time(),
 		Executable: o.Executable,
 		Version:    o.Version,
+		Profile:    o.Profile,
 		Timings:    o.Timings,
 	}
 	if snap.Err != nil {

@@ -131,6 +131,7 @@ func newLeaseFile(co *Checkout, times Timings, signalsHandled <-chan struct{}) *
 func newObserver(co *Checkout, exe registry.Executable, times Timings) *registry.Observer {
 	return &registry.Observer{
 		Path:       registry.Path(co.Root, co.Profile),
+		Profile:    co.Profile,
 		Root:       co.Root,
 		Executable: exe,
 		Version:    release.Number,
