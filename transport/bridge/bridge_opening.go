@@ -21,11 +21,12 @@ import (
 // when the client has no session. A session carried back to the server
 // it was left on ends the one left there first: its peer holds the id the
 // replayed initialize claims until then (leaveLater may be late).
-// Until done is called with the initialize's answer, the client's other
-// messages wait for the session it opens (current). An initialize the
-// server refused opens none, and a local session refusing it stays as it
-// was: done then opens the ended session again, as after a restart.
-func (b *Bridge) reopening(ctx context.Context) (_ context.Context, done func(answer []byte)) {
+// Until done is called, once the initialize is answered or failed, the
+// client's other messages wait for the session it opens (current). An
+// initialize the server answered with an error (refused) opens none, and a
+// local session refusing it stays as it was: done then opens the ended
+// session again, as after a restart.
+func (b *Bridge) reopening(ctx context.Context) (_ context.Context, done func(refused bool)) {
 	b.mu.Lock()
 	sid, proto, peer, announce, stale := b.session, b.record.Protocol, b.record.Peer, b.record.Announce, b.stale
 	b.stale = ""
@@ -34,13 +35,13 @@ func (b *Bridge) reopening(ctx context.Context) (_ context.Context, done func(an
 		if stale != "" {
 			b.endSession(stale, b.cfg.Carried.Protocol)
 		}
-		return ctx, func([]byte) {}
+		return ctx, func(bool) {}
 	}
 	reopened := make(chan struct{})
 	b.setSession("", "", func() { b.reopened = reopened }) // its stream and heartbeat stop asking for it
 	b.endSession(sid, proto)
-	return carry.WithAnnouncement(carry.WithPeerClaim(ctx, peer), announce), func(answer []byte) {
-		if wire.AnswerError(answer) != nil {
+	return carry.WithAnnouncement(carry.WithPeerClaim(ctx, peer), announce), func(refused bool) {
+		if refused {
 			if fail := b.reinit(ctx, ""); fail != nil {
 				b.log.Warn("the client's session could not be opened again after its initialize was refused", zap.Error(fail.cause))
 			}

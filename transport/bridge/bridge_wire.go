@@ -49,7 +49,7 @@ type exchangeResult struct {
 
 // relay sends msg on the current session, re-initialising once if the
 // server forgot it, and returns the answer or why there is none.
-func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) (answer []byte, _ *failure) {
+func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) ([]byte, *failure) {
 	modern := len(calls) == 1 && mcp.IsModernProtocol(calls[0].version)
 	open := modern
 	if !modern {
@@ -66,13 +66,14 @@ func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) (
 		return b.relayModern(ctx, msg, calls[0])
 	}
 	initialize := len(calls) == 1 && calls[0].env.Method == string(mcp.MethodInitialize)
+	refused := false
 	if initialize {
 		if b.seeThrough(ctx) {
 			return b.seenThrough(ctx, msg, calls)
 		}
-		var done func([]byte)
+		var done func(refused bool)
 		ctx, done = b.reopening(ctx)
-		defer func() { done(answer) }()
+		defer func() { done(refused) }()
 	}
 	for attempt := 0; ; attempt++ {
 		sid, proto := "", "" // an initialize: a new session
@@ -89,6 +90,7 @@ func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) (
 				if leaseLost(res.body, wire.CodeLeaseLost) {
 					return nil, &failure{cause: fmt.Errorf("the shared server at %s refused a new session: %v", b.cfg.URL, wire.AnswerError(res.body)), notRun: true}
 				}
+				refused = wire.AnswerError(res.body) != nil // by the server itself, as mcp-go refuses
 				if !b.initialized(ctx, calls[0], res) {
 					return nil, &failure{cause: errors.New("the bridge stopped relaying while the client's session was opened"), notRun: true}
 				}

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
 )
 
@@ -136,6 +137,33 @@ func TestASecondInitializeRefusedLeavesTheClientsSessionAsItWas(t *testing.T) {
 			t.Fatalf("after the initialize %s, tools/list:\nbridged %s\nlocal   %s", params, b, l)
 		}
 		f.waitRegistered(t, 2) // the bridged session and the local one
+	}
+}
+
+// A second initialize that no server answered (here one that lost its
+// lease refuses it) is not the server's refusal of the client: the bridge
+// moves on, and opens nothing again where it was just refused.
+func TestASecondInitializeRefusedForALostLeaseIsNotSentAgain(t *testing.T) {
+	serverLog, served := observer.New(zap.InfoLevel)
+	var lost atomic.Bool
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, Logger: zap.New(serverLog), Refusal: func() *httpserver.Refusal {
+		if lost.Load() {
+			return &httpserver.Refusal{Reason: "lease_lost", Message: "taken over", URL: "http://127.0.0.1:1"}
+		}
+		return nil
+	}})
+	bridgeLog, bridged := observer.New(zap.DebugLevel)
+	fo := &failovers{t: t, f: newFixture(), calls: make(chan failoverCall, 4)}
+	c := runStdio(t, fo.with(bridge.Config{URL: s.url, Logger: zap.New(bridgeLog)}))
+	c.open(initRoots)
+	lost.Store(true)
+	c.send(strings.Replace(initRoots, `"id":1`, `"id":2`, 1))
+	if a, _ := c.answer("2"); !strings.Contains(a, `"result"`) {
+		t.Fatalf("the second initialize, answered by what serves next: %s", a)
+	}
+	fo.next()
+	if n, again := served.FilterMessage("a new session was refused").Len(), bridged.FilterMessageSnippet("could not be opened again").Len(); n != 1 || again != 0 {
+		t.Errorf("the refusing server was asked %d times, and the bridge tried to open the session again %d times; want 1 and 0", n, again)
 	}
 }
 
