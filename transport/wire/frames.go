@@ -24,10 +24,13 @@ type FrameWriter struct {
 	w      io.Writer
 	err    error
 	closed chan struct{}
-	// after runs once, after the next frame is written; afterMu is its own
-	// lock, so that setting it never waits on a client that does not read.
-	afterMu sync.Mutex
-	after   func()
+	// after runs once a frame begun after it was set is written; afterMu is
+	// its own lock, so that setting it never waits on a client that does
+	// not read. begun counts the frames whose writing began, and from is
+	// what it was when after was set.
+	afterMu     sync.Mutex
+	after       func()
+	begun, from uint64
 }
 
 // NewFrameWriter returns a FrameWriter over w (the process's stdout).
@@ -50,6 +53,10 @@ func (f *FrameWriter) Write(frame []byte) error {
 		f.mu.Unlock()
 		return errOutputClosed
 	}
+	f.afterMu.Lock()
+	f.begun++
+	n := f.begun
+	f.afterMu.Unlock()
 	_, err := f.w.Write(line.Bytes())
 	if err != nil {
 		f.err = err
@@ -58,8 +65,10 @@ func (f *FrameWriter) Write(frame []byte) error {
 	}
 	f.mu.Unlock()
 	f.afterMu.Lock()
-	after := f.after
-	f.after = nil
+	var after func()
+	if n > f.from {
+		after, f.after = f.after, nil
+	}
 	f.afterMu.Unlock()
 	if after != nil {
 		after()
@@ -73,7 +82,7 @@ func (f *FrameWriter) Write(frame []byte) error {
 func (f *FrameWriter) AfterNextWrite(after func()) {
 	f.afterMu.Lock()
 	defer f.afterMu.Unlock()
-	f.after = after
+	f.after, f.from = after, f.begun
 }
 
 // WriteValue marshals v and sends it as one frame.

@@ -32,8 +32,12 @@ func TestWhatWaitsForTheNextFrameRunsOnceItIsWritten(t *testing.T) {
 // release is closed; entered is closed once one waits.
 type stalledWriter struct{ entered, release chan struct{} }
 
-func (w stalledWriter) Write(p []byte) (int, error) {
-	close(w.entered)
+func (w *stalledWriter) Write(p []byte) (int, error) {
+	select {
+	case <-w.entered: // a write after the stall: the client reads again
+	default:
+		close(w.entered)
+	}
 	<-w.release
 	return len(p), nil
 }
@@ -41,7 +45,7 @@ func (w stalledWriter) Write(p []byte) (int, error) {
 // Asking for what follows the next frame never waits on a client that does
 // not read: the machine that asks would hear no signal meanwhile.
 func TestAskingForTheNextFrameNeverWaitsOnTheClient(t *testing.T) {
-	w := stalledWriter{make(chan struct{}), make(chan struct{})}
+	w := &stalledWriter{make(chan struct{}), make(chan struct{})}
 	f := NewFrameWriter(w)
 	written := make(chan error, 1)
 	go func() { written <- f.Write([]byte(`{"id":1}`)) }()
@@ -60,5 +64,13 @@ func TestAskingForTheNextFrameNeverWaitsOnTheClient(t *testing.T) {
 	if err := <-written; err != nil {
 		t.Fatal(err)
 	}
-	<-ran // what it asked for ran once that frame was out
+	select {
+	case <-ran:
+		t.Fatal("it ran after a frame whose writing began before it was asked for")
+	default:
+	}
+	if err := f.Write([]byte(`{"id":2}`)); err != nil {
+		t.Fatal(err)
+	}
+	<-ran // once the next frame was out
 }
