@@ -180,7 +180,7 @@ func Judge(in Input) Verdict {
 		return verdict(Empty, "empty lease: the file holds nothing, and no owner writes a lease that way (it links it into place complete)")
 	case problem != "":
 		return verdict(Corrupt, "corrupt lease: "+problem)
-	case in.Profile != "" && doc.Profile != "" && doc.Profile != in.Profile:
+	case in.Profile != "" && doc.Profile != "" && !strings.EqualFold(doc.Profile, in.Profile): // one file where names ignore case
 		return verdict(Corrupt, fmt.Sprintf("corrupt lease: it is profile %q's, at the path of profile %q's", doc.Profile, in.Profile))
 	}
 

@@ -78,10 +78,12 @@ func TestJudge(t *testing.T) {
 		{name: "type error", in: Input{Found: Regular, Raw: []byte(`{"schema":"majordomus-mcp-lease/v1","pid":"x"}`)}, class: Corrupt, reason: "document (json: cannot unmarshal"},
 		// a lease copied by hand to another profile's path is not its server
 		{name: "another profile's", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Profile = "review" }), Owner: proc.OwnerAlive, Profile: "default"}, class: Corrupt, reason: `it is profile "review"'s, at the path of profile "default"'s`},
+		{name: "its own profile's, spelled in another case", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Profile = "review" }), Owner: proc.OwnerAlive, Profile: "Review"}, class: Unprobed, probe: true},
 		{name: "its own profile's", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Profile = "review" }), Owner: proc.OwnerAlive, Profile: "review"}, class: Unprobed, probe: true},
 		// a URL no server publishes is never waited for, whoever its owner is
 		{name: "a file URL", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.URL = new("file:///etc/passwd") }), Owner: proc.OwnerAlive}, class: Corrupt, reason: `its url "file:///etc/passwd" is not an http URL`},
-		{name: "a URL that does not parse", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.URL = new("http://[::1") }), Owner: proc.OwnerAlive}, class: Corrupt, reason: "is not an http URL"},
+		{name: "no URL after the scheme", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.URL = new("http://") }), Owner: proc.OwnerAlive}, class: Corrupt, reason: "is not an http URL"},
+		{name: "a zoned link-local URL", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.URL = new("http://[fe80::1%eth0]:8741") }), Owner: proc.OwnerAlive}, class: Unprobed, probe: true},
 		{name: "too large", in: Input{Found: Regular, Raw: []byte(`{"schema":"majordomus-mcp-lease/v1","x":"` + strings.Repeat("a", MaxLeaseSize) + `"}`)}, class: Corrupt, reason: "larger than"},
 
 		{name: "no URL, owner alive, new", in: Input{Found: Regular, Raw: bound(noURL), Owner: proc.OwnerAlive, Now: started.Add(time.Second)}, class: Binding, reason: "has not published a URL yet (started 1s ago, grace 15s)", grace: bind - time.Second},

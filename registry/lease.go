@@ -7,8 +7,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
@@ -201,8 +201,8 @@ func decode(raw []byte) (Lease, string) {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return Lease{}, fmt.Sprintf("not a %s document (%v)", Schema, err)
 	}
-	if u, err := url.Parse(doc.URLString()); doc.HasURL() && (err != nil || u.Scheme != "http" || u.Host == "") {
-		return Lease{}, fmt.Sprintf("its url %q is not an http URL, which no server publishes", doc.URLString())
+	if u := doc.URLString(); doc.HasURL() && (len(u) <= len("http://") || !strings.EqualFold(u[:len("http://")], "http://")) {
+		return Lease{}, fmt.Sprintf("its url %q is not an http URL, which no server publishes", u)
 	}
 	return doc, ""
 }
