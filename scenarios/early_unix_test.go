@@ -24,6 +24,10 @@ func TestAFrozenLeaseholderHoldsBackNoNewClientsHandshake(t *testing.T) {
 	a := shared(t, dir)
 	initialize(t, a, "claude-code")
 	serverURL(t, a)
+	editReviewPrompt(t, dir, "5. Is the README still true?\n") // the shared index's generation 2; a new process's is 1
+	if _, err := a.WaitLog(ctx(t), "layer rebuilt"); err != nil {
+		t.Fatal(err)
+	}
 	want := answersIn(t, a, "2025-11-25", earlyProbes)
 	stop(t, a)
 	continued := false
@@ -70,13 +74,17 @@ func TestAFrozenLeaseholderHoldsBackNoNewClientsHandshake(t *testing.T) {
 		t.Fatalf("the election ended (%d transitions) while its only server was stopped and its grace not over", n)
 	}
 
-	// the board is the shared one's, and so is what serves the client:
-	// their requests wait for the election
+	// the board is the shared one's, and so are what serves the client and
+	// the generation of its index: their requests wait for the election
 	id, err := b.Send("tools/call", map[string]any{"name": "majordomus_peers", "arguments": map[string]any{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	serverID, err := b.Send("resources/read", map[string]any{"uri": "majordomus://server"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	repositoryID, err := b.Send("tools/call", map[string]any{"name": "majordomus_repository", "arguments": map[string]any{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,6 +96,9 @@ func TestAFrozenLeaseholderHoldsBackNoNewClientsHandshake(t *testing.T) {
 	}
 	if res, err := b.Await(ctx(t), serverID); err != nil || res.Error != nil || !strings.Contains(string(res.Result), `\"role\":\"leaseholder\"`) {
 		t.Fatalf("majordomus://server, read while the election ran, is not the shared server's: %v %+v %s", err, res.Error, res.Result)
+	}
+	if res, err := b.Await(ctx(t), repositoryID); err != nil || res.Error != nil || !strings.Contains(string(res.Result), `"generation":2`) {
+		t.Fatalf("majordomus_repository, asked while the election ran, does not count the shared server's generations: %v %+v %s", err, res.Error, res.Result)
 	}
 	if _, err := b.WaitLog(ctx(t), `"msg":"transition"`, `"from":"electing","to":"attached"`); err != nil {
 		t.Fatal(err)

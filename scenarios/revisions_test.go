@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -54,11 +53,8 @@ var revisionProbes = []revisionProbe{
 }
 
 // earlyProbes are the revisionProbes a process answers while its election
-// runs, all but the unknown method, which waits for what serves the client;
-// and the checkout's report, which names it (the modes above run in two).
-var earlyProbes = append(slices.Clone(revisionProbes[:len(revisionProbes)-1]),
-	revisionProbe{"tools/call", map[string]any{"name": "majordomus_repository", "arguments": map[string]any{}}},
-	revisionProbe{"resources/read", map[string]any{"uri": "majordomus://repository"}})
+// runs: all but the unknown method, which waits for what serves the client.
+var earlyProbes = revisionProbes[:len(revisionProbes)-1]
 
 // openIn opens p's session in version (a legacy one initializes; 2026-07-28
 // probes server/discover, as the official SDKs do), checks it got it, and

@@ -131,11 +131,11 @@ var earlyMethods = map[string]bool{
 }
 
 // earlyTools are the tools that read the layer alone, not the board.
-var earlyTools = map[string]bool{"majordomus_list": true, "majordomus_get": true, "majordomus_search": true, "majordomus_repository": true}
+var earlyTools = map[string]bool{"majordomus_list": true, "majordomus_get": true, "majordomus_search": true}
 
-// serverURI is the one resource that is not the layer's: it says what
-// serves the client, which the election decides.
-const serverURI = "majordomus://server"
+// notEarly are the resources that are not the layer's objects: what serves
+// the client, and the index's generation, a count of the server's own.
+var notEarly = map[string]bool{"majordomus://server": true, "majordomus://repository": true}
 
 // AnsweredEarly reports whether msg may be answered by an in-process
 // session before the process knows what serves its client: a request of
@@ -156,9 +156,9 @@ func AnsweredEarly(msg json.RawMessage) (ok, notification bool) {
 	case string(mcp.MethodToolsCall):
 		_ = json.Unmarshal(msg, &call)
 		return earlyTools[call.Params.Name], false
-	case string(mcp.MethodResourcesRead): // a layer's object, or the repository's
+	case string(mcp.MethodResourcesRead): // a layer's object
 		_ = json.Unmarshal(msg, &call)
-		return call.Params.URI != serverURI, false
+		return !notEarly[call.Params.URI], false
 	}
 	return earlyMethods[env.Method], false
 }
