@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 )
@@ -62,6 +63,9 @@ func TestTrustedLeaseDirectories(t *testing.T) {
 	}
 	if _, err := NextPeer(lease); err == nil || !strings.Contains(err.Error(), "writable by other users") {
 		t.Fatalf("a world-writable peer counter: %v", err)
+	}
+	if _, _, err := PeerOfHost(lease, "host", "self", func(string) bool { return true }, time.Now()); err == nil || !strings.Contains(err.Error(), "writable by other users") {
+		t.Fatalf("a world-writable hosts file: %v", err)
 	}
 	if _, err := lockFile(LockPath(lease), 0); err == nil || !strings.Contains(err.Error(), "writable by other users") {
 		t.Fatalf("a world-writable take-over lock: %v", err)
