@@ -46,3 +46,19 @@ func TestAProcessDescribesItselfByItsState(t *testing.T) {
 		}
 	}
 }
+
+// A client served alone is said to be (instructions, notice, findings)
+// until a server takes it: a try to share that wins the lease is a
+// leaseholder before its server starts, or fails to.
+func TestAClientServedAloneIsSaidToBeWhileATryToShareRuns(t *testing.T) {
+	co, b := exampleCheckout(t), newBoard(t)
+	a := start(t, "a", co, b, true)
+	a.client.initialize()
+	a.awaitState(machine.Leaseholder)
+	why := "binding 10.255.255.1:8741: cannot assign requested address"
+	a.node.session.alone.Store(&why) // as a try from alone leaves it while the server starts
+	defer a.node.session.alone.Store(nil)
+	if d := a.node.describe(); d.Alone != why {
+		t.Errorf("a leaseholder whose client is still served alone describes itself as %+v", d)
+	}
+}

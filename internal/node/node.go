@@ -302,7 +302,9 @@ func (n *Node) setURL(url string) { n.url.Store(&url) }
 func (n *Node) describe() surface.Process {
 	state := n.m.State()
 	d := describeAs(string(state), *n.url.Load(), n.lease.Path(), n.co.Profile)
-	if reason := n.session.aloneBecause(); state == machine.Alone && reason != nil {
+	// served alone until a server takes the client, whatever a try to share
+	// passes through meanwhile (it wins the lease before its server starts)
+	if reason := n.session.aloneBecause(); reason != nil {
 		d.Alone = *reason
 	}
 	d.HTTPSessions = n.server.httpSessions()
