@@ -151,6 +151,13 @@ func TestBuildDiagnostics(t *testing.T) {
 			wantDiags: []Diagnostic{{LevelError, ".ai/repo/rules/broken.md", "front matter is not valid YAML: yaml: line 4: mapping values are not allowed in this context"}},
 		},
 		{
+			name:      "Markdown named in capitals",
+			files:     map[string]string{".ai/repo/a.md": ok, ".ai/repo/NOTES.MD": ok, ".ai/repo/b.Md": ok},
+			wantState: "ok",
+			wantURIs:  []string{"majordomus://rule/fine"},
+			wantDiags: []Diagnostic{{LevelWarning, ".ai/repo/NOTES.MD", "named .MD, not .md: skipped"}, {LevelWarning, ".ai/repo/b.Md", "named .Md, not .md: skipped"}},
+		},
+		{
 			name:      "missing id",
 			files:     map[string]string{".ai/repo/noid.md": "---\nkind: rule\ntitle: x\n---\n"},
 			wantState: "degraded",

@@ -59,6 +59,9 @@ func listFiles(root string) ([]string, []Diagnostic) {
 			return nil
 		}
 		if d.IsDir() || !strings.HasSuffix(name, ".md") {
+			if ext := filepath.Ext(name); !d.IsDir() && strings.EqualFold(ext, ".md") { // README.MD, say
+				diags = append(diags, Diagnostic{Level: LevelWarning, Path: rel, Message: "named " + ext + ", not .md: skipped"})
+			}
 			return nil
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
