@@ -78,6 +78,8 @@ func TestALostLeaseIsExplained(t *testing.T) {
 	}{
 		{registry.Snapshot{Found: registry.Missing}, "removed"},
 		{registry.Snapshot{Found: registry.Regular}, "emptied"},
+		{registry.Snapshot{Found: registry.Directory}, "replaced by a directory"},
+		{registry.Snapshot{Found: registry.Symlink, Raw: []byte("/elsewhere")}, "replaced by a symbolic link"},
 		{registry.Snapshot{Found: registry.Regular, Raw: []byte("{oops")}, "not a lease"},
 		{registry.Snapshot{Found: registry.Regular, Raw: doc("")}, fmt.Sprintf("pid %d) took the lease over", os.Getpid())},
 		{registry.Snapshot{Found: registry.Regular, Raw: doc("http://127.0.0.1:9")}, "serves at http://127.0.0.1:9"},

@@ -73,6 +73,8 @@ func lossReason(snap registry.Snapshot) string {
 	switch {
 	case snap.Found == registry.Missing:
 		return "the lease file was removed"
+	case snap.Found != registry.Regular: // a directory, a link or a special file
+		return "the lease file was replaced by a " + snap.Found.String()
 	case len(snap.Raw) == 0:
 		return "the lease file was emptied"
 	}
