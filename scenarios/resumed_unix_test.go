@@ -26,12 +26,6 @@ func TestAResumedFormerLeaseholderNeverClaimsTheLease(t *testing.T) {
 	old := connect(t, dir)
 
 	stop(t, a)
-	continued := false
-	t.Cleanup(func() {
-		if !continued {
-			a.Signal(syscall.SIGCONT)
-		}
-	})
 	plantLease(t, dir, "", time.Hour) // emptied long ago: past any grace
 	d := shared(t, dir)
 	initialize(t, d, "cursor")
@@ -59,7 +53,6 @@ func TestAResumedFormerLeaseholderNeverClaimsTheLease(t *testing.T) {
 	every := time.NewTicker(10 * time.Millisecond) // the probe's cadence, not a wait
 	defer every.Stop()
 	a.Signal(syscall.SIGCONT) // its probe is asked at once, while it wakes up
-	continued = true
 	for {
 		oldClaims, newClaims := claimsTheLease(old), claimsTheLease(current)
 		if oldClaims && newClaims {

@@ -26,12 +26,6 @@ func TestAStoppedLeaseholderIsTakenOverAfterTheBusyGrace(t *testing.T) {
 	initialize(t, a, "claude-code")
 	serverURL(t, a)
 	stop(t, a)
-	continued := false
-	t.Cleanup(func() {
-		if !continued {
-			a.Signal(syscall.SIGCONT)
-		}
-	})
 
 	const grace = time.Second
 	b := shared(t, dir, "--busy-grace", grace.String(), "--probe-timeout", "500ms", "--log-level", "debug")
@@ -66,7 +60,6 @@ func TestAStoppedLeaseholderIsTakenOverAfterTheBusyGrace(t *testing.T) {
 		t.Fatal("the lease does not name B's server")
 	}
 
-	continued = true
 	if err := a.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
@@ -128,12 +121,6 @@ func TestCallsToAStoppedLeaseholderAreAnsweredWithinTheBound(t *testing.T) {
 	}
 
 	stop(t, a)
-	continued := false
-	t.Cleanup(func() {
-		if !continued {
-			a.Signal(syscall.SIGCONT)
-		}
-	})
 	stopped := time.Now()
 	readOnly, err := b.Send("tools/call", map[string]any{"name": "majordomus_repository", "arguments": map[string]any{}})
 	if err != nil {
@@ -173,7 +160,6 @@ func TestCallsToAStoppedLeaseholderAreAnsweredWithinTheBound(t *testing.T) {
 		t.Fatalf("the lease names %v; want the server that took over, %s", readLease(t, dir)["url"], now)
 	}
 
-	continued = true
 	if err := a.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +195,6 @@ func TestAStoppedLeaseholderCostsACallOneBusyGrace(t *testing.T) {
 	}
 
 	stop(t, a)
-	t.Cleanup(func() { a.Signal(syscall.SIGCONT) })
 	r, err := b.Call(ctx(t), "tools/call", map[string]any{"name": "majordomus_repository", "arguments": map[string]any{}})
 	if err != nil || r.Error != nil || !strings.Contains(string(r.Result), "repository_id") {
 		t.Fatalf("the call to the stopped leaseholder was answered %s %v (%v)", r.Result, r.Error, err)
@@ -302,7 +287,6 @@ func TestAModernClientOfAStoppedLeaseholderIsAnsweredWithinTheBound(t *testing.T
 	}
 
 	stop(t, a)
-	t.Cleanup(func() { a.Signal(syscall.SIGCONT) })
 	stopped := time.Now()
 	for _, name := range []string{"majordomus_repository", "majordomus_peers"} {
 		var board boardView

@@ -151,20 +151,7 @@ func stalledLeaseholder(t *testing.T) (dir, logFile string, a *unreadProcess) {
 // removes its lease: a stop never waits on stdout.
 func TestALeaseholderWhoseHostStopsReadingDiesOfSIGTERM(t *testing.T) {
 	dir, _, a := stalledLeaseholder(t)
-	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	died := make(chan error, 1)
-	go func() { died <- a.cmd.Wait() }()
-	select {
-	case err := <-died:
-		var exit *exec.ExitError
-		if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
-			t.Fatalf("ended with %v, want death by SIGTERM", err)
-		}
-	case <-ctx(t).Done():
-		t.Fatal("still running after SIGTERM")
-	}
+	a.diesOfSIGTERM(t)
 	if _, err := os.Lstat(leasePath(dir)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the lease is left: %v", err)
 	}
@@ -249,6 +236,25 @@ func pipe(t *testing.T) (*os.File, *os.File) {
 		t.Fatal(err)
 	}
 	return r, w
+}
+
+// diesOfSIGTERM sends p SIGTERM and waits for it to die of it.
+func (p *unreadProcess) diesOfSIGTERM(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	died := make(chan error, 1)
+	go func() { died <- p.cmd.Wait() }()
+	select {
+	case err := <-died:
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
+			t.Fatalf("ended with %v, want death by SIGTERM", err)
+		}
+	case <-ctx(t).Done():
+		t.Fatal("still running after SIGTERM")
+	}
 }
 
 // send writes one line to the process's stdin.

@@ -3,9 +3,7 @@
 package scenarios
 
 import (
-	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -20,12 +18,6 @@ func TestAnAttachedClientWhoseHostStopsReadingDiesOfSIGTERM(t *testing.T) {
 	initialize(t, a, "claude-code")
 	serverURL(t, a)
 	stop(t, a)
-	continued := false
-	t.Cleanup(func() {
-		if !continued {
-			a.Signal(syscall.SIGCONT)
-		}
-	})
 	logFile := filepath.Join(t.TempDir(), "b.log")
 	b := startUnread(t, dir, "--http-port", "0", "--log-file", logFile, "--busy-grace", "5m", "--election-bound", "10m")
 	b.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"codex","version":"1"}}}`)
@@ -42,20 +34,6 @@ func TestAnAttachedClientWhoseHostStopsReadingDiesOfSIGTERM(t *testing.T) {
 	}()
 	waitFileLine(t, logFile, "the client does not read its answers")
 	a.Signal(syscall.SIGCONT)
-	continued = true
 	waitFileLine(t, logFile, `"to":"attached"`)
-	if err := b.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	died := make(chan error, 1)
-	go func() { died <- b.cmd.Wait() }()
-	select {
-	case err := <-died:
-		var exit *exec.ExitError
-		if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
-			t.Fatalf("ended with %v, want death by SIGTERM", err)
-		}
-	case <-ctx(t).Done():
-		t.Fatal("still running after SIGTERM")
-	}
+	b.diesOfSIGTERM(t)
 }

@@ -13,9 +13,11 @@ import (
 )
 
 // stop sends SIGSTOP to p, a leaseholder, and returns once its server
-// stops answering its probe (this system has no waitid(WNOWAIT)).
+// stops answering its probe (this system has no waitid(WNOWAIT)). p is
+// continued at the test's end, if nothing continued it before.
 func stop(t *testing.T, p *mcpclient.Process) {
 	t.Helper()
+	t.Cleanup(func() { p.Signal(syscall.SIGCONT) })
 	url := serverURL(t, p)
 	if err := p.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
