@@ -63,23 +63,3 @@ func TestPresence(t *testing.T) {
 		t.Errorf("this process: %+v", got)
 	}
 }
-
-func TestParseUptime(t *testing.T) {
-	for in, want := range map[string]uint64{
-		"12345.67 999.00\n": 1234567,
-		"5.5 1.0":           550,
-		"7 1":               700,
-	} {
-		if got, err := parseUptime([]byte(in)); err != nil || got != want {
-			t.Errorf("parseUptime(%q) = %d %v, want %d", in, got, err, want)
-		}
-	}
-	if _, err := parseUptime([]byte("")); err == nil {
-		t.Error("an empty /proc/uptime parsed")
-	}
-	ticks, err := BootTicks()
-	start, _ := ProcessStart(os.Getpid())
-	if err != nil || ticks < start {
-		t.Errorf("BootTicks = %d %v; this process started at tick %d", ticks, err, start)
-	}
-}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // On Linux a process's start is field 22 of /proc/<pid>/stat, in clock
@@ -40,15 +42,18 @@ var bootID = sync.OnceValues(func() (string, error) {
 })
 
 // BootTicks returns the boot clock now, in the unit of a process's start
-// time (clock ticks since boot), from /proc/uptime. A registration records
-// it, so that "this process started before it registered" compares two
-// readings of one kernel clock.
+// time (clock ticks since boot). A registration records it, so that "this
+// process started before it registered" compares two readings of one
+// kernel clock: CLOCK_BOOTTIME, which stamps start times. /proc/uptime
+// says the same, except in a container whose LXCFS rewrites it to the
+// container's age: every server would then seem to have started after it
+// registered, a recycled pid.
 func BootTicks() (uint64, error) {
-	b, err := readProc("/proc/uptime")
-	if err != nil {
+	var now unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &now); err != nil {
 		return 0, fmt.Errorf("reading the boot clock: %w", err)
 	}
-	return parseUptime(b)
+	return uint64(now.Nano()) / (1e9 / ticksPerSecond), nil // rounded down, as start times are
 }
 
 // signal0 sends signal 0 to pid: nothing is delivered, kill(2) only checks.

@@ -32,3 +32,23 @@ func TestReadProcReadsAFileWhole(t *testing.T) {
 		t.Fatalf("this process's own stat line: %v", err)
 	}
 }
+
+// BootTicks reads the clock start times are stamped with: a process
+// started between two readings started between them, whatever a
+// container made of /proc/uptime.
+func TestBootTicksBracketAChildsStart(t *testing.T) {
+	before, err := BootTicks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := startChild(t, "sleep")
+	child.Expect(t, "ready")
+	after, err := BootTicks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, err := ProcessStart(child.Cmd.Process.Pid)
+	if err != nil || start < before || start > after {
+		t.Fatalf("a child started at tick %d (%v), read between ticks %d and %d", start, err, before, after)
+	}
+}

@@ -70,30 +70,6 @@ func parsePPIDAndStart(b []byte) (int, uint64, error) {
 	return ppid, start, nil
 }
 
-// parseUptime reads the first field of /proc/uptime ("12345.67 …"), in
-// seconds with two decimals, as clock ticks, rounding down like the
-// kernel's start times.
-func parseUptime(b []byte) (uint64, error) {
-	fields := bytes.Fields(b)
-	if len(fields) == 0 {
-		return 0, errors.New("parsing /proc/uptime: empty")
-	}
-	whole, frac, _ := bytes.Cut(fields[0], []byte("."))
-	secs, err := strconv.ParseUint(string(whole), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("parsing /proc/uptime: %w", err)
-	}
-	ticks := secs * ticksPerSecond
-	if len(frac) > 0 {
-		hundredths, err := strconv.ParseUint((string(frac) + "00")[:2], 10, 64) // ".5" is 50
-		if err != nil {
-			return 0, fmt.Errorf("parsing /proc/uptime: %w", err)
-		}
-		ticks += hundredths * ticksPerSecond / 100
-	}
-	return ticks, nil
-}
-
 // tcpListen is the state of a listening socket in /proc/net/tcp.
 const tcpListen = "0A"
 
