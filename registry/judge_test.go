@@ -261,12 +261,12 @@ func TestPathAndProfiles(t *testing.T) {
 			t.Errorf("Path(/r, %q) = %s, want %s", profile, got, want)
 		}
 	}
-	for _, p := range []string{"", "default", "a-b_c.9"} {
+	for _, p := range []string{"", "default", "a-b_c9", "9x", strings.Repeat("x", 64)} {
 		if err := ValidateProfile(p); err != nil {
 			t.Errorf("ValidateProfile(%q) = %v", p, err)
 		}
 	}
-	for _, p := range []string{"../x", "a/b", ".hidden", "sp ace", strings.Repeat("x", 65)} {
+	for _, p := range []string{"../x", "a/b", ".hidden", "sp ace", strings.Repeat("x", 65), "Review", "a.b", "-x", "_x"} {
 		if err := ValidateProfile(p); err == nil {
 			t.Errorf("ValidateProfile(%q) = nil", p)
 		}

@@ -138,17 +138,17 @@ func Path(root, profile string) string {
 	return filepath.Join(Dir(root), name)
 }
 
-// ValidateProfile accepts profile names made of ASCII letters, digits, '-',
-// '_' and '.', not starting with '.', at most 64 bytes; "" is the default.
+// ValidateProfile accepts the profile names a manifest's roster
+// (mcp.profiles) can hold: a lowercase ASCII letter or digit, then those,
+// '-' and '_', at most 64 bytes; "" is the default. A server of a profile
+// no roster can name would be unexpected to every fleet inventory, and
+// names that differ only in case would share one lease file where file
+// names ignore case.
 func ValidateProfile(profile string) error {
-	if len(profile) > 64 || (profile != "" && profile[0] == '.') {
-		return fmt.Errorf("%w: %q", ErrBadProfile, profile)
-	}
-	for _, c := range []byte(profile) {
-		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-			c == '-' || c == '_' || c == '.'
-		if !ok {
-			return fmt.Errorf("%w: %q", ErrBadProfile, profile)
+	for i, c := range []byte(profile) {
+		ok := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || i > 0 && (c == '-' || c == '_')
+		if !ok || i == 64 {
+			return fmt.Errorf("%w %q: one of at most 64 lowercase letters, digits, '-' and '_', first a letter or digit", ErrBadProfile, profile)
 		}
 	}
 	return nil
