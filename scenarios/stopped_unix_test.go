@@ -73,6 +73,53 @@ func TestAStoppedLeaseholderIsTakenOverAfterTheBusyGrace(t *testing.T) {
 	}
 }
 
+// A leaseholder stopped while it was taken over answers nothing its
+// client wrote meanwhile from the server it no longer holds: continued,
+// it finds its lease lost before it answers, and the calls go to the
+// checkout's current server, into its board and history, as the calls of
+// a bridge do.
+func TestAContinuedLeaseholderAnswersItsClientFromTheCurrentServer(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	old := serverURL(t, a)
+	stop(t, a)
+	b := shared(t, dir, "--busy-grace", "1s", "--probe-timeout", "500ms")
+	initialize(t, b, "codex")
+	if _, err := b.WaitLog(ctx(t), "shared server listening on"); err != nil {
+		t.Fatal(err)
+	}
+	url := serverURL(t, b)
+	// Written while a is stopped: they wait in its stdin.
+	server, err := a.Send("tools/call", map[string]any{"name": "majordomus_server", "arguments": map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	peers, err := a.Send("tools/call", map[string]any{"name": "majordomus_peers", "arguments": map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	r, err := a.Await(ctx(t), server)
+	if err != nil || r.Error != nil || !strings.Contains(string(r.Result), url) || strings.Contains(string(r.Result), old) {
+		t.Fatalf("majordomus_server, asked of the continued process, = %s %v (%v); want the current server at %s", r.Result, r.Error, err, url)
+	}
+	if r, err = a.Await(ctx(t), peers); err != nil || r.Error != nil || !strings.Contains(string(r.Result), `\"count\":2`) {
+		t.Fatalf("majordomus_peers, asked of the continued process, = %s %v (%v); want both clients on one board", r.Result, r.Error, err)
+	}
+	kept := map[string]bool{}
+	for _, e := range executionsOf(t, b) {
+		kept[e.Tool] = true
+	}
+	if !kept["majordomus_server"] || !kept["majordomus_peers"] {
+		t.Fatalf("the current server's history keeps %v; want the continued process's calls", kept)
+	}
+	a.CloseStdin()
+	exitsWith(t, a, 0)
+}
+
 // logTime is the time stamp of a JSON log line.
 func logTime(t *testing.T, line string) time.Time {
 	t.Helper()

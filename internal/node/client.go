@@ -130,6 +130,9 @@ func (s *clientSession) serve(ctx context.Context, msg json.RawMessage) []byte {
 	if err != nil {
 		return wire.Unavailable(msg, err)
 	}
+	if s.unheld(b, msg) {
+		return s.serve(ctx, msg) // what the hand-over gives next answers it
+	}
 	answer, err = s.router.relay(s.hostClaim(ctx, b), b, msg)
 	var g *bridge.Gone
 	switch {
@@ -140,6 +143,30 @@ func (s *clientSession) serve(ctx context.Context, msg json.RawMessage) []byte {
 		return s.serve(ctx, msg)
 	}
 	return answer
+}
+
+// unheld reports whether b, claimed for msg, is an in-process session
+// that must not answer it: the session of a server that lost its lease
+// unheard (a leaseholder stopped while it was taken over, its client's
+// messages queued), or one a hand-over retired since it was claimed. The
+// lease is asked as the server asks it for every HTTP request; on a loss
+// the machine is told, and its hand-over carries the session on. The
+// message then waits for what serves next: no answer comes from a board
+// that is not the checkout's. The interim session answers on: what it
+// answers is the same in every mode.
+func (s *clientSession) unheld(b wire.Backend, msg json.RawMessage) bool {
+	if _, local := b.(*stdio.Local); !local {
+		return false
+	}
+	st := s.n.State()
+	lost := st == machine.LeaseLost || isLeaseholder(st) && !s.n.server.holds()
+	if !(lost && s.router.holdFrom(b)) && s.router.answers(b) {
+		return false
+	}
+	if !listens(msg) { // a listen keeps nothing busy (await)
+		s.router.release(b)
+	}
+	return true
 }
 
 // waiting is ctx, ended if the client cancels the request msg while

@@ -86,6 +86,8 @@ type view struct {
 	me     string
 	paused atomic.Pointer[chan struct{}] // when set, attempts wait for it to close
 	won    atomic.Bool                   // it created the lease, as far as it knows (the file handle's view)
+	// asked, when set, runs once as the lease is next asked (Carries).
+	asked atomic.Pointer[func()]
 }
 
 // pause makes this node's attempts wait until the returned func is called.
@@ -262,6 +264,9 @@ func (v *view) Lost(ctx context.Context, instance string) (<-chan string, error)
 }
 
 func (v *view) Carries(instance string) (bool, string) {
+	if f := v.asked.Swap(nil); f != nil {
+		(*f)()
+	}
 	v.b.mu.Lock()
 	defer v.b.mu.Unlock()
 	if v.b.holder != instance {

@@ -104,6 +104,14 @@ func (r *router) holdFrom(b wire.Backend) bool {
 	return true
 }
 
+// answers reports whether b serves the client now, or answers for it
+// while nothing does (the interim session).
+func (r *router) answers(b wire.Backend) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.current == b || r.current == nil && r.fail == nil && r.interim == b
+}
+
 // relay is b's answer to msg, b then released from it, or why b did not
 // answer: see relayer.
 func (r *router) relay(ctx context.Context, b wire.Backend, msg json.RawMessage) ([]byte, error) {

@@ -221,6 +221,13 @@ func (s *sharedServer) refusal(t *term) *httpserver.Refusal {
 	return t.lost.Load()
 }
 
+// holds reports whether the server still holds the lease of its term, if
+// it has one (refusal).
+func (s *sharedServer) holds() bool {
+	t := s.term.Load()
+	return t == nil || s.refusal(t) == nil
+}
+
 // lose tells the machine, once a term, that t's lease is lost: whoever
 // finds it first (the watch, a request, a publish that failed), and never
 // a later term.
