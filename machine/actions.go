@@ -187,6 +187,7 @@ func handOver(ctx context.Context, _ ...any) error {
 func loseLease(ctx context.Context, _ ...any) error {
 	m := machineOf(ctx)
 	m.cfg.Server.LoseLease(m.lost) // first: once the line is logged, it is true
+	m.warned = ""                  // it shared the client: a detour through alone now is a new one
 	then := "serving the sessions it has and ending with them"
 	if !m.clientLeft {
 		then = "its own client moves to the current server, and it serves its other sessions until they end"
@@ -202,7 +203,7 @@ func loseLease(ctx context.Context, _ ...any) error {
 func attach(ctx context.Context, _ ...any) error {
 	m := machineOf(ctx)
 	m.log.Info("attaching to the shared server", zap.String("url", m.obs.URL))
-	m.shared()
+	m.retryWait, m.lastTry = 0, time.Time{} // tries from alone start over; what was warned of stands until the bridge served (handle)
 	m.cfg.Bridge.Attach(m.runCtx, m.obs)
 	return nil
 }
@@ -215,18 +216,19 @@ func detach(ctx context.Context, _ ...any) error {
 
 // Alone.
 
-// serveAlone serves the client without sharing, and says why, once: a
-// try that won the lease and failed as the last one did (a server that
-// cannot bind, say) says it again at debug.
+// serveAlone serves the client without sharing, and says why, once until
+// the client is shared again: a try that failed as the last one did (a
+// server that cannot bind, a full server that refuses the bridge again)
+// says it at debug.
 func serveAlone(ctx context.Context, _ ...any) error {
 	m := machineOf(ctx)
 	level := zap.WarnLevel
-	if m.failure == m.stillWhy {
+	if m.failure == m.warned {
 		level = zap.DebugLevel
 	}
 	m.log.Log(level, fmt.Sprintf("cannot use the shared server: %s: %s; serving this client alone, as --standalone would", m.cfg.LeasePath, m.failure),
 		zap.String("lease", m.cfg.LeasePath), zap.String("reason", m.failure))
-	m.lastTry, m.stillWhy = time.Now(), m.failure // the attempt that failed was a try, and the warning says why
+	m.lastTry, m.stillWhy, m.warned = time.Now(), m.failure, m.failure // the attempt that failed was a try, and the warning says why
 	if err := m.cfg.Standalone.Serve(m.runCtx, m.failure); err != nil {
 		// Tries to share go on: attaching needs no layer here, and what
 		// failed (a file half-written, say) may not last.
@@ -395,7 +397,7 @@ func (m *Machine) stopElection() {
 // shared notes that the client is shared again: a later detour through
 // alone starts its tries from the shortest wait.
 func (m *Machine) shared() {
-	m.retryWait, m.lastTry, m.stillWhy = 0, time.Time{}, ""
+	m.retryWait, m.lastTry, m.stillWhy, m.warned = 0, time.Time{}, "", ""
 }
 
 // release stops the server, then removes the lease if it is still ours:

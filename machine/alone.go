@@ -34,7 +34,7 @@ func tryLater(ctx context.Context, _ ...any) error {
 	switch m.obs.Class {
 	case ClassUnusable:
 		why = m.obs.Reason
-	case ClassWon: // and then its server did not start
+	case ClassWon, ClassLive: // its server did not start; the server refused the bridge (full, say)
 		why = m.failure
 	}
 	level := zap.DebugLevel

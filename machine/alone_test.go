@@ -6,6 +6,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"go.uber.org/zap/zapcore"
 )
 
 // Alone is a detour (R2): a process served alone keeps trying to share, on
@@ -203,5 +205,82 @@ func TestAlone_ATryWhoseBridgeFailsIsAloneAgainAtOnce(t *testing.T) {
 		h.expect("attempt")
 		h.observe(Observation{Class: ClassLive, URL: oldURL})
 		h.expect("=> attached on lease-live", "bridge attach "+oldURL)
+	})
+}
+
+// One detour through alone warns of each reason once: a full server that
+// refuses the bridge again, after tries that found the lease otherwise,
+// and a bridge that fails the same way on every try while the client is
+// still alone, are said again only at debug.
+func TestAlone_EachReasonIsWarnedOfOncePerDetour(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, func(cfg *Config) { cfg.JoinRetry = 100 * time.Millisecond })
+		tries := func(obs Observation, until func() bool) {
+			for !until() {
+				for len(h.rec.take()) == 0 {
+					after(10 * time.Millisecond)
+				}
+				h.observe(obs)
+				synctest.Wait()
+			}
+			h.rec.take()
+		}
+		failed := func(f BridgeFailure) {
+			f.URL, f.Alone = oldURL, true
+			h.m.BridgeFailedWith(f)
+			synctest.Wait()
+			h.rec.take()
+		}
+		attached := func() bool { return h.m.State() != Alone }
+		h.toAttached(oldURL)
+		h.m.BridgeFailedWith(refusedBy(oldURL, time.Millisecond))
+		h.expect("bridge stop", "=> alone on bridge-failed", "standalone: "+fullReasonText)
+		refused := time.Now()
+		tries(Observation{Class: ClassBinding, URL: oldURL, Reason: "its owner binds"}, func() bool { return time.Since(refused) > time.Second })
+		tries(Observation{Class: ClassLive, URL: oldURL}, attached)
+		failed(BridgeFailure{Reason: fullReasonText, Full: true, RetryAfter: time.Millisecond})
+		for range 3 {
+			tries(Observation{Class: ClassLive, URL: oldURL}, attached)
+			failed(BridgeFailure{Reason: "carrying the client's session: the server answered 500"})
+		}
+		var warned []string
+		for _, l := range h.logs.FilterMessageSnippet("cannot use the shared server").FilterLevelExact(zapcore.WarnLevel).All() {
+			warned = append(warned, l.Message)
+		}
+		if len(warned) != 2 {
+			t.Errorf("one detour through alone warned %d times, want twice (full, then the replay's failure): %q", len(warned), warned)
+		}
+	})
+}
+
+// A client shared again, even for a moment (a try won the lease and its
+// server served, then lost the lease before the machine heard it start),
+// is on a new detour when it is alone again: it is warned of once more.
+func TestAlone_ALeaseLostBeforeTheServerWasHeardEndsTheDetour(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, func(cfg *Config) { cfg.JoinRetry = 100 * time.Millisecond })
+		h.toAlone("r")
+		for len(h.rec.take()) == 0 {
+			after(10 * time.Millisecond)
+		}
+		h.observe(Observation{Class: ClassWon})
+		synctest.Wait()
+		h.m.LeaseReplaced("taken over")
+		heard := make(chan struct{})
+		go func() { // Start returned, heard after the loss (or the loss cancelled it first)
+			defer close(heard)
+			select {
+			case h.srv.results <- nil:
+			case <-time.After(time.Second):
+			}
+		}()
+		synctest.Wait()
+		h.state(Electing)
+		h.observe(Observation{Class: ClassUnusable, Reason: "r"})
+		synctest.Wait()
+		if n := h.logs.FilterMessageSnippet("cannot use the shared server").FilterLevelExact(zapcore.WarnLevel).Len(); n != 2 {
+			t.Errorf("two detours through alone warned %d times, want twice", n)
+		}
+		<-heard
 	})
 }

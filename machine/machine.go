@@ -50,6 +50,7 @@ type Machine struct {
 	lastTry   time.Time     // when the last try started
 	changed   bool          // the lease changed while the try in flight ran (noteChange)
 	stillWhy  string        // the reason last logged for still being alone
+	warned    string        // the reason serving alone was last warned of, until the client is shared again
 
 	// The server.
 	serverActive bool // Start was called and has not failed
@@ -227,6 +228,9 @@ func (m *Machine) handle(ctx context.Context, ev event) {
 		case BridgeFailed:
 			m.failure = ev.text
 			m.noteBridgeFailure(ev.bridge, time.Now())
+			if !ev.bridge.Alone {
+				m.warned = "" // the bridge had served the client: a detour through alone now is a new one
+			}
 		}
 		m.fire(ctx, ev.trigger)
 	}

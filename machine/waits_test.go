@@ -5,6 +5,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"go.uber.org/zap/zapcore"
 )
 
 const fullReasonText = "the shared server at " + oldURL + " is full (2 sessions)"
@@ -45,6 +47,37 @@ func TestAttached_AFullServerSendsTheClientAloneAtOnce(t *testing.T) {
 				if strings.Contains(w, "shutting down") {
 					t.Errorf("a full server was said to be shutting down: %q", w)
 				}
+			}
+			for _, l := range h.logs.FilterMessageSnippet("still serving this client alone").All() {
+				if !strings.Contains(l.Message, fullReasonText) {
+					t.Errorf("asked %s: %q; want the server's reason", tc.asked, l.Message)
+				}
+			}
+			// Full again, the client still alone: why is said again only at
+			// debug. Once a bridge served it, alone again is a new detour.
+			warned := func() int {
+				return h.logs.FilterMessageSnippet("cannot use the shared server").FilterLevelExact(zapcore.WarnLevel).Len()
+			}
+			h.expect("=> attached on lease-live", "bridge attach "+oldURL)
+			again := refusedBy(oldURL, tc.asked)
+			again.Alone = true
+			h.m.BridgeFailedWith(again)
+			h.expect("bridge stop", "=> alone on bridge-failed", "standalone: "+fullReasonText)
+			if n := warned(); n != 1 {
+				t.Errorf("asked %s: the full server was warned of %d times, want once", tc.asked, n)
+			}
+			for h.m.State() == Alone {
+				for len(h.rec.take()) == 0 {
+					after(10 * time.Millisecond)
+				}
+				h.observe(Observation{Class: ClassLive, URL: oldURL})
+				synctest.Wait()
+			}
+			h.rec.take()
+			h.m.BridgeFailedWith(refusedBy(oldURL, tc.asked)) // the session it served lost, and the server full
+			h.expect("bridge stop", "=> alone on bridge-failed", "standalone: "+fullReasonText)
+			if n := warned(); n != 2 {
+				t.Errorf("asked %s: served, then alone again at a full server, warned of %d times in all, want 2", tc.asked, n)
 			}
 		})
 	}
