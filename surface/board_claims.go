@@ -36,7 +36,14 @@ func (b *Board) Open(session, transport, claim string, announced *Announcement) 
 	p := b.add(id, Client{Name: notInitialized}, transport, now)
 	b.bySession[session] = p
 	if announced != nil {
-		b.announce(p, announced.Intent, announced.Scope, false, now)
+		carriedOn := back != nil && !back.ConnectedAt.IsZero() // its claim with it: the peer it was (a take-over is invisible)
+		if carriedOn {
+			p.ConnectedAt, p.Client, p.Announcement = back.ConnectedAt, back.Client, back.Announcement
+		}
+		b.announce(p, announced.Intent, announced.Scope, true, now) // the same claim keeps its time
+		if carriedOn && p.Announcement == back.Announcement {
+			b.kept(p) // the checkout's record has it back, as announce would have said of a new claim
+		}
 	}
 	b.bringBack(p, back)
 	return p.ID

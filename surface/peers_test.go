@@ -185,6 +185,62 @@ func TestAClaimedDepartedIDBringsBackItsAnnouncement(t *testing.T) {
 	}
 }
 
+// A peer back on a board with its claim (its session carried there after
+// a take-over) is the peer it was: it connected when it first did, and
+// the claim it brings again keeps its time; a claim it changed is new.
+func TestAPeerBackKeepsItsTimes(t *testing.T) {
+	now := time.Date(2026, 12, 6, 3, 0, 0, 0, time.UTC)
+	b := NewBoard(func() time.Time { return now }, time.Hour)
+	var heard []Peer // what the checkout's record is told
+	b.keep(nil, func(p Peer) { heard = append(heard, p) })
+	peerOf := func(id string) Peer {
+		peers, _ := b.Peers()
+		for _, p := range peers {
+			if p.ID == id && p.Attached {
+				return p
+			}
+		}
+		t.Fatalf("%s is not attached: %+v", id, peers)
+		return Peer{}
+	}
+	for _, tc := range []struct {
+		scope []string
+		kept  bool
+	}{{[]string{"z/"}, true}, {[]string{"y/"}, false}} {
+		session := fmt.Sprint("s", tc.scope)
+		id := b.Open(session, "http", "", nil)
+		b.Identify(session, Client{Name: "codex"})
+		if _, _, err := b.Announce(session, "edits", []string{"z/"}, false); err != nil {
+			t.Fatal(err)
+		}
+		was := peerOf(id)
+		b.Detach(session)
+		now = now.Add(time.Minute)
+		heard = nil
+		b.Open(session+" carried", "http", id, &Announcement{Intent: "edits", Scope: tc.scope})
+		is := peerOf(id)
+		if len(heard) != 1 || !heard[0].Attached || heard[0].Client.Name != "codex" || !heard[0].Announcement.At.Equal(is.Announcement.At) {
+			t.Errorf("scope %v: the checkout's record heard %+v of the peer back; want it once, attached, as the board has it", tc.scope, heard)
+		}
+		if !is.ConnectedAt.Equal(was.ConnectedAt) || is.Announcement.At.Equal(was.Announcement.At) != tc.kept {
+			t.Errorf("scope %v: back, connected %s and announced %s; it connected %s and announced %s before",
+				tc.scope, is.ConnectedAt, is.Announcement.At, was.ConnectedAt, was.Announcement.At)
+		}
+	}
+	// A new session given a departed peer's id (its host's next client,
+	// host.go) brings no claim: it connected now.
+	id := b.Open("s3", "stdio", "", nil)
+	if _, _, err := b.Announce("s3", "edits", []string{"x/"}, false); err != nil {
+		t.Fatal(err)
+	}
+	b.Detach("s3")
+	now = now.Add(20 * time.Hour)
+	b.Open("s3 next", "stdio", id, nil)
+	if is := peerOf(id); !is.ConnectedAt.Equal(now) {
+		t.Errorf("its host's next client connected %s; it is %s now", is.ConnectedAt, now)
+	}
+}
+
 // The initialize result gives the session's peer id in its _meta, and an
 // initialize whose context claims an id gets it.
 func TestInitializeGivesThePeerIDAndGrantsAClaim(t *testing.T) {
