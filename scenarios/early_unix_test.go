@@ -24,8 +24,11 @@ func TestAFrozenLeaseholderHoldsBackNoNewClientsHandshake(t *testing.T) {
 	a := shared(t, dir)
 	initialize(t, a, "claude-code")
 	serverURL(t, a)
+	frames := len(a.Frames())
 	editReviewPrompt(t, dir, "5. Is the README still true?\n") // the shared index's generation 2; a new process's is 1
-	if _, err := a.WaitLog(ctx(t), "layer rebuilt"); err != nil {
+	if _, err := a.WaitFrameAfter(ctx(t), "prompts/list_changed after the edit", frames, func(f []byte) bool {
+		return strings.Contains(string(f), `"method":"notifications/prompts/list_changed"`) // its prompts are the edit's now
+	}); err != nil {
 		t.Fatal(err)
 	}
 	want := answersIn(t, a, "2025-11-25", earlyProbes)
