@@ -198,7 +198,38 @@ func TestASignalEndsTheDemoAndLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	go io.Copy(io.Discard, out)
-	err = cmd.Wait()
+	diesLeavingNothing(t, cmd, tmp, &stderr)
+}
+
+// A signal the moment the demo has made its directory ends it as well:
+// the demo makes nothing it must remove before its signals are handled.
+func TestASignalAsTheDemoStartsLeavesNothing(t *testing.T) {
+	tmp := t.TempDir()
+	cmd := exec.CommandContext(ctx(t), bin, "demo")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	var stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for made := false; !made; {
+		left, err := os.ReadDir(tmp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		made = len(left) > 0
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	diesLeavingNothing(t, cmd, tmp, &stderr)
+}
+
+// diesLeavingNothing waits for the demo to die of SIGTERM, and checks
+// that it left nothing in tmp and logged no failure.
+func diesLeavingNothing(t *testing.T, cmd *exec.Cmd, tmp string, stderr *strings.Builder) {
+	t.Helper()
+	err := cmd.Wait()
 	if status, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !status.Signaled() || status.Signal() != syscall.SIGTERM {
 		t.Errorf("the demo ended %v: want death by SIGTERM", err)
 	}

@@ -101,7 +101,10 @@ func runDemo(ctx context.Context, env *environment) error {
 	}
 	// A signal ends the demo as it ends a server: what it started is
 	// stopped and its directory removed, then the process dies of it.
+	// Nothing is made before the signals are handled: until then one kills
+	// the process where it stands.
 	env.signals = registerSignals()
+	<-env.signals.ready
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	env.signals.relay(ctx, func(os.Signal) { cancel() })
