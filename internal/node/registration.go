@@ -16,21 +16,22 @@ import (
 
 // register writes this server's row, right after its HTTP bind
 // (docs/fleet.md), in the background: publishing the URL never waits for
-// the registry. A failure is logged, and the server serves all the same.
+// the registry. A failure is logged, the server serves all the same, and
+// the row is tried again until it is written.
 func (s *sharedServer) register(instance, url string) {
 	n := s.node
 	path, err := runtimes.Path(n.co.Registry, os.Getenv)
-	failed := func(err error) {
-		n.log.Warn(fmt.Sprintf("cannot register this server in the fleet registry: %s: %v; serving anyway, and a fleet inventory lists this server as unregistered", path, err),
+	failed := func(err error, then string) {
+		n.log.Warn(fmt.Sprintf("cannot register this server in the fleet registry: %s: %v; serving anyway, %s", path, err, then),
 			zap.String("registry", path), zap.String("reason", err.Error()))
 	}
 	if err != nil {
-		failed(err)
+		failed(err, "and a fleet inventory lists this server as unregistered")
 		return
 	}
 	reg := runtimes.Register(path, s.row(instance, url), func(err error) {
 		if err != nil {
-			failed(err)
+			failed(err, "and trying again: until then a fleet inventory lists this server as unregistered")
 			return
 		}
 		n.log.Info("registered this server in the fleet registry", zap.String("registry", path), zap.String("runtime_id", instance))

@@ -34,24 +34,57 @@ type Registration struct {
 	mu     sync.Mutex
 	last   <-chan struct{} // closed once the write asked last has ended
 	failed bool            // the row was not written: nothing after it is
+
+	trying context.Context // the row's writes, until Remove: then the row is no longer tried
+	stop   context.CancelFunc
 }
+
+// A row that could not be written is tried again, first after retryFirst,
+// then at doubling intervals up to retryMax: a registry locked for long,
+// or not there yet, is not a server unregistered for its whole life.
+const (
+	retryFirst = time.Second
+	retryMax   = time.Minute
+)
 
 // Register writes row into the registry at path, on a goroutine of its
 // own right after the server's HTTP bind (docs/fleet.md), and tells done
-// how it went. The write outlives the caller: a row half written helps
-// nobody.
+// how it went: the first failure, and then, tried again until the row is
+// written or removed, the write that succeeded. The write outlives the
+// caller: a row half written helps nobody.
 func Register(path string, row fleet.Row, done func(error)) *Registration {
 	r := &Registration{path: path, runtimeID: row.RuntimeID}
-	r.then(true, func(ctx context.Context, rt *DB) error { return rt.Register(ctx, row) }, func(err error) {
-		if err != nil {
-			r.mu.Lock()
-			r.failed = true // before the next write looks
-			r.mu.Unlock()
-			err = fmt.Errorf("registering runtime %s: %w", row.RuntimeID, err)
+	r.trying, r.stop = context.WithCancel(context.Background())
+	r.queue(func() {
+		ctx := context.Background() // the first write is waited for, as every later one (then)
+		for try, wait := 0, retryFirst; ; try, wait = try+1, min(2*wait, retryMax) {
+			err := Write(ctx, path, WriteTimeout, func(ctx context.Context, rt *DB) error { return rt.Register(ctx, row) })
+			if err == nil || try == 0 {
+				done(wrapped(err, "registering runtime %s", row.RuntimeID))
+			}
+			if err == nil {
+				return
+			}
+			ctx = r.trying // a try again ends with a removal, rolled back; a wait on another writer's lock ends with its busy timeout (5 s)
+			select {
+			case <-time.After(wait):
+			case <-r.trying.Done():
+				r.mu.Lock()
+				r.failed = true // nothing follows a row never written
+				r.mu.Unlock()
+				return
+			}
 		}
-		done(err)
 	})
 	return r
+}
+
+// wrapped is err said of what format names, or nil.
+func wrapped(err error, format string, v ...any) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf(format+": %w", append(v, err)...)
 }
 
 // Path is the registry's path.
@@ -64,25 +97,39 @@ func (r *Registration) RuntimeID() string { return r.runtimeID }
 // is a draining member. It tells done how it went, unless the row was
 // never written or the registry is gone since.
 func (r *Registration) MarkLost(now time.Time, done func(error)) {
-	r.then(false, func(ctx context.Context, rt *DB) error { return rt.SetState(ctx, r.runtimeID, StateLeaseLost, now) }, done)
+	r.then(func(ctx context.Context, rt *DB) error { return rt.SetState(ctx, r.runtimeID, StateLeaseLost, now) }, done)
 }
 
 // Remove deletes the row, on a clean exit, once every earlier write has
 // ended. It reports whether there was a row to remove.
 func (r *Registration) Remove() (removed bool, err error) {
-	<-r.then(false, func(ctx context.Context, rt *DB) (err error) {
+	r.stop()
+	<-r.then(func(ctx context.Context, rt *DB) (err error) {
 		removed, err = rt.Remove(ctx, r.runtimeID)
 		return err
 	}, func(e error) { err = e })
 	return removed, err
 }
 
-// then runs write after every write asked before it, and gives done its
-// outcome; once the row could not be written, neither runs, and unless
-// create, neither runs once the registry is gone (deleted with the row:
-// writing would make it again, empty). The channel is closed once it has
-// ended.
-func (r *Registration) then(create bool, write func(context.Context, *DB) error, done func(error)) <-chan struct{} {
+// then runs a change of the row after every write asked before it, and
+// gives done its outcome; it does not run once the row could not be
+// written, nor once the registry is gone (deleted with the row: writing
+// would make it again, empty). The channel is closed once it has ended.
+func (r *Registration) then(write func(context.Context, *DB) error, done func(error)) <-chan struct{} {
+	return r.queue(func() {
+		r.mu.Lock()
+		failed := r.failed
+		r.mu.Unlock()
+		if _, err := os.Stat(r.path); failed || errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+		done(Write(context.Background(), r.path, WriteTimeout, write))
+	})
+}
+
+// queue runs do after everything queued before it has ended, on a
+// goroutine of its own; the channel is closed once do has ended.
+func (r *Registration) queue(do func()) <-chan struct{} {
 	end := make(chan struct{})
 	r.mu.Lock()
 	before := r.last
@@ -93,13 +140,7 @@ func (r *Registration) then(create bool, write func(context.Context, *DB) error,
 		if before != nil {
 			<-before
 		}
-		r.mu.Lock()
-		failed := r.failed
-		r.mu.Unlock()
-		if _, err := os.Stat(r.path); failed || !create && errors.Is(err, fs.ErrNotExist) {
-			return
-		}
-		done(Write(context.Background(), r.path, WriteTimeout, write))
+		do()
 	}()
 	return end
 }

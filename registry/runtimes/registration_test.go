@@ -114,6 +114,50 @@ func TestAnUnwritableRegistryIsAnError(t *testing.T) {
 	}
 }
 
+// A row that could not be written is tried again until it is: the
+// registry's place taken for a while (a directory there) costs the server
+// its row only for that while. Removed meanwhile, it is tried no more.
+func TestARowThatFailedIsTriedAgain(t *testing.T) {
+	path := filepath.Join(testtemp.Dir(t), "registry.db")
+	if err := os.Mkdir(path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	heard := make(chan error, 2)
+	reg := Register(path, testRow("r1", "default", 1), func(err error) { heard <- err })
+	if err := <-heard; err == nil {
+		t.Fatal("a row was written into a directory")
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-heard:
+		if err != nil {
+			t.Fatalf("tried again: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the row was never tried again")
+	}
+	if removed, err := reg.Remove(); !removed || err != nil {
+		t.Fatalf("Remove of the row written at last: %t, %v", removed, err)
+	}
+
+	blocked := filepath.Join(testtemp.Dir(t), "registry.db")
+	if err := os.Mkdir(blocked, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	reg = Register(blocked, testRow("r2", "default", 1), func(err error) { heard <- err })
+	if err := <-heard; err == nil {
+		t.Fatal("a row was written into a directory")
+	}
+	if removed, err := reg.Remove(); removed || err != nil { // at once, not after the next try
+		t.Fatalf("Remove of a row never written: %t, %v", removed, err)
+	}
+	if len(heard) != 0 {
+		t.Fatalf("tried again after its removal: %v", <-heard)
+	}
+}
+
 func writeFile(path string) error { return os.WriteFile(path, []byte("not a directory"), 0o600) }
 
 // A registry deleted under a registered server (an operator clearing it)
