@@ -59,8 +59,11 @@ func Register(path string, row fleet.Row, done func(error)) *Registration {
 		ctx := context.Background() // the first write is waited for, as every later one (then)
 		for try, wait := 0, retryFirst; ; try, wait = try+1, min(2*wait, retryMax) {
 			err := Write(ctx, path, WriteTimeout, func(ctx context.Context, rt *DB) error { return rt.Register(ctx, row) })
+			if err != nil {
+				err = fmt.Errorf("registering runtime %s: %w", row.RuntimeID, err)
+			}
 			if err == nil || try == 0 {
-				done(wrapped(err, "registering runtime %s", row.RuntimeID))
+				done(err)
 			}
 			if err == nil {
 				return
@@ -77,14 +80,6 @@ func Register(path string, row fleet.Row, done func(error)) *Registration {
 		}
 	})
 	return r
-}
-
-// wrapped is err said of what format names, or nil.
-func wrapped(err error, format string, v ...any) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf(format+": %w", append(v, err)...)
 }
 
 // Path is the registry's path.
