@@ -262,17 +262,25 @@ func TestFleetListsAServerThatCouldNotRegister(t *testing.T) {
 }
 
 // F1: two cohorts (two clients launching the fleet's servers) are mixed,
-// whatever their revisions.
+// whatever their revisions. What a client set (a cohort id here, with a
+// bidi override and a terminal escape) reaches the operator escaped, on
+// stdout and in the error line alike.
 func TestFleetReportsMixedCohorts(t *testing.T) {
 	dir := fleetCheckout(t)
 	registry := filepath.Join(t.TempDir(), "registry.db")
 	serveProfile(t, dir, registry, "claude-code-1", "default")
-	serveProfile(t, dir, registry, "codex-7", "review")
+	serveProfile(t, dir, registry, "codex-7\u202e\x1b[31m", "review")
 
 	code, inv := fleet(t, dir, registry)
 	if code != 10 || !inv.InventoryComplete || inv.blocked() != "mixed_cohort" || inv.MixedCohort == nil || !*inv.MixedCohort ||
 		inv.SingleCohort == nil || *inv.SingleCohort || inv.MixedRevision == nil || *inv.MixedRevision {
 		t.Fatalf("two cohorts: exit %d, %+v", code, inv)
+	}
+	cmd := exec.CommandContext(ctx(t), bin, "fleet")
+	cmd.Dir, cmd.Env = dir, fleetEnv(registry, "")
+	out, _ := cmd.CombinedOutput()
+	if strings.ContainsAny(string(out), "\u202e\x1b") || !strings.Contains(string(out), "codex-7") {
+		t.Fatalf("fleet prints what a client set unescaped:\n%q", out)
 	}
 }
 

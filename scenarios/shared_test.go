@@ -5,6 +5,7 @@ package scenarios
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -218,6 +219,16 @@ func TestStatusAndGraph(t *testing.T) {
 	if report.Server.Sessions != 2 || report.Server.HTTPSessions != 1 || peers.Count != 2 || len(peers.Peers) != 2 ||
 		peers.Peers[0].Client != "claude-code" || peers.Peers[0].Transport != "stdio" || peers.Peers[1].Client != "plain-http" || peers.Peers[1].ID == "" {
 		t.Fatalf("status does not show the sessions and the board:\n%s", stdout)
+	}
+	// What a client wrote reaches the reader's terminal as data: a bidi
+	// override and a C1 CSI (which drives some terminals) are escaped.
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"evil\u202eedoc\u009b31m","version":"1"}}}`)
+	if status, _, answer := httpDo(t, http.MethodPost, server.URL, body, server.with(nil)); status != http.StatusOK {
+		t.Fatalf("opening a session: %d %s", status, answer)
+	}
+	_, stdout, _ = runOnce(t, dir, "", "status")
+	if strings.ContainsAny(stdout, "\u202e\u009b") || !strings.Contains(stdout, `"client": "evil\u202eedoc\u009b31m"`) {
+		t.Fatalf("status prints what a client wrote unescaped:\n%q", stdout)
 	}
 	// version prints the startup revision fleet reports for the server.
 	_, inventory, _ := runOnce(t, dir, "", "fleet")

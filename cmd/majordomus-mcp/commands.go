@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 
@@ -65,21 +69,52 @@ func runFleet(ctx context.Context, env *environment) error {
 		return err
 	}
 	if !inv.MutationGateSatisfied {
-		return withCode(exitContract, fmt.Errorf("the fleet's mutation gate is closed: %s (%s)", *inv.BlockedReason, inv.BlockedReasons[0].Detail))
+		// its detail may quote what clients set (a cohort id): escaped, as the JSON is
+		return withCode(exitContract, fmt.Errorf("the fleet's mutation gate is closed: %s (%s)", *inv.BlockedReason, printable(inv.BlockedReasons[0].Detail)))
 	}
 	return nil
 }
 
 // printJSON writes v on stdout, indented, for people as much as programs:
-// a reason's "->" stays as written.
+// a reason's "->" stays as written, and what is not printable is escaped.
 func printJSON(env *environment, v any) error {
-	enc := json.NewEncoder(env.stdout)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	err := enc.Encode(v)
+	if err == nil {
+		_, err = env.stdout.Write(printableJSON(b.Bytes()))
+	}
+	if err != nil {
 		return withCode(exitInternal, fmt.Errorf("writing the answer: %w", err))
 	}
 	return nil
+}
+
+// printableJSON escapes every rune of a JSON text that is not printable
+// (\u202e, \u009b), and every byte that is not UTF-8 (\ufffd), as the log's
+// messages are: a report quotes what clients wrote (a peer's name, its
+// announcement), which must not drive the reader's terminal. Outside its
+// strings JSON holds only printable ASCII and newlines, so every such rune
+// is inside a string, where the escape means the same rune.
+func printableJSON(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		switch {
+		case r == utf8.RuneError && n == 1:
+			out = append(out, `\ufffd`...)
+		case r == '\n' || unicode.IsPrint(r):
+			out = append(out, b[:n]...)
+		default:
+			for _, u := range utf16.AppendRune(nil, r) {
+				out = fmt.Appendf(out, `\u%04x`, u)
+			}
+		}
+		b = b[n:]
+	}
+	return out
 }
 
 // runGraph prints the process state machine's diagram, rendered from the

@@ -172,19 +172,25 @@ type printableMessages struct{ zapcore.Encoder }
 func (e printableMessages) Clone() zapcore.Encoder { return printableMessages{e.Encoder.Clone()} }
 
 func (e printableMessages) EncodeEntry(ent zapcore.Entry, fields []zapcore.Field) (*buffer.Buffer, error) {
-	if strings.ContainsFunc(ent.Message, notPrintable) {
-		var b strings.Builder
-		for _, r := range ent.Message {
-			if notPrintable(r) {
-				q := strconv.QuoteRune(r)
-				b.WriteString(q[1 : len(q)-1])
-				continue
-			}
-			b.WriteRune(r)
-		}
-		ent.Message = b.String()
-	}
+	ent.Message = printable(ent.Message)
 	return e.Encoder.EncodeEntry(ent, fields)
+}
+
+// printable is s with what is not printable escaped (\x1b, \u202e).
+func printable(s string) string {
+	if !strings.ContainsFunc(s, notPrintable) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if notPrintable(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 func notPrintable(r rune) bool { return !unicode.IsPrint(r) }
