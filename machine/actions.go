@@ -53,14 +53,22 @@ func endElection(ctx context.Context, _ ...any) error {
 // for as one (a client served alone, on its turn: the lock may stay held).
 func takeOver(ctx context.Context, _ ...any) error {
 	m := machineOf(ctx)
-	obs, log, lease := m.obs, m.log, zap.String("lease", m.cfg.LeasePath)
-	log.Warn(fmt.Sprintf("%s lease: %s; taking it over", obs.Class, obs.Reason), lease, zap.String("class", string(obs.Class)))
+	obs, log := m.obs, m.log
+	said := fmt.Sprintf("%s lease: %s; taking it over", obs.Class, obs.Reason)
+	fields := []zap.Field{zap.String("lease", m.cfg.LeasePath), zap.String("class", string(obs.Class))}
 	m.attemptAfter(func(actx context.Context) *Observation {
-		switch err := m.cfg.Election.TakeOver(actx, obs); {
+		// Said once it is done: of the processes that judged the lease, the
+		// one that removed it (a held lock, or a race lost, removed nothing).
+		switch removed, err := m.cfg.Election.TakeOver(actx, obs); {
 		case errors.Is(err, ErrContended):
+			log.Debug(said+": another process holds the lock", append(fields, zap.Error(err))...)
 			return &Observation{Class: ClassBinding, Reason: err.Error(), Contended: true}
 		case err != nil:
 			return &Observation{Class: ClassUnusable, Reason: fmt.Sprintf("taking over the %s lease: %v", obs.Class, err)}
+		case removed:
+			log.Warn(said, fields...)
+		default:
+			log.Debug(said+": it changed since it was judged, or another process took it over first", fields...)
 		}
 		return nil
 	})

@@ -15,7 +15,7 @@
 //   - electing: each attempt reads and judges the lease ([Election.Attempt]).
 //     won → leaseholder; live → attached; stale, corrupt, empty, abandoned,
 //     superseded → take it over ([Election.TakeOver], logged "<class> lease:
-//     <reason>; taking it over") and attempt again; binding → wait for the
+//     <reason>; taking it over" once it removed the lease) and attempt again; binding → wait for the
 //     lease file to change or for Config.BindingPoll, then attempt again;
 //     outraced (another process created the lease between this attempt's
 //     read and its create) → attempt again at once, to read the winner's;

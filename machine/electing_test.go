@@ -7,6 +7,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"go.uber.org/zap"
 )
 
 func TestElecting_WonStartsTheServer(t *testing.T) {
@@ -320,6 +322,44 @@ func TestElecting_ABusyRunIsOfOneServer(t *testing.T) {
 		h.expect() // waited for, not taken over
 		after(DefaultBindingPoll)
 		h.expect("attempt")
+	})
+}
+
+// A take-over is said at warn by the process that removed the lease,
+// once it did: one that found the lock held (its holder frozen, say), or
+// the lease changed since it was judged, removed nothing, and says so at
+// debug.
+func TestElecting_ATakeOverIsSaidByTheProcessThatRemovedTheLease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, func(cfg *Config) {
+			cfg.Election.(*fakeElection).takeOverErr = fmt.Errorf("%w: lock held (waited 2s)", ErrContended)
+		})
+		stale := Observation{Class: ClassStale, Reason: "silent, owner gone", Owner: 11, URL: "http://127.0.0.1:1"}
+		warned := func() int {
+			return h.logs.FilterMessage("stale lease: silent, owner gone; taking it over").FilterLevelExact(zap.WarnLevel).Len()
+		}
+		h.observe(stale)
+		h.expect("attempt", "take-over stale <nil>")
+		for range 2 {
+			after(DefaultBindingPoll)
+			h.expect("attempt")
+			h.observe(stale)
+			h.expect("take-over stale <nil>")
+		}
+		h.el.takeOverErr, h.el.raceLost = nil, true
+		after(DefaultBindingPoll)
+		h.expect("attempt")
+		h.observe(stale)
+		h.expect("take-over stale <nil>", "attempt")
+		if n := warned(); n != 0 {
+			t.Errorf("take-overs that removed nothing said at warn %d times", n)
+		}
+		h.el.raceLost = false
+		h.observe(stale)
+		h.expect("take-over stale <nil>", "attempt")
+		if n, all := warned(), h.logs.FilterMessageSnippet("; taking it over").Len(); n != 1 || all != 5 {
+			t.Errorf("take-overs said at warn: %d of %d, want 1 of 5", n, all)
+		}
 	})
 }
 

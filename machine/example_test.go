@@ -53,8 +53,10 @@ func (e *scriptedElection) Attempt(context.Context) machine.Observation {
 	return machine.Observation{Class: c, Reason: "not JSON"}
 }
 
-func (e *scriptedElection) TakeOver(context.Context, machine.Observation) error { return nil }
-func (e *scriptedElection) Release(context.Context) error                       { return nil }
+func (e *scriptedElection) TakeOver(context.Context, machine.Observation) (bool, error) {
+	return true, nil
+}
+func (e *scriptedElection) Release(context.Context) error { return nil }
 
 // Watch reports no change; its channel closes when the election ends.
 func (e *scriptedElection) Watch(ctx context.Context) (<-chan struct{}, error) {

@@ -47,6 +47,7 @@ type fakeElection struct {
 	// takeOverWaits makes TakeOver wait until its context ends, as one
 	// waiting for a lock held by a stopped process does.
 	takeOverWaits bool
+	raceLost      bool          // TakeOver found the lease changed, and removed nothing
 	changes       chan struct{} // lease changes the test makes; nil: none
 }
 
@@ -60,13 +61,13 @@ func (f *fakeElection) Attempt(ctx context.Context) Observation {
 	}
 }
 
-func (f *fakeElection) TakeOver(ctx context.Context, obs Observation) error {
+func (f *fakeElection) TakeOver(ctx context.Context, obs Observation) (bool, error) {
 	f.rec.add("take-over %s %v", obs.Class, obs.Opaque)
 	if f.takeOverWaits {
 		<-ctx.Done()
-		return ctx.Err()
+		return false, ctx.Err()
 	}
-	return f.takeOverErr
+	return f.takeOverErr == nil && !f.raceLost, f.takeOverErr
 }
 
 func (f *fakeElection) Release(context.Context) error {

@@ -51,13 +51,13 @@ type Election interface {
 	Attempt(ctx context.Context) Observation
 	// TakeOver replaces the unusable lease judged in obs, in a critical
 	// section that two racing processes cannot both win and that never
-	// removes a lease written after obs was judged. Loop; fast (no network).
-	// Losing the race is not an error: the next attempt sees the winner.
-	// [ErrContended] says another process held the critical section for
-	// longer than it waits: the machine says so and looks again. Any other
-	// error means the lease cannot be replaced at all, and the machine then
-	// serves alone.
-	TakeOver(ctx context.Context, obs Observation) error
+	// removes a lease written after obs was judged, and reports whether it
+	// removed it. Loop; fast (no network). Losing the race is not an error:
+	// the next attempt sees the winner. [ErrContended] says another process
+	// held the critical section for longer than it waits: the machine says
+	// so and looks again. Any other error means the lease cannot be
+	// replaced at all, and the machine then serves alone.
+	TakeOver(ctx context.Context, obs Observation) (removed bool, err error)
 	// Release removes the lease if it still carries this process's instance.
 	// Loop; fast. Only a leaseholder calls it, never after the lease was
 	// lost — and the machine, for an attempt that reported "won" too late to

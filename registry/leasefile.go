@@ -202,6 +202,13 @@ func (lf *LeaseFile) Release() error {
 // the caller has waited out the busy grace on its own clock (the machine
 // does); the lease must still be the one judged busy.
 func (lf *LeaseFile) TakeOver(judged Observation) (bool, error) {
+	return lf.TakeOverUnless(judged, nil)
+}
+
+// TakeOverUnless is TakeOver that removes nothing when dropped, asked once
+// the lock is held, says so: a caller that stopped waiting for the lock
+// (its election ended) does not take the lease over after all, unseen.
+func (lf *LeaseFile) TakeOverUnless(judged Observation, dropped func() bool) (bool, error) {
 	if !judged.Verdict.Class.TakesOver() && judged.Verdict.Class != Busy {
 		return false, fmt.Errorf("%w: it is %s", ErrNotTakeable, judged.Verdict.Class)
 	}
@@ -211,7 +218,7 @@ func (lf *LeaseFile) TakeOver(judged Observation) (bool, error) {
 	fsys := fsOr(lf.FS)
 	removed := false
 	err := underLock(fsys, lf.Path, lf.Path, nil, cmp.Or(lf.LockWait, DefaultLockWait), func(string) error {
-		if cur := fsys.Read(lf.Path); cur.Found == Missing || !cur.Same(judged.Snapshot) {
+		if cur := fsys.Read(lf.Path); cur.Found == Missing || !cur.Same(judged.Snapshot) || dropped != nil && dropped() {
 			return nil
 		}
 		if err := fsys.Remove(lf.Path); err != nil {

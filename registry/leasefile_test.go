@@ -264,6 +264,22 @@ func TestLeaseFile_TakeOver(t *testing.T) {
 	}
 }
 
+// A take-over its caller dropped while it waited for the lock (its
+// election ended) removes nothing once it holds the lock.
+func TestLeaseFile_ADroppedTakeOverRemovesNothing(t *testing.T) {
+	path := leasePath(t)
+	writeFile(t, path, []byte("{not a lease"))
+	obs := observe(t, path)
+	asked := false
+	removed, err := (&LeaseFile{Path: path}).TakeOverUnless(obs, func() bool { asked = true; return true })
+	if removed || err != nil || !asked {
+		t.Fatalf("TakeOverUnless, dropped = %t, %v (asked: %t); want false, nil", removed, err, asked)
+	}
+	if _, err := os.Lstat(path); err != nil {
+		t.Fatalf("the lease is gone: %v", err)
+	}
+}
+
 func TestLeaseFile_TakeOver_RefusesWhatChangedAfterJudging(t *testing.T) {
 	tests := []struct {
 		name   string

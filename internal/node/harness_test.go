@@ -140,12 +140,12 @@ func (v *view) Attempt(ctx context.Context) machine.Observation {
 	return machine.Observation{Class: machine.ClassBinding, Reason: "no URL yet"}
 }
 
-func (v *view) TakeOver(context.Context, machine.Observation) error {
+func (v *view) TakeOver(context.Context, machine.Observation) (bool, error) {
 	v.b.mu.Lock()
 	defer v.b.mu.Unlock()
 	v.b.holder, v.b.url = "", ""
 	v.b.changeLocked()
-	return nil
+	return true, nil
 }
 
 func (v *view) Release(context.Context) error {

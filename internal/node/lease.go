@@ -276,29 +276,34 @@ func (e *leaseFile) acquire(ctx context.Context) machine.Observation {
 }
 
 // TakeOver removes the unusable lease judged in obs, and nothing written
-// after it was judged. When ctx ends first (the process is ending) it
-// returns, and the take-over, waiting for the sidecar lock, goes on alone:
-// it can remove nothing but what was judged.
-func (e *leaseFile) TakeOver(ctx context.Context, obs machine.Observation) error {
+// after it was judged. When ctx ends first (the election ended, the
+// process is ending) it returns, and the take-over, waiting for the
+// sidecar lock, goes on alone to remove nothing: what took the lease over
+// is said (machine), and this one is not.
+func (e *leaseFile) TakeOver(ctx context.Context, obs machine.Observation) (bool, error) {
 	judged, ok := obs.Opaque.(registry.Observation)
 	if !ok {
-		return fmt.Errorf("taking over: no judged lease")
+		return false, fmt.Errorf("taking over: no judged lease")
 	}
-	done := make(chan error, 1)
+	type result struct {
+		removed bool
+		err     error
+	}
+	done := make(chan result, 1)
 	go func() {
-		_, err := e.file.TakeOver(judged)
-		done <- err
+		removed, err := e.file.TakeOverUnless(judged, func() bool { return ctx.Err() != nil })
+		done <- result{removed, err}
 	}()
-	var err error
+	var r result
 	select {
-	case err = <-done:
+	case r = <-done:
 	case <-ctx.Done():
-		return context.Cause(ctx)
+		return false, context.Cause(ctx)
 	}
-	if errors.Is(err, registry.ErrLockTimeout) {
-		return fmt.Errorf("%w: %v", machine.ErrContended, err)
+	if errors.Is(r.err, registry.ErrLockTimeout) {
+		return false, fmt.Errorf("%w: %v", machine.ErrContended, r.err)
 	}
-	return err
+	return r.removed, r.err
 }
 
 // Release removes the lease if it is still this process's.
