@@ -222,29 +222,6 @@ func detach(ctx context.Context, _ ...any) error {
 	return nil
 }
 
-// Alone.
-
-// serveAlone serves the client without sharing, and says why, once until
-// the client is shared again: a try that failed as the last one did (a
-// server that cannot bind, a full server that refuses the bridge again)
-// says it at debug.
-func serveAlone(ctx context.Context, _ ...any) error {
-	m := machineOf(ctx)
-	level := zap.WarnLevel
-	if m.failure == m.warned {
-		level = zap.DebugLevel
-	}
-	m.log.Log(level, fmt.Sprintf("cannot use the shared server: %s: %s; serving this client alone, as --standalone would", m.cfg.LeasePath, m.failure),
-		zap.String("lease", m.cfg.LeasePath), zap.String("reason", m.failure))
-	m.lastTry, m.stillWhy, m.warned = time.Now(), m.failure, m.failure // the attempt that failed was a try, and the warning says why
-	if err := m.cfg.Standalone.Serve(m.runCtx, m.failure); err != nil {
-		// Tries to share go on: attaching needs no layer here, and what
-		// failed (a file half-written, say) may not last.
-		m.log.Error("cannot serve this client alone either", zap.Error(err))
-	}
-	return nil
-}
-
 // Exited.
 
 // finish stops what still runs and completes Run.
@@ -280,50 +257,6 @@ func logUnhandled(ctx context.Context, _ stateless.State, t stateless.Trigger, u
 	machineOf(ctx).log.Warn("unhandled trigger", zap.String("trigger", fmt.Sprint(t)), zap.Strings("unmet_guards", unmet))
 	return nil
 }
-
-// Guards.
-
-// waiting: the election waits for the lease to change (no attempt in flight).
-func waiting(ctx context.Context, _ ...any) bool { return machineOf(ctx).attempt == 0 }
-
-// attempting: an attempt is in flight; its result will be newer than any
-// change seen now.
-func attempting(ctx context.Context, _ ...any) bool { return machineOf(ctx).attempt != 0 }
-
-// busyPastGrace: the lease has been busy for Config.BusyGrace or longer.
-func busyPastGrace(ctx context.Context, _ ...any) bool {
-	m := machineOf(ctx)
-	return GraceElapsed(m.busySince, m.now, m.cfg.BusyGrace)
-}
-
-// busyWithinGrace: the lease has been busy for less than Config.BusyGrace.
-func busyWithinGrace(ctx context.Context, args ...any) bool { return !busyPastGrace(ctx, args...) }
-
-// drained: the own client has left and no session remains.
-func drained(ctx context.Context, _ ...any) bool {
-	m := machineOf(ctx)
-	return shouldExit(m.clientLeft, m.sessions)
-}
-
-// stillServing: the own client is here, or some session remains.
-func stillServing(ctx context.Context, args ...any) bool { return !drained(ctx, args...) }
-
-// headless: the process has no stdio client of its own (Config.Headless).
-func headless(ctx context.Context, _ ...any) bool { return machineOf(ctx).cfg.Headless }
-
-// fullOrAlone: the bridge that failed met a full server, or never took
-// the client over from alone: the client is served alone at once.
-func fullOrAlone(ctx context.Context, _ ...any) bool {
-	f := machineOf(ctx).failed
-	return f.Full || f.Alone
-}
-
-// gone: the bridge that failed served the client, and its server is gone
-// or lost the session.
-func gone(ctx context.Context, args ...any) bool { return !fullOrAlone(ctx, args...) }
-
-// hasClient: the process serves a stdio client of its own.
-func hasClient(ctx context.Context, args ...any) bool { return !headless(ctx, args...) }
 
 // Helpers shared by actions and Run.
 

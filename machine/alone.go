@@ -13,6 +13,27 @@ import (
 // (R2, alone is a detour), on its own clock, never busier than one try
 // per Config.JoinRetry.
 
+// serveAlone serves the client without sharing, and says why, once until
+// the client is shared again: a try that failed as the last one did (a
+// server that cannot bind, a full server that refuses the bridge again)
+// says it at debug.
+func serveAlone(ctx context.Context, _ ...any) error {
+	m := machineOf(ctx)
+	level := zap.WarnLevel
+	if m.failure == m.warned {
+		level = zap.DebugLevel
+	}
+	m.log.Log(level, fmt.Sprintf("cannot use the shared server: %s: %s; serving this client alone, as --standalone would", m.cfg.LeasePath, m.failure),
+		zap.String("lease", m.cfg.LeasePath), zap.String("reason", m.failure))
+	m.lastTry, m.stillWhy, m.warned = time.Now(), m.failure, m.failure // the attempt that failed was a try, and the warning says why
+	if err := m.cfg.Standalone.Serve(m.runCtx, m.failure); err != nil {
+		// Tries to share go on: attaching needs no layer here, and what
+		// failed (a file half-written, say) may not last.
+		m.log.Error("cannot serve this client alone either", zap.Error(err))
+	}
+	return nil
+}
+
 // tryLater waits its turn to try to share again: JoinRetry at first, twice
 // as long after each try that found no way (up to JoinRetryMax), and at
 // once when the lease changes (trySoon), or changed while the try ran
