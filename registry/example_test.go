@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
@@ -176,6 +177,9 @@ func ExampleLeaseFile_Release() {
 func checkoutRoot() string {
 	dir, err := os.MkdirTemp("", "majordomus-example-")
 	if err != nil {
+		panic(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, ".ai"), 0o755); err != nil {
 		panic(err)
 	}
 	return dir

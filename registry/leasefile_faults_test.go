@@ -13,7 +13,7 @@ import (
 )
 
 func TestLeaseFile_TheWholeDirectoryRemoved(t *testing.T) {
-	root := testtemp.Dir(t)
+	root := checkoutRoot(t)
 	publisher := &LeaseFile{Path: Path(root, "")}
 	releaser := &LeaseFile{Path: Path(root, "review")}
 	for _, lf := range []*LeaseFile{publisher, releaser} {

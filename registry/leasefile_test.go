@@ -27,7 +27,18 @@ func newLease(t testing.TB) Lease {
 // leasePath returns the default lease path of a fresh checkout root.
 func leasePath(t *testing.T) string {
 	t.Helper()
-	return Path(testtemp.Dir(t), "")
+	return Path(checkoutRoot(t), "")
+}
+
+// checkoutRoot returns a fresh checkout root: a directory holding .ai, as
+// every checkout served does (its manifest is there).
+func checkoutRoot(t *testing.T) string {
+	t.Helper()
+	root := testtemp.Dir(t)
+	if err := os.Mkdir(filepath.Join(root, ".ai"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return root
 }
 
 func writeFile(t *testing.T, path string, data []byte) {

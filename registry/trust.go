@@ -30,18 +30,20 @@ func linkFreePath(dir string) (top string, names []string) {
 	return filepath.Dir(dir), []string{filepath.Base(dir)}
 }
 
-// makeTop makes top, the directory linkFreePath reaches the lease
-// directory from (a checkout's .ai), where it is missing, never what is
-// above it: a checkout moved or removed while it was served is not made
-// again at its old path, with nothing in it to serve.
-func makeTop(top string) error {
-	if err := os.Mkdir(top, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("the checkout is gone from %s (moved or removed): %w", filepath.Dir(top), err)
-		}
+// topIsThere checks that top, the directory linkFreePath reaches the
+// lease directory from (a checkout's .ai), is there, and never makes it:
+// a checkout or its .ai moved or removed while it was served is not made
+// again at its old path, with nothing in it to serve, in the way of the
+// one moved back.
+func topIsThere(top string) error {
+	_, err := os.Stat(top)
+	if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return nil
+	if _, above := os.Stat(filepath.Dir(top)); errors.Is(above, fs.ErrNotExist) {
+		return fmt.Errorf("the checkout is gone from %s (moved or removed): %w", filepath.Dir(top), err)
+	}
+	return fmt.Errorf("%s is gone (moved or removed): %w", top, err)
 }
 
 // accessEntry is one entry of a Windows access control list, as

@@ -89,15 +89,19 @@ func TestOnTheWay(t *testing.T) {
 }
 
 // Acquire makes the lease directory below a checkout's .ai, never the
-// checkout itself: one moved or removed while it was served is not made
-// again at its old path.
+// checkout nor its .ai: one moved or removed while it was served is not
+// made again at its old path, in the way of the one moved back.
 func TestAcquireNeverMakesAGoneCheckout(t *testing.T) {
-	gone := filepath.Join(testtemp.Dir(t), "moved")
-	err := (&LeaseFile{Path: Path(gone, "")}).Acquire(newLease(t))
-	if err == nil || !strings.Contains(err.Error(), "the checkout is gone from "+gone) {
-		t.Fatalf("Acquire under a gone checkout: %v", err)
-	}
-	if _, err := os.Lstat(gone); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("the gone checkout was made again: %v", err)
+	moved := filepath.Join(testtemp.Dir(t), "moved")
+	layerMoved := testtemp.Dir(t)
+	for root, said := range map[string]string{moved: "the checkout is gone from " + moved, layerMoved: filepath.Join(layerMoved, ".ai") + " is gone"} {
+		gone := filepath.Join(root, ".ai")
+		err := (&LeaseFile{Path: Path(root, "")}).Acquire(newLease(t))
+		if err == nil || !strings.Contains(err.Error(), said) {
+			t.Fatalf("Acquire under a gone checkout: %v", err)
+		}
+		if _, err := os.Lstat(gone); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("the gone checkout was made again: %v", err)
+		}
 	}
 }

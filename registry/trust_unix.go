@@ -197,7 +197,7 @@ func openLinkFree(dir string, create bool, groups ownerOnly) (int, error) {
 	top, names := linkFreePath(dir)
 	if create {
 		// above .ai/local, links are the user's business (see linkFreePath)
-		if err := makeTop(top); err != nil {
+		if err := topIsThere(top); err != nil {
 			return -1, err
 		}
 	}

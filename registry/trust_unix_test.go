@@ -128,7 +128,7 @@ func TestALinkBelowAILocalIsNeverFollowed(t *testing.T) {
 
 // Acquire makes the missing directories below .ai/local, private.
 func TestAcquireMakesThePrivateLeaseDirectory(t *testing.T) {
-	root := testtemp.Dir(t)
+	root := checkoutRoot(t)
 	lease := Path(root, "")
 	if err := (&LeaseFile{Path: lease}).Acquire(newLease(t)); err != nil {
 		t.Fatal(err)

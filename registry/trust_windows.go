@@ -106,7 +106,7 @@ func openLinkFree(dir string, create bool) (windows.Handle, error) {
 	top, names := linkFreePath(dir)
 	if create {
 		// above .ai\local, links are the user's business (see linkFreePath)
-		if err := makeTop(top); err != nil {
+		if err := topIsThere(top); err != nil {
 			return windows.InvalidHandle, err
 		}
 	}

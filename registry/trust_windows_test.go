@@ -16,7 +16,7 @@ import (
 // The lease directory Acquire makes is this user's alone, whatever its
 // parent lets others do; one another principal may write is not trusted.
 func TestTrustedLeaseDirectoriesOnWindows(t *testing.T) {
-	root := testtemp.Dir(t)
+	root := checkoutRoot(t)
 	lease := Path(root, "")
 	if err := Trusted(lease); err != nil {
 		t.Fatalf("a missing directory: %v", err)

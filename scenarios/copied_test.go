@@ -125,3 +125,32 @@ func TestAMovedCheckoutIsServedWhereItIsNowAndNotMadeAgain(t *testing.T) {
 	}
 	serverURL(t, c)
 }
+
+// The checkout's .ai moved away while served (mv .ai .ai-gone) is not
+// made again in its place: moving it back works, and a new client there
+// is shared.
+func TestAMovedLayerIsNotMadeAgainAndMovesBack(t *testing.T) {
+	dir := checkoutTimed(t, "  busy_grace_seconds: 3\n")
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	b := shared(t, dir)
+	initialize(t, b, "codex")
+	attached(t, b)
+
+	layer, away := filepath.Join(dir, ".ai"), filepath.Join(dir, ".ai-gone")
+	if err := os.Rename(layer, away); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*mcpclient.Process{a, b} {
+		if _, err := p.WaitLog(ctx(t), servedAlone, layer+" is gone"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Rename(away, layer); err != nil {
+		t.Fatalf("moving .ai back: %v", err)
+	}
+	c := shared(t, dir)
+	initialize(t, c, "gemini-cli")
+	waitShared(t, c, "shared server listening on")
+}
