@@ -180,20 +180,43 @@ func TestABridgeServedAloneAfterAFailoverIsToldWhy(t *testing.T) {
 // A layer edited while the leaseholder is frozen is announced by no
 // server: the frozen one cannot, and the one that takes over indexes the
 // edit as it starts. So each client whose session moves is told that the
-// lists may have changed, whichever way it moved (took over or re-attached).
+// lists, and what it subscribed to, may have changed, whichever way it
+// moved (took over or re-attached): a 2026-07-28 client on its listen, of
+// what the listen asked to hear.
 func TestAClientMovedPastAnUnannouncedEditHearsTheListsChanged(t *testing.T) {
 	dir := checkout(t)
 	a, b, c := leaseholderAndTwo(t, dir)
+	m := modernBridged(t, dir)
+	review := "majordomus://prompt/review"
+	listen, err := m.Send("subscriptions/listen", withMeta(map[string]any{"notifications": map[string]any{
+		"resourcesListChanged": true, "promptsListChanged": true, "resourceSubscriptions": []string{review}}}, "modern-agent"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.WaitFrame(ctx(t), "the subscriptions acknowledged", func(f []byte) bool {
+		return strings.Contains(string(f), `"method":"notifications/subscriptions/acknowledged"`)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := b.Call(ctx(t), "resources/subscribe", map[string]any{"uri": review}); err != nil || r.Error != nil {
+		t.Fatalf("subscribing: %+v %v", r, err)
+	}
 
 	a.Signal(syscall.SIGSTOP)
 	editReviewPrompt(t, dir, "5. Is the README still true?\n")
 	a.Signal(syscall.SIGKILL)
 	a.Wait(ctx(t))
-	oneTakesOver(t, b, c)
-	for _, p := range []*mcpclient.Process{b, c} {
-		for _, method := range []string{"notifications/resources/list_changed", "notifications/prompts/list_changed"} {
-			if _, err := p.WaitFrame(ctx(t), method+" after the move", func(f []byte) bool {
-				return strings.Contains(string(f), `"method":"`+method+`"`)
+	oneTakesOver(t, b, c, m)
+	lists := []string{`"method":"notifications/resources/list_changed"`, `"method":"notifications/prompts/list_changed"`}
+	updated := `"method":"notifications/resources/updated","params":{`
+	tag := `"io.modelcontextprotocol/subscriptionId":` + string(listen)
+	for p, want := range map[*mcpclient.Process][]string{
+		b: append(lists, updated), c: lists,
+		m: {lists[0] + `,"params":{"_meta":{` + tag, lists[1] + `,"params":{"_meta":{` + tag, updated + `"_meta":{` + tag},
+	} {
+		for _, w := range want {
+			if _, err := p.WaitFrame(ctx(t), w+" after the move", func(f []byte) bool {
+				return strings.Contains(string(f), w) && (!strings.Contains(w, "updated") || strings.Contains(string(f), review))
 			}); err != nil {
 				t.Fatal(err)
 			}

@@ -44,8 +44,11 @@ type clientSession struct {
 	greetedBy string                 // the instance of the server whose greeting opened the session carried, until an adoption seats it
 	alone     atomic.Pointer[string] // why the client is served alone; read without mu (describe)
 	greeting  greeting               // of the client's first initialize, when it may be (greeting.go)
-	// listening are the client's listens under way, wherever they are.
+	// listening are the client's listens under way, wherever they are;
+	// listened, each one's request, by its id: what it asked to hear is
+	// told again when its session moves (relisted).
 	listening wire.Cancels
+	listened  sync.Map
 	// unsent are the client's requests waiting for something to serve
 	// them: one cancelled meanwhile is sent nowhere, and answered nothing.
 	unsent wire.Cancels
@@ -101,12 +104,24 @@ func (s *clientSession) Handle(ctx context.Context, msg json.RawMessage) []byte 
 	case listens(msg):
 		env, _ := wire.ReadEnvelope(msg)
 		listen, end := s.listening.Begin(ctx, env.ID)
+		listened := &msg // once, when a bridge gone gives it here again; its own, when its id is reused
+		s.listened.Store(string(env.ID), listened)
+		defer s.listened.CompareAndDelete(string(env.ID), listened)
 		if answer := s.serve(listen, msg); !end() {
 			return answer
 		}
 		return nil
 	}
 	return s.serve(ctx, msg)
+}
+
+// listensUnderWay are the requests of the client's listens under way.
+func (s *clientSession) listensUnderWay() (msgs []json.RawMessage) {
+	s.listened.Range(func(_, v any) bool {
+		msgs = append(msgs, *v.(*json.RawMessage))
+		return true
+	})
+	return msgs
 }
 
 // serve is Handle's answer to msg.

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -13,15 +14,45 @@ import (
 // What a client is told when what serves it changes, beyond the log: these
 // touch none of the session's state, only the client's output.
 
-// relisted tells a legacy client whose session c moved to another server
-// that the layer's lists may have changed: what changed while it moved was
-// announced on neither server's session of it.
+// relisted tells a client whose session c moved to another server that
+// the layer's lists, and the resources it subscribed to, may have changed:
+// what changed while it moved was announced on neither server's session
+// of it. A 2026-07-28 client is told on each listen under way, of what
+// that listen asked to hear.
 func (s *clientSession) relisted(c *carry.Session) {
-	if len(c.Initialize) == 0 || s.n.out == nil {
+	if s.n.out == nil {
 		return
 	}
-	for _, m := range []mcp.MCPMethod{mcp.MethodNotificationResourcesListChanged, mcp.MethodNotificationPromptsListChanged} {
-		_ = s.n.out.WriteValue(mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{Method: string(m)}})
+	if len(c.Initialize) != 0 {
+		s.tellChanged(nil, mcp.SubscriptionFilter{ResourcesListChanged: true, PromptsListChanged: true, ResourceSubscriptions: c.Heard.Subscribed})
+		return
+	}
+	for _, msg := range s.listensUnderWay() {
+		var listen struct {
+			ID     any                           `json:"id"`
+			Params mcp.SubscriptionsListenParams `json:"params"`
+		}
+		if json.Unmarshal(msg, &listen) == nil && listen.ID != nil {
+			s.tellChanged(map[string]any{mcp.MetaKeySubscriptionID: listen.ID}, listen.Params.Notifications)
+		}
+	}
+}
+
+// tellChanged writes the notifications of a change that f asks to hear,
+// with meta (a listen's tag).
+func (s *clientSession) tellChanged(meta map[string]any, f mcp.SubscriptionFilter) {
+	note := func(m mcp.MCPMethod, fields map[string]any) {
+		_ = s.n.out.WriteValue(mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
+			Method: string(m), Params: mcp.NotificationParams{Meta: meta, AdditionalFields: fields}}})
+	}
+	if f.ResourcesListChanged {
+		note(mcp.MethodNotificationResourcesListChanged, nil)
+	}
+	if f.PromptsListChanged {
+		note(mcp.MethodNotificationPromptsListChanged, nil)
+	}
+	for _, uri := range f.ResourceSubscriptions {
+		note(mcp.MethodNotificationResourceUpdated, map[string]any{"uri": uri})
 	}
 }
 
