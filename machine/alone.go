@@ -35,8 +35,9 @@ func serveAlone(ctx context.Context, _ ...any) error {
 }
 
 // tryLater waits its turn to try to share again: JoinRetry at first, twice
-// as long after each try that found no way (up to JoinRetryMax), and at
-// once when the lease changes (trySoon), or changed while the try ran
+// as long after each try that found no way (up to JoinRetryMax), when a
+// full server asked to be tried again, and at once when the lease changes
+// (trySoon), or changed while the try ran
 // (noteChange): the try may have read it before. A try that found no way says why
 // at info when the reason is new, at debug when it is not.
 func tryLater(ctx context.Context, _ ...any) error {
@@ -45,7 +46,11 @@ func tryLater(ctx context.Context, _ ...any) error {
 		m.watchLease() // again on every turn: the lease directory may exist by now
 	}
 	wait := cmp.Or(m.retryWait, m.cfg.JoinRetry)
-	m.retryWait = min(2*wait, m.cfg.JoinRetryMax)
+	if until := refusedUntil(m.failed, m.failedAt, m.obs); m.now.Before(until) {
+		wait = until.Sub(m.now) // a full server is tried when it asked: not sooner, to no purpose, nor later
+	} else {
+		m.retryWait = min(2*wait, m.cfg.JoinRetryMax)
+	}
 	if m.changed {
 		m.changed, m.retryWait = false, 0
 		wait = max(0, m.cfg.JoinRetry-time.Since(m.lastTry))

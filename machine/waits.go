@@ -61,13 +61,17 @@ type silence struct {
 
 // Pure decisions.
 
-// refuses reports whether obs, at now, is the live server that the bridge
-// failure f at at found full, before the time it asked to be tried again.
-func refuses(f BridgeFailure, at time.Time, obs Observation, now time.Time) bool {
+// refusedUntil is when obs, the live server that the bridge failure f at
+// at found full, asked to be tried again; the zero time when obs is not
+// that server.
+func refusedUntil(f BridgeFailure, at time.Time, obs Observation) time.Time {
+	if !f.Full || obs.Class != ClassLive || obs.URL != f.URL {
+		return time.Time{}
+	}
 	if f.RetryAfter <= 0 {
 		f.RetryAfter = fullWaitDefault
 	}
-	return f.Full && obs.Class == ClassLive && obs.URL == f.URL && now.Before(at.Add(max(f.RetryAfter, fullWaitFloor)))
+	return at.Add(max(f.RetryAfter, fullWaitFloor))
 }
 
 // silentSince is since, the start of a run of busy observations, moved
@@ -121,7 +125,7 @@ func (m *Machine) noteObservation(obs Observation, now time.Time) {
 // serverFull: the live server found asked to be left alone until later.
 func serverFull(ctx context.Context, _ ...any) bool {
 	m := machineOf(ctx)
-	return refuses(m.failed, m.failedAt, m.obs, m.now)
+	return m.now.Before(refusedUntil(m.failed, m.failedAt, m.obs))
 }
 
 // hasRoom: the live server found is not one that asked to be left alone.
