@@ -112,3 +112,24 @@ func TestConnectionsHeldWithoutTheTokenKeepNoClientOut(t *testing.T) {
 		t.Errorf("the leaseholder logged a take-over %d times", n)
 	}
 }
+
+// The header that lets a bridge send a 2026-07-28 request's names in its
+// body lets no token holder open a session the server did not count: an
+// initialize whose body names a legacy revision is refused, not served
+// as a session past the cap (which its own client fills here).
+func TestNamesInTheBodyOpenNoSessionPastTheCap(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir, "--max-sessions", "1")
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	server := connect(t, dir)
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"},` +
+		`"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"direct-http","version":"1"}}}`)
+	for range 3 {
+		status, header, answer := httpDo(t, http.MethodPost, server.URL, body,
+			server.with(map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Majordomus-Names-In-Body": "1"}))
+		if sid := header.Get("Mcp-Session-Id"); sid != "" || !strings.Contains(string(answer), `"error"`) {
+			t.Fatalf("a names-in-body initialize opened session %q: %d %s", sid, status, answer)
+		}
+	}
+}

@@ -142,6 +142,25 @@ func TestEveryRevisionIsAnsweredTheSameInEveryMode(t *testing.T) {
 					}
 				}
 			}
+			if version == modern { // a version no header carries as written is refused alike
+				for _, odd := range []string{modern + " ", modern + "\t", modern + "\x00"} {
+					meta := mcpclient.ModernMeta("codex")
+					meta["io.modelcontextprotocol/protocolVersion"] = odd
+					answer := func(p *mcpclient.Process) string {
+						r, err := p.Call(ctx(t), "tools/list", mcpclient.WithMeta(nil, meta))
+						if err != nil {
+							t.Fatalf("tools/list in %q: %v", odd, err)
+						}
+						return string(r.Bytes())
+					}
+					want := answer(leaseholder)
+					for mode, p := range modes {
+						if got := answer(p); got != want {
+							t.Errorf("tools/list in %q, %s:\nleaseholder %s\n%-11s %s", odd, mode, want, mode, got)
+						}
+					}
+				}
+			}
 			for _, p := range []*mcpclient.Process{attached, alone, standalone, leaseholder} {
 				p.CloseStdin()
 				exitsWith(t, p, 0)

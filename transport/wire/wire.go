@@ -37,12 +37,13 @@ const LeaseHeader = "Majordomus-Lease"
 // nothing on, and so how long a bridge may count on a session it left.
 const DefaultIdleTimeout = 90 * time.Second
 
-// NamesInBody marks a bridge's POST of a 2026-07-28 request whose method
-// or name no header carries as its client wrote them (spaces around the
-// method, control characters, a name longer than a request's head may
-// be): it goes without Mcp-Method and Mcp-Name, and the server takes them
-// from the body (NamesFromBody), so that mcp-go answers the request as it
-// does in process (R8), not as a header mismatch.
+// NamesInBody marks a bridge's POST of a 2026-07-28 request whose method,
+// name or protocol version no header carries as its client wrote them
+// (spaces around them, control characters, a name longer than a request's
+// head may be): it goes without Mcp-Method and Mcp-Name, with that
+// revision for its version, and the server takes all three from the body
+// (NamesFromBody), so that mcp-go answers the request as it does in
+// process (R8), not as a header mismatch.
 const NamesInBody = "Majordomus-Names-In-Body"
 
 // maxNameHeader bounds the Mcp-Name a bridge sends: the server reads at
@@ -55,8 +56,10 @@ const maxNameHeader = 16 << 10
 func SetNames(h http.Header, method string, params json.RawMessage) {
 	name, named := mcp.ExtractHeaderName(mcp.MCPMethod(method), params)
 	v, ok := mcp.EncodeHeaderValue(name)
-	if plain, _ := mcp.EncodeHeaderValue(method); plain != method || named && ok && len(v) > maxNameHeader {
+	_, version := MetaOf(params)
+	if !plainHeader(method) || !plainHeader(version) || named && ok && len(v) > maxNameHeader {
 		h.Set(NamesInBody, "1")
+		h.Set(mcp.HeaderProtocolVersion, mcp.ProtocolVersion20260728)
 		return
 	}
 	h.Set(mcp.HeaderMethod, method)
@@ -77,4 +80,15 @@ func NamesFromBody(h http.Header, method string, params json.RawMessage) {
 			h.Set(mcp.HeaderName, v)
 		}
 	}
+	// Only a version of the revision the request was routed as: another
+	// would make it be served as a session's, past the session table.
+	if _, version := MetaOf(params); mcp.IsModernProtocol(version) {
+		h.Set(mcp.HeaderProtocolVersion, version)
+	}
+}
+
+// plainHeader reports whether s goes in a header as it is.
+func plainHeader(s string) bool {
+	plain, _ := mcp.EncodeHeaderValue(s)
+	return plain == s
 }
