@@ -396,35 +396,6 @@ func (s *clientSession) use(b wire.Backend) {
 	}
 }
 
-// closeLocal ends the in-process session, if any: it leaves the board.
-func (s *clientSession) closeLocal() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.dropLocal()
-}
-
-// dropLocal is closeLocal, mu held.
-func (s *clientSession) dropLocal() {
-	if s.local != nil {
-		s.router.retire(s.local)
-		s.local = nil
-	}
-}
-
-// retire ends bridge b's session once the attachment no longer uses it:
-// when it serves the client, messages wait from now on for what serves
-// next. Stop the adoption of b first, or this waits for it.
-func (s *clientSession) retire(b *bridge.Bridge) {
-	s.mu.Lock()
-	s.router.holdFrom(b) // before its adoption commits, or after: never between
-	s.mu.Unlock()
-	s.router.retire(b)
-}
-
-// end ends what serves the client now: the client has left. It does not
-// wait for a session being carried, which its attachment's end stops.
-func (s *clientSession) end() { s.router.retire(s.router.currentBackend()) }
-
 // unservable answers every request with every reason from now on, when
 // the client was served (its bridge failed): its stdio stays open. It
 // reports false when the client was never served, and is left as it is.

@@ -16,7 +16,7 @@ import (
 // The client session's carrying: when what serves the client changes (its
 // bridge left, the process's server lost its lease, a greeting opened its
 // session), the session as the client saw it is kept, to be replayed onto
-// what serves next (adopt, in client.go).
+// what serves next (adopt, in client.go), and what served it is retired.
 
 // settleBound bounds how long carrying the in-process session waits for
 // the messages it is answering: a long-lived one (a 2026-07-28 listen
@@ -124,3 +124,32 @@ func (s *clientSession) handOver(ctx context.Context) {
 	s.router.hold()
 	s.dropLocal()
 }
+
+// closeLocal ends the in-process session, if any: it leaves the board.
+func (s *clientSession) closeLocal() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dropLocal()
+}
+
+// dropLocal is closeLocal, mu held.
+func (s *clientSession) dropLocal() {
+	if s.local != nil {
+		s.router.retire(s.local)
+		s.local = nil
+	}
+}
+
+// retire ends bridge b's session once the attachment no longer uses it:
+// when it serves the client, messages wait from now on for what serves
+// next. Stop the adoption of b first, or this waits for it.
+func (s *clientSession) retire(b *bridge.Bridge) {
+	s.mu.Lock()
+	s.router.holdFrom(b) // before its adoption commits, or after: never between
+	s.mu.Unlock()
+	s.router.retire(b)
+}
+
+// end ends what serves the client now: the client has left. It does not
+// wait for a session being carried, which its attachment's end stops.
+func (s *clientSession) end() { s.router.retire(s.router.currentBackend()) }
