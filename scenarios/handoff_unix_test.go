@@ -274,3 +274,42 @@ func TestTheLayersGenerationGoesOnAcrossATakeOver(t *testing.T) {
 		t.Fatalf("generation %d after the files changed unseen, want 4", g)
 	}
 }
+
+// A 2026-07-28 client that once sent a request no server takes (answered
+// as one, alike in every mode: a version no server knows, no client
+// capabilities, capabilities that are not an object) is carried as ever
+// when its server is killed: what names it on the next server is the
+// _meta of a request a server takes, not that one, which would be refused
+// there on every try.
+func TestAClientThatSentARequestNoServerTakesIsCarriedAsEver(t *testing.T) {
+	for name, odd := range map[string]func(map[string]any){
+		"unknown revision":    func(m map[string]any) { m["io.modelcontextprotocol/protocolVersion"] = modern + " " },
+		"no capabilities":     func(m map[string]any) { delete(m, "io.modelcontextprotocol/clientCapabilities") },
+		"capabilities not {}": func(m map[string]any) { m["io.modelcontextprotocol/clientCapabilities"] = 5 },
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := checkout(t)
+			a, b, c := leaseholderAndTwo(t, dir)
+			m := modernBridged(t, dir)
+			meta := mcpclient.ModernMeta("modern-agent")
+			odd(meta)
+			if r, err := m.Call(ctx(t), "tools/list", mcpclient.WithMeta(nil, meta)); err != nil || r.Error == nil {
+				t.Fatalf("tools/list no server takes: %s %v", r.Bytes(), err)
+			}
+			m.Signal(syscall.SIGSTOP) // another takes over; it re-attaches
+			a.Signal(syscall.SIGKILL)
+			a.Wait(ctx(t))
+			oneTakesOver(t, b, c)
+			m.Signal(syscall.SIGCONT)
+			if _, err := m.WaitLog(ctx(t), "re-attached to the shared server"); err != nil {
+				t.Fatal(err)
+			}
+			if r, err := m.Call(ctx(t), "tools/list", withMeta(nil, "modern-agent")); err != nil || r.Error != nil {
+				t.Fatalf("tools/list after the move: %s %v", r.Bytes(), err)
+			}
+			if n := m.CountLogs("electing again"); n > 2 {
+				t.Errorf("the client's process elected again %d times to be carried", n)
+			}
+		})
+	}
+}

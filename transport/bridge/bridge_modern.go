@@ -51,9 +51,11 @@ func (b *Bridge) relayModern(ctx context.Context, msg json.RawMessage, c call) (
 // exchangeModern POSTs one modern message, on no session, and reads what
 // its answer means.
 func (b *Bridge) exchangeModern(ctx context.Context, msg json.RawMessage, c call) ([]byte, *failure) {
-	b.mu.Lock()
-	b.record.Meta = c.meta // how the client says who it is, for its announcement made again
-	b.mu.Unlock()
+	if wire.Taken(c.meta) { // one any server refuses would keep it from being carried
+		b.mu.Lock()
+		b.record.Meta = c.meta // how the client says who it is, for its announcement made again
+		b.mu.Unlock()
+	}
 	b.startPresence()
 	header := postHeader()
 	b.setHeaders(header, "", c.version)

@@ -246,6 +246,18 @@ func MetaOf(params json.RawMessage) (json.RawMessage, string) {
 	return p.Meta, version
 }
 
+// Taken reports whether a server takes meta, a 2026-07-28 request's _meta:
+// a version it knows, and client capabilities, which mcp-go requires of
+// every such request.
+func Taken(meta json.RawMessage) bool {
+	var m *mcp.Meta
+	if json.Unmarshal(meta, &m) != nil {
+		return false
+	}
+	v := m.ProtocolVersion()
+	return mcp.IsModernProtocol(v) && mcp.IsValidProtocolVersion(v) && m.ClientCapabilities() != nil
+}
+
 // MayHold reports whether a JSON text may hold s, as a decoder reads it:
 // as written, or spelled with escapes. It only spares a decoding where s
 // cannot be.
