@@ -113,23 +113,39 @@ func TestConnectionsHeldWithoutTheTokenKeepNoClientOut(t *testing.T) {
 	}
 }
 
-// The header that lets a bridge send a 2026-07-28 request's names in its
-// body lets no token holder open a session the server did not count: an
-// initialize whose body names a legacy revision is refused, not served
-// as a session past the cap (which its own client fills here).
-func TestNamesInTheBodyOpenNoSessionPastTheCap(t *testing.T) {
+// No token holder opens a session the server did not count, past the cap
+// (which a plain session fills here): not with the header that lets a
+// bridge send a 2026-07-28 request's names in its body, whose body names
+// a legacy revision; nor with a _meta this server would read as
+// 2026-07-28 and mcp-go as none (a "_META" beside it), which mcp-go would
+// serve as a session's.
+func TestNoRequestOpensASessionPastTheCap(t *testing.T) {
 	dir := checkout(t)
 	a := shared(t, dir, "--max-sessions", "1")
 	initialize(t, a, "claude-code")
 	serverURL(t, a)
 	server := connect(t, dir)
-	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"},` +
-		`"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"direct-http","version":"1"}}}`)
-	for range 3 {
-		status, header, answer := httpDo(t, http.MethodPost, server.URL, body,
-			server.with(map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Majordomus-Names-In-Body": "1"}))
-		if sid := header.Get("Mcp-Session-Id"); sid != "" || !strings.Contains(string(answer), `"error"`) {
-			t.Fatalf("a names-in-body initialize opened session %q: %d %s", sid, status, answer)
+	openPlainSession(t, server)
+	initialize := func(meta string) []byte {
+		return []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{` + meta +
+			`"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"direct-http","version":"1"}}}`)
+	}
+	for _, tc := range []struct {
+		name   string
+		body   []byte
+		header map[string]string
+	}{
+		{"names in the body", initialize(`"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"},`),
+			map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Majordomus-Names-In-Body": "1"}},
+		{"a _META beside _meta", initialize(`"_META":5,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},`), nil},
+		{"params twice", []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":5,"params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},` +
+			`"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"direct-http","version":"1"}}}`), nil},
+	} {
+		for range 2 {
+			status, header, answer := httpDo(t, http.MethodPost, server.URL, tc.body, server.with(tc.header))
+			if sid := header.Get("Mcp-Session-Id"); sid != "" || status == http.StatusOK && !strings.Contains(string(answer), `"error"`) {
+				t.Fatalf("%s: opened session %q: %d %s", tc.name, sid, status, answer)
+			}
 		}
 	}
 }

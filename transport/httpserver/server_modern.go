@@ -92,12 +92,14 @@ func (ref *Refusal) frame(id json.RawMessage, code int) []byte {
 }
 
 // modernMeta reports whether a message claims a sessionless protocol
-// version in its _meta (mcp-go would serve it outside any session).
+// version in its _meta, read exactly as mcp-go reads it to choose how to
+// serve it: a message this server took for sessionless and mcp-go did not
+// (a "_META" beside "_meta", say) would get a session past the table.
 func modernMeta(msg json.RawMessage) bool {
 	var m struct {
-		Params json.RawMessage `json:"params"`
+		Params struct {
+			Meta *mcp.Meta `json:"_meta"`
+		} `json:"params"`
 	}
-	_ = json.Unmarshal(msg, &m)
-	_, version := wire.MetaOf(m.Params)
-	return mcp.IsModernProtocol(version)
+	return json.Unmarshal(msg, &m) == nil && mcp.IsModernProtocol(m.Params.Meta.ProtocolVersion())
 }
