@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -105,7 +104,7 @@ func printableJSON(b []byte) []byte {
 		switch {
 		case r == utf8.RuneError && n == 1:
 			out = append(out, `\ufffd`...)
-		case r == '\n' || unicode.IsPrint(r):
+		case r == '\n' || !notPrintable(r):
 			out = append(out, b[:n]...)
 		default:
 			for _, u := range utf16.AppendRune(nil, r) {
