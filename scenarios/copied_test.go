@@ -134,9 +134,7 @@ func TestAMovedLayerIsNotMadeAgainAndMovesBack(t *testing.T) {
 	a := shared(t, dir)
 	initialize(t, a, "claude-code")
 	serverURL(t, a)
-	b := shared(t, dir)
-	initialize(t, b, "codex")
-	attached(t, b)
+	b := bridged(t, dir, "codex")
 
 	layer, away := filepath.Join(dir, ".ai"), filepath.Join(dir, ".ai-gone")
 	if err := os.Rename(layer, away); err != nil {
