@@ -210,7 +210,7 @@ func loseLease(ctx context.Context, _ ...any) error {
 // attach bridges the client to the live server just found.
 func attach(ctx context.Context, _ ...any) error {
 	m := machineOf(ctx)
-	m.log.Info("attaching to the shared server", zap.String("url", m.obs.URL))
+	m.log.Log(m.triesLevel(), "attaching to the shared server", zap.String("url", m.obs.URL))
 	m.retryWait, m.lastTry = 0, time.Time{} // tries from alone start over; what was warned of stands until the bridge served (handle)
 	m.cfg.Bridge.Attach(m.runCtx, m.obs)
 	return nil
@@ -244,7 +244,11 @@ func logTransition(ctx context.Context, st stateless.Transition) {
 	m := machineOf(ctx)
 	tr := Transition{From: st.Source.(State), To: st.Destination.(State), Trigger: st.Trigger.(Trigger)}
 	tr.Rule = m.model.ruleFor(tr.From, tr.Trigger, tr.To)
-	m.log.Info("transition", zap.String("from", string(tr.From)), zap.String("to", string(tr.To)),
+	level := zap.InfoLevel
+	if tr.From == Alone && tr.To == Attached || tr.From == Attached && tr.To == Alone {
+		level = m.triesLevel()
+	}
+	m.log.Log(level, "transition", zap.String("from", string(tr.From)), zap.String("to", string(tr.To)),
 		zap.String("trigger", string(tr.Trigger)), zap.String("rule", string(tr.Rule)))
 	if m.cfg.OnTransition != nil {
 		m.cfg.OnTransition(tr)

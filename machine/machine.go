@@ -41,6 +41,7 @@ type Machine struct {
 	waitingOn     string        // the wait last announced: class and owner
 	failed        BridgeFailure // what the last failed bridge said, at failedAt (waits.go)
 	failedAt      time.Time
+	failedOf      int     // the owner of the lease the failed bridge was attached by
 	silence       silence // when the failed bridge's server fell silent (waits.go)
 
 	// Alone's tries to share again.

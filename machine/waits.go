@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // What a failed bridge tells the machine, beyond its words
@@ -94,7 +95,7 @@ func (m *Machine) BridgeFailedWith(f BridgeFailure) {
 
 // noteBridgeFailure records what a failed bridge said of its server.
 func (m *Machine) noteBridgeFailure(f BridgeFailure, now time.Time) {
-	m.failed, m.failedAt = f, now
+	m.failed, m.failedAt, m.failedOf = f, now, m.obs.Owner
 	m.silence = silence{}
 	if f.Silent > 0 && f.URL != "" {
 		m.silence = silence{url: f.URL, since: now.Add(-f.Silent)}
@@ -126,6 +127,17 @@ func (m *Machine) noteObservation(obs Observation, now time.Time) {
 func serverFull(ctx context.Context, _ ...any) bool {
 	m := machineOf(ctx)
 	return m.now.Before(refusedUntil(m.failed, m.failedAt, m.obs))
+}
+
+// triesLevel is the level of what a try from alone says as it attaches
+// and falls back: debug while it tries the full server that serveAlone
+// warned of, as that server asked (every few seconds, for as long as it
+// stays full), info otherwise: for another server at its URL too.
+func (m *Machine) triesLevel() zapcore.Level {
+	if m.failed.Full && m.failure == m.warned && m.obs.URL == m.failed.URL && m.obs.Owner == m.failedOf {
+		return zap.DebugLevel
+	}
+	return zap.InfoLevel
 }
 
 // hasRoom: the live server found is not one that asked to be left alone.

@@ -83,6 +83,36 @@ func TestAttached_AFullServerSendsTheClientAloneAtOnce(t *testing.T) {
 	}
 }
 
+// Tried again as it asked, a full server already warned of is said at
+// debug, there and back; another server at its URL, at info.
+func TestAlone_TriesOfAFullServerAreSaidOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, func(cfg *Config) { cfg.JoinRetry = 100 * time.Millisecond })
+		h.observe(Observation{Class: ClassLive, URL: oldURL, Owner: 7})
+		h.expect("attempt", "=> attached on lease-live", "bridge attach "+oldURL)
+		attaching := func(level zapcore.Level) int {
+			return h.logs.FilterMessage("attaching to the shared server").FilterLevelExact(level).Len()
+		}
+		for i, owner := range []int{7, 7, 8} {
+			refused := refusedBy(oldURL, time.Second)
+			refused.Alone = i > 0
+			h.m.BridgeFailedWith(refused)
+			h.expect("bridge stop", "=> alone on bridge-failed", "standalone: "+fullReasonText)
+			for h.m.State() == Alone {
+				for len(h.rec.take()) == 0 {
+					after(10 * time.Millisecond)
+				}
+				h.observe(Observation{Class: ClassLive, URL: oldURL, Owner: owner})
+				synctest.Wait()
+			}
+			h.rec.take()
+		}
+		if info, debug := attaching(zapcore.InfoLevel), attaching(zapcore.DebugLevel); info != 2 || debug != 2 {
+			t.Errorf("attaching said %d times at info, %d at debug: want the first and the other server's at info", info, debug)
+		}
+	})
+}
+
 // A frozen server costs one busy grace: what the bridge's probes already
 // waited counts toward the election's, so a bridge that gave up after the
 // grace leaves an election that takes the lease over at its first busy

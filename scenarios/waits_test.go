@@ -121,10 +121,10 @@ func truncate(t *testing.T, dir string) {
 // election's bound (here far longer than any step): it is told why, says
 // the server is full (never that it is shutting down), is answered alone
 // while it tries the server again as it asks, never in a spin, and joins
-// once the server has room.
+// once the server has room. Neither says each try at info.
 func TestAFullServerServesANewcomerAloneAtOnceUntilItHasRoom(t *testing.T) {
 	dir := checkout(t)
-	a := shared(t, dir, "--max-sessions", "1")
+	a := shared(t, dir, "--max-sessions", "1", "--log-level", "debug")
 	initialize(t, a, "claude-code") // its own client takes no HTTP session
 	url := serverURL(t, a)
 	b := shared(t, dir)
@@ -133,7 +133,7 @@ func TestAFullServerServesANewcomerAloneAtOnceUntilItHasRoom(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	c := shared(t, dir, "--election-bound", "10m")
+	c := shared(t, dir, "--election-bound", "10m", "--log-level", "debug")
 	// Answered in process, as it may be, before the server refused it, and
 	// never greeted as one the full server serves.
 	if instructions := initialize(t, c, "gemini-cli"); strings.Contains(instructions, "served by the checkout's shared server") {
@@ -157,6 +157,10 @@ func TestAFullServerServesANewcomerAloneAtOnceUntilItHasRoom(t *testing.T) {
 	logs := strings.Join(c.Logs(), "\n")
 	if attaches > refusals+1 || len(c.Logs()) > 60 || strings.Contains(logs, "shutting down") {
 		t.Errorf("%d attaches for %d refusals, %d log lines: a spin, or a full server said to be shutting down\n%s", attaches, refusals, len(c.Logs()), logs)
+	}
+	info := `"level":"info"`
+	if n, m := a.CountLogs(info, "a new session was refused"), c.CountLogs(info, `"msg":"transition"`, `"to":"attached"`); n != 1 || m != 1 {
+		t.Errorf("the full server said %d refusals at info, its newcomer %d tries: want each once\n%s", n, m, logs)
 	}
 
 	if err := b.CloseStdin(); err != nil {

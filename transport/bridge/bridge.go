@@ -338,7 +338,7 @@ func (b *Bridge) Close() {
 			b.reinitMu.Lock()
 		}
 		b.mu.Lock()
-		relaying, sid, proto := b.left == nil, b.session, b.record.Protocol
+		relaying, sid, proto, left := b.left == nil, b.session, b.record.Protocol, b.left
 		b.mu.Unlock()
 		b.reinitMu.Unlock()
 		if relaying && sid != "" {
@@ -348,7 +348,11 @@ func (b *Bridge) Close() {
 		b.wg.Wait()
 		b.markDone()
 		b.posts.closeIdle()
-		b.log.Info("bridge closed", zap.String("url", b.cfg.URL))
+		level := zap.InfoLevel
+		if left != nil && errors.As(left.Cause, new(*FullServer)) {
+			level = zap.DebugLevel // refused as full: the machine says what follows, once
+		}
+		b.log.Log(level, "bridge closed", zap.String("url", b.cfg.URL))
 	})
 }
 

@@ -122,6 +122,7 @@ type Server struct {
 
 	conns    connCount
 	closing  atomic.Bool
+	fullSaid atomic.Bool // a refusal as full was logged at info since a session was last admitted
 	shutOnce sync.Once
 	shutErr  error
 }

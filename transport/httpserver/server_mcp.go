@@ -278,10 +278,17 @@ func (h *Server) serveInitialize(w http.ResponseWriter, r *http.Request, body []
 	}
 	place, n := h.table.admit(h.cfg.MaxSessions)
 	if place == nil {
-		h.log.Info("a new session was refused: the server is full", zap.Int("sessions", n))
+		// said once while it stays full: whoever is refused tries again
+		// as asked, every few seconds
+		level := zap.DebugLevel
+		if h.fullSaid.CompareAndSwap(false, true) {
+			level = zap.InfoLevel
+		}
+		h.log.Log(level, "a new session was refused: the server is full", zap.Int("sessions", n))
 		refuseFull(w, n)
 		return
 	}
+	h.fullSaid.Store(false)
 	defer place.release()
 	rec := newBufferWriter()
 	// Handled to the end whoever hangs up: mcp-go, finding the request's
