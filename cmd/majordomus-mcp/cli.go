@@ -143,7 +143,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return usageFailed(stderr, err)
 	case toldPlainly(cmd.name, formatAsked(fs), isTerminal(stderr)):
 		_ = logger.Sync()
-		fmt.Fprintln(stderr, "majordomus-mcp:", err)
+		fmt.Fprintln(stderr, "majordomus-mcp:", printable(err.Error())) // it may quote the checkout's files
 	default:
 		logger.Error(err.Error(), zap.Int("exit_code", codeOf(err)))
 	}

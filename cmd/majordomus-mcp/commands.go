@@ -92,11 +92,12 @@ func printJSON(env *environment, v any) error {
 }
 
 // printableJSON escapes every rune of a JSON text that is not printable
-// (\u202e, \u009b), and every byte that is not UTF-8 (\ufffd), as the log's
-// messages are: a report quotes what clients wrote (a peer's name, its
-// announcement), which must not drive the reader's terminal. Outside its
-// strings JSON holds only printable ASCII and newlines, so every such rune
-// is inside a string, where the escape means the same rune.
+// (\u202e, \u009b) but a tab or a newline, and every byte that is not
+// UTF-8 (\ufffd), as the log's lines are: a report quotes what clients
+// wrote (a peer's name, its announcement), which must not drive the
+// reader's terminal. Outside its strings JSON holds only printable ASCII,
+// tabs and newlines, so every such rune is inside a string, where the
+// escape means the same rune.
 func printableJSON(b []byte) []byte {
 	out := make([]byte, 0, len(b))
 	for len(b) > 0 {
@@ -104,7 +105,7 @@ func printableJSON(b []byte) []byte {
 		switch {
 		case r == utf8.RuneError && n == 1:
 			out = append(out, `\ufffd`...)
-		case r == '\n' || !notPrintable(r):
+		case r == '\n' || r == '\t' || !notPrintable(r):
 			out = append(out, b[:n]...)
 		default:
 			for _, u := range utf16.AppendRune(nil, r) {

@@ -58,7 +58,7 @@ func TestAFailureIsAPlainSentenceOnlyAtATerminal(t *testing.T) {
 // status, run outside any checkout with its stderr a pipe, says why as
 // the JSON log line, with its exit code.
 func TestAFailureOnAPipeIsTheLogLine(t *testing.T) {
-	stderr := failedStatus(t, nil)
+	stderr := failedStatus(t, nil, testtemp.Dir(t), exitMissing)
 	var line struct {
 		Level    string
 		Msg      string
@@ -70,19 +70,19 @@ func TestAFailureOnAPipeIsTheLogLine(t *testing.T) {
 	}
 }
 
-// failedStatus runs status outside any checkout, its stderr tty when
-// given, else a pipe, and returns what the pipe got.
-func failedStatus(t *testing.T, tty *os.File) []byte {
+// failedStatus runs status in repo, which fails with code, its stderr tty
+// when given, else a pipe, and returns what the pipe got.
+func failedStatus(t *testing.T, tty *os.File, repo string, code int) []byte {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), mainArgsEnv+"=status\x1f--repo\x1f"+testtemp.Dir(t)) // t.TempDir cannot remove under wine
+	cmd.Env = append(os.Environ(), mainArgsEnv+"=status\x1f--repo\x1f"+repo)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if tty != nil {
 		cmd.Stderr = tty
 	}
-	if err := cmd.Run(); cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != exitMissing {
-		t.Fatalf("status outside a checkout: %v, want exit %d\n%s", err, exitMissing, stderr.Bytes())
+	if err := cmd.Run(); cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != code {
+		t.Fatalf("status in %s: %v, want exit %d\n%s", repo, err, code, stderr.Bytes())
 	}
 	return stderr.Bytes()
 }

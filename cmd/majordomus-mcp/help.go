@@ -63,6 +63,6 @@ func (f *firstError) Write(p []byte) (int, error) {
 // usageFailed says what is wrong with the command line, plainly, and
 // returns its exit code.
 func usageFailed(stderr io.Writer, err error) int {
-	fmt.Fprintf(stderr, "majordomus-mcp: %v\nRun 'majordomus-mcp help' for usage.\n", err)
+	fmt.Fprintf(stderr, "majordomus-mcp: %s\nRun 'majordomus-mcp help' for usage.\n", printable(err.Error()))
 	return exitUsage
 }

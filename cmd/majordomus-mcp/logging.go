@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -95,10 +96,11 @@ func newLogger(opts logOptions, stderr io.Writer, state *processState) (*zap.Log
 		enc = zapcore.NewJSONEncoder(encCfg)
 	case "console":
 		encCfg.EncodeLevel = zapcore.CapitalLevelEncoder
-		enc = printableMessages{zapcore.NewConsoleEncoder(encCfg)}
+		enc = zapcore.NewConsoleEncoder(encCfg)
 	default:
 		return nil, nil, usageError("--log-format %q: want json or console", opts.format)
 	}
+	enc = printableLines{enc, opts.format == "console"}
 	out := &logSinks{stderr: newStderrSink(unsignalled(stderr), droppedNotice(enc, state))}
 	sinks := []zapcore.WriteSyncer{out.stderr}
 	var fileErr error
@@ -162,19 +164,40 @@ func openLogFile(path string) (*os.File, error) {
 	return f, nil
 }
 
-// printableMessages is a console encoder whose messages show what is not
-// printable escaped (\n, \x1b, \u202e), as its fields already are: a
-// message may quote what a checkout or a client wrote (a manifest's keys, a
-// path), which must neither drive the reader's terminal nor pass for
-// lines of the log.
-type printableMessages struct{ zapcore.Encoder }
-
-func (e printableMessages) Clone() zapcore.Encoder { return printableMessages{e.Encoder.Clone()} }
-
-func (e printableMessages) EncodeEntry(ent zapcore.Entry, fields []zapcore.Field) (*buffer.Buffer, error) {
-	ent.Message = printable(ent.Message)
-	return e.Encoder.EncodeEntry(ent, fields)
+// printableLines is an encoder whose lines show every rune that is not
+// printable escaped (\x1b, \u202e, \u009b), in its messages and fields
+// alike: a line may quote what a checkout or a client wrote (a manifest's
+// keys, a path, a client's name, a refused caller's header), which must
+// neither drive the reader's terminal nor pass for lines of the log. zap
+// escapes only what is below U+0020. A console message is escaped as
+// text; the rest of a line, JSON's strings, as JSON escapes, which mean
+// the same runes.
+type printableLines struct {
+	zapcore.Encoder
+	console bool
 }
+
+func (e printableLines) Clone() zapcore.Encoder {
+	return printableLines{e.Encoder.Clone(), e.console}
+}
+
+func (e printableLines) EncodeEntry(ent zapcore.Entry, fields []zapcore.Field) (*buffer.Buffer, error) {
+	if e.console {
+		ent.Message = printable(ent.Message)
+	}
+	buf, err := e.Encoder.EncodeEntry(ent, fields)
+	if err != nil || !slices.ContainsFunc(buf.Bytes(), notPlainByte) {
+		return buf, err
+	}
+	line := printableJSON(buf.Bytes())
+	buf.Reset()
+	_, _ = buf.Write(line)
+	return buf, nil
+}
+
+// notPlainByte: b may begin a rune that is not printable ASCII (a console
+// line's tabs and its end are its own).
+func notPlainByte(b byte) bool { return (b < ' ' || b > '~') && b != '\t' && b != '\n' }
 
 // printable is s with what is not printable escaped (\x1b, \u202e).
 func printable(s string) string {

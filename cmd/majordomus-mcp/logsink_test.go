@@ -157,27 +157,45 @@ func TestTheLoggerNeverWaitsForStderr(t *testing.T) {
 	}
 }
 
-// A console line's message shows what is not printable escaped, as its
-// fields do: text from a checkout (a manifest's key) or a client cannot
-// drive the reader's terminal, nor make a line of its own.
-func TestAConsoleMessageIsOneLineOfPrintableText(t *testing.T) {
-	file := filepath.Join(testtemp.Dir(t), "console.log")
-	logger, logs, err := newLogger(logOptions{level: "info", format: "console", file: file}, io.Discard, newProcessState("alone"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	logger.Error("unknown top-level key(s): \x1b[31mRED\nFAKE \u202egnp.exe \"quoted\"", zap.String("key", "\x1b]0;title\a"))
-	logger.Sync()
-	logs.Close()
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	line := strings.TrimSuffix(string(b), "\n")
-	if strings.Contains(line, "\n") || strings.ContainsFunc(line, func(r rune) bool { return r != '\t' && !unicode.IsPrint(r) }) {
-		t.Fatalf("the line holds what is not printable: %q", line)
-	}
-	if want := `unknown top-level key(s): \x1b[31mRED\nFAKE \u202egnp.exe "quoted"`; !strings.Contains(line, want) {
-		t.Fatalf("the line %q does not show %q", line, want)
+// A line shows what is not printable escaped, in its message and its
+// fields, in either format: text from a checkout (a manifest's key, a
+// path) or a client (its name, a refused caller's header) can neither
+// drive the reader's terminal nor make a line of its own. A JSON line
+// still says the same runes.
+func TestALogLineIsOneLineOfPrintableText(t *testing.T) {
+	const message = "unknown top-level key(s): \x1b[31mRED\nFAKE \u202egnp.exe \"quoted\""
+	const field = "\x1b]0;title\a \u202eRLO \u009b2J \u200b"
+	for _, format := range []string{"console", "json"} {
+		t.Run(format, func(t *testing.T) {
+			file := filepath.Join(testtemp.Dir(t), format+".log")
+			logger, logs, err := newLogger(logOptions{level: "info", format: format, file: file}, io.Discard, newProcessState("alone"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			logger.Error(message, zap.String("key", field))
+			logger.Sync()
+			logs.Close()
+			b, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			line := strings.TrimSuffix(string(b), "\n")
+			if strings.Contains(line, "\n") || strings.ContainsFunc(line, func(r rune) bool { return r != '\t' && !unicode.IsPrint(r) }) {
+				t.Fatalf("the line holds what is not printable: %q", line)
+			}
+			if format == "json" {
+				var got struct{ Msg, Key string }
+				if err := json.Unmarshal([]byte(line), &got); err != nil || got.Msg != message || got.Key != field {
+					t.Fatalf("the line %q says %+v (%v), not what was logged", line, got, err)
+				}
+				return
+			}
+			if want := `unknown top-level key(s): \x1b[31mRED\nFAKE \u202egnp.exe "quoted"`; !strings.Contains(line, want) {
+				t.Fatalf("the line %q does not show %q", line, want)
+			}
+			if want := `\u202eRLO \u009b2J \u200b`; !strings.Contains(line, want) {
+				t.Fatalf("the line %q does not show its field as %q", line, want)
+			}
+		})
 	}
 }
