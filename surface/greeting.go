@@ -38,8 +38,9 @@ type told struct {
 
 func (t told) instructions() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "You are peer %s on the majordomus board of the checkout %q (%d objects in its .ai/ layer, state %s).\n",
-		t.peer, t.checkout, t.objects, t.state)
+	// the checkout's name is its manifest's: a clone's words, quoted as a peer's are
+	fmt.Fprintf(&b, "You are peer %s on the majordomus board of the checkout %s (%d objects in its .ai/ layer, state %s).\n",
+		t.peer, quoted(t.checkout), t.objects, t.state)
 	fmt.Fprintf(&b, "Peers now: %s.\n", t.board)
 	b.WriteString("Before you change files, call majordomus_announce with your intent and the paths you will touch (scope): " +
 		"it answers with the other peers whose scopes overlap yours. majordomus_peers shows the board; " +
@@ -87,13 +88,13 @@ func (s *Surface) Greeting() Greeting {
 // GreetingPrint tells apart builds that greet otherwise: a digest of the
 // answers this build's code makes (ReadHandshake, then Greet) to an
 // initialize of a plain client's and of one whose name is long, odd and
-// quoted, and of the revision it answers each revision it knows, and one
+// quoted (in a checkout whose name is too), and of the revision it answers each revision it knows, and one
 // it does not, with. Two
 // builds of one version number may differ there (one built from changed
 // code, with no revision stamped), and a greeting must be its server's
 // words to the byte.
 var GreetingPrint = sync.OnceValue(func() string {
-	g := Greeting{Declared: `"capabilities":{},"serverInfo":{"name":"n","version":"1"}`, Checkout: "c", Objects: 1, LayerState: "ok",
+	g := Greeting{Declared: `"capabilities":{},"serverInfo":{"name":"n","version":"1"}`, Checkout: "c\u201c\n" + strings.Repeat("c", 2*maxQuoted), Objects: 1, LayerState: "ok",
 		Board: `p1 "a" (stdio)`, URL: "http://127.0.0.1:1"}
 	sum := sha256.New()
 	for _, client := range []string{`"b"`, `"<\"é\udc00 ` + strings.Repeat("n", 2*maxClientText) + `"`} {

@@ -198,8 +198,8 @@ function setExecutions(history) {
 }
 
 function drawServer(s) {
-  $("checkout").textContent = "· " + s.checkout;
-  document.title = "majordomus board · " + s.checkout;
+  $("checkout").textContent = "· " + plain(s.checkout, 64); // the manifest's: a clone's words
+  document.title = "majordomus board · " + plain(s.checkout, 64);
   uptime = { seconds: s.uptime_seconds, at: Date.now() };
   const facts = [
     ["PID", s.pid], ["Role", s.role], ["URL", s.url || "—"], ["Uptime", duration(s.uptime_seconds)],
