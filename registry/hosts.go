@@ -53,7 +53,7 @@ func PeerOfHost(leasePath, host, self string, alive func(process string) bool, n
 	hosts := parseHosts(buf[:n])
 	number, again = hosts.lookup(host, now, alive)
 	if !again {
-		if number, err = NextPeer(leasePath); err != nil {
+		if number, err = NextPeer(leasePath, 0); err != nil {
 			return 0, false, err
 		}
 	}

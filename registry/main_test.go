@@ -80,7 +80,7 @@ func runChild(role, path string) int {
 		// Draws peer numbers until it is killed.
 		say("drawing")
 		for {
-			if _, err := NextPeer(path); err != nil {
+			if _, err := NextPeer(path, 0); err != nil {
 				say("error: %v", err)
 				return 1
 			}

@@ -20,11 +20,13 @@ const maxPeerNumber = 999999
 func PeerCounterPath(leasePath string) string { return leasePath + ".peers" }
 
 // NextPeer draws the next peer number from the counter of leasePath,
+// never below atLeast (a number the drawer's board would give otherwise:
+// the counter counts it as given then, so that no other board gives it),
 // under an exclusive lock on the counter file itself. An unreadable count
 // starts again at 1. The lease's directory must exist and be trusted
 // ([Trusted]): a server that cannot write there numbers its peers on its
 // own.
-func NextPeer(leasePath string) (int, error) {
+func NextPeer(leasePath string, atLeast int) (int, error) {
 	if err := Trusted(leasePath); err != nil {
 		return 0, fmt.Errorf("numbering a peer: %w", err) // nothing is made through a link, or for another user
 	}
@@ -39,7 +41,7 @@ func NextPeer(leasePath string) (int, error) {
 	if err != nil || current < 0 || current >= maxPeerNumber {
 		current = 0
 	}
-	next := current + 1
+	next := max(current+1, min(atLeast, maxPeerNumber))
 	// One write of a fixed width, never a truncation first: a process
 	// killed at any instant leaves the count it read or the one it wrote.
 	if _, err := l.f.WriteAt(fmt.Appendf(nil, "%-*d\n", counterWidth-1, next), 0); err != nil {

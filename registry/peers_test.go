@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -22,9 +23,9 @@ func TestPeerNumbersAreUniqueAcrossDrawers(t *testing.T) {
 	for range drawers {
 		wg.Go(func() {
 			for range each {
-				n, err := NextPeer(lease)
+				n, err := NextPeer(lease, 0)
 				for errors.Is(err, ErrLockTimeout) { // the others held the lock all along, on a loaded machine: nothing was drawn
-					n, err = NextPeer(lease)
+					n, err = NextPeer(lease, 0)
 				}
 				if err != nil {
 					t.Error(err)
@@ -49,15 +50,32 @@ func TestPeerNumbersAreUniqueAcrossDrawers(t *testing.T) {
 	if err := os.WriteFile(PeerCounterPath(lease), []byte("not a number"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := NextPeer(lease); err != nil || n != 1 {
+	if n, err := NextPeer(lease, 0); err != nil || n != 1 {
 		t.Fatalf("after garbage: %d %v, want 1", n, err)
+	}
+}
+
+// A number drawn at least some floor is the floor when the count is
+// below it, and counted as given: the counter goes on from there.
+func TestAPeerNumberDrawnAtLeastAFloorIsCounted(t *testing.T) {
+	lease := filepath.Join(testtemp.Dir(t), "server.json")
+	var got []int
+	for _, atLeast := range []int{0, 5, 0, 3, maxPeerNumber + 7} {
+		n, err := NextPeer(lease, atLeast)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, n)
+	}
+	if want := []int{1, 5, 6, 7, maxPeerNumber}; !slices.Equal(got, want) {
+		t.Fatalf("drew %v, want %v", got, want)
 	}
 }
 
 // A counter under a missing directory is an error, not a directory made.
 func TestNoPeerNumberWithoutTheLeaseDirectory(t *testing.T) {
 	lease := filepath.Join(testtemp.Dir(t), "missing", "server.json")
-	if _, err := NextPeer(lease); err == nil {
+	if _, err := NextPeer(lease, 0); err == nil {
 		t.Fatal("a peer was numbered under a missing directory")
 	}
 	if _, err := os.Stat(filepath.Dir(lease)); !os.IsNotExist(err) {

@@ -61,7 +61,7 @@ func TestTrustedLeaseDirectories(t *testing.T) {
 	if err := os.Chmod(lease, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NextPeer(lease); err == nil || !strings.Contains(err.Error(), "writable by other users") {
+	if _, err := NextPeer(lease, 0); err == nil || !strings.Contains(err.Error(), "writable by other users") {
 		t.Fatalf("a world-writable peer counter: %v", err)
 	}
 	if _, _, err := PeerOfHost(lease, "host", "self", func(string) bool { return true }, time.Now()); err == nil || !strings.Contains(err.Error(), "writable by other users") {

@@ -55,8 +55,9 @@ type Board struct {
 	now       func() time.Time
 	idle      time.Duration // how long a sessionless peer stays unheard (board_modern.go)
 	next      int
-	numbers   func() (int, error) // the checkout's counter of peer numbers; nil or failing: next
-	uncounted map[string]bool     // the ids given while the counter failed: this board's, not the checkout's
+	drawn     int                            // the last number this board gave, not granted: the least the counter is asked past
+	numbers   func(atLeast int) (int, error) // the checkout's counter of peer numbers; nil or failing: next
+	uncounted map[string]bool                // the ids given while the counter failed: this board's, not the checkout's
 	bySession map[string]*Peer
 	byID      map[string]*sessionless // the peers known from their requests alone, by id
 	byWho     map[string]*sessionless // those of them found by the identity they send
@@ -66,7 +67,7 @@ type Board struct {
 	root      string                  // the checkout's root, as slashes: a scope under it is of the checkout
 }
 
-func newBoard(now func() time.Time, idle time.Duration, numbers func() (int, error), c *changes) *Board {
+func newBoard(now func() time.Time, idle time.Duration, numbers func(atLeast int) (int, error), c *changes) *Board {
 	if idle <= 0 {
 		// The server's idle timeout is the caller's (internal/node's
 		// resolved timings): a guess here would be a second owner of it.
@@ -80,18 +81,20 @@ func newBoard(now func() time.Time, idle time.Duration, numbers func() (int, err
 const notInitialized = "(not initialized)"
 
 // newID gives the next peer number: the checkout's, when its counter
-// answers, never one this board gave or granted already, nor one a listed
-// peer holds. Numbers go round after p999999, as the checkout's counter
+// answers (asked for one past the last this board gave, which it counts
+// as given then; a claim granted is no number of the board's), never one
+// this board gave or granted already, nor one a listed peer holds. Numbers go round after p999999, as the checkout's counter
 // does: an id past it could be claimed nowhere (peerNumber).
 func (b *Board) newID() string {
 	for {
 		b.next = b.next%maxPeerNumber + 1
 		counted := b.numbers == nil // a board of no checkout's (standalone) numbers alone
 		if !counted {
-			if n, err := b.numbers(); err == nil {
-				b.next, counted = max(b.next, n), true
+			if n, err := b.numbers(b.drawn%maxPeerNumber + 1); err == nil {
+				b.next, counted = n, true
 			}
 		}
+		b.drawn = b.next
 		id := fmt.Sprintf("p%d", b.next)
 		if slices.ContainsFunc(b.order, func(q *Peer) bool { return q.ID == id }) {
 			continue // a number gone round to a peer still listed

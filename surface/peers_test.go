@@ -3,6 +3,7 @@ package surface
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -380,5 +381,37 @@ func TestASummaryNamesABoundedNumberOfPeers(t *testing.T) {
 	}
 	if g := f.s.Greeting(); g.Declared != "" {
 		t.Errorf("a full board's server greets: %+v", g)
+	}
+}
+
+// Two boards that numbered their clients alone (the checkout's counter
+// failing) and then number them the checkout's give them different ids,
+// whichever number each had reached: the counter counts the number a
+// board gives past it.
+func TestBoardsNumberedAloneNumberTheirClientsApartOnceCounted(t *testing.T) {
+	at := time.Date(2026, 7, 1, 8, 0, 0, 0, time.UTC)
+	counter, failing := 0, true
+	numbers := func(atLeast int) (int, error) {
+		if failing {
+			return 0, errors.New("the counter cannot be used")
+		}
+		counter = max(counter+1, atLeast)
+		return counter, nil
+	}
+	a, b := newBoard(func() time.Time { return at }, time.Minute, numbers, &changes{}), newBoard(func() time.Time { return at }, time.Minute, numbers, &changes{})
+	a.Open("stdio", "stdio", "", nil)
+	b.Open("stdio", "stdio", "", nil)
+	failing = false
+	a.renumber()
+	b.renumber()
+	if x, y := a.PeerID("stdio"), b.PeerID("stdio"); x == y || !a.Counted(x) || !b.Counted(y) {
+		t.Fatalf("the two clients are %s and %s", x, y)
+	}
+	// A claim granted is no number of the board's: the counter goes on
+	// from where it stood, not past the claim (and round to p1).
+	a.Open("claimed", "http", "p999998", nil)
+	before := counter
+	if id := a.Open("next", "http", "", nil); id != fmt.Sprintf("p%d", before+1) || counter != before+1 {
+		t.Fatalf("after a claim of p999998, a new peer is %s and the counter at %d (was %d)", id, counter, before)
 	}
 }

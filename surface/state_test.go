@@ -27,7 +27,7 @@ func carrying(t *testing.T) (*fixture, *int) {
 			a, _ := ctx.Value(announceKey{}).(json.RawMessage)
 			return a
 		}
-		c.PeerNumbers = func() (int, error) { *drawn++; return 40 + *drawn, nil }
+		c.PeerNumbers = func(atLeast int) (int, error) { *drawn++; return max(40+*drawn, atLeast), nil }
 	})
 	return f, drawn
 }

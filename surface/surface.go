@@ -77,9 +77,10 @@ type Config struct {
 	// peer leaves the board as soon as the stream ends. "" = none.
 	PresenceID string
 	// PeerNumbers draws the number of a new peer from a counter the
-	// checkout's servers share, so that ids stay unique across take-overs;
+	// checkout's servers share, so that ids stay unique across take-overs:
+	// the next, and never below atLeast, which it counts as given then;
 	// nil, or an error, numbers peers on this board alone.
-	PeerNumbers func() (int, error)
+	PeerNumbers func(atLeast int) (int, error)
 	// IdleTimeout is how long a peer known from its requests alone (a
 	// 2026-07-28 client over HTTP) stays on the board unheard with no
 	// subscriptions/listen stream open: the HTTP server's idle timeout.

@@ -36,7 +36,7 @@ type Checkout struct {
 
 	// peerNumbers, set by a node, draws peer numbers from the counter its
 	// checkout's servers share; nil (standalone) numbers them in process.
-	peerNumbers func() (int, error)
+	peerNumbers func(atLeast int) (int, error)
 
 	mu       sync.Mutex
 	served   *served        // nil until Load succeeds

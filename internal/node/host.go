@@ -52,7 +52,7 @@ func (n *Node) newPeer() string {
 	if id := n.hostPeer(); id != "" {
 		return id
 	}
-	number, err := n.cfg.Checkout.peerNumbers() // set by New
+	number, err := n.cfg.Checkout.peerNumbers(0) // set by New
 	if err != nil {
 		n.log.Warn("cannot number this client's peer id", zap.Error(err))
 		return ""

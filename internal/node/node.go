@@ -104,8 +104,8 @@ func New(cfg Config) (*Node, error) {
 	}
 	leasePath := registry.Path(cfg.Checkout.Root, cfg.Checkout.Profile)
 	var counterFailed atomic.Bool
-	cfg.Checkout.peerNumbers = func() (int, error) {
-		n, err := registry.NextPeer(leasePath)
+	cfg.Checkout.peerNumbers = func(atLeast int) (int, error) {
+		n, err := registry.NextPeer(leasePath, atLeast)
 		if err != nil && !counterFailed.Swap(true) { // said once: every new peer would say it again
 			cfg.Logger.Warn("the checkout's peer counter cannot be used; this process numbers its peers itself, and may give an id given before",
 				zap.String("counter", registry.PeerCounterPath(leasePath)), zap.Error(err))
