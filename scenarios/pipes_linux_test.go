@@ -169,3 +169,53 @@ func fullPipe(t *testing.T) *os.File {
 	}
 	return w
 }
+
+// A demo that cannot end of a signal (its stdout full: it waits to write
+// what nobody reads) ends at once of a second, dying of the first. It
+// once caught every later signal and lived on until SIGKILL.
+func TestADemoStuckOnItsStdoutEndsOfASecondSignal(t *testing.T) {
+	tmp, err := os.MkdirTemp("", "majordomus-demo-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) }) // what a demo ended at once leaves; its servers end with it
+	stdout := fullPipe(t)
+	cmd := exec.Command(bin, "demo")
+	cmd.Env, cmd.Stdout = append(os.Environ(), "TMPDIR="+tmp), stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Close()
+	var waitErr error
+	exited := make(chan struct{})
+	go func() {
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
+	defer func() {
+		cmd.Process.Kill()
+		<-exited
+	}()
+	for made := false; !made; { // its signals are handled by then
+		left, err := os.ReadDir(tmp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		made = len(left) > 0
+	}
+	timeout := time.After(wait)
+	for {
+		cmd.Process.Signal(syscall.SIGTERM) // again and again, until it is gone
+		select {
+		case <-exited:
+			var exit *exec.ExitError
+			if !errors.As(waitErr, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
+				t.Fatalf("the demo ended with %v, want SIGTERM", waitErr)
+			}
+			return
+		case <-timeout:
+			t.Fatalf("the demo lives on %s after SIGTERMs while its stdout is full", wait)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}

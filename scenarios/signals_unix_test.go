@@ -81,6 +81,50 @@ func TestSignalsRemoveTheLeaseBeforeTheProcessDies(t *testing.T) {
 	})
 }
 
+// A second signal as a process ends of the first changes nothing (a
+// host's SIGTERM, and a terminal's Ctrl-C a moment later): it dies of the
+// first, its last lines logged. SIGINT is sent without pause from when the
+// first is handled (its transition logged: two signals pending at once
+// are relayed in the runtime's order, not theirs) until the process is
+// gone, so that it also comes once the process no longer handles signals.
+func TestASecondSignalAsTheProcessEndsChangesNothing(t *testing.T) {
+	for _, role := range []string{"leaseholder", "bridge"} {
+		t.Run(role, func(t *testing.T) {
+			dir := checkout(t)
+			p := startWithSignals(t, dir, "default", "--http-port", "0")
+			initialize(t, p, "claude-code")
+			serverURL(t, p)
+			last := "shared server stopped"
+			if role == "bridge" {
+				p = startWithSignals(t, dir, "default", "--http-port", "0")
+				initialize(t, p, "codex")
+				attached(t, p)
+				last = "bridge closed"
+			}
+			p.Signal(syscall.SIGTERM)
+			if _, err := p.WaitLog(ctx(t), `"msg":"transition"`, `"to":"exited"`); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			go func() {
+				for {
+					select {
+					case <-done:
+						return
+					default:
+						p.Signal(syscall.SIGINT) // an error once it is gone
+					}
+				}
+			}()
+			exit, err := p.Wait(ctx(t))
+			close(done)
+			if err != nil || exit.Signal != syscall.SIGTERM || p.CountLogs(last) != 1 {
+				t.Fatalf("exit %+v %v, %d lines %q: want death by SIGTERM, the line logged", exit, err, p.CountLogs(last), last)
+			}
+		})
+	}
+}
+
 // The fleet registry is the user's, shared by every checkout's servers: one
 // of them may hold it locked for seconds. That holds up neither the
 // lease's release after SIGTERM nor the take-over of the bridge beside:

@@ -137,12 +137,22 @@ func runDemo(ctx context.Context, env *environment) error {
 	// A signal ends the demo as it ends a server: what it started is
 	// stopped and its directory removed, then the process dies of it.
 	// Nothing is made before the signals are handled: until then one kills
-	// the process where it stands.
+	// the process where it stands. A second signal ends it at once, of the
+	// first: it may be stuck writing what nobody reads.
 	env.signals = registerSignals()
 	<-env.signals.ready
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	env.signals.relay(ctx, func(os.Signal) { cancel() })
+	relaying, stopRelaying := context.WithCancel(context.Background())
+	defer stopRelaying()
+	var first os.Signal
+	env.signals.relay(relaying, func(sig os.Signal) {
+		if first != nil {
+			dieOf(first)
+		}
+		first = sig
+		cancel()
+	})
 	err = demo.Run(ctx, env.stdout, self)
 	if env.died = env.signals.first(); env.died != nil {
 		if err != nil { // what it was doing, or had failed at: said, not as the failure it ends of

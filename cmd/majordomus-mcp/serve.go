@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
 
 	"go.uber.org/zap"
 
@@ -93,12 +92,13 @@ func registerSignals() *registeredSignals {
 }
 
 // relay hands each signal to handle, from when the signals are handled
-// until ctx ends.
+// until ctx ends. They stay caught after, unhandled: the process is
+// ending, and dies of the first (dieOf) with its last lines written,
+// whatever a second would do by default.
 func (r *registeredSignals) relay(ctx context.Context, handle func(os.Signal)) {
 	go func() {
 		select {
 		case <-r.ready:
-			defer signal.Stop(r.termination)
 		case <-ctx.Done():
 			return
 		}
