@@ -8,6 +8,7 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/fleet"
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
 	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -113,15 +114,30 @@ func keepPrivate(path string) {
 // nil when err is not. A WAL database without its -wal (an ordinary
 // SQLite client that closed it last removed it) holds all it has in the
 // file: where the reader cannot make the -wal and -shm again (a directory
-// not its to write), it is read as a file that does not change.
+// not its to write), it is read as a file that does not change. Only
+// such a one: a database in another journal mode that cannot be read is
+// locked by a write under way, whose pages may be in the file already.
 func openReader(ctx context.Context, path string) (db *sql.DB, ours bool, err error) {
 	db, ours, err = openAs(ctx, path, readerParams)
-	if _, noWAL := os.Stat(path + "-wal"); err != nil && noWAL != nil {
+	if _, noWAL := os.Stat(path + "-wal"); err != nil && noWAL != nil && walMode(path) {
 		if db, ours, again := openAs(ctx, path, readerParams+"&immutable=1"); again == nil {
 			return db, ours, nil
 		}
 	}
 	return db, ours, err
+}
+
+// walMode reports whether the database file at path says, in its header,
+// that it is in WAL mode (its read and write versions are 2).
+func walMode(path string) bool {
+	f, err := os.Open(path) // a regular file: its callers made sure
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var header [20]byte
+	_, err = io.ReadFull(f, header[:])
+	return err == nil && header[18] == 2 && header[19] == 2
 }
 
 func openAs(ctx context.Context, path, params string) (db *sql.DB, ours bool, err error) {

@@ -434,3 +434,43 @@ func TestTheRegistrysWALIsEmptiedAsItsWriterCloses(t *testing.T) {
 		t.Fatalf("%d rows read, want 20", len(rows))
 	}
 }
+
+// A registry another program left in rollback-journal mode, locked by a
+// write under way whose pages already reached the file, is unreadable
+// until that write ends: never read as it is then, with rows that may
+// never be committed.
+func TestALockedRegistryIsNotReadHalfWritten(t *testing.T) {
+	path := filepath.Join(testtemp.Dir(t), "registry.db")
+	register(t, path, allAlive, testRow("a", "default", 10))
+	writer, err := sql.Open("sqlite", dsn(path, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	writer.SetMaxOpenConns(1)
+	for _, stmt := range []string{
+		"PRAGMA journal_mode=DELETE", "PRAGMA cache_size=1", "BEGIN IMMEDIATE",
+		"UPDATE server_runtimes SET runtime_id = 'phantom'", "CREATE TABLE pad(x)",
+	} {
+		if _, err := writer.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	for range 2000 { // past the cache: the write's pages spill into the file
+		if _, err := writer.Exec("INSERT INTO pad VALUES (?)", strings.Repeat("x", 500)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat(path + "-journal"); err != nil {
+		t.Fatalf("the write keeps no journal: %v", err)
+	}
+	if rows, err := Read(context.Background(), path); err == nil {
+		t.Fatalf("read while locked: %+v", rows)
+	}
+	if _, err := writer.Exec("ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	if rows := readRows(t, path); len(rows) != 1 || rows[0].RuntimeID != "a" {
+		t.Fatalf("after the rollback: %+v", rows)
+	}
+}
