@@ -32,8 +32,8 @@ const (
 
 // judgeState decides what a read of the state gives: the state to start
 // from, and why what was read is set aside ("" when it is not: nothing
-// there, or a state; a final record cut short is dropped, which torn
-// says).
+// there, or a state; a final record of that state cut short is dropped,
+// which torn says: of what is set aside, nothing is).
 func judgeState(f registry.StateFile) (st surface.State, aside string, torn bool) {
 	switch {
 	case f.Found == registry.Missing:
@@ -53,7 +53,7 @@ func judgeState(f registry.StateFile) (st surface.State, aside string, torn bool
 	}
 	st, torn, err := surface.DecodeState(f.Raw)
 	if err != nil {
-		return surface.State{}, err.Error(), torn
+		return surface.State{}, err.Error(), false
 	}
 	return st, "", torn
 }
