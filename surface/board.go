@@ -55,7 +55,7 @@ type Board struct {
 	now       func() time.Time
 	idle      time.Duration // how long a sessionless peer stays unheard (board_modern.go)
 	next      int
-	drawn     int                            // the last number this board gave, not granted: the least the counter is asked past
+	drawn     int                            // the last number the checkout's counter gave this board
 	numbers   func(atLeast int) (int, error) // the checkout's counter of peer numbers; nil or failing: next
 	uncounted map[string]bool                // the ids given while the counter failed: this board's, not the checkout's
 	bySession map[string]*Peer
@@ -81,9 +81,9 @@ func newBoard(now func() time.Time, idle time.Duration, numbers func(atLeast int
 const notInitialized = "(not initialized)"
 
 // newID gives the next peer number: the checkout's, when its counter
-// answers (asked for one past the last this board gave, which it counts
-// as given then; a claim granted is no number of the board's), never one
-// this board gave or granted already, nor one a listed peer holds. Numbers go round after p999999, as the checkout's counter
+// answers (asked for one past the last it gave this board: one reset
+// since gives none of them again), else one of this board's own, never
+// one it gave or granted already; never one a listed peer holds. Numbers go round after p999999, as the checkout's counter
 // does: an id past it could be claimed nowhere (peerNumber).
 func (b *Board) newID() string {
 	for {
@@ -91,16 +91,17 @@ func (b *Board) newID() string {
 		counted := b.numbers == nil // a board of no checkout's (standalone) numbers alone
 		if !counted {
 			if n, err := b.numbers(b.drawn%maxPeerNumber + 1); err == nil {
-				b.next, counted = n, true
+				b.next, b.drawn, counted = n, n, true
 			}
 		}
-		b.drawn = b.next
 		id := fmt.Sprintf("p%d", b.next)
 		if slices.ContainsFunc(b.order, func(q *Peer) bool { return q.ID == id }) {
 			continue // a number gone round to a peer still listed
 		}
 		if !counted {
 			b.uncounted[id] = true
+		} else {
+			delete(b.uncounted, id) // once a departed peer's of this board's own: the checkout's now
 		}
 		return id
 	}

@@ -40,7 +40,12 @@ func (b *Board) renumber() map[string]string {
 	renamed := map[string]string{}
 	for _, p := range b.order {
 		if old := p.ID; p.Attached && b.uncounted[old] {
-			p.ID = b.newID()
+			id := b.newID()
+			if b.uncounted[id] { // the counter failed again: it stays as it was
+				delete(b.uncounted, id)
+				continue
+			}
+			p.ID = id
 			renamed[old] = p.ID
 			if rec := b.byID[old]; rec != nil && rec.peer == p {
 				delete(b.byID, old)

@@ -401,9 +401,29 @@ func TestBoardsNumberedAloneNumberTheirClientsApartOnceCounted(t *testing.T) {
 	a, b := newBoard(func() time.Time { return at }, time.Minute, numbers, &changes{}), newBoard(func() time.Time { return at }, time.Minute, numbers, &changes{})
 	a.Open("stdio", "stdio", "", nil)
 	b.Open("stdio", "stdio", "", nil)
+	if renamed := a.renumber(); len(renamed) != 0 || a.PeerID("stdio") != "p1" { // the counter still failing
+		t.Fatalf("renumbered without the counter: %v, now %s", renamed, a.PeerID("stdio"))
+	}
 	failing = false
 	a.renumber()
 	b.renumber()
+	// A number the counter gives that this board once gave alone, to a
+	// client gone since, is the checkout's now: its client is renumbered.
+	theirs, recovered := 1, false
+	c := newBoard(func() time.Time { return at }, time.Minute, func(atLeast int) (int, error) {
+		if !recovered {
+			return 0, errors.New("the counter cannot be used")
+		}
+		theirs = max(theirs+1, atLeast)
+		return theirs, nil
+	}, &changes{})
+	c.Open("stays", "stdio", "", nil)
+	c.Open("leaves", "http", "", nil)
+	c.Detach("leaves")
+	recovered = true
+	if renamed := c.renumber(); len(renamed) != 1 || !c.Counted(c.PeerID("stays")) {
+		t.Fatalf("renumbered %v: the client is %s, counted %v", renamed, c.PeerID("stays"), c.Counted(c.PeerID("stays")))
+	}
 	if x, y := a.PeerID("stdio"), b.PeerID("stdio"); x == y || !a.Counted(x) || !b.Counted(y) {
 		t.Fatalf("the two clients are %s and %s", x, y)
 	}
@@ -413,5 +433,13 @@ func TestBoardsNumberedAloneNumberTheirClientsApartOnceCounted(t *testing.T) {
 	before := counter
 	if id := a.Open("next", "http", "", nil); id != fmt.Sprintf("p%d", before+1) || counter != before+1 {
 		t.Fatalf("after a claim of p999998, a new peer is %s and the counter at %d (was %d)", id, counter, before)
+	}
+	// Nor once the board numbered past the claim while the counter failed.
+	a.Open("claimed again", "http", "p900000", nil)
+	failing = true
+	a.Open("alone", "http", "", nil)
+	failing, before = false, counter
+	if id := a.Open("counted", "http", "", nil); id != fmt.Sprintf("p%d", before+1) || counter != before+1 {
+		t.Fatalf("after a claim and a failed draw, a new peer is %s and the counter at %d (was %d)", id, counter, before)
 	}
 }
