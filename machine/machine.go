@@ -227,11 +227,11 @@ func (m *Machine) handle(ctx context.Context, ev event) {
 		case LeaseReplaced:
 			m.lost = ev.text
 		case BridgeFailed:
+			if !ev.bridge.Alone || m.obs.Owner != m.failedOf {
+				m.warned = "" // the bridge had served the client, or met another server: a detour through alone now is a new one
+			}
 			m.failure = ev.text
 			m.noteBridgeFailure(ev.bridge, time.Now())
-			if !ev.bridge.Alone {
-				m.warned = "" // the bridge had served the client: a detour through alone now is a new one
-			}
 		}
 		m.fire(ctx, ev.trigger)
 	}

@@ -93,7 +93,7 @@ func TestAlone_TriesOfAFullServerAreSaidOnce(t *testing.T) {
 		attaching := func(level zapcore.Level) int {
 			return h.logs.FilterMessage("attaching to the shared server").FilterLevelExact(level).Len()
 		}
-		for i, owner := range []int{7, 7, 8} {
+		for i, owner := range []int{7, 7, 8, 8} {
 			refused := refusedBy(oldURL, time.Second)
 			refused.Alone = i > 0
 			h.m.BridgeFailedWith(refused)
@@ -107,8 +107,12 @@ func TestAlone_TriesOfAFullServerAreSaidOnce(t *testing.T) {
 			}
 			h.rec.take()
 		}
-		if info, debug := attaching(zapcore.InfoLevel), attaching(zapcore.DebugLevel); info != 2 || debug != 2 {
+		if info, debug := attaching(zapcore.InfoLevel), attaching(zapcore.DebugLevel); info != 2 || debug != 3 {
 			t.Errorf("attaching said %d times at info, %d at debug: want the first and the other server's at info", info, debug)
+		}
+		// each server's refusal is warned of once
+		if n := h.logs.FilterMessageSnippet("cannot use the shared server").FilterLevelExact(zapcore.WarnLevel).Len(); n != 2 {
+			t.Errorf("the refusals were warned of %d times, want once for each server", n)
 		}
 	})
 }
