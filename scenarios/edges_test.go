@@ -190,7 +190,10 @@ func TestEdgeMessagesAreAnsweredTheSameInEveryMode(t *testing.T) {
 }
 
 // A client that initializes again through a bridge is the one peer it was,
-// renamed, as in process: no second peer is left on the board.
+// renamed, as in process: no second peer is left on the board. Its
+// announcement goes with it, and the answer says no more than in process
+// (not the mark by which its bridge learns the server took the
+// announcement).
 func TestASecondInitializeThroughABridgeRenamesItsPeer(t *testing.T) {
 	dir := checkout(t)
 	leaseholder := shared(t, dir)
@@ -199,7 +202,17 @@ func TestASecondInitializeThroughABridgeRenamesItsPeer(t *testing.T) {
 	p := shared(t, dir)
 	attached(t, p)
 	first := initialize(t, p, "codex")
-	second := initialize(t, p, "gemini")
+	call(t, p, "majordomus_announce", map[string]any{"intent": "the parser", "scope": []string{"lib"}})
+	answer, err := p.Call(ctx(t), "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "gemini", "version": "1.2.3"}})
+	if err != nil || answer.Error != nil || strings.Contains(string(answer.Result), "io.majordomus/announced") {
+		t.Fatalf("the second initialize: %s %v %v", answer.Result, answer.Error, err)
+	}
+	var res mcpclient.InitializeResult
+	if err := json.Unmarshal(answer.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	second := res.Instructions
 	was, is := peerIDs.FindString(first), peerIDs.FindString(second)
 	if was == "" || was != is {
 		t.Fatalf("peer %q, then %q", was, is)
@@ -213,6 +226,11 @@ func TestASecondInitializeThroughABridgeRenamesItsPeer(t *testing.T) {
 	}
 	if len(names) != 2 || !strings.Contains(strings.Join(names, ","), is+" gemini") {
 		t.Fatalf("the board lists %v", names)
+	}
+	for _, peer := range board.Peers {
+		if peer.ID == is && (peer.Announcement == nil || peer.Announcement.Intent != "the parser") {
+			t.Fatalf("renamed, the peer lost its announcement: %+v", peer)
+		}
 	}
 	p.CloseStdin()
 	leaseholder.CloseStdin()

@@ -94,6 +94,9 @@ func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) (
 				if !b.initialized(ctx, calls[0], res) {
 					return nil, &failure{cause: errors.New("the bridge stopped relaying while the client's session was opened"), notRun: true}
 				}
+				if !carry.Carrying(ctx) { // the client's own: the bridge's mark is not its to read
+					res.body = carry.Unmarked(res.body)
+				}
 			}
 			b.observe(calls, res.body)
 			return res.body, nil

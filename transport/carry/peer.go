@@ -1,6 +1,7 @@
 package carry
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -166,6 +167,15 @@ func Opened(answer []byte) (peer string, announced bool) {
 	peer, _ = a.Result.Meta[peerMeta].(string)
 	announced, _ = a.Result.Meta[announcedMeta].(bool)
 	return peer, announced
+}
+
+// Unmarked is an initialize's answer without the mark Opened reads, which
+// a server writes where an announcement came with the session: what the
+// client sees of the session its bridge opened again, as in process. The
+// mark is a key of the answer's _meta, written before the peer's (mcp-go
+// orders its keys), and a JSON text holds its quoted form nowhere else.
+func Unmarked(answer []byte) []byte {
+	return bytes.Replace(answer, []byte(`"`+announcedMeta+`":true,`), nil, 1)
 }
 
 // AnnounceTool is the tool a client announces itself with.
