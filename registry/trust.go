@@ -46,6 +46,16 @@ func topIsThere(top string) error {
 	return fmt.Errorf("%s is gone (moved or removed): %w", top, err)
 }
 
+// CheckoutGone reports whether the checkout of the lease at path is gone
+// from where it was: its .ai moved or removed, the lease with it. No
+// process can make a lease there then (topIsThere), nor replace the
+// one that was: its server still serves what it read.
+func CheckoutGone(path string) bool {
+	top, _ := linkFreePath(filepath.Dir(path))
+	_, err := os.Stat(top)
+	return errors.Is(err, fs.ErrNotExist)
+}
+
 // accessEntry is one entry of a Windows access control list, as
 // [writersAmong] judges it.
 type accessEntry struct {

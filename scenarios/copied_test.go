@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
@@ -91,12 +92,13 @@ func copyTree(t *testing.T, src, dst string) {
 	}
 }
 
-// A checkout moved while it is served (mv) takes its lease with it: the
-// clients started at the old path are served alone, saying the checkout
-// is gone, without making the old path again to serve it empty there; the
-// moved checkout's first client takes over the lease it finds, whose
-// server no longer holds it, once the busy grace is out.
-func TestAMovedCheckoutIsServedWhereItIsNowAndNotMadeAgain(t *testing.T) {
+// A checkout moved while it is served (mv) takes its lease with it: its
+// server serves the clients started at the old path on, as one, from what
+// it read (nothing can replace a lease that is gone with its checkout),
+// saying so, without making the old path again; a client started where
+// the checkout is now finds that lease there, its server proves it holds
+// it, and it shares that server.
+func TestAMovedCheckoutIsServedOnAndNotMadeAgain(t *testing.T) {
 	dir := checkoutTimed(t, "  busy_grace_seconds: 3\n")
 	a := shared(t, dir)
 	initialize(t, a, "claude-code")
@@ -110,25 +112,40 @@ func TestAMovedCheckoutIsServedWhereItIsNowAndNotMadeAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.Rename(moved, dir) }) // as the checkout's own cleanup finds it
-	for _, p := range []*mcpclient.Process{a, b} {
-		if _, err := p.WaitLog(ctx(t), servedAlone, "the checkout is gone from "+dir); err != nil {
-			t.Fatal(err)
-		}
+	servedOnAsOne(t, a, b)
+	if _, err := a.WaitLog(ctx(t), "the checkout is gone from "+dir, "its server serves the clients it has on"); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("the old path was made again: %v", err)
 	}
 	c := shared(t, moved)
 	initialize(t, c, "gemini-cli")
-	if _, err := c.WaitLog(ctx(t), "busy lease", "taking it over"); err != nil {
-		t.Fatal(err)
+	attached(t, c)
+	if board := peersOf(t, c); board.Count != 3 {
+		t.Fatalf("where the checkout is now, the board: %+v", board)
 	}
-	serverURL(t, c)
+}
+
+// servedOnAsOne checks that a, the leaseholder, and b, bridged to it, are
+// still answered, from one board that holds them both, and neither went
+// alone.
+func servedOnAsOne(t *testing.T, a, b *mcpclient.Process) {
+	t.Helper()
+	call(t, b, "majordomus_list", nil)
+	if x, y := peersOf(t, a), peersOf(t, b); x.Count != 2 || y.Count != 2 || x.Caller == y.Caller {
+		t.Fatalf("the boards: %+v and %+v", x, y)
+	}
+	for _, p := range []*mcpclient.Process{a, b} {
+		if n := p.CountLogs(servedAlone); n != 0 {
+			t.Fatalf("a client went alone:\n%s", strings.Join(p.Logs(), "\n"))
+		}
+	}
 }
 
 // The checkout's .ai moved away while served (mv .ai .ai-gone) is not
-// made again in its place: moving it back works, and a new client there
-// is shared.
+// made again in its place, and its server serves on: moving it back
+// works, and a new client there shares that server.
 func TestAMovedLayerIsNotMadeAgainAndMovesBack(t *testing.T) {
 	dir := checkoutTimed(t, "  busy_grace_seconds: 3\n")
 	a := shared(t, dir)
@@ -140,15 +157,20 @@ func TestAMovedLayerIsNotMadeAgainAndMovesBack(t *testing.T) {
 	if err := os.Rename(layer, away); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []*mcpclient.Process{a, b} {
-		if _, err := p.WaitLog(ctx(t), servedAlone, layer+" is gone"); err != nil {
-			t.Fatal(err)
-		}
+	servedOnAsOne(t, a, b)
+	if _, err := a.WaitLog(ctx(t), "the checkout is gone from "+dir, "its server serves the clients it has on"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(layer); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("%s was made again: %v", layer, err)
 	}
 	if err := os.Rename(away, layer); err != nil {
 		t.Fatalf("moving .ai back: %v", err)
 	}
 	c := shared(t, dir)
 	initialize(t, c, "gemini-cli")
-	waitShared(t, c, "shared server listening on")
+	attached(t, c)
+	if board := peersOf(t, a); board.Count != 3 {
+		t.Fatalf("moved back, the board: %+v", board)
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
 	"github.com/majordomus-mcp/majordomus-mcp/surface"
+	"go.uber.org/zap"
 )
 
 // Lease is the checkout's lease as a node uses it: the machine's election
@@ -90,6 +91,8 @@ type leaseFile struct {
 	// greeting.go), once it is set; firstRead is closed then.
 	proved    atomic.Pointer[func(proof)]
 	firstRead chan struct{}
+	gone      atomic.Bool // the checkout was found gone, its lease with it (stillHolds)
+	log       *zap.Logger
 }
 
 // observed is one reading of the lease, or why it could not be read.
@@ -123,6 +126,7 @@ func newLeaseFile(co *Checkout, times Timings, signalsHandled <-chan struct{}) *
 		signalsHandled: signalsHandled,
 		self:           self,
 		identityErr:    identityErr,
+		log:            co.Logger,
 	}
 }
 
@@ -342,7 +346,7 @@ func (e *leaseFile) Carries(instance string) (bool, string) {
 	switch {
 	case snap.Found == registry.Unreadable:
 		return true, "" // out of descriptors, say: a lease that cannot be read now is not lost
-	case !snap.Holds(instance):
+	case !e.stillHolds(snap, instance):
 		return false, lossReason(snap)
 	case err == nil:
 		e.carrying.Store(&carrying{instance, stamp})

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
+	"go.uber.org/zap"
 )
 
 // Watch relays the lease file's changes while the machine elects: its
@@ -49,23 +50,64 @@ const lostFallback = time.Minute
 var watchLeaseFile = registry.Watch
 
 func (e *leaseFile) Lost(ctx context.Context, instance string) (<-chan string, error) {
-	changes, err := watchLeaseFile(ctx, e.file.Path, 0, lostFallback)
+	watching, stopWatching := context.WithCancel(ctx)
+	changes, err := watchLeaseFile(watching, e.file.Path, 0, lostFallback)
 	if err != nil { // no file events: no inotify instance or watch left, say
-		changes = registry.Poll(ctx, e.file.Path, registry.DefaultFallbackEvery)
+		changes = registry.Poll(watching, e.file.Path, registry.DefaultFallbackEvery)
 	}
-	lost := make(chan string, 1)
+	lost, canWatch := make(chan string, 1), err == nil
 	go func() {
-		for change := range changes {
-			if change.Found == registry.Unreadable {
+		defer func() { stopWatching() }()
+		for polling := !canWatch; ; {
+			change, ok := <-changes
+			switch {
+			case !ok:
+				return
+			case change.Found == registry.Unreadable:
 				continue // out of descriptors, say: a lease that cannot be read now is not lost
-			}
-			if !change.Holds(instance) {
+			case !e.stillHolds(change.Snapshot, instance):
 				lost <- lossReason(change.Snapshot)
 				return
+			case !canWatch || e.gone.Load() == polling:
+				continue
 			}
+			// Gone with its checkout, the lease's directory may come back
+			// where no file event tells (its watches went with it): it is
+			// read every second until it is back, then watched again.
+			stopWatching()
+			watching, stopWatching = context.WithCancel(ctx)
+			if polling = e.gone.Load(); !polling {
+				if watched, err := watchLeaseFile(watching, e.file.Path, 0, lostFallback); err == nil {
+					changes = watched
+					continue
+				}
+				polling = true
+			}
+			changes = registry.Poll(watching, e.file.Path, registry.DefaultFallbackEvery)
 		}
 	}()
 	return lost, err
+}
+
+// stillHolds reports whether snap, read at the lease path, is instance's
+// lease still: it holds instance, or is missing with the checkout it was
+// in, moved or removed (registry.CheckoutGone), which nobody can have
+// replaced. Its server then serves its clients on, as one server, rather
+// than each of them alone with nothing read (a bridged client has no layer
+// of its own); said once a time.
+func (e *leaseFile) stillHolds(snap registry.Snapshot, instance string) bool {
+	if snap.Holds(instance) {
+		e.gone.Store(false)
+		return true
+	}
+	if snap.Found != registry.Missing || !registry.CheckoutGone(e.file.Path) {
+		return false
+	}
+	if !e.gone.Swap(true) {
+		e.log.Warn("the checkout is gone from "+e.observer.Root+" (moved or removed), its lease with it: its server serves the clients it has on; a client started where the checkout is now gets a server there",
+			zap.String("lease", e.file.Path))
+	}
+	return true
 }
 
 // lossReason says what became of the lease.
