@@ -121,7 +121,10 @@ type Input struct {
 	// Elsewhere is the root the decoded document was written for, when
 	// that is another directory than this checkout's ([Observer.Root]):
 	// its server does not answer for this checkout, and is not asked.
+	// Shared says that the lease's directory is that checkout's too: the
+	// two share their .ai.
 	Elsewhere string
+	Shared    bool
 	// Foreign are the namespaces the decoded document's owner runs in,
 	// when they are not the judging process's ([Lease.Namespaces]): Owner
 	// is told by the lock it holds on the lease, not by its pid. OutOfReach
@@ -217,6 +220,11 @@ func Judge(in Input) Verdict {
 		// over one that is alive would only start a war over the lease.
 		v.Class = Unusable
 		v.Reason = "unusable lease: the server it names at " + url + " runs in another network namespace than this process (a container's, or its host's), out of its reach (" + probe.Reason + "), and its owner (" + pid + ") holds the lease"
+	case in.Shared && in.Owner != proc.OwnerGone:
+		// Its server serves that checkout, and holds this very file:
+		// taking it over would only start a war over the lease.
+		v.Class = Unusable
+		v.Reason = "unusable lease: this checkout's .ai is the checkout at " + strconv.Quote(in.Elsewhere) + "'s too, whose server at " + url + " holds this lease for it (" + pid + "); give each checkout an .ai of its own to share a server in each"
 	case in.Owner == proc.OwnerGone && in.Elsewhere != "":
 		v.Class = Stale
 		v.Reason = "stale lease: it came here with a copy of the checkout at " + strconv.Quote(in.Elsewhere) + ", whose server it names at " + url + ", and nobody here holds it"

@@ -115,6 +115,9 @@ func TestJudge(t *testing.T) {
 		// copied secret, and serves the other checkout, so it is not asked.
 		{name: "written for another checkout, owner alive", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerAlive, Elsewhere: "/original"}, class: Busy,
 			reason: `does not answer (it serves the checkout at "/original", for which the lease was written: it came here with a copy of it) but its owner (pid 4242) is alive`},
+		{name: "shared with another checkout, owner alive", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerAlive, Elsewhere: "/original", Shared: true}, class: Unusable,
+			reason: `this checkout's .ai is the checkout at "/original"'s too`},
+		{name: "shared with another checkout, owner gone", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerGone, Elsewhere: "/original", Shared: true}, class: Stale},
 		{name: "written for another checkout, owner gone", in: Input{Found: Regular, Raw: valid, Owner: proc.OwnerGone, Probe: okProbe, Elsewhere: "/original"}, class: Stale, reason: `it came here with a copy of the checkout at "/original", whose server`},
 
 		// An owner in other namespaces (a container's, or the host's beside

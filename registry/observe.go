@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
@@ -115,6 +116,9 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 			obs.Lease = &doc
 			if elsewhere(doc.Root, o.Root) {
 				in.Elsewhere, obs.Elsewhere = doc.Root, doc.Root
+				// the lease's directory, which no hard link can make one
+				// with another's (as cp -al makes the files)
+				in.Shared = sameFile(Dir(doc.Root), filepath.Dir(o.Path))
 			}
 			in.Foreign, in.OutOfReach = o.foreign(doc)
 			obs.Owner = o.owner(doc, in.Foreign != "", in.Elsewhere != "", func() proc.Liveness { return snap.Holder })
@@ -193,6 +197,16 @@ func (o *Observer) owner(doc Lease, foreign, elsewhere bool, holder func() proc.
 		return proc.OwnerGone
 	}
 	return alive
+}
+
+// sameFile reports whether the paths a and b name one file.
+func sameFile(a, b string) bool {
+	x, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	y, err := os.Stat(b)
+	return err == nil && os.SameFile(x, y)
 }
 
 // elsewhere reports whether root, a lease's, is another directory here

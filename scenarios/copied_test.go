@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -21,43 +22,48 @@ import (
 // original's server and lease are left alone. (It was bridged to the original's server, its
 // board and its layer, as long as that ran.)
 func TestACopiedCheckoutIsServedByItsOwnServer(t *testing.T) {
-	original := checkout(t)
-	a := shared(t, original)
-	initialize(t, a, "claude-code")
-	originalURL := serverURL(t, a)
+	for _, linked := range []bool{false, true} { // cp -a, and cp -al: its files hard links to the original's
+		t.Run(map[bool]string{false: "copied", true: "hard-linked"}[linked], func(t *testing.T) {
+			original := checkout(t)
+			a := shared(t, original)
+			initialize(t, a, "claude-code")
+			originalURL := serverURL(t, a)
 
-	copied := checkoutTimed(t, "  busy_grace_seconds: 3\n")
-	copyTree(t, filepath.Join(original, ".ai", "local"), filepath.Join(copied, ".ai", "local"))
-	if readLease(t, copied)["url"] != originalURL {
-		t.Fatal("the copy's lease is not the original's")
-	}
-	b := shared(t, copied)
-	initialize(t, b, "codex")
-	judged := "busy lease: the server it names at " + originalURL + " does not answer (it serves the checkout at"
-	if runtime.GOOS == "linux" {
-		judged = "stale lease: it came here with a copy of the checkout at"
-	}
-	if _, err := b.WaitLog(ctx(t), judged, "taking it over"); err != nil {
-		t.Fatal(err)
-	}
-	copyURL := serverURL(t, b)
-	if copyURL == originalURL {
-		t.Fatalf("the copy is served by the original's server at %s", originalURL)
-	}
-	c := shared(t, copied)
-	initialize(t, c, "gemini-cli")
-	attached(t, c, copyURL)
-	if board := peersOf(t, c); board.Count != 2 {
-		t.Fatalf("the copy's board: %+v", board)
-	}
-	if board := peersOf(t, a); board.Count != 1 || readLease(t, original)["url"] != originalURL {
-		t.Fatalf("the original's server or lease changed: %+v", board)
+			copied := checkoutTimed(t, "  busy_grace_seconds: 3\n")
+			copyTree(t, filepath.Join(original, ".ai", "local"), filepath.Join(copied, ".ai", "local"), linked)
+			if readLease(t, copied)["url"] != originalURL {
+				t.Fatal("the copy's lease is not the original's")
+			}
+			b := shared(t, copied)
+			initialize(t, b, "codex")
+			judged := "busy lease: the server it names at " + originalURL + " does not answer (it serves the checkout at"
+			if runtime.GOOS == "linux" && !linked { // a hard link is the file the original's server holds
+				judged = "stale lease: it came here with a copy of the checkout at"
+			}
+			if _, err := b.WaitLog(ctx(t), judged, "taking it over"); err != nil {
+				t.Fatal(err)
+			}
+			copyURL := serverURL(t, b)
+			if copyURL == originalURL {
+				t.Fatalf("the copy is served by the original's server at %s", originalURL)
+			}
+			c := shared(t, copied)
+			initialize(t, c, "gemini-cli")
+			attached(t, c, copyURL)
+			if board := peersOf(t, c); board.Count != 2 {
+				t.Fatalf("the copy's board: %+v", board)
+			}
+			if board := peersOf(t, a); board.Count != 1 || readLease(t, original)["url"] != originalURL {
+				t.Fatalf("the original's server or lease changed: %+v", board)
+			}
+		})
 	}
 }
 
 // copyTree copies the directory src to dst as cp -a does: its files and
-// directories with their modes.
-func copyTree(t *testing.T, src, dst string) {
+// directories with their modes; linked, its files as hard links to
+// src's, as cp -al does.
+func copyTree(t *testing.T, src, dst string, linked bool) {
 	t.Helper()
 	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -74,6 +80,8 @@ func copyTree(t *testing.T, src, dst string) {
 			if err := os.MkdirAll(to, 0o700); err != nil {
 				return err
 			}
+		case info.Mode().IsRegular() && linked:
+			return os.Link(path, to)
 		case info.Mode().IsRegular():
 			body, err := os.ReadFile(path)
 			if err != nil {
@@ -172,5 +180,80 @@ func TestAMovedLayerIsNotMadeAgainAndMovesBack(t *testing.T) {
 	attached(t, c)
 	if board := peersOf(t, a); board.Count != 3 {
 		t.Fatalf("moved back, the board: %+v", board)
+	}
+}
+
+// Two checkouts that share one .ai (a link in each to the same directory)
+// share its lease file too: a client of the second, finding the first's
+// server holding it, is served alone, saying why, and tries again as
+// alone does, never taking it over: each take-over would be taken back,
+// every busy grace, stalling both checkouts' boards.
+func TestACheckoutSharingAnotherCheckoutsAIIsServedAloneWithoutAWar(t *testing.T) {
+	first := checkoutTimed(t, "  busy_grace_seconds: 3\n")
+	a := shared(t, first)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	second := filepath.Join(t.TempDir(), "second")
+	if err := os.Mkdir(second, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(first, ".ai"), filepath.Join(second, ".ai")); err != nil {
+		t.Fatal(err)
+	}
+	b := shared(t, second, "--join-retry", "500ms", "--log-level", "debug")
+	initialize(t, b, "codex")
+	if reason := logField(t, b, servedAlone, "reason"); !strings.Contains(reason, "this checkout's .ai is the checkout at "+strconv.Quote(first)+"'s too") {
+		t.Fatalf("served alone because %q", reason)
+	}
+	// tried again past the busy grace, and again: never taken over
+	if err := b.WaitLogs(ctx(t), 3, "still serving this client alone"); err != nil {
+		t.Fatal(err)
+	}
+	call(t, b, "majordomus_list", nil)
+	if n := b.CountLogs("taking it over"); n != 0 || a.CountLogs("the lease is no longer this server's") != 0 {
+		t.Fatalf("the lease was taken over:\n%s", strings.Join(b.Logs(), "\n"))
+	}
+	if board := peersOf(t, a); board.Count != 1 {
+		t.Fatalf("the first checkout's board: %+v", board)
+	}
+}
+
+// A leaseholder whose .ai was removed serves on; when .ai comes back
+// without its lease and a new client wins one there, it hears of it
+// within a second or so, though no file event may tell (its watches went
+// with the directory): two leaseholders of one checkout never last. (Or
+// it saw .ai come back first, and the new client shares its server.)
+func TestALeaseholderWhoseLayerCameBackWithoutItsLeaseYieldsAtOnce(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	layer, kept := filepath.Join(dir, ".ai"), filepath.Join(t.TempDir(), ".ai")
+	if err := os.CopyFS(kept, os.DirFS(layer)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(kept, "local")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(layer); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.WaitLog(ctx(t), "the checkout is gone from "+dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(kept, layer); err != nil { // restored, as from a backup
+		t.Fatal(err)
+	}
+	yielded := a.CountLogs("the lease is no longer this server's") // it may have seen .ai back, and won the lease again
+	c := shared(t, dir)
+	initialize(t, c, "codex")
+	line, err := c.WaitLogAny(ctx(t), "shared server listening on", "bridging this stdio session")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(line, "shared server listening on") {
+		if err := a.WaitLogs(ctx(t), yielded+1, "the lease is no longer this server's"); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
