@@ -324,6 +324,9 @@ func TestPath(t *testing.T) {
 	if _, err := Path("", env(nil)); !errors.Is(err, ErrNoRegistryPath) {
 		t.Errorf("no path at all: %v, want ErrNoRegistryPath", err)
 	}
+	if got, err := Path("", env(map[string]string{RegistryEnv: "registry.db", "HOME": testtemp.Rooted("/h")})); !errors.Is(err, ErrNoRegistryPath) {
+		t.Errorf("a relative %s: %q %v, want ErrNoRegistryPath", RegistryEnv, got, err)
+	}
 }
 
 type schema struct {

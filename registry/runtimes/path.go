@@ -37,9 +37,15 @@ const (
 // empty, else $MAJORDOMUS_MCP_REGISTRY, else
 // $XDG_STATE_HOME/majordomus-mcp/registry.db, else
 // $HOME/.local/state/majordomus-mcp/registry.db. A relative XDG_STATE_HOME
-// is ignored, as the XDG specification requires. The result is absolute.
-// getenv is os.Getenv, or an observed process's environment.
+// is ignored, as the XDG specification requires; a relative
+// MAJORDOMUS_MCP_REGISTRY is refused: every process would read it from
+// where it was started, a checkout's working tree as hosts start them.
+// The result is absolute. getenv is os.Getenv, or an observed process's
+// environment.
 func Path(flag string, getenv func(string) string) (string, error) {
+	if env := getenv(RegistryEnv); flag == "" && env != "" && !filepath.IsAbs(env) {
+		return "", fmt.Errorf("%w: %s=%q is not an absolute path", ErrNoRegistryPath, RegistryEnv, env)
+	}
 	if pick := cmp.Or(flag, getenv(RegistryEnv)); pick != "" {
 		abs, err := filepath.Abs(pick)
 		if err != nil {
