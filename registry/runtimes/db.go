@@ -52,8 +52,11 @@ type DB struct {
 // Open opens the registry at path for writing, creating its
 // directory (0700) and file (0600) when missing, and brings its schema to
 // [SchemaVersion]. A path that is a directory, or under a regular file,
-// cannot be opened (root included).
+// cannot be opened (root included), nor one in another user's tree.
 func Open(ctx context.Context, path string) (*DB, error) {
+	if err := anothersTree(path); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("creating the registry directory: %w", err)
 	}

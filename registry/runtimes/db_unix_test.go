@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -143,4 +144,42 @@ func TestARegistryReadableByOthersIsMadePrivate(t *testing.T) {
 			t.Errorf("%s is %v, want readable by its owner only", filepath.Base(p), fi.Mode())
 		}
 	}
+}
+
+// A registry in another user's tree is neither made nor written, nor the
+// directories to it: root with another user's HOME would lock that user
+// out of them. Such a tree is one made another user's here when the test
+// runs as root, else the root directory, root's.
+func TestARegistryInAnotherUsersTreeIsNotMade(t *testing.T) {
+	theirs := "/"
+	if os.Geteuid() == 0 {
+		theirs = testtemp.Dir(t)
+		if err := os.Chmod(theirs, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(theirs, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(theirs, "majordomus-test-"+strconv.Itoa(os.Getpid()), "state", "registry.db")
+	if _, err := Open(context.Background(), path); err == nil || !strings.Contains(err.Error(), "belongs to another user") {
+		t.Fatalf("opened in another user's tree: %v", err)
+	}
+	if _, err := os.Stat(filepath.Dir(filepath.Dir(path))); !os.IsNotExist(err) {
+		t.Fatalf("a directory was made there: %v", err)
+	}
+	shared := testtemp.Dir(t) // a directory for anyone to write in, as /tmp, is not another user's tree
+	if err := os.Chmod(shared, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() == 0 {
+		if err := os.Chown(shared, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db, err := Open(context.Background(), filepath.Join(shared, "registry.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
 }
