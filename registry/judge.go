@@ -221,8 +221,8 @@ func Judge(in Input) Verdict {
 		v.Class = Unusable
 		v.Reason = "unusable lease: the server it names at " + url + " runs in another network namespace than this process (a container's, or its host's), out of its reach (" + probe.Reason + "), and its owner (" + pid + ") holds the lease"
 	case in.Shared && in.Owner != proc.OwnerGone:
-		// Its server serves that checkout, and holds this very file:
-		// taking it over would only start a war over the lease.
+		// Its server serves that checkout, and holds this very lease:
+		// taking it over would only start a war over it.
 		v.Class = Unusable
 		v.Reason = "unusable lease: this checkout's .ai is the checkout at " + strconv.Quote(in.Elsewhere) + "'s too, whose server at " + url + " holds this lease for it (" + pid + "); give each checkout an .ai of its own to share a server in each"
 	case in.Owner == proc.OwnerGone && in.Elsewhere != "":

@@ -20,9 +20,9 @@ const maxPeerNumber = 999999
 func PeerCounterPath(leasePath string) string { return leasePath + ".peers" }
 
 // NextPeer draws the next peer number from the counter of leasePath,
-// never below atLeast (a number the drawer's board would give otherwise:
-// the counter counts it as given then, so that no other board gives it),
-// under an exclusive lock on the counter file itself. An unreadable count
+// never below atLeast (one past the numbers it gave the drawer's board:
+// a counter reset since gives none of them again; the counter counts it
+// as given then), under an exclusive lock on the counter file itself. An unreadable count
 // starts again at 1. The lease's directory must exist and be trusted
 // ([Trusted]): a server that cannot write there numbers its peers on its
 // own.
