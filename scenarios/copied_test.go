@@ -229,9 +229,7 @@ func TestALeaseholderWhoseLayerCameBackWithoutItsLeaseYieldsAtOnce(t *testing.T)
 	initialize(t, a, "claude-code")
 	serverURL(t, a)
 	layer, kept := filepath.Join(dir, ".ai"), filepath.Join(t.TempDir(), ".ai")
-	if err := os.CopyFS(kept, os.DirFS(layer)); err != nil {
-		t.Fatal(err)
-	}
+	copyTree(t, layer, kept, false) // modes kept, whatever the umask
 	if err := os.RemoveAll(filepath.Join(kept, "local")); err != nil {
 		t.Fatal(err)
 	}
