@@ -118,7 +118,7 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 				in.Elsewhere, obs.Elsewhere = doc.Root, doc.Root
 				// the lease's directory, which no hard link can make one
 				// with another's (as cp -al makes the files)
-				in.Shared = sameFile(Dir(doc.Root), filepath.Dir(o.Path))
+				in.Shared, _ = sameFile(Dir(doc.Root), filepath.Dir(o.Path))
 			}
 			in.Foreign, in.OutOfReach = o.foreign(doc)
 			obs.Owner = o.owner(doc, in.Foreign != "", in.Elsewhere != "", func() proc.Liveness { return snap.Holder })
@@ -199,14 +199,15 @@ func (o *Observer) owner(doc Lease, foreign, elsewhere bool, holder func() proc.
 	return alive
 }
 
-// sameFile reports whether the paths a and b name one file.
-func sameFile(a, b string) bool {
+// sameFile reports whether the paths a and b name one file; known is
+// false when either cannot be read.
+func sameFile(a, b string) (same, known bool) {
 	x, err := os.Stat(a)
 	if err != nil {
-		return false
+		return false, false
 	}
 	y, err := os.Stat(b)
-	return err == nil && os.SameFile(x, y)
+	return err == nil && os.SameFile(x, y), err == nil
 }
 
 // elsewhere reports whether root, a lease's, is another directory here
@@ -218,10 +219,6 @@ func elsewhere(root, ours string) bool {
 	if root == "" || ours == "" || root == ours {
 		return false
 	}
-	theirs, err := os.Stat(root)
-	if err != nil {
-		return false
-	}
-	this, err := os.Stat(ours)
-	return err == nil && !os.SameFile(theirs, this)
+	same, known := sameFile(root, ours)
+	return known && !same
 }
