@@ -106,16 +106,7 @@ func TestAServerWhoseStdoutIsFullEndsOnASignal(t *testing.T) {
 				}
 				io.Copy(io.Discard, stderr)
 			}()
-			var waitErr error
-			exited := make(chan struct{})
-			go func() {
-				waitErr = cmd.Wait()
-				close(exited)
-			}()
-			defer func() {
-				cmd.Process.Kill()
-				<-exited
-			}()
+			exited, waitErr := awaitExit(t, cmd)
 			fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"stopped","version":"1"}}}`)
 			select {
 			case <-answering:
@@ -126,8 +117,8 @@ func TestAServerWhoseStdoutIsFullEndsOnASignal(t *testing.T) {
 			select {
 			case <-exited:
 				var exit *exec.ExitError
-				if !errors.As(waitErr, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
-					t.Fatalf("the server ended with %v, want SIGTERM", waitErr)
+				if !errors.As(*waitErr, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
+					t.Fatalf("the server ended with %v, want SIGTERM", *waitErr)
 				}
 			case <-time.After(wait):
 				t.Fatalf("the server lives on %s after SIGTERM while its stdout is full", wait)
@@ -186,16 +177,7 @@ func TestADemoStuckOnItsStdoutEndsOfASecondSignal(t *testing.T) {
 		t.Fatal(err)
 	}
 	stdout.Close()
-	var waitErr error
-	exited := make(chan struct{})
-	go func() {
-		waitErr = cmd.Wait()
-		close(exited)
-	}()
-	defer func() {
-		cmd.Process.Kill()
-		<-exited
-	}()
+	exited, waitErr := awaitExit(t, cmd)
 	for made := false; !made; { // its signals are handled by then
 		left, err := os.ReadDir(tmp)
 		if err != nil {
@@ -209,8 +191,8 @@ func TestADemoStuckOnItsStdoutEndsOfASecondSignal(t *testing.T) {
 		select {
 		case <-exited:
 			var exit *exec.ExitError
-			if !errors.As(waitErr, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
-				t.Fatalf("the demo ended with %v, want SIGTERM", waitErr)
+			if !errors.As(*waitErr, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
+				t.Fatalf("the demo ended with %v, want SIGTERM", *waitErr)
 			}
 			return
 		case <-timeout:
@@ -218,4 +200,19 @@ func TestADemoStuckOnItsStdoutEndsOfASecondSignal(t *testing.T) {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// awaitExit waits for the started cmd in the background: exited is closed
+// once it has, and err then says how. The test's end kills it, if need be.
+func awaitExit(t *testing.T, cmd *exec.Cmd) (exited <-chan struct{}, err *error) {
+	done, waitErr := make(chan struct{}), new(error)
+	go func() {
+		*waitErr = cmd.Wait()
+		close(done)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-done
+	})
+	return done, waitErr
 }
