@@ -20,8 +20,8 @@ package machine
 // endingOf). Its client counts as gone from the start, so lease-lost ends
 // it with its last session.
 func configure(b *builder) {
-	b.onTransitioning(logTransition)
-	b.onUnhandled(logUnhandled)
+	b.sm.OnTransitioning(logTransition)
+	b.sm.OnUnhandledTrigger(logUnhandled)
 
 	b.state(Electing).
 		onActivate(beginElection).

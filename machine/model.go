@@ -101,10 +101,6 @@ func newBuilder(initial State) *builder {
 	}
 }
 
-func (b *builder) onTransitioning(f stateless.TransitionFunc) { b.sm.OnTransitioning(f) }
-
-func (b *builder) onUnhandled(f stateless.UnhandledTriggerActionFunc) { b.sm.OnUnhandledTrigger(f) }
-
 // state begins the configuration of s.
 func (b *builder) state(s State) *stateBlock {
 	b.model.States = append(b.model.States, stateModel{Name: s})
