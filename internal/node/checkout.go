@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -143,10 +144,8 @@ func RosterOf(m layer.Manifest) []fleet.Configured {
 
 // profileRole is the role the manifest gives profile, or "".
 func profileRole(m layer.Manifest, profile string) string {
-	for _, p := range m.Profiles {
-		if p.Name == profile {
-			return p.Role
-		}
+	if i := slices.IndexFunc(m.Profiles, func(p layer.Profile) bool { return p.Name == profile }); i >= 0 {
+		return m.Profiles[i].Role
 	}
 	return ""
 }

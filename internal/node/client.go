@@ -189,14 +189,12 @@ func (s *clientSession) unheld(b wire.Backend, msg json.RawMessage) bool {
 // and whether it was cancelled. A message given at once to what serves is
 // not read here: what serves it hears its cancel.
 func (s *clientSession) waiting(ctx context.Context, msg json.RawMessage) (context.Context, func() (cancelled bool)) {
-	none := func() bool { return false }
-	if s.router.serving() {
-		return ctx, none
+	if !s.router.serving() {
+		if env, err := wire.ReadEnvelope(msg); err == nil && env.IsRequest() {
+			return s.unsent.Begin(ctx, env.ID)
+		}
 	}
-	if env, err := wire.ReadEnvelope(msg); err == nil && env.IsRequest() {
-		return s.unsent.Begin(ctx, env.ID)
-	}
-	return ctx, none
+	return ctx, func() bool { return false }
 }
 
 // hostClaim is ctx claiming, for what a bridge b relays, the peer id of
@@ -204,11 +202,10 @@ func (s *clientSession) waiting(ctx context.Context, msg json.RawMessage) (conte
 // session claims it; a bridge sends it only with the client's first
 // initialize.
 func (s *clientSession) hostClaim(ctx context.Context, b wire.Backend) context.Context {
-	if _, bridged := b.(*bridge.Bridge); !bridged {
-		return ctx
-	}
-	if id := s.n.hostPeer(); id != "" {
-		return carry.WithPeerClaim(ctx, id)
+	if _, bridged := b.(*bridge.Bridge); bridged {
+		if id := s.n.hostPeer(); id != "" {
+			return carry.WithPeerClaim(ctx, id)
+		}
 	}
 	return ctx
 }

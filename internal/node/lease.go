@@ -289,25 +289,22 @@ func (e *leaseFile) TakeOver(ctx context.Context, obs machine.Observation) (bool
 	if !ok {
 		return false, fmt.Errorf("taking over: no judged lease")
 	}
-	type result struct {
-		removed bool
-		err     error
-	}
-	done := make(chan result, 1)
+	var removed bool
+	var err error
+	done := make(chan struct{})
 	go func() {
-		removed, err := e.file.TakeOverUnless(judged, func() bool { return ctx.Err() != nil })
-		done <- result{removed, err}
+		defer close(done)
+		removed, err = e.file.TakeOverUnless(judged, func() bool { return ctx.Err() != nil })
 	}()
-	var r result
 	select {
-	case r = <-done:
+	case <-done:
 	case <-ctx.Done():
 		return false, context.Cause(ctx)
 	}
-	if errors.Is(r.err, registry.ErrLockTimeout) {
-		return false, fmt.Errorf("%w: %v", machine.ErrContended, r.err)
+	if errors.Is(err, registry.ErrLockTimeout) {
+		return false, fmt.Errorf("%w: %v", machine.ErrContended, err)
 	}
-	return r.removed, r.err
+	return removed, err
 }
 
 // Release removes the lease if it is still this process's.

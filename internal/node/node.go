@@ -192,8 +192,9 @@ func (n *Node) Run(ctx context.Context) (machine.Outcome, error) {
 		t.Stop()
 	}
 	// A lease-lost server whose client was handed over ends with its
-	// sessions, as the process does (R6); a signal ends it now.
-	n.server.drained()
+	// sessions, as the process does (R6); a signal ends it now. Every row
+	// removal (deregister) has ended by then too.
+	n.server.drains.Wait()
 	if sig := n.signal.Load(); outcome.Signal == "" && sig != nil {
 		outcome.Signal, outcome.Reason = *sig, "signal "+*sig
 	}

@@ -94,7 +94,7 @@ func (s *sharedServer) markLost() {
 // state change is written. It waits for nothing: a registry locked by
 // another writer (the registry is the user's, shared by every checkout)
 // must not hold up the lease's release, which follows the server's stop;
-// the process waits for the removal only as it ends (drained).
+// the process waits for the removal only as it ends (Node.Run).
 func (s *sharedServer) deregister() {
 	s.mu.Lock()
 	reg := s.reg

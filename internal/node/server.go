@@ -354,10 +354,6 @@ func (s *sharedServer) drainAlone(t *term) bool {
 	return true
 }
 
-// drained returns once every server drainAlone left serving has stopped,
-// and every row removal (deregister) has ended.
-func (s *sharedServer) drained() { s.drains.Wait() }
-
 // cutDrains stops every server drainAlone left serving now, their
 // sessions ended (a signal), and each one it leaves serving later.
 func (s *sharedServer) cutDrains() {
