@@ -213,12 +213,9 @@ func scalarValue(n *yaml.Node) any {
 			}
 			return float64(i)
 		}
-		if f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
-			return f
-		}
+		fallthrough // not an int64: read as a float
 	case "!!float":
-		if f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64); err == nil &&
-			!math.IsInf(f, 0) && !math.IsNaN(f) {
+		if f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
 			return f
 		}
 	}

@@ -136,17 +136,16 @@ func (o Object) Render(values map[string]string) (string, error) {
 			open, inner = open+2+j, inner[j+2:]
 		}
 		b.WriteString(body[:open])
+		body = after
 		name := strings.Trim(inner, " \t")
 		if !declared(o.Arguments, name) {
 			b.WriteString("{{" + inner + "}}")
-			body = after
 			continue
 		}
 		b.WriteString(values[name])
 		if b.Len() > MaxPromptBytes {
 			return "", fmt.Errorf("%w: with the values given its text is over %d bytes", ErrPromptTooLarge, MaxPromptBytes)
 		}
-		body = after
 	}
 	if b.Len()+len(body) > MaxPromptBytes {
 		return "", fmt.Errorf("%w: with the values given its text is over %d bytes", ErrPromptTooLarge, MaxPromptBytes)
