@@ -67,16 +67,6 @@ func announcementOf(raw json.RawMessage) *Announcement {
 	return &Announcement{Intent: intent, Scope: scope}
 }
 
-// isReplay reports whether a tool call replays a carried announcement
-// (ReplayMeta): only a majordomus_announce call is ever one.
-func isReplay(req mcp.CallToolRequest) bool {
-	if req.Params.Name != announceTool || req.Params.Meta == nil {
-		return false
-	}
-	replay, _ := req.Params.Meta.AdditionalFields[ReplayMeta].(bool)
-	return replay
-}
-
 // HistoryMeta is the key under which a majordomus_executions call's _meta
 // brings the calls its client made where no shared history kept them
 // (served alone), as majordomus_executions shows them, oldest first: they
@@ -117,9 +107,14 @@ func (s *Surface) carrying(ctx context.Context) bool {
 }
 
 // replayed reports whether req, handled under ctx, is a replayed
-// announcement: marked so, by what carries a session.
+// announcement: marked so (ReplayMeta), by what carries a session. Only a
+// majordomus_announce call is ever one.
 func (s *Surface) replayed(ctx context.Context, req mcp.CallToolRequest) bool {
-	return s.carrying(ctx) && isReplay(req)
+	if !s.carrying(ctx) || req.Params.Name != announceTool || req.Params.Meta == nil {
+		return false
+	}
+	replay, _ := req.Params.Meta.AdditionalFields[ReplayMeta].(bool)
+	return replay
 }
 
 // announceTool is the one tool that changes the board.

@@ -3,6 +3,7 @@ package surface
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -52,11 +53,7 @@ func promptsOf(ix *layer.Index) []prompt {
 // prompt changed. A prompt in both indexes is replaced, never removed and
 // added again, so it is never missing to a prompts/get meanwhile.
 func (s *Surface) publishPrompts(old, ix *layer.Index) {
-	now, before := promptsOf(ix), promptsOf(old)
-	changed := map[string]bool{}
-	for _, uri := range layer.Changed(old, ix) {
-		changed[uri] = true
-	}
+	now, before, changed := promptsOf(ix), promptsOf(old), layer.Changed(old, ix)
 	was := make(map[string]string, len(before)) // name -> URI
 	for _, p := range before {
 		was[p.name] = p.obj.URI
@@ -66,7 +63,8 @@ func (s *Surface) publishPrompts(old, ix *layer.Index) {
 	entries := make([]server.ServerPrompt, 0, len(now))
 	for _, p := range now {
 		byName[p.name] = p.obj
-		register = register || was[p.name] != p.obj.URI || changed[p.obj.URI]
+		_, edited := slices.BinarySearch(changed, p.obj.URI)
+		register = register || was[p.name] != p.obj.URI || edited
 		entries = append(entries, server.ServerPrompt{Prompt: mcpPrompt(p), Handler: s.promptHandler(p)})
 	}
 	var gone []string

@@ -125,9 +125,6 @@ func (s *Surface) unsubscribed(ctx context.Context, _ any, req *mcp.UnsubscribeR
 func (s *subscriptions) add(uri, session string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.byURI == nil {
-		s.byURI = map[string]map[string]bool{}
-	}
 	if s.byURI[uri] == nil {
 		s.byURI[uri] = map[string]bool{}
 	}

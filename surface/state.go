@@ -48,13 +48,6 @@ type Generation struct {
 	Digest string `json:"digest"`
 }
 
-// after keeps the higher of st's generation and g.
-func (st *State) after(g *Generation) {
-	if g != nil && g.Number >= st.Layer.Number {
-		st.Layer = *g
-	}
-}
-
 // record is one line of the journal.
 type record struct {
 	Schema    string      `json:"schema,omitempty"`
@@ -63,9 +56,12 @@ type record struct {
 	Layer     *Generation `json:"layer,omitempty"`
 }
 
-// apply adds one record to st, within its bounds.
+// apply adds one record to st, within its bounds, keeping the higher
+// generation.
 func (st *State) apply(r record) {
-	st.after(r.Layer)
+	if g := r.Layer; g != nil && g.Number >= st.Layer.Number {
+		st.Layer = *g
+	}
 	if r.Execution != nil {
 		st.Executions = appendBounded(st.Executions, *r.Execution)
 	}

@@ -149,6 +149,7 @@ func New(cfg Config) *Surface {
 		cfg:        cfg,
 		log:        cfg.Logger,
 		started:    cfg.Now(),
+		subs:       subscriptions{byURI: map[string]map[string]bool{}},
 		declared:   sync.OnceValue(func() string { return declaredBy(cfg.Version) }),
 	}
 	hooks := &server.Hooks{}
