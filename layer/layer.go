@@ -75,9 +75,9 @@ func Open(cfg Config) (*Layer, error) {
 	l.opened = &src
 	l.logDiagnostics(ix)
 	if l.strict && ix.State() != "ok" {
-		n := ix.ErrorCount()
+		first := ix.Diagnostics[slices.IndexFunc(ix.Diagnostics, func(d Diagnostic) bool { return d.Level == LevelError })]
 		return nil, &refusal{fmt.Errorf("%w: the index of %s carries %d error(s), first %s: %s; refusing to serve under --strict",
-			ErrDegraded, root, n, ix.firstError().Path, ix.firstError().Message), root, src, l.slack}
+			ErrDegraded, root, ix.ErrorCount(), first.Path, first.Message), root, src, l.slack}
 	}
 	l.cur.Store(ix)
 	l.log.Info("layer built", indexFields(ix, time.Since(start))...)
@@ -188,14 +188,4 @@ func indexFields(ix *Index, took time.Duration) []zap.Field {
 		zap.Int("diagnostics", len(ix.Diagnostics)),
 		zap.Duration("took", took),
 	}
-}
-
-// firstError returns the first error diagnostic (zero when none).
-func (ix *Index) firstError() Diagnostic {
-	for _, d := range ix.Diagnostics {
-		if d.Level == LevelError {
-			return d
-		}
-	}
-	return Diagnostic{}
 }

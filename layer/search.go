@@ -111,8 +111,7 @@ func (ix *Index) Search(query, kind string, limit int) []Hit {
 	// Objects are sorted by URI, so the position breaks ties by URI. Only
 	// the best limit are kept while scanning: the cost stays linear in the
 	// objects however many match.
-	var best topHits
-	best.limit = limit
+	best := topHits{limit: limit}
 	for i := range ix.Objects {
 		if kind != "" && ix.Objects[i].Kind != kind {
 			continue
