@@ -170,7 +170,6 @@ func (s *Surface) toolAnnounce(ctx context.Context, req mcp.CallToolRequest) (*m
 		if session == nil {
 			return mcp.NewToolResultError("announce needs an MCP session: call it from a client that initialized one"), nil
 		}
-		var err error
 		if peer, overlaps, err = s.Board.Announce(session.SessionID(), intent, scope, s.replayed(ctx, req)); err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
