@@ -367,8 +367,7 @@ func (p *Process) Wait(ctx context.Context) (Exit, error) {
 	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return Exit{Code: -1, Signal: ws.Signal()}, nil
 	}
-	var exitErr *exec.ExitError
-	if p.waitErr != nil && !errors.As(p.waitErr, &exitErr) {
+	if _, exited := errors.AsType[*exec.ExitError](p.waitErr); p.waitErr != nil && !exited {
 		return Exit{}, p.waitErr
 	}
 	return Exit{Code: state.ExitCode()}, nil
