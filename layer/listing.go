@@ -46,17 +46,11 @@ func listFiles(root string) ([]string, []Diagnostic) {
 		}
 		if err != nil {
 			diags = append(diags, Diagnostic{Level: LevelError, Path: rel, Message: fmt.Sprintf("cannot read: %v", pathErr(err))})
-			if d != nil && d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
+			return skip(d)
 		}
 		name := d.Name()
 		if rel != repoRel && strings.HasPrefix(name, ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
+			return skip(d)
 		}
 		if d.IsDir() || !strings.HasSuffix(name, ".md") {
 			if ext := filepath.Ext(name); !d.IsDir() && strings.EqualFold(ext, ".md") { // README.MD, say
@@ -82,6 +76,15 @@ func listFiles(root string) ([]string, []Diagnostic) {
 	})
 	sort.Strings(files) // WalkDir's order differs: "a/b.md" comes before "a.md"
 	return files, diags
+}
+
+// skip is what a walk that meets d returns to pass it over: the whole
+// tree when it is a directory.
+func skip(d fs.DirEntry) error {
+	if d != nil && d.IsDir() {
+		return filepath.SkipDir
+	}
+	return nil
 }
 
 // localHalf is where the checkout's .ai/local really is, which no listing

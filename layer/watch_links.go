@@ -40,10 +40,7 @@ func (l *Layer) addTree(w *fsnotify.Watcher, dir string) (targets map[string]boo
 			if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) { // absent, or .ai a file now
 				l.log.Warn("layer watch skipped a directory", zap.String("path", p), zap.Error(pathErr(err)))
 			}
-			if d != nil && d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
+			return skip(d)
 		}
 		if !d.IsDir() {
 			if d.Type()&fs.ModeSymlink != 0 && strings.HasSuffix(d.Name(), ".md") {
