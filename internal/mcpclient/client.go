@@ -204,12 +204,7 @@ func (p *Process) SendLine(line string) error {
 
 // Notify sends a notification.
 func (p *Process) Notify(method string, params any) error {
-	msg := map[string]any{"jsonrpc": "2.0", "method": method}
-	if params != nil {
-		msg["params"] = params
-	}
-	b, _ := json.Marshal(msg)
-	return p.SendLine(string(b))
+	return p.sendMessage(map[string]any{"jsonrpc": "2.0", "method": method}, params)
 }
 
 // Send sends a request with a fresh numeric id and returns the id.
@@ -218,12 +213,16 @@ func (p *Process) Send(method string, params any) (json.RawMessage, error) {
 	p.nextID++
 	id := json.RawMessage(fmt.Sprint(p.nextID))
 	p.mu.Unlock()
-	msg := map[string]any{"jsonrpc": "2.0", "id": id, "method": method}
+	return id, p.sendMessage(map[string]any{"jsonrpc": "2.0", "id": id, "method": method}, params)
+}
+
+// sendMessage sends msg, with params unless they are nil.
+func (p *Process) sendMessage(msg map[string]any, params any) error {
 	if params != nil {
 		msg["params"] = params
 	}
 	b, _ := json.Marshal(msg)
-	return id, p.SendLine(string(b))
+	return p.SendLine(string(b))
 }
 
 // Call sends a request and waits for its answer.
