@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -22,11 +23,8 @@ var allTargets = []target{
 
 func parseTarget(s string) (target, error) {
 	goos, arch, ok := strings.Cut(strings.TrimSpace(s), "/")
-	t := target{goos, arch}
-	for _, known := range allTargets {
-		if ok && t == known {
-			return t, nil
-		}
+	if t := (target{goos, arch}); ok && slices.Contains(allTargets, t) {
+		return t, nil
 	}
 	return target{}, fmt.Errorf("unknown target %q (want one of linux, darwin, windows / amd64, arm64)", s)
 }

@@ -84,17 +84,13 @@ func goEnv(root string, names ...string) ([]string, error) {
 	cmd.Dir = root
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("go env %s: %w", strings.Join(names, " "), withStderr(err))
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && len(ee.Stderr) > 0 {
+			err = fmt.Errorf("%w: %s", err, bytes.TrimSpace(ee.Stderr))
+		}
+		return nil, fmt.Errorf("go env %s: %w", strings.Join(names, " "), err)
 	}
 	return strings.Split(strings.TrimSpace(string(out)), "\n"), nil
-}
-
-func withStderr(err error) error {
-	var ee *exec.ExitError
-	if errors.As(err, &ee) && len(ee.Stderr) > 0 {
-		return fmt.Errorf("%w: %s", err, bytes.TrimSpace(ee.Stderr))
-	}
-	return err
 }
 
 // isLicenseFile says whether a file at a module's root is one of its
