@@ -100,16 +100,15 @@ func committed(root string) error {
 // sourceDate is the time every archive member carries, so that archives are
 // reproducible: SOURCE_DATE_EPOCH when set, else the commit's time.
 func sourceDate() time.Time {
-	if s := os.Getenv("SOURCE_DATE_EPOCH"); s != "" {
-		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return time.Unix(n, 0).UTC()
+	n, err := strconv.ParseInt(os.Getenv("SOURCE_DATE_EPOCH"), 10, 64)
+	if err != nil {
+		var out []byte
+		if out, err = exec.Command("git", "log", "-1", "--format=%ct").Output(); err == nil {
+			n, err = strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
 		}
 	}
-	out, err := exec.Command("git", "log", "-1", "--format=%ct").Output()
-	if err == nil {
-		if n, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64); err == nil {
-			return time.Unix(n, 0).UTC()
-		}
+	if err != nil {
+		return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	}
-	return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	return time.Unix(n, 0).UTC()
 }
