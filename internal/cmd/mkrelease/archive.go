@@ -30,7 +30,7 @@ func writeArchive(path string, asZip bool, members []member, mtime time.Time) (s
 	if asZip {
 		err = writeZip(&buf, members, mtime)
 	} else {
-		err = writeTarGz(&buf, "", members, mtime)
+		err = writeTarGz(&buf, members, mtime)
 	}
 	if err != nil {
 		return "", fmt.Errorf("archive %s: %w", path, err)
@@ -42,16 +42,15 @@ func writeArchive(path string, asZip bool, members []member, mtime time.Time) (s
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// writeTarGz writes a gzipped tar, each member under prefix (npm's
-// "package/"), owned by root, with no gzip name or time: the same members
-// make the same bytes.
-func writeTarGz(buf *bytes.Buffer, prefix string, members []member, mtime time.Time) error {
+// writeTarGz writes a gzipped tar, each member owned by root, with no gzip
+// name or time: the same members make the same bytes.
+func writeTarGz(buf *bytes.Buffer, members []member, mtime time.Time) error {
 	gz := gzip.NewWriter(buf)
 	tw := tar.NewWriter(gz)
 	for _, m := range members {
 		h := &tar.Header{
 			Typeflag: tar.TypeReg,
-			Name:     prefix + m.name,
+			Name:     m.name,
 			Mode:     int64(m.mode.Perm()),
 			Size:     int64(len(m.data)),
 			ModTime:  mtime,
