@@ -22,6 +22,16 @@ func find(arts []artifact, t target) (artifact, bool) {
 	return artifact{}, false
 }
 
+// sha256Sums is SHA256SUMS in the form `sha256sum -c` and `shasum -a 256
+// -c` read: the sum, two spaces, the file name.
+func sha256Sums(arts []artifact) []byte {
+	var b bytes.Buffer
+	for _, a := range arts {
+		fmt.Fprintf(&b, "%s  %s\n", a.sha256, a.name)
+	}
+	return b.Bytes()
+}
+
 // homebrewFormula is a formula for the macOS and Linux archives that were
 // built, each url with its archive's sha256 (a tap's Formula/majordomus-mcp.rb).
 func homebrewFormula(version, base string, arts []artifact) []byte {
