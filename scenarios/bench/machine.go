@@ -27,8 +27,11 @@ type Machine struct {
 }
 
 func machine() Machine {
-	m := Machine{Cores: runtime.NumCPU(), CPU: cpuModel(), Go: runtime.Version(),
+	m := Machine{Cores: runtime.NumCPU(), CPU: "unknown", Go: runtime.Version(),
 		OS: runtime.GOOS + "/" + runtime.GOARCH, LoadBefore: loadavg()}
+	if model, err := procField("/proc/cpuinfo", "model name"); err == nil { // the first one
+		m.CPU = model
+	}
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.Kernel = strings.TrimSpace(string(b))
 	}
@@ -39,14 +42,6 @@ func machine() Machine {
 		m.Node = strings.TrimSpace(string(out))
 	}
 	return m
-}
-
-// cpuModel is the first "model name" of /proc/cpuinfo.
-func cpuModel() string {
-	if model, err := procField("/proc/cpuinfo", "model name"); err == nil {
-		return model
-	}
-	return "unknown"
 }
 
 // loadavg is /proc/loadavg's first three fields: others may share the machine.
@@ -61,14 +56,11 @@ func loadavg() string {
 
 // packageVersion is the version in an installed npm package's package.json.
 func packageVersion(prefix, name string) string {
-	b, err := os.ReadFile(filepath.Join(prefix, "node_modules", name, "package.json"))
-	if err != nil {
-		return "unknown"
-	}
 	var pkg struct {
 		Version string `json:"version"`
 	}
-	if json.Unmarshal(b, &pkg) != nil {
+	b, err := os.ReadFile(filepath.Join(prefix, "node_modules", name, "package.json"))
+	if err != nil || json.Unmarshal(b, &pkg) != nil {
 		return "unknown"
 	}
 	return pkg.Version
