@@ -34,7 +34,10 @@ type Figure struct {
 func compare(id, measure, stat string, value *series, baseline string, base *series, limit float64, goal string) Figure {
 	v, bs := value.summary(), base.summary()
 	f := Figure{ID: id, Measure: measure, Stat: stat, Value: v, Baseline: baseline, Base: &bs, Goal: goal}
-	exact := ratio(v.stat(stat), bs.stat(stat))
+	exact := 0.0 // no baseline, no ratio
+	if b := bs.stat(stat); b != 0 {
+		exact = v.stat(stat) / b
+	}
 	f.Ratio = math.Round(exact*100) / 100 // as printed; the goal is judged on exact
 	f.Result = verdict(exact <= limit)
 	if len(value.values) == 0 || len(base.values) == 0 {
@@ -51,13 +54,6 @@ func absolute(id, measure, stat string, value *series, baseline string, base *se
 		f.Result = verdict(f.Value.stat(stat) <= limit)
 	}
 	return f
-}
-
-func ratio(a, b float64) float64 {
-	if b == 0 {
-		return 0
-	}
-	return a / b
 }
 
 func verdict(ok bool) string {
