@@ -125,15 +125,13 @@ func (b *bench) b2b3() ([]Figure, error) {
 			s[4], "a 2026-07-28 keep-alive HTTP client straight to /mcp", s[5], 1.5, "≤ 1.5× at p50"),
 		compare("B2", "the same over socket stdio (as hosts built on Node give)", "p50",
 			s[6], "keep-alive HTTP client straight to /mcp", straight, 1.5, "≤ 1.5× at p50"),
+		compare("B2", "diagnostic: HTTP client straight to /mcp, a new connection per call (as the bridge posts)", "p50",
+			s[2], "keep-alive HTTP client straight to /mcp", straight, 1e9, "—"),
 	}
-	figs[1].Result = "info"
-	dial := compare("B2", "diagnostic: HTTP client straight to /mcp, a new connection per call (as the bridge posts)", "p50",
-		s[2], "keep-alive HTTP client straight to /mcp", straight, 1e9, "—")
-	dial.Result = "info"
+	figs[1].Result, figs[5].Result = "info", "info"
 	perCall := ms(cpu1-cpu0) * 1000 / float64(b.calls+b.calls/10)
 	figs[0].Extra = map[string]any{"bridge_cpu_us_per_call": round(perCall)}
 	figs[0].Note = fmt.Sprintf("the bridge process spends %.0f µs of CPU per call (user+system, /proc/<pid>/stat)", perCall)
-	figs = append(figs, dial)
 	_ = memOf(bridge.pid(), b.mem.bridge, b.mem.bridgePSS)
 	if err := b.standaloneRSS(lh.dir, b.calls+b.calls/10); err != nil {
 		return nil, fmt.Errorf("B6 standalone: %w", err)
@@ -170,8 +168,7 @@ func (b *bench) b3(lh *leaseProc) []Figure {
 			Goal: "ours ≥ 3× faster at p50", Result: "skipped", Note: why}
 	}
 	if b.peers == "" {
-		why := b.noPeers
-		return []Figure{skip("mcp-remote", why), skip("supergateway", why)}
+		return []Figure{skip("mcp-remote", b.noPeers), skip("supergateway", b.noPeers)}
 	}
 	home := filepath.Join(b.tmp, "node-home")
 	_ = os.MkdirAll(home, 0o700)
