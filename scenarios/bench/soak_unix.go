@@ -116,9 +116,7 @@ func (s *soaker) client(ctx context.Context, slot int) {
 			s.ended(c, err)
 			continue
 		}
-		s.mu.Lock()
-		s.ready[c] = true
-		s.mu.Unlock()
+		s.mark(s.ready, c)
 		for ctx.Err() == nil {
 			tool := soakTools[rand.IntN(len(soakTools))]
 			args := map[string]any{}
