@@ -211,6 +211,17 @@ func TestAnUnwritableRegistryStopsNoServer(t *testing.T) {
 	}
 }
 
+// A leaseholder that has no registry path at all says why, naming no empty
+// path.
+func TestARegistryWithNoPathIsExplained(t *testing.T) {
+	co, b := exampleCheckout(t), newBoard(t)
+	co.Registry = ""
+	t.Setenv(runtimes.RegistryEnv, "relative/registry.db") // refused: not absolute
+	a := start(t, "a", co, b, true)
+	a.client.initialize()
+	a.awaitLog("cannot register this server in the fleet registry: runtimes: no runtime registry path")
+}
+
 // RunStandalone serves its client and ends when stdin does.
 func TestStandaloneServesUntilStdinEnds(t *testing.T) {
 	co := exampleCheckout(t)
