@@ -87,29 +87,24 @@ func (e Env) Alive(pid int, start uint64, bootID string) Liveness {
 			return OwnerGone
 		}
 	}
-	switch err := e.signal0(pid); {
-	case err == nil, errors.Is(err, syscall.EPERM):
-	case errors.Is(err, syscall.ESRCH):
-		return OwnerGone
-	default:
-		return OwnerUnknown
-	}
-	got, err := e.processStart(pid)
+	p := e.Presence(pid)
 	switch {
-	case errors.Is(err, ErrProcessEnded):
-		// A zombie answers signal 0: a leaseholder killed -9 whose parent
-		// has not reaped it yet must not pass for alive, nor one still
-		// exiting, whose sockets are already closed.
+	case p.Known && !p.Exists:
+		// No such pid, or a zombie, which answers signal 0: a leaseholder
+		// killed -9 whose parent has not reaped it yet must not pass for
+		// alive, nor one still exiting, whose sockets are already closed.
 		return OwnerGone
+	case !p.Exists:
+		return OwnerUnknown // signal 0 told nothing
 	case start == 0:
 		return OwnerAlive
-	case err != nil && errors.Is(e.signal0(pid), syscall.ESRCH):
+	case !p.Known && errors.Is(e.signal0(pid), syscall.ESRCH):
 		return OwnerGone // it exited, and was reaped, in between
-	case err != nil:
+	case !p.Known:
 		// It answered signal 0 but the system will not say when it started
 		// (hidepid, another user's process): no claim either way.
 		return OwnerUnknown
-	case got != start:
+	case p.Start != start:
 		return OwnerGone
 	default:
 		return OwnerAlive
