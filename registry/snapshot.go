@@ -76,10 +76,7 @@ func (s Snapshot) Holds(instance string) bool {
 // Same reports whether s and o hold the same thing: the same kind, the same
 // bytes and, when both are known, the same file.
 func (s Snapshot) Same(o Snapshot) bool {
-	if s.Found != o.Found || !bytes.Equal(s.Raw, o.Raw) {
-		return false
-	}
-	return !s.id.conflicts(o.id)
+	return s.Found == o.Found && bytes.Equal(s.Raw, o.Raw) && !s.id.conflicts(o.id)
 }
 
 // Read examines the lease path without following a symbolic link and without
@@ -92,8 +89,8 @@ func Read(path string) Snapshot {
 	return s
 }
 
-// readFile reads path as [Read] does, at most limit+1 bytes of it; opened,
-// when not nil, is given the regular file opened and its stat.
+// readFile reads path as [Read] does, at most limit+1 bytes of it; opened
+// is given the regular file opened and its stat.
 func readFile(path string, limit int64, opened func(*os.File, fs.FileInfo)) Snapshot {
 	for range 3 {
 		if s, retry := readOnce(path, limit, opened); !retry {
@@ -148,8 +145,6 @@ func readOnce(path string, limit int64, opened func(*os.File, fs.FileInfo)) (s S
 	if err != nil {
 		return Snapshot{Found: Unreadable, Err: err}, false
 	}
-	if opened != nil {
-		opened(f, ofi)
-	}
+	opened(f, ofi)
 	return Snapshot{Found: Regular, Raw: raw, ModTime: ofi.ModTime(), id: id}, false
 }
