@@ -46,14 +46,10 @@ func HTTPProbe(timeout time.Duration) ProbeFunc {
 		_ = json.Unmarshal(raw, &id) // proveIdentity decoded it already
 		if !*id.Leaseholder {
 			conn.Close()
-			return failed("it says it is not the leaseholder")
+			return ProbeResult{Status: ProbeFailed, Reason: "it says it is not the leaseholder"}
 		}
 		return ProbeResult{Status: ProbeOK, Conn: conn, Identity: raw}
 	}
-}
-
-func failed(reason string) ProbeResult {
-	return ProbeResult{Status: ProbeFailed, Reason: reason}
 }
 
 // FetchIdentity asks the server at base, within timeout, what GET / tells
