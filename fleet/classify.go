@@ -39,7 +39,6 @@ type classification struct {
 type live struct {
 	row  Row
 	proc Process
-	m    Member
 }
 
 func (c *classification) readRoster() {
@@ -212,24 +211,28 @@ func (c *classification) staleReason(r Row, p Process, seen, replaced bool) (str
 // classifyLive sorts each live member into running, unexpected or
 // draining, and notes its binding and role mismatches.
 func (c *classification) classifyLive() {
-	for i := range c.live {
-		l := &c.live[i]
-		l.m = c.member(l.row, l.proc)
+	for _, l := range c.live {
+		m := c.member(l.row, l.proc)
 		if d := c.bindingMismatch(l.row, l.proc); d != "" {
-			c.inv.RepositoryBindingMismatches = append(c.inv.RepositoryBindingMismatches, Mismatch{l.m, d})
+			c.inv.RepositoryBindingMismatches = append(c.inv.RepositoryBindingMismatches, Mismatch{m, d})
 		}
 		if d := c.roleMismatch(l.row); d != "" {
-			c.inv.RoleMismatches = append(c.inv.RoleMismatches, Mismatch{l.m, d})
+			c.inv.RoleMismatches = append(c.inv.RoleMismatches, Mismatch{m, d})
 		}
 		_, configured := c.roster[l.row.Profile]
 		configured = configured || c.s.RosterError != ""
-		switch why := c.drainingReason(l.row); {
-		case why != "":
-			c.inv.DrainingMembers = append(c.inv.DrainingMembers, Draining{l.m, why})
+		switch {
+		case l.row.State == StateLeaseLost:
+			// Its own record decides, not the lease file: a server that
+			// still says leaseholder while the lease names another one
+			// still takes new clients (for the second it needs to notice,
+			// or for good if it never does), so it counts as running — a
+			// duplicate.
+			c.inv.DrainingMembers = append(c.inv.DrainingMembers, Draining{m, "it recorded that it lost its lease; it serves the sessions it had and ends with them"})
 		case configured:
-			c.inv.RunningMembers = append(c.inv.RunningMembers, l.m)
+			c.inv.RunningMembers = append(c.inv.RunningMembers, m)
 		default:
-			c.inv.UnexpectedMembers = append(c.inv.UnexpectedMembers, l.m)
+			c.inv.UnexpectedMembers = append(c.inv.UnexpectedMembers, m)
 		}
 	}
 }
@@ -287,18 +290,6 @@ func (c *classification) roleMismatch(r Row) string {
 		return ""
 	}
 	return fmt.Sprintf("the roster gives the profile %s the role %q; the server registered the role %q", r.Profile, e.Role, r.Role)
-}
-
-// drainingReason says why a live member no longer takes new clients, or
-// "": it recorded that it lost its lease. Its own record decides, not the
-// lease file: a server that still says leaseholder while the lease names
-// another one still takes new clients (for the second it needs to notice,
-// or for good if it never does), so it counts as running — a duplicate.
-func (c *classification) drainingReason(r Row) string {
-	if r.State == StateLeaseLost {
-		return "it recorded that it lost its lease; it serves the sessions it had and ends with them"
-	}
-	return ""
 }
 
 func optional(s string) *string {
