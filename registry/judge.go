@@ -85,13 +85,6 @@ type Timings struct {
 	BindGrace time.Duration
 }
 
-func (t Timings) withDefaults() Timings {
-	if t.BindGrace <= 0 {
-		t.BindGrace = DefaultBindGrace
-	}
-	return t
-}
-
 // Input is everything the judge looks at. It is computed by the caller:
 // [Observer.Observe] does it from the file system.
 type Input struct {
@@ -159,7 +152,6 @@ const clockTolerance = time.Second
 // Judge classifies a lease path (docs/design.md#judging-a-lease). It is
 // pure: no I/O, and the time is in.Now.
 func Judge(in Input) Verdict {
-	t := in.Timings.withDefaults()
 	switch in.Found {
 	case Missing:
 		return verdict(Absent, "absent lease: there is no lease file")
@@ -199,7 +191,11 @@ func Judge(in Input) Verdict {
 	}
 
 	if !doc.HasURL() {
-		return judgeUnbound(doc, pid, in.Owner, in.Now, t.BindGrace)
+		grace := in.Timings.BindGrace
+		if grace <= 0 {
+			grace = DefaultBindGrace
+		}
+		return judgeUnbound(doc, pid, in.Owner, in.Now, grace)
 	}
 
 	url := doc.URLString()
