@@ -85,15 +85,14 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("opening the registry: %w", err)
 	}
 	db.SetMaxOpenConns(1)
-	if err := useWAL(ctx, db); err != nil {
-		db.Close()
-		return nil, err
+	err = useWAL(ctx, db)
+	if err == nil {
+		err = migrate(ctx, db, migrations)
 	}
-	if err := migrate(ctx, db, migrations); err != nil {
-		db.Close()
-		return nil, err
+	if err == nil {
+		err = persistWAL(ctx, db)
 	}
-	if err := persistWAL(ctx, db); err != nil {
+	if err != nil {
 		db.Close()
 		return nil, err
 	}
