@@ -47,7 +47,11 @@ func Collect(ctx context.Context, sc Scope) fleet.Snapshot {
 	}
 	snap.BootID, _ = proc.BootID() // "" never equals a recorded boot: every row is then stale, never live
 
-	rows, err := sc.rows(ctx)
+	var rows []fleet.Row
+	err := sc.RegistryErr
+	if err == nil {
+		rows, err = Read(ctx, sc.Registry)
+	}
 	if err != nil {
 		snap.RegistryError = err.Error()
 	}
@@ -84,13 +88,6 @@ func liveNames(rows []fleet.Row, pids map[int]fleet.PID) []string {
 		}
 	}
 	return names
-}
-
-func (sc Scope) rows(ctx context.Context) ([]fleet.Row, error) {
-	if sc.RegistryErr != nil {
-		return nil, sc.RegistryErr
-	}
-	return Read(ctx, sc.Registry)
 }
 
 // process converts an observed process, finding the checkout it was
