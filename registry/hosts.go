@@ -57,11 +57,10 @@ func PeerOfHost(leasePath, host, self string, alive func(process string) bool, n
 			return 0, false, err
 		}
 	}
-	out := hosts.remember(host, number, self, now).format()
-	if err := l.f.Truncate(0); err != nil {
-		return 0, false, fmt.Errorf("remembering a host's peer: %w", err)
+	if err = l.f.Truncate(0); err == nil {
+		_, err = l.f.WriteAt(hosts.remember(host, number, self, now).format(), 0)
 	}
-	if _, err := l.f.WriteAt(out, 0); err != nil {
+	if err != nil {
 		return 0, false, fmt.Errorf("remembering a host's peer: %w", err)
 	}
 	return number, again, nil
