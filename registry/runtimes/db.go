@@ -271,10 +271,10 @@ func (r *DB) Register(ctx context.Context, row fleet.Row) error {
 	}
 	_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO server_runtimes (`+columns+`)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, rowArgs(row)...)
-	if err != nil {
-		return fmt.Errorf("registering: %w", err)
+	if err == nil {
+		err = tx.Commit()
 	}
-	if err := tx.Commit(); err != nil {
+	if err != nil {
 		return fmt.Errorf("registering: %w", err)
 	}
 	return nil
