@@ -107,15 +107,9 @@ func (p ProcScan) inspect(pid, uid int, sockets map[string]string) (ListeningPro
 	}
 	var listen []string
 	for _, fd := range fds {
-		target, err := os.Readlink(p.path(dir, "fd", fd.Name()))
-		if err != nil {
-			continue
-		}
-		inode, ok := strings.CutPrefix(target, "socket:[")
-		if !ok {
-			continue
-		}
-		if addr, ok := sockets[strings.TrimSuffix(inode, "]")]; ok && !slices.Contains(listen, addr) {
+		target, _ := os.Readlink(p.path(dir, "fd", fd.Name())) // "" when it was closed meanwhile
+		inode, isSocket := strings.CutPrefix(target, "socket:[")
+		if addr, ok := sockets[strings.TrimSuffix(inode, "]")]; isSocket && ok && !slices.Contains(listen, addr) {
 			listen = append(listen, addr)
 		}
 	}
