@@ -17,12 +17,10 @@ func ClientCohort(env string, ppid int, startOf func(int) (uint64, error)) (coho
 	if v := strings.TrimSpace(env); v != "" {
 		return "env:" + v, CohortFromEnvironment, 0, 0
 	}
-	if ppid <= 1 {
-		return "", CohortUnknown, 0, 0
+	if ppid > 1 {
+		if start, err := startOf(ppid); err == nil {
+			return fmt.Sprintf("parent:%d@%d", ppid, start), CohortFromParent, ppid, start
+		}
 	}
-	start, err := startOf(ppid)
-	if err != nil {
-		return "", CohortUnknown, 0, 0
-	}
-	return fmt.Sprintf("parent:%d@%d", ppid, start), CohortFromParent, ppid, start
+	return "", CohortUnknown, 0, 0
 }
