@@ -99,7 +99,6 @@ func NewInstance() string {
 // now.
 // repositoryID is taken as given; profile "" means [DefaultProfile].
 func NewLease(self Identity, root, repositoryID, profile, version string, now time.Time) Lease {
-	exe := self.Executable
 	return Lease{
 		Schema:       Schema,
 		PID:          self.PID,
@@ -112,7 +111,7 @@ func NewLease(self Identity, root, repositoryID, profile, version string, now ti
 		BootID:       self.BootID,
 		ProcessStart: self.Start,
 		Namespaces:   self.Namespaces,
-		Executable:   &exe,
+		Executable:   &self.Executable,
 		Version:      version,
 		Secret:       secret.New(),
 	}
