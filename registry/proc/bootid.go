@@ -34,11 +34,7 @@ func SameBoot(a, b string) bool {
 	}
 	ta, oka := bootTime(a)
 	tb, okb := bootTime(b)
-	if !oka || !okb {
-		return false
-	}
-	d := time.Duration(ta-tb) * time.Second
-	return d.Abs() <= bootTimeSlack
+	return oka && okb && (time.Duration(ta-tb)*time.Second).Abs() <= bootTimeSlack
 }
 
 func bootTime(id string) (int64, bool) {
