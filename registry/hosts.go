@@ -47,9 +47,9 @@ func PeerOfHost(leasePath, host, self string, alive func(process string) bool, n
 	if err != nil {
 		return 0, false, fmt.Errorf("numbering a peer: %w", err)
 	}
-	defer l.release()
+	defer l.Close()
 	buf := make([]byte, hostsMaxRead)
-	n, _ := l.f.ReadAt(buf, 0)
+	n, _ := l.ReadAt(buf, 0)
 	hosts := parseHosts(buf[:n])
 	number, again = hosts.lookup(host, now, alive)
 	if !again {
@@ -57,8 +57,8 @@ func PeerOfHost(leasePath, host, self string, alive func(process string) bool, n
 			return 0, false, err
 		}
 	}
-	if err = l.f.Truncate(0); err == nil {
-		_, err = l.f.WriteAt(hosts.remember(host, number, self, now).format(), 0)
+	if err = l.Truncate(0); err == nil {
+		_, err = l.WriteAt(hosts.remember(host, number, self, now).format(), 0)
 	}
 	if err != nil {
 		return 0, false, fmt.Errorf("remembering a host's peer: %w", err)

@@ -104,7 +104,7 @@ func TestReleaseThatFailsForgetsTheLease(t *testing.T) {
 	if err := lf.Release(); !errors.Is(err, ErrLockTimeout) {
 		t.Fatalf("Release while another holds the lock = %v, want ErrLockTimeout", err)
 	}
-	other.release()
+	other.Close()
 	if _, held := lf.Held(); held {
 		t.Fatal("the handle still holds the lease it tried to release")
 	}

@@ -90,7 +90,7 @@ func (osFS) Lock(leasePath string, wait time.Duration) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	return l.release, nil
+	return func() { l.Close() }, nil
 }
 
 func (osFS) OpenAppend(path string) (io.WriteCloser, error) {

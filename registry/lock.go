@@ -17,14 +17,12 @@ const DefaultLockWait = 2 * time.Second
 // two processes lock two different files.
 func LockPath(leasePath string) string { return leasePath + ".lock" }
 
-// lock is a held lock on the sidecar file (flock on Unix, LockFileEx on
-// Windows: leasefs_*.go). The system releases it when the file is closed,
-// including when the holder dies.
-type lock struct{ f *os.File }
-
 // lockFile takes an exclusive lock on the file at p (created if need be),
-// waiting at most wait. A link at p is refused.
-func lockFile(p string, wait time.Duration) (*lock, error) {
+// waiting at most wait, and returns the file it holds the lock on (flock
+// on Unix, LockFileEx on Windows: leasefs_*.go). The system releases the
+// lock when the file is closed, including when the holder dies. A link at
+// p is refused.
+func lockFile(p string, wait time.Duration) (*os.File, error) {
 	f, err := openLockFile(p)
 	if err != nil {
 		return nil, fmt.Errorf("opening lock file: %w", err)
@@ -44,7 +42,7 @@ func lockFile(p string, wait time.Duration) (*lock, error) {
 			f.Close()
 			return nil, fmt.Errorf("locking %s: %w", p, err)
 		case held:
-			return &lock{f: f}, nil
+			return f, nil
 		}
 		if !time.Now().Before(deadline) {
 			f.Close()
@@ -54,6 +52,3 @@ func lockFile(p string, wait time.Duration) (*lock, error) {
 		pause = min(2*pause, 25*time.Millisecond)
 	}
 }
-
-// release drops the lock by closing the file.
-func (l *lock) release() { l.f.Close() }

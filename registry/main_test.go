@@ -50,7 +50,7 @@ func runChild(role, path string) int {
 			say("error: %v", err)
 			return 1
 		}
-		defer l.release()
+		defer l.Close()
 		say("locked")
 		_, _ = io.Copy(io.Discard, in)
 	case "acquire":

@@ -34,9 +34,9 @@ func NextPeer(leasePath string, atLeast int) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("numbering a peer: %w", err)
 	}
-	defer l.release()
+	defer l.Close()
 	buf := make([]byte, counterWidth)
-	n, _ := l.f.ReadAt(buf, 0)
+	n, _ := l.ReadAt(buf, 0)
 	current, err := strconv.Atoi(string(bytes.TrimSpace(buf[:n])))
 	if err != nil || current < 0 || current >= maxPeerNumber {
 		current = 0
@@ -44,7 +44,7 @@ func NextPeer(leasePath string, atLeast int) (int, error) {
 	next := max(current+1, min(atLeast, maxPeerNumber))
 	// One write of a fixed width, never a truncation first: a process
 	// killed at any instant leaves the count it read or the one it wrote.
-	if _, err := l.f.WriteAt(fmt.Appendf(nil, "%-*d\n", counterWidth-1, next), 0); err != nil {
+	if _, err := l.WriteAt(fmt.Appendf(nil, "%-*d\n", counterWidth-1, next), 0); err != nil {
 		return 0, fmt.Errorf("numbering a peer: %w", err)
 	}
 	return next, nil

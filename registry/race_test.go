@@ -171,7 +171,7 @@ func TestLock_ReleasedByTheKernelWhenItsHolderDies(t *testing.T) {
 	if err != nil {
 		t.Fatalf("lock after the holder died = %v", err)
 	}
-	l.release()
+	l.Close()
 }
 
 // A reader racing acquires and releases sees a whole lease or none: never an
