@@ -29,12 +29,7 @@ func (c *classification) countProfiles() {
 		}
 	}
 	for _, name := range names {
-		var running []Member
-		for _, m := range c.inv.RunningMembers {
-			if m.Profile == name {
-				running = append(running, m)
-			}
-		}
+		running := slices.DeleteFunc(slices.Clone(c.inv.RunningMembers), func(m Member) bool { return m.Profile != name })
 		draining := 0
 		for _, d := range c.inv.DrainingMembers {
 			if d.Profile == name {
