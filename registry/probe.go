@@ -38,12 +38,10 @@ func HTTPProbe(timeout time.Duration) ProbeFunc {
 		timeout = DefaultProbeTimeout
 	}
 	return func(ctx context.Context, t ProbeTarget) ProbeResult {
-		raw, conn, err := proveIdentity(ctx, t.URL, t.Secret, timeout, true)
+		raw, id, conn, err := proveIdentity(ctx, t.URL, t.Secret, timeout, true)
 		if err != nil {
 			return ProbeResult{Status: ProbeFailed, Reason: err.Error(), Silent: errors.Is(err, secret.ErrNoAnswer)}
 		}
-		var id identity
-		_ = json.Unmarshal(raw, &id) // proveIdentity decoded it already
 		if !*id.Leaseholder {
 			conn.Close()
 			return ProbeResult{Status: ProbeFailed, Reason: "it says it is not the leaseholder"}
@@ -59,31 +57,32 @@ func HTTPProbe(timeout time.Duration) ProbeFunc {
 // probe, the bridge's and status. Nothing of the secret is sent. Its
 // errors are the probe's reasons.
 func FetchIdentity(ctx context.Context, base, key string, timeout time.Duration) (json.RawMessage, error) {
-	body, conn, err := proveIdentity(ctx, base, key, timeout, false)
+	body, _, conn, err := proveIdentity(ctx, base, key, timeout, false)
 	if err == nil {
 		conn.Close()
 	}
 	return body, err
 }
 
-// proveIdentity is FetchIdentity, with the connection the server proved
-// itself on, open; sealed asks for the whole identity ([secret.ProbeSealed]).
-func proveIdentity(ctx context.Context, base, key string, timeout time.Duration, sealed bool) (json.RawMessage, net.Conn, error) {
+// proveIdentity is FetchIdentity, with what the probe checks of the answer
+// and the connection the server proved itself on, open; sealed asks for
+// the whole identity ([secret.ProbeSealed]).
+func proveIdentity(ctx context.Context, base, key string, timeout time.Duration, sealed bool) (json.RawMessage, identity, net.Conn, error) {
 	probe := secret.Probe
 	if sealed {
 		probe = secret.ProbeSealed
 	}
 	body, conn, err := probe(ctx, base, key, timeout)
 	if err != nil {
-		return nil, nil, err
+		return nil, identity{}, nil, err
 	}
 	var id identity
 	_ = json.Unmarshal(body, &id) // the probe decoded it already
 	if id.Name != ServerName {
 		conn.Close()
-		return nil, nil, fmt.Errorf("it is not a %s server (name %q)", ServerName, id.Name)
+		return nil, identity{}, nil, fmt.Errorf("it is not a %s server (name %q)", ServerName, id.Name)
 	}
-	return body, conn, nil
+	return body, id, conn, nil
 }
 
 // maxReport bounds the whole identity FetchReport reads.
