@@ -245,14 +245,10 @@ func (c *classification) member(r Row, p Process) Member {
 		Transport: r.Transport, URL: r.URL, Executable: p.Executable, Listen: nonNil(p.Listen),
 		RegisteredAt: stamp(r.RegisteredAt),
 	}
-	switch {
-	case r.Cohort == "":
-	case r.CohortSource == CohortFromEnvironment:
-		m.Cohort = optional(r.Cohort)
-	case r.CohortSource == CohortFromParent && r.ParentPID > 1 && p.PPID == r.ParentPID:
-		// A parent cannot be recycled while it is still this process's
-		// parent: the kernel reparents a child when its parent dies.
-		m.Cohort = optional(r.Cohort)
+	// A parent cannot be recycled while it is still this process's parent:
+	// the kernel reparents a child when its parent dies.
+	if r.CohortSource == CohortFromEnvironment || r.CohortSource == CohortFromParent && r.ParentPID > 1 && p.PPID == r.ParentPID {
+		m.Cohort = optional(r.Cohort) // nil when none was recorded
 	}
 	if m.Cohort == nil {
 		c.cohortUnknown = append(c.cohortUnknown, m)
