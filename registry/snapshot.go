@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"time"
 
 	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
 )
@@ -44,8 +43,6 @@ type Snapshot struct {
 	// Raw is the file's bytes (at most MaxLeaseSize+1), or a symbolic link's
 	// target.
 	Raw []byte
-	// ModTime is the file's (or link's) modification time.
-	ModTime time.Time
 	// Err is the OS reason for Unreadable.
 	Err error
 	// Holder tells, for a regular file, whether another process holds a
@@ -119,11 +116,11 @@ func readOnce(path string, limit int64, opened func(*os.File, fs.FileInfo)) (s S
 		if err != nil {
 			return Snapshot{}, true
 		}
-		return Snapshot{Found: Symlink, Raw: []byte(target), ModTime: fi.ModTime(), id: idOf(fi)}, false
+		return Snapshot{Found: Symlink, Raw: []byte(target), id: idOf(fi)}, false
 	case mode.IsDir():
-		return Snapshot{Found: Directory, ModTime: fi.ModTime(), id: idOf(fi)}, false
+		return Snapshot{Found: Directory, id: idOf(fi)}, false
 	case !mode.IsRegular():
-		return Snapshot{Found: Special, ModTime: fi.ModTime(), id: idOf(fi)}, false
+		return Snapshot{Found: Special, id: idOf(fi)}, false
 	}
 	f, err := openNoFollow(path)
 	switch {
@@ -146,5 +143,5 @@ func readOnce(path string, limit int64, opened func(*os.File, fs.FileInfo)) (s S
 		return Snapshot{Found: Unreadable, Err: err}, false
 	}
 	opened(f, ofi)
-	return Snapshot{Found: Regular, Raw: raw, ModTime: ofi.ModTime(), id: id}, false
+	return Snapshot{Found: Regular, Raw: raw, id: id}, false
 }
