@@ -21,7 +21,7 @@ func FindCheckout(start string) (string, error) {
 	start = cmp.Or(start, ".")
 	abs, err := filepath.Abs(start)
 	if err != nil {
-		return "", fmt.Errorf("%w from %s: %v", ErrNoCheckout, start, err)
+		return "", fmt.Errorf("%w from %s: cannot tell the working directory (removed?): %v", ErrNoCheckout, start, err)
 	}
 	dir, err := filepath.EvalSymlinks(abs)
 	if err != nil {

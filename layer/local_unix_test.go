@@ -3,6 +3,7 @@
 package layer
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,5 +103,22 @@ func TestAnObjectLinkedWhereALocalHalfIsMadeIsDropped(t *testing.T) {
 		if _, ok := waitChange(t, changes).new.Lookup("majordomus://rule/s"); !ok {
 			return
 		}
+	}
+}
+
+// A client started in a directory that was removed is told why no
+// checkout was found, not only that "." was not one.
+func TestFindCheckoutFromARemovedWorkingDirectory(t *testing.T) {
+	gone := filepath.Join(testtemp.Dir(t), "gone")
+	if err := os.Mkdir(gone, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(gone)
+	if err := os.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
+	_, err := FindCheckout("")
+	if !errors.Is(err, ErrNoCheckout) || !strings.Contains(err.Error(), "cannot tell the working directory") {
+		t.Fatalf("FindCheckout in a removed directory: %v", err)
 	}
 }
