@@ -386,10 +386,7 @@ func ReadLine(r *bufio.Reader) ([]byte, error) {
 			continue
 		}
 		if err == nil {
-			buf = buf[:len(buf)-1]
-		}
-		if len(buf) == 0 && err == nil {
-			buf = []byte{} // a blank line, distinct from an overlong one
+			buf = buf[:len(buf)-1] // a blank line is then empty: not nil, as an overlong one is
 		}
 		return buf, err
 	}
