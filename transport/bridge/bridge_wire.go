@@ -108,7 +108,7 @@ func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) (
 				return nil, fail
 			}
 		case rejected:
-			return b.rejectedAnswer(msg, calls, res), nil
+			return b.rejectedAnswer(msg, res), nil
 		default:
 			if res.status == http.StatusConflict {
 				return nil, &failure{cause: fmt.Errorf("the shared server at %s refused the message: %v", b.cfg.URL, res.err), notRun: true}
@@ -281,7 +281,7 @@ func resultsByID(answer []byte) map[string]json.RawMessage {
 
 // rejectedAnswer answers the requests of a message the server refused
 // (400, 413…) with an error naming the refusal; no election follows.
-func (b *Bridge) rejectedAnswer(msg json.RawMessage, calls []call, res exchangeResult) []byte {
+func (b *Bridge) rejectedAnswer(msg json.RawMessage, res exchangeResult) []byte {
 	b.log.Warn("the shared server rejected a message", zap.String("url", b.cfg.URL), zap.Int("status", res.status))
 	text := "the shared server rejected the message: " + httpErrorMessage(res.body)
 	if res.status == http.StatusRequestEntityTooLarge {
@@ -289,13 +289,7 @@ func (b *Bridge) rejectedAnswer(msg json.RawMessage, calls []call, res exchangeR
 		// stdio loop enforces before any message reaches a bridge.
 		text = "payload too large: " + text
 	}
-	var answers [][]byte
-	for _, c := range calls {
-		if c.env.IsRequest() {
-			answers = append(answers, wire.ErrorFrame(c.env.ID, mcp.INVALID_REQUEST, text))
-		}
-	}
-	return wire.Gather(msg, answers)
+	return wire.RefuseEach(msg, mcp.INVALID_REQUEST, text)
 }
 
 // setHeaders sets what every request of the bridge carries: its token,
