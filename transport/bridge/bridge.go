@@ -158,7 +158,7 @@ func New(ctx context.Context, cfg Config) (*Bridge, error) {
 		return nil, fmt.Errorf("transport: the shared server's URL %q is not an http:// URL", cfg.URL)
 	}
 	dial := provenDialer(cfg.URL, cfg.Secret, cfg.ProbeTimeout)
-	posts := newPoster(endpoint, dial)
+	posts := &poster{endpoint: endpoint, dial: dial}
 	if cfg.Proven != nil {
 		posts.release(kept(cfg.Proven), true)
 	}

@@ -47,11 +47,6 @@ const (
 	keptMax = 4
 )
 
-// newPoster posts to endpoint, on connections made by dial.
-func newPoster(endpoint string, dial func(ctx context.Context, network, addr string) (net.Conn, error)) *poster {
-	return &poster{endpoint: endpoint, dial: dial}
-}
-
 // post sends body with header and returns the answer. The caller reads the
 // answer's body and then calls done, saying whether it read it to its end;
 // the connection is kept only then. A dial's error is returned as it is

@@ -162,7 +162,7 @@ func plainPoster(t *testing.T, endpoint string) *poster {
 		t.Fatal(err)
 	}
 	var d net.Dialer
-	return newPoster(endpoint, func(ctx context.Context, network, _ string) (net.Conn, error) {
+	return &poster{endpoint: endpoint, dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
 		return d.DialContext(ctx, network, u.Host)
-	})
+	}}
 }
