@@ -83,9 +83,7 @@ func Announcement(ctx context.Context) json.RawMessage {
 // (ClaimOf reads them). An announcement too long for a header is left
 // out: it is replayed instead.
 func SetClaim(h http.Header, ctx context.Context) {
-	if claim := PeerClaim(ctx); claim != "" {
-		h.Set(peerHeader, claim)
-	}
+	SetPeer(h, PeerClaim(ctx))
 	if v := base64.RawURLEncoding.EncodeToString(Announcement(ctx)); v != "" && len(v) <= maxAnnounceHeader {
 		h.Set(announceHeaderName, v)
 	}
