@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -71,12 +72,7 @@ func (h *Server) presence(env wire.Envelope) bool {
 	return h.cfg.PresenceID != "" && json.Unmarshal(env.ID, &id) == nil && id == h.cfg.PresenceID
 }
 
-func (ref *Refusal) reason() string {
-	if ref.Reason == "" {
-		return wire.ErrCodeLeaseLost
-	}
-	return ref.Reason
-}
+func (ref *Refusal) reason() string { return cmp.Or(ref.Reason, wire.ErrCodeLeaseLost) }
 
 // frame is the JSON-RPC error, with code, that answers a refused initialize
 // or 2026-07-28 request.
