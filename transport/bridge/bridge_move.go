@@ -36,13 +36,13 @@ func (b *Bridge) move() *Gone {
 	return b.leave(fmt.Errorf("the shared server at %s no longer holds the checkout's lease; moving this session to the current one", b.cfg.URL))
 }
 
-// movesOnLost is asked when the session's stream or presence ended (a
-// server that lost its lease ends them): when the server's lease is gone
-// and no call of this bridge is in flight, the bridge moves now, and it
-// reports whether it did. One with a call in flight opens its stream (or
-// presence) again and holds it until that call ends, whose boundary moves
-// it: the call may ask its client something on the stream, and the
-// presence keeps the server serving the call.
+// movesOnLost is asked at each heartbeat, and when the session's stream or
+// presence ended (a server that lost its lease ends them): when the server's
+// lease is gone and no call of this bridge is in flight, the bridge moves
+// now, and it reports whether it did. One with a call in flight opens its
+// stream (or presence) again and holds it until that call ends, whose
+// boundary moves it: the call may ask its client something on the stream,
+// and the presence keeps the server serving the call.
 func (b *Bridge) movesOnLost() bool {
 	if !b.drained() {
 		return false

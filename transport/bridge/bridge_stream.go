@@ -61,8 +61,7 @@ func (b *Bridge) heartbeat() {
 			continue
 		}
 		if sid == "" {
-			if b.drained() {
-				b.move()
+			if b.movesOnLost() {
 				return
 			}
 			silence := time.Since(b.born) - time.Duration(b.heard.Load())
@@ -76,8 +75,7 @@ func (b *Bridge) heartbeat() {
 			continue
 		}
 		res := b.exchange(context.WithValue(b.ctx, idleKey{}, true), wire.RequestFrame(heartbeatID, "ping", nil), sid, proto, true)
-		if b.drained() {
-			b.move()
+		if b.movesOnLost() {
 			return
 		}
 		switch res.outcome {
@@ -167,10 +165,7 @@ func (b *Bridge) leftGone() bool {
 	}
 	err := b.cfg.Alive(b.ctx)
 	var netErr net.Error
-	switch {
-	case err == nil, b.ctx.Err() != nil:
-		return false
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+	if err == nil || b.ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &netErr) && netErr.Timeout() {
 		return false
 	}
 	b.leaveGone(fmt.Errorf("the shared server at %s is gone: its stream ended and it does not answer (%v)", b.cfg.URL, err))
