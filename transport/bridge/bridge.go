@@ -181,12 +181,7 @@ func New(ctx context.Context, cfg Config) (*Bridge, error) {
 	if cfg.Carried.LeftURL == cfg.URL {
 		b.stale = cfg.Carried.Left
 	}
-	b.quiet = time.AfterFunc(cfg.Heartbeat, func() {
-		select {
-		case b.silent <- struct{}{}:
-		default:
-		}
-	})
+	b.quiet = time.AfterFunc(cfg.Heartbeat, func() { poke(b.silent) })
 	b.quiet.Stop() // until the presence hears its server
 	b.ctx, b.cancel = context.WithCancel(ctx)
 	b.wg.Go(b.heartbeat)

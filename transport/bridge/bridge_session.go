@@ -132,13 +132,15 @@ func (b *Bridge) setSession(sid, proto string, note func()) bool {
 	}
 	b.session, b.record.Protocol = sid, proto
 	b.mu.Unlock()
-	b.poke()
+	poke(b.wake)
 	return true
 }
 
-func (b *Bridge) poke() {
+// poke wakes whoever waits on ch (Bridge.wake, Bridge.silent), unless a
+// wake waits there already.
+func poke(ch chan<- struct{}) {
 	select {
-	case b.wake <- struct{}{}:
+	case ch <- struct{}{}:
 	default:
 	}
 }

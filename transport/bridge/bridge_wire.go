@@ -240,7 +240,7 @@ func (b *Bridge) observe(calls []call, answer []byte) {
 				b.goLocked(func() { _ = b.learnTools(b.ctx, nil) })
 			}
 			b.ready = true
-			defer b.poke()
+			defer poke(b.wake)
 		case c.env.Method == string(mcp.MethodToolsList) && result != nil:
 			carry.SafeToResend(b.record.SafeTools, result)
 		case c.tool == carry.AnnounceTool && result != nil && !wire.ToolFailed(result):
