@@ -358,10 +358,7 @@ func (b *Bridge) Close() {
 func (b *Bridge) endSession(sid, proto string) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.ProbeTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, b.endpoint, nil)
-	if err != nil {
-		return true
-	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodDelete, b.endpoint, nil) // New checked the endpoint
 	b.setHeaders(req.Header, sid, proto)
 	resp, err := b.client.Do(req)
 	if err != nil {

@@ -150,10 +150,7 @@ func (r readCounter) Read(b []byte) (int, error) {
 func (c *keptConn) roundTrip(ctx context.Context, endpoint string, body []byte, header http.Header) (*http.Response, error) {
 	c.read = 0
 	c.watch = context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body)) // New checked the endpoint
 	req.Header = header
 	if err := req.Write(c.bw); err != nil {
 		return nil, err

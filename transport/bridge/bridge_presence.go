@@ -65,10 +65,7 @@ func (b *Bridge) presence() (opened bool) {
 	}{Notifications: mcp.SubscriptionFilter{PromptsListChanged: true}, Meta: meta})
 	_, version := wire.MetaOf(params)
 	msg := wire.RequestFrame(PresenceID, string(mcp.MethodSubscriptionsListen), params)
-	req, err := http.NewRequestWithContext(b.ctx, http.MethodPost, b.endpoint, bytes.NewReader(msg))
-	if err != nil {
-		return false
-	}
+	req, _ := http.NewRequestWithContext(b.ctx, http.MethodPost, b.endpoint, bytes.NewReader(msg)) // New checked the endpoint
 	req.Header = postHeader()
 	b.setHeaders(req.Header, "", version)
 	wire.SetNames(req.Header, string(mcp.MethodSubscriptionsListen), params)

@@ -192,10 +192,7 @@ func (b *Bridge) stream(sid, proto string) (opened bool, status int) {
 	b.streamStop = cancel
 	b.mu.Unlock()
 
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.endpoint, nil)
-	if err != nil {
-		return false, 0
-	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.endpoint, nil) // New checked the endpoint
 	req.Header.Set("Accept", "text/event-stream")
 	b.setHeaders(req.Header, sid, proto)
 	return b.listen(req, "stream", func(data []byte) error {

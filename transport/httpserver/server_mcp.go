@@ -134,10 +134,7 @@ func (h *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 // unregisters it and drops its state), for the given reason.
 func (h *Server) endSession(sid, reason string) {
 	defer h.table.expect(sid, reason)()
-	req, err := http.NewRequestWithContext(context.Background(), http.MethodDelete, "/mcp", nil)
-	if err != nil {
-		return
-	}
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodDelete, "/mcp", nil) // a valid method and path: no error
 	req.Header.Set(server.HeaderKeySessionID, sid)
 	h.mcp.ServeHTTP(newBufferWriter(), req)
 }
