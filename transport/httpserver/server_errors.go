@@ -136,7 +136,6 @@ func (j *jsonErrors) finish() {
 		return
 	}
 	msg := strings.TrimSpace(string(j.text))
-	j.ResponseWriter.Header().Del("X-Content-Type-Options")
 	writeError(j.ResponseWriter, j.status, codeForStatus(j.status), msg)
 }
 
