@@ -71,9 +71,6 @@ func (t *sessionTable) listen(max int, presence context.CancelFunc) (end func(),
 	}
 	t.listening++
 	if presence != nil {
-		if t.presences == nil {
-			t.presences = map[*int]context.CancelFunc{}
-		}
 		t.presences[key] = presence
 	}
 	t.mu.Unlock()

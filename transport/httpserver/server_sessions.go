@@ -95,7 +95,7 @@ type sessionEntry struct {
 
 func newSessionTable(log *zap.Logger, onChange func(int), idleTimeout time.Duration, expire func(string)) *sessionTable {
 	return &sessionTable{log: log, onChange: onChange, idleTimeout: idleTimeout, expire: expire,
-		entries: map[string]*sessionEntry{}, reasons: map[string]string{}}
+		entries: map[string]*sessionEntry{}, reasons: map[string]string{}, presences: map[*int]context.CancelFunc{}}
 }
 
 // Generate mints an unguessable session id (mcp-go calls it for initialize).
