@@ -298,10 +298,7 @@ func (s localSession) hears(n mcp.JSONRPCNotification) []mcp.JSONRPCNotification
 			heard = append(heard, n)
 		default:
 			c := n
-			c.Params.Meta = maps.Clone(n.Params.Meta)
-			if c.Params.Meta == nil {
-				c.Params.Meta = map[string]any{}
-			}
+			c.Params.Meta = maps.Collect(maps.All(n.Params.Meta)) // a map even from nil
 			c.Params.Meta[mcp.MetaKeySubscriptionID] = o.tag
 			heard = append(heard, c)
 		}
