@@ -224,11 +224,10 @@ func (b *Bridge) readAnswer(msg json.RawMessage, resp *http.Response, modern boo
 // answers it learns from are decoded.
 func (b *Bridge) observe(calls []call, answer []byte) {
 	var results map[string]json.RawMessage
-	for _, c := range calls {
-		if c.env.Method == string(mcp.MethodToolsList) || c.tool == carry.AnnounceTool || carry.HeardMethod(c.env.Method) {
-			results = resultsByID(answer)
-			break
-		}
+	if slices.ContainsFunc(calls, func(c call) bool {
+		return c.env.Method == string(mcp.MethodToolsList) || c.tool == carry.AnnounceTool || carry.HeardMethod(c.env.Method)
+	}) {
+		results = resultsByID(answer)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
