@@ -95,7 +95,7 @@ func (p *poster) conn(ctx context.Context, reuse bool) (*keptConn, bool, error) 
 // kept is conn, ready to carry POSTs.
 func kept(conn net.Conn) *keptConn {
 	c := &keptConn{Conn: rawio.Conn(conn)}
-	c.br = bufio.NewReader(readCounter{c})
+	c.br = bufio.NewReader(c)
 	c.bw = bufio.NewWriter(c.Conn)
 	return c
 }
@@ -136,12 +136,10 @@ type keptConn struct {
 	watch func() bool // stops the context's watch; false if it fired
 }
 
-// readCounter counts what a keptConn reads.
-type readCounter struct{ c *keptConn }
-
-func (r readCounter) Read(b []byte) (int, error) {
-	n, err := r.c.Conn.Read(b)
-	r.c.read += int64(n)
+// Read reads the connection, counting what it reads (read).
+func (c *keptConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	c.read += int64(n)
 	return n, err
 }
 
