@@ -103,9 +103,7 @@ func retryAfter(v string, now time.Time) time.Duration {
 // unreachable is why a message could not be delivered: a full or silent
 // server as such, anything else as unreachable.
 func (b *Bridge) unreachable(err error) error {
-	var full *FullServer
-	var silent *SilentServer
-	if errors.As(err, &full) || errors.As(err, &silent) {
+	if errors.As(err, new(*FullServer)) || errors.As(err, new(*SilentServer)) {
 		return err
 	}
 	return fmt.Errorf("the shared server at %s is unreachable: %v", b.cfg.URL, err)
