@@ -207,7 +207,7 @@ func (b *Bridge) openAgain(ctx context.Context, frame []byte) (exchangeResult, b
 		case done <- res:
 		case <-ctx.Done():
 			if res.session != "" {
-				b.setSession(res.session, protocolOf(res.body), nil) // the bridge stopped: ended
+				b.setSession(res.session, carry.ProtocolOf(res.body), nil) // the bridge stopped: ended
 			}
 		}
 	}()

@@ -53,7 +53,7 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 		return &failure{cause: fmt.Errorf("the shared server at %s lost the session and did not open a new one (status %d): %s",
 			b.cfg.URL, res.status, strings.TrimSpace(string(res.body))), notRun: true}
 	}
-	proto := protocolOf(res.body)
+	proto := carry.ProtocolOf(res.body)
 	peer, announced := carry.Opened(res.body)
 	if !b.setSession(res.session, proto, func() { b.record.Peer = peer }) {
 		return &failure{cause: errors.New("the bridge stopped relaying while the session was opened again"), notRun: true}
@@ -91,7 +91,7 @@ func (b *Bridge) initialized(ctx context.Context, c call, res exchangeResult) bo
 	}
 	_ = json.Unmarshal(c.params, &p)
 	peer, announced := carry.Opened(res.body)
-	kept := b.setSession(res.session, protocolOf(res.body), func() {
+	kept := b.setSession(res.session, carry.ProtocolOf(res.body), func() {
 		b.record.Initialize, b.record.Announce, b.ready, b.record.Heard = bytes.Clone(c.params), nil, false, carry.Hearing{}
 		if announced { // a carried session, opened with its announcement
 			b.record.Announce = bytes.Clone(carry.Announcement(ctx))

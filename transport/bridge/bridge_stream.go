@@ -258,17 +258,6 @@ func leaseLost(answer []byte, code int) bool {
 	return a.Error.Data.Reason == wire.ErrCodeLeaseLost || strings.Contains(a.Error.Message, wire.ErrCodeLeaseLost)
 }
 
-// protocolOf is the protocol version an initialize result negotiated.
-func protocolOf(answer []byte) string {
-	var a struct {
-		Result struct {
-			ProtocolVersion string `json:"protocolVersion"`
-		} `json:"result"`
-	}
-	_ = json.Unmarshal(answer, &a)
-	return a.Result.ProtocolVersion
-}
-
 // httpErrorMessage is the "code: message" of a JSON error body, or the
 // body itself when it is not one.
 func httpErrorMessage(body []byte) string {

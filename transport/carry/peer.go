@@ -167,6 +167,17 @@ func Opened(answer []byte) (peer string, announced bool) {
 	return peer, announced
 }
 
+// ProtocolOf is the protocol version an initialize answer negotiated.
+func ProtocolOf(answer []byte) string {
+	var a struct {
+		Result struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"result"`
+	}
+	_ = json.Unmarshal(answer, &a)
+	return a.Result.ProtocolVersion
+}
+
 // Unmarked is an initialize's answer without the mark Opened reads, which
 // a server writes where an announcement came with the session: what the
 // client sees of the session its bridge opened again, as in process. The

@@ -52,12 +52,8 @@ func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMes
 	defer r.mu.Unlock()
 	switch method {
 	case string(mcp.MethodInitialize):
-		var res struct {
-			ProtocolVersion string `json:"protocolVersion"`
-		}
-		_ = json.Unmarshal(a.Result, &res)
 		peer, announced := carry.Opened(answer)
-		r.carried = carry.Session{Initialize: bytes.Clone(m.Params), Protocol: res.ProtocolVersion, Peer: peer}
+		r.carried = carry.Session{Initialize: bytes.Clone(m.Params), Protocol: carry.ProtocolOf(answer), Peer: peer}
 		if announced { // a carried session, opened with its announcement
 			r.carried.Announce = bytes.Clone(carry.Announcement(ctx))
 		}
