@@ -153,9 +153,22 @@ func TestASecondInitializeRefusedForALostLeaseIsNotSentAgain(t *testing.T) {
 		return nil
 	}})
 	bridgeLog, bridged := observer.New(zap.DebugLevel)
+	streamOpen := make(chan struct{})
+	var once sync.Once
+	log := zap.New(bridgeLog, zap.Hooks(func(e zapcore.Entry) error {
+		if e.Message == "stream open" {
+			once.Do(func() { close(streamOpen) })
+		}
+		return nil
+	}))
 	fo := &failovers{t: t, f: newFixture(), calls: make(chan failoverCall, 4)}
-	c := runStdio(t, fo.with(bridge.Config{URL: s.url, Logger: zap.New(bridgeLog)}))
+	c := runStdio(t, fo.with(bridge.Config{URL: s.url, Logger: log}))
 	c.open(initRoots)
+	select { // a stream opened after the loss would tell the bridge first
+	case <-streamOpen:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the bridge never opened its stream")
+	}
 	lost.Store(true)
 	c.send(strings.Replace(initRoots, `"id":1`, `"id":2`, 1))
 	if a, _ := c.answer("2"); !strings.Contains(a, `"result"`) {
