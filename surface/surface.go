@@ -53,8 +53,8 @@ type Config struct {
 	Process func() Process   // nil = a standalone process
 	Now     func() time.Time // nil = time.Now
 	Logger  *zap.Logger      // nil = no logs
-	// ServerOptions are appended to the surface's own mcp-go options (the
-	// HTTP transport adds its own hooks this way).
+	// ServerOptions are appended to the surface's own mcp-go options (a
+	// test wraps the tools' handlers this way).
 	ServerOptions []server.ServerOption
 	// Fleet takes the checkout's fleet inventory for majordomus_fleet_inventory
 	// (its result is answered as JSON). The caller gathers it, because only
