@@ -326,64 +326,6 @@ func initializeFailed(rec *bufferWriter) bool {
 	return json.Unmarshal(answer, &a) != nil || len(a.Error) > 0 || len(a.Result) == 0
 }
 
-// serveBatch answers a batch (which mcp-go does not take) by handing mcp-go
-// each member in turn and gathering the answers: a JSON array, or, when the
-// server sent notifications meanwhile, an event stream with those first and
-// the array last. 202 when nothing is owed.
-func (h *Server) serveBatch(w http.ResponseWriter, r *http.Request, members []json.RawMessage) {
-	var notes, answers []json.RawMessage
-	for _, m := range members {
-		env, _ := wire.ReadEnvelope(m)
-		if refusal, screened := wire.Screen(m); screened {
-			if refusal != nil {
-				answers = append(answers, refusal)
-			}
-			continue
-		}
-		if refusal := wire.PromptRefusal(h.cfg.MCP, env, m); refusal != nil {
-			answers = append(answers, refusal)
-			continue
-		}
-		rec := newBufferWriter()
-		h.mcp.ServeHTTP(rec, withBody(r, m))
-		switch {
-		case rec.status == http.StatusOK && wire.IsEventStream(rec.header):
-			_ = wire.ReadEvents(bytes.NewReader(rec.body), func(data []byte) error {
-				if e, err := wire.ReadEnvelope(data); err == nil && e.Method == "" {
-					answers = append(answers, json.RawMessage(data))
-				} else {
-					notes = append(notes, json.RawMessage(data))
-				}
-				return nil
-			})
-		case rec.status == http.StatusOK && len(bytes.TrimSpace(rec.body)) > 0:
-			answers = append(answers, json.RawMessage(bytes.TrimSpace(rec.body)))
-		case rec.status >= 400 && env.IsRequest():
-			answers = append(answers, wire.ErrorFrame(env.ID, mcp.INVALID_REQUEST,
-				fmt.Sprintf("the server refused this message (%d): %s", rec.status, bytes.TrimSpace(rec.body))))
-		}
-	}
-	if len(notes) == 0 {
-		if len(answers) == 0 {
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
-		b, _ := json.Marshal(answers)
-		writeFrame(w, http.StatusOK, b)
-		return
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	for _, n := range notes {
-		_ = writeEvent(w, n)
-	}
-	if len(answers) > 0 {
-		b, _ := json.Marshal(answers)
-		_ = writeEvent(w, b)
-	}
-}
-
 // readBody reads a POST's body, within BodyTimeout and MaxBody, or
 // answers why it cannot. One too large is read on (within bounds) before
 // the 413, since a client still sending when the connection closes would
@@ -425,10 +367,4 @@ func withBody(r *http.Request, body []byte) *http.Request {
 	sub.Body = io.NopCloser(bytes.NewReader(body))
 	sub.ContentLength = int64(len(body))
 	return sub
-}
-
-// writeEvent writes one server-sent event carrying data.
-func writeEvent(w io.Writer, data []byte) error {
-	_, err := fmt.Fprintf(w, "event: message\ndata: %s\n\n", data)
-	return err
 }

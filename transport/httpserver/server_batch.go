@@ -1,0 +1,77 @@
+package httpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
+)
+
+// serveBatch answers a batch (which mcp-go does not take) by handing mcp-go
+// each member in turn and gathering the answers: a JSON array, or, when the
+// server sent notifications meanwhile, an event stream with those first and
+// the array last. 202 when nothing is owed.
+func (h *Server) serveBatch(w http.ResponseWriter, r *http.Request, members []json.RawMessage) {
+	var notes, answers []json.RawMessage
+	for _, m := range members {
+		env, _ := wire.ReadEnvelope(m)
+		if refusal, screened := wire.Screen(m); screened {
+			if refusal != nil {
+				answers = append(answers, refusal)
+			}
+			continue
+		}
+		if refusal := wire.PromptRefusal(h.cfg.MCP, env, m); refusal != nil {
+			answers = append(answers, refusal)
+			continue
+		}
+		rec := newBufferWriter()
+		h.mcp.ServeHTTP(rec, withBody(r, m))
+		switch {
+		case rec.status == http.StatusOK && wire.IsEventStream(rec.header):
+			_ = wire.ReadEvents(bytes.NewReader(rec.body), func(data []byte) error {
+				if e, err := wire.ReadEnvelope(data); err == nil && e.Method == "" {
+					answers = append(answers, json.RawMessage(data))
+				} else {
+					notes = append(notes, json.RawMessage(data))
+				}
+				return nil
+			})
+		case rec.status == http.StatusOK && len(bytes.TrimSpace(rec.body)) > 0:
+			answers = append(answers, json.RawMessage(bytes.TrimSpace(rec.body)))
+		case rec.status >= 400 && env.IsRequest():
+			answers = append(answers, wire.ErrorFrame(env.ID, mcp.INVALID_REQUEST,
+				fmt.Sprintf("the server refused this message (%d): %s", rec.status, bytes.TrimSpace(rec.body))))
+		}
+	}
+	if len(notes) == 0 {
+		if len(answers) == 0 {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		b, _ := json.Marshal(answers)
+		writeFrame(w, http.StatusOK, b)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	for _, n := range notes {
+		_ = writeEvent(w, n)
+	}
+	if len(answers) > 0 {
+		b, _ := json.Marshal(answers)
+		_ = writeEvent(w, b)
+	}
+}
+
+// writeEvent writes one server-sent event carrying data.
+func writeEvent(w io.Writer, data []byte) error {
+	_, err := fmt.Fprintf(w, "event: message\ndata: %s\n\n", data)
+	return err
+}
