@@ -19,11 +19,15 @@ import (
 func (h *Server) serveBatch(w http.ResponseWriter, r *http.Request, members []json.RawMessage) {
 	var notes, answers []json.RawMessage
 	for _, m := range members {
-		env, _ := wire.ReadEnvelope(m)
+		env, err := wire.ReadEnvelope(m)
 		if refusal, screened := wire.Screen(m); screened {
 			if refusal != nil {
 				answers = append(answers, refusal)
 			}
+			continue
+		}
+		if err != nil && env.IsRequest() {
+			answers = append(answers, wire.MethodNotAString(env.ID))
 			continue
 		}
 		if refusal := wire.PromptRefusal(h.cfg.MCP, env, m); refusal != nil {

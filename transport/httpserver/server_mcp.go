@@ -158,6 +158,9 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	case batch && len(members) == 0:
 		writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "the batch is empty")
 		return
+	case err != nil && !batch && env.IsRequest():
+		writeFrame(w, http.StatusOK, wire.MethodNotAString(env.ID))
+		return
 	case err != nil && !batch:
 		writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "every message must be a JSON-RPC object")
 		return

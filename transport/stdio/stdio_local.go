@@ -122,7 +122,10 @@ func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
 		return answer
 	}
 	env, err := wire.ReadEnvelope(msg)
-	if err != nil {
+	switch {
+	case err != nil && env.IsRequest():
+		return wire.MethodNotAString(env.ID)
+	case err != nil:
 		return wire.ErrorFrame(nil, mcp.INVALID_REQUEST, "invalid request: a message must be a JSON object")
 	}
 	if env.Method == "" && len(env.ID) > 0 {

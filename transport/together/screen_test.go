@@ -332,3 +332,31 @@ func TestAByteOrderMarkBeforeTheFirstLineIsSkipped(t *testing.T) {
 		c.answer(`"t"`)
 	}
 }
+
+// A request with a key given twice, one copy of the wrong type, passes the
+// stdio loop and the screen (the last copy wins there), though its
+// envelope does not read: a bridged session answers it as a local one
+// does, byte for byte, since its client waits on its id, alone or in a
+// batch.
+func TestARequestWithItsMethodTwiceIsAnsweredAsLocally(t *testing.T) {
+	f := newFixture()
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
+	clients := []*stdioClient{runStdio(t, bridgeTo(t, s.url, nil)), runStdio(t, localTo(t, f))}
+	for _, c := range clients {
+		c.open(initRoots)
+	}
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","id":7,"method":5,"method":"tools/list"}`,
+		`[{"jsonrpc":"2.0","id":8,"method":"tools/list","method":5},{"jsonrpc":"2.0","id":9,"method":"ping"}]`,
+	} {
+		var got []string
+		for _, c := range clients {
+			c.send(msg)
+			a, _ := c.until(func(f string) bool { return strings.Contains(f, `"id":7,`) || strings.Contains(f, `"id":8,`) })
+			got = append(got, a)
+		}
+		if got[0] != got[1] || !strings.Contains(got[0], "the method must be a string") {
+			t.Errorf("%s: bridged %s, local %s", msg, got[0], got[1])
+		}
+	}
+}

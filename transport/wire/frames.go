@@ -163,11 +163,14 @@ func Unavailable(msg json.RawMessage, reason error) []byte {
 	return RefuseEach(msg, mcp.INTERNAL_ERROR, "shared server unavailable: "+reason.Error())
 }
 
-// RefuseEach answers every request in msg with the error code and text.
+// RefuseEach answers every request in msg with the error code and text:
+// every member with an id and a method, even one where another copy of a
+// key failed to decode ("method":5 beside "method":"ping"), whose client
+// waits for its answer all the same.
 func RefuseEach(msg json.RawMessage, code int, text string) []byte {
 	var answers [][]byte
 	for _, m := range Members(msg) {
-		if env, err := ReadEnvelope(m); err == nil && env.IsRequest() {
+		if env, _ := ReadEnvelope(m); env.IsRequest() {
 			answers = append(answers, ErrorFrame(env.ID, code, text))
 		}
 	}

@@ -74,3 +74,18 @@ func TestAskingForTheNextFrameNeverWaitsOnTheClient(t *testing.T) {
 	}
 	<-ran // once the next frame was out
 }
+
+// A request with a key given twice, one copy of the wrong type, is still
+// a request its client waits on: refused, it is answered, alone or in a
+// batch.
+func TestARequestWithAKeyTwiceIsRefusedWithAnAnswer(t *testing.T) {
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","id":7,"method":5,"method":"tools/list"}`,
+		`[{"jsonrpc":"2.0","id":7,"method":"tools/list","method":5},{"jsonrpc":"2.0","method":"notifications/x"}]`,
+	} {
+		got := string(RefuseEach([]byte(msg), -32600, "refused"))
+		if !bytes.Contains([]byte(got), []byte(`"id":7`)) || !bytes.Contains([]byte(got), []byte(`"refused"`)) {
+			t.Errorf("RefuseEach(%s) = %q, want id 7 refused", msg, got)
+		}
+	}
+}

@@ -62,7 +62,7 @@ func Screen(msg json.RawMessage) (answer []byte, screened bool) {
 	case absent(m.Method):
 		return ErrorFrame(m.ID, mcp.INVALID_REQUEST, "invalid request: a message with an id has a method, or a result or an error"), true
 	case json.Unmarshal(m.Method, &method) != nil:
-		return ErrorFrame(m.ID, mcp.INVALID_REQUEST, "invalid request: the method must be a string"), true
+		return MethodNotAString(m.ID), true
 	case json.Unmarshal(m.JSONRPC, &version) != nil || version != "2.0":
 		// mcp-go's words, here so that a session that did not initialize
 		// says them too
@@ -98,6 +98,14 @@ func Screen(msg json.RawMessage) (answer []byte, screened bool) {
 		}
 	}
 	return nil, false
+}
+
+// MethodNotAString answers a request whose method is not a string, or
+// whose envelope does not read as one because a copy of its method key is
+// not ("method":5 beside "method":"ping": Screen sees the last copy only).
+// Its client waits on the id all the same.
+func MethodNotAString(id json.RawMessage) []byte {
+	return ErrorFrame(id, mcp.INVALID_REQUEST, "invalid request: the method must be a string")
 }
 
 // heldExactly reports whether a client reads id back from mcp-go as it
