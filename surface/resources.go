@@ -2,12 +2,15 @@ package surface
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/zap"
 
 	"github.com/majordomus-mcp/majordomus-mcp/layer"
 )
@@ -157,4 +160,49 @@ func (s *subscriptions) subscribers(uri string) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Sorted(maps.Keys(s.byURI[uri]))
+}
+
+// stallBound is how long a session's notifications may stay queued, full,
+// before what is left of one rebuild's updates for it is dropped: a client
+// that reads takes a queue of them (mcp-go's holds 100) in milliseconds.
+const stallBound = 200 * time.Millisecond
+
+// updates sends one rebuild's resources/updated notifications. mcp-go
+// refuses one when its session's queue is full, as it is when more
+// subscribed objects change at once (a checkout switched) than it holds:
+// the send is then tried again as the queue drains, and given up only for
+// a session whose client has read nothing for stallBound.
+type updates struct {
+	s       *Surface
+	stalled map[string]int // session -> updates dropped
+}
+
+func (u *updates) send(session, uri string) {
+	if _, stalled := u.stalled[session]; stalled {
+		u.stalled[session]++
+		return
+	}
+	since := time.Now()
+	for pause := time.Millisecond; ; pause = min(2*pause, 20*time.Millisecond) {
+		err := u.s.MCP.SendNotificationToSpecificClient(session, mcp.MethodNotificationResourceUpdated, map[string]any{"uri": uri})
+		if !errors.Is(err, server.ErrNotificationChannelBlocked) {
+			return // sent, or the session is gone
+		}
+		if time.Since(since) > stallBound {
+			if u.stalled == nil {
+				u.stalled = map[string]int{}
+			}
+			u.stalled[session]++
+			return
+		}
+		time.Sleep(pause) // mcp-go offers nothing to wait on
+	}
+}
+
+// report says which sessions lost updates, once a rebuild.
+func (u *updates) report() {
+	for session, n := range u.stalled {
+		u.s.log.Warn("a session's client reads no notifications: resources/updated not sent for this change",
+			zap.String("session", session), zap.Int("dropped", n))
+	}
 }

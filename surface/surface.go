@@ -295,12 +295,14 @@ func (s *Surface) IndexChanged(old, new *layer.Index) {
 	s.publishResources(old, new)
 	s.publishPrompts(old, new)
 	changed := append(layer.Changed(old, new), repositoryURI, serverURI) // both say the generation
+	updates := updates{s: s}
 	for _, uri := range changed {
 		for _, session := range s.subs.subscribers(uri) {
-			_ = s.MCP.SendNotificationToSpecificClient(session, mcp.MethodNotificationResourceUpdated, map[string]any{"uri": uri})
+			updates.send(session, uri)
 		}
 		s.updateListeners(uri)
 	}
+	updates.report()
 }
 
 // ServerReport is the answer of majordomus_server.
