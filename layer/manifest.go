@@ -195,7 +195,7 @@ func parseProfiles(n *yaml.Node, p *problems) []Profile {
 		case pr.Name == "":
 			p.add("%s: name missing", where)
 		case !profileName.MatchString(pr.Name):
-			p.add("%s: profile name %q must match ^[a-z0-9][a-z0-9_-]*$", where, pr.Name)
+			p.add("%s: profile name %q must match ^[a-z0-9][a-z0-9_-]{0,63}$", where, pr.Name)
 		case seen[pr.Name]:
 			p.add("%s: duplicate profile %q", where, pr.Name)
 		default:

@@ -63,6 +63,9 @@ server:
 		{name: "zero timing", content: ptr(testManifest + "server: {busy_grace_seconds: 0}\n"), wantErr: []string{"server.busy_grace_seconds: 0 must be positive"}},
 		{name: "timing as text", content: ptr(testManifest + "server: {probe_timeout_seconds: \"2\"}\n"), wantErr: []string{"server.probe_timeout_seconds: must be a positive number of seconds"}},
 		{name: "bad profile name", content: ptr(testManifest + "mcp: {profiles: [Bad]}\n"), wantErr: []string{`mcp.profiles[0]: profile name "Bad" must match`}},
+		// as long a name as a lease or the registry takes, and no longer
+		{name: "long profile name", content: ptr(testManifest + "mcp: {profiles: [" + strings.Repeat("a", 64) + "]}\n"), want: Manifest{Schema: SchemaV1, Profiles: []Profile{{Name: strings.Repeat("a", 64)}}}},
+		{name: "too long a profile name", content: ptr(testManifest + "mcp: {profiles: [" + strings.Repeat("a", 65) + "]}\n"), wantErr: []string{`mcp.profiles[0]: profile name "` + strings.Repeat("a", 65) + `" must match ^[a-z0-9][a-z0-9_-]{0,63}$`}},
 		{name: "profile without name", content: ptr(testManifest + "mcp: {profiles: [{role: x}]}\n"), wantErr: []string{"mcp.profiles[0]: name missing"}},
 		{name: "unknown profile key", content: ptr(testManifest + "mcp: {profiles: [{name: a, colour: red}]}\n"), wantErr: []string{"unknown key mcp.profiles[0].colour"}},
 		{name: "duplicate profile", content: ptr(testManifest + "mcp: {profiles: [a, {name: a}]}\n"), wantErr: []string{`mcp.profiles[1]: duplicate profile "a"`}},

@@ -200,7 +200,7 @@ func tagsOf(v any) ([]string, bool) {
 var (
 	kindName     = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
 	argumentName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
-	profileName  = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+	profileName  = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`) // as the lease and registry take them
 )
 
 // uriUnsafe names the first character of s that cannot appear in an id or a
