@@ -9,6 +9,7 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 	"github.com/majordomus-mcp/majordomus-mcp/layer"
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
+	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
 )
 
 // StatusReport is what `status` prints: the lease, how it is judged, the
@@ -51,6 +52,7 @@ func Status(ctx context.Context, co *Checkout, flags Timings) (StatusReport, err
 		Checkout:  layer.CheckoutName(co.Root, co.Manifest.Name),
 		Profile:   co.Profile,
 		LeasePath: observer.Path,
+		Owner:     proc.OwnerUnknown.String(), // until a lease read says
 		Server:    json.RawMessage("null"),
 	}
 	o, err := observe(ctx, observer)

@@ -31,8 +31,8 @@ func TestStatusOfAnUntrustedLease(t *testing.T) {
 	if report.Class != string(registry.Unusable) || !strings.HasPrefix(report.Reason, "untrusted lease: ") || !strings.Contains(report.Reason, "writable by other users") {
 		t.Errorf("status = %+v; want an untrusted, unusable lease", report)
 	}
-	if report.Lease != nil {
-		t.Errorf("status read the untrusted lease: %+v", report.Lease)
+	if report.Lease != nil || report.Owner != "unknown" {
+		t.Errorf("status read the untrusted lease: %+v, its owner %q", report.Lease, report.Owner)
 	}
 	lf := newLeaseFile(co, statusTimes, nil)
 	if obs := lf.Attempt(context.Background()); obs.Class != machine.ClassUnusable || "untrusted lease: "+obs.Reason != report.Reason {
