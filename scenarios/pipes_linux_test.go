@@ -216,3 +216,33 @@ func awaitExit(t *testing.T, cmd *exec.Cmd) (exited <-chan struct{}, err *error)
 	})
 	return done, waitErr
 }
+
+// A demo whose reader had enough (`demo | head -1`) stops, cleans up and
+// exits 0, with no error: nobody reading is no failure of its.
+func TestADemoWhoseReaderLeftEndsQuietly(t *testing.T) {
+	tmp, err := os.MkdirTemp("", "majordomus-demo-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	var stderr strings.Builder
+	cmd := exec.Command(bin, "demo")
+	cmd.Env, cmd.Stderr = append(os.Environ(), "TMPDIR="+tmp), &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	out.Close() // as head does once it has its line
+	if err := cmd.Wait(); err != nil || strings.Contains(stderr.String(), `"level":"error"`) {
+		t.Fatalf("the demo ended with %v; stderr:\n%s", err, stderr.String())
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the demo left %v", left)
+	}
+}

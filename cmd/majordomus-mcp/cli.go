@@ -179,8 +179,8 @@ func isTerminal(w io.Writer) bool {
 
 func pickCommand(args []string) (command, []string) {
 	all := commands()
-	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version") {
-		args = []string{"version"} // as most programs take it
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
+		args = append([]string{"version"}, args[1:]...) // as most programs take it
 	}
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		for _, c := range all {

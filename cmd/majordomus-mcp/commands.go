@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -69,7 +70,11 @@ func runFleet(ctx context.Context, env *environment) error {
 	}
 	if !inv.MutationGateSatisfied {
 		// its detail may quote what clients set (a cohort id): escaped, as the JSON is
-		return withCode(exitContract, fmt.Errorf("the fleet's mutation gate is closed: %s (%s)", *inv.BlockedReason, printable(inv.BlockedReasons[0].Detail)))
+		why := make([]string, len(inv.BlockedReasons))
+		for i, r := range inv.BlockedReasons {
+			why[i] = fmt.Sprintf("%s (%s)", r.Code, printable(r.Detail))
+		}
+		return withCode(exitContract, fmt.Errorf("the fleet's mutation gate is closed: %s", strings.Join(why, "; ")))
 	}
 	return nil
 }
@@ -121,7 +126,7 @@ func printableJSON(b []byte) []byte {
 // very configuration every process runs.
 func runGraph(_ context.Context, env *environment) error {
 	out, err := machine.Graph(env.opts.format)
-	if err != nil {
+	if err != nil || env.opts.format == "" { // the flag's default is dot: "" was given
 		return usageError("--format %q: want dot, mermaid or json", env.opts.format)
 	}
 	_, err = fmt.Fprint(env.stdout, out)
@@ -154,6 +159,9 @@ func runDemo(ctx context.Context, env *environment) error {
 		cancel()
 	})
 	err = demo.Run(ctx, env.stdout, self)
+	if readerLeft(err) { // its reader had enough: not a failure
+		return nil
+	}
 	if env.died = env.signals.first(); env.died != nil {
 		if err != nil { // what it was doing, or had failed at: said, not as the failure it ends of
 			env.log.Info("demo stopped by "+signalName(env.died), zap.Error(err))

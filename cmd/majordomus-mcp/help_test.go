@@ -39,6 +39,7 @@ func TestTheCommandLineFollowsTheConventions(t *testing.T) {
 		{[]string{"version", "extra"}, 2, "", "majordomus-mcp: version takes no arguments\n"},
 		{[]string{"--repo", "x", "status"}, 2, "", "majordomus-mcp: unexpected argument \"status\": a command comes first, then its flags: majordomus-mcp status [flags]\n"},
 		{[]string{"--repo", "x", "y"}, 2, "", "majordomus-mcp: unexpected argument \"y\"\n"},
+		{[]string{"graph", "--format", ""}, 2, "", "majordomus-mcp: --format \"\": want dot, mermaid or json\n"},
 		{[]string{"--format", "json", "graph"}, 2, "", "majordomus-mcp: flag provided but not defined: -format: a command comes first, then its flags: majordomus-mcp graph [flags]\n"},
 		{[]string{"--no-open", "version"}, 2, "", "majordomus-mcp: flag provided but not defined: -no-open\n"},
 		{[]string{"--http-port", "status"}, 2, "", "majordomus-mcp: invalid value \"status\" for flag -http-port: parse error\n"},

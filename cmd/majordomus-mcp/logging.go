@@ -136,7 +136,7 @@ const leaseWait = time.Second
 // regular file leased by another process (Samba, NFS) is opened again
 // once the lease is given up, within leaseWait. stdout is the protocol's.
 func openLogFile(path string) (*os.File, error) {
-	notRegular := func(fi os.FileInfo) error { return fmt.Errorf("not a regular file (%s)", fi.Mode().Type()) }
+	notRegular := func(fi os.FileInfo) error { return fmt.Errorf("not a regular file (%s)", fi.Mode()) }
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
 		return nil, notRegular(fi)
 	}

@@ -35,7 +35,7 @@ func TestALogFileThatIsAFIFOHoldsNothing(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the command is held by a log file nobody reads")
 	}
-	if !strings.Contains(stderr.String(), "cannot open the log file") || !strings.Contains(stderr.String(), "not a regular file") {
+	if !strings.Contains(stderr.String(), "cannot open the log file") || !strings.Contains(stderr.String(), "not a regular file (prw") {
 		t.Fatalf("stderr does not say why: %q", stderr.String())
 	}
 }

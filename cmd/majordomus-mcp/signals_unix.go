@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"os"
 	"os/signal"
@@ -80,3 +81,7 @@ func dieOf(sig os.Signal) {
 	time.Sleep(time.Second) // the signal is delivered asynchronously
 	os.Exit(128 + int(s))
 }
+
+// readerLeft reports whether a write failed because nobody reads its pipe
+// any more (`demo | head`).
+func readerLeft(err error) bool { return errors.Is(err, syscall.EPIPE) }

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"os"
 	"os/signal"
+
+	"golang.org/x/sys/windows"
 )
 
 // Windows has no signals but console control events. Go relays Ctrl-C and
@@ -38,3 +41,9 @@ func dieOf(os.Signal) { os.Exit(statusControlCExit) }
 // unsignalled is w: a write to a closed pipe fails (ERROR_NO_DATA), and
 // kills nothing.
 func unsignalled(w io.Writer) io.Writer { return w }
+
+// readerLeft reports whether a write failed because nobody reads its pipe
+// any more (`demo | more`, quit early).
+func readerLeft(err error) bool {
+	return errors.Is(err, windows.ERROR_NO_DATA) || errors.Is(err, windows.ERROR_BROKEN_PIPE)
+}

@@ -24,12 +24,12 @@ func TestVersionPrintsTheStartupRevision(t *testing.T) {
 	}
 }
 
-// --version is version, as most programs take it.
+// --version is version, as most programs take it, with version's flags.
 func TestDashDashVersionIsVersion(t *testing.T) {
-	for _, arg := range []string{"--version", "-version"} {
+	for _, args := range [][]string{{"--version"}, {"-version"}, {"--version", "--log-level", "debug"}} {
 		var stdout, stderr strings.Builder
-		if code := run([]string{arg}, strings.NewReader(""), &stdout, &stderr); code != 0 || !strings.HasPrefix(stdout.String(), "majordomus-mcp ") {
-			t.Fatalf("%s: exit %d, %q %q", arg, code, stdout.String(), stderr.String())
+		if code := run(args, strings.NewReader(""), &stdout, &stderr); code != 0 || !strings.HasPrefix(stdout.String(), "majordomus-mcp ") {
+			t.Fatalf("%q: exit %d, %q %q", args, code, stdout.String(), stderr.String())
 		}
 	}
 }
