@@ -119,3 +119,17 @@ func TestAFrozenLeaseholderHoldsBackNoNewClientsHandshake(t *testing.T) {
 		t.Fatalf("the answer is not the shared board's: %+v", board)
 	}
 }
+
+// `board` beside a frozen leaseholder says that its server does not answer
+// now, not that none runs, which would invite a second one.
+func TestBoardSaysAFrozenServerDoesNotAnswer(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	stop(t, a)
+	code, stdout, stderr := runOnce(t, dir, "", "board", "--no-open", "--probe-timeout", "300ms")
+	if code != 12 || stdout != "" || !strings.Contains(stderr, "does not answer now (busy") {
+		t.Fatalf("board beside a frozen server: exit %d, %q\n%s", code, stdout, stderr)
+	}
+}

@@ -58,9 +58,12 @@ func OpenBoard(ctx context.Context, co *Checkout, opts BoardOptions) error {
 		return fmt.Errorf("reading the lease: %w", err)
 	}
 	switch {
-	case o.Verdict.Class == registry.Unusable:
-		return fmt.Errorf("%w: this checkout's clients are served alone, because the lease at %s cannot be used (%s), and a client served alone has no page",
+	case o.Verdict.Class == registry.Unusable: // by this process: another user's clients may share it
+		return fmt.Errorf("%w: the lease at %s cannot be used here (%s): a client that cannot use it is served alone, and a client served alone has no page",
 			ErrNoBoard, path, o.Verdict.Reason)
+	case o.Verdict.Class == registry.Busy || o.Verdict.Class == registry.Binding:
+		return fmt.Errorf("%w: the shared server the lease at %s names does not answer now (%s: %s); the board is its page: try again once it answers",
+			ErrNoBoard, path, o.Verdict.Class, o.Verdict.Reason)
 	case o.Verdict.Class != registry.Live || o.Lease == nil || !o.Lease.HasURL():
 		return fmt.Errorf("%w: no shared server runs for this checkout (the lease at %s is %s: %s); the board is a page of the shared server, which the first majordomus-mcp client here starts (or `majordomus-mcp serve`)",
 			ErrNoBoard, path, o.Verdict.Class, o.Verdict.Reason)
