@@ -46,6 +46,7 @@ type Layer struct {
 	log      *zap.Logger
 
 	cur      atomic.Pointer[Index]
+	withheld atomic.Pointer[string] // why the last rebuild was not served (--strict), until one is
 	watching atomic.Bool
 	opened   *sources // what Open's build read, until Watch has compared it
 
@@ -146,14 +147,20 @@ func (l *Layer) rebuild() (old, ix *Index, published bool) {
 	l.logDiagnostics(ix)
 	changed := Changed(old, ix)
 	if len(changed) == 0 && slices.Equal(old.Diagnostics, ix.Diagnostics) {
+		l.withheld.Store(nil) // what is on disk is what is served
 		l.log.Debug("layer unchanged", zap.Uint64("generation", old.Generation))
 		return old, nil, false
 	}
 	if l.strict && ix.State() != "ok" {
+		first := ix.Diagnostics[slices.IndexFunc(ix.Diagnostics, func(d Diagnostic) bool { return d.Level == LevelError })]
+		why := fmt.Sprintf("the layer on disk is not served under --strict: it carries %d error(s), first %s: %s; generation %d is served until they are fixed",
+			ix.ErrorCount(), first.Path, first.Message, old.Generation)
+		l.withheld.Store(&why)
 		l.log.Error("degraded layer not served under strict",
-			zap.Uint64("generation", old.Generation), zap.Int("errors", ix.ErrorCount()))
+			zap.Uint64("generation", old.Generation), zap.Int("errors", ix.ErrorCount()), zap.String("first", first.Path+": "+first.Message))
 		return old, nil, false
 	}
+	l.withheld.Store(nil)
 	l.cur.Store(ix)
 	fields := append(indexFields(ix, time.Since(start)), zap.Int("changed", len(changed)))
 	l.log.Info("layer rebuilt", fields...)
@@ -178,6 +185,15 @@ func (l *Layer) logDiagnostics(ix *Index) {
 		}
 	}
 	l.logged = next
+}
+
+// Withheld says why the index on disk is not the one served (a rebuild
+// refused under Strict), or "" when it is.
+func (l *Layer) Withheld() string {
+	if why := l.withheld.Load(); why != nil {
+		return *why
+	}
+	return ""
 }
 
 func indexFields(ix *Index, took time.Duration) []zap.Field {

@@ -176,9 +176,26 @@ func TestStrict(t *testing.T) {
 		if e.Level != zapcore.ErrorLevel || l.Current() != first {
 			t.Fatalf("level %v, current generation %d", e.Level, l.Current().Generation)
 		}
+		if why := l.Withheld(); !strings.Contains(why, "not served under --strict") || !strings.Contains(why, "first .ai/repo/a.md") {
+			t.Fatalf("the withheld rebuild is said as %q", why)
+		}
 		write(t, root, ".ai/repo/a.md", "---\nid: a\nkind: rule\ntitle: fixed\n---\n")
 		if c := waitChange(t, changes); c.old != first || c.new.Generation != 2 || c.new.State() != "ok" {
 			t.Fatalf("generation %d state %s", c.new.Generation, c.new.State())
+		}
+		if why := l.Withheld(); why != "" {
+			t.Fatalf("a served rebuild leaves %q", why)
+		}
+	})
+	t.Run("a degraded rebuild undone is withheld no more", func(t *testing.T) {
+		files := map[string]string{".ai/manifest.yaml": testManifest, ".ai/repo/a.md": "---\nid: a\nkind: rule\n---\n"}
+		root, l, _, entries, _ := openWatched(t, files, true)
+		write(t, root, ".ai/repo/a.md", "---\nid: a\nkind: rule\ntitle: : broken\n---\n")
+		waitLog(t, entries, "degraded layer not served under strict")
+		write(t, root, ".ai/repo/a.md", files[".ai/repo/a.md"])
+		waitLog(t, entries, "layer unchanged")
+		if why := l.Withheld(); why != "" {
+			t.Fatalf("a rebuild undone leaves %q", why)
 		}
 	})
 }

@@ -206,6 +206,27 @@ func TestADegradedIndexIsServed(t *testing.T) {
 	}
 }
 
+// Under --strict, a layer broken while it is served is not served, and
+// majordomus_server says so and why until it is fixed: its client would
+// otherwise see edits stop showing, with the tools saying all is well.
+func TestAStrictServerSaysWhatItWithholds(t *testing.T) {
+	dir := checkout(t)
+	p := start(t, dir, "--standalone", "--strict")
+	c := ctx(t)
+	if _, err := p.Initialize(c, "codex", "2025-11-25"); err != nil {
+		t.Fatal(err)
+	}
+	writeBroken(t, dir)
+	if _, err := p.WaitLog(c, "degraded layer not served under strict"); err != nil {
+		t.Fatal(err)
+	}
+	var server struct{ Findings []string }
+	if _, text, _ := p.CallTool(c, "majordomus_server", nil, &server); len(server.Findings) != 1 ||
+		!strings.Contains(server.Findings[0], "not served under --strict") || !strings.Contains(server.Findings[0], example.BrokenObject) {
+		t.Fatalf("majordomus_server: %s", text)
+	}
+}
+
 // A change under .ai/repo/ while a session is open raises the generation
 // and the session is told.
 func TestAChangeToTheLayerRaisesTheGenerationAndNotifies(t *testing.T) {

@@ -26,6 +26,8 @@ const Name = "majordomus"
 // answer and must be safe for concurrent use.
 type LayerSource interface {
 	Current() *layer.Index
+	// Withheld says why the layer on disk is not the one served, or "".
+	Withheld() string
 }
 
 // Process describes the process serving the surface, for majordomus_server
@@ -365,6 +367,9 @@ func (s *Surface) Report() ServerReport {
 	}
 	if proc.Alone != "" {
 		r.Findings = append(slices.Clip(r.Findings), AloneNotice(proc.Alone))
+	}
+	if why := s.cfg.Layer.Withheld(); why != "" {
+		r.Findings = append(slices.Clip(r.Findings), why)
 	}
 	if r.Findings == nil {
 		r.Findings = []string{}

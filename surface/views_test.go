@@ -73,6 +73,7 @@ func TestDiagnosticsAreSnakeCase(t *testing.T) {
 type fixedLayer struct{ ix *layer.Index }
 
 func (l fixedLayer) Current() *layer.Index { return l.ix }
+func (l fixedLayer) Withheld() string      { return "" }
 
 // The checkout is called what its manifest calls it, wherever its name is
 // shown.
