@@ -59,6 +59,10 @@ func TestEdgeMessagesAreAnsweredTheSameBridgedAndLocal(t *testing.T) {
 		{"19", `{"jsonrpc":"2.0","id":19,"method":"tools/call","params":{"name":"majordomus_list","NAME":"",` + modern + `}}`, `{"jsonrpc":"2.0","id":19,"error":{"code":-32602,"message":"invalid params: tools/call names`},
 		{"20", `{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"majordomus_list","Name":5,` + modern + `}}`, `{"jsonrpc":"2.0","id":20,"error":{"code":-32602,"message":"invalid params: tools/call names`},
 		{"21", `{"jsonrpc":"2.0","id":21,"method":"resources/read","params":{"uri":"majordomus://x","URI":"",` + modern + `}}`, `{"jsonrpc":"2.0","id":21,"error":{"code":-32602,"message":"invalid params: resources/read names`},
+		// a value of another type than mcp-go reads: invalid params, not an unparsable request
+		{"22", `{"jsonrpc":"2.0","id":22,"method":"prompts/get","params":{"name":"review","arguments":{"change":5}}}`, `{"jsonrpc":"2.0","id":22,"error":{"code":-32602,"message":"invalid params: params.arguments holds a number where a string is taken"}}`},
+		{"23", `{"jsonrpc":"2.0","id":23,"method":"resources/subscribe","params":{"uri":5}}`, `{"jsonrpc":"2.0","id":23,"error":{"code":-32602,"message":"invalid params: params.uri holds a number where a string is taken"}}`},
+		{"24", `{"jsonrpc":"2.0","id":24,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"review"},"argument":{"name":"change","value":5}}}`, `{"jsonrpc":"2.0","id":24,"error":{"code":-32602,"message":"invalid params: params.argument.value holds a number where a string is taken"}}`},
 		// what a header cannot carry as the client wrote it
 		{"14", `{"jsonrpc":"2.0","id":14,"method":" tools/list","params":{` + modern + `}}`, `{"jsonrpc":"2.0","id":14,"error":{"code":-32601,`},
 		{"15", `{"jsonrpc":"2.0","id":15,"method":"tools/list\u0001","params":{` + modern + `}}`, `{"jsonrpc":"2.0","id":15,"error":{"code":-32601,`},

@@ -3,7 +3,10 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -89,6 +92,11 @@ func Screen(msg json.RawMessage) (answer []byte, screened bool) {
 	case absent(params) && method == string(mcp.MethodInitialize):
 		return ErrorFrame(m.ID, mcp.INVALID_PARAMS, "invalid params: initialize takes params: protocolVersion, capabilities and clientInfo"), true
 	}
+	if typed, ok := typedParams[method]; ok && !absent(params) {
+		if why := typeMismatch(json.Unmarshal(params, typed())); why != "" {
+			return ErrorFrame(m.ID, mcp.INVALID_PARAMS, "invalid params: "+why), true // mcp-go: -32600, in Go's words
+		}
+	}
 	if field, ok := namedBy[method]; ok {
 		// Read as mcp-go reads it (its key in any case, the last of
 		// duplicates). Over HTTP, 2026-07-28 would refuse it for its empty
@@ -171,6 +179,36 @@ var namedBy = map[string]string{
 	string(mcp.MethodToolsCall):     "name",
 	string(mcp.MethodPromptsGet):    "name",
 	string(mcp.MethodResourcesRead): "uri",
+}
+
+// typedParams are the params of the methods whose values have types that
+// mcp-go reads without a word of its own: a value of another type would be
+// refused as an unparsable request (-32600), in Go's words.
+var typedParams = map[string]func() any{
+	string(mcp.MethodPromptsGet):           func() any { return new(mcp.GetPromptParams) },
+	string(mcp.MethodResourcesSubscribe):   func() any { return new(mcp.SubscribeParams) },
+	string(mcp.MethodResourcesUnsubscribe): func() any { return new(mcp.UnsubscribeParams) },
+	string(mcp.MethodCompletionComplete):   func() any { return new(mcp.CompleteParams) },
+}
+
+// typeMismatch says which value of params has a type its method does not
+// take, or "" when err is no such mismatch.
+func typeMismatch(err error) string {
+	var bad *json.UnmarshalTypeError
+	if !errors.As(err, &bad) {
+		return ""
+	}
+	want := "a " + bad.Type.Kind().String()
+	switch bad.Type.Kind() {
+	case reflect.Map, reflect.Struct:
+		want = "an object"
+	case reflect.Slice, reflect.Array:
+		want = "an array"
+	case reflect.Int, reflect.Int64, reflect.Float64:
+		want = "a number"
+	}
+	field := strings.ReplaceAll(bad.Field, "Alias.", "") // a type that decodes itself through an alias
+	return fmt.Sprintf("params.%s holds a %s where %s is taken", field, bad.Value, want)
 }
 
 // RefusedBatch answers a batch no server takes: one holding a 2026-07-28
