@@ -20,14 +20,14 @@ func (h *Server) serveBatch(w http.ResponseWriter, r *http.Request, members []js
 	var notes, answers []json.RawMessage
 	for _, m := range members {
 		env, err := wire.ReadEnvelope(m)
-		if refusal, screened := wire.Screen(m); screened {
+		refusal, screened := wire.Screen(m)
+		if !screened {
+			refusal, screened = wire.Unreadable(env, err)
+		}
+		if screened {
 			if refusal != nil {
 				answers = append(answers, refusal)
 			}
-			continue
-		}
-		if err != nil && env.IsRequest() {
-			answers = append(answers, wire.MethodNotAString(env.ID))
 			continue
 		}
 		if refusal := wire.PromptRefusal(h.cfg.MCP, env, m); refusal != nil {

@@ -158,10 +158,7 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	case batch && len(members) == 0:
 		writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "the batch is empty")
 		return
-	case err != nil && !batch && env.IsRequest():
-		writeFrame(w, http.StatusOK, wire.MethodNotAString(env.ID))
-		return
-	case err != nil && !batch:
+	case errors.Is(err, wire.ErrNotAnObject) && !batch:
 		writeError(w, http.StatusBadRequest, errCodeInvalidRequest, "every message must be a JSON-RPC object")
 		return
 	}
@@ -177,7 +174,11 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !batch {
-		switch refusal, screened := wire.Screen(body); {
+		refusal, screened := wire.Screen(body)
+		if !screened {
+			refusal, screened = wire.Unreadable(env, err)
+		}
+		switch {
 		case screened && refusal == nil:
 			w.WriteHeader(http.StatusAccepted) // a notification answered nothing
 			return

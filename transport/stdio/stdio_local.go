@@ -122,11 +122,8 @@ func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
 		return answer
 	}
 	env, err := wire.ReadEnvelope(msg)
-	switch {
-	case err != nil && env.IsRequest():
-		return wire.MethodNotAString(env.ID)
-	case err != nil:
-		return wire.ErrorFrame(nil, mcp.INVALID_REQUEST, "invalid request: a message must be a JSON object")
+	if answer, screened := wire.Unreadable(env, err); screened {
+		return answer
 	}
 	if env.Method == "" && len(env.ID) > 0 {
 		return nil // the client's answer to a request: answered nothing, as over HTTP

@@ -145,12 +145,16 @@ func IsMethod(msg json.RawMessage, method mcp.MCPMethod) bool {
 	return err == nil && env.Method == string(method)
 }
 
+// ErrNotAnObject is ReadEnvelope's error for a message that is not a JSON
+// object.
+var ErrNotAnObject = errors.New("a message must be a JSON object")
+
 // ReadEnvelope decodes the envelope of one message (not a batch); what is
 // not a JSON object is no message.
 func ReadEnvelope(msg json.RawMessage) (Envelope, error) {
 	var e Envelope
 	if !isObject(msg) {
-		return e, errors.New("a message must be a JSON object")
+		return e, ErrNotAnObject
 	}
 	err := json.Unmarshal(msg, &e)
 	return e, err

@@ -108,12 +108,25 @@ func Screen(msg json.RawMessage) (answer []byte, screened bool) {
 	return nil, false
 }
 
-// MethodNotAString answers a request whose method is not a string, or
-// whose envelope does not read as one because a copy of its method key is
-// not ("method":5 beside "method":"ping": Screen sees the last copy only).
-// Its client waits on the id all the same.
+// MethodNotAString answers a request whose method is not a string.
 func MethodNotAString(id json.RawMessage) []byte {
 	return ErrorFrame(id, mcp.INVALID_REQUEST, "invalid request: the method must be a string")
+}
+
+// Unreadable answers, as Screen would, a message Screen passed whose
+// envelope (env, err: ReadEnvelope's) still does not read: an object where
+// an earlier copy of its method key is not a string ("method":5 beside
+// "method":"ping"), which Screen, reading the last copy, cannot see. A
+// request's client waits on its id all the same: it is told; a
+// notification is answered nothing. It reports false when env read.
+func Unreadable(env Envelope, err error) (answer []byte, screened bool) {
+	switch {
+	case err == nil:
+		return nil, false
+	case len(env.ID) > 0:
+		return MethodNotAString(env.ID), true
+	}
+	return nil, true
 }
 
 // heldExactly reports whether a client reads id back from mcp-go as it
