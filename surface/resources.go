@@ -98,6 +98,7 @@ func jsonContents(uri string, v any) ([]mcp.ResourceContents, error) {
 type subscriptions struct {
 	mu    sync.Mutex
 	byURI map[string]map[string]bool
+	deaf  map[string]bool // sessions whose client read none of their updates lately
 }
 
 // subscribed records a subscription to a resource this surface serves, by
@@ -146,6 +147,25 @@ func (s *subscriptions) drop(session string) {
 	for uri := range s.byURI {
 		s.removeLocked(uri, session)
 	}
+	delete(s.deaf, session)
+}
+
+// isDeaf says whether session's client read none of its updates lately.
+func (s *subscriptions) isDeaf(session string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.deaf[session]
+}
+
+// hear notes whether session's client reads its updates.
+func (s *subscriptions) hear(session string, reads bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if reads {
+		delete(s.deaf, session)
+	} else {
+		s.deaf[session] = true
+	}
 }
 
 // removeLocked ends one subscription, and forgets a URI nobody holds.
@@ -163,46 +183,55 @@ func (s *subscriptions) subscribers(uri string) []string {
 }
 
 // stallBound is how long a session's notifications may stay queued, full,
-// before what is left of one rebuild's updates for it is dropped: a client
-// that reads takes a queue of them (mcp-go's holds 100) in milliseconds.
+// before its client is taken to read none: a client that reads takes a
+// queue of them (mcp-go's holds 100) in milliseconds.
 const stallBound = 200 * time.Millisecond
 
 // updates sends one rebuild's resources/updated notifications. mcp-go
 // refuses one when its session's queue is full, as it is when more
 // subscribed objects change at once (a checkout switched) than it holds:
-// the send is then tried again as the queue drains, and given up only for
-// a session whose client has read nothing for stallBound.
+// the send is then tried again as the queue drains. A session whose client
+// reads nothing for stallBound (a direct HTTP client with no stream open)
+// is deaf from then on: what its queue has no room for is dropped without
+// a wait, this rebuild and the next ones, until it takes one again.
 type updates struct {
 	s       *Surface
-	stalled map[string]int // session -> updates dropped
+	dropped map[string]int  // session -> updates not sent
+	deafNow map[string]bool // sessions found deaf by this rebuild
 }
 
 func (u *updates) send(session, uri string) {
-	if _, stalled := u.stalled[session]; stalled {
-		u.stalled[session]++
-		return
-	}
+	deaf := u.s.subs.isDeaf(session)
 	since := time.Now()
 	for pause := time.Millisecond; ; pause = min(2*pause, 20*time.Millisecond) {
 		err := u.s.MCP.SendNotificationToSpecificClient(session, mcp.MethodNotificationResourceUpdated, map[string]any{"uri": uri})
-		if !errors.Is(err, server.ErrNotificationChannelBlocked) {
-			return // sent, or the session is gone
-		}
-		if time.Since(since) > stallBound {
-			if u.stalled == nil {
-				u.stalled = map[string]int{}
+		if !errors.Is(err, server.ErrNotificationChannelBlocked) { // sent, or the session is gone
+			if deaf {
+				u.s.subs.hear(session, true)
 			}
-			u.stalled[session]++
+			return
+		}
+		if !deaf && time.Since(since) > stallBound {
+			deaf = true
+			u.s.subs.hear(session, false)
+			u.deafNow[session] = true
+		}
+		if deaf {
+			u.dropped[session]++
 			return
 		}
 		time.Sleep(pause) // mcp-go offers nothing to wait on
 	}
 }
 
-// report says which sessions lost updates, once a rebuild.
+// report says which sessions lost updates: at warn the first time.
 func (u *updates) report() {
-	for session, n := range u.stalled {
-		u.s.log.Warn("a session's client reads no notifications: resources/updated not sent for this change",
+	for session, n := range u.dropped {
+		level := zap.DebugLevel
+		if u.deafNow[session] {
+			level = zap.WarnLevel
+		}
+		u.s.log.Log(level, "a session's client reads no notifications: resources/updated not sent to it until it does",
 			zap.String("session", session), zap.Int("dropped", n))
 	}
 }

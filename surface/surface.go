@@ -151,7 +151,7 @@ func New(cfg Config) *Surface {
 		cfg:        cfg,
 		log:        cfg.Logger,
 		started:    cfg.Now(),
-		subs:       subscriptions{byURI: map[string]map[string]bool{}},
+		subs:       subscriptions{byURI: map[string]map[string]bool{}, deaf: map[string]bool{}},
 		declared:   sync.OnceValue(func() string { return declaredBy(cfg.Version) }),
 	}
 	hooks := &server.Hooks{}
@@ -297,7 +297,7 @@ func (s *Surface) IndexChanged(old, new *layer.Index) {
 	s.publishResources(old, new)
 	s.publishPrompts(old, new)
 	changed := append(layer.Changed(old, new), repositoryURI, serverURI) // both say the generation
-	updates := updates{s: s}
+	updates := updates{s: s, dropped: map[string]int{}, deafNow: map[string]bool{}}
 	for _, uri := range changed {
 		for _, session := range s.subs.subscribers(uri) {
 			updates.send(session, uri)
