@@ -52,7 +52,7 @@ func OpenBoard(ctx context.Context, co *Checkout, opts BoardOptions) error {
 	o, err := observe(ctx, observer)
 	var untrusted *untrustedLease
 	if errors.As(err, &untrusted) {
-		return fmt.Errorf("%w: the lease at %s is not trusted (%v), so this checkout's clients are served alone, and a client served alone has no page", ErrNoBoard, path, untrusted.err)
+		return fmt.Errorf("%w: the lease at %s is not trusted here (%v): a client that cannot trust it is served alone, and a client served alone has no page", ErrNoBoard, path, untrusted.err)
 	}
 	if err != nil {
 		return fmt.Errorf("reading the lease: %w", err)
