@@ -337,9 +337,10 @@ func TestAByteOrderMarkBeforeTheFirstLineIsSkipped(t *testing.T) {
 	}
 }
 
-// A request with a key given twice, one copy of the wrong type, passes the
-// stdio loop and the screen (the last copy wins there), though its
-// envelope does not read: a bridged session answers it as a local one
+// A request with its method or jsonrpc key given twice, one copy not a
+// string, passes the stdio loop and the screen (the last copy wins there),
+// though its envelope does not read (nor would mcp-go's, which answers
+// -32700 with a null id): a bridged session answers it as a local one
 // does, byte for byte, since its client waits on its id, alone or in a
 // batch.
 func TestARequestWithItsMethodTwiceIsAnsweredAsLocally(t *testing.T) {
@@ -353,6 +354,8 @@ func TestARequestWithItsMethodTwiceIsAnsweredAsLocally(t *testing.T) {
 		`{"jsonrpc":"2.0","id":7,"method":5,"method":"tools/list"}`,
 		`[{"jsonrpc":"2.0","id":7,"method":"tools/list","method":5},{"jsonrpc":"2.0","id":8,"method":"ping"}]`,
 		`{"jsonrpc":"2.0","id":7,"method":"","method":5}`,
+		`{"jsonrpc":5,"jsonrpc":"2.0","id":7,"method":"ping"}`,
+		`{"JSONRPC":5,"jsonrpc":"2.0","id":7,"method":"tools/list"}`,
 		// a notification is answered nothing, whichever copy reads: the ping behind it is all
 		`[{"jsonrpc":"2.0","method":5,"method":"notifications/cancelled","params":{"requestId":1}},{"jsonrpc":"2.0","id":7,"method":"ping"}]`,
 	} {
@@ -362,7 +365,7 @@ func TestARequestWithItsMethodTwiceIsAnsweredAsLocally(t *testing.T) {
 			a, _ := c.until(func(f string) bool { return strings.Contains(f, `"id":7,`) })
 			got = append(got, a)
 		}
-		want := "the method must be a string"
+		want := `"id":7,"error":{"code":-32600,"message":"invalid request: the method`
 		if strings.Contains(msg, "notifications/") {
 			want = `[{"jsonrpc":"2.0","id":7,"result":{}}]`
 		}

@@ -127,8 +127,11 @@ func DataErrorFrame(id json.RawMessage, code int, message string, data any) []by
 type Envelope struct {
 	ID     json.RawMessage `json:"id,omitempty"`
 	Method string          `json:"method,omitempty"`
-	Result json.RawMessage `json:"result,omitempty"`
-	Error  json.RawMessage `json:"error,omitempty"`
+	// JSONRPC is read so that a copy of it that is not a string fails the
+	// reading, as it fails mcp-go's (Unreadable).
+	JSONRPC string          `json:"jsonrpc,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   json.RawMessage `json:"error,omitempty"`
 }
 
 // IsRequest reports whether the message expects an answer.

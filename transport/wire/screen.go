@@ -115,16 +115,17 @@ func MethodNotAString(id json.RawMessage) []byte {
 
 // Unreadable answers, as Screen would, a message Screen passed whose
 // envelope (env, err: ReadEnvelope's) still does not read: an object where
-// an earlier copy of its method key is not a string ("method":5 beside
-// "method":"ping"), which Screen, reading the last copy, cannot see. A
-// request's client waits on its id all the same: it is told; a
-// notification is answered nothing. It reports false when env read.
+// an earlier copy of its method or jsonrpc key is not a string
+// ("method":5 beside "method":"ping"), which Screen, reading the last
+// copy, cannot see, and mcp-go could not read (it would answer -32700 with
+// a null id). A request's client waits on its id all the same: it is
+// told; a notification is answered nothing. It reports false when env read.
 func Unreadable(env Envelope, err error) (answer []byte, screened bool) {
 	switch {
 	case err == nil:
 		return nil, false
 	case len(env.ID) > 0:
-		return MethodNotAString(env.ID), true
+		return ErrorFrame(env.ID, mcp.INVALID_REQUEST, "invalid request: the method and jsonrpc are strings, each given once"), true
 	}
 	return nil, true
 }
