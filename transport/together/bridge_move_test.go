@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -142,7 +143,9 @@ func TestABridgeWithACallInFlightHoldsItsStreamUntilTheCallEnds(t *testing.T) {
 // with such a call in flight holds its presence there again until the call
 // is answered, and then moves.
 func TestAModernCallInFlightKeepsALeaseLostServerServing(t *testing.T) {
-	f1, f2 := newFixture(), newFixture()
+	// The presence asks for prompts/list_changed: a server without prompts
+	// ends it at once, and the count of 1 below would only flicker.
+	f1, f2 := newFixture(server.WithPromptCapabilities(true)), newFixture()
 	t.Cleanup(f1.releaseAll)
 	lost := &atomic.Bool{}
 	s1 := serveHTTP(t, httpserver.Config{MCP: f1.srv, PresenceID: bridge.PresenceID, Refusal: func() *httpserver.Refusal {

@@ -39,7 +39,7 @@ type fixture struct {
 	changed   chan struct{}                   // closed and replaced when sessions changes
 }
 
-func newFixture() *fixture {
+func newFixture(opts ...server.ServerOption) *fixture {
 	f := &fixture{
 		announces: make(chan string, 16),
 		replays:   make(chan bool, 16),
@@ -63,8 +63,8 @@ func newFixture() *fixture {
 		f.mu.Unlock()
 	})
 	f.hooks = hooks
-	f.srv = server.NewMCPServer("fixture", "0.0.1", server.WithHooks(hooks), server.WithLogging(),
-		server.WithToolCapabilities(true), server.WithResourceCapabilities(true, true), server.WithRoots())
+	f.srv = server.NewMCPServer("fixture", "0.0.1", append([]server.ServerOption{server.WithHooks(hooks), server.WithLogging(),
+		server.WithToolCapabilities(true), server.WithResourceCapabilities(true, true), server.WithRoots()}, opts...)...)
 	text := func(s string) (*mcp.CallToolResult, error) { return mcp.NewToolResultText(s), nil }
 	f.srv.AddTool(mcp.NewTool("lookup", mcp.WithString("key"), mcp.WithReadOnlyHintAnnotation(true)),
 		func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
