@@ -347,8 +347,15 @@ func TestARequestWithItsMethodTwiceIsAnsweredAsLocally(t *testing.T) {
 	f := newFixture()
 	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
 	clients := []*stdioClient{runStdio(t, bridgeTo(t, s.url, nil)), runStdio(t, localTo(t, f))}
+	var early []string // before initialize, where a ping is answered and the rest refused
 	for _, c := range clients {
+		c.send(`[{"jsonrpc":5,"jsonrpc":"2.0","id":2,"method":"tools/list"},{"jsonrpc":"2.0","id":3,"method":"ping"}]`)
+		a, _ := c.until(func(f string) bool { return strings.Contains(f, `"id":3,`) })
+		early = append(early, a)
 		c.open(initRoots)
+	}
+	if want := `[{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"invalid request: the method and jsonrpc are strings, each given once"}},{"jsonrpc":"2.0","id":3,"result":{}}]`; early[0] != want || early[1] != want {
+		t.Errorf("before initialize: bridged %s, local %s", early[0], early[1])
 	}
 	for _, msg := range []string{
 		`{"jsonrpc":"2.0","id":7,"method":5,"method":"tools/list"}`,
@@ -356,8 +363,9 @@ func TestARequestWithItsMethodTwiceIsAnsweredAsLocally(t *testing.T) {
 		`{"jsonrpc":"2.0","id":7,"method":"","method":5}`,
 		`{"jsonrpc":5,"jsonrpc":"2.0","id":7,"method":"ping"}`,
 		`{"JSONRPC":5,"jsonrpc":"2.0","id":7,"method":"tools/list"}`,
-		// a notification is answered nothing, whichever copy reads: the ping behind it is all
+		// a notification, or an answer, is answered nothing, whichever copy reads: the ping behind it is all
 		`[{"jsonrpc":"2.0","method":5,"method":"notifications/cancelled","params":{"requestId":1}},{"jsonrpc":"2.0","id":7,"method":"ping"}]`,
+		`[{"jsonrpc":5,"jsonrpc":"2.0","id":7,"result":{}},{"jsonrpc":"2.0","id":7,"method":"ping"}]`,
 	} {
 		var got []string
 		for _, c := range clients {
@@ -366,7 +374,7 @@ func TestARequestWithItsMethodTwiceIsAnsweredAsLocally(t *testing.T) {
 			got = append(got, a)
 		}
 		want := `"id":7,"error":{"code":-32600,"message":"invalid request: the method`
-		if strings.Contains(msg, "notifications/") {
+		if strings.Contains(msg, "notifications/") || strings.Contains(msg, `"result"`) {
 			want = `[{"jsonrpc":"2.0","id":7,"result":{}}]`
 		}
 		if got[0] != got[1] || !strings.Contains(got[0], want) {

@@ -119,12 +119,13 @@ func MethodNotAString(id json.RawMessage) []byte {
 // ("method":5 beside "method":"ping"), which Screen, reading the last
 // copy, cannot see, and mcp-go could not read (it would answer -32700 with
 // a null id). A request's client waits on its id all the same: it is
-// told; a notification is answered nothing. It reports false when env read.
+// told; a notification, or the client's answer to a request of the
+// server's, is answered nothing. It reports false when env read.
 func Unreadable(env Envelope, err error) (answer []byte, screened bool) {
 	switch {
 	case err == nil:
 		return nil, false
-	case len(env.ID) > 0:
+	case env.IsRequest(): // the method's last copy, which Screen read, is a string
 		return ErrorFrame(env.ID, mcp.INVALID_REQUEST, "invalid request: the method and jsonrpc are strings, each given once"), true
 	}
 	return nil, true
@@ -276,8 +277,12 @@ func Unopened(msg json.RawMessage) ([]byte, bool) {
 			Envelope
 			Params json.RawMessage `json:"params"`
 		}
-		if json.Unmarshal(m, &c) != nil {
-			return nil, false
+		err := json.Unmarshal(m, &c)
+		if refusal, ok := Unreadable(c.Envelope, err); ok {
+			if refusal != nil {
+				answers = append(answers, refusal)
+			}
+			continue
 		}
 		_, version := MetaOf(c.Params)
 		switch {
