@@ -76,7 +76,7 @@ func Open(cfg Config) (*Layer, error) {
 	l.opened = &src
 	l.logDiagnostics(ix)
 	if l.strict && ix.State() != "ok" {
-		first := ix.Diagnostics[slices.IndexFunc(ix.Diagnostics, func(d Diagnostic) bool { return d.Level == LevelError })]
+		first := ix.firstError()
 		return nil, &refusal{fmt.Errorf("%w: the index of %s carries %d error(s), first %s: %s; refusing to serve under --strict",
 			ErrDegraded, root, ix.ErrorCount(), first.Path, first.Message), root, src, l.slack}
 	}
@@ -152,7 +152,7 @@ func (l *Layer) rebuild() (old, ix *Index, published bool) {
 		return old, nil, false
 	}
 	if l.strict && ix.State() != "ok" {
-		first := ix.Diagnostics[slices.IndexFunc(ix.Diagnostics, func(d Diagnostic) bool { return d.Level == LevelError })]
+		first := ix.firstError()
 		why := fmt.Sprintf("the layer on disk is not served under --strict: it carries %d error(s), first %s: %s; generation %d is served until they are fixed",
 			ix.ErrorCount(), first.Path, first.Message, old.Generation)
 		l.withheld.Store(&why)
@@ -204,4 +204,10 @@ func indexFields(ix *Index, took time.Duration) []zap.Field {
 		zap.Int("diagnostics", len(ix.Diagnostics)),
 		zap.Duration("took", took),
 	}
+}
+
+// firstError is the index's first error diagnostic; a degraded index has
+// one.
+func (ix *Index) firstError() Diagnostic {
+	return ix.Diagnostics[slices.IndexFunc(ix.Diagnostics, func(d Diagnostic) bool { return d.Level == LevelError })]
 }
