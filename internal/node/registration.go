@@ -22,12 +22,15 @@ func (s *sharedServer) register(instance, url string) {
 	n := s.node
 	path, err := runtimes.Path(n.co.Registry, os.Getenv)
 	failed := func(err error, then string) {
-		n.log.Warn(fmt.Sprintf("cannot register this server in the fleet registry: %s: %v; serving anyway, %s", path, err, then),
+		where := err.Error()
+		if path != "" { // none when no path could be made
+			where = path + ": " + where
+		}
+		n.log.Warn(fmt.Sprintf("cannot register this server in the fleet registry: %s; serving anyway, %s", where, then),
 			zap.String("registry", path), zap.String("reason", err.Error()))
 	}
-	if err != nil { // no path to name
-		n.log.Warn(fmt.Sprintf("cannot register this server in the fleet registry: %v; serving anyway, and a fleet inventory lists this server as unregistered", err),
-			zap.String("reason", err.Error()))
+	if err != nil {
+		failed(err, "and a fleet inventory lists this server as unregistered")
 		return
 	}
 	reg := runtimes.Register(path, s.row(instance, url), func(err error) {
