@@ -65,7 +65,7 @@ func Screen(msg json.RawMessage) (answer []byte, screened bool) {
 	case absent(m.Method):
 		return ErrorFrame(m.ID, mcp.INVALID_REQUEST, "invalid request: a message with an id has a method, or a result or an error"), true
 	case json.Unmarshal(m.Method, &method) != nil:
-		return MethodNotAString(m.ID), true
+		return ErrorFrame(m.ID, mcp.INVALID_REQUEST, "invalid request: the method must be a string"), true
 	case json.Unmarshal(m.JSONRPC, &version) != nil || version != "2.0":
 		// mcp-go's words, here so that a session that did not initialize
 		// says them too
@@ -106,11 +106,6 @@ func Screen(msg json.RawMessage) (answer []byte, screened bool) {
 		}
 	}
 	return nil, false
-}
-
-// MethodNotAString answers a request whose method is not a string.
-func MethodNotAString(id json.RawMessage) []byte {
-	return ErrorFrame(id, mcp.INVALID_REQUEST, "invalid request: the method must be a string")
 }
 
 // Unreadable answers, as Screen would, a message Screen passed whose
