@@ -312,6 +312,58 @@ func TestAReadOnlyCallInFlightIsResentOnThreeFailoversInARow(t *testing.T) {
 	}
 }
 
+// A call its client cancels while the leaseholder is stopped is not sent
+// again to the server that takes over, and is answered nothing: a
+// cancelled request gets no answer (MCP), and one resent would run there,
+// in the checkout's history, for nobody.
+func TestACallCancelledWhileItsServerIsStoppedIsNotSentAgain(t *testing.T) {
+	dir := checkout(t)
+	takeOver := []string{"--busy-grace", "300ms", "--probe-timeout", "200ms"}
+	holder := shared(t, dir, takeOver...)
+	initialize(t, holder, "leaseholder-0")
+	serverURL(t, holder)
+	b := shared(t, dir, "--busy-grace", "30s", "--election-bound", "40s", "--log-level", "debug")
+	initialize(t, b, "codex")
+	if _, err := b.WaitLog(ctx(t), "learned from the server which tools may be resent"); err != nil {
+		t.Fatal(err)
+	}
+	stop(t, holder)
+	repository := map[string]any{"name": "majordomus_repository", "arguments": map[string]any{}}
+	id, err := b.Send("tools/call", repository)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Notify("notifications/cancelled", map[string]any{"requestId": id, "reason": "the user pressed Esc"}); err != nil {
+		t.Fatal(err)
+	}
+	next := shared(t, dir, takeOver...)
+	initialize(t, next, "leaseholder-1")
+	serverURL(t, next)
+	holder.Signal(syscall.SIGKILL)
+	holder.Wait(ctx(t))
+	if r, err := b.Call(ctx(t), "tools/call", repository); err != nil || r.Error != nil {
+		t.Fatalf("the call after the take-over was answered %s %v (%v)", r.Result, r.Error, err)
+	}
+	answered := func() bool {
+		for _, f := range b.Frames() {
+			var r mcpclient.Response
+			if json.Unmarshal(f, &r) == nil && string(r.ID) == string(id) {
+				return true
+			}
+		}
+		return false
+	}
+	if answered() {
+		t.Fatalf("the cancelled call was answered:\n%s", strings.Join(b.Logs(), "\n"))
+	}
+	if _, err := b.WaitLog(ctx(t), "not sent again: its client cancelled it"); err != nil {
+		t.Fatal(err)
+	}
+	if answered() {
+		t.Fatal("the cancelled call was answered")
+	}
+}
+
 // A 2026-07-28 client has no session to ping: its bridge knows a stopped
 // leaseholder from the probes it sends while a request waits (and from the
 // proof a new connection asks), so its calls are answered within busy

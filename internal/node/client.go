@@ -52,6 +52,9 @@ type clientSession struct {
 	// unsent are the client's requests waiting for something to serve
 	// them: one cancelled meanwhile is sent nowhere, and answered nothing.
 	unsent wire.Cancels
+	// relayed are its requests a backend has: one cancelled meanwhile is
+	// not sent again when that backend's bridge left its server.
+	relayed wire.Cancels
 }
 
 // electing is what hears that the bridge serving the client left its
@@ -98,6 +101,7 @@ func (s *clientSession) Handle(ctx context.Context, msg json.RawMessage) []byte 
 		_ = json.Unmarshal(msg, &m)
 		unsent := s.unsent.Cancel(m.Params)
 		s.listening.Cancel(m.Params) // and on: what serves has the listen too
+		s.relayed.Cancel(m.Params)   // and on: what serves is told
 		if unsent {
 			return nil // nothing has the request: nothing is told
 		}
@@ -148,13 +152,25 @@ func (s *clientSession) serve(ctx context.Context, msg json.RawMessage) []byte {
 	if s.unheld(b, msg) {
 		return s.serve(ctx, msg) // what the hand-over gives next answers it
 	}
+	relayed := func() bool { return false }
+	env, readErr := wire.ReadEnvelope(msg) // a batch is resent whole
+	if readErr == nil && env.IsRequest() {
+		_, relayed = s.relayed.Begin(ctx, env.ID)
+	}
 	answer, err = s.router.relay(s.hostClaim(ctx, b), b, msg)
+	cancelled := relayed()
 	var g *bridge.Gone
-	switch {
-	case errors.As(err, &g):
+	moved := errors.Is(err, stdio.ErrMoved)
+	if errors.As(err, &g) {
 		s.lost(b, g) // it retires b
+	}
+	switch {
+	case (g != nil || moved) && cancelled:
+		s.n.log.Debug("a request left unanswered where it was sent is not sent again: its client cancelled it", zap.String("method", env.Method))
+		return nil
+	case g != nil:
 		return g.Resend(ctx, s, msg)
-	case errors.Is(err, stdio.ErrMoved):
+	case moved:
 		return s.serve(ctx, msg)
 	}
 	return answer
