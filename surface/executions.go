@@ -17,6 +17,9 @@ type Execution struct {
 	At         time.Time `json:"at"`
 	DurationMS float64   `json:"duration_ms"`
 	OK         bool      `json:"ok"`
+	// Call is the key its client's process gave the call, the same each
+	// time it was sent (Config.Call): bookkeeping, which no view shows.
+	Call string `json:"call,omitempty"`
 }
 
 // Executions is the recent tool-call history, newest last, in the order
@@ -56,6 +59,9 @@ func (e *Executions) RecordOwn(x Execution) { e.record(x, true) }
 func (e *Executions) record(x Execution, own bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if x.Call != "" && slices.ContainsFunc(e.ring, func(y Execution) bool { return y.Call == x.Call }) {
+		return // sent again: the server that left it unanswered kept it
+	}
 	defer e.changes.bump()
 	e.ring = appendBounded(e.ring, x)
 	switch {
@@ -130,7 +136,9 @@ func (e *Executions) Recent(limit int) []Execution {
 	defer e.mu.Unlock()
 	out := make([]Execution, 0, min(limit, len(e.ring), executionsKept))
 	for i := len(e.ring) - 1; i >= 0 && len(out) < limit && len(out) < executionsKept; i-- {
-		out = append(out, e.ring[i])
+		x := e.ring[i]
+		x.Call = ""
+		out = append(out, x)
 	}
 	return out
 }

@@ -106,6 +106,14 @@ func (s *Surface) carrying(ctx context.Context) bool {
 	return s.cfg.Carrying != nil && s.cfg.Carrying(ctx)
 }
 
+// callOf is the key of the call ctx makes (Config.Call), or "".
+func (s *Surface) callOf(ctx context.Context) string {
+	if s.cfg.Call == nil {
+		return ""
+	}
+	return s.cfg.Call(ctx)
+}
+
 // replayed reports whether req, handled under ctx, is a replayed
 // announcement: marked so (ReplayMeta), by what carries a session. Only a
 // majordomus_announce call is ever one.

@@ -74,6 +74,9 @@ type Config struct {
 	// its ReplayMeta and HistoryMeta heeded, never in what a client wrote.
 	// nil = never.
 	Carrying func(ctx context.Context) bool
+	// Call is the key of the tool call a message handled under ctx makes,
+	// kept in the history once however often it is sent, or ""; nil = none.
+	Call func(ctx context.Context) string
 	// PresenceID is the request id of the subscriptions/listen a bridge
 	// holds open for its 2026-07-28 client while its process lives: that
 	// peer leaves the board as soon as the stream ends. "" = none.
@@ -421,6 +424,7 @@ func (s *Surface) recordExecution(next server.ToolHandlerFunc) server.ToolHandle
 			At:         start.UTC(),
 			DurationMS: float64(s.cfg.Now().Sub(start).Microseconds()) / 1000,
 			OK:         err == nil && res != nil && !res.IsError,
+			Call:       s.callOf(ctx),
 		})
 		return res, err
 	}

@@ -94,6 +94,7 @@ func (c *Checkout) load(life context.Context, describe func() surface.Process, i
 		// checkout's servers.
 		PeerClaim:           carry.PeerClaim,
 		Carrying:            carry.Carrying,
+		Call:                carry.Call,
 		CarriedAnnouncement: carry.Announcement,
 		PresenceID:          bridge.PresenceID,
 		PeerNumbers:         c.peerNumbers,

@@ -156,6 +156,7 @@ func (s *clientSession) serve(ctx context.Context, msg json.RawMessage) []byte {
 	env, readErr := wire.ReadEnvelope(msg) // a batch is resent whole
 	if readErr == nil && env.IsRequest() {
 		_, relayed = s.relayed.Begin(ctx, env.ID)
+		ctx = naming(ctx, env.Method) // the history keeps it once, however often it is sent
 	}
 	answer, err = s.router.relay(s.hostClaim(ctx, b), b, msg)
 	cancelled := relayed()

@@ -142,6 +142,7 @@ func postHeader() http.Header {
 // post POSTs msg with header and reads the answer (see exchange).
 func (b *Bridge) post(ctx context.Context, msg json.RawMessage, header http.Header, resendable bool) exchangeResult {
 	carry.SetCarrying(header, ctx)
+	carry.SetCall(header, ctx)
 	modern := mcp.IsModernProtocol(header.Get(mcp.HeaderProtocolVersion))
 	began := time.Now()
 	ctx, stopWatch := b.watchServer(ctx)

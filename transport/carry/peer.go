@@ -137,9 +137,10 @@ func SetCarrying(h http.Header, ctx context.Context) {
 }
 
 // ClaimOf is the HTTP server's context for a request: the claim of its
-// peerHeader, the announcement of its announceHeaderName, and whether it
-// carries a session (carryingHeader).
+// peerHeader, the announcement of its announceHeaderName, whether it
+// carries a session (carryingHeader), and the call it makes (callHeader).
 func ClaimOf(ctx context.Context, r *http.Request) context.Context {
+	ctx = callOf(ctx, r)
 	if r.Header.Get(carryingHeader) != "" {
 		ctx = WithCarrying(ctx)
 	}

@@ -1,0 +1,54 @@
+package carry
+
+import (
+	"context"
+	"net/http"
+)
+
+// A call is one tool call of a client, however often it is sent: a bridge
+// that left its server unanswered sends it again where that is safe
+// (docs/design.md#server-and-bridge), and the server it left may have run
+// it, and kept it in the checkout's history, before it went. Whatever
+// serves the client names each call with a key of its own, the same on
+// every sending (WithCall), in the callHeader of a POST over HTTP and in
+// the context of an in-process message; a server keeps a call it finds in
+// the history under its key once.
+
+// callHeader carries a call's key on the POST that sends it.
+const callHeader = "Majordomus-Call"
+
+// maxCallKey bounds a call's key: one longer is no key.
+const maxCallKey = 64
+
+type callKey struct{}
+
+// WithCall returns ctx naming the call a message sent under it makes, when
+// ctx names none yet: a message sent again keeps its key.
+func WithCall(ctx context.Context, key string) context.Context {
+	if key == "" || Call(ctx) != "" {
+		return ctx
+	}
+	return context.WithValue(ctx, callKey{}, key)
+}
+
+// Call is the key of the call ctx names, or "".
+func Call(ctx context.Context) string {
+	key, _ := ctx.Value(callKey{}).(string)
+	return key
+}
+
+// SetCall sets on h, the header of a POST made under ctx, the key of the
+// call ctx names.
+func SetCall(h http.Header, ctx context.Context) {
+	if key := Call(ctx); key != "" {
+		h.Set(callHeader, key)
+	}
+}
+
+// callOf is ctx naming the call r's callHeader names.
+func callOf(ctx context.Context, r *http.Request) context.Context {
+	if key := r.Header.Get(callHeader); len(key) <= maxCallKey {
+		return WithCall(ctx, key)
+	}
+	return ctx
+}
