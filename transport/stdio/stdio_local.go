@@ -72,6 +72,10 @@ func (l *Local) pump(ctx context.Context) {
 			if l.life.Err() != nil {
 				return // closed while it waited: its notifications are over
 			}
+			if done, ok := n.Params.AdditionalFields[flushed].(chan struct{}); ok && n.Method == flushed {
+				close(done)
+				continue
+			}
 			if l.opened() {
 				_ = l.out.WriteValue(n)
 				continue
@@ -149,7 +153,31 @@ func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
 	if end != nil && end() {
 		return nil // cancelled: answered nothing, as a bridge answers it
 	}
+	if listen {
+		l.flush() // what the listen heard comes before its answer (its acknowledgement first), as over HTTP
+	}
 	return answer
+}
+
+// flushed is the method of a mark flush sends through the session's
+// notifications, and the key of the channel the pump closes on reading it.
+const flushed = "majordomus/flushed"
+
+// flush returns once the pump has written every notification the server
+// gave the session before it, or the session closed.
+func (l *Local) flush() {
+	done := make(chan struct{})
+	mark := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
+		Method: flushed, Params: mcp.NotificationParams{AdditionalFields: map[string]any{flushed: done}}}}
+	select {
+	case l.session.NotificationChannel() <- mark:
+	case <-l.life.Done():
+		return
+	}
+	select {
+	case <-done:
+	case <-l.life.Done():
+	}
 }
 
 // track begins tracking a 2026-07-28 request, which its client may

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -359,5 +360,26 @@ func TestASessionBeingOpenedTakesOnePlace(t *testing.T) {
 	<-opened
 	if id.Greeting != "welcome" || resp.StatusCode != http.StatusOK {
 		t.Fatalf("with one session being opened and a cap of 2: greeting %v, another initialize %d", id.Greeting, resp.StatusCode)
+	}
+}
+
+// A 2026-07-28 listen's acknowledgement is the first message its client
+// hears of it, before the listen's answer, in process as over HTTP: one
+// that asks to hear nothing is answered at once, and its acknowledgement
+// comes first all the same.
+func TestAModernListensAcknowledgementComesBeforeItsAnswer(t *testing.T) {
+	f := newFixture()
+	local := runStdio(t, localTo(t, f))
+	for i, filter := range []string{`{"notifications":{}}`, `{"notifications":{"toolsListChanged":false}}`, `{"notifications":{}}`, `{"notifications":{"promptsListChanged":false}}`, `{"notifications":{}}`} {
+		id := fmt.Sprint(i + 1)
+		local.send(modernRequest(i+1, "subscriptions/listen", filter))
+		_, before := local.answer(id)
+		acknowledged := false
+		for _, frame := range before {
+			acknowledged = acknowledged || strings.Contains(frame, `"notifications/subscriptions/acknowledged"`) && strings.Contains(frame, `"io.modelcontextprotocol/subscriptionId":`+id)
+		}
+		if !acknowledged {
+			t.Errorf("listen %s %s: answered before its acknowledgement (heard before it: %q)", id, filter, before)
+		}
 	}
 }
