@@ -9,17 +9,15 @@ import (
 // A boot identity is either exact (Linux's boot_id, macOS's
 // kern.bootsessionuuid: a fresh UUID every boot) or a boot time computed
 // as now minus the time since boot (Windows), which two readers get a few
-// milliseconds apart, and which moves with a step of the system clock.
+// milliseconds apart, and which moves with every step of the system clock
+// (a clock set hours right by time sync, on a machine that also boots
+// another system). So a computed boot time tells nothing: two of them are
+// the same boot, whatever they say. That costs nothing, for Windows gives
+// a process's start as an absolute time, which still tells a recycled pid
+// apart; judging two boots different would pass a live owner for gone.
 
 // bootTimePrefix marks a computed boot time: "boot@<unix seconds>".
 const bootTimePrefix = "boot@"
-
-// bootTimeSlack is how far two computed boot times of one boot may differ.
-// Judging another boot "the same" costs nothing where a process's start
-// is an absolute time (Windows): the pid's start time still decides. The
-// reverse would pass a live owner for gone, so the slack is generous: it
-// also absorbs the clock being set by minutes.
-const bootTimeSlack = 10 * time.Minute
 
 // bootTimeID is the boot identity of a boot that began at t.
 func bootTimeID(t time.Time) string {
@@ -27,21 +25,14 @@ func bootTimeID(t time.Time) string {
 }
 
 // SameBoot reports whether two boot identities name the same boot: exact
-// ones are equal, computed boot times lie within bootTimeSlack.
+// ones are equal, and two computed boot times always are.
 func SameBoot(a, b string) bool {
-	if a == b {
-		return true
-	}
-	ta, oka := bootTime(a)
-	tb, okb := bootTime(b)
-	return oka && okb && (time.Duration(ta-tb)*time.Second).Abs() <= bootTimeSlack
+	return a == b || computed(a) && computed(b)
 }
 
-func bootTime(id string) (int64, bool) {
+// computed reports whether id is a computed boot time.
+func computed(id string) bool {
 	s, ok := strings.CutPrefix(id, bootTimePrefix)
-	if !ok {
-		return 0, false
-	}
-	v, err := strconv.ParseInt(s, 10, 64)
-	return v, err == nil
+	_, err := strconv.ParseInt(s, 10, 64)
+	return ok && err == nil
 }

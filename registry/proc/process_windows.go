@@ -59,8 +59,8 @@ func openProcess(pid int, access uint32) (windows.Handle, error) {
 }
 
 // BootID returns the boot time, now minus the time since boot, in whole
-// seconds ([bootTimeID]). Readers differ by the tick count's resolution;
-// [SameBoot] allows for it. (The kernel's own boot time, from
+// seconds ([bootTimeID]), which [SameBoot] takes for no evidence: it moves
+// with the clock. (The kernel's own boot time, from
 // NtQuerySystemInformation, would be exact, but wine reports its server's
 // start there, so that tests under wine could not rely on it.)
 func BootID() (string, error) {
