@@ -40,11 +40,15 @@ function registry() {
 }
 
 
-const forwarded = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGBREAK"].filter(
-  (s) => process.platform === "win32" ? s !== "SIGQUIT" && s !== "SIGHUP" : s !== "SIGBREAK",
-);
+// On Windows a console's Ctrl-C and Ctrl-Break reach every process on it,
+// the binary too, which removes its lease and ends: passed on, they would
+// end it first (libuv kills with TerminateProcess for SIGINT), so the
+// launcher only keeps from ending before it, and then ends as it did.
+const windows = process.platform === "win32";
+const forwarded = windows ? ["SIGINT", "SIGBREAK"] : ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
 for (const sig of forwarded) {
   process.on(sig, () => {
+    if (windows) return;
     try {
       child.kill(sig);
     } catch {}
