@@ -25,6 +25,7 @@ import (
 type listens struct {
 	ends sync.Map // listenKey → func()
 	subs sync.Map // listenKey → listenSubs
+	deaf sync.Map // listenKey → true: its client read none of its updates lately (updates)
 }
 
 // listenSubs is what an open listen asked resources/updated for: the URIs,
@@ -169,12 +170,12 @@ func (s *Surface) listenOpened(ctx context.Context, id any, req *mcp.Subscriptio
 // updateListeners sends resources/updated for uri on every open listen
 // stream that subscribed to it, tagged with the listen's id (as mcp-go tags
 // what a stream of its own carries: an in-process client's listens share
-// one session). mcp-go records such a subscription but sends nothing of
-// itself: the stream's session is told directly, and a stream too slow to
-// take it misses it rather than hold the layer's watch.
-func (s *Surface) updateListeners(uri string) {
+// one session), as u sends it to a session. mcp-go records such a
+// subscription but sends nothing of itself: the stream's session is told
+// directly.
+func (s *Surface) updateListeners(u *updates, uri string) {
 	s.listens.subs.Range(func(k, v any) bool {
-		subs := v.(listenSubs)
+		key, subs := k.(listenKey), v.(listenSubs)
 		if !slices.Contains(subs.uris, uri) {
 			return true
 		}
@@ -182,11 +183,25 @@ func (s *Surface) updateListeners(uri string) {
 			Method: string(mcp.MethodNotificationResourceUpdated),
 			Params: mcp.NotificationParams{Meta: map[string]any{mcp.MetaKeySubscriptionID: subs.id}, AdditionalFields: map[string]any{"uri": uri}},
 		}}
-		select {
-		case k.(listenKey).session.NotificationChannel() <- note:
-		default:
-			s.log.Debug("a listen stream missed resources/updated", zap.String("uri", uri))
+		_, deaf := s.listens.deaf.Load(key)
+		hear := func(reads bool) {
+			if reads {
+				s.listens.deaf.Delete(key)
+			} else {
+				s.listens.deaf.Store(key, true)
+			}
 		}
+		u.deliver("listen "+key.id, deaf, hear, func() error {
+			if _, open := s.listens.subs.Load(key); !open {
+				return nil // it ended: nobody hears it
+			}
+			select {
+			case key.session.NotificationChannel() <- note:
+				return nil
+			default:
+				return server.ErrNotificationChannelBlocked
+			}
+		})
 		return true
 	})
 }
@@ -200,6 +215,7 @@ func (s *Surface) requestEnded(ctx context.Context, id any, method mcp.MCPMethod
 	}
 	key := listenKeyOf(ctx, id)
 	s.listens.subs.Delete(key)
+	s.listens.deaf.Delete(key)
 	if end, ok := s.listens.ends.LoadAndDelete(key); ok {
 		end.(func())()
 	}

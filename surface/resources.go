@@ -201,23 +201,32 @@ type updates struct {
 }
 
 func (u *updates) send(session, uri string) {
-	deaf := u.s.subs.isDeaf(session)
+	u.deliver(session, u.s.subs.isDeaf(session), func(reads bool) { u.s.subs.hear(session, reads) }, func() error {
+		return u.s.MCP.SendNotificationToSpecificClient(session, mcp.MethodNotificationResourceUpdated, map[string]any{"uri": uri})
+	})
+}
+
+// deliver makes try, one send to who, until it is sent, or its receiver is
+// gone (nil error), or its queue has stayed full for stallBound: who is then
+// deaf, and hear says so. What a deaf receiver has no room for is dropped
+// without a wait.
+func (u *updates) deliver(who string, deaf bool, hear func(reads bool), try func() error) {
 	since := time.Now()
 	for pause := time.Millisecond; ; pause = min(2*pause, 20*time.Millisecond) {
-		err := u.s.MCP.SendNotificationToSpecificClient(session, mcp.MethodNotificationResourceUpdated, map[string]any{"uri": uri})
-		if !errors.Is(err, server.ErrNotificationChannelBlocked) { // sent, or the session is gone
+		err := try()
+		if !errors.Is(err, server.ErrNotificationChannelBlocked) { // sent, or the receiver is gone
 			if deaf {
-				u.s.subs.hear(session, true)
+				hear(true)
 			}
 			return
 		}
 		if !deaf && time.Since(since) > stallBound {
 			deaf = true
-			u.s.subs.hear(session, false)
-			u.deafNow[session] = true
+			hear(false)
+			u.deafNow[who] = true
 		}
 		if deaf {
-			u.dropped[session]++
+			u.dropped[who]++
 			return
 		}
 		time.Sleep(pause) // mcp-go offers nothing to wait on

@@ -305,7 +305,7 @@ func (s *Surface) IndexChanged(old, new *layer.Index) {
 		for _, session := range s.subs.subscribers(uri) {
 			updates.send(session, uri)
 		}
-		s.updateListeners(uri)
+		s.updateListeners(&updates, uri)
 	}
 	updates.report()
 }

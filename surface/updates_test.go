@@ -1,6 +1,8 @@
 package surface
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
@@ -87,4 +90,96 @@ func TestEveryUpdateOfABurstReachesAClientThatReads(t *testing.T) {
 			t.Errorf("round %d: the session that reads is said to lose updates: %v", round, logs.All())
 		}
 	}
+}
+
+// The same burst reaches a 2026-07-28 client through its listen stream,
+// which subscribed to every object: one that reads hears of every one, as
+// a session does; one that reads nothing holds the rebuild back only until
+// it is taken for deaf.
+func TestEveryUpdateOfABurstReachesAListenThatReads(t *testing.T) {
+	const objects = 150 // mcp-go queues 100 notifications a session
+	root := testtemp.Dir(t)
+	if err := example.WriteCheckout(root); err != nil {
+		t.Fatal(err)
+	}
+	write := func(body string) {
+		for i := range objects {
+			p := filepath.Join(root, ".ai/repo/knowledge", fmt.Sprintf("k%03d.md", i))
+			if err := os.WriteFile(p, fmt.Appendf(nil, "---\nid: k%03d\nkind: knowledge\ntitle: K\n---\n%s\n", i, body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write("one")
+	f := newFixtureOf(t, layer.Config{Root: root})
+	var uris []any
+	for i := range objects {
+		uris = append(uris, fmt.Sprintf("majordomus://knowledge/k%03d", i))
+	}
+	reads, deaf := f.modern("codex", nil).listenTo(uris), f.modern("gemini", nil).listenTo(uris)
+	// This client is slower than the server: it takes one notification
+	// only when its queue is full, until the rebuild is over; on one
+	// processor, it runs only while the server waits.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	rebuilt, heard := make(chan struct{}), make(chan int, 1)
+	go func() {
+		queue, n := reads.ClientNotifications(), 0
+		for {
+			for len(queue) < cap(queue) {
+				select {
+				case <-rebuilt:
+					for len(queue) > 0 {
+						if (<-queue).Method == mcp.MethodNotificationResourceUpdated {
+							n++
+						}
+					}
+					heard <- n
+					return
+				default:
+					runtime.Gosched()
+				}
+			}
+			if (<-queue).Method == mcp.MethodNotificationResourceUpdated {
+				n++
+			}
+		}
+	}()
+	old := f.lay.Current()
+	write("two")
+	ix, err := layer.Build(root, old.Generation+1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.s.IndexChanged(old, ix)
+	close(rebuilt)
+	if n := <-heard; n != objects {
+		t.Fatalf("a listen that reads heard of %d of the %d objects changed", n, objects)
+	}
+	if n := len(deaf.ClientNotifications()); n != cap(deaf.ClientNotifications()) {
+		t.Errorf("the listen that reads nothing holds %d notifications; want its queue full", n)
+	}
+}
+
+// listenTo opens a subscriptions/listen stream subscribed to uris, on a
+// session of its own (as over HTTP), open until the test ends; it returns
+// the stream's session once mcp-go has acknowledged it.
+func (m *modernClient) listenTo(uris []any) *server.InProcessSession {
+	m.f.t.Helper()
+	sess := server.NewInProcessSession("", nil)
+	msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "listen", "method": "subscriptions/listen",
+		"params": map[string]any{"notifications": map[string]any{"resourceSubscriptions": uris}, "_meta": m.meta()}})
+	ctx, cancel := context.WithCancel(m.f.s.MCP.WithContext(context.Background(), sess))
+	answered := make(chan struct{})
+	go func() {
+		defer close(answered)
+		m.f.s.MCP.HandleMessage(ctx, msg)
+	}()
+	m.f.t.Cleanup(func() {
+		cancel()
+		<-answered
+	})
+	if n := <-sess.ClientNotifications(); n.Method != mcp.MethodNotificationSubscriptionsAcknowledged {
+		m.f.t.Fatalf("the listen stream began with %s", n.Method)
+	}
+	return sess
 }
