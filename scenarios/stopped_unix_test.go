@@ -315,7 +315,9 @@ func TestAReadOnlyCallInFlightIsResentOnThreeFailoversInARow(t *testing.T) {
 // A call its client cancels while the leaseholder is stopped is not sent
 // again to the server that takes over, and is answered nothing: a
 // cancelled request gets no answer (MCP), and one resent would run there,
-// in the checkout's history, for nobody.
+// in the checkout's history, for nobody. Nor is the cancel, stuck on the
+// stopped server too, sent again: a new call that reuses the id is
+// answered.
 func TestACallCancelledWhileItsServerIsStoppedIsNotSentAgain(t *testing.T) {
 	dir := checkout(t)
 	takeOver := []string{"--busy-grace", "300ms", "--probe-timeout", "200ms"}
@@ -336,11 +338,25 @@ func TestACallCancelledWhileItsServerIsStoppedIsNotSentAgain(t *testing.T) {
 	if err := b.Notify("notifications/cancelled", map[string]any{"requestId": id, "reason": "the user pressed Esc"}); err != nil {
 		t.Fatal(err)
 	}
+	// the same again, and the id reused for a call the client keeps
+	reused := []string{
+		`{"jsonrpc":"2.0","id":"r","method":"tools/call","params":{"name":"majordomus_peers","arguments":{}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r"}}`,
+		`{"jsonrpc":"2.0","id":"r","method":"tools/call","params":{"name":"majordomus_list","arguments":{}}}`,
+	}
+	for _, line := range reused {
+		if err := b.SendLine(line); err != nil {
+			t.Fatal(err)
+		}
+	}
 	next := shared(t, dir, takeOver...)
 	initialize(t, next, "leaseholder-1")
 	serverURL(t, next)
 	holder.Signal(syscall.SIGKILL)
 	holder.Wait(ctx(t))
+	if r, err := b.Await(ctx(t), json.RawMessage(`"r"`)); err != nil || r.Error != nil || !strings.Contains(string(r.Result), "uri") {
+		t.Fatalf("the call that reused a cancelled id was answered %s %v (%v)", r.Result, r.Error, err)
+	}
 	if r, err := b.Call(ctx(t), "tools/call", repository); err != nil || r.Error != nil {
 		t.Fatalf("the call after the take-over was answered %s %v (%v)", r.Result, r.Error, err)
 	}
@@ -361,6 +377,16 @@ func TestACallCancelledWhileItsServerIsStoppedIsNotSentAgain(t *testing.T) {
 	}
 	if answered() {
 		t.Fatal("the cancelled call was answered")
+	}
+	n := 0
+	for _, f := range b.Frames() {
+		var r mcpclient.Response
+		if json.Unmarshal(f, &r) == nil && string(r.ID) == `"r"` {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("id r was answered %d times; want once, for the call that reused it", n)
 	}
 }
 

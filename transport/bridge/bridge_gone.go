@@ -126,8 +126,14 @@ func (b *Bridge) markDone() { b.doneOnce.Do(func() { close(b.done) }) }
 
 // Resend answers msg, the message g was returned for, from next: all of
 // it when it never reached the server; otherwise what may run twice is
-// sent again and the rest is answered "outcome unknown".
+// sent again and the rest is answered "outcome unknown". A
+// notifications/cancelled is never sent again: it names a request of the
+// server that left, which the client cancelled, so it was not sent again,
+// and its id may name the client's next request by now.
 func (g *Gone) Resend(ctx context.Context, next wire.Backend, msg json.RawMessage) []byte {
+	if wire.IsMethod(msg, mcp.MethodNotificationCancelled) {
+		return nil
+	}
 	if g.unsent {
 		return next.Handle(ctx, msg)
 	}
@@ -136,6 +142,7 @@ func (g *Gone) Resend(ctx context.Context, next wire.Backend, msg json.RawMessag
 	for _, c := range readCalls(msg) {
 		switch {
 		case c.env.Method == "": // an answer to the old server's request: it is gone
+		case c.env.Method == string(mcp.MethodNotificationCancelled):
 		case mayRepeat(c, g.Session.SafeTools):
 			again = append(again, c.raw)
 		case c.env.IsRequest():
