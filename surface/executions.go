@@ -59,7 +59,7 @@ func (e *Executions) RecordOwn(x Execution) { e.record(x, true) }
 func (e *Executions) record(x Execution, own bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if x.Call != "" && slices.ContainsFunc(e.ring, func(y Execution) bool { return y.Call == x.Call }) {
+	if x.Call != "" && e.kept(x.Call, x.Peer) {
 		return // sent again: the server that left it unanswered kept it
 	}
 	defer e.changes.bump()
@@ -84,9 +84,22 @@ func appendBounded(xs []Execution, x Execution) []Execution {
 
 // same reports whether y is x, kept by another server: a call is the same
 // by its tool, when it began (to the nanosecond) and how long it took,
-// whoever it is recorded for.
+// whoever it is recorded for, or by its key, when it has one: a call its
+// server left unanswered, sent again, began anew.
 func (x Execution) same(y Execution) bool {
-	return x.Tool == y.Tool && x.At.Equal(y.At) && x.DurationMS == y.DurationMS
+	return x.Tool == y.Tool && x.At.Equal(y.At) && x.DurationMS == y.DurationMS || x.Call != "" && x.Call == y.Call
+}
+
+// kept reports whether the history holds a call of key by peer (mu held):
+// only its own client's call may keep a call of a client's away, whatever
+// key another client names. The newest first: one sent again is recent.
+func (e *Executions) kept(key, peer string) bool {
+	for i := len(e.ring) - 1; i >= 0; i-- {
+		if e.ring[i].Call == key && e.ring[i].Peer == peer {
+			return true
+		}
+	}
+	return false
 }
 
 // Has reports whether the history holds x (Execution.same).

@@ -236,6 +236,36 @@ func TestAHistoryBroughtAgainJoinsOnce(t *testing.T) {
 	}
 }
 
+// A call sent again, by the key its client's process gave it, joins once:
+// recorded again by the same peer, merged in from the calls made while
+// nothing kept them, or brought with a history. Only its own client's call
+// keeps it away: another peer naming the same key is recorded.
+func TestACallSentAgainJoinsOnceByItsKey(t *testing.T) {
+	at := time.Now().Add(-time.Minute).UTC()
+	first := Execution{Tool: "majordomus_announce", Peer: "p2", At: at, DurationMS: 1, OK: true, Call: "k.1"}
+	again := first
+	again.At, again.DurationMS = at.Add(time.Second), 2 // it began anew
+
+	e := &Executions{changes: &changes{}}
+	e.Record(first)
+	e.Record(again)
+	other := again
+	other.Peer = "p3"
+	e.Record(other)
+	if got := e.Recent(10); len(got) != 2 || got[0].Peer != "p3" || got[1].Peer != "p2" {
+		t.Fatalf("recorded: %+v; want the call once, and another peer's of that key", got)
+	}
+
+	alone := &Executions{changes: &changes{}}
+	alone.RecordOwn(again) // sent again where nothing kept it: served alone, say
+	if merged := alone.keep([]Execution{first}, func(Execution) {}); len(merged) != 1 {
+		t.Fatalf("kept: %+v; want the call once", merged)
+	}
+	if !e.Has(again) {
+		t.Fatal("a history brought with the call sent again does not know it has it")
+	}
+}
+
 // The calls a history took are forgotten by the mark they were given
 // with, however many the bound cut from the waiting ones since: a call
 // made meanwhile waits on.
