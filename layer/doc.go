@@ -66,6 +66,9 @@
 //     is published only when its objects (front matter, body, path) or its
 //     diagnostics differ from the current one's, so a no-op write never
 //     bumps the generation.
+//   - What changes on disk is served: heard by a watch, or, where the
+//     system will not watch (its watches used up), found by a rescan,
+//     which [Layer.Withheld] says while it lasts.
 //   - Under Strict a degraded index is never served: Open fails with
 //     [ErrDegraded] and a degraded rebuild is dropped, the previous index
 //     staying current.

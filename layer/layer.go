@@ -47,6 +47,7 @@ type Layer struct {
 
 	cur      atomic.Pointer[Index]
 	withheld atomic.Pointer[string] // why the last rebuild was not served (--strict), until one is
+	blind    atomic.Pointer[string] // why changes are found by a rescan, while they are (watch_rescan.go)
 	watching atomic.Bool
 	opened   *sources // what Open's build read, until Watch has compared it
 
@@ -187,13 +188,17 @@ func (l *Layer) logDiagnostics(ix *Index) {
 	l.logged = next
 }
 
-// Withheld says why the index on disk is not the one served (a rebuild
-// refused under Strict), or "" when it is.
+// Withheld says why the index on disk may not be the one served: a
+// rebuild refused under Strict, or changes found by a rescan only; "" when
+// neither.
 func (l *Layer) Withheld() string {
-	if why := l.withheld.Load(); why != nil {
-		return *why
+	var why []string
+	for _, w := range []*string{l.withheld.Load(), l.blind.Load()} {
+		if w != nil {
+			why = append(why, *w)
+		}
 	}
-	return ""
+	return strings.Join(why, "; ")
 }
 
 func indexFields(ix *Index, took time.Duration) []zap.Field {

@@ -34,8 +34,9 @@ import (
 // build).
 //
 // onChange runs on Watch's goroutine: rebuilds wait for it to return.
-// Watcher errors are logged, not returned; Watch returns an error only when
-// it cannot start, or [ErrWatching] when another Watch is running.
+// Watcher errors are logged, not returned; what the system will not watch
+// (its watches used up) is rescanned instead (watch_rescan.go). Watch
+// returns an error only as [ErrWatching], when another Watch is running.
 func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error {
 	if !l.watching.CompareAndSwap(false, true) {
 		return ErrWatching
@@ -43,15 +44,15 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 	defer l.watching.Store(false)
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
-		return fmt.Errorf("layer: watching: %w", err)
+		return l.rescanOnly(ctx, onChange, err)
 	}
 	defer w.Close()
 	in := fsinbox.New(w) // before the first Add: on Windows Add waits for the reader
 	aiDir := filepath.Join(l.root, ".ai")
 	repoDir := filepath.Join(l.root, filepath.FromSlash(repoRel))
 	localDir := filepath.Join(aiDir, "local") // what leads there is skipped: it decides what is
-	if err := w.Add(aiDir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("layer: watching %s: %w", aiDir, err)
+	if err := addWatch(w, aiDir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return l.rescanOnly(ctx, onChange, fmt.Errorf("%s: %w", aiDir, err))
 	}
 
 	// .ai removed or moved away (a branch without it) takes its watch with
@@ -64,6 +65,16 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 	defer func() {
 		if gone != nil {
 			gone.Stop()
+		}
+	}()
+	// A directory no watch could be put on (this user's inotify watches
+	// used up) is heard from by a rescan every rescanEvery instead, until
+	// every watch is put again.
+	var unwatched blindness
+	var rescan *time.Ticker
+	defer func() {
+		if rescan != nil {
+			rescan.Stop()
 		}
 	}()
 	// The watches on a directory under .ai (or .ai) gone, moved or replaced
@@ -86,14 +97,14 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 	// through a directory that is not there.
 	var absent []string
 	watchAI := func() (needRoot bool) {
-		switch err := w.Add(aiDir); {
+		switch err := addWatch(w, aiDir); {
 		case errors.Is(err, fs.ErrNotExist):
 			moved[aiDir] = true // its move or removal may have gone unheard
 			unwatchMoved()
 			absent = append(absent, aiDir)
 			return false
 		case err != nil:
-			l.log.Warn("layer watch failed", zap.String("path", aiDir), zap.Error(err))
+			unwatched.failed(aiDir, err)
 		}
 		fi, err := os.Lstat(aiDir)
 		return watchRootForAI || err == nil && fi.Mode()&fs.ModeSymlink != 0
@@ -121,6 +132,7 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 			_ = w.Remove(d)
 		}
 		absent = nil
+		unwatched.begin()
 		want := map[string]bool{}
 		if watchAI() {
 			want[l.root] = true
@@ -133,7 +145,7 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 		}
 		targets = map[string]bool{}
 		named := map[string]string{} // a directory of files linked, as named
-		linked, dangling := l.addTree(w, repoDir)
+		linked, dangling := l.addTree(w, repoDir, unwatched.failed)
 		absent = append(absent, dangling...)
 		if isLink(repoDir) { // each link on its way is watched, as an object's are
 			hops, _ := linkHops(repoDir)
@@ -160,8 +172,8 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 			if d == l.root {
 				rootWatched, _ = os.Stat(l.root) // before Add: a change between is seen next time
 			}
-			if err := w.Add(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				l.log.Warn("layer watch failed", zap.String("path", d), zap.Error(err))
+			if err := addWatch(w, d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				unwatched.failed(d, err)
 			}
 		}
 		if outside[l.root] && !want[l.root] {
@@ -174,6 +186,13 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 		case len(absent) == 0 && gone != nil:
 			gone.Stop()
 			gone = nil
+		}
+		switch blind := l.noteBlindness(&unwatched); {
+		case blind && rescan == nil:
+			rescan = time.NewTicker(l.rescanEvery())
+		case !blind && rescan != nil:
+			rescan.Stop()
+			rescan = nil
 		}
 	}
 	refresh := func() {
@@ -235,6 +254,8 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 			if slices.ContainsFunc(absent, exists) {
 				schedule(time.Now()) // its rebuild watches it, and stops the ticker once nothing is absent
 			}
+		case <-tickerC(rescan):
+			schedule(time.Now()) // its rebuild tries the watches again
 		case <-fire:
 			fire = nil
 			refresh()

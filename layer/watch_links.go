@@ -20,7 +20,7 @@ import (
 // that file, or a link on the way re-pointed, is no event of dir's), and
 // the links that lead through a directory that is not there. A missing
 // dir is fine: the watch on .ai reports its creation.
-func (l *Layer) addTree(w *fsnotify.Watcher, dir string) (targets map[string]bool, dangling []string) {
+func (l *Layer) addTree(w *fsnotify.Watcher, dir string, failed func(path string, err error)) (targets map[string]bool, dangling []string) {
 	real, local := realDir(dir), localHalf(l.root) // .ai/repo may be a link itself
 	if under(real, local) {
 		return map[string]bool{}, nil // never indexed (listFiles), never watched
@@ -59,8 +59,8 @@ func (l *Layer) addTree(w *fsnotify.Watcher, dir string) (targets map[string]boo
 		if p != dir && strings.HasPrefix(d.Name(), ".") || reachesLocal(dir, real, p, local) {
 			return filepath.SkipDir
 		}
-		if err := w.Add(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-			l.log.Warn("layer watch failed", zap.String("path", p), zap.Error(err))
+		if err := addWatch(w, p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			failed(p, err)
 		}
 		return nil
 	})

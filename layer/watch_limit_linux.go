@@ -1,0 +1,18 @@
+package layer
+
+import (
+	"errors"
+	"syscall"
+)
+
+// watchLimitHint says what a refused watch means, when it is this user's
+// inotify limits used up (ENOSPC for watches, EMFILE for instances).
+func watchLimitHint(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		return " (this user's inotify watches are used up: raise fs.inotify.max_user_watches to have every change heard at once)"
+	case errors.Is(err, syscall.EMFILE):
+		return " (this user's inotify instances are used up: raise fs.inotify.max_user_instances to have every change heard at once)"
+	}
+	return ""
+}

@@ -1,0 +1,77 @@
+package layer
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
+)
+
+// A directory no watch can be put on (this user's inotify watches used up
+// by an editor on a large tree, say) is kept current all the same: what
+// changes there is found by a rescan, Withheld names the first refused,
+// and the log says so once; once every watch can be put, the changes are
+// heard again, and that is said too.
+func TestADirectoryThatCannotBeWatchedIsRescanned(t *testing.T) {
+	var refuse atomic.Bool
+	refuse.Store(true)
+	add := addWatch
+	addWatch = func(w *fsnotify.Watcher, path string) error {
+		if refuse.Load() && filepath.Base(path) == "unwatched" {
+			return errors.New("no watch for this one")
+		}
+		return add(w, path)
+	}
+	t.Cleanup(func() { addWatch = add })
+	root := testtemp.Dir(t)
+	writeTree(t, root, map[string]string{
+		".ai/manifest.yaml":          testManifest,
+		".ai/repo/rules/a.md":        "---\nid: a\nkind: rule\n---\nA\n",
+		".ai/repo/unwatched/note.md": "---\nid: n\nkind: note\n---\nN\n",
+	})
+	l, changes, entries, before := watchAt(t, root, false)
+	if count(before, "part of the layer cannot be watched: its changes are found by a rescan") != 1 {
+		t.Errorf("the unwatched directory is not said once as the watch starts: %q", before)
+	}
+	if why := l.Withheld(); !strings.Contains(why, "found by a rescan") || !strings.Contains(why, "unwatched: no watch for this one") {
+		t.Errorf("Withheld says %q", why)
+	}
+
+	write(t, root, ".ai/repo/unwatched/late.md", "---\nid: late\nkind: note\n---\nL\n")
+	waitBody(t, changes, "majordomus://note/late", "L\n")
+	refuse.Store(false)
+	waitLog(t, entries, "the layer is watched whole again: its changes are heard at once")
+	if why := l.Withheld(); why != "" {
+		t.Errorf("Withheld still says %q", why)
+	}
+	write(t, root, ".ai/repo/unwatched/late.md", "---\nid: late\nkind: note\n---\nL, edited\n")
+	waitBody(t, changes, "majordomus://note/late", "L, edited\n")
+}
+
+// A layer that cannot be watched at all is kept current by a rescan, and
+// Withheld says so.
+func TestALayerThatCannotBeWatchedIsRescanned(t *testing.T) {
+	add := addWatch
+	addWatch = func(*fsnotify.Watcher, string) error { return errors.New("no watches left") }
+	t.Cleanup(func() { addWatch = add })
+	root := testtemp.Dir(t)
+	writeTree(t, root, map[string]string{".ai/manifest.yaml": testManifest, ".ai/repo/rules/a.md": "---\nid: a\nkind: rule\n---\nA\n"})
+	log, entries := tapLogger(t)
+	l, err := Open(Config{Root: root, Debounce: 20 * time.Millisecond, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes := watch(t, l)
+	waitLog(t, entries, "the layer cannot be watched: its changes are found by a rescan")
+	if why := l.Withheld(); !strings.Contains(why, "it cannot be watched") || !strings.Contains(why, "no watches left") {
+		t.Errorf("Withheld says %q", why)
+	}
+	write(t, root, ".ai/repo/rules/b.md", "---\nid: b\nkind: rule\n---\nB\n")
+	waitBody(t, changes, "majordomus://rule/b", "B\n")
+}
