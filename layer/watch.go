@@ -3,7 +3,6 @@ package layer
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,8 +11,6 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"go.uber.org/zap"
-
-	"github.com/majordomus-mcp/majordomus-mcp/internal/fsinbox"
 )
 
 // Watch keeps the index current until ctx ends, then closes its watcher and
@@ -42,18 +39,16 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 		return ErrWatching
 	}
 	defer l.watching.Store(false)
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return l.rescanOnly(ctx, onChange, err)
-	}
-	defer w.Close()
-	in := fsinbox.New(w) // before the first Add: on Windows Add waits for the reader
 	aiDir := filepath.Join(l.root, ".ai")
 	repoDir := filepath.Join(l.root, filepath.FromSlash(repoRel))
 	localDir := filepath.Join(aiDir, "local") // what leads there is skipped: it decides what is
-	if err := addWatch(w, aiDir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return l.rescanOnly(ctx, onChange, fmt.Errorf("%s: %w", aiDir, err))
+	w, in, err := watcher(aiDir)
+	if err != nil {
+		if w, in = l.rescanUnwatched(ctx, onChange, aiDir, err); w == nil {
+			return nil
+		}
 	}
+	defer w.Close()
 
 	// .ai removed or moved away (a branch without it) takes its watch with
 	// it, and is rebuilt empty; while it is missing it is looked for every

@@ -12,7 +12,7 @@ func watchLimitHint(err error) string {
 	case errors.Is(err, syscall.ENOSPC):
 		return " (this user's inotify watches are used up: raise fs.inotify.max_user_watches to have every change heard at once)"
 	case errors.Is(err, syscall.EMFILE):
-		return " (this user's inotify instances are used up: raise fs.inotify.max_user_instances to have every change heard at once)"
+		return " (this user's inotify instances, or this process's open files, are used up: raise fs.inotify.max_user_instances, or the open-file limit, to have every change heard at once)"
 	}
 	return ""
 }

@@ -2,11 +2,15 @@ package layer
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"go.uber.org/zap"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/fsinbox"
 )
 
 // A layer that cannot be watched whole (this user's inotify watches used
@@ -57,11 +61,27 @@ func (l *Layer) noteBlindness(b *blindness) bool {
 	return true
 }
 
-// rescanOnly keeps the index current by a rebuild every rescan period
-// until ctx ends, for a layer that cannot be watched at all (err says why).
-func (l *Layer) rescanOnly(ctx context.Context, onChange func(old, new *Index), err error) error {
+// watcher is a watch on aiDir (nothing there is fine: its creation is
+// heard), with its inbox, or why none can be had.
+func watcher(aiDir string) (*fsnotify.Watcher, *fsinbox.Inbox, error) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, nil, err
+	}
+	in := fsinbox.New(w) // before the first Add: on Windows Add waits for the reader
+	if err := addWatch(w, aiDir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		w.Close()
+		return nil, nil, fmt.Errorf("%s: %w", aiDir, err)
+	}
+	return w, in, nil
+}
+
+// rescanUnwatched keeps the index current by a rebuild every rescan
+// period while the layer cannot be watched at all (err says why), and
+// returns a watch on aiDir once one can be had; nil once ctx ends.
+func (l *Layer) rescanUnwatched(ctx context.Context, onChange func(old, new *Index), aiDir string, err error) (*fsnotify.Watcher, *fsinbox.Inbox) {
 	why := fmt.Sprintf("changes to the layer on disk are found by a rescan every %s, not heard at once: it cannot be watched: %v%s", l.rescanEvery(), err, watchLimitHint(err))
-	l.blind.Store(&why)
+	l.blind.Store(&why) // until the watch that follows puts every watch (noteBlindness)
 	l.log.Warn("the layer cannot be watched: its changes are found by a rescan", zap.String("reason", why))
 	l.opened = nil
 	t := time.NewTicker(l.rescanEvery())
@@ -72,8 +92,11 @@ func (l *Layer) rescanOnly(ctx context.Context, onChange func(old, new *Index), 
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return nil, nil
 		case <-t.C:
+		}
+		if w, in, err := watcher(aiDir); err == nil {
+			return w, in
 		}
 	}
 }

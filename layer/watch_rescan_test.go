@@ -55,10 +55,17 @@ func TestADirectoryThatCannotBeWatchedIsRescanned(t *testing.T) {
 }
 
 // A layer that cannot be watched at all is kept current by a rescan, and
-// Withheld says so.
+// Withheld says so, until a watch can be had again.
 func TestALayerThatCannotBeWatchedIsRescanned(t *testing.T) {
+	var refuse atomic.Bool
+	refuse.Store(true)
 	add := addWatch
-	addWatch = func(*fsnotify.Watcher, string) error { return errors.New("no watches left") }
+	addWatch = func(w *fsnotify.Watcher, path string) error {
+		if refuse.Load() {
+			return errors.New("no watches left")
+		}
+		return add(w, path)
+	}
 	t.Cleanup(func() { addWatch = add })
 	root := testtemp.Dir(t)
 	writeTree(t, root, map[string]string{".ai/manifest.yaml": testManifest, ".ai/repo/rules/a.md": "---\nid: a\nkind: rule\n---\nA\n"})
@@ -74,4 +81,11 @@ func TestALayerThatCannotBeWatchedIsRescanned(t *testing.T) {
 	}
 	write(t, root, ".ai/repo/rules/b.md", "---\nid: b\nkind: rule\n---\nB\n")
 	waitBody(t, changes, "majordomus://rule/b", "B\n")
+	refuse.Store(false)
+	waitLog(t, entries, "the layer is watched whole again: its changes are heard at once")
+	if why := l.Withheld(); why != "" {
+		t.Errorf("Withheld still says %q", why)
+	}
+	write(t, root, ".ai/repo/rules/b.md", "---\nid: b\nkind: rule\n---\nB, edited\n")
+	waitBody(t, changes, "majordomus://rule/b", "B, edited\n")
 }
