@@ -25,7 +25,7 @@ import (
 type listens struct {
 	ends sync.Map // listenKey → func()
 	subs sync.Map // listenKey → listenSubs
-	deaf sync.Map // listenKey → true: its client read none of its updates lately (updates)
+	deaf sync.Map // a listen's queue → true: its client read none of its updates lately (updates)
 }
 
 // listenSubs is what an open listen asked resources/updated for: the URIs,
@@ -183,20 +183,22 @@ func (s *Surface) updateListeners(u *updates, uri string) {
 			Method: string(mcp.MethodNotificationResourceUpdated),
 			Params: mcp.NotificationParams{Meta: map[string]any{mcp.MetaKeySubscriptionID: subs.id}, AdditionalFields: map[string]any{"uri": uri}},
 		}}
-		_, deaf := s.listens.deaf.Load(key)
+		// Deafness is its queue's: an in-process client's listens share one.
+		queue := key.session.NotificationChannel()
+		_, deaf := s.listens.deaf.Load(queue)
 		hear := func(reads bool) {
 			if reads {
-				s.listens.deaf.Delete(key)
+				s.listens.deaf.Delete(queue)
 			} else {
-				s.listens.deaf.Store(key, true)
+				s.listens.deaf.Store(queue, true)
 			}
 		}
-		u.deliver("listen "+key.id, deaf, hear, func() error {
+		u.deliver("listen "+key.id+" of session "+key.session.SessionID(), deaf, hear, func() error {
 			if _, open := s.listens.subs.Load(key); !open {
 				return nil // it ended: nobody hears it
 			}
 			select {
-			case key.session.NotificationChannel() <- note:
+			case queue <- note:
 				return nil
 			default:
 				return server.ErrNotificationChannelBlocked
@@ -215,7 +217,9 @@ func (s *Surface) requestEnded(ctx context.Context, id any, method mcp.MCPMethod
 	}
 	key := listenKeyOf(ctx, id)
 	s.listens.subs.Delete(key)
-	s.listens.deaf.Delete(key)
+	if key.session != nil {
+		s.listens.deaf.Delete(key.session.NotificationChannel()) // heard again, at a wait at most
+	}
 	if end, ok := s.listens.ends.LoadAndDelete(key); ok {
 		end.(func())()
 	}
