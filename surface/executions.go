@@ -84,10 +84,10 @@ func appendBounded(xs []Execution, x Execution) []Execution {
 
 // same reports whether y is x, kept by another server: a call is the same
 // by its tool, when it began (to the nanosecond) and how long it took,
-// whoever it is recorded for, or by its key, when it has one: a call its
-// server left unanswered, sent again, began anew.
+// whoever it is recorded for, or by its tool and key, when it has one: a
+// call its server left unanswered, sent again, began anew.
 func (x Execution) same(y Execution) bool {
-	return x.Tool == y.Tool && x.At.Equal(y.At) && x.DurationMS == y.DurationMS || x.Call != "" && x.Call == y.Call
+	return x.Tool == y.Tool && (x.At.Equal(y.At) && x.DurationMS == y.DurationMS || x.Call != "" && x.Call == y.Call)
 }
 
 // kept reports whether the history holds a call of key by peer (mu held):

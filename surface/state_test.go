@@ -264,6 +264,9 @@ func TestACallSentAgainJoinsOnceByItsKey(t *testing.T) {
 	if !e.Has(again) {
 		t.Fatal("a history brought with the call sent again does not know it has it")
 	}
+	if forged := (Execution{Tool: "majordomus_list", Peer: "p4", At: at, Call: "k.1"}); e.Has(forged) {
+		t.Fatal("another tool's call naming the key passes for the call")
+	}
 }
 
 // The calls a history took are forgotten by the mark they were given
