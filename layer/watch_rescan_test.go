@@ -19,16 +19,7 @@ import (
 // and the log says so once; once every watch can be put, the changes are
 // heard again, and that is said too.
 func TestADirectoryThatCannotBeWatchedIsRescanned(t *testing.T) {
-	var refuse atomic.Bool
-	refuse.Store(true)
-	add := addWatch
-	addWatch = func(w *fsnotify.Watcher, path string) error {
-		if refuse.Load() && filepath.Base(path) == "unwatched" {
-			return errors.New("no watch for this one")
-		}
-		return add(w, path)
-	}
-	t.Cleanup(func() { addWatch = add })
+	refuse := refusing(t, errors.New("no watch for this one"), func(path string) bool { return filepath.Base(path) == "unwatched" })
 	root := testtemp.Dir(t)
 	writeTree(t, root, map[string]string{
 		".ai/manifest.yaml":          testManifest,
@@ -57,16 +48,7 @@ func TestADirectoryThatCannotBeWatchedIsRescanned(t *testing.T) {
 // A layer that cannot be watched at all is kept current by a rescan, and
 // Withheld says so, until a watch can be had again.
 func TestALayerThatCannotBeWatchedIsRescanned(t *testing.T) {
-	var refuse atomic.Bool
-	refuse.Store(true)
-	add := addWatch
-	addWatch = func(w *fsnotify.Watcher, path string) error {
-		if refuse.Load() {
-			return errors.New("no watches left")
-		}
-		return add(w, path)
-	}
-	t.Cleanup(func() { addWatch = add })
+	refuse := refusing(t, errors.New("no watches left"), func(string) bool { return true })
 	root := testtemp.Dir(t)
 	writeTree(t, root, map[string]string{".ai/manifest.yaml": testManifest, ".ai/repo/rules/a.md": "---\nid: a\nkind: rule\n---\nA\n"})
 	log, entries := tapLogger(t)
@@ -88,4 +70,21 @@ func TestALayerThatCannotBeWatchedIsRescanned(t *testing.T) {
 	}
 	write(t, root, ".ai/repo/rules/b.md", "---\nid: b\nkind: rule\n---\nB, edited\n")
 	waitBody(t, changes, "majordomus://rule/b", "B, edited\n")
+}
+
+// refusing has every watch of a path which refused reports true refused
+// with err, as the kernel refuses one once the watches are used up, until
+// the returned flag is cleared or the test ends.
+func refusing(t *testing.T, err error, refused func(path string) bool) *atomic.Bool {
+	refuse := new(atomic.Bool)
+	refuse.Store(true)
+	add := addWatch
+	addWatch = func(w *fsnotify.Watcher, path string) error {
+		if refuse.Load() && refused(path) {
+			return err
+		}
+		return add(w, path)
+	}
+	t.Cleanup(func() { addWatch = add })
+	return refuse
 }

@@ -142,7 +142,7 @@ func (g *Gone) Resend(ctx context.Context, next wire.Backend, msg json.RawMessag
 	for _, c := range readCalls(msg) {
 		switch {
 		case c.env.Method == "": // an answer to the old server's request: it is gone
-		case c.env.Method == string(mcp.MethodNotificationCancelled):
+		case c.env.Method == string(mcp.MethodNotificationCancelled): // as a lone one, above
 		case mayRepeat(c, g.Session.SafeTools):
 			again = append(again, c.raw)
 		case c.env.IsRequest():

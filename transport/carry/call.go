@@ -11,8 +11,8 @@ import (
 // it, and kept it in the checkout's history, before it went. Whatever
 // serves the client names each call with a key of its own, the same on
 // every sending (WithCall), in the callHeader of a POST over HTTP and in
-// the context of an in-process message; a server keeps a call it finds in
-// the history under its key once.
+// the context of an in-process message; a server does not keep again a
+// call its history holds under that key for the same caller.
 
 // callHeader carries a call's key on the POST that sends it.
 const callHeader = "Majordomus-Call"
