@@ -53,16 +53,17 @@ func StartCmd(t *testing.T, cmd *exec.Cmd, role string, env ...string) *Child {
 	t.Helper()
 	cmd.Env = append(append(os.Environ(), RoleEnv+"="+role), env...)
 	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
+	stdin, stdout, err := start(cmd)
 	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		// Under wine, creating a process fails now and then on a loaded
+		// machine ("Internal error"): no test here proves that a process
+		// starts, so the start is tried once more, as a command of its own.
+		again := exec.Command(cmd.Path, cmd.Args[1:]...)
+		again.Env, again.Dir, again.SysProcAttr, again.Stderr = cmd.Env, cmd.Dir, cmd.SysProcAttr, cmd.Stderr
+		cmd = again
+		if stdin, stdout, err = start(cmd); err != nil {
+			t.Fatal(err)
+		}
 	}
 	c := &Child{Cmd: cmd, Stdin: stdin, lines: make(chan string, 16)}
 	done := make(chan struct{})
@@ -81,6 +82,19 @@ func StartCmd(t *testing.T, cmd *exec.Cmd, role string, env ...string) *Child {
 		_ = cmd.Wait()
 	})
 	return c
+}
+
+// start starts cmd with pipes to its stdin and from its stdout.
+func start(cmd *exec.Cmd) (io.WriteCloser, io.ReadCloser, error) {
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	return stdin, stdout, cmd.Start()
 }
 
 // Line returns the child's next line of output, failing after 10 s.
