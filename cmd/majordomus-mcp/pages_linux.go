@@ -12,7 +12,8 @@ import (
 
 // dropStartPages takes out of the resident set the pages of this binary's
 // code, most of which only package initialisation ran (B6); what is still
-// run faults back from the page cache. Code pages are the file's, so
+// run faults back from the page cache. A bridge drops them once more when
+// it only relays (node's tuning). Code pages are the file's, so
 // dropping them loses nothing, unless a debugger wrote breakpoints into
 // them: a traced process keeps its pages. Its read-only data (type data,
 // the tables the runtime unwinds stacks with) goes too where nothing can

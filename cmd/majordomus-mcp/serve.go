@@ -43,6 +43,7 @@ func serve(ctx context.Context, env *environment, withClient bool) error {
 		MaxSessions:    env.opts.MaxSessions,
 		Stdout:         env.stdout,
 		SignalsHandled: env.signals.ready,
+		ShedPages:      dropStartPages, // again once it only bridges
 		Logger:         env.log,
 		OnTransition:   func(t machine.Transition) { env.state.Set(string(t.To)) },
 	}

@@ -51,6 +51,9 @@ type Config struct {
 	// OnTransition, when set, hears of every change of state (the log's
 	// state is set from it). Loop goroutine: it must be quick.
 	OnTransition func(machine.Transition)
+	// ShedPages, when set, takes the binary's pages out of the resident
+	// set; a bridge calls it once its first answer is written (tuning.go).
+	ShedPages func()
 }
 
 // Node is one process of the shared-server design: the state machine and
@@ -119,7 +122,7 @@ func New(cfg Config) (*Node, error) {
 		lease:      cfg.Lease,
 		withClient: cfg.Stdin != nil,
 		host:       hostKey(),
-		tuning:     runtimeTuning{procs: runtime.GOMAXPROCS(0)},
+		tuning:     runtimeTuning{procs: runtime.GOMAXPROCS(0), shed: cfg.ShedPages},
 		signalled:  make(chan struct{}),
 	}
 	n.hostPeer = sync.OnceValue(n.drawHostPeer)

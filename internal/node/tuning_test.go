@@ -3,24 +3,35 @@ package node
 import (
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
+	"slices"
 	"testing"
 
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 )
 
-// A bridge runs on one processor and collects sooner; a process that
-// serves gets back the processors it started with; a bridge's tuning that
-// comes after the process stopped bridging changes nothing.
+// A bridge sheds its pages before it collects, runs on one processor and
+// collects sooner; a process that serves gets back the processors it
+// started with; a bridge's tuning that comes after the process stopped
+// bridging changes nothing.
 func TestTheRuntimeIsTunedForWhatTheProcessIs(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	tuning := runtimeTuning{procs: 3}
+	var shedAt []uint64 // the collector's GOGC as the pages were shed
+	tuning := runtimeTuning{procs: 3, shed: func() {
+		gogc := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+		metrics.Read(gogc)
+		shedAt = append(shedAt, gogc[0].Value.Uint64())
+	}}
 	procs := func() int { return runtime.GOMAXPROCS(0) }
 
 	tuning.became(machine.Attached)
 	tuning.bridging()
 	if procs() != 1 || debug.SetGCPercent(bridgeGCPercent) != bridgeGCPercent {
 		t.Fatalf("a bridge runs on %d processors", procs())
+	}
+	if !slices.Equal(shedAt, []uint64{100}) {
+		t.Fatalf("a bridge shed its pages with the collector at GOGC %v, not once before it was tuned", shedAt)
 	}
 	tuning.became(machine.Electing)
 	tuning.became(machine.Leaseholder)
@@ -31,7 +42,7 @@ func TestTheRuntimeIsTunedForWhatTheProcessIs(t *testing.T) {
 	tuning.became(machine.Electing)
 	tuning.became(machine.Alone)
 	tuning.bridging() // the first answer of the attached moment came late
-	if procs() != 3 {
-		t.Fatalf("a late bridge's tuning left a process served alone on %d processors", procs())
+	if procs() != 3 || len(shedAt) != 1 {
+		t.Fatalf("a late bridge's tuning left a process served alone on %d processors (pages shed %d times)", procs(), len(shedAt))
 	}
 }
