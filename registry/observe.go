@@ -132,7 +132,12 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 	v := Judge(in)
 	if v.NeedsProbe {
 		in.Probe = ProbeResult{Status: ProbeFailed, Reason: "no probe configured"}
-		if o.Probe != nil {
+		switch {
+		case in.Owner == proc.OwnerGone && o.OwnerEnding(obs):
+			// Its listener may still take the probe's connection, and
+			// hold it until the system closes it.
+			in.Probe.Reason = "not probed: its owner has begun to exit"
+		case o.Probe != nil:
 			in.Probe = o.Probe(ctx, ProbeTarget{URL: obs.Lease.URLString(), Secret: obs.Lease.Secret})
 		}
 		if in.Probe.Status == ProbeNone { // so that Unprobed never leaves Observe
@@ -159,6 +164,17 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 	}
 	obs.Verdict = v
 	return obs, nil
+}
+
+// OwnerEnding reports whether the owner of the lease obs judged has begun
+// to exit ([proc.Env.Ending]): its server will answer nothing. An owner in
+// other namespaces makes no claim: its pid is another process's here.
+func (o *Observer) OwnerEnding(obs Observation) bool {
+	if obs.Lease == nil {
+		return false
+	}
+	foreign, _ := o.foreign(*obs.Lease)
+	return foreign == "" && o.Env.Ending(obs.Lease.PID, obs.Lease.ProcessStart)
 }
 
 // foreign returns the namespaces doc's owner runs in, when they are not

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -68,6 +69,50 @@ func TestObserver_AnOwnerThatDiedAsItWasProbedIsGone(t *testing.T) {
 	}
 	if obs.Verdict.Class != Stale || obs.Owner != proc.OwnerGone {
 		t.Fatalf("verdict %+v, owner %s; want stale, its owner gone", obs.Verdict, obs.Owner)
+	}
+}
+
+// A server whose owner has begun to exit is not probed: its listener may
+// take the probe's connection and hold it until the system closes it, tens
+// of milliseconds on (a process killed -9 releases its inotify instances
+// first). Its lease is stale at once. Another process exiting under the
+// owner's pid, or an owner in other namespaces, makes no claim: the probe
+// is made as before.
+func TestObserver_AServerWhoseOwnerIsExitingIsNotProbed(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		exiting    uint64 // the start of the process exiting under the lease's pid
+		namespaces string
+		probed     bool
+	}{
+		{"its owner exiting", 12345, "", false},
+		{"another process exiting under its pid", 999, "", true},
+		{"its owner in other namespaces", 12345, "pid:[1] net:[2]", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := leasePath(t)
+			writeFile(t, path, docBytes(t, func(l *Lease) { l.Namespaces = tt.namespaces }))
+			var calls atomic.Int32
+			o := &Observer{
+				Path: path, Executable: ourExe, Version: ourVersion, Namespaces: "pid:[3] net:[2]",
+				Probe: countingProbe(ProbeResult{Status: ProbeFailed, Reason: "refused"}, &calls),
+				Env: proc.Env{
+					BootID:       func() (string, error) { return "boot", nil },
+					Signal0:      func(int) error { return nil },
+					ProcessStart: func(int) (uint64, error) { return tt.exiting, proc.ErrProcessEnded },
+				},
+			}
+			obs, err := o.Observe(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := calls.Load() > 0; got != tt.probed || !tt.probed && obs.Verdict.Class != Stale {
+				t.Fatalf("probed %t, verdict %+v; want probed %t", got, obs.Verdict, tt.probed)
+			}
+			if !tt.probed && !strings.Contains(obs.Verdict.Reason, "not probed: its owner has begun to exit") {
+				t.Errorf("the verdict does not say why its server was not probed: %s", obs.Verdict.Reason)
+			}
+		})
 	}
 }
 

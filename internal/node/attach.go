@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
@@ -38,8 +39,13 @@ func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 		Logger:       n.log.Named("bridge"),
 		// A server that answers no probe for the busy grace while a
 		// message waits for it is stopped or frozen: gone, for that
-		// message (docs/design.md#server-and-bridge).
+		// message (docs/design.md#server-and-bridge). One whose owner
+		// has begun to exit is gone at once, unprobed: its listener may
+		// hold the probe until the system closes it.
 		Alive: func(ctx context.Context) error {
+			if n.lease.Ending(live) {
+				return fmt.Errorf("its owner (pid %d) has begun to exit", live.Owner)
+			}
 			_, err := registry.FetchIdentity(ctx, url, key, n.cfg.Times.ProbeTimeout)
 			return err
 		},

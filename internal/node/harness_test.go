@@ -275,6 +275,8 @@ func (v *view) Carries(instance string) (bool, string) {
 	return true, ""
 }
 
+func (v *view) Ending(machine.Observation) bool { return false }
+
 func (v *view) Forget() { v.won.Store(false) }
 
 func (v *view) CurrentURL() string {

@@ -45,6 +45,9 @@ type Lease interface {
 	// error says why the lease is read every second instead of watched:
 	// the channel reports all the same.
 	Lost(ctx context.Context, instance string) (<-chan string, error)
+	// Ending reports whether the owner of the lease live was judged from
+	// has begun to exit: its server will answer nothing.
+	Ending(live machine.Observation) bool
 	// Carries reads whether the lease still carries instance, and if not,
 	// what became of it; cheap enough to ask at every request.
 	Carries(instance string) (bool, string)
@@ -328,6 +331,11 @@ func (e *leaseFile) Key(live machine.Observation) (string, string, net.Conn) {
 		return o.Lease.Instance, o.Lease.Secret, o.Proven
 	}
 	return "", "", nil
+}
+
+func (e *leaseFile) Ending(live machine.Observation) bool {
+	o, ok := live.Opaque.(registry.Observation)
+	return ok && e.observer.OwnerEnding(o)
 }
 
 func (e *leaseFile) Publish(url string) error { return e.file.Publish(url) }

@@ -15,11 +15,12 @@ const (
 )
 
 // kinfoStart turns kinfo_proc's p_stat, p_flag and p_starttime into a
-// start token: microseconds since the Unix epoch, or [ErrProcessEnded]
+// start token: microseconds since the Unix epoch, with [ErrProcessEnded]
 // for a process that is exiting or a zombie.
 func kinfoStart(stat int8, flag int32, sec, usec int64) (uint64, error) {
+	start := uint64(sec)*1_000_000 + uint64(usec)
 	if stat == darwinZombie || flag&darwinExiting != 0 {
-		return 0, ErrProcessEnded
+		return start, ErrProcessEnded
 	}
-	return uint64(sec)*1_000_000 + uint64(usec), nil
+	return start, nil
 }

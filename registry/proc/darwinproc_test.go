@@ -13,8 +13,8 @@ func TestKinfoStart(t *testing.T) {
 	if err != nil || got != 1764546012345678 {
 		t.Errorf("running: %d %v", got, err)
 	}
-	if _, err := kinfoStart(2, 0x4004|0x2000, 1764546012, 345678); !errors.Is(err, ErrProcessEnded) {
-		t.Errorf("exiting: %v, want ErrProcessEnded", err)
+	if start, err := kinfoStart(2, 0x4004|0x2000, 1764546012, 345678); !errors.Is(err, ErrProcessEnded) || start != 1764546012345678 {
+		t.Errorf("exiting: %d, %v; want its start with ErrProcessEnded", start, err)
 	}
 	if _, err := kinfoStart(5, 0x4004, 1764546012, 345678); !errors.Is(err, ErrProcessEnded) {
 		t.Errorf("zombie: %v, want ErrProcessEnded", err)

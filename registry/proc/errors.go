@@ -4,8 +4,10 @@ import "errors"
 
 var (
 	// ErrProcessEnded is returned by [ProcessStart] for a process that has
-	// exited but not yet been reaped (a zombie): it answers signal 0, yet
-	// it serves nothing any more.
+	// begun to exit or has exited but not yet been reaped (a zombie): it
+	// answers signal 0, yet it serves nothing any more. Where the system
+	// still tells when that process started, the start token comes with
+	// the error ([Env.Ending]).
 	ErrProcessEnded = errors.New("proc: process ended")
 
 	// ErrListingUnavailable is returned by [ObserveListening] when the

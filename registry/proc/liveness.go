@@ -73,6 +73,17 @@ func (e Env) Time() time.Time {
 	return time.Now()
 }
 
+// Ending reports whether the owner recorded as (pid, start) has begun to
+// exit: it will never run its code again, so its server answers nothing,
+// though its listener may take connections until the system closes it.
+// That can come tens of milliseconds after its other sockets closed: a
+// process killed -9 releases its descriptors from the highest down, and
+// each inotify instance on the way waits out a grace period of the
+// kernel's. A zero start makes no claim.
+func (e Env) Ending(pid int, start uint64) bool {
+	return pid > 0 && start != 0 && e.Presence(pid).Ended == start
+}
+
 // Alive tells whether the owner recorded as (pid, start, bootID) still runs.
 // It is alive only if kill(pid, 0) succeeds or fails with EPERM, its start
 // time equals start and bootID is this boot. Another boot or another start

@@ -125,8 +125,8 @@ func TestParseStat(t *testing.T) {
 	// Read from a Go process killed -9, after its sockets were closed and
 	// before it was a zombie: state R, PF_EXITING among its flags.
 	exiting := "18295 (zexp) R 18164 18129 28499 0 -1 4195596 3201 0 0 0 2 4 0 0 20 0 1 0 3371537 0 0 18446744073709551615 0 0 0 0 0 0 0 0 2143420159 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 9\n"
-	if _, err := parseStat([]byte(exiting)); !errors.Is(err, ErrProcessEnded) {
-		t.Errorf("an exiting process: %v, want ErrProcessEnded", err)
+	if start, err := parseStat([]byte(exiting)); !errors.Is(err, ErrProcessEnded) || start != 3371537 {
+		t.Errorf("an exiting process: %d, %v; want its start 3371537 with ErrProcessEnded", start, err)
 	}
 	for _, bad := range []string{"", "1 (x) S 1 2", "1 (x) " + fields[:len(fields)-len(" 987654 20 21")] + " x 20 21"} {
 		if _, err := parseStat([]byte(bad)); err == nil {

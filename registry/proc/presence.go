@@ -19,6 +19,9 @@ type Presence struct {
 	Exists bool
 	// Start is that process's start token ([ProcessStart]).
 	Start uint64
+	// Ended is the start token of a process that has the pid but has
+	// begun to exit, where the system tells it; 0 otherwise.
+	Ended uint64
 }
 
 // Presence tells whether pid exists, with signal 0 (nothing is delivered),
@@ -37,7 +40,7 @@ func (e Env) Presence(pid int) Presence {
 	start, err := e.processStart(pid)
 	switch {
 	case errors.Is(err, ErrProcessEnded):
-		return Presence{Known: true} // a zombie runs nothing: it waits to be reaped
+		return Presence{Known: true, Ended: start} // a zombie runs nothing: it waits to be reaped
 	case err != nil:
 		return Presence{Exists: true}
 	}

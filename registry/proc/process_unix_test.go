@@ -13,7 +13,8 @@ import (
 // A child that exited but was not reaped (a zombie) answers signal 0, yet it
 // is gone: a leaseholder killed -9 under a parent that does not reap must
 // not pass for alive for the whole busy grace, nor the fleet's registered
-// server for one the system could not tell about.
+// server for one the system could not tell about. Its server is not
+// probed either.
 func TestAlive_AZombieIsGone(t *testing.T) {
 	c := startChild(t, "sleep")
 	c.Expect(t, "ready")
@@ -44,9 +45,13 @@ func TestAlive_AZombieIsGone(t *testing.T) {
 	if got := (Env{}).Alive(pid, start, boot); got != OwnerGone {
 		t.Errorf("a zombie is %s, want gone", got)
 	}
-	// The fleet's view agrees: no process has the pid, which is a fact.
-	if got := (Env{}).Presence(pid); got != (Presence{Known: true}) {
-		t.Errorf("a zombie's presence is %+v, want known not to exist", got)
+	// The fleet's view agrees: no process has the pid, which is a fact;
+	// the one that had it has ended, and its server answers nothing.
+	if got := (Env{}).Presence(pid); got != (Presence{Known: true, Ended: start}) {
+		t.Errorf("a zombie's presence is %+v, want known not to exist, ended", got)
+	}
+	if !(Env{}).Ending(pid, start) || (Env{}).Ending(pid, start+1) {
+		t.Error("a zombie is not told ending as the owner that started when it did, and only as that one")
 	}
 	c.Cmd.Wait()
 }

@@ -27,7 +27,7 @@ const ticksPerSecond = 100
 // to 4 ms after its clients saw their connections drop: it is gone.
 const pfExiting = 0x4
 
-// parseStat extracts field 22 (starttime) of a /proc/<pid>/stat line, or
+// parseStat extracts field 22 (starttime) of a /proc/<pid>/stat line, with
 // [ErrProcessEnded] for a process that exited (Z, X) or is exiting. The
 // second field is the command in parentheses and may itself hold spaces and
 // parentheses, so fields are counted from the last ')'.
@@ -42,15 +42,15 @@ func parseStat(b []byte) (uint64, error) {
 	if len(fields) <= index {
 		return 0, fmt.Errorf("parsing /proc stat: %d fields after the command", len(fields))
 	}
-	if state := string(fields[0]); state == "Z" || state == "X" {
-		return 0, ErrProcessEnded
-	}
-	if flags, err := strconv.ParseUint(string(fields[9-3]), 10, 64); err == nil && flags&pfExiting != 0 {
-		return 0, ErrProcessEnded
-	}
 	v, err := strconv.ParseUint(string(fields[index]), 10, 64)
 	if err != nil {
 		return 0, fmt.Errorf("parsing /proc stat start time: %w", err)
+	}
+	if state := string(fields[0]); state == "Z" || state == "X" {
+		return v, ErrProcessEnded
+	}
+	if flags, err := strconv.ParseUint(string(fields[9-3]), 10, 64); err == nil && flags&pfExiting != 0 {
+		return v, ErrProcessEnded
 	}
 	return v, nil
 }
