@@ -295,7 +295,7 @@ func (n *Node) transitioned(t machine.Transition) {
 		n.setURL("")
 	case machine.Attached:
 		if n.out != nil {
-			n.out.AfterNextWrite(func() { go n.tuning.bridging() })
+			n.out.AfterWritten(func() { go n.tuning.bridging() })
 		}
 	}
 }

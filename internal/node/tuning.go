@@ -11,7 +11,8 @@ import (
 // runtimeTuning sets the Go runtime for what the process is. A bridge
 // holds little but relays a lot, so once its client's first answer is
 // written (tuned sooner, it held that answer back by up to 3 ms in one
-// start of ten: B1):
+// start of ten: B1), or as it attaches when that answer is out already
+// (answered in process while it elected, or as it failed over):
 //   - it sheds the pages of the binary that its start and election
 //     touched, which a relay does not run, and only then collects: the
 //     first collection adds about 0.7 MiB of the collector's own

@@ -24,13 +24,11 @@ type FrameWriter struct {
 	w      io.Writer
 	err    error
 	closed chan struct{}
-	// after runs once a frame begun after it was set is written; afterMu is
-	// its own lock, so that setting it never waits on a client that does
-	// not read. begun counts the frames whose writing began, and from is
-	// what it was when after was set.
-	afterMu     sync.Mutex
-	after       func()
-	begun, from uint64
+	// after runs once the first frame is written; afterMu is its own
+	// lock, so that setting it never waits on a client that does not read.
+	afterMu sync.Mutex
+	after   func()
+	written bool // a frame has gone to the client, or failed to
 }
 
 // NewFrameWriter returns a FrameWriter over w (the process's stdout).
@@ -53,10 +51,6 @@ func (f *FrameWriter) Write(frame []byte) error {
 		f.mu.Unlock()
 		return errOutputClosed
 	}
-	f.afterMu.Lock()
-	f.begun++
-	n := f.begun
-	f.afterMu.Unlock()
 	_, err := f.w.Write(line.Bytes())
 	if err != nil {
 		f.err = err
@@ -65,10 +59,8 @@ func (f *FrameWriter) Write(frame []byte) error {
 	}
 	f.mu.Unlock()
 	f.afterMu.Lock()
-	var after func()
-	if n > f.from {
-		after, f.after = f.after, nil
-	}
+	after := f.after
+	f.after, f.written = nil, true
 	f.afterMu.Unlock()
 	if after != nil {
 		after()
@@ -76,13 +68,19 @@ func (f *FrameWriter) Write(frame []byte) error {
 	return err
 }
 
-// AfterNextWrite runs after once the next frame has gone to the client (or
-// failed to): what must not hold an answer back waits for it. It returns at
-// once, whether or not the client reads.
-func (f *FrameWriter) AfterNextWrite(after func()) {
+// AfterWritten runs after once a frame has gone to the client (or failed
+// to): at once when one has, else after the next. What must not hold the
+// client's first answer back waits for it. It never waits for the client
+// to read.
+func (f *FrameWriter) AfterWritten(after func()) {
 	f.afterMu.Lock()
-	defer f.afterMu.Unlock()
-	f.after, f.from = after, f.begun
+	if !f.written {
+		f.after = after
+		f.afterMu.Unlock()
+		return
+	}
+	f.afterMu.Unlock()
+	after()
 }
 
 // WriteValue marshals v and sends it as one frame.

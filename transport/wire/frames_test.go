@@ -6,13 +6,14 @@ import (
 	"time"
 )
 
-// What waits for the next frame (a bridge's tuning, which stops the
-// world) runs once that frame is out, never before it.
-func TestWhatWaitsForTheNextFrameRunsOnceItIsWritten(t *testing.T) {
+// What waits for the client's first frame (a bridge's tuning, which stops
+// the world) runs once that frame is out, never before it, and once; asked
+// for after a frame went out, it runs at once.
+func TestWhatWaitsForAFrameRunsOnceOneIsWritten(t *testing.T) {
 	var out bytes.Buffer
 	f := NewFrameWriter(&out)
 	runs := 0
-	f.AfterNextWrite(func() {
+	f.AfterWritten(func() {
 		runs++
 		if out.String() != "{\"id\":1}\n" {
 			t.Errorf("ran with %q written, want the first frame whole", out.String())
@@ -25,6 +26,10 @@ func TestWhatWaitsForTheNextFrameRunsOnceItIsWritten(t *testing.T) {
 		if runs != 1 {
 			t.Fatalf("after frame %d: ran %d times, want once", i+1, runs)
 		}
+	}
+	f.AfterWritten(func() { runs++ })
+	if runs != 2 {
+		t.Fatal("asked for once a frame was out, it did not run at once")
 	}
 }
 
@@ -42,9 +47,10 @@ func (w *stalledWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Asking for what follows the next frame never waits on a client that does
-// not read: the machine that asks would hear no signal meanwhile.
-func TestAskingForTheNextFrameNeverWaitsOnTheClient(t *testing.T) {
+// Asking for what follows a frame never waits on a client that does not
+// read: the machine that asks would hear no signal meanwhile. What was
+// asked for while the first frame was being written runs once it is out.
+func TestAskingForAFrameNeverWaitsOnTheClient(t *testing.T) {
 	w := &stalledWriter{make(chan struct{}), make(chan struct{})}
 	f := NewFrameWriter(w)
 	written := make(chan error, 1)
@@ -52,27 +58,24 @@ func TestAskingForTheNextFrameNeverWaitsOnTheClient(t *testing.T) {
 	<-w.entered
 	asked, ran := make(chan struct{}), make(chan struct{})
 	go func() {
-		f.AfterNextWrite(func() { close(ran) })
+		f.AfterWritten(func() { close(ran) })
 		close(asked)
 	}()
 	select {
 	case <-asked:
 	case <-time.After(10 * time.Second):
-		t.Fatal("AfterNextWrite waited on a frame the client does not read")
+		t.Fatal("AfterWritten waited on a frame the client does not read")
+	}
+	select {
+	case <-ran:
+		t.Fatal("it ran before the frame being written was out")
+	default:
 	}
 	close(w.release)
 	if err := <-written; err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-ran:
-		t.Fatal("it ran after a frame whose writing began before it was asked for")
-	default:
-	}
-	if err := f.Write([]byte(`{"id":2}`)); err != nil {
-		t.Fatal(err)
-	}
-	<-ran // once the next frame was out
+	<-ran // once that frame was out
 }
 
 // A request with a key given twice, one copy of the wrong type, is still
