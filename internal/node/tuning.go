@@ -53,10 +53,13 @@ func (t *runtimeTuning) became(s machine.State) {
 func (t *runtimeTuning) bridging() {
 	t.mu.Lock()
 	attached := t.attached
+	t.mu.Unlock()
+	if attached && t.shed != nil {
+		t.shed() // not under mu: a transition meanwhile does not wait for it
+	}
+	t.mu.Lock()
+	attached = t.attached
 	if attached {
-		if t.shed != nil {
-			t.shed()
-		}
 		debug.SetGCPercent(bridgeGCPercent)
 		runtime.GOMAXPROCS(1)
 	}
