@@ -11,9 +11,9 @@ import (
 )
 
 // A leaseholder killed -9 is torn down over tens of milliseconds (each of
-// its inotify instances waits out a grace period of the kernel's), and
-// its listener, among the last of its descriptors, takes connections until
-// then and answers none. A bridge whose server's owner has begun to exit
+// its inotify instances waits out a grace period of the kernel's), and on
+// current Linux kernels its listener, among the last of its descriptors to
+// go, takes connections until then and answers none. A bridge whose server's owner has begun to exit
 // leaves it unprobed, and so does the election: here the owner stays a
 // zombie, its parent stopped, so that it is exiting for as long as the
 // test looks.

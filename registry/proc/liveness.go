@@ -76,10 +76,10 @@ func (e Env) Time() time.Time {
 // Ending reports whether the owner recorded as (pid, start) has begun to
 // exit: it will never run its code again, so its server answers nothing,
 // though its listener may take connections until the system closes it.
-// That can come tens of milliseconds after its other sockets closed: a
-// process killed -9 releases its descriptors from the highest down, and
-// each inotify instance on the way waits out a grace period of the
-// kernel's. A zero start makes no claim.
+// That can come tens of milliseconds after its other sockets closed: on
+// current Linux kernels a process killed -9 releases its descriptors from
+// the highest down, and each inotify instance on the way waits out a
+// grace period of the kernel's. A zero start makes no claim.
 func (e Env) Ending(pid int, start uint64) bool {
 	return pid > 0 && start != 0 && e.Presence(pid).Ended == start
 }

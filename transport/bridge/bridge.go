@@ -62,8 +62,9 @@ type Config struct {
 	Logger *zap.Logger
 	// Alive probes the server (GET /): nil when a live server answered.
 	// While a message is outstanding the bridge probes it; one that has
-	// answered no probe for GoneAfter (the busy grace) is gone for that
-	// message (see Gone). Nil, or GoneAfter 0: no watch.
+	// answered no probe for GoneAfter (the busy grace), or whose probe
+	// failed with ErrGone, is gone for that message (see Gone). Nil, or
+	// GoneAfter 0: no watch.
 	Alive     func(ctx context.Context) error
 	GoneAfter time.Duration
 	// Current reports whether the lease still names the server; nil: not

@@ -21,6 +21,11 @@ import (
 // (docs/design.md#sharing-heals). A Gone's Cause is one of these errors,
 // unwrapped or wrapped with %w.
 
+// ErrGone, wrapped in what Config.Alive returns, says that the server is
+// gone for certain (its owner has begun to exit): it is not probed for
+// the busy grace.
+var ErrGone = errors.New("the server is gone")
+
 // FullServer is why a server refused to open a session: it has as many as
 // it takes (503 with Retry-After).
 type FullServer struct {
@@ -43,7 +48,8 @@ func (e *FullServer) Error() string {
 }
 
 // SilentServer is why the bridge gave up on a server that answered no
-// probe, or no proof of a new connection, for After (stopped or frozen).
+// probe, or no proof of a new connection, for After (stopped or frozen),
+// or whose probe said it is gone for certain (ErrGone).
 type SilentServer struct {
 	URL   string
 	After time.Duration
@@ -52,6 +58,9 @@ type SilentServer struct {
 }
 
 func (e *SilentServer) Error() string {
+	if errors.Is(e.last, ErrGone) {
+		return fmt.Sprintf("the shared server at %s is gone: %v", e.URL, e.last)
+	}
 	asked := "probe"
 	if e.proof {
 		asked = "proof of a new connection"

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -65,7 +66,7 @@ func (b *Bridge) probeUntil(ctx context.Context, lastAlive time.Time, goneAfter 
 			return nil
 		case err == nil:
 			lastAlive = now
-		case now.Sub(lastAlive) >= goneAfter:
+		case errors.Is(err, ErrGone), now.Sub(lastAlive) >= goneAfter:
 			return &SilentServer{URL: b.cfg.URL, After: now.Sub(lastAlive), last: err}
 		}
 		select { // the next probe, one interval after this one ended

@@ -3,6 +3,7 @@ package together
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -86,6 +87,39 @@ func TestAFrozenServerFailsOverOnceItsProbesFallSilent(t *testing.T) {
 	}
 	if a20, _ := c.answer("20"); !strings.Contains(a20, "outcome unknown") {
 		t.Fatalf("the write in flight was answered %s", a20)
+	}
+	if a21, _ := c.answer("21"); !strings.Contains(a21, "waited") {
+		t.Fatalf("the read-only call in flight was answered %s (want it resent)", a21)
+	}
+}
+
+// A server whose owner has begun to exit is left at the first probe that
+// says so, not once its probes were silent for GoneAfter (an hour here):
+// the read-only call waiting on it is resent where the bridge fails over.
+func TestAServerWhoseOwnerIsExitingIsLeftAtItsFirstProbe(t *testing.T) {
+	f1, f2 := newFixture(), newFixture()
+	f2.releaseAll()
+	t.Cleanup(f1.releaseAll)
+	s1 := serveHTTP(t, httpserver.Config{MCP: f1.srv})
+	p := &probing{url: s1.url, probes: make(chan struct{}, 64)}
+	var ending atomic.Bool
+	alive := func(ctx context.Context) error {
+		if ending.Load() {
+			return fmt.Errorf("its owner (pid 1) has begun to exit: %w", bridge.ErrGone)
+		}
+		return p.alive(ctx)
+	}
+	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
+	c := runStdio(t, fo.with(bridge.Config{URL: s1.url, Alive: alive, GoneAfter: time.Hour}))
+	c.open(initRoots)
+	c.call("2", "tools/list", "")
+	c.send(`{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"wait"}}`)
+	<-f1.blocked
+	ending.Store(true)
+
+	call := fo.next()
+	if !strings.Contains(call.cause.Error(), "is gone: its owner (pid 1) has begun to exit") {
+		t.Fatalf("Failover(%v)", call.cause)
 	}
 	if a21, _ := c.answer("21"); !strings.Contains(a21, "waited") {
 		t.Fatalf("the read-only call in flight was answered %s (want it resent)", a21)
