@@ -44,7 +44,7 @@ func (a *attachment) Attach(ctx context.Context, live machine.Observation) {
 		// hold the probe until the system closes it.
 		Alive: func(ctx context.Context) error {
 			if n.lease.Ending(live) {
-				return fmt.Errorf("its owner (pid %d) has begun to exit: %w", live.Owner, bridge.ErrGone)
+				return fmt.Errorf("%w: its owner (pid %d) has begun to exit", bridge.ErrGone, live.Owner)
 			}
 			_, err := registry.FetchIdentity(ctx, url, key, n.cfg.Times.ProbeTimeout)
 			return err

@@ -52,7 +52,8 @@ type Config struct {
 	// state is set from it). Loop goroutine: it must be quick.
 	OnTransition func(machine.Transition)
 	// ShedPages, when set, takes the binary's pages out of the resident
-	// set; a bridge calls it once its first answer is written (tuning.go).
+	// set; a bridge calls it as it tunes the runtime for bridging
+	// (tuning.go).
 	ShedPages func()
 }
 

@@ -12,7 +12,9 @@ import (
 // holds little but relays a lot, so once its client's first answer is
 // written (tuned sooner, it held that answer back by up to 3 ms in one
 // start of ten: B1), or as it attaches when that answer is out already
-// (answered in process while it elected, or as it failed over):
+// (greeted, answered in process while it elected, or as it failed over;
+// the replay and relay that follow may then wait a millisecond or two,
+// once, but their pages fault in after the drop, not on top of it: B6):
 //   - it sheds the pages of the binary that its start and election
 //     touched, which a relay does not run, and only then collects: the
 //     first collection adds about 0.7 MiB of the collector's own

@@ -46,3 +46,17 @@ func TestTheRuntimeIsTunedForWhatTheProcessIs(t *testing.T) {
 		t.Fatalf("a late bridge's tuning left a process served alone on %d processors (pages shed %d times)", procs(), len(shedAt))
 	}
 }
+
+// A transition while a bridge sheds its pages does not wait for the shed,
+// and the tuning that follows it heeds the new state.
+func TestATransitionWhileABridgeShedsItsPagesWins(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	var tuning runtimeTuning
+	tuning = runtimeTuning{procs: 3, shed: func() { tuning.became(machine.Alone) }}
+	tuning.became(machine.Attached)
+	tuning.bridging()
+	if runtime.GOMAXPROCS(0) != 3 || debug.SetGCPercent(100) != 100 {
+		t.Fatalf("a process served alone since was tuned as a bridge: %d processors", runtime.GOMAXPROCS(0))
+	}
+}

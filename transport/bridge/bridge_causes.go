@@ -23,8 +23,8 @@ import (
 
 // ErrGone, wrapped in what Config.Alive returns, says that the server is
 // gone for certain (its owner has begun to exit): it is not probed for
-// the busy grace.
-var ErrGone = errors.New("the server is gone")
+// the busy grace. Its words begin the error that wraps it.
+var ErrGone = errors.New("gone")
 
 // FullServer is why a server refused to open a session: it has as many as
 // it takes (503 with Retry-After).
@@ -59,7 +59,7 @@ type SilentServer struct {
 
 func (e *SilentServer) Error() string {
 	if errors.Is(e.last, ErrGone) {
-		return fmt.Sprintf("the shared server at %s is gone: %v", e.URL, e.last)
+		return fmt.Sprintf("the shared server at %s is %v", e.URL, e.last)
 	}
 	asked := "probe"
 	if e.proof {

@@ -105,7 +105,7 @@ func TestAServerWhoseOwnerIsExitingIsLeftAtItsFirstProbe(t *testing.T) {
 	var ending atomic.Bool
 	alive := func(ctx context.Context) error {
 		if ending.Load() {
-			return fmt.Errorf("its owner (pid 1) has begun to exit: %w", bridge.ErrGone)
+			return fmt.Errorf("%w: its owner (pid 1) has begun to exit", bridge.ErrGone)
 		}
 		return p.alive(ctx)
 	}
