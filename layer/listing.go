@@ -68,7 +68,8 @@ func listFiles(root string) ([]string, []Diagnostic) {
 				diags = append(diags, Diagnostic{Level: LevelWarning, Path: rel, Message: "symbolic link into .ai/local, which is never indexed: skipped"})
 				return nil
 			}
-		} else if !d.Type().IsRegular() {
+		} else if !d.Type().IsRegular() { // a named pipe, a socket, a device
+			diags = append(diags, Diagnostic{Level: LevelWarning, Path: rel, Message: "not a regular file: skipped"})
 			return nil
 		}
 		files = append(files, rel)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -53,6 +54,18 @@ func TestAManifestThatIsANamedPipeIsRefusedAtOnce(t *testing.T) {
 	err := withoutWaiting(t, path, func() error { _, err := LoadManifest(root); return err })
 	if !errors.Is(err, ErrInvalidManifest) || !strings.Contains(err.Error(), "not a regular file") {
 		t.Fatalf("error = %v, want ErrInvalidManifest: not a regular file", err)
+	}
+}
+
+// A named pipe named as an object is listed as skipped, with a warning
+// that says why it is not in the index.
+func TestANamedPipeNamedAsAnObjectIsSkippedWithAWarning(t *testing.T) {
+	root := testtemp.Dir(t)
+	namedPipe(t, filepath.Join(root, ".ai", "repo", "knowledge", "x.md"))
+	files, diags := listFiles(root)
+	want := []Diagnostic{{Level: LevelWarning, Path: ".ai/repo/knowledge/x.md", Message: "not a regular file: skipped"}}
+	if len(files) != 0 || !slices.Equal(diags, want) {
+		t.Fatalf("listed %v with %+v, want nothing and %+v", files, diags, want)
 	}
 }
 
