@@ -41,12 +41,17 @@ function svg(tag, attrs) {
 }
 
 // plain is a peer's text s, at most limit characters, one line of
-// printable characters (a right-to-left override cannot turn the page's
-// words around); quote escapes its quotes and backslashes too.
+// printable, visible characters (a right-to-left override cannot turn the
+// page's words around, nor a filler pass for a name); quote escapes its
+// quotes and backslashes too.
 function plain(s, limit, quote) {
   const chars = Array.from(String(s ?? ""));
-  const text = chars.slice(0, limit).join("").replace(quote ? /[\p{C}\p{Zl}\p{Zp}"\\]/gu : /[\p{C}\p{Zl}\p{Zp}]/gu,
-    (c) => c === '"' || c === "\\" ? "\\" + c : "\\u" + c.codePointAt(0).toString(16).padStart(4, "0"));
+  const hidden = quote ? /[\p{C}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}"\\]/gu : /[\p{C}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu;
+  const text = chars.slice(0, limit).join("").replace(hidden, (c) => {
+    if (c === '"' || c === "\\") return "\\" + c;
+    const hex = c.codePointAt(0).toString(16);
+    return hex.length > 4 ? "\\u{" + hex + "}" : "\\u" + hex.padStart(4, "0");
+  });
   return text + (chars.length > limit ? "…" : "");
 }
 
