@@ -112,8 +112,9 @@ func client(t *testing.T, dir, name, intent string, scope ...string) *mcpclient.
 const hostile = `<img src=x onerror=alert(1)>`
 
 // turning is an intent whose right-to-left override would show the page's
-// words after it reversed.
-const turning = "rework the parser\u202e (nothing overlaps)"
+// words after it reversed, with a filler that shows as nothing and a tag
+// character past U+FFFF.
+const turning = "rework the parser\u202e\u3164\U000E0041 (nothing overlaps)"
 
 // The board in a real browser: refused without its link, and with it once
 // it is spent, on a page that says how to get a new one; opened with it
@@ -201,8 +202,8 @@ func TestTheBoardInABrowser(t *testing.T) {
 	if len(page.Whom) != 2 || page.Whom[0] != `p2 ("codex")` || page.Whom[1] != `p1 ("`+hostile+`")` {
 		t.Errorf("the rows say they overlap %q", page.Whom)
 	}
-	if len(page.Intents) != 2 || page.Intents[0] != `rework the parser\u202e (nothing overlaps)` {
-		t.Errorf("the intents show as %q; want the override as its escape", page.Intents)
+	if len(page.Intents) != 2 || page.Intents[0] != `rework the parser\u202e\u3164\u{e0041} (nothing overlaps)` {
+		t.Errorf("the intents show as %q; want the override, the filler and the tag as their escapes", page.Intents)
 	}
 	if page.Current != "leaseholder" {
 		t.Errorf("the state machine marks %q as the server's state", page.Current)
