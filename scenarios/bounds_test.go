@@ -113,6 +113,31 @@ func TestConnectionsHeldWithoutTheTokenKeepNoClientOut(t *testing.T) {
 	}
 }
 
+// status tells a full server apart: its lease is live, and it says that a
+// new client is served alone until a session ends.
+func TestStatusSaysWhenTheServerIsFull(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir, "--max-sessions", "1")
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	reason := func() string {
+		t.Helper()
+		code, stdout, _ := runOnce(t, dir, "", "status")
+		var report struct{ Class, Reason string }
+		if code != 0 || json.Unmarshal([]byte(stdout), &report) != nil || report.Class != "live" {
+			t.Fatalf("status: %d\n%s", code, stdout)
+		}
+		return report.Reason
+	}
+	if r := reason(); strings.Contains(r, "full") {
+		t.Fatalf("a server with room for a session is said full: %s", r)
+	}
+	openPlainSession(t, connect(t, dir))
+	if r := reason(); !strings.Contains(r, "it is full: it opens no session until one ends, and a new client is served alone meanwhile") {
+		t.Fatalf("a full server is not said full: %s", r)
+	}
+}
+
 // No token holder opens a session the server did not count, past the cap
 // (which a plain session fills here): not with the header that lets a
 // bridge send a 2026-07-28 request's names in its body, whose body names

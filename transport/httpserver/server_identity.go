@@ -26,6 +26,9 @@ type Identity struct {
 	// HTTPSessions is the number of live HTTP sessions (an open
 	// 2026-07-28 subscriptions/listen stream is one), of Sessions.
 	HTTPSessions int `json:"http_sessions"`
+	// Full is true while the session cap is reached: no new session is
+	// opened until one ends.
+	Full bool `json:"full,omitempty"`
 	// Peers is who is on the server's board; nil when not told.
 	Peers *IdentityPeers `json:"peers,omitempty"`
 	// Greeting is what a prover greets its client with (internal/node):
@@ -101,6 +104,7 @@ func (h *Server) serveIdentity(w http.ResponseWriter, r *http.Request) {
 	id.Leaseholder = id.Leaseholder && !h.closing.Load() // a stopping server is nobody's to attach to
 	id.HTTPSessions = h.table.count()
 	id.Sessions = max(id.Sessions, id.HTTPSessions)
+	id.Full = h.table.places() >= h.cfg.MaxSessions
 	if challenge != "" {
 		// A probe asks who serves, not who is served: the board could
 		// outgrow what a probe reads.
