@@ -114,7 +114,7 @@ func TestConnectionsHeldWithoutTheTokenKeepNoClientOut(t *testing.T) {
 }
 
 // status tells a full server apart: its lease is live, and it says that a
-// new client is served alone until a session ends.
+// new client that needs a session is served alone until one ends.
 func TestStatusSaysWhenTheServerIsFull(t *testing.T) {
 	dir := checkout(t)
 	a := shared(t, dir, "--max-sessions", "1")
@@ -133,7 +133,7 @@ func TestStatusSaysWhenTheServerIsFull(t *testing.T) {
 		t.Fatalf("a server with room for a session is said full: %s", r)
 	}
 	openPlainSession(t, connect(t, dir))
-	if r := reason(); !strings.Contains(r, "it is full: it opens no session until one ends, and a new client is served alone meanwhile") {
+	if r := reason(); !strings.Contains(r, "it is full: it opens no session until one ends, and a new client that needs one is served alone meanwhile") {
 		t.Fatalf("a full server is not said full: %s", r)
 	}
 }

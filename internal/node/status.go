@@ -74,7 +74,7 @@ func Status(ctx context.Context, co *Checkout, flags Timings) (StatusReport, err
 			report.Server = id
 			var server struct{ Full bool }
 			if json.Unmarshal(id, &server) == nil && server.Full && o.Verdict.Class == registry.Live {
-				report.Reason += "; it is full: it opens no session until one ends, and a new client is served alone meanwhile"
+				report.Reason += "; it is full: it opens no session until one ends, and a new client that needs one is served alone meanwhile"
 			}
 			if o.Verdict.Class == registry.Live {
 				report.Connect = &Connection{

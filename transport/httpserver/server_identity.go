@@ -72,9 +72,9 @@ const maxSealed = 16 << 10
 
 // sealed is id, with the greeting, sealed for the prover that sent
 // challenge, or "" when there is none, it is too large, or the server is
-// full: the session a greeting promises would be refused.
+// full (id.Full): the session a greeting promises would be refused.
 func (h *Server) sealed(id Identity, challenge string) string {
-	if h.cfg.Greeting == nil || h.table.places() >= h.cfg.MaxSessions {
+	if h.cfg.Greeting == nil || id.Full {
 		return ""
 	}
 	id.Greeting = h.cfg.Greeting()
