@@ -86,6 +86,15 @@ func (c *classification) inScope(r Row) bool {
 	return r.RepositoryID != "" && r.RepositoryID == repo.ID || r.RepositoryRoot != "" && r.RepositoryRoot == repo.Root
 }
 
+// sameDir says, where the row and the snapshot both know it, whether the
+// row's server serves this checkout's root directory: wherever that
+// directory is now (the checkout moved, and its server with it), and not
+// another one made at its path since.
+func (c *classification) sameDir(r Row) (same, known bool) {
+	dir := c.s.Repository.Dir
+	return r.RepositoryDir == dir, r.RepositoryDir != "" && dir != ""
+}
+
 // match pairs rows with processes. A row and a process agree when they
 // name one pid, one start time and this boot, and the process started
 // before the row was registered. Of several rows agreeing with one
@@ -115,10 +124,18 @@ func (c *classification) match() {
 		// A row of another path whose process now runs in this checkout
 		// (the checkout moved under it) is this checkout's, bound wrong;
 		// not one whose checkout holds this one (a server of /a started
-		// in /a/sub, which has a manifest of its own).
+		// in /a/sub, which has a manifest of its own). Where the row and
+		// the snapshot both know the root directory's id, it decides: a
+		// server started with --repo names the old path, not the new.
 		ours := agree && p.Checkout != "" && p.Checkout == c.s.Repository.Root && !within(p.Checkout, r.RepositoryRoot)
+		same, known := c.sameDir(r)
+		if known {
+			ours = same // the directory says, whatever the paths
+		}
 		switch {
-		case !c.inScope(r) && !ours:
+		// Of another checkout; or dead, and of the directory that was at
+		// this path (a live one is this checkout's, bound wrong).
+		case !ours && !c.inScope(r), known && !same && !agree:
 		case agree && !replaced:
 			c.live = append(c.live, live{row: r, proc: p})
 		default:
@@ -269,6 +286,10 @@ func (c *classification) bindingMismatch(r Row, p Process) string {
 	}
 	if r.RepositoryID != repo.ID {
 		why = append(why, fmt.Sprintf("registered repository id %q, this checkout's is %q", r.RepositoryID, repo.ID))
+	}
+	if same, known := c.sameDir(r); known && !same {
+		why = append(why, fmt.Sprintf("it serves the directory that was at %q when it registered (id %s), not the one there now (id %s): that checkout was moved or removed",
+			r.RepositoryRoot, r.RepositoryDir, repo.Dir))
 	}
 	if p.Checkout != "" && p.Checkout != r.RepositoryRoot {
 		why = append(why, fmt.Sprintf("its start directory belongs to the checkout %q", p.Checkout))

@@ -52,10 +52,13 @@ type Configured struct {
 	RoleKnown bool
 }
 
-// Repository is a checkout: its root and repository id.
+// Repository is a checkout: its root and repository id, and its root
+// directory's id (registry.DirectoryID; "" when unknown), which tells the
+// checkout there now from one moved away or made again at its path.
 type Repository struct {
 	Root string `json:"root"`
 	ID   string `json:"repository_id"`
+	Dir  string `json:"-"`
 }
 
 // Row is one shared server's row in the runtime registry
@@ -75,6 +78,9 @@ type Row struct {
 	State          string
 	RepositoryRoot string
 	RepositoryID   string
+	// RepositoryDir is the id of the root directory the server serves, as
+	// it registered ([Repository].Dir); "" when unknown.
+	RepositoryDir string
 	// Cohort identifies the client cohort that launched the server; "" when
 	// unknown. CohortSource says where it came from.
 	Cohort       string

@@ -69,3 +69,25 @@ func StatExecutable(p string) (Executable, error) {
 	}
 	return Executable{Path: resolved, MTime: fi.ModTime().Unix(), Size: fi.Size()}, nil
 }
+
+// DirectoryID names the directory at path by what the system knows it as,
+// not by its path: its device and inode (volume and file index on
+// Windows), or "" when that cannot be told. A checkout moved elsewhere
+// keeps its id; one made again at the old path has another, while the
+// first still exists (a filesystem may give a freed number again).
+func DirectoryID(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.IsDir() {
+		return ""
+	}
+	id := openedID(f, fi)
+	if id == (fileID{}) {
+		return ""
+	}
+	return fmt.Sprintf("%d:%d", id.dev, id.ino)
+}

@@ -41,6 +41,7 @@ type inventory struct {
 	StaleMembers          []member `json:"stale_members"`
 	DrainingMembers       []member `json:"draining_members"`
 	UnregisteredProcesses []member `json:"unregistered_processes"`
+	BindingMismatches     []member `json:"repository_binding_mismatches"`
 	SingleCohort          *bool    `json:"single_cohort"`
 	MixedCohort           *bool    `json:"mixed_cohort"`
 	MixedRevision         *bool    `json:"mixed_revision"`
@@ -55,6 +56,7 @@ type member struct {
 	PID     int     `json:"pid"`
 	Cohort  *string `json:"cohort,omitempty"`
 	Reason  string  `json:"reason,omitempty"`
+	Detail  string  `json:"detail,omitempty"`
 }
 
 func (inv inventory) blocked() string {

@@ -5,6 +5,7 @@ package scenarios
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
@@ -41,4 +42,37 @@ func TestFleetFindsAServerStartedThroughALink(t *testing.T) {
 		t.Fatalf("exit %d, gate %v (%s), running %+v, stale %+v, unregistered %+v; want %v running",
 			code, inv.MutationGateSatisfied, inv.blocked(), inv.RunningMembers, inv.StaleMembers, inv.UnregisteredProcesses, pids(p, other))
 	}
+}
+
+// A checkout moved aside and made again at its path (a fresh clone): its
+// server, started from elsewhere with --repo, names the old path in its
+// row and its arguments, and serves the moved checkout. The checkout made
+// again has no server, and the moved one a server registered under
+// another path: neither gate opens, and each says why.
+func TestFleetTellsAMovedCheckoutFromTheOneMadeAtItsPath(t *testing.T) {
+	dir, registry := checkout(t), filepath.Join(t.TempDir(), "registry.db")
+	p := startEnv(t, t.TempDir(), fleetEnv(registry, "one"), "serve", "--http-port", "0", "--repo", dir)
+	if _, err := p.WaitLog(ctx(t), "registered this server in the fleet registry"); err != nil {
+		t.Fatal(err)
+	}
+	if code, inv := fleet(t, dir, registry); code != 0 {
+		t.Fatalf("before the move: exit %d (%s)", code, inv.blocked())
+	}
+	moved := dir + "-moved"
+	if err := os.Rename(dir, moved); err != nil {
+		t.Fatal(err)
+	}
+	copyExample(t, dir)
+
+	saysWhy := func(where, says string) {
+		t.Helper()
+		code, inv := fleet(t, where, registry)
+		m := inv.BindingMismatches
+		if code != 10 || inv.MutationGateSatisfied || len(m) != 1 || m[0].PID != p.Cmd.Process.Pid || !strings.Contains(m[0].Detail, says) {
+			t.Fatalf("fleet in %s: exit %d, gate %v (%s), binding mismatches %+v; want its server's, saying %q",
+				where, code, inv.MutationGateSatisfied, inv.blocked(), m, says)
+		}
+	}
+	saysWhy(dir, "was moved or removed")
+	saysWhy(moved, `registered for root "`+dir+`"`)
 }

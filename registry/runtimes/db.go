@@ -31,11 +31,16 @@ const (
 	readerParams = "mode=ro&_pragma=busy_timeout(5000)&_pragma=query_only(1)"
 )
 
-// columns are the row's columns in the order rowArgs and scanRow use.
-const columns = `runtime_id, profile, role, state, repository_root, repository_id,
+// columns are the row's columns in the order rowArgs and scanRow use;
+// columnsOfVersion1 those a registry of schema version 1 has, which Read
+// reads with an unknown directory.
+const (
+	columnsOfVersion1 = `runtime_id, profile, role, state, repository_root, repository_id,
 	cohort, cohort_source, parent_pid, parent_start,
 	startup_revision, module_version, vcs_revision, transport, url,
 	pid, process_start, boot_id, executable, registered_at, registered_ticks`
+	columns = columnsOfVersion1 + `, repository_dir`
+)
 
 // DB is the runtime registry opened for writing by the server a row
 // is about. Open it for one operation and close it: a server writes three
@@ -270,7 +275,7 @@ func (r *DB) Register(ctx context.Context, row fleet.Row) error {
 		}
 	}
 	_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO server_runtimes (`+columns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, rowArgs(row)...)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, rowArgs(row)...)
 	if err == nil {
 		err = tx.Commit()
 	}
@@ -355,7 +360,15 @@ func Read(ctx context.Context, path string) ([]fleet.Row, error) {
 	if !ours {
 		return nil, nil // made, not yet migrated
 	}
-	rows, err := db.QueryContext(ctx, `SELECT `+columns+` FROM server_runtimes ORDER BY runtime_id`)
+	var version int
+	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return nil, fmt.Errorf("reading the registry's schema version: %w", err)
+	}
+	selected := columns
+	if version < 2 { // not migrated yet: a reader cannot, and no row knows its directory
+		selected = columnsOfVersion1 + `, '' AS repository_dir`
+	}
+	rows, err := db.QueryContext(ctx, `SELECT `+selected+` FROM server_runtimes ORDER BY runtime_id`)
 	if err != nil {
 		return nil, fmt.Errorf("reading the registry: %w", err)
 	}
@@ -379,7 +392,7 @@ func rowArgs(r fleet.Row) []any {
 		r.Cohort, r.CohortSource, int64(r.ParentPID), int64(r.ParentStart),
 		r.StartupRevision, r.ModuleVersion, r.VCSRevision, r.Transport, r.URL,
 		int64(r.PID), int64(r.ProcessStart), r.BootID, r.Executable,
-		r.RegisteredAt.UTC().Format(time.RFC3339Nano), int64(r.RegisteredTicks)}
+		r.RegisteredAt.UTC().Format(time.RFC3339Nano), int64(r.RegisteredTicks), r.RepositoryDir}
 }
 
 func scanRow(rows *sql.Rows) (fleet.Row, error) {
@@ -389,7 +402,7 @@ func scanRow(rows *sql.Rows) (fleet.Row, error) {
 	err := rows.Scan(&r.RuntimeID, &r.Profile, &r.Role, &r.State, &r.RepositoryRoot, &r.RepositoryID,
 		&r.Cohort, &r.CohortSource, &parentPID, &parentStart,
 		&r.StartupRevision, &r.ModuleVersion, &r.VCSRevision, &r.Transport, &r.URL,
-		&pid, &start, &r.BootID, &r.Executable, &at, &ticks)
+		&pid, &start, &r.BootID, &r.Executable, &at, &ticks, &r.RepositoryDir)
 	if err != nil {
 		return fleet.Row{}, err
 	}

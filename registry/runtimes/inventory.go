@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/majordomus-mcp/majordomus-mcp/fleet"
+	"github.com/majordomus-mcp/majordomus-mcp/registry"
 	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
 )
 
@@ -36,7 +37,7 @@ type Scope struct {
 func Collect(ctx context.Context, sc Scope) fleet.Snapshot {
 	snap := fleet.Snapshot{
 		Roster:             sc.Roster,
-		Repository:         fleet.Repository{Root: sc.Root, ID: sc.RepositoryID},
+		Repository:         fleet.Repository{Root: sc.Root, ID: sc.RepositoryID, Dir: registry.DirectoryID(sc.Root)},
 		RegistryPath:       sc.Registry,
 		PIDs:               map[int]fleet.PID{},
 		AnsweringNamespace: sc.Answering,

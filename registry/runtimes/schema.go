@@ -10,7 +10,7 @@ import (
 // database's user_version. It is the version of the last entry of
 // [migrations]; tests pin the schema through this constant, never through a
 // literal, so that adding a migration is one change in one place.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migration brings a database from version-1 to version. Its statements are
 // additive only (a new table, index or column, never a drop, rename or
@@ -50,6 +50,9 @@ var migrations = []migration{
 			state_changed_at TEXT NOT NULL DEFAULT ''
 		)`,
 		`CREATE INDEX IF NOT EXISTS server_runtimes_slot ON server_runtimes (repository_id, profile)`,
+	}},
+	{2, []string{ // the root directory's id (registry.DirectoryID): a checkout moved or made again is told apart
+		`ALTER TABLE server_runtimes ADD COLUMN repository_dir TEXT NOT NULL DEFAULT ''`,
 	}},
 }
 

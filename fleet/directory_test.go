@@ -1,0 +1,87 @@
+package fleet
+
+import (
+	"strings"
+	"testing"
+)
+
+// A checkout moved aside, and another made at its path: a server started
+// with --repo names the old path in its row and in its arguments, and only
+// the root directory's id tells which checkout it serves.
+func TestTheRootDirectoryTellsWhichCheckoutAServerServes(t *testing.T) {
+	a, b := newServer("author", 101), newServer("review", 102)
+	two := roster("author", "review")
+	const served, remade = "2049:11", "2049:57" // the directory b serves; the one made at its old path
+	here := func(dir string) func(*Row, *Process) {
+		return func(r *Row, _ *Process) { r.RepositoryDir = dir }
+	}
+	at := func(s Snapshot, root Repository) Snapshot {
+		s.Repository = root
+		return s
+	}
+	mismatch := func(pid int, says string) func(t *testing.T, inv Inventory) {
+		return func(t *testing.T, inv Inventory) {
+			m := inv.RepositoryBindingMismatches
+			if len(m) != 1 || m[0].PID != pid || !strings.Contains(m[0].Detail, says) {
+				t.Errorf("binding mismatches %+v; want pid %d's, saying %q", m, pid, says)
+			}
+		}
+	}
+	tests := []struct {
+		name        string
+		snap        Snapshot
+		wantBlocked []string
+		check       func(t *testing.T, inv Inventory)
+	}{
+		{
+			name: "the directory it registered is the one at the path: as by the path",
+			snap: at(snapshotOf(two, a.with(here(served)), b.with(here(served))), Repository{Root: repo.Root, ID: repo.ID, Dir: served}),
+		},
+		{
+			name:        "at the old path, a live server of the directory moved away is bound wrong, not this checkout's server",
+			snap:        at(snapshotOf(two, a.with(here(remade)), b.with(here(served))), Repository{Root: repo.Root, ID: repo.ID, Dir: remade}),
+			wantBlocked: []string{BindingMismatchReason},
+			check:       mismatch(102, "was moved or removed"),
+		},
+		{
+			name:        "where the directory moved, its server is that checkout's, bound wrong (its --repo names the old path)",
+			snap:        at(snapshotOf(roster("review"), b.with(here(served))), Repository{Root: "/work/moved", ID: "id-of-moved", Dir: served}),
+			wantBlocked: []string{BindingMismatchReason},
+			check: func(t *testing.T, inv Inventory) {
+				mismatch(102, `registered for root "`+repo.Root+`"`)(t, inv)
+				if len(inv.RunningMembers) != 1 || len(inv.MissingMembers) != 0 {
+					t.Errorf("running %+v missing %+v", inv.RunningMembers, inv.MissingMembers)
+				}
+			},
+		},
+		{
+			name: "a dead server of the directory that was at this path is no stale member here",
+			snap: at(snapshotOf(two, a.with(here(remade)), b.with(here(remade))).withRow(newServer("review", 103).with(here(served)).row, PID{Known: true}),
+				Repository{Root: repo.Root, ID: repo.ID, Dir: remade}),
+			check: func(t *testing.T, inv Inventory) {
+				if len(inv.StaleMembers) != 0 {
+					t.Errorf("stale %+v", inv.StaleMembers)
+				}
+			},
+		},
+		{
+			name: "where the rows do not know the directory (registered by an older release), the path decides, as before",
+			snap: at(snapshotOf(two, a, b), Repository{Root: repo.Root, ID: repo.ID, Dir: remade}),
+		},
+		{
+			name: "where this checkout's directory cannot be told, the path decides, as before",
+			snap: snapshotOf(two, a.with(here(served)), b.with(here(remade))),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			inv := Classify(tt.snap)
+			if got := codes(inv.BlockedReasons); strings.Join(got, ",") != strings.Join(tt.wantBlocked, ",") {
+				t.Errorf("blocked %v, want %v (%+v)", got, tt.wantBlocked, inv.BlockedReasons)
+			}
+			if tt.check != nil {
+				tt.check(t, inv)
+			}
+		})
+	}
+}
