@@ -89,7 +89,9 @@ func (c *classification) inScope(r Row) bool {
 // sameDir says, where the row and the snapshot both know it, whether the
 // row's server serves this checkout's root directory: wherever that
 // directory is now (the checkout moved, and its server with it), and not
-// another one made at its path since.
+// another one made at its path since. A filesystem that numbers one
+// directory otherwise from one moment to the next would make a server
+// missing from its own checkout: closed, never open.
 func (c *classification) sameDir(r Row) (same, known bool) {
 	dir := c.s.Repository.Dir
 	return r.RepositoryDir == dir, r.RepositoryDir != "" && dir != ""
@@ -125,17 +127,16 @@ func (c *classification) match() {
 		// (the checkout moved under it) is this checkout's, bound wrong;
 		// not one whose checkout holds this one (a server of /a started
 		// in /a/sub, which has a manifest of its own). Where the row and
-		// the snapshot both know the root directory's id, it decides: a
-		// server started with --repo names the old path, not the new.
+		// the snapshot both know the root directory's id, it alone
+		// decides: a server started with --repo names its checkout's old
+		// path, and one made again at that path is another checkout.
 		ours := agree && p.Checkout != "" && p.Checkout == c.s.Repository.Root && !within(p.Checkout, r.RepositoryRoot)
 		same, known := c.sameDir(r)
 		if known {
-			ours = same // the directory says, whatever the paths
+			ours = same
 		}
 		switch {
-		// Of another checkout; or dead, and of the directory that was at
-		// this path (a live one is this checkout's, bound wrong).
-		case !ours && !c.inScope(r), known && !same && !agree:
+		case !ours && (known || !c.inScope(r)): // another checkout's
 		case agree && !replaced:
 			c.live = append(c.live, live{row: r, proc: p})
 		default:
@@ -286,10 +287,6 @@ func (c *classification) bindingMismatch(r Row, p Process) string {
 	}
 	if r.RepositoryID != repo.ID {
 		why = append(why, fmt.Sprintf("registered repository id %q, this checkout's is %q", r.RepositoryID, repo.ID))
-	}
-	if same, known := c.sameDir(r); known && !same {
-		why = append(why, fmt.Sprintf("it serves the directory that was at %q when it registered (id %s), not the one there now (id %s): that checkout was moved or removed",
-			r.RepositoryRoot, r.RepositoryDir, repo.Dir))
 	}
 	if p.Checkout != "" && p.Checkout != r.RepositoryRoot {
 		why = append(why, fmt.Sprintf("its start directory belongs to the checkout %q", p.Checkout))

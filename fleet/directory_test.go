@@ -19,13 +19,16 @@ func TestTheRootDirectoryTellsWhichCheckoutAServerServes(t *testing.T) {
 		s.Repository = root
 		return s
 	}
-	mismatch := func(pid int, says string) func(t *testing.T, inv Inventory) {
-		return func(t *testing.T, inv Inventory) {
-			m := inv.RepositoryBindingMismatches
-			if len(m) != 1 || m[0].PID != pid || !strings.Contains(m[0].Detail, says) {
-				t.Errorf("binding mismatches %+v; want pid %d's, saying %q", m, pid, says)
+	// nonEmpty names the lists besides running and missing that list
+	// anything: where a server of another checkout must not show.
+	nonEmpty := func(inv Inventory) (lists []string) {
+		for name, n := range map[string]int{"duplicate": len(inv.DuplicateMembers), "unexpected": len(inv.UnexpectedMembers),
+			"stale": len(inv.StaleMembers), "unregistered": len(inv.UnregisteredProcesses), "mismatched": len(inv.RepositoryBindingMismatches)} {
+			if n > 0 {
+				lists = append(lists, name)
 			}
 		}
+		return lists
 	}
 	tests := []struct {
 		name        string
@@ -38,17 +41,34 @@ func TestTheRootDirectoryTellsWhichCheckoutAServerServes(t *testing.T) {
 			snap: at(snapshotOf(two, a.with(here(served)), b.with(here(served))), Repository{Root: repo.Root, ID: repo.ID, Dir: served}),
 		},
 		{
-			name:        "at the old path, a live server of the directory moved away is bound wrong, not this checkout's server",
+			name:        "at the old path, a live server of the directory moved away is another checkout's: its profile is missing here",
 			snap:        at(snapshotOf(two, a.with(here(remade)), b.with(here(served))), Repository{Root: repo.Root, ID: repo.ID, Dir: remade}),
-			wantBlocked: []string{BindingMismatchReason},
-			check:       mismatch(102, "was moved or removed"),
+			wantBlocked: []string{MissingMemberReason},
+			check: func(t *testing.T, inv Inventory) {
+				if len(inv.RunningMembers) != 1 || len(inv.MissingMembers) != 1 || inv.MissingMembers[0].Profile != "review" || len(nonEmpty(inv)) != 0 {
+					t.Errorf("running %+v missing %+v listed %v", inv.RunningMembers, inv.MissingMembers, nonEmpty(inv))
+				}
+			},
+		},
+		{
+			name: "at the old path, a server started there since is its profile's one server; the moved directory's is not a second",
+			snap: at(snapshotOf(two, a.with(here(remade)), b.with(here(served)), newServer("review", 104).with(here(remade))),
+				Repository{Root: repo.Root, ID: repo.ID, Dir: remade}),
+			check: func(t *testing.T, inv Inventory) {
+				if !inv.ExactlyOnePerProfile || len(inv.RunningMembers) != 2 || len(nonEmpty(inv)) != 0 {
+					t.Errorf("running %+v listed %v", inv.RunningMembers, nonEmpty(inv))
+				}
+			},
 		},
 		{
 			name:        "where the directory moved, its server is that checkout's, bound wrong (its --repo names the old path)",
 			snap:        at(snapshotOf(roster("review"), b.with(here(served))), Repository{Root: "/work/moved", ID: "id-of-moved", Dir: served}),
 			wantBlocked: []string{BindingMismatchReason},
 			check: func(t *testing.T, inv Inventory) {
-				mismatch(102, `registered for root "`+repo.Root+`"`)(t, inv)
+				m := inv.RepositoryBindingMismatches
+				if len(m) != 1 || m[0].PID != 102 || !strings.Contains(m[0].Detail, `registered for root "`+repo.Root+`"`) {
+					t.Errorf("binding mismatches %+v; want 102's, naming the old root", m)
+				}
 				if len(inv.RunningMembers) != 1 || len(inv.MissingMembers) != 0 {
 					t.Errorf("running %+v missing %+v", inv.RunningMembers, inv.MissingMembers)
 				}

@@ -24,9 +24,11 @@
 // The registry is per user and holds the rows of every checkout. A row is
 // this checkout's when it names its repository id or its root (naming one
 // and not the other is a binding mismatch); where the row and the snapshot
-// both know the root directory's id, that decides instead, since a path
-// does not follow a checkout that moved (a live server of another
-// directory that names this path is a binding mismatch). An observed process that no row
+// both know the root directory's id, the id alone decides, since a path
+// does not follow a checkout that moved: a server of this directory
+// registered under another path is this checkout's, bound wrong, and one
+// of another directory that names this path is another checkout's. An
+// observed process that no row
 // accounts for is unregistered unless it was provably started for another
 // checkout: the checkout its start directory (its --repo, else its working
 // directory) belongs to is another one, or that directory is not under this

@@ -47,12 +47,13 @@ func TestFleetFindsAServerStartedThroughALink(t *testing.T) {
 // A checkout moved aside and made again at its path (a fresh clone): its
 // server, started from elsewhere with --repo, names the old path in its
 // row and its arguments, and serves the moved checkout. The checkout made
-// again has no server, and the moved one a server registered under
-// another path: neither gate opens, and each says why.
+// again has no server until one starts there, and then exactly one; the
+// moved checkout has its server, registered under another path: a binding
+// mismatch, which keeps its gate closed.
 func TestFleetTellsAMovedCheckoutFromTheOneMadeAtItsPath(t *testing.T) {
 	dir, registry := checkout(t), filepath.Join(t.TempDir(), "registry.db")
-	p := startEnv(t, t.TempDir(), fleetEnv(registry, "one"), "serve", "--http-port", "0", "--repo", dir)
-	if _, err := p.WaitLog(ctx(t), "registered this server in the fleet registry"); err != nil {
+	old := startEnv(t, t.TempDir(), fleetEnv(registry, "one"), "serve", "--http-port", "0", "--repo", dir)
+	if _, err := old.WaitLog(ctx(t), "registered this server in the fleet registry"); err != nil {
 		t.Fatal(err)
 	}
 	if code, inv := fleet(t, dir, registry); code != 0 {
@@ -64,15 +65,16 @@ func TestFleetTellsAMovedCheckoutFromTheOneMadeAtItsPath(t *testing.T) {
 	}
 	copyExample(t, dir)
 
-	saysWhy := func(where, says string) {
-		t.Helper()
-		code, inv := fleet(t, where, registry)
-		m := inv.BindingMismatches
-		if code != 10 || inv.MutationGateSatisfied || len(m) != 1 || m[0].PID != p.Cmd.Process.Pid || !strings.Contains(m[0].Detail, says) {
-			t.Fatalf("fleet in %s: exit %d, gate %v (%s), binding mismatches %+v; want its server's, saying %q",
-				where, code, inv.MutationGateSatisfied, inv.blocked(), m, says)
-		}
+	if code, inv := fleet(t, dir, registry); code != 10 || len(inv.RunningMembers) != 0 || len(inv.MissingMembers) != 1 || len(inv.BindingMismatches) != 0 {
+		t.Fatalf("made again, with no server of its own: exit %d (%s), running %+v, missing %+v, mismatches %+v; want its profile missing",
+			code, inv.blocked(), inv.RunningMembers, inv.MissingMembers, inv.BindingMismatches)
 	}
-	saysWhy(dir, "was moved or removed")
-	saysWhy(moved, `registered for root "`+dir+`"`)
+	own := serveProfile(t, dir, registry, "one", "default")
+	if code, inv := fleet(t, dir, registry); code != 0 || len(inv.RunningMembers) != 1 || inv.RunningMembers[0].PID != pids(own)[0] {
+		t.Fatalf("made again, with a server of its own: exit %d (%s), running %+v; want %d alone", code, inv.blocked(), inv.RunningMembers, pids(own)[0])
+	}
+	code, inv := fleet(t, moved, registry)
+	if m := inv.BindingMismatches; code != 10 || len(m) != 1 || m[0].PID != pids(old)[0] || !strings.Contains(m[0].Detail, `registered for root "`+dir+`"`) {
+		t.Fatalf("moved: exit %d (%s), binding mismatches %+v; want %d's, naming the old path", code, inv.blocked(), m, pids(old)[0])
+	}
 }

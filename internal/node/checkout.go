@@ -25,7 +25,11 @@ import (
 // attaches to a shared server starts in milliseconds and a bridge whose
 // layer is broken can still attach.
 type Checkout struct {
-	Root     string
+	Root string
+	// RootID is the root directory's id as the checkout was found
+	// (registry.DirectoryID; "" unknown): the fleet tells the directory this
+	// process serves by it, wherever it is moved after.
+	RootID   string
 	Manifest layer.Manifest
 	Profile  string
 	Strict   bool   // --strict: a degraded index is an error

@@ -56,7 +56,7 @@ func Open(f Flags, log *zap.Logger, linesDropped func() uint64) (*Checkout, erro
 		return nil, err
 	}
 	profile := cmp.Or(f.Profile, registry.DefaultProfile) // --profile '': a variable left unset
-	return &Checkout{Root: root, Manifest: m, Profile: profile, Strict: f.Strict, Registry: f.Registry,
+	return &Checkout{Root: root, RootID: registry.DirectoryID(root), Manifest: m, Profile: profile, Strict: f.Strict, Registry: f.Registry,
 		Logger: log, LogLinesDropped: linesDropped}, nil
 }
 

@@ -10,7 +10,6 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/fleet"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/release"
 	"github.com/majordomus-mcp/majordomus-mcp/layer"
-	"github.com/majordomus-mcp/majordomus-mcp/registry"
 	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
 	"github.com/majordomus-mcp/majordomus-mcp/registry/runtimes"
 )
@@ -57,7 +56,7 @@ func (s *sharedServer) row(instance, url string) fleet.Row {
 		State:           runtimes.StateLeaseholder,
 		RepositoryRoot:  n.co.Root,
 		RepositoryID:    layer.RepositoryID(n.co.Root),
-		RepositoryDir:   registry.DirectoryID(n.co.Root),
+		RepositoryDir:   n.co.RootID,
 		StartupRevision: rev.Startup,
 		ModuleVersion:   rev.ModuleVersion,
 		VCSRevision:     rev.VCSRevision,
