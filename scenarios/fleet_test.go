@@ -42,6 +42,7 @@ type inventory struct {
 	DrainingMembers       []member `json:"draining_members"`
 	UnregisteredProcesses []member `json:"unregistered_processes"`
 	BindingMismatches     []member `json:"repository_binding_mismatches"`
+	IncompleteReasons     []reason `json:"incomplete_reasons"`
 	SingleCohort          *bool    `json:"single_cohort"`
 	MixedCohort           *bool    `json:"mixed_cohort"`
 	MixedRevision         *bool    `json:"mixed_revision"`
@@ -57,6 +58,12 @@ type member struct {
 	Cohort  *string `json:"cohort,omitempty"`
 	Reason  string  `json:"reason,omitempty"`
 	Detail  string  `json:"detail,omitempty"`
+}
+
+// reason is one of an inventory's reasons.
+type reason struct {
+	Code   string `json:"code"`
+	Detail string `json:"detail"`
 }
 
 func (inv inventory) blocked() string {

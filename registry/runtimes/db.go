@@ -1,6 +1,7 @@
 package runtimes
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -299,7 +301,7 @@ func (r *DB) goneRows(ctx context.Context, tx *sql.Tx, row fleet.Row) ([]string,
 		var id, boot string
 		var pid, start int64
 		if err := rows.Scan(&id, &pid, &start, &boot); err != nil {
-			return nil, fmt.Errorf("reading the rows to prune: %w", err)
+			continue // a row that cannot be read is not provably gone: it stays
 		}
 		if r.Env.Alive(int(pid), uint64(start), boot) == proc.OwnerGone {
 			gone = append(gone, id)
@@ -374,17 +376,46 @@ func Read(ctx context.Context, path string) ([]fleet.Row, error) {
 	}
 	defer rows.Close()
 	var out []fleet.Row
+	var unread []string
+	var why error
 	for rows.Next() {
 		row, err := scanRow(rows)
-		if err != nil {
-			return nil, fmt.Errorf("reading the registry: %w", err)
+		if err != nil { // one row's: the others are read, and the answer is incomplete
+			unread, why = append(unread, strconv.Quote(rowID(rows))), cmp.Or(why, err)
+			continue
 		}
 		out = append(out, row)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("reading the registry: %w", err)
 	}
+	if why != nil {
+		return out, fmt.Errorf("reading the registry: the rows %s cannot be read (a database changed by other hands?): %w", strings.Join(unread, ", "), why)
+	}
 	return out, nil
+}
+
+// rowID is the runtime id of the row rows is at, whatever its columns hold.
+func rowID(rows *sql.Rows) string {
+	cols, err := rows.Columns()
+	if err != nil {
+		return "?"
+	}
+	vals := make([]any, len(cols))
+	for i := range vals {
+		vals[i] = new(any)
+	}
+	if rows.Scan(vals...) != nil {
+		return "?"
+	}
+	switch id := (*vals[0].(*any)).(type) {
+	case string:
+		return id
+	case []byte:
+		return string(id)
+	default:
+		return fmt.Sprint(id)
+	}
 }
 
 func rowArgs(r fleet.Row) []any {

@@ -5,9 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
+	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
 )
 
 // A registry an earlier release made (schema version 1, no directory ids)
@@ -47,5 +50,38 @@ func TestARegistryOfTheFirstSchemaIsReadThenUpgraded(t *testing.T) {
 	rows := readRows(t, path)
 	if len(rows) != 2 || !reflect.DeepEqual(rows[0], old) || !reflect.DeepEqual(rows[1], moved) {
 		t.Fatalf("rows after the upgrade: %+v", rows)
+	}
+}
+
+// A row whose pid is text (the database edited by hand) cannot be read as
+// a row: every other row still is, the reading says which one it could
+// not read, and a server still registers beside it, which leaves it be.
+func TestARowThatCannotBeReadHidesNoOther(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(testtemp.Dir(t), "registry.db")
+	good := testRow("a", "default", 10)
+	register(t, path, allAlive, good, testRow("garbled", "default", 11))
+	db := openTest(t, path)
+	if _, err := db.ExecContext(ctx, `UPDATE server_runtimes SET pid = 'eleven' WHERE runtime_id = 'garbled'`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	rows, err := Read(ctx, path)
+	if err == nil || !strings.Contains(err.Error(), `"garbled"`) {
+		t.Errorf("reading: %v; want an error naming the row garbled", err)
+	}
+	if len(rows) != 1 || !reflect.DeepEqual(rows[0], good) {
+		t.Fatalf("rows read beside it: %+v", rows)
+	}
+
+	next := testRow("b", "default", 12) // its slot's: what it may prune
+	register(t, path, proc.Env{Signal0: func(int) error { return syscall.ESRCH }}, next)
+	rows, _ = Read(ctx, path)
+	if len(rows) != 1 || rows[0].RuntimeID != "b" {
+		t.Fatalf("after a registration, rows %+v; want b's (a's process gone), and garbled's still unread", rows)
+	}
+	if _, err := Read(ctx, path); err == nil || !strings.Contains(err.Error(), `"garbled"`) {
+		t.Errorf("the garbled row was removed or read: %v", err)
 	}
 }
