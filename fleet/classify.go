@@ -89,12 +89,17 @@ func (c *classification) inScope(r Row) bool {
 // sameDir says, where the row and the snapshot both know it, whether the
 // row's server serves this checkout's root directory: wherever that
 // directory is now (the checkout moved, and its server with it), and not
-// another one made at its path since. A filesystem that numbers one
-// directory otherwise from one moment to the next would make a server
-// missing from its own checkout: closed, never open.
+// another one made at its path since. Ids ("device:inode") compare within
+// one device only: a device numbered again (a network filesystem mounted
+// again) tells nothing of its directories, and the path decides.
 func (c *classification) sameDir(r Row) (same, known bool) {
 	dir := c.s.Repository.Dir
-	return r.RepositoryDir == dir, r.RepositoryDir != "" && dir != ""
+	rowDevice, _, rowOK := strings.Cut(r.RepositoryDir, ":")
+	device, _, ok := strings.Cut(dir, ":")
+	if !rowOK || !ok || rowDevice != device {
+		return false, false
+	}
+	return r.RepositoryDir == dir, true
 }
 
 // match pairs rows with processes. A row and a process agree when they

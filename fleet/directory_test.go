@@ -85,6 +85,12 @@ func TestTheRootDirectoryTellsWhichCheckoutAServerServes(t *testing.T) {
 			},
 		},
 		{
+			name: "a device numbered again (mounted again) tells nothing of its directories: the path decides, and a second server is a duplicate",
+			snap: at(snapshotOf(two, a.with(here("5:1")), b.with(here("7:1")), newServer("author", 104).with(here("7:1"))),
+				Repository{Root: repo.Root, ID: repo.ID, Dir: "7:1"}),
+			wantBlocked: []string{DuplicateMemberReason},
+		},
+		{
 			name: "where the rows do not know the directory (registered by an older release), the path decides, as before",
 			snap: at(snapshotOf(two, a, b), Repository{Root: repo.Root, ID: repo.ID, Dir: remade}),
 		},

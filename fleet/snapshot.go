@@ -23,8 +23,8 @@ type Snapshot struct {
 	// little); nil compares them for equality.
 	BootID   string
 	SameBoot func(a, b string) bool
-	// RegistryPath is where the rows were read; RegistryError why they
-	// could not be (the rows are then not evidence of anything).
+	// RegistryPath is where the rows were read; RegistryError why they, or
+	// some of them, could not be (Rows are then those that were read).
 	RegistryPath  string
 	Rows          []Row
 	RegistryError string

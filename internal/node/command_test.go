@@ -31,6 +31,11 @@ func TestACheckoutIsFoundFromADirectoryInIt(t *testing.T) {
 	if co.Root != root || co.Manifest.Name != "example" || co.Profile != "review" {
 		t.Errorf("found %s (%q); want %s", co.Root, co.Manifest.Name, want.Root)
 	}
+	// The root directory's id is read as it is found: the fleet tells the
+	// checkout a server serves by it, should the path name another later.
+	if id := registry.DirectoryID(root); co.RootID == "" || co.RootID != id {
+		t.Errorf("the root directory's id is %q; want %q", co.RootID, id)
+	}
 
 	if _, err := Open(Flags{Repo: sub, Profile: "../x"}, nil, nil); FaultOf(err) != FaultUsage {
 		t.Errorf("with a bad profile: %v; want a usage fault", err)

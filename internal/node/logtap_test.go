@@ -71,5 +71,5 @@ func (l logTap) changed() <-chan struct{} {
 // fresh is the same checkout as another process would see it: nothing
 // loaded yet.
 func (co *Checkout) fresh() *Checkout {
-	return &Checkout{Root: co.Root, Manifest: co.Manifest, Profile: co.Profile, Strict: co.Strict, Registry: co.Registry, Logger: co.Logger, peerNumbers: co.peerNumbers}
+	return &Checkout{Root: co.Root, RootID: co.RootID, Manifest: co.Manifest, Profile: co.Profile, Strict: co.Strict, Registry: co.Registry, Logger: co.Logger, peerNumbers: co.peerNumbers}
 }

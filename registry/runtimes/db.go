@@ -338,7 +338,9 @@ func (r *DB) Remove(ctx context.Context, runtimeID string) (bool, error) {
 // is no rows. (Like any reader of a WAL database, SQLite creates the -wal
 // and -shm companions beside an existing file when they are missing; the
 // database file itself is never written.) A path that cannot be read is an error: the inventory is then
-// incomplete, never empty.
+// incomplete, never empty. Rows that cannot be read (a column of another
+// type: changed by other hands) are an error too, which names them, given
+// with every other row.
 func Read(ctx context.Context, path string) ([]fleet.Row, error) {
 	fi, err := os.Stat(path)
 	switch {
@@ -390,7 +392,10 @@ func Read(ctx context.Context, path string) ([]fleet.Row, error) {
 		return nil, fmt.Errorf("reading the registry: %w", err)
 	}
 	if why != nil {
-		return out, fmt.Errorf("reading the registry: the rows %s cannot be read (a database changed by other hands?): %w", strings.Join(unread, ", "), why)
+		if len(unread) > 5 {
+			unread = append(unread[:5], fmt.Sprintf("and %d more", len(unread)-5))
+		}
+		return out, fmt.Errorf("reading the registry: cannot read the row %s (a database changed by other hands?): %w", strings.Join(unread, ", "), why)
 	}
 	return out, nil
 }
@@ -413,6 +418,8 @@ func rowID(rows *sql.Rows) string {
 		return id
 	case []byte:
 		return string(id)
+	case nil:
+		return "(none)"
 	default:
 		return fmt.Sprint(id)
 	}

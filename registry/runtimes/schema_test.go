@@ -68,7 +68,7 @@ func TestARowThatCannotBeReadHidesNoOther(t *testing.T) {
 	db.Close()
 
 	rows, err := Read(ctx, path)
-	if err == nil || !strings.Contains(err.Error(), `"garbled"`) {
+	if err == nil || !strings.Contains(err.Error(), `row "garbled"`) {
 		t.Errorf("reading: %v; want an error naming the row garbled", err)
 	}
 	if len(rows) != 1 || !reflect.DeepEqual(rows[0], good) {
@@ -81,7 +81,7 @@ func TestARowThatCannotBeReadHidesNoOther(t *testing.T) {
 	if len(rows) != 1 || rows[0].RuntimeID != "b" {
 		t.Fatalf("after a registration, rows %+v; want b's (a's process gone), and garbled's still unread", rows)
 	}
-	if _, err := Read(ctx, path); err == nil || !strings.Contains(err.Error(), `"garbled"`) {
+	if _, err := Read(ctx, path); err == nil || !strings.Contains(err.Error(), `row "garbled"`) {
 		t.Errorf("the garbled row was removed or read: %v", err)
 	}
 }
