@@ -27,8 +27,8 @@
 // both know the root directory's id, the id alone decides, since a path
 // does not follow a checkout that moved: a server of this directory
 // registered under another path is this checkout's, bound wrong, and one
-// of another directory that names this path is another checkout's. An
-// observed process that no row
+// of another directory that names this path is another checkout's (ids of
+// two devices compare as unknown). An observed process that no row
 // accounts for is unregistered unless it was provably started for another
 // checkout: the checkout its start directory (its --repo, else its working
 // directory) belongs to is another one, or that directory is not under this

@@ -369,7 +369,7 @@ func Read(ctx context.Context, path string) ([]fleet.Row, error) {
 		return nil, fmt.Errorf("reading the registry's schema version: %w", err)
 	}
 	selected := columns
-	if version < 2 { // not migrated yet: a reader cannot, and no row knows its directory
+	if version < versionWithDirectory { // not migrated yet: a reader cannot, and no row knows its directory
 		selected = columnsOfVersion1 + `, '' AS repository_dir`
 	}
 	rows, err := db.QueryContext(ctx, `SELECT `+selected+` FROM server_runtimes ORDER BY runtime_id`)

@@ -12,6 +12,10 @@ import (
 // literal, so that adding a migration is one change in one place.
 const SchemaVersion = 2
 
+// versionWithDirectory is the first schema version whose rows know their
+// root directory's id (repository_dir).
+const versionWithDirectory = 2
+
 // migration brings a database from version-1 to version. Its statements are
 // additive only (a new table, index or column, never a drop, rename or
 // rewrite), so a binary that knows an older version still reads and writes
@@ -51,7 +55,7 @@ var migrations = []migration{
 		)`,
 		`CREATE INDEX IF NOT EXISTS server_runtimes_slot ON server_runtimes (repository_id, profile)`,
 	}},
-	{2, []string{ // the root directory's id (registry.DirectoryID): a checkout moved or made again is told apart
+	{versionWithDirectory, []string{ // the root directory's id (registry.DirectoryID): a checkout moved or made again is told apart
 		`ALTER TABLE server_runtimes ADD COLUMN repository_dir TEXT NOT NULL DEFAULT ''`,
 	}},
 }
