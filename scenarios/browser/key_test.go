@@ -17,6 +17,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	_ "modernc.org/sqlite"
 
@@ -133,10 +134,12 @@ func TestTheBoardShowsWithoutStorage(t *testing.T) {
 	browser.until("the peer", `return document.querySelectorAll("#peers-table tbody tr[data-peer]").length === 1;`)
 }
 
-// A page whose server froze (SIGSTOP) says so once the server's stream
-// has been silent for two of its keep-alives and some, rather than
-// showing live what no longer is; the server continued, the page is live
-// again.
+// A page whose server froze (SIGSTOP) says it is gone or frozen once the
+// server's stream has been silent for two of its keep-alives and some
+// (until 2026-12-06 it said only that it might have stopped, and named it
+// gone after three more silent tries: two minutes), rather than showing
+// live what no longer is; the server continued, the page is live again;
+// the server stopped, the page says so, then that it is gone.
 func TestTheBoardNoticesItsServerFroze(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "example")
 	if err := example.WriteCheckout(dir); err != nil {
@@ -159,10 +162,19 @@ func TestTheBoardNoticesItsServerFroze(t *testing.T) {
 			_ = server.Signal(syscall.SIGCONT)
 		}
 	})
-	browser.until("the page to say its server went silent", `return document.getElementById("live").textContent.startsWith("disconnected");`)
+	frozen := time.Now()
+	browser.until("the page to say its server went silent", `return document.getElementById("live").textContent.startsWith("disconnected, retrying: the server is gone, or frozen");`)
+	t.Logf("named gone or frozen %s after the freeze", time.Since(frozen).Round(time.Second))
 	continued = true
 	if err := server.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
 	browser.until("live again", `return document.getElementById("live").textContent === "live";`)
+	// Stopped, it refuses the page at once: the page says it may have
+	// stopped, and that it is gone once nothing answered for 10 s.
+	if err := server.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	browser.until("the page to say its server may have stopped", `return document.getElementById("live").textContent.startsWith("disconnected: the server may have stopped");`)
+	browser.until("the page to say its server is gone", `return document.getElementById("live").textContent.startsWith("disconnected, retrying: the server is gone");`)
 }

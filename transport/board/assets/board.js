@@ -364,17 +364,19 @@ function tick() {
 
 // silence is how long /board/events may say nothing, the server's
 // keep-alive (15 s) twice and some: a stream that long silent is a
-// frozen server's, and is given up.
-const silence = 35000;
+// frozen server's, and is given up. Opening one may take as long as any
+// read (10 s); a server heard from by neither for that long is gone or
+// frozen, and the page says so.
+const silence = 35000, opening = 10000;
 
 // listen reads /board/events (an EventSource cannot send the key): each
 // "change" fetches the board again; a stream cut or silent is opened
 // again a second later, and a refusal ends it (the fetch says why).
 async function listen() {
-  for (let failed = 0; ; failed++) {
+  for (let heard = Date.now(); ; ) {
     const quiet = new AbortController();
-    let timer = null;
-    const wait = () => { clearTimeout(timer); timer = setTimeout(() => quiet.abort(), silence); };
+    let timer = null, bound = opening;
+    const wait = () => { clearTimeout(timer); timer = setTimeout(() => quiet.abort(), bound); };
     wait();
     // A page the browser froze (a background tab) heard nothing meanwhile:
     // its stream has its due once it runs again.
@@ -382,11 +384,14 @@ async function listen() {
     try {
       const stream = (await read("/board/events", quiet.signal)).body.pipeThrough(new TextDecoderStream()).getReader();
       listening = true;
-      failed = 0;
+      heard = Date.now();
+      bound = silence;
+      wait();
       live(true, "live");
       let text = "";
       for (;;) {
         const { value, done } = await stream.read();
+        heard = Date.now(); // its end too: a server that closed it was there
         if (done) break;
         wait();
         const events = (text + value).split("\n\n");
@@ -400,7 +405,7 @@ async function listen() {
       quiet.abort();
       listening = false;
     }
-    live(false, failed < 3 ? "disconnected: the server may have stopped; retrying" : "disconnected, retrying: the server is gone, or frozen; " + gone);
+    live(false, Date.now() - heard < opening ? "disconnected: the server may have stopped; retrying" : "disconnected, retrying: the server is gone, or frozen; " + gone);
     await new Promise((done) => setTimeout(done, 1000));
   }
 }
