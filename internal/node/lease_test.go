@@ -10,8 +10,13 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/rawio"
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
@@ -201,5 +206,76 @@ func TestALeaseWatchedWithoutFileEventsIsFoundLost(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("the lease's removal was not noticed")
+	}
+}
+
+// A leaseholder whose checkout went away and came back, and which can
+// have no file events by then (no inotify watch left), reads its lease
+// every second from then on: it neither tries to watch again at every
+// reading, without end (the poll's first report is at once), nor misses
+// that the lease was then removed.
+func TestALeaseBackWithoutFileEventsIsReadNotWatchedWithoutEnd(t *testing.T) {
+	co := exampleCheckout(t)
+	gone := make(chan struct{})
+	co.Logger = zap.New(zapcore.RegisterHooks(zapcore.NewCore(zapcore.NewJSONEncoder(zapcore.EncoderConfig{}), zapcore.AddSync(io.Discard), zapcore.WarnLevel), func(e zapcore.Entry) error {
+		if strings.HasPrefix(e.Message, "the checkout is gone from") {
+			close(gone)
+		}
+		return nil
+	}))
+	handled := make(chan struct{})
+	close(handled)
+	e := newLeaseFile(co, statusTimes, handled)
+	if err := e.file.Acquire(e.document()); err != nil {
+		t.Fatal(err)
+	}
+	held, _ := e.file.Held()
+	events, refused := make(chan registry.Change, 1), make(chan struct{})
+	var attempts atomic.Int32
+	var once sync.Once
+	watchLeaseFile = func(context.Context, string, time.Duration, time.Duration) (<-chan registry.Change, error) {
+		if attempts.Add(1) == 1 {
+			return events, nil
+		}
+		once.Do(func() { close(refused) })
+		return nil, errors.New("watching lease: no inotify watches left")
+	}
+	t.Cleanup(func() { watchLeaseFile = registry.Watch })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	lost, err := e.Lost(ctx, held.Instance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(co.Root, co.Root+"-moved"); err != nil {
+		t.Fatal(err)
+	}
+	events <- registry.Change{Snapshot: registry.Read(e.file.Path)} // what the watch tells of the move
+	select {
+	case <-gone:
+	case <-ctx.Done():
+		t.Fatal("the checkout's move was not noticed")
+	}
+	if err := os.Rename(co.Root+"-moved", co.Root); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-refused:
+	case <-ctx.Done():
+		t.Fatal("the lease back was not watched again")
+	}
+	if err := os.Remove(e.file.Path); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case reason := <-lost:
+		if reason != "the lease file was removed" {
+			t.Fatalf("lost: %s", reason)
+		}
+	case <-ctx.Done():
+		t.Fatal("the lease's removal was not noticed")
+	}
+	if n := attempts.Load(); n != 2 {
+		t.Fatalf("%d watches tried; want 2", n)
 	}
 }

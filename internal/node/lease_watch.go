@@ -81,7 +81,10 @@ func (e *leaseFile) Lost(ctx context.Context, instance string) (<-chan string, e
 					changes = watched
 					continue
 				}
-				polling = true
+				// read every second from now on: tried again at each
+				// reading, a watch that cannot be had would be tried
+				// without end, the poll's first report being at once
+				polling, canWatch = true, false
 			}
 			changes = registry.Poll(watching, e.file.Path, registry.DefaultFallbackEvery)
 		}
@@ -94,8 +97,13 @@ func (e *leaseFile) Lost(ctx context.Context, instance string) (<-chan string, e
 // in, moved or removed (registry.CheckoutGone), which nobody can have
 // replaced. Its server then serves its clients on, as one server, rather
 // than each of them alone with nothing read (a bridged client has no layer
-// of its own); said once a time.
+// of its own); said once a time. A lease found missing while its checkout
+// was away is read again once the checkout is back: what the path holds
+// then decides, not a reading from before it came back.
 func (e *leaseFile) stillHolds(snap registry.Snapshot, instance string) bool {
+	if snap.Found == registry.Missing && !registry.CheckoutGone(e.file.Path) {
+		snap = registry.Read(e.file.Path) // read while the checkout was away, judged once it is back: the path decides now
+	}
 	if snap.Holds(instance) {
 		e.gone.Store(false)
 		return true
