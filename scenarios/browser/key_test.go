@@ -139,7 +139,7 @@ func TestTheBoardShowsWithoutStorage(t *testing.T) {
 // (until 2026-12-06 it said only that it might have stopped, and named it
 // gone after three more silent tries: two minutes), rather than showing
 // live what no longer is; the server continued, the page is live again;
-// the server stopped, the page says so, then that it is gone.
+// the server killed, the page says so, then that it is gone.
 func TestTheBoardNoticesItsServerFroze(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "example")
 	if err := example.WriteCheckout(dir); err != nil {
@@ -170,9 +170,11 @@ func TestTheBoardNoticesItsServerFroze(t *testing.T) {
 		t.Fatal(err)
 	}
 	browser.until("live again", `return document.getElementById("live").textContent === "live";`)
-	// Stopped, it refuses the page at once: the page says it may have
-	// stopped, and that it is gone once nothing answered for 10 s.
-	if err := server.Signal(syscall.SIGTERM); err != nil {
+	// Killed, it cuts the stream and refuses the page at once: the page
+	// says it may have stopped, and that it is gone once nothing answered
+	// for 10 s (a stream cut short is heard from as it ends, not at its
+	// last keep-alive).
+	if err := server.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	browser.until("the page to say its server may have stopped", `return document.getElementById("live").textContent.startsWith("disconnected: the server may have stopped");`)

@@ -373,25 +373,27 @@ const silence = 35000, opening = 10000;
 // "change" fetches the board again; a stream cut or silent is opened
 // again a second later, and a refusal ends it (the fetch says why).
 async function listen() {
-  for (let heard = Date.now(); ; ) {
+  // heard is when the server was last heard from, on the monotonic clock
+  // (a clock set meanwhile moves nothing)
+  for (let heard = performance.now(); ; ) {
     const quiet = new AbortController();
-    let timer = null, bound = opening;
+    let timer = null, bound = opening, open = false;
     const wait = () => { clearTimeout(timer); timer = setTimeout(() => quiet.abort(), bound); };
     wait();
     // A page the browser froze (a background tab) heard nothing meanwhile:
-    // its stream has its due once it runs again.
-    document.addEventListener("resume", wait, { signal: quiet.signal });
+    // its stream has its due once it runs again, and its server too.
+    document.addEventListener("resume", () => { heard = performance.now(); wait(); }, { signal: quiet.signal });
     try {
       const stream = (await read("/board/events", quiet.signal)).body.pipeThrough(new TextDecoderStream()).getReader();
-      listening = true;
-      heard = Date.now();
+      listening = open = true;
+      heard = performance.now();
       bound = silence;
       wait();
       live(true, "live");
       let text = "";
       for (;;) {
         const { value, done } = await stream.read();
-        heard = Date.now(); // its end too: a server that closed it was there
+        heard = performance.now(); // its end too: a server that closed it was there
         if (done) break;
         wait();
         const events = (text + value).split("\n\n");
@@ -400,12 +402,15 @@ async function listen() {
       }
     } catch (err) {
       if (err instanceof Refused) { refresh(); return; }
+      // a stream cut short (the server killed, say) ends now; one given up
+      // as silent ended when it was last heard
+      if (open && !quiet.signal.aborted) heard = performance.now();
     } finally {
       clearTimeout(timer);
       quiet.abort();
       listening = false;
     }
-    live(false, Date.now() - heard < opening ? "disconnected: the server may have stopped; retrying" : "disconnected, retrying: the server is gone, or frozen; " + gone);
+    live(false, performance.now() - heard < opening ? "disconnected: the server may have stopped; retrying" : "disconnected, retrying: the server is gone, or frozen; " + gone);
     await new Promise((done) => setTimeout(done, 1000));
   }
 }
