@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/majordomus-mcp/majordomus-mcp/example"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
@@ -132,6 +133,43 @@ func TestAMovedCheckoutIsServedOnAndNotMadeAgain(t *testing.T) {
 	attached(t, c)
 	if board := peersOf(t, c); board.Count != 3 {
 		t.Fatalf("where the checkout is now, the board: %+v", board)
+	}
+}
+
+// A checkout moved while served (mv), and another made at its old path
+// (a clone there), is that path's checkout to the processes started
+// there: hosts keep a checkout's path, and their agents write by it. The
+// moved server, reading its lease by the path, finds it is not its own
+// there and gives it up; its clients move to the path's server at their
+// next message, and share one board with whoever edits the same files.
+func TestAMovedCheckoutsClientsFollowItsPath(t *testing.T) {
+	dir := checkoutTimed(t, "  busy_grace_seconds: 3\n")
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	b := shared(t, dir)
+	initialize(t, b, "codex")
+	attached(t, b)
+
+	moved := dir + "-moved"
+	if err := os.Rename(dir, moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := example.WriteCheckout(dir); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir); _ = os.Rename(moved, dir) }) // as the first checkout's own cleanup finds it
+	c := shared(t, dir)
+	initialize(t, c, "gemini-cli")
+	if _, err := a.WaitLog(ctx(t), "the lease is no longer this server's"); err != nil {
+		t.Fatal(err)
+	}
+	call(t, b, "majordomus_list", nil)
+	board := peersOf(t, c)
+	for _, p := range []*mcpclient.Process{a, b} {
+		if other := peersOf(t, p); other.Count != 3 || other.Count != board.Count {
+			t.Fatalf("boards apart: %+v and %+v", other, board)
+		}
 	}
 }
 
