@@ -76,22 +76,8 @@ func StatExecutable(p string) (Executable, error) {
 // keeps its id; one made again at the old path has another, while the
 // first still exists (a filesystem may give a freed number again).
 func DirectoryID(path string) string {
-	fi, err := os.Stat(path)
-	if err != nil || !fi.IsDir() {
-		return ""
-	}
-	id := idOf(fi)
-	if id == (fileID{}) { // Windows: only an open handle tells
-		f, err := os.Open(path)
-		if err != nil {
-			return ""
-		}
-		defer f.Close()
-		if fi, err := f.Stat(); err == nil && fi.IsDir() {
-			id = openedID(f, fi)
-		}
-	}
-	if id == (fileID{}) {
+	id, ok := directoryID(path)
+	if !ok || id == (fileID{}) {
 		return ""
 	}
 	return fmt.Sprintf("%d:%d", id.dev, id.ino)

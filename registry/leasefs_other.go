@@ -20,6 +20,7 @@ func tryLock(*os.File) (bool, error)               { return false, errNoLease }
 func openNoFollow(path string) (*os.File, error)   { return nil, errNoLease }
 func idOf(fs.FileInfo) fileID                      { return fileID{} }
 func openedID(*os.File, fs.FileInfo) fileID        { return fileID{} }
+func directoryID(string) (fileID, bool)            { return fileID{}, false }
 func unlink(path string) error                     { return errNoLease }
 func replace(tmp, path string) error               { return errNoLease }
 func openAppend(path string) (*os.File, error)     { return nil, errNoLease }

@@ -55,6 +55,15 @@ func idOf(fi fs.FileInfo) fileID {
 	return fileID{}
 }
 
+// directoryID is the (device, inode) pair of the directory at path.
+func directoryID(path string) (fileID, bool) {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.IsDir() {
+		return fileID{}, false
+	}
+	return idOf(fi), true
+}
+
 // openedID is the identity of the file f, opened, whose stat is fi.
 func openedID(_ *os.File, fi fs.FileInfo) fileID { return idOf(fi) }
 

@@ -102,6 +102,34 @@ func openedID(f *os.File, _ fs.FileInfo) fileID {
 	return fileID{dev: uint64(info.VolumeSerialNumber), ino: uint64(info.FileIndexHigh)<<32 | uint64(info.FileIndexLow)}
 }
 
+// directoryID is the (volume, file index) pair of the directory at path
+// (a link or junction followed), read from a handle that shares reading,
+// writing and deletion: os.Open does not share deletion, and would make a
+// rename of the checkout fail while it is open.
+func directoryID(path string) (fileID, bool) {
+	h, err := openDirectory(path)
+	if err != nil {
+		return fileID{}, false
+	}
+	defer windows.CloseHandle(h)
+	var info windows.ByHandleFileInformation
+	if err := windows.GetFileInformationByHandle(h, &info); err != nil || info.FileAttributes&windows.FILE_ATTRIBUTE_DIRECTORY == 0 {
+		return fileID{}, false
+	}
+	return fileID{dev: uint64(info.VolumeSerialNumber), ino: uint64(info.FileIndexHigh)<<32 | uint64(info.FileIndexLow)}, true
+}
+
+// openDirectory opens path, a directory or a file, to read its
+// attributes only, sharing everything.
+func openDirectory(path string) (windows.Handle, error) {
+	name, err := windows.UTF16PtrFromString(path)
+	if err != nil {
+		return 0, err
+	}
+	const share = windows.FILE_SHARE_READ | windows.FILE_SHARE_WRITE | windows.FILE_SHARE_DELETE
+	return windows.CreateFile(name, windows.FILE_READ_ATTRIBUTES, share, nil, windows.OPEN_EXISTING, windows.FILE_FLAG_BACKUP_SEMANTICS, 0)
+}
+
 // unlink removes the name path itself: a file, or a link (a directory
 // link or junction is removed as a directory entry, never its target;
 // since Go 1.23 Lstat shows neither as a directory). While another process

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/windows"
+
 	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 )
 
@@ -36,5 +38,29 @@ func TestUnlinkWaitsOutAReaderThatDoesNotShareDeletion(t *testing.T) {
 	}
 	if _, err := os.Lstat(path); !os.IsNotExist(err) {
 		t.Fatalf("the lease is still there: %v", err)
+	}
+}
+
+// A checkout's directory is identified through a handle that shares its
+// deletion: a rename of the checkout meanwhile goes through. (It was read
+// through os.Open, which does not share it: the rename failed with a
+// sharing violation while the id was read, at every process's start and
+// every fleet inventory.)
+func TestADirectoryBeingIdentifiedCanBeRenamed(t *testing.T) {
+	dir := filepath.Join(testtemp.Dir(t), "checkout")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	want := DirectoryID(dir)
+	h, err := openDirectory(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer windows.CloseHandle(h)
+	if err := os.Rename(dir, dir+"-moved"); err != nil {
+		t.Fatalf("renaming a directory being identified: %v", err)
+	}
+	if got := DirectoryID(dir + "-moved"); want == "" || got != want {
+		t.Fatalf("the moved directory's id is %q; want %q", got, want)
 	}
 }
