@@ -347,7 +347,7 @@ func (e *leaseFile) Carries(instance string) (bool, string) {
 	if c := e.carrying.Load(); err == nil && c != nil && c.instance == instance && stamp.Same(c.file) {
 		return true, ""
 	}
-	snap := registry.Read(e.file.Path)
+	snap := e.current(registry.Read(e.file.Path))
 	switch {
 	case snap.Found == registry.Unreadable:
 		return true, "" // out of descriptors, say: a lease that cannot be read now is not lost

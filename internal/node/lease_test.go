@@ -211,9 +211,9 @@ func TestALeaseWatchedWithoutFileEventsIsFoundLost(t *testing.T) {
 
 // A leaseholder whose checkout went away and came back, and which can
 // have no file events by then (no inotify watch left), reads its lease
-// every second from then on: it neither tries to watch again at every
-// reading, without end (the poll's first report is at once), nor misses
-// that the lease was then removed.
+// every second, and tries to watch it again only a fallback (a minute)
+// later: it neither tries at every reading, without end (the poll's
+// first report is at once), nor misses that the lease was then removed.
 func TestALeaseBackWithoutFileEventsIsReadNotWatchedWithoutEnd(t *testing.T) {
 	co := exampleCheckout(t)
 	gone := make(chan struct{})
@@ -278,4 +278,46 @@ func TestALeaseBackWithoutFileEventsIsReadNotWatchedWithoutEnd(t *testing.T) {
 	if n := attempts.Load(); n != 2 {
 		t.Fatalf("%d watches tried; want 2", n)
 	}
+}
+
+// A lease read as missing while its checkout was away, and judged once
+// the checkout is back, is judged by what the path holds then: the lease
+// that came back with it is held still, and another's there is a loss
+// named as such (not "removed").
+func TestALeaseReadWhileItsCheckoutWasAwayIsJudgedAsThePathHoldsItNow(t *testing.T) {
+	co := exampleCheckout(t)
+	path, lf := leaseOf(t, co)
+	held, _ := lf.Held()
+	e := &leaseFile{file: lf}
+	away := func() registry.Snapshot {
+		t.Helper()
+		if err := os.Rename(co.Root, co.Root+"-away"); err != nil {
+			t.Fatal(err)
+		}
+		snap := registry.Read(path)
+		if err := os.Rename(co.Root+"-away", co.Root); err != nil {
+			t.Fatal(err)
+		}
+		if snap.Found != registry.Missing {
+			t.Fatalf("read while away: %v", snap.Found)
+		}
+		return snap
+	}
+	if snap := e.current(away()); !e.stillHolds(snap, held.Instance) {
+		t.Fatalf("the lease back with its checkout was taken for lost: %s", lossReason(snap))
+	}
+	snap := away()
+	lf.Forget()
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	_, other := leaseOf(t, co)
+	now := e.current(snap)
+	if e.stillHolds(now, held.Instance) {
+		t.Fatal("another's lease was taken for this one's")
+	}
+	if why, want := lossReason(now), fmt.Sprintf("another process (pid %d) took the lease over", os.Getpid()); why != want {
+		t.Fatalf("lost: %q; want %q", why, want)
+	}
+	other.Forget()
 }

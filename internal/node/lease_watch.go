@@ -58,17 +58,19 @@ func (e *leaseFile) Lost(ctx context.Context, instance string) (<-chan string, e
 	lost, canWatch := make(chan string, 1), err == nil
 	go func() {
 		defer func() { stopWatching() }()
+		var refused time.Time // when a watch was last refused: tried again a fallback later, not at each reading
 		for polling := !canWatch; ; {
 			change, ok := <-changes
-			switch {
-			case !ok:
+			if !ok {
 				return
-			case change.Found == registry.Unreadable:
+			}
+			switch snap := e.current(change.Snapshot); {
+			case snap.Found == registry.Unreadable:
 				continue // out of descriptors, say: a lease that cannot be read now is not lost
-			case !e.stillHolds(change.Snapshot, instance):
-				lost <- lossReason(change.Snapshot)
+			case !e.stillHolds(snap, instance):
+				lost <- lossReason(snap)
 				return
-			case !canWatch || e.gone.Load() == polling:
+			case !canWatch || e.gone.Load() == polling || time.Since(refused) < lostFallback:
 				continue
 			}
 			// Gone with its checkout, the lease's directory may come back
@@ -78,13 +80,13 @@ func (e *leaseFile) Lost(ctx context.Context, instance string) (<-chan string, e
 			watching, stopWatching = context.WithCancel(ctx)
 			if polling = e.gone.Load(); !polling {
 				if watched, err := watchLeaseFile(watching, e.file.Path, 0, lostFallback); err == nil {
-					changes = watched
+					changes, refused = watched, time.Time{}
 					continue
 				}
-				// read every second from now on: tried again at each
-				// reading, a watch that cannot be had would be tried
-				// without end, the poll's first report being at once
-				polling, canWatch = true, false
+				// read every second meanwhile: tried again at each reading,
+				// a watch that cannot be had (no inotify watch left) would be
+				// tried without end, the poll's first report being at once
+				polling, refused = true, time.Now()
 			}
 			changes = registry.Poll(watching, e.file.Path, registry.DefaultFallbackEvery)
 		}
@@ -97,13 +99,9 @@ func (e *leaseFile) Lost(ctx context.Context, instance string) (<-chan string, e
 // in, moved or removed (registry.CheckoutGone), which nobody can have
 // replaced. Its server then serves its clients on, as one server, rather
 // than each of them alone with nothing read (a bridged client has no layer
-// of its own); said once a time. A lease found missing while its checkout
-// was away is read again once the checkout is back: what the path holds
-// then decides, not a reading from before it came back.
+// of its own); said once a time. snap is what the path holds now
+// (current).
 func (e *leaseFile) stillHolds(snap registry.Snapshot, instance string) bool {
-	if snap.Found == registry.Missing && !registry.CheckoutGone(e.file.Path) {
-		snap = registry.Read(e.file.Path) // read while the checkout was away, judged once it is back: the path decides now
-	}
 	if snap.Holds(instance) {
 		e.gone.Store(false)
 		return true
@@ -116,6 +114,17 @@ func (e *leaseFile) stillHolds(snap registry.Snapshot, instance string) bool {
 			zap.String("lease", e.file.Path))
 	}
 	return true
+}
+
+// current is snap, read at the lease path, or what the path holds now
+// when snap found it missing and the checkout is there: a reading made
+// while the checkout was away, and judged once it is back, would take a
+// lease that came back with it for removed.
+func (e *leaseFile) current(snap registry.Snapshot) registry.Snapshot {
+	if snap.Found == registry.Missing && !registry.CheckoutGone(e.file.Path) {
+		return registry.Read(e.file.Path)
+	}
+	return snap
 }
 
 // lossReason says what became of the lease.
