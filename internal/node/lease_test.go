@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/rawio"
+	"github.com/majordomus-mcp/majordomus-mcp/layer"
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
 )
@@ -311,7 +312,14 @@ func TestALeaseReadWhileItsCheckoutWasAwayIsJudgedAsThePathHoldsItNow(t *testing
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	_, other := leaseOf(t, co)
+	self, err := registry.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := &registry.LeaseFile{Path: path} // another process's, as this one's would be
+	if err := other.Acquire(registry.NewLease(self, co.Root, layer.RepositoryID(co.Root), co.Profile, "0.1.0", time.Now())); err != nil {
+		t.Fatal(err)
+	}
 	now := e.current(snap)
 	if e.stillHolds(now, held.Instance) {
 		t.Fatal("another's lease was taken for this one's")
