@@ -84,6 +84,17 @@ func (e Env) Ending(pid int, start uint64) bool {
 	return pid > 0 && start != 0 && e.Presence(pid).Ended == start
 }
 
+// OfAnotherBoot reports whether bootID, a process's as it recorded it,
+// is another boot's than this one: nothing of it runs. False when either
+// is unknown.
+func (e Env) OfAnotherBoot(bootID string) bool {
+	if bootID == "" {
+		return false
+	}
+	ours, err := e.bootID()
+	return err == nil && !SameBoot(ours, bootID)
+}
+
 // Alive tells whether the owner recorded as (pid, start, bootID) still runs.
 // It is alive only if kill(pid, 0) succeeds or fails with EPERM, its start
 // time equals start and bootID is this boot. Another boot or another start
@@ -93,10 +104,8 @@ func (e Env) Alive(pid int, start uint64, bootID string) Liveness {
 	if pid <= 0 {
 		return OwnerUnknown
 	}
-	if bootID != "" {
-		if ours, err := e.bootID(); err == nil && !SameBoot(ours, bootID) {
-			return OwnerGone
-		}
+	if e.OfAnotherBoot(bootID) {
+		return OwnerGone
 	}
 	p := e.Presence(pid)
 	switch {

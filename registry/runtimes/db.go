@@ -298,12 +298,19 @@ func (r *DB) goneRows(ctx context.Context, tx *sql.Tx, row fleet.Row) ([]string,
 	defer rows.Close()
 	var gone []string
 	for rows.Next() {
-		var id, boot string
-		var pid, start int64
+		var id string
+		var pid, start, boot any // as stored: a row written by hand may hold anything
 		if err := rows.Scan(&id, &pid, &start, &boot); err != nil {
-			continue // a row that cannot be read is not provably gone: it stays
+			continue
 		}
-		if r.Env.Alive(int(pid), uint64(start), boot) == proc.OwnerGone {
+		b, _ := boot.(string)
+		p, pidOK := pid.(int64)
+		s, startOK := start.(int64)
+		switch {
+		case r.Env.OfAnotherBoot(b): // nothing of it runs, whatever else it holds
+			gone = append(gone, id)
+		case !pidOK || !startOK: // a row that cannot be read is not provably gone: it stays
+		case r.Env.Alive(int(p), uint64(s), b) == proc.OwnerGone:
 			gone = append(gone, id)
 		}
 	}
