@@ -301,16 +301,19 @@ func (r *DB) goneRows(ctx context.Context, tx *sql.Tx, row fleet.Row) ([]string,
 		var id string
 		var pid, start, boot any // as stored: a row written by hand may hold anything
 		if err := rows.Scan(&id, &pid, &start, &boot); err != nil {
-			continue
+			continue // no runtime id: nothing to remove it by
 		}
-		b, _ := boot.(string)
-		p, pidOK := pid.(int64)
-		s, startOK := start.(int64)
+		// read each as a scan into its type reads it (text, a blob of
+		// digits), each on its own
+		var p, s sql.NullInt64
+		var b sql.NullString
+		_ = b.Scan(boot)
+		readable := p.Scan(pid) == nil && s.Scan(start) == nil && p.Valid && s.Valid
 		switch {
-		case r.Env.OfAnotherBoot(b): // nothing of it runs, whatever else it holds
+		case r.Env.OfAnotherBoot(b.String): // nothing of it runs, whatever else it holds
 			gone = append(gone, id)
-		case !pidOK || !startOK: // a row that cannot be read is not provably gone: it stays
-		case r.Env.Alive(int(p), uint64(s), b) == proc.OwnerGone:
+		case !readable: // a row that cannot be read is not provably gone: it stays
+		case r.Env.Alive(int(p.Int64), uint64(s.Int64), b.String) == proc.OwnerGone:
 			gone = append(gone, id)
 		}
 	}

@@ -64,10 +64,17 @@ func TestARowThatCannotBeReadHidesNoOther(t *testing.T) {
 	good := testRow("a", "default", 10)
 	old := testRow("old", "other", 13)
 	old.BootID = "boot-0"
-	register(t, path, allAlive, good, testRow("garbled", "default", 11), old)
+	blob := testRow("blob", "default", 14)
+	register(t, path, allAlive, good, testRow("garbled", "default", 11), blob, old)
 	db := openTest(t, path)
-	if _, err := db.ExecContext(ctx, `UPDATE server_runtimes SET pid = 'eleven' WHERE runtime_id IN ('garbled', 'old')`); err != nil {
-		t.Fatal(err)
+	for _, edit := range []string{
+		`UPDATE server_runtimes SET pid = 'eleven' WHERE runtime_id IN ('garbled', 'old')`,
+		`UPDATE server_runtimes SET boot_id = CAST('boot-0' AS BLOB) WHERE runtime_id = 'old'`,
+		`UPDATE server_runtimes SET pid = CAST('14' AS BLOB) WHERE runtime_id = 'blob'`, // digits: read as a number
+	} {
+		if _, err := db.ExecContext(ctx, edit); err != nil {
+			t.Fatal(err)
+		}
 	}
 	db.Close()
 
@@ -75,13 +82,13 @@ func TestARowThatCannotBeReadHidesNoOther(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `"garbled"`) || !strings.Contains(err.Error(), `"old"`) {
 		t.Errorf("reading: %v; want an error naming the rows garbled and old", err)
 	}
-	if len(rows) != 1 || !reflect.DeepEqual(rows[0], good) {
+	if len(rows) != 2 || !reflect.DeepEqual(rows[0], good) || rows[1].RuntimeID != "blob" {
 		t.Fatalf("rows read beside it: %+v", rows)
 	}
 
-	// A registration prunes what it can tell is gone: a's process, and
-	// old's row, of another boot, unreadable as it is; not garbled's, of
-	// this boot, whose process cannot be told.
+	// A registration prunes what it can tell is gone: a's and blob's
+	// processes, and old's row, of another boot, unreadable as it is; not
+	// garbled's, of this boot, whose process cannot be told.
 	next := testRow("b", "default", 12)
 	register(t, path, proc.Env{Signal0: func(int) error { return syscall.ESRCH }, BootID: func() (string, error) { return "boot-1", nil }}, next)
 	rows, err = Read(ctx, path)
