@@ -114,7 +114,7 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 	if snap.Found == Regular {
 		if doc, problem := decode(snap.Raw); problem == "" {
 			obs.Lease = &doc
-			if elsewhere(doc.Root, o.Root) {
+			if elsewhere(doc.Root, o.Root) && !o.movedHere(doc, snap) {
 				in.Elsewhere, obs.Elsewhere = doc.Root, doc.Root
 				// the lease's directory, which no hard link can make one
 				// with another's (as cp -al makes the files)
@@ -213,6 +213,16 @@ func (o *Observer) owner(doc Lease, foreign, elsewhere bool, holder func() proc.
 		return proc.OwnerGone
 	}
 	return alive
+}
+
+// movedHere reports whether a lease whose root names another directory
+// came here with its checkout, moved (mv, then anything made at the old
+// path): its owner holds this very file, where the lock tells (Linux),
+// and the lease at its root's path is not it, as a hard-linked copy's
+// is. Its server serves this checkout still, and the probe tells; a copy
+// is never probed.
+func (o *Observer) movedHere(doc Lease, snap Snapshot) bool {
+	return snap.Holder == proc.OwnerAlive && !fsOr(o.FS).Read(Path(doc.Root, o.Profile)).Holds(doc.Instance)
 }
 
 // sameFile reports whether the paths a and b name one file; known is

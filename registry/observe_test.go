@@ -249,36 +249,65 @@ func TestObserver_ALeaseOfAnotherCheckoutIsNotProbed(t *testing.T) {
 
 // A copy of a live server's lease (cp -a while it ran) is not waited for
 // as a busy one where the lock tells: its owner holds the file it wrote,
-// and nobody this one. A copy that somebody holds is waited for.
+// and nobody this one. A copy that somebody holds (cp -al: the same file
+// as the lease still at its root) is waited for. A lease held where the
+// lock tells, and not at its root's path, came here with its checkout,
+// moved, and is probed as this checkout's.
 func TestObserver_ACopiedLeaseOfALiveServerIsNotWaitedFor(t *testing.T) {
 	self, err := Self()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ours, other := testtemp.Dir(t), testtemp.Dir(t)
-	for _, held := range []bool{false, true} {
-		path := leasePath(t)
-		writeFile(t, path, docBytes(t, func(l *Lease) {
-			l.Root, l.PID, l.ProcessStart, l.BootID = other, self.PID, self.Start, self.BootID // alive: this process
-		}))
-		want := Busy
-		if held {
-			release, err := osFS{}.Hold(path)
+	ours := testtemp.Dir(t)
+	for _, tt := range []struct {
+		name         string
+		held, linked bool // the file's lock held; the same file at the root's path
+		want         Class
+	}{
+		{"copied", false, false, Busy},
+		{"hard-linked", true, true, Busy},
+		{"moved", true, false, Busy},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			other := testtemp.Dir(t)
+			path := leasePath(t)
+			writeFile(t, path, docBytes(t, func(l *Lease) {
+				l.Root, l.PID, l.ProcessStart, l.BootID = other, self.PID, self.Start, self.BootID // alive: this process
+			}))
+			want := tt.want
+			if tt.held {
+				release, err := osFS{}.Hold(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer release()
+			}
+			if tt.linked {
+				there := Path(other, "")
+				if err := os.MkdirAll(filepath.Dir(there), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Link(path, there); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if runtime.GOOS == "linux" { // where the lock tells
+				switch tt.name {
+				case "copied":
+					want = Stale
+				case "moved":
+					want = Live
+				}
+			}
+			o := &Observer{Path: path, Root: ours, Executable: ourExe, Version: ourVersion, Probe: countingProbe(ProbeResult{Status: ProbeOK}, new(atomic.Int32))}
+			obs, err := o.Observe(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer release()
-		} else if runtime.GOOS == "linux" { // where the lock tells
-			want = Stale
-		}
-		o := &Observer{Path: path, Root: ours, Executable: ourExe, Version: ourVersion, Probe: countingProbe(ProbeResult{Status: ProbeOK}, new(atomic.Int32))}
-		obs, err := o.Observe(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if obs.Verdict.Class != want {
-			t.Errorf("held %v: %s (%s), want %s", held, obs.Verdict.Class, obs.Verdict.Reason, want)
-		}
+			if obs.Verdict.Class != want {
+				t.Errorf("%s (%s), want %s", obs.Verdict.Class, obs.Verdict.Reason, want)
+			}
+		})
 	}
 }
 
