@@ -217,12 +217,30 @@ func (o *Observer) owner(doc Lease, foreign, elsewhere bool, holder func() proc.
 
 // movedHere reports whether a lease whose root names another directory
 // came here with its checkout, moved (mv, then anything made at the old
-// path): its owner holds this very file, where the lock tells (Linux),
-// and the lease at its root's path is not it, as a hard-linked copy's
-// is. Its server serves this checkout still, and the probe tells; a copy
-// is never probed.
+// path), where the lock tells (Linux): its owner holds this very file,
+// its only name, reached from this checkout's root through no link (not
+// an .ai shared with another checkout), and the lease at its root's path
+// is surely not it (a hard-linked copy's is). Its server serves this
+// checkout still, and the probe tells; anything less is judged a copy's,
+// never probed.
 func (o *Observer) movedHere(doc Lease, snap Snapshot) bool {
-	return snap.Holder == proc.OwnerAlive && !fsOr(o.FS).Read(Path(doc.Root, o.Profile)).Holds(doc.Instance)
+	if snap.Holder != proc.OwnerAlive || linkCount(o.Path) != 1 || !linkFree(o.Root, filepath.Dir(o.Path)) {
+		return false
+	}
+	there := fsOr(o.FS).Read(Path(doc.Root, o.Profile))
+	return there.Found == Missing || there.Found == Regular && !there.Holds(doc.Instance)
+}
+
+// linkFree reports whether dir is reached from root, which holds it,
+// through no symbolic link.
+func linkFree(root, dir string) bool {
+	r, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return false
+	}
+	d, err := filepath.EvalSymlinks(dir)
+	rel, relErr := filepath.Rel(root, dir)
+	return err == nil && relErr == nil && !strings.HasPrefix(rel, "..") && d == filepath.Join(r, rel)
 }
 
 // sameFile reports whether the paths a and b name one file; known is

@@ -251,30 +251,49 @@ func TestObserver_ALeaseOfAnotherCheckoutIsNotProbed(t *testing.T) {
 // as a busy one where the lock tells: its owner holds the file it wrote,
 // and nobody this one. A copy that somebody holds (cp -al: the same file
 // as the lease still at its root) is waited for. A lease held where the
-// lock tells, and not at its root's path, came here with its checkout,
-// moved, and is probed as this checkout's.
+// lock tells, and surely not the lease at its root's path, came here with
+// its checkout, moved, and is probed as this checkout's; not one with
+// another name (a hard-linked copy of a moved checkout's), one reached
+// through a link (an .ai shared with another checkout), nor one whose
+// root's lease cannot be read.
 func TestObserver_ACopiedLeaseOfALiveServerIsNotWaitedFor(t *testing.T) {
 	self, err := Self()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ours := testtemp.Dir(t)
 	for _, tt := range []struct {
-		name         string
-		held, linked bool // the file's lock held; the same file at the root's path
-		want         Class
+		name       string
+		held       bool
+		linkAt     string // where a second name of the lease file is made: "root" (its root's lease path), "aside"
+		linkedAI   bool   // this checkout's .ai a link to another directory's
+		unreadable bool   // the lease at its root's path cannot be read
+		want       Class  // where the lock tells; elsewhere always busy
 	}{
-		{"copied", false, false, Busy},
-		{"hard-linked", true, true, Busy},
-		{"moved", true, false, Busy},
+		{name: "copied", want: Stale},
+		{name: "hard-linked", held: true, linkAt: "root", want: Busy},
+		{name: "moved", held: true, want: Live},
+		{name: "hard-linked and moved", held: true, linkAt: "aside", want: Busy},
+		{name: "through a linked .ai", held: true, linkedAI: true, want: Busy},
+		{name: "its root's lease unreadable", held: true, unreadable: true, want: Busy},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			other := testtemp.Dir(t)
-			path := leasePath(t)
+			ours, other := checkoutRoot(t), testtemp.Dir(t)
+			if tt.linkedAI {
+				shared := checkoutRoot(t)
+				if err := os.Remove(filepath.Join(ours, ".ai")); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(filepath.Join(shared, ".ai"), filepath.Join(ours, ".ai")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			path := Path(ours, "")
+			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+				t.Fatal(err)
+			}
 			writeFile(t, path, docBytes(t, func(l *Lease) {
 				l.Root, l.PID, l.ProcessStart, l.BootID = other, self.PID, self.Start, self.BootID // alive: this process
 			}))
-			want := tt.want
 			if tt.held {
 				release, err := osFS{}.Hold(path)
 				if err != nil {
@@ -282,24 +301,24 @@ func TestObserver_ACopiedLeaseOfALiveServerIsNotWaitedFor(t *testing.T) {
 				}
 				defer release()
 			}
-			if tt.linked {
-				there := Path(other, "")
-				if err := os.MkdirAll(filepath.Dir(there), 0o700); err != nil {
+			second := map[string]string{"root": Path(other, ""), "aside": filepath.Join(testtemp.Dir(t), "server.json")}[tt.linkAt]
+			if second != "" {
+				if err := os.MkdirAll(filepath.Dir(second), 0o700); err != nil {
 					t.Fatal(err)
 				}
-				if err := os.Link(path, there); err != nil {
+				if err := os.Link(path, second); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if runtime.GOOS == "linux" { // where the lock tells
-				switch tt.name {
-				case "copied":
-					want = Stale
-				case "moved":
-					want = Live
-				}
+			var fsys FS
+			if tt.unreadable {
+				fsys = unreadableAt{path: Path(other, "")}
 			}
-			o := &Observer{Path: path, Root: ours, Executable: ourExe, Version: ourVersion, Probe: countingProbe(ProbeResult{Status: ProbeOK}, new(atomic.Int32))}
+			want := tt.want
+			if runtime.GOOS != "linux" { // where the lock does not tell
+				want = Busy
+			}
+			o := &Observer{Path: path, Root: ours, Executable: ourExe, Version: ourVersion, FS: fsys, Probe: countingProbe(ProbeResult{Status: ProbeOK}, new(atomic.Int32))}
 			obs, err := o.Observe(context.Background())
 			if err != nil {
 				t.Fatal(err)
@@ -309,6 +328,20 @@ func TestObserver_ACopiedLeaseOfALiveServerIsNotWaitedFor(t *testing.T) {
 			}
 		})
 	}
+}
+
+// unreadableAt is the real file system, but for path, which cannot be
+// read (out of descriptors, say).
+type unreadableAt struct {
+	osFS
+	path string
+}
+
+func (f unreadableAt) Read(p string) Snapshot {
+	if p == f.path {
+		return Snapshot{Found: Unreadable, Err: syscall.EMFILE}
+	}
+	return f.osFS.Read(p)
 }
 
 // A lease without a URL is aged from its owner's started_at, never from
