@@ -73,6 +73,10 @@ type Lease struct {
 	// (docs/security.md; package internal/secret). Only the owner's user
 	// can read the lease, so only that user can use the server.
 	Secret string `json:"secret"`
+	// RootDir is the root directory's id as the lease was written
+	// ([DirectoryID]; "" unknown, or a release that wrote none): a lease
+	// that came with its checkout, moved, is told from a copy by it.
+	RootDir string `json:"root_dir,omitempty"`
 }
 
 // HasURL reports whether the lease names a bound server.
@@ -114,6 +118,7 @@ func NewLease(self Identity, root, repositoryID, profile, version string, now ti
 		Executable:   &self.Executable,
 		Version:      version,
 		Secret:       secret.New(),
+		RootDir:      DirectoryID(root),
 	}
 }
 

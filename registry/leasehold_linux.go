@@ -50,15 +50,3 @@ func holderOf(f *os.File) proc.Liveness {
 	}
 	return proc.OwnerAlive
 }
-
-// linkCount is how many names the file at path has; 0 when unknown.
-func linkCount(path string) uint64 {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return 0
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Nlink)
-	}
-	return 0
-}

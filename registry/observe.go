@@ -114,7 +114,7 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 	if snap.Found == Regular {
 		if doc, problem := decode(snap.Raw); problem == "" {
 			obs.Lease = &doc
-			if elsewhere(doc.Root, o.Root) && !o.movedHere(doc, snap) {
+			if elsewhere(doc.Root, o.Root) && !o.movedHere(doc) {
 				in.Elsewhere, obs.Elsewhere = doc.Root, doc.Root
 				// the lease's directory, which no hard link can make one
 				// with another's (as cp -al makes the files)
@@ -216,31 +216,13 @@ func (o *Observer) owner(doc Lease, foreign, elsewhere bool, holder func() proc.
 }
 
 // movedHere reports whether a lease whose root names another directory
-// came here with its checkout, moved (mv, then anything made at the old
-// path), where the lock tells (Linux): its owner holds this very file,
-// its only name, reached from this checkout's root through no link (not
-// an .ai shared with another checkout), and the lease at its root's path
-// is surely not it (a hard-linked copy's is). Its server serves this
-// checkout still, and the probe tells; anything less is judged a copy's,
-// never probed.
-func (o *Observer) movedHere(doc Lease, snap Snapshot) bool {
-	if snap.Holder != proc.OwnerAlive || linkCount(o.Path) != 1 || !linkFree(o.Root, filepath.Dir(o.Path)) {
-		return false
-	}
-	there := fsOr(o.FS).Read(Path(doc.Root, o.Profile))
-	return there.Found == Missing || there.Found == Regular && !there.Holds(doc.Instance)
-}
-
-// linkFree reports whether dir is reached from root, which holds it,
-// through no symbolic link.
-func linkFree(root, dir string) bool {
-	r, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return false
-	}
-	d, err := filepath.EvalSymlinks(dir)
-	rel, relErr := filepath.Rel(root, dir)
-	return err == nil && relErr == nil && !strings.HasPrefix(rel, "..") && d == filepath.Join(r, rel)
+// was written in this very one, by its id, which mv keeps: it came here
+// with its checkout, moved, while something was made at the old path, and
+// is this checkout's, probed. A copy's (cp -a, cp -al), or another
+// checkout's reached through a link or a mount, names another directory;
+// a lease that names none (an older release's) is a copy's, as before.
+func (o *Observer) movedHere(doc Lease) bool {
+	return doc.RootDir != "" && doc.RootDir == DirectoryID(o.Root)
 }
 
 // sameFile reports whether the paths a and b name one file; known is

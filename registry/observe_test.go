@@ -250,31 +250,32 @@ func TestObserver_ALeaseOfAnotherCheckoutIsNotProbed(t *testing.T) {
 // A copy of a live server's lease (cp -a while it ran) is not waited for
 // as a busy one where the lock tells: its owner holds the file it wrote,
 // and nobody this one. A copy that somebody holds (cp -al: the same file
-// as the lease still at its root) is waited for. A lease held where the
-// lock tells, and surely not the lease at its root's path, came here with
-// its checkout, moved, and is probed as this checkout's; not one with
-// another name (a hard-linked copy of a moved checkout's), one reached
-// through a link (an .ai shared with another checkout), nor one whose
-// root's lease cannot be read.
+// as the lease still at its root) is waited for. A lease written in this
+// very directory (its id), whose root path names another since, came here
+// with its checkout, moved, and is probed as this checkout's: not one of
+// another directory's, however held (a hard-linked copy of a moved
+// checkout's, or an .ai linked to another checkout's), nor one that names
+// no directory (an older release's).
 func TestObserver_ACopiedLeaseOfALiveServerIsNotWaitedFor(t *testing.T) {
 	self, err := Self()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
-		name       string
-		held       bool
-		linkAt     string // where a second name of the lease file is made: "root" (its root's lease path), "aside"
-		linkedAI   bool   // this checkout's .ai a link to another directory's
-		unreadable bool   // the lease at its root's path cannot be read
-		want       Class  // where the lock tells; elsewhere always busy
+		name     string
+		held     bool
+		linkAt   string // where a second name of the lease file is made: "root" (its root's lease path), "aside"
+		linkedAI bool   // this checkout's .ai a link to another directory's
+		dir      string // the directory whose id the lease names: "ours", "other", "" (none)
+		want     Class  // where the lock tells (Linux); elsewhere an unheld copy is busy too
 	}{
-		{name: "copied", want: Stale},
-		{name: "hard-linked", held: true, linkAt: "root", want: Busy},
-		{name: "moved", held: true, want: Live},
-		{name: "hard-linked and moved", held: true, linkAt: "aside", want: Busy},
-		{name: "through a linked .ai", held: true, linkedAI: true, want: Busy},
-		{name: "its root's lease unreadable", held: true, unreadable: true, want: Busy},
+		{name: "copied", dir: "other", want: Stale},
+		{name: "hard-linked", held: true, linkAt: "root", dir: "other", want: Busy},
+		{name: "moved", held: true, dir: "ours", want: Live},
+		{name: "moved, unheld", dir: "ours", want: Live},
+		{name: "hard-linked and moved", held: true, linkAt: "aside", dir: "other", want: Busy},
+		{name: "through a linked .ai", held: true, linkedAI: true, dir: "other", want: Busy},
+		{name: "of an older release", held: true, want: Busy},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ours, other := checkoutRoot(t), testtemp.Dir(t)
@@ -291,8 +292,10 @@ func TestObserver_ACopiedLeaseOfALiveServerIsNotWaitedFor(t *testing.T) {
 			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 				t.Fatal(err)
 			}
+			dirs := map[string]string{"ours": DirectoryID(ours), "other": DirectoryID(other)}
 			writeFile(t, path, docBytes(t, func(l *Lease) {
 				l.Root, l.PID, l.ProcessStart, l.BootID = other, self.PID, self.Start, self.BootID // alive: this process
+				l.RootDir = dirs[tt.dir]
 			}))
 			if tt.held {
 				release, err := osFS{}.Hold(path)
@@ -310,15 +313,11 @@ func TestObserver_ACopiedLeaseOfALiveServerIsNotWaitedFor(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			var fsys FS
-			if tt.unreadable {
-				fsys = unreadableAt{path: Path(other, "")}
-			}
 			want := tt.want
-			if runtime.GOOS != "linux" { // where the lock does not tell
+			if want == Stale && runtime.GOOS != "linux" { // where the lock does not tell
 				want = Busy
 			}
-			o := &Observer{Path: path, Root: ours, Executable: ourExe, Version: ourVersion, FS: fsys, Probe: countingProbe(ProbeResult{Status: ProbeOK}, new(atomic.Int32))}
+			o := &Observer{Path: path, Root: ours, Executable: ourExe, Version: ourVersion, Probe: countingProbe(ProbeResult{Status: ProbeOK}, new(atomic.Int32))}
 			obs, err := o.Observe(context.Background())
 			if err != nil {
 				t.Fatal(err)
@@ -328,20 +327,6 @@ func TestObserver_ACopiedLeaseOfALiveServerIsNotWaitedFor(t *testing.T) {
 			}
 		})
 	}
-}
-
-// unreadableAt is the real file system, but for path, which cannot be
-// read (out of descriptors, say).
-type unreadableAt struct {
-	osFS
-	path string
-}
-
-func (f unreadableAt) Read(p string) Snapshot {
-	if p == f.path {
-		return Snapshot{Found: Unreadable, Err: syscall.EMFILE}
-	}
-	return f.osFS.Read(p)
 }
 
 // A lease without a URL is aged from its owner's started_at, never from
