@@ -114,7 +114,7 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 	if snap.Found == Regular {
 		if doc, problem := decode(snap.Raw); problem == "" {
 			obs.Lease = &doc
-			if elsewhere(doc.Root, o.Root) && !o.movedHere(doc) {
+			if elsewhere(doc.Root, o.Root) && !o.movedHere(doc, snap) {
 				in.Elsewhere, obs.Elsewhere = doc.Root, doc.Root
 				// the lease's directory, which no hard link can make one
 				// with another's (as cp -al makes the files)
@@ -220,9 +220,11 @@ func (o *Observer) owner(doc Lease, foreign, elsewhere bool, holder func() proc.
 // with its checkout, moved, while something was made at the old path, and
 // is this checkout's, probed. A copy's (cp -a, cp -al), or another
 // checkout's reached through a link or a mount, names another directory;
-// a lease that names none (an older release's) is a copy's, as before.
-func (o *Observer) movedHere(doc Lease) bool {
-	return doc.RootDir != "" && doc.RootDir == DirectoryID(o.Root)
+// a lease that names none (an older release's) is a copy's, as before; so
+// is one nobody holds, where the lock tells (a moved lease's owner holds
+// it still): an id may be given again (a directory removed, another made).
+func (o *Observer) movedHere(doc Lease, snap Snapshot) bool {
+	return snap.Holder != proc.OwnerGone && doc.RootDir != "" && doc.RootDir == DirectoryID(o.Root)
 }
 
 // sameFile reports whether the paths a and b name one file; known is
