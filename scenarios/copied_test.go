@@ -109,19 +109,7 @@ func copyTree(t *testing.T, src, dst string, linked bool) {
 // the checkout is now finds that lease there, its server proves it holds
 // it, and it shares that server.
 func TestAMovedCheckoutIsServedOnAndNotMadeAgain(t *testing.T) {
-	dir := checkoutTimed(t, "  busy_grace_seconds: 3\n")
-	a := shared(t, dir)
-	initialize(t, a, "claude-code")
-	serverURL(t, a)
-	b := shared(t, dir)
-	initialize(t, b, "codex")
-	attached(t, b)
-
-	moved := dir + "-moved"
-	if err := os.Rename(dir, moved); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.Rename(moved, dir) }) // as the checkout's own cleanup finds it
+	dir, moved, a, b := servedThenMoved(t)
 	servedOnAsOne(t, a, b)
 	if _, err := a.WaitLog(ctx(t), "the checkout is gone from "+dir, "its server serves the clients it has on"); err != nil {
 		t.Fatal(err)
@@ -144,22 +132,11 @@ func TestAMovedCheckoutIsServedOnAndNotMadeAgain(t *testing.T) {
 // there and gives it up; its clients move to the path's server at their
 // next message, and share one board with whoever edits the same files.
 func TestAMovedCheckoutsClientsFollowItsPath(t *testing.T) {
-	dir := checkoutTimed(t, "  busy_grace_seconds: 3\n")
-	a := shared(t, dir)
-	initialize(t, a, "claude-code")
-	serverURL(t, a)
-	b := shared(t, dir)
-	initialize(t, b, "codex")
-	attached(t, b)
-
-	moved := dir + "-moved"
-	if err := os.Rename(dir, moved); err != nil {
-		t.Fatal(err)
-	}
+	dir, _, a, b := servedThenMoved(t)
 	if err := example.WriteCheckout(dir); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir); _ = os.Rename(moved, dir) }) // as the first checkout's own cleanup finds it
+	t.Cleanup(func() { _ = os.RemoveAll(dir) }) // before the first is put back
 	c := shared(t, dir)
 	initialize(t, c, "gemini-cli")
 	// Each next message moves its client: its own server's, or its
@@ -185,6 +162,26 @@ func boardIDs(b boardView) []string {
 	}
 	slices.Sort(ids)
 	return ids
+}
+
+// servedThenMoved serves a checkout to a, its leaseholder, and b, bridged
+// to it, then moves it (mv) to its path and "-moved"; it is put back at
+// the end, as the checkout's own cleanup finds it.
+func servedThenMoved(t *testing.T) (dir, moved string, a, b *mcpclient.Process) {
+	t.Helper()
+	dir = checkoutTimed(t, "  busy_grace_seconds: 3\n")
+	a = shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	b = shared(t, dir)
+	initialize(t, b, "codex")
+	attached(t, b)
+	moved = dir + "-moved"
+	if err := os.Rename(dir, moved); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Rename(moved, dir) })
+	return dir, moved, a, b
 }
 
 // servedOnAsOne checks that a, the leaseholder, and b, bridged to it, are

@@ -197,17 +197,7 @@ func TestALeaseWatchedWithoutFileEventsIsFoundLost(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "too many open files") {
 		t.Fatalf("Lost = %v, want why it reads the lease instead", err)
 	}
-	if err := os.Remove(path); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case reason := <-lost:
-		if reason != "the lease file was removed" {
-			t.Fatalf("lost: %s", reason)
-		}
-	case <-ctx.Done():
-		t.Fatal("the lease's removal was not noticed")
-	}
+	removedIsLost(ctx, t, path, lost)
 }
 
 // A leaseholder whose checkout went away and came back, and which can
@@ -265,17 +255,7 @@ func TestALeaseBackWithoutFileEventsIsReadNotWatchedWithoutEnd(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the lease back was not watched again")
 	}
-	if err := os.Remove(e.file.Path); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case reason := <-lost:
-		if reason != "the lease file was removed" {
-			t.Fatalf("lost: %s", reason)
-		}
-	case <-ctx.Done():
-		t.Fatal("the lease's removal was not noticed")
-	}
+	removedIsLost(ctx, t, e.file.Path, lost)
 	if n := attempts.Load(); n != 2 {
 		t.Fatalf("%d watches tried; want 2", n)
 	}
@@ -328,4 +308,20 @@ func TestALeaseReadWhileItsCheckoutWasAwayIsJudgedAsThePathHoldsItNow(t *testing
 		t.Fatalf("lost: %q; want %q", why, want)
 	}
 	other.Forget()
+}
+
+// removedIsLost removes the lease at path and waits for lost to say so.
+func removedIsLost(ctx context.Context, t *testing.T, path string, lost <-chan string) {
+	t.Helper()
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case reason := <-lost:
+		if reason != "the lease file was removed" {
+			t.Fatalf("lost: %s", reason)
+		}
+	case <-ctx.Done():
+		t.Fatal("the lease's removal was not noticed")
+	}
 }
