@@ -73,7 +73,7 @@ type Lease struct {
 	// (docs/security.md; package internal/secret). Only the owner's user
 	// can read the lease, so only that user can use the server.
 	Secret string `json:"secret"`
-	// RootDir is the root directory's id as the lease was written
+	// RootDir is the root directory's id as its owner found its checkout
 	// ([DirectoryID]; "" unknown, or a release that wrote none): a lease
 	// that came with its checkout, moved, is told from a copy by it.
 	RootDir string `json:"root_dir,omitempty"`
@@ -118,7 +118,6 @@ func NewLease(self Identity, root, repositoryID, profile, version string, now ti
 		Executable:   &self.Executable,
 		Version:      version,
 		Secret:       secret.New(),
-		RootDir:      DirectoryID(root),
 	}
 }
 

@@ -124,7 +124,9 @@ func newLeaseFile(co *Checkout, times Timings, signalsHandled <-chan struct{}) *
 		observer: observer,
 		file:     &registry.LeaseFile{Path: observer.Path},
 		document: func() registry.Lease {
-			return registry.NewLease(self, co.Root, layer.RepositoryID(co.Root), co.Profile, release.Number, time.Now())
+			l := registry.NewLease(self, co.Root, layer.RepositoryID(co.Root), co.Profile, release.Number, time.Now())
+			l.RootDir = co.RootID // read as the checkout was found: not again at each acquire
+			return l
 		},
 		signalsHandled: signalsHandled,
 		self:           self,
