@@ -46,6 +46,7 @@ type Process struct {
 	mu       sync.Mutex
 	changed  chan struct{} // closed and replaced on every new line or exit
 	frames   [][]byte
+	answers  map[string]Response // the first answer to each request id, read once as it came
 	logs     []string
 	nextID   int
 	exited   bool
@@ -163,11 +164,27 @@ func (p *Process) read(r io.Reader, isStdout bool) {
 		p.mu.Lock()
 		if isStdout {
 			p.frames = append(p.frames, []byte(line))
+			p.noteAnswer([]byte(line))
 		} else {
 			p.logs = append(p.logs, line)
 		}
 		p.notifyLocked()
 		p.mu.Unlock()
+	}
+}
+
+// noteAnswer remembers f when it is the first answer to its request, so
+// that awaiting one answer does not read every frame again (p.mu held).
+func (p *Process) noteAnswer(f []byte) {
+	var r Response
+	if json.Unmarshal(f, &r) != nil || r.ID == nil || (r.Result == nil && r.Error == nil) {
+		return
+	}
+	if p.answers == nil {
+		p.answers = map[string]Response{}
+	}
+	if _, seen := p.answers[string(r.ID)]; !seen {
+		p.answers[string(r.ID)] = r
 	}
 }
 
@@ -238,14 +255,9 @@ func (p *Process) Call(ctx context.Context, method string, params any) (Response
 func (p *Process) Await(ctx context.Context, id json.RawMessage) (Response, error) {
 	var found Response
 	err := p.await(ctx, "the answer to request "+string(id), func() bool {
-		for _, f := range p.frames {
-			var r Response
-			if json.Unmarshal(f, &r) == nil && string(r.ID) == string(id) && (r.Result != nil || r.Error != nil) {
-				found = r
-				return true
-			}
-		}
-		return p.exited
+		r, ok := p.answers[string(id)]
+		found = r
+		return ok || p.exited
 	})
 	if err == nil && found.ID == nil {
 		err = fmt.Errorf("the process exited before answering request %s", id)
