@@ -122,7 +122,8 @@ type Journal struct {
 
 // Replace writes content as the whole state beside the lease, only while
 // the lease carries Instance ([ErrLeaseNotOurs] otherwise), and the
-// journal appends to the new file from then on. content is written to a
+// journal appends to the new file from then on; both where the state it
+// appends to is now (leaseNow). content is written to a
 // temporary file (0600, synced) that is renamed over the state under the
 // sidecar lock, so a reader sees the old state or the new one. When the file cannot be replaced
 // it goes on appending where it did. Appends wait meanwhile, so that none
@@ -130,14 +131,15 @@ type Journal struct {
 func (j *Journal) Replace(content []byte) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	fsys, path := fsOr(j.FS), StatePath(j.Lease)
-	err := underLock(fsys, j.Lease, path, content, DefaultLockWait, func(tmp string) error {
-		if cur := fsys.Read(j.Lease); !cur.Holds(j.Instance) {
-			return fmt.Errorf("%w: %s holds %s", ErrLeaseNotOurs, j.Lease, describe(cur))
+	fsys, lease := fsOr(j.FS), j.leaseNow()
+	path := StatePath(lease)
+	err := underLock(fsys, lease, path, content, DefaultLockWait, func(tmp string) error {
+		if cur := fsys.Read(lease); !cur.Holds(j.Instance) {
+			return fmt.Errorf("%w: %s holds %s", ErrLeaseNotOurs, lease, describe(cur))
 		}
 		if !j.swept {
 			j.swept = true
-			sweepTemps(fsys, j.Lease, time.Now())
+			sweepTemps(fsys, lease, time.Now())
 		}
 		if j.f != nil {
 			// Closed first: where a rename cannot replace a file that is open
@@ -158,6 +160,23 @@ func (j *Journal) Replace(content []byte) error {
 		return fmt.Errorf("writing the shared state: %w", err)
 	}
 	return nil
+}
+
+// leaseNow is the lease beside the state this journal appends to, where
+// that state is now: its directory may have moved with its checkout, the
+// lease in it, and the records go on there. It is replaced there, by the
+// lease there, which a move leaves this writer's; and at Lease when where
+// it is cannot be told (set aside or removed, say, or no file yet).
+func (j *Journal) leaseNow() string {
+	f, ok := j.f.(*os.File)
+	if !ok {
+		return j.Lease
+	}
+	now, ok := pathNow(f)
+	if !ok || !filepath.IsAbs(now) || filepath.Base(now) != filepath.Base(StatePath(j.Lease)) {
+		return j.Lease
+	}
+	return filepath.Join(filepath.Dir(now), filepath.Base(j.Lease))
 }
 
 // Append adds one record, a whole line, in one write.

@@ -125,6 +125,28 @@ func TestAMovedCheckoutIsServedOnAndNotMadeAgain(t *testing.T) {
 	}
 }
 
+// A moved checkout's server keeps its history bounded: it writes its
+// journal afresh where the journal is now, by the lease there, which still
+// names it (at the old path, where nothing is, it grew by every call until
+// a successor found it over its bound and set it aside).
+func TestAMovedCheckoutsHistoryIsWrittenAfreshWhereItIsNow(t *testing.T) {
+	_, moved, a, b := servedThenMoved(t)
+	const calls = 2100 // past the records a journal grows by before it is written afresh
+	for range calls {
+		call(t, b, "majordomus_list", nil)
+	}
+	raw, err := os.ReadFile(statePath(moved))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(string(raw), "\n"); lines >= calls {
+		t.Fatalf("the moved journal holds %d lines after %d calls: never written afresh", lines, calls)
+	}
+	if n := a.CountLogs("writing the checkout's shared state"); n != 0 {
+		t.Fatalf("the server's state was not written:\n%s", strings.Join(a.Logs(), "\n"))
+	}
+}
+
 // A checkout moved while served (mv), and another made at its old path
 // (a clone there), is that path's checkout to the processes started
 // there: hosts keep a checkout's path, and their agents write by it. The
