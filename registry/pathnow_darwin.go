@@ -15,16 +15,19 @@ func pathNow(f *os.File) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	buf := new([unix.PathMax]byte)
+	// F_GETPATH fills a buffer of PathMax bytes. x/sys wraps no fcntl
+	// that passes a buffer; FcntlFstore hands its pointer to the call
+	// unread, so the buffer is aligned as an Fstore_t would be.
+	buf := new(struct {
+		_    [0]uint64
+		path [unix.PathMax]byte
+	})
 	cerr := c.Control(func(fd uintptr) {
-		// F_GETPATH fills a buffer of PathMax bytes; x/sys wraps no
-		// fcntl that passes a buffer, and FcntlFstore passes its pointer
-		// through unread.
 		err = unix.FcntlFstore(fd, unix.F_GETPATH, (*unix.Fstore_t)(unsafe.Pointer(buf)))
 	})
 	if cerr != nil || err != nil {
 		return "", false
 	}
-	path, _, _ := bytes.Cut(buf[:], []byte{0})
+	path, _, _ := bytes.Cut(buf.path[:], []byte{0})
 	return string(path), len(path) > 0
 }

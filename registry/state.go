@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -118,12 +119,14 @@ type Journal struct {
 	mu    sync.Mutex
 	f     io.WriteCloser // open for appending; nil once closed
 	swept bool           // the first Replace sweeps what died writing
+	moved string         // the lease beside its file, last found moved (leaseNow)
 }
 
 // Replace writes content as the whole state beside the lease, only while
 // the lease carries Instance ([ErrLeaseNotOurs] otherwise), and the
-// journal appends to the new file from then on; both where the state it
-// appends to is now (leaseNow). content is written to a
+// journal appends to the new file from then on; both beside the lease at
+// Lease, or where the state it appends to is now while its checkout is
+// gone from there (leaseNow). content is written to a
 // temporary file (0600, synced) that is renamed over the state under the
 // sidecar lock, so a reader sees the old state or the new one. When the file cannot be replaced
 // it goes on appending where it did. Appends wait meanwhile, so that none
@@ -162,21 +165,44 @@ func (j *Journal) Replace(content []byte) error {
 	return nil
 }
 
-// leaseNow is the lease beside the state this journal appends to, where
-// that state is now: its directory may have moved with its checkout, the
-// lease in it, and the records go on there. It is replaced there, by the
-// lease there, which a move leaves this writer's; and at Lease when where
-// it is cannot be told (set aside or removed, say, or no file yet).
+// leaseNow is the lease the journal is replaced by: Lease, unless its
+// checkout is gone from there (CheckoutGone), moved with its lease and
+// state while its server serves on: then the lease beside the file this
+// journal appends to, where that file is now, which a move leaves this
+// writer's. The place is checked as the election checks a lease's
+// (Trusted), and that its state is this journal's very file; it is kept
+// for when the file cannot tell (its reopening failed, say).
 func (j *Journal) leaseNow() string {
+	if !CheckoutGone(j.Lease) {
+		return j.Lease
+	}
+	if there, ok := j.movedLease(); ok {
+		j.moved = there
+	}
+	return cmp.Or(j.moved, j.Lease)
+}
+
+// movedLease is the lease beside the file this journal appends to, where
+// that is now.
+func (j *Journal) movedLease() (string, bool) {
 	f, ok := j.f.(*os.File)
 	if !ok {
-		return j.Lease
+		return "", false
 	}
 	now, ok := pathNow(f)
-	if !ok || !filepath.IsAbs(now) || filepath.Base(now) != filepath.Base(StatePath(j.Lease)) {
-		return j.Lease
+	if !ok || !filepath.IsAbs(now) {
+		return "", false
 	}
-	return filepath.Join(filepath.Dir(now), filepath.Base(j.Lease))
+	lease := filepath.Join(filepath.Dir(now), filepath.Base(j.Lease))
+	mine, err := f.Stat()
+	if err != nil {
+		return "", false
+	}
+	there, err := os.Lstat(StatePath(lease))
+	if err != nil || !os.SameFile(mine, there) || Trusted(lease) != nil {
+		return "", false
+	}
+	return lease, true
 }
 
 // Append adds one record, a whole line, in one write.

@@ -4,6 +4,7 @@ package registry
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,22 +18,8 @@ import (
 // writer: not at the path it was opened at, where nothing is (it grew
 // without bound before). Once the lease there names another, it is not.
 func TestAMovedStateIsReplacedWhereItIsNow(t *testing.T) {
-	root := checkoutRoot(t)
-	lf := &LeaseFile{Path: Path(root, "")}
-	if err := lf.Acquire(newLease(t)); err != nil {
-		t.Fatal(err)
-	}
-	held, _ := lf.Held()
-	j, err := writeState(lf.Path, held.Instance, []byte("header\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	j, there, held := movedJournal(t, nil)
 	defer j.Close()
-	moved := filepath.Join(testtemp.Dir(t), "moved")
-	if err := os.Rename(root, moved); err != nil {
-		t.Fatal(err)
-	}
-	there := Path(moved, "")
 	if err := j.Append([]byte("appended\n")); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +32,7 @@ func TestAMovedStateIsReplacedWhereItIsNow(t *testing.T) {
 	if s := ReadState(there); string(s.Raw) != "afresh\nafter\n" {
 		t.Fatalf("the moved state holds %q", s.Raw)
 	}
-	if _, err := os.Lstat(StatePath(lf.Path)); !os.IsNotExist(err) {
+	if _, err := os.Lstat(StatePath(j.Lease)); !os.IsNotExist(err) {
 		t.Fatalf("something was written at the old path: %v", err)
 	}
 
@@ -63,4 +50,58 @@ func TestAMovedStateIsReplacedWhereItIsNow(t *testing.T) {
 	if s := ReadState(there); string(s.Raw) != "afresh\nafter\n" {
 		t.Fatalf("the state holds %q", s.Raw)
 	}
+}
+
+// A moved journal whose file could not be opened again once replaced (out
+// of descriptors, say) still knows where it is.
+func TestAMovedStateIsFoundAfterItsReopeningFailed(t *testing.T) {
+	fsys := &reopenFails{}
+	j, there, _ := movedJournal(t, fsys)
+	defer j.Close()
+	fsys.once = true
+	if err := j.Replace([]byte("afresh\n")); err == nil {
+		t.Fatal("the reopening did not fail")
+	}
+	if err := j.Replace([]byte("again\n")); err != nil {
+		t.Fatalf("the moved state was lost: %v", err)
+	}
+	if s := ReadState(there); string(s.Raw) != "again\n" {
+		t.Fatalf("the moved state holds %q", s.Raw)
+	}
+}
+
+// movedJournal is a journal written beside a lease it holds, whose
+// checkout was then moved; there is the lease where it is now.
+func movedJournal(t *testing.T, fsys FS) (j *Journal, there string, held Lease) {
+	t.Helper()
+	root := checkoutRoot(t)
+	lf := &LeaseFile{Path: Path(root, "")}
+	if err := lf.Acquire(newLease(t)); err != nil {
+		t.Fatal(err)
+	}
+	held, _ = lf.Held()
+	j = &Journal{Lease: lf.Path, Instance: held.Instance, FS: fsys}
+	if err := j.Replace([]byte("header\n")); err != nil {
+		t.Fatal(err)
+	}
+	moved := filepath.Join(testtemp.Dir(t), "moved")
+	if err := os.Rename(root, moved); err != nil {
+		t.Fatal(err)
+	}
+	return j, Path(moved, ""), held
+}
+
+// reopenFails is the real file system, whose next opening to append fails
+// once armed.
+type reopenFails struct {
+	osFS
+	once bool
+}
+
+func (f *reopenFails) OpenAppend(path string) (io.WriteCloser, error) {
+	if f.once {
+		f.once = false
+		return nil, errors.New("too many open files")
+	}
+	return f.osFS.OpenAppend(path)
 }
