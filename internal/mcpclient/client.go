@@ -161,10 +161,14 @@ func (p *Process) read(r io.Reader, isStdout bool) {
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	for sc.Scan() {
 		line := sc.Text()
+		var r Response
+		answer := isStdout && json.Unmarshal([]byte(line), &r) == nil && r.ID != nil && (r.Result != nil || r.Error != nil)
 		p.mu.Lock()
 		if isStdout {
 			p.frames = append(p.frames, []byte(line))
-			p.noteAnswer([]byte(line))
+			if answer {
+				p.noteAnswer(r)
+			}
 		} else {
 			p.logs = append(p.logs, line)
 		}
@@ -173,13 +177,9 @@ func (p *Process) read(r io.Reader, isStdout bool) {
 	}
 }
 
-// noteAnswer remembers f when it is the first answer to its request, so
-// that awaiting one answer does not read every frame again (p.mu held).
-func (p *Process) noteAnswer(f []byte) {
-	var r Response
-	if json.Unmarshal(f, &r) != nil || r.ID == nil || (r.Result == nil && r.Error == nil) {
-		return
-	}
+// noteAnswer remembers r, an answer, when it is the first to its request,
+// so that awaiting one does not read every frame again (p.mu held).
+func (p *Process) noteAnswer(r Response) {
 	if p.answers == nil {
 		p.answers = map[string]Response{}
 	}
