@@ -51,14 +51,20 @@ type Executions struct {
 
 // Record adds one call of a session other than the own client's,
 // dropping the oldest past the bound.
-func (e *Executions) Record(x Execution) { e.record(x, false) }
+func (e *Executions) Record(x Execution) { e.record(x, false, nil) }
 
 // RecordOwn adds one call of the process's own client.
-func (e *Executions) RecordOwn(x Execution) { e.record(x, true) }
+func (e *Executions) RecordOwn(x Execution) { e.record(x, true, nil) }
 
-func (e *Executions) record(x Execution, own bool) {
+// record adds x, named by named when it is given: asked under mu, so that
+// a call recorded as its peer is numbered anew has the id relabel gives
+// the calls recorded before it (Keep numbers the peer, then relabels).
+func (e *Executions) record(x Execution, own bool, named func() string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if named != nil {
+		x.Peer = named()
+	}
 	if x.Call != "" && e.kept(x.Call, x.Peer) {
 		return // sent again: the server that left it unanswered kept it
 	}

@@ -393,11 +393,13 @@ func (s *Surface) Sessions() int {
 }
 
 // recordExecution times every tool call but bookkeeping (ReplayMeta,
-// HistoryMeta) into the history, under the caller it began with: a
-// stopping server ends sessions. A call of no peer (its session left the
-// board first) does not run. A 2026-07-28 caller is named once the call
-// ran: it was sighted as its request arrived, or by announcing, never on
-// the board before its announcement (a carried peer's, replayed).
+// HistoryMeta) into the history, under its session's peer id as it is
+// recorded, or the caller it began with once the session is gone (a
+// stopping server ends sessions): a peer numbered anew while the call ran
+// (Keep) has it recorded under its new id. A call of no peer (its session
+// left the board first) does not run. A 2026-07-28 caller is named once
+// the call ran: it was sighted as its request arrived, or by announcing,
+// never on the board before its announcement (a carried peer's, replayed).
 func (s *Surface) recordExecution(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start, caller := s.cfg.Now(), ""
@@ -407,25 +409,27 @@ func (s *Surface) recordExecution(next server.ToolHandlerFunc) server.ToolHandle
 				return mcp.NewToolResultError("this session has ended: the call did not run; send initialize again"), nil
 			}
 		}
-		record := s.Executions.Record
-		if session := server.ClientSessionFromContext(ctx); session != nil && transportOf(session) == "stdio" {
-			record = s.Executions.RecordOwn
-		}
+		session := server.ClientSessionFromContext(ctx)
+		own := session != nil && transportOf(session) == "stdio"
+		record := func(x Execution) { s.Executions.record(x, own, nil) }
 		res, err := next(ctx, req)
+		var named func() string
 		if modern {
 			caller = s.callerOf(ctx, req.Params.Meta)
+		} else {
+			named = func() string { return cmp.Or(s.Board.PeerID(session.SessionID()), caller) }
 		}
 		if s.replayed(ctx, req) || s.carrying(ctx) && s.tookHistory(req, caller, record) {
 			return res, err
 		}
-		record(Execution{
+		s.Executions.record(Execution{
 			Tool:       req.Params.Name,
 			Peer:       caller,
 			At:         start.UTC(),
 			DurationMS: float64(s.cfg.Now().Sub(start).Microseconds()) / 1000,
 			OK:         err == nil && res != nil && !res.IsError,
 			Call:       s.callOf(ctx),
-		})
+		}, own, named)
 		return res, err
 	}
 }
