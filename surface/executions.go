@@ -166,15 +166,19 @@ func (e *Executions) Recent(limit int) []Execution {
 // journal recorded it), with the calls pending after it, within the
 // bound; sink is given every call from now on. It returns the history as
 // merged. The calls stay pending until the checkout's state has them
-// (Written): a term lost before it wrote them carries them on.
+// (Written): a term lost before it wrote them carries them on. A pending
+// call loaded already (a server that died as it took them kept some, under
+// the id it gave their client) is the own client's, under its id now.
 func (e *Executions) keep(loaded []Execution, sink func(Execution)) []Execution {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	merged := slices.Clone(loaded)
 	for _, x := range e.pending {
-		if !slices.ContainsFunc(loaded, x.same) { // a server that died as it took them may have kept them
-			merged = append(merged, x)
+		if i := slices.IndexFunc(loaded, x.same); i >= 0 {
+			merged[i].Peer = x.Peer
+			continue
 		}
+		merged = append(merged, x)
 	}
 	merged = merged[max(0, len(merged)-executionsKept):]
 	e.ring, e.sink, e.merged = slices.Clone(merged), sink, e.made

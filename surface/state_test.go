@@ -209,7 +209,8 @@ func TestALoadedHistoryKeepsItsOrder(t *testing.T) {
 }
 
 // A history brought again, by a client whose server died as it took it
-// (it kept some), or taken over by the process that brought it, joins once.
+// (it kept some, under the id it gave the client), or taken over by the
+// process that brought it, joins once, as the client's.
 func TestAHistoryBroughtAgainJoinsOnce(t *testing.T) {
 	at := time.Now().Add(-time.Minute).UTC()
 	x := Execution{Tool: "majordomus_list", Peer: "p3", At: at, DurationMS: 1.5, OK: true}
@@ -218,8 +219,8 @@ func TestAHistoryBroughtAgainJoinsOnce(t *testing.T) {
 	e.RecordOwn(x)
 	kept := x
 	kept.Peer = "p9" // as the server it was carried to recorded it
-	if merged := e.keep([]Execution{kept}, func(Execution) {}); len(merged) != 1 {
-		t.Fatalf("taken over: %+v, want the call once", merged)
+	if merged := e.keep([]Execution{kept}, func(Execution) {}); len(merged) != 1 || merged[0].Peer != "p3" {
+		t.Fatalf("taken over: %+v, want the call once, its client's", merged)
 	}
 
 	f := newFixture(t)
