@@ -86,7 +86,7 @@ Usage:
                                     live page of its peers, history and server for its own
                                     user, and open it where a desktop exists
   majordomus-mcp fleet              inventory the checkout's servers as JSON, read-only; exit 0
-                                    only when exactly one runs per profile, in one cohort
+                                    only when its mutation gate is satisfied, else 10
   majordomus-mcp graph [--format F] print the process state machine: dot, mermaid or json
   majordomus-mcp demo               run a short scripted session on an embedded example
   majordomus-mcp version            print the version and the startup revision fleet reports
