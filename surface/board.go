@@ -235,6 +235,21 @@ func (b *Board) PeerID(session string) string {
 	return ""
 }
 
+// peerOf is the peer a session is, or nil: it stays that peer's, its id
+// as renumbered or claimed, once the session has left (idOf).
+func (b *Board) peerOf(session string) *Peer {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.bySession[session]
+}
+
+// idOf is p's id now.
+func (b *Board) idOf(p *Peer) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return p.ID
+}
+
 // Announce records a session's claim, replacing its earlier one, and returns
 // its record and the other attached peers' claims that overlap it. again
 // says it replays a carried announcement: one the same as the peer's keeps

@@ -40,31 +40,50 @@ type Execution struct {
 // again, and a server of its that still drains shares its board, so the
 // draining sessions' calls from then on are the checkout's.)
 type Executions struct {
-	mu      sync.Mutex
-	ring    []Execution
-	pending []Execution       // the own client's, recorded while not kept
-	made    int               // how many were ever made pending: the last pending is the made-th
-	merged  int               // made when keep merged them in
-	sink    func(x Execution) // nil while not kept
-	changes *changes          // moved by every call recorded (changes.go)
+	mu       sync.Mutex
+	ring     []Execution
+	pending  []Execution       // the own client's, recorded while not kept
+	made     int               // how many were ever made pending: the last pending is the made-th
+	merged   int               // made when keep merged them in
+	relabels int               // how many relabels were made (recordNamed)
+	sink     func(x Execution) // nil while not kept
+	changes  *changes          // moved by every call recorded (changes.go)
 }
 
 // Record adds one call of a session other than the own client's,
 // dropping the oldest past the bound.
-func (e *Executions) Record(x Execution) { e.record(x, false, nil) }
+func (e *Executions) Record(x Execution) { e.record(x, false) }
 
 // RecordOwn adds one call of the process's own client.
-func (e *Executions) RecordOwn(x Execution) { e.record(x, true, nil) }
+func (e *Executions) RecordOwn(x Execution) { e.record(x, true) }
 
-// record adds x, named by named when it is given: asked under mu, so that
-// a call recorded as its peer is numbered anew has the id relabel gives
-// the calls recorded before it (Keep numbers the peer, then relabels).
-func (e *Executions) record(x Execution, own bool, named func() string) {
+func (e *Executions) record(x Execution, own bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if named != nil {
+	e.recordLocked(x, own)
+}
+
+// recordNamed adds x under the id named gives its peer, asked outside mu
+// (it asks the board), and asked again should a relabel have come between
+// the asking and the recording: a call whose peer Keep numbers anew as it
+// is recorded is never left under the id given up.
+func (e *Executions) recordNamed(x Execution, own bool, named func() string) {
+	for {
+		e.mu.Lock()
+		asked := e.relabels
+		e.mu.Unlock()
 		x.Peer = named()
+		e.mu.Lock()
+		if e.relabels == asked {
+			e.recordLocked(x, own)
+			e.mu.Unlock()
+			return
+		}
+		e.mu.Unlock()
 	}
+}
+
+func (e *Executions) recordLocked(x Execution, own bool) {
 	if x.Call != "" && e.kept(x.Call, x.Peer) {
 		return // sent again: the server that left it unanswered kept it
 	}
@@ -190,6 +209,7 @@ func (e *Executions) keep(loaded []Execution, sink func(Execution)) []Execution 
 func (e *Executions) relabel(old, id string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.relabels++
 	for _, list := range [][]Execution{e.ring, e.pending} {
 		for i := range list {
 			if list[i].Peer == old {

@@ -393,38 +393,37 @@ func (s *Surface) Sessions() int {
 }
 
 // recordExecution times every tool call but bookkeeping (ReplayMeta,
-// HistoryMeta) into the history, under its session's peer id as it is
-// recorded, or the caller it began with once the session is gone (a
-// stopping server ends sessions): a peer numbered anew while the call ran
-// (Keep) has it recorded under its new id. A call of no peer (its session
-// left the board first) does not run. A 2026-07-28 caller is named once
-// the call ran: it was sighted as its request arrived, or by announcing,
-// never on the board before its announcement (a carried peer's, replayed).
+// HistoryMeta) into the history, under its peer's id as it is recorded: a
+// peer numbered anew while the call ran (Keep) has it under its new id,
+// whether or not its session is still there. A call of no peer (its
+// session left the board first) does not run. A 2026-07-28 caller is named
+// once the call ran: it was sighted as its request arrived, or by
+// announcing, never on the board before its announcement (a carried
+// peer's, replayed).
 func (s *Surface) recordExecution(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		start, caller := s.cfg.Now(), ""
-		_, modern := s.modernOf(ctx, req.Params.Meta)
-		if !modern {
-			if caller = s.callerOf(ctx, req.Params.Meta); caller == "" {
+		start, session := s.cfg.Now(), server.ClientSessionFromContext(ctx)
+		named := func() string { return s.callerOf(ctx, req.Params.Meta) }
+		if _, modern := s.modernOf(ctx, req.Params.Meta); !modern {
+			var p *Peer
+			if session != nil {
+				p = s.Board.peerOf(session.SessionID())
+			}
+			if p == nil {
 				return mcp.NewToolResultError("this session has ended: the call did not run; send initialize again"), nil
 			}
+			named = func() string { return s.Board.idOf(p) }
 		}
-		session := server.ClientSessionFromContext(ctx)
 		own := session != nil && transportOf(session) == "stdio"
-		record := func(x Execution) { s.Executions.record(x, own, nil) }
 		res, err := next(ctx, req)
-		var named func() string
-		if modern {
-			caller = s.callerOf(ctx, req.Params.Meta)
-		} else {
-			named = func() string { return cmp.Or(s.Board.PeerID(session.SessionID()), caller) }
-		}
-		if s.replayed(ctx, req) || s.carrying(ctx) && s.tookHistory(req, caller, record) {
+		if s.replayed(ctx, req) {
 			return res, err
 		}
-		s.Executions.record(Execution{
+		if s.carrying(ctx) && s.tookHistory(req, named(), func(x Execution) { s.Executions.record(x, own) }) {
+			return res, err
+		}
+		s.Executions.recordNamed(Execution{
 			Tool:       req.Params.Name,
-			Peer:       caller,
 			At:         start.UTC(),
 			DurationMS: float64(s.cfg.Now().Sub(start).Microseconds()) / 1000,
 			OK:         err == nil && res != nil && !res.IsError,
