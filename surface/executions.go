@@ -46,6 +46,7 @@ type Executions struct {
 	made     int               // how many were ever made pending: the last pending is the made-th
 	merged   int               // made when keep merged them in
 	relabels int               // how many relabels were made (recordNamed)
+	away     func()            // told of each own call made pending, once recorded (Away)
 	sink     func(x Execution) // nil while not kept
 	changes  *changes          // moved by every call recorded (changes.go)
 }
@@ -59,8 +60,20 @@ func (e *Executions) RecordOwn(x Execution) { e.record(x, true) }
 
 func (e *Executions) record(x Execution, own bool) {
 	e.mu.Lock()
+	away := e.recordLocked(x, own)
+	e.mu.Unlock()
+	if away != nil {
+		away()
+	}
+}
+
+// Away has f told of each call of the own client recorded while no shared
+// history keeps this one, once it is recorded and before its answer goes:
+// what gives it to where the client is served now (nil: nothing does).
+func (e *Executions) Away(f func()) {
+	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.recordLocked(x, own)
+	e.away = f
 }
 
 // recordNamed adds x under the id named gives its peer, asked outside mu
@@ -75,17 +88,22 @@ func (e *Executions) recordNamed(x Execution, own bool, named func() string) {
 		x.Peer = named()
 		e.mu.Lock()
 		if e.relabels == asked {
-			e.recordLocked(x, own)
+			away := e.recordLocked(x, own)
 			e.mu.Unlock()
+			if away != nil {
+				away()
+			}
 			return
 		}
 		e.mu.Unlock()
 	}
 }
 
-func (e *Executions) recordLocked(x Execution, own bool) {
+// recordLocked adds x (mu held), and returns what is to be told once mu
+// is released (Away), or nil.
+func (e *Executions) recordLocked(x Execution, own bool) (away func()) {
 	if x.Call != "" && e.kept(x.Call, x.Peer) {
-		return // sent again: the server that left it unanswered kept it
+		return nil // sent again: the server that left it unanswered kept it
 	}
 	defer e.changes.bump()
 	e.ring = appendBounded(e.ring, x)
@@ -94,7 +112,9 @@ func (e *Executions) recordLocked(x Execution, own bool) {
 		e.sink(x)
 	case own:
 		e.pending, e.made = appendBounded(e.pending, x), e.made+1
+		return e.away
 	}
+	return nil
 }
 
 // appendBounded appends x, keeping the last executionsKept (the slice is

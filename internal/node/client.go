@@ -377,6 +377,7 @@ func (s *clientSession) told(h how, b wire.Backend, c *carry.Session, srv *serve
 		peer, was := b.(*bridge.Bridge).PeerID(), s.local.Carried().Peer
 		wasAlone := s.alone.Swap(nil) != nil
 		s.dropLocal() // it leaves this process's own board, which nobody else sees
+		s.giveLate(c)
 		if wasAlone {
 			s.joined(h, c, was, peer, nil)
 		} else {

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"maps"
 	"time"
@@ -94,6 +95,37 @@ func (s *clientSession) settled(ctx context.Context) carry.Session {
 	defer cancel()
 	s.router.settle(settle, s.local)
 	return s.local.Carried()
+}
+
+// giveLate gives the shared server, through the bridge that serves the
+// client, each call the in-process session just carried there was still
+// answering (settled waits a bounded time), as it is recorded, before its
+// answer goes, as the carrying gave the others; and any recorded while it
+// was carried. What cannot be given waits for the next carrying (c: the
+// session carried, nil for none).
+func (s *clientSession) giveLate(c *carry.Session) {
+	history := s.n.co.unshared()
+	if history == nil {
+		return
+	}
+	var meta json.RawMessage
+	if c != nil {
+		meta = c.Meta
+	}
+	give := func() {
+		b, ok := s.router.currentBackend().(*bridge.Bridge)
+		raw, mark := history.Unshared()
+		if !ok || raw == nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), settleBound)
+		defer cancel()
+		if carry.GiveHistory(ctx, b, meta, raw) == nil {
+			history.Shared(mark)
+		}
+	}
+	history.Away(give)
+	go give()
 }
 
 // carryGreeting makes the session a greeting opened for hello, claiming

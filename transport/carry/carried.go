@@ -64,7 +64,15 @@ func (c Session) Replay(ctx context.Context, b wire.Backend) error {
 	if err := replay(ctx, b); err != nil || len(c.History) == 0 {
 		return err
 	}
-	if err := wire.AnswerError(b.Handle(ctx, callFrame(historyID, historyTool, nil, c.Meta, historyMeta, c.History))); err != nil {
+	return GiveHistory(ctx, b, c.Meta, c.History)
+}
+
+// GiveHistory gives b calls its client made where no shared history kept
+// them, as majordomus_executions shows them, in a call marked with them,
+// which is not an execution; meta is a 2026-07-28 client's last _meta.
+func GiveHistory(ctx context.Context, b wire.Backend, meta, history json.RawMessage) error {
+	ctx = WithCarrying(ctx) // its mark is heeded
+	if err := wire.AnswerError(b.Handle(ctx, callFrame(historyID, historyTool, nil, meta, historyMeta, history))); err != nil {
 		return fmt.Errorf("giving the server the calls the client made alone: %w", err)
 	}
 	return nil

@@ -1,0 +1,80 @@
+package scenarios
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/majordomus-mcp/majordomus-mcp/registry/runtimes"
+)
+
+// A call a client served alone made, still running when the client joins
+// the shared server (longer than the joining waits for it: here a
+// majordomus_fleet_inventory whose read of the fleet registry waits out
+// SQLite's busy timeout behind another process's lock), joins the
+// checkout's history, in order, before its answer reaches the client.
+func TestACallRunningAsItsClientJoinsJoinsTheHistoryInOrder(t *testing.T) {
+	dir := checkout(t)
+	reg := filepath.Join(t.TempDir(), "registry.db")
+	db, err := runtimes.Open(context.Background(), reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	state := filepath.Join(dir, ".ai/local/state")
+	if err := os.MkdirAll(filepath.Dir(state), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(state, []byte("not a directory"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := shared(t, dir, "--registry", reg)
+	initialize(t, c, "codex")
+	if _, err := c.WaitLog(ctx(t), "cannot use the shared server"); err != nil {
+		t.Fatal(err)
+	}
+	call(t, c, "majordomus_list", nil)
+	call(t, c, "majordomus_fleet_inventory", nil)
+
+	// SQLite's pending byte, write-locked: a reader waits its busy timeout.
+	f, err := os.OpenFile(reg, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &unix.Flock_t{Type: unix.F_WRLCK, Start: 0x40000000, Len: 1}); err != nil {
+		t.Fatal(err)
+	}
+	slow, err := c.Send("tools/call", map[string]any{"name": "majordomus_fleet_inventory", "arguments": map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(state); err != nil {
+		t.Fatal(err)
+	}
+	d := shared(t, dir)
+	initialize(t, d, "claude-code")
+	serverURL(t, d)
+	if _, err := c.WaitLog(ctx(t), "joined the checkout's shared server"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := c.Await(ctx(t), slow); err != nil || r.Error != nil {
+		t.Fatalf("the slow call: %v %+v", err, r.Error)
+	}
+	call(t, c, "majordomus_repository", nil)
+	id := peersOf(t, c).Caller
+	var its []string
+	for _, x := range slices.Backward(executionsOf(t, d)) {
+		if x.Peer == id {
+			its = append(its, x.Tool)
+		}
+	}
+	want := []string{"majordomus_list", "majordomus_fleet_inventory", "majordomus_fleet_inventory", "majordomus_repository", "majordomus_peers"}
+	if !slices.Equal(its, want) {
+		t.Fatalf("the shared history has %q of the client's calls, want %q", its, want)
+	}
+}
