@@ -1,15 +1,12 @@
 package scenarios
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/majordomus-mcp/majordomus-mcp/registry/runtimes"
 )
 
 // A call a client served alone made, still running when the client joins
@@ -20,11 +17,11 @@ import (
 func TestACallRunningAsItsClientJoinsJoinsTheHistoryInOrder(t *testing.T) {
 	dir := checkout(t)
 	reg := filepath.Join(t.TempDir(), "registry.db")
-	db, err := runtimes.Open(context.Background(), reg)
-	if err != nil {
+	elsewhere := shared(t, checkout(t), "--registry", reg) // makes the registry
+	initialize(t, elsewhere, "gemini-cli")
+	if _, err := elsewhere.WaitLog(ctx(t), "registered this server in the fleet registry"); err != nil {
 		t.Fatal(err)
 	}
-	db.Close()
 	state := filepath.Join(dir, ".ai/local/state")
 	if err := os.MkdirAll(filepath.Dir(state), 0o700); err != nil {
 		t.Fatal(err)
@@ -40,7 +37,8 @@ func TestACallRunningAsItsClientJoinsJoinsTheHistoryInOrder(t *testing.T) {
 	call(t, c, "majordomus_list", nil)
 	call(t, c, "majordomus_fleet_inventory", nil)
 
-	// SQLite's pending byte, write-locked: a reader waits its busy timeout.
+	// A registry whose pending byte another process write-locks: a reader
+	// waits SQLite's busy timeout.
 	f, err := os.OpenFile(reg, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -353,8 +353,13 @@ func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) (err e
 			return err
 		}
 	}
+	give := func() {}
+	if h.as == machine.Attached {
+		give = s.lateGiver(c) // before b serves: a late call's answer waits for it
+	}
 	s.use(b)
 	s.told(h, b, c, srv, greeted)
+	go give()
 	return nil
 }
 
@@ -377,7 +382,6 @@ func (s *clientSession) told(h how, b wire.Backend, c *carry.Session, srv *serve
 		peer, was := b.(*bridge.Bridge).PeerID(), s.local.Carried().Peer
 		wasAlone := s.alone.Swap(nil) != nil
 		s.dropLocal() // it leaves this process's own board, which nobody else sees
-		s.giveLate(c)
 		if wasAlone {
 			s.joined(h, c, was, peer, nil)
 		} else {

@@ -97,25 +97,29 @@ func (s *clientSession) settled(ctx context.Context) carry.Session {
 	return s.local.Carried()
 }
 
-// giveLate gives the shared server, through the bridge that serves the
-// client, each call the in-process session just carried there was still
-// answering (settled waits a bounded time), as it is recorded, before its
-// answer goes, as the carrying gave the others; and any recorded while it
-// was carried. What cannot be given waits for the next carrying (c: the
-// session carried, nil for none).
-func (s *clientSession) giveLate(c *carry.Session) {
+// lateGiver has each call an in-process session carried onto the bridge
+// b is about to serve was still answering (settled waits a bounded time:
+// served alone, or a hand-over) given to the shared server through what
+// serves the client, as it is recorded, before its answer goes, as the
+// carrying gave the others; it returns what gives those recorded
+// meanwhile, once b serves. What cannot be given waits for the next
+// carrying (c: the session carried, nil for none).
+func (s *clientSession) lateGiver(c *carry.Session) (give func()) {
 	history := s.n.co.unshared()
 	if history == nil {
-		return
+		return func() {}
 	}
 	var meta json.RawMessage
 	if c != nil {
 		meta = c.Meta
 	}
-	give := func() {
+	give = func() {
 		b, ok := s.router.currentBackend().(*bridge.Bridge)
+		if !ok {
+			return
+		}
 		raw, mark := history.Unshared()
-		if !ok || raw == nil {
+		if raw == nil {
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), settleBound)
@@ -125,7 +129,7 @@ func (s *clientSession) giveLate(c *carry.Session) {
 		}
 	}
 	history.Away(give)
-	go give()
+	return give
 }
 
 // carryGreeting makes the session a greeting opened for hello, claiming

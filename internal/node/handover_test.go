@@ -86,11 +86,13 @@ func TestAHandOverCarriesTheAnnouncementBeingAnswered(t *testing.T) {
 
 // A call the lease-lost leaseholder answers in process as it hands its
 // client over joins the checkout's history once, as its client's: on the
-// server the client attaches to, or, when the process wins the lease
-// again, in the history it keeps again.
+// server the client attaches to, also when it is answered only once the
+// client was carried there (past the settling), or, when the process wins
+// the lease again, in the history it keeps again.
 func TestAHandOverCarriesTheCallsBeingAnswered(t *testing.T) {
-	for _, wins := range []bool{false, true} {
-		t.Run(fmt.Sprintf("wins again: %v", wins), func(t *testing.T) {
+	for _, c := range []struct{ wins, late bool }{{false, false}, {false, true}, {true, false}} {
+		wins := c.wins
+		t.Run(fmt.Sprintf("wins again: %v, answered once carried: %v", wins, c.late), func(t *testing.T) {
 			co, b := exampleCheckout(t), newBoard(t)
 			a := start(t, "a", co, b, true)
 			id := a.client.initialize()
@@ -101,7 +103,12 @@ func TestAHandOverCarriesTheCallsBeingAnswered(t *testing.T) {
 				current.client.initialize()
 				current.awaitState(machine.Attached)
 			}
-			entered := answersOnceHeld(t, a, "majordomus_list")
+			release, entered := make(chan struct{}), (<-chan struct{})(nil)
+			if c.late {
+				entered = answersHeldUntil(t, a, "majordomus_list", release)
+			} else {
+				entered = answersOnceHeld(t, a, "majordomus_list")
+			}
 			a.client.send(map[string]any{"id": 100, "method": "tools/call", "params": map[string]any{
 				"name": "majordomus_list", "arguments": map[string]any{}}})
 			<-entered
@@ -114,6 +121,9 @@ func TestAHandOverCarriesTheCallsBeingAnswered(t *testing.T) {
 			}
 			resume()
 			a.awaitLog(map[bool]string{false: "re-attached to the shared server", true: "took over as the shared server"}[wins])
+			if c.late {
+				close(release)
+			}
 			if answer := a.client.answer(100, nil); answer["result"] == nil {
 				t.Fatalf("a's call was answered %v", answer)
 			}
@@ -195,6 +205,20 @@ func TestACallAShortTermKeptIsInTheHistoryOnce(t *testing.T) {
 // entered.
 func answersOnceHeld(t *testing.T, n *running, tool string) <-chan struct{} {
 	t.Helper()
+	release := make(chan struct{})
+	entered := answersHeldUntil(t, n, tool, release)
+	go func() {
+		<-entered
+		n.node.session.router.awaitHeld()
+		close(release)
+	}()
+	return entered
+}
+
+// answersHeldUntil makes node n's tool answer its next call only once
+// release is closed, and returns what is closed as the call is entered.
+func answersHeldUntil(t *testing.T, n *running, tool string, release <-chan struct{}) <-chan struct{} {
+	t.Helper()
 	srv, err := n.node.load()
 	if err != nil {
 		t.Fatal(err)
@@ -202,7 +226,7 @@ func answersOnceHeld(t *testing.T, n *running, tool string) <-chan struct{} {
 	handler, entered := srv.surface.MCP.GetTool(tool), make(chan struct{})
 	srv.surface.MCP.AddTool(handler.Tool, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		close(entered)
-		n.node.session.router.awaitHeld()
+		<-release
 		return handler.Handler(ctx, req)
 	})
 	return entered

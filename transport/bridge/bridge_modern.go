@@ -51,7 +51,10 @@ func (b *Bridge) relayModern(ctx context.Context, msg json.RawMessage, c call) (
 // exchangeModern POSTs one modern message, on no session, and reads what
 // its answer means.
 func (b *Bridge) exchangeModern(ctx context.Context, msg json.RawMessage, c call) ([]byte, *failure) {
-	if wire.Taken(c.meta) { // one any server refuses would keep it from being carried
+	// One any server refuses would keep it from being carried; what carries
+	// a session names it by the carried meta, which the record starts from
+	// (and a history's bears the history).
+	if wire.Taken(c.meta) && !carry.Carrying(ctx) {
 		b.mu.Lock()
 		b.record.Meta = c.meta // how the client says who it is, for its announcement made again
 		b.mu.Unlock()
