@@ -67,6 +67,21 @@ func (e *Executions) record(x Execution, own bool) {
 	}
 }
 
+// recordNew adds x unless the history holds it (Execution.same), in one
+// step: a history brought twice at once joins once.
+func (e *Executions) recordNew(x Execution, own bool) {
+	e.mu.Lock()
+	if slices.ContainsFunc(e.ring, x.same) {
+		e.mu.Unlock()
+		return
+	}
+	away := e.recordLocked(x, own)
+	e.mu.Unlock()
+	if away != nil {
+		away()
+	}
+}
+
 // Away has f told of each call of the own client recorded while no shared
 // history keeps this one, once it is recorded and before its answer goes:
 // what gives it to where the client is served now (nil: nothing does).
@@ -145,13 +160,6 @@ func (e *Executions) kept(key, peer string) bool {
 		}
 	}
 	return false
-}
-
-// Has reports whether the history holds x (Execution.same).
-func (e *Executions) Has(x Execution) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return slices.ContainsFunc(e.ring, x.same)
 }
 
 // Unshared returns the calls recorded while no shared history kept them,

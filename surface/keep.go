@@ -92,11 +92,8 @@ func (s *Surface) tookHistory(req mcp.CallToolRequest, caller string, record fun
 		}
 		// No call takes less than no time.
 		x.DurationMS = max(x.DurationMS, 0)
-		if s.Executions.Has(x) { // brought again: a server that died as it took them kept them
-			continue
-		}
 		x.Peer = caller
-		record(x)
+		record(x) // unless brought again: a server that died as it took them kept them
 	}
 	return true
 }

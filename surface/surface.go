@@ -419,7 +419,7 @@ func (s *Surface) recordExecution(next server.ToolHandlerFunc) server.ToolHandle
 		if s.replayed(ctx, req) {
 			return res, err
 		}
-		if s.carrying(ctx) && s.tookHistory(req, named(), func(x Execution) { s.Executions.record(x, own) }) {
+		if s.carrying(ctx) && s.tookHistory(req, named(), func(x Execution) { s.Executions.recordNew(x, own) }) {
 			return res, err
 		}
 		s.Executions.recordNamed(Execution{
