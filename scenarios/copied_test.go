@@ -128,7 +128,8 @@ func TestAMovedCheckoutIsServedOnAndNotMadeAgain(t *testing.T) {
 // A moved checkout's server keeps its history bounded: it writes its
 // journal afresh where the journal is now, by the lease there, which still
 // names it (at the old path, where nothing is, it grew by every call until
-// a successor found it over its bound and set it aside).
+// a successor found it over its bound and set it aside). Killed, its
+// successor where the checkout is now has the history.
 func TestAMovedCheckoutsHistoryIsWrittenAfreshWhereItIsNow(t *testing.T) {
 	_, moved, a, b := servedThenMoved(t)
 	const calls = 2100 // past the records a journal grows by before it is written afresh
@@ -144,6 +145,15 @@ func TestAMovedCheckoutsHistoryIsWrittenAfreshWhereItIsNow(t *testing.T) {
 	}
 	if n := a.CountLogs("writing the checkout's shared state"); n != 0 {
 		t.Fatalf("the server's state was not written:\n%s", strings.Join(a.Logs(), "\n"))
+	}
+	if err := a.Cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	c := shared(t, moved)
+	initialize(t, c, "gemini-cli")
+	serverURL(t, c)
+	if got := executionsOf(t, c); len(got) != 1000 || got[0].Tool != "majordomus_list" || c.CountLogs("set aside") != 0 {
+		t.Fatalf("the successor has %d executions (the newest %+v)", len(got), got[:min(len(got), 1)])
 	}
 }
 
