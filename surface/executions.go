@@ -60,11 +60,7 @@ func (e *Executions) RecordOwn(x Execution) { e.record(x, true) }
 
 func (e *Executions) record(x Execution, own bool) {
 	e.mu.Lock()
-	away := e.recordLocked(x, own)
-	e.mu.Unlock()
-	if away != nil {
-		away()
-	}
+	e.unlockTelling(e.recordLocked(x, own))
 }
 
 // recordNew adds x unless the history holds it (Execution.same), in one
@@ -75,11 +71,7 @@ func (e *Executions) recordNew(x Execution, own bool) {
 		e.mu.Unlock()
 		return
 	}
-	away := e.recordLocked(x, own)
-	e.mu.Unlock()
-	if away != nil {
-		away()
-	}
+	e.unlockTelling(e.recordLocked(x, own))
 }
 
 // Away has f told of each call of the own client recorded while no shared
@@ -103,14 +95,19 @@ func (e *Executions) recordNamed(x Execution, own bool, named func() string) {
 		x.Peer = named()
 		e.mu.Lock()
 		if e.relabels == asked {
-			away := e.recordLocked(x, own)
-			e.mu.Unlock()
-			if away != nil {
-				away()
-			}
+			e.unlockTelling(e.recordLocked(x, own))
 			return
 		}
 		e.mu.Unlock()
+	}
+}
+
+// unlockTelling releases mu, then tells away, when it is given, of the call
+// just made pending (Away): what it runs is never under mu.
+func (e *Executions) unlockTelling(away func()) {
+	e.mu.Unlock()
+	if away != nil {
+		away()
 	}
 }
 

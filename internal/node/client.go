@@ -353,13 +353,15 @@ func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) (err e
 			return err
 		}
 	}
-	give := func() {}
+	var give func()
 	if h.as == machine.Attached {
 		give = s.lateGiver(c) // before b serves: a late call's answer waits for it
 	}
 	s.use(b)
 	s.told(h, b, c, srv, greeted)
-	go give()
+	if give != nil {
+		go give()
+	}
 	return nil
 }
 

@@ -102,12 +102,13 @@ func (s *clientSession) settled(ctx context.Context) carry.Session {
 // served alone, or a hand-over) given to the shared server through what
 // serves the client, as it is recorded, before its answer goes, as the
 // carrying gave the others; it returns what gives those recorded
-// meanwhile, once b serves. What cannot be given waits for the next
-// carrying (c: the session carried, nil for none).
+// meanwhile, once b serves, or nil when this process never answered in
+// process. What cannot be given waits for the next carrying (c: the
+// session carried, nil for none).
 func (s *clientSession) lateGiver(c *carry.Session) (give func()) {
 	history := s.n.co.unshared()
 	if history == nil {
-		return func() {}
+		return nil
 	}
 	var meta json.RawMessage
 	if c != nil {
