@@ -42,9 +42,9 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 	aiDir := filepath.Join(l.root, ".ai")
 	repoDir := filepath.Join(l.root, filepath.FromSlash(repoRel))
 	localDir := filepath.Join(aiDir, "local") // what leads there is skipped: it decides what is
-	w, in, err := watcher(aiDir)
+	w, err := watcher(aiDir)
 	if err != nil {
-		if w, in = l.rescanUnwatched(ctx, onChange, aiDir, err); w == nil {
+		if w = l.rescanUnwatched(ctx, onChange, aiDir, err); w == nil {
 			return nil
 		}
 	}
@@ -226,8 +226,8 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-in.Ready():
-			events, errs := in.Take()
+		case <-w.Ready():
+			events, errs := w.Take()
 			for _, err := range errs {
 				l.log.Warn("layer watch error", zap.Error(err))
 				if errors.Is(err, fsnotify.ErrEventOverflow) {

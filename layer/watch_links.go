@@ -10,8 +10,9 @@ import (
 	"syscall"
 	"unicode/utf8"
 
-	"github.com/fsnotify/fsnotify"
 	"go.uber.org/zap"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/fswatch"
 )
 
 // addTree watches dir and its subdirectories, dot-directories aside, and
@@ -20,7 +21,7 @@ import (
 // that file, or a link on the way re-pointed, is no event of dir's), and
 // the links that lead through a directory that is not there. A missing
 // dir is fine: the watch on .ai reports its creation.
-func (l *Layer) addTree(w *fsnotify.Watcher, dir string, failed func(path string, err error)) (targets map[string]bool, dangling []string) {
+func (l *Layer) addTree(w *fswatch.Watch, dir string, failed func(path string, err error)) (targets map[string]bool, dangling []string) {
 	real, local := realDir(dir), localHalf(l.root) // .ai/repo may be a link itself
 	if under(real, local) {
 		return map[string]bool{}, nil // never indexed (listFiles), never watched

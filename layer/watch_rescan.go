@@ -7,10 +7,9 @@ import (
 	"io/fs"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"go.uber.org/zap"
 
-	"github.com/majordomus-mcp/majordomus-mcp/internal/fsinbox"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/fswatch"
 )
 
 // A layer that cannot be watched whole (this user's inotify watches used
@@ -24,7 +23,7 @@ func (l *Layer) rescanEvery() time.Duration { return 50 * l.debounce }
 
 // addWatch watches path: a variable, so that a test can have it refused
 // as the kernel refuses it once the watches are used up.
-var addWatch = (*fsnotify.Watcher).Add
+var addWatch = (*fswatch.Watch).Add
 
 // blindness gathers the watches one pass of Watch could not put.
 type blindness struct {
@@ -63,23 +62,22 @@ func (l *Layer) noteBlindness(b *blindness) bool {
 
 // watcher is a watch on aiDir (nothing there is fine: its creation is
 // heard), with its inbox, or why none can be had.
-func watcher(aiDir string) (*fsnotify.Watcher, *fsinbox.Inbox, error) {
-	w, err := fsnotify.NewWatcher()
+func watcher(aiDir string) (*fswatch.Watch, error) {
+	w, err := fswatch.Open()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	in := fsinbox.New(w) // before the first Add: on Windows Add waits for the reader
 	if err := addWatch(w, aiDir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		w.Close()
-		return nil, nil, fmt.Errorf("%s: %w", aiDir, err)
+		return nil, fmt.Errorf("%s: %w", aiDir, err)
 	}
-	return w, in, nil
+	return w, nil
 }
 
 // rescanUnwatched keeps the index current by a rebuild every rescan
 // period while the layer cannot be watched at all (err says why), and
 // returns a watch on aiDir once one can be had; nil once ctx ends.
-func (l *Layer) rescanUnwatched(ctx context.Context, onChange func(old, new *Index), aiDir string, err error) (*fsnotify.Watcher, *fsinbox.Inbox) {
+func (l *Layer) rescanUnwatched(ctx context.Context, onChange func(old, new *Index), aiDir string, err error) *fswatch.Watch {
 	why := fmt.Sprintf("changes to the layer on disk are found by a rescan every %s, not heard at once: it cannot be watched: %v%s", l.rescanEvery(), err, watchLimitHint(err))
 	l.blind.Store(&why) // until the watch that follows puts every watch (noteBlindness)
 	l.log.Warn("the layer cannot be watched: its changes are found by a rescan", zap.String("reason", why))
@@ -92,11 +90,11 @@ func (l *Layer) rescanUnwatched(ctx context.Context, onChange func(old, new *Ind
 		}
 		select {
 		case <-ctx.Done():
-			return nil, nil
+			return nil
 		case <-t.C:
 		}
-		if w, in, err := watcher(aiDir); err == nil {
-			return w, in
+		if w, err := watcher(aiDir); err == nil {
+			return w
 		}
 	}
 }

@@ -8,8 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
-
+	"github.com/majordomus-mcp/majordomus-mcp/internal/fswatch"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 )
 
@@ -79,7 +78,7 @@ func refusing(t *testing.T, err error, refused func(path string) bool) *atomic.B
 	refuse := new(atomic.Bool)
 	refuse.Store(true)
 	add := addWatch
-	addWatch = func(w *fsnotify.Watcher, path string) error {
+	addWatch = func(w *fswatch.Watch, path string) error {
 		if refuse.Load() && refused(path) {
 			return err
 		}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
-	"github.com/majordomus-mcp/majordomus-mcp/internal/fsinbox"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/fswatch"
 )
 
 // Watch defaults.
@@ -58,11 +58,11 @@ func watch(ctx context.Context, path string, debounce, every time.Duration, noti
 	}
 	w := &watcher{path: path, heeded: map[string]bool{filepath.Clean(path): true}, debounce: debounce, every: every}
 	if notify {
-		fw, err := fsnotify.NewWatcher()
+		fw, err := fswatch.Open()
 		if err != nil {
 			return nil, fmt.Errorf("watching lease: %w", err)
 		}
-		w.fs, w.in = fw, fsinbox.New(fw) // before the first Add: on Windows Add waits for the reader
+		w.fs = fw
 		if err := w.watchTheWay(); err != nil {
 			fw.Close()
 			return nil, fmt.Errorf("watching lease directory: %w", err)
@@ -109,8 +109,7 @@ type watcher struct {
 	path            string
 	heeded          map[string]bool // the lease, its directory and those it is reached through
 	debounce, every time.Duration
-	fs              *fsnotify.Watcher // nil: periodic checks only
-	in              *fsinbox.Inbox    // what fs reported, taken as it came
+	fs              *fswatch.Watch // nil: periodic checks only
 }
 
 func (w *watcher) run(ctx context.Context, out chan<- Change) {
@@ -118,7 +117,7 @@ func (w *watcher) run(ctx context.Context, out chan<- Change) {
 	var reported <-chan struct{}
 	if w.fs != nil {
 		defer w.fs.Close()
-		reported = w.in.Ready()
+		reported = w.fs.Ready()
 	}
 	ticker := time.NewTicker(w.every)
 	defer ticker.Stop()
@@ -145,7 +144,7 @@ func (w *watcher) run(ctx context.Context, out chan<- Change) {
 		case send <- next:
 			pending = nil
 		case <-reported:
-			events, errs := w.in.Take()
+			events, errs := w.fs.Take()
 			for _, ev := range events {
 				// The lease, or a directory on its way moved, removed or
 				// made (the path then names another directory, or none).
