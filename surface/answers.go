@@ -53,12 +53,13 @@ func (s *Surface) ExecutionsJSON(limit int) ([]byte, error) {
 // ServerJSON is majordomus_server's JSON.
 func (s *Surface) ServerJSON() ([]byte, error) { return textJSON(s.Report()) }
 
-// OverlapsJSON is every pair of attached announcers whose scopes overlap,
-// by the rule majordomus_announce answers with: {"count":n,"overlaps":[…]}.
+// OverlapsJSON is the pairs of attached announcers whose scopes overlap,
+// by the rule majordomus_announce answers with: {"count":n,"overlaps":[…]},
+// n counting them all, the list the first (Board.Overlaps).
 func (s *Surface) OverlapsJSON() ([]byte, error) {
-	pairs := s.Board.Overlaps()
+	pairs, count := s.Board.Overlaps()
 	return textJSON(struct {
 		Count    int           `json:"count"`
 		Overlaps []OverlapPair `json:"overlaps"`
-	}{len(pairs), pairs})
+	}{count, pairs})
 }

@@ -34,8 +34,9 @@
 // The read-only tools' answers are also given as JSON to the board page's
 // endpoints (answers.go: [Surface.PeersJSON], [Surface.ExecutionsJSON],
 // [Surface.ServerJSON], marshalled from the same views, so that both say
-// the same bytes), with [Surface.OverlapsJSON], every overlapping pair of
-// announcers by the rule majordomus_announce answers with. Every change of
+// the same bytes), with [Surface.OverlapsJSON], the overlapping pairs of
+// announcers by the rule majordomus_announce answers with (all counted,
+// the first hundred listed, ten paths a side). Every change of
 // the board, the history or the layer moves a generation and closes the
 // channel [Surface.Changes] handed out before it (changes.go), which the
 // page's event stream waits on.

@@ -306,13 +306,48 @@ func TestTheOverlapsNameEachSidesPaths(t *testing.T) {
 	announce("s1", "lib/parse", "docs/parse.md")
 	told := announce("s2", "lib", "cmd")
 	announce("s3", "web")
-	pairs := b.Overlaps()
-	if len(pairs) != 1 || pairs[0].A != "p1" || pairs[0].B != "p2" ||
+	pairs, count := b.Overlaps()
+	if count != 1 || len(pairs) != 1 || pairs[0].A != "p1" || pairs[0].B != "p2" ||
 		strings.Join(pairs[0].Paths, ",") != "lib/parse" || strings.Join(pairs[0].BPaths, ",") != "lib" {
 		t.Fatalf("the overlaps are %+v", pairs)
 	}
 	if len(told) != 1 || !slices.Equal(told[0].Paths, pairs[0].BPaths) {
 		t.Errorf("majordomus_announce told p2 %+v; the board says %v", told, pairs[0].BPaths)
+	}
+}
+
+// The list of overlaps is bounded however many announcers meet: every
+// pair is counted, the first hundred listed, each with ten paths a side
+// and how many more it left out.
+func TestTheOverlapsAreCountedAllAndListedBounded(t *testing.T) {
+	b := NewBoard(time.Now, time.Minute)
+	const peers, paths = 120, 12
+	for i := range peers {
+		session := fmt.Sprint("s", i)
+		b.Open(session, "http", "", nil)
+		scope := make([]string, paths)
+		for j := range scope {
+			scope[j] = fmt.Sprintf("lib/%d/%d", i, j)
+		}
+		scope[0] = "lib" // meets every other peer's paths
+		if _, _, err := b.Announce(session, "work", scope, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pairs, count := b.Overlaps()
+	if want := peers * (peers - 1) / 2; count != want {
+		t.Fatalf("%d pairs counted, want %d", count, want)
+	}
+	if len(pairs) != maxListedPairs {
+		t.Fatalf("%d pairs listed, want %d", len(pairs), maxListedPairs)
+	}
+	for _, p := range pairs {
+		if len(p.Paths) != maxPairPaths || p.More != paths-maxPairPaths || len(p.BPaths) != maxPairPaths || p.BMore != paths-maxPairPaths {
+			t.Fatalf("a pair lists %d+%d and %d+%d paths, want %d+%d a side", len(p.Paths), p.More, len(p.BPaths), p.BMore, maxPairPaths, paths-maxPairPaths)
+		}
+	}
+	if pairs[0].A != "p1" || pairs[0].B != "p2" || pairs[0].Paths[0] != "lib" {
+		t.Fatalf("the first pair is %+v", pairs[0])
 	}
 }
 

@@ -161,10 +161,13 @@ function drawPeers(board, overlaps) {
   const list = $("overlaps");
   clear(list);
   for (const o of overlaps.overlaps) {
-    const on = (paths) => paths.map(quoted).join(", ");
-    list.appendChild(el("li", who(o.a) + " on " + on(o.paths) + " and " + who(o.b) + " on " + on(o.b_paths) + " overlap"));
+    const on = (paths, more) => paths.map(quoted).join(", ") + (more ? " and " + more + " more" : "");
+    list.appendChild(el("li", who(o.a) + " on " + on(o.paths, o.more) + " and " + who(o.b) + " on " + on(o.b_paths, o.b_more) + " overlap"));
   }
-  if (overlaps.overlaps.length === 0) list.appendChild(el("li", "None."));
+  if (overlaps.count > overlaps.overlaps.length) {
+    list.appendChild(el("li", "… and " + (overlaps.count - overlaps.overlaps.length) + " more pairs."));
+  }
+  if (overlaps.count === 0) list.appendChild(el("li", "None."));
 }
 
 function fillSelect(select, values) {
