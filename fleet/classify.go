@@ -33,6 +33,7 @@ type classification struct {
 
 	cohortUnknown []Member
 	revUnknown    []Member
+	stopped       []Member // live members whose process is stopped
 }
 
 // live is a row of this checkout and the process that agrees with it.
@@ -236,6 +237,9 @@ func (c *classification) staleReason(r Row, p Process, seen, replaced bool) (str
 func (c *classification) classifyLive() {
 	for _, l := range c.live {
 		m := c.member(l.row, l.proc)
+		if l.proc.Stopped {
+			c.stopped = append(c.stopped, m)
+		}
 		if d := c.bindingMismatch(l.row, l.proc); d != "" {
 			c.inv.RepositoryBindingMismatches = append(c.inv.RepositoryBindingMismatches, Mismatch{m, d})
 		}

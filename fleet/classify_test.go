@@ -349,6 +349,17 @@ func TestClassify(t *testing.T) {
 			wantBlocked: []string{RosterUnreadable},
 		},
 		{
+			name:        "a stopped server is still its profile's member, but the inventory is incomplete",
+			snap:        snapshotOf(three, a, b.with(func(_ *Row, p *Process) { p.Stopped = true }), c),
+			wantBlocked: []string{ProcessStopped},
+			check: func(t *testing.T, inv Inventory) {
+				if len(inv.RunningMembers) != 3 || !inv.ExactlyOnePerProfile ||
+					inv.IncompleteReasons[0].Detail != "servers stopped (by a signal or a debugger), which answer nothing until continued: review (pid 102)" {
+					t.Errorf("running %v, reasons %+v", pidsOf(inv.RunningMembers), inv.IncompleteReasons)
+				}
+			},
+		},
+		{
 			name: "uninspectable processes make the inventory incomplete",
 			snap: func() Snapshot {
 				s := snapshotOf(three, a, b, c)

@@ -62,6 +62,7 @@ const (
 	RegistryUnreadable          = "registry_unreadable"
 	ProcessListingUnavailable   = "process_listing_unavailable"
 	ProcessUninspectable        = "process_uninspectable"
+	ProcessStopped              = "process_stopped"
 	UnregisteredProcess         = "unregistered_process"
 	RegisteredProcessUnobserved = "registered_process_unobserved"
 	CohortUnknown               = "cohort_unknown"

@@ -126,6 +126,9 @@ type Process struct {
 	// Checkout is the checkout root found from StartDir; "" when none was
 	// found (the directory may be gone).
 	Checkout string
+	// Stopped: the system says it is stopped (SIGSTOP, a debugger): it
+	// answers nothing until continued, yet it is still the member it was.
+	Stopped bool
 }
 
 // PID is what the system says about a pid (proc.Presence).

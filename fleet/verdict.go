@@ -136,6 +136,11 @@ func (c *classification) decide() {
 		pids := slices.Compact(slices.Sorted(slices.Values(s.Uninspectable)))
 		add(&incomplete, ProcessUninspectable, "majordomus-mcp processes whose sockets could not be read: pids "+joined(pids, ", ", strconv.Itoa))
 	}
+	if len(c.stopped) > 0 {
+		// still members (a second server of the profile is a duplicate),
+		// but whether they serve is not known: they answer nothing now
+		add(&incomplete, ProcessStopped, "servers stopped (by a signal or a debugger), which answer nothing until continued: "+describe(c.stopped))
+	}
 	if u := c.inv.UnregisteredProcesses; len(u) > 0 {
 		pids := joined(u, ", ", func(p Unregistered) string { return strconv.Itoa(p.PID) })
 		add(&incomplete, UnregisteredProcess, "servers with no registry row: pids "+pids)

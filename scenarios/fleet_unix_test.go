@@ -3,9 +3,11 @@
 package scenarios
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
@@ -76,5 +78,31 @@ func TestFleetTellsAMovedCheckoutFromTheOneMadeAtItsPath(t *testing.T) {
 	code, inv := fleet(t, moved, registry)
 	if m := inv.BindingMismatches; code != 10 || len(m) != 1 || m[0].PID != pids(old)[0] || !strings.Contains(m[0].Detail, `registered for root "`+dir+`"`) {
 		t.Fatalf("moved: exit %d (%s), binding mismatches %+v; want %d's, naming the old path", code, inv.blocked(), m, pids(old)[0])
+	}
+}
+
+// A stopped server (SIGSTOP, a debugger) is still its profile's member,
+// yet it answers nothing: the inventory is incomplete, saying so, and the
+// gate closed, until it is continued.
+func TestFleetSaysAStoppedServerAnswersNothing(t *testing.T) {
+	dir, registry := checkout(t), filepath.Join(t.TempDir(), "registry.db")
+	p := startEnv(t, dir, fleetEnv(registry, "one"), "serve", "--http-port", "0")
+	if _, err := p.WaitLog(ctx(t), "registered this server in the fleet registry"); err != nil {
+		t.Fatal(err)
+	}
+	if code, inv := fleet(t, dir, registry); code != 0 {
+		t.Fatalf("serving: exit %d (%s)", code, inv.blocked())
+	}
+	stop(t, p)
+	code, inv := fleet(t, dir, registry)
+	if code != 10 || inv.InventoryComplete || inv.blocked() != "process_stopped" || len(inv.RunningMembers) != 1 ||
+		!strings.Contains(inv.IncompleteReasons[0].Detail, fmt.Sprintf("default (pid %d)", pids(p)[0])) {
+		t.Fatalf("stopped: exit %d, complete %v, blocked %q, running %+v, reasons %+v", code, inv.InventoryComplete, inv.blocked(), inv.RunningMembers, inv.IncompleteReasons)
+	}
+	if err := p.Signal(syscall.SIGCONT); err != nil { // it runs again as the signal is sent
+		t.Fatal(err)
+	}
+	if code, inv := fleet(t, dir, registry); code != 0 {
+		t.Fatalf("continued: exit %d (%s)", code, inv.blocked())
 	}
 }

@@ -154,7 +154,8 @@ type darwinCandidate struct {
 	// named the process.
 	Executable string
 	// Args is nil when kern.procargs2 was denied or truncated.
-	Args []string
+	Args    []string
+	Stopped bool // p_stat SSTOP
 }
 
 // assembleDarwinListening judges candidates by two lsof runs restricted to
@@ -207,7 +208,7 @@ func assembleDarwinListening(cands []darwinCandidate, listen, probe []byte, stil
 		}
 		out.Processes = append(out.Processes, ListeningProcess{
 			PID: c.PID, PPID: c.PPID, Start: c.Start, Executable: c.Executable,
-			Listen: addrs, Args: c.Args, Cwd: cwd,
+			Listen: addrs, Args: c.Args, Cwd: cwd, Stopped: c.Stopped,
 		})
 	}
 	slices.SortFunc(out.Processes, func(a, b ListeningProcess) int { return a.PID - b.PID })

@@ -10,6 +10,7 @@ package proc
 // exiting, which sysctl lists before its descriptors are closed and it is
 // a zombie (as on Linux, its server may already refuse connections).
 const (
+	darwinStopped = 4
 	darwinZombie  = 5
 	darwinExiting = 0x2000
 )

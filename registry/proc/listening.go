@@ -19,6 +19,9 @@ type ListeningProcess struct {
 	// system does not tell it.
 	Args []string
 	Cwd  string
+	// Stopped: the system says it is stopped (SIGSTOP, a debugger), so
+	// that it answers nothing until continued. Never on Windows.
+	Stopped bool
 }
 
 // Listening is one observation of the host's majordomus-mcp servers.

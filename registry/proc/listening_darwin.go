@@ -88,7 +88,7 @@ func darwinCandidateOf(k *unix.KinfoProc, uid int, names []string) (darwinCandid
 	if err != nil { // exiting, or a zombie
 		return darwinCandidate{}, false
 	}
-	c := darwinCandidate{PID: pid, PPID: int(k.Eproc.Ppid), Start: start}
+	c := darwinCandidate{PID: pid, PPID: int(k.Eproc.Ppid), Start: start, Stopped: k.Proc.P_stat == darwinStopped}
 	comm := unix.ByteSliceToString(k.Proc.P_comm[:])
 	matches := slices.ContainsFunc(names, func(name string) bool { return darwinCommMatches(comm, name) })
 	if raw, err := darwinProcArgs(pid); err == nil {

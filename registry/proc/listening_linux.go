@@ -121,14 +121,14 @@ func (p ProcScan) inspect(pid, uid int, sockets map[string]string) (ListeningPro
 	if err != nil {
 		return ListeningProcess{}, false, nil
 	}
-	ppid, start, err := parsePPIDAndStart(stat)
+	ppid, start, stopped, err := parseListener(stat)
 	if errors.Is(err, ErrProcessEnded) { // exiting: gone, as ProcessStart says
 		return ListeningProcess{}, false, nil
 	}
 	if err != nil {
 		return ListeningProcess{}, false, err
 	}
-	proc := ListeningProcess{PID: pid, PPID: ppid, Start: start, Executable: exe, Listen: listen}
+	proc := ListeningProcess{PID: pid, PPID: ppid, Start: start, Executable: exe, Listen: listen, Stopped: stopped}
 	if raw, err := readProc(p.path(dir, "cmdline")); err == nil {
 		proc.Args = strings.Split(strings.TrimSuffix(string(raw), "\x00"), "\x00")
 	}

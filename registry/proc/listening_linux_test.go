@@ -91,6 +91,10 @@ func TestListeningFindsMajordomusServersOfThisUser(t *testing.T) {
 	f.write("104/fd", "not a directory")
 	f.process(105, 1, 5005, "/opt/bin/majordomus-mcp", "1003") // exiting (PF_EXITING): gone, not uninspectable
 	f.write("105/stat", "105 (majordomus-mcp) S 1 1 1 0 -1 4194564 100 0 0 0 1 1 0 0 20 0 8 0 5005 1000 100\n")
+	f.process(106, 1, 5006, "/opt/bin/majordomus-mcp", "1003") // stopped by SIGSTOP
+	f.write("106/stat", "106 (majordomus-mcp) T 1 1 1 0 -1 4194560 100 0 0 0 1 1 0 0 20 0 8 0 5006 1000 100\n")
+	f.process(107, 1, 5007, "/opt/bin/majordomus-mcp", "1003") // stopped by a debugger
+	f.write("107/stat", "107 (majordomus-mcp) t 1 1 1 0 -1 4194560 100 0 0 0 1 1 0 0 20 0 8 0 5007 1000 100\n")
 	f.write("self/stat", "not a process")
 
 	got, err := ProcScan{Root: f.root, Names: []string{"majordomus-mcp"}}.Listening(os.Geteuid())
@@ -103,6 +107,10 @@ func TestListeningFindsMajordomusServersOfThisUser(t *testing.T) {
 				Args: []string{"majordomus-mcp", "serve", "--profile", "review"}, Cwd: "/work/checkout"},
 			{PID: 101, PPID: 1, Start: 5001, Executable: "/opt/bin/majordomus-mcp (deleted)", Listen: []string{"0.0.0.0:8080"},
 				Args: []string{"majordomus-mcp", "serve", "--profile", "review"}, Cwd: "/work/checkout"},
+			{PID: 106, PPID: 1, Start: 5006, Executable: "/opt/bin/majordomus-mcp", Listen: []string{"0.0.0.0:8080"},
+				Args: []string{"majordomus-mcp", "serve", "--profile", "review"}, Cwd: "/work/checkout", Stopped: true},
+			{PID: 107, PPID: 1, Start: 5007, Executable: "/opt/bin/majordomus-mcp", Listen: []string{"0.0.0.0:8080"},
+				Args: []string{"majordomus-mcp", "serve", "--profile", "review"}, Cwd: "/work/checkout", Stopped: true},
 		},
 		Uninspectable: []int{104},
 	}

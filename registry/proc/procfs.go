@@ -55,19 +55,18 @@ func parseStat(b []byte) (uint64, error) {
 	return v, nil
 }
 
-// parsePPIDAndStart extracts fields 4 (ppid) and 22 (starttime) of a
-// /proc/<pid>/stat line, counting from the last ')' as parseStat does.
-func parsePPIDAndStart(b []byte) (int, uint64, error) {
-	start, err := parseStat(b)
-	if err != nil {
-		return 0, 0, err
+// parseListener extracts fields 4 (ppid) and 22 (starttime) of a
+// /proc/<pid>/stat line, counting from the last ')' as parseStat does, and
+// whether field 3 (state) says stopped: T by a signal, t by a debugger.
+func parseListener(b []byte) (ppid int, start uint64, stopped bool, err error) {
+	if start, err = parseStat(b); err != nil {
+		return 0, 0, false, err
 	}
 	fields := bytes.Fields(b[bytes.LastIndexByte(b, ')')+1:])
-	ppid, err := strconv.Atoi(string(fields[1])) // fields[0] is field 3
-	if err != nil {
-		return 0, 0, fmt.Errorf("parsing /proc stat ppid: %w", err)
+	if ppid, err = strconv.Atoi(string(fields[1])); err != nil { // fields[0] is field 3
+		return 0, 0, false, fmt.Errorf("parsing /proc stat ppid: %w", err)
 	}
-	return ppid, start, nil
+	return ppid, start, string(fields[0]) == "T" || string(fields[0]) == "t", nil
 }
 
 // tcpListen is the state of a listening socket in /proc/net/tcp.

@@ -97,7 +97,7 @@ func liveNames(rows []fleet.Row, pids map[int]fleet.PID) []string {
 func (sc Scope) process(p proc.ListeningProcess) fleet.Process {
 	out := fleet.Process{
 		PID: p.PID, PPID: p.PPID, Start: p.Start, Executable: p.Executable, Listen: p.Listen,
-		StartDir: fleet.StartDir(p.Args, p.Cwd),
+		StartDir: fleet.StartDir(p.Args, p.Cwd), Stopped: p.Stopped,
 	}
 	if out.StartDir != "" && sc.FindCheckout != nil {
 		out.Checkout, _ = sc.FindCheckout(out.StartDir)
