@@ -4,6 +4,7 @@ import (
 	"path"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -356,6 +357,26 @@ func TestClassify(t *testing.T) {
 				if len(inv.RunningMembers) != 3 || !inv.ExactlyOnePerProfile ||
 					inv.IncompleteReasons[0].Detail != "servers stopped (by a signal or a debugger), which answer nothing until continued: review (pid 102)" {
 					t.Errorf("running %v, reasons %+v", pidsOf(inv.RunningMembers), inv.IncompleteReasons)
+				}
+			},
+		},
+		{
+			// b registered from a container's pid namespace: the pid it
+			// recorded names, here, a process of this checkout that is
+			// not b, which is therefore unregistered, and b's row stale as
+			// unverifiable (signal 0 says that pid runs as recorded).
+			name: "a row of another pid namespace is never judged by its pid here",
+			snap: func() Snapshot {
+				s := snapshotOf(three, a, b.with(func(r *Row, _ *Process) { r.Namespaces = "pid:[4026532201] net:[4026531840]" }), c)
+				s.Namespaces = "pid:[4026531836] net:[4026531840]"
+				return s
+			}(),
+			wantBlocked: []string{UnregisteredProcess, RegisteredProcessUnobserved, MissingMemberReason},
+			check: func(t *testing.T, inv Inventory) {
+				if len(inv.StaleMembers) != 1 || inv.StaleMembers[0].Reason != StaleUnverifiable ||
+					!strings.Contains(inv.StaleMembers[0].Detail, "another pid namespace (a container's, or its host's: pid:[4026532201], this is pid:[4026531836])") ||
+					len(inv.UnregisteredProcesses) != 1 || inv.UnregisteredProcesses[0].PID != 102 {
+					t.Errorf("stale %+v unregistered %+v", inv.StaleMembers, inv.UnregisteredProcesses)
 				}
 			},
 		},

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -97,6 +98,19 @@ func TestAContainerOnTheHostsNetworkSharesItsServer(t *testing.T) {
 	}
 	if got := serverURL(t, c); readLease(t, dir)["url"] != got {
 		t.Fatal("the lease does not name the container's server")
+	}
+	// c registered from a pid namespace of its own, where a's pid names no
+	// process: a's row is not c's to prune. Seen from the host, a is still
+	// its profile's member (stopped), and c's row cannot be judged.
+	if _, err := c.WaitLog(ctx(t), "registered this server in the fleet registry"); err != nil {
+		t.Fatal(err)
+	}
+	_, inv := fleet(t, dir, os.Getenv(registryEnv))
+	if !slices.ContainsFunc(inv.RunningMembers, func(m member) bool { return m.PID == pids(a)[0] }) ||
+		!slices.ContainsFunc(inv.StaleMembers, func(m member) bool {
+			return m.Reason == "unverifiable" && strings.Contains(m.Detail, "another pid namespace")
+		}) {
+		t.Fatalf("the host's inventory: running %+v, stale %+v, unregistered %+v", inv.RunningMembers, inv.StaleMembers, inv.UnregisteredProcesses)
 	}
 }
 

@@ -63,6 +63,7 @@ func (s *sharedServer) row(instance, url string) fleet.Row {
 		Transport:       "streamable-http",
 		URL:             url,
 		PID:             os.Getpid(),
+		Namespaces:      proc.Namespaces(),
 		RegisteredAt:    time.Now(),
 	}
 	r.Cohort, r.CohortSource, r.ParentPID, r.ParentStart = runtimes.ClientCohort(os.Getenv(runtimes.CohortEnv), os.Getppid(), proc.ProcessStart)

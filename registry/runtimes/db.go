@@ -32,13 +32,13 @@ const (
 
 // columns are the row's columns in the order rowArgs and scanRow use;
 // columnsOfVersion1 those a registry of schema version 1 has, which Read
-// reads with an unknown directory.
+// reads with an unknown directory and namespaces.
 const (
 	columnsOfVersion1 = `runtime_id, profile, role, state, repository_root, repository_id,
 	cohort, cohort_source, parent_pid, parent_start,
 	startup_revision, module_version, vcs_revision, transport, url,
 	pid, process_start, boot_id, executable, registered_at, registered_ticks`
-	columns = columnsOfVersion1 + `, repository_dir`
+	columns = columnsOfVersion1 + `, repository_dir, namespaces`
 )
 
 // DB is the runtime registry opened for writing by the server a row

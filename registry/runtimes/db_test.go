@@ -104,7 +104,7 @@ func TestRegisterReadSetStateRemove(t *testing.T) {
 
 func TestRegisterPrunesOnlyProvablyGoneRowsOfItsSlotAndOtherBoots(t *testing.T) {
 	path := filepath.Join(testtemp.Dir(t), "registry.db")
-	dead := map[int]bool{20: true, 21: true, 22: true}
+	dead := map[int]bool{20: true, 21: true, 22: true, 23: true, 24: true}
 	env := proc.Env{
 		Signal0: func(pid int) error {
 			if dead[pid] {
@@ -122,14 +122,21 @@ func TestRegisterPrunesOnlyProvablyGoneRowsOfItsSlotAndOtherBoots(t *testing.T) 
 	otherBoot.BootID = "boot-0"
 	otherCheckoutDead := testRow("other-checkout-dead", "default", 22)
 	otherCheckoutDead.RepositoryID = "ffffffffffffffffffffffffffffffff"
-	register(t, path, allAlive, sameSlotDead, sameSlotAlive, otherSlotDead, otherBoot, otherCheckoutDead)
+	const host, container = "pid:[4026531836] net:[4026531840]", "pid:[4026532201] net:[4026531840]"
+	containerDead := testRow("container", "default", 23) // its pid is another process here: kept
+	containerDead.Namespaces = container
+	hostDead := testRow("host-dead", "default", 24)
+	hostDead.Namespaces = host
+	register(t, path, allAlive, sameSlotDead, sameSlotAlive, otherSlotDead, otherBoot, otherCheckoutDead, containerDead, hostDead)
 
-	register(t, path, env, testRow("new", "default", 40))
+	newRow := testRow("new", "default", 40)
+	newRow.Namespaces = host
+	register(t, path, env, newRow)
 	var ids []string
 	for _, r := range readRows(t, path) {
 		ids = append(ids, r.RuntimeID)
 	}
-	want := []string{"new", "other-checkout-dead", "other-slot-dead", "same-slot-alive"}
+	want := []string{"container", "new", "other-checkout-dead", "other-slot-dead", "same-slot-alive"}
 	if !reflect.DeepEqual(ids, want) {
 		t.Fatalf("rows after a registration: %v, want %v", ids, want)
 	}

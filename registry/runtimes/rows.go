@@ -39,7 +39,7 @@ func (r *DB) Register(ctx context.Context, row fleet.Row) error {
 		}
 	}
 	_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO server_runtimes (`+columns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, rowArgs(row)...)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, rowArgs(row)...)
 	if err == nil {
 		err = tx.Commit()
 	}
@@ -51,7 +51,7 @@ func (r *DB) Register(ctx context.Context, row fleet.Row) error {
 
 // goneRows returns the runtime ids Register may remove.
 func (r *DB) goneRows(ctx context.Context, tx *sql.Tx, row fleet.Row) ([]string, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT runtime_id, pid, process_start, boot_id FROM server_runtimes
+	rows, err := tx.QueryContext(ctx, `SELECT runtime_id, pid, process_start, boot_id, namespaces FROM server_runtimes
 		WHERE runtime_id <> ? AND ((repository_id = ? AND profile = ?) OR boot_id <> ?)`,
 		row.RuntimeID, row.RepositoryID, row.Profile, row.BootID)
 	if err != nil {
@@ -61,20 +61,21 @@ func (r *DB) goneRows(ctx context.Context, tx *sql.Tx, row fleet.Row) ([]string,
 	var gone []string
 	for rows.Next() {
 		var id string
-		var pid, start, boot any // as stored: a row written by hand may hold anything
-		if err := rows.Scan(&id, &pid, &start, &boot); err != nil {
+		var pid, start, boot, ns any // as stored: a row written by hand may hold anything
+		if err := rows.Scan(&id, &pid, &start, &boot, &ns); err != nil {
 			continue // no runtime id: nothing to remove it by
 		}
 		// read each as a scan into its type reads it (text, a blob of
 		// digits), each on its own
 		var p, s sql.NullInt64
-		var b sql.NullString
-		_ = b.Scan(boot)
+		var b, n sql.NullString
+		_, _ = b.Scan(boot), n.Scan(ns)
 		readable := p.Scan(pid) == nil && s.Scan(start) == nil && p.Valid && s.Valid
 		switch {
 		case r.Env.OfAnotherBoot(b.String): // nothing of it runs, whatever else it holds
 			gone = append(gone, id)
 		case !readable: // a row that cannot be read is not provably gone: it stays
+		case !fleet.SamePIDNamespace(n.String, row.Namespaces): // its pid names another process here
 		case r.Env.Alive(int(p.Int64), uint64(s.Int64), b.String) == proc.OwnerGone:
 			gone = append(gone, id)
 		}
@@ -141,8 +142,11 @@ func Read(ctx context.Context, path string) ([]fleet.Row, error) {
 		return nil, fmt.Errorf("reading the registry's schema version: %w", err)
 	}
 	selected := columns
-	if version < versionWithDirectory { // not migrated yet: a reader cannot, and no row knows its directory
-		selected = columnsOfVersion1 + `, '' AS repository_dir`
+	switch { // not migrated yet: a reader cannot, and no row knows what it was made without
+	case version < versionWithDirectory:
+		selected = columnsOfVersion1 + `, '' AS repository_dir, '' AS namespaces`
+	case version < versionWithNamespaces:
+		selected = columnsOfVersion1 + `, repository_dir, '' AS namespaces`
 	}
 	rows, err := db.QueryContext(ctx, `SELECT `+selected+` FROM server_runtimes ORDER BY runtime_id`)
 	if err != nil {
@@ -202,7 +206,7 @@ func rowArgs(r fleet.Row) []any {
 		r.Cohort, r.CohortSource, int64(r.ParentPID), int64(r.ParentStart),
 		r.StartupRevision, r.ModuleVersion, r.VCSRevision, r.Transport, r.URL,
 		int64(r.PID), int64(r.ProcessStart), r.BootID, r.Executable,
-		r.RegisteredAt.UTC().Format(time.RFC3339Nano), int64(r.RegisteredTicks), r.RepositoryDir}
+		r.RegisteredAt.UTC().Format(time.RFC3339Nano), int64(r.RegisteredTicks), r.RepositoryDir, r.Namespaces}
 }
 
 func scanRow(rows *sql.Rows) (fleet.Row, error) {
@@ -212,7 +216,7 @@ func scanRow(rows *sql.Rows) (fleet.Row, error) {
 	err := rows.Scan(&r.RuntimeID, &r.Profile, &r.Role, &r.State, &r.RepositoryRoot, &r.RepositoryID,
 		&r.Cohort, &r.CohortSource, &parentPID, &parentStart,
 		&r.StartupRevision, &r.ModuleVersion, &r.VCSRevision, &r.Transport, &r.URL,
-		&pid, &start, &r.BootID, &r.Executable, &at, &ticks, &r.RepositoryDir)
+		&pid, &start, &r.BootID, &r.Executable, &at, &ticks, &r.RepositoryDir, &r.Namespaces)
 	if err != nil {
 		return fleet.Row{}, err
 	}

@@ -10,11 +10,16 @@ import (
 // database's user_version. It is the version of the last entry of
 // [migrations]; tests pin the schema through this constant, never through a
 // literal, so that adding a migration is one change in one place.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // versionWithDirectory is the first schema version whose rows know their
 // root directory's id (repository_dir).
 const versionWithDirectory = 2
+
+// versionWithNamespaces is the first schema version whose rows know their
+// process's namespaces (namespaces): a pid of another pid namespace names
+// another process here.
+const versionWithNamespaces = 3
 
 // migration brings a database from version-1 to version. Its statements are
 // additive only (a new table, index or column, never a drop, rename or
@@ -57,6 +62,9 @@ var migrations = []migration{
 	}},
 	{versionWithDirectory, []string{ // the root directory's id (registry.DirectoryID): a checkout moved or made again is told apart
 		`ALTER TABLE server_runtimes ADD COLUMN repository_dir TEXT NOT NULL DEFAULT ''`,
+	}},
+	{versionWithNamespaces, []string{ // proc.Namespaces(): a container's server is not judged by the host's pids
+		`ALTER TABLE server_runtimes ADD COLUMN namespaces TEXT NOT NULL DEFAULT ''`,
 	}},
 }
 

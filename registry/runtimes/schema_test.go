@@ -29,7 +29,7 @@ func TestARegistryOfTheFirstSchemaIsReadThenUpgraded(t *testing.T) {
 	old := testRow("a", "default", 10)
 	args := rowArgs(old)
 	if _, err := db.ExecContext(ctx, `INSERT INTO server_runtimes (`+columnsOfVersion1+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args[:len(args)-1]...); err != nil {
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args[:len(args)-2]...); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -42,7 +42,7 @@ func TestARegistryOfTheFirstSchemaIsReadThenUpgraded(t *testing.T) {
 	}
 
 	moved := testRow("b", "review", 11)
-	moved.RepositoryDir = "2049:11"
+	moved.RepositoryDir, moved.Namespaces = "2049:11", "pid:[4026531836] net:[4026531840]"
 	register(t, path, allAlive, moved)
 	if got := schemaOf(t, path).version; got != SchemaVersion {
 		t.Fatalf("a registration left the schema at version %d, want %d", got, SchemaVersion)
