@@ -18,7 +18,7 @@ import (
 // (docs/fleet.md), in the background: publishing the URL never waits for
 // the registry. A failure is logged, the server serves all the same, and
 // the row is tried again until it is written.
-func (s *sharedServer) register(instance, url string) {
+func (s *sharedServer) register(instance, url string) *runtimes.Registration {
 	n := s.node
 	path, err := runtimes.Path(n.co.Registry, os.Getenv)
 	failed := func(err error, then string) {
@@ -31,18 +31,15 @@ func (s *sharedServer) register(instance, url string) {
 	}
 	if err != nil {
 		failed(err, "and a fleet inventory lists this server as unregistered")
-		return
+		return nil
 	}
-	reg := runtimes.Register(path, s.row(instance, url), func(err error) {
+	return runtimes.Register(path, s.row(instance, url), func(err error) {
 		if err != nil {
 			failed(err, "and trying again: until then a fleet inventory lists this server as unregistered")
 			return
 		}
 		n.log.Info("registered this server in the fleet registry", zap.String("registry", path), zap.String("runtime_id", instance))
 	})
-	s.mu.Lock()
-	s.reg = reg
-	s.mu.Unlock()
 }
 
 // row is what this server says about itself.

@@ -72,17 +72,21 @@ func (s *sharedServer) Start(ctx context.Context) error {
 		s.unkeep()
 		return err // the machine says what failed: starting the shared server
 	}
-	// Stop shuts down the server it finds here: one that ran before it was
-	// put here cancelled ctx first, and it is shut down at once.
+	// Stop shuts down the server, the row and the watch it finds here:
+	// one that ran before they were put here cancelled ctx first, and they
+	// are not made (its registration, asynchronous, is begun here).
+	watchCtx, stop := context.WithCancel(context.Background())
 	s.mu.Lock()
-	s.http, s.served = h, srv
-	s.mu.Unlock()
 	if err := ctx.Err(); err != nil {
+		s.mu.Unlock()
+		stop()
 		_ = h.Shutdown(ctx)
 		s.unkeep()
 		return err
 	}
-	s.register(instance, url)
+	s.http, s.served, s.stop = h, srv, stop
+	s.reg = s.register(instance, url)
+	s.mu.Unlock()
 	if err := n.lease.Publish(url); err != nil {
 		if errors.Is(err, registry.ErrLeaseNotOurs) {
 			// Taken over while this server was starting: it is lease-lost
@@ -97,10 +101,6 @@ func (s *sharedServer) Start(ctx context.Context) error {
 		s.deregister()
 		return fmt.Errorf("publishing the URL in the lease: %w", err)
 	}
-	watchCtx, stop := context.WithCancel(context.Background())
-	s.mu.Lock()
-	s.stop = stop
-	s.mu.Unlock()
 	n.setURL(url)
 	// `serve` has no client whose leaving would start its end (the machine
 	// keeps a headless leaseholder until a signal): the words say so.
