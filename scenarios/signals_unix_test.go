@@ -284,3 +284,20 @@ func diesLeavingNothing(t *testing.T, cmd *exec.Cmd, tmp string, stderr *strings
 		t.Errorf("the demo ended by a signal logged a failure:\n%s", stderr.String())
 	}
 }
+
+// A bridge whose server froze (SIGSTOP) ends at once of a signal: the
+// DELETE that ends its session there, a courtesy to a live server, is not
+// waited on for the probe timeout (ten minutes here), which a host
+// waiting for the process to exit would wait too.
+func TestABridgeOfAFrozenServerEndsAtOnceOfASignal(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	b := bridged(t, dir, "codex", "--probe-timeout", "10m", "--busy-grace", "20m", "--election-bound", "30m")
+	stop(t, a)
+	b.Signal(syscall.SIGTERM)
+	if exit, err := b.Wait(ctx(t)); err != nil || exit.Signal != syscall.SIGTERM {
+		t.Fatalf("exit %+v %v: want death by SIGTERM", exit, err)
+	}
+}

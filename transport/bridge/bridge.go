@@ -338,7 +338,7 @@ func (b *Bridge) Close() {
 		b.mu.Unlock()
 		b.reinitMu.Unlock()
 		if relaying && sid != "" {
-			b.endSession(sid, proto)
+			b.endSession(sid, proto, closingWait)
 		}
 		b.cancel()
 		b.wg.Wait()
@@ -352,12 +352,18 @@ func (b *Bridge) Close() {
 	})
 }
 
+// closingWait bounds the DELETE a closing bridge sends: its process is
+// exiting, and a host waits for it; a live server answers at once, and a
+// frozen one, which never does, ends the session at its idle timeout.
+const closingWait = 250 * time.Millisecond
+
 // endSession ends session sid on the server (DELETE, errors ignored),
-// within the probe timeout: a live server answers one at once.
-// It reports whether nothing is left to end: the server answered, or
-// refused the connection (it is gone, and its sessions with it).
-func (b *Bridge) endSession(sid, proto string) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.ProbeTimeout)
+// within the probe timeout, or within (when shorter): a live server answers
+// one at once. It reports whether nothing is left to end: the server
+// answered, or refused the connection (it is gone, and its sessions with
+// it).
+func (b *Bridge) endSession(sid, proto string, within time.Duration) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), min(b.cfg.ProbeTimeout, within))
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodDelete, b.endpoint, nil) // New checked the endpoint
 	b.setHeaders(req.Header, sid, proto)
@@ -385,7 +391,7 @@ func (b *Bridge) leaveLater(sid, proto string) {
 		defer cancel()
 		tick := time.NewTicker(leaveEvery)
 		defer tick.Stop()
-		for !b.endSession(sid, proto) {
+		for !b.endSession(sid, proto, b.cfg.ProbeTimeout) {
 			select {
 			case <-tick.C:
 			case <-ctx.Done():

@@ -33,13 +33,13 @@ func (b *Bridge) reopening(ctx context.Context) (_ context.Context, done func(re
 	b.mu.Unlock()
 	if sid == "" {
 		if stale != "" {
-			b.endSession(stale, b.cfg.Carried.Protocol)
+			b.endSession(stale, b.cfg.Carried.Protocol, b.cfg.ProbeTimeout)
 		}
 		return ctx, func(bool) {}
 	}
 	reopened := make(chan struct{})
 	b.setSession("", "", func() { b.reopened = reopened }) // its stream and heartbeat stop asking for it
-	b.endSession(sid, proto)
+	b.endSession(sid, proto, b.cfg.ProbeTimeout)
 	return carry.WithAnnouncement(carry.WithPeerClaim(ctx, peer), announce), func(refused bool) {
 		if refused {
 			if fail := b.reinit(ctx, ""); fail != nil {

@@ -117,7 +117,7 @@ func (b *Bridge) setSession(sid, proto string, note func()) bool {
 		closed := b.closed
 		b.mu.Unlock()
 		if closed {
-			b.endSession(sid, proto)
+			b.endSession(sid, proto, closingWait)
 		} else {
 			b.leaveLater(sid, proto)
 		}
