@@ -12,9 +12,12 @@ import (
 )
 
 // Limits on one front matter, so that a hostile file cannot exhaust memory,
-// nor stall every rebuild (8 MiB of it take seconds to parse).
+// nor stall every rebuild (8 MiB of it take seconds to parse). Aliases are
+// counted as expanded: a long anchored string listed by nested aliases
+// made 200 KiB expand to 865 MB, within the count of values.
 const (
 	maxFrontNodes = 100_000   // values produced, aliases expanded
+	maxFrontText  = 1 << 20   // the bytes of its scalars and keys, aliases expanded
 	maxFrontDepth = 200       // nesting of mappings and sequences
 	maxFrontBytes = 256 << 10 // the block itself
 )
@@ -66,7 +69,7 @@ func decodeFrontMatter(front []byte) (map[string]any, *yaml.Node, error) {
 	if top.Kind != yaml.MappingNode {
 		return nil, nil, errors.New("front matter is not a mapping")
 	}
-	c := converter{budget: maxFrontNodes, active: map[*yaml.Node]bool{}}
+	c := converter{budget: maxFrontNodes, text: maxFrontText, active: map[*yaml.Node]bool{}}
 	v, err := c.value(top, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("front matter: %v", err)
@@ -79,6 +82,7 @@ func decodeFrontMatter(front []byte) (map[string]any, *yaml.Node, error) {
 // non-finite floats stay strings; mapping keys are their scalar text.
 type converter struct {
 	budget int
+	text   int                 // bytes of scalars and keys left to produce
 	active map[*yaml.Node]bool // anchors being expanded, to refuse cycles
 }
 
@@ -104,6 +108,9 @@ func (c *converter) value(n *yaml.Node, depth int) (any, error) {
 		defer delete(c.active, n.Alias)
 		return c.value(n.Alias, depth)
 	case yaml.ScalarNode:
+		if err := c.spend(n.Value); err != nil {
+			return nil, err
+		}
 		return scalarValue(n), nil
 	case yaml.SequenceNode:
 		out := make([]any, 0, len(n.Content))
@@ -165,7 +172,15 @@ func (c *converter) key(k *yaml.Node) (string, error) {
 	if k.Kind != yaml.ScalarNode {
 		return "", fmt.Errorf("line %d: mapping key is not a scalar", k.Line)
 	}
-	return k.Value, nil
+	return k.Value, c.spend(k.Value)
+}
+
+// spend counts s against the text the front matter may produce.
+func (c *converter) spend(s string) error {
+	if c.text -= len(s); c.text < 0 {
+		return fmt.Errorf("its text is over %d bytes (aliases expanded)", maxFrontText)
+	}
+	return nil
 }
 
 // mergeInto adds the keys of a merge source (a mapping or a list of

@@ -354,6 +354,8 @@ func TestParseObjectHostile(t *testing.T) {
 		name, data, want string // want: substring of the error diagnostic, "" = object
 	}{
 		{"alias bomb", bomb, "too many values"},
+		{"alias bomb of text", "---\nid: x\nkind: y\na: &a " + strings.Repeat("x", 100<<10) + "\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: [*b,*b]\n---\n",
+			"over 1048576 bytes (aliases expanded)"},
 		{"self-referring anchor", "---\nid: x\nkind: y\na: &x [*x]\n---\n", "refers to itself"},
 		{"nested too deeply", "---\nid: x\nkind: y\na: " + strings.Repeat("[", 300) + strings.Repeat("]", 300) + "\n---\n", "nested too deeply"},
 		{"key set twice", "---\nid: x\nkind: y\nid: z\n---\n", `key "id" set twice`},
