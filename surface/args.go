@@ -7,9 +7,10 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unicode"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/blank"
 )
 
 // args reads a tool call's arguments with the checks every tool needs. err
@@ -54,22 +55,10 @@ func (a *args) str(name string) string {
 // required returns a string argument that must be present and not blank.
 func (a *args) required(name string) string {
 	s := a.str(name)
-	if a.err == nil && blank(s) {
+	if a.err == nil && blank.Is(s) {
 		a.fail("argument '%s' is required and must not be blank", name)
 	}
 	return strings.TrimSpace(s)
-}
-
-// blank reports whether s shows nothing: white space, control and format
-// characters that are never drawn (a zero-width space, a direction mark;
-// not the marks that prefix a number, which are), variation selectors and
-// the other fillers Unicode says to ignore, and the blank braille cell.
-func blank(s string) bool {
-	return strings.TrimFunc(s, func(r rune) bool {
-		return unicode.IsSpace(r) || unicode.IsControl(r) || r == '\u2800' ||
-			unicode.Is(unicode.Cf, r) && !unicode.Is(unicode.Prepended_Concatenation_Mark, r) ||
-			unicode.In(r, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point)
-	}) == ""
 }
 
 // integer returns an optional whole-number argument within [lo, hi].

@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/majordomus-mcp/majordomus-mcp/internal/blank"
 	"github.com/majordomus-mcp/majordomus-mcp/layer"
 )
 
@@ -99,7 +100,7 @@ func mcpPrompt(p prompt) mcp.Prompt {
 func (s *Surface) promptHandler(p prompt) server.PromptHandlerFunc {
 	return func(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		for _, a := range p.obj.Arguments {
-			if a.Required && blank(req.Params.Arguments[a.Name]) {
+			if a.Required && blank.Is(req.Params.Arguments[a.Name]) {
 				return nil, fmt.Errorf("prompt '%s': argument '%s' is required", p.name, a.Name)
 			}
 		}

@@ -28,9 +28,9 @@ func promptServer() *server.MCPServer {
 	return srv
 }
 
-// A prompts/get that leaves out a required argument is invalid params
-// naming it, the same bytes from a local session, a POST and a batch; the
-// rest is mcp-go's to answer.
+// A prompts/get that leaves out a required argument, or gives one that
+// shows nothing, is invalid params naming it, the same bytes from a local
+// session, a POST and a batch; the rest is mcp-go's to answer.
 func TestAPromptWithoutARequiredArgumentIsInvalidParams(t *testing.T) {
 	srv := promptServer()
 	local, err := stdio.NewLocal(context.Background(), srv, wire.NewFrameWriter(io.Discard), "stdio")
@@ -47,7 +47,8 @@ func TestAPromptWithoutARequiredArgumentIsInvalidParams(t *testing.T) {
 		return `{"jsonrpc":"2.0","id":7,"method":"prompts/get","params":{"name":"review"` + args + `}}`
 	}
 	want := `{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"prompt 'review': argument 'change' is required"}}`
-	for _, args := range []string{``, `,"arguments":{}`, `,"arguments":{"focus":"tests"}`, `,"arguments":{"change":" "}`, `,"arguments":{"change":null}`} {
+	for _, args := range []string{``, `,"arguments":{}`, `,"arguments":{"focus":"tests"}`, `,"arguments":{"change":" "}`, `,"arguments":{"change":null}`,
+		`,"arguments":{"change":"\u200b"}`, `,"arguments":{"change":"\u2800\ufe0f"}`} { // blank as the surface says it (internal/blank)
 		if got := local.Handle(context.Background(), json.RawMessage(get(args))); string(got) != want {
 			t.Errorf("local %s: %s", args, got)
 		}

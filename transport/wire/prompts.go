@@ -3,10 +3,11 @@ package wire
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/blank"
 )
 
 // PromptRefusal answers a prompts/get request that leaves out, or leaves
@@ -36,7 +37,7 @@ func PromptRefusal(srv *server.MCPServer, env Envelope, msg json.RawMessage) []b
 	for _, a := range p.Prompt.Arguments {
 		v, given := req.Params.Arguments[a.Name]
 		s, isText := v.(string)
-		if a.Required && (!given || v == nil || isText && strings.TrimSpace(s) == "") {
+		if a.Required && (!given || v == nil || isText && blank.Is(s)) {
 			return ErrorFrame(env.ID, mcp.INVALID_PARAMS, fmt.Sprintf("prompt '%s': argument '%s' is required", p.Prompt.Name, a.Name))
 		}
 	}
