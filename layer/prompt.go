@@ -125,16 +125,16 @@ func (o Object) Render(values map[string]string) (string, error) {
 		if open < 0 {
 			break
 		}
-		inner, after, ok := strings.Cut(body[open+2:], "}}")
-		if !ok {
+		end := strings.Index(body[open+2:], "}}")
+		if end < 0 {
 			break // no placeholder ends after this: the rest is text
 		}
-		// A name holds no braces, so only the last "{{" before the "}}",
-		// taken left to right, can open a placeholder: the text is read
-		// once up to that "}}", however many "{{" it holds.
-		for j := strings.Index(inner, "{{"); j >= 0; j = strings.Index(inner, "{{") {
-			open, inner = open+2+j, inner[j+2:]
-		}
+		// A name holds no braces, so only the last "{{" before the "}}"
+		// can open a placeholder ("{{{x}}}" is "{", x's value, "}"): the
+		// text is read once up to that "}}", however many "{{" it holds.
+		end += open + 2
+		open = strings.LastIndex(body[:end], "{{")
+		inner, after := body[open+2:end], body[end+2:]
 		b.WriteString(body[:open])
 		body = after
 		name := strings.Trim(inner, " \t")

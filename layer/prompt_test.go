@@ -105,6 +105,11 @@ func TestRenderFillsInDeclaredArgumentsLiterally(t *testing.T) {
 			t.Errorf("Render(%v):\n%q (%v)\nwant\n%q", tt.values, got, err, tt.want)
 		}
 	}
+	// braces around a placeholder are text: only the last "{{" opens it
+	o.Body = "a {{{change}}} b {{{{change}}}} c {{{change}} d"
+	if got, err := o.Render(map[string]string{"change": "V"}); err != nil || got != "a {V} b {{V}} c {V d" {
+		t.Errorf("placeholders among braces: %q (%v)", got, err)
+	}
 	// blank lines around the body go; the first line keeps its indentation
 	o.Body = " \n\t\n    code {{change}}\n\n  "
 	if got, err := o.Render(map[string]string{"change": "x"}); err != nil || got != "    code x" {
