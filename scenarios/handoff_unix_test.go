@@ -313,3 +313,46 @@ func TestAClientThatSentARequestNoServerTakesIsCarriedAsEver(t *testing.T) {
 		})
 	}
 }
+
+// A subscription and a log level set under ids mcp-go writes back
+// otherwise (9.0 is answered as 9, "\u00e9" as "é") are carried across a
+// take-over as any others: the bridge knows its answers by the id's
+// value, not its spelling.
+func TestWhatAClientSetUnderAnyIdSpellingIsCarried(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	b := bridged(t, dir, "codex")
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":9.0,"method":"resources/subscribe","params":{"uri":"majordomus://prompt/review"}}`,
+		`{"jsonrpc":"2.0","id":"\u00e9","method":"logging/setLevel","params":{"level":"error"}}`,
+	} {
+		if err := b.SendLine(line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{`"id":9,`, `"id":"é",`} {
+		if _, err := b.WaitFrame(ctx(t), "the answer "+id, func(f []byte) bool {
+			return strings.Contains(string(f), id) && strings.Contains(string(f), `"result"`)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Signal(syscall.SIGKILL)
+	a.Wait(ctx(t))
+	if _, err := b.WaitLog(ctx(t), "took over as the shared server"); err != nil {
+		t.Fatal(err)
+	}
+	editReviewPrompt(t, dir, "5. Is the README still true?\n")
+	if _, err := b.WaitFrame(ctx(t), "resources/updated after the take-over", func(f []byte) bool {
+		return strings.Contains(string(f), `"method":"notifications/resources/updated"`) && strings.Contains(string(f), "majordomus://prompt/review")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range b.Frames() {
+		if strings.Contains(string(f), `"method":"notifications/message"`) && !strings.Contains(string(f), `"level":"error"`) {
+			t.Fatalf("the log level set before the take-over was not kept: %s", f)
+		}
+	}
+}

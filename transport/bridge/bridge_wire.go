@@ -233,7 +233,7 @@ func (b *Bridge) observe(calls []call, answer []byte) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, c := range calls {
-		result := results[string(c.env.ID)]
+		result := results[wire.IDKey(c.env.ID)]
 		switch {
 		case c.env.Method == "notifications/initialized":
 			if !b.ready {
@@ -267,13 +267,14 @@ func (b *Bridge) noteAnnouncing(calls []call, unknown bool) {
 	}
 }
 
-// resultsByID maps the ids of an answer's members to their results.
+// resultsByID maps the ids of an answer's members (wire.IDKey: mcp-go
+// writes 1.0 back as 1) to their results.
 func resultsByID(answer []byte) map[string]json.RawMessage {
 	results := map[string]json.RawMessage{}
 	for _, m := range wire.Members(answer) {
 		var a wire.Envelope
 		if json.Unmarshal(m, &a) == nil && len(a.Result) > 0 {
-			results[string(a.ID)] = a.Result
+			results[wire.IDKey(a.ID)] = a.Result
 		}
 	}
 	return results

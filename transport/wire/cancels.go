@@ -32,7 +32,7 @@ const (
 // reports whether the client cancelled it first.
 func (c *Cancels) Begin(ctx context.Context, id json.RawMessage) (context.Context, func() (cancelled bool)) {
 	ctx, cancel := context.WithCancel(ctx)
-	key, r := idKey(id), &cancelling{cancel: cancel}
+	key, r := IDKey(id), &cancelling{cancel: cancel}
 	c.m.Store(key, r)
 	return ctx, func() bool {
 		r.state.CompareAndSwap(stateUnderWay, stateEnded)
@@ -52,7 +52,7 @@ func (c *Cancels) Cancel(params json.RawMessage) bool {
 	if json.Unmarshal(params, &p) != nil {
 		return false
 	}
-	v, ok := c.m.Load(idKey(p.RequestID))
+	v, ok := c.m.Load(IDKey(p.RequestID))
 	if !ok {
 		return false
 	}
@@ -63,10 +63,11 @@ func (c *Cancels) Cancel(params json.RawMessage) bool {
 	return r.state.Load() == stateCancelled
 }
 
-// idKey is how Cancels knows an id, however its client spelled it: as
-// mcp-go reads ids, decoded (5.0 is 5, "\u0061" is "a"; Screen lets by
-// only numbers a float64 holds exactly).
-func idKey(id json.RawMessage) string {
+// IDKey is how an id is known, however its client spelled it: as mcp-go
+// reads ids, decoded (5.0 is 5, "\u0061" is "a"; Screen lets by only
+// numbers a float64 holds exactly), which is how mcp-go writes its
+// answer's id back.
+func IDKey(id json.RawMessage) string {
 	var v any
 	_ = json.Unmarshal(id, &v)
 	switch v := v.(type) {
