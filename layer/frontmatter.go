@@ -237,16 +237,38 @@ func scalarValue(n *yaml.Node) any {
 	return n.Value
 }
 
-// field returns the value node of a top-level key of mapping n.
+// field is the value node of key in the mapping n, aliases followed, or
+// nil; a key n does not set itself is looked for in what n merges ("<<"),
+// earlier sources first, as the converter merges them: a version of 1.0
+// merged from an anchor is "1.0", as written, not the number's "1".
 func field(n *yaml.Node, key string) *yaml.Node {
+	var merged []*yaml.Node
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if k := n.Content[i]; k.Kind == yaml.ScalarNode && k.Value == key {
-			v := n.Content[i+1]
-			if v.Kind == yaml.AliasNode && v.Alias != nil {
-				v = v.Alias
-			}
+		k, v := n.Content[i], resolved(n.Content[i+1])
+		switch {
+		case k.Kind != yaml.ScalarNode:
+		case k.ShortTag() == "!!merge" && v.Kind == yaml.SequenceNode:
+			merged = append(merged, v.Content...)
+		case k.ShortTag() == "!!merge":
+			merged = append(merged, v)
+		case k.Value == key:
 			return v
 		}
 	}
+	for _, m := range merged {
+		if m = resolved(m); m.Kind == yaml.MappingNode {
+			if v := field(m, key); v != nil {
+				return v
+			}
+		}
+	}
 	return nil
+}
+
+// resolved is what n names, when it is an alias.
+func resolved(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		return n.Alias
+	}
+	return n
 }

@@ -347,6 +347,21 @@ func TestBuildSymlinkedRepo(t *testing.T) {
 	}
 }
 
+// A version merged from an anchor is written as it is written there, as
+// one set directly is: "1.0", not the number's "1".
+func TestAMergedVersionKeepsItsLiteral(t *testing.T) {
+	for _, data := range []string{
+		"---\nbase: &b {version: 1.0, kind: adr}\n<<: *b\nid: x\n---\n",
+		"---\nbase: &b {version: 1.0}\nmore: &m {kind: adr}\n<<: [*m, *b]\nid: x\n---\n",
+		"---\nid: x\nkind: adr\nversion: 1.0\n---\n",
+	} {
+		r := parseObject(".ai/repo/h.md", []byte(data))
+		if !r.ok || r.obj.URI != "majordomus://adr/x@1.0" {
+			t.Errorf("%q: %v %q %v", data, r.ok, r.obj.URI, r.diags)
+		}
+	}
+}
+
 func TestParseObjectHostile(t *testing.T) {
 	bomb := "---\nid: x\nkind: y\na: &a [1,1,1,1,1,1,1,1,1,1]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\n" +
 		"c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\n---\n"
