@@ -25,6 +25,7 @@ package fswatch
 
 import (
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -44,6 +45,7 @@ type hub struct {
 	fw      *fsnotify.Watcher
 	mu      sync.Mutex // guards watches and each one's names: held by the reader as it hands out
 	watches map[*Watch]bool
+	put     map[string]os.FileInfo // what each name stood for when it was put (shared.changing held)
 }
 
 // Watch is one watch's share of the process's watcher.
@@ -63,7 +65,7 @@ func Open() (*Watch, error) {
 		if err != nil {
 			return nil, err
 		}
-		shared.h = &hub{fw: fw, watches: map[*Watch]bool{}}
+		shared.h = &hub{fw: fw, watches: map[*Watch]bool{}, put: map[string]os.FileInfo{}}
 		go shared.h.deliver() // before the first Add: on Windows Add waits for the reader
 	}
 	w := &Watch{Inbox: newInbox(), h: shared.h, names: map[string]bool{}}
@@ -107,9 +109,11 @@ func (h *hub) deliver() {
 }
 
 // Add watches name (fsnotify.Watcher.Add) for w: the file or directory
-// that stands there now. Where another Watch holds name, its watch is put
-// again, since it may be on one moved away since (kqueue would keep that),
-// which neither wants: each drops what it watched once it moved.
+// that stands there now. Where another Watch holds name for one that was
+// moved away since (kqueue would keep watching that), which neither wants
+// (each drops what it watched once it moved), the watch is put again;
+// never otherwise: putting it again drops what the kernel holds for it,
+// the other Watch's events.
 func (w *Watch) Add(name string) error {
 	name = filepath.Clean(name)
 	shared.changing.Lock()
@@ -118,10 +122,14 @@ func (w *Watch) Add(name string) error {
 	had, held := w.names[name], w.h.heldLocked(name)
 	w.names[name] = true // first: what happens as it is added is w's
 	w.h.mu.Unlock()
-	if held && !had {
+	now, _ := os.Stat(name)
+	if was := w.h.put[name]; held && !had && was != nil && now != nil && !os.SameFile(was, now) {
 		_ = w.h.fw.Remove(name)
 	}
 	err := w.h.fw.Add(name)
+	if err == nil && now != nil {
+		w.h.put[name] = now
+	}
 	if err != nil && !had {
 		w.h.mu.Lock()
 		delete(w.names, name)
@@ -143,6 +151,7 @@ func (w *Watch) Remove(name string) error {
 	if held {
 		return nil
 	}
+	delete(w.h.put, name)
 	return w.h.fw.Remove(name)
 }
 
@@ -180,6 +189,7 @@ func (w *Watch) Close() error {
 		return h.fw.Close()
 	}
 	for _, name := range drop {
+		delete(h.put, name)
 		_ = h.fw.Remove(name)
 	}
 	return nil

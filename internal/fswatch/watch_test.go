@@ -169,3 +169,27 @@ func TestANameAddedAgainIsWhatStandsThereNow(t *testing.T) {
 	until(t, a, filepath.Join(dir, "x"))
 	until(t, b, filepath.Join(dir, "x"))
 }
+
+// A name one watch adds while another holds it costs the other nothing:
+// no event the kernel holds for it is dropped (putting the watch again
+// would drop them).
+func TestANameAddedByAnotherWatchLosesNoEvent(t *testing.T) {
+	dir := testtemp.Dir(t)
+	a, b := open(t), open(t)
+	add(t, a, dir)
+	const n = 300
+	for i := range n {
+		write(t, filepath.Join(dir, fmt.Sprint("f", i)), "")
+		add(t, b, dir)
+		if err := b.Remove(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(t, filepath.Join(dir, "last"), "") // once it is heard, every write before it was
+	seen := until(t, a, filepath.Join(dir, "last"))
+	for i := range n {
+		if !seen[filepath.Join(dir, fmt.Sprint("f", i))] {
+			t.Fatalf("a missed the file f%d, made as b added its directory (%d names heard)", i, len(seen))
+		}
+	}
+}
