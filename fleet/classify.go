@@ -124,7 +124,7 @@ func (c *classification) match() {
 	claimed := map[int]bool{}
 	for _, r := range rows {
 		p, seen := procs[r.PID]
-		if !SamePIDNamespace(r.Namespaces, c.s.Namespaces) { // its pid is not the observed process's
+		if !SamePIDNamespace(r.PIDNamespace, c.s.PIDNamespace) { // its pid is not the observed process's
 			p, seen = Process{}, false
 		}
 		agree := seen && c.s.thisBoot(r.BootID) && p.Start == r.ProcessStart && r.RegisteredTicks >= p.Start
@@ -214,9 +214,9 @@ func (c *classification) staleReason(r Row, p Process, seen, replaced bool) (str
 		return StaleAnotherBoot, fmt.Sprintf("registered during boot %s; this is boot %s", r.BootID, c.s.BootID)
 	case replaced:
 		return StaleReplaced, fmt.Sprintf("pid %d registered again, as a newer runtime", r.PID)
-	case !SamePIDNamespace(r.Namespaces, c.s.Namespaces):
+	case !SamePIDNamespace(r.PIDNamespace, c.s.PIDNamespace):
 		return StaleUnverifiable, fmt.Sprintf("registered from another pid namespace (a container's, or its host's: %s, this is %s): whether its pid %d runs cannot be told from here",
-			pidNamespace(r.Namespaces), pidNamespace(c.s.Namespaces), r.PID)
+			r.PIDNamespace, c.s.PIDNamespace, r.PID)
 	case seen && p.Start != r.ProcessStart:
 		return StaleRecycled, fmt.Sprintf("pid %d now belongs to a process started at tick %d, not %d", r.PID, p.Start, r.ProcessStart)
 	case seen:

@@ -367,8 +367,8 @@ func TestClassify(t *testing.T) {
 			// unverifiable (signal 0 says that pid runs as recorded).
 			name: "a row of another pid namespace is never judged by its pid here",
 			snap: func() Snapshot {
-				s := snapshotOf(three, a, b.with(func(r *Row, _ *Process) { r.Namespaces = "pid:[4026532201] net:[4026531840]" }), c)
-				s.Namespaces = "pid:[4026531836] net:[4026531840]"
+				s := snapshotOf(three, a, b.with(func(r *Row, _ *Process) { r.PIDNamespace = "pid:[4026532201]" }), c)
+				s.PIDNamespace = "pid:[4026531836]"
 				return s
 			}(),
 			wantBlocked: []string{UnregisteredProcess, RegisteredProcessUnobserved, MissingMemberReason},

@@ -38,9 +38,9 @@ type Snapshot struct {
 	PIDs map[int]PID
 	// Now is when the snapshot was taken.
 	Now time.Time
-	// Namespaces are the observer's: a row of another pid namespace names
-	// by its pid a process the observer cannot see.
-	Namespaces string
+	// PIDNamespace is the observer's: a row of another pid namespace names
+	// by its pid a process the observer cannot judge.
+	PIDNamespace string
 	// AnsweringNamespace names who answers ("cli", or the answering
 	// server's profile). It is reported and never weighs in the verdict.
 	AnsweringNamespace string
@@ -84,9 +84,8 @@ type Row struct {
 	// RepositoryDir is the id of the root directory the server serves, as
 	// it registered ([Repository].Dir); "" when unknown.
 	RepositoryDir string
-	// Namespaces are its process's ("pid:[…] net:[…]", proc.Namespaces);
-	// "" when unknown.
-	Namespaces string
+	// PIDNamespace is its process's (proc.PIDNamespace); "" when unknown.
+	PIDNamespace string
 	// Cohort identifies the client cohort that launched the server; "" when
 	// unknown. CohortSource says where it came from.
 	Cohort       string
@@ -213,19 +212,7 @@ func (s Snapshot) thisBoot(id string) bool {
 	return id == s.BootID
 }
 
-// SamePIDNamespace reports whether two processes' namespaces (Row's
-// Namespaces) name one pid namespace, or either is unknown: only then
-// does one's pid name the same process for the other.
-func SamePIDNamespace(a, b string) bool {
-	pa, pb := pidNamespace(a), pidNamespace(b)
-	return pa == "" || pb == "" || pa == pb
-}
-
-func pidNamespace(ns string) string {
-	for _, f := range strings.Fields(ns) {
-		if strings.HasPrefix(f, "pid:") {
-			return f
-		}
-	}
-	return ""
-}
+// SamePIDNamespace reports whether two processes' pid namespaces (Row's
+// PIDNamespace) are one, or either is unknown: only then does one's pid
+// name the same process for the other.
+func SamePIDNamespace(a, b string) bool { return a == "" || b == "" || a == b }

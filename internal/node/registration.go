@@ -60,7 +60,7 @@ func (s *sharedServer) row(instance, url string) fleet.Row {
 		Transport:       "streamable-http",
 		URL:             url,
 		PID:             os.Getpid(),
-		Namespaces:      proc.Namespaces(),
+		PIDNamespace:    proc.PIDNamespace(),
 		RegisteredAt:    time.Now(),
 	}
 	r.Cohort, r.CohortSource, r.ParentPID, r.ParentStart = runtimes.ClientCohort(os.Getenv(runtimes.CohortEnv), os.Getppid(), proc.ProcessStart)

@@ -12,6 +12,16 @@ import (
 // each other's loopback.
 func Namespaces() string { return namespaces() }
 
+// PIDNamespace returns the pid namespace this process runs in, as
+// "pid:[…]", read once; "" when it cannot be read. A pid names the same
+// process only for processes of one pid namespace.
+func PIDNamespace() string { return pidNamespace() }
+
+var pidNamespace = sync.OnceValue(func() string {
+	pid, _ := os.Readlink("/proc/self/ns/pid")
+	return pid
+})
+
 var namespaces = sync.OnceValue(func() string {
 	pid, err := os.Readlink("/proc/self/ns/pid")
 	if err != nil {

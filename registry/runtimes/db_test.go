@@ -122,15 +122,15 @@ func TestRegisterPrunesOnlyProvablyGoneRowsOfItsSlotAndOtherBoots(t *testing.T) 
 	otherBoot.BootID = "boot-0"
 	otherCheckoutDead := testRow("other-checkout-dead", "default", 22)
 	otherCheckoutDead.RepositoryID = "ffffffffffffffffffffffffffffffff"
-	const host, container = "pid:[4026531836] net:[4026531840]", "pid:[4026532201] net:[4026531840]"
+	const host, container = "pid:[4026531836]", "pid:[4026532201]"
 	containerDead := testRow("container", "default", 23) // its pid is another process here: kept
-	containerDead.Namespaces = container
+	containerDead.PIDNamespace = container
 	hostDead := testRow("host-dead", "default", 24)
-	hostDead.Namespaces = host
+	hostDead.PIDNamespace = host
 	register(t, path, allAlive, sameSlotDead, sameSlotAlive, otherSlotDead, otherBoot, otherCheckoutDead, containerDead, hostDead)
 
 	newRow := testRow("new", "default", 40)
-	newRow.Namespaces = host
+	newRow.PIDNamespace = host
 	register(t, path, env, newRow)
 	var ids []string
 	for _, r := range readRows(t, path) {

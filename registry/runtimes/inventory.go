@@ -42,7 +42,7 @@ func Collect(ctx context.Context, sc Scope) fleet.Snapshot {
 		PIDs:               map[int]fleet.PID{},
 		AnsweringNamespace: sc.Answering,
 		SameBoot:           proc.SameBoot,
-		Namespaces:         proc.Namespaces(),
+		PIDNamespace:       proc.PIDNamespace(),
 	}
 	if sc.RosterErr != nil {
 		snap.RosterError = sc.RosterErr.Error()

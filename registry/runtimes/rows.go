@@ -75,7 +75,7 @@ func (r *DB) goneRows(ctx context.Context, tx *sql.Tx, row fleet.Row) ([]string,
 		case r.Env.OfAnotherBoot(b.String): // nothing of it runs, whatever else it holds
 			gone = append(gone, id)
 		case !readable: // a row that cannot be read is not provably gone: it stays
-		case !fleet.SamePIDNamespace(n.String, row.Namespaces): // its pid names another process here
+		case !fleet.SamePIDNamespace(n.String, row.PIDNamespace): // its pid names another process here
 		case r.Env.Alive(int(p.Int64), uint64(s.Int64), b.String) == proc.OwnerGone:
 			gone = append(gone, id)
 		}
@@ -206,7 +206,7 @@ func rowArgs(r fleet.Row) []any {
 		r.Cohort, r.CohortSource, int64(r.ParentPID), int64(r.ParentStart),
 		r.StartupRevision, r.ModuleVersion, r.VCSRevision, r.Transport, r.URL,
 		int64(r.PID), int64(r.ProcessStart), r.BootID, r.Executable,
-		r.RegisteredAt.UTC().Format(time.RFC3339Nano), int64(r.RegisteredTicks), r.RepositoryDir, r.Namespaces}
+		r.RegisteredAt.UTC().Format(time.RFC3339Nano), int64(r.RegisteredTicks), r.RepositoryDir, r.PIDNamespace}
 }
 
 func scanRow(rows *sql.Rows) (fleet.Row, error) {
@@ -216,7 +216,7 @@ func scanRow(rows *sql.Rows) (fleet.Row, error) {
 	err := rows.Scan(&r.RuntimeID, &r.Profile, &r.Role, &r.State, &r.RepositoryRoot, &r.RepositoryID,
 		&r.Cohort, &r.CohortSource, &parentPID, &parentStart,
 		&r.StartupRevision, &r.ModuleVersion, &r.VCSRevision, &r.Transport, &r.URL,
-		&pid, &start, &r.BootID, &r.Executable, &at, &ticks, &r.RepositoryDir, &r.Namespaces)
+		&pid, &start, &r.BootID, &r.Executable, &at, &ticks, &r.RepositoryDir, &r.PIDNamespace)
 	if err != nil {
 		return fleet.Row{}, err
 	}

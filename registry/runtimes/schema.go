@@ -17,8 +17,8 @@ const SchemaVersion = 3
 const versionWithDirectory = 2
 
 // versionWithNamespaces is the first schema version whose rows know their
-// process's namespaces (namespaces): a pid of another pid namespace names
-// another process here.
+// process's pid namespace (namespaces, proc.PIDNamespace): a pid of
+// another pid namespace names another process here.
 const versionWithNamespaces = 3
 
 // migration brings a database from version-1 to version. Its statements are
@@ -63,7 +63,7 @@ var migrations = []migration{
 	{versionWithDirectory, []string{ // the root directory's id (registry.DirectoryID): a checkout moved or made again is told apart
 		`ALTER TABLE server_runtimes ADD COLUMN repository_dir TEXT NOT NULL DEFAULT ''`,
 	}},
-	{versionWithNamespaces, []string{ // proc.Namespaces(): a container's server is not judged by the host's pids
+	{versionWithNamespaces, []string{ // proc.PIDNamespace(): a container's server is not judged by the host's pids
 		`ALTER TABLE server_runtimes ADD COLUMN namespaces TEXT NOT NULL DEFAULT ''`,
 	}},
 }

@@ -42,7 +42,7 @@ func TestARegistryOfTheFirstSchemaIsReadThenUpgraded(t *testing.T) {
 	}
 
 	moved := testRow("b", "review", 11)
-	moved.RepositoryDir, moved.Namespaces = "2049:11", "pid:[4026531836] net:[4026531840]"
+	moved.RepositoryDir, moved.PIDNamespace = "2049:11", "pid:[4026531836]"
 	register(t, path, allAlive, moved)
 	if got := schemaOf(t, path).version; got != SchemaVersion {
 		t.Fatalf("a registration left the schema at version %d, want %d", got, SchemaVersion)
