@@ -244,7 +244,7 @@ func scalarValue(n *yaml.Node) any {
 func field(n *yaml.Node, key string) *yaml.Node {
 	var merged []*yaml.Node
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], resolved(n.Content[i+1])
+		k, v := resolved(n.Content[i]), resolved(n.Content[i+1]) // a key may be an alias too, as the converter reads it
 		switch {
 		case k.Kind != yaml.ScalarNode:
 		case k.ShortTag() == "!!merge" && v.Kind == yaml.SequenceNode:

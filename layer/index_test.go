@@ -354,6 +354,7 @@ func TestAMergedVersionKeepsItsLiteral(t *testing.T) {
 		"---\nbase: &b {version: 1.0, kind: adr}\n<<: *b\nid: x\n---\n",
 		"---\nbase: &b {version: 1.0}\nmore: &m {kind: adr}\n<<: [*m, *b]\nid: x\n---\n",
 		"---\nid: x\nkind: adr\nversion: 1.0\n---\n",
+		"---\nk: &v version\nid: x\nkind: adr\n*v : 1.0\n---\n", // the key an alias
 	} {
 		r := parseObject(".ai/repo/h.md", []byte(data))
 		if !r.ok || r.obj.URI != "majordomus://adr/x@1.0" {
