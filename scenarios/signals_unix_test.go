@@ -137,9 +137,14 @@ func TestALockedRegistryHoldsNoReleaseUp(t *testing.T) {
 	if _, err := a.WaitLog(ctx(t), "registered this server in the fleet registry"); err != nil {
 		t.Fatal(err)
 	}
-	b := shared(t, dir, "--registry", reg)
+	b := shared(t, dir, "--registry", reg, "--log-level", "debug")
 	initialize(t, b, "codex")
 	attached(t, b)
+	// its call below is resent to whoever takes over only once it knows
+	// the tool is read-only, which it learns as the client is initialized
+	if _, err := b.WaitLog(ctx(t), "learned from the server which tools may be resent"); err != nil {
+		t.Fatal(err)
+	}
 
 	db, err := sql.Open("sqlite", "file:"+reg)
 	if err != nil {
