@@ -365,15 +365,20 @@ func copyPeer(p *Peer) Peer {
 // does not). An empty scope claims nothing. Each path is cleaned once.
 func overlappingPaths(root string, mine, theirs []string) []string {
 	var out []string
-	clean := make([]string, len(theirs))
-	for i, t := range theirs {
-		clean[i] = cleanPath(root, t)
-	}
+	clean := cleanPaths(root, theirs)
 	for _, m := range mine {
-		c := cleanPath(root, m)
-		if slices.ContainsFunc(clean, func(t string) bool { return pathsOverlap(c, t) }) {
+		if meets(cleanPath(root, m), clean) {
 			out = append(out, m)
 		}
+	}
+	return out
+}
+
+// cleanPaths is each of paths cleaned (cleanPath).
+func cleanPaths(root string, paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = cleanPath(root, p)
 	}
 	return out
 }

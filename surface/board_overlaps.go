@@ -47,10 +47,7 @@ func (b *Board) Overlaps() (listed []OverlapPair, count int) {
 	root := b.root
 	b.mu.Unlock()
 	for i, c := range claims {
-		claims[i].clean = make([]string, len(c.scope))
-		for j, s := range c.scope {
-			claims[i].clean[j] = cleanPath(root, s)
-		}
+		claims[i].clean = cleanPaths(root, c.scope)
 	}
 	listed = []OverlapPair{}
 	for i, p := range claims {

@@ -23,12 +23,9 @@ var pidNamespace = sync.OnceValue(func() string {
 })
 
 var namespaces = sync.OnceValue(func() string {
-	pid, err := os.Readlink("/proc/self/ns/pid")
-	if err != nil {
-		return ""
-	}
+	pid := pidNamespace()
 	net, err := os.Readlink("/proc/self/ns/net")
-	if err != nil {
+	if pid == "" || err != nil {
 		return ""
 	}
 	return pid + " " + net
