@@ -109,11 +109,11 @@ func (h *hub) deliver() {
 }
 
 // Add watches name (fsnotify.Watcher.Add) for w: the file or directory
-// that stands there now. Where another Watch holds name for one that was
-// moved away since (kqueue would keep watching that), which neither wants
-// (each drops what it watched once it moved), the watch is put again;
-// never otherwise: putting it again drops what the kernel holds for it,
-// the other Watch's events.
+// that stands there now. Where name is watched for one that was moved
+// away since (kqueue would keep watching that), which no Watch wants (each
+// drops what it watched once it moved), the watch is removed and put
+// anew; where it is watched for this one, it is put again only where that
+// loses nothing (addRestartsTheRead).
 func (w *Watch) Add(name string) error {
 	name = filepath.Clean(name)
 	shared.changing.Lock()
@@ -123,8 +123,15 @@ func (w *Watch) Add(name string) error {
 	w.names[name] = true // first: what happens as it is added is w's
 	w.h.mu.Unlock()
 	now, _ := os.Stat(name)
-	if was := w.h.put[name]; held && !had && was != nil && now != nil && !os.SameFile(was, now) {
-		_ = w.h.fw.Remove(name)
+	if now != nil {
+		os.SameFile(now, now) // Windows reads a file's id when first compared: read it while it is this file
+	}
+	if was := w.h.put[name]; (had || held) && was != nil && now != nil {
+		if !os.SameFile(was, now) {
+			_ = w.h.fw.Remove(name)
+		} else if addRestartsTheRead {
+			return nil
+		}
 	}
 	err := w.h.fw.Add(name)
 	if err == nil && now != nil {
