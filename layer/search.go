@@ -3,6 +3,8 @@ package layer
 import (
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Search weights, per query term.
@@ -31,19 +33,47 @@ type searchDoc struct {
 
 func newSearchDoc(o *Object) searchDoc {
 	d := searchDoc{
-		id:    strings.ToLower(o.ID),
-		title: strings.ToLower(o.Title),
+		id:    fold(o.ID),
+		title: fold(o.Title),
 		kind:  o.Kind,
-		desc:  strings.ToLower(o.Description),
-		body:  strings.ToLower(o.Body),
+		desc:  fold(o.Description),
+		body:  fold(o.Body),
 	}
 	if len(o.Tags) > 0 {
 		d.tags = make([]string, len(o.Tags))
 		for i, t := range o.Tags {
-			d.tags[i] = strings.ToLower(t)
+			d.tags[i] = fold(t)
 		}
 	}
 	return d
+}
+
+// fold is s in small letters, each letter in one form whatever its case
+// (strings.EqualFold's, which List's tags are compared by): lower-casing
+// alone leaves Greek's final sigma, the long s or the Kelvin sign apart
+// from the small letter their capital lowers to, so a word in capitals
+// would not find them.
+func fold(s string) string {
+	s = strings.ToLower(s)
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return strings.Map(foldRune, s)
+		}
+	}
+	return s
+}
+
+// foldRune is the small letter of the first of r's case forms (its
+// unicode.SimpleFold orbit), so that every form of a letter gives one.
+func foldRune(r rune) rune {
+	if r < utf8.RuneSelf {
+		return r // lowered already: its other forms fold to it
+	}
+	least := r
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		least = min(least, f)
+	}
+	return unicode.ToLower(least)
 }
 
 // pack lays the docs' text out in one block, in the index's order, which
@@ -218,7 +248,7 @@ const maxTerms = 64
 func uniqueTerms(query string) []string {
 	var out []string
 	seen := make(map[string]bool)
-	for t := range strings.FieldsSeq(strings.ToLower(query)) {
+	for t := range strings.FieldsSeq(fold(query)) {
 		if !seen[t] {
 			seen[t] = true
 			out = append(out, t)

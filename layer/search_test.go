@@ -149,3 +149,21 @@ func TestPackingKeepsEveryField(t *testing.T) {
 		t.Fatalf("appending to one doc's tags changed another's: %q", docs[3].tags)
 	}
 }
+
+// A search compares without regard to case as List compares tags: a word
+// written in capitals finds it in small letters, whichever form a letter
+// takes there (Greek's final sigma, the long s, the Kelvin sign).
+func TestSearchIgnoresCaseAsTagsDo(t *testing.T) {
+	ix := buildTree(t, map[string]string{
+		".ai/manifest.yaml": testManifest,
+		".ai/repo/a.md":     "---\nid: street\nkind: rule\ntitle: Οδός\ntags: [οδός]\n---\nΟ δρόμος της πόλης\n",
+	})
+	if got := ix.List("", "ΟΔΌΣ"); len(got) != 1 {
+		t.Fatalf("List by the tag in capitals found %d objects, want 1", len(got))
+	}
+	for _, q := range []string{"ΟΔΌΣ", "οδόσ", "ΠΌΛΗΣ"} {
+		if hits := ix.Search(q, "", 0); len(hits) != 1 {
+			t.Errorf("Search(%q) found %d objects, want the one whose title, tag or body holds it", q, len(hits))
+		}
+	}
+}
