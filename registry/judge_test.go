@@ -1,12 +1,16 @@
 package registry
 
 import (
+	"bytes"
 	"encoding/json"
-	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
-	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
+	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
 )
 
 // ourExe and ourVersion describe the judging process in the judge tables.
@@ -273,5 +277,22 @@ func TestPathAndProfiles(t *testing.T) {
 		if err := ValidateProfile(p); err == nil {
 			t.Errorf("ValidateProfile(%q) = nil", p)
 		}
+	}
+}
+
+// A lease file larger than MaxLeaseSize is corrupt (the package doc's
+// classes), whatever its first MaxLeaseSize bytes are: one that begins
+// with a megabyte of blanks and then holds a document is not "empty", and
+// its reason must not say that the file holds nothing.
+func TestAnOversizedLeaseThatBeginsBlankIsCorruptNotEmpty(t *testing.T) {
+	path := filepath.Join(testtemp.Dir(t), "server.json")
+	raw := append(bytes.Repeat([]byte(" "), MaxLeaseSize+10), []byte(`{"schema":"majordomus-mcp-lease/v1","pid":1}`)...)
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	snap := Read(path)
+	v := Judge(Input{Found: snap.Found, Raw: snap.Raw, Now: time.Now()})
+	if v.Class != Corrupt || !strings.Contains(v.Reason, "larger than") {
+		t.Fatalf("a %d-byte lease judged %s (%q); want corrupt, larger than %d bytes", len(raw), v.Class, v.Reason, MaxLeaseSize)
 	}
 }

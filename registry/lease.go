@@ -187,11 +187,11 @@ const problemEmpty = "empty"
 // decode returns the document, or a problem in the judge's vocabulary (the
 // text after "corrupt lease: "), or problemEmpty.
 func decode(raw []byte) (Lease, string) {
+	if len(raw) > MaxLeaseSize { // what lies past the bytes read is unknown: not "nothing"
+		return Lease{}, fmt.Sprintf("larger than %d bytes", MaxLeaseSize)
+	}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return Lease{}, problemEmpty
-	}
-	if len(raw) > MaxLeaseSize {
-		return Lease{}, fmt.Sprintf("larger than %d bytes", MaxLeaseSize)
 	}
 	var probe any
 	if err := json.Unmarshal(raw, &probe); err != nil {
