@@ -140,3 +140,24 @@ func TestParseStat(t *testing.T) {
 		t.Errorf("ProcessStart(%s) succeeded", strconv.Itoa(1<<30))
 	}
 }
+
+// A pid no process can have (beyond pid_t) names no process: it must not
+// be truncated to another one's (2^32+1 is pid 1 to kill(2); 2^32-1 is
+// -1, every process; 2^40 is 0, this process group), whose answer would
+// make a garbage lease's owner "cannot be told", so that the lease is
+// waited for as busy instead of taken over as stale.
+func TestAPidBeyondPidTNamesNoProcess(t *testing.T) {
+	big := int64(1) << 32
+	for _, p := range []int64{big + 1, big - 1, big << 8} {
+		pid := int(p)
+		if int64(pid) != p {
+			continue // an int cannot hold it here: no lease can name it
+		}
+		if got := (Env{}).Presence(pid); !got.Known || got.Exists {
+			t.Errorf("Presence(%d) = %+v; want known not to exist", pid, got)
+		}
+		if got := (Env{}).Alive(pid, 5, ""); got != OwnerGone {
+			t.Errorf("Alive(%d) = %v; want gone", pid, got)
+		}
+	}
+}

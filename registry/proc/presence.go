@@ -30,6 +30,11 @@ func (e Env) Presence(pid int) Presence {
 	if pid <= 0 {
 		return Presence{}
 	}
+	if int64(pid) > maxPID {
+		// No process has it; the system call would cut it to another pid
+		// (2^32+1 to 1, 2^32-1 to -1: every process) and answer for that.
+		return Presence{Known: true}
+	}
 	switch err := e.signal0(pid); {
 	case err == nil, errors.Is(err, syscall.EPERM):
 	case errors.Is(err, syscall.ESRCH):

@@ -3,6 +3,7 @@ package proc
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -43,6 +44,10 @@ func BootID() (string, error) {
 // BootTicks returns the clock start times are read in (microseconds since
 // the Unix epoch) now.
 func BootTicks() (uint64, error) { return uint64(time.Now().UnixMicro()), nil }
+
+// maxPID is the largest pid a process can have (a pid_t): a larger one
+// would be cut to another by the system call.
+const maxPID = math.MaxInt32
 
 // signal0 sends signal 0 to pid: nothing is delivered, kill(2) only checks.
 func signal0(pid int) error { return unix.Kill(pid, 0) }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"sync"
@@ -55,6 +56,10 @@ func BootTicks() (uint64, error) {
 	}
 	return uint64(now.Nano()) / (1e9 / ticksPerSecond), nil // rounded down, as start times are
 }
+
+// maxPID is the largest pid a process can have (a pid_t): a larger one
+// would be cut to another by the system call.
+const maxPID = math.MaxInt32
 
 // signal0 sends signal 0 to pid: nothing is delivered, kill(2) only checks.
 func signal0(pid int) error { return syscall.Kill(pid, 0) }

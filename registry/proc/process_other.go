@@ -4,6 +4,7 @@ package proc
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 )
 
@@ -17,6 +18,10 @@ func ProcessStart(pid int) (uint64, error) { return 0, errUnsupportedOS }
 
 // BootID is unsupported here.
 func BootID() (string, error) { return "", errUnsupportedOS }
+
+// maxPID is the largest pid a process can have (a pid_t, where there is one): a larger one
+// would be cut to another by the system call.
+const maxPID = math.MaxInt32
 
 // BootTicks is unsupported here.
 func BootTicks() (uint64, error) { return 0, errUnsupportedOS }

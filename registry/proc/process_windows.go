@@ -77,6 +77,10 @@ func BootTicks() (uint64, error) {
 	return filetimeTicks(ft.HighDateTime, ft.LowDateTime), nil
 }
 
+// maxPID is the largest pid a process can have (a DWORD): a larger one
+// would be cut to another by the system call.
+const maxPID = math.MaxUint32
+
 // signal0 tells whether a process has pid by opening it for nothing but
 // a query.
 func signal0(pid int) error {
