@@ -192,7 +192,11 @@ func (b *Bridge) readAnswer(msg json.RawMessage, resp *http.Response, modern boo
 			_ = b.cfg.Out.Write(data) // a client gone is the stdio loop's business
 			return nil
 		})
-		if err != nil || (len(answers) == 0 && slices.ContainsFunc(readCalls(msg), func(c call) bool { return c.env.IsRequest() })) {
+		// An answer read in full is the outcome, even when the stream broke
+		// after it (the server died before ending the response): what it
+		// answered ran, and its client is told so, not "outcome unknown".
+		if err != nil && (len(answers) == 0 || !answersEvery(msg, answers[len(answers)-1])) ||
+			len(answers) == 0 && slices.ContainsFunc(readCalls(msg), func(c call) bool { return c.env.IsRequest() }) {
 			return exchangeResult{outcome: failed, err: fmt.Errorf("the answer broke off: %v", orEOF(err))}
 		}
 		res.outcome = answered
@@ -218,6 +222,23 @@ func (b *Bridge) readAnswer(msg json.RawMessage, resp *http.Response, modern boo
 		}
 	}
 	return res
+}
+
+// answersEvery reports whether answer holds an answer to every request of
+// msg (one message or a batch), by id as mcp-go writes ids back.
+func answersEvery(msg json.RawMessage, answer []byte) bool {
+	ids := map[string]bool{}
+	for _, m := range wire.Members(answer) {
+		if e, err := wire.ReadEnvelope(m); err == nil && e.Method == "" && len(e.ID) > 0 {
+			ids[wire.IDKey(e.ID)] = true
+		}
+	}
+	for _, c := range readCalls(msg) {
+		if c.env.IsRequest() && !ids[wire.IDKey(c.env.ID)] {
+			return false
+		}
+	}
+	return true
 }
 
 // observe learns from what the client sent and was answered: that it is
