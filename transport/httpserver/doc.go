@@ -48,9 +48,12 @@
 // mcp-go, which serves it on a session of the request's own; a lease-lost
 // server refuses it with -32040 (that revision's range), but for a bridge's
 // presence ([Config].PresenceID), and an open subscriptions/listen stream
-// counts as a session. A bridge relays such a request with the revision's
-// headers and the client's peer id in _meta, and its answer, whatever its
-// HTTP status, as it came.
+// counts as a session. Its notifications/cancelled is answered 202 and goes
+// no further: on no session it cannot say whose call it names (mcp-go
+// would cancel any sessionless call of that id), and that revision
+// cancels over HTTP by closing the request's stream. A bridge relays such
+// a request with the revision's headers and the client's peer id in _meta,
+// and its answer, whatever its HTTP status, as it came.
 //
 // Sessions are counted by the server's own SessionIdManager, which mcp-go
 // consults for every new id, every id it is given and every end: DELETE,

@@ -30,6 +30,14 @@ func (h *Server) serveModern(w http.ResponseWriter, r *http.Request, body []byte
 		writeFrame(w, http.StatusOK, ref.frame(env.ID, wire.CodeLeaseLostModern))
 		return
 	}
+	if env.Method == string(mcp.MethodNotificationCancelled) && !env.IsRequest() {
+		// Over HTTP, that revision cancels a request by closing its stream
+		// (a bridge does so). A notification on no session cannot say whose
+		// request it names: mcp-go keys every sessionless request by its id
+		// alone, so it would cancel another client's call of the same id.
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
 	if refusal := wire.PromptRefusal(h.cfg.MCP, env, body); refusal != nil {
 		writeFrame(w, http.StatusBadRequest, refusal) // that revision's status for -32602
 		return

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
@@ -381,5 +383,43 @@ func TestAModernListensAcknowledgementComesBeforeItsAnswer(t *testing.T) {
 		if !acknowledged {
 			t.Errorf("listen %s %s: answered before its acknowledgement (heard before it: %q)", id, filter, before)
 		}
+	}
+}
+
+// A 2026-07-28 request belongs to no session, so a notifications/cancelled
+// of that revision POSTed by one client never cancels another client's call
+// that happens to carry the same id (over HTTP, that revision cancels a
+// request by closing its stream, which is whose it is).
+func TestAModernCancellationCancelsNoOtherClientsCall(t *testing.T) {
+	f := newFixture()
+	calls, release := make(chan context.Context, 1), make(chan struct{})
+	f.srv.AddTool(mcp.NewTool("hang", mcp.WithReadOnlyHintAnnotation(true)),
+		func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			calls <- ctx
+			select {
+			case <-ctx.Done():
+			case <-release:
+			}
+			return mcp.NewToolResultText("hung"), nil
+		})
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
+	a, b := newClient(t, s.url), newClient(t, s.url)
+	answered := make(chan string, 1)
+	go func() {
+		_, body := a.do(http.MethodPost, "/mcp", "", modernRequest(7, "tools/call", `{"name":"hang"}`), modernHeaders("tools/call", "hang")...)
+		answered <- body
+	}()
+	ctx := <-calls
+	cancel := strings.Replace(modernRequest(0, "notifications/cancelled", `{"requestId":7}`), `"id":0,`, "", 1)
+	if resp, body := b.do(http.MethodPost, "/mcp", "", cancel, modernHeaders("notifications/cancelled", "")...); resp.StatusCode != http.StatusAccepted {
+		t.Errorf("another client's notifications/cancelled was answered %d %s, want 202", resp.StatusCode, body)
+	}
+	// mcp-go handles a notification before it answers 202: any cancelling is done
+	if err := ctx.Err(); err != nil {
+		t.Errorf("another client's notifications/cancelled cancelled this client's call: %v", err)
+	}
+	close(release)
+	if body := <-answered; !strings.Contains(body, `"hung"`) {
+		t.Errorf("the call was answered %s", body)
 	}
 }
