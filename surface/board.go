@@ -58,6 +58,7 @@ type Board struct {
 	drawn     int                            // the last number the checkout's counter gave this board
 	numbers   func(atLeast int) (int, error) // the checkout's counter of peer numbers; nil or failing: next
 	uncounted map[string]bool                // the ids given while the counter failed: this board's, not the checkout's
+	granted   map[int]bool                   // the numbers claims were granted past drawn: the counter never gave them, and is not told
 	bySession map[string]*Peer
 	byID      map[string]*sessionless // the peers known from their requests alone, by id
 	byWho     map[string]*sessionless // those of them found by the identity they send
@@ -74,7 +75,7 @@ func newBoard(now func() time.Time, idle time.Duration, numbers func(atLeast int
 		panic("surface: a board needs the idle timeout")
 	}
 	return &Board{now: now, idle: idle, numbers: numbers, changes: c, bySession: map[string]*Peer{},
-		byID: map[string]*sessionless{}, byWho: map[string]*sessionless{}, uncounted: map[string]bool{}}
+		byID: map[string]*sessionless{}, byWho: map[string]*sessionless{}, uncounted: map[string]bool{}, granted: map[int]bool{}}
 }
 
 // notInitialized names a session's client until its initialize names it.
@@ -83,8 +84,10 @@ const notInitialized = "(not initialized)"
 // newID gives the next peer number: the checkout's, when its counter
 // answers (asked for one past the last it gave this board: one reset
 // since gives none of them again), else one of this board's own, never
-// one it gave or granted already; never one a listed peer holds. Numbers go round after p999999, as the checkout's counter
-// does: an id past it could be claimed nowhere (peerNumber).
+// one it gave or granted already; never one a listed peer holds, nor
+// one a claim was granted here past what the counter had given it.
+// Numbers go round after p999999, as the checkout's counter does: an id
+// past it could be claimed nowhere (peerNumber).
 func (b *Board) newID() string {
 	for {
 		b.next = b.next%maxPeerNumber + 1
@@ -97,6 +100,10 @@ func (b *Board) newID() string {
 		id := fmt.Sprintf("p%d", b.next)
 		if slices.ContainsFunc(b.order, func(q *Peer) bool { return q.ID == id }) {
 			continue // a number gone round to a peer still listed
+		}
+		if counted && b.granted[b.next] {
+			delete(b.granted, b.next) // a claimant's, listed or not: it names that peer
+			continue
 		}
 		if !counted {
 			b.uncounted[id] = true

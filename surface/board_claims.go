@@ -103,6 +103,12 @@ func (b *Board) reclaim(id string) (back *Peer, ok bool) {
 		return nil, false
 	}
 	b.next = max(b.next, n)
+	if b.numbers != nil && n > b.drawn {
+		// The checkout's counter has not given it (to this board): a new
+		// peer numbered by it is never given the id later, whoever holds
+		// it then.
+		b.granted[n] = true
+	}
 	b.order = slices.DeleteFunc(b.order, func(q *Peer) bool {
 		if q.ID == id {
 			back = q
