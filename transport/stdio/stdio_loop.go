@@ -186,7 +186,7 @@ func checkLine(line []byte) (json.RawMessage, []byte) {
 	if line == nil {
 		return nil, wire.ErrorFrame(nil, mcp.PARSE_ERROR, "parse error: the line is longer than 16 MiB")
 	}
-	trimmed := bytes.TrimSpace(line)
+	trimmed := bytes.Trim(line, " \t\r\n") // JSON's whitespace (RFC 8259), not Unicode's: a no-break space is no JSON
 	if len(trimmed) == 0 {
 		return nil, nil
 	}
