@@ -74,6 +74,10 @@ var edges = []struct {
 	{false, `{"jsonrpc":"2.0","id":2.5,"method":"ping"}`},
 	{false, `{"jsonrpc":"2.0","id":9007199254740993.0,"method":"ping"}`},
 	{false, `{"jsonrpc":"2.0","id":9.007199254740993e15,"method":"ping"}`},
+	{true, `{"jsonrpc":"2.0","id":ID,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01"}}}`},
+	{false, `{"jsonrpc":"2.0","id":ID,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01"}}}`},
+	{false, `{"jsonrpc":"2.0","id":ID,"method":"tools/` + strings.Repeat("x", 100000) + `","params":{` + edgeMeta + `}}`},
+	{false, `{"jsonrpc":"2.0","id":ID,"method":"tools/call","params":{"name":"` + strings.Repeat("<", 200000) + `",` + edgeMeta + `}}`},
 	{false, `{"jsonrpc":"2.0","id":ID,"method":"ping"}`},
 }
 

@@ -175,7 +175,10 @@ func (b *Bridge) readAnswer(msg json.RawMessage, resp *http.Response, modern boo
 	case resp.StatusCode == http.StatusServiceUnavailable:
 		res.outcome, res.notRun, res.err = failed, true, b.unavailable(resp)
 	case modern && resp.StatusCode != http.StatusOK && wire.IsJSON(resp.Header):
-		body, err := io.ReadAll(io.LimitReader(resp.Body, wire.MaxMessageBytes))
+		// Read whole, as a 200's is: a refusal may be longer than the
+		// request it refuses (mcp-go writes '<' as \u003c), and a local
+		// session writes it whole (R8).
+		body, err := io.ReadAll(resp.Body)
 		res.outcome, res.body = answered, bytes.TrimSpace(body)
 		if err != nil || !isAnswer(res.body) {
 			res.outcome, res.err = failed, fmt.Errorf("status %d: %s", resp.StatusCode, httpErrorMessage(body))

@@ -140,6 +140,9 @@ func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
 	if refusal := wire.PromptRefusal(l.srv, env, msg); refusal != nil {
 		return refusal
 	}
+	if refusal := wire.UnknownRevision(env, msg); refusal != nil {
+		return refusal // as over HTTP, whether or not it names its capabilities
+	}
 	if env.Method == string(mcp.MethodInitialize) {
 		l.initializing.RLock()
 		defer l.initializing.RUnlock()

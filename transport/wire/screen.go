@@ -301,3 +301,29 @@ func Unopened(msg json.RawMessage) ([]byte, bool) {
 	}
 	return Gather(msg, answers), true
 }
+
+// UnknownRevision answers, as mcp-go's HTTP transport answers it (-32022
+// with the revisions it serves), a request env of msg whose _meta names a
+// 2026-07-28-or-later revision mcp-go does not know. Over HTTP that is
+// refused before the request is read further; in process mcp-go first asks
+// for the client capabilities, and would refuse a request without them
+// -32602 instead. Nil for any other message.
+func UnknownRevision(env Envelope, msg json.RawMessage) []byte {
+	if !env.IsRequest() || !MayHold(msg, mcp.MetaKeyProtocolVersion) {
+		return nil
+	}
+	var m struct {
+		Params json.RawMessage `json:"params"`
+	}
+	_ = json.Unmarshal(msg, &m)
+	_, version := MetaOf(m.Params)
+	if !mcp.IsModernProtocol(version) || mcp.IsValidProtocolVersion(version) {
+		return nil
+	}
+	var id any
+	_ = json.Unmarshal(env.ID, &id) // as mcp-go reads it
+	answer := mcp.UnsupportedProtocolVersionError{Version: version, Supported: mcp.ValidProtocolVersions}.JSONRPCError()
+	answer.ID = mcp.NewRequestId(id)
+	b, _ := json.Marshal(answer)
+	return b
+}

@@ -46,8 +46,8 @@ const DefaultIdleTimeout = 90 * time.Second
 // process (R8), not as a header mismatch.
 const NamesInBody = "Majordomus-Names-In-Body"
 
-// maxNameHeader bounds the Mcp-Name a bridge sends: the server reads at
-// most 64 KiB of a request's head.
+// maxNameHeader bounds the Mcp-Method, Mcp-Name and MCP-Protocol-Version
+// a bridge sends, each: the server reads at most 64 KiB of a request's head.
 const maxNameHeader = 16 << 10
 
 // SetNames sets on h, the header of a POST of a 2026-07-28 request, the
@@ -57,7 +57,8 @@ func SetNames(h http.Header, method string, params json.RawMessage) {
 	name, named := mcp.ExtractHeaderName(mcp.MCPMethod(method), params)
 	v, ok := mcp.EncodeHeaderValue(name)
 	_, version := MetaOf(params)
-	if !plainHeader(method) || !plainHeader(version) || named && ok && len(v) > maxNameHeader {
+	if !plainHeader(method) || !plainHeader(version) || len(method) > maxNameHeader || len(version) > maxNameHeader ||
+		named && ok && len(v) > maxNameHeader {
 		h.Set(NamesInBody, "1")
 		h.Set(mcp.HeaderProtocolVersion, mcp.ProtocolVersion20260728)
 		return
