@@ -51,7 +51,8 @@ func Listen(host string, port int, log *zap.Logger) (net.Listener, error) {
 	}
 	if !isLoopbackAddr(ln.Addr()) {
 		log.Warn(fmt.Sprintf("bound to %s, which is not a loopback address: every host that can reach this interface "+
-			"can read this checkout's AI layer, its diagnostics and its peers; bind 127.0.0.1 unless that is intended", ln.Addr()),
+			"can connect to this server, which serves only requests carrying the lease's token (plain HTTP: a token a remote client sends "+
+			"crosses the network unencrypted, and with it the checkout's AI layer, diagnostics and peers); bind 127.0.0.1 unless that is intended", ln.Addr()),
 			zap.String("address", ln.Addr().String()))
 	}
 	return ln, nil
