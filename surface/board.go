@@ -94,6 +94,10 @@ func (b *Board) newID() string {
 		counted := b.numbers == nil // a board of no checkout's (standalone) numbers alone
 		if !counted {
 			if n, err := b.numbers(b.drawn%maxPeerNumber + 1); err == nil {
+				if from := b.drawn; n > from && len(b.granted) > 0 {
+					// the counter gave those between to others: it never gives them here again
+					maps.DeleteFunc(b.granted, func(k int, _ bool) bool { return k > from && k < n })
+				}
 				b.next, b.drawn, counted = n, n, true
 			}
 		}

@@ -37,3 +37,32 @@ func TestAGrantedIDIsNeverGivenToAnotherPeer(t *testing.T) {
 		}
 	}
 }
+
+// The numbers granted to claims are kept only while the checkout's
+// counter may still give them here: those it has passed (given elsewhere,
+// as every id a take-over's carried sessions claim was) are forgotten, so
+// the board does not keep one for every claim it ever granted.
+func TestGrantedNumbersTheCounterPassedAreForgotten(t *testing.T) {
+	at := time.Date(2026, 7, 1, 8, 0, 0, 0, time.UTC)
+	counter := 1000 // the checkout's counter, as a take-over finds it
+	numbers := func(atLeast int) (int, error) { counter = max(counter+1, atLeast); return counter, nil }
+	b := newBoard(func() time.Time { return at }, time.Minute, numbers, &changes{})
+	for i := 1; i <= 500; i++ { // carried sessions claim the ids they held, and leave
+		if id := b.Open(fmt.Sprint("c", i), "http", fmt.Sprint("p", i), nil); id != fmt.Sprint("p", i) {
+			t.Fatalf("the claim of p%d gave %s", i, id)
+		}
+		b.Detach(fmt.Sprint("c", i))
+	}
+	if id := b.Open("above", "http", "p1003", nil); id != "p1003" { // one past the counter: kept
+		t.Fatalf("the claim of p1003 gave %s", id)
+	}
+	b.Detach("above")
+	for i := range 5 {
+		if id := b.Open(fmt.Sprint("n", i), "http", "", nil); id == "p1003" {
+			t.Fatalf("new peer %d was given p1003, a claimant's", i)
+		}
+	}
+	if n := len(b.granted); n != 0 {
+		t.Errorf("granted keeps %d numbers the counter (now %d) has passed", n, counter)
+	}
+}
