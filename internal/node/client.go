@@ -90,6 +90,9 @@ func newClientSession(n *Node, elections electing, patience time.Duration) *clie
 // reach what serves next before it does.
 func (s *clientSession) Handle(ctx context.Context, msg json.RawMessage) []byte {
 	s.n.drawing.Do(s.n.drawSoon)
+	if answer, ok := s.beforeOpening(msg); ok {
+		return answer
+	}
 	if s.greeting.absorbs(msg) {
 		return nil
 	}

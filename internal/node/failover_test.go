@@ -319,7 +319,8 @@ func TestARequestWaitingWhenNothingCanServeIsToldWhy(t *testing.T) {
 	b.force(machine.Observation{Class: machine.ClassUnusable, Reason: "the lease directory is read-only"})
 	var resume func()
 	c := startWith(t, "c", co.fresh(), b, true, func(cfg *Config) { resume = cfg.Lease.(*view).pause() })
-	c.client.send(map[string]any{"id": 1.0, "method": "tools/call", "params": map[string]any{"name": "majordomus_peers", "arguments": map[string]any{}}})
+	c.client.send(map[string]any{"id": 1.0, "method": "initialize", "params": map[string]any{
+		"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "c", "version": "1"}}})
 	resume() // the election goes on: the lease unusable, and the layer refused alone too
 	answer := c.client.answer(1, nil)
 	e, _ := answer["error"].(map[string]any)

@@ -2,6 +2,7 @@ package node
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -49,6 +50,7 @@ type welcome struct {
 // reading says how to greet it.
 type greeting struct {
 	spoke   atomic.Bool // the client's first message came
+	opened  atomic.Bool // the client sent its initialize or a 2026-07-28 request (beforeOpening)
 	absorb  atomic.Bool // the client was greeted: its notifications/initialized is replayed already
 	mu      sync.Mutex
 	waiting *waitingHello // the initialize waiting for the reading, if any
@@ -183,4 +185,26 @@ func (g *greeting) greetWith(s *clientSession, hello surface.Handshake) []byte {
 	s.n.log.Debug("answered this client's initialize with the words of the server at "+w.greeting.URL+", which proved itself; the session opens there next",
 		zap.String("url", w.greeting.URL), zap.String("peer", w.peer))
 	return surface.Greet(hello, w.peer, w.greeting)
+}
+
+// beforeOpening answers msg at once while the client has not opened its
+// session (no initialize, no 2026-07-28 request yet) when every mode
+// refuses or answers it alike before one (wire.Unopened): waiting for the
+// election, it would run in the session its client's later initialize
+// opened meanwhile (answered early), an answer no other mode gives (R8).
+func (s *clientSession) beforeOpening(msg json.RawMessage) ([]byte, bool) {
+	if s.greeting.opened.Load() {
+		return nil, false
+	}
+	if answer, ok := wire.Unopened(msg); ok {
+		return answer, true
+	}
+	// What Unopened leaves holds no request, or one that opens the session.
+	if slices.ContainsFunc(wire.Members(msg), func(m json.RawMessage) bool {
+		env, err := wire.ReadEnvelope(m)
+		return err == nil && env.IsRequest()
+	}) {
+		s.greeting.opened.Store(true)
+	}
+	return nil, false
 }

@@ -69,13 +69,22 @@ type hearing chan machine.BridgeFailure
 
 func (h hearing) BridgeFailedWith(f machine.BridgeFailure) { h <- f }
 
+// initializedSession is a client's session whose client has initialized,
+// so that what it sends goes to what serves it; with no host, so that it
+// claims no peer id.
+func initializedSession(told hearing) *clientSession {
+	s := newClientSession(&Node{hostPeer: func() string { return "" }}, told, 0)
+	s.greeting.opened.Store(true)
+	return s
+}
+
 // A backend that left its server is retired by the client's session, once
 // however many messages and watchers meet it: the machine hears of it
 // once, the session is carried, the backend is closed, and what met it is
 // answered by what serves next.
 func TestABackendThatLeftIsReplacedOnceAndClosed(t *testing.T) {
 	told := make(hearing, 4)
-	r := newClientSession(&Node{hostPeer: func() string { return "" }}, told, 0) // no host: it claims no peer id
+	r := initializedSession(told)
 	old := newLeft()
 	old.gone.Session.Peer = "p7"
 	r.use(old)
@@ -138,7 +147,7 @@ func (r recording) Handle(_ context.Context, msg json.RawMessage) []byte {
 // answered nothing, and never reaches it: the cancel would find nothing to
 // cancel there, and the listen would go on.
 func TestAListenCancelledAsItMovesNeverArrives(t *testing.T) {
-	s := newClientSession(&Node{hostPeer: func() string { return "" }}, make(hearing, 1), 0)
+	s := initializedSession(make(hearing, 1))
 	h := handedOn{s: s, relayed: make(chan struct{})}
 	s.use(h)
 	listen := json.RawMessage(`{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{}}`)
@@ -220,7 +229,7 @@ func TestAListenKeepsNoBackendBusy(t *testing.T) {
 // (an election runs) is answered nothing, and never reaches what serves
 // next, where it would run: nothing there had it to cancel.
 func TestARequestCancelledWhileItWaitsIsSentNowhere(t *testing.T) {
-	s := newClientSession(&Node{hostPeer: func() string { return "" }}, make(hearing, 1), 0)
+	s := initializedSession(make(hearing, 1))
 	h := handedOn{s: s, relayed: make(chan struct{})}
 	s.use(h)
 	call := json.RawMessage(`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"majordomus_announce"}}`)
