@@ -125,8 +125,10 @@ func startServer(ctx context.Context, _ ...any) error {
 	sctx, cancel := context.WithCancel(m.runCtx)
 	m.cancelStart = cancel
 	m.serverActive = true
-	srv := m.cfg.Server
-	m.wg.Go(func() { m.inbox.post(event{started: true, startErr: srv.Start(sctx)}) })
+	m.nextStart++
+	m.start = m.nextStart
+	id, srv := m.start, m.cfg.Server
+	m.wg.Go(func() { m.inbox.post(event{started: true, start: id, startErr: srv.Start(sctx)}) })
 	return nil
 }
 

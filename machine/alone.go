@@ -60,7 +60,7 @@ func tryLater(ctx context.Context, _ ...any) error {
 	switch m.obs.Class {
 	case ClassUnusable:
 		why = m.obs.Reason
-	case ClassWon, ClassLive: // its server did not start; the server refused the bridge (full, say)
+	case ClassWon, ClassLive, "": // its server did not start; the server refused the bridge (full, say); no attempt finished in time
 		why = m.failure
 	}
 	level := zap.DebugLevel

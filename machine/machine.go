@@ -56,6 +56,8 @@ type Machine struct {
 	// The server.
 	serverActive bool // Start was called and has not failed
 	cancelStart  context.CancelFunc
+	nextStart    uint64 // numbers the starts: a late result of an earlier one is dropped
+	start        uint64 // the start whose result counts
 
 	// Facts, recorded before the trigger that reports them is fired, so that
 	// guards and actions read them from here.
@@ -181,6 +183,7 @@ type event struct {
 	obs     Observation
 
 	started  bool
+	start    uint64 // which start
 	startErr error
 }
 
@@ -202,8 +205,8 @@ func (m *Machine) handle(ctx context.Context, ev event) {
 		}
 		m.fire(ctx, t)
 	case ev.started:
-		if !m.serverActive {
-			return // a start the machine gave up (a hand-over): its result means nothing now
+		if !m.serverActive || ev.start != m.start {
+			return // a start the machine gave up (a hand-over): its result means nothing now, even once a new one runs
 		}
 		m.cancelStart()
 		if ev.startErr != nil {
@@ -227,6 +230,9 @@ func (m *Machine) handle(ctx context.Context, ev event) {
 		case LeaseReplaced:
 			m.lost = ev.text
 		case BridgeFailed:
+			if m.State() != Attached {
+				break // a stopped bridge's late report (another message it could not deliver): not news, and it must not undo what the report that counted said
+			}
 			if !ev.bridge.Alone || m.obs.Owner != m.failedOf {
 				m.warned = "" // the bridge had served the client, or met another server: a detour through alone now is a new one
 			}
