@@ -48,6 +48,28 @@ func TestAlone_TriesAgainOnABackoffAndAttachesToALiveServer(t *testing.T) {
 	})
 }
 
+// A try that finds the live server full by its own word (its identity
+// says so) does not attach: carrying the client's session there would
+// hold the client's calls, only to be refused. It tries again on its
+// turn, and attaches once the server has room.
+func TestAlone_AServerThatSaysItIsFullIsNotAttached(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t)
+		h.toAlone("the lease directory is a file")
+		after(DefaultJoinRetry)
+		h.expect("attempt")
+		h.observe(Observation{Class: ClassLive, URL: newURL, Full: true})
+		h.expect()
+		if n := h.logs.FilterMessage("still serving this client alone: the shared server at " + newURL + " is full; trying to share again in 2s").Len(); n != 1 {
+			t.Errorf("lines saying the server is full = %d, want 1", n)
+		}
+		after(2 * DefaultJoinRetry)
+		h.expect("attempt")
+		h.observe(Observation{Class: ClassLive, URL: newURL})
+		h.expect("=> attached on lease-live", "bridge attach "+newURL)
+	})
+}
+
 func TestAlone_TheWaitIsBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := start(t)

@@ -19,6 +19,8 @@ func TriggerFor(obs Observation) (t Trigger, failure string) {
 		return LeaseUnusable, fmt.Sprintf("the election returned an unknown class %q", obs.Class)
 	case obs.Class == ClassUnusable:
 		return LeaseUnusable, obs.Reason
+	case obs.Class == ClassLive && obs.Full:
+		return LeaseLive, fmt.Sprintf("the shared server at %s is full", obs.URL)
 	}
 	return Trigger("lease-" + obs.Class), ""
 }

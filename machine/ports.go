@@ -30,6 +30,9 @@ type Observation struct {
 	// Owner is the pid of the process the lease names, 0 when it names
 	// none: whom a waiting election (binding, busy) waits for.
 	Owner int
+	// Full is, for ClassLive, that the server's own identity said it has
+	// no room for another session: a try from alone does not attach to it.
+	Full bool
 	// Grace is, for ClassBinding, how much longer the lease stays binding
 	// before it counts as abandoned; 0 when unknown.
 	Grace time.Duration

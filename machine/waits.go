@@ -123,10 +123,12 @@ func (m *Machine) noteObservation(obs Observation, now time.Time) {
 	m.busySince = since
 }
 
-// serverFull: the live server found asked to be left alone until later.
+// serverFull: the live server found says it is full, or asked to be left
+// alone until later. Attaching, a try would hold the client's calls as it
+// carries its session (client_carry.go), only to be refused.
 func serverFull(ctx context.Context, _ ...any) bool {
 	m := machineOf(ctx)
-	return m.now.Before(refusedUntil(m.failed, m.failedAt, m.obs))
+	return m.obs.Full || m.now.Before(refusedUntil(m.failed, m.failedAt, m.obs))
 }
 
 // triesLevel is the level of what a try from alone says as it attaches

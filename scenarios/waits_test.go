@@ -120,8 +120,9 @@ func truncate(t *testing.T, dir string) {
 // newcomer alone at once (docs/design.md#sharing-heals), whatever its
 // election's bound (here far longer than any step): it is told why, says
 // the server is full (never that it is shutting down), is answered alone
-// while it tries the server again as it asks, never in a spin, and joins
-// once the server has room. Neither says each try at info.
+// while it tries the server again as it asks, never in a spin and never
+// attaching while the server says it is full, and joins once the server
+// has room. Neither says each try at info.
 func TestAFullServerServesANewcomerAloneAtOnceUntilItHasRoom(t *testing.T) {
 	dir := checkout(t)
 	a := shared(t, dir, "--max-sessions", "1", "--log-level", "debug")
@@ -144,9 +145,11 @@ func TestAFullServerServesANewcomerAloneAtOnceUntilItHasRoom(t *testing.T) {
 		t.Fatalf("served alone because %q, want %q", reason, full)
 	}
 	toldServedAlone(t, c, "")
-	// its next try, as the server asks, is refused too; it is answered
-	// alone all the while
-	if err := a.WaitLogs(ctx(t), 2, "a new session was refused: the server is full"); err != nil {
+	// its next try, as the server asks, hears from the server's own
+	// identity that it is still full, and does not attach (attaching, it
+	// would hold the client's calls as it carries their session, only to
+	// be refused); it is answered alone all the while
+	if _, err := c.WaitLog(ctx(t), fmt.Sprintf("still serving this client alone: the shared server at %s is full;", url)); err != nil {
 		t.Fatal(err)
 	}
 	if board := peersOf(t, c); len(board.Peers) != 1 || board.Peers[0].ID != board.Caller {

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -250,10 +251,20 @@ func (e *leaseFile) Attempt(ctx context.Context) machine.Observation {
 		obs.Owner = o.Lease.PID
 		obs.URL = o.Lease.URLString() // a busy one's too: its bridge may have found it silent already
 	}
-	if o.Verdict.Class == registry.Binding {
+	switch o.Verdict.Class {
+	case registry.Binding:
 		obs.Grace = o.Verdict.Grace // what is left of it, counted from the owner's started_at
+	case registry.Live:
+		obs.Full = fullIn(o.Identity)
 	}
 	return obs
+}
+
+// fullIn reports whether a server's identity (its probe's, or its report)
+// says it is full: it opens no session until one ends.
+func fullIn(identity json.RawMessage) bool {
+	var server struct{ Full bool }
+	return json.Unmarshal(identity, &server) == nil && server.Full
 }
 
 // acquire creates the lease with the complete document.

@@ -72,8 +72,7 @@ func Status(ctx context.Context, co *Checkout, flags Timings) (StatusReport, err
 	if o.Lease != nil && o.Lease.HasURL() && o.Elsewhere == "" && !o.Silent {
 		if id, err := registry.FetchReport(ctx, o.Lease.URLString(), o.Lease.Secret, times.ProbeTimeout); err == nil {
 			report.Server = id
-			var server struct{ Full bool }
-			if json.Unmarshal(id, &server) == nil && server.Full && o.Verdict.Class == registry.Live {
+			if fullIn(id) && o.Verdict.Class == registry.Live {
 				report.Reason += "; it is full: it opens no session until one ends, and a new client that needs one is served alone meanwhile"
 			}
 			if o.Verdict.Class == registry.Live {

@@ -71,13 +71,13 @@ type publicIdentity struct {
 const maxSealed = 16 << 10
 
 // sealed is id, with the greeting, sealed for the prover that sent
-// challenge, or "" when there is none, it is too large, or the server is
-// full (id.Full): the session a greeting promises would be refused.
+// challenge, or "" when it is too large. A full server (id.Full) gives no
+// greeting: the session it promises would be refused; the prover learns
+// that it is full instead.
 func (h *Server) sealed(id Identity, challenge string) string {
-	if h.cfg.Greeting == nil || id.Full {
-		return ""
+	if h.cfg.Greeting != nil && !id.Full {
+		id.Greeting = h.cfg.Greeting()
 	}
-	id.Greeting = h.cfg.Greeting()
 	whole, _ := json.Marshal(id)
 	if len(whole) > maxSealed {
 		return ""

@@ -308,18 +308,24 @@ func TestAModernListenIsHeldToTheSessionCap(t *testing.T) {
 
 // A probe's sealed identity carries the greeting while the server has a
 // place left for the session it promises, a bridge's presence taking
-// none, and not once it is full.
+// none, and not once it is full: then it says it is full, so that a
+// client served alone does not try to attach.
 func TestAProbeGreetsWhileAPlaceIsLeft(t *testing.T) {
 	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, MaxSessions: 1, PresenceID: bridge.PresenceID,
 		Greeting: func() any { return "welcome" }, Identity: func() httpserver.Identity { return httpserver.Identity{Leaseholder: true} }})
+	var full bool
 	greeted := func() bool {
 		whole, conn, err := secret.ProbeSealed(context.Background(), s.url, testSecret, testProbe)
 		if err != nil {
 			t.Fatal(err)
 		}
 		conn.Close()
-		var id struct{ Greeting any }
-		return json.Unmarshal(whole, &id) == nil && id.Greeting == "welcome"
+		var id struct {
+			Greeting any
+			Full     bool
+		}
+		full = json.Unmarshal(whole, &id) == nil && id.Full
+		return id.Greeting == "welcome"
 	}
 	if resp := openListen(t, s, strconv.Quote(bridge.PresenceID)); resp.StatusCode != http.StatusOK {
 		t.Fatalf("a presence: %d", resp.StatusCode)
@@ -330,8 +336,8 @@ func TestAProbeGreetsWhileAPlaceIsLeft(t *testing.T) {
 	}
 	newClient(t, s.url).initialize()
 	s.count.waitFor(t, 2)
-	if greeted() {
-		t.Fatal("at the cap, the probe carries the greeting of a session that would be refused")
+	if greeted() || !full {
+		t.Fatalf("at the cap, the probe carries the greeting of a session that would be refused, or does not say it is full (%v)", full)
 	}
 }
 
