@@ -96,6 +96,11 @@ func trustedWith(leasePath string, groups ownerOnly) error {
 // link-free components of the lease directory dir are reached from (.ai)
 // and the directories above it, their links resolved, is not trusted,
 // from / down; openLinkFree checks those below, on what it opened.
+//
+// When .ai is a link, the directories that hold it (the checkout and those
+// above it, by the name the lease is reached by) are on the way too:
+// whoever may write the checkout may put another .ai there between the
+// check and the use.
 func ancestorsRefused(dir string, groups ownerOnly) (reasons []string) {
 	top, _ := linkFreePath(dir)
 	real, err := filepath.EvalSymlinks(top)
@@ -103,17 +108,27 @@ func ancestorsRefused(dir string, groups ownerOnly) (reasons []string) {
 		return nil // missing or unreadable: the election says why
 	}
 	me := os.Geteuid()
-	for p := real; ; p = filepath.Dir(p) {
-		var st unix.Stat_t
-		if err := unix.Lstat(p, &st); err == nil {
-			if err := onTheWay(p, ownedOf(st, func() []string { return aclWriters(-1, p, int(st.Uid), groups) }), me, groups); err != nil {
-				reasons = append([]string{err.Error()}, reasons...)
+	seen := map[string]bool{}
+	for _, from := range []string{filepath.Dir(top), real} {
+		var chain []string
+		for p := from; ; p = filepath.Dir(p) {
+			if !seen[p] {
+				seen[p] = true
+				var st unix.Stat_t
+				// a link's own mode means nothing: the directory holding it is checked next
+				if err := unix.Lstat(p, &st); err == nil && st.Mode&unix.S_IFMT != unix.S_IFLNK {
+					if err := onTheWay(p, ownedOf(st, func() []string { return aclWriters(-1, p, int(st.Uid), groups) }), me, groups); err != nil {
+						chain = append([]string{err.Error()}, chain...)
+					}
+				}
+			}
+			if filepath.Dir(p) == p {
+				break
 			}
 		}
-		if filepath.Dir(p) == p {
-			return reasons
-		}
+		reasons = append(reasons, chain...)
 	}
+	return reasons
 }
 
 // ownedOf is a stat's owner, group, permissions and sticky bit, and whom

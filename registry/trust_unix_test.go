@@ -225,3 +225,34 @@ func TestARefusalNamesEveryUntrustedDirectoryAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// .ai may be a symbolic link (links above .ai/local are the user's
+// business), but the directory that holds that link is on the way to the
+// lease all the same: whoever may write it can put another .ai there
+// between the check and the use, and so hand this user's clients a lease of
+// theirs. A checkout others may write is not trusted whether its .ai is a
+// directory or a link to one.
+func TestACheckoutOthersCanWriteIsNotTrustedWhenItsAIIsALink(t *testing.T) {
+	parent := testtemp.Dir(t)
+	repo := filepath.Join(parent, "repo")
+	store := filepath.Join(parent, "store") // where the .ai link leads: private
+	if err := os.MkdirAll(filepath.Join(store, "ai", "local", "state", "mcp"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(repo, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(store, "ai"), filepath.Join(repo, ".ai")); err != nil {
+		t.Fatal(err)
+	}
+	lease := Path(repo, "")
+	if err := Trusted(lease); err != nil {
+		t.Fatalf("a private checkout whose .ai links to a private directory: %v", err)
+	}
+	if err := os.Chmod(repo, 0o777); err != nil { // as a clone under umask 000 makes it
+		t.Fatal(err)
+	}
+	if err := Trusted(lease); err == nil || !strings.Contains(err.Error(), repo+", on the way to the lease, is writable by other users") {
+		t.Fatalf("Trusted = %v, want %s refused: any user may replace the .ai link in it", err, repo)
+	}
+}
