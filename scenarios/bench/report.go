@@ -22,7 +22,8 @@ type Figure struct {
 	Value    Summary        `json:"value"`
 	Baseline string         `json:"baseline,omitempty"`
 	Base     *Summary       `json:"baseline_value,omitempty"`
-	Ratio    float64        `json:"ratio,omitempty"`
+	Ratio    float64        `json:"ratio,omitempty"`       // rounded to two decimals, as printed
+	Exact    float64        `json:"ratio_exact,omitempty"` // the ratio the goal is judged on
 	Goal     string         `json:"goal"`
 	Result   string         `json:"result"` // met, missed, skipped, info
 	Note     string         `json:"note,omitempty"`
@@ -34,12 +35,13 @@ type Figure struct {
 func compare(id, measure, stat string, value *series, baseline string, base *series, limit float64, goal string) Figure {
 	v, bs := value.summary(), base.summary()
 	f := Figure{ID: id, Measure: measure, Stat: stat, Value: v, Baseline: baseline, Base: &bs, Goal: goal}
-	exact := 0.0 // no baseline, no ratio
+	exact, ok := 0.0, false // no baseline, no ratio
 	if b := bs.stat(stat); b != 0 {
-		exact = v.stat(stat) / b
+		exact, ok = v.stat(stat)/b, true
 	}
-	f.Ratio = math.Round(exact*100) / 100 // as printed; the goal is judged on exact
-	f.Result = verdict(exact <= limit)
+	f.Ratio, f.Exact = math.Round(exact*100)/100, exact // as printed; the goal is judged on exact
+	// A zero baseline gives no ratio, and so proves no ratio goal met.
+	f.Result = verdict(exact <= limit && (ok || math.IsInf(limit, 1)))
 	if len(value.values) == 0 || len(base.values) == 0 {
 		f.Result = "not measured" // no samples prove nothing, least of all a goal
 	}
