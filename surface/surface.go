@@ -249,6 +249,12 @@ func (s *Surface) initialized(ctx context.Context, _ any, req *mcp.InitializeReq
 		return
 	}
 	s.attach(ctx, session)
+	// An initialize opens the session afresh: what it subscribed to before
+	// is not kept, as a bridge's second initialize opens a new session on
+	// the server and a carried session records nothing from before it
+	// (carry.Hearing), so that the client hears the same in every mode and
+	// after a take-over (R8).
+	s.subs.drop(session.SessionID())
 	// What the process says about sharing is sent at warning; mcp-go's
 	// sessions start (and restart at every initialize) at error. A client's
 	// logging/setLevel, which comes after, still decides.
