@@ -127,7 +127,8 @@ func (c *classification) match() {
 		if !SamePIDNamespace(r.PIDNamespace, c.s.PIDNamespace) { // its pid is not the observed process's
 			p, seen = Process{}, false
 		}
-		agree := seen && c.s.thisBoot(r.BootID) && p.Start == r.ProcessStart && r.RegisteredTicks >= p.Start
+		thisBoot, _ := c.s.thisBoot(r.BootID)
+		agree := seen && thisBoot && r.ProcessStart != 0 && p.Start == r.ProcessStart && r.RegisteredTicks >= p.Start
 		replaced := agree && claimed[p.PID] && !drainsBeside(r, p)
 		if agree && !replaced {
 			claimed[p.PID] = true
@@ -209,14 +210,29 @@ func (c *classification) stale(r Row, p Process, seen, replaced bool) {
 }
 
 func (c *classification) staleReason(r Row, p Process, seen, replaced bool) (string, string) {
+	thisBoot, bootKnown := c.s.thisBoot(r.BootID)
 	switch {
-	case !c.s.thisBoot(r.BootID):
+	case bootKnown && !thisBoot:
 		return StaleAnotherBoot, fmt.Sprintf("registered during boot %s; this is boot %s", r.BootID, c.s.BootID)
 	case replaced:
 		return StaleReplaced, fmt.Sprintf("pid %d registered again, as a newer runtime", r.PID)
 	case !SamePIDNamespace(r.PIDNamespace, c.s.PIDNamespace):
 		return StaleUnverifiable, fmt.Sprintf("registered from another pid namespace (a container's, or its host's: %s, this is %s): whether its pid %d runs cannot be told from here",
 			r.PIDNamespace, c.s.PIDNamespace, r.PID)
+	case !bootKnown || r.ProcessStart == 0:
+		// Unknown is never gone: only a pid no process has is, whatever
+		// boot or process the row meant.
+		if pr := c.s.PIDs[r.PID]; !seen && pr.Known && !pr.Exists {
+			return StaleDead, fmt.Sprintf("no process has pid %d", r.PID)
+		}
+		why := "the row records no process start"
+		switch {
+		case c.s.BootID == "":
+			why = "this process cannot read its boot id"
+		case r.BootID == "":
+			why = "the row records no boot id"
+		}
+		return StaleUnverifiable, fmt.Sprintf("%s: whether pid %d's process is the server it registered cannot be told", why, r.PID)
 	case seen && p.Start != r.ProcessStart:
 		return StaleRecycled, fmt.Sprintf("pid %d now belongs to a process started at tick %d, not %d", r.PID, p.Start, r.ProcessStart)
 	case seen:

@@ -204,12 +204,18 @@ func within(dir, root string) bool {
 	return len(dir) > len(root) && strings.HasPrefix(dir, root) && isSep(rune(dir[len(root)]))
 }
 
-// thisBoot reports whether id names the boot the snapshot was taken in.
-func (s Snapshot) thisBoot(id string) bool {
-	if s.SameBoot != nil {
-		return s.SameBoot(id, s.BootID)
+// thisBoot reports whether id names the boot the snapshot was taken in,
+// and whether that can be told at all: a row that records no boot id, or
+// a snapshot taken where the boot id could not be read, says nothing of
+// it — never the same boot, never provably another.
+func (s Snapshot) thisBoot(id string) (same, known bool) {
+	if id == "" || s.BootID == "" {
+		return false, false
 	}
-	return id == s.BootID
+	if s.SameBoot != nil {
+		return s.SameBoot(id, s.BootID), true
+	}
+	return id == s.BootID, true
 }
 
 // SamePIDNamespace reports whether two processes' pid namespaces (Row's

@@ -47,7 +47,7 @@ func Collect(ctx context.Context, sc Scope) fleet.Snapshot {
 	if sc.RosterErr != nil {
 		snap.RosterError = sc.RosterErr.Error()
 	}
-	snap.BootID, _ = proc.BootID() // "" never equals a recorded boot: every row is then stale, never live
+	snap.BootID, _ = proc.BootID() // "": every row is then stale (unverifiable), never live
 
 	var rows []fleet.Row
 	err := sc.RegistryErr
