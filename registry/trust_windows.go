@@ -28,7 +28,8 @@ import (
 // A lease another user could write or wrote is never judged, taken over or
 // attached to, and nothing is made or removed through a link: the client
 // is served alone with the reason. What cannot be read is left to the
-// election, which says why in its own words.
+// election, which says why in its own words; but a lease directory that
+// cannot be checked while its lease can be read is not trusted.
 func Trusted(leasePath string) error {
 	dir := filepath.Dir(leasePath)
 	h, err := openLinkFree(dir, false)
@@ -36,8 +37,18 @@ func Trusted(leasePath string) error {
 	switch {
 	case errors.As(err, &linked):
 		return err
-	case err != nil || h == windows.InvalidHandle:
-		return nil // missing (this process creates it, privately), or unreadable
+	case err != nil:
+		// The lease is read by its name, never through the directory's
+		// handle: a directory whose access control list denies this user
+		// reading who owns it and who may write it, but lets it reach the
+		// lease, would hand the election a lease nobody checked.
+		if lease, lerr := openNoFollow(leasePath); lerr == nil {
+			lease.Close()
+			return refused([]string{fmt.Sprintf("the lease directory %s cannot be checked (%v), and its lease is not used", dir, err)})
+		}
+		return nil // unreadable, its lease too: the election says why
+	case h == windows.InvalidHandle:
+		return nil // missing: this process creates it, privately
 	}
 	defer windows.CloseHandle(h)
 	reasons := ownedPrivately(h, "the lease directory "+dir)
@@ -113,12 +124,12 @@ func openLinkFree(dir string, create bool) (windows.Handle, error) {
 	at := top
 	for i, name := range names {
 		at = filepath.Join(at, name)
-		h, err := openDirHandle(at)
+		h, err := openDir(at)
 		if errors.Is(err, fs.ErrNotExist) && create {
 			if err := makeDir(at, i == len(names)-1); err != nil && !errors.Is(err, fs.ErrExist) {
 				return windows.InvalidHandle, err
 			}
-			h, err = openDirHandle(at)
+			h, err = openDir(at)
 		}
 		switch {
 		case errors.Is(err, fs.ErrNotExist) && !create:
@@ -133,6 +144,10 @@ func openLinkFree(dir string, create bool) (windows.Handle, error) {
 	}
 	return windows.InvalidHandle, fmt.Errorf("no lease directory in %s", dir)
 }
+
+// openDir is openDirHandle; a test makes it fail as Windows does where an
+// access control list denies this user (wine enforces none).
+var openDir = openDirHandle
 
 // openDirHandle opens the directory at path itself, never what a reparse
 // point there names, and refuses one.

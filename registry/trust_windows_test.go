@@ -69,3 +69,37 @@ func allow(t *testing.T, path, sddl string) {
 		t.Fatal(err)
 	}
 }
+
+// A lease directory this user may not open to read who owns it and who
+// may write it (its access control list, made by another user, grants
+// traversing and listing it but not READ_CONTROL) is not trusted while the
+// lease in it can be read: the election reads the lease by its name, never
+// through the directory's handle, and would judge, and attach to, a lease
+// another user wrote. (Trusted took the failed open for "unreadable, left
+// to the election", and said nil.) Wine enforces no access control list:
+// the denial is Windows's answer, given at the one call that meets it.
+func TestALeaseDirectoryThatCannotBeCheckedIsNotTrusted(t *testing.T) {
+	root := testtemp.Dir(t)
+	dir := filepath.Join(root, ".ai", "local", "state", "mcp")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	lease := Path(root, "")
+	if err := os.WriteFile(lease, []byte("{}"), 0o600); err != nil { // another user's lease, readable by all
+		t.Fatal(err)
+	}
+	allow(t, dir, "D:P(A;;FA;;;WD)") // another user's lease directory, which everyone may write
+	defer func(open func(string) (windows.Handle, error)) { openDir = open }(openDir)
+	openDir = func(path string) (windows.Handle, error) {
+		if path == dir {
+			return windows.InvalidHandle, &os.PathError{Op: "open", Path: path, Err: windows.ERROR_ACCESS_DENIED}
+		}
+		return openDirHandle(path)
+	}
+	if s := Read(lease); s.Found != Regular {
+		t.Fatalf("the election reads %v (%v): the test proves nothing", s.Found, s.Err)
+	}
+	if err := Trusted(lease); err == nil {
+		t.Fatal("Trusted = nil for a lease directory that could not be checked, whose lease the election reads")
+	}
+}
