@@ -76,6 +76,17 @@ func runChild(role, path string) int {
 			return 1
 		}
 		say("removed=%t %s", removed, acquireOutcome(lf.Acquire(doc)))
+	case "watch":
+		// Watches the lease (file events only: the fallback is an hour
+		// away) and says what each Change holds, until it is killed.
+		changes, err := Watch(context.Background(), path, 10*time.Millisecond, time.Hour)
+		if err != nil {
+			say("error: %v", err)
+			return 1
+		}
+		for c := range changes {
+			say("change %s %q", c.Found, c.Raw)
+		}
 	case "draw":
 		// Draws peer numbers until it is killed.
 		say("drawing")

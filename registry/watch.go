@@ -124,6 +124,13 @@ func (w *watcher) run(ctx context.Context, out chan<- Change) {
 	settle := time.NewTimer(w.debounce)
 	settle.Stop()
 	defer settle.Stop()
+	// burst is when the first event not yet read came (zero: none waits):
+	// the reading waits debounce after the last event, but never more than
+	// maxSettle after the first, so that events that keep coming (a lease
+	// touched again and again) never put off noticing a take-over (R6:
+	// within a second).
+	var burst time.Time
+	maxSettle := 4 * w.debounce
 
 	last := Read(w.path)
 	pending := &Change{last}
@@ -156,13 +163,24 @@ func (w *watcher) run(ctx context.Context, out chan<- Change) {
 					if name != w.path && ev.Has(fsnotify.Create) {
 						_ = w.watchTheWay()
 					}
-					settle.Reset(w.debounce)
+					if now := time.Now(); burst.IsZero() {
+						burst = now
+						settle.Reset(w.debounce)
+					} else if left := burst.Add(maxSettle).Sub(now); left > 0 {
+						settle.Reset(min(w.debounce, left))
+					}
 				}
 			}
 			if len(errs) > 0 {
-				check() // an overflow (or any watcher error) may have lost events
+				// An overflow (or any watcher error) may have lost events,
+				// the moves of directories on the lease's way among them:
+				// those are watched anew (Add puts again a name that now
+				// stands for another directory), and the lease read.
+				_ = w.watchTheWay()
+				check()
 			}
 		case <-settle.C:
+			burst = time.Time{}
 			check()
 		case <-ticker.C:
 			check()
