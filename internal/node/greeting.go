@@ -196,6 +196,11 @@ func (s *clientSession) beforeOpening(msg json.RawMessage) ([]byte, bool) {
 	if s.greeting.opened.Load() {
 		return nil, false
 	}
+	// a batch no server takes (an initialize or a 2026-07-28 request in
+	// it) opens nothing: refused at once, as every mode refuses it
+	if refusal := wire.RefusedBatch(msg); refusal != nil {
+		return refusal, true
+	}
 	if answer, ok := wire.Unopened(msg); ok {
 		return answer, true
 	}
