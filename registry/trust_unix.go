@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -109,6 +110,20 @@ func ancestorsRefused(dir string, groups ownerOnly) (reasons []string) {
 	}
 	me := os.Geteuid()
 	seen := map[string]bool{}
+	// every directory a name is looked up in on the way, link after link
+	// (not only the first link's holder and the last one's target)
+	for _, held := range lookedUpIn(top) {
+		if seen[held] {
+			continue
+		}
+		seen[held] = true
+		var st unix.Stat_t
+		if err := unix.Lstat(held, &st); err == nil && st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			if err := onTheWay(held, ownedOf(st, func() []string { return aclWriters(-1, held, int(st.Uid), groups) }), me, groups); err != nil {
+				reasons = append(reasons, err.Error())
+			}
+		}
+	}
 	for _, from := range []string{filepath.Dir(top), real} {
 		var chain []string
 		for p := from; ; p = filepath.Dir(p) {
@@ -286,4 +301,53 @@ func openDirAt(fd int, name string) (int, error) {
 func isLinkAt(fd int, name string) bool {
 	var st unix.Stat_t
 	return unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK
+}
+
+// lookedUpIn is every directory a name of path is looked up in when path
+// is resolved, links followed one by one, in order; what cannot be read
+// ends it.
+func lookedUpIn(path string) []string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil
+	}
+	sep := string(filepath.Separator)
+	rest := strings.Split(strings.TrimPrefix(abs, sep), sep)
+	cur := sep
+	dirs := []string{cur}
+	for hops := 0; len(rest) > 0; {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		var st unix.Stat_t
+		if unix.Lstat(next, &st) != nil {
+			return dirs
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			if hops++; hops > 255 {
+				return dirs
+			}
+			target, err := os.Readlink(next)
+			if err != nil {
+				return dirs
+			}
+			if filepath.IsAbs(target) {
+				cur = sep
+			}
+			rest = append(strings.Split(strings.TrimPrefix(target, sep), sep), rest...)
+			continue
+		}
+		cur = next
+		if len(rest) > 0 {
+			dirs = append(dirs, cur)
+		}
+	}
+	return dirs
 }

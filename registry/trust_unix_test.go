@@ -256,3 +256,31 @@ func TestACheckoutOthersCanWriteIsNotTrustedWhenItsAIIsALink(t *testing.T) {
 		t.Fatalf("Trusted = %v, want %s refused: any user may replace the .ai link in it", err, repo)
 	}
 }
+
+// .ai links to a path that itself goes through a link held in a directory
+// anyone may write: whoever may write it may swap that link between the
+// check and the use, as the checkout's .ai could be.
+func TestALinkOnTheWayOfTheLinkedAIIsInADirectoryOthersMayWrite(t *testing.T) {
+	parent := testtemp.Dir(t)
+	repo := filepath.Join(parent, "repo")
+	store := filepath.Join(parent, "store")
+	hop := filepath.Join(parent, "hop") // anyone may write it: holds the link y
+	for _, d := range []string{filepath.Join(store, "ai", "local", "state", "mcp"), repo, hop} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(store, filepath.Join(hop, "y")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(hop, "y", "ai"), filepath.Join(repo, ".ai")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(hop, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	err := Trusted(Path(repo, ""))
+	if err == nil || !strings.Contains(err.Error(), hop) {
+		t.Fatalf("Trusted = %v, want %s refused: any user may replace the link y in it", err, hop)
+	}
+}
