@@ -6,22 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
-	"time"
-)
 
-// stateOf is the state letter /proc gives pid (R, S, T...).
-func stateOf(t *testing.T, pid int) byte {
-	t.Helper()
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(raw)
-	return s[strings.LastIndexByte(s, ')')+2]
-}
+	"golang.org/x/sys/unix"
+)
 
 // A watcher whose inotify queue overflowed while .ai/local was swapped
 // for an identical one (the swap's events lost with the overflow) must
@@ -41,14 +29,12 @@ func TestWatch_SeesTheLeaseReplacedAfterAnOverflowLostASwapOfItsWay(t *testing.T
 
 	// The watcher stops reading (a stopped leaseholder, or one too busy to
 	// read): its queue fills and overflows.
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+	if err := unix.Kill(pid, unix.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); stateOf(t, pid) != 'T'; {
-		if time.Now().After(deadline) {
-			t.Fatal("the child did not stop")
-		}
-		time.Sleep(time.Millisecond) // polling /proc for the stop
+	var info unix.Siginfo // the stop, reported to this parent without consuming it
+	if err := unix.Waitid(unix.P_PID, pid, &info, unix.WSTOPPED|unix.WNOWAIT, nil); err != nil {
+		t.Fatalf("waiting for pid %d to stop: %v", pid, err)
 	}
 	ai := filepath.Join(filepath.Dir(path), "..", "..", "..")
 	queued := 16384 // fs.inotify.max_queued_events, unless this system says otherwise
@@ -66,7 +52,7 @@ func TestWatch_SeesTheLeaseReplacedAfterAnOverflowLostASwapOfItsWay(t *testing.T
 		t.Fatal(err)
 	}
 	writeFile(t, path, ours)
-	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+	if err := unix.Kill(pid, unix.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
 	// The overflow makes it read the lease: the same bytes, another file.
