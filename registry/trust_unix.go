@@ -110,38 +110,34 @@ func ancestorsRefused(dir string, groups ownerOnly) (reasons []string) {
 	}
 	me := os.Geteuid()
 	seen := map[string]bool{}
-	// every directory a name is looked up in on the way, link after link
-	// (not only the first link's holder and the last one's target)
-	for _, held := range lookedUpIn(top) {
-		if seen[held] {
-			continue
+	check := func(p string) {
+		if seen[p] {
+			return
 		}
-		seen[held] = true
+		seen[p] = true
 		var st unix.Stat_t
-		if err := unix.Lstat(held, &st); err == nil && st.Mode&unix.S_IFMT != unix.S_IFLNK {
-			if err := onTheWay(held, ownedOf(st, func() []string { return aclWriters(-1, held, int(st.Uid), groups) }), me, groups); err != nil {
+		// a link's own mode means nothing: the directory holding it is checked
+		if err := unix.Lstat(p, &st); err == nil && st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			if err := onTheWay(p, ownedOf(st, func() []string { return aclWriters(-1, p, int(st.Uid), groups) }), me, groups); err != nil {
 				reasons = append(reasons, err.Error())
 			}
 		}
 	}
-	for _, from := range []string{filepath.Dir(top), real} {
-		var chain []string
-		for p := from; ; p = filepath.Dir(p) {
-			if !seen[p] {
-				seen[p] = true
-				var st unix.Stat_t
-				// a link's own mode means nothing: the directory holding it is checked next
-				if err := unix.Lstat(p, &st); err == nil && st.Mode&unix.S_IFMT != unix.S_IFLNK {
-					if err := onTheWay(p, ownedOf(st, func() []string { return aclWriters(-1, p, int(st.Uid), groups) }), me, groups); err != nil {
-						chain = append([]string{err.Error()}, chain...)
-					}
-				}
-			}
-			if filepath.Dir(p) == p {
-				break
-			}
+	// every directory a name is looked up in on the way, link after link
+	// (the checkout holding a linked .ai among them), from / down; then
+	// where the links end, and those above it
+	for _, p := range lookedUpIn(top) {
+		check(p)
+	}
+	var above []string
+	for p := real; ; p = filepath.Dir(p) {
+		above = append([]string{p}, above...)
+		if filepath.Dir(p) == p {
+			break
 		}
-		reasons = append(reasons, chain...)
+	}
+	for _, p := range above {
+		check(p)
 	}
 	return reasons
 }
