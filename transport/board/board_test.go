@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"io/fs"
 	"net"
@@ -413,5 +414,48 @@ func TestTheOpenAPIDocumentNamesEveryEndpoint(t *testing.T) {
 	}
 	if len(doc.Paths) != 8 {
 		t.Errorf("openapi.json describes %d paths", len(doc.Paths))
+	}
+}
+
+// A reader that stopped reading (a frozen tab's) holds a stream's write:
+// the stream still ends with its request, so that the server's shutdown
+// is not held until its grace runs out.
+func TestTheBoardsEventsEndForAReaderThatStoppedReading(t *testing.T) {
+	// One revision larger than any socket's buffers: its event cannot be
+	// written whole to a reader that reads nothing.
+	src := &pageSource{rev: strings.Repeat("r", 16<<20)}
+	page := New(src, testSecret, zap.NewNop(), zap.NewNop())
+	base, end := context.WithCancel(context.Background())
+	defer end()
+	ended := make(chan struct{})
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		page.ServeHTTP(w, r)
+		if r.URL.Path == "/board/events" {
+			close(ended)
+		}
+	}))
+	s.Config.BaseContext = func(net.Listener) context.Context { return base }
+	s.Start()
+	defer s.Close()
+	key := boardKey(t, s.URL)
+	conn, err := net.Dial("tcp", s.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.(*net.TCPConn).SetReadBuffer(4 << 10)
+	if _, err := fmt.Fprintf(conn, "GET /board/events HTTP/1.1\r\nHost: %s\r\nAuthorization: %s\r\n\r\n", s.Listener.Addr(), key); err != nil {
+		t.Fatal(err)
+	}
+	// The stream reads its request and starts writing: its first bytes
+	// arrive (and nothing more is read).
+	if _, err := conn.Read(make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+	end() // as the server's shutdown does
+	select {
+	case <-ended:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the stream of a reader that stopped reading did not end with its request")
 	}
 }

@@ -1,6 +1,7 @@
 package board
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -21,6 +22,9 @@ func (p *Page) serveEvents(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodHead {
 		return
 	}
+	// A write to a reader that stopped reading (a frozen tab's) waits for
+	// it: the request's end ends that wait too.
+	defer context.AfterFunc(r.Context(), func() { _ = rc.SetWriteDeadline(time.Now()) })()
 	alive := time.NewTicker(keepAlive)
 	defer alive.Stop()
 	if _, err := fmt.Fprint(w, "retry: 1000\n\n"); err != nil {
