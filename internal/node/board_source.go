@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -51,10 +52,19 @@ func (b *boardSource) GraphJSON() ([]byte, error) {
 	return append(out, '}'), nil
 }
 
-// Changes is the surface's generation and this process's state: the
-// surface signals its own changes, and the page's stream reads the state
-// on its keep-alive.
+// Changes is the surface's generation, what majordomus_server says but
+// its uptime (its findings, a layer withheld among them, which the
+// surface does not signal) and this process's state: the surface signals
+// its own changes, and the page's stream reads the rest on its
+// keep-alive.
 func (b *boardSource) Changes() (string, <-chan struct{}) {
 	gen, next := b.Surface.Changes()
-	return fmt.Sprintf("%d %s", gen, b.state()), next
+	report := b.Report()
+	report.UptimeSeconds = 0
+	said, err := json.Marshal(report)
+	if err != nil {
+		said = []byte(err.Error())
+	}
+	sum := sha256.Sum256(said)
+	return fmt.Sprintf("%d %x %s", gen, sum[:8], b.state()), next
 }

@@ -11,9 +11,13 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+
+	"github.com/majordomus-mcp/majordomus-mcp/example"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
@@ -259,4 +263,39 @@ func TestAModernClientClaimingADepartedIDGetsItsAnnouncementBack(t *testing.T) {
 		return
 	}
 	t.Fatalf("%s is not on the board: %s", peer, raw)
+}
+
+// A layer that --strict withholds is one of the server's findings, which
+// its board page shows: the revision its stream watches moves with it,
+// though the layer it serves, and so the surface, did not change.
+func TestAWithheldLayerMovesTheBoardsRevision(t *testing.T) {
+	co, b := exampleCheckout(t), newBoard(t)
+	co.Strict = true
+	layerLog := newLogTap()
+	withheld := make(chan struct{})
+	layerLog.hook("degraded layer not served under strict", sync.OnceFunc(func() { close(withheld) }))
+	co.Logger = zap.New(layerLog)
+	a := start(t, "a", co, b, true)
+	a.client.initialize()
+	a.awaitState(machine.Leaseholder)
+	srv, err := a.node.load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := newBoardSource(srv.surface, a.node.State)
+	before, _ := src.Changes()
+	if err := example.WriteBrokenObject(co.Root); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-withheld:
+	case <-time.After(wait):
+		t.Fatal("the broken layer was not withheld")
+	}
+	if !strings.Contains(getBoard(t, b.url, "/board/api/server"), "not served under --strict") {
+		t.Fatal("/board/api/server does not say the layer is withheld")
+	}
+	if after, _ := src.Changes(); after == before {
+		t.Errorf("the layer was withheld, a finding the page shows, and the revision stayed %s", after)
+	}
 }
