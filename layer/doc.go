@@ -50,7 +50,7 @@
 // declaration that cannot be read (not a mapping, a name not matching
 // ^[A-Za-z][A-Za-z0-9_-]*$ or declared twice, an unknown key, required not
 // a boolean), a dangling symbolic link, a link (or .ai/repo's own) that
-// leads into .ai/local, a file named .MD or .Md (only .md files are read). The object keeps what could be read. A file gone
+// leads into .ai/local, a file named .MD or .Md (only .md files are read). The object keeps what could be read. A file or directory gone
 // between the listing and its reading is simply not there.
 //
 // # Invariants

@@ -176,9 +176,9 @@ func readObject(root, rel string) parsed {
 	case errors.Is(err, errNotRegular):
 		// Replaced since it was listed: skipped, as listing it now would.
 		return parsed{diags: []Diagnostic{{Level: LevelWarning, Path: rel, Message: "not a regular file: skipped"}}}
-	case errors.Is(err, fs.ErrNotExist) && isLink(path):
+	case gone(err) && isLink(path):
 		return parsed{diags: []Diagnostic{{Level: LevelWarning, Path: rel, Message: "symbolic link to no regular file: skipped"}}}
-	case errors.Is(err, fs.ErrNotExist):
+	case gone(err): // its directory too, or a file now
 		return parsed{} // removed since it was listed: not there, as listing it now would say
 	}
 	if err != nil {

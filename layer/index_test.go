@@ -2,6 +2,7 @@ package layer
 
 import (
 	"encoding/json"
+	"fmt"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 	"os"
 	"path/filepath"
@@ -412,5 +413,47 @@ func TestAFileRemovedOnceListedIsNotThere(t *testing.T) {
 	writeTree(t, root, map[string]string{".ai/manifest.yaml": testManifest, ".ai/repo/a.md": "---\nid: a\nkind: rule\n---\n"})
 	if r := readObject(root, ".ai/repo/gone.md"); r.ok || len(r.diags) != 0 {
 		t.Fatalf("a file removed once listed: ok %v, diagnostics %v", r.ok, r.diags)
+	}
+}
+
+// A directory removed between its parent's listing and its own is simply
+// not there either, as a file so removed is not: switching branches
+// removes whole directories of the layer while a rebuild walks it. (Each
+// was an error, "cannot read: no such file or directory": the index was
+// degraded, and under --strict a start refused and a rebuild withheld.)
+func TestADirectoryRemovedOnceListedIsNotThere(t *testing.T) {
+	root := testtemp.Dir(t)
+	const dirs = 400
+	for round := range 5 {
+		files := map[string]string{".ai/manifest.yaml": testManifest}
+		for i := range dirs {
+			files[fmt.Sprintf(".ai/repo/d%04d/a.md", i)] = fmt.Sprintf("---\nid: a%d\nkind: rule\n---\n", i)
+		}
+		writeTree(t, root, files)
+		removed := make(chan error, 1)
+		go func() { // from the last, while the walk goes from the first
+			for i := dirs - 1; i >= 0; i-- {
+				if err := os.RemoveAll(filepath.Join(root, ".ai", "repo", fmt.Sprintf("d%04d", i))); err != nil {
+					removed <- err
+					return
+				}
+			}
+			removed <- nil
+		}()
+		ix, err := Build(root, 1)
+		if err := <-removed; err != nil {
+			t.Fatal(err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ix.State() != "ok" {
+			t.Fatalf("round %d: a directory removed during the build degraded the index: %v", round, ix.firstError())
+		}
+	}
+	// Its directory replaced by a file once the file was listed.
+	writeTree(t, root, map[string]string{".ai/repo/d0000": "now a file"})
+	if r := readObject(root, ".ai/repo/d0000/a.md"); r.ok || len(r.diags) != 0 {
+		t.Fatalf("a file whose directory is a file now: ok %v, diagnostics %v", r.ok, r.diags)
 	}
 }

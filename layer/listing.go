@@ -24,7 +24,7 @@ func listFiles(root string) ([]string, []Diagnostic) {
 	var diags []Diagnostic
 	fi, err := os.Stat(repo)
 	switch {
-	case os.IsNotExist(err) || errors.Is(err, syscall.ENOTDIR): // .ai, say, a file now
+	case gone(err): // .ai, say, a file now
 		return nil, []Diagnostic{{Level: LevelWarning, Path: repoRel, Message: "directory absent: the index is empty"}}
 	case err != nil:
 		return nil, []Diagnostic{{Level: LevelError, Path: repoRel, Message: fmt.Sprintf("cannot read: %v", pathErr(err))}}
@@ -43,6 +43,12 @@ func listFiles(root string) ([]string, []Diagnostic) {
 		if err == nil && d.IsDir() && reachesLocal(repo, real, p, local) {
 			diags = append(diags, Diagnostic{Level: LevelWarning, Path: rel, Message: "is .ai/local, which is never indexed: skipped"})
 			return filepath.SkipDir
+		}
+		if gone(err) { // removed since its directory was listed: not there, as a listing made now would say
+			if rel == repoRel {
+				diags = append(diags, Diagnostic{Level: LevelWarning, Path: repoRel, Message: "directory absent: the index is empty"})
+			}
+			return skip(d)
 		}
 		if err != nil {
 			diags = append(diags, Diagnostic{Level: LevelError, Path: rel, Message: fmt.Sprintf("cannot read: %v", pathErr(err))})
@@ -77,6 +83,12 @@ func listFiles(root string) ([]string, []Diagnostic) {
 	})
 	sort.Strings(files) // WalkDir's order differs: "a/b.md" comes before "a.md"
 	return files, diags
+}
+
+// gone reports whether err says that what was looked for is not there
+// (any more), or not a directory now.
+func gone(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }
 
 // skip is what a walk that meets d returns to pass it over: the whole
