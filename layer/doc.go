@@ -37,9 +37,10 @@
 // not valid YAML, not a mapping, or not closed; a missing or empty id or
 // kind; a kind not matching ^[a-z][a-z0-9_-]*$; an id or version that cannot
 // sit in a URI ('/', '@', '?', '#', '%', any whitespace, control or
-// format character, or only "." or ".."); a version that is
-// neither a string nor a number; a second file claiming a URI already taken
-// by a file earlier in path order; a file that cannot be read or is over 8
+// format character, a character never drawn — a variation selector, a
+// filler —, text not in its composed form (NFC), or only "." or "..");
+// a version that is neither a string nor a number; a second file claiming
+// a URI already taken by a file earlier in path order; a file that cannot be read or is over 8
 // MiB, or whose front matter is over 256 KiB or holds a second YAML
 // document; .ai/repo existing but not being a directory, or leading into
 // .ai/local.

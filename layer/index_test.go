@@ -416,6 +416,44 @@ func TestAFileRemovedOnceListedIsNotThere(t *testing.T) {
 	}
 }
 
+// An id or version shows what it names: characters Unicode says are never
+// drawn (a variation selector, the combining grapheme joiner, a Hangul
+// filler, the blank braille cell) are refused as format characters are.
+// (Each was taken: "review" and "review" plus one of them were two objects,
+// and two prompts, that showed as one; an id of a Hangul filler alone was
+// an object, and a prompt, whose name showed nothing.)
+func TestAnIdOfCharactersNeverDrawnIsRefused(t *testing.T) {
+	ix := buildTree(t, map[string]string{
+		".ai/manifest.yaml":  testManifest,
+		".ai/repo/a.md":      "---\nid: review\nkind: prompt\n---\nThe real one.\n",
+		".ai/repo/cgj.md":    "---\nid: \"review\\u034f\"\nkind: prompt\n---\nAnother.\n",
+		".ai/repo/vs.md":     "---\nid: \"review\\ufe0f\"\nkind: prompt\n---\nAnother.\n",
+		".ai/repo/vs2.md":    "---\nid: \"review\\U000e0100\"\nkind: prompt\n---\nAnother.\n",
+		".ai/repo/filler.md": "---\nid: \"\\u3164\"\nkind: prompt\n---\nShows nothing.\n",
+		".ai/repo/cell.md":   "---\nid: \"\\u2800\"\nkind: prompt\n---\nShows nothing.\n",
+		".ai/repo/khmer.md":  "---\nid: \"review\\u17b4\"\nkind: prompt\n---\nAnother.\n",
+		".ai/repo/ver.md":    "---\nid: review\nkind: prompt\nversion: \"1\\ufe0e\"\n---\nAnother.\n",
+	})
+	var uris []string
+	for _, o := range ix.Objects {
+		uris = append(uris, o.URI)
+	}
+	if want := []string{"majordomus://prompt/review"}; !reflect.DeepEqual(uris, want) {
+		t.Errorf("objects %+q, want %q", uris, want)
+	}
+	refused := map[string]bool{}
+	for _, d := range ix.Diagnostics {
+		if d.Level == LevelError && strings.Contains(d.Message, "not allowed in an object URI") {
+			refused[d.Path] = true
+		}
+	}
+	for _, f := range []string{"cgj", "vs", "vs2", "filler", "cell", "khmer", "ver"} {
+		if !refused[".ai/repo/"+f+".md"] {
+			t.Errorf(".ai/repo/%s.md not refused: %v", f, ix.Diagnostics)
+		}
+	}
+}
+
 // A directory removed between its parent's listing and its own is simply
 // not there either, as a file so removed is not: switching branches
 // removes whole directories of the layer while a rebuild walks it. (Each
@@ -455,5 +493,36 @@ func TestADirectoryRemovedOnceListedIsNotThere(t *testing.T) {
 	writeTree(t, root, map[string]string{".ai/repo/d0000": "now a file"})
 	if r := readObject(root, ".ai/repo/d0000/a.md"); r.ok || len(r.diags) != 0 {
 		t.Fatalf("a file whose directory is a file now: ok %v, diagnostics %v", r.ok, r.diags)
+	}
+}
+
+// An id or version is written in its composed form (NFC), so that two
+// objects never show as one: "café" typed and "café" decomposed (as some
+// systems write a name) were two objects, and two prompts, each listed
+// as "café".
+func TestAnIdInDecomposedFormIsRefused(t *testing.T) {
+	ix := buildTree(t, map[string]string{
+		".ai/manifest.yaml":   testManifest,
+		".ai/repo/nfc.md":     "---\nid: \"caf\\u00e9\"\nkind: prompt\n---\nComposed.\n",
+		".ai/repo/nfd.md":     "---\nid: \"cafe\\u0301\"\nkind: prompt\n---\nDecomposed.\n",
+		".ai/repo/version.md": "---\nid: tea\nkind: prompt\nversion: \"e\\u0301\"\n---\nDecomposed.\n",
+	})
+	var uris []string
+	for _, o := range ix.Objects {
+		uris = append(uris, o.URI)
+	}
+	if want := []string{"majordomus://prompt/caf\u00e9"}; !reflect.DeepEqual(uris, want) {
+		t.Errorf("objects %+q, want %+q", uris, want)
+	}
+	refused := map[string]bool{}
+	for _, d := range ix.Diagnostics {
+		if d.Level == LevelError && strings.Contains(d.Message, "not allowed in an object URI") {
+			refused[d.Path] = true
+		}
+	}
+	for _, f := range []string{".ai/repo/nfd.md", ".ai/repo/version.md"} {
+		if !refused[f] {
+			t.Errorf("%s not refused: %v", f, ix.Diagnostics)
+		}
 	}
 }

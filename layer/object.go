@@ -9,6 +9,9 @@ import (
 	"unicode"
 
 	"go.yaml.in/yaml/v3"
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/blank"
 )
 
 // URIScheme prefixes every object URI.
@@ -205,9 +208,11 @@ var (
 
 // uriUnsafe names the first character of s that cannot appear in an id or a
 // version inside an object URI, or returns "": a URI's delimiters, any
-// whitespace, control or format character (an invisible one, or one that
-// turns the text around, would show one URI as another), and a dot
-// segment, which a client's URI parser removes.
+// whitespace, control or format character, variation selector or other
+// character Unicode says is never drawn (an invisible one, or one that
+// turns the text around, would show one URI as another, as would a
+// letter written decomposed beside its composed form: text not in NFC),
+// and a dot segment, which a client's URI parser removes.
 func uriUnsafe(s string) string {
 	if s == "." || s == ".." {
 		return "only dots, a path step"
@@ -224,8 +229,13 @@ func uriUnsafe(s string) string {
 		case (c == zwnj || c == zwj) && joins(runes, i):
 		case unicode.IsSpace(c) || unicode.IsControl(c) || unicode.Is(unicode.Cf, c):
 			return "whitespace, a control or a format character"
+		case blank.Unseen(c): // a filler, a variation selector
+			return "a character never drawn"
 		}
 		i++
+	}
+	if !norm.NFC.IsNormalString(s) {
+		return "a character in decomposed form (write it composed, NFC)"
 	}
 	return ""
 }

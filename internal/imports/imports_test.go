@@ -40,7 +40,7 @@ var importRules = map[string]rule{
 		"the bridge speaks to the shared server over HTTP, never through its types, and is a backend of the stdio loop, not a part of it"},
 	"transport/board": {[]string{"internal/secret"}, []string{"github.com/mark3labs/mcp-go", "github.com/fsnotify/fsnotify", "os/signal"},
 		"the board page is a read-only page for a person: it speaks no MCP, and the HTTP server mounts it as a handler"},
-	"layer":                  {[]string{"internal/fswatch"}, []string{"github.com/mark3labs/mcp-go", "net/http"}, "the checkout's index is data: it serves no protocol"},
+	"layer":                  {[]string{"internal/fswatch", "internal/blank"}, []string{"github.com/mark3labs/mcp-go", "net/http"}, "the checkout's index is data: it serves no protocol"},
 	"surface":                {[]string{"layer", "internal/blank"}, []string{"github.com/fsnotify/fsnotify", "net/http", "os/signal"}, "the MCP surface is served by the transport, never serves itself"},
 	"example":                {nil, nil, "an embedded checkout"},
 	"docs":                   {nil, nil, "tests of the documents only"},
