@@ -30,6 +30,9 @@
 // placeholders or anything else. The text filled in is bounded
 // ([MaxPromptBytes]).
 //
+// A number where text is read (a version, a title, a tag, a suggestion)
+// reads as it is written: 3.10 is "3.10", not "3.1".
+//
 // # What degrades
 //
 // Error diagnostics leave a file out and make the index "degraded"; it is

@@ -242,6 +242,9 @@ func scalarValue(n *yaml.Node) any {
 // earlier sources first, as the converter merges them: a version of 1.0
 // merged from an anchor is "1.0", as written, not the number's "1".
 func field(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
 	var merged []*yaml.Node
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := resolved(n.Content[i]), resolved(n.Content[i+1]) // a key may be an alias too, as the converter reads it

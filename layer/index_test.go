@@ -526,3 +526,27 @@ func TestAnIdInDecomposedFormIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A number in a title, the tags or a prompt argument's declaration reads
+// as it is written, as a version does: tags 3.10 and 017 were "3.1" and
+// "15", so that majordomus_list tag=3.10 found nothing.
+func TestANumberReadsAsWritten(t *testing.T) {
+	ix := buildTree(t, map[string]string{
+		".ai/manifest.yaml": testManifest,
+		".ai/repo/a.md": "---\nid: a\nkind: prompt\nx: &x 2.50\ntitle: 3.10\ntags: [3.10, 1.0, 017, 1e3, *x]\n" +
+			"arguments:\n  - name: python\n    description: 2.0\n    suggestions: [3.10, 3.12]\n---\nBody.\n",
+	})
+	if len(ix.Objects) != 1 {
+		t.Fatalf("objects %v, diagnostics %v", ix.Objects, ix.Diagnostics)
+	}
+	o := ix.Objects[0]
+	if o.Title != "3.10" {
+		t.Errorf("title %q, want 3.10", o.Title)
+	}
+	if want := []string{"3.10", "1.0", "017", "1e3", "2.50"}; !reflect.DeepEqual(o.Tags, want) {
+		t.Errorf("tags %q, want %q", o.Tags, want)
+	}
+	if len(o.Arguments) != 1 || o.Arguments[0].Description != "2.0" || !reflect.DeepEqual(o.Arguments[0].Suggestions, []string{"3.10", "3.12"}) {
+		t.Errorf("arguments %+v, want a description of 2.0 and suggestions 3.10 and 3.12", o.Arguments)
+	}
+}

@@ -117,17 +117,17 @@ func parseObject(rel string, data []byte) parsed {
 		key string
 		dst *string
 	}{{"title", &o.Title}, {"description", &o.Description}, {"status", &o.Status}} {
-		if s, ok := textOf(fm[f.key]); ok {
+		if s, ok := textOf(fm[f.key], field(top, f.key)); ok {
 			*f.dst = s
 		} else {
 			fail(LevelWarning, "%s is not text: ignored", f.key)
 		}
 	}
-	if o.Tags, ok = tagsOf(fm["tags"]); !ok {
+	if o.Tags, ok = tagsOf(fm["tags"], field(top, "tags")); !ok {
 		fail(LevelWarning, "tags must be a list of words: non-text tags ignored")
 	}
 	if o.Kind == KindPrompt {
-		o.Arguments = argumentsOf(fm["arguments"], func(format string, args ...any) { fail(LevelWarning, format, args...) })
+		o.Arguments = argumentsOf(fm["arguments"], field(top, "arguments"), func(format string, args ...any) { fail(LevelWarning, format, args...) })
 	}
 	r.obj, r.ok = o, true
 	return r
@@ -141,37 +141,52 @@ func versionOf(v any, n *yaml.Node) (string, bool) {
 	case string:
 		return strings.TrimSpace(x), true
 	case int, float64:
-		if n != nil && n.Kind == yaml.ScalarNode {
-			return n.Value, true
-		}
-		if i, ok := x.(int); ok {
-			return strconv.Itoa(i), true
-		}
-		return strconv.FormatFloat(x.(float64), 'f', -1, 64), true
+		return numeral(x, n, 'f'), true
 	}
 	return "", false
 }
 
-// textOf renders an optional scalar field as text ("" when absent).
-func textOf(v any) (string, bool) {
+// numeral is the number x as its YAML literal n is written, so that 3.10
+// stays 3.10 and 017 stays 017; format renders a float no node says.
+func numeral(x any, n *yaml.Node, format byte) string {
+	if n != nil && n.Kind == yaml.ScalarNode {
+		return n.Value
+	}
+	if i, ok := x.(int); ok {
+		return strconv.Itoa(i)
+	}
+	return strconv.FormatFloat(x.(float64), format, -1, 64)
+}
+
+// textOf renders an optional scalar field as text ("" when absent): a
+// number as n, its node (if known), writes it.
+func textOf(v any, n *yaml.Node) (string, bool) {
 	switch x := v.(type) {
 	case nil:
 		return "", true
 	case string:
 		return x, true
-	case int:
-		return strconv.Itoa(x), true
-	case float64:
-		return strconv.FormatFloat(x, 'g', -1, 64), true
+	case int, float64:
+		return numeral(x, n, 'g'), true
 	case bool:
 		return strconv.FormatBool(x), true
 	}
 	return "", false
 }
 
-// tagsOf reads tags: a list of scalars or one string. Blanks and repeats
-// are dropped; ok is false when something had to be ignored.
-func tagsOf(v any) ([]string, bool) {
+// member is the node of the i-th of count items of the sequence n, or
+// nil when n is not that sequence.
+func member(n *yaml.Node, i, count int) *yaml.Node {
+	if n == nil || n.Kind != yaml.SequenceNode || len(n.Content) != count {
+		return nil
+	}
+	return resolved(n.Content[i])
+}
+
+// tagsOf reads tags (n, its node, if known): a list of scalars or one
+// string. Blanks and repeats are dropped; ok is false when something had
+// to be ignored.
+func tagsOf(v any, n *yaml.Node) ([]string, bool) {
 	var items []any
 	switch x := v.(type) {
 	case nil:
@@ -185,8 +200,8 @@ func tagsOf(v any) ([]string, bool) {
 	}
 	ok := true
 	out := make([]string, 0, len(items))
-	for _, it := range items {
-		s, isText := textOf(it)
+	for i, it := range items {
+		s, isText := textOf(it, member(n, i, len(items)))
 		if !isText || it == nil {
 			ok = false
 			continue

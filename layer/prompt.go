@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // KindPrompt is the kind of the objects that are also MCP prompts.
@@ -37,7 +39,7 @@ var argumentKeys = map[string]bool{"name": true, "description": true, "required"
 // argumentsOf reads a prompt's arguments declaration. A declaration that
 // cannot be read is left out, and warn says which and why: the prompt is
 // still served, like an object whose tags cannot be read.
-func argumentsOf(v any, warn func(format string, args ...any)) []Argument {
+func argumentsOf(v any, n *yaml.Node, warn func(format string, args ...any)) []Argument {
 	if v == nil {
 		return nil
 	}
@@ -48,7 +50,7 @@ func argumentsOf(v any, warn func(format string, args ...any)) []Argument {
 	}
 	var out []Argument
 	for i, item := range list {
-		a, problem := argumentOf(item)
+		a, problem := argumentOf(item, member(n, i, len(list)))
 		switch {
 		case problem != "":
 			warn("arguments[%d]: %s: this argument is ignored", i, problem)
@@ -61,8 +63,9 @@ func argumentsOf(v any, warn func(format string, args ...any)) []Argument {
 	return out
 }
 
-// argumentOf reads one declaration, or says what is wrong with it.
-func argumentOf(item any) (Argument, string) {
+// argumentOf reads one declaration (n, its node, if known), or says what
+// is wrong with it.
+func argumentOf(item any, n *yaml.Node) (Argument, string) {
 	m, ok := item.(map[string]any)
 	if !ok {
 		return Argument{}, "not a mapping with a name"
@@ -76,7 +79,7 @@ func argumentOf(item any) (Argument, string) {
 	if a.Name, ok = m["name"].(string); !ok || !validArgumentName(a.Name) {
 		return a, "name must match ^[A-Za-z][A-Za-z0-9_-]*$ (at most 64 characters)"
 	}
-	if a.Description, ok = textOf(m["description"]); !ok {
+	if a.Description, ok = textOf(m["description"], field(n, "description")); !ok {
 		return a, "description is not text"
 	}
 	switch r := m["required"].(type) {
@@ -87,7 +90,7 @@ func argumentOf(item any) (Argument, string) {
 		return a, "required must be true or false"
 	}
 	if m["suggestions"] != nil {
-		if a.Suggestions, ok = tagsOf(m["suggestions"]); !ok {
+		if a.Suggestions, ok = tagsOf(m["suggestions"], field(n, "suggestions")); !ok {
 			return a, "suggestions must be a list of text"
 		}
 	}
