@@ -128,23 +128,30 @@ func newLogger(opts logOptions, stderr io.Writer, state *processState) (*zap.Log
 // and a log file that cannot be opened costs nothing but itself.
 const leaseWait = time.Second
 
-// openLogFile opens path to append to: a regular file, and not the
-// process's stdout. What is not a regular file is refused before it is
-// opened (opening a device can act; opening a FIFO wakes its reader), and
-// the open never waits for a FIFO made there meanwhile (O_NONBLOCK on
-// Unix), which would hold it, then every line, until someone read it: a
-// regular file leased by another process (Samba, NFS) is opened again
-// once the lease is given up, within leaseWait. stdout is the protocol's.
+// openLogFile opens path to append to: a regular file of this user's,
+// and not the process's stdout. What is not a regular file is refused
+// before it is opened (opening a device can act; opening a FIFO wakes its
+// reader), and the open never waits for a FIFO made there meanwhile
+// (O_NONBLOCK on Unix), which would hold it, then every line, until
+// someone read it: a regular file leased by another process (Samba, NFS)
+// is opened again once the lease is given up, within leaseWait. stdout is
+// the protocol's. The log names the checkout, its server and its peers:
+// it is made private (0600), as the lease is, and a link at its path, or
+// another user's file (either made in a shared directory such as /tmp by
+// that user), is not written (O_NOFOLLOW on Unix).
 func openLogFile(path string) (*os.File, error) {
 	notRegular := func(fi os.FileInfo) error { return fmt.Errorf("not a regular file (%s)", fi.Mode()) }
-	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+	switch fi, err := os.Lstat(path); {
+	case err == nil && fi.Mode()&os.ModeSymlink != 0:
+		return nil, errors.New("a symbolic link, which is not followed")
+	case err == nil && !fi.Mode().IsRegular():
 		return nil, notRegular(fi)
 	}
 	const flags = os.O_WRONLY | os.O_APPEND | os.O_CREATE
-	f, err := os.OpenFile(path, flags|openNonblocking, 0o644)
+	f, err := os.OpenFile(path, flags|logOpenFlags, 0o600)
 	for wait := 5 * time.Millisecond; errors.Is(err, syscall.EAGAIN) && wait <= leaseWait; wait *= 2 {
 		time.Sleep(wait) // the open asked the holder to give its lease up
-		f, err = os.OpenFile(path, flags|openNonblocking, 0o644)
+		f, err = os.OpenFile(path, flags|logOpenFlags, 0o600)
 	}
 	if err != nil {
 		return nil, err
@@ -154,6 +161,8 @@ func openLogFile(path string) (*os.File, error) {
 	case err != nil:
 	case !fi.Mode().IsRegular():
 		err = notRegular(fi)
+	case !ownFile(fi):
+		err = errors.New("it is another user's file")
 	case oerr == nil && os.SameFile(fi, out):
 		err = errors.New("it is stdout, where the protocol is written")
 	}
