@@ -86,3 +86,19 @@ func failedStatus(t *testing.T, tty *os.File, repo string, code int) []byte {
 	}
 	return stderr.Bytes()
 }
+
+// A process a host spawns that finds no checkout says so while it is
+// starting: its machine never ran, so it was never electing.
+func TestNoCheckoutIsSaidWhileStarting(t *testing.T) {
+	for _, args := range [][]string{{}, {"--standalone"}} {
+		var stdout, stderr bytes.Buffer
+		code := run(append(args, "--repo", testtemp.Dir(t)), strings.NewReader(""), &stdout, &stderr)
+		var line struct{ Msg, State string }
+		if err := json.Unmarshal(bytes.TrimSpace(stderr.Bytes()), &line); err != nil || code != exitMissing || !strings.Contains(line.Msg, "no checkout found") {
+			t.Fatalf("%q: exit %d, stderr (%v):\n%s", args, code, err, stderr.Bytes())
+		}
+		if line.State != "starting" {
+			t.Errorf("%q: no checkout found, said in state %q", args, line.State)
+		}
+	}
+}

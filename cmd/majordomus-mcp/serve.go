@@ -27,13 +27,13 @@ func serve(ctx context.Context, env *environment, withClient bool) error {
 	env.signals = registerSignals() // while the start goes on
 	go dropStartPages()             // beside the start, not on its path (B1)
 	standalone := withClient && env.opts.standalone
+	co, err := env.checkout()
+	if err != nil {
+		return err // said while the process is starting: the machine never ran
+	}
 	env.state.Set(string(machine.Electing))
 	if standalone {
 		env.state.Set("standalone")
-	}
-	co, err := env.checkout()
-	if err != nil {
-		return err
 	}
 	cfg := node.Config{
 		Checkout:       co,
