@@ -123,14 +123,30 @@ func keepPrivate(path string) {
 // not its to write), it is read as a file that does not change. Only
 // such a one: a database in another journal mode that cannot be read is
 // locked by a write under way, whose pages may be in the file already.
+// SQLite keeps the -wal beside the file a link leads to (on Unix), or
+// beside the link (on Windows): it is missing only where it is at neither.
 func openReader(ctx context.Context, path string) (db *sql.DB, ours bool, err error) {
 	db, ours, err = openAs(ctx, path, readerParams)
-	if _, noWAL := os.Stat(path + "-wal"); err != nil && noWAL != nil && walMode(path) {
+	if err != nil && !walAt(path) && walMode(path) {
 		if db, ours, again := openAs(ctx, path, readerParams+"&immutable=1"); again == nil {
 			return db, ours, nil
 		}
 	}
 	return db, ours, err
+}
+
+// walAt reports whether the database at path has a -wal beside it, or
+// beside the file it leads to when path is a link.
+func walAt(path string) bool {
+	if _, err := os.Stat(path + "-wal"); err == nil {
+		return true
+	}
+	resolved, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return false
+	}
+	_, err = os.Stat(resolved + "-wal")
+	return err == nil
 }
 
 // walMode reports whether the database file at path says, in its header,

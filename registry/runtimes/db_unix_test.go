@@ -183,3 +183,67 @@ func TestARegistryInAnotherUsersTreeIsNotMade(t *testing.T) {
 	}
 	db.Close()
 }
+
+// A registry that is a link is read as the file it leads to: SQLite keeps
+// that file's -wal and -shm beside it, not beside the link. A WAL holding
+// rows not yet in the file (its writer killed -9), without its -shm, where
+// the reader cannot make one, cannot be read: read through the link, it is
+// the same error, never the file alone read as if it held every row.
+func TestARegistryThatIsALinkIsReadWithItsWAL(t *testing.T) {
+	dir := testtemp.Dir(t)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	live := filepath.Join(dir, "live", "registry.db")
+	register(t, live, allAlive, testRow("rt-1", "default", 100)) // in the file, checkpointed as its writer closed
+	holder := openTest(t, live)                                  // open, as another server's: the next writer's close does not checkpoint
+	defer holder.Close()
+	if _, err := holder.Exec("SELECT count(*) FROM server_runtimes"); err != nil {
+		t.Fatal(err)
+	}
+	register(t, live, allAlive, testRow("rt-2", "review", 101)) // in the WAL only
+	regDir := filepath.Join(dir, "registry")
+	if err := os.Mkdir(regDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(regDir, "runtimes.db")
+	for _, suffix := range []string{"", "-wal"} { // as its writer left them, without the -shm
+		b := fileBytes(t, live+suffix)
+		if suffix == "-wal" && len(b) == 0 {
+			t.Fatal("the rows were checkpointed into the file: nothing to read in the WAL")
+		}
+		if err := os.WriteFile(path+suffix, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(dir, "registry.db")
+	if err := os.Symlink(path, link); err != nil {
+		t.Fatal(err)
+	}
+	exe := testchild.Copy(t, filepath.Join(dir, "reader"), 0o755)
+	read := func(p string) string {
+		reader := exec.Command(exe, "-test.run=^$")
+		if os.Geteuid() == 0 {
+			reader.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		}
+		return testchild.StartCmd(t, reader, "read", "REGISTRY="+p).Line(t)
+	}
+	if os.Geteuid() == 0 {
+		for _, name := range []string{regDir, path, path + "-wal"} {
+			if err := os.Chown(name, 65534, 65534); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := os.Chmod(regDir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(regDir, 0o755) })
+	direct, linked := read(path), read(link)
+	if !strings.HasPrefix(direct, "error:") {
+		t.Fatalf("read by its own path: %s, want an error (its WAL cannot be read here)", direct)
+	}
+	if !strings.HasPrefix(linked, "error:") {
+		t.Fatalf("read through a link: %s; by its own path: %s", linked, direct)
+	}
+}
