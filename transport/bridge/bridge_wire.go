@@ -98,7 +98,10 @@ func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) (
 					res.body = carry.Unmarked(res.body)
 				}
 			}
-			b.observe(calls, res.body)
+			if b.observe(calls, res.body) && b.resendable(calls) {
+				// the session left carried it without: what serves next is asked
+				return nil, &failure{cause: errors.New("the bridge left its server while the client asked it what to hear")}
+			}
 			return res.body, nil
 		case gone:
 			if attempt > 0 {
@@ -246,8 +249,10 @@ func answersEvery(msg json.RawMessage, answer []byte) bool {
 
 // observe learns from what the client sent and was answered: that it is
 // initialized, which tools are safe to resend, what it announced. Only the
-// answers it learns from are decoded.
-func (b *Bridge) observe(calls []call, answer []byte) {
+// answers it learns from are decoded. It reports whether it learned what
+// the client asks to hear once the bridge had left: the session it left
+// with, carried on, has none of it.
+func (b *Bridge) observe(calls []call, answer []byte) (late bool) {
 	var results map[string]json.RawMessage
 	if slices.ContainsFunc(calls, func(c call) bool {
 		return c.env.Method == string(mcp.MethodToolsList) || c.tool == carry.AnnounceTool || carry.HeardMethod(c.env.Method)
@@ -271,8 +276,10 @@ func (b *Bridge) observe(calls []call, answer []byte) {
 			b.record.Announce = bytes.Clone(c.args)
 		case carry.HeardMethod(c.env.Method) && result != nil:
 			b.record.Heard.NoteHeard(c.env.Method, c.params)
+			late = late || b.left != nil
 		}
 	}
+	return late
 }
 
 // noteAnnouncing notes the majordomus_announce of calls, if any, as one
