@@ -382,6 +382,7 @@ func (s *clientSession) told(h how, b wire.Backend, c *carry.Session, srv *serve
 		s.relisted(c)
 	case h.as == machine.Alone && c != nil:
 		s.warn(c, "majordomus: "+surface.AloneNotice(h.why))
+		s.relisted(c)
 	case h.as != machine.Attached:
 	case s.local != nil: // answered in process (alone, or while electing): carried onto the bridge
 		peer, was := b.(*bridge.Bridge).PeerID(), s.local.Carried().Peer

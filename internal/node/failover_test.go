@@ -329,3 +329,44 @@ func TestARequestWaitingWhenNothingCanServeIsToldWhy(t *testing.T) {
 	}
 	c.wait()
 }
+
+// A session carried onto its own process served alone is told, as one
+// carried to any other server is, that what it subscribed to may have
+// changed while it moved: the server that sent its updates is gone, and
+// nothing it changed meanwhile was said on either side.
+func TestASessionCarriedToBeServedAloneIsToldWhatMayHaveChanged(t *testing.T) {
+	co, b := exampleCheckout(t), newBoard(t)
+	a, c, _ := servingAndAttached(t, co, b)
+	const uri = "majordomus://adr/adr.0001@1"
+	if r := c.client.call("resources/subscribe", map[string]any{"uri": uri}, nil); r["result"] == nil {
+		t.Fatalf("resources/subscribe answered %v", r)
+	}
+	b.force(machine.Observation{Class: machine.ClassUnusable, Reason: "the lease directory is read-only"})
+	a.node.Signal("SIGTERM")
+	a.wait()
+	var notes []map[string]any
+	c.client.tool("majordomus_list", map[string]any{}, &notes)
+	if c.node.State() != machine.Alone {
+		t.Fatalf("the node is %s, want alone", c.node.State())
+	}
+	updated := func(f map[string]any) bool {
+		p, _ := f["params"].(map[string]any)
+		return f["method"] == "notifications/resources/updated" && p["uri"] == uri
+	}
+	for _, f := range notes {
+		if updated(f) {
+			return
+		}
+	}
+	timeout := time.After(wait)
+	for {
+		select {
+		case f := <-c.client.frames:
+			if updated(f) {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("the client subscribed to %s was never told it may have changed as its session moved; it got %v", uri, notes)
+		}
+	}
+}
