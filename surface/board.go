@@ -365,7 +365,7 @@ func copyPeer(p *Peer) Peer {
 	c := *p
 	if p.Announcement != nil {
 		a := *p.Announcement
-		a.Scope = slices.Clone(a.Scope)
+		a.Scope = append([]string{}, a.Scope...) // [], never null: a state another build wrote may have none
 		c.Announcement = &a
 	}
 	return c

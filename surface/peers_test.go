@@ -478,3 +478,19 @@ func TestBoardsNumberedAloneNumberTheirClientsApartOnceCounted(t *testing.T) {
 		t.Fatalf("after a claim and a failed draw, a new peer is %s and the counter at %d (was %d)", id, counter, before)
 	}
 }
+
+// An announcement the checkout's state kept without a scope (another
+// build's, or one edited by hand) is listed with an empty one, as the
+// tool's own are: a scope of null broke the board page's table.
+func TestAKeptAnnouncementWithoutAScopeIsListedWithAnEmptyOne(t *testing.T) {
+	b := NewBoard(time.Now, time.Minute)
+	b.keep([]Peer{{ID: "p7", Client: Client{Name: "old"}, Announcement: &Announcement{Intent: "the notes"}}}, nil)
+	peers, _ := b.Peers()
+	out, err := json.Marshal(peers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `"intent":"the notes","scope":[]`) {
+		t.Fatalf("the kept announcement is listed as %s", out)
+	}
+}
