@@ -16,7 +16,8 @@ import (
 // Watch keeps the index current until ctx ends, then closes its watcher and
 // returns nil. It watches .ai (for .ai/repo appearing or being replaced),
 // every directory under .ai/repo (dot-directories aside), and the file each
-// object's link names outside those, with every link on the way; it looks
+// object's link names outside those, with every link on the way (and so
+// each link on the way of .ai and of .ai/repo, where they are links); it looks
 // every second for what no watch can hear come back (.ai removed, .ai/repo
 // a link to nothing, a link through a directory not there). New ones are
 // added before each rebuild. A
@@ -112,7 +113,17 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 	var targets map[string]bool // files outside .ai/repo that its links name
 	var outside map[string]bool
 	var rootWatched os.FileInfo // the directory the root's watch was put on
+	// led is the directory .ai and .ai/repo each led to when its tree was
+	// watched. One that leads elsewhere now (a link on its way re-pointed,
+	// a directory on its way swapped: no event under .ai tells) left its
+	// watches on the tree it led to, which are dropped as a moved one's are.
+	led := map[string]os.FileInfo{}
 	watchAll := func() {
+		for d, was := range led {
+			if now, err := os.Stat(d); was != nil && (err != nil || !os.SameFile(now, was)) {
+				moved[d] = true
+			}
+		}
 		unwatchMoved()
 		// Each is watched again below if still wanted: one now reached by
 		// another name too (.ai's target, say) would keep its old name. The
@@ -129,6 +140,7 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 		absent = nil
 		unwatched.begin()
 		want := map[string]bool{}
+		led[aiDir], _ = os.Stat(aiDir) // before its watches: a change between is seen next time
 		if watchAI() {
 			want[l.root] = true
 		}
@@ -140,12 +152,15 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 		}
 		targets = map[string]bool{}
 		named := map[string]string{} // a directory of files linked, as named
+		led[repoDir], _ = os.Stat(repoDir)
 		linked, dangling := l.addTree(w, repoDir, unwatched.failed)
 		absent = append(absent, dangling...)
-		if isLink(repoDir) { // each link on its way is watched, as an object's are
-			hops, _ := linkHops(repoDir)
-			for _, h := range hops {
-				linked[h] = true
+		for _, d := range []string{aiDir, repoDir} {
+			if isLink(d) { // each link on its way is watched, as an object's are
+				hops, _ := linkHops(d)
+				for _, h := range hops {
+					linked[h] = true
+				}
 			}
 		}
 		for t := range linked {

@@ -132,6 +132,15 @@ func TestWatchADirectorySwappedUnderALink(t *testing.T) {
 		swap(t, root, "build")
 		waitBody(t, changes, "majordomus://rule/a", "A, rebuilt\n")
 	})
+	t.Run(".ai", func(t *testing.T) {
+		root := testtemp.Dir(t)
+		writeTree(t, root, map[string]string{"cfg/ai/manifest.yaml": testManifest, "cfg/ai/repo/a.md": rule("a", "A\n"),
+			"cfg.new/ai/manifest.yaml": testManifest, "cfg.new/ai/repo/a.md": rule("a", "A, rebuilt\n")})
+		link(t, "cfg/ai", filepath.Join(root, ".ai"))
+		_, changes, _, _ := watchAt(t, root, false)
+		swap(t, root, "cfg")
+		waitBody(t, changes, "majordomus://rule/a", "A, rebuilt\n")
+	})
 	t.Run("an object's link", func(t *testing.T) {
 		root := testtemp.Dir(t)
 		writeTree(t, root, map[string]string{".ai/manifest.yaml": testManifest, ".ai/repo/a.md": rule("a", ""),
@@ -190,4 +199,21 @@ func TestWatchARepoLinkedIntoLocal(t *testing.T) {
 	_, changes, _, _ := watchAt(t, root, false)
 	repoint(t, "../build", filepath.Join(root, ".ai/repo"))
 	waitBody(t, changes, "majordomus://rule/a", "A\n")
+}
+
+// A .ai that links through a link follows it re-pointed (ln -sfn), as
+// .ai/repo does: .ai -> releases/current -> v1, then v2, v1 kept; the
+// change is served, and edits where it now leads are heard.
+func TestWatchAnAILinkThroughALinkRepointed(t *testing.T) {
+	root := testtemp.Dir(t)
+	writeTree(t, root, map[string]string{
+		"releases/v1/manifest.yaml": testManifest, "releases/v1/repo/a.md": rule("a", "one\n"),
+		"releases/v2/manifest.yaml": testManifest, "releases/v2/repo/a.md": rule("a", "two\n")})
+	link(t, "v1", filepath.Join(root, "releases/current"))
+	link(t, "releases/current", filepath.Join(root, ".ai"))
+	_, changes, _, _ := watchAt(t, root, false)
+	repoint(t, "v2", filepath.Join(root, "releases/current"))
+	waitBody(t, changes, "majordomus://rule/a", "two\n")
+	write(t, root, "releases/v2/repo/a.md", rule("a", "two, edited\n"))
+	waitBody(t, changes, "majordomus://rule/a", "two, edited\n")
 }

@@ -124,3 +124,43 @@ func TestWatchesOfAMovedRepoAreDropped(t *testing.T) {
 		t.Fatalf("%d watches before .ai/repo was moved away and written again, %d after", before, after)
 	}
 }
+
+// A .ai/repo that leads to another tree though no event under .ai tells
+// (a directory on its way swapped, a link on its way re-pointed, the old
+// tree kept) leaves the old tree's directories unwatched: their watches
+// went with them, and would pile up, one a directory, at each new build
+// or release, every change there waking the watch.
+func TestWatchesOfARepoTargetSwappedAreDropped(t *testing.T) {
+	t.Run("swapped", func(t *testing.T) {
+		root := testtemp.Dir(t)
+		writeTree(t, root, map[string]string{".ai/manifest.yaml": testManifest,
+			"build/ai/one/a.md": rule("a", "A\n"), "build.new/ai/two/a.md": rule("a", "A, rebuilt\n")})
+		link(t, "../build/ai", filepath.Join(root, ".ai/repo"))
+		_, changes, _, _ := watchAt(t, root, false)
+		before := kernelWatches(t)
+		if err := os.Rename(filepath.Join(root, "build"), filepath.Join(root, "build.old")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(root, "build.new"), filepath.Join(root, "build")); err != nil {
+			t.Fatal(err)
+		}
+		waitBody(t, changes, "majordomus://rule/a", "A, rebuilt\n")
+		if after := kernelWatches(t); after != before {
+			t.Fatalf("%d watches before .ai/repo's directory was swapped, %d after", before, after)
+		}
+	})
+	t.Run("re-pointed", func(t *testing.T) {
+		root := testtemp.Dir(t)
+		writeTree(t, root, map[string]string{".ai/manifest.yaml": testManifest,
+			"releases/v1/one/a.md": rule("a", "one\n"), "releases/v2/two/a.md": rule("a", "two\n")})
+		link(t, "v1", filepath.Join(root, "releases/current"))
+		link(t, "../releases/current", filepath.Join(root, ".ai/repo"))
+		_, changes, _, _ := watchAt(t, root, false)
+		before := kernelWatches(t)
+		repoint(t, "v2", filepath.Join(root, "releases/current"))
+		waitBody(t, changes, "majordomus://rule/a", "two\n")
+		if after := kernelWatches(t); after != before {
+			t.Fatalf("%d watches before .ai/repo's link was re-pointed, %d after", before, after)
+		}
+	})
+}
