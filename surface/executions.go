@@ -187,6 +187,15 @@ func (e *Executions) Written() {
 	e.forget(e.merged)
 }
 
+// Merged is the mark of the calls keep merged, which Shared forgets them
+// by: what forgets them once a later write of the checkout's state has
+// them, the first having failed.
+func (e *Executions) Merged() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.merged
+}
+
 // forget drops the pending calls made up to mark (mu held).
 func (e *Executions) forget(mark int) {
 	since := e.made - mark

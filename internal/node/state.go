@@ -73,6 +73,7 @@ type keeper struct {
 	stopped  bool
 	appended int // records appended since the journal was last written afresh
 	bytes    int
+	written  int // the bytes the journal was last written afresh with
 	// behind: a write failed (a full disk, say), so the file lacks what the
 	// mirror holds; the whole state is written afresh at a later record
 	// (writeAfresh).
@@ -80,6 +81,11 @@ type keeper struct {
 	failedAt time.Time   // when the last write afresh failed; zero once one succeeded
 	retry    *time.Timer // tries again while behind, should no record come
 	now      func() time.Time
+	// owed: the calls the surface merged as the term began (its own
+	// client's, up to mark) wait to be forgotten there until a write has
+	// them, its first having failed.
+	owed bool
+	mark int
 }
 
 // writeAgainEvery is how often a keeper whose writes fail tries again: a
@@ -111,7 +117,7 @@ func keepState(log *zap.Logger, srv *served, leasePath, instance string, now tim
 	}
 	srv.layer.Continue(st.Layer.Number, st.Layer.Digest)
 	merged := surf.Keep(st, k.record)
-	if k.begin(merged, leasePath, instance, writable) {
+	if k.begin(merged, leasePath, instance, writable, surf.Executions.Merged()) {
 		// after begin, not under k.mu: the surface calls the sink, which
 		// takes k.mu, with its own lock held
 		surf.Executions.Written()
@@ -121,7 +127,7 @@ func keepState(log *zap.Logger, srv *served, leasePath, instance string, now tim
 
 // begin writes the merged state, with the records given meanwhile, and
 // journals from then on; it reports whether the state was written.
-func (k *keeper) begin(merged surface.State, leasePath, instance string, writable bool) bool {
+func (k *keeper) begin(merged surface.State, leasePath, instance string, writable bool, mark int) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.mirror = surface.NewStateMirror(merged)
@@ -133,12 +139,15 @@ func (k *keeper) begin(merged surface.State, leasePath, instance string, writabl
 		return false
 	}
 	k.journal = &registry.Journal{Lease: leasePath, Instance: instance}
-	if err := k.journal.Replace(k.mirror.Encode()); err != nil {
+	content := k.mirror.Encode()
+	if err := k.journal.Replace(content); err != nil {
 		k.fellBehind(err)
+		k.owed, k.mark = true, mark
 		k.failedAt = k.now()
 		k.tryAgainLater()
 		return false
 	}
+	k.written = len(content)
 	k.log.Info("the checkout's shared state is loaded and kept here",
 		zap.String("state_file", k.path), zap.Int("executions", len(merged.Executions)), zap.Int("announcers", len(merged.Peers)), zap.Uint64("generation", merged.Layer.Number))
 	return true
@@ -161,7 +170,11 @@ func (k *keeper) record(line []byte) {
 		return
 	}
 	if !k.behind {
-		if err := k.journal.Append(line); err != nil {
+		if k.written+k.bytes+len(line) > registry.MaxStateSize {
+			// not written afresh since (the lock held, say): a longer file
+			// would be no state to its reader, who would set it all aside
+			k.fellBehind(fmt.Errorf("appending would grow it past %d bytes, as it could not be written afresh", registry.MaxStateSize))
+		} else if err := k.journal.Append(line); err != nil {
 			k.fellBehind(err)
 		}
 		k.appended++
@@ -181,7 +194,8 @@ func (k *keeper) writeAfresh() {
 		k.tryAgainLater()
 		return
 	}
-	if err := k.journal.Replace(k.mirror.Encode()); err != nil {
+	content := k.mirror.Encode()
+	if err := k.journal.Replace(content); err != nil {
 		if k.failedAt.IsZero() && !k.behind && !errors.Is(err, registry.ErrLeaseNotOurs) {
 			k.log.Warn("writing the checkout's shared state afresh failed; appending to it goes on", zap.String("state_file", k.path), zap.Error(err))
 		}
@@ -192,7 +206,12 @@ func (k *keeper) writeAfresh() {
 	if k.behind {
 		k.log.Info("the checkout's shared state is written again, with everything recorded meanwhile", zap.String("state_file", k.path))
 	}
-	k.behind, k.failedAt, k.appended, k.bytes = false, time.Time{}, 0, 0
+	if k.owed {
+		// not here: a record is given with the history's lock held
+		k.owed = false
+		go k.surf.Executions.Shared(k.mark)
+	}
+	k.behind, k.failedAt, k.appended, k.bytes, k.written = false, time.Time{}, 0, 0, len(content)
 }
 
 // tryAgainLater writes the state afresh writeAgainEvery after its last

@@ -122,3 +122,99 @@ func TestAStateWriteThatFailedIsWrittenAgainOnceItCan(t *testing.T) {
 
 // setLimit sets an rlimit's field, uint64 on most systems, int64 on BSDs.
 func setLimit[T int64 | uint64](field *T, to int64) { *field = T(to) }
+
+// A journal that cannot be written afresh (the sidecar lock held all the
+// while: a process stopped as it took the lock) never grows past what a
+// reader takes for a state: the records it could not hold wait in memory,
+// and the next leaseholder reads the state rather than set it aside with
+// the whole history and board. Once the lock is free, the state is written
+// whole again.
+func TestAJournalThatCannotBeWrittenAfreshStaysWithinItsBound(t *testing.T) {
+	lease, instance := heldLease(t)
+	srv := newServed(t)
+	k := keepState(zap.NewNop(), srv, lease, instance, time.Now())
+	t.Cleanup(k.stop)
+	clock := time.Now()
+	k.mu.Lock()
+	k.now = func() time.Time { return clock } // one failed try, then none within the test
+	k.mu.Unlock()
+	held, err := os.OpenFile(registry.LockPath(lease), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if err := unix.Flock(int(held.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().UTC()
+	n := 0
+	record := func() {
+		srv.surface.Executions.Record(surface.Execution{Tool: "majordomus_list", Peer: "p1", At: at.Add(time.Duration(n)), DurationMS: 0.25, OK: true})
+		n++
+	}
+	for {
+		record()
+		info, err := os.Stat(registry.StatePath(lease))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Size() > registry.MaxStateSize {
+			t.Fatalf("after %d records, the journal holds %d bytes, past the %d a reader takes for a state", n, info.Size(), registry.MaxStateSize)
+		}
+		if n > registry.MaxStateSize/100 { // more than its bound's worth of records
+			break
+		}
+	}
+	readState(t, lease) // read, not set aside
+	if err := unix.Flock(int(held.Fd()), unix.LOCK_UN); err != nil {
+		t.Fatal(err)
+	}
+	k.mu.Lock()
+	clock = clock.Add(writeAgainEvery)
+	k.mu.Unlock()
+	record()
+	if st := readState(t, lease); len(st.Executions) != 1000 || !st.Executions[999].At.Equal(at.Add(time.Duration(n-1))) {
+		t.Fatalf("once the lock was free, the state holds %d executions, the newest at %v", len(st.Executions), st.Executions[len(st.Executions)-1].At)
+	}
+}
+
+// The calls a keeper merged (its own client's, answered while no shared
+// history kept them) are forgotten once the checkout's state has them,
+// even when its first write failed (the sidecar lock held as its term
+// began) and a later one wrote them: otherwise they are brought again at
+// the next hand-over, and join the history a second time once it has
+// moved past them.
+func TestCallsMergedAreForgottenOnceALaterWriteHasThem(t *testing.T) {
+	lease, instance := heldLease(t)
+	srv := newServed(t)
+	alone := surface.Execution{Tool: "majordomus_list", Peer: "p1", At: time.Now().UTC(), DurationMS: 0.25, OK: true}
+	srv.surface.Executions.RecordOwn(alone) // served alone
+	held, err := os.OpenFile(registry.LockPath(lease), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if err := unix.Flock(int(held.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	k := keepState(zap.NewNop(), srv, lease, instance, time.Now()) // its first write waits for the lock, and fails
+	t.Cleanup(k.stop)
+	if err := unix.Flock(int(held.Fd()), unix.LOCK_UN); err != nil {
+		t.Fatal(err)
+	}
+	k.mu.Lock()
+	clock := time.Now().Add(writeAgainEvery)
+	k.now = func() time.Time { return clock }
+	k.mu.Unlock()
+	srv.surface.Executions.Record(surface.Execution{Tool: "majordomus_get", Peer: "p2", At: time.Now().UTC()}) // the state is written whole
+	if st := readState(t, lease); len(st.Executions) != 2 || !st.Executions[0].At.Equal(alone.At) {
+		t.Fatalf("the state written: %+v", st.Executions)
+	}
+	for deadline := time.Now().Add(wait); ; time.Sleep(10 * time.Millisecond) {
+		if waiting, _ := srv.surface.Executions.Unshared(); waiting == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the state has the call, which still waits to be brought again: %s", waiting)
+		}
+	}
+}
