@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // departedKept bounds how many departed peers that announced something the
@@ -373,7 +375,8 @@ func copyPeer(p *Peer) Peer {
 
 // overlappingPaths returns the paths of mine that overlap theirs by path
 // prefix, component by component ("lib" overlaps "lib/parse", "lib/parser"
-// does not). An empty scope claims nothing. Each path is cleaned once.
+// does not; "lib/*.go" overlaps "lib/parse.go": cleanPath). An empty
+// scope claims nothing. Each path is cleaned once.
 func overlappingPaths(root string, mine, theirs []string) []string {
 	var out []string
 	clean := cleanPaths(root, theirs)
@@ -397,13 +400,40 @@ func cleanPaths(root string, paths []string) []string {
 // cleanPath is a path of the checkout as overlaps compare it: "./lib",
 // "src/../lib/" and "lib" are "lib", "" is the whole checkout, a Windows
 // client's "src\lib" is "src/lib", and a path under root (slashes), as
-// the agents whose tools take absolute paths write it, is the path within.
+// the agents whose tools take absolute paths write it, is the path within
+// (its drive's letter, C: or c:, in either case); one that holds root is
+// the whole checkout, as "/" is. A glob, as agents write scopes
+// ("lib/*.go", "src/**/*.ts"), is the directory its first wildcard is in:
+// it claims files there that it may not match, but never misses one it
+// does, and comparing it stays as cheap as comparing any path
+// (docs/security.md#bounded). A name is compared composed (NFC): "café"
+// typed and "café" as macOS lists it (decomposed) show alike and name one
+// file there.
 func cleanPath(root, p string) string {
-	p = path.Clean(strings.ReplaceAll(p, `\`, "/"))
+	p = path.Clean(norm.NFC.String(strings.ReplaceAll(p, `\`, "/")))
+	root = norm.NFC.String(root)
+	if drive(root) && drive(p) && strings.EqualFold(p[:1], root[:1]) {
+		p = root[:1] + p[1:] // one drive, however a tool spells its letter
+	}
+	if root != "" && strings.HasPrefix(root, p+"/") {
+		return "" // a directory above the checkout: all of it
+	}
 	if within, ok := strings.CutPrefix(p, root); ok && root != "" && (within == "" || within[0] == '/') {
 		p = within
 	}
-	return strings.Trim(path.Clean("/"+p), "/")
+	p = strings.Trim(path.Clean("/"+p), "/")
+	if i := strings.IndexAny(p, globChars); i >= 0 {
+		p = p[:max(0, strings.LastIndexByte(p[:i], '/'))]
+	}
+	return p
+}
+
+// globChars are the characters that make a name a pattern (path.Match).
+const globChars = "*?["
+
+// drive reports whether p starts with a Windows drive's letter ("C:").
+func drive(p string) bool {
+	return len(p) >= 2 && p[1] == ':' && ('a' <= p[0] && p[0] <= 'z' || 'A' <= p[0] && p[0] <= 'Z')
 }
 
 // pathsOverlap reports whether two cleaned paths (cleanPath) are one, or

@@ -134,6 +134,124 @@ func TestAnAbsoluteScopeInTheCheckoutOverlapsItsRelativeSelf(t *testing.T) {
 	}
 }
 
+// A scope written as a glob (as agents write "src/**/*.ts" or "lib/*.go")
+// overlaps the paths it names, in majordomus_announce's answer and in the
+// board's overlaps alike: it claims the directory its first wildcard is
+// in. (It overlapped nothing: "lib/*.go" was read as a file of that name,
+// and two agents editing lib/parse.go were not told.)
+func TestAGlobScopeOverlapsThePathsItNames(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"lib/*", "lib/parse.go", true},
+		{"lib/*.go", "lib/parse.go", true},
+		{"./lib/*.go", `lib\parse.go`, true},
+		{"lib/p?rse.go", "lib/parse.go", true},
+		{"lib/[pq]arse.go", "lib/parse.go", true},
+		{"src/**/*.ts", "src/ui/board/page.ts", true},
+		{"src/**", "src/ui", true},
+		{"**/*.go", "lib/parse.go", true},
+		{"*.md", "README.md", true},
+		{"lib/*", "lib", true}, // lib holds what lib/* names
+		{"/work/ck/lib/*.go", "lib/parse.go", true},
+		{"lib/*.go", "lib/parse.md", true}, // its directory's: it may miss no file
+		{"lib/*.go", "docs/parse.go", false},
+		{"lib/*", "libx/parse.go", false},
+		{"src/**/*.ts", "docs/page.ts", false},
+		{"lib/*.go", "libx/*.go", false},
+	} {
+		if got := len(overlappingPaths("/work/ck", []string{tc.a}, []string{tc.b})) > 0; got != tc.want {
+			t.Errorf("overlap of %q and %q: %t, want %t", tc.a, tc.b, got, tc.want)
+		}
+		if got := len(overlappingPaths("/work/ck", []string{tc.b}, []string{tc.a})) > 0; got != tc.want {
+			t.Errorf("overlap of %q and %q: %t, want %t", tc.b, tc.a, got, tc.want)
+		}
+	}
+
+	f := newFixture(t)
+	a, b := f.connect("claude-code"), f.connect("codex")
+	if _, errText := a.tool("majordomus_announce", map[string]any{"intent": "the parser", "scope": []any{"lib/**/*.go"}}); errText != "" {
+		t.Fatal(errText)
+	}
+	out, errText := b.tool("majordomus_announce", map[string]any{"intent": "the lexer", "scope": []any{"lib/parse/lex.go"}})
+	if errText != "" {
+		t.Fatal(errText)
+	}
+	var v struct {
+		Overlaps []Overlap `json:"overlaps"`
+	}
+	mustDecode(t, out, &v)
+	if len(v.Overlaps) != 1 || v.Overlaps[0].Peer != "p1" {
+		t.Errorf("overlaps %+v; want p1's claim on lib/**/*.go", v.Overlaps)
+	}
+	if pairs, count := f.s.Board.Overlaps(); count != 1 || len(pairs) != 1 || pairs[0].A != "p1" || pairs[0].B != "p2" {
+		t.Errorf("the board's overlaps are %+v (%d); want p1 and p2", pairs, count)
+	}
+}
+
+// A Windows agent whose tools write the checkout's drive letter in the
+// other case (VS Code's paths, and so its forks', say c:\ where the
+// process's working directory says C:\) names the checkout's paths all the
+// same: a drive's letter is one letter in either case. (Such a scope was
+// read as a path named "c:/work/ck/src", overlapping nothing.)
+func TestADriveLetterInEitherCaseNamesTheCheckout(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{`c:\work\ck\src\x.go`, "src", true},
+		{`C:\work\ck\src\x.go`, "src", true},
+		{"c:/work/ck", "docs", true},
+		{`c:\work\ck\src`, `C:\work\ck\src\x.go`, true},
+		{`d:\work\ck\src`, "src", false}, // another drive
+		{`c:\work\ckx\src`, "src", false},
+		{`c:\work`, "src", true}, // the directory above it
+	} {
+		if got := len(overlappingPaths("C:/work/ck", []string{tc.a}, []string{tc.b})) > 0; got != tc.want {
+			t.Errorf("overlap of %q and %q in C:/work/ck: %t, want %t", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+// A name is one name whichever Unicode form spells it: "café" composed
+// (NFC, as a keyboard types it) and decomposed (NFD, as macOS lists it)
+// show alike, name one file on macOS, and overlap. (They did not.)
+func TestAPathOverlapsItselfInEitherUnicodeForm(t *testing.T) {
+	composed, decomposed := "docs/caf\u00e9", "docs/cafe\u0301"
+	for _, tc := range [][2]string{
+		{composed, decomposed},
+		{composed + ".md", decomposed + ".md"},
+		{composed, decomposed + "/menu.md"},
+		{"/work/caf\u00e9/lib", "lib"}, // under the checkout's root, written composed
+	} {
+		if len(overlappingPaths("/work/cafe\u0301", []string{tc[0]}, []string{tc[1]})) == 0 {
+			t.Errorf("%q and %q do not overlap", tc[0], tc[1])
+		}
+	}
+}
+
+// An absolute path that holds the checkout (the workspace an agent was
+// opened on, one directory above it) claims the whole checkout, as "/"
+// does. (It claimed nothing of it: "/work" was read as a path "work"
+// within the checkout.)
+func TestADirectoryHoldingTheCheckoutClaimsAllOfIt(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"/work", "lib/parse.go", true},
+		{"/work/", "docs", true},
+		{`C:\work`, "lib", false}, // another root's
+		{"/wor", "lib", false},
+		{"/work/other", "lib", false},
+	} {
+		if got := len(overlappingPaths("/work/ck", []string{tc.a}, []string{tc.b})) > 0; got != tc.want {
+			t.Errorf("overlap of %q and %q in /work/ck: %t, want %t", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
 // A client that initialized naming itself with nothing is unnamed, not
 // "(not initialized)", which it is not. (It was said to be.)
 func TestAClientInitializedWithABlankNameIsUnnamed(t *testing.T) {

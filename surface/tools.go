@@ -55,7 +55,7 @@ func (s *Surface) addTools() {
 		server.ServerTool{Tool: mcp.NewTool(announceTool,
 			mcp.WithDescription("Tell the other peers what you are working on. Answers your record and the peers whose scopes overlap yours. A new announcement replaces your previous one."),
 			mcp.WithString("intent", mcp.Required(), mcp.Description("What you are about to do, in a sentence.")),
-			mcp.WithArray("scope", mcp.WithStringItems(), mcp.Description("The paths you will touch, relative to the checkout root.")),
+			mcp.WithArray("scope", mcp.WithStringItems(), mcp.Description("The paths you will touch, relative to the checkout root; a glob claims the directory its first wildcard is in (lib/*.go: lib).")),
 			hints("Announce your work", false)), Handler: s.toolAnnounce},
 		server.ServerTool{Tool: mcp.NewTool("majordomus_executions",
 			mcp.WithDescription("The recent tool calls this server answered: tool, peer, when, how long, whether it succeeded. The most recently recorded first."),
