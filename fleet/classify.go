@@ -122,6 +122,7 @@ func (c *classification) match() {
 		return cmp.Or(cmp.Compare(b.RegisteredTicks, a.RegisteredTicks), strings.Compare(a.RuntimeID, b.RuntimeID))
 	})
 	claimed := map[int]bool{}
+	elsewhere := map[int]bool{} // claimed by a row of another checkout
 	for _, r := range rows {
 		p, seen := procs[r.PID]
 		if !SamePIDNamespace(r.PIDNamespace, c.s.PIDNamespace) { // its pid is not the observed process's
@@ -147,6 +148,9 @@ func (c *classification) match() {
 		}
 		switch {
 		case !ours && (known || !c.inScope(r)): // another checkout's
+			if agree && !replaced {
+				elsewhere[p.PID] = true
+			}
 		case agree && !replaced:
 			c.live = append(c.live, live{row: r, proc: p})
 		default:
@@ -156,8 +160,8 @@ func (c *classification) match() {
 	for _, pid := range slices.Sorted(maps.Keys(procs)) {
 		p := procs[pid]
 		switch {
-		case claimed[pid]:
-		case c.ofAnotherCheckout(p):
+		case claimed[pid] && !elsewhere[pid]:
+		case claimed[pid] || c.ofAnotherCheckout(p):
 			c.inv.ProcessesOfOtherCheckouts++
 		default:
 			c.inv.UnregisteredProcesses = append(c.inv.UnregisteredProcesses, Unregistered{

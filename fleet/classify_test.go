@@ -143,6 +143,20 @@ func TestClassify(t *testing.T) {
 			},
 		},
 		{
+			// 140 runs registered for /elsewhere, 141 with no row: both
+			// are observed, neither is this fleet's
+			name: "a registered live server of another checkout counts among the processes of other checkouts",
+			snap: snapshotOf(three, a, b, c, newServer("author", 140).with(func(r *Row, p *Process) {
+				r.RepositoryRoot, r.RepositoryID, p.StartDir, p.Checkout = "/elsewhere", "id-of-elsewhere", "/elsewhere", "/elsewhere"
+			})).withProcess(Process{PID: 141, Start: 1, Checkout: "/elsewhere", StartDir: "/elsewhere"}),
+			wantComplete: true,
+			check: func(t *testing.T, inv Inventory) {
+				if inv.ProcessesObserved != 5 || inv.ProcessesOfOtherCheckouts != 2 || len(inv.RunningMembers) != 3 {
+					t.Errorf("observed %d, of other checkouts %d, running %v", inv.ProcessesObserved, inv.ProcessesOfOtherCheckouts, pidsOf(inv.RunningMembers))
+				}
+			},
+		},
+		{
 			name:        "a server whose start directory cannot be told counts as this checkout's",
 			snap:        snapshotOf(three, a, b, c).withProcess(Process{PID: 150, Start: 1}),
 			wantBlocked: []string{UnregisteredProcess},
