@@ -247,3 +247,45 @@ func TestARegistryThatIsALinkIsReadWithItsWAL(t *testing.T) {
 		t.Fatalf("read through a link: %s; by its own path: %s", linked, direct)
 	}
 }
+
+// A registry file another user owns is neither read nor written, even one
+// all may write (made before this user's first server in a directory
+// anyone writes in, as /tmp): its owner reads every row written there and
+// rewrites any, and so decides what an inventory says. Making a file
+// another user's takes root: anyone else checks the rule on a file that
+// is root's.
+func TestARegistryFileOfAnotherUserIsNeitherReadNorWritten(t *testing.T) {
+	if os.Geteuid() != 0 {
+		fi, err := os.Stat("/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if anothersFile("/", fi) == nil {
+			t.Fatal("/, which is root's, is taken for this user's own")
+		}
+		return
+	}
+	shared := testtemp.Dir(t)
+	if err := os.Chmod(shared, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(shared, "registry.db")
+	register(t, path, allAlive, testRow("rt-1", "default", 100))
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Chown(p, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rows, err := Read(context.Background(), path); err == nil || !strings.Contains(err.Error(), "belongs to another user") {
+		t.Errorf("read another user's registry: %d rows, %v", len(rows), err)
+	}
+	if db, err := Open(context.Background(), path); err == nil || !strings.Contains(err.Error(), "belongs to another user") {
+		if err == nil {
+			db.Close()
+		}
+		t.Errorf("opened another user's registry to write: %v", err)
+	}
+}

@@ -19,7 +19,8 @@ import (
 // its group: root with another user's HOME (sudo keeps it) would make the
 // registry, or the directories to it, its own in that user's tree, and
 // lock the user out of them. Root may write anywhere: it is refused any
-// other user's tree that is not for all to write in.
+// other user's tree that is not for all to write in. A registry file that
+// is there must be this user's, whatever its mode (anothersFile).
 func anothersTree(path string) error {
 	for at := path; ; at = filepath.Dir(at) {
 		fi, err := os.Stat(at)
@@ -29,10 +30,26 @@ func anothersTree(path string) error {
 		if err != nil {
 			return nil // what cannot be told is the opening's to say
 		}
+		if at == path {
+			return anothersFile(path, fi)
+		}
 		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() && fi.Mode().Perm()&0o002 == 0 &&
 			(os.Geteuid() == 0 || unix.Access(at, unix.W_OK) != nil) {
 			return fmt.Errorf("%w: %s belongs to another user (uid %d): the registry is not made or written there", ErrRegistryUnusable, at, st.Uid)
 		}
 		return nil
 	}
+}
+
+// anothersFile refuses a registry file fi, at path, that another user
+// owns, even one all may write (made in a shared directory such as /tmp
+// before this user's first server): its owner reads every row written
+// into it and may rewrite any, so as to decide what an inventory says —
+// a live server of this checkout recorded as another checkout's is
+// counted nowhere.
+func anothersFile(path string, fi fs.FileInfo) error {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("%w: %s belongs to another user (uid %d): the registry is not read or written there", ErrRegistryUnusable, path, st.Uid)
+	}
+	return nil
 }

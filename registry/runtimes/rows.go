@@ -126,7 +126,11 @@ func Read(ctx context.Context, path string) ([]fleet.Row, error) {
 		return nil, fmt.Errorf("reading the registry: %w", err)
 	case !fi.Mode().IsRegular():
 		return nil, fmt.Errorf("%w: %s is a %s", ErrRegistryUnusable, path, kindOf(fi.Mode()))
-	case fi.Size() == 0:
+	}
+	if err := anothersFile(path, fi); err != nil {
+		return nil, err
+	}
+	if fi.Size() == 0 {
 		return nil, nil // created by a writer that has not written yet
 	}
 	db, ours, err := openReader(ctx, path)
