@@ -3,9 +3,13 @@ package registry
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 )
 
 // A lease's owner holds it locked for its term: the one fact a process in
@@ -52,4 +56,59 @@ func TestAnOwnerInOtherNamespacesIsJudgedByTheLockItHolds(t *testing.T) {
 		t.Fatalf("TakeOver = %t, %v", removed, err)
 	}
 	judged(elsewhere, Absent, "")
+}
+
+// A checkout moved away while it was served (mv x y) and copied back to
+// its old path (cp -a y x) brings its lease there too: it names the old
+// path, which is this one, but a directory that is not this one (its
+// root_dir, which the mv kept for the moved one), and nobody holds the
+// copy. It is a copy's, taken over where it arrives, not a live lease of
+// this checkout: its server serves the moved checkout's layer, and would
+// serve it to every client of the copy. The moved checkout, judged where
+// it is now, still shares its server. Only the lock tells a copy from
+// the lease its owner holds (Linux).
+func TestObserver_ALeaseCopiedBackToItsOldPathIsACopys(t *testing.T) {
+	parent := testtemp.Dir(t)
+	old, moved := filepath.Join(parent, "x"), filepath.Join(parent, "y")
+	if err := os.MkdirAll(filepath.Join(old, ".ai"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	doc := newLease(t)
+	doc.Root, doc.RootDir = old, DirectoryID(old)
+	lf := &LeaseFile{Path: Path(old, "")}
+	if err := lf.Acquire(doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := lf.Publish("http://127.0.0.1:8741"); err != nil {
+		t.Fatal(err)
+	}
+	defer lf.Forget()
+	if err := os.Rename(old, moved); err != nil { // mv x y
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(Path(moved, "")) // cp -a y x
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, Path(old, ""), raw)
+
+	exe, err := SelfExecutable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	judge := func(root string) Observation {
+		o := &Observer{Path: Path(root, ""), Root: root, Executable: exe, Version: "1.0.0",
+			Probe: countingProbe(ProbeResult{Status: ProbeOK}, new(atomic.Int32))}
+		obs, err := o.Observe(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return obs
+	}
+	if obs := judge(old); obs.Verdict.Class != Stale {
+		t.Errorf("the copy at the old path: %s (%s), want stale", obs.Verdict.Class, obs.Verdict.Reason)
+	}
+	if obs := judge(moved); obs.Verdict.Class != Live {
+		t.Errorf("the moved checkout: %s (%s), want live", obs.Verdict.Class, obs.Verdict.Reason)
+	}
 }

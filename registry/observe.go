@@ -114,11 +114,14 @@ func (o *Observer) Observe(ctx context.Context) (Observation, error) {
 	if snap.Found == Regular {
 		if doc, problem := decode(snap.Raw); problem == "" {
 			obs.Lease = &doc
-			if elsewhere(doc.Root, o.Root) && !o.movedHere(doc, snap) {
+			switch {
+			case elsewhere(doc.Root, o.Root) && !o.movedHere(doc, snap):
 				in.Elsewhere, obs.Elsewhere = doc.Root, doc.Root
 				// the lease's directory, which no hard link can make one
 				// with another's (as cp -al makes the files)
 				in.Shared, _ = sameFile(Dir(doc.Root), filepath.Dir(o.Path))
+			case o.copiedHere(doc, snap):
+				in.Elsewhere, obs.Elsewhere = doc.Root, doc.Root
 			}
 			in.Foreign, in.OutOfReach = o.foreign(doc)
 			obs.Owner = o.owner(doc, in.Foreign != "", in.Elsewhere != "", func() proc.Liveness { return snap.Holder })
@@ -225,6 +228,19 @@ func (o *Observer) owner(doc Lease, foreign, elsewhere bool, holder func() proc.
 // it still): an id may be given again (a directory removed, another made).
 func (o *Observer) movedHere(doc Lease, snap Snapshot) bool {
 	return snap.Holder != proc.OwnerGone && doc.RootDir != "" && doc.RootDir == DirectoryID(o.Root)
+}
+
+// copiedHere reports whether a lease whose root is not another directory
+// here (this one's path, or none here) was written in another directory
+// than this checkout's, by its id, and nobody holds it, where the lock
+// tells: a copy's, come with a checkout copied from one moved while it was
+// served (mv x y; cp -a y x), whose server serves the moved one.
+func (o *Observer) copiedHere(doc Lease, snap Snapshot) bool {
+	if snap.Holder != proc.OwnerGone || doc.RootDir == "" || o.Root == "" {
+		return false
+	}
+	ours := DirectoryID(o.Root)
+	return ours != "" && doc.RootDir != ours
 }
 
 // sameFile reports whether the paths a and b name one file; known is
