@@ -248,13 +248,15 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 // (issue 33's idle cost, B11). Any other ping is left to mcp-go: one
 // without an id mcp-go reads, under a protocol version it does not know,
 // or of a session whose answers may carry what the server queued for it,
-// and one mcp-go would refuse (its params not a ping's). The id is read as
-// mcp-go reads it (a number as a float64: -0 stays -0).
+// one mcp-go would refuse (its params not a ping's), and one carrying a
+// result, which mcp-go takes for its client's answer and answers nothing.
+// The id is read as mcp-go reads it (a number as a float64: -0 stays -0).
 func (h *Server) answeredPing(w http.ResponseWriter, r *http.Request, sid string, env wire.Envelope, body []byte) bool {
 	var id any
 	var ping mcp.PingRequest
 	v := r.Header.Get(mcp.HeaderProtocolVersion)
-	if !env.IsRequest() || (v != "" && !mcp.IsValidProtocolVersion(v)) || !h.table.streaming(sid) ||
+	result := len(env.Result) > 0 && string(env.Result) != "null" // as mcp-go reads it: an answer
+	if !env.IsRequest() || result || (v != "" && !mcp.IsValidProtocolVersion(v)) || !h.table.streaming(sid) ||
 		json.Unmarshal(env.ID, &id) != nil || json.Unmarshal(body, &ping) != nil {
 		return false
 	}

@@ -306,6 +306,30 @@ func TestAPingIsAnsweredAsMCPGoWouldAndHeard(t *testing.T) {
 	}
 }
 
+// A ping that carries a result is, to mcp-go, the client's answer to a
+// request of the server's, which it answers nothing (202): so it is
+// answered whether or not the session's stream is open, and so through a
+// bridge as in process (R8), not as a ping.
+func TestAPingCarryingAResultIsAnsweredNothing(t *testing.T) {
+	f := newFixture()
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
+	c := newClient(t, s.url)
+	sid := c.initialize()
+	const ping = `{"jsonrpc":"2.0","id":5,"method":"ping","result":{}}`
+	if answer := f.srv.HandleMessage(context.Background(), json.RawMessage(ping)); answer != nil {
+		t.Fatalf("mcp-go answers %s with %v, not nothing", ping, answer)
+	}
+	if resp, body := c.do(http.MethodPost, "/mcp", sid, ping); resp.StatusCode != http.StatusAccepted || body != "" {
+		t.Errorf("with no stream open: %d %q, want 202 and nothing", resp.StatusCode, body)
+	}
+	stream, cancel := c.openStream(sid)
+	defer cancel()
+	defer stream.Body.Close()
+	if resp, body := c.do(http.MethodPost, "/mcp", sid, ping); resp.StatusCode != http.StatusAccepted || body != "" {
+		t.Errorf("with its stream open: %d %q, want 202 and nothing", resp.StatusCode, body)
+	}
+}
+
 // What a caller sent is quoted bounded, token or not: a Host or an Origin
 // of 60 KB with every request would otherwise fill the log with them.
 func TestARefusedCallersHeadersAreLoggedBounded(t *testing.T) {
