@@ -74,10 +74,12 @@ func (h *Server) serveModern(w http.ResponseWriter, r *http.Request, body []byte
 	h.pass(w, withBody(r, body))
 }
 
-// presence reports whether env opens a bridge's presence (Config.PresenceID).
+// presence reports whether env opens a bridge's presence (Config.PresenceID):
+// a listen of that id, and nothing else that borrows it.
 func (h *Server) presence(env wire.Envelope) bool {
 	var id string
-	return h.cfg.PresenceID != "" && json.Unmarshal(env.ID, &id) == nil && id == h.cfg.PresenceID
+	return h.cfg.PresenceID != "" && env.Method == string(mcp.MethodSubscriptionsListen) &&
+		json.Unmarshal(env.ID, &id) == nil && id == h.cfg.PresenceID
 }
 
 func (ref *Refusal) reason() string { return cmp.Or(ref.Reason, wire.ErrCodeLeaseLost) }

@@ -429,3 +429,16 @@ func TestAModernCancellationCancelsNoOtherClientsCall(t *testing.T) {
 		t.Errorf("the call was answered %s", body)
 	}
 }
+
+// Of the 2026-07-28 requests a server that lost its lease is sent, only a
+// bridge's presence (a listen of its id) is served: a call that borrows
+// the id is refused, as every other is, and runs on the current server.
+func TestOnlyAPresenceIsServedOnceTheLeaseIsLost(t *testing.T) {
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, PresenceID: bridge.PresenceID,
+		Refusal: func() *httpserver.Refusal { return &httpserver.Refusal{} }})
+	borrowed := strings.Replace(modernRequest(1, "tools/list", ""), `"id":1,`, `"id":`+strconv.Quote(bridge.PresenceID)+`,`, 1)
+	resp, body := newClient(t, s.url).do(http.MethodPost, "/mcp", "", borrowed, modernHeaders("tools/list", "")...)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, strconv.Itoa(wire.CodeLeaseLostModern)) {
+		t.Fatalf("a tools/list with the presence's id, on a server that lost its lease: %d %s", resp.StatusCode, body)
+	}
+}
