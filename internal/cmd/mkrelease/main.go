@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,7 +29,7 @@ import (
 
 func main() {
 	var o options
-	flag.StringVar(&o.out, "out", "dist", "directory to make (emptied first)")
+	flag.StringVar(&o.out, "out", "dist", "directory to make (an earlier release's is emptied first; one holding anything else is refused)")
 	flag.StringVar(&o.baseURL, "base-url", defaultBaseURL, "where the archives are downloaded from; {version} is replaced")
 	targets := flag.String("targets", "all", "comma-separated os/arch list, or all")
 	flag.Parse()
@@ -58,7 +60,8 @@ func main() {
 }
 
 // committed refuses a tree that git sees changed (untracked files too,
-// and ignored Go files, which a build compiles all the same), or whose
+// and ignored Go files, which a build compiles all the same, and ignored
+// files a package embeds, which a build takes all the same), or whose
 // files git was told not to look at (assume-unchanged, skip-worktree): its
 // archives would carry the commit's version and time, but not the
 // commit's bytes.
@@ -71,6 +74,14 @@ func committed(root string) error {
 			return "", fmt.Errorf("git %s: %w", args[0], err)
 		}
 		return string(out), nil
+	}
+	embeds, err := embedded(root)
+	if err != nil {
+		return err
+	}
+	tracked, err := git(append([]string{"--literal-pathspecs", "ls-files", "-z", "--"}, embeds...)...)
+	if err != nil {
+		return err
 	}
 	status, err := git("status", "--porcelain", "--untracked-files=all", "--ignore-submodules=none", "--ignored=matching")
 	if err != nil {
@@ -91,10 +102,45 @@ func committed(root string) error {
 			changed = append(changed, "unwatched "+line[2:])
 		}
 	}
+	known := strings.Split(tracked, "\x00")
+	for _, name := range embeds {
+		if !slices.Contains(known, name) {
+			changed = append(changed, "embedded, not committed "+name+"\n")
+		}
+	}
 	if len(changed) > 0 {
 		return fmt.Errorf("the tree has changes no commit holds; commit or stash them first:\n%s", strings.Join(changed, ""))
 	}
 	return nil
+}
+
+// embedded lists the files the module's packages embed (go:embed) for any
+// target system, relative to root (the module's root) with forward
+// slashes: git may ignore them (a global excludes file's .DS_Store or
+// editor swap file under an all: directory), but a build takes them.
+func embedded(root string) ([]string, error) {
+	var files []string
+	for _, goos := range []string{"linux", "darwin", "windows"} {
+		cmd := exec.Command("go", "list", "-e", "-f", `{{if and .Module .Module.Main}}{{range .EmbedFiles}}{{$.Module.Dir}}{{"\t"}}{{$.Dir}}{{"\t"}}{{.}}{{"\n"}}{{end}}{{end}}`, "./...")
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "GOOS="+goos)
+		out, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("go list the embedded files for %s: %w", goos, err)
+		}
+		for line := range strings.Lines(string(out)) {
+			mod, rest, _ := strings.Cut(strings.TrimSuffix(line, "\n"), "\t")
+			dir, name, _ := strings.Cut(rest, "\t")
+			rel, err := filepath.Rel(mod, filepath.Join(dir, filepath.FromSlash(name)))
+			if err != nil {
+				return nil, fmt.Errorf("an embedded file outside the module: %w", err)
+			}
+			if rel = filepath.ToSlash(rel); !slices.Contains(files, rel) {
+				files = append(files, rel)
+			}
+		}
+	}
+	return files, nil
 }
 
 // sourceDate is the time every archive member carries, so that archives are

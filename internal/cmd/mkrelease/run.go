@@ -54,6 +54,34 @@ func outside(root, out string) error {
 	}
 }
 
+// onlyReleased refuses an out that is not a directory, or that holds
+// anything a release does not make: emptying it would delete what the
+// packager keeps there (a mistyped -out ~/bin). An earlier release's
+// directory, or one a failed run left, is emptied.
+func onlyReleased(out string) error {
+	fi, err := os.Stat(out)
+	if err != nil {
+		return nil // nothing there to empty
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("-out %s is not a directory", out)
+	}
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		return fmt.Errorf("read -out %s: %w", out, err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case name == "bin" || name == "npm" || name == "SHA256SUMS" || name == "majordomus-mcp.rb" || name == "majordomus-mcp.json":
+		case strings.HasPrefix(name, "majordomus-mcp_") && (strings.HasSuffix(name, ".tar.gz") || strings.HasSuffix(name, ".zip")):
+		default:
+			return fmt.Errorf("-out %s holds %s, which no release makes: emptying it would delete it; name a new or a release's directory", out, name)
+		}
+	}
+	return nil
+}
+
 // artifact is one target's archive, as the formula and manifest name it.
 type artifact struct {
 	target target
@@ -64,6 +92,9 @@ type artifact struct {
 // run makes the whole release into o.out.
 func run(o options, progress io.Writer) error {
 	if err := outside(o.root, o.out); err != nil {
+		return err
+	}
+	if err := onlyReleased(o.out); err != nil {
 		return err
 	}
 	if err := os.RemoveAll(o.out); err != nil {
