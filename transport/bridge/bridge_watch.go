@@ -45,8 +45,8 @@ func (b *Bridge) watchServer(ctx context.Context) (watched context.Context, stop
 	}
 }
 
-// probeEvery is how often the server is probed, and how long one probe may
-// take: a fifth of GoneAfter, between 50 ms and a second.
+// probeEvery is how often the server is probed: a fifth of GoneAfter,
+// between 50 ms and a second.
 func (b *Bridge) probeEvery() time.Duration {
 	return min(max(b.cfg.GoneAfter/5, 50*time.Millisecond), time.Second)
 }
@@ -57,7 +57,12 @@ func (b *Bridge) probeEvery() time.Duration {
 func (b *Bridge) probeUntil(ctx context.Context, lastAlive time.Time, goneAfter time.Duration, oneAnswer bool) *SilentServer {
 	every := b.probeEvery()
 	for ctx.Err() == nil {
-		probe, cancel := context.WithTimeout(ctx, every)
+		// One probe may take the probe timeout, as the election's does: a
+		// server that answers within it is alive, however slowly (a loaded
+		// machine); but not past the grace, so that a silent one is left
+		// in time.
+		within := max(min(b.cfg.ProbeTimeout, time.Until(lastAlive.Add(goneAfter))), every)
+		probe, cancel := context.WithTimeout(ctx, within)
 		err := b.cfg.Alive(probe)
 		cancel()
 		now := time.Now()

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
@@ -151,6 +152,55 @@ func TestASlowToolOnALiveServerIsNeverCutShort(t *testing.T) {
 	case call := <-fo.calls:
 		t.Fatalf("a slow tool made the bridge fail over: %v", call.cause)
 	default:
+	}
+}
+
+// A live server that answers every probe within the probe timeout, only
+// more slowly than the bridge probes it (a loaded machine, a long GC pause),
+// is not silent: the election's own probe would find it live, so a call
+// that may have run on it is never cut short as "outcome unknown".
+func TestALiveServerAnsweringItsProbesSlowlyIsNeverLeft(t *testing.T) {
+	f := newFixture()
+	t.Cleanup(f.releaseAll)
+	answered := make(chan struct{}, 64)
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv, Identity: func() httpserver.Identity {
+		// loaded: each GET / takes 300ms, well within the probe timeout
+		// (testProbe), longer than a fifth of GoneAfter
+		time.Sleep(300 * time.Millisecond)
+		select {
+		case answered <- struct{}{}:
+		default:
+		}
+		return httpserver.Identity{Leaseholder: true}
+	}})
+	alive := func(ctx context.Context) error { // the node's Alive: a probe within the probe timeout
+		_, conn, err := secret.Probe(ctx, s.url, testSecret, testProbe)
+		if err == nil {
+			conn.Close()
+		}
+		return err
+	}
+	fo := &failovers{t: t, f: newFixture(), calls: make(chan failoverCall, 4)}
+	c := runStdio(t, fo.with(bridge.Config{URL: s.url, Alive: alive, GoneAfter: time.Second}))
+	c.open(initRoots)
+	c.call("2", "tools/list", "")
+	c.send(`{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"write","arguments":{"what":"x"}}}`)
+	<-f.blocked
+	for len(answered) > 0 { // the proofs of the bridge's connections so far
+		<-answered
+	}
+	for range 10 { // ten probes answered: three seconds at least, thrice GoneAfter
+		select {
+		case <-answered:
+		case call := <-fo.calls:
+			t.Fatalf("a live server answering its probes within the probe timeout was left: %v", call.cause)
+		case <-time.After(wait):
+			t.Fatal("no probe was answered")
+		}
+	}
+	f.releaseAll()
+	if a, _ := c.answer("30"); !strings.Contains(a, "wrote x") {
+		t.Fatalf("the write on a live server was answered %s", a)
 	}
 }
 
