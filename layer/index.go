@@ -289,6 +289,8 @@ func (ix *Index) workDigest() string {
 		field(o.Path)
 		field(o.Body)
 		field(fmt.Sprintf("%#v", o.Front)) // maps printed in key order
+		// what is read from it as the file writes it: 3.10, where Front has 3.1
+		field(fmt.Sprintf("%q %q %q %q %#v", o.Title, o.Description, o.Status, o.Tags, o.Arguments))
 	}
 	for _, d := range ix.Diagnostics {
 		field(d.String())
@@ -297,7 +299,8 @@ func (ix *Index) workDigest() string {
 }
 
 // Changed returns, sorted, the URIs added, removed, or whose content (front
-// matter, body or path) differs between old and new. A nil index is empty.
+// matter, what is read from it as the file writes it, body or path)
+// differs between old and new. A nil index is empty.
 func Changed(old, new *Index) []string {
 	before := map[string]*Object{}
 	if old != nil {
@@ -309,7 +312,7 @@ func Changed(old, new *Index) []string {
 	if new != nil {
 		for i := range new.Objects {
 			o := &new.Objects[i]
-			if b, ok := before[o.URI]; !ok || b.Path != o.Path || b.Body != o.Body || !reflect.DeepEqual(b.Front, o.Front) {
+			if b, ok := before[o.URI]; !ok || !reflect.DeepEqual(*b, *o) { // 3.10 and 3.1 are one number in Front, not in Title
 				out = append(out, o.URI)
 			}
 			delete(before, o.URI)

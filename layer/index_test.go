@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -548,5 +549,39 @@ func TestANumberReadsAsWritten(t *testing.T) {
 	}
 	if len(o.Arguments) != 1 || o.Arguments[0].Description != "2.0" || !reflect.DeepEqual(o.Arguments[0].Suggestions, []string{"3.10", "3.12"}) {
 		t.Errorf("arguments %+v, want a description of 2.0 and suggestions 3.10 and 3.12", o.Arguments)
+	}
+}
+
+// What the index serves of a number is the number as its file writes it
+// (a title, a tag, a prompt argument's suggestion: "3.10" stays 3.10), so
+// an edit that writes it otherwise — Python 3.1 corrected to 3.10 — is a
+// change: it is rebuilt and published, and its digest moves, so that a
+// server taking over never serves it under the generation that served the
+// old text.
+func TestAnEditOfHowANumberIsWrittenIsAChange(t *testing.T) {
+	root := testtemp.Dir(t)
+	const file = ".ai/repo/prompts/test.md"
+	before := "---\nid: test\nkind: prompt\ntitle: 1.0\ntags: [3.1]\narguments:\n  - name: python\n    suggestions: [3.9, 3.1]\n---\nTest on Python {{python}}.\n"
+	writeTree(t, root, map[string]string{".ai/manifest.yaml": "schema: ai-repository/v1\n", file: before})
+	l, err := Open(Config{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := l.Current()
+	write(t, root, file, strings.NewReplacer("title: 1.0", "title: 1.00", "[3.1]", "[3.10]", "3.9, 3.1]", "3.9, 3.10]").Replace(before))
+	old, ix, published := l.rebuild()
+	if !published {
+		t.Fatalf("the edit was not published: generation %d still serves title %q, tags %q, suggestions %q",
+			l.Current().Generation, old.Objects[0].Title, old.Objects[0].Tags, old.Objects[0].Arguments[0].Suggestions)
+	}
+	o := ix.Objects[0]
+	if o.Title != "1.00" || !slices.Equal(o.Tags, []string{"3.10"}) || !slices.Equal(o.Arguments[0].Suggestions, []string{"3.9", "3.10"}) {
+		t.Fatalf("served title %q, tags %q, suggestions %q", o.Title, o.Tags, o.Arguments[0].Suggestions)
+	}
+	if got := Changed(first, ix); !slices.Equal(got, []string{o.URI}) {
+		t.Errorf("Changed = %v, want %s", got, o.URI)
+	}
+	if first.Digest() == ix.Digest() {
+		t.Errorf("both indexes have the digest %s", ix.Digest())
 	}
 }
