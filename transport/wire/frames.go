@@ -376,11 +376,14 @@ const maxLineBytes = 16 << 20
 
 // ReadLine reads one line, or discards one longer than maxLineBytes and
 // returns nil and no error; a blank line is empty, not nil.
-func ReadLine(r *bufio.Reader) ([]byte, error) {
+func ReadLine(r *bufio.Reader) ([]byte, error) { return readLine(r, maxLineBytes) }
+
+// readLine is ReadLine with limit in place of maxLineBytes.
+func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 	var buf []byte
 	for {
 		chunk, err := r.ReadSlice('\n')
-		if len(buf)+len(bytes.TrimSuffix(chunk, []byte("\n"))) > maxLineBytes { // its newline aside
+		if len(buf)+len(bytes.TrimSuffix(chunk, []byte("\n"))) > limit { // its newline aside
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = r.ReadSlice('\n')
 			}

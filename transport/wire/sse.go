@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 )
@@ -13,17 +13,15 @@ import (
 // ReadEvents calls each with the data of every server-sent event on r, in
 // order, until r ends or each fails. Event types, ids and comments are
 // ignored: every event of MCP's streamable HTTP carries one JSON-RPC
-// message (or batch) in its data. An event longer than maxLineBytes is an
-// error.
+// message (or batch) in its data, as long as the server made it: an
+// answer is not bounded as a client's line is (maxLineBytes), and a local
+// session writes it whole (R8).
 func ReadEvents(r io.Reader, each func(data []byte) error) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var data []byte
 	pending := false
 	for {
-		line, err := ReadLine(br)
-		if line == nil && err == nil {
-			return fmt.Errorf("an event line is longer than %d bytes", maxLineBytes)
-		}
+		line, err := readLine(br, math.MaxInt)
 		line = bytes.TrimSuffix(line, []byte("\r"))
 		switch {
 		case len(line) == 0 && err == nil:
