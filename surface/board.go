@@ -64,6 +64,7 @@ type Board struct {
 	bySession map[string]*Peer
 	byID      map[string]*sessionless // the peers known from their requests alone, by id
 	byWho     map[string]*sessionless // those of them found by the identity they send
+	opened    map[string]string       // the session each peer of those that opened one took, by id (Board.Open)
 	order     []*Peer                 // attachment order, departed announcers included
 	sink      func(Peer)              // given every announcer as it changes, while the board is the checkout's
 	changes   *changes                // moved by every change (changes.go)
@@ -77,7 +78,7 @@ func newBoard(now func() time.Time, idle time.Duration, numbers func(atLeast int
 		panic("surface: a board needs the idle timeout")
 	}
 	return &Board{now: now, idle: idle, numbers: numbers, changes: c, bySession: map[string]*Peer{},
-		byID: map[string]*sessionless{}, byWho: map[string]*sessionless{}, uncounted: map[string]bool{}, granted: map[int]bool{}}
+		byID: map[string]*sessionless{}, byWho: map[string]*sessionless{}, opened: map[string]string{}, uncounted: map[string]bool{}, granted: map[int]bool{}}
 }
 
 // notInitialized names a session's client until its initialize names it.
@@ -154,6 +155,9 @@ func (b *Board) detach(session string) {
 		return
 	}
 	delete(b.bySession, session)
+	if b.opened[p.ID] == session {
+		delete(b.opened, p.ID)
+	}
 	p.Attached = false
 	if ownClient(p) {
 		p.LastSeen = stamp(b.now()) // it was there until now

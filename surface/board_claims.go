@@ -18,8 +18,10 @@ import (
 // board at once as it was, and no new number is drawn for it. The claim is
 // granted by [Board.reclaim], with what the departed peer under the id had
 // (its client, and its announcement unless the session carries one); a new session, or
-// a refused claim, gets a new id. A session already on the board keeps its
-// peer. It returns the peer's id.
+// a refused claim, gets a new id. A claim of an attached sessionless peer
+// (a 2026-07-28 client's, now opening a session) makes that peer the
+// session's, which the claims that were that peer's still find. A session
+// already on the board keeps its peer. It returns the peer's id.
 func (b *Board) Open(session, transport, claim string, announced *Announcement) string {
 	defer b.change()()
 	if p, ok := b.bySession[session]; ok {
@@ -27,6 +29,19 @@ func (b *Board) Open(session, transport, claim string, announced *Announcement) 
 	}
 	now := b.now()
 	b.expire(now)
+	if rec := b.byID[claim]; claim != "" && rec != nil && rec.peer.Attached {
+		// the peer of a 2026-07-28 client that now opens a session (a
+		// dual-era client falling back to initialize): the same peer, as
+		// an in-process client's one session is
+		p := rec.peer
+		b.forget(p)
+		b.bySession[session] = p
+		b.opened[p.ID] = session // its claims are still its own (Board.find)
+		if announced != nil {
+			b.announce(p, announced.Intent, announced.Scope, true, now)
+		}
+		return p.ID
+	}
 	id := claim
 	b.yield(claim)
 	back, claimed := b.reclaim(claim)

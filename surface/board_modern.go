@@ -82,6 +82,9 @@ func (b *Board) stream(m ModernRequest, presence bool) (end func()) {
 	opened := rec.seen
 	return func() {
 		defer b.change()()
+		if b.byID[rec.peer.ID] != rec {
+			return // its peer is a session's now (Board.Open), or was dropped
+		}
 		now := b.now()
 		if presence {
 			opened, rec.peer.LastSeen = rec.seen, stamp(now)
@@ -140,7 +143,8 @@ func (b *Board) sight(m ModernRequest, now time.Time) *Peer {
 
 // find returns m's peer, or nil and the id its new peer takes ("" for a
 // new number) with the departed peer under that id, if any. In
-// order: the peer of the session m came on; the peer its claim names, or
+// order: the peer of the session m came on; the peer its claim names (a
+// sessionless one, or one that opened a session since: Board.Open), or
 // the claimed id as [Board.reclaim] grants it; the peer of the identity it
 // sends.
 func (b *Board) find(m ModernRequest) (rec *sessionless, p *Peer, id string, back *Peer) {
@@ -149,6 +153,9 @@ func (b *Board) find(m ModernRequest) (rec *sessionless, p *Peer, id string, bac
 	}
 	if rec := b.byID[m.Claim]; rec != nil {
 		return rec, rec.peer, "", nil
+	}
+	if p := b.bySession[b.opened[m.Claim]]; p != nil && p.ID == m.Claim {
+		return nil, p, "", nil // a sessionless peer that opened a session: what claimed it before still does
 	}
 	if back, ok := b.reclaim(m.Claim); ok {
 		return nil, nil, m.Claim, back

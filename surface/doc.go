@@ -51,7 +51,9 @@
 // clock. Its peer is, in this order:
 //
 //  1. the peer of the session it came on, when that session is on the
-//     board: the stdio client served in process. A claim it sends is
+//     board: the stdio client served in process; or of the session its
+//     bridge names ([Config].Session: a stdio client that opened a
+//     session too, speaking both revisions). A claim it sends is
 //     ignored; the session is its identity.
 //  2. the peer it claims: in its context ([Config].PeerClaim: a bridge
 //     relaying a stdio client sends that client's id in a header with
@@ -78,7 +80,9 @@
 // peer, attached again, its announcement kept, because its departure was
 // inferred from silence rather than seen. majordomus_announce,
 // majordomus_peers (its caller) and majordomus_executions treat such a
-// peer as any other; its transport is "http".
+// peer as any other; its transport is "http". A session that opens
+// claiming such a peer while it is attached (its client, a dual-era one,
+// falling back to initialize) is that peer from then on ([Board.Open]).
 //
 // # Invariants
 //

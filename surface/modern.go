@@ -85,6 +85,11 @@ func (s *Surface) modernOf(ctx context.Context, meta *mcp.Meta) (ModernRequest, 
 	if session := server.ClientSessionFromContext(ctx); session != nil {
 		m.Session, m.Transport = session.SessionID(), transportOf(session)
 	}
+	if s.cfg.Session != nil {
+		if sid := s.cfg.Session(ctx); sid != "" && s.Board.PeerID(sid) != "" {
+			m.Session = sid // the session its client opened too: one client, one peer
+		}
+	}
 	if info := meta.ClientInfo(); info != nil {
 		m.Client = &Client{Name: info.Name, Version: info.Version, Title: info.Title}
 	}

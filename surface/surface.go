@@ -69,6 +69,11 @@ type Config struct {
 	// brings with it, or nil: the peer is on the board with it at once.
 	PeerClaim           func(ctx context.Context) string
 	CarriedAnnouncement func(ctx context.Context) json.RawMessage
+	// Session is the session the client of a 2026-07-28 request handled
+	// under ctx opened too (a bridge relaying a client that speaks both
+	// revisions names it), or "": when it is on the board, its peer is the
+	// request's, as an in-process client's one session is. nil = none.
+	Session func(ctx context.Context) string
 	// Carrying reports whether a message handled under ctx carries a
 	// session (a replay by the process that carries it): only then are
 	// its ReplayMeta and HistoryMeta heeded, never in what a client wrote.

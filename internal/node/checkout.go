@@ -97,6 +97,7 @@ func (c *Checkout) load(life context.Context, describe func() surface.Process, i
 		// announcement, and ids are drawn from one counter across the
 		// checkout's servers.
 		PeerClaim:           carry.PeerClaim,
+		Session:             carry.SessionOf,
 		Carrying:            carry.Carrying,
 		Call:                carry.Call,
 		CarriedAnnouncement: carry.Announcement,

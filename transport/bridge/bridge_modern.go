@@ -66,6 +66,7 @@ func (b *Bridge) exchangeModern(ctx context.Context, msg json.RawMessage, c call
 		wire.SetNames(header, c.env.Method, c.params)
 	}
 	carry.SetPeer(header, b.modernPeer())
+	carry.SetSession(header, b.sessionID())
 	res := b.post(ctx, msg, header, b.resendable([]call{c}))
 	switch {
 	case res.outcome == failed && len(res.body) == 0:
@@ -93,6 +94,13 @@ func (b *Bridge) modernPeer() string {
 		b.record.Peer = b.cfg.NewPeer()
 	}
 	return b.record.Peer
+}
+
+// sessionID is the session the client opened with initialize, "" for none.
+func (b *Bridge) sessionID() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.session
 }
 
 // isAnswer reports whether body is one JSON-RPC response.

@@ -35,6 +35,9 @@ func (b *Bridge) reopening(ctx context.Context) (_ context.Context, done func(re
 		if stale != "" {
 			b.endSession(stale, b.cfg.Carried.Protocol, b.cfg.ProbeTimeout)
 		}
+		if peer != "" && carry.PeerClaim(ctx) == "" {
+			ctx = carry.WithPeerClaim(ctx, peer) // the peer its 2026-07-28 requests were: one client, one peer
+		}
 		return ctx, func(bool) {}
 	}
 	reopened := make(chan struct{})

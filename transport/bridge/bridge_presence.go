@@ -70,6 +70,7 @@ func (b *Bridge) presence() (opened bool) {
 	b.setHeaders(req.Header, "", version)
 	wire.SetNames(req.Header, string(mcp.MethodSubscriptionsListen), params)
 	carry.SetPeer(req.Header, b.modernPeer())
+	carry.SetSession(req.Header, b.sessionID())
 	opened, _ = b.listen(req, presenceStream, func([]byte) error { return nil }, zap.String("peer", b.PeerID()))
 	return opened
 }

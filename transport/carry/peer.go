@@ -54,6 +54,9 @@ const (
 	historyTool = "majordomus_executions"
 	// carryingHeader marks a POST that carries a session (Carrying).
 	carryingHeader = "Majordomus-Carrying"
+	// sessionHeader names, on a POST of a 2026-07-28 request a bridge
+	// relays, the session its client opened too (SetSession).
+	sessionHeader = "Majordomus-Session"
 )
 
 // maxAnnounceHeader bounds an announceHeaderName: a longer announcement is
@@ -99,6 +102,28 @@ func SetPeer(h http.Header, id string) {
 	}
 }
 
+// SetSession sets on h, the header of a POST of a 2026-07-28 request a
+// bridge relays, the id of the session its client opened too with
+// initialize (a client that speaks both revisions, as a dual-era client
+// falling back does): the server knows the request's client as that
+// session's peer, as it knows an in-process client by its one session
+// (SessionOf). A session's peer is claimed by naming the session, which
+// only its client was told, never by its id alone.
+func SetSession(h http.Header, sid string) {
+	if sid != "" {
+		h.Set(sessionHeader, sid)
+	}
+}
+
+type sessionKey struct{}
+
+// SessionOf is the session a 2026-07-28 request handled under ctx names
+// as its client's (SetSession), or "".
+func SessionOf(ctx context.Context) string {
+	sid, _ := ctx.Value(sessionKey{}).(string)
+	return sid
+}
+
 type peerClaimKey struct{}
 
 // WithPeerClaim returns ctx claiming peer id for the session an initialize
@@ -138,9 +163,13 @@ func SetCarrying(h http.Header, ctx context.Context) {
 
 // ClaimOf is the HTTP server's context for a request: the claim of its
 // peerHeader, the announcement of its announceHeaderName, whether it
-// carries a session (carryingHeader), and the call it makes (callHeader).
+// carries a session (carryingHeader), the session its client opened too
+// (sessionHeader), and the call it makes (callHeader).
 func ClaimOf(ctx context.Context, r *http.Request) context.Context {
 	ctx = callOf(ctx, r)
+	if sid := r.Header.Get(sessionHeader); sid != "" {
+		ctx = context.WithValue(ctx, sessionKey{}, sid)
+	}
 	if r.Header.Get(carryingHeader) != "" {
 		ctx = WithCarrying(ctx)
 	}
