@@ -39,4 +39,8 @@ var (
 	// ErrBadProfile is returned by [ValidateProfile] for a profile name that
 	// cannot be part of a file name.
 	ErrBadProfile = errors.New("registry: invalid profile name")
+
+	// ErrNotProven is returned by [AskProven] when the server did not prove
+	// that it holds the lease's secret: it was sent nothing.
+	ErrNotProven = errors.New("registry: the server did not prove it holds the lease's secret")
 )

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -91,29 +92,47 @@ const maxReport = 4 << 20
 // FetchReport is the whole identity of the server at base, its board
 // included, which a probe's answer leaves out (a board outgrows what a
 // probe reads): what status shows. The server first proves it holds the
-// lease's secret ([FetchIdentity]); only then is it asked, with the token.
+// lease's secret ([FetchIdentity]); only then is it asked, with the token
+// ([AskProven]).
 func FetchReport(ctx context.Context, base, key string, timeout time.Duration) (json.RawMessage, error) {
-	if _, err := FetchIdentity(ctx, base, key, timeout); err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(base, "/")+"/", nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Authorization", secret.Authorization(key))
-	client := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxReport))
-	if err != nil || resp.StatusCode != http.StatusOK || !json.Valid(body) {
-		return nil, fmt.Errorf("the server's report: status %d (%v)", resp.StatusCode, err)
+	status, body, err := AskProven(ctx, base, key, timeout, http.MethodGet, "/", maxReport)
+	if err != nil || status != http.StatusOK || !json.Valid(body) {
+		return nil, fmt.Errorf("the server's report: status %d (%v)", status, err)
 	}
 	return body, nil
+}
+
+// AskProven has the server at base prove, within timeout, that it holds
+// key ([FetchIdentity]), and then sends it method path with the token, on
+// the very connection it proved itself on: a process that took the port
+// of a server that stopped meanwhile is never sent the token, and nothing
+// it says is taken for the server's answer. It returns the answer's status
+// and its body, read up to limit bytes; ErrNotProven when no proof came.
+func AskProven(ctx context.Context, base, key string, timeout time.Duration, method, path string, limit int64) (int, []byte, error) {
+	_, _, conn, err := proveIdentity(ctx, base, key, timeout, false)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%w: %w", ErrNotProven, err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(base, "/")+path, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Close = true // one request: the connection ends with its answer
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Authorization", secret.Authorization(key))
+	if err := req.Write(conn); err != nil {
+		return 0, nil, err
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+	return resp.StatusCode, body, err
 }

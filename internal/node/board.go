@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/browser"
-	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
 )
 
@@ -146,35 +145,21 @@ func fileURL(path string) string {
 // boardToken draws a one-time token from the server at base, once it has
 // proved it holds key, and returns the path that spends it.
 func boardToken(ctx context.Context, base, key string, times Timings) (string, error) {
-	if _, err := registry.FetchIdentity(ctx, base, key, times.ProbeTimeout); err != nil {
-		return "", fmt.Errorf("%w: the shared server at %s does not prove it is the lease's: %v", ErrNoBoard, base, err)
+	status, body, err := registry.AskProven(ctx, base, key, times.ProbeTimeout, http.MethodPost, "/board/token", 64<<10)
+	if errors.Is(err, registry.ErrNotProven) {
+		return "", fmt.Errorf("%w: the shared server at %s: %v", ErrNoBoard, base, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, times.ProbeTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/board/token", nil)
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set("Authorization", secret.Authorization(key))
-	client := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := client.Do(req)
 	if err != nil {
 		return "", fmt.Errorf("asking %s for a board link: %w", base, err)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if err != nil {
-		return "", fmt.Errorf("asking %s for a board link: %w", base, err)
-	}
-	if resp.StatusCode == http.StatusNotFound {
+	if status == http.StatusNotFound {
 		return "", fmt.Errorf("%w: the shared server at %s has no board page (an older majordomus-mcp serves this checkout)", ErrNoBoard, base)
 	}
 	var answer struct {
 		Path string `json:"path"`
 	}
-	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &answer) != nil || !strings.HasPrefix(answer.Path, "/board?token=") {
-		return "", fmt.Errorf("asking %s for a board link: status %d: %s", base, resp.StatusCode, strings.TrimSpace(string(body)))
+	if status != http.StatusOK || json.Unmarshal(body, &answer) != nil || !strings.HasPrefix(answer.Path, "/board?token=") {
+		return "", fmt.Errorf("asking %s for a board link: status %d: %s", base, status, strings.TrimSpace(string(body)))
 	}
 	return answer.Path, nil
 }
