@@ -92,3 +92,27 @@ func runLoggingTo(t *testing.T, path string) string {
 	}
 	return stderr.String()
 }
+
+// A hard link at the log file's path is a link too: another user may make
+// one in a shared directory such as /tmp to a file of this user's (where
+// the system lets anyone link a file they do not own: macOS, the BSDs,
+// Linux without fs.protected_hardlinks), which is this user's and a
+// regular file, and the log would be appended to it (a shell's startup
+// file, say). It is not written.
+func TestALogFileThatIsAHardLinkIsNotWritten(t *testing.T) {
+	dir := testtemp.Dir(t)
+	target := filepath.Join(dir, "bashrc")
+	if err := os.WriteFile(target, []byte("# mine\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "majordomus.log")
+	if err := os.Link(target, path); err != nil {
+		t.Fatal(err)
+	}
+	if stderr := runLoggingTo(t, path); !strings.Contains(stderr, "cannot open the log file") || !strings.Contains(stderr, "link") {
+		t.Fatalf("stderr does not say why: %q", stderr)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "# mine\n" {
+		t.Fatalf("the file the link names was written: %q", b)
+	}
+}

@@ -18,3 +18,11 @@ func ownFile(fi os.FileInfo) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	return ok && int(st.Uid) == os.Geteuid()
 }
+
+// hardLinked reports whether the opened file has other names: another
+// user may link a file of this user's where the log file is to be (where
+// anyone may link a file they do not own: macOS, the BSDs).
+func hardLinked(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && st.Nlink > 1
+}

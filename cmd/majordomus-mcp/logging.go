@@ -136,9 +136,10 @@ const leaseWait = time.Second
 // someone read it: a regular file leased by another process (Samba, NFS)
 // is opened again once the lease is given up, within leaseWait. stdout is
 // the protocol's. The log names the checkout, its server and its peers:
-// it is made private (0600), as the lease is, and a link at its path, or
-// another user's file (either made in a shared directory such as /tmp by
-// that user), is not written (O_NOFOLLOW on Unix).
+// it is made private (0600), as the lease is, and a link at its path
+// (symbolic, or hard: another name of a file of this user's), or another
+// user's file (either made in a shared directory such as /tmp by that
+// user), is not written (O_NOFOLLOW on Unix).
 func openLogFile(path string) (*os.File, error) {
 	notRegular := func(fi os.FileInfo) error { return fmt.Errorf("not a regular file (%s)", fi.Mode()) }
 	switch fi, err := os.Lstat(path); {
@@ -163,6 +164,8 @@ func openLogFile(path string) (*os.File, error) {
 		err = notRegular(fi)
 	case !ownFile(fi):
 		err = errors.New("it is another user's file")
+	case hardLinked(fi):
+		err = errors.New("a hard link, another name of a file")
 	case oerr == nil && os.SameFile(fi, out):
 		err = errors.New("it is stdout, where the protocol is written")
 	}
