@@ -289,3 +289,53 @@ func TestARegistryFileOfAnotherUserIsNeitherReadNorWritten(t *testing.T) {
 		t.Errorf("opened another user's registry to write: %v", err)
 	}
 }
+
+// A registry's -wal and -shm hold what is written to it until a
+// checkpoint, and what a reader reads first: another user's, made beside
+// it before this user's first server in a directory anyone writes in (as
+// /tmp), would hand that user every row written and let them write any,
+// as another user's registry file would. The registry is then neither
+// read nor written. Making a file another user's takes root: anyone else
+// checks the rule on a file that is root's.
+func TestARegistryWhoseWALIsAnotherUsersIsNeitherReadNorWritten(t *testing.T) {
+	if os.Geteuid() != 0 {
+		fi, err := os.Stat("/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if anothersFile("/", fi) == nil {
+			t.Fatal("/, which is root's, is taken for this user's own")
+		}
+		return
+	}
+	shared := testtemp.Dir(t)
+	if err := os.Chmod(shared, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(shared, "registry.db")
+	for _, p := range []string{path + "-wal", path + "-shm"} { // planted before the first server
+		if err := os.WriteFile(p, nil, 0o666); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(p, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if db, err := Open(context.Background(), path); err == nil || !strings.Contains(err.Error(), "belongs to another user") {
+		if err == nil {
+			db.Close()
+		}
+		t.Errorf("opened a registry whose -wal is another user's, to write: %v", err)
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		os.Remove(p)
+	}
+
+	register(t, path, allAlive, testRow("rt-1", "default", 100))
+	if err := os.Chown(path+"-wal", 65534, 65534); err != nil { // the -wal another user's
+		t.Fatal(err)
+	}
+	if rows, err := Read(context.Background(), path); err == nil || !strings.Contains(err.Error(), "belongs to another user") {
+		t.Errorf("read a registry whose -wal is another user's: %d rows, %v", len(rows), err)
+	}
+}

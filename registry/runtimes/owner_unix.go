@@ -22,6 +22,9 @@ import (
 // other user's tree that is not for all to write in. A registry file that
 // is there must be this user's, whatever its mode (anothersFile).
 func anothersTree(path string) error {
+	if err := anothersCompanions(path); err != nil {
+		return err
+	}
 	for at := path; ; at = filepath.Dir(at) {
 		fi, err := os.Stat(at)
 		if errors.Is(err, fs.ErrNotExist) && filepath.Dir(at) != at {
@@ -50,6 +53,33 @@ func anothersTree(path string) error {
 func anothersFile(path string, fi fs.FileInfo) error {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
 		return fmt.Errorf("%w: %s belongs to another user (uid %d): the registry is not read or written there", ErrRegistryUnusable, path, st.Uid)
+	}
+	return anothersCompanions(path)
+}
+
+// anothersCompanions refuses the registry at path when its -wal or -shm,
+// which SQLite opens where it finds them (beside the file a link at path
+// leads to), is a link or another user's: made beforehand in a directory
+// anyone writes in, it would hold every row written, and what a reader
+// reads first, in that user's file.
+func anothersCompanions(path string) error {
+	dbs := []string{path}
+	if resolved, err := filepath.EvalSymlinks(path); err == nil && resolved != path {
+		dbs = append(dbs, resolved)
+	}
+	for _, db := range dbs {
+		for _, p := range []string{db + "-wal", db + "-shm"} {
+			fi, err := os.Lstat(p)
+			if err != nil {
+				continue // none there, or what cannot be told is the opening's to say
+			}
+			if fi.Mode()&fs.ModeSymlink != 0 {
+				return fmt.Errorf("%w: %s is a symbolic link: the registry is not read or written beside it", ErrRegistryUnusable, p)
+			}
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+				return fmt.Errorf("%w: %s belongs to another user (uid %d): the registry is not read or written beside it", ErrRegistryUnusable, p, st.Uid)
+			}
+		}
 	}
 	return nil
 }
