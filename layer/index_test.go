@@ -585,3 +585,27 @@ func TestAnEditOfHowANumberIsWrittenIsAChange(t *testing.T) {
 		t.Errorf("both indexes have the digest %s", ix.Digest())
 	}
 }
+
+// An id refused for not being in NFC is told how NFC writes it: a
+// precomposed letter Unicode excludes from composition (Devanagari's
+// U+0958 qa, as text converted from older encodings has it) is written
+// decomposed in NFC, and a CJK compatibility ideograph is another
+// character, so "write it composed" would send its author the wrong way.
+func TestAnIdNotInNFCIsToldHowNFCWritesIt(t *testing.T) {
+	ix := buildTree(t, map[string]string{
+		".ai/manifest.yaml": testManifest,
+		".ai/repo/qa.md":    "---\nid: \"\\u0958\"\nkind: prompt\n---\nExcluded from composition.\n",
+	})
+	if len(ix.Objects) != 0 {
+		t.Fatalf("objects %+v", ix.Objects)
+	}
+	for _, d := range ix.Diagnostics {
+		if d.Path == ".ai/repo/qa.md" {
+			if strings.Contains(d.Message, "write it composed") || !strings.Contains(d.Message, `"\u0915\u093c"`) {
+				t.Errorf("the refusal does not say how NFC writes the id: %s", d.Message)
+			}
+			return
+		}
+	}
+	t.Fatalf("not refused: %v", ix.Diagnostics)
+}

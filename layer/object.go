@@ -226,7 +226,8 @@ var (
 // whitespace, control or format character, variation selector or other
 // character Unicode says is never drawn (an invisible one, or one that
 // turns the text around, would show one URI as another, as would a
-// letter written decomposed beside its composed form: text not in NFC),
+// letter written decomposed beside its composed form: text not in NFC,
+// whose refusal says how NFC writes it),
 // and a dot segment, which a client's URI parser removes.
 func uriUnsafe(s string) string {
 	if s == "." || s == ".." {
@@ -250,7 +251,10 @@ func uriUnsafe(s string) string {
 		i++
 	}
 	if !norm.NFC.IsNormalString(s) {
-		return "a character in decomposed form (write it composed, NFC)"
+		// not always decomposed: NFC writes some precomposed letters
+		// decomposed (Devanagari's qa), and a compatibility ideograph as
+		// another character
+		return fmt.Sprintf("text not in Unicode's normal form NFC (write it as NFC does: %+q)", norm.NFC.String(s))
 	}
 	return ""
 }
