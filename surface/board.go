@@ -432,8 +432,10 @@ func cleanPath(root, p string) string {
 	return p
 }
 
-// globChars are the characters that make a name a pattern (path.Match).
-const globChars = "*?["
+// globChars are the characters that make a name a pattern, as agents
+// write them: not "[", which names a route's directory in web projects
+// (app/blog/[slug]/page.tsx) far more often than it opens a class.
+const globChars = "*?"
 
 // drive reports whether p starts with a Windows drive's letter ("C:").
 func drive(p string) bool {

@@ -148,7 +148,8 @@ func TestAGlobScopeOverlapsThePathsItNames(t *testing.T) {
 		{"lib/*.go", "lib/parse.go", true},
 		{"./lib/*.go", `lib\parse.go`, true},
 		{"lib/p?rse.go", "lib/parse.go", true},
-		{"lib/[pq]arse.go", "lib/parse.go", true},
+		{"app/blog/[slug]/page.tsx", "app/blog/[slug]/page.tsx", true}, // a route's directory, not a class
+		{"app/blog/[slug]/page.tsx", "app/blog/archive/page.tsx", false},
 		{"src/**/*.ts", "src/ui/board/page.ts", true},
 		{"src/**", "src/ui", true},
 		{"**/*.go", "lib/parse.go", true},
