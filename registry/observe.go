@@ -234,9 +234,11 @@ func (o *Observer) movedHere(doc Lease, snap Snapshot) bool {
 // here (this one's path, or none here) was written in another directory
 // than this checkout's, by its id, and nobody holds it, where the lock
 // tells: a copy's, come with a checkout copied from one moved while it was
-// served (mv x y; cp -a y x), whose server serves the moved one.
+// served (mv x y; cp -a y x), whose server serves the moved one. Only a
+// bound lease: a binding one may be its owner's still unlocked, where the
+// file system has no hard links (its lock is on the file it renames later).
 func (o *Observer) copiedHere(doc Lease, snap Snapshot) bool {
-	if snap.Holder != proc.OwnerGone || doc.RootDir == "" || o.Root == "" {
+	if snap.Holder != proc.OwnerGone || doc.RootDir == "" || o.Root == "" || !doc.HasURL() {
 		return false
 	}
 	ours := DirectoryID(o.Root)
