@@ -43,6 +43,12 @@ export WINEDLLOVERRIDES="mscoree,mshtml=;winemenubuilder.exe=d"
 unset DISPLAY WAYLAND_DISPLAY
 export DEBIAN_FRONTEND=noninteractive
 
+# A Windows user's profile, %TEMP% among it, admits only its user, SYSTEM
+# and the Administrators; wine gives what it makes an access list from the
+# Unix mode, Everyone reading under umask 022 or 002: a private umask is
+# Windows's private profile.
+umask 077
+
 log() { printf 'wine.sh: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
 

@@ -185,5 +185,5 @@ func openAppend(path string) (*os.File, error) {
 // notMine says why the opened file at path is not this user's alone
 // (another owner, or others may write it), or "".
 func notMine(f *os.File, _ fs.FileInfo, path string) string {
-	return strings.Join(ownedPrivately(windows.Handle(f.Fd()), path), "; ")
+	return strings.Join(ownedPrivately(windows.Handle(f.Fd()), path, false), "; ")
 }

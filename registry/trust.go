@@ -59,10 +59,11 @@ func CheckoutGone(path string) bool {
 // accessEntry is one entry of a Windows access control list, as
 // [writersAmong] judges it.
 type accessEntry struct {
-	allow       bool   // an allowing entry (denying ones grant nothing)
-	inheritOnly bool   // it applies only to what is created inside
-	mask        uint32 // the rights it grants
-	sid         string // whom to, as S-1-…
+	allow        bool   // an allowing entry (denying ones grant nothing)
+	inheritOnly  bool   // it applies only to what is created inside
+	filesInherit bool   // the files created inside inherit it (the lease among them)
+	mask         uint32 // the rights it grants
+	sid          string // whom to, as S-1-…
 }
 
 // windowsWrite are the rights that let a principal change a file or
@@ -72,17 +73,34 @@ type accessEntry struct {
 // GENERIC_WRITE.
 const windowsWrite = 0x2 | 0x4 | 0x10 | 0x40 | 0x100 | 0x10000 | 0x40000 | 0x80000 | 0x10000000 | 0x40000000
 
+// windowsRead are the rights that let a principal read a file's data (or
+// list a directory): FILE_READ_DATA, GENERIC_ALL and GENERIC_READ.
+const windowsRead = 0x1 | 0x10000000 | 0x80000000
+
 // writersAmong returns every principal, other than the trusted ones,
 // that the entries let write, each once, in the entries' order: the pure
 // half of the Windows rule that nobody but the lease's user may write its
 // lease directory or lease (docs/security.md).
-func writersAmong(entries []accessEntry, trusted ...string) (writers []string) {
+func writersAmong(entries []accessEntry, trusted ...string) []string {
+	return grantedAmong(entries, windowsWrite, trusted)
+}
+
+// readersAmong is writersAmong for reading: a lease made in the directory
+// inherits its list, and holds the secret.
+func readersAmong(entries []accessEntry, trusted ...string) []string {
+	return grantedAmong(entries, windowsRead, trusted)
+}
+
+// grantedAmong returns every principal, other than the trusted ones, that
+// the entries grant one of rights, on the object itself or on the files
+// created inside it, each once, in the entries' order.
+func grantedAmong(entries []accessEntry, rights uint32, trusted []string) (granted []string) {
 	for _, e := range entries {
-		if e.allow && !e.inheritOnly && e.mask&windowsWrite != 0 && !slices.Contains(trusted, e.sid) && !slices.Contains(writers, e.sid) {
-			writers = append(writers, e.sid)
+		if e.allow && (!e.inheritOnly || e.filesInherit) && e.mask&rights != 0 && !slices.Contains(trusted, e.sid) && !slices.Contains(granted, e.sid) {
+			granted = append(granted, e.sid)
 		}
 	}
-	return writers
+	return granted
 }
 
 // owned is who owns a directory, its group, and its mode (permissions

@@ -40,17 +40,44 @@ func TestWritersAmong(t *testing.T) {
 		entries []accessEntry
 		want    []string
 	}{
-		{"private", []accessEntry{{true, false, fullControl, me}, {true, false, fullControl, system}, {true, false, fullControl, admins}}, nil},
-		{"others may read", []accessEntry{{true, false, fullControl, me}, {true, false, read, users}}, nil},
-		{"others may modify", []accessEntry{{true, false, fullControl, me}, {true, false, modify, users}}, []string{users}},
-		{"everyone may write data", []accessEntry{{true, false, 0x2, everyone}}, []string{everyone}},
-		{"denied, not granted", []accessEntry{{false, false, fullControl, everyone}}, nil},
-		{"only for what is created inside", []accessEntry{{true, true, fullControl, everyone}}, nil},
-		{"generic write", []accessEntry{{true, false, 0x40000000, users}}, []string{users}},
-		{"every writer, each once", []accessEntry{{true, false, modify, users}, {true, false, fullControl, me}, {true, false, 0x2, everyone}, {true, false, 0x4, users}}, []string{users, everyone}},
+		{"private", []accessEntry{{true, false, false, fullControl, me}, {true, false, false, fullControl, system}, {true, false, false, fullControl, admins}}, nil},
+		{"others may read", []accessEntry{{true, false, false, fullControl, me}, {true, false, false, read, users}}, nil},
+		{"others may modify", []accessEntry{{true, false, false, fullControl, me}, {true, false, false, modify, users}}, []string{users}},
+		{"everyone may write data", []accessEntry{{true, false, false, 0x2, everyone}}, []string{everyone}},
+		{"denied, not granted", []accessEntry{{false, false, false, fullControl, everyone}}, nil},
+		{"only for the directories created inside", []accessEntry{{true, true, false, fullControl, everyone}}, nil},
+		{"only for the files created inside", []accessEntry{{true, true, true, fullControl, everyone}}, []string{everyone}},
+		{"generic write", []accessEntry{{true, false, false, 0x40000000, users}}, []string{users}},
+		{"every writer, each once", []accessEntry{{true, false, false, modify, users}, {true, false, false, fullControl, me}, {true, false, false, 0x2, everyone}, {true, false, false, 0x4, users}}, []string{users, everyone}},
 	} {
 		if got := writersAmong(tc.entries, trusted...); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: writersAmong = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// Who may read a lease directory's files, the lease's secret among them:
+// the rule writersAmong's is, for reading.
+func TestReadersAmong(t *testing.T) {
+	const me, system, admins, users, creatorOwner = "S-1-5-21-1-2-3-1001", "S-1-5-18", "S-1-5-32-544", "S-1-5-32-545", "S-1-3-0"
+	const read, fullControl, traverse = 0x120089, 0x1f01ff, 0x20
+	trusted := []string{me, system, admins, creatorOwner}
+	for _, tc := range []struct {
+		name    string
+		entries []accessEntry
+		want    []string
+	}{
+		{"private", []accessEntry{{true, false, true, fullControl, me}, {true, false, true, fullControl, system}, {true, false, true, fullControl, admins}}, nil},
+		{"others may read", []accessEntry{{true, false, true, fullControl, me}, {true, false, true, read, users}}, []string{users}},
+		{"others may read the files created inside", []accessEntry{{true, true, true, read, users}}, []string{users}},
+		{"others may read only the directories created inside", []accessEntry{{true, true, false, read, users}}, nil},
+		{"others may only pass through", []accessEntry{{true, false, true, traverse, users}}, nil},
+		{"generic read", []accessEntry{{true, false, false, 0x80000000, users}}, []string{users}},
+		{"the maker of what is created inside", []accessEntry{{true, true, true, fullControl, creatorOwner}}, nil},
+		{"denied, not granted", []accessEntry{{false, false, true, read, users}}, nil},
+	} {
+		if got := readersAmong(tc.entries, trusted...); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: readersAmong = %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }

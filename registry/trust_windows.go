@@ -51,10 +51,10 @@ func Trusted(leasePath string) error {
 		return nil // missing: this process creates it, privately
 	}
 	defer windows.CloseHandle(h)
-	reasons := ownedPrivately(h, "the lease directory "+dir)
+	reasons := ownedPrivately(h, "the lease directory "+dir, true)
 	if lease, err := openNoFollow(leasePath); err == nil { // else none, or a link, which the judge calls corrupt and removes itself, never its target
 		defer lease.Close()
-		reasons = append(reasons, ownedPrivately(windows.Handle(lease.Fd()), "the lease "+leasePath)...)
+		reasons = append(reasons, ownedPrivately(windows.Handle(lease.Fd()), "the lease "+leasePath, false)...)
 	}
 	return refused(reasons) // every one to fix, at once
 }
@@ -208,8 +208,10 @@ func makeDir(path string, private bool) error {
 
 // ownedPrivately says why the file open at h, named what, is not this
 // user's alone, every reason, or none: its owner is another user, or
-// its access control list lets other principals write it.
-func ownedPrivately(h windows.Handle, what string) (reasons []string) {
+// its access control list lets other principals write it, or, for the
+// lease directory (leaseDir), read it or what is made in it: the lease
+// inherits that list, and holds the secret.
+func ownedPrivately(h windows.Handle, what string, leaseDir bool) (reasons []string) {
 	sd, err := windows.GetSecurityInfo(h, windows.SE_FILE_OBJECT, windows.OWNER_SECURITY_INFORMATION|windows.DACL_SECURITY_INFORMATION)
 	if err != nil {
 		return []string{fmt.Sprintf("%s: who may write it cannot be read: %v", what, err)}
@@ -234,21 +236,32 @@ func ownedPrivately(h windows.Handle, what string) (reasons []string) {
 			continue
 		}
 		e := accessEntry{
-			allow:       allowing(ace.Header.AceType),
-			inheritOnly: ace.Header.AceFlags&windows.INHERIT_ONLY_ACE != 0,
-			mask:        uint32(ace.Mask),
-			sid:         "an object or conditional entry", // never a trusted principal
+			allow:        allowing(ace.Header.AceType),
+			inheritOnly:  ace.Header.AceFlags&windows.INHERIT_ONLY_ACE != 0,
+			filesInherit: ace.Header.AceFlags&windows.OBJECT_INHERIT_ACE != 0,
+			mask:         uint32(ace.Mask),
+			sid:          "an object or conditional entry", // never a trusted principal
 		}
 		if ace.Header.AceType == windows.ACCESS_ALLOWED_ACE_TYPE {
 			e.sid = (*windows.SID)(unsafe.Pointer(&ace.SidStart)).String()
 		}
 		entries = append(entries, e)
 	}
-	if writers := writersAmong(entries, me.String(), system.String(), admins.String()); len(writers) > 0 {
+	// CREATOR OWNER, in an entry the files made inside inherit, is their
+	// maker: this user
+	trusted := []string{me.String(), system.String(), admins.String(), creatorOwner}
+	if writers := writersAmong(entries, trusted...); len(writers) > 0 {
 		reasons = append(reasons, fmt.Sprintf("%s is writable by other users (%s may write it); remove it, and the next client makes it anew, private", what, strings.Join(writers, ", ")))
+	}
+	if readers := readersAmong(entries, trusted...); leaseDir && len(readers) > 0 {
+		reasons = append(reasons, fmt.Sprintf("%s is readable by other users (%s may read it, and so the lease's secret); remove it, and the next client makes it anew, private", what, strings.Join(readers, ", ")))
 	}
 	return reasons
 }
+
+// creatorOwner is the SID CREATOR OWNER, which an inherited entry names
+// its object's maker by.
+const creatorOwner = "S-1-3-0"
 
 // allowing reports whether an entry of this type grants rights: the plain,
 // compound, object and conditional (callback) allowing entries.

@@ -103,3 +103,28 @@ func TestALeaseDirectoryThatCannotBeCheckedIsNotTrusted(t *testing.T) {
 		t.Fatal("Trusted = nil for a lease directory that could not be checked, whose lease the election reads")
 	}
 }
+
+// A lease directory made by someone's hand (copied with its checkout,
+// restored from a backup) whose access control list lets other users read
+// what is made in it is not trusted: the lease written there inherits that
+// list, and its secret would be theirs to read. Unix makes the lease 0600
+// whatever its directory; here the directory decides (docs/security.md:
+// its list admits only its user, SYSTEM and the Administrators). (Trusted
+// checked only who may write it, and trusted it.) An entry only the files
+// made inside inherit is TestWritersAmong's and TestReadersAmong's: wine
+// keeps none, making a list from the Unix mode.
+func TestALeaseDirectoryOthersMayReadIsNotTrusted(t *testing.T) {
+	me, err := currentUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := testtemp.Dir(t)
+	dir := filepath.Join(root, ".ai", "local", "state", "mcp")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	allow(t, dir, "D:P(A;OICI;FA;;;"+me.String()+")(A;OICI;FR;;;WD)")
+	if err := Trusted(Path(root, "")); err == nil || !strings.Contains(err.Error(), "the lease directory "+dir+" is readable by other users") {
+		t.Fatalf("a lease directory everyone may read: Trusted = %v", err)
+	}
+}
