@@ -138,15 +138,21 @@ func openReader(ctx context.Context, path string) (db *sql.DB, ours bool, err er
 // walAt reports whether the database at path has a -wal beside it, or
 // beside the file it leads to when path is a link.
 func walAt(path string) bool {
-	if _, err := os.Stat(path + "-wal"); err == nil {
-		return true
+	for _, db := range withTarget(path) {
+		if _, err := os.Stat(db + "-wal"); err == nil {
+			return true
+		}
 	}
-	resolved, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return false
+	return false
+}
+
+// withTarget is path, and the file it leads to when it is a link: where
+// SQLite may keep the database's -wal and -shm.
+func withTarget(path string) []string {
+	if resolved, err := filepath.EvalSymlinks(path); err == nil && resolved != path {
+		return []string{path, resolved}
 	}
-	_, err = os.Stat(resolved + "-wal")
-	return err == nil
+	return []string{path}
 }
 
 // walMode reports whether the database file at path says, in its header,

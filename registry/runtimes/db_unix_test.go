@@ -255,14 +255,7 @@ func TestARegistryThatIsALinkIsReadWithItsWAL(t *testing.T) {
 // another user's takes root: anyone else checks the rule on a file that
 // is root's.
 func TestARegistryFileOfAnotherUserIsNeitherReadNorWritten(t *testing.T) {
-	if os.Geteuid() != 0 {
-		fi, err := os.Stat("/")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if anothersFile("/", fi) == nil {
-			t.Fatal("/, which is root's, is taken for this user's own")
-		}
+	if !asRoot(t) {
 		return
 	}
 	shared := testtemp.Dir(t)
@@ -298,14 +291,17 @@ func TestARegistryFileOfAnotherUserIsNeitherReadNorWritten(t *testing.T) {
 // read nor written. Making a file another user's takes root: anyone else
 // checks the rule on a file that is root's.
 func TestARegistryWhoseWALIsAnotherUsersIsNeitherReadNorWritten(t *testing.T) {
-	if os.Geteuid() != 0 {
-		fi, err := os.Stat("/")
-		if err != nil {
-			t.Fatal(err)
+	linked := filepath.Join(testtemp.Dir(t), "registry.db") // a -wal that is a link: anyone can make one
+	if err := os.Symlink(filepath.Join(testtemp.Dir(t), "theirs"), linked+"-wal"); err != nil {
+		t.Fatal(err)
+	}
+	if db, err := Open(context.Background(), linked); err == nil || !strings.Contains(err.Error(), "is a symbolic link") {
+		if err == nil {
+			db.Close()
 		}
-		if anothersFile("/", fi) == nil {
-			t.Fatal("/, which is root's, is taken for this user's own")
-		}
+		t.Errorf("opened a registry whose -wal is a link, to write: %v", err)
+	}
+	if !asRoot(t) {
 		return
 	}
 	shared := testtemp.Dir(t)
@@ -338,4 +334,22 @@ func TestARegistryWhoseWALIsAnotherUsersIsNeitherReadNorWritten(t *testing.T) {
 	if rows, err := Read(context.Background(), path); err == nil || !strings.Contains(err.Error(), "belongs to another user") {
 		t.Errorf("read a registry whose -wal is another user's: %d rows, %v", len(rows), err)
 	}
+}
+
+// asRoot reports whether the test runs as root, which alone can give a
+// file to another user; anyone else checks the ownership rule on "/",
+// which is root's.
+func asRoot(t *testing.T) bool {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		return true
+	}
+	fi, err := os.Stat("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if anothersFile("/", fi) == nil {
+		t.Fatal("/, which is root's, is taken for this user's own")
+	}
+	return false
 }

@@ -20,7 +20,8 @@ import (
 // registry, or the directories to it, its own in that user's tree, and
 // lock the user out of them. Root may write anywhere: it is refused any
 // other user's tree that is not for all to write in. A registry file that
-// is there must be this user's, whatever its mode (anothersFile).
+// is there must be this user's, whatever its mode, and so must its -wal
+// and -shm (othersOwn, anothersCompanions).
 func anothersTree(path string) error {
 	if err := anothersCompanions(path); err != nil {
 		return err
@@ -34,7 +35,7 @@ func anothersTree(path string) error {
 			return nil // what cannot be told is the opening's to say
 		}
 		if at == path {
-			return anothersFile(path, fi)
+			return othersOwn(path, fi) // its companions are checked above, there or not
 		}
 		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() && fi.Mode().Perm()&0o002 == 0 &&
 			(os.Geteuid() == 0 || unix.Access(at, unix.W_OK) != nil) {
@@ -51,10 +52,18 @@ func anothersTree(path string) error {
 // a live server of this checkout recorded as another checkout's is
 // counted nowhere.
 func anothersFile(path string, fi fs.FileInfo) error {
+	if err := othersOwn(path, fi); err != nil {
+		return err
+	}
+	return anothersCompanions(path)
+}
+
+// othersOwn refuses fi, the registry file at path, when another user owns it.
+func othersOwn(path string, fi fs.FileInfo) error {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
 		return fmt.Errorf("%w: %s belongs to another user (uid %d): the registry is not read or written there", ErrRegistryUnusable, path, st.Uid)
 	}
-	return anothersCompanions(path)
+	return nil
 }
 
 // anothersCompanions refuses the registry at path when its -wal or -shm,
@@ -63,11 +72,7 @@ func anothersFile(path string, fi fs.FileInfo) error {
 // anyone writes in, it would hold every row written, and what a reader
 // reads first, in that user's file.
 func anothersCompanions(path string) error {
-	dbs := []string{path}
-	if resolved, err := filepath.EvalSymlinks(path); err == nil && resolved != path {
-		dbs = append(dbs, resolved)
-	}
-	for _, db := range dbs {
+	for _, db := range withTarget(path) {
 		for _, p := range []string{db + "-wal", db + "-shm"} {
 			fi, err := os.Lstat(p)
 			if err != nil {
