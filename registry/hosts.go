@@ -57,10 +57,16 @@ func PeerOfHost(leasePath, host, self string, alive func(process string) bool, n
 			return 0, false, err
 		}
 	}
-	if err = l.Truncate(0); err == nil {
-		_, err = l.WriteAt(hosts.remember(host, number, self, now).format(), 0)
+	// One write, never a truncation: a shorter memory is padded with blank
+	// lines to the length read. Giving the file's block back made the
+	// truncation wait for the disk where the file system discards freed
+	// blocks, and made ext4 write the file out as it was closed, on the
+	// way to the client's first answer (B1).
+	memory := hosts.remember(host, number, self, now).format()
+	if short := n - len(memory); short > 0 {
+		memory = append(memory, bytes.Repeat([]byte{'\n'}, short)...)
 	}
-	if err != nil {
+	if _, err = l.WriteAt(memory, 0); err != nil {
 		return 0, false, fmt.Errorf("remembering a host's peer: %w", err)
 	}
 	return number, again, nil

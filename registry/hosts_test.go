@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,5 +74,40 @@ func TestAHostsSecondClientGetsTheFirstOnesNumber(t *testing.T) {
 	}
 	if _, _, err := PeerOfHost(lease, "a key with spaces", "5:5", alive, now); err == nil {
 		t.Fatal("a key with spaces is refused")
+	}
+}
+
+// TestAHostsMemoryThatShrinksIsPaddedNotTruncated: a memory whose stale
+// hosts are dropped is written over the old one, its tail blank lines
+// that read as nothing, and it is read back as written.
+func TestAHostsMemoryThatShrinksIsPaddedNotTruncated(t *testing.T) {
+	dir := filepath.Join(testtemp.Dir(t), "mcp") // wine cannot RemoveAll a TempDir
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	lease := filepath.Join(dir, "server.json")
+	now := time.Now()
+	stale := strings.Repeat("h", 200) + " 7 9:9 " + strconv.FormatInt(now.Add(-2*hostKeptFor).Unix(), 10) + "\n"
+	if err := os.WriteFile(HostsPath(lease), []byte(stale), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	gone := func(string) bool { return false }
+	first, _, err := PeerOfHost(lease, "100:42", "1:1", gone, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(HostsPath(lease))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) != len(stale) || strings.Contains(string(raw), "hhh") {
+		t.Fatalf("the memory is %q, want the stale host gone and the file as long as before (%d bytes)", raw, len(stale))
+	}
+	if h := parseHosts(raw); len(h) != 1 || h[0].host != "100:42" || h[0].number != first {
+		t.Fatalf("read back %+v, want only 100:42 as p%d", h, first)
+	}
+	again, was, err := PeerOfHost(lease, "100:42", "2:2", gone, now)
+	if err != nil || !was || again != first {
+		t.Fatalf("the host again: %d %v %v, want %d again", again, was, err, first)
 	}
 }
