@@ -4,13 +4,18 @@
 // itself (its build information and Go build ID), never from the host.
 package release
 
-import "runtime/debug"
+import (
+	"runtime/debug"
+	"sync"
+)
 
 // Number is this build's release version.
 const Number = "0.1.0"
 
 // Version is the release, with the VCS revision when the build recorded one.
-func Version() string {
+// It is read once: a leaseholder says it in every probe's answer, and
+// reading the build information parses it again each time.
+var Version = sync.OnceValue(func() string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return Number
@@ -21,4 +26,4 @@ func Version() string {
 		}
 	}
 	return Number
-}
+})
