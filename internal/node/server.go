@@ -153,10 +153,10 @@ func (s *sharedServer) listen(srv *served, t *term, key string) (*httpserver.Ser
 }
 
 // identity is the answer of GET /, the probe.
-func (s *sharedServer) identity(srv *served, t *term) func() httpserver.Identity {
-	return func() httpserver.Identity {
+func (s *sharedServer) identity(srv *served, t *term) func(bool) httpserver.Identity {
+	return func(peers bool) httpserver.Identity {
 		ix := srv.layer.Current()
-		return httpserver.Identity{
+		id := httpserver.Identity{
 			Name:         surface.Name,
 			Version:      release.Version(),
 			Checkout:     ix.Name,
@@ -165,8 +165,11 @@ func (s *sharedServer) identity(srv *served, t *term) func() httpserver.Identity
 			Instance:     t.instance,
 			Leaseholder:  isLeaseholder(s.node.m.State()) && s.refusal(t) == nil,
 			Sessions:     srv.surface.Sessions(), // as majordomus_server counts them
-			Peers:        boardOf(srv.surface.Board),
 		}
+		if peers {
+			id.Peers = boardOf(srv.surface.Board)
+		}
+		return id
 	}
 }
 

@@ -223,7 +223,7 @@ func TestStatusReportsAServerThatIsNoLongerTheLeaseholder(t *testing.T) {
 	h := httpserver.New(httpserver.Config{
 		MCP:      server.NewMCPServer(surface.Name, "0.1.0"),
 		Secret:   held.Secret,
-		Identity: func() httpserver.Identity { return httpserver.Identity{Name: surface.Name, Sessions: 3} },
+		Identity: func(bool) httpserver.Identity { return httpserver.Identity{Name: surface.Name, Sessions: 3} },
 		Logger:   zap.NewNop(),
 	})
 	go func() { _ = h.Serve(ln) }()

@@ -28,7 +28,7 @@ func TestADialedConnectionKeepsItsPlaceAtTheCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := httpserver.New(httpserver.Config{MCP: server.NewMCPServer("majordomus", "1"), Secret: key, MaxConnections: 2,
-		Identity: func() httpserver.Identity { return httpserver.Identity{Name: "majordomus", Leaseholder: true} }, Logger: zap.NewNop()})
+		Identity: func(bool) httpserver.Identity { return httpserver.Identity{Name: "majordomus", Leaseholder: true} }, Logger: zap.NewNop()})
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
 	base := httpserver.URLOf(ln.Addr())

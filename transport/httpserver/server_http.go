@@ -56,8 +56,10 @@ type Config struct {
 	// MCP serves every session. Its hooks belong to its builder: the HTTP
 	// server learns of sessions through its own SessionIdManager instead.
 	MCP *server.MCPServer
-	// Identity is asked on every GET /. Nil answers a zero Identity.
-	Identity func() Identity
+	// Identity is asked on every GET /; peers says whether the answer
+	// carries the board's peers, which only a token holder's plain GET /
+	// does (a probe's answer never does). Nil answers a zero Identity.
+	Identity func(peers bool) Identity
 	// Secret is the lease's secret (internal/secret): every /mcp request
 	// must carry its token, and GET / proves it holds it. Empty: a random
 	// one that no client knows, so that no server is ever open by mistake.
@@ -146,7 +148,7 @@ func New(cfg Config) *Server {
 	cfg.MaxConnections = positiveOr(cfg.MaxConnections, defaultMaxConnections)
 	cfg.Logger = cmp.Or(cfg.Logger, zap.NewNop())
 	if cfg.Identity == nil {
-		cfg.Identity = func() Identity { return Identity{} }
+		cfg.Identity = func(bool) Identity { return Identity{} }
 	}
 	if cfg.Refusal == nil {
 		cfg.Refusal = func() *Refusal { return nil }

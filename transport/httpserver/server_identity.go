@@ -100,19 +100,20 @@ func (h *Server) serveIdentity(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("a challenge is %d to %d hexadecimal digits", 2*secret.ChallengeSize, 8*secret.ChallengeSize))
 		return
 	}
-	id := h.cfg.Identity()
+	// A probe asks who serves, not who is served: the board could outgrow
+	// what a probe reads, and is not made for it.
+	authorized := h.authorized(r)
+	id := h.cfg.Identity(authorized && challenge == "")
 	id.Leaseholder = id.Leaseholder && !h.closing.Load() // a stopping server is nobody's to attach to
 	id.HTTPSessions = h.table.count()
 	id.Sessions = max(id.Sessions, id.HTTPSessions)
 	id.Full = h.table.places() >= h.cfg.MaxSessions
 	if challenge != "" {
-		// A probe asks who serves, not who is served: the board could
-		// outgrow what a probe reads.
 		id.Peers = nil
 		id.Proof = secret.Proof(h.cfg.Secret, challenge, id.Leaseholder)
 	}
 	var answer any = id
-	if !h.authorized(r) {
+	if !authorized {
 		public := publicIdentity{Name: id.Name}
 		if challenge != "" {
 			public.Leaseholder, public.Proof = &id.Leaseholder, id.Proof

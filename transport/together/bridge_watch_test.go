@@ -163,7 +163,7 @@ func TestALiveServerAnsweringItsProbesSlowlyIsNeverLeft(t *testing.T) {
 	f := newFixture()
 	t.Cleanup(f.releaseAll)
 	answered := make(chan struct{}, 64)
-	s := serveHTTP(t, httpserver.Config{MCP: f.srv, Identity: func() httpserver.Identity {
+	s := serveHTTP(t, httpserver.Config{MCP: f.srv, Identity: func(bool) httpserver.Identity {
 		// loaded: each GET / takes 300ms, well within the probe timeout
 		// (testProbe), longer than a fifth of GoneAfter
 		time.Sleep(300 * time.Millisecond)

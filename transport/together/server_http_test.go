@@ -21,11 +21,18 @@ import (
 
 // GET / is the probe: the whole identity to a client with the token, to
 // anyone else only the name; to a challenge, a proof of the secret and of
-// the leaseholder claim, which only a holder of the secret can check.
+// the leaseholder claim, which only a holder of the secret can check. The
+// board is asked for only by the answers that carry it.
 func TestIdentityIsTheProbe(t *testing.T) {
 	var id atomic.Pointer[httpserver.Identity] // the network orders its change, which the race detector does not see
 	id.Store(&httpserver.Identity{Name: "majordomus", Version: "1.2.3", Checkout: "main", RepositoryID: "abc", Profile: "default", Instance: "i-1", Leaseholder: true})
-	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, Identity: func() httpserver.Identity { return *id.Load() }})
+	var boards atomic.Int32 // the answers the board's peers were asked for
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, Identity: func(peers bool) httpserver.Identity {
+		if peers {
+			boards.Add(1)
+		}
+		return *id.Load()
+	}})
 	c := newClient(t, s.url)
 	resp, body := c.do(http.MethodGet, "/", "", "")
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" {
@@ -58,6 +65,9 @@ func TestIdentityIsTheProbe(t *testing.T) {
 		if !answer.Leaseholder || !secret.Proves(answer.Proof, testSecret, challenge, true) {
 			t.Fatalf("the answer %s proves no leaseholder holding the secret", body)
 		}
+	}
+	if n := boards.Load(); n != 1 {
+		t.Fatalf("the board was asked for %d times, want once: for the token holder's GET / without a challenge", n)
 	}
 	for _, bad := range []string{"xyz", "ab", strings.Repeat("a", 1000)} {
 		if resp, body := c.do(http.MethodGet, "/?challenge="+bad, "", ""); resp.StatusCode != http.StatusBadRequest || refusal(t, body).Error.Code != "invalid_request" {

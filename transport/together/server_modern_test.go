@@ -312,7 +312,7 @@ func TestAModernListenIsHeldToTheSessionCap(t *testing.T) {
 // client served alone does not try to attach.
 func TestAProbeGreetsWhileAPlaceIsLeft(t *testing.T) {
 	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, MaxSessions: 1, PresenceID: bridge.PresenceID,
-		Greeting: func() any { return "welcome" }, Identity: func() httpserver.Identity { return httpserver.Identity{Leaseholder: true} }})
+		Greeting: func() any { return "welcome" }, Identity: func(bool) httpserver.Identity { return httpserver.Identity{Leaseholder: true} }})
 	var full bool
 	greeted := func() bool {
 		whole, conn, err := secret.ProbeSealed(context.Background(), s.url, testSecret, testProbe)
@@ -347,7 +347,7 @@ func TestASessionBeingOpenedTakesOnePlace(t *testing.T) {
 	reporting, goOn := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, MaxSessions: 2,
-		Greeting: func() any { return "welcome" }, Identity: func() httpserver.Identity { return httpserver.Identity{Leaseholder: true} },
+		Greeting: func() any { return "welcome" }, Identity: func(bool) httpserver.Identity { return httpserver.Identity{Leaseholder: true} },
 		OnSessions: func(n int) {
 			if n == 1 {
 				once.Do(func() { close(reporting); <-goOn })

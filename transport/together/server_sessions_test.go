@@ -222,7 +222,7 @@ func TestShutdownEndsSessionsAndStreams(t *testing.T) {
 // it. (It counted no session, ended, and the newcomer took over from it.)
 // A bridge's connection, proved and used at once, counts for no longer.
 func TestAClientThatProvedTheServerCountsAsComing(t *testing.T) {
-	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, Identity: func() httpserver.Identity { return httpserver.Identity{Leaseholder: true} }})
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, Identity: func(bool) httpserver.Identity { return httpserver.Identity{Leaseholder: true} }})
 	_, conn, err := secret.ProbeSealed(t.Context(), s.url, testSecret, testProbe)
 	if err != nil {
 		t.Fatal(err)
@@ -251,7 +251,7 @@ func TestAClientThatProvedTheServerCountsAsComing(t *testing.T) {
 		close(answering)
 		<-release
 	})
-	s = serveHTTP(t, httpserver.Config{MCP: f.srv, Identity: func() httpserver.Identity { return httpserver.Identity{Leaseholder: true} }})
+	s = serveHTTP(t, httpserver.Config{MCP: f.srv, Identity: func(bool) httpserver.Identity { return httpserver.Identity{Leaseholder: true} }})
 	b, err = bridge.New(t.Context(), bridge.Config{Secret: testSecret, ProbeTimeout: testProbe, URL: s.url, Out: wire.NewFrameWriter(io.Discard)})
 	if err != nil {
 		t.Fatal(err)
