@@ -2,7 +2,9 @@ package layer
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -11,8 +13,11 @@ import (
 const manifestRel = ".ai/manifest.yaml"
 
 // FindCheckout returns the checkout root for start: the nearest ancestor of
-// start (start itself included) that holds .ai/manifest.yaml as a regular
-// file. The result is absolute and symlink-resolved ([filepath.EvalSymlinks]).
+// start (start itself included) that holds .ai/manifest.yaml, anything but
+// a directory there: one that cannot be read (a link that leads nowhere, a
+// FIFO, a file in an .ai this user may not search) is that checkout's,
+// for [LoadManifest] to refuse, not a reason to serve the checkout around
+// it. The result is absolute and symlink-resolved ([filepath.EvalSymlinks]).
 // An empty start means the working directory.
 //
 // When no ancestor qualifies, or start cannot be resolved, the error wraps
@@ -28,8 +33,7 @@ func FindCheckout(start string) (string, error) {
 		return "", fmt.Errorf("%w from %s: resolving the start directory: %v", ErrNoCheckout, abs, err)
 	}
 	for {
-		fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(manifestRel)))
-		if err == nil && fi.Mode().IsRegular() {
+		if holdsManifest(filepath.Join(dir, filepath.FromSlash(manifestRel))) {
 			return dir, nil
 		}
 		parent := filepath.Dir(dir)
@@ -38,4 +42,14 @@ func FindCheckout(start string) (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// holdsManifest reports whether there is a manifest at path, readable or
+// not: anything but nothing, or a directory (or a link to one).
+func holdsManifest(path string) bool {
+	if _, err := os.Lstat(path); err != nil {
+		return errors.Is(err, fs.ErrPermission)
+	}
+	fi, err := os.Stat(path)
+	return err != nil || !fi.IsDir()
 }
