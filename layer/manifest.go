@@ -171,6 +171,7 @@ func parseProfiles(n *yaml.Node, p *problems) []Profile {
 	out := make([]Profile, 0, len(n.Content))
 	seen := map[string]bool{}
 	for i, e := range n.Content {
+		e = resolved(e)
 		where := fmt.Sprintf("mcp.profiles[%d]", i)
 		var pr Profile
 		switch e.Kind {
@@ -299,7 +300,7 @@ func (p *problems) shaped(n *yaml.Node, kind yaml.Kind, where, what string) bool
 func pairs(n *yaml.Node, where string, p *problems, fn func(key string, v *yaml.Node)) {
 	seen := make(map[string]bool, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
+		k, v := resolved(n.Content[i]), resolved(n.Content[i+1]) // an alias reads as what it names
 		if k.Kind != yaml.ScalarNode {
 			p.add("%snon-scalar key at line %d", where, k.Line)
 			continue

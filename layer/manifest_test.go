@@ -138,6 +138,32 @@ func TestLoadManifestTooLarge(t *testing.T) {
 
 func ptr(s string) *string { return &s }
 
+// A manifest is YAML: a value given by an alias is the anchored value,
+// read as if written there, as an object's front matter reads it.
+func TestLoadManifestReadsAliases(t *testing.T) {
+	root := testtemp.Dir(t)
+	writeTree(t, root, map[string]string{".ai/manifest.yaml": `schema: &schema ai-repository/v1
+context: {name: &name payments, roster: &roster [default, {name: reviewer, role: *name}], grace: &grace 30}
+sections: {timings: &timings {bind_grace_seconds: *grace, bridge_heartbeat_seconds: 5}}
+name: *name
+description: *schema
+mcp: {profiles: *roster}
+server: *timings
+`})
+	got, err := LoadManifest(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Manifest{
+		Path: filepath.Join(root, ".ai", "manifest.yaml"), Schema: SchemaV1, Name: "payments", Description: SchemaV1,
+		Profiles: []Profile{{Name: "default"}, {Name: "reviewer", Role: "payments"}},
+		Server:   Timings{BindGrace: 30 * time.Second, BridgeHeartbeat: 5 * time.Second},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("LoadManifest =\n%+v\nwant\n%+v", got, want)
+	}
+}
+
 // The manifest's name names the checkout, in every index the layer
 // publishes; without one, the directory does.
 func TestTheManifestNamesTheCheckout(t *testing.T) {
