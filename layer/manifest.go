@@ -249,7 +249,7 @@ func seconds(v *yaml.Node) (time.Duration, error) {
 	if f <= 0 {
 		return 0, fmt.Errorf("%s must be positive", v.Value)
 	}
-	if f > float64(math.MaxInt64)/float64(time.Second) {
+	if f >= float64(math.MaxInt64)/float64(time.Second) { // float64(MaxInt64) is 2^63, which no Duration holds
 		return 0, fmt.Errorf("%s seconds is too long", v.Value)
 	}
 	d := time.Duration(f * float64(time.Second))

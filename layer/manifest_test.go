@@ -61,6 +61,8 @@ server:
 		{name: "unknown mcp key", content: ptr(testManifest + "mcp: {roster: []}\n"), wantErr: []string{"unknown key mcp.roster"}},
 		{name: "negative timing", content: ptr(testManifest + "server: {bind_grace_seconds: -1}\n"), wantErr: []string{"server.bind_grace_seconds: -1 must be positive"}},
 		{name: "zero timing", content: ptr(testManifest + "server: {busy_grace_seconds: 0}\n"), wantErr: []string{"server.busy_grace_seconds: 0 must be positive"}},
+		// 2^63 nanoseconds, as a float64 rounds it: no Duration holds it
+		{name: "timing just too long", content: ptr(testManifest + "server: {election_bound_seconds: 9223372036.854775807}\n"), wantErr: []string{"server.election_bound_seconds: 9223372036.854775807 seconds is too long"}},
 		{name: "timing as text", content: ptr(testManifest + "server: {probe_timeout_seconds: \"2\"}\n"), wantErr: []string{"server.probe_timeout_seconds: must be a positive number of seconds"}},
 		{name: "bad profile name", content: ptr(testManifest + "mcp: {profiles: [Bad]}\n"), wantErr: []string{`mcp.profiles[0]: profile name "Bad" must match`}},
 		// as long a name as a lease or the registry takes, and no longer
