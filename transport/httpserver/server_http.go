@@ -33,12 +33,12 @@ const (
 	// DefaultMaxSessions caps the live sessions of one server; beyond it a
 	// new one is refused (503, Retry-After) rather than exhaust memory.
 	DefaultMaxSessions = 512
-	// defaultMaxConnections caps the open connections, so that whoever can
+	// connectionsPerSession caps the open connections, so that whoever can
 	// reach the port (another local user too, before any token is asked)
 	// cannot exhaust the server's descriptors; those without the token
 	// make room for a newcomer (connCount.admit). A session takes at most
-	// two (a POST, its stream).
-	defaultMaxConnections = 4 * DefaultMaxSessions
+	// two (a POST, its stream): a cap of sessions raised raises it too.
+	connectionsPerSession = 4
 	// maxHeaderBytes bounds a request's head: no client of this server
 	// sends more than a few hundred bytes of it.
 	maxHeaderBytes = 64 << 10
@@ -79,7 +79,8 @@ type Config struct {
 	ListenKeepAlive time.Duration
 	// MaxSessions caps the live sessions. Default 512.
 	MaxSessions int
-	// MaxConnections caps the open connections. Default 2048.
+	// MaxConnections caps the open connections. Default four for each
+	// session of MaxSessions: a session takes two at most.
 	MaxConnections int
 	// OnSessions is called with the number of live HTTP sessions whenever
 	// it changes (open listens count, and after EndStreams so do the
@@ -145,7 +146,7 @@ func New(cfg Config) *Server {
 	cfg.BodyTimeout = positiveOr(cfg.BodyTimeout, defaultBodyTimeout)
 	cfg.ListenKeepAlive = positiveOr(cfg.ListenKeepAlive, DefaultListenKeepAlive)
 	cfg.MaxSessions = positiveOr(cfg.MaxSessions, DefaultMaxSessions)
-	cfg.MaxConnections = positiveOr(cfg.MaxConnections, defaultMaxConnections)
+	cfg.MaxConnections = positiveOr(cfg.MaxConnections, connectionsPerSession*cfg.MaxSessions)
 	cfg.Logger = cmp.Or(cfg.Logger, zap.NewNop())
 	if cfg.Identity == nil {
 		cfg.Identity = func(bool) Identity { return Identity{} }

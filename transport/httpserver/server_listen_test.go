@@ -48,3 +48,22 @@ func TestTheConnectionThatMakesRoom(t *testing.T) {
 		t.Errorf("after one closed: %d open, %d unproven", len(c.open), c.unproven.Len())
 	}
 }
+
+// A cap of sessions raised past the default raises the cap of
+// connections with it: each session may hold two, and a newcomer past the
+// connections' cap is dropped at accept, where the sessions' cap answers
+// 503 with Retry-After.
+func TestTheConnectionsCapFollowsTheSessionsCap(t *testing.T) {
+	for _, tc := range []struct{ sessions, connections, want int }{
+		{0, 0, 4 * DefaultMaxSessions},
+		{2000, 0, 8000},
+		{2000, 100, 100},
+	} {
+		h := New(Config{MaxSessions: tc.sessions, MaxConnections: tc.connections})
+		got := h.cfg.MaxConnections
+		h.Shutdown(t.Context())
+		if got != tc.want {
+			t.Fatalf("sessions %d, connections %d: a cap of %d connections, want %d", tc.sessions, tc.connections, got, tc.want)
+		}
+	}
+}
