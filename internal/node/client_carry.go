@@ -88,13 +88,22 @@ func (s *clientSession) carryLocal(ctx context.Context) (c carry.Session) {
 }
 
 // settled holds the client's messages and is the in-process session as it
-// saw them once those it answers are answered (mu held, local open).
+// saw them once those it answers are answered (mu held, local open), under
+// the peer id the session has on the board.
 func (s *clientSession) settled(ctx context.Context) carry.Session {
 	s.router.hold()
 	settle, cancel := context.WithTimeout(ctx, settleBound)
 	defer cancel()
 	s.router.settle(settle, s.local)
-	return s.local.Carried()
+	c := s.local.Carried()
+	if c.Peer == "" {
+		// a 2026-07-28 client that never sent server/discover was told no
+		// id, yet is its session's peer: it keeps that id where it goes
+		if srv, err := s.n.load(); err == nil {
+			c.Peer = srv.surface.Board.PeerID(localSession)
+		}
+	}
+	return c
 }
 
 // lateGiver has each call an in-process session carried onto the bridge
