@@ -116,7 +116,9 @@ func (s *Surface) promptHandler(p prompt) server.PromptHandlerFunc {
 
 // promptCompleter completes a prompt argument from the suggestions its
 // declaration lists: those starting with what the user typed, ignoring
-// case, in the declared order. An unknown prompt or argument has none.
+// case, in the declared order. An unknown argument has none, nor has an
+// unknown prompt here: the transports refuse a completion of one with
+// -32602 before mcp-go sees it (wire.PromptRefusal).
 type promptCompleter struct{ s *Surface }
 
 func (c promptCompleter) CompletePromptArgument(_ context.Context, name string, arg mcp.CompleteArgument, _ mcp.CompleteContext) (*mcp.Completion, error) {

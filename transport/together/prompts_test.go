@@ -78,3 +78,62 @@ func TestAPromptWithoutARequiredArgumentIsInvalidParams(t *testing.T) {
 		t.Errorf("an unknown prompt: %s", unknown)
 	}
 }
+
+// A completion/complete that names no prompt the server has, no reference
+// of a kind MCP knows, or no argument, is invalid params (MCP 2025-06-18,
+// completion: "Invalid prompt name: -32602", "Missing required arguments:
+// -32602"), the same bytes from a local session, a POST and a batch.
+// mcp-go answers the first an empty completion, and the others -32600, as
+// if the message were no request.
+func TestACompletionOfNoPromptIsInvalidParams(t *testing.T) {
+	srv := promptServer()
+	server.WithCompletions()(srv)
+	local, err := stdio.NewLocal(context.Background(), srv, wire.NewFrameWriter(io.Discard), "stdio")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer local.Close()
+	local.Handle(context.Background(), json.RawMessage(initRoots))
+	s := serveHTTP(t, httpserver.Config{MCP: srv})
+	c := newClient(t, s.url)
+	sid := c.initialize()
+
+	complete := func(params string) string {
+		return `{"jsonrpc":"2.0","id":7,"method":"completion/complete"` + params + `}`
+	}
+	refused := func(message string) string {
+		return `{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"` + message + `"}}`
+	}
+	noRef := refused("invalid params: completion/complete takes params.ref, a ref/prompt or a ref/resource")
+	noArgument := refused("invalid params: completion/complete names the argument it completes in params.argument.name")
+	for _, tc := range []struct{ params, want string }{
+		{`,"params":{"ref":{"type":"ref/prompt","name":"nope"},"argument":{"name":"focus","value":""}}`, refused("prompt 'nope' not found")},
+		{`,"params":{"ref":{"type":"ref/prompt"},"argument":{"name":"focus","value":""}}`, refused("prompt '' not found")},
+		{``, noRef},
+		{`,"params":{}`, noRef},
+		{`,"params":{"ref":{"type":"ref/nope","name":"review"},"argument":{"name":"focus","value":""}}`, noRef},
+		{`,"params":{"ref":{"type":"ref/prompt","name":"review"}}`, noArgument},
+		{`,"params":{"ref":{"type":"ref/prompt","name":"review"},"argument":{"value":"t"}}`, noArgument},
+	} {
+		if got := local.Handle(context.Background(), json.RawMessage(complete(tc.params))); string(got) != tc.want {
+			t.Errorf("local %s: %s", tc.params, got)
+		}
+		if resp, body := c.do("POST", "/mcp", sid, complete(tc.params)); resp.StatusCode != 200 || strings.TrimSpace(body) != tc.want {
+			t.Errorf("http %s: %d %s", tc.params, resp.StatusCode, body)
+		}
+		if _, body := c.do("POST", "/mcp", sid, "["+complete(tc.params)+"]"); strings.TrimSpace(body) != "["+tc.want+"]" {
+			t.Errorf("batch %s: %s", tc.params, body)
+		}
+	}
+
+	modern := modernRequest(9, "completion/complete", `{"ref":{"type":"ref/prompt","name":"nope"},"argument":{"name":"focus","value":""}}`)
+	if resp, body := c.do("POST", "/mcp", "", modern, modernHeaders("completion/complete", "")...); resp.StatusCode != 400 ||
+		!strings.Contains(body, `"code":-32602`) || !strings.Contains(body, "prompt 'nope' not found") {
+		t.Errorf("2026-07-28: %d %s", resp.StatusCode, body)
+	}
+
+	answered := local.Handle(context.Background(), json.RawMessage(complete(`,"params":{"ref":{"type":"ref/prompt","name":"review"},"argument":{"name":"focus","value":""}}`)))
+	if !bytes.Contains(answered, []byte(`"completion":{"values":[]}`)) {
+		t.Errorf("a completion of a prompt the server has: %s", answered)
+	}
+}

@@ -19,7 +19,10 @@
 // A prompts/get that leaves out an argument its prompt declares required,
 // or leaves it blank, is answered -32602 naming it, by the HTTP server and
 // by the local session alike ([PromptRefusal]), before mcp-go sees it: mcp-go v1.2.1 checks no prompt
-// argument and answers every error of a prompt handler -32603.
+// argument and answers every error of a prompt handler -32603. A
+// completion/complete of a prompt the server does not have, or naming no
+// reference or argument, is answered -32602 the same way (mcp-go answers
+// an empty completion, or -32600).
 //
 // # Invariants
 //

@@ -14,13 +14,28 @@ import (
 // blank, an argument its prompt declares required: -32602 naming both, as
 // MCP asks. mcp-go v1.2.1 checks no prompt argument and answers every error
 // of a prompt handler -32603, so both transports (the local session and the
-// HTTP server) ask this before mcp-go sees the request. It returns nil for
-// anything else, which mcp-go answers: another message, a prompt it does
-// not know, params it cannot read.
+// HTTP server) ask this before mcp-go sees the request. It answers a
+// completion/complete that names no prompt the server has, no reference of
+// a kind MCP knows, or no argument, -32602 too (MCP's completion: "Invalid
+// prompt name", "Missing required arguments"), which mcp-go answers an
+// empty completion or -32600. It returns nil for anything else, which
+// mcp-go answers: another message, a prompt it does not know, params it
+// cannot read.
 func PromptRefusal(srv *server.MCPServer, env Envelope, msg json.RawMessage) []byte {
-	if env.Method != string(mcp.MethodPromptsGet) || len(env.ID) == 0 {
+	if len(env.ID) == 0 {
 		return nil
 	}
+	switch env.Method {
+	case string(mcp.MethodPromptsGet):
+		return argumentRefusal(srv, env, msg)
+	case string(mcp.MethodCompletionComplete):
+		return completionRefusal(srv, env, msg)
+	}
+	return nil
+}
+
+// argumentRefusal is PromptRefusal's answer to a prompts/get.
+func argumentRefusal(srv *server.MCPServer, env Envelope, msg json.RawMessage) []byte {
 	var req struct {
 		Params struct {
 			Name      string         `json:"name"`
@@ -40,6 +55,42 @@ func PromptRefusal(srv *server.MCPServer, env Envelope, msg json.RawMessage) []b
 		if a.Required && (!given || v == nil || isText && blank.Is(s)) {
 			return ErrorFrame(env.ID, mcp.INVALID_PARAMS, fmt.Sprintf("prompt '%s': argument '%s' is required", p.Prompt.Name, a.Name))
 		}
+	}
+	return nil
+}
+
+// The kinds of reference a completion/complete names.
+const (
+	refPrompt   = "ref/prompt"
+	refResource = "ref/resource"
+)
+
+// completionRefusal is PromptRefusal's answer to a completion/complete,
+// its params read as mcp-go reads them.
+func completionRefusal(srv *server.MCPServer, env Envelope, msg json.RawMessage) []byte {
+	var req struct {
+		Params struct {
+			Ref *struct {
+				Type string `json:"type"`
+				Name string `json:"name"`
+			} `json:"ref"`
+			Argument *struct {
+				Name string `json:"name"`
+			} `json:"argument"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(msg, &req) != nil {
+		return nil // Screen answers what does not read
+	}
+	ref, arg := req.Params.Ref, req.Params.Argument
+	switch {
+	case ref == nil || ref.Type != refPrompt && ref.Type != refResource:
+		return ErrorFrame(env.ID, mcp.INVALID_PARAMS, "invalid params: completion/complete takes params.ref, a ref/prompt or a ref/resource")
+	case arg == nil || arg.Name == "":
+		return ErrorFrame(env.ID, mcp.INVALID_PARAMS, "invalid params: completion/complete names the argument it completes in params.argument.name")
+	}
+	if _, ok := srv.ListPrompts()[ref.Name]; ref.Type == refPrompt && !ok {
+		return ErrorFrame(env.ID, mcp.INVALID_PARAMS, fmt.Sprintf("prompt '%s' not found", ref.Name))
 	}
 	return nil
 }
