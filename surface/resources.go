@@ -54,7 +54,7 @@ func (s *Surface) publishResources(old, ix *layer.Index) {
 				mcp.WithResourceTitle(o.Title),
 				mcp.WithResourceDescription(o.Description),
 				mcp.WithMIMEType("application/json")),
-			Handler: s.readObject,
+			Handler: objectReader(o),
 		})
 	}
 	s.MCP.AddResources(resources...)
@@ -78,12 +78,14 @@ func (s *Surface) publishResources(old, ix *layer.Index) {
 	}
 }
 
-func (s *Surface) readObject(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-	o, ok := s.cfg.Layer.Current().Lookup(req.Params.URI)
-	if !ok {
-		return nil, server.ErrResourceNotFound
+// objectReader answers resources/read of o as its index was published:
+// the layer serves the next index a moment before it is published here,
+// and a read meanwhile answers the object its listing names, never an
+// error of its handler (mcp-go answers every one -32603).
+func objectReader(o layer.Object) server.ResourceHandlerFunc {
+	return func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		return jsonContents(o.URI, objectView(o))
 	}
-	return jsonContents(o.URI, objectView(o))
 }
 
 func jsonContents(uri string, v any) ([]mcp.ResourceContents, error) {

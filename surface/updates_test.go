@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -194,4 +195,46 @@ func (m *modernClient) listenTo(uris []any, sess *server.InProcessSession, id st
 		m.f.t.Fatalf("the listen stream began with %s", n.Method)
 	}
 	return sess
+}
+
+// A resource read while the layer publishes the index that removed its
+// object — the layer serves the new index before the surface has heard of
+// it, and the resource is still listed — answers the object as listed,
+// never -32603, MCP's code for a fault of the server.
+func TestAReadWhileItsObjectIsRemovedIsNoInternalError(t *testing.T) {
+	f := newFixture(t)
+	const uri = "majordomus://prompt/review"
+	published, release := make(chan struct{}), make(chan struct{})
+	ctx, stop := context.WithCancel(context.Background())
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		_ = f.lay.Watch(ctx, func(old, new *layer.Index) {
+			if _, ok := new.Lookup(uri); !ok {
+				close(published)
+				<-release
+			}
+			f.s.IndexChanged(old, new)
+		})
+	}()
+	t.Cleanup(func() { stop(); <-watched })
+	c := f.connect("codex")
+	if err := os.Remove(filepath.Join(f.root, ".ai/repo/prompts/review.md")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-published:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the layer did not rebuild without the prompt")
+	}
+	result, code, message := c.call("resources/read", map[string]any{"uri": uri})
+	close(release)
+	if code == mcp.INTERNAL_ERROR {
+		t.Fatalf("resources/read of %s as it is removed: %d %s", uri, code, message)
+	}
+	var read struct{ Contents []mcp.TextResourceContents }
+	mustDecode(t, result, &read)
+	if len(read.Contents) != 1 || read.Contents[0].URI != uri || !strings.Contains(read.Contents[0].Text, `"id":"review"`) {
+		t.Fatalf("resources/read of %s as it is removed: %s", uri, result)
+	}
 }
