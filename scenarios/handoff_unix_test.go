@@ -356,3 +356,53 @@ func TestWhatAClientSetUnderAnyIdSpellingIsCarried(t *testing.T) {
 		}
 	}
 }
+
+// A take-over that comes while a subscribed object is not on disk (a
+// branch without it checked out) loses no notification either: when the
+// object is back, its subscriber is told, as it would have been had no
+// take-over come between.
+func TestASubscriptionToAnObjectAbsentAtATakeOverHearsItComeBack(t *testing.T) {
+	dir := checkout(t)
+	a, b, c := leaseholderAndTwo(t, dir)
+	const uri = "majordomus://prompt/review"
+	if r, err := b.Call(ctx(t), "resources/subscribe", map[string]any{"uri": uri}); err != nil || r.Error != nil {
+		t.Fatalf("subscribe: %v %+v", err, r.Error)
+	}
+	path := filepath.Join(dir, ".ai/repo/prompts/review.md")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	updated := func(f []byte) bool {
+		return strings.Contains(string(f), `"method":"notifications/resources/updated"`) && strings.Contains(string(f), uri)
+	}
+	mark := len(b.Frames())
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	layerEdited(t, dir)
+	if _, err := b.WaitFrameAfter(ctx(t), "the prompt's removal", mark, updated); err != nil {
+		t.Fatal(err)
+	}
+
+	a.Signal(syscall.SIGTERM)
+	a.Wait(ctx(t))
+	oneTakesOver(t, b, c)
+	// what the move tells b comes before the answers it is given after
+	if r, err := b.Call(ctx(t), "resources/list", nil); err != nil || r.Error != nil {
+		t.Fatalf("resources/list after the take-over: %v %+v", err, r.Error)
+	}
+	mark = len(b.Frames())
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	layerEdited(t, dir)
+	if _, err := b.WaitFrameAfter(ctx(t), "resources/list_changed as the prompt is back", mark, func(f []byte) bool {
+		return strings.Contains(string(f), `"method":"notifications/resources/list_changed"`)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.WaitFrameAfter(ctx(t), "resources/updated as the prompt is back", mark, updated); err != nil {
+		t.Fatal(err)
+	}
+}

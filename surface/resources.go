@@ -100,20 +100,31 @@ func jsonContents(uri string, v any) ([]mcp.ResourceContents, error) {
 type subscriptions struct {
 	mu    sync.Mutex
 	byURI map[string]map[string]bool
+	held  map[string]int  // session -> how many subscriptions it holds
 	deaf  map[string]bool // sessions whose client read none of their updates lately
 }
+
+// maxCarriedAbsent bounds the subscriptions a session holds past which a
+// carried one to a resource not served now is not kept: what a bridge
+// carries (carry.Hearing's bound).
+const maxCarriedAbsent = 1 << 14
 
 // subscribed records a subscription to a resource this surface serves, by
 // the URI it is listed and updated under: mcp-go takes any URI, and one
 // made up is kept nowhere (each would stay until its session ends), nor
-// is an object's without its version, which is never updated. A session
-// that ended while its subscribe was answered keeps none: its end is
-// heard on the board before its subscriptions are dropped.
+// is an object's without its version, which is never updated. A
+// subscription carried from another server is kept though nothing is
+// served under its URI now (its object removed there after it was asked
+// for, as a checkout switched), up to maxCarriedAbsent: the server it came
+// from kept it, and would have told its client of the object's return. A
+// session that ended while its subscribe was answered keeps none: its end
+// is heard on the board before its subscriptions are dropped.
 func (s *Surface) subscribed(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
 	uri := req.Params.URI
 	o, object := s.cfg.Layer.Current().Lookup(uri)
 	session := server.ClientSessionFromContext(ctx)
-	if session == nil || !(object && o.URI == uri || uri == repositoryURI || uri == serverURI) {
+	served := object && o.URI == uri || uri == repositoryURI || uri == serverURI
+	if session == nil || !served && !(s.carrying(ctx) && s.subs.holds(session.SessionID()) < maxCarriedAbsent) {
 		return
 	}
 	s.subs.add(uri, session.SessionID())
@@ -134,7 +145,17 @@ func (s *subscriptions) add(uri, session string) {
 	if s.byURI[uri] == nil {
 		s.byURI[uri] = map[string]bool{}
 	}
+	if !s.byURI[uri][session] {
+		s.held[session]++
+	}
 	s.byURI[uri][session] = true
+}
+
+// holds is how many subscriptions session holds.
+func (s *subscriptions) holds(session string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held[session]
 }
 
 func (s *subscriptions) remove(uri, session string) {
@@ -172,6 +193,11 @@ func (s *subscriptions) hear(session string, reads bool) {
 
 // removeLocked ends one subscription, and forgets a URI nobody holds.
 func (s *subscriptions) removeLocked(uri, session string) {
+	if s.byURI[uri][session] {
+		if s.held[session]--; s.held[session] == 0 {
+			delete(s.held, session)
+		}
+	}
 	delete(s.byURI[uri], session)
 	if len(s.byURI[uri]) == 0 {
 		delete(s.byURI, uri)

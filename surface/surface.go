@@ -159,7 +159,7 @@ func New(cfg Config) *Surface {
 		cfg:        cfg,
 		log:        cfg.Logger,
 		started:    cfg.Now(),
-		subs:       subscriptions{byURI: map[string]map[string]bool{}, deaf: map[string]bool{}},
+		subs:       subscriptions{byURI: map[string]map[string]bool{}, held: map[string]int{}, deaf: map[string]bool{}},
 		declared:   sync.OnceValue(func() string { return declaredBy(cfg.Version) }),
 	}
 	hooks := &server.Hooks{}

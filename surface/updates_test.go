@@ -197,6 +197,52 @@ func (m *modernClient) listenTo(uris []any, sess *server.InProcessSession, id st
 	return sess
 }
 
+// A subscription carried from another server (a take-over replays what its
+// client asked to hear there) is kept though its object is not in the
+// index now — a branch without it checked out as the take-over came — as
+// the server it comes from kept it: when the object is back on disk, its
+// client is told, as it would have been had no take-over come between.
+func TestACarriedSubscriptionHearsItsObjectComeBack(t *testing.T) {
+	root := testtemp.Dir(t)
+	if err := example.WriteCheckout(root); err != nil {
+		t.Fatal(err)
+	}
+	const uri = "majordomus://prompt/review"
+	path := filepath.Join(root, ".ai/repo/prompts/review.md")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixtureOf(t, layer.Config{Root: root})
+	ctx, stop := context.WithCancel(context.Background())
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		_ = f.lay.Watch(ctx, f.s.IndexChanged)
+	}()
+	t.Cleanup(func() { stop(); <-watched })
+	c := f.connect("codex")
+	c.carry("resources/subscribe", map[string]any{"uri": uri})
+
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case n := <-c.sess.ClientNotifications():
+			if n.Method == mcp.MethodNotificationResourceUpdated && n.Params.AdditionalFields["uri"] == uri {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("%s is back on disk, but its carried subscriber was not told", uri)
+		}
+	}
+}
+
 // A resource read while the layer publishes the index that removed its
 // object — the layer serves the new index before the surface has heard of
 // it, and the resource is still listed — answers the object as listed,

@@ -70,8 +70,8 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 			b.log.Warn("the client's announcement could not be replayed; the board understates it until it announces again")
 		}
 	}
-	for _, frame := range heard.ReplayFrames() {
-		if res := b.exchange(ctx, frame, res.session, proto, true); res.outcome != answered || wire.AnswerError(res.body) != nil {
+	for _, frame := range heard.ReplayFrames() { // a carried session's: a subscription to what is gone now is kept
+		if res := b.exchange(carry.WithCarrying(ctx), frame, res.session, proto, true); res.outcome != answered || wire.AnswerError(res.body) != nil {
 			b.log.Warn("what the client asked to hear could not be asked again; it may miss notifications until it asks itself", zap.ByteString("request", frame))
 		}
 	}

@@ -3,6 +3,7 @@ package together
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -57,7 +58,9 @@ func TestWhatAClientAskedToHearIsKeptAndReplayed(t *testing.T) {
 }
 
 // A session the bridge opens again on a restarted server asks again for
-// what its client asked to hear: its logging level and its subscriptions.
+// what its client asked to hear: its logging level and its subscriptions,
+// marked as a carried session's (a subscription to what the server does
+// not serve now is kept: its object may come back).
 func TestAReopenedSessionAsksAgainForWhatItsClientAskedToHear(t *testing.T) {
 	f1 := newFixture()
 	s1 := serveHTTP(t, httpserver.Config{MCP: f1.srv})
@@ -72,15 +75,16 @@ func TestAReopenedSessionAsksAgainForWhatItsClientAskedToHear(t *testing.T) {
 
 	f2 := newFixture()
 	asked := make(chan string, 8)
-	f2.hooks.AddBeforeAny(func(_ context.Context, _ any, method mcp.MCPMethod, message any) {
+	f2.hooks.AddBeforeAny(func(ctx context.Context, _ any, method mcp.MCPMethod, message any) {
 		if method == mcp.MethodSetLogLevel || method == mcp.MethodResourcesSubscribe {
 			b, _ := json.Marshal(message)
-			asked <- string(method) + " " + string(b)
+			asked <- fmt.Sprintf("%s %s carried=%v", method, b, carry.Carrying(ctx))
 		}
 	})
 	restartedWith(t, s1, f2)
 	c.call("4", "tools/list", "")
 	want := []string{`logging/setLevel`, `"level":"error"`, `resources/subscribe`, `"uri":"fixture://a"`}
+
 	var got []string
 	for len(got) < 2 {
 		select {
@@ -94,6 +98,11 @@ func TestAReopenedSessionAsksAgainForWhatItsClientAskedToHear(t *testing.T) {
 	for _, w := range want {
 		if !strings.Contains(all, w) {
 			t.Fatalf("the restarted server was asked %q, not %s", got, w)
+		}
+	}
+	for _, a := range got {
+		if !strings.HasSuffix(a, "carried=true") {
+			t.Errorf("the restarted server was asked %s as the client's own request, not as a carried session's", a)
 		}
 	}
 }
