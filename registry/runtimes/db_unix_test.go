@@ -353,3 +353,43 @@ func asRoot(t *testing.T) bool {
 	}
 	return false
 }
+
+// SQLite opens a registry's -journal, where it finds one, to see whether
+// it is a hot journal to roll back, before it reads a row: a named pipe
+// there (made beforehand by anyone who may write in the registry's
+// directory, as /tmp) held every reader in its open — a fleet inventory,
+// a server's registration and so its exit, SIGTERM or not — until
+// someone wrote to the pipe; another user's journal, hot, is theirs to
+// have rolled back into the registry. Neither is read or written beside.
+func TestARegistryWhoseJournalIsAPipeOrAnotherUsersIsRefused(t *testing.T) {
+	dir := testtemp.Dir(t)
+	path := filepath.Join(dir, "registry.db")
+	register(t, path, allAlive, testRow("rt-1", "default", 100))
+	if err := syscall.Mkfifo(path+"-journal", 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := testchild.Start(t, "read", "REGISTRY="+path).Line(t); !strings.Contains(got, "registry.db-journal is a special file") {
+		t.Fatalf("the reader of a registry whose -journal is a pipe: %s", got)
+	}
+	if db, err := Open(context.Background(), path); err == nil || !strings.Contains(err.Error(), "is a special file") {
+		if err == nil {
+			db.Close()
+		}
+		t.Errorf("opened a registry whose -journal is a pipe, to write: %v", err)
+	}
+	if !asRoot(t) {
+		return
+	}
+	if err := os.Remove(path + "-journal"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+"-journal", nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(path+"-journal", 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if rows, err := Read(context.Background(), path); err == nil || !strings.Contains(err.Error(), "belongs to another user") {
+		t.Errorf("read a registry whose -journal is another user's: %d rows, %v", len(rows), err)
+	}
+}

@@ -20,8 +20,8 @@ import (
 // registry, or the directories to it, its own in that user's tree, and
 // lock the user out of them. Root may write anywhere: it is refused any
 // other user's tree that is not for all to write in. A registry file that
-// is there must be this user's, whatever its mode, and so must its -wal
-// and -shm (othersOwn, anothersCompanions).
+// is there must be this user's, whatever its mode, and so must its -wal,
+// -shm and -journal (othersOwn, anothersCompanions).
 func anothersTree(path string) error {
 	if err := anothersCompanions(path); err != nil {
 		return err
@@ -66,20 +66,22 @@ func othersOwn(path string, fi fs.FileInfo) error {
 	return nil
 }
 
-// anothersCompanions refuses the registry at path when its -wal or -shm,
-// which SQLite opens where it finds them (beside the file a link at path
-// leads to), is a link or another user's: made beforehand in a directory
-// anyone writes in, it would hold every row written, and what a reader
-// reads first, in that user's file.
+// anothersCompanions refuses the registry at path when its -wal, -shm or
+// -journal, which SQLite opens where it finds them (beside the file a link
+// at path leads to), is a link, not a regular file, or another user's:
+// made beforehand in a directory anyone writes in, it would hold every row
+// written, and what a reader reads first, in that user's file (a hot
+// journal is rolled back into the registry before anything is read), or
+// hold every reader in its open for good (a named pipe).
 func anothersCompanions(path string) error {
 	for _, db := range withTarget(path) {
-		for _, p := range []string{db + "-wal", db + "-shm"} {
+		for _, p := range []string{db + "-wal", db + "-shm", db + "-journal"} {
 			fi, err := os.Lstat(p)
 			if err != nil {
 				continue // none there, or what cannot be told is the opening's to say
 			}
-			if fi.Mode()&fs.ModeSymlink != 0 {
-				return fmt.Errorf("%w: %s is a symbolic link: the registry is not read or written beside it", ErrRegistryUnusable, p)
+			if !fi.Mode().IsRegular() {
+				return fmt.Errorf("%w: %s is a %s: the registry is not read or written beside it", ErrRegistryUnusable, p, kindOf(fi.Mode()))
 			}
 			if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
 				return fmt.Errorf("%w: %s belongs to another user (uid %d): the registry is not read or written beside it", ErrRegistryUnusable, p, st.Uid)
