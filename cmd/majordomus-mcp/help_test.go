@@ -48,6 +48,11 @@ func TestTheCommandLineFollowsTheConventions(t *testing.T) {
 		{[]string{"--max-sessions", "-5"}, 2, "", "majordomus-mcp: --max-sessions -5: must be positive\n"},
 		{[]string{"serve", "--http-port", "99999"}, 2, "", "majordomus-mcp: --http-port 99999: must be a port, 0 to 65535\n"},
 		{[]string{"--log-level", "trace"}, 2, "", "majordomus-mcp: --log-level \"trace\": want debug, info, warn or error\nRun 'majordomus-mcp help' for usage.\n"},
+		// zap's levels above error would silence the log's errors, and "" is no level
+		{[]string{"--log-level", "fatal"}, 2, "", "majordomus-mcp: --log-level \"fatal\": want debug, info, warn or error\nRun 'majordomus-mcp help' for usage.\n"},
+		{[]string{"--log-level", "panic"}, 2, "", "majordomus-mcp: --log-level \"panic\": want debug, info, warn or error\nRun 'majordomus-mcp help' for usage.\n"},
+		{[]string{"--log-level", "dpanic"}, 2, "", "majordomus-mcp: --log-level \"dpanic\": want debug, info, warn or error\nRun 'majordomus-mcp help' for usage.\n"},
+		{[]string{"--log-level", ""}, 2, "", "majordomus-mcp: --log-level \"\": want debug, info, warn or error\nRun 'majordomus-mcp help' for usage.\n"},
 		{[]string{"status", "--profile", "../x"}, 2, "", "majordomus-mcp: --profile: registry: invalid profile name \"../x\": one of at most 64 lowercase letters, digits, '-' and '_', first a letter or digit\n"},
 	} {
 		var stdout, stderr bytes.Buffer

@@ -83,8 +83,10 @@ func (l *logSinks) Close() {
 // stderr, optionally appended to a file too, never a byte on stdout. Every
 // line carries pid and state.
 func newLogger(opts logOptions, stderr io.Writer, state *processState) (*zap.Logger, *logSinks, error) {
+	// zap also parses "" (info) and levels above error, which would
+	// silence the errors that say why the process ends
 	level, err := zapcore.ParseLevel(opts.level)
-	if err != nil {
+	if err != nil || opts.level == "" || level > zapcore.ErrorLevel {
 		return nil, nil, usageError("--log-level %q: want debug, info, warn or error", opts.level)
 	}
 	encCfg := zap.NewProductionEncoderConfig()
