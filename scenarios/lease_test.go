@@ -4,6 +4,7 @@ package scenarios
 // served alone with the reason logged when the lease cannot be used (R2).
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -308,4 +309,65 @@ func TestALeaseMovedAwayWithItsDirectoryIsLostAtOnce(t *testing.T) {
 	b := shared(t, dir)
 	initialize(t, b, "codex")
 	attached(t, b, fieldOf(t, line, "url"))
+}
+
+// A server that loses its lease says so to every session it serves
+// (docs/design.md#convergence, README "Where the log goes"), before it ends
+// their streams and hands its own client over: its own client, over stdio,
+// and a client speaking HTTP directly, on its GET stream, each get the
+// notifications/message, which the log's warning says too.
+func TestALostLeaseIsToldToEverySessionOfTheServer(t *testing.T) {
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	c := connect(t, dir)
+	sid := openPlainSession(t, c)
+	headers := c.with(map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"})
+	if status, _, body := httpDo(t, http.MethodPost, c.URL, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), headers); status != http.StatusAccepted {
+		t.Fatalf("notifications/initialized: %d %s", status, body)
+	}
+	req, err := http.NewRequestWithContext(ctx(t), http.MethodGet, c.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	stream := bufio.NewScanner(resp.Body)
+	editReviewPrompt(t, dir, "5. Is the stream open?\n") // heard on the stream: it is open
+	for stream.Scan() && !strings.Contains(stream.Text(), "list_changed") {
+	}
+	from := len(a.Frames())
+
+	if err := os.Rename(filepath.Join(dir, ".ai", "local"), filepath.Join(t.TempDir(), "local")); err != nil {
+		t.Fatal(err)
+	}
+	const lost = "this server no longer holds this checkout's lease"
+	var heard []string
+	for stream.Scan() { // until the server ends the stream
+		heard = append(heard, stream.Text())
+	}
+	if !strings.Contains(strings.Join(heard, "\n"), `"method":"notifications/message"`) || !strings.Contains(strings.Join(heard, "\n"), lost) {
+		t.Errorf("the plain HTTP client's stream ended without saying the lease was lost: %q", heard)
+	}
+	if _, err := a.WaitLogAny(ctx(t), "took over as the shared server", "re-attached to the shared server"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Call(ctx(t), "ping", nil); err != nil { // after anything the hand-over wrote
+		t.Fatal(err)
+	}
+	told := false
+	for _, f := range a.Frames()[from:] {
+		told = told || strings.Contains(string(f), `"method":"notifications/message"`) && strings.Contains(string(f), lost)
+	}
+	if !told {
+		t.Errorf("the server's own client was not told the lease was lost")
+	}
 }

@@ -166,6 +166,11 @@ func (s *clientSession) handOver(ctx context.Context) {
 	if s.local != nil {
 		c := s.settled(ctx)
 		s.carried, s.causes, s.interim = &c, []string{"the shared server this process ran lost its lease"}, false
+		// the client is told the lease was lost (LoseLease) before its
+		// session closes
+		flush, cancel := context.WithTimeout(ctx, settleBound)
+		s.local.Flush(flush)
+		cancel()
 	}
 	s.router.hold()
 	s.dropLocal()

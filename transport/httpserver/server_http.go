@@ -193,13 +193,25 @@ func (h *Server) Serve(ln net.Listener) error {
 func (h *Server) Sessions() int { return h.table.count() }
 
 // EndStreams ends every session's GET stream and every bridge's presence,
-// keeping the sessions. A server that lost its lease calls it: a bridge
-// whose stream ends with no call in flight moves to the current server at
-// once, not at its heartbeat, and the server drains; a client that opens
-// its stream again is served as before. From then on OnSessions counts the
-// 2026-07-28 calls being answered too, which belong to no session: the
-// server drains them as well.
-func (h *Server) EndStreams() { h.table.endStreams() }
+// keeping the sessions, each stream once it has written what its session
+// was told before (the lost lease's notice). A server that lost its lease
+// calls it: a bridge whose stream ends with no call in flight moves to the
+// current server at once, not at its heartbeat, and the server drains; a
+// client that opens its stream again is served as before. From then on
+// OnSessions counts the 2026-07-28 calls being answered too, which belong
+// to no session: the server drains them as well.
+func (h *Server) EndStreams() {
+	for sid, end := range h.table.endStreams() {
+		// What the session was told before (the lease lost) is written
+		// before its stream ends: the mark comes after it, and the stream
+		// ends as it reaches its writer (endsAtMark), or after a bound.
+		if h.cfg.MCP.SendNotificationToSpecificClient(sid, streamEndMethod, nil) != nil {
+			end()
+			continue
+		}
+		time.AfterFunc(streamEndBound, end)
+	}
+}
 
 // Shutdown ends every session and its streams, stops listening and waits
 // for the requests under way until ctx ends; then it closes what is left.

@@ -124,11 +124,42 @@ func (h *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, errCodeSessionNotFound, "the session ended")
 		return
 	}
-	h.pass(w, r.WithContext(ctx))
+	h.pass(&endsAtMark{ResponseWriter: w, end: cancel}, r.WithContext(ctx))
 	if left := remove(); left == 0 && r.Context().Err() != nil && !h.closing.Load() && h.table.known(sid) {
 		h.endSession(sid, endStreamDropped)
 	}
 }
+
+// streamEndMethod is the method of the mark EndStreams sends a session
+// through its notifications, after what it was told; streamEndBound bounds
+// how long a stream whose writer does not reach the mark stays open.
+const (
+	streamEndMethod = "majordomus/stream-end"
+	streamEndBound  = time.Second
+)
+
+// streamEndEvent is how mcp-go writes the mark on a GET stream.
+var streamEndEvent = []byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"" + streamEndMethod + "\"")
+
+// endsAtMark is a GET stream's writer: the mark EndStreams sent ends the
+// stream instead of being written; mcp-go writes each event in one Write.
+type endsAtMark struct {
+	http.ResponseWriter
+	end context.CancelFunc
+}
+
+func (e *endsAtMark) Write(p []byte) (int, error) {
+	if bytes.HasPrefix(p, streamEndEvent) {
+		e.end()
+		return len(p), nil
+	}
+	return e.ResponseWriter.Write(p)
+}
+
+func (e *endsAtMark) Flush() { _ = http.NewResponseController(e.ResponseWriter).Flush() }
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (e *endsAtMark) Unwrap() http.ResponseWriter { return e.ResponseWriter }
 
 // endSession ends a session the way a DELETE does (mcp-go terminates and
 // unregisters it and drops its state), for the given reason.

@@ -300,15 +300,21 @@ func (t *sessionTable) count() int {
 	return t.live + t.listening
 }
 
-// endStreams ends every session's GET stream and every bridge's presence,
-// keeping the sessions, and from then on counts the 2026-07-28 calls being
-// answered among what onChange is told.
-func (t *sessionTable) endStreams() {
+// endStreams ends every bridge's presence, keeping the sessions, and from
+// then on counts the 2026-07-28 calls being answered among what onChange is
+// told. It returns, for each session with a GET stream open, what ends
+// those streams: the caller ends them once they wrote what they were told.
+func (t *sessionTable) endStreams() map[string]func() {
 	t.mu.Lock()
 	t.streamsEnded = true
-	for _, e := range t.entries {
-		for _, cancel := range e.streams {
-			cancel()
+	ends := map[string]func(){}
+	for id, e := range t.entries {
+		if streams := slices.Collect(maps.Values(e.streams)); len(streams) > 0 {
+			ends[id] = func() {
+				for _, cancel := range streams {
+					cancel()
+				}
+			}
 		}
 	}
 	for _, cancel := range t.presences {
@@ -316,6 +322,7 @@ func (t *sessionTable) endStreams() {
 	}
 	t.mu.Unlock()
 	t.report()
+	return ends
 }
 
 // modernCall counts a 2026-07-28 request other than a listen until the

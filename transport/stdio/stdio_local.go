@@ -183,6 +183,20 @@ func (l *Local) flush() {
 	}
 }
 
+// Flush is flush, or returns when ctx ends: a host that stopped reading
+// stdout holds the pump, and must not hold the caller too.
+func (l *Local) Flush(ctx context.Context) {
+	done := make(chan struct{})
+	go func() { // it returns with the pump's write, or once Close is called
+		defer close(done)
+		l.flush()
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
 // track begins tracking a 2026-07-28 request, which its client may
 // cancel, and marks the one a notifications/cancelled names; nil when msg
 // is not such a request. listen says it is a subscriptions/listen.
