@@ -30,7 +30,8 @@
 // served by two backends. From every state, the processes then settle with
 // no further fault: (L1) every client is served within the election bound,
 // and (L2) then every one is on one board. Each deliberate defect (mutations_test.go, copies
-// of a step in test code) is caught.
+// of a step in test code) is caught, and the product's code is checked
+// within the very bounds each is caught in, deeper than TestModelCheck's.
 //
 // What the model does not cover: a process's steps between two file
 // operations are atomic (they touch nothing shared), and taking the lock

@@ -21,7 +21,7 @@ type phase string
 
 const (
 	electing phase = "electing"
-	holding  phase = "holding"    // won the lease; its server starts and publishes
+	holding  phase = "holding"    // won the lease; its server keeps the state, starts and publishes
 	serving  phase = "serving"    // the leaseholder, its URL published
 	lost     phase = "lease-lost" // its server learnt the lease is not its own
 	attached phase = "attached"   // bridged to another's server
@@ -203,7 +203,7 @@ func (p *proc) after(o op) {
 		case p.err == nil:
 			held, _ := p.lf.Held()
 			p.phase, p.rejoining, p.instance, p.url = holding, false, held.Instance, "http://"+held.Instance
-			p.start(op{name: opPublish})
+			p.start(op{name: opWriteState}) // the server loads and keeps the state, then publishes
 		case errors.Is(p.err, registry.ErrLeaseExists):
 			p.start(op{name: opObserve}) // outraced: read the winner's
 		default:
@@ -219,16 +219,14 @@ func (p *proc) after(o op) {
 		switch {
 		case p.err == nil:
 			p.phase, p.seen = serving, w.content(leasePath)
-			p.start(op{name: opWriteState})
+			p.start(op{name: opAppend})
 		case errors.Is(p.err, registry.ErrLeaseNotOurs):
 			p.phase = lost
 		default: // the server could not start: it releases the lease
 			p.start(op{name: opRelease, then: alone})
 		}
 	case opWriteState:
-		if p.err == nil {
-			p.start(op{name: opAppend})
-		}
+		p.start(op{name: opPublish})
 	case opCheck:
 		snap := p.obs.Snapshot
 		switch {
@@ -371,11 +369,15 @@ func (p *proc) believesLeaseholder() bool {
 
 // willNotice says whether a process whose lease is no longer in the file
 // finds out at its next step: an operation that reads the lease under
-// the lock first, or its watch, which fires on the change.
+// the lock first, or its watch, which fires on the change. The product's
+// watch runs beside the journal's appends (a record is one write, which
+// takes on no session), so a leaseholder with an append in flight is
+// told as soon as that write is made: the model only runs the two one
+// after the other.
 func (p *proc) willNotice() bool {
 	if p.op != nil {
 		switch p.op.name {
-		case opPublish, opWriteState, opRelease, opCheck:
+		case opPublish, opWriteState, opRelease, opCheck, opAppend:
 			return true
 		}
 		return false
