@@ -245,14 +245,16 @@ func (ix *Index) Lookup(uri string) (Object, bool) {
 }
 
 // List returns the objects of this kind carrying this tag (compared without
-// regard to case), in URI order; "" matches any kind or tag.
+// regard to case or composition, as Search compares), in URI order; ""
+// matches any kind or tag.
 func (ix *Index) List(kind, tag string) []Object {
 	var out []Object
+	tag = fold(tag)
 	for _, o := range ix.Objects {
 		if kind != "" && o.Kind != kind {
 			continue
 		}
-		if tag != "" && !slices.ContainsFunc(o.Tags, func(t string) bool { return strings.EqualFold(t, tag) }) {
+		if tag != "" && !slices.ContainsFunc(o.Tags, func(t string) bool { return fold(t) == tag }) {
 			continue
 		}
 		out = append(out, o)

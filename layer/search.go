@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Search weights, per query term.
@@ -49,15 +51,17 @@ func newSearchDoc(o *Object) searchDoc {
 }
 
 // fold is s in small letters, each letter in one form whatever its case
-// (strings.EqualFold's, which List's tags are compared by): lower-casing
+// (strings.EqualFold's; List compares tags by it too): lower-casing
 // alone leaves Greek's final sigma, the long s or the Kelvin sign apart
 // from the small letter their capital lowers to, so a word in capitals
-// would not find them.
+// would not find them. A letter is also in one form however it is
+// encoded (NFC): "café" typed composed and "café" decomposed, as text
+// taken from a macOS name holds it, are one word.
 func fold(s string) string {
 	s = strings.ToLower(s)
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
-			return strings.Map(foldRune, s)
+			return norm.NFC.String(strings.Map(foldRune, s))
 		}
 	}
 	return s

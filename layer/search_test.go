@@ -167,3 +167,28 @@ func TestSearchIgnoresCaseAsTagsDo(t *testing.T) {
 		}
 	}
 }
+
+// A search and a tag find a word however its letters are encoded: "café"
+// typed (composed, NFC) finds "café" as a file pasted from a macOS name
+// holds it (decomposed, NFD), and the other way round, as the board
+// compares the paths of a scope and as an id must be written.
+func TestSearchIgnoresHowALetterIsComposed(t *testing.T) {
+	ix := buildTree(t, map[string]string{
+		".ai/manifest.yaml": testManifest,
+		".ai/repo/nfd.md":   "---\nid: menu\nkind: rule\ntitle: \"Cafe\\u0301 rules\"\ntags: [\"cafe\\u0301\"]\n---\nThe cafe\u0301 opens early.\n",
+		".ai/repo/nfc.md":   "---\nid: dish\nkind: rule\ntitle: \"Cr\\u00e8me\"\n---\nCr\u00e8me br\u00fbl\u00e9e.\n",
+	})
+	for q, want := range map[string]string{
+		"caf\u00e9":          "majordomus://rule/menu", // composed query, decomposed text
+		"CAF\u00c9":          "majordomus://rule/menu",
+		"cre\u0300me":        "majordomus://rule/dish", // decomposed query, composed text
+		"BRU\u0302LE\u0301E": "majordomus://rule/dish",
+	} {
+		if hits := ix.Search(q, "", 0); len(hits) != 1 || hits[0].Object.URI != want {
+			t.Errorf("Search(%+q) found %v, want %s", q, hits, want)
+		}
+	}
+	if got := ix.List("", "CAF\u00c9"); len(got) != 1 {
+		t.Errorf("List by the tag composed found %d objects, want the one tagged with it decomposed", len(got))
+	}
+}
