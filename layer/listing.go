@@ -133,5 +133,5 @@ func leadsInto(p string, dirs ...string) bool {
 // resolved) meets is .ai/local: the walk follows repo's own link only.
 func reachesLocal(repo, real, p, local string) bool {
 	rel, err := filepath.Rel(repo, p)
-	return err == nil && filepath.Join(real, rel) == local
+	return err == nil && samePath(filepath.Join(real, rel), local)
 }

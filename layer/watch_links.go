@@ -159,7 +159,13 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// under reports whether path is dir or below it.
+// under reports whether path is dir or below it, their names compared as
+// the file system compares them (samePath).
 func under(path, dir string) bool {
-	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
+	return len(path) >= len(dir) && samePath(path[:len(dir)], dir) &&
+		(len(path) == len(dir) || path[len(dir)] == filepath.Separator)
 }
+
+// samePath reports whether a and b name one path: where names ignore
+// their case (NamesIgnoreCase), "local" and "LOCAL" are one directory.
+func samePath(a, b string) bool { return a == b || NamesIgnoreCase && strings.EqualFold(a, b) }
