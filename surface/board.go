@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/majordomus-mcp/majordomus-mcp/layer"
 )
 
 // departedKept bounds how many departed peers that announced something the
@@ -412,10 +414,14 @@ func cleanPaths(root string, paths []string) []string {
 // does, and comparing it stays as cheap as comparing any path
 // (docs/security.md#bounded). A name is compared composed (NFC): "café"
 // typed and "café" as macOS lists it (decomposed) show alike and name one
-// file there.
+// file there; and where names ignore their case (macOS, Windows:
+// layer.NamesIgnoreCase), "Lib/Parse.go" is lib/parse.go.
 func cleanPath(root, p string) string {
 	p = path.Clean(norm.NFC.String(strings.ReplaceAll(p, `\`, "/")))
 	root = norm.NFC.String(root)
+	if layer.NamesIgnoreCase {
+		p, root = strings.ToLower(p), strings.ToLower(root)
+	}
 	if drive(root) && drive(p) && strings.EqualFold(p[:1], root[:1]) {
 		p = root[:1] + p[1:] // one drive, however a tool spells its letter
 	}

@@ -3,6 +3,7 @@ package surface
 import (
 	"bytes"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"unicode"
@@ -229,6 +230,32 @@ func TestAPathOverlapsItselfInEitherUnicodeForm(t *testing.T) {
 		if len(overlappingPaths("/work/cafe\u0301", []string{tc[0]}, []string{tc[1]})) == 0 {
 			t.Errorf("%q and %q do not overlap", tc[0], tc[1])
 		}
+	}
+}
+
+// Where names ignore their case (macOS's file system as it comes, NTFS),
+// a path in another case names the same file, and overlaps it: two agents
+// announcing "Lib/Parse.go" and "lib/parse.go" edit one file there, as
+// does one whose tools write the checkout's root in another case. (They
+// did not overlap.) Where names tell case apart they are other files.
+func TestAPathOverlapsItselfInAnotherCaseWhereNamesIgnoreIt(t *testing.T) {
+	ignoreCase := runtime.GOOS == "darwin" || runtime.GOOS == "windows"
+	for _, tc := range [][2]string{
+		{"Lib/Parse.go", "lib/parse.go"},
+		{"LIB", "lib/parse.go"},
+		{"/Work/CK/lib", "lib"},
+		{`c:\WORK\ck\Lib`, "lib/x.go"},
+	} {
+		root := "/work/ck"
+		if strings.HasPrefix(tc[0], "c:") {
+			root = "C:/work/ck"
+		}
+		if got := len(overlappingPaths(root, []string{tc[0]}, []string{tc[1]})) > 0; got != ignoreCase {
+			t.Errorf("overlap of %q and %q in %s on %s: %t", tc[0], tc[1], root, runtime.GOOS, got)
+		}
+	}
+	if len(overlappingPaths("/work/ck", []string{"Lib/Parser.go"}, []string{"lib/parse.go"})) > 0 {
+		t.Error("Lib/Parser.go overlaps lib/parse.go")
 	}
 }
 
