@@ -160,7 +160,7 @@ func TestAServerWhoseLeaseWasTakenOverSaysSo(t *testing.T) {
 	}
 	status, _, body = httpDo(t, "POST", server.URL, []byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"majordomus_server","arguments":{}}}`),
 		server.with(map[string]string{"Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-11-25"}))
-	if status != 200 || strings.Contains(string(body), `\"leaseholder\":true`) || !strings.Contains(string(body), "another process") {
+	if status != 200 || strings.Contains(string(body), `\"leaseholder\":true`) || !strings.Contains(string(body), "is not the checkout's server") {
 		t.Fatalf("majordomus_server after the loss: %d %s", status, body)
 	}
 

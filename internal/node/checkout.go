@@ -170,4 +170,4 @@ func describeAs(role, url, leasePath, profile string) surface.Process {
 }
 
 // findingLost is what a server that lost its lease says of itself.
-const findingLost = "this process no longer holds the lease: it serves the sessions it already had and takes on no new ones; what is described above is another process"
+const findingLost = "this process no longer holds the lease: it serves the sessions it already had and takes on no new ones, and is not the checkout's server"
