@@ -382,3 +382,32 @@ func TestARequestWithItsMethodTwiceIsAnsweredAsLocally(t *testing.T) {
 		}
 	}
 }
+
+// A request refused whole — over the size limit, or in a batch no server
+// takes — whose id is null or neither a string nor a number is answered
+// as Screen answers such a request within the limit: -32600 with id null
+// (JSON-RPC: an id that cannot be told is answered null), never with that
+// id echoed, which is no JSON-RPC response, nor with nothing. So is a
+// member of such a message that is not an object. Bridged as local.
+func TestARequestRefusedWholeWithAnUnusableIDIsAnsweredWithIDNull(t *testing.T) {
+	f := newFixture()
+	pad := strings.Repeat("x", 1<<20)
+	const init = `{"jsonrpc":"2.0","id":9,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	for name, c := range map[string]*stdioClient{"local": runStdio(t, localTo(t, f)), "bridged": runStdio(t, bridgeTo(t, serveHTTP(t, httpserver.Config{MCP: f.srv}).url, nil))} {
+		c.open(initRoots)
+		for _, tc := range []struct{ line, want string }{
+			{`{"jsonrpc":"2.0","id":{"a":1},"method":"ping","params":{"pad":"` + pad + `"}}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: the message is `},
+			{`{"jsonrpc":"2.0","id":true,"method":"ping","params":{"pad":"` + pad + `"}}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},
+			{`{"jsonrpc":"2.0","id":null,"method":"ping","params":{"pad":"` + pad + `"}}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},
+			{`[{"jsonrpc":"2.0","id":[1],"method":"ping","params":{"pad":"` + pad + `"}},7]`, `[{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},
+			{`[{"jsonrpc":"2.0","id":{"a":1},"method":"ping"},` + init + `]`, `[{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: initialize must be sent alone`},
+		} {
+			c.send(tc.line, `{"jsonrpc":"2.0","id":"fence","method":"ping"}`)
+			_, before := c.answer(`"fence"`)
+			c.backlog = nil
+			if len(before) != 1 || !strings.HasPrefix(before[0], tc.want) {
+				t.Errorf("%s: %.80s… is answered %.300q, want %s…", name, tc.line, before, tc.want)
+			}
+		}
+	}
+}

@@ -171,15 +171,28 @@ func Unavailable(msg json.RawMessage, reason error) []byte {
 // RefuseEach answers every request in msg with the error code and text:
 // every member with an id and a method, even one where another copy of a
 // key failed to decode ("method":5 beside "method":"ping"), whose client
-// waits for its answer all the same.
+// waits for its answer all the same. A member whose id is null or neither
+// a string nor a number, or that is not an object, is answered with id
+// null, as Screen answers it: JSON-RPC answers an id it cannot tell null,
+// and echoes no other.
 func RefuseEach(msg json.RawMessage, code int, text string) []byte {
 	var answers [][]byte
 	for _, m := range Members(msg) {
-		if env, _ := ReadEnvelope(m); env.IsRequest() {
+		env, err := ReadEnvelope(m)
+		switch {
+		case env.IsRequest() && scalarID(env.ID):
 			answers = append(answers, ErrorFrame(env.ID, code, text))
+		case errors.Is(err, ErrNotAnObject), env.Method != "" && len(env.ID) > 0:
+			answers = append(answers, ErrorFrame(nil, code, text))
 		}
 	}
 	return Gather(msg, answers)
+}
+
+// scalarID reports whether id, present, is a string or a number.
+func scalarID(id json.RawMessage) bool {
+	id = bytes.TrimSpace(id)
+	return len(id) > 0 && (id[0] == '"' || id[0] == '-' || '0' <= id[0] && id[0] <= '9')
 }
 
 // SplitBatch returns the members of a batch, or nil and false when msg is
