@@ -177,7 +177,7 @@ func New(cfg Config) *Server {
 		ConnState:         h.conns.track,
 		ConnContext:       withConn,
 	}
-	h.srv.RegisterOnShutdown(h.conns.closeFresh) // once it no longer accepts
+	h.srv.RegisterOnShutdown(h.conns.closeUnproven) // once it no longer accepts
 	return h
 }
 

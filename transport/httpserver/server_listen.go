@@ -243,16 +243,17 @@ func (c *connCount) prove(conn net.Conn) bool {
 	return m != nil
 }
 
-// closeFresh closes the connections that began no request (a client's
-// spare one), which http.Server.Shutdown would wait five seconds for, and
-// the lease's release with it.
-func (c *connCount) closeFresh() {
+// closeUnproven closes the connections no request of which proved the
+// secret, which http.Server.Shutdown would wait for, and the lease's
+// release with it: one that began no request (a client's spare one) five
+// seconds, and one whose answer its client does not read (anyone's, no
+// token asked) as long as the shutdown lets it. None carries a call of the
+// lease's owner.
+func (c *connCount) closeUnproven() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for conn, m := range c.open {
-		if m.state == http.StateNew {
-			conn.Close()
-		}
+	for e := c.unproven.Front(); e != nil; e = e.Next() {
+		e.Value.(net.Conn).Close()
 	}
 }
 

@@ -283,6 +283,37 @@ func TestConnectionsWithoutTheTokenMakeRoom(t *testing.T) {
 	}
 }
 
+// A connection without the token holds no shutdown: one that asks and
+// never reads what it is answered (requests sent one after the other, none
+// of their answers read) leaves the server writing to it, and a shutdown
+// waiting for that request, until its bound, or forever under none, with
+// the lease's release behind it. Shutdown closes it as it begins.
+func TestAConnectionWithoutTheTokenHoldsNoShutdown(t *testing.T) {
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv})
+	addr := strings.TrimPrefix(s.url, "http://")
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close() // before the cleanup's own shutdown, which would wait for this one
+	asks := []byte(strings.Repeat("GET / HTTP/1.1\r\nHost: "+addr+"\r\n\r\n", 1000))
+	for {
+		// The server reads on only while it can write its answers: a
+		// write that stays blocked says its answers fill every buffer.
+		_ = conn.SetWriteDeadline(time.Now().Add(time.Second))
+		if _, err := conn.Write(asks); errors.Is(err, os.ErrDeadlineExceeded) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatalf("a connection without the token, reading none of its answers, held the shutdown: %v", err)
+	}
+}
+
 // quietBoard is a board of nothing, for a page whose keys are what counts.
 type quietBoard struct{}
 
