@@ -39,7 +39,7 @@ func (h *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := h.originAllowed(r); err != nil {
-		h.log.Warn("a request from another origin was refused", zap.Error(err))
+		h.refused.Warn("a request from another origin was refused", zap.Error(err))
 		refuseUnread(w, r, http.StatusForbidden, errCodeForbidden, "a request from another origin was refused: "+err.Error())
 		return
 	}

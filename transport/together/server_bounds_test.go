@@ -402,6 +402,24 @@ func TestARefusalFloodFillsNoLog(t *testing.T) {
 	}
 }
 
+// A refused Origin is logged at most once a second on /mcp too, token or
+// not (docs/security.md#bounded): a page or a script of the user's own
+// that sends a foreign Origin with every request fills no log.
+func TestAnOriginRefusalFloodOnMCPFillsNoLog(t *testing.T) {
+	obs, logs := observer.New(zapcore.InfoLevel)
+	clk := &settableClock{now: time.Unix(1_800_000_000, 0)}
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, Logger: zap.New(obs, zap.WithClock(clk))})
+	c := newClient(t, s.url)
+	for range 50 {
+		if resp, body := c.do(http.MethodPost, "/mcp", "", initialize, "Origin", "http://evil.example"); resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("a foreign Origin was answered %d %s", resp.StatusCode, body)
+		}
+	}
+	if n := logs.FilterMessage("a request from another origin was refused").Len(); n != 1 {
+		t.Fatalf("50 refusals of a foreign Origin within a second logged %d lines", n)
+	}
+}
+
 // settableClock is a zap clock a test moves.
 type settableClock struct {
 	mu  sync.Mutex
