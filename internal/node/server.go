@@ -96,7 +96,9 @@ func (s *sharedServer) Start(ctx context.Context) error {
 			s.lose(t, "the lease was taken over while this server was starting: "+err.Error())
 			return nil
 		}
-		_ = h.Shutdown(context.Background())
+		stopping, cancel := context.WithTimeout(context.Background(), machine.DefaultStopGrace) // as any stop is bounded
+		_ = h.Shutdown(stopping)
+		cancel()
 		s.unkeep()
 		s.deregister()
 		return fmt.Errorf("publishing the URL in the lease: %w", err)
