@@ -134,7 +134,7 @@ func onTheWay(path string, dir owned, me int, groups ownerOnly) error {
 	case dir.mode&fs.ModeSticky != 0:
 		return nil
 	case dir.mode.Perm()&0o002 != 0:
-		return &untrustedError{fmt.Sprintf("%s, on the way to the lease, is writable by other users (mode %v)", path, dir.mode)}
+		return &untrustedError{fmt.Sprintf("%s, on the way to the lease, is writable by other users (mode %v); chmod o-w %s removes that", path, dir.mode, path)}
 	}
 	if err := groupMayWrite(path, dir, groups); err != nil {
 		return &untrustedError{path + ", on the way to the lease, " + err.Error()}

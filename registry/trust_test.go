@@ -100,7 +100,7 @@ func TestOnTheWay(t *testing.T) {
 		{"a shared group may write", owned{me, 100, 0o775, nil}, shared, "is writable by other users (mode -rwxrwxr-x): its group has another member; chmod g-w /src makes it private"},
 		{"root's, its group root's alone", owned{0, 0, 0o775, nil}, alone, ""},
 		{"root's, a shared group", owned{0, 0, 0o775, nil}, shared, "chmod g-w /src"},
-		{"anybody may write", owned{me, 1000, 0o777, nil}, alone, "is writable by other users (mode -rwxrwxrwx)"},
+		{"anybody may write", owned{me, 1000, 0o777, nil}, alone, "is writable by other users (mode -rwxrwxrwx); chmod o-w /src removes that"},
 		{"sticky", owned{0, 0, 0o777 | fs.ModeSticky, nil}, shared, ""},
 		{"another user's", owned{bob, 1000, 0o755, nil}, alone, "belongs to another user (uid 1001"},
 		{"an ACL lets others write", owned{me, 1000, 0o775, []string{"user 1001", "group 100"}}, alone, "is writable by other users through its ACL (user 1001, group 100): setfacl -b /src removes it"},

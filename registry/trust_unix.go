@@ -66,7 +66,7 @@ func trustedWith(leasePath string, groups ownerOnly) error {
 	}
 	perm := fs.FileMode(st.Mode & 0o777)
 	if perm&0o002 != 0 {
-		return fmt.Errorf("the lease directory %s is writable by other users (mode %v)", dir, perm)
+		return fmt.Errorf("the lease directory %s is writable by other users (mode %v); chmod o-w %s removes that", dir, perm, dir)
 	}
 	if err := groupMayWrite(dir, ownedOf(st, func() []string { return aclWriters(fd, "", int(st.Uid), groups) }), groups); err != nil {
 		return fmt.Errorf("the lease directory %s %w", dir, err)

@@ -32,8 +32,8 @@ func TestTrustedLeaseDirectories(t *testing.T) {
 	if err := os.Chmod(dir, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	if err := Trusted(lease); err == nil || !strings.Contains(err.Error(), "writable by other users") {
-		t.Fatalf("a world-writable directory: %v", err)
+	if err := Trusted(lease); err == nil || !strings.Contains(err.Error(), "writable by other users") || !strings.Contains(err.Error(), "chmod o-w "+dir+" ") {
+		t.Fatalf("a world-writable directory, or its fix not named: %v", err)
 	}
 	if err := os.Chmod(dir, 0o700); err != nil {
 		t.Fatal(err)
