@@ -94,7 +94,7 @@ func (m *Machine) announceWait(now time.Time) {
 		return
 	}
 	m.waitingOn = key
-	until, then := waitEnd(m.obs, now, m.busySince, m.cfg.BusyGrace, m.boundEnds)
+	until, then := waitEnd(m.obs, now, m.busySince, m.cfg.BusyGrace, m.boundEnds, m.cfg.Headless)
 	m.log.Info(waitMessage(m.obs, until, then),
 		zap.String("lease", m.cfg.LeasePath), zap.String("class", string(m.obs.Class)),
 		zap.Int("owner_pid", m.obs.Owner), zap.Time("until", until), zap.String("reason", m.obs.Reason))

@@ -84,9 +84,13 @@ func endingOf(t Trigger, signal, failure, url string) *Outcome {
 // waits, on the machine's clock, and what happens then: a busy lease is
 // taken over once busy since since for grace, a binding one once it is
 // abandoned (obs.Grace from now), unless the election's bound ends first,
-// which serves the client alone.
-func waitEnd(obs Observation, now, since time.Time, grace time.Duration, bound time.Time) (until time.Time, then string) {
+// which serves the client alone, or ends a headless process, which has
+// none.
+func waitEnd(obs Observation, now, since time.Time, grace time.Duration, bound time.Time, headless bool) (until time.Time, then string) {
 	until, then = bound, "this client is served alone"
+	if headless {
+		then = "this process ends: it has no client to serve alone"
+	}
 	var own time.Time
 	switch {
 	case obs.Class == ClassBusy && !since.IsZero():

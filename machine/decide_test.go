@@ -91,13 +91,19 @@ func TestWaitEnd(t *testing.T) {
 		{"busy", Observation{Class: ClassBusy, Owner: 7}, t0.Add(-2 * time.Second), t0.Add(8 * time.Second),
 			"waiting for the server of the lease's owner (pid 7) to answer, until 12:00:08.000; then the lease is taken over"},
 	} {
-		until, then := waitEnd(tc.obs, t0, tc.since, 10*time.Second, bound)
+		until, then := waitEnd(tc.obs, t0, tc.since, 10*time.Second, bound, false)
 		if !until.Equal(tc.until) {
 			t.Errorf("%s: until %v, want %v", tc.name, until, tc.until)
 		}
 		if got := waitMessage(tc.obs, until.In(time.UTC), then); got != tc.msg {
 			t.Errorf("%s:\n got  %q\n want %q", tc.name, got, tc.msg)
 		}
+	}
+	// A headless process (serve) has no client to serve alone: it ends.
+	until, then := waitEnd(Observation{Class: ClassBinding}, t0, time.Time{}, 10*time.Second, bound, true)
+	want := "waiting for the process writing the lease to finish it, until 12:00:20.000; then this process ends: it has no client to serve alone"
+	if got := waitMessage(Observation{Class: ClassBinding}, until.In(time.UTC), then); got != want {
+		t.Errorf("headless:\n got  %q\n want %q", got, want)
 	}
 }
 

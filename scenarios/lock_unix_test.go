@@ -5,6 +5,7 @@ package scenarios
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -35,4 +36,32 @@ func TestALeaseLockHeldAsAClientStartsIsWaitedFor(t *testing.T) {
 		t.Fatal(err)
 	}
 	serverURL(t, a)
+}
+
+// `serve`, which has no client to serve alone, says so while it waits for
+// a lease lock held past its election's bound, and ends as it said: its
+// wait line does not promise a client served alone.
+func TestServeSaysItEndsWhenALeaseLockOutlastsItsElection(t *testing.T) {
+	dir := checkout(t)
+	lock := leasePath(dir) + ".lock"
+	if err := os.MkdirAll(filepath.Dir(lock), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(lock, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	p := start(t, dir, "serve", "--http-port", "0", "--election-bound", "3s", "--busy-grace", "2s", "--probe-timeout", "1s")
+	line, err := p.WaitLog(ctx(t), "waiting for the process writing the lease to finish it")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(line, "served alone") || !strings.Contains(line, "then this process ends") {
+		t.Fatalf("serve, which has no client, says what it does once its wait is over as a client would:\n%s", line)
+	}
+	exitsWith(t, p, 13)
 }
