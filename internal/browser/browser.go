@@ -29,6 +29,10 @@ func Open(url string) (bool, error) {
 	return true, c.Process.Release()
 }
 
+// Found says whether Open would hand a link to a browser: $BROWSER names
+// one that can be found, or a desktop exists.
+func Found() bool { return named(os.Getenv("BROWSER"), "") != nil || hasDesktop() }
+
 // named is the command of the first browser of list (a $BROWSER: entries
 // separated as in PATH, each a command with its arguments, "%s" standing
 // for the url, which is appended when none does) that can be found, or

@@ -76,7 +76,7 @@ func OpenBoard(ctx context.Context, co *Checkout, opts BoardOptions) error {
 	if _, err := fmt.Fprintln(opts.Out, link); err != nil {
 		return err
 	}
-	if opts.Open {
+	if opts.Open && browser.Found() { // nothing to open it: no page to write
 		page, file, err := writeBoardOpener(link)
 		if err != nil {
 			return fmt.Errorf("writing the page that opens the board: %w (open the link above yourself)", err)
