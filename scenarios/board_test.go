@@ -73,3 +73,33 @@ func TestBoardSaysWhyThereIsNoPage(t *testing.T) {
 		t.Fatalf("board beside a client served alone: exit %d, %q\n%s", code, stdout, stderr)
 	}
 }
+
+// A server started from an executable since replaced (an upgrade in
+// place) still serves the checkout's clients until the next one takes it
+// over: `board`, run from the new file, opens that server's page, where
+// its clients are, rather than say that no shared server runs; and takes
+// nothing over.
+func TestBoardOpensThePageOfAServerWhoseExecutableWasReplaced(t *testing.T) {
+	dir := checkout(t)
+	exe := binaryCopy(t)
+	old := startBinary(t, exe, dir, "--http-port", "0")
+	initialize(t, old, "claude-code")
+	url := serverURL(t, old)
+	rebuild(t, exe)
+	code, stdout, stderr := runBinaryOnce(t, exe, dir, "", "board", "--no-open")
+	if link := strings.TrimSpace(stdout); code != 0 || !strings.HasPrefix(link, url+"/board?token=") {
+		t.Fatalf("board beside the server of a replaced executable, which serves this checkout's client: exit %d, %q\n%s", code, stdout, stderr)
+	}
+	if readLease(t, dir)["url"] != url {
+		t.Fatal("board took the lease over")
+	}
+	// A copy of the checkout (cp -a) has that lease too, whose server
+	// would prove the copied secret: its page is the original's, not the
+	// copy's.
+	copied := checkout(t)
+	copyTree(t, filepath.Join(dir, ".ai", "local"), filepath.Join(copied, ".ai", "local"), false)
+	code, stdout, stderr = runBinaryOnce(t, exe, copied, "", "board", "--no-open")
+	if code != 12 || strings.Contains(stdout, url) {
+		t.Fatalf("board in a copy of the checkout: exit %d, %q\n%s", code, stdout, stderr)
+	}
+}

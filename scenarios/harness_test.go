@@ -165,6 +165,12 @@ func killedAtEnd(t *testing.T, p *mcpclient.Process, bin string, args []string) 
 // returns its exit code, stdout and stderr.
 func runOnce(t *testing.T, dir, input string, args ...string) (int, string, string) {
 	t.Helper()
+	return runBinaryOnce(t, bin, dir, input, args...)
+}
+
+// runBinaryOnce is runOnce with another copy of the binary.
+func runBinaryOnce(t *testing.T, bin, dir, input string, args ...string) (int, string, string) {
+	t.Helper()
 	trackSources()
 	cmd := exec.CommandContext(ctx(t), bin, args...)
 	cmd.Dir = dir

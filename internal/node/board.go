@@ -63,6 +63,11 @@ func OpenBoard(ctx context.Context, co *Checkout, opts BoardOptions) error {
 	case o.Verdict.Class == registry.Busy || o.Verdict.Class == registry.Binding:
 		return fmt.Errorf("%w: the shared server the lease at %s names does not answer now (%s: %s); the board is its page: try again once it answers",
 			ErrNoBoard, path, o.Verdict.Class, o.Verdict.Reason)
+	case o.Verdict.Class == registry.Superseded && o.Lease != nil && o.Lease.HasURL() && o.Elsewhere == "":
+		// Its server, of an executable since replaced or older, serves the
+		// checkout's clients until the next one takes it over: its page is
+		// theirs, once it proves it holds the lease (boardToken). A copied
+		// lease's server is another checkout's.
 	case o.Verdict.Class != registry.Live || o.Lease == nil || !o.Lease.HasURL():
 		return fmt.Errorf("%w: no shared server runs for this checkout (the lease at %s is %s: %s); the board is a page of the shared server, which the first majordomus-mcp client here starts (or `majordomus-mcp serve`)",
 			ErrNoBoard, path, o.Verdict.Class, o.Verdict.Reason)
