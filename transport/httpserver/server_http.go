@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -146,7 +147,7 @@ func New(cfg Config) *Server {
 	cfg.BodyTimeout = positiveOr(cfg.BodyTimeout, defaultBodyTimeout)
 	cfg.ListenKeepAlive = positiveOr(cfg.ListenKeepAlive, DefaultListenKeepAlive)
 	cfg.MaxSessions = positiveOr(cfg.MaxSessions, DefaultMaxSessions)
-	cfg.MaxConnections = positiveOr(cfg.MaxConnections, connectionsPerSession*cfg.MaxSessions)
+	cfg.MaxConnections = positiveOr(cfg.MaxConnections, connectionsPerSession*min(cfg.MaxSessions, math.MaxInt/connectionsPerSession))
 	cfg.Logger = cmp.Or(cfg.Logger, zap.NewNop())
 	if cfg.Identity == nil {
 		cfg.Identity = func(bool) Identity { return Identity{} }

@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"math"
 	"net"
 	"net/http"
 	"testing"
@@ -58,6 +59,8 @@ func TestTheConnectionsCapFollowsTheSessionsCap(t *testing.T) {
 		{0, 0, 4 * DefaultMaxSessions},
 		{2000, 0, 8000},
 		{2000, 100, 100},
+		{math.MaxInt, 0, math.MaxInt / 4 * 4}, // never past what an int holds: a cap of 0 or less admits nobody
+		{1 << 62, 0, math.MaxInt / 4 * 4},
 	} {
 		h := New(Config{MaxSessions: tc.sessions, MaxConnections: tc.connections})
 		got := h.cfg.MaxConnections
