@@ -94,6 +94,11 @@ func (h *Server) session(w http.ResponseWriter, r *http.Request, missing string)
 
 // pass hands a request to mcp-go, with its plain-text errors made JSON.
 func (h *Server) pass(w http.ResponseWriter, r *http.Request) {
+	if _, ok := w.(*endsAtMark); !ok {
+		// a POST in flight takes its session's notifications too, the
+		// stream's end mark among them: it is never its client's
+		w = &endsAtMark{ResponseWriter: w}
+	}
 	jw := &jsonErrors{ResponseWriter: w}
 	h.mcp.ServeHTTP(jw, r)
 	jw.finish()
@@ -150,7 +155,9 @@ type endsAtMark struct {
 
 func (e *endsAtMark) Write(p []byte) (int, error) {
 	if bytes.HasPrefix(p, streamEndEvent) {
-		e.end()
+		if e.end != nil {
+			e.end()
+		}
 		return len(p), nil
 	}
 	return e.ResponseWriter.Write(p)
