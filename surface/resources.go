@@ -114,9 +114,12 @@ const maxCarriedAbsent = 1 << 14
 // made up is kept nowhere (each would stay until its session ends), nor
 // is an object's without its version, which is never updated. A
 // subscription carried from another server is kept though nothing is
-// served under its URI now (its object removed there after it was asked
-// for, as a checkout switched), up to maxCarriedAbsent: the server it came
-// from kept it, and would have told its client of the object's return. A
+// served under its URI now, up to maxCarriedAbsent: its object may have
+// been removed after it was asked for (a checkout switched), and the
+// server it came from kept it and would have told its client of the
+// object's return. What is carried is what the client asked, so one that
+// server never kept (to an object absent already) is kept here too: a
+// client moved by a take-over may hear of more than it would have. A
 // session that ended while its subscribe was answered keeps none: its end
 // is heard on the board before its subscriptions are dropped.
 func (s *Surface) subscribed(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
