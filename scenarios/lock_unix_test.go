@@ -17,18 +17,7 @@ import (
 // is let go, within its election, and is never served alone meanwhile.
 func TestALeaseLockHeldAsAClientStartsIsWaitedFor(t *testing.T) {
 	dir := checkout(t)
-	lock := leasePath(dir) + ".lock"
-	if err := os.MkdirAll(filepath.Dir(lock), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(lock, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
+	f := holdLeaseLock(t, dir)
 	a := shared(t, dir)
 	initialize(t, a, "claude-code")
 	waitShared(t, a, "waiting for the process writing the lease to finish it")
@@ -43,18 +32,7 @@ func TestALeaseLockHeldAsAClientStartsIsWaitedFor(t *testing.T) {
 // wait line does not promise a client served alone.
 func TestServeSaysItEndsWhenALeaseLockOutlastsItsElection(t *testing.T) {
 	dir := checkout(t)
-	lock := leasePath(dir) + ".lock"
-	if err := os.MkdirAll(filepath.Dir(lock), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(lock, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
+	holdLeaseLock(t, dir)
 	p := start(t, dir, "serve", "--http-port", "0", "--election-bound", "3s", "--busy-grace", "2s", "--probe-timeout", "1s")
 	line, err := p.WaitLog(ctx(t), "waiting for the process writing the lease to finish it")
 	if err != nil {
@@ -64,4 +42,23 @@ func TestServeSaysItEndsWhenALeaseLockOutlastsItsElection(t *testing.T) {
 		t.Fatalf("serve, which has no client, says what it does once its wait is over as a client would:\n%s", line)
 	}
 	exitsWith(t, p, 13)
+}
+
+// holdLeaseLock takes the lease's lock of dir, as a process stopped while
+// it writes the lease holds it, until the test ends or the file is closed.
+func holdLeaseLock(t *testing.T, dir string) *os.File {
+	t.Helper()
+	lock := leasePath(dir) + ".lock"
+	if err := os.MkdirAll(filepath.Dir(lock), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(lock, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
