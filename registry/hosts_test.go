@@ -47,11 +47,7 @@ func TestHostsAreRememberedForADayAndBounded(t *testing.T) {
 // first one's process has ended, a new one while it runs; another host
 // gets the next number of the counter.
 func TestAHostsSecondClientGetsTheFirstOnesNumber(t *testing.T) {
-	dir := filepath.Join(testtemp.Dir(t), "mcp") // wine cannot RemoveAll a TempDir
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	lease := filepath.Join(dir, "server.json")
+	lease := hostsLease(t)
 	now := time.Now()
 	running := map[string]bool{"1:1": true}
 	alive := func(p string) bool { return running[p] }
@@ -81,11 +77,7 @@ func TestAHostsSecondClientGetsTheFirstOnesNumber(t *testing.T) {
 // hosts are dropped is written over the old one, its tail blank lines
 // that read as nothing, and it is read back as written.
 func TestAHostsMemoryThatShrinksIsPaddedNotTruncated(t *testing.T) {
-	dir := filepath.Join(testtemp.Dir(t), "mcp") // wine cannot RemoveAll a TempDir
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	lease := filepath.Join(dir, "server.json")
+	lease := hostsLease(t)
 	now := time.Now()
 	stale := strings.Repeat("h", 200) + " 7 9:9 " + strconv.FormatInt(now.Add(-2*hostKeptFor).Unix(), 10) + "\n"
 	if err := os.WriteFile(HostsPath(lease), []byte(stale), 0o600); err != nil {
@@ -110,4 +102,14 @@ func TestAHostsMemoryThatShrinksIsPaddedNotTruncated(t *testing.T) {
 	if err != nil || !was || again != first {
 		t.Fatalf("the host again: %d %v %v, want %d again", again, was, err, first)
 	}
+}
+
+// hostsLease is a lease path in a private directory of its own, beside
+// which the hosts' memory is kept.
+func hostsLease(t *testing.T) string {
+	dir := filepath.Join(testtemp.Dir(t), "mcp") // wine cannot RemoveAll a TempDir
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "server.json")
 }
