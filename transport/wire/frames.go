@@ -189,7 +189,8 @@ func RefuseEach(msg json.RawMessage, code int, text string) []byte {
 	return Gather(msg, answers)
 }
 
-// scalarID reports whether id, present, is a string or a number.
+// scalarID reports whether id, present, is a string or a number: the ids
+// a request may have (Screen, RefuseEach).
 func scalarID(id json.RawMessage) bool {
 	id = bytes.TrimSpace(id)
 	return len(id) > 0 && (id[0] == '"' || id[0] == '-' || '0' <= id[0] && id[0] <= '9')

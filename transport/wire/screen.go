@@ -53,7 +53,7 @@ func Screen(msg json.RawMessage) (answer []byte, screened bool) {
 		// JSON-RPC answers no notification.
 		return nil, true
 	}
-	if id := bytes.TrimSpace(m.ID); len(id) > 0 && id[0] != '"' && id[0] != '-' && (id[0] < '0' || id[0] > '9') && string(id) != "null" {
+	if len(m.ID) > 0 && !scalarID(m.ID) && !absent(bytes.TrimSpace(m.ID)) {
 		if absent(m.Method) && (!absent(m.Result) || !absent(m.Error)) {
 			return nil, false // an answer to a server request: answered nothing
 		}
