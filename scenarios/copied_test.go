@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -168,8 +169,16 @@ func TestAMovedCheckoutsClientsFollowItsPath(t *testing.T) {
 	if err := example.WriteCheckout(dir); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) }) // before the first is put back
 	c := shared(t, dir)
+	// Before the first is put back, the clone goes, and first whoever may
+	// serve it: a server there saving its state as RemoveAll walks would
+	// leave part of the clone behind, and the first could not be put back.
+	t.Cleanup(func() {
+		for _, p := range []*mcpclient.Process{a, b, c} {
+			p.Kill(context.Background())
+		}
+		_ = os.RemoveAll(dir)
+	})
 	initialize(t, c, "gemini-cli")
 	// Each next message moves its client: its own server's, or its
 	// bridge's, reading of the lease at the path finds it is not theirs.
