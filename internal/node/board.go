@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/browser"
 	"github.com/majordomus-mcp/majordomus-mcp/registry"
@@ -101,7 +102,7 @@ func OpenBoard(ctx context.Context, co *Checkout, opts BoardOptions) error {
 // browser is handed that URL, not the link, because a command line is
 // readable by every user of the host (ps), and the link's token opens the
 // board to whoever spends it first. One file per server, replaced at every
-// link.
+// link, and removed once stale (dropStalePages).
 func writeBoardOpener(link string) (page, file string, err error) {
 	u, err := url.Parse(link)
 	if err != nil {
@@ -115,6 +116,7 @@ func writeBoardOpener(link string) (page, file string, err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", "", err
 	}
+	dropStalePages(dir, time.Now())
 	f, err := os.CreateTemp(dir, "board-*.html") // 0600
 	if err != nil {
 		return "", "", err
@@ -135,6 +137,23 @@ func writeBoardOpener(link string) (page, file string, err error) {
 		return "", "", err
 	}
 	return fileURL(path), path, nil
+}
+
+// boardPageKept is how long a page writeBoardOpener wrote is kept: its
+// link's token is spent within two minutes (transport/board), and the page
+// opens nothing after.
+const boardPageKept = time.Hour
+
+// dropStalePages removes the pages in dir older than boardPageKept: each
+// server's is named by its port, and a server takes a new one at each
+// start wherever another holds the default.
+func dropStalePages(dir string, now time.Time) {
+	pages, _ := filepath.Glob(filepath.Join(dir, "board-*.html"))
+	for _, p := range pages {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && now.Sub(fi.ModTime()) > boardPageKept {
+			_ = os.Remove(p)
+		}
+	}
 }
 
 // fileURL is the file: URL of an absolute path, a Windows one (C:\…)

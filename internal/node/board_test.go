@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -209,6 +210,37 @@ func TestTheBoardIsOpenedThroughAPageOfItsUsersOnly(t *testing.T) {
 	entries, err := os.ReadDir(filepath.Dir(path))
 	if err != nil || len(entries) != 1 {
 		t.Errorf("beside the page: %v %v", entries, err)
+	}
+}
+
+// Each server's link leaves its page (board-PORT.html) in the cache
+// directory, and a server takes a new port at each start wherever another
+// holds the default one (a second checkout): a page whose link has long
+// expired opens nothing, and is not kept, or the directory would gather
+// one for every server whose board was ever opened.
+func TestTheBoardsExpiredPagesAreNotKept(t *testing.T) {
+	home := testtemp.Dir(t)
+	for _, v := range []string{"XDG_CACHE_HOME", "HOME", "LocalAppData"} {
+		t.Setenv(v, home)
+	}
+	var dir string
+	for port := 40000; port < 40200; port++ {
+		_, file, err := writeBoardOpener("http://127.0.0.1:" + strconv.Itoa(port) + "/board?token=t" + strconv.Itoa(port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir = filepath.Dir(file)
+		old := time.Now().Add(-24 * time.Hour) // its server, and its link, are long gone
+		if err := os.Chtimes(file, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) > 2 {
+		t.Errorf("after 200 servers' links, %d pages are kept in %s; want the last one or two", len(entries), dir)
 	}
 }
 
