@@ -173,3 +173,29 @@ func TestAModernClientWhoseProcessTookOverIsOnTheBoardByName(t *testing.T) {
 	}
 	t.Fatalf("the client %s is not on the board by name: %+v", peer, board.Peers)
 }
+
+// Under --max-sessions 1, 2026-07-28 clients attach beyond it: a bridge's
+// presence takes no place. Their connections (a presence and a call's
+// each) are their owner's, never closed to make room; once they held
+// every connection a cap lowered with the sessions' allowed, the next
+// client's probe was closed as it connected, and that client judged the
+// live server's lease busy and took it over.
+func TestALowSessionsCapForcesNoTakeOver(t *testing.T) {
+	dir := checkout(t)
+	s := start(t, dir, "serve", "--http-port", "0", "--max-sessions", "1")
+	url := serverURL(t, s)
+	for i := range 3 {
+		m := shared(t, dir, "--busy-grace", "3s")
+		if r, err := m.Call(ctx(t), "tools/call", withMeta(map[string]any{"name": "majordomus_announce",
+			"arguments": map[string]any{"intent": "the parser", "scope": []string{"lib"}}}, "modern-agent")); err != nil || r.Error != nil {
+			t.Fatalf("majordomus_announce: %+v %v", r.Error, err)
+		}
+		line, err := m.WaitLogAny(ctx(t), "attaching to the shared server", "busy lease")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(line, "attaching to the shared server") || !strings.Contains(line, url) {
+			t.Fatalf("client %d, with the server at %s live, did not attach to it:\n%s", i+1, url, line)
+		}
+	}
+}

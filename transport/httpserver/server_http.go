@@ -38,7 +38,9 @@ const (
 	// reach the port (another local user too, before any token is asked)
 	// cannot exhaust the server's descriptors; those without the token
 	// make room for a newcomer (connCount.admit). A session takes at most
-	// two (a POST, its stream): a cap of sessions raised raises it too.
+	// two (a POST, its stream): a cap of sessions raised raises it too,
+	// and one lowered leaves it at the default's, as a bridge's presence,
+	// which takes no place, is bounded by the connections alone.
 	connectionsPerSession = 4
 	// maxHeaderBytes bounds a request's head: no client of this server
 	// sends more than a few hundred bytes of it.
@@ -81,7 +83,8 @@ type Config struct {
 	// MaxSessions caps the live sessions. Default 512.
 	MaxSessions int
 	// MaxConnections caps the open connections. Default four for each
-	// session of MaxSessions: a session takes two at most.
+	// session of MaxSessions, or of DefaultMaxSessions when that is more: a
+	// session takes two at most, and a bridge's presence one.
 	MaxConnections int
 	// OnSessions is called with the number of live HTTP sessions whenever
 	// it changes (open listens count, and after EndStreams so do the
@@ -147,7 +150,7 @@ func New(cfg Config) *Server {
 	cfg.BodyTimeout = positiveOr(cfg.BodyTimeout, defaultBodyTimeout)
 	cfg.ListenKeepAlive = positiveOr(cfg.ListenKeepAlive, DefaultListenKeepAlive)
 	cfg.MaxSessions = positiveOr(cfg.MaxSessions, DefaultMaxSessions)
-	cfg.MaxConnections = positiveOr(cfg.MaxConnections, connectionsPerSession*min(cfg.MaxSessions, math.MaxInt/connectionsPerSession))
+	cfg.MaxConnections = positiveOr(cfg.MaxConnections, connectionsPerSession*min(max(cfg.MaxSessions, DefaultMaxSessions), math.MaxInt/connectionsPerSession))
 	cfg.Logger = cmp.Or(cfg.Logger, zap.NewNop())
 	if cfg.Identity == nil {
 		cfg.Identity = func(bool) Identity { return Identity{} }

@@ -59,6 +59,7 @@ func TestTheConnectionsCapFollowsTheSessionsCap(t *testing.T) {
 		{0, 0, 4 * DefaultMaxSessions},
 		{2000, 0, 8000},
 		{2000, 100, 100},
+		{1, 0, 4 * DefaultMaxSessions},        // a bridge's presence takes no place: a lowered cap lowers no cap of connections
 		{math.MaxInt, 0, math.MaxInt / 4 * 4}, // never past what an int holds: a cap of 0 or less admits nobody
 		{1 << 62, 0, math.MaxInt / 4 * 4},
 	} {

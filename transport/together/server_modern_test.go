@@ -442,3 +442,25 @@ func TestOnlyAPresenceIsServedOnceTheLeaseIsLost(t *testing.T) {
 		t.Fatalf("a tools/list with the presence's id, on a server that lost its lease: %d %s", resp.StatusCode, body)
 	}
 }
+
+// A cap of sessions set below the default lowers no cap of connections: a
+// bridge's presence takes no place and is bounded by the connections
+// alone, so under --max-sessions 1 four bridges' presences held every
+// connection, and a newcomer's probe was closed as it connected. Its
+// client, hearing nothing from a live server whose owner is alive, judges
+// the lease busy, and takes it over at the busy grace.
+func TestALoweredSessionsCapKeepsNoProbeOut(t *testing.T) {
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, MaxSessions: 1, PresenceID: bridge.PresenceID,
+		Identity: func(bool) httpserver.Identity { return httpserver.Identity{Leaseholder: true} }})
+	for i := range 4 {
+		if resp := openListen(t, s, strconv.Quote(bridge.PresenceID)); resp.StatusCode != http.StatusOK {
+			t.Fatalf("presence %d under the cap: %d", i, resp.StatusCode)
+		}
+	}
+	s.count.waitFor(t, 4)
+	_, conn, err := secret.ProbeSealed(context.Background(), s.url, testSecret, testProbe)
+	if err != nil {
+		t.Fatalf("with four bridges' presences open under a cap of one session, a newcomer's probe: %v", err)
+	}
+	conn.Close()
+}
