@@ -136,7 +136,9 @@
 //   - superseded: started from our executable path whose file has changed
 //     since (mtime or size), or an older x.y.z version than ours; take over
 //     without probing. Another path, a missing field or a version that is
-//     not plain x.y.z makes no claim.
+//     not plain x.y.z makes no claim; nor does a version, when our own file
+//     at the lease's executable path has changed since we started (an older
+//     release put back in its place: its servers would take the lease back).
 //   - unusable: a directory, or a path that cannot be examined or read
 //     (including ENOTDIR when a parent is a regular file); the caller serves
 //     its client alone, with the OS reason.

@@ -271,12 +271,20 @@ func round(d time.Duration) time.Duration { return d.Round(100 * time.Millisecon
 // started from and that server was not, or an older x.y.z version. A
 // different path, a file that cannot be read, a missing field or a version
 // that does not parse makes no claim: two processes of one old file would
-// otherwise take the lease from each other for good.
+// otherwise take the lease from each other for good. Nor does a process
+// whose own file has been replaced since, under the path the server was
+// started from, claim by its version: what is installed there now is what
+// the user chose (an older release put back in its place), and its server
+// would take the lease back as started from a replaced file, for good.
 func superseded(doc Lease, self, onDisk Executable, version string) (string, bool) {
 	current := func(x Executable) bool { return x.MTime == onDisk.MTime && x.Size == onDisk.Size }
-	if e := doc.Executable; e != nil && e.Path != "" && e.Path == self.Path && onDisk.Path != "" &&
-		current(self) && !current(*e) {
-		return "superseded lease: the server was started from " + e.Path + " and that file has been replaced since", true
+	if e := doc.Executable; e != nil && e.Path != "" && e.Path == self.Path && onDisk.Path != "" {
+		if !current(self) {
+			return "", false
+		}
+		if !current(*e) {
+			return "superseded lease: the server was started from " + e.Path + " and that file has been replaced since", true
+		}
 	}
 	theirs, ok1 := parseVersion(doc.Version)
 	ours, ok2 := parseVersion(version)

@@ -159,6 +159,12 @@ func TestJudge(t *testing.T) {
 			OnDisk: Executable{Path: ourExe.Path, MTime: ourExe.MTime + 1, Size: ourExe.Size}, Probe: okProbe}, class: Live, probe: true},
 		{name: "a judge older than the server makes no claim", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Executable.MTime-- }),
 			OnDisk: Executable{Path: ourExe.Path, MTime: ourExe.MTime + 1, Size: ourExe.Size}, Probe: okProbe}, class: Live, probe: true},
+		// A release put back in place of a newer one (a downgrade): the
+		// newer server's process, started from the file replaced since,
+		// judges the lease of a server of the file now there, which takes
+		// the lease as superseded (above) from any server of the newer one.
+		{name: "a judge whose file was replaced by an older release makes no claim", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Executable.MTime++; l.Version = "1.1.9" }),
+			OnDisk: Executable{Path: ourExe.Path, MTime: ourExe.MTime + 1, Size: ourExe.Size}, Probe: okProbe}, class: Live, probe: true},
 		{name: "older version", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Version = "1.1.9" })}, class: Superseded, reason: "runs version 1.1.9, older than this executable's 1.2.0"},
 		{name: "older version with a v", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Version = "v1.1.10" })}, class: Superseded},
 		{name: "older major", in: Input{Found: Regular, Raw: bound(func(l *Lease) { l.Version = "0.99.99" })}, class: Superseded},
@@ -294,5 +300,34 @@ func TestAnOversizedLeaseThatBeginsBlankIsCorruptNotEmpty(t *testing.T) {
 	v := Judge(Input{Found: snap.Found, Raw: snap.Raw, Now: time.Now()})
 	if v.Class != Corrupt || !strings.Contains(v.Reason, "larger than") {
 		t.Fatalf("a %d-byte lease judged %s (%q); want corrupt, larger than %d bytes", len(raw), v.Class, v.Reason, MaxLeaseSize)
+	}
+}
+
+// Two servers of one checkout never judge each other's lease superseded:
+// each would take the lease from the other, and every take-over would make
+// the other take it back, for as long as both live. A release put back in
+// place of a newer one while its servers run (npm install -g of the older
+// one) is the case: the file says one is current, the versions the other.
+func TestNoTwoServersSupersedeEachOther(t *testing.T) {
+	const path = "/opt/bin/majordomus-mcp"
+	newer := Executable{Path: path, MTime: 1_700_000_000, Size: 9_000_000} // 1.2.0, replaced since
+	older := Executable{Path: path, MTime: 1_700_000_100, Size: 9_000_000} // 1.1.9, on disk now
+	procs := []struct {
+		exe     Executable
+		version string
+	}{{newer, "1.2.0"}, {older, "1.1.9"}}
+	judged := func(judge, owner int) Class {
+		raw := docBytes(t, func(l *Lease) {
+			exe := procs[owner].exe
+			l.Executable, l.Version = &exe, procs[owner].version
+		})
+		return Judge(Input{Found: Regular, Raw: raw, Now: started, Executable: procs[judge].exe, Version: procs[judge].version,
+			OnDisk: older, Probe: ProbeResult{Status: ProbeOK}}).Class
+	}
+	if a, b := judged(0, 1), judged(1, 0); a == Superseded && b == Superseded {
+		t.Fatalf("each server judges the other's lease superseded: a lease war")
+	}
+	if got := judged(1, 0); got != Superseded {
+		t.Errorf("the server of the file on disk judges the other's lease %s, want superseded", got)
 	}
 }
