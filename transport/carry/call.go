@@ -45,6 +45,10 @@ func SetCall(h http.Header, ctx context.Context) {
 	}
 }
 
+// Names reports whether r, a POST, names the call it makes: a bridge's
+// tool call, which a bridge sends again where it provably did not run.
+func Names(r *http.Request) bool { return r.Header.Get(callHeader) != "" }
+
 // callOf is ctx naming the call r's callHeader names.
 func callOf(ctx context.Context, r *http.Request) context.Context {
 	if key := r.Header.Get(callHeader); len(key) <= maxCallKey {

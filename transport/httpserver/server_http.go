@@ -67,8 +67,10 @@ type Config struct {
 	// must carry its token, and GET / proves it holds it. Empty: a random
 	// one that no client knows, so that no server is ever open by mistake.
 	Secret string
-	// Refusal is asked on every initialize: nil accepts new sessions, a
-	// refusal turns them away (existing sessions go on being served).
+	// Refusal is asked on every initialize and on every bridge's tool
+	// call: nil accepts them, a refusal turns new sessions away and sends
+	// a bridge's call, unrun, to the current server (409 lease_lost);
+	// existing sessions go on being served otherwise.
 	Refusal func() *Refusal
 	// IdleTimeout ends a session that has sent nothing for that long.
 	// Default 90s.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/rawio"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -273,6 +274,15 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	if refusal := wire.PromptRefusal(h.cfg.MCP, env, body); refusal != nil {
 		writeFrame(w, http.StatusOK, refusal)
+		return
+	}
+	if ref := h.cfg.Refusal(); ref != nil && carry.Names(r) {
+		// A bridge's call that reached a server once its lease was lost (a
+		// resumed one, say) is not run here, where the checkout's history
+		// would never show it: refused unrun, it is sent to the current
+		// server. Other sessions are served on (R6).
+		h.log.Info("a bridge's call was refused", zap.String("reason", ref.reason()), zap.String("url", ref.URL))
+		writeError(w, http.StatusConflict, wire.ErrCodeLeaseLost, ref.Message)
 		return
 	}
 	h.pass(w, withBody(r, body))
