@@ -42,7 +42,8 @@ type Peer struct {
 	Attached     bool          `json:"attached"`
 	Announcement *Announcement `json:"announcement,omitempty"`
 
-	draining bool // its session is on a server that lost its lease (Board.Drain)
+	draining bool   // its session is on a server that lost its lease (Board.Drain)
+	left     uint64 // when it left, as the board counts departures (Board.depart); 0: before this board
 }
 
 // Overlap is another peer's claim that shares paths with an announcement.
@@ -59,6 +60,7 @@ type Board struct {
 	now       func() time.Time
 	idle      time.Duration // how long a sessionless peer stays unheard (board_modern.go)
 	next      int
+	left      uint64                         // the departures counted (Board.depart)
 	drawn     int                            // the last number the checkout's counter gave this board
 	numbers   func(atLeast int) (int, error) // the checkout's counter of peer numbers; nil or failing: next
 	uncounted map[string]bool                // the ids given while the counter failed: this board's, not the checkout's
@@ -160,7 +162,7 @@ func (b *Board) detach(session string) {
 	if b.opened[p.ID] == session {
 		delete(b.opened, p.ID)
 	}
-	p.Attached = false
+	b.depart(p)
 	if ownClient(p) {
 		p.LastSeen = stamp(b.now()) // it was there until now
 	}
@@ -174,6 +176,12 @@ func (b *Board) detach(session string) {
 // so while the client is idle.
 func ownClient(p *Peer) bool { return p.Transport == "stdio" }
 
+// depart marks p gone, the latest peer to leave.
+func (b *Board) depart(p *Peer) {
+	b.left++
+	p.Attached, p.left = false, b.left
+}
+
 // kept gives the sink an announcer that changed.
 func (b *Board) kept(p *Peer) {
 	if b.sink != nil && p.Announcement != nil {
@@ -181,8 +189,9 @@ func (b *Board) kept(p *Peer) {
 	}
 }
 
-// prune drops the departed peers that announced nothing, and the oldest
-// departed announcers beyond departedKept.
+// prune drops the departed peers that announced nothing, and the departed
+// announcers beyond departedKept that left longest ago, as the shared
+// state keeps the latest.
 func (b *Board) prune() {
 	departed := 0
 	b.order = slices.DeleteFunc(b.order, func(q *Peer) bool {
@@ -197,7 +206,12 @@ func (b *Board) prune() {
 		return false
 	})
 	for departed > departedKept {
-		i := slices.IndexFunc(b.order, func(q *Peer) bool { return !q.Attached })
+		i := -1
+		for j, q := range b.order {
+			if !q.Attached && (i < 0 || q.left < b.order[i].left) {
+				i = j
+			}
+		}
 		b.forget(b.order[i])
 		b.order = slices.Delete(b.order, i, i+1)
 		departed--

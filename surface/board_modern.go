@@ -102,7 +102,7 @@ func (b *Board) streamEnded(rec *sessionless, opened uint64, now time.Time) {
 		return
 	}
 	if rec.seen == opened {
-		rec.peer.Attached = false
+		b.depart(rec.peer)
 		b.kept(rec.peer)
 		b.prune()
 		return
@@ -182,7 +182,8 @@ func (b *Board) expire(now time.Time) {
 	gone := false
 	for _, rec := range b.byID {
 		if p := rec.peer; p.Attached && rec.streams == 0 && now.Sub(p.LastSeen) >= b.idle {
-			p.Attached, gone = false, true
+			b.depart(p)
+			gone = true
 			b.kept(p)
 		}
 	}
@@ -212,7 +213,7 @@ func (b *Board) makeRoom() {
 		}
 	}
 	if n >= maxSessionless && oldest != nil {
-		oldest.Attached = false
+		b.depart(oldest)
 		b.kept(oldest)
 		b.prune()
 	}
