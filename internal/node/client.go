@@ -55,6 +55,7 @@ type clientSession struct {
 	// relayed are its requests a backend has: one cancelled meanwhile is
 	// not sent again when that backend's bridge left its server.
 	relayed wire.Cancels
+	notices notices // what it is told of what changed, written in order off its mutex (notices.go)
 }
 
 // electing is what hears that the bridge serving the client left its

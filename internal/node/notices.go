@@ -3,6 +3,7 @@ package node
 import (
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
@@ -41,8 +42,10 @@ func (s *clientSession) relisted(c *carry.Session) {
 // tellChanged writes the notifications of a change that f asks to hear,
 // with meta (a listen's tag).
 func (s *clientSession) tellChanged(meta map[string]any, f mcp.SubscriptionFilter) {
+	var notes []any
+	defer func() { s.send(notes...) }()
 	note := func(m mcp.MCPMethod, fields map[string]any) {
-		_ = s.n.out.WriteValue(mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
+		notes = append(notes, mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
 			Method: string(m), Params: mcp.NotificationParams{Meta: meta, AdditionalFields: fields}}})
 	}
 	if f.ResourcesListChanged {
@@ -100,11 +103,37 @@ func (s *clientSession) warn(c *carry.Session, msg string) {
 	if c.Heard.LogLevel != "" && !mcp.LoggingLevelWarning.ShouldSendTo(mcp.LoggingLevel(c.Heard.LogLevel)) {
 		return
 	}
-	_ = s.n.out.WriteValue(mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
+	s.send(mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
 		Method: string(mcp.MethodNotificationMessage),
 		Params: mcp.NotificationParams{AdditionalFields: map[string]any{"level": mcp.LoggingLevelWarning, "logger": "majordomus", "data": msg}},
 	}})
 }
+
+// send writes notes to the client, in order and after those sent before,
+// on a goroutine of their own: they are told under the session's mutex
+// (adopt), and a host that stopped reading its stdout must hold neither
+// that mutex nor the machine, whose hand-over and stop wait for it (as
+// stdio.Local.Close waits for no notification being written).
+func (s *clientSession) send(notes ...any) {
+	if len(notes) == 0 {
+		return
+	}
+	written := make(chan struct{})
+	before := s.notices.last.Swap(&written)
+	go func() {
+		defer close(written)
+		if before != nil {
+			<-*before
+		}
+		for _, note := range notes {
+			_ = s.n.out.WriteValue(note)
+		}
+	}()
+}
+
+// notices are the client's notices being written (send): last is closed
+// once those sent last are.
+type notices struct{ last atomic.Pointer[chan struct{}] }
 
 // tell sends msg to this process's own client, served in process on srv:
 // what changed for it is not news to the other sessions there, whose

@@ -1,0 +1,85 @@
+package node
+
+import (
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/majordomus-mcp/majordomus-mcp/machine"
+)
+
+// stalling is a client's stdout that its host may stop reading, as a
+// stopped or debugged host does: once stalled, a write waits until the
+// test ends, and blocked is closed as the first one begins to.
+type stalling struct {
+	w       io.Writer
+	mu      sync.Mutex
+	stalled bool
+	blocked chan struct{}
+	once    sync.Once
+	resume  chan struct{}
+}
+
+func newStalling(t *testing.T, w io.Writer) *stalling {
+	s := &stalling{w: w, blocked: make(chan struct{}), resume: make(chan struct{})}
+	t.Cleanup(func() { close(s.resume) }) // once the node was waited for (cleanups run last first): what it left writing ends
+	return s
+}
+
+func (s *stalling) stall() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stalled = true
+}
+
+func (s *stalling) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	stalled := s.stalled
+	s.mu.Unlock()
+	if stalled {
+		s.once.Do(func() { close(s.blocked) })
+		<-s.resume
+	}
+	return s.w.Write(p)
+}
+
+// A process that takes over for its attached client, whose host has
+// stopped reading its stdout, still ends on a signal: what it tells the
+// client of the take-over waits for a reader that does not come, and must
+// not hold the process's end.
+func TestATakeOverWhoseHostStoppedReadingEndsOnASignal(t *testing.T) {
+	co, b := exampleCheckout(t), newBoard(t)
+	a := start(t, "a", co, b, true)
+	a.awaitLog("shared server listening")
+	var out *stalling
+	c := startWith(t, "c", co.fresh(), b, true, func(cfg *Config) {
+		cfg.Times.JoinRetry = time.Hour
+		out = newStalling(t, cfg.Stdout)
+		cfg.Stdout = out
+	})
+	c.client.initialize()
+	c.awaitState(machine.Attached)
+	c.client.tool("majordomus_peers", map[string]any{}, nil)
+
+	out.stall()
+	a.node.Signal("SIGTERM")
+	a.wait()
+	c.awaitLog("took over as the shared server")
+	select {
+	case <-out.blocked:
+	case <-time.After(wait):
+		t.Fatal("the take-over was never told to the client")
+	}
+	c.awaitLog("the shared server is serving") // the machine heard that its server started: the client is seated
+	c.node.Signal("SIGTERM")
+	select {
+	case res := <-c.done:
+		c.done <- res // for the cleanup's wait
+	case <-time.After(wait):
+		t.Fatalf("the node that took over did not end on a signal while its host did not read its stdout; it is %s", c.node.State())
+	}
+	if b.holding() == "c" {
+		t.Error("the node ended on a signal and kept the lease")
+	}
+}
