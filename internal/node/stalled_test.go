@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 )
 
@@ -42,6 +44,41 @@ func (s *stalling) Write(p []byte) (int, error) {
 		<-s.resume
 	}
 	return s.w.Write(p)
+}
+
+// An attached process whose host has stopped reading its stdout still
+// ends on a signal: what its bridge relays from its server then waits for
+// a reader that does not come, and must not hold the process's end, as a
+// leaseholder's in-process session does not (stdio.Local.Close).
+func TestAnAttachedProcessWhoseHostStoppedReadingEndsOnASignal(t *testing.T) {
+	co, b := exampleCheckout(t), newBoard(t)
+	a := start(t, "a", co, b, true)
+	a.awaitLog("shared server listening")
+	var out *stalling
+	c := startWith(t, "c", co.fresh(), b, true, func(cfg *Config) {
+		cfg.Times.JoinRetry = time.Hour
+		out = newStalling(t, cfg.Stdout)
+		cfg.Stdout = out
+	})
+	c.client.initialize()
+	c.awaitState(machine.Attached)
+	c.client.tool("majordomus_peers", map[string]any{}, nil)
+	c.awaitLog("stream open") // the bridge's GET stream is open: what the server says reaches the client on it
+
+	out.stall()
+	a.node.server.served.surface.Notify(mcp.LoggingLevelWarning, "majordomus: a note nobody reads")
+	select {
+	case <-out.blocked:
+	case <-time.After(wait):
+		t.Fatal("the server's note never reached the client's stdout")
+	}
+	c.node.Signal("SIGTERM")
+	select {
+	case res := <-c.done:
+		c.done <- res // for the cleanup's wait
+	case <-time.After(wait):
+		t.Fatalf("the attached node did not end on a signal while its host did not read its stdout; it is %s", c.node.State())
+	}
 }
 
 // A process that takes over for its attached client, whose host has

@@ -135,6 +135,7 @@ type Bridge struct {
 	announcing json.RawMessage // a majordomus_announce's arguments, sent and not answered
 	reopened   chan struct{}   // closed once the client's initialize that ended its session is answered (reopening)
 	stale      string          // the session the client left on this server (Config.Carried), until its initialize ends it
+	written    chan struct{}   // closed once the last write to the client toClient began has ended; nil before the first
 }
 
 // New returns a bridge to cfg.URL. It connects on the first message.

@@ -196,9 +196,37 @@ func (b *Bridge) stream(sid, proto string) (opened bool, status int) {
 	req.Header.Set("Accept", "text/event-stream")
 	b.setHeaders(req.Header, sid, proto)
 	return b.listen(req, "stream", func(data []byte) error {
-		_ = b.cfg.Out.Write(data) // a client gone is the stdio loop's business
+		b.toClient(data)
 		return nil
 	}, zap.String("session", sid))
+}
+
+// toClient writes data, what the server sent on its own (a notification,
+// a request), to the client. A client that does not read holds the write,
+// not the bridge: once the bridge stops (it left, or Close), the write is
+// left to end by itself, as a local session's is (stdio.Local.Close), so
+// that a host that stopped reading its stdout never holds the process's
+// end, nor the election that follows a failover. Each write waits for the
+// one before, so that the client hears what the server sent in order, also
+// once one was left to end by itself.
+func (b *Bridge) toClient(data []byte) {
+	data = bytes.Clone(data) // the reader's buffer is its own again once this returns
+	written := make(chan struct{})
+	b.mu.Lock()
+	before := b.written
+	b.written = written
+	b.mu.Unlock()
+	go func() {
+		defer close(written)
+		if before != nil {
+			<-before
+		}
+		_ = b.cfg.Out.Write(data) // a client gone is the stdio loop's business
+	}()
+	select {
+	case <-written:
+	case <-b.ctx.Done():
+	}
 }
 
 // listen holds the event stream req opens (what: the stream, or the

@@ -195,7 +195,7 @@ func (b *Bridge) readAnswer(msg json.RawMessage, resp *http.Response, modern boo
 				answers = append(answers, bytes.Clone(data)) // a response, or a batch of them
 				return nil
 			}
-			_ = b.cfg.Out.Write(data) // a client gone is the stdio loop's business
+			b.toClient(data)
 			return nil
 		})
 		// An answer read in full is the outcome, even when the stream broke

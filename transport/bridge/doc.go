@@ -49,7 +49,8 @@
 // end, and Close waits for that too. Only leaveLater outlives
 // Close for longer: it ends a session left on a failed server once that
 // answers, for the server's idle timeout at most and never past the
-// context [New] was given.
+// context [New] was given; and so does a write to a client that does not
+// read its stdout, which ends when that client reads or goes.
 //
 // # Invariants
 //
