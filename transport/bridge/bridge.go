@@ -250,6 +250,17 @@ func (b *Bridge) Relay(ctx context.Context, msg json.RawMessage) ([]byte, error)
 	if ctx.Err() != nil {
 		return wire.Unavailable(msg, context.Cause(ctx)), nil
 	}
+	if fail.moved && !b.refusedAsLost() {
+		// a call of this bridge is still in flight there: the bridge moves
+		// once it ended, never with one in flight, and this message goes
+		// with the move
+		select {
+		case <-b.done:
+			return nil, b.gone()
+		case <-ctx.Done():
+			return wire.Unavailable(msg, context.Cause(ctx)), nil
+		}
+	}
 	return nil, b.forMessage(b.leave(fail.cause), fail.notRun)
 }
 

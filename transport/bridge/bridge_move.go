@@ -19,7 +19,10 @@ import (
 // a 2026-07-28 client's presence), whose end is a boundary too
 // (movesOnLost); failing that (a server frozen as it was taken over ends
 // nothing), when its heartbeat hears it (for a 2026-07-28 client, when a
-// beat finds the lease naming another). After any take-over, every
+// beat finds the lease naming another). A tool call the server refuses
+// as it lost its lease (409 lease_lost: its history is no longer the
+// checkout's) waits for the calls still in flight there, and goes with
+// the move. After any take-over, every
 // bridged client is back on one board within one message (or one
 // heartbeat), and the old server drains.
 
@@ -82,6 +85,16 @@ func (b *Bridge) enter(counted bool) (move bool) {
 // server's lease is gone and no call of this bridge is in flight there.
 func (b *Bridge) drained() bool {
 	return b.inflight.Load() == 0 && b.leaseGone() && b.inflight.CompareAndSwap(0, movedOff)
+}
+
+// refusedAsLost records that the server refused a message as it lost its
+// lease, and reports whether the bridge moves now: no call of its is in
+// flight there.
+func (b *Bridge) refusedAsLost() bool {
+	if !b.leaseLost.Swap(true) {
+		b.log.Info("the shared server refused a message, as it no longer holds the checkout's lease; this session moves to the current one once its calls there ended", zap.String("url", b.cfg.URL))
+	}
+	return b.drained()
 }
 
 // leaseGone says whether the server lost its lease, as its answers say,

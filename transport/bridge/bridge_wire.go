@@ -26,6 +26,7 @@ import (
 type failure struct {
 	cause  error
 	notRun bool
+	moved  bool // refused unrun by a server that lost its lease (409 lease_lost)
 }
 
 // What one POST came to.
@@ -114,7 +115,7 @@ func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) (
 			return b.rejectedAnswer(msg, res), nil
 		default:
 			if res.status == http.StatusConflict {
-				return nil, &failure{cause: fmt.Errorf("the shared server at %s refused the message: %v", b.cfg.URL, res.err), notRun: true}
+				return nil, &failure{cause: fmt.Errorf("the shared server at %s refused the message: %v", b.cfg.URL, res.err), notRun: true, moved: true}
 			}
 			return nil, &failure{cause: b.unreachable(res.err), notRun: res.notRun}
 		}
@@ -224,7 +225,7 @@ func (b *Bridge) readAnswer(msg json.RawMessage, resp *http.Response, modern boo
 		res.outcome = rejected
 		res.body, _ = io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		if resp.StatusCode == http.StatusConflict && strings.Contains(string(res.body), wire.ErrCodeLeaseLost) {
-			res.outcome, res.notRun, res.err = failed, true, errors.New("lease_lost: "+httpErrorMessage(res.body))
+			res.outcome, res.notRun, res.err = failed, true, errors.New(httpErrorMessage(res.body)) // its code, lease_lost, first
 		}
 	}
 	return res

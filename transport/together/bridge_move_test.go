@@ -16,8 +16,11 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
 // losing is a server whose lease can be lost while its sessions go on.
@@ -285,4 +288,53 @@ func TestAModernCallMeetingAServerShuttingDownFailsOver(t *testing.T) {
 	}
 	f1.releaseAll()
 	<-stopped
+}
+
+// naming names the call each message makes, as the process serving a
+// client does (carry.WithCall).
+type naming struct{ wire.Backend }
+
+func (n naming) Handle(ctx context.Context, msg json.RawMessage) []byte {
+	return n.Backend.Handle(carry.WithCall(ctx, secret.NewChallenge()), msg)
+}
+
+// A bridge's call refused by a server that lost its lease, while another
+// call of the bridge is still in flight there, waits for that call: the
+// bridge moves once it ended, never with one in flight, and the refused
+// call runs at the current server.
+func TestACallRefusedAsTheLeaseWasLostWaitsForTheCallInFlight(t *testing.T) {
+	f1, f2 := newFixture(), newFixture()
+	f2.releaseAll()
+	t.Cleanup(f1.releaseAll)
+	core, logs := observer.New(zapcore.InfoLevel)
+	var lost atomic.Bool
+	s1 := serveHTTP(t, httpserver.Config{MCP: f1.srv, Logger: zap.New(core), Refusal: func() *httpserver.Refusal {
+		if lost.Load() {
+			return &httpserver.Refusal{Message: "the lease was taken over"}
+		}
+		return nil
+	}})
+	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
+	c := runStdio(t, func(out *wire.FrameWriter) wire.Backend { return naming{fo.bridge(s1.url)(out)} })
+	c.open(initRoots)
+	c.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"wait"}}`)
+	<-f1.blocked
+	lost.Store(true)
+	c.send(`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"lookup","arguments":{"key":"during"}}}`)
+	for deadline := time.Now().Add(wait); logs.FilterMessage("a bridge's call was refused").Len() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the call was not refused")
+		}
+	}
+	f1.releaseAll()
+	a5, before := c.answer("5")
+	if !strings.Contains(a5, "waited") || strings.Contains(strings.Join(before, ""), `"id":6`) {
+		t.Fatalf("the call in flight was answered %s, after %v", a5, before)
+	}
+	if a6, _ := c.answer("6"); !strings.Contains(a6, "value of during") {
+		t.Fatalf("the refused call was answered %s", a6)
+	}
+	if call := fo.next(); !strings.Contains(call.cause.Error(), "lease") {
+		t.Fatalf("Failover(%v)", call.cause)
+	}
 }
