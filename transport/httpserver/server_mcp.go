@@ -276,16 +276,33 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		writeFrame(w, http.StatusOK, refusal)
 		return
 	}
-	if ref := h.cfg.Refusal(); ref != nil && carry.Names(r) {
-		// A bridge's call that reached a server once its lease was lost (a
-		// resumed one, say) is not run here, where the checkout's history
-		// would never show it: refused unrun, it is sent to the current
-		// server. Other sessions are served on (R6).
-		h.log.Info("a bridge's call was refused", zap.String("reason", ref.reason()), zap.String("url", ref.URL))
-		writeError(w, http.StatusConflict, wire.ErrCodeLeaseLost, ref.Message)
+	if carry.Names(r) {
+		h.passCall(w, withBody(r, body))
 		return
 	}
 	h.pass(w, withBody(r, body))
+}
+
+// passCall serves a bridge's tool call where the checkout's history keeps
+// it: on a server whose lease was lost (one continued after a freeze, say)
+// it is refused (409 lease_lost), and the bridge sends it to the current
+// server. Its answer is held until the lease has been read again after
+// the call ran, for a server frozen as it ran it recorded it where that
+// history never shows it; what the call ran here only this server, whose
+// state is no longer the checkout's, saw. Other sessions are served on
+// (R6); what the call's stream carried meanwhile comes with its answer.
+func (h *Server) passCall(w http.ResponseWriter, r *http.Request) {
+	ref := h.cfg.Refusal()
+	if ref == nil {
+		held := newBufferWriter()
+		h.pass(held, r)
+		if ref = h.cfg.Refusal(); ref == nil {
+			held.copyTo(w)
+			return
+		}
+	}
+	h.log.Info("a bridge's call was refused", zap.String("reason", ref.reason()), zap.String("url", ref.URL))
+	writeError(w, http.StatusConflict, wire.ErrCodeLeaseLost, ref.Message)
 }
 
 // answeredPing answers the ping of a session with a stream open as mcp-go
