@@ -51,18 +51,7 @@ func (s *stalling) Write(p []byte) (int, error) {
 // a reader that does not come, and must not hold the process's end, as a
 // leaseholder's in-process session does not (stdio.Local.Close).
 func TestAnAttachedProcessWhoseHostStoppedReadingEndsOnASignal(t *testing.T) {
-	co, b := exampleCheckout(t), newBoard(t)
-	a := start(t, "a", co, b, true)
-	a.awaitLog("shared server listening")
-	var out *stalling
-	c := startWith(t, "c", co.fresh(), b, true, func(cfg *Config) {
-		cfg.Times.JoinRetry = time.Hour
-		out = newStalling(t, cfg.Stdout)
-		cfg.Stdout = out
-	})
-	c.client.initialize()
-	c.awaitState(machine.Attached)
-	c.client.tool("majordomus_peers", map[string]any{}, nil)
+	a, c, out, _ := attachedToStall(t)
 	c.awaitLog("stream open") // the bridge's GET stream is open: what the server says reaches the client on it
 
 	out.stall()
@@ -72,13 +61,7 @@ func TestAnAttachedProcessWhoseHostStoppedReadingEndsOnASignal(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatal("the server's note never reached the client's stdout")
 	}
-	c.node.Signal("SIGTERM")
-	select {
-	case res := <-c.done:
-		c.done <- res // for the cleanup's wait
-	case <-time.After(wait):
-		t.Fatalf("the attached node did not end on a signal while its host did not read its stdout; it is %s", c.node.State())
-	}
+	endsOnASignal(t, c)
 }
 
 // A process that takes over for its attached client, whose host has
@@ -86,18 +69,7 @@ func TestAnAttachedProcessWhoseHostStoppedReadingEndsOnASignal(t *testing.T) {
 // client of the take-over waits for a reader that does not come, and must
 // not hold the process's end.
 func TestATakeOverWhoseHostStoppedReadingEndsOnASignal(t *testing.T) {
-	co, b := exampleCheckout(t), newBoard(t)
-	a := start(t, "a", co, b, true)
-	a.awaitLog("shared server listening")
-	var out *stalling
-	c := startWith(t, "c", co.fresh(), b, true, func(cfg *Config) {
-		cfg.Times.JoinRetry = time.Hour
-		out = newStalling(t, cfg.Stdout)
-		cfg.Stdout = out
-	})
-	c.client.initialize()
-	c.awaitState(machine.Attached)
-	c.client.tool("majordomus_peers", map[string]any{}, nil)
+	a, c, out, b := attachedToStall(t)
 
 	out.stall()
 	a.node.Signal("SIGTERM")
@@ -109,14 +81,39 @@ func TestATakeOverWhoseHostStoppedReadingEndsOnASignal(t *testing.T) {
 		t.Fatal("the take-over was never told to the client")
 	}
 	c.awaitLog("the shared server is serving") // the machine heard that its server started: the client is seated
-	c.node.Signal("SIGTERM")
-	select {
-	case res := <-c.done:
-		c.done <- res // for the cleanup's wait
-	case <-time.After(wait):
-		t.Fatalf("the node that took over did not end on a signal while its host did not read its stdout; it is %s", c.node.State())
-	}
+	endsOnASignal(t, c)
 	if b.holding() == "c" {
 		t.Error("the node ended on a signal and kept the lease")
+	}
+}
+
+// attachedToStall starts a, a leaseholder, and c, attached to it, whose
+// client's stdout is out, ready to stall.
+func attachedToStall(t *testing.T) (a, c *running, out *stalling, b *board) {
+	co := exampleCheckout(t)
+	b = newBoard(t)
+	a = start(t, "a", co, b, true)
+	a.awaitLog("shared server listening")
+	c = startWith(t, "c", co.fresh(), b, true, func(cfg *Config) {
+		cfg.Times.JoinRetry = time.Hour
+		out = newStalling(t, cfg.Stdout)
+		cfg.Stdout = out
+	})
+	c.client.initialize()
+	c.awaitState(machine.Attached)
+	c.client.tool("majordomus_peers", map[string]any{}, nil)
+	return a, c, out, b
+}
+
+// endsOnASignal sends n SIGTERM, and fails unless it ends, its client's
+// stdout unread.
+func endsOnASignal(t *testing.T, n *running) {
+	t.Helper()
+	n.node.Signal("SIGTERM")
+	select {
+	case res := <-n.done:
+		n.done <- res // for the cleanup's wait
+	case <-time.After(wait):
+		t.Fatalf("the node did not end on a signal while its host did not read its stdout; it is %s", n.node.State())
 	}
 }
