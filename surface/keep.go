@@ -73,6 +73,12 @@ func announcementOf(raw json.RawMessage) *Announcement {
 // join this history as the caller's, and the call is not an execution.
 const HistoryMeta = "io.majordomus/history"
 
+// GenerationMeta is the key under which that call's _meta may bring the
+// highest generation of the layer its client was told: the layer goes on
+// past it ([layer.Layer.Continue]), so that the client never sees the
+// generation go back.
+const GenerationMeta = "io.majordomus/generation"
+
 // tookHistory reports whether a tool call brings a carried session's
 // history (HistoryMeta), which it then records, the calls as caller's:
 // only calls of a tool this server serves, as no other was made here
@@ -95,7 +101,26 @@ func (s *Surface) tookHistory(req mcp.CallToolRequest, caller string, record fun
 		x.Peer = caller
 		record(x) // unless brought again: a server that died as it took them kept them
 	}
+	if told, _ := req.Params.Meta.AdditionalFields[GenerationMeta].(float64); told > 0 && told < 1<<53 { // a whole number JSON holds exactly
+		s.continueLayer(uint64(told))
+	}
 	return true
+}
+
+// continueLayer makes the layer go on past generation told, which a
+// carried session's client was told elsewhere, when it is behind it, and
+// keeps it. A layer at told already is left as it is: a server that took
+// over goes on from the same generation for the same files.
+func (s *Surface) continueLayer(told uint64) {
+	l, ok := s.cfg.Layer.(interface{ Continue(uint64, string) bool })
+	if !ok || s.cfg.Layer.Current().Generation >= told || !l.Continue(told, "") {
+		return
+	}
+	if sink := s.kept.Load(); sink != nil {
+		g := generationOf(s.cfg.Layer.Current())
+		(*sink)(encodeRecord(record{Layer: &g}))
+	}
+	s.changes.bump()
 }
 
 // carrying reports whether ctx carries a session (Config.Carrying).

@@ -46,6 +46,10 @@ type Session struct {
 	// recorded them: the next server takes them into its own, as this
 	// client's.
 	History json.RawMessage
+	// Generation is the highest generation of the layer its client was
+	// told (majordomus_repository): what serves it next goes on past it,
+	// so that it never sees the generation go back.
+	Generation uint64
 }
 
 // Replay opens the carried session on b: initialize (private id, answer
@@ -61,17 +65,33 @@ func (c Session) Replay(ctx context.Context, b wire.Backend) error {
 	if len(c.Initialize) == 0 {
 		replay = c.replayModern
 	}
-	if err := replay(ctx, b); err != nil || len(c.History) == 0 {
+	if err := replay(ctx, b); err != nil || len(c.History) == 0 && c.Generation == 0 {
 		return err
 	}
-	return GiveHistory(ctx, b, c.Meta, c.History)
+	history := c.History
+	if len(history) == 0 {
+		history = json.RawMessage("[]")
+	}
+	return giveHistory(ctx, b, c.Meta, history, c.Generation)
 }
 
 // GiveHistory gives b calls its client made where no shared history kept
 // them, as majordomus_executions shows them, in a call marked with them,
 // which is not an execution; meta is a 2026-07-28 client's last _meta.
 func GiveHistory(ctx context.Context, b wire.Backend, meta, history json.RawMessage) error {
+	return giveHistory(ctx, b, meta, history, 0)
+}
+
+// giveHistory is GiveHistory bringing, when not 0, the highest generation
+// of the layer the client was told, which b's layer goes on past.
+func giveHistory(ctx context.Context, b wire.Backend, meta, history json.RawMessage, generation uint64) error {
 	ctx = WithCarrying(ctx) // its mark is heeded
+	if generation > 0 {
+		fields := map[string]json.RawMessage{}
+		_ = json.Unmarshal(meta, &fields)
+		fields[generationMeta], _ = json.Marshal(generation)
+		meta, _ = json.Marshal(fields)
+	}
 	if err := wire.AnswerError(b.Handle(ctx, callFrame(historyID, historyTool, nil, meta, historyMeta, history))); err != nil {
 		return fmt.Errorf("giving the server the calls the client made alone: %w", err)
 	}
@@ -176,4 +196,16 @@ func SafeToResend(safe map[string]bool, result json.RawMessage) (nextCursor stri
 		safe[t.Name] = (a.ReadOnly != nil && *a.ReadOnly) || (a.Idempotent != nil && *a.Idempotent)
 	}
 	return r.NextCursor
+}
+
+// ToldGeneration is the generation of the layer a majordomus_repository
+// result tells, or 0.
+func ToldGeneration(result json.RawMessage) uint64 {
+	var r struct {
+		StructuredContent struct {
+			Generation uint64 `json:"generation"`
+		} `json:"structuredContent"`
+	}
+	_ = json.Unmarshal(result, &r)
+	return r.StructuredContent.Generation
 }

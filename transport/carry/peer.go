@@ -52,6 +52,11 @@ const (
 	// (historyTool) that gives a server a carried session's history.
 	historyMeta = "io.majordomus/history"
 	historyTool = "majordomus_executions"
+	// generationMeta is the key, beside historyMeta, of the highest
+	// generation of the layer a carried session's client was told.
+	generationMeta = "io.majordomus/generation"
+	// RepositoryTool tells the layer's generation.
+	RepositoryTool = "majordomus_repository"
 	// carryingHeader marks a POST that carries a session (Carrying).
 	carryingHeader = "Majordomus-Carrying"
 	// sessionHeader names, on a POST of a 2026-07-28 request a bridge

@@ -41,7 +41,7 @@ func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMes
 		Arguments json.RawMessage `json:"arguments"`
 	}
 	_ = json.Unmarshal(msg, &m)
-	if method == string(mcp.MethodToolsCall) && (json.Unmarshal(m.Params, &call) != nil || call.Name != carry.AnnounceTool) {
+	if method == string(mcp.MethodToolsCall) && (json.Unmarshal(m.Params, &call) != nil || call.Name != carry.AnnounceTool && call.Name != carry.RepositoryTool) {
 		return
 	}
 	var a wire.Envelope
@@ -71,8 +71,10 @@ func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMes
 			r.safe = map[string]bool{}
 		}
 		carry.SafeToResend(r.safe, a.Result)
-	case string(mcp.MethodToolsCall): // the announcement
-		if !wire.ToolFailed(a.Result) {
+	case string(mcp.MethodToolsCall): // the announcement, or the generation told
+		if call.Name == carry.RepositoryTool {
+			r.carried.Generation = max(r.carried.Generation, carry.ToldGeneration(a.Result))
+		} else if !wire.ToolFailed(a.Result) {
 			r.carried.Announce = bytes.Clone(call.Arguments)
 			if meta, _ := wire.MetaOf(m.Params); meta != nil && r.carried.Initialize == nil {
 				r.carried.Meta = bytes.Clone(meta) // who makes it again, for a 2026-07-28 client

@@ -1,0 +1,88 @@
+//go:build linux
+
+package scenarios
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
+	"golang.org/x/sys/unix"
+)
+
+// No client sees the layer's generation go back (docs/design.md "the
+// shared state outlives every process": never back to 1), whichever way
+// it moves: a bridged client whose server dies while the lease directory
+// is unusable is served alone, and a client served alone joins the shared
+// server once the directory is back.
+func TestTheLayersGenerationNeverGoesBackForAClientThatMovesAloneOrBack(t *testing.T) {
+	dir := checkout(t)
+	a, b, _ := leaseholderAndTwo(t, dir)
+	edit := func(p *mcpclient.Process, line string) {
+		from := len(p.Frames())
+		editReviewPrompt(t, dir, line)
+		if _, err := p.WaitFrameAfter(ctx(t), "resources/list_changed", from, func(f []byte) bool {
+			return strings.Contains(string(f), `"method":"notifications/resources/list_changed"`)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	generation := func(p *mcpclient.Process) int {
+		var repo struct{ Generation int }
+		if isErr, text, err := p.CallTool(ctx(t), "majordomus_repository", nil, &repo); err != nil || isErr {
+			t.Fatalf("majordomus_repository: %s %v", text, err)
+		}
+		return repo.Generation
+	}
+	edit(b, "5. Is the README still true?\n")
+	edit(b, "6. Are the tests still true?\n")
+	if g := generation(b); g != 3 {
+		t.Fatalf("generation %d after two changes, want 3", g)
+	}
+
+	// A file takes the lease directory's place, and gives it back, in one
+	// step each: no process finds the path missing and makes it anew.
+	leaseDir := filepath.Dir(leasePath(dir))
+	exchange := func() {
+		t.Helper()
+		if err := unix.Renameat2(unix.AT_FDCWD, leaseDir+".block", unix.AT_FDCWD, leaseDir, unix.RENAME_EXCHANGE); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(leaseDir+".block", []byte("not a directory"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exchange()
+	a.Signal(syscall.SIGKILL)
+	a.Wait(ctx(t))
+	g := generation(b) // it fails over, finds nothing to share: alone
+	if _, err := b.WaitLog(ctx(t), "cannot use the shared server"); err != nil {
+		t.Fatal(err)
+	}
+	if g < 3 {
+		t.Errorf("a client told generation 3 is told %d once served alone", g)
+	}
+
+	c := shared(t, dir)
+	initialize(t, c, "opencode")
+	if _, err := c.WaitLog(ctx(t), "cannot use the shared server"); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"7. a\n", "8. b\n", "9. c\n", "10. d\n"} {
+		edit(c, line)
+	}
+	alone := generation(c)
+	exchange()
+	if err := os.Remove(leaseDir + ".block"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.WaitLog(ctx(t), "joined the checkout's shared server"); err != nil {
+		t.Fatal(err)
+	}
+	if g := generation(c); g < alone {
+		t.Errorf("a client served alone told generation %d is told %d once it joins the shared server", alone, g)
+	}
+}
