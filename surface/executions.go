@@ -42,13 +42,13 @@ type Execution struct {
 type Executions struct {
 	mu       sync.Mutex
 	ring     []Execution
-	pending  []Execution       // the own client's, recorded while not kept
-	made     int               // how many were ever made pending: the last pending is the made-th
-	merged   int               // made when keep merged them in
-	relabels int               // how many relabels were made (recordNamed)
-	away     func()            // told of each own call made pending, once recorded (Away)
-	sink     func(x Execution) // nil while not kept
-	changes  *changes          // moved by every call recorded (changes.go)
+	pending  []Execution            // the own client's, recorded while not kept
+	made     int                    // how many were ever made pending: the last pending is the made-th
+	merged   int                    // made when keep merged them in
+	relabels int                    // how many relabels were made (recordNamed)
+	away     func()                 // told of each own call made pending, once recorded (Away)
+	sink     func(x Execution) bool // nil while not kept; false: the checkout's history does not keep x
+	changes  *changes               // moved by every call recorded (changes.go)
 }
 
 // Record adds one call of a session other than the own client's,
@@ -119,14 +119,13 @@ func (e *Executions) recordLocked(x Execution, own bool) (away func()) {
 	}
 	defer e.changes.bump()
 	e.ring = appendBounded(e.ring, x)
-	switch {
-	case e.sink != nil:
-		e.sink(x)
-	case own:
-		e.pending, e.made = appendBounded(e.pending, x), e.made+1
-		return e.away
+	if kept := e.sink != nil && e.sink(x); kept || !own {
+		return nil
 	}
-	return nil
+	// the own client's, kept nowhere the checkout reads (nothing keeps
+	// them, or the lease was lost as the call ran): it waits to join
+	e.pending, e.made = appendBounded(e.pending, x), e.made+1
+	return e.away
 }
 
 // appendBounded appends x, keeping the last executionsKept (the slice is
@@ -222,7 +221,7 @@ func (e *Executions) Recent(limit int) []Execution {
 // (Written): a term lost before it wrote them carries them on. A pending
 // call loaded already (a server that died as it took them kept some, under
 // the id it gave their client) is the own client's, under its id now.
-func (e *Executions) keep(loaded []Execution, sink func(Execution)) []Execution {
+func (e *Executions) keep(loaded []Execution, sink func(Execution) bool) []Execution {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	merged := slices.Clone(loaded)

@@ -15,17 +15,19 @@ import (
 // the lease directory, is merged in — its executions with the calls made
 // here while nothing kept them, its announcers listed as departed until
 // each is back — and every change from now on is given to sink, a journal's
-// record line at a time, before the call that made it is answered, and so
+// record line at a time, before the call that made it is answered (sink
+// reports whether the checkout's history keeps it: an own client's call
+// it does not keep waits, as one made while nothing kept them), and so
 // is each generation of the layer published (the caller continues the
 // layer from st.Layer first, [layer.Layer.Continue]). It returns the state
 // as merged: what the journal starts from.
-func (s *Surface) Keep(st State, sink func(line []byte)) State {
+func (s *Surface) Keep(st State, sink func(line []byte) bool) State {
 	for old, id := range s.Board.renumber() {
 		s.log.Info("a peer numbered while the checkout's counter could not be read is numbered anew, as the checkout's", zap.String("peer_before", old), zap.String("peer", id))
 		s.Executions.relabel(old, id)
 	}
-	executions := s.Executions.keep(st.Executions, func(x Execution) {
-		sink(encodeRecord(record{Execution: &x}))
+	executions := s.Executions.keep(st.Executions, func(x Execution) bool {
+		return sink(encodeRecord(record{Execution: &x}))
 	})
 	peers := s.Board.keep(st.Peers, func(p Peer) {
 		if line := encodeRecord(record{Peer: &p}); len(line) <= maxStateRecord {

@@ -43,11 +43,12 @@ func TestACallRunningAsItsPeerIsNumberedAnewIsRecordedUnderTheNewID(t *testing.T
 		<-running
 		counting = true
 		var journaled []Execution
-		f.s.Keep(State{}, func(line []byte) {
+		f.s.Keep(State{}, func(line []byte) bool {
 			var r record
 			if json.Unmarshal(line, &r) == nil && r.Execution != nil {
 				journaled = append(journaled, *r.Execution)
 			}
+			return true
 		})
 		id := f.s.Board.PeerID(c.sess.SessionID())
 		if leaves {

@@ -33,7 +33,7 @@ func TestSessionsCountsEverySessionServed(t *testing.T) {
 func TestAnAnnouncementIsBoundedToFitTheState(t *testing.T) {
 	f := newFixture(t)
 	var lines [][]byte
-	f.s.Keep(State{}, func(line []byte) { lines = append(lines, line) })
+	f.s.Keep(State{}, func(line []byte) bool { lines = append(lines, line); return true })
 	worst := strings.Repeat("\x01", 300) // each written \u0001 in JSON
 	c := f.connect(worst)
 	many := make([]any, maxScopePaths+1)
@@ -71,11 +71,12 @@ func TestAnAnnouncementIsBoundedToFitTheState(t *testing.T) {
 func TestACarriedSessionIsRecordedUnderItsClient(t *testing.T) {
 	f, _ := carrying(t)
 	var last Peer
-	f.s.Keep(State{}, func(line []byte) {
+	f.s.Keep(State{}, func(line []byte) bool {
 		var r struct{ Peer *Peer }
 		if json.Unmarshal(line, &r) == nil && r.Peer != nil {
 			last = *r.Peer
 		}
+		return true
 	})
 	sess := server.NewInProcessSession("http-like", nil)
 	msg := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"codex"}}}`
@@ -97,7 +98,7 @@ func (ownSession) Transport() string { return "stdio" }
 // wait to join the history.
 func TestAfterALostLeaseOnlyTheOwnClientsCallsWait(t *testing.T) {
 	f := newFixture(t)
-	f.s.Keep(State{}, func([]byte) {})
+	f.s.Keep(State{}, func([]byte) bool { return true })
 	own := ownSession{server.NewInProcessSession("stdio", nil)}
 	if err := f.s.MCP.RegisterSession(context.Background(), own); err != nil {
 		t.Fatal(err)

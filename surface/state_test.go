@@ -141,7 +141,7 @@ func TestACarriedHistoryJoinsAsTheCallersOwn(t *testing.T) {
 	}
 
 	f := newFixture(t)
-	f.s.Keep(State{}, func([]byte) {}) // a leaseholder's
+	f.s.Keep(State{}, func([]byte) bool { return true }) // a leaseholder's
 	f.connect("claude-code")
 	c := f.connect("codex")
 	params := map[string]any{"name": "majordomus_executions", "_meta": map[string]any{HistoryMeta: history}}
@@ -167,7 +167,7 @@ func TestACarriedHistoryJoinsAsTheCallersOwn(t *testing.T) {
 // one is kept twice.
 func TestACarriedHistoryJoinsAsTheNewest(t *testing.T) {
 	f := newFixture(t)
-	f.s.Keep(State{}, func([]byte) {})
+	f.s.Keep(State{}, func([]byte) bool { return true })
 	c := f.connect("codex")
 	if _, errText := f.toolResult("majordomus_list", c.rpc("tools/call", map[string]any{"name": "majordomus_list"})); errText != "" {
 		t.Fatal(errText)
@@ -202,7 +202,7 @@ func TestACarriedHistoryJoinsAsTheNewest(t *testing.T) {
 func TestALoadedHistoryKeepsItsOrder(t *testing.T) {
 	e := &Executions{changes: &changes{}}
 	now := time.Now()
-	e.keep([]Execution{{Tool: "majordomus_list", At: now}, {Tool: "majordomus_repository", At: now.Add(-time.Hour)}}, func(Execution) {})
+	e.keep([]Execution{{Tool: "majordomus_list", At: now}, {Tool: "majordomus_repository", At: now.Add(-time.Hour)}}, func(Execution) bool { return true })
 	if got := e.Recent(10); len(got) != 2 || got[0].Tool != "majordomus_repository" {
 		t.Fatalf("newest first: %+v", got)
 	}
@@ -219,12 +219,12 @@ func TestAHistoryBroughtAgainJoinsOnce(t *testing.T) {
 	e.RecordOwn(x)
 	kept := x
 	kept.Peer = "p9" // as the server it was carried to recorded it
-	if merged := e.keep([]Execution{kept}, func(Execution) {}); len(merged) != 1 || merged[0].Peer != "p3" {
+	if merged := e.keep([]Execution{kept}, func(Execution) bool { return true }); len(merged) != 1 || merged[0].Peer != "p3" {
 		t.Fatalf("taken over: %+v, want the call once, its client's", merged)
 	}
 
 	f := newFixture(t)
-	f.s.Keep(State{}, func([]byte) {})
+	f.s.Keep(State{}, func([]byte) bool { return true })
 	c := f.connect("codex")
 	params := map[string]any{"name": "majordomus_executions", "_meta": map[string]any{HistoryMeta: []Execution{x}}}
 	for range 2 {
@@ -259,7 +259,7 @@ func TestACallSentAgainJoinsOnceByItsKey(t *testing.T) {
 
 	alone := &Executions{changes: &changes{}}
 	alone.RecordOwn(again) // sent again where nothing kept it: served alone, say
-	if merged := alone.keep([]Execution{first}, func(Execution) {}); len(merged) != 1 {
+	if merged := alone.keep([]Execution{first}, func(Execution) bool { return true }); len(merged) != 1 {
 		t.Fatalf("kept: %+v; want the call once", merged)
 	}
 	if e.recordNew(again, false); len(e.Recent(10)) != 2 {
@@ -304,7 +304,7 @@ func TestKeepingMergesTheCheckoutsStateAndGivesEveryChange(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var lines [][]byte
-	merged := f.s.Keep(loaded, func(line []byte) { mu.Lock(); lines = append(lines, line); mu.Unlock() })
+	merged := f.s.Keep(loaded, func(line []byte) bool { mu.Lock(); lines = append(lines, line); mu.Unlock(); return true })
 	if waiting, _ := f.s.Executions.Unshared(); !strings.Contains(string(waiting), "majordomus_get") {
 		t.Fatalf("once merged, %s waits; want the own client's call, until the state has it", waiting)
 	}
@@ -360,7 +360,7 @@ func TestKeepingMergesTheCheckoutsStateAndGivesEveryChange(t *testing.T) {
 	if st.Layer != (Generation{7, f.lay.Current().Digest()}) {
 		t.Fatalf("the kept generation is %+v, want 7", st.Layer)
 	}
-	again := f.s.Keep(State{}, func([]byte) {})
+	again := f.s.Keep(State{}, func([]byte) bool { return true })
 	var tools []string
 	for _, x := range again.Executions {
 		tools = append(tools, x.Tool)
@@ -396,7 +396,7 @@ func TestAStateReadsBackAsWritten(t *testing.T) {
 // one call: up to a thousand made-up calls, every real one pushed out.)
 func TestAClientsOwnCarryingMarksAreData(t *testing.T) {
 	f := newFixture(t)
-	f.s.Keep(State{}, func([]byte) {})
+	f.s.Keep(State{}, func([]byte) bool { return true })
 	c := f.connect("codex")
 	forged := []Execution{{Tool: "majordomus_list", At: time.Now().Add(-time.Hour), OK: false}}
 	for _, p := range []map[string]any{

@@ -133,7 +133,7 @@ type Surface struct {
 	listens listens
 	prompts atomic.Pointer[map[string]layer.Object] // the published prompts by name, for completions
 	changes *changes
-	kept    atomic.Pointer[func(line []byte)] // Keep's sink, for the layer's generations; nil while not kept
+	kept    atomic.Pointer[func(line []byte) bool] // Keep's sink, for the layer's generations; nil while not kept
 	// declared is Greeting's Declared, made once.
 	declared func() string
 }

@@ -63,7 +63,10 @@ func (s *sharedServer) Start(ctx context.Context) error {
 	// it admits any.
 	t := &term{instance: instance}
 	s.term.Store(t)
-	k := keepState(n.log, srv, n.lease.Path(), instance, time.Now())
+	k := keepState(n.log, srv, n.lease.Path(), instance, time.Now(), func() bool {
+		ours, _ := n.lease.Carries(instance) // only read: the record runs under the surface's locks
+		return ours && t.lost.Load() == nil
+	})
 	s.mu.Lock()
 	s.keeper = k
 	s.mu.Unlock()

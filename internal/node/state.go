@@ -86,6 +86,10 @@ type keeper struct {
 	// them, its first having failed.
 	owed bool
 	mark int
+	// holds reports whether the lease is still the term's: a record made
+	// once it is not (a server continued after a freeze) is appended
+	// where no history the checkout reads has it. Nil: always.
+	holds func() bool
 }
 
 // writeAgainEvery is how often a keeper whose writes fail tries again: a
@@ -93,11 +97,12 @@ type keeper struct {
 const writeAgainEvery = time.Second
 
 // keepState loads the state beside the lease at leasePath into srv and
-// starts keeping it, as the leaseholder of instance. Whatever fails, srv
-// serves on: the history is then this server's alone, which the log says.
-func keepState(log *zap.Logger, srv *served, leasePath, instance string, now time.Time) *keeper {
+// starts keeping it, as the leaseholder of instance while holds says so.
+// Whatever fails, srv serves on: the history is then this server's alone,
+// which the log says.
+func keepState(log *zap.Logger, srv *served, leasePath, instance string, now time.Time, holds func() bool) *keeper {
 	surf := srv.surface
-	k := &keeper{log: log, path: registry.StatePath(leasePath), surf: surf, now: time.Now}
+	k := &keeper{log: log, path: registry.StatePath(leasePath), surf: surf, now: time.Now, holds: holds}
 	f := registry.ReadState(leasePath)
 	st, aside, torn := judgeState(f)
 	writable := true
@@ -154,20 +159,21 @@ func (k *keeper) begin(merged surface.State, leasePath, instance string, writabl
 }
 
 // record appends one record (the surface's sink: it runs before the
-// change it records is answered).
-func (k *keeper) record(line []byte) {
+// change it records is answered), and reports whether the checkout's
+// history keeps it: not once the term ended or its lease was lost.
+func (k *keeper) record(line []byte) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	switch {
 	case k.stopped:
-		return
+		return false
 	case !k.started:
 		k.early = append(k.early, line)
-		return
+		return true
 	}
 	k.mirror.Apply(line)
-	if k.journal == nil {
-		return
+	if k.journal == nil { // kept in memory only
+		return k.holds == nil || k.holds()
 	}
 	if !k.behind {
 		if k.written+k.bytes+len(line) > registry.MaxStateSize {
@@ -183,6 +189,7 @@ func (k *keeper) record(line []byte) {
 	if k.behind || k.appended >= compactAfterRecords || k.bytes >= compactAfterBytes {
 		k.writeAfresh()
 	}
+	return k.holds == nil || k.holds()
 }
 
 // writeAfresh writes the whole state from the mirror: once the journal

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -117,7 +118,7 @@ func TestAKeeperKeepsTheStateUntilTheLeaseIsLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := newServed(t)
-	k := keepState(zap.NewNop(), srv, lease, instance, time.Now())
+	k := keepState(zap.NewNop(), srv, lease, instance, time.Now(), nil)
 	srv.surface.Executions.Record(surface.Execution{Tool: "majordomus_get", Peer: "p9", At: time.Now().UTC()})
 	st := readState(t, lease)
 	if len(st.Executions) != 4 || st.Executions[3].Tool != "majordomus_get" || len(st.Peers) != 1 || st.Peers[0].ID != "p3" {
@@ -135,7 +136,7 @@ func TestAKeeperKeepsTheStateUntilTheLeaseIsLost(t *testing.T) {
 func TestTheJournalIsWrittenAfreshWithinItsBound(t *testing.T) {
 	lease, instance := heldLease(t)
 	srv := newServed(t)
-	k := keepState(zap.NewNop(), srv, lease, instance, time.Now())
+	k := keepState(zap.NewNop(), srv, lease, instance, time.Now(), nil)
 	t.Cleanup(func() { k.stop() }) // its journal closed: Windows removes no open file
 	at := time.Now().UTC()
 	for i := range 2*compactAfterRecords + 10 {
@@ -198,7 +199,7 @@ func newServed(t testing.TB) *served {
 func BenchmarkAppendingAnExecution(b *testing.B) {
 	lease, instance := heldLease(b)
 	srv := newServed(b)
-	keepState(zap.NewNop(), srv, lease, instance, time.Now())
+	keepState(zap.NewNop(), srv, lease, instance, time.Now(), nil)
 	at := time.Now().UTC()
 	b.ResetTimer()
 	for i := range b.N {
@@ -221,7 +222,7 @@ func BenchmarkLoadingAFullState(b *testing.B) {
 		}
 		srv := newServed(b)
 		b.StartTimer()
-		keepState(zap.NewNop(), srv, lease, instance, time.Now()).stop()
+		keepState(zap.NewNop(), srv, lease, instance, time.Now(), nil).stop()
 	}
 }
 
@@ -247,7 +248,7 @@ func TestCallsRecordedAsTheStateIsWrittenNeverWaitForever(t *testing.T) {
 			}
 		}()
 		kept := make(chan *keeper)
-		go func() { kept <- keepState(zap.NewNop(), srv, lease, instance, time.Now()) }()
+		go func() { kept <- keepState(zap.NewNop(), srv, lease, instance, time.Now(), nil) }()
 		select {
 		case k := <-kept:
 			close(stop)
@@ -271,12 +272,33 @@ func TestAKeeperBegunAfterItsLeaseWentWarnsOfNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	core, logs := observer.New(zapcore.InfoLevel)
-	k := keepState(zap.New(core), newServed(t), lease, instance, time.Now())
+	k := keepState(zap.New(core), newServed(t), lease, instance, time.Now(), nil)
 	defer k.stop()
 	if warned := logs.FilterLevelExact(zapcore.WarnLevel).All(); len(warned) != 0 {
 		t.Fatalf("warned %v", warned)
 	}
 	if _, err := os.Lstat(registry.StatePath(lease)); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("a state was written beside a lease that is not the keeper's: %v", err)
+	}
+}
+
+// An own client's call recorded once the lease is no longer the term's (a
+// server continued after a freeze, its watch not read yet) is in no
+// history the checkout reads: it waits to go with the client, as a call
+// made while nothing kept it. Another client's is its server's to carry.
+func TestAnOwnCallRecordedOnceTheLeaseWasLostWaitsToJoin(t *testing.T) {
+	lease, instance := heldLease(t)
+	srv := newServed(t)
+	var lost atomic.Bool
+	k := keepState(zap.NewNop(), srv, lease, instance, time.Now(), func() bool { return !lost.Load() })
+	t.Cleanup(func() { k.stop() })
+	at := time.Now().UTC()
+	srv.surface.Executions.RecordOwn(surface.Execution{Tool: "majordomus_get", Peer: "p1", At: at})
+	lost.Store(true)
+	srv.surface.Executions.RecordOwn(surface.Execution{Tool: "majordomus_search", Peer: "p1", At: at.Add(1)})
+	srv.surface.Executions.Record(surface.Execution{Tool: "majordomus_list", Peer: "p2", At: at.Add(2)})
+	raw, _ := srv.surface.Executions.Unshared()
+	if s := string(raw); !strings.Contains(s, "majordomus_search") || strings.Contains(s, "majordomus_get") || strings.Contains(s, "majordomus_list") {
+		t.Fatalf("the calls waiting to join: %s", raw)
 	}
 }

@@ -51,7 +51,7 @@ func TestAStateWriteThatFailedIsWrittenAgainOnceItCan(t *testing.T) {
 	}
 	lease, instance := heldLease(t)
 	srv := newServed(t)
-	k := keepState(zap.NewNop(), srv, lease, instance, time.Now())
+	k := keepState(zap.NewNop(), srv, lease, instance, time.Now(), nil)
 	t.Cleanup(k.stop)
 	clock := time.Now()
 	tick := func() { // the keeper reads its clock under k.mu
@@ -132,7 +132,7 @@ func setLimit[T int64 | uint64](field *T, to int64) { *field = T(to) }
 func TestAJournalThatCannotBeWrittenAfreshStaysWithinItsBound(t *testing.T) {
 	lease, instance := heldLease(t)
 	srv := newServed(t)
-	k := keepState(zap.NewNop(), srv, lease, instance, time.Now())
+	k := keepState(zap.NewNop(), srv, lease, instance, time.Now(), nil)
 	t.Cleanup(k.stop)
 	clock := time.Now()
 	k.mu.Lock()
@@ -197,7 +197,7 @@ func TestCallsMergedAreForgottenOnceALaterWriteHasThem(t *testing.T) {
 	if err := unix.Flock(int(held.Fd()), unix.LOCK_EX); err != nil {
 		t.Fatal(err)
 	}
-	k := keepState(zap.NewNop(), srv, lease, instance, time.Now()) // its first write waits for the lock, and fails
+	k := keepState(zap.NewNop(), srv, lease, instance, time.Now(), nil) // its first write waits for the lock, and fails
 	t.Cleanup(k.stop)
 	if err := unix.Flock(int(held.Fd()), unix.LOCK_UN); err != nil {
 		t.Fatal(err)
