@@ -277,7 +277,9 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if carry.Names(r) {
-		h.passCall(w, withBody(r, body))
+		h.passCall(w, withBody(r, body), func(ref *Refusal) {
+			writeError(w, http.StatusConflict, wire.ErrCodeLeaseLost, ref.Message)
+		})
 		return
 	}
 	h.pass(w, withBody(r, body))
@@ -290,8 +292,11 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 // the call ran, for a server frozen as it ran it recorded it where that
 // history never shows it; what the call ran here only this server, whose
 // state is no longer the checkout's, saw. Other sessions are served on
-// (R6); what the call's stream carried meanwhile comes with its answer.
-func (h *Server) passCall(w http.ResponseWriter, r *http.Request) {
+// (R6). What the call's stream carried meanwhile (the session's
+// notifications) comes with its answer, or goes with it when it is
+// refused: the bridge that moves then tells its client what may have
+// changed. refuse writes the refusal in the call's revision.
+func (h *Server) passCall(w http.ResponseWriter, r *http.Request, refuse func(*Refusal)) {
 	ref := h.cfg.Refusal()
 	if ref == nil {
 		held := newBufferWriter()
@@ -302,7 +307,7 @@ func (h *Server) passCall(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.log.Info("a bridge's call was refused", zap.String("reason", ref.reason()), zap.String("url", ref.URL))
-	writeError(w, http.StatusConflict, wire.ErrCodeLeaseLost, ref.Message)
+	refuse(ref)
 }
 
 // answeredPing answers the ping of a session with a stream open as mcp-go

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -20,10 +21,11 @@ import (
 // serveModern serves a 2026-07-28 request, which belongs to no session:
 // mcp-go serves it on one of its own for the request's life, checking the
 // revision's headers. A server that lost its lease refuses it, in that
-// revision's code range, before it runs: a bridge then sends it to the
-// current server. An open subscriptions/listen stream counts as a session.
-// A bridge's presence is not refused: only one with a call still running
-// here opens it again, and holds it until that call is answered.
+// revision's code range, before it runs, and a bridge's tool call after it
+// ran too (passCall): a bridge then sends it to the current server. An
+// open subscriptions/listen stream counts as a session. A bridge's
+// presence is not refused: only one with a call still running here opens
+// it again, and holds it until that call is answered.
 func (h *Server) serveModern(w http.ResponseWriter, r *http.Request, body []byte, env wire.Envelope) {
 	if ref := h.cfg.Refusal(); ref != nil && env.IsRequest() && !h.presence(env) {
 		h.log.Info("a request was refused", zap.String("reason", ref.reason()), zap.String("method", env.Method), zap.String("url", ref.URL))
@@ -70,6 +72,12 @@ func (h *Server) serveModern(w http.ResponseWriter, r *http.Request, body []byte
 		w = kw
 	} else if env.IsRequest() {
 		defer h.table.modernCall()()
+		if carry.Names(r) { // a bridge's tool call: refused, too, once it ran here
+			h.passCall(w, withBody(r, body), func(ref *Refusal) {
+				writeFrame(w, http.StatusOK, ref.frame(env.ID, wire.CodeLeaseLostModern))
+			})
+			return
+		}
 	}
 	h.pass(w, withBody(r, body))
 }

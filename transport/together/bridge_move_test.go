@@ -318,6 +318,32 @@ func TestACallAnsweredAfterTheLeaseWasLostRunsAtTheCurrentServer(t *testing.T) {
 	<-f2.blocked // and ran again at the current one
 }
 
+// A 2026-07-28 bridge's call that its server answers once its lease was
+// lost while the call ran is not answered from there either: it runs
+// again at the current server.
+func TestAModernCallAnsweredAfterTheLeaseWasLostRunsAtTheCurrentServer(t *testing.T) {
+	f1, f2 := newFixture(), newFixture()
+	f2.releaseAll()
+	t.Cleanup(f1.releaseAll)
+	s1, lost := losing(t, f1)
+	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
+	c := runStdio(t, func(out *wire.FrameWriter) wire.Backend { return naming{fo.bridge(s1.url)(out)} })
+	c.send(modernRequest(5, "tools/call", `{"name":"wait"}`))
+	<-f1.blocked // it runs at the first server
+	lost.Store(true)
+	f1.releaseAll()
+	a, _ := c.answer("5")
+	select {
+	case call := <-fo.calls:
+		if !strings.Contains(call.cause.Error(), "the lease was taken over") || !strings.Contains(a, "waited") {
+			t.Fatalf("Failover(%v); answered %s", call.cause, a)
+		}
+	default:
+		t.Fatalf("answered %s by the server that lost its lease as the call ran", a)
+	}
+	<-f2.blocked // and ran again at the current one
+}
+
 // naming names the call each message makes, as the process serving a
 // client does (carry.WithCall).
 type naming struct{ wire.Backend }
