@@ -30,3 +30,28 @@ func TestAFileBeingReadCanBeRemoved(t *testing.T) {
 		t.Fatalf("reading it on: %q, %v", data, err)
 	}
 }
+
+// A layer file deep in its checkout, its path past Windows' MAX_PATH (260),
+// is read as the listing that found it reads it: on Windows a path that
+// long is opened only under the \\?\ prefix, which os.Open adds.
+func TestAFileDeepInItsCheckoutIsRead(t *testing.T) {
+	dir := testtemp.Dir(t)
+	for len(dir) < 300 {
+		dir = filepath.Join(dir, "a-directory-deep-in-the-checkout")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "review.md")
+	if err := os.WriteFile(path, []byte("# Review\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, _, err := openRegular(path)
+	if err != nil {
+		t.Fatalf("opening a file %d characters deep: %v", len(path), err)
+	}
+	defer f.Close()
+	if data, err := io.ReadAll(f); err != nil || string(data) != "# Review\n" {
+		t.Fatalf("reading it: %q, %v", data, err)
+	}
+}
