@@ -58,3 +58,64 @@ func TestACallAnsweredByAResumedLeaseholderIsInTheHistory(t *testing.T) {
 	}
 	t.Fatalf("%s's search was answered, but the checkout's history lacks it: %+v\n%s", peer, hist.Executions, strings.Join(b.Logs(), "\n"))
 }
+
+// A bridged client's batch of two tool calls, written to its leaseholder
+// as it froze, and answered once another process had taken the lease over
+// and the leaseholder was continued, is two calls the client was
+// answered: both are in the checkout's history, once each (a batch is
+// refused as its tool call is, and each of its calls keeps a key of its
+// own).
+func TestABatchAnsweredByAResumedLeaseholderIsInTheHistory(t *testing.T) {
+	dir := checkout(t)
+	short := []string{"--busy-grace", "1s", "--probe-timeout", "500ms", "--election-bound", "10s"}
+	a := shared(t, dir, short...)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	b := shared(t, dir, "--busy-grace", "5m", "--election-bound", "10m", "--probe-timeout", "1s", "--log-level", "debug")
+	initialize(t, b, "codex")
+	attached(t, b)
+	c := shared(t, dir, short...)
+	initialize(t, c, "gemini-cli")
+	attached(t, c)
+	if _, err := b.Call(ctx(t), "tools/list", nil); err != nil {
+		t.Fatal(err)
+	}
+	peer := peersOf(t, b).Caller
+
+	stop(t, a)
+	if err := b.SendLine(`[{"jsonrpc":"2.0","id":901,"method":"tools/call","params":{"name":"majordomus_search","arguments":{"query":"review"}}},{"jsonrpc":"2.0","id":902,"method":"tools/call","params":{"name":"majordomus_search","arguments":{"query":"commit"}}}]`); err != nil {
+		t.Fatal(err)
+	}
+	peersOf(t, c) // c finds a silent: it, or b, takes the lease over
+	if _, err := c.WaitLogAny(ctx(t), "took over as the shared server", "re-attached to the shared server"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	answer, err := b.WaitFrame(ctx(t), "the batch's answer", func(f []byte) bool {
+		return strings.Contains(string(f), `"id":901`) && strings.Contains(string(f), `"id":902`)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(answer), `"error"`) {
+		t.Fatalf("the batch: %s", answer)
+	}
+	var hist struct {
+		Executions []struct{ Tool, Peer string }
+	}
+	if isErr, text, err := c.CallTool(ctx(t), "majordomus_executions", nil, &hist); err != nil || isErr {
+		t.Fatalf("majordomus_executions: %s %v", text, err)
+	}
+	n := 0
+	for _, x := range hist.Executions {
+		if x.Tool == "majordomus_search" && x.Peer == peer {
+			n++
+		}
+	}
+	if n == 2 {
+		return
+	}
+	t.Fatalf("%s's two batched searches were answered (%s), but the checkout's history has %d of them: %+v\n%s", peer, answer, n, hist.Executions, strings.Join(a.Logs(), "\n"))
+}

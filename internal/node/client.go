@@ -160,8 +160,8 @@ func (s *clientSession) serve(ctx context.Context, msg json.RawMessage) []byte {
 	env, readErr := wire.ReadEnvelope(msg) // a batch is resent whole
 	if readErr == nil && env.IsRequest() {
 		_, relayed = s.relayed.Begin(ctx, env.ID)
-		ctx = naming(ctx, env.Method) // the history keeps it once, however often it is sent
 	}
+	ctx = naming(ctx, msg) // the history keeps it once, however often it is sent
 	answer, err = s.router.relay(s.hostClaim(ctx, b), b, msg)
 	cancelled := relayed()
 	var g *bridge.Gone

@@ -3,6 +3,7 @@ package carry
 import (
 	"context"
 	"net/http"
+	"strconv"
 )
 
 // A call is one tool call of a client, however often it is sent: a bridge
@@ -44,6 +45,25 @@ func SetCall(h http.Header, ctx context.Context) {
 		h.Set(callHeader, key)
 	}
 }
+
+// Member is ctx naming the i-th member of a batch whose calls ctx names:
+// each call of the batch is kept once, as its own.
+func Member(ctx context.Context, i int) context.Context {
+	if key := Call(ctx); key != "" {
+		return context.WithValue(ctx, callKey{}, memberKey(key, i))
+	}
+	return ctx
+}
+
+// SetMember names, on h, the header of a batch's i-th member served on
+// its own, that member's call (Member).
+func SetMember(h http.Header, i int) {
+	if key := h.Get(callHeader); key != "" {
+		h.Set(callHeader, memberKey(key, i))
+	}
+}
+
+func memberKey(key string, i int) string { return key + "." + strconv.Itoa(i) }
 
 // Names reports whether r, a POST, names the call it makes: a bridge's
 // tool call, which a bridge sends again where it provably did not run.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -18,7 +19,7 @@ import (
 // the array last. 202 when nothing is owed.
 func (h *Server) serveBatch(w http.ResponseWriter, r *http.Request, members []json.RawMessage) {
 	var notes, answers []json.RawMessage
-	for _, m := range members {
+	for i, m := range members {
 		env, err := wire.ReadEnvelope(m)
 		refusal, screened := wire.Screen(m)
 		if !screened {
@@ -34,8 +35,9 @@ func (h *Server) serveBatch(w http.ResponseWriter, r *http.Request, members []js
 			answers = append(answers, refusal)
 			continue
 		}
-		rec := newBufferWriter()
-		h.mcp.ServeHTTP(rec, withBody(r, m))
+		rec, one := newBufferWriter(), withBody(r, m)
+		carry.SetMember(one.Header, i) // each call of a batch is kept as its own
+		h.mcp.ServeHTTP(rec, one)
 		switch {
 		case rec.status == http.StatusOK && wire.IsEventStream(rec.header):
 			_ = wire.ReadEvents(bytes.NewReader(rec.body), func(data []byte) error {

@@ -266,6 +266,12 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	defer end()
 	if batch {
+		if carry.Names(r) { // a bridge's batch holding a tool call: as a tool call
+			h.passCall(w, r, func(w http.ResponseWriter, r *http.Request) { h.serveBatch(w, r, members) }, func(ref *Refusal) {
+				writeError(w, http.StatusConflict, wire.ErrCodeLeaseLost, ref.Message)
+			})
+			return
+		}
 		h.serveBatch(w, r, members)
 		return
 	}
@@ -277,7 +283,7 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if carry.Names(r) {
-		h.passCall(w, withBody(r, body), func(ref *Refusal) {
+		h.passCall(w, withBody(r, body), h.pass, func(ref *Refusal) {
 			writeError(w, http.StatusConflict, wire.ErrCodeLeaseLost, ref.Message)
 		})
 		return
@@ -295,12 +301,13 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 // (R6). What the call's stream carried meanwhile (the session's
 // notifications) comes with its answer, or goes with it when it is
 // refused: the bridge that moves then tells its client what may have
-// changed. refuse writes the refusal in the call's revision.
-func (h *Server) passCall(w http.ResponseWriter, r *http.Request, refuse func(*Refusal)) {
+// changed. serve serves it (a batch is served member by member); refuse
+// writes the refusal in the call's revision.
+func (h *Server) passCall(w http.ResponseWriter, r *http.Request, serve func(http.ResponseWriter, *http.Request), refuse func(*Refusal)) {
 	ref := h.cfg.Refusal()
 	if ref == nil {
 		held := newBufferWriter()
-		h.pass(held, r)
+		serve(held, r)
 		if ref = h.cfg.Refusal(); ref == nil {
 			held.copyTo(w)
 			return

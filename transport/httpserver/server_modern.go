@@ -73,7 +73,7 @@ func (h *Server) serveModern(w http.ResponseWriter, r *http.Request, body []byte
 	} else if env.IsRequest() {
 		defer h.table.modernCall()()
 		if carry.Names(r) { // a bridge's tool call: refused, too, once it ran here
-			h.passCall(w, withBody(r, body), func(ref *Refusal) {
+			h.passCall(w, withBody(r, body), h.pass, func(ref *Refusal) {
 				writeFrame(w, http.StatusOK, ref.frame(env.ID, wire.CodeLeaseLostModern))
 			})
 			return

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
@@ -113,8 +114,13 @@ func (l *Local) Handle(ctx context.Context, msg json.RawMessage) []byte {
 		return refusal
 	}
 	var answers [][]byte
-	for _, m := range wire.Members(msg) {
-		if a := l.handleOne(ctx, m); a != nil {
+	_, batch := wire.SplitBatch(msg)
+	for i, m := range wire.Members(msg) {
+		one := ctx
+		if batch { // each call of a batch is kept as its own
+			one = carry.Member(ctx, i)
+		}
+		if a := l.handleOne(one, m); a != nil {
 			answers = append(answers, a)
 		}
 	}
