@@ -71,16 +71,16 @@ func (b *Bridge) exchangeModern(ctx context.Context, msg json.RawMessage, c call
 	switch {
 	case res.outcome == failed && len(res.body) == 0:
 		return nil, &failure{cause: b.unreachable(res.err), notRun: res.notRun}
-	case leaseLost(res.body, wire.CodeLeaseLostModern):
+	case wire.LeaseLostAnswer(res.body, wire.CodeLeaseLostModern):
 		return nil, &failure{cause: fmt.Errorf("the shared server at %s refused the request: %v", b.cfg.URL, wire.AnswerError(res.body)), notRun: true}
 	case !c.env.IsRequest():
 		return nil, nil
-	case isAnswer(res.body):
+	case wire.IsAnswer(res.body):
 		b.observe([]call{c}, res.body)
 		return res.body, nil
 	}
 	b.log.Warn("the shared server refused a request", zap.String("url", b.cfg.URL), zap.Int("status", res.status), zap.String("method", c.env.Method))
-	return wire.ErrorFrame(c.env.ID, mcp.INTERNAL_ERROR, "the shared server refused the request: "+httpErrorMessage(res.body)), nil
+	return wire.ErrorFrame(c.env.ID, mcp.INTERNAL_ERROR, "the shared server refused the request: "+wire.HTTPErrorText(res.body)), nil
 }
 
 // modernPeer is the client's peer id for a modern message: the one its
@@ -101,14 +101,4 @@ func (b *Bridge) sessionID() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.session
-}
-
-// isAnswer reports whether body is one JSON-RPC response.
-func isAnswer(body []byte) bool {
-	var a struct {
-		JSONRPC string          `json:"jsonrpc"`
-		Result  json.RawMessage `json:"result"`
-		Error   json.RawMessage `json:"error"`
-	}
-	return json.Unmarshal(body, &a) == nil && a.JSONRPC == "2.0" && (len(a.Result) > 0 || len(a.Error) > 0)
 }

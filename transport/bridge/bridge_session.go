@@ -47,7 +47,7 @@ func (b *Bridge) reinit(ctx context.Context, stale string) *failure {
 		return &failure{cause: errors.New("the bridge stopped while the session was opened again"), notRun: true}
 	case res.outcome == failed:
 		return &failure{cause: b.unreachable(res.err), notRun: true}
-	case res.outcome == answered && leaseLost(res.body, wire.CodeLeaseLost):
+	case res.outcome == answered && wire.LeaseLostAnswer(res.body, wire.CodeLeaseLost):
 		return &failure{cause: fmt.Errorf("the shared server at %s refused a new session: %v", b.cfg.URL, wire.AnswerError(res.body)), notRun: true}
 	case res.outcome != answered || res.session == "" || wire.AnswerError(res.body) != nil:
 		return &failure{cause: fmt.Errorf("the shared server at %s lost the session and did not open a new one (status %d): %s",

@@ -3,13 +3,11 @@ package bridge
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -265,35 +263,6 @@ func (b *Bridge) listen(req *http.Request, what string, each func([]byte) error,
 		b.log.Debug(what+" dropped", url, zap.Error(err))
 	}
 	return true, http.StatusOK
-}
-
-// leaseLost reports whether an answer is the refusal of a server that lost
-// its lease, with code: wire.CodeLeaseLost answers an initialize,
-// wire.CodeLeaseLostModern a 2026-07-28 request.
-func leaseLost(answer []byte, code int) bool {
-	var a struct {
-		Error *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-			Data    struct {
-				Reason string `json:"reason"`
-			} `json:"data"`
-		} `json:"error"`
-	}
-	if !bytes.Contains(answer, []byte(wire.ErrCodeLeaseLost)) || json.Unmarshal(answer, &a) != nil || a.Error == nil || a.Error.Code != code {
-		return false
-	}
-	return a.Error.Data.Reason == wire.ErrCodeLeaseLost || strings.Contains(a.Error.Message, wire.ErrCodeLeaseLost)
-}
-
-// httpErrorMessage is the "code: message" of a JSON error body, or the
-// body itself when it is not one.
-func httpErrorMessage(body []byte) string {
-	var e wire.HTTPError
-	if json.Unmarshal(body, &e) == nil && e.Error.Code != "" {
-		return e.Error.Code + ": " + e.Error.Message
-	}
-	return strings.TrimSpace(string(body))
 }
 
 // heardReader notes when the server last sent anything on a presence,

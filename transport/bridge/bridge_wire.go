@@ -88,7 +88,7 @@ func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) (
 		switch res.outcome {
 		case answered:
 			if initialize {
-				if leaseLost(res.body, wire.CodeLeaseLost) {
+				if wire.LeaseLostAnswer(res.body, wire.CodeLeaseLost) {
 					return nil, &failure{cause: fmt.Errorf("the shared server at %s refused a new session: %v", b.cfg.URL, wire.AnswerError(res.body)), notRun: true}
 				}
 				refused = wire.AnswerError(res.body) != nil // by the server itself, as mcp-go refuses
@@ -184,8 +184,8 @@ func (b *Bridge) readAnswer(msg json.RawMessage, resp *http.Response, modern boo
 		// session writes it whole (R8).
 		body, err := io.ReadAll(resp.Body)
 		res.outcome, res.body = answered, bytes.TrimSpace(body)
-		if err != nil || !isAnswer(res.body) {
-			res.outcome, res.err = failed, fmt.Errorf("status %d: %s", resp.StatusCode, httpErrorMessage(body))
+		if err != nil || !wire.IsAnswer(res.body) {
+			res.outcome, res.err = failed, fmt.Errorf("status %d: %s", resp.StatusCode, wire.HTTPErrorText(body))
 		}
 	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
 		res.outcome = answered
@@ -225,7 +225,7 @@ func (b *Bridge) readAnswer(msg json.RawMessage, resp *http.Response, modern boo
 		res.outcome = rejected
 		res.body, _ = io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		if resp.StatusCode == http.StatusConflict && strings.Contains(string(res.body), wire.ErrCodeLeaseLost) {
-			res.outcome, res.notRun, res.err = failed, true, errors.New(httpErrorMessage(res.body)) // its code, lease_lost, first
+			res.outcome, res.notRun, res.err = failed, true, errors.New(wire.HTTPErrorText(res.body)) // its code, lease_lost, first
 		}
 	}
 	return res
@@ -258,7 +258,7 @@ func (b *Bridge) observe(calls []call, answer []byte) (late bool) {
 	if slices.ContainsFunc(calls, func(c call) bool {
 		return c.env.Method == string(mcp.MethodToolsList) || c.tool == carry.AnnounceTool || c.tool == carry.RepositoryTool || carry.HeardMethod(c.env.Method)
 	}) {
-		results = resultsByID(answer)
+		results = wire.ResultsByID(answer)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -301,24 +301,11 @@ func (b *Bridge) noteAnnouncing(calls []call, unknown bool) {
 	}
 }
 
-// resultsByID maps the ids of an answer's members (wire.IDKey: mcp-go
-// writes 1.0 back as 1) to their results.
-func resultsByID(answer []byte) map[string]json.RawMessage {
-	results := map[string]json.RawMessage{}
-	for _, m := range wire.Members(answer) {
-		var a wire.Envelope
-		if json.Unmarshal(m, &a) == nil && len(a.Result) > 0 {
-			results[wire.IDKey(a.ID)] = a.Result
-		}
-	}
-	return results
-}
-
 // rejectedAnswer answers the requests of a message the server refused
 // (400, 413…) with an error naming the refusal; no election follows.
 func (b *Bridge) rejectedAnswer(msg json.RawMessage, res exchangeResult) []byte {
 	b.log.Warn("the shared server rejected a message", zap.String("url", b.cfg.URL), zap.Int("status", res.status))
-	text := "the shared server rejected the message: " + httpErrorMessage(res.body)
+	text := "the shared server rejected the message: " + wire.HTTPErrorText(res.body)
 	if res.status == http.StatusRequestEntityTooLarge {
 		// A server with a smaller limit than maxMessageBytes, which the
 		// stdio loop enforces before any message reaches a bridge.
