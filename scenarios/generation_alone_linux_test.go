@@ -5,11 +5,9 @@ package scenarios
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 
-	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 	"golang.org/x/sys/unix"
 )
 
@@ -21,25 +19,9 @@ import (
 func TestTheLayersGenerationNeverGoesBackForAClientThatMovesAloneOrBack(t *testing.T) {
 	dir := checkout(t)
 	a, b, _ := leaseholderAndTwo(t, dir)
-	edit := func(p *mcpclient.Process, line string) {
-		from := len(p.Frames())
-		editReviewPrompt(t, dir, line)
-		if _, err := p.WaitFrameAfter(ctx(t), "resources/list_changed", from, func(f []byte) bool {
-			return strings.Contains(string(f), `"method":"notifications/resources/list_changed"`)
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	generation := func(p *mcpclient.Process) int {
-		var repo struct{ Generation int }
-		if isErr, text, err := p.CallTool(ctx(t), "majordomus_repository", nil, &repo); err != nil || isErr {
-			t.Fatalf("majordomus_repository: %s %v", text, err)
-		}
-		return repo.Generation
-	}
-	edit(b, "5. Is the README still true?\n")
-	edit(b, "6. Are the tests still true?\n")
-	if g := generation(b); g != 3 {
+	editTold(t, dir, b, "5. Is the README still true?\n")
+	editTold(t, dir, b, "6. Are the tests still true?\n")
+	if g := generationTold(t, b); g != 3 {
 		t.Fatalf("generation %d after two changes, want 3", g)
 	}
 
@@ -58,7 +40,7 @@ func TestTheLayersGenerationNeverGoesBackForAClientThatMovesAloneOrBack(t *testi
 	exchange()
 	a.Signal(syscall.SIGKILL)
 	a.Wait(ctx(t))
-	g := generation(b) // it fails over, finds nothing to share: alone
+	g := generationTold(t, b) // it fails over, finds nothing to share: alone
 	if _, err := b.WaitLog(ctx(t), "cannot use the shared server"); err != nil {
 		t.Fatal(err)
 	}
@@ -72,9 +54,9 @@ func TestTheLayersGenerationNeverGoesBackForAClientThatMovesAloneOrBack(t *testi
 		t.Fatal(err)
 	}
 	for _, line := range []string{"7. a\n", "8. b\n", "9. c\n", "10. d\n"} {
-		edit(c, line)
+		editTold(t, dir, c, line)
 	}
-	alone := generation(c)
+	alone := generationTold(t, c)
 	exchange()
 	if err := os.Remove(leaseDir + ".block"); err != nil {
 		t.Fatal(err)
@@ -82,7 +64,7 @@ func TestTheLayersGenerationNeverGoesBackForAClientThatMovesAloneOrBack(t *testi
 	if _, err := c.WaitLog(ctx(t), "joined the checkout's shared server"); err != nil {
 		t.Fatal(err)
 	}
-	if g := generation(c); g < alone {
+	if g := generationTold(t, c); g < alone {
 		t.Errorf("a client served alone told generation %d is told %d once it joins the shared server", alone, g)
 	}
 }

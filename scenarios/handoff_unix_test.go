@@ -231,23 +231,9 @@ func TestTheLayersGenerationGoesOnAcrossATakeOver(t *testing.T) {
 	dir := checkout(t)
 	a, b, c := leaseholderAndTwo(t, dir)
 	for _, line := range []string{"5. Is the README still true?\n", "6. Are the tests still true?\n"} {
-		from := len(c.Frames())
-		editReviewPrompt(t, dir, line)
-		// told after the generation is kept beside the lease
-		if _, err := c.WaitFrameAfter(ctx(t), "resources/list_changed", from, func(f []byte) bool {
-			return strings.Contains(string(f), `"method":"notifications/resources/list_changed"`)
-		}); err != nil {
-			t.Fatal(err)
-		}
+		editTold(t, dir, c, line) // told after the generation is kept beside the lease
 	}
-	generation := func(p *mcpclient.Process) int {
-		var repo struct{ Generation int }
-		if isErr, text, err := p.CallTool(ctx(t), "majordomus_repository", nil, &repo); err != nil || isErr {
-			t.Fatalf("majordomus_repository: %s %v", text, err)
-		}
-		return repo.Generation
-	}
-	if g := generation(c); g != 3 {
+	if g := generationTold(t, c); g != 3 {
 		t.Fatalf("generation %d after two changes, want 3", g)
 	}
 
@@ -255,7 +241,7 @@ func TestTheLayersGenerationGoesOnAcrossATakeOver(t *testing.T) {
 	a.Wait(ctx(t))
 	holder := oneTakesOver(t, b, c)
 	for _, p := range []*mcpclient.Process{b, c} {
-		if g := generation(p); g != 3 {
+		if g := generationTold(t, p); g != 3 {
 			t.Fatalf("generation %d after the take-over, want 3: the files are the same", g)
 		}
 	}
@@ -270,7 +256,7 @@ func TestTheLayersGenerationGoesOnAcrossATakeOver(t *testing.T) {
 	if _, err := other.WaitLog(ctx(t), "took over as the shared server"); err != nil {
 		t.Fatal(err)
 	}
-	if g := generation(other); g != 4 {
+	if g := generationTold(t, other); g != 4 {
 		t.Fatalf("generation %d after the files changed unseen, want 4", g)
 	}
 }
@@ -405,4 +391,27 @@ func TestASubscriptionToAnObjectAbsentAtATakeOverHearsItComeBack(t *testing.T) {
 	if _, err := b.WaitFrameAfter(ctx(t), "resources/updated as the prompt is back", mark, updated); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// editTold edits dir's review prompt, and waits until p is told the
+// layer's list changed.
+func editTold(t *testing.T, dir string, p *mcpclient.Process, line string) {
+	t.Helper()
+	from := len(p.Frames())
+	editReviewPrompt(t, dir, line)
+	if _, err := p.WaitFrameAfter(ctx(t), "resources/list_changed", from, func(f []byte) bool {
+		return strings.Contains(string(f), `"method":"notifications/resources/list_changed"`)
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// generationTold is the layer's generation majordomus_repository tells p.
+func generationTold(t *testing.T, p *mcpclient.Process) int {
+	t.Helper()
+	var repo struct{ Generation int }
+	if isErr, text, err := p.CallTool(ctx(t), "majordomus_repository", nil, &repo); err != nil || isErr {
+		t.Fatalf("majordomus_repository: %s %v", text, err)
+	}
+	return repo.Generation
 }
