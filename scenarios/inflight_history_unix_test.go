@@ -6,6 +6,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // A bridged client's call written to its leaseholder just before the
@@ -13,24 +15,7 @@ import (
 // process had taken the lease over — is a call the client was answered:
 // it is in the checkout's history (docs/design.md#nothing-is-lost).
 func TestACallAnsweredByAResumedLeaseholderIsInTheHistory(t *testing.T) {
-	dir := checkout(t)
-	short := []string{"--busy-grace", "1s", "--probe-timeout", "500ms", "--election-bound", "10s"}
-	a := shared(t, dir, short...)
-	initialize(t, a, "claude-code")
-	serverURL(t, a)
-	// b waits out a long silence on its call; c gives the frozen server up
-	b := shared(t, dir, "--busy-grace", "5m", "--election-bound", "10m", "--probe-timeout", "1s", "--log-level", "debug")
-	initialize(t, b, "codex")
-	attached(t, b)
-	c := shared(t, dir, short...)
-	initialize(t, c, "gemini-cli")
-	attached(t, c)
-	if _, err := b.Call(ctx(t), "tools/list", nil); err != nil {
-		t.Fatal(err)
-	}
-	peer := peersOf(t, b).Caller
-
-	stop(t, a)
+	a, b, c, peer := frozenUnderTwo(t)
 	search, err := b.Send("tools/call", map[string]any{"name": "majordomus_search", "arguments": map[string]any{"query": "review"}})
 	if err != nil {
 		t.Fatal(err)
@@ -66,23 +51,7 @@ func TestACallAnsweredByAResumedLeaseholderIsInTheHistory(t *testing.T) {
 // refused as its tool call is, and each of its calls keeps a key of its
 // own).
 func TestABatchAnsweredByAResumedLeaseholderIsInTheHistory(t *testing.T) {
-	dir := checkout(t)
-	short := []string{"--busy-grace", "1s", "--probe-timeout", "500ms", "--election-bound", "10s"}
-	a := shared(t, dir, short...)
-	initialize(t, a, "claude-code")
-	serverURL(t, a)
-	b := shared(t, dir, "--busy-grace", "5m", "--election-bound", "10m", "--probe-timeout", "1s", "--log-level", "debug")
-	initialize(t, b, "codex")
-	attached(t, b)
-	c := shared(t, dir, short...)
-	initialize(t, c, "gemini-cli")
-	attached(t, c)
-	if _, err := b.Call(ctx(t), "tools/list", nil); err != nil {
-		t.Fatal(err)
-	}
-	peer := peersOf(t, b).Caller
-
-	stop(t, a)
+	a, b, c, peer := frozenUnderTwo(t)
 	if err := b.SendLine(`[{"jsonrpc":"2.0","id":901,"method":"tools/call","params":{"name":"majordomus_search","arguments":{"query":"review"}}},{"jsonrpc":"2.0","id":902,"method":"tools/call","params":{"name":"majordomus_search","arguments":{"query":"commit"}}}]`); err != nil {
 		t.Fatal(err)
 	}
@@ -118,4 +87,28 @@ func TestABatchAnsweredByAResumedLeaseholderIsInTheHistory(t *testing.T) {
 		return
 	}
 	t.Fatalf("%s's two batched searches were answered (%s), but the checkout's history has %d of them: %+v\n%s", peer, answer, n, hist.Executions, strings.Join(a.Logs(), "\n"))
+}
+
+// frozenUnderTwo serves a checkout to a, the leaseholder, then stops it
+// (SIGSTOP), with b and c bridged to it: b, peer on the board, waits out a
+// long silence on its calls; c gives the frozen server up at once.
+func frozenUnderTwo(t *testing.T) (a, b, c *mcpclient.Process, peer string) {
+	t.Helper()
+	dir := checkout(t)
+	short := []string{"--busy-grace", "1s", "--probe-timeout", "500ms", "--election-bound", "10s"}
+	a = shared(t, dir, short...)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	b = shared(t, dir, "--busy-grace", "5m", "--election-bound", "10m", "--probe-timeout", "1s", "--log-level", "debug")
+	initialize(t, b, "codex")
+	attached(t, b)
+	c = shared(t, dir, short...)
+	initialize(t, c, "gemini-cli")
+	attached(t, c)
+	if _, err := b.Call(ctx(t), "tools/list", nil); err != nil {
+		t.Fatal(err)
+	}
+	peer = peersOf(t, b).Caller
+	stop(t, a)
+	return a, b, c, peer
 }
