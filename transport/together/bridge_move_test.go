@@ -290,58 +290,46 @@ func TestAModernCallMeetingAServerShuttingDownFailsOver(t *testing.T) {
 	<-stopped
 }
 
-// A bridge's call that its server answers once its lease was lost while
-// the call ran (the server frozen as it ran it, and continued after a
-// take-over) is not answered from there, whose record of it the
-// checkout's history never shows: it runs again at the current server.
+// A bridge's call, of either revision, that its server answers once its
+// lease was lost while the call ran (the server frozen as it ran it, and
+// continued after a take-over) is not answered from there, whose record
+// of it the checkout's history never shows: it runs again at the current
+// server.
 func TestACallAnsweredAfterTheLeaseWasLostRunsAtTheCurrentServer(t *testing.T) {
-	f1, f2 := newFixture(), newFixture()
-	f2.releaseAll()
-	t.Cleanup(f1.releaseAll)
-	s1, lost := losing(t, f1)
-	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
-	c := runStdio(t, func(out *wire.FrameWriter) wire.Backend { return naming{fo.bridge(s1.url)(out)} })
-	c.open(initRoots)
-	c.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"wait"}}`)
-	<-f1.blocked // it runs at the first server
-	lost.Store(true)
-	f1.releaseAll()
-	a, _ := c.answer("5")
-	select {
-	case call := <-fo.calls:
-		if !strings.Contains(call.cause.Error(), "refused the message: lease_lost: the lease was taken over") || !strings.Contains(a, "waited") {
-			t.Fatalf("Failover(%v); answered %s", call.cause, a)
-		}
-	default:
-		t.Fatalf("answered %s by the server that lost its lease as the call ran", a)
+	for _, tc := range []struct {
+		name string
+		call string // the call, with id 5
+		open bool   // the client initializes first
+	}{
+		{"legacy", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"wait"}}`, true},
+		{"2026-07-28", modernRequest(5, "tools/call", `{"name":"wait"}`), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f1, f2 := newFixture(), newFixture()
+			f2.releaseAll()
+			t.Cleanup(f1.releaseAll)
+			s1, lost := losing(t, f1)
+			fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
+			c := runStdio(t, func(out *wire.FrameWriter) wire.Backend { return naming{fo.bridge(s1.url)(out)} })
+			if tc.open {
+				c.open(initRoots)
+			}
+			c.send(tc.call)
+			<-f1.blocked // it runs at the first server
+			lost.Store(true)
+			f1.releaseAll()
+			a, _ := c.answer("5")
+			select {
+			case call := <-fo.calls:
+				if !strings.Contains(call.cause.Error(), "the lease was taken over") || !strings.Contains(a, "waited") {
+					t.Fatalf("Failover(%v); answered %s", call.cause, a)
+				}
+			default:
+				t.Fatalf("answered %s by the server that lost its lease as the call ran", a)
+			}
+			<-f2.blocked // and ran again at the current one
+		})
 	}
-	<-f2.blocked // and ran again at the current one
-}
-
-// A 2026-07-28 bridge's call that its server answers once its lease was
-// lost while the call ran is not answered from there either: it runs
-// again at the current server.
-func TestAModernCallAnsweredAfterTheLeaseWasLostRunsAtTheCurrentServer(t *testing.T) {
-	f1, f2 := newFixture(), newFixture()
-	f2.releaseAll()
-	t.Cleanup(f1.releaseAll)
-	s1, lost := losing(t, f1)
-	fo := &failovers{t: t, f: f2, calls: make(chan failoverCall, 4)}
-	c := runStdio(t, func(out *wire.FrameWriter) wire.Backend { return naming{fo.bridge(s1.url)(out)} })
-	c.send(modernRequest(5, "tools/call", `{"name":"wait"}`))
-	<-f1.blocked // it runs at the first server
-	lost.Store(true)
-	f1.releaseAll()
-	a, _ := c.answer("5")
-	select {
-	case call := <-fo.calls:
-		if !strings.Contains(call.cause.Error(), "the lease was taken over") || !strings.Contains(a, "waited") {
-			t.Fatalf("Failover(%v); answered %s", call.cause, a)
-		}
-	default:
-		t.Fatalf("answered %s by the server that lost its lease as the call ran", a)
-	}
-	<-f2.blocked // and ran again at the current one
 }
 
 // naming names the call each message makes, as the process serving a
