@@ -71,10 +71,11 @@ type Config struct {
 	// asked. One that no longer does is left as one that lost its lease.
 	Current func() bool
 	// Carried is what the client's earlier backends learned of its session
-	// that the bridge keeps: which tools may be resent, its peer id, and a
-	// 2026-07-28 client's last _meta, whose presence the bridge then holds
-	// from the start, before the client speaks again. The rest is replayed
-	// onto the bridge (carry.Session.Replay).
+	// that the bridge keeps: which tools may be resent, its peer id, the
+	// generation its client was told, and a 2026-07-28 client's last
+	// _meta, whose presence the bridge then holds from the start, before
+	// the client speaks again. The rest is replayed onto the bridge
+	// (carry.Session.Replay).
 	Carried carry.Session
 	// NewPeer draws the client's peer id, when Carried has none, the first
 	// time a 2026-07-28 message needs it, from the counter the server's
@@ -175,9 +176,10 @@ func New(ctx context.Context, cfg Config) (*Bridge, error) {
 		born:          time.Now(),
 		done:          make(chan struct{}),
 		record: carry.Session{
-			SafeTools: maps.Collect(maps.All(cfg.Carried.SafeTools)), // written to: a map even from nil
-			Peer:      cfg.Carried.Peer,
-			Meta:      cfg.Carried.Meta,
+			SafeTools:  maps.Collect(maps.All(cfg.Carried.SafeTools)), // written to: a map even from nil
+			Peer:       cfg.Carried.Peer,
+			Meta:       cfg.Carried.Meta,
+			Generation: cfg.Carried.Generation, // told elsewhere: what serves next goes on past it too
 		},
 	}
 	if cfg.Carried.LeftURL == cfg.URL {

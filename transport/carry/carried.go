@@ -209,3 +209,20 @@ func ToldGeneration(result json.RawMessage) uint64 {
 	_ = json.Unmarshal(result, &r)
 	return r.StructuredContent.Generation
 }
+
+// CarriedGeneration is the generation of the layer that a call of tool,
+// with params, brings as it carries a session (its client was told it
+// elsewhere, giveHistory), or 0: what serves that client is to carry it on.
+func CarriedGeneration(ctx context.Context, tool string, params json.RawMessage) uint64 {
+	if tool != historyTool || !Carrying(ctx) {
+		return 0
+	}
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	var told uint64
+	if json.Unmarshal(params, &p) == nil {
+		_ = json.Unmarshal(p.Meta[generationMeta], &told)
+	}
+	return told
+}

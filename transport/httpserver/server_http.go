@@ -67,10 +67,11 @@ type Config struct {
 	// must carry its token, and GET / proves it holds it. Empty: a random
 	// one that no client knows, so that no server is ever open by mistake.
 	Secret string
-	// Refusal is asked on every initialize and on every bridge's tool
-	// call: nil accepts them, a refusal turns new sessions away and sends
-	// a bridge's call, unrun, to the current server (409 lease_lost);
-	// existing sessions go on being served otherwise.
+	// Refusal is asked on every initialize, on every 2026-07-28 request,
+	// and on every bridge's tool call, before and after it runs: nil
+	// accepts them, a refusal turns new sessions away and sends a bridge's
+	// call to the current server (409 lease_lost, or that revision's
+	// lease-lost error); existing sessions go on being served otherwise.
 	Refusal func() *Refusal
 	// IdleTimeout ends a session that has sent nothing for that long.
 	// Default 90s.

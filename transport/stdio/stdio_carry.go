@@ -42,6 +42,11 @@ func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMes
 	}
 	_ = json.Unmarshal(msg, &m)
 	if method == string(mcp.MethodToolsCall) && (json.Unmarshal(m.Params, &call) != nil || call.Name != carry.AnnounceTool && call.Name != carry.RepositoryTool) {
+		if told := carry.CarriedGeneration(ctx, call.Name, m.Params); told > 0 { // a carried session's, told elsewhere
+			r.mu.Lock()
+			r.carried.Generation = max(r.carried.Generation, told)
+			r.mu.Unlock()
+		}
 		return
 	}
 	var a wire.Envelope

@@ -130,3 +130,28 @@ func TestACarriedSessionHearsOnALocalSessionWhatItAskedTo(t *testing.T) {
 		t.Fatalf("the local session carries on %+v", again)
 	}
 }
+
+// A carried session replayed onto a local session with the generation its
+// client was told carries that generation on in turn, though the client
+// was told nothing since: what serves it after goes on past it.
+func TestACarriedSessionCarriesOnFromALocalSessionTheGenerationItWasTold(t *testing.T) {
+	f := newFixture()
+	f.srv.AddTool(mcp.NewTool("majordomus_executions"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("[]"), nil // the history it brings, taken
+	})
+	local, err := stdio.NewLocal(t.Context(), f.srv, wire.NewFrameWriter(io.Discard), "stdio")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer local.Close()
+	c := carry.Session{
+		Initialize: json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"codex","version":"1"}}`),
+		Generation: 7,
+	}
+	if err := c.Replay(t.Context(), local); err != nil {
+		t.Fatal(err)
+	}
+	if got := local.Carried().Generation; got != 7 {
+		t.Fatalf("the local session carries on generation %d, want 7", got)
+	}
+}
