@@ -229,13 +229,21 @@ func (b *Bridge) Relay(ctx context.Context, msg json.RawMessage) ([]byte, error)
 	if b.enter(counted) {
 		return nil, b.forMessage(b.move(), true)
 	}
+	// A 2026-07-28 request is cancellable while the tools are learned too.
+	sent, cancelledByClient := ctx, func() bool { return false }
+	if len(calls) == 1 && mcp.IsModernProtocol(calls[0].version) && calls[0].env.IsRequest() {
+		sent, cancelledByClient = b.modern.Begin(ctx, calls[0].env.ID)
+	}
 	fail := b.learnToolsFor(ctx, calls)
 	var answer []byte
-	if fail == nil {
-		b.noteAnnouncing(calls, true)
-		answer, fail = b.relay(ctx, msg, calls)
-	} else {
+	if fail != nil {
 		fail.notRun = true // the calls were not sent
+	} else if sent.Err() == nil || ctx.Err() != nil { // else its client cancelled it: not sent
+		b.noteAnnouncing(calls, true)
+		answer, fail = b.relay(sent, msg, calls)
+	}
+	if cancelledByClient() {
+		answer, fail = nil, nil // answered nothing, sent or not
 	}
 	if counted {
 		b.inflight.Add(-1)
@@ -264,62 +272,6 @@ func (b *Bridge) Relay(ctx context.Context, msg json.RawMessage) ([]byte, error)
 		}
 	}
 	return nil, b.forMessage(b.leave(fail.cause), fail.notRun)
-}
-
-// call is one message of what the client sent, with what the bridge needs
-// to remember of it.
-type call struct {
-	raw    json.RawMessage
-	env    wire.Envelope
-	params json.RawMessage
-	tool   string          // tools/call: the tool's name
-	args   json.RawMessage // tools/call: its arguments
-	// meta is its params' _meta, and version the revision that names:
-	// 2026-07-28 requests carry both.
-	meta    json.RawMessage
-	version string
-}
-
-func readCalls(msg json.RawMessage) []call {
-	members := wire.Members(msg)
-	calls := make([]call, 0, len(members))
-	for _, m := range members {
-		var c struct {
-			wire.Envelope
-			Params json.RawMessage `json:"params"`
-		}
-		_ = json.Unmarshal(m, &c)
-		cl := call{raw: m, env: c.Envelope, params: c.Params}
-		cl.meta, cl.version = wire.MetaOf(c.Params)
-		if c.Method == string(mcp.MethodToolsCall) {
-			var p struct {
-				Name      string          `json:"name"`
-				Arguments json.RawMessage `json:"arguments"`
-			}
-			_ = json.Unmarshal(c.Params, &p)
-			cl.tool, cl.args = p.Name, p.Arguments
-		}
-		calls = append(calls, cl)
-	}
-	return calls
-}
-
-// resendable reports whether every message of calls may be sent twice.
-func (b *Bridge) resendable(calls []call) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, c := range calls {
-		if !mayRepeat(c, b.record.SafeTools) {
-			return false
-		}
-	}
-	return true
-}
-
-// mayRepeat reports whether running c twice is harmless: any method but
-// tools/call, and tools whose hints say read-only or idempotent (safe).
-func mayRepeat(c call, safe map[string]bool) bool {
-	return c.env.Method != string(mcp.MethodToolsCall) || safe[c.tool]
 }
 
 // goLocked runs f on a goroutine of the bridge's background, which Close

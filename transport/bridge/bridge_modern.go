@@ -25,7 +25,7 @@ import (
 
 // relayModern relays one modern message (batches are not part of that
 // revision) and returns its answer, or why there is none. A request the
-// client cancelled meanwhile (its stream closed) is answered with nothing.
+// client cancels meanwhile ends ctx (Relay), which closes its stream.
 // A subscriptions/listen lasts as long as its client wants, so it is not
 // left behind when the bridge leaves (a move waits for no listen, as it
 // waits for every other request): it ends there, and what serves next
@@ -40,12 +40,7 @@ func (b *Bridge) relayModern(ctx context.Context, msg json.RawMessage, c call) (
 		defer cancel()
 		defer context.AfterFunc(b.ctx, cancel)()
 	}
-	ctx, end := b.modern.Begin(ctx, c.env.ID)
-	answer, fail := b.exchangeModern(ctx, msg, c)
-	if end() {
-		return nil, nil
-	}
-	return answer, fail
+	return b.exchangeModern(ctx, msg, c)
 }
 
 // exchangeModern POSTs one modern message, on no session, and reads what

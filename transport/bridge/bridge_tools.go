@@ -125,3 +125,59 @@ func (b *Bridge) askTools(ctx context.Context, msg json.RawMessage, sid, proto s
 	}
 	return res.body, nil, wire.AnswerError(res.body)
 }
+
+// call is one message of what the client sent, with what the bridge needs
+// to remember of it.
+type call struct {
+	raw    json.RawMessage
+	env    wire.Envelope
+	params json.RawMessage
+	tool   string          // tools/call: the tool's name
+	args   json.RawMessage // tools/call: its arguments
+	// meta is its params' _meta, and version the revision that names:
+	// 2026-07-28 requests carry both.
+	meta    json.RawMessage
+	version string
+}
+
+func readCalls(msg json.RawMessage) []call {
+	members := wire.Members(msg)
+	calls := make([]call, 0, len(members))
+	for _, m := range members {
+		var c struct {
+			wire.Envelope
+			Params json.RawMessage `json:"params"`
+		}
+		_ = json.Unmarshal(m, &c)
+		cl := call{raw: m, env: c.Envelope, params: c.Params}
+		cl.meta, cl.version = wire.MetaOf(c.Params)
+		if c.Method == string(mcp.MethodToolsCall) {
+			var p struct {
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			}
+			_ = json.Unmarshal(c.Params, &p)
+			cl.tool, cl.args = p.Name, p.Arguments
+		}
+		calls = append(calls, cl)
+	}
+	return calls
+}
+
+// resendable reports whether every message of calls may be sent twice.
+func (b *Bridge) resendable(calls []call) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, c := range calls {
+		if !mayRepeat(c, b.record.SafeTools) {
+			return false
+		}
+	}
+	return true
+}
+
+// mayRepeat reports whether running c twice is harmless: any method but
+// tools/call, and tools whose hints say read-only or idempotent (safe).
+func mayRepeat(c call, safe map[string]bool) bool {
+	return c.env.Method != string(mcp.MethodToolsCall) || safe[c.tool]
+}
