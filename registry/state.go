@@ -126,7 +126,8 @@ type Journal struct {
 // the lease carries Instance ([ErrLeaseNotOurs] otherwise), and the
 // journal appends to the new file from then on; both beside the lease at
 // Lease, or where the state it appends to is now while its checkout is
-// gone from there (leaseNow). content is written to a
+// gone from there (leaseNow); never where a link from .ai/local down, or
+// another user, could lead it ([Trusted]). content is written to a
 // temporary file (0600, synced) that is renamed over the state under the
 // sidecar lock, so a reader sees the old state or the new one. When the file cannot be replaced
 // it goes on appending where it did. Appends wait meanwhile, so that none
@@ -136,6 +137,9 @@ func (j *Journal) Replace(content []byte) error {
 	defer j.mu.Unlock()
 	fsys, lease := fsOr(j.FS), j.leaseNow()
 	path := StatePath(lease)
+	if err := Trusted(lease); err != nil {
+		return fmt.Errorf("writing the shared state: %w", err) // nothing is written through a link, or for another user
+	}
 	err := underLock(fsys, lease, path, content, DefaultLockWait, func(tmp string) error {
 		if cur := fsys.Read(lease); !cur.Holds(j.Instance) {
 			return fmt.Errorf("%w: %s holds %s", ErrLeaseNotOurs, lease, describe(cur))

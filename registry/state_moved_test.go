@@ -105,3 +105,37 @@ func (f *reopenFails) OpenAppend(path string) (io.WriteCloser, error) {
 	}
 	return f.osFS.OpenAppend(path)
 }
+
+// A journal whose .ai/local was moved out of the checkout and linked back
+// in its place (as one relocates a directory) is never replaced through
+// that link: the state is written as the lease is, through no link from
+// .ai/local down (docs/security.md), and every other client refuses the
+// lease there as linked. It wrote its temporary file and renamed it over
+// the state where the link leads.
+func TestAStateIsNeverReplacedThroughALinkedLocal(t *testing.T) {
+	lf := heldLease(t)
+	held, _ := lf.Held()
+	j, err := writeState(lf.Path, held.Instance, []byte("header\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	local := filepath.Dir(filepath.Dir(filepath.Dir(lf.Path)))
+	elsewhere := filepath.Join(testtemp.Dir(t), "local")
+	if err := os.Rename(local, elsewhere); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, local); err != nil {
+		t.Fatal(err)
+	}
+	if err := Trusted(lf.Path); err == nil {
+		t.Fatal("a lease reached through a linked .ai/local is trusted")
+	}
+	if err := j.Replace([]byte("afresh\n")); err == nil {
+		t.Fatal("the state was replaced through the linked .ai/local")
+	}
+	there := StatePath(filepath.Join(elsewhere, "state", "mcp", filepath.Base(lf.Path)))
+	if raw, err := os.ReadFile(there); err != nil || string(raw) != "header\n" {
+		t.Fatalf("the state where the link leads holds %q (%v)", raw, err)
+	}
+}
