@@ -4,10 +4,8 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -319,76 +317,6 @@ func (s *Surface) IndexChanged(old, new *layer.Index) {
 		s.updateListeners(&updates, uri)
 	}
 	updates.report()
-}
-
-// ServerReport is the answer of majordomus_server.
-type ServerReport struct {
-	Name          string  `json:"name"`
-	PID           int     `json:"pid"`
-	Role          string  `json:"role"`
-	URL           *string `json:"url"`
-	Leaseholder   bool    `json:"leaseholder"`
-	Sessions      int     `json:"sessions"`
-	HTTPSessions  int     `json:"http_sessions"`
-	UptimeSeconds float64 `json:"uptime_seconds"`
-	LeasePath     *string `json:"lease_path"`
-	Profile       string  `json:"profile"`
-	Version       string  `json:"version"`
-	Checkout      string  `json:"checkout"`
-	RepositoryID  string  `json:"repository_id"`
-	Generation    uint64  `json:"generation"`
-	// LayerState is the index's state: ok, or degraded.
-	LayerState string `json:"layer_state"`
-	// ProtocolRevisions are the MCP revisions this server serves, newest
-	// first.
-	ProtocolRevisions []string `json:"protocol_revisions"`
-	Findings          []string `json:"findings"`
-	// LogLinesDropped is how many log lines this process's stderr lost
-	// because its host did not read them (docs/design.md#sharing-heals).
-	LogLinesDropped uint64 `json:"log_lines_dropped"`
-}
-
-// Report describes this process now.
-func (s *Surface) Report() ServerReport {
-	proc := s.cfg.Process()
-	ix := s.cfg.Layer.Current()
-	r := ServerReport{
-		Name:          Name,
-		PID:           os.Getpid(),
-		Role:          proc.Role,
-		Leaseholder:   proc.Leaseholder,
-		Sessions:      s.Sessions(),
-		HTTPSessions:  proc.HTTPSessions,
-		UptimeSeconds: s.cfg.Now().Sub(s.started).Round(time.Millisecond).Seconds(),
-		Profile:       proc.Profile,
-		Version:       s.cfg.Version,
-		Checkout:      ix.Name,
-		RepositoryID:  ix.RepositoryID,
-		Generation:    ix.Generation,
-		LayerState:    ix.State(),
-		Findings:      proc.Findings,
-
-		ProtocolRevisions: slices.Clone(mcp.ValidProtocolVersions),
-	}
-	if s.cfg.LogLinesDropped != nil {
-		r.LogLinesDropped = s.cfg.LogLinesDropped()
-	}
-	if proc.URL != "" {
-		r.URL = &proc.URL
-	}
-	if proc.LeasePath != "" {
-		r.LeasePath = &proc.LeasePath
-	}
-	if proc.Alone != "" {
-		r.Findings = append(slices.Clip(r.Findings), AloneNotice(proc.Alone))
-	}
-	if why := s.cfg.Layer.Withheld(); why != "" {
-		r.Findings = append(slices.Clip(r.Findings), why)
-	}
-	if r.Findings == nil {
-		r.Findings = []string{}
-	}
-	return r
 }
 
 // Sessions counts every session this surface serves: each session on its
