@@ -111,8 +111,9 @@ func (s *Surface) tookHistory(req mcp.CallToolRequest, caller string, record fun
 
 // continueLayer makes the layer go on past generation told, which a
 // carried session's client was told elsewhere, when it is behind it, and
-// keeps it. A layer at told already is left as it is: a server that took
-// over goes on from the same generation for the same files.
+// keeps it; what says the generation changed. A layer at told already is
+// left as it is: a server that took over goes on from the same generation
+// for the same files.
 func (s *Surface) continueLayer(told uint64) {
 	l, ok := s.cfg.Layer.(interface{ Continue(uint64, string) bool })
 	if !ok || s.cfg.Layer.Current().Generation >= told || !l.Continue(told, "") {
@@ -122,6 +123,7 @@ func (s *Surface) continueLayer(told uint64) {
 		g := generationOf(s.cfg.Layer.Current())
 		(*sink)(encodeRecord(record{Layer: &g}))
 	}
+	s.tellUpdated([]string{repositoryURI, serverURI})
 	s.changes.bump()
 }
 

@@ -308,9 +308,14 @@ func (s *Surface) IndexChanged(old, new *layer.Index) {
 	}
 	s.publishResources(old, new)
 	s.publishPrompts(old, new)
-	changed := append(layer.Changed(old, new), repositoryURI, serverURI) // both say the generation
+	s.tellUpdated(append(layer.Changed(old, new), repositoryURI, serverURI)) // both say the generation
+}
+
+// tellUpdated tells the subscribers and listeners of each of uris that it
+// changed.
+func (s *Surface) tellUpdated(uris []string) {
 	updates := updates{s: s, dropped: map[string]int{}, deafNow: map[string]bool{}}
-	for _, uri := range changed {
+	for _, uri := range uris {
 		for _, session := range s.subs.subscribers(uri) {
 			updates.send(session, uri)
 		}

@@ -284,3 +284,21 @@ func TestAReadWhileItsObjectIsRemovedIsNoInternalError(t *testing.T) {
 		t.Fatalf("resources/read of %s as it is removed: %s", uri, result)
 	}
 }
+
+// A layer that goes on past the generation a carried client was told
+// elsewhere changes what the repository and the server resources say:
+// their subscribers are told, as they are of a rebuild.
+func TestSubscribersHearTheGenerationGoOnForACarriedClient(t *testing.T) {
+	f := newFixture(t)
+	sub := f.connect("claude-code")
+	sub.rpc("resources/subscribe", map[string]any{"uri": repositoryURI})
+	drain(sub.sess)
+	carried := f.connect("codex")
+	carried.carry("tools/call", map[string]any{"name": "majordomus_executions", "_meta": map[string]any{HistoryMeta: []any{}, GenerationMeta: 5}})
+	if g := f.lay.Current().Generation; g != 6 {
+		t.Fatalf("the layer is at generation %d after a client told 5 came; want 6", g)
+	}
+	if got := drain(sub.sess); !got[string(mcp.MethodNotificationResourceUpdated)] {
+		t.Fatalf("the generation went on to 6, and a subscriber of %s heard %v", repositoryURI, got)
+	}
+}
