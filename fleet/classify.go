@@ -84,7 +84,16 @@ func (c *classification) readRoster() {
 // scope, and a binding mismatch.
 func (c *classification) inScope(r Row) bool {
 	repo := c.s.Repository
-	return r.RepositoryID != "" && r.RepositoryID == repo.ID || r.RepositoryRoot != "" && r.RepositoryRoot == repo.Root
+	return r.RepositoryID != "" && r.RepositoryID == repo.ID || r.RepositoryRoot != "" && c.atRoot(r.RepositoryRoot)
+}
+
+// atRoot reports whether path names this checkout's root: it is its
+// path, or, where both are known, it names its directory now (one
+// directory reached by two paths, a bind mount, is one checkout; a path
+// the checkout moved away from names another directory, or none).
+func (c *classification) atRoot(path string) bool {
+	dir := c.s.Repository.Dir
+	return path == c.s.Repository.Root || path != "" && dir != "" && c.s.Dirs[path] == dir
 }
 
 // sameDir says, where the row and the snapshot both know it, whether the
@@ -196,7 +205,7 @@ func drainsBeside(r Row, p Process) bool {
 func (c *classification) ofAnotherCheckout(p Process) bool {
 	switch {
 	case p.Checkout != "":
-		return p.Checkout != c.s.Repository.Root
+		return !c.atRoot(p.Checkout)
 	case p.StartDir != "":
 		return !within(p.StartDir, c.s.Repository.Root)
 	}
@@ -316,11 +325,13 @@ func (c *classification) member(r Row, p Process) Member {
 // checkout, or "".
 func (c *classification) bindingMismatch(r Row, p Process) string {
 	repo := c.s.Repository
+	// This directory by another path: its repository id is that path's.
+	aliased := r.RepositoryRoot != repo.Root && c.atRoot(r.RepositoryRoot)
 	var why []string
-	if r.RepositoryRoot != repo.Root {
+	if r.RepositoryRoot != repo.Root && !aliased {
 		why = append(why, fmt.Sprintf("registered for root %q, this checkout is %q", r.RepositoryRoot, repo.Root))
 	}
-	if r.RepositoryID != repo.ID {
+	if r.RepositoryID != repo.ID && !aliased {
 		why = append(why, fmt.Sprintf("registered repository id %q, this checkout's is %q", r.RepositoryID, repo.ID))
 	}
 	if p.Checkout != "" && p.Checkout != r.RepositoryRoot {

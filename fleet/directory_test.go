@@ -111,3 +111,65 @@ func TestTheRootDirectoryTellsWhichCheckoutAServerServes(t *testing.T) {
 		})
 	}
 }
+
+// One directory reached by two paths that are not links (a bind mount):
+// the servers registered by one path are this checkout's, asked from the
+// other, and bound right; its repository id, the digest of that path, is
+// not another checkout's either. The path a checkout moved away from names
+// another directory, or none, and its server is still bound wrong.
+func TestADirectoryReachedByAnotherPathIsTheSameCheckout(t *testing.T) {
+	const dir, remade = "2049:11", "2049:57"
+	const mounted = "/mnt/checkout" // where the one directory is also mounted
+	registeredThere := func(r *Row, p *Process) {
+		r.RepositoryRoot, r.RepositoryID, r.RepositoryDir = repo.Root, repo.ID, dir
+		p.StartDir, p.Checkout = repo.Root, repo.Root
+	}
+	asked := func(s Snapshot, dirs map[string]string) Snapshot {
+		s.Repository = Repository{Root: mounted, ID: "id-of-the-mounted-path", Dir: dir}
+		s.Dirs = dirs
+		return s
+	}
+	two := roster("author", "review")
+	tests := []struct {
+		name        string
+		snap        Snapshot
+		wantBlocked []string
+	}{
+		{
+			name: "the path it registered names this directory too: this checkout, bound right",
+			snap: asked(snapshotOf(two, newServer("author", 101).with(registeredThere), newServer("review", 102).with(registeredThere)),
+				map[string]string{repo.Root: dir}),
+		},
+		{
+			name: "rows of an earlier release, which know no directory: the path still names this one",
+			snap: asked(snapshotOf(two, newServer("author", 101).with(registeredThere).with(func(r *Row, _ *Process) { r.RepositoryDir = "" }),
+				newServer("review", 102).with(registeredThere)), map[string]string{repo.Root: dir}),
+		},
+		{
+			name: "an unregistered server started by the other path is this checkout's",
+			snap: asked(snapshotOf(two, newServer("author", 101).with(registeredThere), newServer("review", 102).with(registeredThere)).
+				withProcess(newServer("review", 103).with(registeredThere).proc), map[string]string{repo.Root: dir}),
+			wantBlocked: []string{UnregisteredProcess},
+		},
+		{
+			name: "the checkout moved away from the path it registered, and is gone from there: bound wrong",
+			snap: asked(snapshotOf(roster("review"), newServer("review", 102).with(registeredThere)),
+				map[string]string{repo.Root: ""}),
+			wantBlocked: []string{BindingMismatchReason},
+		},
+		{
+			name: "the checkout moved away, and another was made at the path it registered: bound wrong",
+			snap: asked(snapshotOf(roster("review"), newServer("review", 102).with(registeredThere)),
+				map[string]string{repo.Root: remade}),
+			wantBlocked: []string{BindingMismatchReason},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			inv := Classify(tt.snap)
+			if got := codes(inv.BlockedReasons); strings.Join(got, ",") != strings.Join(tt.wantBlocked, ",") {
+				t.Errorf("blocked %v, want %v (%+v)", got, tt.wantBlocked, inv.BlockedReasons)
+			}
+		})
+	}
+}

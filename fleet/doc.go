@@ -28,7 +28,10 @@
 // does not follow a checkout that moved: a server of this directory
 // registered under another path is this checkout's, bound wrong, and one
 // of another directory that names this path is another checkout's (ids of
-// two devices compare as unknown). An observed process that no row
+// two devices compare as unknown). A root is named by its path, or by a
+// path that names its directory now ([Snapshot].Dirs): one directory
+// reached by two paths that are not links (a bind mount) is one checkout,
+// bound right from either. An observed process that no row
 // accounts for is unregistered unless it was provably started for another
 // checkout: the checkout its start directory (its --repo, else its working
 // directory) belongs to is another one, or that directory is not under this

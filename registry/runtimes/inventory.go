@@ -31,9 +31,9 @@ type Scope struct {
 
 // Collect gathers the evidence of an inventory — the registry's rows
 // (read-only), the listening majordomus-mcp processes of this user
-// (proc.ObserveListening), whether the rows' pids exist — for
-// fleet.Classify. It writes nothing, and the only signal it sends is
-// signal 0.
+// (proc.ObserveListening), whether the rows' pids exist, the directory
+// each of their roots and checkouts names now — for fleet.Classify. It
+// writes nothing, and the only signal it sends is signal 0.
 func Collect(ctx context.Context, sc Scope) fleet.Snapshot {
 	snap := fleet.Snapshot{
 		Roster:             sc.Roster,
@@ -73,6 +73,17 @@ func Collect(ctx context.Context, sc Scope) fleet.Snapshot {
 	snap.Uninspectable = listing.Uninspectable
 	for _, p := range listing.Processes {
 		snap.Processes = append(snap.Processes, sc.process(p))
+	}
+	snap.Dirs = map[string]string{}
+	for _, r := range rows {
+		snap.Dirs[r.RepositoryRoot] = ""
+	}
+	for _, p := range snap.Processes {
+		snap.Dirs[p.Checkout] = ""
+	}
+	delete(snap.Dirs, "")
+	for path := range snap.Dirs {
+		snap.Dirs[path] = registry.DirectoryID(path)
 	}
 	snap.Now = time.Now()
 	return snap

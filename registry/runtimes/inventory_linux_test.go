@@ -2,12 +2,15 @@ package runtimes
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/majordomus-mcp/majordomus-mcp/fleet"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
+	"github.com/majordomus-mcp/majordomus-mcp/registry"
 	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
 )
 
@@ -48,6 +51,57 @@ func TestARowWithoutABootIDOfARunningProcessIsNotGone(t *testing.T) {
 	}
 	if reason != fleet.StaleUnverifiable || inv.InventoryComplete {
 		t.Errorf("complete %v, stale %+v, blocked %+v", inv.InventoryComplete, inv.StaleMembers, inv.BlockedReasons)
+	}
+}
+
+// One directory reached by two paths, neither a link (a bind mount; here
+// /proc/self/root, which needs no privilege): a server registered by one
+// path, asked about from the other, is this checkout's server, bound
+// right. This test process is that server: it listens, and its row, in a
+// real registry, names it as it runs. Once the checkout has moved away
+// from the path it registered, it is bound wrong.
+func TestAServerOfThisDirectoryRegisteredByAnotherPathIsBoundRight(t *testing.T) {
+	path := filepath.Join(testtemp.Dir(t), "registry.db")
+	root := filepath.Join(testtemp.Dir(t), "checkout")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	start, err := proc.ProcessStart(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := testRow("served", "default", os.Getpid())
+	row.RepositoryRoot, row.RepositoryID, row.RepositoryDir = root, "id-of-root", registry.DirectoryID(root)
+	row.ProcessStart, row.BootID, row.RegisteredTicks = start, mustBoot(t), start+1
+	row.PIDNamespace, row.Executable, row.URL = proc.PIDNamespace(), exe, "http://"+l.Addr().String()
+	register(t, path, proc.Env{}, row)
+
+	inventory := func(root string) fleet.Inventory {
+		return fleet.Classify(Collect(context.Background(), Scope{
+			Root: root, RepositoryID: "id-of-" + root, Roster: []fleet.Configured{{Profile: "default"}},
+			Registry: path, ServerNames: []string{"majordomus-mcp"},
+		}))
+	}
+	other := "/proc/self/root" + root
+	if inv := inventory(other); len(inv.RunningMembers) != 1 || len(inv.RepositoryBindingMismatches) != 0 || !inv.MutationGateSatisfied {
+		t.Errorf("asked from %s: running %+v, mismatches %+v, blocked %+v; want this process, bound right",
+			other, inv.RunningMembers, inv.RepositoryBindingMismatches, inv.BlockedReasons)
+	}
+	moved := root + "-moved"
+	if err := os.Rename(root, moved); err != nil {
+		t.Fatal(err)
+	}
+	if inv := inventory(moved); len(inv.RepositoryBindingMismatches) != 1 || !strings.Contains(inv.RepositoryBindingMismatches[0].Detail, root) {
+		t.Errorf("moved: mismatches %+v, blocked %+v; want this process, registered under the old path", inv.RepositoryBindingMismatches, inv.BlockedReasons)
 	}
 }
 
