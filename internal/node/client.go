@@ -52,8 +52,10 @@ type clientSession struct {
 	// unsent are the client's requests waiting for something to serve
 	// them: one cancelled meanwhile is sent nowhere, and answered nothing.
 	unsent wire.Cancels
-	// relayed are its requests a backend has: one cancelled meanwhile is
-	// not sent again when that backend's bridge left its server.
+	// relayed are its requests being served: one cancelled meanwhile is
+	// not sent again when the backend's bridge left its server, and, of
+	// 2026-07-28, answered nothing, though what answered it never heard
+	// the cancel (it waited behind a hand-over, or came before the request).
 	relayed wire.Cancels
 	notices notices // what it is told of what changed, written in order off its mutex (notices.go)
 }
@@ -88,7 +90,8 @@ func newClientSession(n *Node, elections electing, patience time.Duration) *clie
 // A message that met a bridge leaving its server is answered from what
 // serves next. A listen the client cancels is answered nothing, wherever
 // it is: a hand-over moves it on (stdio.ErrMoved), and its cancel may
-// reach what serves next before it does.
+// reach what serves next before it does. So is any 2026-07-28 request it
+// cancels: its cancel may wait behind a hand-over, or pass it.
 func (s *clientSession) Handle(ctx context.Context, msg json.RawMessage) []byte {
 	s.n.drawing.Do(s.n.drawSoon)
 	if answer, ok := s.beforeOpening(msg); ok {
@@ -138,31 +141,37 @@ func (s *clientSession) serve(ctx context.Context, msg json.RawMessage) []byte {
 	if answer != nil {
 		return answer
 	}
-	waiting, sent := s.waiting(ctx, msg)
-	b, err := s.router.claim(waiting, msg, patience)
-	if errors.Is(err, errPatient) {
-		s.router.offer(s.early())
-		b, err = s.router.await(waiting, msg, true, nil)
-	}
-	if cancelled := sent(); cancelled {
-		if err == nil && !listens(msg) { // a listen keeps nothing busy (await)
-			s.router.release(b)
-		}
-		return nil // cancelled by its client before anything had it
-	}
-	if err != nil {
-		return wire.Unavailable(msg, err)
-	}
-	if s.unheld(b, msg) {
-		return s.serve(ctx, msg) // what the hand-over gives next answers it
-	}
 	relayed := func() bool { return false }
 	env, readErr := wire.ReadEnvelope(msg) // a batch is resent whole
 	if readErr == nil && env.IsRequest() {
-		_, relayed = s.relayed.Begin(ctx, env.ID)
+		_, relayed = s.relayed.Begin(ctx, env.ID) // before anything has it: its cancel may come first
+		defer relayed()
+	}
+	var b wire.Backend
+	for {
+		waiting, sent := s.waiting(ctx, msg)
+		var err error
+		b, err = s.router.claim(waiting, msg, patience)
+		if errors.Is(err, errPatient) {
+			s.router.offer(s.early())
+			b, err = s.router.await(waiting, msg, true, nil)
+		}
+		if cancelled := sent(); cancelled {
+			if err == nil && !listens(msg) { // a listen keeps nothing busy (await)
+				s.router.release(b)
+			}
+			return nil // cancelled by its client before anything had it
+		}
+		if err != nil {
+			return wire.Unavailable(msg, err)
+		}
+		if !s.unheld(b, msg) {
+			break
+		}
+		patience = s.patience // what the hand-over gives next answers it
 	}
 	ctx = naming(ctx, msg) // the history keeps it once, however often it is sent
-	answer, err = s.router.relay(s.hostClaim(ctx, b), b, msg)
+	answer, err := s.router.relay(s.hostClaim(ctx, b), b, msg)
 	cancelled := relayed()
 	var g *bridge.Gone
 	moved := errors.Is(err, stdio.ErrMoved)
@@ -177,8 +186,26 @@ func (s *clientSession) serve(ctx context.Context, msg json.RawMessage) []byte {
 		return g.Resend(ctx, s, msg)
 	case moved:
 		return s.serve(ctx, msg)
+	case cancelled && modernRequest(msg):
+		// what answered it never heard the cancel: it waited behind a
+		// hand-over, or reached what serves next
+		return nil
 	}
 	return answer
+}
+
+// modernRequest reports whether msg is a request of the 2026-07-28 revision,
+// which its client's cancel leaves answered nothing.
+func modernRequest(msg json.RawMessage) bool {
+	if !wire.MayHold(msg, mcp.MetaKeyProtocolVersion) {
+		return false
+	}
+	var m struct {
+		Params json.RawMessage `json:"params"`
+	}
+	_ = json.Unmarshal(msg, &m)
+	_, version := wire.MetaOf(m.Params)
+	return mcp.IsModernProtocol(version)
 }
 
 // unheld reports whether b, claimed for msg, is an in-process session

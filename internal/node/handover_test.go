@@ -266,3 +266,114 @@ func TestBridgeFailureSaysAFullServer(t *testing.T) {
 		t.Errorf("failure(no cause, served alone) = %+v", got)
 	}
 }
+
+// A call the client cancels while a hand-over holds its messages, the
+// in-process session still answering it, gets what it gets in every mode:
+// a 2026-07-28 one nothing (that revision answers a cancelled request
+// nothing), a legacy one its answer (mcp-go answers it). The cancel waits
+// behind the hold, and reaches what serves next, which never had the call.
+func TestACallCancelledWhileItsHandOverHoldsTheClientGetsWhatEveryModeGives(t *testing.T) {
+	modernMeta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"a","version":"1"}}`
+	for _, modern := range []bool{true, false} {
+		t.Run(fmt.Sprintf("2026-07-28: %v", modern), func(t *testing.T) {
+			co, b := exampleCheckout(t), newBoard(t)
+			a := start(t, "a", co, b, true)
+			meta := ""
+			if modern {
+				meta = "," + modernMeta
+			} else {
+				a.client.initialize()
+			}
+			s := a.node.session
+			// the board's answer comes from the shared server: a serves its client
+			peers := json.RawMessage(`{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"majordomus_peers","arguments":{}` + meta + `}}`)
+			if answer := s.Handle(context.Background(), peers); !bytes.Contains(answer, []byte(`"result"`)) {
+				t.Fatalf("a's peers answered %s", answer)
+			}
+			a.awaitLog("shared server listening")
+			d := start(t, "d", co.fresh(), b, true)
+			d.client.initialize()
+			d.awaitState(machine.Attached)
+
+			release := make(chan struct{})
+			entered := answersHeldUntil(t, a, "majordomus_list", release)
+			answered := make(chan []byte, 1)
+			go func() {
+				answered <- s.Handle(context.Background(), json.RawMessage(
+					`{"jsonrpc":"2.0","id":100,"method":"tools/call","params":{"name":"majordomus_list","arguments":{}`+meta+`}}`))
+			}()
+			<-entered
+			resume := a.lease.pause() // a elects only once d serves
+			b.set("", "")
+			s.router.awaitHeld() // the hand-over holds a's client: the call is still answered in process
+			cancelled := make(chan []byte, 1)
+			go func() {
+				cancelled <- s.Handle(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":100}}`))
+			}()
+			a.awaitLog("handing this client over")
+			d.client.tool("majordomus_peers", map[string]any{}, nil) // answered by a: d moves
+			d.awaitLog("took over as the shared server")
+			resume()
+			a.awaitLog("re-attached to the shared server")
+			select {
+			case <-cancelled: // it reached what serves next
+			case <-time.After(wait):
+				t.Fatal("the cancel still waits")
+			}
+			close(release)
+			var answer []byte
+			select {
+			case answer = <-answered:
+			case <-time.After(wait):
+				t.Fatal("the cancelled call still waits")
+			}
+			if modern && answer != nil {
+				t.Errorf("the cancelled 2026-07-28 call was answered %s", answer)
+			}
+			if !modern && !bytes.Contains(answer, []byte(`"result"`)) {
+				t.Errorf("the cancelled legacy call was answered %s; want its result, as every mode gives it", answer)
+			}
+		})
+	}
+}
+
+// A 2026-07-28 call its client cancels once what serves it was claimed
+// for it, before it reached it (the lease is asked meanwhile), is
+// answered nothing: the cancel reaches the in-process session first,
+// which had nothing to cancel yet.
+func TestAModernCallCancelledAsItIsClaimedIsAnsweredNothing(t *testing.T) {
+	co, b := exampleCheckout(t), newBoard(t)
+	a := start(t, "a", co, b, true)
+	s := a.node.session
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"a","version":"1"}}`
+	peers := json.RawMessage(`{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"majordomus_peers","arguments":{},` + meta + `}}`)
+	if answer := s.Handle(context.Background(), peers); !bytes.Contains(answer, []byte(`"result"`)) {
+		t.Fatalf("a's peers answered %s", answer) // the board's: the client is seated
+	}
+	var cancel func()
+	cancel = func() { // as the lease is asked for the call, claimed
+		if !s.router.claimed() {
+			a.lease.asked.Store(&cancel) // not the call's asking
+			return
+		}
+		s.Handle(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":100}}`))
+	}
+	a.lease.asked.Store(&cancel)
+	answer := s.Handle(context.Background(), json.RawMessage(
+		`{"jsonrpc":"2.0","id":100,"method":"tools/call","params":{"name":"majordomus_list","arguments":{},`+meta+`}}`))
+	if a.lease.asked.Load() != nil {
+		t.Fatal("the lease was never asked for the call")
+	}
+	if answer != nil {
+		t.Errorf("the cancelled 2026-07-28 call was answered %s", answer)
+	}
+}
+
+// claimed reports whether what serves the client is answering a message.
+func (r *router) claimed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.busy[r.current] > 0
+}
