@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
+	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
@@ -25,4 +26,31 @@ func naming(ctx context.Context, msg json.RawMessage) context.Context {
 		return ctx
 	}
 	return carry.WithCall(ctx, secret.NewChallenge()) // random hex, as a challenge is
+}
+
+// modernRequest reports whether msg is a request of the 2026-07-28 revision,
+// which its client's cancel leaves answered nothing.
+func modernRequest(msg json.RawMessage) bool {
+	if !wire.MayHold(msg, mcp.MetaKeyProtocolVersion) {
+		return false
+	}
+	var m struct {
+		Params json.RawMessage `json:"params"`
+	}
+	_ = json.Unmarshal(msg, &m)
+	_, version := wire.MetaOf(m.Params)
+	return mcp.IsModernProtocol(version)
+}
+
+// hostClaim is ctx claiming, for what a bridge b relays, the peer id of
+// this process's host's earlier client (host.go), as the in-process
+// session claims it; a bridge sends it only with the client's first
+// initialize.
+func (s *clientSession) hostClaim(ctx context.Context, b wire.Backend) context.Context {
+	if _, bridged := b.(*bridge.Bridge); bridged {
+		if id := s.n.hostPeer(); id != "" {
+			return carry.WithPeerClaim(ctx, id)
+		}
+	}
+	return ctx
 }

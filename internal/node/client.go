@@ -194,20 +194,6 @@ func (s *clientSession) serve(ctx context.Context, msg json.RawMessage) []byte {
 	return answer
 }
 
-// modernRequest reports whether msg is a request of the 2026-07-28 revision,
-// which its client's cancel leaves answered nothing.
-func modernRequest(msg json.RawMessage) bool {
-	if !wire.MayHold(msg, mcp.MetaKeyProtocolVersion) {
-		return false
-	}
-	var m struct {
-		Params json.RawMessage `json:"params"`
-	}
-	_ = json.Unmarshal(msg, &m)
-	_, version := wire.MetaOf(m.Params)
-	return mcp.IsModernProtocol(version)
-}
-
 // unheld reports whether b, claimed for msg, is an in-process session
 // that must not answer it: the session of a server that lost its lease
 // unheard (a leaseholder stopped while it was taken over, its client's
@@ -243,19 +229,6 @@ func (s *clientSession) waiting(ctx context.Context, msg json.RawMessage) (conte
 		}
 	}
 	return ctx, func() bool { return false }
-}
-
-// hostClaim is ctx claiming, for what a bridge b relays, the peer id of
-// this process's host's earlier client (host.go), as the in-process
-// session claims it; a bridge sends it only with the client's first
-// initialize.
-func (s *clientSession) hostClaim(ctx context.Context, b wire.Backend) context.Context {
-	if _, bridged := b.(*bridge.Bridge); bridged {
-		if id := s.n.hostPeer(); id != "" {
-			return carry.WithPeerClaim(ctx, id)
-		}
-	}
-	return ctx
 }
 
 // early is the interim session: the client's in-process session, opened
@@ -394,40 +367,6 @@ func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) (err e
 		go give()
 	}
 	return nil
-}
-
-// told says what adopt changed (mu held), once b serves the client (a
-// message sent on hearing it meets b): in the log, and to a client whose
-// session was carried from a server that is gone or was served alone, or
-// is carried to be served alone; a greeted one's was not, when its
-// greeting's server seats it.
-func (s *clientSession) told(h how, b wire.Backend, c *carry.Session, srv *served, greeted bool) {
-	log, url := s.n.log, zap.String("url", h.url)
-	switch {
-	case h.as == machine.Leaseholder && c != nil:
-		log.Info("took over as the shared server; this session continues locally", url)
-		tell(srv, "majordomus: the shared server this session used is gone; this process took over as the checkout's shared server at "+h.url)
-		s.relisted(c)
-	case h.as == machine.Alone && c != nil:
-		s.warn(c, "majordomus: "+surface.AloneNotice(h.why))
-		s.relisted(c)
-	case h.as != machine.Attached:
-	case s.local != nil: // answered in process (alone, or while electing): carried onto the bridge
-		peer, was := b.(*bridge.Bridge).PeerID(), s.local.Carried().Peer
-		wasAlone := s.alone.Swap(nil) != nil
-		s.dropLocal() // it leaves this process's own board, which nobody else sees
-		if wasAlone {
-			s.joined(h, c, was, peer, nil)
-		} else {
-			log.Info("bridging this stdio session, answered in process while electing, to the shared server at "+h.url, url, zap.String("peer", peer))
-		}
-	case c != nil && !greeted:
-		s.moved(h, c)
-		log.Info("re-attached to the shared server", url) // once it is told
-		s.relisted(c)
-	default:
-		log.Info("a shared server for this checkout is already running at "+h.url+"; bridging this stdio session to it", url)
-	}
 }
 
 // use makes b serve the client (mu held); a bridge that leaves its server

@@ -7,6 +7,8 @@ import (
 	"maps"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/surface"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
@@ -204,3 +206,37 @@ func (s *clientSession) retire(b *bridge.Bridge) {
 // end ends what serves the client now: the client has left. It does not
 // wait for a session being carried, which its attachment's end stops.
 func (s *clientSession) end() { s.router.retire(s.router.currentBackend()) }
+
+// told says what adopt changed (mu held), once b serves the client (a
+// message sent on hearing it meets b): in the log, and to a client whose
+// session was carried from a server that is gone or was served alone, or
+// is carried to be served alone; a greeted one's was not, when its
+// greeting's server seats it.
+func (s *clientSession) told(h how, b wire.Backend, c *carry.Session, srv *served, greeted bool) {
+	log, url := s.n.log, zap.String("url", h.url)
+	switch {
+	case h.as == machine.Leaseholder && c != nil:
+		log.Info("took over as the shared server; this session continues locally", url)
+		tell(srv, "majordomus: the shared server this session used is gone; this process took over as the checkout's shared server at "+h.url)
+		s.relisted(c)
+	case h.as == machine.Alone && c != nil:
+		s.warn(c, "majordomus: "+surface.AloneNotice(h.why))
+		s.relisted(c)
+	case h.as != machine.Attached:
+	case s.local != nil: // answered in process (alone, or while electing): carried onto the bridge
+		peer, was := b.(*bridge.Bridge).PeerID(), s.local.Carried().Peer
+		wasAlone := s.alone.Swap(nil) != nil
+		s.dropLocal() // it leaves this process's own board, which nobody else sees
+		if wasAlone {
+			s.joined(h, c, was, peer, nil)
+		} else {
+			log.Info("bridging this stdio session, answered in process while electing, to the shared server at "+h.url, url, zap.String("peer", peer))
+		}
+	case c != nil && !greeted:
+		s.moved(h, c)
+		log.Info("re-attached to the shared server", url) // once it is told
+		s.relisted(c)
+	default:
+		log.Info("a shared server for this checkout is already running at "+h.url+"; bridging this stdio session to it", url)
+	}
+}
