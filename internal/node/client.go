@@ -172,10 +172,17 @@ func (s *clientSession) serve(ctx context.Context, msg json.RawMessage) []byte {
 	}
 	ctx = naming(ctx, msg) // the history keeps it once, however often it is sent
 	answer, err := s.router.relay(s.hostClaim(ctx, b), b, msg)
-	cancelled := relayed()
 	var g *bridge.Gone
-	moved := errors.Is(err, stdio.ErrMoved)
-	if errors.As(err, &g) {
+	gone, moved := errors.As(err, &g), errors.Is(err, stdio.ErrMoved)
+	again := relayed
+	if (gone || moved) && readErr == nil && env.IsRequest() {
+		// its cancel is heard until what serves next has it (its Begin
+		// takes the id over): there, it would find nothing to cancel
+		_, again = s.relayed.Begin(ctx, env.ID)
+		defer again()
+	}
+	cancelled := relayed()
+	if gone {
 		s.lost(b, g) // it retires b
 	}
 	switch {
@@ -183,12 +190,13 @@ func (s *clientSession) serve(ctx context.Context, msg json.RawMessage) []byte {
 		s.n.log.Debug("a request left unanswered where it was sent is not sent again: its client cancelled it", zap.String("method", env.Method))
 		return nil
 	case g != nil:
-		return g.Resend(ctx, s, msg)
+		answer = g.Resend(ctx, s, msg)
 	case moved:
-		return s.serve(ctx, msg)
-	case cancelled && modernRequest(msg):
+		answer = s.serve(ctx, msg)
+	}
+	if again() && modernRequest(msg) {
 		// what answered it never heard the cancel: it waited behind a
-		// hand-over, or reached what serves next
+		// hand-over, reached what serves next, or came as it was sent there
 		return nil
 	}
 	return answer

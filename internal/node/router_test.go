@@ -257,3 +257,38 @@ func TestARequestCancelledWhileItWaitsIsSentNowhere(t *testing.T) {
 		t.Fatalf("the cancelled request reached what serves next: %s", got)
 	}
 }
+
+// handsOverAndCancels is the machine, which hands the client over to next
+// as it hears that a bridge left, and the client, which cancels its
+// request then: after the request met the bridge that left, before it is
+// given to next.
+type handsOverAndCancels struct {
+	s      *clientSession
+	next   wire.Backend
+	cancel json.RawMessage
+}
+
+func (h *handsOverAndCancels) BridgeFailedWith(machine.BridgeFailure) {
+	h.s.mu.Lock()
+	h.s.use(h.next)
+	h.s.mu.Unlock()
+	h.s.Handle(context.Background(), h.cancel) // reaches next: it had nothing to cancel
+}
+
+// A 2026-07-28 request its client cancels as the bridge it met leaves its
+// server, before it is sent again to what serves next, is answered
+// nothing: what answers it there never heard the cancel, which came first.
+func TestAModernRequestCancelledAsItsBridgeLeavesIsAnsweredNothing(t *testing.T) {
+	h := &handsOverAndCancels{next: answering{},
+		cancel: json.RawMessage(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,` +
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)}
+	s := newClientSession(&Node{hostPeer: func() string { return "" }}, h, 0)
+	s.greeting.opened.Store(true)
+	h.s = s
+	s.router.set(newLeft()) // served by a bridge that left its server
+	read := json.RawMessage(`{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"majordomus://repository",` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
+	if a := s.Handle(context.Background(), read); a != nil {
+		t.Fatalf("the request its client cancelled as its bridge left was answered %s", a)
+	}
+}
