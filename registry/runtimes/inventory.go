@@ -74,16 +74,24 @@ func Collect(ctx context.Context, sc Scope) fleet.Snapshot {
 	for _, p := range listing.Processes {
 		snap.Processes = append(snap.Processes, sc.process(p))
 	}
+	// Only a path that may name this directory is looked at (a root of no
+	// other directory, a process's checkout): each is a stat, which a
+	// mount that stopped answering (NFS) would hold.
 	snap.Dirs = map[string]string{}
 	for _, r := range rows {
-		snap.Dirs[r.RepositoryRoot] = ""
+		if r.RepositoryDir == "" || r.RepositoryDir == snap.Repository.Dir {
+			snap.Dirs[r.RepositoryRoot] = ""
+		}
 	}
 	for _, p := range snap.Processes {
 		snap.Dirs[p.Checkout] = ""
 	}
 	delete(snap.Dirs, "")
+	delete(snap.Dirs, sc.Root)
 	for path := range snap.Dirs {
-		snap.Dirs[path] = registry.DirectoryID(path)
+		if snap.Repository.Dir != "" {
+			snap.Dirs[path] = registry.DirectoryID(path)
+		}
 	}
 	snap.Now = time.Now()
 	return snap
