@@ -341,12 +341,9 @@ func (b *Bridge) endSession(sid, proto string, within time.Duration) bool {
 	return true
 }
 
-// leaveEvery is how often leaveLater tries.
-const leaveEvery = time.Second
-
 // leaveLater ends the session sid the bridge left on a server that failed
 // (stopped or frozen, say) once that server answers again, trying every
-// leaveEvery until the bridge's ctx ends, closed or not. Otherwise a
+// second until the bridge's ctx ends, closed or not. Otherwise a
 // server that lost its lease meanwhile would keep the session, and serve
 // on for nobody, until its idle timeout; which is also why it tries for
 // that long at most: the server has ended the session by itself by then.
@@ -355,7 +352,7 @@ func (b *Bridge) leaveLater(sid, proto string) {
 		until := time.Now().Add(b.cfg.IdleTimeout)
 		ctx, cancel := context.WithDeadline(b.parent, until)
 		defer cancel()
-		tick := time.NewTicker(leaveEvery)
+		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
 		for !b.endSession(sid, proto, b.cfg.ProbeTimeout) {
 			select {

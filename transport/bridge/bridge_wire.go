@@ -63,6 +63,9 @@ func (b *Bridge) relay(ctx context.Context, msg json.RawMessage, calls []call) (
 	if answer, ok := b.answeredHere(msg, open); ok {
 		return answer, nil
 	}
+	if !open && !slices.ContainsFunc(calls, func(c call) bool { return c.env.IsRequest() }) {
+		return nil, nil // notifications of no session (a cancel of a call answered): refused there
+	}
 	if modern {
 		return b.relayModern(ctx, msg, calls[0])
 	}
