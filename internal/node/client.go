@@ -174,17 +174,19 @@ func (s *clientSession) serve(ctx context.Context, msg json.RawMessage) []byte {
 	answer, err := s.router.relay(s.hostClaim(ctx, b), b, msg)
 	var g *bridge.Gone
 	gone, moved := errors.As(err, &g), errors.Is(err, stdio.ErrMoved)
-	again := relayed
+	again, resent := relayed, ctx
 	if (gone || moved) && readErr == nil && env.IsRequest() {
 		// its cancel is heard until what serves next has it (its Begin
 		// takes the id over): there, it would find nothing to cancel
-		_, again = s.relayed.Begin(ctx, env.ID)
+		resent, again = s.relayed.Begin(ctx, env.ID)
 		defer again()
 	}
 	cancelled := relayed()
 	if gone {
 		s.lost(b, g) // it retires b
 	}
+	// one cancelled since, as the hand-over began, is not sent again either
+	cancelled = cancelled || resent.Err() != nil && ctx.Err() == nil
 	switch {
 	case (g != nil || moved) && cancelled:
 		s.n.log.Debug("a request left unanswered where it was sent is not sent again: its client cancelled it", zap.String("method", env.Method))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/bridge"
+	"go.uber.org/zap"
 )
 
 // answering answers every message with its own bytes.
@@ -282,7 +283,7 @@ func TestAModernRequestCancelledAsItsBridgeLeavesIsAnsweredNothing(t *testing.T)
 	h := &handsOverAndCancels{next: answering{},
 		cancel: json.RawMessage(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,` +
 			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)}
-	s := newClientSession(&Node{hostPeer: func() string { return "" }}, h, 0)
+	s := newClientSession(&Node{hostPeer: func() string { return "" }, log: zap.NewNop()}, h, 0)
 	s.greeting.opened.Store(true)
 	h.s = s
 	s.router.set(newLeft()) // served by a bridge that left its server
@@ -290,5 +291,30 @@ func TestAModernRequestCancelledAsItsBridgeLeavesIsAnsweredNothing(t *testing.T)
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
 	if a := s.Handle(context.Background(), read); a != nil {
 		t.Fatalf("the request its client cancelled as its bridge left was answered %s", a)
+	}
+}
+
+// A request its client cancels as the bridge it met leaves its server,
+// before it is sent again, is not sent again, of either revision: what
+// serves next would run it (a tool call with its effects), though its
+// client cancelled it before it was sent there; the cancel, which came
+// first, found nothing there to cancel.
+func TestARequestCancelledAsItsBridgeLeavesIsNotSentAgain(t *testing.T) {
+	for _, meta := range []string{``, `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`} {
+		next := recording{got: make(chan json.RawMessage, 64)}
+		h := &handsOverAndCancels{next: next,
+			cancel: json.RawMessage(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5` + meta + `}}`)}
+		s := newClientSession(&Node{hostPeer: func() string { return "" }, log: zap.NewNop()}, h, 0)
+		s.greeting.opened.Store(true)
+		h.s = s
+		s.router.set(newLeft()) // served by a bridge that left its server
+		read := json.RawMessage(`{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"majordomus://repository"` + meta + `}}`)
+		s.Handle(context.Background(), read)
+		close(next.got)
+		for got := range next.got {
+			if wire.IsMethod(got, mcp.MethodResourcesRead) {
+				t.Errorf("meta %q: the request its client cancelled as its bridge left was sent again to what serves next", meta)
+			}
+		}
 	}
 }
