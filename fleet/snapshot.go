@@ -21,9 +21,9 @@ type Snapshot struct {
 	// Dirs is the id of the directory (registry.DirectoryID) that a path
 	// names now ("" when none is there or it cannot be told), for each
 	// process's checkout and each row's root that may be this directory's
-	// (its row recorded this directory, or none): a path that names this
-	// checkout's directory (a bind mount of it) is this checkout, by
-	// another path.
+	// (its row recorded this directory, none, or one of another device): a
+	// path that names this checkout's directory (a bind mount of it) is
+	// this checkout, by another path.
 	Dirs map[string]string
 	// BootID is this boot's id. SameBoot compares two boot ids (where a
 	// boot id is a computed boot time, two readings of one boot differ a

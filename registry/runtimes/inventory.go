@@ -79,7 +79,7 @@ func Collect(ctx context.Context, sc Scope) fleet.Snapshot {
 	// mount that stopped answering (NFS) would hold.
 	snap.Dirs = map[string]string{}
 	for _, r := range rows {
-		if r.RepositoryDir == "" || r.RepositoryDir == snap.Repository.Dir {
+		if mayName(r.RepositoryDir, snap.Repository.Dir) {
 			snap.Dirs[r.RepositoryRoot] = ""
 		}
 	}
@@ -95,6 +95,16 @@ func Collect(ctx context.Context, sc Scope) fleet.Snapshot {
 	}
 	snap.Now = time.Now()
 	return snap
+}
+
+// mayName reports whether a row's root, whose directory's id was rowDir
+// when it registered, may name the directory dir now: its row recorded
+// none, this one, or one of another device, whose ids tell nothing of
+// dir's (a device numbered again: the path decides, fleet.Classify).
+func mayName(rowDir, dir string) bool {
+	rowDevice, _, rowOK := strings.Cut(rowDir, ":")
+	device, _, ok := strings.Cut(dir, ":")
+	return !rowOK || !ok || rowDevice != device || rowDir == dir
 }
 
 // liveNames are the executable names of the rows whose processes run as

@@ -113,3 +113,34 @@ func mustBoot(t *testing.T) string {
 	}
 	return id
 }
+
+// A row whose root directory's id is of another device (a network
+// filesystem mounted again numbers its device anew) tells nothing by that
+// id, and the path decides: a row of a server that exited, registered by
+// another path to this directory (a bind mount; here /proc/self/root), is
+// this checkout's, and stale, as it is when the device kept its number.
+func TestARowOfARenumberedDeviceByAnotherPathIsThisCheckouts(t *testing.T) {
+	path := filepath.Join(testtemp.Dir(t), "registry.db")
+	root := filepath.Join(testtemp.Dir(t), "checkout")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	device, inode, ok := strings.Cut(registry.DirectoryID(root), ":")
+	if !ok {
+		t.Fatalf("no directory id for %s", root)
+	}
+	other := "/proc/self/root" + root
+	row := testRow("exited", "default", 1<<22+7) // no such pid
+	row.RepositoryRoot, row.RepositoryID = other, "id-of-"+other
+	row.RepositoryDir = device + "1:" + inode // another device's number
+	row.BootID = mustBoot(t)
+	register(t, path, proc.Env{}, row)
+
+	inv := fleet.Classify(Collect(context.Background(), Scope{
+		Root: root, RepositoryID: "id-of-" + root, Roster: []fleet.Configured{{Profile: "default"}},
+		Registry: path, ServerNames: []string{"majordomus-mcp"},
+	}))
+	if len(inv.StaleMembers) != 1 || inv.StaleMembers[0].RuntimeID != "exited" {
+		t.Errorf("stale %+v; want the row registered by %s, of this directory", inv.StaleMembers, other)
+	}
+}
