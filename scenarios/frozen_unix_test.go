@@ -54,7 +54,9 @@ func TestAFrozenLeaseholderIsReplacedBeforeAnyoneAsks(t *testing.T) {
 // bridge's heartbeat gives up on it, which leaves the election's own probe
 // to complete the busy grace, and continued then, it answers that probe
 // within the grace; the bridge attaches to it again, the lease still names
-// it, and a call is answered there (docs/design.md#sharing-heals).
+// it, and a call is answered there (docs/design.md#sharing-heals). Its
+// client is not told that its server no longer serves the checkout: it
+// does, and serves it still.
 func TestASlowLeaseholderIsNeverReplaced(t *testing.T) {
 	slow := []string{"--heartbeat", "300ms", "--busy-grace", "8s", "--probe-timeout", "4s"}
 	dir := checkout(t)
@@ -62,6 +64,7 @@ func TestASlowLeaseholderIsNeverReplaced(t *testing.T) {
 	initialize(t, a, "claude-code")
 	url := serverURL(t, a)
 	b := bridged(t, dir, "codex", slow...)
+	from := len(b.Frames())
 	stop(t, a)
 	t.Cleanup(func() { a.Signal(syscall.SIGCONT) })
 
@@ -79,6 +82,18 @@ func TestASlowLeaseholderIsNeverReplaced(t *testing.T) {
 	}
 	if readLease(t, dir)["url"] != url || b.CountLogs("taking it over") != 0 {
 		t.Fatalf("the slow leaseholder was replaced:\n%s", strings.Join(b.Logs(), "\n"))
+	}
+	// What the client is told of the re-attachment comes before the lists
+	// it is told may have changed (notices are written in order).
+	if _, err := b.WaitFrameAfter(ctx(t), "the list_changed of the re-attachment", from, func(f []byte) bool {
+		return strings.Contains(string(f), `"method":"notifications/resources/list_changed"`)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range b.Frames()[from:] {
+		if strings.Contains(string(f), "no longer serves the checkout") {
+			t.Fatalf("the client of a slow leaseholder that still serves it was told it moved: %s", f)
+		}
 	}
 }
 

@@ -42,6 +42,7 @@ type clientSession struct {
 	served    bool                   // a backend has served the client
 	interim   bool                   // early answers are allowed: nothing was chosen, served or carried yet
 	greetedBy string                 // the instance of the server whose greeting opened the session carried, until an adoption seats it
+	bridgedTo string                 // the instance of the server the last bridge that served the client was attached to, if any
 	alone     atomic.Pointer[string] // why the client is served alone; read without mu (describe)
 	greeting  greeting               // of the client's first initialize, when it may be (greeting.go)
 	// listening are the client's listens under way, wherever they are;
@@ -320,6 +321,7 @@ func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) (err e
 	s.interim = false
 	var srv *served
 	if b == nil {
+		s.bridgedTo = "" // served in process from now on
 		// before anything answers: the client is told why
 		told := h.as != machine.Alone || s.alone.Swap(&h.why) != nil
 		var err error
@@ -373,6 +375,10 @@ func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) (err e
 	}
 	s.use(b)
 	s.told(h, b, c, srv, greeted)
+	s.bridgedTo = ""
+	if h.as == machine.Attached {
+		s.bridgedTo = h.server
+	}
 	if give != nil {
 		go give()
 	}

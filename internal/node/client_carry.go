@@ -232,6 +232,11 @@ func (s *clientSession) told(h how, b wire.Backend, c *carry.Session, srv *serve
 		} else {
 			log.Info("bridging this stdio session, answered in process while electing, to the shared server at "+h.url, url, zap.String("peer", peer))
 		}
+	case c != nil && !greeted && h.server != "" && h.server == s.bridgedTo:
+		// its bridge gave up on a server that was only slow, and the
+		// election found it serving still: nothing moved
+		log.Info("re-attached to the shared server", url)
+		s.relisted(c)
 	case c != nil && !greeted:
 		s.moved(h, c)
 		log.Info("re-attached to the shared server", url) // once it is told
