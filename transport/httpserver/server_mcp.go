@@ -115,8 +115,9 @@ func (h *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
 
 // serveStream serves a session's GET stream. The stream ends with its
 // session; the last stream of a session whose client's connection dropped
-// ends its session at once, so a client killed without a goodbye is not
-// counted until the idle timeout.
+// ends its session at once (once the requests of its being answered have
+// ended), so a client killed without a goodbye is not counted until the
+// idle timeout.
 func (h *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 	sid, ok := h.session(w, r, "GET /mcp opens a session's stream: name the session in Mcp-Session-Id")
 	if !ok {
@@ -131,7 +132,11 @@ func (h *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 	}
 	h.pass(&endsAtMark{ResponseWriter: w, end: cancel}, r.WithContext(ctx))
 	if left := remove(); left == 0 && r.Context().Err() != nil && !h.closing.Load() && h.table.known(sid) {
-		h.endSession(sid, endStreamDropped)
+		h.table.afterRequests(sid, func() {
+			if !h.table.streaming(sid) && h.table.known(sid) { // no stream opened again meanwhile
+				h.endSession(sid, endStreamDropped)
+			}
+		})
 	}
 }
 

@@ -91,6 +91,9 @@ type sessionEntry struct {
 	// expiring: the idle timeout ended it, and its end is under way; a
 	// request that comes meanwhile is not run on it (begin).
 	expiring bool
+	// ending ends it once no request of its is being answered
+	// (afterRequests): its client's stream dropped under a call.
+	ending func()
 }
 
 func newSessionTable(log *zap.Logger, onChange func(int), idleTimeout time.Duration, expire func(string)) *sessionTable {
@@ -209,13 +212,37 @@ func (t *sessionTable) begin(id string) (end func()) {
 	}
 	return func() {
 		t.mu.Lock()
-		defer t.mu.Unlock()
 		e.busy--
 		t.calls.Done()
+		var ending func()
 		if t.entries[id] == e {
+			if e.busy == 0 {
+				ending, e.ending = e.ending, nil
+			}
 			t.armLocked(id, e)
 		}
+		t.mu.Unlock()
+		if ending != nil {
+			ending()
+		}
 	}
+}
+
+// afterRequests runs end once session id has no request being answered:
+// now, or as the last one ends. A session whose client's stream dropped
+// is not ended under a call it is answering: a bridge that gave up on a
+// server continued after a freeze may have one in flight there, which
+// would be answered "this session has ended" instead of its answer.
+func (t *sessionTable) afterRequests(id string, end func()) {
+	t.mu.Lock()
+	if e := t.entries[id]; e != nil && e.busy > 0 {
+		e.ending = end
+		t.mu.Unlock()
+		t.log.Debug("a session's stream dropped while a request of its is answered: it ends once its requests have ended", zap.String("session", id))
+		return
+	}
+	t.mu.Unlock()
+	end()
 }
 
 // armLocked starts the idle timeout of a live session with no request
