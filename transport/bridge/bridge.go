@@ -60,11 +60,11 @@ type Config struct {
 	IdleTimeout time.Duration
 	// Logger receives the bridge's logs. Nil = no logs.
 	Logger *zap.Logger
-	// Alive probes the server (GET /): nil when a live server answered.
-	// While a message is outstanding the bridge probes it; one that has
-	// answered no probe for GoneAfter (the busy grace), or whose probe
-	// failed with ErrGone, is gone for that message (see Gone). Nil, or
-	// GoneAfter 0: no watch.
+	// Alive probes the server (GET /): nil when a live server answered. While
+	// a message is outstanding the bridge probes it; one that has answered no
+	// probe for GoneAfter (the busy grace), or whose probe failed with
+	// ErrGone, is gone for that message (see Gone). Nil, or GoneAfter 0: no
+	// watch.
 	Alive     func(ctx context.Context) error
 	GoneAfter time.Duration
 	// Current reports whether the lease still names the server; nil: not
@@ -72,9 +72,9 @@ type Config struct {
 	Current func() bool
 	// Carried is what the client's earlier backends learned of its session
 	// that the bridge keeps: which tools may be resent, its peer id, the
-	// generation its client was told, and a 2026-07-28 client's last
-	// _meta, whose presence the bridge then holds from the start, before
-	// the client speaks again. The rest is replayed onto the bridge
+	// generation its client was told, and a 2026-07-28 client's last _meta,
+	// whose presence the bridge then holds from the start, before the client
+	// speaks again. The rest is replayed onto the bridge
 	// (carry.Session.Replay).
 	Carried carry.Session
 	// NewPeer draws the client's peer id, when Carried has none, the first
@@ -323,11 +323,10 @@ func (b *Bridge) Close() {
 // frozen one, which never does, ends the session at its idle timeout.
 const closingWait = 250 * time.Millisecond
 
-// endSession ends session sid on the server (DELETE, errors ignored),
-// within the probe timeout, or within (when shorter): a live server answers
-// one at once. It reports whether nothing is left to end: the server
-// answered, or refused the connection (it is gone, and its sessions with
-// it).
+// endSession ends session sid on the server (DELETE, errors ignored), within
+// the probe timeout, or within (when shorter): a live server answers one at
+// once. It reports whether nothing is left to end: the server answered, or
+// refused the connection (it is gone, and its sessions with it).
 func (b *Bridge) endSession(sid, proto string, within time.Duration) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), min(b.cfg.ProbeTimeout, within))
 	defer cancel()
@@ -347,6 +346,9 @@ func (b *Bridge) endSession(sid, proto string, within time.Duration) bool {
 // server that lost its lease meanwhile would keep the session, and serve
 // on for nobody, until its idle timeout; which is also why it tries for
 // that long at most: the server has ended the session by itself by then.
+// It tries only once no call of the bridge is in flight there: a server
+// continued after a freeze would otherwise end the session under a call
+// it is about to answer, and answer it "this session has ended".
 func (b *Bridge) leaveLater(sid, proto string) {
 	go func() {
 		until := time.Now().Add(b.cfg.IdleTimeout)
@@ -354,7 +356,10 @@ func (b *Bridge) leaveLater(sid, proto string) {
 		defer cancel()
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
-		for !b.endSession(sid, proto, b.cfg.ProbeTimeout) {
+		if b.inflight.Load() > 0 {
+			b.log.Debug("the session left on the failed server is ended once the calls in flight there have ended", zap.String("url", b.cfg.URL))
+		}
+		for b.inflight.Load() > 0 || !b.endSession(sid, proto, b.cfg.ProbeTimeout) {
 			select {
 			case <-tick.C:
 			case <-ctx.Done():

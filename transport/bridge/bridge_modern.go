@@ -13,23 +13,22 @@ import (
 )
 
 // A client of protocol revision 2026-07-28 ("modern") has no session: each
-// request carries its revision, capabilities and identity in _meta, over
-// HTTP in headers too. The bridge relays such a request as it came, on no
-// session, with the headers that revision requires (MCP-Protocol-Version,
-// Mcp-Method, Mcp-Name) and the client's peer id in a header of ours
-// (carry.SetPeer), so that the server knows every request of one stdio
-// client as one peer.
-// The answer, whatever its HTTP status, is the server's JSON-RPC answer
-// and goes to the client as it is: a host gets the same bytes attached as
-// served in process (R8).
+// request carries its revision, capabilities and identity in _meta, over HTTP
+// in headers too. The bridge relays such a request as it came, on no session,
+// with the headers that revision requires (MCP-Protocol-Version, Mcp-Method,
+// Mcp-Name) and the client's peer id in a header of ours (carry.SetPeer), so
+// that the server knows every request of one stdio client as one peer. The
+// answer, whatever its HTTP status, is the server's JSON-RPC answer and goes
+// to the client as it is: a host gets the same bytes attached as served in
+// process (R8).
 
 // relayModern relays one modern message (batches are not part of that
 // revision) and returns its answer, or why there is none. A request the
-// client cancels meanwhile ends ctx (Relay), which closes its stream.
-// A subscriptions/listen lasts as long as its client wants, so it is not
-// left behind when the bridge leaves (a move waits for no listen, as it
-// waits for every other request): it ends there, and what serves next
-// opens it again (Gone.Resend).
+// client cancels meanwhile ends ctx (Relay), which closes its stream. A
+// subscriptions/listen lasts as long as its client wants, so it is not left
+// behind when the bridge leaves (a move waits for no listen, as it waits for
+// every other request): it ends there, and what serves next opens it again
+// (Gone.Resend).
 func (b *Bridge) relayModern(ctx context.Context, msg json.RawMessage, c call) ([]byte, *failure) {
 	if !c.env.IsRequest() {
 		return b.exchangeModern(ctx, msg, c)

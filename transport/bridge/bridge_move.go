@@ -13,18 +13,17 @@ import (
 // Convergence (docs/design.md#server-and-bridge): a server that lost its
 // lease goes on serving the sessions it has, and says so on every answer
 // (wire.LeaseHeader). A bridge that reads it leaves, so that its client's
-// session moves to the current leaseholder — carried, as in a take-over —
-// at the first message boundary after that answer, never with a call in
-// flight. An idle bridge moves at once: the old server ends its stream (or
-// a 2026-07-28 client's presence), whose end is a boundary too
-// (movesOnLost); failing that (a server frozen as it was taken over ends
-// nothing), when its heartbeat hears it (for a 2026-07-28 client, when a
-// beat finds the lease naming another). A tool call the server refuses
-// as it lost its lease (409 lease_lost: its history is no longer the
-// checkout's) waits for the calls still in flight there, and goes with
-// the move. After any take-over, every
-// bridged client is back on one board within one message (or one
-// heartbeat), and the old server drains.
+// session moves to the current leaseholder — carried, as in a take-over — at
+// the first message boundary after that answer, never with a call in flight.
+// An idle bridge moves at once: the old server ends its stream (or a
+// 2026-07-28 client's presence), whose end is a boundary too (movesOnLost);
+// failing that (a server frozen as it was taken over ends nothing), when its
+// heartbeat hears it (for a 2026-07-28 client, when a beat finds the lease
+// naming another). A tool call the server refuses as it lost its lease (409
+// lease_lost: its history is no longer the checkout's) waits for the calls
+// still in flight there, and goes with the move. After any take-over, every
+// bridged client is back on one board within one message (or one heartbeat),
+// and the old server drains.
 
 // noteLease records what an answer of the server says of its lease.
 func (b *Bridge) noteLease(h http.Header) {

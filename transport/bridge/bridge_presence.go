@@ -56,9 +56,8 @@ func (b *Bridge) presence() (opened bool) {
 	b.mu.Lock()
 	meta := b.record.Meta
 	b.mu.Unlock()
-	// An empty filter ends a listen at once: the presence asks for the
-	// rarest notification the server sends, prompts/list_changed, and
-	// drops it.
+	// An empty filter ends a listen at once: the presence asks for the rarest
+	// notification the server sends, prompts/list_changed, and drops it.
 	params, _ := json.Marshal(struct {
 		Notifications mcp.SubscriptionFilter `json:"notifications"`
 		Meta          json.RawMessage        `json:"_meta"`

@@ -13,30 +13,29 @@
 // session), the bridge opens a new one on the client's behalf, replaying its
 // initialize — claiming its peer id and bringing its last announcement
 // (package carry) — and resends the message once; the client sees only the
-// answer. A server that does not say it took the announcement is sent it
-// as a majordomus_announce marked _meta["io.majordomus/replay"], which it does not
+// answer. A server that does not say it took the announcement is sent it as a
+// majordomus_announce marked _meta["io.majordomus/replay"], which it does not
 // count as an execution. When the server is unreachable, refuses with
-// lease_lost, loses the session twice in a row, is silent, or lost its
-// lease (bridge_move.go), the bridge leaves it for good and reports a
-// [Gone] carrying the client's session ([carry.Session]): [Bridge.Relay]
-// returns it for the message that met the failure and for every later
-// one, and [Bridge.Done] is closed for an idle client. Deciding what serves
-// next is not the bridge's: its owner carries the session there, closes
-// the bridge, and answers the message with [Gone.Resend], which sends it
-// again only when it provably did not run (the connection was refused,
-// 404, lease_lost) or is idempotent (any method but tools/call, and tools
-// whose hints say readOnly or idempotent); a non-idempotent call whose
-// outcome is unknown is answered with -32603 "outcome unknown". Through
-// [Bridge.Handle], a bridge that left answers every request -32603
-// "shared server unavailable: <reason>". A 400 or 413 from the server is
-// relayed as a JSON-RPC error, and the bridge stays.
-// A Gone's cause says more than its words where it can: a [FullServer]
+// lease_lost, loses the session twice in a row, is silent, or lost its lease
+// (bridge_move.go), the bridge leaves it for good and reports a [Gone]
+// carrying the client's session ([carry.Session]): [Bridge.Relay] returns it
+// for the message that met the failure and for every later one, and
+// [Bridge.Done] is closed for an idle client. Deciding what serves next is
+// not the bridge's: its owner carries the session there, closes the bridge,
+// and answers the message with [Gone.Resend], which sends it again only when
+// it provably did not run (the connection was refused, 404, lease_lost) or is
+// idempotent (any method but tools/call, and tools whose hints say readOnly
+// or idempotent); a non-idempotent call whose outcome is unknown is answered
+// with -32603 "outcome unknown". Through [Bridge.Handle], a bridge that left
+// answers every request -32603 "shared server unavailable: <reason>". A 400
+// or 413 from the server is relayed as a JSON-RPC error, and the bridge
+// stays. A Gone's cause says more than its words where it can: a [FullServer]
 // (503 with Retry-After, or code full: a new session refused, how many it
-// has, how long it asks to be left alone) is neither gone nor shutting
-// down; a server that answered no probe, or accepted a connection and
-// never answered its proof, is a [SilentServer], which says for how long,
-// so that the election that follows waits as asked and counts what the
-// bridge already waited (docs/design.md#sharing-heals).
+// has, how long it asks to be left alone) is neither gone nor shutting down;
+// a server that answered no probe, or accepted a connection and never
+// answered its proof, is a [SilentServer], which says for how long, so that
+// the election that follows waits as asked and counts what the bridge already
+// waited (docs/design.md#sharing-heals).
 //
 // # Goroutines
 //
