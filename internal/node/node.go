@@ -343,3 +343,14 @@ func (n *Node) unservable(err error) {
 	n.mu.Unlock()
 	abandon(err)
 }
+
+// unloaded is err, the layer's, which a process without a client ends
+// with, for its exit code (10 under --strict).
+func (n *Node) unloaded(err error) error {
+	if !n.withClient {
+		n.mu.Lock()
+		n.fatal = cmp.Or(n.fatal, err)
+		n.mu.Unlock()
+	}
+	return err
+}

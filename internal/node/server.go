@@ -1,13 +1,11 @@
 package node
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
@@ -46,12 +44,7 @@ func (s *sharedServer) Start(ctx context.Context) error {
 	n := s.node
 	srv, err := n.load()
 	if err != nil {
-		if !n.withClient { // it ends with the layer's error, for its exit code (10 under --strict)
-			n.mu.Lock()
-			n.fatal = cmp.Or(n.fatal, err)
-			n.mu.Unlock()
-		}
-		return err
+		return n.unloaded(err)
 	}
 	instance, key, ok := n.lease.Holding()
 	if !ok {
@@ -63,10 +56,7 @@ func (s *sharedServer) Start(ctx context.Context) error {
 	// it admits any.
 	t := &term{instance: instance}
 	s.term.Store(t)
-	k := keepState(n.log, srv, n.lease.Path(), instance, time.Now(), func() bool {
-		ours, _ := n.lease.Carries(instance) // only read: the record runs under the surface's locks
-		return ours && t.lost.Load() == nil
-	})
+	k := s.keep(srv, t)
 	s.mu.Lock()
 	s.keeper = k
 	s.mu.Unlock()
@@ -116,13 +106,19 @@ func (s *sharedServer) Start(ctx context.Context) error {
 	n.log.Info(fmt.Sprintf("shared server listening on %s (MCP at %s/mcp); the one server of this checkout: every later majordomus-mcp here attaches to it, and %s", url, url, ends),
 		zap.String("url", url), zap.String("lease", n.lease.Path()))
 	go s.watchLease(watchCtx, t)
+	return s.seatOwnClient(ctx, url)
+}
 
+// seatOwnClient serves the process's own client, if it has one, on its
+// server at url. A lease lost meanwhile (truncated just after the URL was
+// published, say) hands the client over once it is seated, or before it
+// is, never with half a session: adopt and handOver run one after the
+// other.
+func (s *sharedServer) seatOwnClient(ctx context.Context, url string) error {
+	n := s.node
 	if !n.withClient {
 		return nil
 	}
-	// A lease lost meanwhile (truncated just after the URL was published,
-	// say) hands the client over once it is seated, or before it is, never
-	// with half a session: adopt and handOver run one after the other.
 	if err := n.session.adopt(ctx, nil, how{as: machine.Leaseholder, url: url}); err != nil {
 		if ctx.Err() != nil {
 			return err // handed over (or stopped) already: the client's session went with it

@@ -278,3 +278,13 @@ func (k *keeper) stop() {
 		k.journal = nil
 	}
 }
+
+// keep starts keeping the checkout's shared state for srv's term t, while
+// the lease is t's and t is not lost.
+func (s *sharedServer) keep(srv *served, t *term) *keeper {
+	n := s.node
+	return keepState(n.log, srv, n.lease.Path(), t.instance, time.Now(), func() bool {
+		ours, _ := n.lease.Carries(t.instance) // only read: the record runs under the surface's locks
+		return ours && t.lost.Load() == nil
+	})
+}
