@@ -3,6 +3,7 @@ package httpserver
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // The session cap (Config.MaxSessions) counts places: a live session, one
@@ -82,4 +83,83 @@ func (t *sessionTable) listen(max int, presence context.CancelFunc) (end func(),
 		t.mu.Unlock()
 		t.report()
 	}), 0
+}
+
+// modernCall counts a 2026-07-28 request other than a listen until the
+// returned func is called.
+func (t *sessionTable) modernCall() (end func()) {
+	t.mu.Lock()
+	t.modernCalls++
+	t.mu.Unlock()
+	return func() {
+		t.mu.Lock()
+		t.modernCalls--
+		ended := t.streamsEnded
+		t.mu.Unlock()
+		if ended {
+			t.report()
+		}
+	}
+}
+
+// held is what onChange is told: the live sessions, open listens and
+// clients coming, and once streams are ended, the 2026-07-28 calls being
+// answered.
+func (t *sessionTable) held() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := t.live + t.listening + t.coming
+	if t.streamsEnded {
+		n += t.modernCalls
+	}
+	return n
+}
+
+// comingGrace bounds how long a client that proved the server is counted
+// as coming: it sends its first message within milliseconds.
+const comingGrace = 2 * time.Second
+
+// awaitComing counts a client coming until arrived is called (its
+// connection carried a request, or closed), or comingGrace passed.
+func (t *sessionTable) awaitComing() (arrived func()) {
+	t.mu.Lock()
+	t.coming++
+	t.mu.Unlock()
+	t.report()
+	came := sync.OnceFunc(func() {
+		t.mu.Lock()
+		t.coming--
+		t.mu.Unlock()
+		t.report()
+	})
+	timer := time.AfterFunc(comingGrace, came)
+	return func() {
+		timer.Stop()
+		came()
+	}
+}
+
+// report calls onChange with the held count when it differs from the last
+// one reported. One goroutine reports at a time and no lock is held while it
+// calls, so onChange may call back into the server (even Shutdown): a change
+// made meanwhile is picked up by the goroutine already reporting. Under
+// concurrent changes an intermediate count may be skipped; the last one
+// never is.
+func (t *sessionTable) report() {
+	if t.onChange == nil {
+		return
+	}
+	t.dirty.Store(true)
+	for t.dirty.Load() {
+		if !t.reporting.CompareAndSwap(false, true) {
+			return // the reporting goroutine will see dirty
+		}
+		for t.dirty.Swap(false) {
+			if n := t.held(); n != t.reported {
+				t.reported = n
+				t.onChange(n)
+			}
+		}
+		t.reporting.Store(false)
+	}
 }
