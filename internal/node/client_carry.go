@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"runtime/debug"
 	"time"
 
 	"go.uber.org/zap"
@@ -244,4 +245,39 @@ func (s *clientSession) told(h how, b wire.Backend, c *carry.Session, srv *serve
 	default:
 		log.Info("a shared server for this checkout is already running at "+h.url+"; bridging this stdio session to it", url)
 	}
+}
+
+// early is the interim session: the client's in-process session, opened
+// on this process's surface, answering what is the same in every mode
+// while the election runs (docs/design.md#sharing-heals: starting is never
+// held hostage by the lease). It is nil once early answers are no longer
+// allowed, once this process leads (its handshake names its server's URL,
+// which binding gives soon), or when the layer cannot be loaded (the
+// election's end says why). Whatever serves next takes the session over: the leaseholder and
+// alone keep it, attaching carries it.
+func (s *clientSession) early() wire.Backend {
+	s.mu.Lock()
+	allowed := s.interim
+	s.mu.Unlock()
+	if !allowed || isLeaseholder(s.n.State()) {
+		return nil
+	}
+	debug.FreeOSMemory() // the election is slow: before indexing, give back what package init left (B6)
+	srv, err := s.n.load()
+	if err != nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.interim {
+		return nil
+	}
+	if s.local == nil {
+		if s.open(srv) != nil {
+			return nil
+		}
+		s.n.log.Info("answering this client's handshake and the layer's lists and reads in process while the election runs; what needs the board waits for it",
+			zap.String("lease", s.n.lease.Path()))
+	}
+	return s.local
 }
