@@ -3,10 +3,14 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// What a relay reads of the server's answers and refusals.
+// The answers and refusals a relay makes, and what it reads of the
+// server's.
 
 // LeaseLostAnswer reports whether an answer is the refusal of a server
 // that lost its lease, with code: CodeLeaseLost answers an initialize,
@@ -58,4 +62,64 @@ func ResultsByID(answer []byte) map[string]json.RawMessage {
 		}
 	}
 	return results
+}
+
+// ErrorFrame builds a JSON-RPC error response. id is the raw id of the
+// request (nil or empty for "null", as when the request could not be read).
+func ErrorFrame(id json.RawMessage, code int, message string) []byte {
+	return DataErrorFrame(id, code, message, nil)
+}
+
+// DataErrorFrame is ErrorFrame with data, the error's data (nil: none).
+func DataErrorFrame(id json.RawMessage, code int, message string, data any) []byte {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	var f struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+			Data    any    `json:"data,omitempty"`
+		} `json:"error"`
+	}
+	f.JSONRPC, f.ID, f.Error.Code, f.Error.Message, f.Error.Data = "2.0", id, code, message, data
+	b, _ := json.Marshal(f)
+	return b
+}
+
+// Unavailable answers every request in msg (one message or a batch) with
+// -32603 "shared server unavailable: <reason>"; notifications and answers
+// get nothing. It is what a client hears when nothing can serve it.
+func Unavailable(msg json.RawMessage, reason error) []byte {
+	return RefuseEach(msg, mcp.INTERNAL_ERROR, "shared server unavailable: "+reason.Error())
+}
+
+// RefuseEach answers every request in msg with the error code and text:
+// every member with an id and a method, even one where another copy of a
+// key failed to decode ("method":5 beside "method":"ping"), whose client
+// waits for its answer all the same. A member whose id is null or neither
+// a string nor a number, or that is not an object, is answered with id
+// null, as Screen answers it: JSON-RPC answers an id it cannot tell null,
+// and echoes no other.
+func RefuseEach(msg json.RawMessage, code int, text string) []byte {
+	var answers [][]byte
+	for _, m := range Members(msg) {
+		env, err := ReadEnvelope(m)
+		switch {
+		case env.IsRequest() && scalarID(env.ID):
+			answers = append(answers, ErrorFrame(env.ID, code, text))
+		case errors.Is(err, ErrNotAnObject), env.Method != "" && len(env.ID) > 0:
+			answers = append(answers, ErrorFrame(nil, code, text))
+		}
+	}
+	return Gather(msg, answers)
+}
+
+// scalarID reports whether id, present, is a string or a number: the ids
+// a request may have (Screen, RefuseEach).
+func scalarID(id json.RawMessage) bool {
+	id = bytes.TrimSpace(id)
+	return len(id) > 0 && (id[0] == '"' || id[0] == '-' || '0' <= id[0] && id[0] <= '9')
 }
