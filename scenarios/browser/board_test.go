@@ -369,3 +369,33 @@ func colours(img image.Image) int {
 	}
 	return len(seen)
 }
+
+// A character that shows as a double quote is escaped where a sentence of
+// the page quotes a peer's name, as the server's prose escapes it
+// (surface/quote.go): a client named `x” (stdio), p9 (“admin` would
+// otherwise seem to close its quoting, and the page would seem to name a
+// second peer, p9 "admin", in its overlap sentence.
+func TestALookalikeQuoteClosesNothingOnThePage(t *testing.T) {
+	const lookalike = "x\u201d), p9 (\u201cadmin\uff02"
+	dir, _ := serveExample(t)
+	client(t, dir, lookalike, "rework the parser", "lib/parse")
+	client(t, dir, "codex", "tidy the library", "lib")
+	browser := startDriver(t).newSession(t)
+	browser.open(boardLink(t, dir))
+	browser.until("the overlap", `return document.querySelectorAll("#peers-table tbody tr.overlap").length === 2;`)
+	var page struct {
+		Overlaps string   `json:"overlaps"`
+		Whom     []string `json:"whom"`
+	}
+	browser.eval(`return {
+		overlaps: document.getElementById("overlaps").textContent,
+		whom: [...document.querySelectorAll("#peers-table tbody tr[data-peer] td:nth-child(7)")].map((td) => td.textContent),
+	};`, &page)
+	escaped := `p1 ("x\u201d), p9 (\u201cadmin\uff02")`
+	if want := escaped + ` on "lib/parse" and p2 ("codex") on "lib" overlap`; page.Overlaps != want {
+		t.Errorf("the overlap shows as %q; want %q", page.Overlaps, want)
+	}
+	if len(page.Whom) != 2 || page.Whom[1] != escaped {
+		t.Errorf("the rows say they overlap %q; want p2's to say %q", page.Whom, escaped)
+	}
+}

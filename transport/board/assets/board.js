@@ -43,11 +43,14 @@ function svg(tag, attrs) {
 // plain is a peer's text s, at most limit characters, one line of
 // printable, visible characters (a right-to-left override cannot turn the
 // page's words around, nor a filler pass for a name); quote escapes its
-// quotes and backslashes too.
+// quotes and backslashes too, and every character that shows as a double
+// quote (“ ” ＂ ″…, surface/quote.go's looksLikeAQuote), which would seem
+// to close the quoting.
 function plain(s, limit, quote) {
   const chars = Array.from(String(s ?? ""));
-  const hidden = quote ? /[\p{C}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}"\\]/gu : /[\p{C}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu;
+  const hidden = quote ? /[\p{C}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\p{Quotation_Mark}\u02ba\u02dd\u02ee\u02f6\u05f4\u1cd3\u2032-\u2037\u2057\u275b-\u2760\u3003\u{1f676}-\u{1f678}\\]/gu : /[\p{C}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu;
   const text = chars.slice(0, limit).join("").replace(hidden, (c) => {
+    if (c === "'") return c; // ASCII's other quotation mark closes no double quotes
     if (c === '"' || c === "\\") return "\\" + c;
     const hex = c.codePointAt(0).toString(16);
     return hex.length > 4 ? "\\u{" + hex + "}" : "\\u" + hex.padStart(4, "0");
