@@ -28,7 +28,7 @@ import (
 // it again, and holds it until that call is answered.
 func (h *Server) serveModern(w http.ResponseWriter, r *http.Request, body []byte, env wire.Envelope) {
 	if ref := h.cfg.Refusal(); ref != nil && env.IsRequest() && !h.presence(env) {
-		h.log.Info("a request was refused", zap.String("reason", ref.reason()), zap.String("method", env.Method), zap.String("url", ref.URL))
+		h.log.Info("a request was refused", zap.String("reason", ref.reason()), zap.String("method", heard(env.Method)), zap.String("url", ref.URL))
 		writeFrame(w, http.StatusOK, ref.frame(env.ID, wire.CodeLeaseLostModern))
 		return
 	}
