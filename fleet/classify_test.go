@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"fmt"
 	"path"
 	"reflect"
 	"slices"
@@ -221,12 +222,17 @@ func TestClassify(t *testing.T) {
 			},
 		},
 		{
-			name:         "two known cohorts are mixed",
-			snap:         snapshotOf(three, a, b.with(func(r *Row, _ *Process) { r.Cohort = "env:cohort-2" }), c),
+			name: "two known cohorts are mixed",
+			// a cohort is its client's words: quoted, ", env:x" in it is no second one
+			snap:         snapshotOf(three, a, b.with(func(r *Row, _ *Process) { r.Cohort = "env:cohort-2, env:x" }), c),
 			wantComplete: true, wantBlocked: []string{MixedCohortReason},
 			check: func(t *testing.T, inv Inventory) {
 				if strOf(inv.SingleCohort) != "false" || strOf(inv.MixedCohort) != "true" || len(inv.Cohorts) != 2 {
 					t.Errorf("single %s mixed %s cohorts %v", strOf(inv.SingleCohort), strOf(inv.MixedCohort), inv.Cohorts)
+				}
+				why := inv.BlockedReasons[len(inv.BlockedReasons)-1].Detail
+				if want := fmt.Sprintf("cohorts %q, %q", inv.Cohorts[0], inv.Cohorts[1]); !strings.HasSuffix(why, want) {
+					t.Errorf("the mixed cohorts are said as %q; want it to end %q", why, want)
 				}
 			},
 		},

@@ -187,7 +187,7 @@ func (c *classification) decide() {
 		add(&blocked, DrainingMemberReason, "lease-lost servers still serving their sessions: "+describe(ms))
 	}
 	if c.inv.MixedCohort != nil && *c.inv.MixedCohort {
-		add(&blocked, MixedCohortReason, "the live members belong to the cohorts "+strings.Join(c.inv.Cohorts, ", "))
+		add(&blocked, MixedCohortReason, "the live members belong to the cohorts "+joined(c.inv.Cohorts, ", ", strconv.Quote))
 	}
 	if c.inv.MixedRevision != nil && *c.inv.MixedRevision {
 		add(&blocked, MixedRevisionReason, "the live members started from the revisions "+strings.Join(c.inv.StartupRevisions, ", "))
