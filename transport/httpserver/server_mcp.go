@@ -109,6 +109,17 @@ func (h *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	// Not under a request of the session being answered (a bridge that
+	// gave up on a server only slow left a call in flight there, and the
+	// next bridge ends that session before it opens its client's again):
+	// the call would be answered for a session that has ended. A client
+	// that stops waiting has its session ended all the same, once they end.
+	select {
+	case <-h.table.quiet(sid):
+	case <-r.Context().Done():
+		h.table.afterRequests(sid, func() { h.endSession(sid, endDelete) })
+		return
+	}
 	defer h.table.expect(sid, endDelete)()
 	h.pass(w, r)
 }

@@ -91,9 +91,10 @@ type sessionEntry struct {
 	// expiring: the idle timeout ended it, and its end is under way; a
 	// request that comes meanwhile is not run on it (begin).
 	expiring bool
-	// ending ends it once no request of its is being answered
-	// (afterRequests): its client's stream dropped under a call.
-	ending func()
+	// ending is what runs once no request of its is being answered
+	// (afterRequests): its end, its client's stream dropped under a call,
+	// or a DELETE that waits.
+	ending []func()
 }
 
 func newSessionTable(log *zap.Logger, onChange func(int), idleTimeout time.Duration, expire func(string)) *sessionTable {
@@ -214,7 +215,7 @@ func (t *sessionTable) begin(id string) (end func()) {
 		t.mu.Lock()
 		e.busy--
 		t.calls.Done()
-		var ending func()
+		var ending []func()
 		if t.entries[id] == e {
 			if e.busy == 0 {
 				ending, e.ending = e.ending, nil
@@ -222,8 +223,8 @@ func (t *sessionTable) begin(id string) (end func()) {
 			t.armLocked(id, e)
 		}
 		t.mu.Unlock()
-		if ending != nil {
-			ending()
+		for _, f := range ending {
+			f()
 		}
 	}
 }
@@ -236,13 +237,29 @@ func (t *sessionTable) begin(id string) (end func()) {
 func (t *sessionTable) afterRequests(id string, end func()) {
 	t.mu.Lock()
 	if e := t.entries[id]; e != nil && e.busy > 0 {
-		e.ending = end
+		e.ending = append(e.ending, end)
 		t.mu.Unlock()
 		t.log.Debug("a session's stream dropped while a request of its is answered: it ends once its requests have ended", zap.String("session", id))
 		return
 	}
 	t.mu.Unlock()
 	end()
+}
+
+// quiet returns a channel closed once session id has no request being
+// answered (at once when it has none, or is unknown).
+func (t *sessionTable) quiet(id string) <-chan struct{} {
+	q := make(chan struct{})
+	t.mu.Lock()
+	if e := t.entries[id]; e != nil && e.busy > 0 {
+		e.ending = append(e.ending, func() { close(q) })
+		t.mu.Unlock()
+		t.log.Debug("a DELETE waits for the requests of its session being answered", zap.String("session", id))
+		return q
+	}
+	t.mu.Unlock()
+	close(q)
+	return q
 }
 
 // armLocked starts the idle timeout of a live session with no request
