@@ -34,11 +34,7 @@ func modernRequest(msg json.RawMessage) bool {
 	if !wire.MayHold(msg, mcp.MetaKeyProtocolVersion) {
 		return false
 	}
-	var m struct {
-		Params json.RawMessage `json:"params"`
-	}
-	_ = json.Unmarshal(msg, &m)
-	_, version := wire.MetaOf(m.Params)
+	_, version := wire.MetaOf(wire.ParamsOf(msg))
 	return mcp.IsModernProtocol(version)
 }
 

@@ -102,13 +102,10 @@ func (s *clientSession) Handle(ctx context.Context, msg json.RawMessage) []byte 
 	}
 	switch {
 	case wire.IsMethod(msg, mcp.MethodNotificationCancelled):
-		var m struct {
-			Params json.RawMessage `json:"params"`
-		}
-		_ = json.Unmarshal(msg, &m)
-		unsent := s.unsent.Cancel(m.Params)
-		s.listening.Cancel(m.Params) // and on: what serves has the listen too
-		s.relayed.Cancel(m.Params)   // and on: what serves is told
+		params := wire.ParamsOf(msg)
+		unsent := s.unsent.Cancel(params)
+		s.listening.Cancel(params) // and on: what serves has the listen too
+		s.relayed.Cancel(params)   // and on: what serves is told
 		if unsent {
 			return nil // nothing has the request: nothing is told
 		}

@@ -33,16 +33,13 @@ func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMes
 			return
 		}
 	}
-	var m struct {
-		Params json.RawMessage `json:"params"`
-	}
+	params := wire.ParamsOf(msg)
 	var call struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	}
-	_ = json.Unmarshal(msg, &m)
-	if method == string(mcp.MethodToolsCall) && (json.Unmarshal(m.Params, &call) != nil || call.Name != carry.AnnounceTool && call.Name != carry.RepositoryTool) {
-		if told := carry.CarriedGeneration(ctx, call.Name, m.Params); told > 0 { // a carried session's, told elsewhere
+	if method == string(mcp.MethodToolsCall) && (json.Unmarshal(params, &call) != nil || call.Name != carry.AnnounceTool && call.Name != carry.RepositoryTool) {
+		if told := carry.CarriedGeneration(ctx, call.Name, params); told > 0 { // a carried session's, told elsewhere
 			r.mu.Lock()
 			r.carried.Generation = max(r.carried.Generation, told)
 			r.mu.Unlock()
@@ -58,7 +55,7 @@ func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMes
 	switch method {
 	case string(mcp.MethodInitialize):
 		peer, announced := carry.Opened(answer)
-		r.carried = carry.Session{Initialize: bytes.Clone(m.Params), Protocol: carry.ProtocolOf(answer), Peer: peer}
+		r.carried = carry.Session{Initialize: bytes.Clone(params), Protocol: carry.ProtocolOf(answer), Peer: peer}
 		if announced { // a carried session, opened with its announcement
 			r.carried.Announce = bytes.Clone(carry.Announcement(ctx))
 		}
@@ -67,7 +64,7 @@ func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMes
 		// its server/discover was told, and its _meta says who it is.
 		if peer, _ := carry.Opened(answer); peer != "" && r.carried.Initialize == nil {
 			r.carried.Peer = peer
-			if meta, _ := wire.MetaOf(m.Params); meta != nil {
+			if meta, _ := wire.MetaOf(params); meta != nil {
 				r.carried.Meta = bytes.Clone(meta)
 			}
 		}
@@ -81,12 +78,12 @@ func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMes
 			r.carried.Generation = max(r.carried.Generation, carry.ToldGeneration(a.Result))
 		} else if !wire.ToolFailed(a.Result) {
 			r.carried.Announce = bytes.Clone(call.Arguments)
-			if meta, _ := wire.MetaOf(m.Params); meta != nil && r.carried.Initialize == nil {
+			if meta, _ := wire.MetaOf(params); meta != nil && r.carried.Initialize == nil {
 				r.carried.Meta = bytes.Clone(meta) // who makes it again, for a 2026-07-28 client
 			}
 		}
 	default: // a subscription, an unsubscription or a logging level granted
-		r.carried.Heard.NoteHeard(method, m.Params)
+		r.carried.Heard.NoteHeard(method, params)
 	}
 }
 

@@ -210,15 +210,12 @@ func (l *Local) track(env wire.Envelope, msg json.RawMessage) (end func() bool, 
 	if env.Method != string(mcp.MethodNotificationCancelled) && !wire.MayHold(msg, mcp.MetaKeyProtocolVersion) {
 		return nil, false // not of that revision: decoded no further
 	}
-	var m struct {
-		Params json.RawMessage `json:"params"`
-	}
-	_ = json.Unmarshal(msg, &m)
+	params := wire.ParamsOf(msg)
 	if env.Method == string(mcp.MethodNotificationCancelled) {
-		l.modern.Cancel(m.Params)
+		l.modern.Cancel(params)
 		return nil, false
 	}
-	if _, version := wire.MetaOf(m.Params); env.IsRequest() && mcp.IsModernProtocol(version) {
+	if _, version := wire.MetaOf(params); env.IsRequest() && mcp.IsModernProtocol(version) {
 		_, end := l.modern.Begin(context.Background(), env.ID) // its answer is dropped; it runs on
 		return end, env.Method == string(mcp.MethodSubscriptionsListen)
 	}

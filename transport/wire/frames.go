@@ -189,6 +189,16 @@ func Gather(msg json.RawMessage, answers [][]byte) []byte {
 // same way (docs/security.md#bounded).
 const MaxMessageBytes = 1 << 20
 
+// ParamsOf is msg's params as they stand: nil where it has none, or is not
+// one JSON object.
+func ParamsOf(msg json.RawMessage) json.RawMessage {
+	var m struct {
+		Params json.RawMessage `json:"params"`
+	}
+	_ = json.Unmarshal(msg, &m)
+	return m.Params
+}
+
 // MetaOf is the _meta of a message's params, and the protocol revision it
 // names ("" when none).
 func MetaOf(params json.RawMessage) (json.RawMessage, string) {

@@ -312,11 +312,7 @@ func UnknownRevision(env Envelope, msg json.RawMessage) []byte {
 	if !env.IsRequest() || !MayHold(msg, mcp.MetaKeyProtocolVersion) {
 		return nil
 	}
-	var m struct {
-		Params json.RawMessage `json:"params"`
-	}
-	_ = json.Unmarshal(msg, &m)
-	_, version := MetaOf(m.Params)
+	_, version := MetaOf(ParamsOf(msg))
 	if !mcp.IsModernProtocol(version) || mcp.IsValidProtocolVersion(version) {
 		return nil
 	}
