@@ -259,7 +259,7 @@ func answersEvery(msg json.RawMessage, answer []byte) bool {
 func (b *Bridge) observe(calls []call, answer []byte) (late bool) {
 	var results map[string]json.RawMessage
 	if slices.ContainsFunc(calls, func(c call) bool {
-		return c.env.Method == string(mcp.MethodToolsList) || c.tool == carry.AnnounceTool || c.tool == carry.RepositoryTool || carry.HeardMethod(c.env.Method)
+		return c.env.Method == string(mcp.MethodToolsList) || c.tool == carry.AnnounceTool || carry.TellsGeneration(c.env.Method, c.tool, c.params) || carry.HeardMethod(c.env.Method)
 	}) {
 		results = wire.ResultsByID(answer)
 	}
@@ -278,7 +278,7 @@ func (b *Bridge) observe(calls []call, answer []byte) (late bool) {
 			carry.SafeToResend(b.record.SafeTools, result)
 		case c.tool == carry.AnnounceTool && result != nil && !wire.ToolFailed(result):
 			b.record.Announce = bytes.Clone(c.args)
-		case c.tool == carry.RepositoryTool && result != nil:
+		case carry.TellsGeneration(c.env.Method, c.tool, c.params) && result != nil:
 			b.record.Generation = max(b.record.Generation, carry.ToldGeneration(result))
 		case carry.HeardMethod(c.env.Method) && result != nil:
 			b.record.Heard.NoteHeard(c.env.Method, c.params)

@@ -198,16 +198,46 @@ func SafeToResend(safe map[string]bool, result json.RawMessage) (nextCursor stri
 	return r.NextCursor
 }
 
-// ToldGeneration is the generation of the layer a majordomus_repository
-// result tells, or 0.
+// TellsGeneration reports whether a request of method (a call of tool, or
+// a read of the resource its params name) is answered with the layer's
+// generation: majordomus_repository, majordomus_server and their
+// resources all say it, and a client told it by any is told it.
+func TellsGeneration(method, tool string, params json.RawMessage) bool {
+	switch method {
+	case string(mcp.MethodToolsCall):
+		return tool == RepositoryTool || tool == ServerTool
+	case string(mcp.MethodResourcesRead):
+		var p struct {
+			URI string `json:"uri"`
+		}
+		_ = json.Unmarshal(params, &p)
+		return p.URI == repositoryURI || p.URI == serverURI
+	}
+	return false
+}
+
+// ToldGeneration is the generation of the layer a result of a request
+// that TellsGeneration tells (a tool's, or a resource's contents), or 0.
 func ToldGeneration(result json.RawMessage) uint64 {
 	var r struct {
 		StructuredContent struct {
 			Generation uint64 `json:"generation"`
 		} `json:"structuredContent"`
+		Contents []struct {
+			Text string `json:"text"`
+		} `json:"contents"`
 	}
 	_ = json.Unmarshal(result, &r)
-	return r.StructuredContent.Generation
+	told := r.StructuredContent.Generation
+	for _, c := range r.Contents {
+		var v struct {
+			Generation uint64 `json:"generation"`
+		}
+		if json.Unmarshal([]byte(c.Text), &v) == nil {
+			told = max(told, v.Generation)
+		}
+	}
+	return told
 }
 
 // CarriedGeneration is the generation of the layer that a call of tool,

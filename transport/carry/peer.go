@@ -55,8 +55,12 @@ const (
 	// generationMeta is the key, beside historyMeta, of the highest
 	// generation of the layer a carried session's client was told.
 	generationMeta = "io.majordomus/generation"
-	// RepositoryTool tells the layer's generation.
+	// RepositoryTool and ServerTool tell the layer's generation, as the
+	// resources repositoryURI and serverURI do (TellsGeneration).
 	RepositoryTool = "majordomus_repository"
+	ServerTool     = "majordomus_server"
+	repositoryURI  = "majordomus://repository"
+	serverURI      = "majordomus://server"
 	// carryingHeader marks a POST that carries a session (Carrying).
 	carryingHeader = "Majordomus-Carrying"
 	// sessionHeader names, on a POST of a 2026-07-28 request a bridge

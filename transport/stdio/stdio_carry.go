@@ -27,7 +27,7 @@ type sessionRecord struct {
 // caller already read.
 func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMessage, answer []byte) {
 	switch method {
-	case string(mcp.MethodInitialize), string(mcp.MethodToolsList), string(mcp.MethodToolsCall), string(mcp.MethodServerDiscover):
+	case string(mcp.MethodInitialize), string(mcp.MethodToolsList), string(mcp.MethodToolsCall), string(mcp.MethodServerDiscover), string(mcp.MethodResourcesRead):
 	default:
 		if !carry.HeardMethod(method) {
 			return
@@ -38,12 +38,15 @@ func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMes
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	}
-	if method == string(mcp.MethodToolsCall) && (json.Unmarshal(params, &call) != nil || call.Name != carry.AnnounceTool && call.Name != carry.RepositoryTool) {
+	if method == string(mcp.MethodToolsCall) && (json.Unmarshal(params, &call) != nil || call.Name != carry.AnnounceTool && !carry.TellsGeneration(method, call.Name, nil)) {
 		if told := carry.CarriedGeneration(ctx, call.Name, params); told > 0 { // a carried session's, told elsewhere
 			r.mu.Lock()
 			r.carried.Generation = max(r.carried.Generation, told)
 			r.mu.Unlock()
 		}
+		return
+	}
+	if method == string(mcp.MethodResourcesRead) && !carry.TellsGeneration(method, "", params) {
 		return
 	}
 	var a wire.Envelope
@@ -73,8 +76,10 @@ func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMes
 			r.safe = map[string]bool{}
 		}
 		carry.SafeToResend(r.safe, a.Result)
+	case string(mcp.MethodResourcesRead): // the generation told
+		r.carried.Generation = max(r.carried.Generation, carry.ToldGeneration(a.Result))
 	case string(mcp.MethodToolsCall): // the announcement, or the generation told
-		if call.Name == carry.RepositoryTool {
+		if carry.TellsGeneration(method, call.Name, nil) {
 			r.carried.Generation = max(r.carried.Generation, carry.ToldGeneration(a.Result))
 		} else if !wire.ToolFailed(a.Result) {
 			r.carried.Announce = bytes.Clone(call.Arguments)
