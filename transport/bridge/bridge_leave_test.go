@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -28,18 +29,77 @@ import (
 // call "this session has ended: the call did not run; send initialize
 // again", and the client would get that as its answer.
 func TestALeftSessionIsNotEndedUnderACallInFlight(t *testing.T) {
-	key := secret.New()
+	logger, waiting := saying("once the calls in flight there have ended")
+	s := newSlowCall(t, zap.NewNop(), logger)
+	s.b.leave(errors.New("the shared server has answered no probe (stopped or frozen)"))
+	select {
+	case <-waiting: // it waits for the call
+	case beforeTheCall := <-s.ended:
+		s.ended <- beforeTheCall
+	case <-s.ctx.Done():
+		t.Fatal("the bridge neither ended the session it left nor waited for the call in flight there")
+	}
+	s.answeredBeforeItsSessionEnded(t)
+}
+
+// A bridge that gave up on a server that was only slow, a call of its
+// client still in flight there, hands the client's session to the next
+// bridge, which the election attaches to that same server. That bridge
+// ends the session left there before it opens the client's again (its
+// peer holds the id the new one claims): not under the call in flight,
+// which would be answered for a session that has ended, but once it has.
+func TestTheNextBridgeEndsNoLeftSessionUnderItsCall(t *testing.T) {
+	srvLog, waiting := saying("a DELETE waits for the requests of its session")
+	s := newSlowCall(t, srvLog, zap.NewNop())
+	// its heartbeat gave up on the server; the election found it serving
+	g := s.b.leave(errors.New("the shared server has answered no probe (stopped or frozen)"))
+	b2, err := New(t.Context(), Config{URL: s.url, Secret: s.key, ProbeTimeout: 5 * time.Second, Out: wire.NewFrameWriter(io.Discard),
+		Logger: zap.NewNop(), Carried: g.Session})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b2.Close)
+	replayed := make(chan error, 1)
+	go func() { replayed <- g.Session.Replay(s.ctx, b2) }()
+	select {
+	case <-waiting: // the DELETE waits for the call
+	case err := <-replayed: // the session left was ended, and the client's opened again
+		replayed <- err
+	case <-s.ctx.Done():
+		t.Fatal("the next bridge never opened the client's session")
+	}
+	s.answeredBeforeItsSessionEnded(t)
+	if err := <-replayed; err != nil {
+		t.Fatalf("the client's session was not opened again: %v", err)
+	}
+}
+
+// slowCall is a real server whose one tool, slow, runs until released, and
+// a bridge whose client has a call of it in flight there.
+type slowCall struct {
+	url, key string
+	b        *Bridge
+	ctx      context.Context // the bound of every wait
+	release  chan struct{}
+	answered chan []byte // the call's answer, through b
+	ended    chan bool   // as each session ends, whether the call had ended then
+}
+
+// newSlowCall serves slow (the server logging to srvLog) and opens a
+// session through a bridge (logging to logger) whose call of it has
+// reached the server.
+func newSlowCall(t *testing.T, srvLog, logger *zap.Logger) *slowCall {
+	s := &slowCall{key: secret.New(), release: make(chan struct{}), answered: make(chan []byte, 1), ended: make(chan bool, 2)}
 	ln, err := httpserver.Listen("127.0.0.1", 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	began, release := make(chan struct{}), make(chan struct{})
-	ended := make(chan bool, 1) // whether the call had ended when its session ended
+	began := make(chan struct{})
 	var callEnded atomic.Bool
 	hooks := &server.Hooks{}
 	hooks.AddOnUnregisterSession(func(context.Context, server.ClientSession) {
 		select {
-		case ended <- callEnded.Load():
+		case s.ended <- callEnded.Load():
 		default:
 		}
 	})
@@ -48,72 +108,78 @@ func TestALeftSessionIsNotEndedUnderACallInFlight(t *testing.T) {
 		defer callEnded.Store(true)
 		close(began)
 		select {
-		case <-release:
+		case <-s.release:
 		case <-ctx.Done():
 		}
 		return mcp.NewToolResultText("done"), nil
 	})
-	srv := httpserver.New(httpserver.Config{MCP: mcpServer, Secret: key,
-		Identity: func(bool) httpserver.Identity { return httpserver.Identity{Name: "majordomus", Leaseholder: true} }, Logger: zap.NewNop()})
+	srv := httpserver.New(httpserver.Config{MCP: mcpServer, Secret: s.key,
+		Identity: func(bool) httpserver.Identity { return httpserver.Identity{Name: "majordomus", Leaseholder: true} }, Logger: srvLog})
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
 
-	waiting := make(chan struct{})
-	core, _ := observer.New(zap.DebugLevel)
-	logger := zap.New(zapcore.RegisterHooks(core, func(e zapcore.Entry) error {
-		if strings.Contains(e.Message, "once the calls in flight there have ended") {
-			close(waiting)
+	s.url = httpserver.URLOf(ln.Addr())
+	if s.b, err = New(t.Context(), Config{URL: s.url, Secret: s.key, ProbeTimeout: 5 * time.Second,
+		Out: wire.NewFrameWriter(io.Discard), Logger: logger}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.b.Close)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	t.Cleanup(cancel)
+	s.ctx = ctx
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"codex","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	} {
+		if _, err := s.b.Relay(ctx, json.RawMessage(msg)); err != nil {
+			t.Fatal(err)
 		}
-		return nil
-	}))
-	b, err := New(t.Context(), Config{URL: httpserver.URLOf(ln.Addr()), Secret: key, ProbeTimeout: 5 * time.Second,
-		Out: wire.NewFrameWriter(io.Discard), Logger: logger})
-	if err != nil {
-		t.Fatal(err)
 	}
-	t.Cleanup(b.Close)
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // the bound of every wait
-	defer cancel()
-	if _, err := b.Relay(ctx, json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"codex","version":"1"}}}`)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Relay(ctx, json.RawMessage(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); err != nil {
-		t.Fatal(err)
-	}
-	answered := make(chan []byte, 1)
 	go func() {
-		answer, _ := b.Relay(ctx, json.RawMessage(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{}}}`))
-		answered <- answer
+		answer, _ := s.b.Relay(ctx, json.RawMessage(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{}}}`))
+		s.answered <- answer
 	}()
 	select {
 	case <-began:
 	case <-ctx.Done():
 		t.Fatal("the call never reached the server")
 	}
+	return s
+}
 
-	b.leave(errors.New("the shared server has answered no probe (stopped or frozen)"))
+// answeredBeforeItsSessionEnded releases the call and checks that its
+// client was answered, and that its session ended after it.
+func (s *slowCall) answeredBeforeItsSessionEnded(t *testing.T) {
+	t.Helper()
+	close(s.release)
 	select {
-	case <-waiting: // it waits for the call
-	case beforeTheCall := <-ended:
-		ended <- beforeTheCall
-	case <-ctx.Done():
-		t.Fatal("the bridge neither ended the session it left nor waited for the call in flight there")
-	}
-	close(release)
-	select {
-	case answer := <-answered:
+	case answer := <-s.answered:
 		if !strings.Contains(string(answer), `"done"`) {
 			t.Errorf("the call in flight was answered %s", answer)
 		}
-	case <-ctx.Done():
+	case <-s.ctx.Done():
 		t.Fatal("the call in flight was never answered")
 	}
 	select {
-	case callHadEnded := <-ended:
+	case callHadEnded := <-s.ended:
 		if !callHadEnded {
-			t.Fatal("the session the bridge left was ended while a call of its client was in flight there")
+			t.Fatal("the session left on the server was ended while a call of its client was in flight there")
 		}
-	case <-ctx.Done():
+	case <-s.ctx.Done():
 		t.Fatal("the session the bridge left was never ended")
 	}
+}
+
+// saying is a logger, and a channel closed once it has logged a message
+// holding text.
+func saying(text string) (*zap.Logger, <-chan struct{}) {
+	said := make(chan struct{})
+	var once sync.Once
+	core, _ := observer.New(zap.DebugLevel)
+	return zap.New(zapcore.RegisterHooks(core, func(e zapcore.Entry) error {
+		if strings.Contains(e.Message, text) {
+			once.Do(func() { close(said) })
+		}
+		return nil
+	})), said
 }
