@@ -49,7 +49,7 @@ func (s *sharedServer) row(instance, url string) fleet.Row {
 	r := fleet.Row{
 		RuntimeID:       instance,
 		Profile:         n.co.Profile,
-		Role:            profileRole(n.co.Manifest, n.co.Profile),
+		Role:            profileRole(registeredManifest(n.co), n.co.Profile),
 		State:           runtimes.StateLeaseholder,
 		RepositoryRoot:  n.co.Root,
 		RepositoryID:    layer.RepositoryID(n.co.Root),
@@ -71,6 +71,17 @@ func (s *sharedServer) row(instance, url string) fleet.Row {
 	// (unreadable) clock makes the row agree with no process at all.
 	r.RegisteredTicks, _ = proc.BootTicks()
 	return r
+}
+
+// registeredManifest is the manifest as it reads when the server
+// registers: a server started by a take-over registers the role the
+// manifest gives now, not the one its process read when its client
+// started. One that no longer reads leaves the one read at the start.
+func registeredManifest(co *Checkout) layer.Manifest {
+	if m, err := layer.LoadManifest(co.Root); err == nil {
+		return m
+	}
+	return co.Manifest
 }
 
 // markLost records that this server lost its lease: from now on it is a
