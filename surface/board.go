@@ -37,7 +37,7 @@ type Peer struct {
 	Attached     bool          `json:"attached"`
 	Announcement *Announcement `json:"announcement,omitempty"`
 
-	draining bool   // its session is on a server that lost its lease (Board.Drain)
+	draining bool   // its session is on a server that lost its lease (Board.Drain), or its client ended it under a call (Leave)
 	left     uint64 // when it left, as the board counts departures (Board.depart); 0: before this board
 }
 

@@ -98,7 +98,19 @@ func (b *Board) Drain() {
 	}
 }
 
-// yield detaches a draining session (Drain) whose peer holds id, which a
+// Leave marks a session its client ended while a call of its is
+// answered: it stays on the board until it ends, and gives its peer id up
+// meanwhile, as a draining one does (Drain), to the session its client
+// opens next.
+func (b *Board) Leave(session string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if p, ok := b.bySession[session]; ok {
+		p.draining = true
+	}
+}
+
+// yield detaches a draining session (Drain, Leave) whose peer holds id, which a
 // session opening claims: its client, moved. Only a live claimant takes it.
 func (b *Board) yield(id string) {
 	for session, p := range b.bySession {

@@ -124,6 +124,40 @@ func TestADrainingSessionGivesItsPeerIDToItsClaimant(t *testing.T) {
 	}
 }
 
+// A session its client ended while a call of its was answered stays on
+// the board until the call has, but gives its peer id up to the session
+// its client opens next, with what the peer had: the client keeps its id
+// however long the call it left takes. Only that session leaves.
+func TestALeavingSessionGivesItsPeerIDToItsClaimant(t *testing.T) {
+	b := NewBoard(time.Now, time.Minute)
+	left := b.Open("left", "http", "", nil)
+	b.Identify("left", Client{Name: "codex"})
+	if _, _, err := b.Announce("left", "the parser", []string{"lib"}, false); err != nil {
+		t.Fatal(err)
+	}
+	other := b.Open("other", "http", "", nil)
+	if id := b.Open("early", "http", left, nil); id == left {
+		t.Fatalf("%s was granted while its session was attached", left)
+	}
+	b.Leave("left")
+	if id := b.Open("again", "http", left, nil); id != left {
+		t.Fatalf("the claim of a leaving session's %s gave %s", left, id)
+	}
+	if id := b.Open("stranger", "http", other, nil); id == other {
+		t.Fatalf("%s was granted away from a session that is not leaving", other)
+	}
+	b.Detach("left") // its call ended: it ends
+	if b.PeerID("again") != left || b.PeerID("other") != other {
+		t.Fatalf("after the left session ended: again is %q, other %q", b.PeerID("again"), b.PeerID("other"))
+	}
+	peers, _ := b.Peers()
+	for _, p := range peers {
+		if p.ID == left && (!p.Attached || p.Client.Name != "codex" || p.Announcement == nil || p.Announcement.Intent != "the parser") {
+			t.Errorf("%s on the board: %+v; want the claimant, attached, with the left peer's client and announcement", left, p)
+		}
+	}
+}
+
 // A session that claims a departed peer's id, at its opening or at its
 // initialize, gets back what that peer had announced, unless it announces
 // anew: its carried announcement, or one it made before it claimed. Opened

@@ -147,6 +147,7 @@ func (s *sharedServer) listen(srv *served, t *term, key string) (*httpserver.Ser
 		Greeting:    func() any { return srv.surface.Greeting() },
 		Board:       boardpage.New(newBoardSource(srv.surface, n.m.State), key, n.log.Named("board"), httpserver.Quiet(n.log.Named("board"))),
 		Heard:       srv.surface.Board.Touch,
+		Leaving:     srv.surface.Board.Leave,
 		Logger:      n.log.Named("http"),
 	})
 	go func() { _ = h.Serve(ln) }()

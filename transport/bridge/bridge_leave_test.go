@@ -30,7 +30,7 @@ import (
 // again", and the client would get that as its answer.
 func TestALeftSessionIsNotEndedUnderACallInFlight(t *testing.T) {
 	logger, waiting := saying("once the calls in flight there have ended")
-	s := newSlowCall(t, zap.NewNop(), logger)
+	s := newSlowCall(t, logger)
 	s.b.leave(errors.New("the shared server has answered no probe (stopped or frozen)"))
 	select {
 	case <-waiting: // it waits for the call
@@ -45,33 +45,28 @@ func TestALeftSessionIsNotEndedUnderACallInFlight(t *testing.T) {
 // A bridge that gave up on a server that was only slow, a call of its
 // client still in flight there, hands the client's session to the next
 // bridge, which the election attaches to that same server. That bridge
-// ends the session left there before it opens the client's again (its
-// peer holds the id the new one claims): not under the call in flight,
-// which would be answered for a session that has ended, but once it has.
+// ends the session left there before it opens the client's again: not
+// under the call in flight, which would be answered for a session that
+// has ended, but once it has; and without waiting for it, however long it
+// takes (longer than the bridge's probe timeout here), the session left
+// giving up at once what the client's claims (its peer id, on the board).
 func TestTheNextBridgeEndsNoLeftSessionUnderItsCall(t *testing.T) {
-	srvLog, waiting := saying("a DELETE waits for the requests of its session")
-	s := newSlowCall(t, srvLog, zap.NewNop())
+	s := newSlowCall(t, zap.NewNop())
 	// its heartbeat gave up on the server; the election found it serving
 	g := s.b.leave(errors.New("the shared server has answered no probe (stopped or frozen)"))
-	b2, err := New(t.Context(), Config{URL: s.url, Secret: s.key, ProbeTimeout: 5 * time.Second, Out: wire.NewFrameWriter(io.Discard),
+	b2, err := New(t.Context(), Config{URL: s.url, Secret: s.key, ProbeTimeout: 300 * time.Millisecond, Out: wire.NewFrameWriter(io.Discard),
 		Logger: zap.NewNop(), Carried: g.Session})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(b2.Close)
-	replayed := make(chan error, 1)
-	go func() { replayed <- g.Session.Replay(s.ctx, b2) }()
-	select {
-	case <-waiting: // the DELETE waits for the call
-	case err := <-replayed: // the session left was ended, and the client's opened again
-		replayed <- err
-	case <-s.ctx.Done():
-		t.Fatal("the next bridge never opened the client's session")
-	}
-	s.answeredBeforeItsSessionEnded(t)
-	if err := <-replayed; err != nil {
+	if err := g.Session.Replay(s.ctx, b2); err != nil { // the call still held
 		t.Fatalf("the client's session was not opened again: %v", err)
 	}
+	if told := s.leftWhenReopened.Load(); told == nil || !*told {
+		t.Error("the client's session was opened again before the server was told the session left there leaves")
+	}
+	s.answeredBeforeItsSessionEnded(t)
 }
 
 // slowCall is a real server whose one tool, slow, runs until released, and
@@ -83,20 +78,29 @@ type slowCall struct {
 	release  chan struct{}
 	answered chan []byte // the call's answer, through b
 	ended    chan bool   // as each session ends, whether the call had ended then
+	// leftWhenReopened is, at the second initialize, whether the server
+	// had been told a session leaves (httpserver.Config.Leaving).
+	leftWhenReopened atomic.Pointer[bool]
 }
 
-// newSlowCall serves slow (the server logging to srvLog) and opens a
-// session through a bridge (logging to logger) whose call of it has
-// reached the server.
-func newSlowCall(t *testing.T, srvLog, logger *zap.Logger) *slowCall {
+// newSlowCall serves slow and opens a session through a bridge (logging
+// to logger) whose call of it has reached the server.
+func newSlowCall(t *testing.T, logger *zap.Logger) *slowCall {
 	s := &slowCall{key: secret.New(), release: make(chan struct{}), answered: make(chan []byte, 1), ended: make(chan bool, 2)}
 	ln, err := httpserver.Listen("127.0.0.1", 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	began := make(chan struct{})
-	var callEnded atomic.Bool
+	var callEnded, left atomic.Bool
+	var initialized atomic.Int32
 	hooks := &server.Hooks{}
+	hooks.AddBeforeInitialize(func(context.Context, any, *mcp.InitializeRequest) {
+		if initialized.Add(1) == 2 {
+			told := left.Load()
+			s.leftWhenReopened.Store(&told)
+		}
+	})
 	hooks.AddOnUnregisterSession(func(context.Context, server.ClientSession) {
 		select {
 		case s.ended <- callEnded.Load():
@@ -114,7 +118,8 @@ func newSlowCall(t *testing.T, srvLog, logger *zap.Logger) *slowCall {
 		return mcp.NewToolResultText("done"), nil
 	})
 	srv := httpserver.New(httpserver.Config{MCP: mcpServer, Secret: s.key,
-		Identity: func(bool) httpserver.Identity { return httpserver.Identity{Name: "majordomus", Leaseholder: true} }, Logger: srvLog})
+		Identity: func(bool) httpserver.Identity { return httpserver.Identity{Name: "majordomus", Leaseholder: true} }, Logger: zap.NewNop(),
+		Leaving: func(string) { left.Store(true) }})
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
 

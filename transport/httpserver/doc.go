@@ -63,7 +63,8 @@
 // with -9) ends the session at once, the way a DELETE does, so its peer
 // leaves the board; a bridge that comes back gets 404 and re-initialises.
 // Neither ends a session under a request of its being answered: it ends
-// once they have ended.
+// once they have ended (a DELETE is answered 202 at once, and the session
+// is told Leaving).
 // Each opening and each end is logged ("http session opened", "http session
 // closed" with its reason) and reported through [Config].OnSessions. An
 // initialize whose client hung up before its answer opens no session

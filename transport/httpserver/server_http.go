@@ -107,6 +107,10 @@ type Config struct {
 	// holds open for its 2026-07-28 client (EndStreams ends it). Empty:
 	// none is told apart.
 	PresenceID string
+	// Leaving is told of a session its client ended (DELETE) while a
+	// request of its is answered: it ends once that has, and may give up
+	// meanwhile what a session opened next claims. Nil: nobody.
+	Leaving func(session string)
 	// Heard is told of each ping the server answers itself (that of a
 	// session with its stream open), as mcp-go's hooks are told of the
 	// requests it answers. Nil: nobody.

@@ -112,12 +112,14 @@ func (h *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
 	// Not under a request of the session being answered (a bridge that
 	// gave up on a server only slow left a call in flight there, and the
 	// next bridge ends that session before it opens its client's again):
-	// the call would be answered for a session that has ended. A client
-	// that stops waiting has its session ended all the same, once they end.
-	select {
-	case <-h.table.quiet(sid):
-	case <-r.Context().Done():
-		h.table.afterRequests(sid, func() { h.endSession(sid, endDelete) })
+	// it ends once they have, and gives up meanwhile what the session
+	// opened next claims (Config.Leaving), so that neither waits.
+	if h.table.whenIdle(sid, func() { h.endSession(sid, endDelete) }) {
+		h.log.Debug("a DELETE ends its session once the requests of its being answered have ended", zap.String("session", sid))
+		if h.cfg.Leaving != nil {
+			h.cfg.Leaving(sid)
+		}
+		w.WriteHeader(http.StatusAccepted)
 		return
 	}
 	defer h.table.expect(sid, endDelete)()

@@ -92,8 +92,8 @@ type sessionEntry struct {
 	// request that comes meanwhile is not run on it (begin).
 	expiring bool
 	// ending is what runs once no request of its is being answered
-	// (afterRequests): its end, its client's stream dropped under a call,
-	// or a DELETE that waits.
+	// (whenIdle): its end, its client's stream dropped or its DELETE come
+	// under a call.
 	ending []func()
 }
 
@@ -235,31 +235,23 @@ func (t *sessionTable) begin(id string) (end func()) {
 // server continued after a freeze may have one in flight there, which
 // would be answered "this session has ended" instead of its answer.
 func (t *sessionTable) afterRequests(id string, end func()) {
-	t.mu.Lock()
-	if e := t.entries[id]; e != nil && e.busy > 0 {
-		e.ending = append(e.ending, end)
-		t.mu.Unlock()
+	if t.whenIdle(id, end) {
 		t.log.Debug("a session's stream dropped while a request of its is answered: it ends once its requests have ended", zap.String("session", id))
 		return
 	}
-	t.mu.Unlock()
 	end()
 }
 
-// quiet returns a channel closed once session id has no request being
-// answered (at once when it has none, or is unknown).
-func (t *sessionTable) quiet(id string) <-chan struct{} {
-	q := make(chan struct{})
+// whenIdle runs end once session id has no request being answered, and
+// reports true, when it has one now; else it runs nothing.
+func (t *sessionTable) whenIdle(id string, end func()) bool {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	if e := t.entries[id]; e != nil && e.busy > 0 {
-		e.ending = append(e.ending, func() { close(q) })
-		t.mu.Unlock()
-		t.log.Debug("a DELETE waits for the requests of its session being answered", zap.String("session", id))
-		return q
+		e.ending = append(e.ending, end)
+		return true
 	}
-	t.mu.Unlock()
-	close(q)
-	return q
+	return false
 }
 
 // armLocked starts the idle timeout of a live session with no request
