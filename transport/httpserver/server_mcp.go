@@ -104,28 +104,6 @@ func (h *Server) pass(w http.ResponseWriter, r *http.Request) {
 	jw.finish()
 }
 
-func (h *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
-	sid, ok := h.session(w, r, "DELETE /mcp names the session to end in Mcp-Session-Id")
-	if !ok {
-		return
-	}
-	// Not under a request of the session being answered (a bridge that
-	// gave up on a server only slow left a call in flight there, and the
-	// next bridge ends that session before it opens its client's again):
-	// it ends once they have, and gives up meanwhile what the session
-	// opened next claims (Config.Leaving), so that neither waits.
-	if h.table.whenIdle(sid, func() { h.endSession(sid, endDelete) }) {
-		h.log.Debug("a DELETE ends its session once the requests of its being answered have ended", zap.String("session", sid))
-		if h.cfg.Leaving != nil {
-			h.cfg.Leaving(sid)
-		}
-		w.WriteHeader(http.StatusAccepted)
-		return
-	}
-	defer h.table.expect(sid, endDelete)()
-	h.pass(w, r)
-}
-
 // serveStream serves a session's GET stream. The stream ends with its
 // session; the last stream of a session whose client's connection dropped
 // ends its session at once (once the requests of its being answered have
@@ -186,15 +164,6 @@ func (e *endsAtMark) Flush() { _ = http.NewResponseController(e.ResponseWriter).
 
 // Unwrap lets http.ResponseController reach the connection's writer.
 func (e *endsAtMark) Unwrap() http.ResponseWriter { return e.ResponseWriter }
-
-// endSession ends a session the way a DELETE does (mcp-go terminates and
-// unregisters it and drops its state), for the given reason.
-func (h *Server) endSession(sid, reason string) {
-	defer h.table.expect(sid, reason)()
-	req, _ := http.NewRequestWithContext(context.Background(), http.MethodDelete, "/mcp", nil) // a valid method and path: no error
-	req.Header.Set(server.HeaderKeySessionID, sid)
-	h.mcp.ServeHTTP(newBufferWriter(), req)
-}
 
 func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	body, ok := h.readBody(w, r)
