@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -109,7 +110,7 @@ func newLogger(opts logOptions, stderr io.Writer, state *processState) (*zap.Log
 	if opts.file != "" {
 		f, err := openLogFile(opts.file)
 		if err == nil {
-			sinks = append(sinks, zapcore.Lock(f))
+			sinks = append(sinks, &logFileSink{f: f, stderr: out.stderr, notice: logFileNotice(enc, state, opts.file)})
 			out.file = f
 		}
 		fileErr = err
@@ -244,6 +245,75 @@ func droppedNotice(enc zapcore.Encoder, state *processState) func(uint64) []byte
 			zap.String("state", state.Get()),
 		})
 		if err != nil {
+			return nil
+		}
+		defer buf.Free()
+		return append([]byte(nil), buf.Bytes()...)
+	}
+}
+
+// logFileSink is the --log-file as the logger writes it. A line it cannot
+// write (a full disk, the file size limit) is lost to the file only: the
+// failure is said once on stderr, in the log's own format, and again once
+// the file is written again, not by zap's plain-text "write error" for
+// every line. A write cut short leaves part of a line: the next line
+// written begins on a line of its own, so that it is whole for whoever
+// reads the file.
+type logFileSink struct {
+	f      *os.File
+	stderr io.Writer
+	notice func(err error, lost uint64) []byte // what stderr is told: the failure (err), or the file written again
+
+	mu      sync.Mutex
+	torn    bool   // the file ends within a line this sink wrote part of
+	failing bool   // the last write failed
+	lost    uint64 // lines not written since the last that was
+}
+
+func (s *logFileSink) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	line := p
+	if s.torn {
+		line = append([]byte{'\n'}, p...)
+	}
+	n, err := s.f.Write(line)
+	if n > 0 {
+		s.torn = line[n-1] != '\n'
+	}
+	if err != nil {
+		s.lost++
+		if !s.failing {
+			s.failing = true
+			_, _ = s.stderr.Write(s.notice(err, 0))
+		}
+		return len(p), nil // said: zap would say it again for every line
+	}
+	if s.failing {
+		s.failing = false
+		_, _ = s.stderr.Write(s.notice(nil, s.lost))
+		s.lost = 0
+	}
+	return len(p), nil
+}
+
+func (s *logFileSink) Sync() error { return s.f.Sync() }
+
+// logFileNotice makes the lines stderr gets as the log file fails and as
+// it is written again, in the log's own format, with pid and state as
+// every line.
+func logFileNotice(enc zapcore.Encoder, state *processState, path string) func(error, uint64) []byte {
+	return func(err error, lost uint64) []byte {
+		entry := zapcore.Entry{Level: zapcore.InfoLevel, Time: time.Now(),
+			Message: fmt.Sprintf("the log file %s is written again; %d lines logged meanwhile are on stderr only", path, lost)}
+		fields := []zapcore.Field{zap.Int("pid", os.Getpid()), zap.String("log_file", path), zap.Uint64("lost", lost)}
+		if err != nil {
+			entry.Level = zapcore.WarnLevel
+			entry.Message = fmt.Sprintf("cannot write the log file %s: %v; its lines are on stderr only until it can be written again", path, err)
+			fields = []zapcore.Field{zap.Int("pid", os.Getpid()), zap.String("log_file", path), zap.String("reason", err.Error())}
+		}
+		buf, eerr := enc.EncodeEntry(entry, append(fields, zap.String("state", state.Get())))
+		if eerr != nil {
 			return nil
 		}
 		defer buf.Free()
