@@ -81,6 +81,11 @@ type keeper struct {
 	failedAt time.Time   // when the last write afresh failed; zero once one succeeded
 	retry    *time.Timer // tries again while behind, should no record come
 	now      func() time.Time
+	// again: when the state was last written again after a failure, until
+	// an append succeeds; an append failing meanwhile is the same failure
+	// (the state fits where a record more does not), not said again, and
+	// tried again writeAgainEvery later, not at once
+	again time.Time
 	// owed: the calls the surface merged as the term began (its own
 	// client's, up to mark) wait to be forgotten there until a write has
 	// them, its first having failed.
@@ -182,6 +187,8 @@ func (k *keeper) record(line []byte) bool {
 			k.fellBehind(fmt.Errorf("appending would grow it past %d bytes, as it could not be written afresh", registry.MaxStateSize))
 		} else if err := k.journal.Append(line); err != nil {
 			k.fellBehind(err)
+		} else {
+			k.again = time.Time{}
 		}
 		k.appended++
 		k.bytes += len(line)
@@ -211,7 +218,10 @@ func (k *keeper) writeAfresh() {
 		return
 	}
 	if k.behind {
-		k.log.Info("the checkout's shared state is written again, with everything recorded meanwhile", zap.String("state_file", k.path))
+		if k.again.IsZero() {
+			k.log.Info("the checkout's shared state is written again, with everything recorded meanwhile", zap.String("state_file", k.path))
+		}
+		k.again = k.now()
 	}
 	if k.owed {
 		// not here: a record is given with the history's lock held
@@ -250,6 +260,9 @@ func (k *keeper) fellBehind(err error) {
 	case k.behind:
 	case errors.Is(err, registry.ErrLeaseNotOurs):
 		k.log.Debug("the checkout's shared state is not written: the lease is no longer this server's", zap.String("state_file", k.path), zap.Error(err))
+	case !k.again.IsZero():
+		k.failedAt = k.now() // written whole again only writeAgainEvery from now
+		k.log.Debug("the checkout's shared state, just written again, cannot be appended to; it is written again a second later", zap.String("state_file", k.path), zap.Error(err))
 	default:
 		k.log.Warn("writing the checkout's shared state failed; this server keeps what it records in memory and writes the whole state again once it can",
 			zap.String("state_file", k.path), zap.Error(err))

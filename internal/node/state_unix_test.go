@@ -218,3 +218,83 @@ func TestCallsMergedAreForgottenOnceALaterWriteHasThem(t *testing.T) {
 		}
 	}
 }
+
+// A state that fits the file size limit where one record more does not
+// (the history full, so that writing it whole drops as much as a record
+// adds) fails at every record, and is written whole again at each: the
+// failure is said once, not once a record, and the state is written again
+// no more than once a writeAgainEvery; once the limit is raised, the state
+// is written whole and then appended to again.
+func TestAStateThatFitsWhereARecordMoreDoesNotIsSaidFailingOnce(t *testing.T) {
+	if testchild.Role() != "file-size-limit-band" {
+		c := testchild.StartTest(t, "file-size-limit-band")
+		var said []string
+		for {
+			line := c.Line(t)
+			said = append(said, line)
+			if line == "PASS" {
+				return
+			}
+			if strings.HasPrefix(line, "FAIL") {
+				t.Fatalf("in a test binary of its own:\n%s", strings.Join(said, "\n"))
+			}
+		}
+	}
+	lease, instance := heldLease(t)
+	srv := newServed(t)
+	tap := newLogTap()
+	k := keepState(zap.New(tap), srv, lease, instance, time.Now(), nil)
+	t.Cleanup(k.stop)
+	clock := time.Now()
+	k.mu.Lock()
+	k.now = func() time.Time { return clock }
+	k.mu.Unlock()
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	record := func(i int) { // every record and every state the same length
+		srv.surface.Executions.Record(surface.Execution{Tool: "majordomus_list", Peer: "p1", At: at.Add(time.Duration(i) * time.Second)})
+	}
+	n := 0
+	for ; n < 1000; n++ {
+		record(n)
+	}
+	k.mu.Lock()
+	k.writeAfresh() // the whole state, 1000 executions
+	k.mu.Unlock()
+	info, err := os.Stat(registry.StatePath(lease))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var was unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_FSIZE, &was); err != nil {
+		t.Fatal(err)
+	}
+	limit := was
+	setLimit(&limit.Cur, info.Size()+20) // less than a record more
+	if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &limit); err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		record(n)
+		n++
+	}
+	if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &was); err != nil {
+		t.Fatal(err)
+	}
+	failed := 0
+	for _, line := range tap.lines() {
+		if strings.Contains(line, "writing the checkout's shared state failed;") {
+			failed++
+		}
+	}
+	if failed != 1 {
+		t.Errorf("10 records that could not be appended said the state failed %d times:\n%s", failed, strings.Join(tap.lines(), "\n"))
+	}
+	k.mu.Lock()
+	clock = clock.Add(writeAgainEvery)
+	k.mu.Unlock()
+	record(n)
+	record(n + 1)
+	if st := readState(t, lease); len(st.Executions) != 1000 || !st.Executions[999].At.Equal(at.Add(time.Duration(n+1)*time.Second)) {
+		t.Fatalf("once the limit was raised, the state holds %d executions, the newest at %v", len(st.Executions), st.Executions[len(st.Executions)-1].At)
+	}
+}
