@@ -210,9 +210,17 @@ func (k *keeper) writeAfresh() {
 	}
 	content := k.mirror.Encode()
 	if err := k.journal.Replace(content); err != nil {
-		if k.failedAt.IsZero() && !k.behind && !errors.Is(err, registry.ErrLeaseNotOurs) {
+		switch {
+		case errors.Is(err, registry.ErrLeaseNotOurs):
+		case !k.again.IsZero():
+			// written again, and now not even whole: a failure anew, no
+			// longer that of a state that fits where a record more does not
+			k.log.Warn("writing the checkout's shared state failed; this server keeps what it records in memory and writes the whole state again once it can",
+				zap.String("state_file", k.path), zap.Error(err))
+		case k.failedAt.IsZero() && !k.behind:
 			k.log.Warn("writing the checkout's shared state afresh failed; appending to it goes on", zap.String("state_file", k.path), zap.Error(err))
 		}
+		k.again = time.Time{}
 		k.failedAt = k.now()
 		k.tryAgainLater()
 		return

@@ -298,3 +298,89 @@ func TestAStateThatFitsWhereARecordMoreDoesNotIsSaidFailingOnce(t *testing.T) {
 		t.Fatalf("once the limit was raised, the state holds %d executions, the newest at %v", len(st.Executions), st.Executions[len(st.Executions)-1].At)
 	}
 }
+
+// A state written again after a failure, which then fails anew for good
+// (the disk full again: neither a record more nor the whole state can be
+// written), is said failing again: the log's last word on it is not "is
+// written again" while nothing is written for the rest of the term.
+func TestAStateWrittenAgainThatFailsAnewIsSaidFailingAgain(t *testing.T) {
+	if testchild.Role() != "file-size-limit-anew" {
+		c := testchild.StartTest(t, "file-size-limit-anew")
+		var said []string
+		for {
+			line := c.Line(t)
+			said = append(said, line)
+			if line == "PASS" {
+				return
+			}
+			if strings.HasPrefix(line, "FAIL") {
+				t.Fatalf("in a test binary of its own:\n%s", strings.Join(said, "\n"))
+			}
+		}
+	}
+	lease, instance := heldLease(t)
+	srv := newServed(t)
+	tap := newLogTap()
+	k := keepState(zap.New(tap), srv, lease, instance, time.Now(), nil)
+	t.Cleanup(k.stop)
+	clock := time.Now()
+	k.mu.Lock()
+	k.now = func() time.Time { return clock }
+	k.mu.Unlock()
+	tick := func() {
+		k.mu.Lock()
+		clock = clock.Add(writeAgainEvery)
+		k.mu.Unlock()
+	}
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	n := 0
+	record := func() {
+		srv.surface.Executions.Record(surface.Execution{Tool: "majordomus_list", Peer: "p1", At: at.Add(time.Duration(n) * time.Second)})
+		n++
+	}
+	var was unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_FSIZE, &was); err != nil {
+		t.Fatal(err)
+	}
+	limitTo := func(size int64) {
+		limit := was
+		setLimit(&limit.Cur, size)
+		if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &limit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unlimit := func() {
+		if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &was); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record()
+	info, err := os.Stat(registry.StatePath(lease))
+	if err != nil {
+		t.Fatal(err)
+	}
+	limitTo(info.Size()) // the disk full: nothing more is written
+	record()
+	unlimit() // space is back
+	tick()
+	record()    // written again
+	limitTo(16) // full again, for good
+	for range 5 {
+		record()
+		tick()
+	}
+	unlimit()
+	var failed, again int
+	for _, line := range tap.lines() {
+		switch {
+		case strings.Contains(line, "writing the checkout's shared state failed;"):
+			failed++
+		case strings.Contains(line, "is written again, with everything recorded meanwhile"):
+			again++
+		}
+	}
+	if again != 1 || failed != 2 {
+		t.Errorf("a state that failed, was written again (said %d times) and failed anew for good said the failure %d times, want twice:\n%s",
+			again, failed, strings.Join(tap.lines(), "\n"))
+	}
+}
