@@ -34,6 +34,18 @@ func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMes
 		}
 	}
 	params := wire.ParamsOf(msg)
+	// A 2026-07-28 client says who it is on every request, and may never
+	// announce or discover: whatever carries its session (its history, the
+	// generation it was told) does so in its name.
+	if wire.MayHold(msg, mcp.MetaKeyProtocolVersion) && !carry.Carrying(ctx) {
+		if meta, _ := wire.MetaOf(params); wire.Taken(meta) {
+			r.mu.Lock()
+			if r.carried.Initialize == nil {
+				r.carried.Meta = bytes.Clone(meta)
+			}
+			r.mu.Unlock()
+		}
+	}
 	var call struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
