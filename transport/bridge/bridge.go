@@ -346,9 +346,8 @@ func (b *Bridge) endSession(sid, proto string, within time.Duration) bool {
 // server that lost its lease meanwhile would keep the session, and serve
 // on for nobody, until its idle timeout; which is also why it tries for
 // that long at most: the server has ended the session by itself by then.
-// It tries only once no call of the bridge is in flight there: a server
-// continued after a freeze would otherwise end the session under a call
-// it is about to answer, and answer it "this session has ended".
+// A call of the bridge still in flight there is not cut short: a server
+// ends a session once the calls it is answering have ended (httpserver).
 func (b *Bridge) leaveLater(sid, proto string) {
 	go func() {
 		until := time.Now().Add(b.cfg.IdleTimeout)
@@ -356,10 +355,7 @@ func (b *Bridge) leaveLater(sid, proto string) {
 		defer cancel()
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
-		if b.inflight.Load() > 0 {
-			b.log.Debug("the session left on the failed server is ended once the calls in flight there have ended", zap.String("url", b.cfg.URL))
-		}
-		for b.inflight.Load() > 0 || !b.endSession(sid, proto, b.cfg.ProbeTimeout) {
+		for !b.endSession(sid, proto, b.cfg.ProbeTimeout) {
 			select {
 			case <-tick.C:
 			case <-ctx.Done():
