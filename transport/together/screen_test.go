@@ -404,6 +404,10 @@ func TestARequestRefusedWholeWithAnUnusableIDIsAnsweredWithIDNull(t *testing.T) 
 		} {
 			c.send(tc.line, `{"jsonrpc":"2.0","id":"fence","method":"ping"}`)
 			_, before := c.answer(`"fence"`)
+			if len(before) == 0 { // the fence was read beside it, as it took over a millisecond (stdio.readHandOff)
+				answer, _ := c.until(func(string) bool { return true })
+				before = []string{answer}
+			}
 			c.backlog = nil
 			if len(before) != 1 || !strings.HasPrefix(before[0], tc.want) {
 				t.Errorf("%s: %.80s… is answered %.300q, want %s…", name, tc.line, before, tc.want)
