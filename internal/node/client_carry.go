@@ -186,6 +186,18 @@ func (s *clientSession) closeLocal() {
 	s.dropLocal()
 }
 
+// settleLocal holds the client's messages and lets those the in-process
+// session answers finish (within settleBound): the server is stopping,
+// and a call it answers is recorded while its session is on the board
+// and its state is still kept.
+func (s *clientSession) settleLocal(ctx context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.local != nil {
+		s.settled(ctx)
+	}
+}
+
 // dropLocal is closeLocal, mu held.
 func (s *clientSession) dropLocal() {
 	if s.local != nil {

@@ -380,6 +380,7 @@ func (s *sharedServer) Stop(ctx context.Context) error {
 	if stop != nil {
 		stop()
 	}
+	s.node.session.settleLocal(ctx)
 	s.node.session.closeLocal()
 	if h == nil {
 		return nil
