@@ -21,8 +21,10 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
-// wait is the cap of every wait on a condition in these tests.
-const wait = 10 * time.Second
+// wait is the cap of every wait on a condition in these tests: only a
+// test that fails waits it out. Under wine on a loaded machine a loop
+// through 12,288 messages took over 10 s.
+const wait = 30 * time.Second
 
 // fixture is a real mcp-go server with a few tools and resources.
 type fixture struct {
