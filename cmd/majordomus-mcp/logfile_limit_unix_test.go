@@ -44,19 +44,8 @@ func (l *lockedBuffer) String() string {
 // part of a line the failed write left. The limit is the whole process's:
 // the test runs in a test binary of its own.
 func TestALogFileThatCannotBeWrittenIsSaidOnceAndItsNextLineIsWhole(t *testing.T) {
-	if testchild.Role() != "log-file-size-limit" {
-		c := testchild.StartTest(t, "log-file-size-limit")
-		var said []string
-		for {
-			line := c.Line(t)
-			said = append(said, line)
-			if line == "PASS" {
-				return
-			}
-			if strings.HasPrefix(line, "FAIL") {
-				t.Fatalf("in a test binary of its own:\n%s", strings.Join(said, "\n"))
-			}
-		}
+	if testchild.RanAlone(t, "log-file-size-limit") {
+		return
 	}
 	path := filepath.Join(testtemp.Dir(t), "log")
 	var stderr lockedBuffer

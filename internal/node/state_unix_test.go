@@ -35,19 +35,8 @@ var unreadableStateCases = []stateCase{
 // writes (the testing package's log of what tests open, which go test's
 // cache reads) it fails as well.
 func TestAStateWriteThatFailedIsWrittenAgainOnceItCan(t *testing.T) {
-	if testchild.Role() != "file-size-limit" {
-		c := testchild.StartTest(t, "file-size-limit")
-		var said []string
-		for {
-			line := c.Line(t)
-			said = append(said, line)
-			if line == "PASS" {
-				return
-			}
-			if strings.HasPrefix(line, "FAIL") {
-				t.Fatalf("in a test binary of its own:\n%s", strings.Join(said, "\n"))
-			}
-		}
+	if testchild.RanAlone(t, "file-size-limit") {
+		return
 	}
 	lease, instance := heldLease(t)
 	srv := newServed(t)
@@ -226,19 +215,8 @@ func TestCallsMergedAreForgottenOnceALaterWriteHasThem(t *testing.T) {
 // no more than once a writeAgainEvery; once the limit is raised, the state
 // is written whole and then appended to again.
 func TestAStateThatFitsWhereARecordMoreDoesNotIsSaidFailingOnce(t *testing.T) {
-	if testchild.Role() != "file-size-limit-band" {
-		c := testchild.StartTest(t, "file-size-limit-band")
-		var said []string
-		for {
-			line := c.Line(t)
-			said = append(said, line)
-			if line == "PASS" {
-				return
-			}
-			if strings.HasPrefix(line, "FAIL") {
-				t.Fatalf("in a test binary of its own:\n%s", strings.Join(said, "\n"))
-			}
-		}
+	if testchild.RanAlone(t, "file-size-limit-band") {
+		return
 	}
 	lease, instance := heldLease(t)
 	srv := newServed(t)
@@ -304,19 +282,8 @@ func TestAStateThatFitsWhereARecordMoreDoesNotIsSaidFailingOnce(t *testing.T) {
 // written), is said failing again: the log's last word on it is not "is
 // written again" while nothing is written for the rest of the term.
 func TestAStateWrittenAgainThatFailsAnewIsSaidFailingAgain(t *testing.T) {
-	if testchild.Role() != "file-size-limit-anew" {
-		c := testchild.StartTest(t, "file-size-limit-anew")
-		var said []string
-		for {
-			line := c.Line(t)
-			said = append(said, line)
-			if line == "PASS" {
-				return
-			}
-			if strings.HasPrefix(line, "FAIL") {
-				t.Fatalf("in a test binary of its own:\n%s", strings.Join(said, "\n"))
-			}
-		}
+	if testchild.RanAlone(t, "file-size-limit-anew") {
+		return
 	}
 	lease, instance := heldLease(t)
 	srv := newServed(t)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -35,11 +36,27 @@ func Start(t *testing.T, role string, env ...string) *Child {
 	return StartCmd(t, exec.Command(os.Args[0], "-test.run=^$"), role, env...)
 }
 
-// StartTest runs t itself again in a test binary of its own, in role: for
-// a test that changes what is the whole process's (a resource limit).
-func StartTest(t *testing.T, role string) *Child {
+// RanAlone runs t itself again in a test binary of its own, in role, for
+// a test that changes what is the whole process's (a resource limit): it
+// reports true once t passed there (the caller returns), and fails t when
+// it failed there. In that binary, it reports false: t goes on.
+func RanAlone(t *testing.T, role string) bool {
 	t.Helper()
-	return StartCmd(t, exec.Command(os.Args[0], "-test.run=^"+regexp.QuoteMeta(t.Name())+"$"), role)
+	if Role() == role {
+		return false
+	}
+	c := StartCmd(t, exec.Command(os.Args[0], "-test.run=^"+regexp.QuoteMeta(t.Name())+"$"), role)
+	var said []string
+	for {
+		line := c.Line(t)
+		said = append(said, line)
+		switch {
+		case line == "PASS":
+			return true
+		case strings.HasPrefix(line, "FAIL"):
+			t.Fatalf("in a test binary of its own:\n%s", strings.Join(said, "\n"))
+		}
+	}
 }
 
 // StartAt starts the test binary at exe (a copy: see [Copy]) in role.
