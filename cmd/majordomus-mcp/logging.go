@@ -237,19 +237,21 @@ func notPrintable(r rune) bool { return !unicode.IsPrint(r) }
 // a warning in the log's own format, with pid and state as every line.
 func droppedNotice(enc zapcore.Encoder, state *processState) func(uint64) []byte {
 	return func(n uint64) []byte {
-		entry := zapcore.Entry{Level: zapcore.WarnLevel, Time: time.Now(), Message: "log lines dropped"}
-		buf, err := enc.EncodeEntry(entry, []zapcore.Field{
-			zap.Int("pid", os.Getpid()),
-			zap.Uint64("dropped", n),
-			zap.String("reason", "stderr was not being read"),
-			zap.String("state", state.Get()),
-		})
-		if err != nil {
-			return nil
-		}
-		defer buf.Free()
-		return append([]byte(nil), buf.Bytes()...)
+		return notice(enc, state, zapcore.WarnLevel, "log lines dropped",
+			zap.Uint64("dropped", n), zap.String("reason", "stderr was not being read"))
 	}
+}
+
+// notice is a line the log's sinks write themselves, in the log's own
+// format, with pid and state as every line; nil if it cannot be encoded.
+func notice(enc zapcore.Encoder, state *processState, level zapcore.Level, message string, fields ...zapcore.Field) []byte {
+	fields = append(append([]zapcore.Field{zap.Int("pid", os.Getpid())}, fields...), zap.String("state", state.Get()))
+	buf, err := enc.EncodeEntry(zapcore.Entry{Level: level, Time: time.Now(), Message: message}, fields)
+	if err != nil {
+		return nil
+	}
+	defer buf.Free()
+	return append([]byte(nil), buf.Bytes()...)
 }
 
 // logFileSink is the --log-file as the logger writes it. A line it cannot
@@ -304,19 +306,13 @@ func (s *logFileSink) Sync() error { return s.f.Sync() }
 // every line.
 func logFileNotice(enc zapcore.Encoder, state *processState, path string) func(error, uint64) []byte {
 	return func(err error, lost uint64) []byte {
-		entry := zapcore.Entry{Level: zapcore.InfoLevel, Time: time.Now(),
-			Message: fmt.Sprintf("the log file %s is written again; %d lines logged meanwhile are on stderr only", path, lost)}
-		fields := []zapcore.Field{zap.Int("pid", os.Getpid()), zap.String("log_file", path), zap.Uint64("lost", lost)}
 		if err != nil {
-			entry.Level = zapcore.WarnLevel
-			entry.Message = fmt.Sprintf("cannot write the log file %s: %v; its lines are on stderr only until it can be written again", path, err)
-			fields = []zapcore.Field{zap.Int("pid", os.Getpid()), zap.String("log_file", path), zap.String("reason", err.Error())}
+			return notice(enc, state, zapcore.WarnLevel,
+				fmt.Sprintf("cannot write the log file %s: %v; its lines are on stderr only until it can be written again", path, err),
+				zap.String("log_file", path), zap.String("reason", err.Error()))
 		}
-		buf, eerr := enc.EncodeEntry(entry, append(fields, zap.String("state", state.Get())))
-		if eerr != nil {
-			return nil
-		}
-		defer buf.Free()
-		return append([]byte(nil), buf.Bytes()...)
+		return notice(enc, state, zapcore.InfoLevel,
+			fmt.Sprintf("the log file %s is written again; %d lines logged meanwhile are on stderr only", path, lost),
+			zap.String("log_file", path), zap.Uint64("lost", lost))
 	}
 }
