@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/majordomus-mcp/majordomus-mcp/internal/logging"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/node"
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
 )
@@ -24,7 +25,7 @@ type options struct {
 	format     string
 	roster     string // fleet: the profiles to expect, comma-separated; "" = the manifest's mcp.profiles
 	noOpen     bool   // board: print the link only
-	log        logOptions
+	log        logging.Options
 }
 
 // command is one subcommand. None takes arguments; hint says what to
@@ -49,8 +50,8 @@ type environment struct {
 	stdout io.Writer
 	stderr io.Writer
 	log    *zap.Logger
-	logs   *logSinks // where log goes, and what stderr lost
-	state  *processState
+	logs   *logging.Sinks // where log goes, and what stderr lost
+	state  *logging.State
 	// died is set by a command that ended because of a signal, which the
 	// process must then die of once it has cleaned up.
 	died os.Signal
@@ -107,7 +108,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case cmd.run == nil:
 		return usageFailed(stderr, fmt.Errorf("unknown command %q", cmd.name))
 	}
-	env := &environment{stdin: stdin, stdout: stdout, stderr: stderr, state: newProcessState("starting")}
+	env := &environment{stdin: stdin, stdout: stdout, stderr: stderr, state: logging.NewState("starting")}
 	fs := flagSet(cmd, &env.opts, io.Discard) // its own messages: a usage error is said once, below
 	if err := fs.Parse(rest); err != nil {
 		switch {
@@ -128,7 +129,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := unsetByZero(fs); err != nil {
 		return usageFailed(stderr, err)
 	}
-	logger, logs, err := newLogger(env.opts.log, stderr, env.state)
+	logger, logs, err := logging.New(env.opts.log, unsignalled(stderr), env.state)
 	if err != nil {
 		return usageFailed(stderr, err) // its only errors: --log-level, --log-format
 	}
@@ -143,7 +144,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return usageFailed(stderr, err)
 	case toldPlainly(cmd.name, formatAsked(fs), isTerminal(stderr)):
 		_ = logger.Sync()
-		fmt.Fprintln(stderr, "majordomus-mcp:", printable(err.Error())) // it may quote the checkout's files
+		fmt.Fprintln(stderr, "majordomus-mcp:", logging.Printable(err.Error())) // it may quote the checkout's files
 	default:
 		logger.Error(err.Error(), zap.Int("exit_code", codeOf(err)))
 	}
@@ -275,8 +276,8 @@ func everyFlag(o *options) *flag.FlagSet {
 	fs.DurationVar(&o.Times.IdleTimeout, "idle-timeout", 0, fmt.Sprintf("how long an HTTP session may stay silent before it expires (default %s, or the manifest's)", d.Times.IdleTimeout))
 	fs.DurationVar(&o.Times.JoinRetry, "join-retry", 0, fmt.Sprintf("how long a client served alone waits before it tries to share again, doubling up to %s (default %s)", machine.DefaultJoinRetryMax, d.Times.JoinRetry))
 	fs.DurationVar(&o.Times.Heartbeat, "heartbeat", 0, fmt.Sprintf("how often a bridge pings its server (default %s, or the manifest's)", d.Times.Heartbeat))
-	fs.StringVar(&o.log.level, "log-level", "info", "debug, info, warn or error")
-	fs.StringVar(&o.log.format, "log-format", "json", "json or console")
-	fs.StringVar(&o.log.file, "log-file", "", "also append the log to this file")
+	fs.StringVar(&o.log.Level, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&o.log.Format, "log-format", "json", "json or console")
+	fs.StringVar(&o.log.File, "log-file", "", "also append the log to this file")
 	return fs
 }

@@ -8,12 +8,11 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"go.uber.org/zap"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/demo"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/logging"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/node"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/release"
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
@@ -72,7 +71,7 @@ func runFleet(ctx context.Context, env *environment) error {
 		// its detail may quote what clients set (a cohort id): escaped, as the JSON is
 		why := make([]string, len(inv.BlockedReasons))
 		for i, r := range inv.BlockedReasons {
-			why[i] = fmt.Sprintf("%s (%s)", r.Code, printable(r.Detail))
+			why[i] = fmt.Sprintf("%s (%s)", r.Code, logging.Printable(r.Detail))
 		}
 		return withCode(exitContract, fmt.Errorf("the fleet's mutation gate is closed: %s", strings.Join(why, "; ")))
 	}
@@ -88,38 +87,12 @@ func printJSON(env *environment, v any) error {
 	enc.SetEscapeHTML(false)
 	err := enc.Encode(v)
 	if err == nil {
-		_, err = env.stdout.Write(printableJSON(b.Bytes()))
+		_, err = env.stdout.Write(logging.PrintableJSON(b.Bytes()))
 	}
 	if err != nil {
 		return withCode(exitInternal, fmt.Errorf("writing the answer: %w", err))
 	}
 	return nil
-}
-
-// printableJSON escapes every rune of a JSON text that is not printable
-// (\u202e, \u009b) but a tab or a newline, and every byte that is not
-// UTF-8 (\ufffd), as the log's lines are: a report quotes what clients
-// wrote (a peer's name, its announcement), which must not drive the
-// reader's terminal. Outside its strings JSON holds only printable ASCII,
-// tabs and newlines, so every such rune is inside a string, where the
-// escape means the same rune.
-func printableJSON(b []byte) []byte {
-	out := make([]byte, 0, len(b))
-	for len(b) > 0 {
-		r, n := utf8.DecodeRune(b)
-		switch {
-		case r == utf8.RuneError && n == 1:
-			out = append(out, `\ufffd`...)
-		case r == '\n' || r == '\t' || !notPrintable(r):
-			out = append(out, b[:n]...)
-		default:
-			for _, u := range utf16.AppendRune(nil, r) {
-				out = fmt.Appendf(out, `\u%04x`, u)
-			}
-		}
-		b = b[n:]
-	}
-	return out
 }
 
 // runGraph prints the process state machine's diagram, rendered from the

@@ -5,6 +5,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/logging"
 )
 
 // The command line follows the usual conventions (README.md#command-line):
@@ -63,6 +65,6 @@ func (f *firstError) Write(p []byte) (int, error) {
 // usageFailed says what is wrong with the command line, plainly, and
 // returns its exit code.
 func usageFailed(stderr io.Writer, err error) int {
-	fmt.Fprintf(stderr, "majordomus-mcp: %s\nRun 'majordomus-mcp help' for usage.\n", printable(err.Error()))
+	fmt.Fprintf(stderr, "majordomus-mcp: %s\nRun 'majordomus-mcp help' for usage.\n", logging.Printable(err.Error()))
 	return exitUsage
 }

@@ -5,12 +5,12 @@
 // process of the checkout's shared server and answers status and fleet:
 // here the flags are parsed, the command is picked, what node answers is
 // printed, and errors become exit codes (exit.go). Of this module it
-// imports only internal/node, internal/demo, internal/release and machine
-// (for graph).
+// imports only internal/node, internal/demo, internal/release,
+// internal/logging (the log) and machine (for graph).
 //
 // Invariants kept here: stdout carries protocol frames only (logs go to
-// stderr through zap, every line with pid and state, by a sink that never
-// waits for a stderr nobody reads: logsink.go); a layer error keeps
+// stderr, every line with pid and state, by internal/logging, whose
+// writes never wait for a stderr nobody reads); a layer error keeps
 // its exit code (12, 10) whatever the mode; a process ended by SIGTERM,
 // SIGINT or SIGHUP dies of that signal after the machine released what it
 // held (on Windows: a console control event, then exit status

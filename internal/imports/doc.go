@@ -10,7 +10,7 @@
 //     bridge) import only its carry and wire, never one another;
 //   - cmd/majordomus-mcp is the command line around internal/node: of this
 //     module it imports only internal/node, internal/demo,
-//     internal/release and machine (for graph);
+//     internal/release, internal/logging and machine (for graph);
 //   - machine reaches nothing of this module; fleet, internal/release and
 //     internal/secret depend on the standard library alone;
 //   - any package's tests may also import the test fixtures (example,

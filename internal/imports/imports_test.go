@@ -63,8 +63,10 @@ var importRules = map[string]rule{
 	"internal/imports":   {nil, nil, "tests of the rules only"},
 	"internal/leasecheck": {[]string{"machine", "registry", "registry/proc"}, nil,
 		"a test-only package: it model-checks the lease protocol, running registry's code under the machine's decisions, as internal/node wires them"},
-	"cmd/majordomus-mcp": {[]string{"internal/node", "internal/demo", "internal/release", "machine"}, nil,
+	"cmd/majordomus-mcp": {[]string{"internal/node", "internal/demo", "internal/release", "internal/logging", "machine"}, nil,
 		"the command line is thin: flags, printing and exit codes around internal/node"},
+	"internal/logging": {nil, []string{"github.com/mark3labs/mcp-go", "net/http", "os/exec"},
+		"the process's log: where its lines go, never what they say or what the process does"},
 }
 
 // A rule is what a package may import of this project, what it must never

@@ -1,4 +1,4 @@
-package main
+package logging
 
 import (
 	"bytes"
@@ -105,7 +105,7 @@ func TestTheLoggerNeverWaitsForStderr(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			w := newStuckWriter()
 			file := filepath.Join(testtemp.Dir(t), "all.log") // wine cannot RemoveAll a TempDir
-			logger, logs, err := newLogger(logOptions{level: "info", format: format, file: file}, w, newProcessState("leaseholder"))
+			logger, logs, err := New(Options{Level: "info", Format: format, File: file}, w, NewState("leaseholder"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -168,7 +168,7 @@ func TestALogLineIsOneLineOfPrintableText(t *testing.T) {
 	for _, format := range []string{"console", "json"} {
 		t.Run(format, func(t *testing.T) {
 			file := filepath.Join(testtemp.Dir(t), format+".log")
-			logger, logs, err := newLogger(logOptions{level: "info", format: format, file: file}, io.Discard, newProcessState("alone"))
+			logger, logs, err := New(Options{Level: "info", Format: format, File: file}, io.Discard, NewState("alone"))
 			if err != nil {
 				t.Fatal(err)
 			}

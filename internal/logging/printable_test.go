@@ -1,4 +1,4 @@
-package main
+package logging
 
 import (
 	"encoding/json"
@@ -10,9 +10,9 @@ import (
 func TestPrintableJSONEscapesWhatIsNotPrintable(t *testing.T) {
 	in := "{\n  \"a\": \"x\xffy\U000E0001\u202e\u009b\u00e9 \\\"\"\n}\n"
 	want := "{\n  \"a\": \"x\\ufffdy\\udb40\\udc01\\u202e\\u009b\u00e9 \\\"\"\n}\n"
-	got := string(printableJSON([]byte(in)))
+	got := string(PrintableJSON([]byte(in)))
 	if got != want {
-		t.Fatalf("printableJSON(%q)\n= %q\nwant %q", in, got, want)
+		t.Fatalf("PrintableJSON(%q)\n= %q\nwant %q", in, got, want)
 	}
 	var v struct{ A string }
 	if err := json.Unmarshal([]byte(got), &v); err != nil || v.A != "x\ufffdy\U000E0001\u202e\u009b\u00e9 \"" {

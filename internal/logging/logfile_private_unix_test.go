@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package logging
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 // are: it names the checkout, its server's URL and its peers. A new one
 // is made 0600 whatever the umask; one at a path another user could have
 // prepared (a link, or another user's file, in a shared directory such as
-// /tmp) is not written: the command runs, and stderr says why.
+// /tmp) is not written: the log goes on, and stderr says why.
 func TestANewLogFileIsPrivate(t *testing.T) {
 	path := filepath.Join(testtemp.Dir(t), "majordomus.log")
 	if stderr := runLoggingTo(t, path); strings.Contains(stderr, "cannot open the log file") {
@@ -81,15 +81,18 @@ func TestAnotherUsersLogFileIsNotWritten(t *testing.T) {
 	}
 }
 
-// runLoggingTo runs a command that fails, and logs why, with --log-file
-// path: `status` where there is no checkout. It returns its stderr.
+// runLoggingTo logs a line with --log-file path, and returns what stderr
+// got.
 func runLoggingTo(t *testing.T, path string) string {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
-	code := run([]string{"status", "--repo", testtemp.Dir(t), "--log-file", path}, strings.NewReader(""), &stdout, &stderr)
-	if code != exitMissing || !strings.Contains(stderr.String(), "no checkout found") {
-		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+	var stderr bytes.Buffer
+	logger, sinks, err := New(Options{Level: "info", Format: "json", File: path}, &stderr, NewState("alone"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	logger.Info("no checkout found")
+	_ = logger.Sync()
+	sinks.Close()
 	return stderr.String()
 }
 

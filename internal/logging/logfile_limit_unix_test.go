@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package logging
 
 import (
 	"bytes"
@@ -49,7 +49,7 @@ func TestALogFileThatCannotBeWrittenIsSaidOnceAndItsNextLineIsWhole(t *testing.T
 	}
 	path := filepath.Join(testtemp.Dir(t), "log")
 	var stderr lockedBuffer
-	logger, sinks, err := newLogger(logOptions{level: "info", format: "json", file: path}, &stderr, newProcessState("leaseholder"))
+	logger, sinks, err := New(Options{Level: "info", Format: "json", File: path}, &stderr, NewState("leaseholder"))
 	if err != nil {
 		t.Fatal(err)
 	}
