@@ -3,6 +3,7 @@ package registry
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -43,7 +44,7 @@ func PeerOfHost(leasePath, host, self string, alive func(process string) bool, n
 	if err := Trusted(leasePath); err != nil {
 		return 0, false, fmt.Errorf("numbering a peer: %w", err)
 	}
-	l, err := lockFile(HostsPath(leasePath), DefaultLockWait)
+	l, err := lockFile(context.Background(), HostsPath(leasePath), DefaultLockWait)
 	if err != nil {
 		return 0, false, fmt.Errorf("numbering a peer: %w", err)
 	}

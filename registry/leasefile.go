@@ -2,6 +2,7 @@ package registry
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -49,7 +50,11 @@ func (lf *LeaseFile) Held() (Lease, bool) {
 // path. The directory is created 0700 when missing; when that is impossible
 // (a regular file where a directory should be, no permission) the error
 // names the path.
-func (lf *LeaseFile) Acquire(doc Lease) error {
+func (lf *LeaseFile) Acquire(doc Lease) error { return lf.AcquireContext(context.Background(), doc) }
+
+// AcquireContext is Acquire that stops waiting for the sidecar lock when
+// ctx ends (an election cancelled by a signal), creating nothing.
+func (lf *LeaseFile) AcquireContext(ctx context.Context, doc Lease) error {
 	lf.mu.Lock()
 	defer lf.mu.Unlock()
 	if lf.held != nil {
@@ -67,7 +72,7 @@ func (lf *LeaseFile) Acquire(doc Lease) error {
 		return fmt.Errorf("creating lease directory: %w", err)
 	}
 	term := func() {}
-	err = underLock(fsys, lf.Path, lf.Path, raw, cmp.Or(lf.LockWait, DefaultLockWait), func(tmp string) error {
+	err = underLock(ctx, fsys, lf.Path, lf.Path, raw, cmp.Or(lf.LockWait, DefaultLockWait), func(tmp string) error {
 		term = holdTerm(fsys, tmp)
 		return fsys.Link(tmp, lf.Path, raw)
 	})
@@ -101,7 +106,7 @@ func (lf *LeaseFile) Publish(url string) error {
 	}
 	fsys := fsOr(lf.FS)
 	term := func() {}
-	err = underLock(fsys, lf.Path, lf.Path, raw, cmp.Or(lf.LockWait, DefaultLockWait), func(tmp string) error {
+	err = underLock(context.Background(), fsys, lf.Path, lf.Path, raw, cmp.Or(lf.LockWait, DefaultLockWait), func(tmp string) error {
 		if cur := fsys.Read(lf.Path); !cur.Holds(doc.Instance) {
 			return fmt.Errorf("%w: %s holds %s", ErrLeaseNotOurs, lf.Path, describe(cur))
 		}
@@ -166,7 +171,7 @@ func (lf *LeaseFile) Release() error {
 		return nil
 	}
 	fsys := fsOr(lf.FS)
-	err := underLock(fsys, lf.Path, lf.Path, nil, cmp.Or(lf.LockWait, DefaultLockWait), func(string) error {
+	err := underLock(context.Background(), fsys, lf.Path, lf.Path, nil, cmp.Or(lf.LockWait, DefaultLockWait), func(string) error {
 		switch cur := fsys.Read(lf.Path); {
 		case cur.Found == Missing:
 			return nil
@@ -217,7 +222,7 @@ func (lf *LeaseFile) TakeOverUnless(judged Observation, dropped func() bool) (bo
 	}
 	fsys := fsOr(lf.FS)
 	removed := false
-	err := underLock(fsys, lf.Path, lf.Path, nil, cmp.Or(lf.LockWait, DefaultLockWait), func(string) error {
+	err := underLock(context.Background(), fsys, lf.Path, lf.Path, nil, cmp.Or(lf.LockWait, DefaultLockWait), func(string) error {
 		if cur := fsys.Read(lf.Path); cur.Found == Missing || !cur.Same(judged.Snapshot) || dropped != nil && dropped() {
 			return nil
 		}

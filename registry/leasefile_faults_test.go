@@ -2,6 +2,7 @@ package registry
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 	"io/fs"
@@ -97,7 +98,7 @@ func TestReleaseThatFailsForgetsTheLease(t *testing.T) {
 	if err := lf.Acquire(newLease(t)); err != nil {
 		t.Fatal(err)
 	}
-	other, err := lockFile(LockPath(path), time.Second)
+	other, err := lockFile(context.Background(), LockPath(path), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

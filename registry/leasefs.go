@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -34,8 +35,8 @@ type FS interface {
 	// Remove removes the name path itself, never a link's target.
 	Remove(path string) error
 	// Lock takes the sidecar lock of the lease at leasePath, waiting at
-	// most wait; the holder's death releases it too.
-	Lock(leasePath string, wait time.Duration) (unlock func(), err error)
+	// most wait, and not once ctx ends; the holder's death releases it too.
+	Lock(ctx context.Context, leasePath string, wait time.Duration) (unlock func(), err error)
 	// OpenAppend opens the file at path to append records to it.
 	OpenAppend(path string) (io.WriteCloser, error)
 }
@@ -85,8 +86,8 @@ func (osFS) Hold(path string) (func(), error) {
 	return func() { f.Close() }, nil
 }
 
-func (osFS) Lock(leasePath string, wait time.Duration) (func(), error) {
-	l, err := lockFile(LockPath(leasePath), wait)
+func (osFS) Lock(ctx context.Context, leasePath string, wait time.Duration) (func(), error) {
+	l, err := lockFile(ctx, LockPath(leasePath), wait)
 	if err != nil {
 		return nil, err
 	}
@@ -114,10 +115,11 @@ func synced(path string, err error) error {
 }
 
 // underLock writes raw, when it is not nil, to a temporary file beside
-// path, takes the sidecar lock of the lease at lease, and runs critical
-// with the temporary file's name; then it releases the lock and removes the
-// temporary file (already renamed or linked away, usually).
-func underLock(fsys FS, lease, path string, raw []byte, wait time.Duration, critical func(tmp string) error) error {
+// path, takes the sidecar lock of the lease at lease (waiting for it until
+// ctx ends at most), and runs critical with the temporary file's name; then
+// it releases the lock and removes the temporary file (already renamed or
+// linked away, usually).
+func underLock(ctx context.Context, fsys FS, lease, path string, raw []byte, wait time.Duration, critical func(tmp string) error) error {
 	var tmp string
 	if raw != nil {
 		var err error
@@ -126,7 +128,7 @@ func underLock(fsys FS, lease, path string, raw []byte, wait time.Duration, crit
 		}
 		defer fsys.Remove(tmp)
 	}
-	unlock, err := fsys.Lock(lease, wait)
+	unlock, err := fsys.Lock(ctx, lease, wait)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -21,8 +22,9 @@ func LockPath(leasePath string) string { return leasePath + ".lock" }
 // waiting at most wait, and returns the file it holds the lock on (flock
 // on Unix, LockFileEx on Windows: leasefs_*.go). The system releases the
 // lock when the file is closed, including when the holder dies. A link at
-// p is refused.
-func lockFile(p string, wait time.Duration) (*os.File, error) {
+// p is refused. When ctx ends it stops waiting, with ctx's cause: a
+// process signalled meanwhile dies at once, not once the wait is over.
+func lockFile(ctx context.Context, p string, wait time.Duration) (*os.File, error) {
 	f, err := openLockFile(p)
 	if err != nil {
 		return nil, fmt.Errorf("opening lock file: %w", err)
@@ -48,7 +50,12 @@ func lockFile(p string, wait time.Duration) (*os.File, error) {
 			f.Close()
 			return nil, fmt.Errorf("%w: %s (waited %s)", ErrLockTimeout, p, wait)
 		}
-		time.Sleep(min(pause, time.Until(deadline)))
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("locking %s: %w", p, context.Cause(ctx))
+		case <-time.After(min(pause, time.Until(deadline))):
+		}
 		pause = min(2*pause, 25*time.Millisecond)
 	}
 }

@@ -45,7 +45,7 @@ func runChild(role, path string) int {
 
 	switch role {
 	case "lock":
-		l, err := lockFile(LockPath(path), 10*time.Second)
+		l, err := lockFile(context.Background(), LockPath(path), 10*time.Second)
 		if err != nil {
 			say("error: %v", err)
 			return 1

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strconv"
 )
@@ -30,7 +31,7 @@ func NextPeer(leasePath string, atLeast int) (int, error) {
 	if err := Trusted(leasePath); err != nil {
 		return 0, fmt.Errorf("numbering a peer: %w", err) // nothing is made through a link, or for another user
 	}
-	l, err := lockFile(PeerCounterPath(leasePath), DefaultLockWait)
+	l, err := lockFile(context.Background(), PeerCounterPath(leasePath), DefaultLockWait)
 	if err != nil {
 		return 0, fmt.Errorf("numbering a peer: %w", err)
 	}

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"errors"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/testchild"
 	"os"
@@ -158,7 +159,7 @@ func TestLock_ReleasedByTheKernelWhenItsHolderDies(t *testing.T) {
 	}
 	c := startChild(t, "lock", path)
 	c.Expect(t, "locked")
-	if _, err := lockFile(LockPath(path), 0); !errors.Is(err, ErrLockTimeout) {
+	if _, err := lockFile(context.Background(), LockPath(path), 0); !errors.Is(err, ErrLockTimeout) {
 		t.Fatalf("lock while the child holds it = %v, want ErrLockTimeout", err)
 	}
 	if err := c.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -167,7 +168,7 @@ func TestLock_ReleasedByTheKernelWhenItsHolderDies(t *testing.T) {
 	if err := c.Cmd.Wait(); err == nil {
 		t.Fatal("the child was not killed")
 	}
-	l, err := lockFile(LockPath(path), 0)
+	l, err := lockFile(context.Background(), LockPath(path), 0)
 	if err != nil {
 		t.Fatalf("lock after the holder died = %v", err)
 	}

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -84,7 +85,7 @@ func ReadState(leasePath string) StateFile {
 func SetStateAside(leasePath, instance string, now time.Time) (string, error) {
 	fsys, path := fsOr(nil), StatePath(leasePath)
 	var aside string
-	err := underLock(fsys, leasePath, path, nil, DefaultLockWait, func(string) error {
+	err := underLock(context.Background(), fsys, leasePath, path, nil, DefaultLockWait, func(string) error {
 		if cur := fsys.Read(leasePath); !cur.Holds(instance) {
 			return fmt.Errorf("%w: %s holds %s", ErrLeaseNotOurs, leasePath, describe(cur))
 		}
@@ -140,7 +141,7 @@ func (j *Journal) Replace(content []byte) error {
 	if err := Trusted(lease); err != nil {
 		return fmt.Errorf("writing the shared state: %w", err) // nothing is written through a link, or for another user
 	}
-	err := underLock(fsys, lease, path, content, DefaultLockWait, func(tmp string) error {
+	err := underLock(context.Background(), fsys, lease, path, content, DefaultLockWait, func(tmp string) error {
 		if cur := fsys.Read(lease); !cur.Holds(j.Instance) {
 			return fmt.Errorf("%w: %s holds %s", ErrLeaseNotOurs, lease, describe(cur))
 		}

@@ -3,6 +3,7 @@
 package registry
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -67,7 +68,7 @@ func TestTrustedLeaseDirectories(t *testing.T) {
 	if _, _, err := PeerOfHost(lease, "host", "self", func(string) bool { return true }, time.Now()); err == nil || !strings.Contains(err.Error(), "writable by other users") {
 		t.Fatalf("a world-writable hosts file: %v", err)
 	}
-	if _, err := lockFile(LockPath(lease), 0); err == nil || !strings.Contains(err.Error(), "writable by other users") {
+	if _, err := lockFile(context.Background(), LockPath(lease), 0); err == nil || !strings.Contains(err.Error(), "writable by other users") {
 		t.Fatalf("a world-writable take-over lock: %v", err)
 	}
 	for _, path := range []string{lease, PeerCounterPath(lease), HostsPath(lease), LockPath(lease)} {

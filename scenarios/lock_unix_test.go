@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -42,6 +44,53 @@ func TestServeSaysItEndsWhenALeaseLockOutlastsItsElection(t *testing.T) {
 		t.Fatalf("serve, which has no client, says what it does once its wait is over as a client would:\n%s", line)
 	}
 	exitsWith(t, p, 13)
+}
+
+// A client sent SIGTERM while it waits for the lease's lock, held by a
+// process stopped while it writes the lease, dies of it at once, as a host
+// ending it expects: it does not wait the lock out first. The clock is
+// another client, which began waiting for the lock before the signal: it
+// has not given up waiting when the first has exited. The lock let go,
+// that other client serves the checkout: the first left nothing behind.
+func TestAClientSignalledWhileItWaitsForTheLeaseLockDiesAtOnce(t *testing.T) {
+	dir := checkout(t)
+	f := holdLeaseLock(t, dir)
+	clock := shared(t, dir)
+	waitLeaseTemps(t, dir, 1) // it waits for the lock
+	a := shared(t, dir)
+	waitLeaseTemps(t, dir, 2) // and so does a, handling signals by then
+	a.Signal(syscall.SIGTERM)
+	if exit, err := a.Wait(ctx(t)); err != nil || exit.Signal != syscall.SIGTERM {
+		t.Fatalf("exit %+v %v: want death by SIGTERM", exit, err)
+	}
+	if clock.CountLogs("waiting for the process writing the lease to finish it") != 0 {
+		t.Fatal("the signalled client waited the lease's lock out before it died: a client that began waiting earlier had given up waiting already")
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	serverURL(t, clock)
+}
+
+// waitLeaseTemps waits until n processes write the lease of dir: each has
+// its temporary file beside it, from before it waits for the lease's lock
+// until it is done. It looks every few milliseconds, as waitGone does.
+func waitLeaseTemps(t *testing.T, dir string, n int) {
+	t.Helper()
+	c := ctx(t)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	pattern := filepath.Join(filepath.Dir(leasePath(dir)), "."+filepath.Base(leasePath(dir))+".*.tmp")
+	for {
+		if temps, _ := filepath.Glob(pattern); len(temps) == n {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-c.Done():
+			t.Fatalf("waiting for %d processes to write the lease of %s", n, dir)
+		}
+	}
 }
 
 // holdLeaseLock takes the lease's lock of dir, as a process stopped while

@@ -1,6 +1,7 @@
 package leasecheck
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 
@@ -63,7 +64,7 @@ var mutations = []mutation{
 }
 
 func underLock(fsys procFS, critical func() error) error {
-	unlock, err := fsys.Lock(leasePath, 0)
+	unlock, err := fsys.Lock(context.Background(), leasePath, 0)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package leasecheck
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -158,7 +159,7 @@ func (f procFS) Remove(path string) error {
 // world.crash). The checker lets a process wait for it as long as it
 // likes, or gives up for it (ErrLockTimeout) while another holds it.
 // Unlocking is part of the step that ends the critical section.
-func (f procFS) Lock(string, time.Duration) (func(), error) {
+func (f procFS) Lock(context.Context, string, time.Duration) (func(), error) {
 	if err := f.p.enter("lock"); err != nil {
 		return nil, err
 	}

@@ -279,7 +279,7 @@ func (e *leaseFile) acquire(ctx context.Context) machine.Observation {
 	case <-ctx.Done():
 		return machine.Observation{Class: machine.ClassUnusable, Reason: "the election was cancelled"}
 	}
-	err := e.file.Acquire(e.document())
+	err := e.file.AcquireContext(ctx, e.document())
 	switch {
 	case errors.Is(err, registry.ErrLeaseExists):
 		// another process won between the read and the link: the next
