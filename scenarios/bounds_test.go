@@ -2,8 +2,10 @@ package scenarios
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -61,6 +63,85 @@ func TestAnOversizedMessageGetsTheSameAnswerInEveryMode(t *testing.T) {
 	for name, a := range answers {
 		if a != answers["leaseholder"] {
 			t.Errorf("%s answered\n%s\nthe leaseholder's own session\n%s", name, a, answers["leaseholder"])
+		}
+	}
+}
+
+// A batch's answers are bounded, however it arrives (docs/security.md#bounded):
+// a member's answer may be a hundred times the member (tools/list), and a
+// shared server that answered a batch of 1 MiB whole grew to 640 MB. Once
+// its answers reach 16 MiB, the batch's further requests are not run, each
+// answered -32600, with the same bytes in every mode and over HTTP.
+func TestABatchsAnswersAreBoundedInEveryMode(t *testing.T) {
+	const bound = 16 << 20
+	dir := checkout(t)
+	leaseholder := shared(t, dir)
+	initialize(t, leaseholder, "claude-code")
+	serverURL(t, leaseholder)
+	bridged := shared(t, dir)
+	initialize(t, bridged, "codex")
+	attached(t, bridged)
+	standalone := start(t, dir, "--standalone")
+	initialize(t, standalone, "cursor")
+	aloneDir := checkout(t)
+	if err := os.MkdirAll(leasePath(aloneDir), 0o700); err != nil { // a directory where the lease should be
+		t.Fatal(err)
+	}
+	alone := shared(t, aloneDir)
+	initialize(t, alone, "gemini-cli")
+	if _, err := alone.WaitLog(ctx(t), "serving this client alone"); err != nil {
+		t.Fatal(err)
+	}
+
+	list, err := leaseholder.Call(ctx(t), "tools/list", nil)
+	if err != nil || list.Error != nil {
+		t.Fatalf("tools/list: %v %v", err, list.Error)
+	}
+	one, _ := json.Marshal(list)
+	members := make([]string, bound/len(one)+100) // past the bound by a hundred answers
+	for i := range members {
+		members[i] = fmt.Sprintf(`{"jsonrpc":"2.0","id":"batch-%d","method":"tools/list"}`, i)
+	}
+	batch := "[" + strings.Join(members, ",") + "]"
+
+	answers := map[string][]byte{}
+	for _, c := range []struct {
+		name string
+		p    *mcpclient.Process
+	}{{"leaseholder", leaseholder}, {"bridged", bridged}, {"standalone", standalone}, {"alone", alone}} {
+		n := len(c.p.Frames())
+		if err := c.p.SendLine(batch); err != nil {
+			t.Fatal(err)
+		}
+		frame, err := c.p.WaitFrameAfter(ctx(t), "the batch's answer", n, func(f []byte) bool { return bytes.HasPrefix(f, []byte("[")) })
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		answers[c.name] = frame
+	}
+	c := connect(t, dir)
+	s := plainSession{t: t, c: c, sid: openPlainSession(t, c)}
+	defer s.end()
+	_, _, answers["http"] = httpDo(t, http.MethodPost, c.URL, []byte(batch),
+		c.with(map[string]string{"Mcp-Session-Id": s.sid, "Mcp-Protocol-Version": "2025-11-25"}))
+
+	for name, a := range answers {
+		var got []mcpclient.Response
+		if err := json.Unmarshal(a, &got); err != nil || len(got) != len(members) {
+			t.Fatalf("%s answered %d of %d members (%v): %.200s", name, len(got), len(members), err, a)
+		}
+		run := 0
+		for run < len(got) && got[run].Error == nil {
+			run++
+		}
+		if len(a) > bound+len(one)+(len(members)-run)*200 {
+			t.Errorf("%s answered %d bytes, %d of %d members run: over the bound of %d", name, len(a), run, len(members), bound)
+		}
+		if last := got[len(got)-1].Error; last == nil || last.Code != -32600 || !strings.Contains(last.Message, "not run") {
+			t.Errorf("%s answered the batch's last request %v; want -32600 saying it was not run", name, last)
+		}
+		if !bytes.Equal(bytes.TrimSpace(a), answers["leaseholder"]) {
+			t.Errorf("%s answered the batch otherwise than the leaseholder's own session", name)
 		}
 	}
 }

@@ -107,17 +107,7 @@ func (b *Bridge) answeredHere(msg json.RawMessage, open bool) ([]byte, bool) {
 // screened answers msg when wire.Screen answers it, or each member of a
 // batch when it answers every one; it reports false otherwise.
 func screened(msg json.RawMessage) ([]byte, bool) {
-	var answers [][]byte
-	for _, m := range wire.Members(msg) {
-		answer, ok := wire.Screen(m)
-		if !ok {
-			return nil, false
-		}
-		if answer != nil { // else a notification answered nothing
-			answers = append(answers, answer)
-		}
-	}
-	return wire.Gather(msg, answers), true
+	return wire.GatherEach(msg, func(_ int, m json.RawMessage) ([]byte, bool) { return wire.Screen(m) })
 }
 
 // An initialize, once sent, is seen through: the session it opens is the

@@ -13,27 +13,23 @@ import (
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
 )
 
-// serveBatch answers a batch (which mcp-go does not take) by handing mcp-go
+// serveBatch answers batch (which mcp-go does not take) by handing mcp-go
 // each member in turn and gathering the answers: a JSON array, or, when the
 // server sent notifications meanwhile, an event stream with those first and
 // the array last. 202 when nothing is owed.
-func (h *Server) serveBatch(w http.ResponseWriter, r *http.Request, members []json.RawMessage) {
-	var notes, answers []json.RawMessage
-	for i, m := range members {
+func (h *Server) serveBatch(w http.ResponseWriter, r *http.Request, batch json.RawMessage) {
+	var notes []json.RawMessage
+	answers, _ := wire.GatherEach(batch, func(i int, m json.RawMessage) (answer []byte, _ bool) {
 		env, err := wire.ReadEnvelope(m)
 		refusal, screened := wire.Screen(m)
 		if !screened {
 			refusal, screened = wire.Unreadable(env, err)
 		}
 		if screened {
-			if refusal != nil {
-				answers = append(answers, refusal)
-			}
-			continue
+			return refusal, true
 		}
 		if refusal := wire.PromptRefusal(h.cfg.MCP, env, m); refusal != nil {
-			answers = append(answers, refusal)
-			continue
+			return refusal, true
 		}
 		rec, one := newBufferWriter(), withBody(r, m)
 		carry.SetMember(one.Header, i) // each call of a batch is kept as its own
@@ -42,26 +38,26 @@ func (h *Server) serveBatch(w http.ResponseWriter, r *http.Request, members []js
 		case rec.status == http.StatusOK && wire.IsEventStream(rec.header):
 			_ = wire.ReadEvents(bytes.NewReader(rec.body), func(data []byte) error {
 				if e, err := wire.ReadEnvelope(data); err == nil && e.Method == "" {
-					answers = append(answers, json.RawMessage(data))
+					answer = data
 				} else {
 					notes = append(notes, json.RawMessage(data))
 				}
 				return nil
 			})
 		case rec.status == http.StatusOK && len(bytes.TrimSpace(rec.body)) > 0:
-			answers = append(answers, json.RawMessage(bytes.TrimSpace(rec.body)))
+			answer = bytes.TrimSpace(rec.body)
 		case rec.status >= 400 && env.IsRequest():
-			answers = append(answers, wire.ErrorFrame(env.ID, mcp.INVALID_REQUEST,
-				fmt.Sprintf("the server refused this message (%d): %s", rec.status, bytes.TrimSpace(rec.body))))
+			answer = wire.ErrorFrame(env.ID, mcp.INVALID_REQUEST,
+				fmt.Sprintf("the server refused this message (%d): %s", rec.status, bytes.TrimSpace(rec.body)))
 		}
-	}
+		return answer, true
+	})
 	if len(notes) == 0 {
-		if len(answers) == 0 {
+		if answers == nil {
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
-		b, _ := json.Marshal(answers)
-		writeFrame(w, http.StatusOK, b)
+		writeFrame(w, http.StatusOK, answers)
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -70,9 +66,8 @@ func (h *Server) serveBatch(w http.ResponseWriter, r *http.Request, members []js
 	for _, n := range notes {
 		_ = writeEvent(w, n)
 	}
-	if len(answers) > 0 {
-		b, _ := json.Marshal(answers)
-		_ = writeEvent(w, b)
+	if answers != nil {
+		_ = writeEvent(w, answers)
 	}
 }
 

@@ -253,12 +253,12 @@ func (h *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	defer end()
 	if batch {
 		if carry.Names(r) { // a bridge's batch holding a tool call: as a tool call
-			h.passCall(w, r, func(w http.ResponseWriter, r *http.Request) { h.serveBatch(w, r, members) }, func(ref *Refusal) {
+			h.passCall(w, r, func(w http.ResponseWriter, r *http.Request) { h.serveBatch(w, r, body) }, func(ref *Refusal) {
 				writeError(w, http.StatusConflict, wire.ErrCodeLeaseLost, ref.Message)
 			})
 			return
 		}
-		h.serveBatch(w, r, members)
+		h.serveBatch(w, r, body)
 		return
 	}
 	if env.Method == string(mcp.MethodPing) && h.answeredPing(w, r, sid, env, body) {

@@ -113,18 +113,15 @@ func (l *Local) Handle(ctx context.Context, msg json.RawMessage) []byte {
 	if refusal := wire.RefusedBatch(msg); refusal != nil {
 		return refusal
 	}
-	var answers [][]byte
 	_, batch := wire.SplitBatch(msg)
-	for i, m := range wire.Members(msg) {
+	answers, _ := wire.GatherEach(msg, func(i int, m json.RawMessage) ([]byte, bool) {
 		one := ctx
 		if batch { // each call of a batch is kept as its own
 			one = carry.Member(ctx, i)
 		}
-		if a := l.handleOne(one, m); a != nil {
-			answers = append(answers, a)
-		}
-	}
-	return wire.Gather(msg, answers)
+		return l.handleOne(one, m), true
+	})
+	return answers
 }
 
 func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 
@@ -188,6 +189,39 @@ func Gather(msg json.RawMessage, answers [][]byte) []byte {
 // (413). One limit, so that every session answers the same message the
 // same way (docs/security.md#bounded).
 const MaxMessageBytes = 1 << 20
+
+// maxBatchAnswerBytes bounds what a batch's answers gather, however it
+// arrives: an answer may be a hundred times its member (a tools/list of 47
+// bytes answers 4.6 KB), and a shared server that answered a batch of
+// 1 MiB whole held 100 MB of answers and grew to 640 MB. Once the answers
+// reach it, the batch's further members are not run, in every session
+// alike (docs/security.md#bounded).
+const maxBatchAnswerBytes = 16 << 20
+
+// GatherEach answers msg's members in turn with answer (given each one's
+// index), and gathers their answers as Gather does; false as soon as
+// answer says so. Once the answers reach maxBatchAnswerBytes the members
+// left are not run: a request gets -32600, anything else nothing.
+func GatherEach(msg json.RawMessage, answer func(i int, member json.RawMessage) ([]byte, bool)) ([]byte, bool) {
+	var answers [][]byte
+	gathered := 0
+	for i, m := range Members(msg) {
+		a, ok := []byte(nil), true
+		if gathered < maxBatchAnswerBytes {
+			a, ok = answer(i, m)
+		} else if env, _ := ReadEnvelope(m); env.IsRequest() && scalarID(env.ID) {
+			a = ErrorFrame(env.ID, mcp.INVALID_REQUEST, fmt.Sprintf(
+				"invalid request: not run: the batch's answers before it reached %d bytes; send it again in a later message", maxBatchAnswerBytes))
+		}
+		if !ok {
+			return nil, false
+		}
+		if a != nil { // else a notification, which is owed nothing
+			answers, gathered = append(answers, a), gathered+len(a)
+		}
+	}
+	return Gather(msg, answers), true
+}
 
 // ParamsOf is msg's params as they stand: nil where it has none, or is not
 // one JSON object.
