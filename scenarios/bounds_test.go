@@ -22,31 +22,10 @@ import (
 // alone answer a 2 MiB message with the same JSON-RPC error, and go on
 // serving.
 func TestAnOversizedMessageGetsTheSameAnswerInEveryMode(t *testing.T) {
-	dir := checkout(t)
-	leaseholder := shared(t, dir)
-	initialize(t, leaseholder, "claude-code")
-	serverURL(t, leaseholder)
-	bridged := shared(t, dir)
-	initialize(t, bridged, "codex")
-	attached(t, bridged)
-	standalone := start(t, dir, "--standalone")
-	initialize(t, standalone, "cursor")
-	aloneDir := checkout(t)
-	if err := os.MkdirAll(leasePath(aloneDir), 0o700); err != nil { // a directory where the lease should be
-		t.Fatal(err)
-	}
-	alone := shared(t, aloneDir)
-	initialize(t, alone, "gemini-cli")
-	if _, err := alone.WaitLog(ctx(t), "serving this client alone"); err != nil {
-		t.Fatal(err)
-	}
-
+	_, modes := everyMode(t)
 	query := strings.Repeat("x", 2<<20)
 	answers := map[string]string{}
-	for _, c := range []struct {
-		name string
-		p    *mcpclient.Process
-	}{{"leaseholder", leaseholder}, {"bridged", bridged}, {"standalone", standalone}, {"alone", alone}} {
+	for _, c := range modes {
 		r, err := c.p.Call(ctx(t), "tools/call", map[string]any{"name": "majordomus_search", "arguments": map[string]any{"query": query}})
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
@@ -74,26 +53,8 @@ func TestAnOversizedMessageGetsTheSameAnswerInEveryMode(t *testing.T) {
 // answered -32600, with the same bytes in every mode and over HTTP.
 func TestABatchsAnswersAreBoundedInEveryMode(t *testing.T) {
 	const bound = 16 << 20
-	dir := checkout(t)
-	leaseholder := shared(t, dir)
-	initialize(t, leaseholder, "claude-code")
-	serverURL(t, leaseholder)
-	bridged := shared(t, dir)
-	initialize(t, bridged, "codex")
-	attached(t, bridged)
-	standalone := start(t, dir, "--standalone")
-	initialize(t, standalone, "cursor")
-	aloneDir := checkout(t)
-	if err := os.MkdirAll(leasePath(aloneDir), 0o700); err != nil { // a directory where the lease should be
-		t.Fatal(err)
-	}
-	alone := shared(t, aloneDir)
-	initialize(t, alone, "gemini-cli")
-	if _, err := alone.WaitLog(ctx(t), "serving this client alone"); err != nil {
-		t.Fatal(err)
-	}
-
-	list, err := leaseholder.Call(ctx(t), "tools/list", nil)
+	dir, modes := everyMode(t)
+	list, err := modes[0].p.Call(ctx(t), "tools/list", nil)
 	if err != nil || list.Error != nil {
 		t.Fatalf("tools/list: %v %v", err, list.Error)
 	}
@@ -105,19 +66,8 @@ func TestABatchsAnswersAreBoundedInEveryMode(t *testing.T) {
 	batch := "[" + strings.Join(members, ",") + "]"
 
 	answers := map[string][]byte{}
-	for _, c := range []struct {
-		name string
-		p    *mcpclient.Process
-	}{{"leaseholder", leaseholder}, {"bridged", bridged}, {"standalone", standalone}, {"alone", alone}} {
-		n := len(c.p.Frames())
-		if err := c.p.SendLine(batch); err != nil {
-			t.Fatal(err)
-		}
-		frame, err := c.p.WaitFrameAfter(ctx(t), "the batch's answer", n, func(f []byte) bool { return bytes.HasPrefix(f, []byte("[")) })
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		answers[c.name] = frame
+	for _, c := range modes {
+		answers[c.name] = sendBatch(t, c, batch)
 	}
 	c := connect(t, dir)
 	s := plainSession{t: t, c: c, sid: openPlainSession(t, c)}
@@ -144,6 +94,75 @@ func TestABatchsAnswersAreBoundedInEveryMode(t *testing.T) {
 			t.Errorf("%s answered the batch otherwise than the leaseholder's own session", name)
 		}
 	}
+
+	// A line over the message limit is refused member by member: a member
+	// that is no object (1) is answered with an error of its own, a
+	// hundred times its size, so the refusals are bounded alike.
+	line := "[" + strings.Repeat("1,", 600_000) + `{"jsonrpc":"2.0","id":"last","method":"ping"}]`
+	var first []byte
+	for _, c := range modes {
+		a := sendBatch(t, c, line)
+		var got []mcpclient.Response
+		if err := json.Unmarshal(a, &got); err != nil || len(a) > bound+bound/16 { // the bound counts no commas
+
+			t.Fatalf("%s refused a line of %d bytes with %d bytes (%v)", c.name, len(line), len(a), err)
+		}
+		if last := got[len(got)-1]; string(last.ID) != `"last"` || last.Error == nil || !strings.Contains(last.Error.Message, "not run") {
+			t.Fatalf("%s answered the line's request %s %v; want -32600 saying it was not run", c.name, last.ID, last.Error)
+		}
+		if first == nil {
+			first = a
+		} else if !bytes.Equal(a, first) {
+			t.Errorf("%s refused the line otherwise than the leaseholder's own session", c.name)
+		}
+	}
+}
+
+// mode is a client of one of the ways a process serves it.
+type mode struct {
+	name string
+	p    *mcpclient.Process
+}
+
+// everyMode starts a client of each way a process serves one, in a
+// checkout it returns: a leaseholder's own, a bridged one, a standalone
+// one, and one served alone (in a checkout of its own, whose lease cannot
+// be made). The leaseholder's comes first.
+func everyMode(t *testing.T) (string, []mode) {
+	t.Helper()
+	dir := checkout(t)
+	leaseholder := shared(t, dir)
+	initialize(t, leaseholder, "claude-code")
+	serverURL(t, leaseholder)
+	bridged := shared(t, dir)
+	initialize(t, bridged, "codex")
+	attached(t, bridged)
+	standalone := start(t, dir, "--standalone")
+	initialize(t, standalone, "cursor")
+	aloneDir := checkout(t)
+	if err := os.MkdirAll(leasePath(aloneDir), 0o700); err != nil { // a directory where the lease should be
+		t.Fatal(err)
+	}
+	alone := shared(t, aloneDir)
+	initialize(t, alone, "gemini-cli")
+	if _, err := alone.WaitLog(ctx(t), "serving this client alone"); err != nil {
+		t.Fatal(err)
+	}
+	return dir, []mode{{"leaseholder", leaseholder}, {"bridged", bridged}, {"standalone", standalone}, {"alone", alone}}
+}
+
+// sendBatch sends c the line of a batch and returns its answer, an array.
+func sendBatch(t *testing.T, c mode, line string) []byte {
+	t.Helper()
+	n := len(c.p.Frames())
+	if err := c.p.SendLine(line); err != nil {
+		t.Fatal(err)
+	}
+	frame, err := c.p.WaitFrameAfter(ctx(t), "the batch's answer", n, func(f []byte) bool { return bytes.HasPrefix(f, []byte("[")) })
+	if err != nil {
+		t.Fatalf("%s: %v", c.name, err)
+	}
+	return frame
 }
 
 // Another local user who holds every connection the shared server takes

@@ -102,19 +102,18 @@ func Unavailable(msg json.RawMessage, reason error) []byte {
 // waits for its answer all the same. A member whose id is null or neither
 // a string nor a number, or that is not an object, is answered with id
 // null, as Screen answers it: JSON-RPC answers an id it cannot tell null,
-// and echoes no other.
+// and echoes no other. Its answers are bounded as GatherEach bounds them.
 func RefuseEach(msg json.RawMessage, code int, text string) []byte {
-	var answers [][]byte
-	for _, m := range Members(msg) {
-		env, err := ReadEnvelope(m)
-		switch {
+	answers, _ := GatherEach(msg, func(_ int, m json.RawMessage) ([]byte, bool) {
+		switch env, err := ReadEnvelope(m); {
 		case env.IsRequest() && scalarID(env.ID):
-			answers = append(answers, ErrorFrame(env.ID, code, text))
+			return ErrorFrame(env.ID, code, text), true
 		case errors.Is(err, ErrNotAnObject), env.Method != "" && len(env.ID) > 0:
-			answers = append(answers, ErrorFrame(nil, code, text))
+			return ErrorFrame(nil, code, text), true
 		}
-	}
-	return Gather(msg, answers)
+		return nil, true
+	})
+	return answers
 }
 
 // scalarID reports whether id, present, is a string or a number: the ids

@@ -260,13 +260,9 @@ func RefusedBatch(msg json.RawMessage) []byte {
 // holds no request, or an initialize or a 2026-07-28 request (it carries its revision in
 // _meta): those go on as they would.
 func Unopened(msg json.RawMessage) ([]byte, bool) {
-	var answers [][]byte
-	for _, m := range Members(msg) {
+	answer, ok := GatherEach(msg, func(_ int, m json.RawMessage) ([]byte, bool) {
 		if refusal, ok := Screen(m); ok {
-			if refusal != nil {
-				answers = append(answers, refusal)
-			}
-			continue
+			return refusal, true
 		}
 		var c struct {
 			Envelope
@@ -274,32 +270,26 @@ func Unopened(msg json.RawMessage) ([]byte, bool) {
 		}
 		err := json.Unmarshal(m, &c)
 		if refusal, ok := Unreadable(c.Envelope, err); ok {
-			if refusal != nil {
-				answers = append(answers, refusal)
-			}
-			continue
+			return refusal, true
 		}
 		_, version := MetaOf(c.Params)
 		switch {
 		case c.Method == string(mcp.MethodInitialize), mcp.IsModernProtocol(version):
 			return nil, false
 		case !c.IsRequest():
+			return nil, true
 		case c.Method == string(mcp.MethodPing):
 			b, _ := json.Marshal(struct {
 				JSONRPC string          `json:"jsonrpc"`
 				ID      json.RawMessage `json:"id"`
 				Result  struct{}        `json:"result"`
 			}{JSONRPC: "2.0", ID: c.ID})
-			answers = append(answers, b)
-		default:
-			answers = append(answers, ErrorFrame(c.ID, mcp.INVALID_REQUEST, "invalid request: "+c.Method+
-				" before initialize: initialize first (a 2026-07-28 request carries its revision in _meta instead)"))
+			return b, true
 		}
-	}
-	if len(answers) == 0 {
-		return nil, false // nothing asks for an answer: it goes on as it would
-	}
-	return Gather(msg, answers), true
+		return ErrorFrame(c.ID, mcp.INVALID_REQUEST, "invalid request: "+c.Method+
+			" before initialize: initialize first (a 2026-07-28 request carries its revision in _meta instead)"), true
+	})
+	return answer, ok && answer != nil // nothing asks for an answer: it goes on as it would
 }
 
 // UnknownRevision answers, as mcp-go's HTTP transport answers it (-32022
