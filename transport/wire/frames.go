@@ -201,7 +201,10 @@ const maxBatchAnswerBytes = 16 << 20
 // GatherEach answers msg's members in turn with answer (given each one's
 // index), and gathers their answers as Gather does; false as soon as
 // answer says so. Once the answers reach maxBatchAnswerBytes the members
-// left are not run: a request gets -32600, anything else nothing.
+// left are not run: a request gets -32600, anything else nothing. Those
+// refusals are bounded too (a 16 MiB line of 21-byte requests would get
+// 128 MB of them): once the answers reach twice the bound, the members
+// left get nothing.
 func GatherEach(msg json.RawMessage, answer func(i int, member json.RawMessage) ([]byte, bool)) ([]byte, bool) {
 	var answers [][]byte
 	gathered := 0
@@ -209,6 +212,8 @@ func GatherEach(msg json.RawMessage, answer func(i int, member json.RawMessage) 
 		a, ok := []byte(nil), true
 		if gathered < maxBatchAnswerBytes {
 			a, ok = answer(i, m)
+		} else if gathered >= 2*maxBatchAnswerBytes {
+			break
 		} else if env, _ := ReadEnvelope(m); env.IsRequest() && scalarID(env.ID) {
 			a = ErrorFrame(env.ID, mcp.INVALID_REQUEST, fmt.Sprintf(
 				"invalid request: not run: the batch's answers before it reached %d bytes; send it again in a later message", maxBatchAnswerBytes))

@@ -2,6 +2,8 @@ package wire
 
 import (
 	"bytes"
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 )
@@ -90,5 +92,23 @@ func TestARequestWithAKeyTwiceIsRefusedWithAnAnswer(t *testing.T) {
 		if !bytes.Contains([]byte(got), []byte(`"id":7`)) || !bytes.Contains([]byte(got), []byte(`"refused"`)) {
 			t.Errorf("RefuseEach(%s) = %q, want id 7 refused", msg, got)
 		}
+	}
+}
+
+// A line over the message limit made of the smallest requests is refused
+// within the bound its answers have (docs/security.md#bounded): each
+// refusal is seven times its request, and a 16 MiB line of them was
+// answered with 128 MB, more than it was before the refusals were
+// bounded (107 MB).
+func TestARefusedLineOfRequestsIsBounded(t *testing.T) {
+	const member = `{"id":1,"method":"a"}`
+	line := "[" + strings.Repeat(member+",", (16<<20)/(len(member)+1)-1) + member + "]"
+	got := RefuseEach([]byte(line), -32600, "invalid request: the message is 16777216 bytes, over the limit of 1048576 bytes")
+	if len(got) > 2*maxBatchAnswerBytes+maxBatchAnswerBytes/8 { // the bound counts no commas
+		t.Fatalf("a line of %d bytes refused with %d bytes: over twice the bound of %d", len(line), len(got), maxBatchAnswerBytes)
+	}
+	var answers []json.RawMessage
+	if err := json.Unmarshal(got, &answers); err != nil || len(answers) == 0 {
+		t.Fatalf("the refusals are no array (%v): %.200s", err, got)
 	}
 }
