@@ -53,8 +53,10 @@ const readHandOff = time.Millisecond
 const MaxUnwritten = 4096
 
 // Serve reads lines until stdin ends, stdout breaks or ctx is done, and
-// waits for the answers already under way before returning. It never
-// returns an error for the client going away: that is how sessions end.
+// waits for the answers already under way before returning: once stdout
+// broke, or ctx ended, for them to stop, as their context ends with it.
+// It never returns an error for the client going away: that is how
+// sessions end.
 func (s *Loop) Serve(ctx context.Context) Ending {
 	log := cmp.Or(s.Logger, zap.NewNop())
 	ctx, cancel := context.WithCancel(ctx)
@@ -147,6 +149,7 @@ func (s *Loop) Serve(ctx context.Context) Ending {
 		return Cancelled
 	case <-s.Out.Closed():
 		log.Info("client closed the output; stopping")
+		cancel() // no answer can reach it: what is under way is not waited for
 		return OutputClosed
 	case err := <-readDone:
 		stopListening()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -252,6 +253,41 @@ func TestABrokenStdoutEndsTheLoop(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the loop went on writing to a broken stdout")
 	}
+	s.in.Close()
+}
+
+// A client that closed its end of stdout is owed nothing more: the calls
+// under way are cancelled, and the loop ends at once, rather than once the
+// slowest of them is done (a fleet inventory waiting on a locked registry,
+// a bridge waiting on a stopped server), for nobody.
+func TestABrokenStdoutCancelsTheCallsUnderWay(t *testing.T) {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { outW.Close() })
+	s := newSession(t, outW)
+	running, cancelled := make(chan struct{}), make(chan struct{})
+	s.srv.AddTool(mcp.NewTool("slow"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		close(running)
+		<-ctx.Done() // what else ends it, the test's end, comes after the loop's
+		close(cancelled)
+		return mcp.NewToolResultText("too late"), nil
+	})
+	s.send(initialize, `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow"}}`)
+	<-running
+	outR.Close()
+	s.send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`) // its answer meets the broken pipe
+	select {
+	case e := <-s.ending:
+		if e != stdio.OutputClosed {
+			t.Fatalf("ending %q, want %q", e, stdio.OutputClosed)
+		}
+	case <-time.After(wait):
+		t.Fatal("the loop waits for a call under way whose client closed stdout")
+	}
+	<-cancelled
 	s.in.Close()
 }
 
