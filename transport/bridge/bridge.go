@@ -190,7 +190,13 @@ func New(ctx context.Context, cfg Config) (*Bridge, error) {
 	b.ctx, b.cancel = context.WithCancel(ctx)
 	b.wg.Go(b.heartbeat)
 	b.wg.Go(b.streamLoop)
-	b.startPresence()
+	if len(cfg.Carried.Initialize) == 0 {
+		// A client that opened a session is that session's peer: its
+		// presence waits until the session is open here again, and names
+		// it (initialized), or its claim of the peer the session holds
+		// would be refused and make a second one.
+		b.startPresence()
+	}
 	return b, nil
 }
 

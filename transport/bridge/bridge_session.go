@@ -101,6 +101,7 @@ func (b *Bridge) initialized(ctx context.Context, c call, res exchangeResult) bo
 	if kept {
 		b.log.Info("the client's session opened on the shared server", zap.String("url", b.cfg.URL), zap.String("session", res.session),
 			zap.String("client", p.ClientInfo.Name), zap.String("client_version", p.ClientInfo.Version))
+		b.startPresence() // a carried session's, once it names the session (New)
 	}
 	return kept
 }
