@@ -8,6 +8,10 @@ package scenarios
 // the board: each stdio client is one peer).
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
@@ -73,5 +77,60 @@ func TestAClientMixingRevisionsIsOnePeerInEveryMode(t *testing.T) {
 	}
 	if b := peersOf(t, leaseholder); b.Count != 3 {
 		t.Errorf("three clients are %d peers on the board: %+v", b.Count, b.Peers)
+	}
+}
+
+// A client speaking both revisions hears, in every mode, what a session
+// hears and what its 2026-07-28 listen asks for besides, tagged with the
+// listen's id: bridged, its session and its listen are a session each on
+// the shared server, and in process they are the one session it has.
+func TestAClientMixingRevisionsHearsItsSessionAndItsListenInEveryMode(t *testing.T) {
+	dir := checkout(t)
+	lonely := checkout(t)
+	if err := os.MkdirAll(filepath.Join(lonely, ".ai/local"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(lonely, ".ai/local/state"), []byte("not a directory"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	leaseholder := shared(t, dir)
+	serverURL(t, leaseholder)
+	attachedP := shared(t, dir)
+	attached(t, attachedP)
+	alone := shared(t, lonely)
+	if _, err := alone.WaitLog(ctx(t), "serving this client alone"); err != nil {
+		t.Fatal(err)
+	}
+	modes := map[string]*mcpclient.Process{"leaseholder": leaseholder, "attached": attachedP, "alone": alone, "standalone": start(t, dir, "--standalone")}
+	listens := map[*mcpclient.Process]json.RawMessage{}
+	for _, p := range modes {
+		initialize(t, p, "dual-era")
+		listen, err := p.Send("subscriptions/listen", withMeta(map[string]any{"notifications": map[string]any{"promptsListChanged": true}}, "dual-era"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.WaitFrame(ctx(t), "the listen acknowledged", func(f []byte) bool {
+			return strings.Contains(string(f), `"method":"notifications/subscriptions/acknowledged"`)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		listens[p] = listen
+	}
+	from := map[*mcpclient.Process]int{}
+	for _, p := range modes {
+		from[p] = len(p.Frames())
+	}
+	editReviewPrompt(t, dir, "5. Is the README still true?\n")
+	editReviewPrompt(t, lonely, "5. Is the README still true?\n")
+	for mode, p := range modes {
+		for _, want := range []string{
+			`{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`,
+			`{"jsonrpc":"2.0","method":"notifications/prompts/list_changed"}`,
+			`{"jsonrpc":"2.0","method":"notifications/prompts/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":` + string(listens[p]) + `}}}`,
+		} {
+			if _, err := p.WaitFrameAfter(ctx(t), mode+": "+want, from[p], func(f []byte) bool { return string(f) == want }); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }

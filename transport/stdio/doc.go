@@ -24,7 +24,10 @@
 // listen lasts as long as stdin, whatever serves it: stdin's end is that
 // client's shutdown, and the stdio loop ends the listen then.
 // In process, its one session would otherwise hear every broadcast
-// (mcp-go takes a session with no filter for a legacy one).
+// (mcp-go takes a session with no filter for a legacy one). A client that
+// initialized too hears every broadcast as a session does, and through
+// each listen what it asks for besides: bridged, its session and each
+// listen are a session each.
 //
 // # Invariants
 //

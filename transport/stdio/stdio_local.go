@@ -21,6 +21,7 @@ import (
 type localSession struct {
 	*server.InProcessSession
 	listen *listenFilter // what its 2026-07-28 client's listen asks to hear
+	local  *Local        // what serves it, which knows whether its client initialized (a pointer: a session is a map key)
 }
 
 // Transport names how the session's client is connected.
@@ -45,9 +46,10 @@ type Local struct {
 func NewLocal(ctx context.Context, srv *server.MCPServer, out *wire.FrameWriter, sessionID string) (*Local, error) {
 	l := &Local{
 		srv:     srv,
-		session: localSession{server.NewInProcessSession(sessionID, nil), &listenFilter{}},
+		session: localSession{InProcessSession: server.NewInProcessSession(sessionID, nil), listen: &listenFilter{}},
 		out:     out,
 	}
+	l.session.local = l
 	l.life, l.end = context.WithCancel(context.Background())
 	if err := srv.RegisterSession(ctx, l.session); err != nil {
 		return nil, fmt.Errorf("registering the stdio session: %w", err)
@@ -77,11 +79,17 @@ func (l *Local) pump(ctx context.Context) {
 				close(done)
 				continue
 			}
+			var heard []mcp.JSONRPCNotification
 			if l.opened() {
-				_ = l.out.WriteValue(n)
-				continue
+				// Its session hears every broadcast, as a legacy one does, and
+				// each of its listens what it asks for besides, tagged: bridged,
+				// each is a session of its own.
+				listened, _ := l.session.listened(n)
+				heard = append([]mcp.JSONRPCNotification{n}, listened...)
+			} else {
+				heard = l.session.hears(n)
 			}
-			for _, heard := range l.session.hears(n) {
+			for _, heard := range heard {
 				_ = l.out.WriteValue(heard)
 			}
 		}
@@ -299,8 +307,12 @@ func (s listening) SetSubscriptionFilter(filter mcp.SubscriptionFilter) { s.list
 func (s localSession) SetSubscriptionFilter(filter mcp.SubscriptionFilter) { s.listen.set("", filter) }
 
 // SubscriptionFilter is what the open listens ask to hear together, and
-// whether one is open.
+// whether one is open; none for a client that initialized, whose session
+// hears every broadcast.
 func (s localSession) SubscriptionFilter() (mcp.SubscriptionFilter, bool) {
+	if s.local.opened() {
+		return mcp.SubscriptionFilter{}, false
+	}
 	s.listen.mu.Lock()
 	defer s.listen.mu.Unlock()
 	var all mcp.SubscriptionFilter
@@ -322,6 +334,16 @@ var _ server.SessionWithSubscriptionFilter = listening{}
 // what a listen stream carries over HTTP. Anything else, resources/updated
 // among it (tagged by whoever sent it for a listen), it hears as it is.
 func (s localSession) hears(n mcp.JSONRPCNotification) []mcp.JSONRPCNotification {
+	if heard, broadcast := s.listened(n); broadcast {
+		return heard
+	}
+	return []mcp.JSONRPCNotification{n}
+}
+
+// listened is what the open listens hear of n, when it is a broadcast
+// list_changed (broadcast): it once through each whose filter names it,
+// tagged with its id.
+func (s localSession) listened(n mcp.JSONRPCNotification) (heard []mcp.JSONRPCNotification, broadcast bool) {
 	var asks func(mcp.SubscriptionFilter) bool
 	switch mcp.MCPMethod(n.Method) {
 	case mcp.MethodNotificationToolsListChanged:
@@ -331,11 +353,10 @@ func (s localSession) hears(n mcp.JSONRPCNotification) []mcp.JSONRPCNotification
 	case mcp.MethodNotificationResourcesListChanged:
 		asks = func(f mcp.SubscriptionFilter) bool { return f.ResourcesListChanged }
 	default:
-		return []mcp.JSONRPCNotification{n}
+		return nil, false
 	}
 	s.listen.mu.Lock()
 	defer s.listen.mu.Unlock()
-	var heard []mcp.JSONRPCNotification
 	for _, o := range s.listen.open {
 		switch {
 		case !asks(o.filter):
@@ -348,5 +369,5 @@ func (s localSession) hears(n mcp.JSONRPCNotification) []mcp.JSONRPCNotification
 			heard = append(heard, c)
 		}
 	}
-	return heard
+	return heard, true
 }
