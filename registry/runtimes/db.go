@@ -71,6 +71,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		// a writer's connection would change its mode, or checkpoint its
 		// WAL into it as it closed.
 		db, _, err := openReader(ctx, path)
+		if isHotJournal(err) {
+			if err = rollBack(ctx, path); err == nil {
+				db, _, err = openReader(ctx, path)
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -249,6 +254,31 @@ func useWAL(ctx context.Context, db *sql.DB) error {
 		}
 		pause = min(2*pause, 100*time.Millisecond)
 	}
+}
+
+// isHotJournal reports whether err is SQLite's SQLITE_READONLY_ROLLBACK: a
+// read-only connection found the journal of a write cut off (its writer
+// killed), which only a connection that may write rolls back.
+func isHotJournal(err error) bool {
+	var coded interface{ Code() int }
+	return errors.As(err, &coded) && coded.Code() == 776
+}
+
+// rollBack rolls back the write cut off in the registry at path, as any
+// SQLite client that may write does before it reads: else no writer's
+// check (Open) would ever read it again, and every server would stay
+// unregistered. It changes nothing else: the connection is query-only.
+func rollBack(ctx context.Context, path string) error {
+	db, err := sql.Open("sqlite", dsn(path, "_pragma=busy_timeout(5000)&_pragma=query_only(1)"))
+	if err != nil {
+		return fmt.Errorf("opening the registry: %w", err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&n); err != nil {
+		return fmt.Errorf("rolling back a write cut off in the registry: %w", err)
+	}
+	return nil
 }
 
 // isBusy reports whether err is SQLite's SQLITE_BUSY (any extended code).

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/majordomus-mcp/majordomus-mcp/fleet"
+	"github.com/majordomus-mcp/majordomus-mcp/internal/testchild"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 	"github.com/majordomus-mcp/majordomus-mcp/registry/proc"
 	"os"
@@ -482,5 +483,35 @@ func TestALockedRegistryIsNotReadHalfWritten(t *testing.T) {
 	}
 	if rows := readRows(t, path); len(rows) != 1 || rows[0].RuntimeID != "a" {
 		t.Fatalf("after the rollback: %+v", rows)
+	}
+}
+
+// A registry another program left in rollback-journal mode, its writer
+// killed in the middle of a write, is written again by the next server:
+// the write is rolled back, as any SQLite client that may write does,
+// and the row registered beside the rows as they were. (Every server was
+// refused for good: "attempt to write a readonly database".)
+func TestARegistryWhoseWriterWasKilledMidWriteIsWrittenAgain(t *testing.T) {
+	path := filepath.Join(testtemp.Dir(t), "registry.db")
+	register(t, path, allAlive, testRow("a", "default", 10))
+	writer := testchild.Start(t, "write-in-journal", "REGISTRY="+path)
+	writer.Expect(t, "writing")
+	if err := writer.Cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	writer.Cmd.Wait()
+	if _, err := os.Stat(path + "-journal"); err != nil {
+		t.Fatalf("the killed write left no journal: %v", err)
+	}
+	err := Write(context.Background(), path, WriteTimeout, func(ctx context.Context, rt *DB) error {
+		rt.Env = allAlive
+		return rt.Register(ctx, testRow("b", "default", 11))
+	})
+	if err != nil {
+		t.Fatalf("registering after the killed write: %v", err)
+	}
+	rows := readRows(t, path)
+	if len(rows) != 2 || rows[0].RuntimeID != "a" || rows[1].RuntimeID != "b" {
+		t.Fatalf("after the killed write and a registration: %+v", rows)
 	}
 }
