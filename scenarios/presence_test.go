@@ -53,6 +53,42 @@ func TestASilentModernClientStaysOnTheBoardWhileItsProcessLives(t *testing.T) {
 	noLease(t, dir)
 }
 
+// A 2026-07-28 client that comes to a leaseholder whose own client left,
+// as the server's last other session ends, keeps it serving: its first
+// requests (its call, its bridge's own tools/list) hold no session, and it
+// counts as coming until its presence opens, not only until its first
+// request. Were it let go, the server would stop under a client it had
+// just taken on, which would then take the lease over. The race is run a
+// few times: the presence opens within milliseconds of that request.
+func TestAModernNewcomerKeepsAServerWhoseOwnerLeft(t *testing.T) {
+	for round := range 5 {
+		dir := checkout(t)
+		a := shared(t, dir, "--log-level", "debug")
+		initialize(t, a, "claude-code")
+		serverURL(t, a)
+		b := bridged(t, dir, "codex")
+		a.CloseStdin()
+		if _, err := a.WaitLog(ctx(t), "serving until the last session ends"); err != nil {
+			t.Fatal(err)
+		}
+		m := shared(t, dir, "--log-level", "debug")
+		attached(t, m)
+		b.CloseStdin() // the last other session ends, m's process attached
+		exitsWith(t, b, 0)
+		modernCaller(t, m) // m's first request
+		if _, err := m.WaitLogAny(ctx(t), "presence open", "took over"); err != nil {
+			t.Fatal(err)
+		}
+		if m.CountLogs("took over") != 0 || a.CountLogs("shared server stopped") != 0 {
+			t.Fatalf("round %d: the server stopped under the client it had just taken on, which took the lease over", round)
+		}
+		m.CloseStdin()
+		exitsWith(t, m, 0)
+		exitsWith(t, a, 0)
+		noLease(t, dir)
+	}
+}
+
 // modernBridged starts a 2026-07-28 client, modern-agent, bridged (logging
 // at debug) with args, once its bridge holds its presence.
 func modernBridged(t *testing.T, dir string, args ...string) *mcpclient.Process {

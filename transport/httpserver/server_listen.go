@@ -207,6 +207,20 @@ func (c *connCount) coming(conn net.Conn, await func() (arrived func())) {
 	c.mu.Unlock()
 }
 
+// notArrived keeps a client coming on conn counted past the request being
+// served: one that belongs to no session and opens no listen (a 2026-07-28
+// client's first call, or its bridge's own tools/list) holds no place of
+// its own, and its presence opens only after it, on another connection.
+// The client counts until its next request, its connection's close or
+// comingGrace, as before its first.
+func (c *connCount) notArrived(conn net.Conn) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m := c.open[conn]; m != nil && m.arrived != nil {
+		m.arriving = false
+	}
+}
+
 // track follows a connection's state (http.Server.ConnState).
 func (c *connCount) track(conn net.Conn, state http.ConnState) {
 	c.mu.Lock()

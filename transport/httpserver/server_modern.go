@@ -72,6 +72,9 @@ func (h *Server) serveModern(w http.ResponseWriter, r *http.Request, body []byte
 		w = kw
 	} else if env.IsRequest() {
 		defer h.table.modernCall()()
+		// A newcomer's first such request holds nothing here: it counts as
+		// coming until its presence opens.
+		h.conns.notArrived(connOf(r))
 		if carry.Names(r) { // a bridge's tool call: refused, too, once it ran here
 			h.passCall(w, withBody(r, body), h.pass, func(ref *Refusal) {
 				writeFrame(w, http.StatusOK, ref.frame(env.ID, wire.CodeLeaseLostModern))
