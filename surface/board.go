@@ -245,11 +245,18 @@ func bounded(c Client, unnamed string) Client {
 	return c
 }
 
-// Touch records that a session was heard from.
+// Touch records that a session was heard from. Only another process's
+// client changes what the board shows by it: the own client is seen as of
+// every reading already (Peers), and a change would wake every page's
+// stream for nothing at each of its requests.
 func (b *Board) Touch(session string) {
-	defer b.change()()
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if p, ok := b.bySession[session]; ok {
 		p.LastSeen = stamp(b.now())
+		if !ownClient(p) {
+			b.changes.bump() // under the board's lock, as change does
+		}
 	}
 }
 

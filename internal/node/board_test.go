@@ -3,6 +3,7 @@ package node
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -110,6 +111,84 @@ func TestTheBoardsRevisionFollowsTheBoard(t *testing.T) {
 	<-changed
 	if after, _ := src.Changes(); after == before {
 		t.Fatalf("an announcement left the revision at %s", after)
+	}
+}
+
+// The leaseholder's own client is seen as of every reading of the board,
+// so what it asks (a ping, a list) changes nothing the
+// page shows: the revision stays, and the page's stream says nothing,
+// however often the client asks (a bridged client's lists and reads never
+// reach the server at all).
+func TestTheLeaseholdersOwnClientAskingLeavesTheBoardsRevision(t *testing.T) {
+	co, b := exampleCheckout(t), newBoard(t)
+	a := start(t, "a", co, b, true)
+	a.client.initialize()
+	a.awaitLog("shared server listening")
+	srv, err := a.node.load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := newBoardSource(srv.surface, a.node.State)
+	before, changed := src.Changes()
+	for _, method := range []string{"ping", "tools/list", "resources/list"} {
+		if answer := a.client.call(method, map[string]any{}, nil); answer["result"] == nil {
+			t.Fatalf("%s answered %v", method, answer)
+		}
+	}
+	select {
+	case <-changed:
+		after, _ := src.Changes()
+		t.Fatalf("the own client's ping and lists moved the board's revision from %s to %s: the page's stream sends a change", before, after)
+	default:
+	}
+}
+
+// The OpenAPI document describes what /board/api/overlaps answers as it
+// is: a pair whose paths overlap more than it lists says how many more,
+// and the document names that field.
+func TestTheOpenAPIDocumentDescribesTheOverlapsAnswered(t *testing.T) {
+	co, b := exampleCheckout(t), newBoard(t)
+	a := start(t, "a", co, b, true)
+	a.client.initialize()
+	a.awaitLog("shared server listening")
+	var scope []any
+	for i := range 12 {
+		scope = append(scope, fmt.Sprintf("lib/f%d.go", i))
+	}
+	a.client.tool("majordomus_announce", map[string]any{"intent": "many", "scope": scope}, nil)
+	sid := openSession(t, b.url)
+	body := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"majordomus_announce","arguments":{"intent":"all","scope":["lib"]}}}`
+	resp := mcpRequest(t, http.MethodPost, b.url, sid, strings.NewReader(body))
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+
+	var answered struct{ Overlaps []map[string]any }
+	if err := json.Unmarshal([]byte(getBoard(t, b.url, "/board/api/overlaps")), &answered); err != nil || len(answered.Overlaps) != 1 {
+		t.Fatalf("/board/api/overlaps answered %+v (%v)", answered, err)
+	}
+	var doc struct {
+		Components struct {
+			Schemas struct {
+				Overlaps struct {
+					Properties struct {
+						Overlaps struct {
+							Items struct {
+								Properties map[string]json.RawMessage `json:"properties"`
+							} `json:"items"`
+						} `json:"overlaps"`
+					} `json:"properties"`
+				}
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal([]byte(getBoard(t, b.url, "/board/api/openapi.json")), &doc); err != nil {
+		t.Fatal(err)
+	}
+	documented := doc.Components.Schemas.Overlaps.Properties.Overlaps.Items.Properties
+	for field := range answered.Overlaps[0] {
+		if _, ok := documented[field]; !ok {
+			t.Errorf("/board/api/overlaps answers %q, which openapi.json does not describe: %v", field, answered.Overlaps[0])
+		}
 	}
 }
 
