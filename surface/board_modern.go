@@ -41,8 +41,20 @@ type sessionless struct {
 // refreshes the client it names and marks it seen now. It returns the
 // peer's id.
 func (b *Board) Sight(m ModernRequest) string {
-	defer b.change()()
-	return b.sight(m, b.now()).ID
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	was := map[*Peer]Peer{} // the own client's peers as shown: its requests change nothing of them but last_seen (Touch)
+	for _, q := range b.order {
+		if ownClient(q) {
+			was[q] = *q
+		}
+	}
+	listed := len(b.order)
+	p := b.sight(m, b.now())
+	if w, ok := was[p]; !ok || len(b.order) != listed || w.ID != p.ID || w.Client != p.Client || w.Attached != p.Attached || !w.ConnectedAt.Equal(p.ConnectedAt) {
+		b.changes.bump() // under the board's lock, as change does
+	}
+	return p.ID
 }
 
 // AnnounceModern is Announce for the peer of a modern request, which it
