@@ -51,8 +51,9 @@ type Config struct {
 	// takes; when it elapses the client is served alone. Default 20s.
 	ElectionBound time.Duration
 	// BindingPoll is how long a waiting election waits for a change of the
-	// lease file before it reads the lease again anyway. Default 100ms. Must
-	// be less than ElectionBound.
+	// lease file before it reads the lease again anyway. Default 100ms, or
+	// half of ElectionBound when that is shorter. Must be less than
+	// ElectionBound.
 	BindingPoll time.Duration
 	// BusyGrace is how long a busy lease (its URL silent, its owner alive) is
 	// waited for, counted from the first busy observation of an unbroken run,
@@ -81,7 +82,9 @@ type Config struct {
 // withDefaults returns cfg with every zero field given its default.
 func (cfg Config) withDefaults() Config {
 	cfg.ElectionBound = cmp.Or(cfg.ElectionBound, DefaultElectionBound)
-	cfg.BindingPoll = cmp.Or(cfg.BindingPoll, DefaultBindingPoll)
+	// A short bound the user chose is no reason to refuse the default poll;
+	// half the bound still reads the lease again before the bound ends.
+	cfg.BindingPoll = cmp.Or(cfg.BindingPoll, min(DefaultBindingPoll, cfg.ElectionBound/2))
 	cfg.BusyGrace = cmp.Or(cfg.BusyGrace, DefaultBusyGrace)
 	cfg.StopGrace = cmp.Or(cfg.StopGrace, DefaultStopGrace)
 	cfg.JoinRetry = cmp.Or(cfg.JoinRetry, DefaultJoinRetry)

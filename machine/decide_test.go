@@ -163,6 +163,7 @@ func TestNew_ValidatesTheConfig(t *testing.T) {
 		{"poll too long", func(c *Config) { c.BindingPoll = time.Minute }, "BindingPoll (1m0s) must be less than ElectionBound (20s)"},
 		{"grace too long", func(c *Config) { c.BusyGrace = 20 * time.Second }, "BusyGrace (20s) must be less than ElectionBound (20s)"},
 		{"short bound", func(c *Config) { c.ElectionBound = time.Second; c.BusyGrace = time.Millisecond }, ""},
+		{"bound within the default poll", func(c *Config) { c.ElectionBound = DefaultBindingPoll; c.BusyGrace = time.Millisecond }, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := ports

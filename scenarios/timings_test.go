@@ -44,6 +44,33 @@ func TestTimingsThatCannotWorkTogetherAreRefusedAtStart(t *testing.T) {
 	}
 }
 
+// Timings that keep every rule serve the client, however short: an
+// election bound no longer than the lease's own re-reading interval (100ms)
+// is one of them, from the manifest as from the flags.
+func TestShortTimingsThatWorkTogetherServeTheClient(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		dir  string
+		args []string
+	}{
+		{"from the manifest", checkoutTimed(t, "  election_bound_seconds: 0.1\n  busy_grace_seconds: 0.05\n  probe_timeout_seconds: 0.02\n"), nil},
+		{"from the flags", checkout(t), []string{"--election-bound", "100ms", "--busy-grace", "50ms", "--probe-timeout", "20ms"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := shared(t, tc.dir, tc.args...)
+			initialize(t, p, "short")
+			var repo struct {
+				State string `json:"state"`
+			}
+			if isErr, text, err := p.CallTool(ctx(t), "majordomus_repository", nil, &repo); err != nil || isErr || repo.State != "ok" {
+				t.Fatalf("majordomus_repository: %v %v %s", err, isErr, text)
+			}
+			p.CloseStdin()
+			exitsWith(t, p, 0)
+		})
+	}
+}
+
 // checkoutTimed is a checkout whose manifest has the server section given
 // (its indented lines): timings every process of the checkout reads.
 func checkoutTimed(t *testing.T, section string) string {
