@@ -69,6 +69,18 @@ func TestShortTimingsThatWorkTogetherServeTheClient(t *testing.T) {
 			exitsWith(t, p, 0)
 		})
 	}
+	t.Run("a heartbeat of a nanosecond", func(t *testing.T) {
+		dir := checkout(t)
+		a := shared(t, dir)
+		initialize(t, a, "claude-code")
+		serverURL(t, a)
+		b := bridged(t, dir, "codex", "--heartbeat", "1ns")
+		if _, err := b.Call(ctx(t), "ping", nil); err != nil {
+			t.Fatal(err)
+		}
+		b.CloseStdin()
+		exitsWith(t, b, 0)
+	})
 }
 
 // checkoutTimed is a checkout whose manifest has the server section given

@@ -42,7 +42,7 @@ const (
 // writes none). So an idle client moves, or its frozen server is left,
 // within a heartbeat and a busy grace, as a legacy one's is.
 func (b *Bridge) heartbeat() {
-	tick := time.NewTicker(max(b.cfg.Heartbeat-b.cfg.ProbeTimeout, b.cfg.Heartbeat/2))
+	tick := time.NewTicker(max(b.cfg.Heartbeat-b.cfg.ProbeTimeout, b.cfg.Heartbeat/2, time.Millisecond)) // a heartbeat of 1ns is positive too
 	defer tick.Stop()
 	defer b.quiet.Stop()
 	for {
