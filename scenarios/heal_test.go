@@ -343,3 +343,42 @@ func TestAClientThatJoinsIsToldOnlyWhatItAskedToHear(t *testing.T) {
 		}
 	}
 }
+
+// A client served alone that subscribed to an object, and to the server's
+// own resource, is told on joining that its lists and what it subscribed
+// to may have changed, as a session carried onto alone, or moved by a
+// take-over, is: what changed as it moved was announced on neither
+// server's session of it, and what majordomus://server says changed with
+// the move itself (no longer served alone).
+func TestAClientThatJoinsIsToldWhatItSubscribedToMayHaveChanged(t *testing.T) {
+	dir := checkout(t)
+	a, usable := aloneFromTheStart(t, dir)
+	subscribed := []string{"majordomus://server", "majordomus://prompt/review@1"}
+	for _, uri := range subscribed {
+		if r, err := a.Call(ctx(t), "resources/subscribe", map[string]any{"uri": uri}); err != nil || r.Error != nil {
+			t.Fatalf("resources/subscribe %s: %+v %v", uri, r.Error, err)
+		}
+	}
+	leaseholderUnder(t, dir, usable, peersOf(t, a).Caller)
+	if _, err := a.WaitLog(ctx(t), "joined the checkout's shared server"); err != nil {
+		t.Fatal(err)
+	}
+	call(t, a, "majordomus_repository", nil) // answered after anything the joining wrote
+	told := map[string]bool{}
+	for _, f := range a.Frames() {
+		frame := string(f)
+		if strings.Contains(frame, `"method":"notifications/resources/list_changed"`) {
+			told["list_changed"] = true
+		}
+		for _, uri := range subscribed {
+			if strings.Contains(frame, `"method":"notifications/resources/updated"`) && strings.Contains(frame, `"uri":"`+uri+`"`) {
+				told[uri] = true
+			}
+		}
+	}
+	for _, what := range append([]string{"list_changed"}, subscribed...) {
+		if !told[what] {
+			t.Errorf("the client that joined was not told %s may have changed; told %v", what, told)
+		}
+	}
+}

@@ -242,6 +242,9 @@ func (s *clientSession) told(h how, b wire.Backend, c *carry.Session, srv *serve
 		s.dropLocal() // it leaves this process's own board, which nobody else sees
 		if wasAlone {
 			s.joined(h, c, was, peer, nil)
+			if c != nil {
+				s.relisted(c) // it moved to another server, as a take-over moves one
+			}
 		} else {
 			log.Info("bridging this stdio session, answered in process while electing, to the shared server at "+h.url, url, zap.String("peer", peer))
 		}
