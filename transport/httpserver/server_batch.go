@@ -33,7 +33,9 @@ func (h *Server) serveBatch(w http.ResponseWriter, r *http.Request, batch json.R
 		}
 		rec, one := newBufferWriter(), withBody(r, m)
 		carry.SetMember(one.Header, i) // each call of a batch is kept as its own
-		h.mcp.ServeHTTP(rec, one)
+		// a member takes its session's notifications too, the stream's end
+		// mark among them, which is never its client's
+		h.mcp.ServeHTTP(&endsAtMark{ResponseWriter: rec}, one)
 		switch {
 		case rec.status == http.StatusOK && wire.IsEventStream(rec.header):
 			_ = wire.ReadEvents(bytes.NewReader(rec.body), func(data []byte) error {

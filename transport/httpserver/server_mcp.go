@@ -142,9 +142,9 @@ const (
 // streamEndEvent is how mcp-go writes the mark on a GET stream.
 var streamEndEvent = []byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"" + streamEndMethod + "\"")
 
-// endsAtMark is every writer mcp-go is handed (pass): the mark EndStreams
-// sent is never written, and on a GET stream (end set) it ends the stream;
-// mcp-go writes each event in one Write.
+// endsAtMark is every writer mcp-go is handed (pass, serveBatch): the mark
+// EndStreams sent is never written, and on a GET stream (end set) it ends
+// the stream; mcp-go writes each event in one Write.
 type endsAtMark struct {
 	http.ResponseWriter
 	end context.CancelFunc

@@ -16,6 +16,20 @@ import (
 // mcp-go hands the session's notifications too. Which one takes it is a
 // race, run many times over.
 func TestTheStreamEndMarkReachesNoClient(t *testing.T) {
+	markReachesNoClient(t, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wait"}}`)
+}
+
+// Nor when the POST in flight is a batch, whose members mcp-go is handed
+// one by one, each taking the session's notifications as it runs.
+func TestTheStreamEndMarkReachesNoBatchClient(t *testing.T) {
+	markReachesNoClient(t, `[{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wait"}}]`)
+}
+
+// markReachesNoClient ends the streams of a session with a GET stream open
+// while post, which calls "wait", is in flight, and fails if the mark
+// reached either.
+func markReachesNoClient(t *testing.T, post string) {
+	t.Helper()
 	for range 40 {
 		f := newFixture()
 		s := serveHTTP(t, httpserver.Config{MCP: f.srv})
@@ -43,7 +57,7 @@ func TestTheStreamEndMarkReachesNoClient(t *testing.T) {
 		}()
 		posted := make(chan string, 1)
 		go func() {
-			_, body := c.do(http.MethodPost, "/mcp", sid, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wait"}}`)
+			_, body := c.do(http.MethodPost, "/mcp", sid, post)
 			posted <- body
 		}()
 		<-f.blocked
