@@ -95,26 +95,18 @@ func TestABatchsAnswersAreBoundedInEveryMode(t *testing.T) {
 		}
 	}
 
-	// A line over the message limit is refused member by member: a member
-	// that is no object (1) is answered with an error of its own, a
-	// hundred times its size, so the refusals are bounded alike.
+	// A line over the message limit is refused member by member, by the
+	// stdio loop every mode shares: a member that is no object (1) is
+	// answered with an error of its own, a hundred times its size, so the
+	// refusals are bounded alike.
 	line := "[" + strings.Repeat("1,", 600_000) + `{"jsonrpc":"2.0","id":"last","method":"ping"}]`
-	var first []byte
-	for _, c := range modes {
-		a := sendBatch(t, c, line)
-		var got []mcpclient.Response
-		if err := json.Unmarshal(a, &got); err != nil || len(a) > bound+bound/16 { // the bound counts no commas
-
-			t.Fatalf("%s refused a line of %d bytes with %d bytes (%v)", c.name, len(line), len(a), err)
-		}
-		if last := got[len(got)-1]; string(last.ID) != `"last"` || last.Error == nil || !strings.Contains(last.Error.Message, "not run") {
-			t.Fatalf("%s answered the line's request %s %v; want -32600 saying it was not run", c.name, last.ID, last.Error)
-		}
-		if first == nil {
-			first = a
-		} else if !bytes.Equal(a, first) {
-			t.Errorf("%s refused the line otherwise than the leaseholder's own session", c.name)
-		}
+	a := sendBatch(t, modes[0], line)
+	var got []mcpclient.Response
+	if err := json.Unmarshal(a, &got); err != nil || len(a) > bound+bound/16 { // the bound counts no commas
+		t.Fatalf("a line of %d bytes refused with %d bytes (%v)", len(line), len(a), err)
+	}
+	if last := got[len(got)-1]; string(last.ID) != `"last"` || last.Error == nil || !strings.Contains(last.Error.Message, "not run") {
+		t.Fatalf("the line's request answered %s %v; want -32600 saying it was not run", last.ID, last.Error)
 	}
 }
 
