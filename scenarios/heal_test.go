@@ -382,3 +382,64 @@ func TestAClientThatJoinsIsToldWhatItSubscribedToMayHaveChanged(t *testing.T) {
 		}
 	}
 }
+
+// A client served alone whose own process then takes the lease over is
+// told what it subscribed to may have changed, as one that joins through
+// a bridge is: the layer goes on from the generation the checkout's last
+// server served (majordomus://repository says another), and
+// majordomus://server no longer says it is served alone.
+func TestAClientServedAloneThatTakesTheLeaseIsToldWhatItSubscribedToMayHaveChanged(t *testing.T) {
+	dir := checkout(t)
+	l := shared(t, dir)
+	initialize(t, l, "claude-code")
+	serverURL(t, l)
+	editTold(t, dir, l, "5. Is the README still true?\n")
+	editTold(t, dir, l, "6. Are the tests still true?\n")
+	if g := generationTold(t, l); g != 3 {
+		t.Fatalf("generation %d after two changes, want 3", g)
+	}
+	l.CloseStdin()
+	exitsWith(t, l, 0)
+
+	state := filepath.Join(dir, ".ai/local/state")
+	if err := os.Rename(state, state+".kept"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(state, []byte("not a directory"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := shared(t, dir, "--join-retry", "5s")
+	initialize(t, a, "codex")
+	if _, err := a.WaitLog(ctx(t), "cannot use the shared server"); err != nil {
+		t.Fatal(err)
+	}
+	subscribed := []string{"majordomus://repository", "majordomus://server"}
+	for _, uri := range subscribed {
+		if r, err := a.Call(ctx(t), "resources/subscribe", map[string]any{"uri": uri}); err != nil || r.Error != nil {
+			t.Fatalf("resources/subscribe %s: %+v %v", uri, r.Error, err)
+		}
+	}
+	alone := generationTold(t, a)
+	from := len(a.Frames())
+	if err := os.Remove(state); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(state+".kept", state); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"shared server listening on", "joined the checkout's shared server"} { // its own process serves the checkout now
+		if _, err := a.WaitLog(ctx(t), line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if g := generationTold(t, a); g == alone {
+		t.Fatalf("generation %d alone and as the leaseholder: the scenario needs it to move", g)
+	}
+	for _, uri := range subscribed {
+		if _, err := a.WaitFrameAfter(ctx(t), "resources/updated "+uri, from, func(f []byte) bool {
+			return strings.Contains(string(f), `"method":"notifications/resources/updated"`) && strings.Contains(string(f), `"uri":"`+uri+`"`)
+		}); err != nil {
+			t.Errorf("the client served alone whose process took the lease over was not told %s may have changed: %v", uri, err)
+		}
+	}
+}

@@ -299,6 +299,11 @@ func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) (err e
 			}
 			if wasAlone {
 				s.joined(h, nil, was, now, srv)
+				// its server became the checkout's: the layer goes on from
+				// the checkout's generation, and majordomus://server says
+				// another role, as for a client that joins through a bridge
+				c := s.local.Carried()
+				s.relisted(&c)
 			}
 			if !told { // it answered in process while electing: the client hears it now
 				tell(srv, "majordomus: "+surface.AloneNotice(h.why))
