@@ -167,7 +167,7 @@ func aloneFromTheStart(t *testing.T, dir string) (a *mcpclient.Process, usable f
 	if err := os.WriteFile(state, []byte("not a directory"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	a = shared(t, dir, "--join-retry", "5s")
+	a = shared(t, dir, "--join-retry", "2s")
 	initialize(t, a, "codex")
 	if _, err := a.WaitLog(ctx(t), "cannot use the shared server"); err != nil {
 		t.Fatal(err)
@@ -408,7 +408,7 @@ func TestAClientServedAloneThatTakesTheLeaseIsToldWhatItSubscribedToMayHaveChang
 	if err := os.WriteFile(state, []byte("not a directory"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	a := shared(t, dir, "--join-retry", "5s")
+	a := shared(t, dir, "--join-retry", "2s")
 	initialize(t, a, "codex")
 	if _, err := a.WaitLog(ctx(t), "cannot use the shared server"); err != nil {
 		t.Fatal(err)
