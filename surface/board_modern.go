@@ -43,15 +43,8 @@ type sessionless struct {
 func (b *Board) Sight(m ModernRequest) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	was := map[*Peer]Peer{} // the own client's peers as shown: its requests change nothing of them but last_seen (Touch)
-	for _, q := range b.order {
-		if ownClient(q) {
-			was[q] = *q
-		}
-	}
-	listed := len(b.order)
-	p := b.sight(m, b.now())
-	if w, ok := was[p]; !ok || len(b.order) != listed || w.ID != p.ID || w.Client != p.Client || w.Attached != p.Attached || !w.ConnectedAt.Equal(p.ConnectedAt) {
+	p, shown := b.sight(m, b.now())
+	if shown || !ownClient(p) { // the own client's last_seen is shown as of each reading (Touch)
 		b.changes.bump() // under the board's lock, as change does
 	}
 	return p.ID
@@ -62,7 +55,8 @@ func (b *Board) Sight(m ModernRequest) string {
 func (b *Board) AnnounceModern(m ModernRequest, intent string, scope []string) (Peer, []Overlap) {
 	defer b.change()()
 	now := b.now()
-	return b.announce(b.sight(m, now), intent, scope, m.Replay, now)
+	p, _ := b.sight(m, now)
+	return b.announce(p, intent, scope, m.Replay, now)
 }
 
 // Listen records that a subscriptions/listen stream of a modern request's
@@ -85,7 +79,7 @@ func (b *Board) Present(m ModernRequest) (end func()) { return b.stream(m, true)
 // seen until then, however it was heard from meanwhile.
 func (b *Board) stream(m ModernRequest, presence bool) (end func()) {
 	defer b.change()()
-	p := b.sight(m, b.now())
+	p, _ := b.sight(m, b.now())
 	rec := b.byID[p.ID]
 	if rec == nil || rec.peer != p {
 		return nil
@@ -122,8 +116,9 @@ func (b *Board) streamEnded(rec *sessionless, opened uint64, now time.Time) {
 	rec.peer.LastSeen = stamp(now)
 }
 
-// sight finds or creates m's peer and marks it seen at now.
-func (b *Board) sight(m ModernRequest, now time.Time) *Peer {
+// sight finds or creates m's peer and marks it seen at now; shown says
+// whether that changed what the board shows of it beyond its last_seen.
+func (b *Board) sight(m ModernRequest, now time.Time) (p *Peer, shown bool) {
 	b.expire(now)
 	rec, p, id, back := b.find(m)
 	if p == nil {
@@ -137,20 +132,22 @@ func (b *Board) sight(m ModernRequest, now time.Time) *Peer {
 		b.bringBack(p, back)
 		rec.peer = p
 		b.byID[id] = rec
+		shown = true
 	}
 	if rec != nil {
 		if !p.Attached { // back after it was taken for gone: the same peer, its claim kept
-			p.Attached, p.ConnectedAt = true, stamp(now)
+			p.Attached, p.ConnectedAt, shown = true, stamp(now), true
 		}
 		rec.seen++
 	}
 	p.LastSeen = stamp(now)
+	was := p.Client
 	if m.Client != nil {
 		p.Client = bounded(*m.Client, unnamed)
 	} else if p.Client.Name == notInitialized {
 		p.Client.Name = unnamed // a modern client never initializes
 	}
-	return p
+	return p, shown || p.Client != was
 }
 
 // find returns m's peer, or nil and the id its new peer takes ("" for a
