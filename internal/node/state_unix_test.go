@@ -42,15 +42,7 @@ func TestAStateWriteThatFailedIsWrittenAgainOnceItCan(t *testing.T) {
 	srv := newServed(t)
 	k := keepState(zap.NewNop(), srv, lease, instance, time.Now(), nil)
 	t.Cleanup(k.stop)
-	clock := time.Now()
-	tick := func() { // the keeper reads its clock under k.mu
-		k.mu.Lock()
-		defer k.mu.Unlock()
-		clock = clock.Add(writeAgainEvery)
-	}
-	k.mu.Lock()
-	k.now = func() time.Time { return clock }
-	k.mu.Unlock()
+	tick := steppedClock(k)
 	at := time.Now().UTC()
 	record := func(i int) {
 		srv.surface.Executions.Record(surface.Execution{Tool: "majordomus_list", Peer: "p1", At: at.Add(time.Duration(i))})
@@ -223,10 +215,7 @@ func TestAStateThatFitsWhereARecordMoreDoesNotIsSaidFailingOnce(t *testing.T) {
 	tap := newLogTap()
 	k := keepState(zap.New(tap), srv, lease, instance, time.Now(), nil)
 	t.Cleanup(k.stop)
-	clock := time.Now()
-	k.mu.Lock()
-	k.now = func() time.Time { return clock }
-	k.mu.Unlock()
+	tick := steppedClock(k)
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	record := func(i int) { // every record and every state the same length
 		srv.surface.Executions.Record(surface.Execution{Tool: "majordomus_list", Peer: "p1", At: at.Add(time.Duration(i) * time.Second)})
@@ -267,9 +256,7 @@ func TestAStateThatFitsWhereARecordMoreDoesNotIsSaidFailingOnce(t *testing.T) {
 	if failed != 1 {
 		t.Errorf("10 records that could not be appended said the state failed %d times:\n%s", failed, strings.Join(tap.lines(), "\n"))
 	}
-	k.mu.Lock()
-	clock = clock.Add(writeAgainEvery)
-	k.mu.Unlock()
+	tick()
 	record(n)
 	record(n + 1)
 	if st := readState(t, lease); len(st.Executions) != 1000 || !st.Executions[999].At.Equal(at.Add(time.Duration(n+1)*time.Second)) {
@@ -290,15 +277,7 @@ func TestAStateWrittenAgainThatFailsAnewIsSaidFailingAgain(t *testing.T) {
 	tap := newLogTap()
 	k := keepState(zap.New(tap), srv, lease, instance, time.Now(), nil)
 	t.Cleanup(k.stop)
-	clock := time.Now()
-	k.mu.Lock()
-	k.now = func() time.Time { return clock }
-	k.mu.Unlock()
-	tick := func() {
-		k.mu.Lock()
-		clock = clock.Add(writeAgainEvery)
-		k.mu.Unlock()
-	}
+	tick := steppedClock(k)
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	n := 0
 	record := func() {
@@ -349,5 +328,19 @@ func TestAStateWrittenAgainThatFailsAnewIsSaidFailingAgain(t *testing.T) {
 	if again != 1 || failed != 2 {
 		t.Errorf("a state that failed, was written again (said %d times) and failed anew for good said the failure %d times, want twice:\n%s",
 			again, failed, strings.Join(tap.lines(), "\n"))
+	}
+}
+
+// steppedClock gives k a clock that stands still until the step returned
+// moves it on by writeAgainEvery, under k.mu, where the keeper reads it.
+func steppedClock(k *keeper) (step func()) {
+	clock := time.Now()
+	k.mu.Lock()
+	k.now = func() time.Time { return clock }
+	k.mu.Unlock()
+	return func() {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		clock = clock.Add(writeAgainEvery)
 	}
 }
