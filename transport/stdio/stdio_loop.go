@@ -153,6 +153,16 @@ func (s *Loop) Serve(ctx context.Context) Ending {
 		return OutputClosed
 	case err := <-readDone:
 		stopListening()
+		// The answers under way are owed to a client that reads still; a
+		// client that quit closed stdout with stdin, which breaks only at
+		// the next write: from then on they are owed nobody.
+		go func() {
+			select {
+			case <-s.Out.Closed():
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
 		stopAnswering()
 		if err != nil {
 			log.Warn("reading the input failed; stopping", zap.Error(err))

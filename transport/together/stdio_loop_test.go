@@ -291,6 +291,65 @@ func TestABrokenStdoutCancelsTheCallsUnderWay(t *testing.T) {
 	s.in.Close()
 }
 
+// A client that quit closed stdin and stdout together: the loop hears
+// stdin's end first (stdout breaks only at the next write) and waits for
+// the calls under way, which are owed to a client that reads still. Once
+// a write meets the broken stdout, nobody is owed them: they are
+// cancelled, as when stdout breaks first, rather than waited for until
+// the slowest is done, for nobody.
+func TestAStdoutBrokenAfterStdinEndedCancelsTheCallsUnderWay(t *testing.T) {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { outW.Close() })
+	inR, inW := io.Pipe()
+	b := &outlived{running: make(chan struct{}, 2), release: make(chan struct{}), heard: make(chan struct{}), cancelled: make(chan struct{})}
+	ending := make(chan stdio.Ending, 1)
+	go func() {
+		loop := stdio.Loop{In: inR, Out: wire.NewFrameWriter(outW), Backend: b}
+		ending <- loop.Serve(context.Background())
+	}()
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{}}`+"\n"+
+		`{"jsonrpc":"2.0","id":2,"method":"slow"}`+"\n"+`{"jsonrpc":"2.0","id":3,"method":"held"}`+"\n")
+	<-b.running
+	<-b.running
+	outR.Close() // the client quit: both its pipes are closed
+	inW.Close()
+	<-b.heard        // the loop heard stdin's end, and waits for the calls under way
+	close(b.release) // the held call's answer meets the broken stdout
+	select {
+	case <-ending:
+	case <-time.After(wait):
+		t.Fatal("the loop waits for a call under way though its answer can reach nobody: stdout broke")
+	}
+	<-b.cancelled
+}
+
+// outlived holds a subscriptions/listen until its context ends (heard),
+// the method slow until its context ends (cancelled), and the method held
+// until release.
+type outlived struct {
+	running, release, heard, cancelled chan struct{}
+}
+
+func (o *outlived) Handle(ctx context.Context, msg json.RawMessage) []byte {
+	env, _ := wire.ReadEnvelope(msg)
+	switch env.Method {
+	case string(mcp.MethodSubscriptionsListen):
+		<-ctx.Done()
+		close(o.heard)
+	case "slow":
+		o.running <- struct{}{}
+		<-ctx.Done()
+		close(o.cancelled)
+	case "held":
+		o.running <- struct{}{}
+		<-o.release
+	}
+	return []byte(`{"jsonrpc":"2.0","id":` + string(env.ID) + `,"result":{}}`)
+}
+
 func TestFramesAreCompactedOntoOneLine(t *testing.T) {
 	var out lockedBuffer
 	fw := wire.NewFrameWriter(&out)
