@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"database/sql"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -40,5 +41,68 @@ func TestFleetReadsEveryRowButTheOneGarbled(t *testing.T) {
 	if code != 10 || inv.InventoryComplete || !unreadable || len(inv.RunningMembers) != 2 || !slices.ContainsFunc(inv.RunningMembers, func(m member) bool { return m.PID == pids(next)[0] }) {
 		t.Fatalf("exit %d, complete %v, incomplete %+v, running %+v; want two servers running, %d among them, and the row %s named unreadable",
 			code, inv.InventoryComplete, inv.IncompleteReasons, inv.RunningMembers, pids(next)[0], garbled)
+	}
+}
+
+// F1: a registry write that another program left cut off (killed -9 in
+// the middle of a write in rollback-journal mode) hides no row from an
+// inventory asked with no server running: fleet rolls the write back, as
+// any SQLite client that may write does, and counts the killed server's
+// row stale. (It answered "registry_unreadable: attempt to write a
+// readonly database" until some server registered again.)
+func TestFleetReadsARegistryWhoseWriterWasKilledMidWrite(t *testing.T) {
+	dir := fleetCheckout(t)
+	registry := filepath.Join(t.TempDir(), "registry.db")
+	killed := serveProfile(t, dir, registry, "c1", "default")
+	killed.Kill(ctx(t))
+	cutOff := filepath.Join(t.TempDir(), "registry.db")
+	copyWithWriteCutOff(t, registry, cutOff)
+
+	code, inv := fleet(t, dir, cutOff, "--roster", "default")
+	if code != 10 || !inv.InventoryComplete || len(inv.StaleMembers) != 1 || inv.StaleMembers[0].PID != pids(killed)[0] {
+		t.Fatalf("exit %d, complete %v, incomplete %+v, stale %+v; want the killed server %d's row read, stale",
+			code, inv.InventoryComplete, inv.IncompleteReasons, inv.StaleMembers, pids(killed)[0])
+	}
+	if _, err := os.Stat(cutOff + "-journal"); !os.IsNotExist(err) {
+		t.Errorf("the write cut off was not rolled back: its journal is still there (%v)", err)
+	}
+}
+
+// copyWithWriteCutOff copies the registry at from to to as a writer in
+// rollback-journal mode leaves it when it is killed in the middle of a
+// write: the write's pages in the file, and its journal, hot, beside it.
+// The write itself is rolled back.
+func copyWithWriteCutOff(t *testing.T, from, to string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	for _, stmt := range []string{
+		"PRAGMA journal_mode=DELETE", "PRAGMA cache_size=1", "BEGIN IMMEDIATE",
+		"UPDATE server_runtimes SET runtime_id = 'phantom'", "CREATE TABLE pad(x)",
+	} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	for range 2000 {
+		if _, err := db.Exec("INSERT INTO pad VALUES (?)", strings.Repeat("x", 500)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, suffix := range []string{"", "-journal"} {
+		b, err := os.ReadFile(from + suffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to+suffix, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Exec("ROLLBACK"); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -24,7 +24,8 @@ import (
 // fails at once with SQLITE_BUSY (measured with four processes racing; see
 // the package doc). The database is in WAL mode (readers never block a
 // writer, nor a writer readers), set by [useWAL]. Readers open the file
-// read-only and query-only, so an inventory cannot change a byte of it.
+// read-only and query-only, so an inventory cannot change a byte of it
+// (but to roll back a write cut off: rollBack).
 const (
 	writerParams = "_pragma=busy_timeout(5000)&_pragma=synchronous(NORMAL)&_pragma=journal_size_limit(0)&_txlock=immediate"
 	readerParams = "mode=ro&_pragma=busy_timeout(5000)&_pragma=query_only(1)"
@@ -71,11 +72,6 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		// a writer's connection would change its mode, or checkpoint its
 		// WAL into it as it closed.
 		db, _, err := openReader(ctx, path)
-		if isHotJournal(err) {
-			if err = rollBack(ctx, path); err == nil {
-				db, _, err = openReader(ctx, path)
-			}
-		}
 		if err != nil {
 			return nil, err
 		}
@@ -122,16 +118,24 @@ func keepPrivate(path string) {
 
 // openReader opens the registry at path read-only and query-only, and
 // reports whether it holds the registry's table (registryTable); db is
-// nil when err is not. A WAL database without its -wal (an ordinary
-// SQLite client that closed it last removed it) holds all it has in the
-// file: where the reader cannot make the -wal and -shm again (a directory
-// not its to write), it is read as a file that does not change. Only
-// such a one: a database in another journal mode that cannot be read is
-// locked by a write under way, whose pages may be in the file already.
+// nil when err is not. A write cut off in another journal mode (its
+// writer killed) is rolled back first (rollBack). A WAL database without
+// its -wal (an ordinary SQLite client that closed it last removed it)
+// holds all it has in the file: where the reader cannot make the -wal and
+// -shm again (a directory not its to write), it is read as a file that
+// does not change. Only such a one: a database in another journal mode
+// that cannot be read is locked by a write under way, whose pages may be
+// in the file already.
 // SQLite keeps the -wal beside the file a link leads to (on Unix), or
 // beside the link (on Windows): it is missing only where it is at neither.
 func openReader(ctx context.Context, path string) (db *sql.DB, ours bool, err error) {
 	db, ours, err = openAs(ctx, path, readerParams)
+	if isHotJournal(err) {
+		if err = rollBack(ctx, path); err != nil {
+			return nil, false, err
+		}
+		db, ours, err = openAs(ctx, path, readerParams)
+	}
 	if err != nil && !walAt(path) && walMode(path) {
 		if db, ours, again := openAs(ctx, path, readerParams+"&immutable=1"); again == nil {
 			return db, ours, nil
@@ -265,18 +269,20 @@ func isHotJournal(err error) bool {
 }
 
 // rollBack rolls back the write cut off in the registry at path, as any
-// SQLite client that may write does before it reads: else no writer's
-// check (Open) would ever read it again, and every server would stay
-// unregistered. It changes nothing else: the connection is query-only.
+// SQLite client that may write does before it reads: else no reader (an
+// inventory, a server's check in Open) would ever read it again. It
+// changes nothing else: the connection is query-only, and never creates
+// the file (mode=rw). On Unix the journal is this user's
+// (anothersCompanions).
 func rollBack(ctx context.Context, path string) error {
-	db, err := sql.Open("sqlite", dsn(path, "_pragma=busy_timeout(5000)&_pragma=query_only(1)"))
+	db, err := sql.Open("sqlite", dsn(path, "mode=rw&_pragma=busy_timeout(5000)&_pragma=query_only(1)"))
 	if err != nil {
 		return fmt.Errorf("opening the registry: %w", err)
 	}
 	defer db.Close()
 	var n int
 	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&n); err != nil {
-		return fmt.Errorf("rolling back a write cut off in the registry: %w", err)
+		return fmt.Errorf("reading the registry: a write cut off (its writer killed) left %s, which only a process that may write the registry and its directory can roll back: %w", path+"-journal", err)
 	}
 	return nil
 }

@@ -96,6 +96,17 @@ func readWhereItsDirectoryCannotBeWritten(t *testing.T, companions bool) {
 			}
 		}
 	}
+	if got := testchild.StartCmd(t, readerOutside(t, dir, regDir), "read", "REGISTRY="+path).Line(t); got != "rows: 1" {
+		t.Fatalf("the reader of a registry it cannot write beside: %s", got)
+	}
+}
+
+// readerOutside is a reader (a copy of the test binary in dir) of the
+// registry in regDir, which it owns but may no longer write in: regDir
+// is made read-only (as a read-only home in a sandbox), and a root test
+// gives regDir and what is in it to an unprivileged user, who reads.
+func readerOutside(t *testing.T, dir, regDir string) *exec.Cmd {
+	t.Helper()
 	reader := exec.Command(testchild.Copy(t, filepath.Join(dir, "reader"), 0o755), "-test.run=^$")
 	if os.Geteuid() == 0 {
 		entries, _ := os.ReadDir(regDir)
@@ -110,8 +121,25 @@ func readWhereItsDirectoryCannotBeWritten(t *testing.T, companions bool) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.Chmod(regDir, 0o755) })
-	if got := testchild.StartCmd(t, reader, "read", "REGISTRY="+path).Line(t); got != "rows: 1" {
-		t.Fatalf("the reader of a registry it cannot write beside: %s", got)
+	return reader
+}
+
+// A registry whose writer was killed in the middle of a write, read where
+// the reader may not write the registry's directory (a read-only home in
+// a sandbox), cannot be rolled back, nor read: the reader says why, never
+// that no row is there. (It said "attempt to write a readonly database".)
+func TestARegistryWhoseWriterWasKilledMidWriteSaysWhyItCannotBeRead(t *testing.T) {
+	dir := testtemp.Dir(t)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	regDir := filepath.Join(dir, "registry")
+	path := filepath.Join(regDir, "runtimes.db")
+	register(t, path, allAlive, testRow("rt-1", "default", 100))
+	killWriteInJournal(t, path)
+	got := testchild.StartCmd(t, readerOutside(t, dir, regDir), "read", "REGISTRY="+path).Line(t)
+	if !strings.Contains(got, "runtimes.db-journal, which only a process that may write the registry and its directory can roll back") {
+		t.Fatalf("the reader of a registry whose write was cut off, which it cannot roll back: %s", got)
 	}
 }
 

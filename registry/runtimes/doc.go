@@ -9,7 +9,9 @@
 // lock upgrade (four racing processes fail without immediate transactions,
 // and none fail with them: scenarios/bench/README.md). Readers open the file
 // read-only and query-only, and never create it, so an inventory changes no
-// byte of it. The schema is versioned in user_version ([SchemaVersion]);
-// migrations are additive and idempotent, run in one immediate transaction,
-// and a newer database stays usable by an older binary.
+// byte of it, but to roll back a write cut off (its writer killed) as any
+// SQLite client that may write does. The schema is versioned in
+// user_version ([SchemaVersion]); migrations are additive and idempotent,
+// run in one immediate transaction, and a newer database stays usable by
+// an older binary.
 package runtimes

@@ -109,9 +109,11 @@ func (r *DB) Remove(ctx context.Context, runtimeID string) (bool, error) {
 // a byte of it: the file is opened read-only and query-only, and a missing
 // file is not created — it means no server ever registered, and the answer
 // is no rows. (Like any reader of a WAL database, SQLite creates the -wal
-// and -shm companions beside an existing file when they are missing; the
-// database file itself is never written.) A path that cannot be read is an error: the inventory is then
-// incomplete, never empty. Rows that cannot be read (a column of another
+// and -shm companions beside an existing file when they are missing; a
+// write cut off, its writer killed, is rolled back, as any SQLite client
+// that may write does before it reads; the database file itself is never
+// written otherwise.) A path that cannot be read is an error: the
+// inventory is then incomplete, never empty. Rows that cannot be read (a column of another
 // type: changed by other hands) are an error too, which names them, given
 // with every other row.
 func Read(ctx context.Context, path string) ([]fleet.Row, error) {
