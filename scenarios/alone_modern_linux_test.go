@@ -17,6 +17,7 @@ import (
 // into the checkout's history, rather than being refused there for having
 // no initialize and staying alone for good.
 func TestAModernClientServedAloneJoinsWithTheCallsItMadeThere(t *testing.T) {
+	t.Parallel()
 	for _, tool := range []string{"majordomus_peers", "majordomus_repository"} {
 		t.Run(tool, func(t *testing.T) {
 			dir := checkout(t)

@@ -17,6 +17,7 @@ import (
 // call is answered nothing (docs/design.md#failover), while the call
 // written after it is answered.
 func TestACallCancelledWhileItsLeaseholderIsStoppedIsAnsweredNothing(t *testing.T) {
+	t.Parallel()
 	dir := checkout(t)
 	a := shared(t, dir, "--log-level", "debug")
 	openIn(t, a, modern, "modern-agent")

@@ -25,6 +25,7 @@ import (
 // original's server and lease are left alone. (It was bridged to the original's server, its
 // board and its layer, as long as that ran.)
 func TestACopiedCheckoutIsServedByItsOwnServer(t *testing.T) {
+	t.Parallel()
 	for _, linked := range []bool{false, true} { // cp -a, and cp -al: its files hard links to the original's
 		t.Run(map[bool]string{false: "copied", true: "hard-linked"}[linked], func(t *testing.T) {
 			original := checkout(t)

@@ -20,6 +20,7 @@ import (
 // continued, and the peer id the handshake gave is the one the shared board
 // knows.
 func TestAFrozenLeaseholderHoldsBackNoNewClientsHandshake(t *testing.T) {
+	t.Parallel()
 	dir := checkout(t)
 	a := shared(t, dir)
 	initialize(t, a, "claude-code")

@@ -21,6 +21,7 @@ var quickBeats = []string{"--heartbeat", "300ms", "--busy-grace", "2s", "--probe
 // there. (One that is only slow is kept:
 // TestASlowLeaseholderIsNeverReplaced.)
 func TestAFrozenLeaseholderIsReplacedBeforeAnyoneAsks(t *testing.T) {
+	t.Parallel()
 	dir := checkout(t)
 	a := shared(t, dir, quickBeats...)
 	initialize(t, a, "claude-code")
@@ -58,6 +59,7 @@ func TestAFrozenLeaseholderIsReplacedBeforeAnyoneAsks(t *testing.T) {
 // client is not told that its server no longer serves the checkout: it
 // does, and serves it still.
 func TestASlowLeaseholderIsNeverReplaced(t *testing.T) {
+	t.Parallel()
 	slow := []string{"--heartbeat", "300ms", "--busy-grace", "8s", "--probe-timeout", "4s"}
 	dir := checkout(t)
 	a := shared(t, dir, slow...)
@@ -103,6 +105,7 @@ func TestASlowLeaseholderIsNeverReplaced(t *testing.T) {
 // (docs/design.md#convergence). C's own heartbeat and probes would take
 // minutes; its call is answered by the server B's heartbeat put in place.
 func TestABridgeOfAReplacedFrozenLeaseholderMovesAtItsNextCall(t *testing.T) {
+	t.Parallel()
 	dir := checkout(t)
 	a := shared(t, dir, quickBeats...)
 	initialize(t, a, "claude-code")
@@ -133,6 +136,7 @@ func TestABridgeOfAReplacedFrozenLeaseholderMovesAtItsNextCall(t *testing.T) {
 // client's presence there, under the same peer id: both clients stay on
 // the board (docs/design.md#nothing-is-lost).
 func TestAFrozenLeaseholderOfModernClientsIsReplacedBeforeAnyoneAsks(t *testing.T) {
+	t.Parallel()
 	dir := checkout(t)
 	a := shared(t, dir, quickBeats...)
 	initialize(t, a, "claude-code")

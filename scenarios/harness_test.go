@@ -3,10 +3,12 @@ package scenarios
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -46,9 +48,25 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "building majordomus-mcp:", err)
 		os.Exit(1)
 	}
+	waitInParallel()
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// waitInParallel lets four of the scenarios that call t.Parallel run at
+// once where the machine has fewer processors (go test's default is one a
+// processor), unless -parallel says otherwise: those scenarios spend their
+// time waiting on their processes' timers (graces, heartbeats, retries),
+// using a tenth of a processor or less, and run alone they were most of
+// the suite's time.
+func waitInParallel() {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set && runtime.GOMAXPROCS(0) < 4 {
+		flag.Set("test.parallel", "4")
+	}
 }
 
 // trackSources reads every source file of the module once, from inside a

@@ -15,6 +15,7 @@ import (
 // SQLite's busy timeout behind another process's lock), joins the
 // checkout's history, in order, before its answer reaches the client.
 func TestACallRunningAsItsClientJoinsJoinsTheHistoryInOrder(t *testing.T) {
+	t.Parallel()
 	dir := checkout(t)
 	reg := filepath.Join(t.TempDir(), "registry.db")
 	elsewhere := shared(t, checkout(t), "--registry", reg) // makes the registry

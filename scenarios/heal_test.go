@@ -21,6 +21,7 @@ import (
 // both bridges are served alone. Once the directory is back, both join one
 // board, their ids and announcement kept, each told so.
 func TestClientsServedAloneJoinOneBoardOnceTheLeaseDirectoryIsBack(t *testing.T) {
+	t.Parallel()
 	dir := checkout(t)
 	a, b, c := leaseholderAndTwo(t, dir)
 	if isErr, text, _ := b.CallTool(ctx(t), "majordomus_announce", map[string]any{"intent": "the ordering rule", "scope": []string{"apps"}}, nil); isErr {
@@ -102,6 +103,7 @@ func TestClientsServedAloneJoinOneBoardOnceTheLeaseDirectoryIsBack(t *testing.T)
 // Every call it made alone, its announcement first, is in the shared
 // history, in order, under that one new id.
 func TestAClientServedAloneFromTheStartJoinsAndIsToldItsNewPeerID(t *testing.T) {
+	t.Parallel()
 	dir := checkout(t)
 	a, usable := aloneFromTheStart(t, dir)
 	if isErr, text, _ := a.CallTool(ctx(t), "majordomus_announce", map[string]any{"intent": "alone, then shared", "scope": []string{"docs"}}, nil); isErr {
@@ -200,6 +202,7 @@ func leaseholderUnder(t *testing.T, dir string, usable func(), id string) *mcpcl
 // whether the first client joins as the leaseholder or through a bridge;
 // the first client's own calls join the history under its new id.
 func TestAnIDNumberedAloneIsNeverADepartedPeersOnJoining(t *testing.T) {
+	t.Parallel()
 	for _, through := range []string{"its own lease", "a bridge"} {
 		t.Run(through, func(t *testing.T) {
 			dir := checkout(t)
@@ -267,6 +270,7 @@ func TestAnIDNumberedAloneIsNeverADepartedPeersOnJoining(t *testing.T) {
 // state as a change, and tried again a second later, every time, for
 // ever. Each try says why it failed, once.
 func TestAServerThatWillNotStartIsTriedAgainLessAndLessOften(t *testing.T) {
+	t.Parallel()
 	dir := checkout(t)
 	p := shared(t, dir, "--http-host", "203.0.113.1", "--log-level", "debug")
 	initialize(t, p, "claude-code")
@@ -327,6 +331,7 @@ func TestAClientNothingCouldServeJoinsOnceAServerRuns(t *testing.T) {
 // the warning that it now shares: what it asked to hear decides, on the
 // shared server as alone. (The notice was written to it whatever it asked.)
 func TestAClientThatJoinsIsToldOnlyWhatItAskedToHear(t *testing.T) {
+	t.Parallel()
 	dir := checkout(t)
 	a, usable := aloneFromTheStart(t, dir)
 	if r, err := a.Call(ctx(t), "logging/setLevel", map[string]any{"level": "error"}); err != nil || r.Error != nil {
@@ -351,6 +356,7 @@ func TestAClientThatJoinsIsToldOnlyWhatItAskedToHear(t *testing.T) {
 // server's session of it, and what majordomus://server says changed with
 // the move itself (no longer served alone).
 func TestAClientThatJoinsIsToldWhatItSubscribedToMayHaveChanged(t *testing.T) {
+	t.Parallel()
 	dir := checkout(t)
 	a, usable := aloneFromTheStart(t, dir)
 	subscribed := []string{"majordomus://server", "majordomus://prompt/review@1"}
@@ -389,6 +395,7 @@ func TestAClientThatJoinsIsToldWhatItSubscribedToMayHaveChanged(t *testing.T) {
 // server served (majordomus://repository says another), and
 // majordomus://server no longer says it is served alone.
 func TestAClientServedAloneThatTakesTheLeaseIsToldWhatItSubscribedToMayHaveChanged(t *testing.T) {
+	t.Parallel()
 	dir := checkout(t)
 	l := shared(t, dir)
 	initialize(t, l, "claude-code")

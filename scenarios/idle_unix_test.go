@@ -15,6 +15,7 @@ import (
 // manifest's idle timeout (not the default 90 s), and the server ends with
 // it, giving the lease back.
 func TestAServerWhoseOwnerLeftEndsAtItsIdleTimeoutWhenItsPeerFallsSilent(t *testing.T) {
+	t.Parallel()
 	dir := checkoutTimed(t, "  session_idle_timeout_seconds: 2\n  bridge_heartbeat_seconds: 0.5\n")
 	a := shared(t, dir)
 	initialize(t, a, "claude-code")

@@ -15,6 +15,7 @@ import (
 // process had taken the lease over — is a call the client was answered:
 // it is in the checkout's history (docs/design.md#nothing-is-lost).
 func TestACallAnsweredByAResumedLeaseholderIsInTheHistory(t *testing.T) {
+	t.Parallel()
 	a, b, c, peer := frozenUnderTwo(t)
 	search, err := b.Send("tools/call", map[string]any{"name": "majordomus_search", "arguments": map[string]any{"query": "review"}})
 	if err != nil {
@@ -51,6 +52,7 @@ func TestACallAnsweredByAResumedLeaseholderIsInTheHistory(t *testing.T) {
 // refused as its tool call is, and each of its calls keeps a key of its
 // own).
 func TestABatchAnsweredByAResumedLeaseholderIsInTheHistory(t *testing.T) {
+	t.Parallel()
 	a, b, c, peer := frozenUnderTwo(t)
 	if err := b.SendLine(`[{"jsonrpc":"2.0","id":901,"method":"tools/call","params":{"name":"majordomus_search","arguments":{"query":"review"}}},{"jsonrpc":"2.0","id":902,"method":"tools/call","params":{"name":"majordomus_search","arguments":{"query":"commit"}}}]`); err != nil {
 		t.Fatal(err)

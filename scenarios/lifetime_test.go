@@ -101,6 +101,7 @@ func TestAPeerKilledHardDoesNotKeepTheServerAlive(t *testing.T) {
 // S13: a direct HTTP session that never says goodbye expires at the idle
 // timeout, and the server whose owner left ends then.
 func TestAnIdleSessionExpires(t *testing.T) {
+	t.Parallel()
 	dir := checkout(t)
 	a := shared(t, dir, "--idle-timeout", "2s", "--heartbeat", "1s")
 	initialize(t, a, "claude-code")

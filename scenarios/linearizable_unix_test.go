@@ -31,6 +31,7 @@ import (
 // history is linearizable, every client keeps its peer id, and the same
 // history with one answered announcement lost is not.
 func TestBoardHistoriesThroughThreeTakeOversAreLinearizable(t *testing.T) {
+	t.Parallel()
 	dir := checkout(t)
 	r := &recorder{start: time.Now(), changed: make(chan struct{})}
 	// A frozen owner is given up after a busy grace; under load, a live

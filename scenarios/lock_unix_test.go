@@ -18,6 +18,7 @@ import (
 // unusable lease directory: the client serves the checkout once the lock
 // is let go, within its election, and is never served alone meanwhile.
 func TestALeaseLockHeldAsAClientStartsIsWaitedFor(t *testing.T) {
+	t.Parallel()
 	dir := checkout(t)
 	f := holdLeaseLock(t, dir)
 	a := shared(t, dir)
@@ -33,6 +34,7 @@ func TestALeaseLockHeldAsAClientStartsIsWaitedFor(t *testing.T) {
 // a lease lock held past its election's bound, and ends as it said: its
 // wait line does not promise a client served alone.
 func TestServeSaysItEndsWhenALeaseLockOutlastsItsElection(t *testing.T) {
+	t.Parallel()
 	dir := checkout(t)
 	holdLeaseLock(t, dir)
 	p := start(t, dir, "serve", "--http-port", "0", "--election-bound", "3s", "--busy-grace", "2s", "--probe-timeout", "1s")

@@ -24,6 +24,7 @@ import (
 // registry's TestAnOwnerInOtherNamespacesIsJudgedByTheLockItHolds proves
 // the judging for every user, with a real lock.
 func TestAContainerAndItsHostNeverFightOverTheLease(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Log("not root: no namespaces to run a container's process in")
 		return

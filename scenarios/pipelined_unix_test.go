@@ -24,6 +24,7 @@ import (
 // standalone: tools/list is answered with the tools, after the answer to
 // initialize.
 func TestRequestsPipelinedBehindInitializeAreServed(t *testing.T) {
+	t.Parallel()
 	roles := map[string]func(t *testing.T) *mcpclient.Process{
 		"first, as it starts": func(t *testing.T) *mcpclient.Process { return shared(t, checkout(t)) },
 		"leaseholder": func(t *testing.T) *mcpclient.Process {

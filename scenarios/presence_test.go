@@ -16,6 +16,7 @@ import (
 // leaseholder whose own client left keeps serving while such a client
 // lives, and ends after it.
 func TestASilentModernClientStaysOnTheBoardWhileItsProcessLives(t *testing.T) {
+	t.Parallel()
 	dir := checkout(t)
 	a := shared(t, dir, "--idle-timeout", "2s", "--heartbeat", "1s")
 	initialize(t, a, "claude-code")

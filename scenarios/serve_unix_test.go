@@ -23,6 +23,7 @@ import (
 // process whose parent changed ends with its last session), and SIGTERM
 // still ends it and removes the lease.
 func TestServeOutlivesTheProcessThatStartedIt(t *testing.T) {
+	t.Parallel()
 	dir := checkout(t)
 	logFile := filepath.Join(t.TempDir(), "serve.log")
 	trackSources()

@@ -21,6 +21,7 @@ import (
 // the stopped process, continued, finds its lease lost and ends with its
 // client.
 func TestAStoppedLeaseholderIsTakenOverAfterTheBusyGrace(t *testing.T) {
+	t.Parallel()
 	dir := checkout(t)
 	a := shared(t, dir)
 	initialize(t, a, "claude-code")
@@ -79,6 +80,7 @@ func TestAStoppedLeaseholderIsTakenOverAfterTheBusyGrace(t *testing.T) {
 // checkout's current server, into its board and history, as the calls of
 // a bridge do.
 func TestAContinuedLeaseholderAnswersItsClientFromTheCurrentServer(t *testing.T) {
+	t.Parallel()
 	dir := checkout(t)
 	a := shared(t, dir)
 	initialize(t, a, "claude-code")

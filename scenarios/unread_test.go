@@ -161,6 +161,7 @@ func TestALeaseholderWhoseHostStopsReadingDiesOfSIGTERM(t *testing.T) {
 // over when its lease is lost, to the server it starts again; when the
 // host reads again, that session is the one served and notified.
 func TestAStalledLeaseholderHandsItsClientOverAndServesItWhenRead(t *testing.T) {
+	t.Parallel()
 	dir, logFile, a := stalledLeaseholder(t)
 	if err := os.WriteFile(leasePath(dir), []byte("{not a lease"), 0o600); err != nil {
 		t.Fatal(err)

@@ -124,6 +124,7 @@ func truncate(t *testing.T, dir string) {
 // attaching while the server says it is full, and joins once the server
 // has room. Neither says each try at info.
 func TestAFullServerServesANewcomerAloneAtOnceUntilItHasRoom(t *testing.T) {
+	t.Parallel()
 	dir := checkout(t)
 	a := shared(t, dir, "--max-sessions", "1", "--log-level", "debug")
 	initialize(t, a, "claude-code") // its own client takes no HTTP session
