@@ -355,6 +355,7 @@ func (f *freezer) freeze() {
 // then hung, and a host killed it. Cut short instead, the re-opening left
 // its session on the server, its peer id held, until the idle timeout.)
 func TestClosingWaitsAProbeAtMostForASessionBeingOpenedAgain(t *testing.T) {
+	t.Parallel()
 	for _, by := range []string{"its stream", "a client's message"} {
 		t.Run(by, func(t *testing.T) {
 			s, g, b := gatedBridge(t, 2)

@@ -98,6 +98,7 @@ func TestAFrozenServerFailsOverOnceItsProbesFallSilent(t *testing.T) {
 // says so, not once its probes were silent for GoneAfter (an hour here):
 // the read-only call waiting on it is resent where the bridge fails over.
 func TestAServerWhoseOwnerIsExitingIsLeftAtItsFirstProbe(t *testing.T) {
+	t.Parallel()
 	f1, f2 := newFixture(), newFixture()
 	f2.releaseAll()
 	t.Cleanup(f1.releaseAll)
@@ -130,6 +131,7 @@ func TestAServerWhoseOwnerIsExitingIsLeftAtItsFirstProbe(t *testing.T) {
 // A tool that is merely slow on a live server is never cut short, however
 // long past GoneAfter it runs: the server answers its probes meanwhile.
 func TestASlowToolOnALiveServerIsNeverCutShort(t *testing.T) {
+	t.Parallel()
 	f := newFixture()
 	t.Cleanup(f.releaseAll)
 	s := serveHTTP(t, httpserver.Config{MCP: f.srv})
@@ -160,6 +162,7 @@ func TestASlowToolOnALiveServerIsNeverCutShort(t *testing.T) {
 // is not silent: the election's own probe would find it live, so a call
 // that may have run on it is never cut short as "outcome unknown".
 func TestALiveServerAnsweringItsProbesSlowlyIsNeverLeft(t *testing.T) {
+	t.Parallel()
 	f := newFixture()
 	t.Cleanup(f.releaseAll)
 	answered := make(chan struct{}, 64)
@@ -371,6 +374,7 @@ func TestAServerThatAcceptsButNeverProvesIsSilent(t *testing.T) {
 // presence was silent for before. Here the server writes no keep-alive (an
 // older build), or the bridge's heartbeat is below its keep-alive.
 func TestOneSlowIdleProbeNeverLeavesALiveServer(t *testing.T) {
+	t.Parallel()
 	for _, keepAlive := range []time.Duration{time.Hour, 1500 * time.Millisecond} {
 		f1, f2 := newFixture(), newFixture()
 		f2.releaseAll()
@@ -412,6 +416,7 @@ func TestOneSlowIdleProbeNeverLeavesALiveServer(t *testing.T) {
 // once its probes have been silent for the grace: trying to open the
 // presence is not hearing the server.
 func TestAPresenceThatCannotOpenOnAFrozenServerLeavesIt(t *testing.T) {
+	t.Parallel()
 	url := frozenServer(t)
 	alive := func(ctx context.Context) error { // a frozen server: every probe times out
 		select {

@@ -289,6 +289,7 @@ func TestConnectionsWithoutTheTokenMakeRoom(t *testing.T) {
 // waiting for that request, until its bound, or forever under none, with
 // the lease's release behind it. Shutdown closes it as it begins.
 func TestAConnectionWithoutTheTokenHoldsNoShutdown(t *testing.T) {
+	t.Parallel()
 	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv})
 	addr := strings.TrimPrefix(s.url, "http://")
 	conn, err := net.Dial("tcp", addr)
