@@ -83,6 +83,10 @@ type Config struct {
 	// ListenKeepAlive is how long a 2026-07-28 listen stream stays silent
 	// before a comment is written on it. Default DefaultListenKeepAlive.
 	ListenKeepAlive time.Duration
+	// StreamEndBound is how long a stream EndStreams ends stays open when
+	// its writer does not reach the mark (a POST in flight took it).
+	// Default a second.
+	StreamEndBound time.Duration
 	// MaxSessions caps the live sessions. Default 512.
 	MaxSessions int
 	// MaxConnections caps the open connections. Default four for each
@@ -156,6 +160,7 @@ func New(cfg Config) *Server {
 	cfg.MaxBody = positiveOr(cfg.MaxBody, defaultMaxBody)
 	cfg.BodyTimeout = positiveOr(cfg.BodyTimeout, defaultBodyTimeout)
 	cfg.ListenKeepAlive = positiveOr(cfg.ListenKeepAlive, DefaultListenKeepAlive)
+	cfg.StreamEndBound = positiveOr(cfg.StreamEndBound, time.Second)
 	cfg.MaxSessions = positiveOr(cfg.MaxSessions, DefaultMaxSessions)
 	cfg.MaxConnections = positiveOr(cfg.MaxConnections, connectionsPerSession*min(max(cfg.MaxSessions, DefaultMaxSessions), math.MaxInt/connectionsPerSession))
 	cfg.Logger = cmp.Or(cfg.Logger, zap.NewNop())
@@ -220,7 +225,7 @@ func (h *Server) EndStreams() {
 			end()
 			continue
 		}
-		time.AfterFunc(streamEndBound, end)
+		time.AfterFunc(h.cfg.StreamEndBound, end)
 	}
 }
 

@@ -132,12 +132,8 @@ func (h *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 }
 
 // streamEndMethod is the method of the mark EndStreams sends a session
-// through its notifications, after what it was told; streamEndBound bounds
-// how long a stream whose writer does not reach the mark stays open.
-const (
-	streamEndMethod = "majordomus/stream-end"
-	streamEndBound  = time.Second
-)
+// through its notifications, after what it was told.
+const streamEndMethod = "majordomus/stream-end"
 
 // streamEndEvent is how mcp-go writes the mark on a GET stream.
 var streamEndEvent = []byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"" + streamEndMethod + "\"")

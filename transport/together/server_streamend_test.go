@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/httpserver"
@@ -32,7 +33,7 @@ func markReachesNoClient(t *testing.T, post string) {
 	t.Helper()
 	for range 40 {
 		f := newFixture()
-		s := serveHTTP(t, httpserver.Config{MCP: f.srv})
+		s := serveHTTP(t, httpserver.Config{MCP: f.srv, StreamEndBound: 20 * time.Millisecond}) // when the POST takes the mark
 		c := newClient(t, s.url)
 		sid := c.initialize()
 		req, err := http.NewRequest(http.MethodGet, s.url+"/mcp", nil)
