@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -129,10 +130,10 @@ var ErrNotAnObject = errors.New("a message must be a JSON object")
 // ReadEnvelope decodes the envelope of one message (not a batch); what is
 // not a JSON object is no message.
 func ReadEnvelope(msg json.RawMessage) (Envelope, error) {
-	var e Envelope
 	if !isObject(msg) {
-		return e, ErrNotAnObject
+		return Envelope{}, ErrNotAnObject
 	}
+	var e Envelope // on the heap: only what is an object is read
 	err := json.Unmarshal(msg, &e)
 	return e, err
 }
@@ -140,13 +141,12 @@ func ReadEnvelope(msg json.RawMessage) (Envelope, error) {
 // SplitBatch returns the members of a batch, or nil and false when msg is
 // not a JSON array.
 func SplitBatch(msg json.RawMessage) ([]json.RawMessage, bool) {
-	trimmed := bytes.TrimLeft(msg, " \t\r\n")
-	if len(trimmed) == 0 || trimmed[0] != '[' {
+	if !isBatch(msg) {
 		return nil, false
 	}
-	var members []json.RawMessage
-	if err := json.Unmarshal(trimmed, &members); err != nil {
-		return nil, false
+	members := []json.RawMessage{}
+	for _, m := range eachMember(msg) {
+		members = append(members, m)
 	}
 	return members, true
 }
@@ -157,6 +157,49 @@ func Members(msg json.RawMessage) []json.RawMessage {
 		return members
 	}
 	return []json.RawMessage{msg}
+}
+
+// eachMember yields the members of msg when it is a batch, else msg
+// alone, one at a time and each a slice of msg (capped, so that an append
+// copies): a 16 MiB line of the smallest members, split into copies all
+// at once, cost a process 1 GB. A batch is found by one pass that follows
+// only strings and nesting, so msg must be valid JSON: what is not, is
+// yielded whole.
+func eachMember(msg json.RawMessage) iter.Seq2[int, json.RawMessage] {
+	return func(yield func(int, json.RawMessage) bool) {
+		if !isBatch(msg) {
+			yield(0, msg)
+			return
+		}
+		t := bytes.TrimLeft(msg, " \t\r\n")
+		depth, start, n, inString, escaped := 0, 1, 0, false, false
+		for j := 1; j < len(t); j++ {
+			switch c := t[j]; {
+			case inString:
+				escaped, inString = !escaped && c == '\\', escaped || c != '"'
+			case c == '"':
+				inString = true
+			case c == '[' || c == '{':
+				depth++
+			case depth > 0 && (c == ']' || c == '}'):
+				depth--
+			case depth == 0 && (c == ',' || c == ']'):
+				if m := bytes.Trim(t[start:j], " \t\r\n"); len(m) > 0 {
+					if !yield(n, m[:len(m):len(m)]) {
+						return
+					}
+					n++
+				}
+				start = j + 1
+			}
+		}
+	}
+}
+
+// isBatch reports whether msg is a JSON array: a batch.
+func isBatch(msg json.RawMessage) bool {
+	t := bytes.TrimLeft(msg, " \t\r\n")
+	return len(t) > 0 && t[0] == '[' && json.Valid(t)
 }
 
 // isObject reports whether msg is a JSON object.
@@ -171,7 +214,7 @@ func Gather(msg json.RawMessage, answers [][]byte) []byte {
 	if len(answers) == 0 {
 		return nil
 	}
-	if _, batch := SplitBatch(msg); !batch {
+	if !isBatch(msg) {
 		return answers[0]
 	}
 	raw := make([]json.RawMessage, len(answers))
@@ -208,7 +251,7 @@ const maxBatchAnswerBytes = 16 << 20
 func GatherEach(msg json.RawMessage, answer func(i int, member json.RawMessage) ([]byte, bool)) ([]byte, bool) {
 	var answers [][]byte
 	gathered := 0
-	for i, m := range Members(msg) {
+	for i, m := range eachMember(msg) {
 		a, ok := []byte(nil), true
 		if gathered < maxBatchAnswerBytes {
 			a, ok = answer(i, m)
