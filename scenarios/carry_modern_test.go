@@ -1,9 +1,14 @@
 package scenarios
 
 import (
+	"encoding/json"
+	"fmt"
+	"net/http"
 	"os"
 	"syscall"
 	"testing"
+
+	"github.com/majordomus-mcp/majordomus-mcp/internal/mcpclient"
 )
 
 // A 2026-07-28 client need not send server/discover: one whose first
@@ -75,5 +80,76 @@ func TestAModernClientThatNeverDiscoveredKeepsItsIDAcrossTakeOvers(t *testing.T)
 	}
 	if got := peerCounter(t, dir); got != counter {
 		t.Errorf("the peer counter went from %d to %d over the take-overs", counter, got)
+	}
+}
+
+// A 2026-07-28 client says who it is on every request, and may say it
+// differently from one request to the next (a new clientInfo version):
+// the board shows it as its last request named it, and still does once
+// its session was carried on, whether it was served in process (its
+// server lost its lease, and its own process took over) or bridged (its
+// server was killed, and its process took over), silent since.
+func TestAModernClientIsNamedAsItsLastRequestNamedItAfterAMove(t *testing.T) {
+	as := func(version string) map[string]any {
+		meta := mcpclient.ModernMeta("modern-agent")
+		meta["io.modelcontextprotocol/clientInfo"] = map[string]any{"name": "modern-agent", "version": version}
+		return meta
+	}
+	named := func(p *mcpclient.Process) {
+		t.Helper()
+		for i, method := range []string{"server/discover", "prompts/list"} {
+			if r, err := p.Call(ctx(t), method, mcpclient.WithMeta(nil, as(fmt.Sprint(i+1)))); err != nil || r.Error != nil {
+				t.Fatalf("%s: %+v %v", method, r.Error, err)
+			}
+		}
+	}
+	for _, mode := range []string{"in process", "bridged"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := checkout(t)
+			a := shared(t, dir)
+			m := a
+			if mode == "bridged" {
+				initialize(t, a, "claude-code")
+				serverURL(t, a)
+				m = shared(t, dir)
+				attached(t, m)
+			}
+			named(m)
+			if mode == "bridged" {
+				a.Signal(syscall.SIGKILL)
+				a.Wait(ctx(t))
+			} else {
+				serverURL(t, a)
+				if err := os.WriteFile(leasePath(dir), []byte("{not a lease"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := m.WaitLog(ctx(t), "took over as the shared server"); err != nil {
+				t.Fatal(err)
+			}
+			c := connect(t, dir)
+			status, _, body := httpDo(t, http.MethodGet, c.base()+"/board/api/peers", nil, c.with(nil))
+			var board struct {
+				Peers []struct {
+					Client   struct{ Name, Version string }
+					Attached bool
+				}
+			}
+			if status != http.StatusOK || json.Unmarshal(body, &board) != nil {
+				t.Fatalf("GET /board/api/peers: %d %s", status, body)
+			}
+			found := false
+			for _, p := range board.Peers {
+				if p.Attached && p.Client.Name == "modern-agent" {
+					found = true
+					if p.Client.Version != "2" {
+						t.Errorf("after the move the board names the client version %s; its last request said 2: %s", p.Client.Version, body)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("the client is not on the board after the move: %s", body)
+			}
+		})
 	}
 }

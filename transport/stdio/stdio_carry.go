@@ -34,18 +34,6 @@ func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMes
 		}
 	}
 	params := wire.ParamsOf(msg)
-	// A 2026-07-28 client says who it is on every request, and may never
-	// announce or discover: whatever carries its session (its history, the
-	// generation it was told) does so in its name.
-	if wire.MayHold(msg, mcp.MetaKeyProtocolVersion) && !carry.Carrying(ctx) {
-		if meta, _ := wire.MetaOf(params); wire.Taken(meta) {
-			r.mu.Lock()
-			if r.carried.Initialize == nil {
-				r.carried.Meta = bytes.Clone(meta)
-			}
-			r.mu.Unlock()
-		}
-	}
 	var call struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
@@ -101,6 +89,23 @@ func (r *sessionRecord) note(ctx context.Context, method string, msg json.RawMes
 		}
 	default: // a subscription, an unsubscription or a logging level granted
 		r.carried.Heard.NoteHeard(method, params)
+	}
+}
+
+// named records meta, the _meta of a 2026-07-28 request, as it arrives
+// (as a bridge records it), whatever its method: such a client says who it
+// is on every request, and may never announce or discover, nor say it the
+// same way twice. Whatever carries its session (its announcement, its
+// history, the generation it was told) does so in the name its last
+// request gave, which the board shows.
+func (r *sessionRecord) named(ctx context.Context, meta json.RawMessage) {
+	if carry.Carrying(ctx) || !wire.Taken(meta) {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.carried.Initialize == nil {
+		r.carried.Meta = bytes.Clone(meta)
 	}
 }
 

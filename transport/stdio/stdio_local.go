@@ -158,7 +158,7 @@ func (l *Local) handleOne(ctx context.Context, msg json.RawMessage) []byte {
 		l.initializing.RLock()
 		defer l.initializing.RUnlock()
 	}
-	end, listen := l.track(env, msg)
+	end, listen := l.track(ctx, env, msg)
 	session := server.ClientSession(l.session)
 	if listen {
 		session = listening{l.session, string(env.ID)}
@@ -209,9 +209,10 @@ func (l *Local) Flush(ctx context.Context) {
 }
 
 // track begins tracking a 2026-07-28 request, which its client may
-// cancel, and marks the one a notifications/cancelled names; nil when msg
-// is not such a request. listen says it is a subscriptions/listen.
-func (l *Local) track(env wire.Envelope, msg json.RawMessage) (end func() bool, listen bool) {
+// cancel, and records who it says its client is; it marks the one a
+// notifications/cancelled names; nil when msg is not such a request.
+// listen says it is a subscriptions/listen.
+func (l *Local) track(ctx context.Context, env wire.Envelope, msg json.RawMessage) (end func() bool, listen bool) {
 	if env.Method != string(mcp.MethodNotificationCancelled) && !wire.MayHold(msg, mcp.MetaKeyProtocolVersion) {
 		return nil, false // not of that revision: decoded no further
 	}
@@ -220,7 +221,8 @@ func (l *Local) track(env wire.Envelope, msg json.RawMessage) (end func() bool, 
 		l.modern.Cancel(params)
 		return nil, false
 	}
-	if _, version := wire.MetaOf(params); env.IsRequest() && mcp.IsModernProtocol(version) {
+	if meta, version := wire.MetaOf(params); env.IsRequest() && mcp.IsModernProtocol(version) {
+		l.record.named(ctx, meta)
 		_, end := l.modern.Begin(context.Background(), env.ID) // its answer is dropped; it runs on
 		return end, env.Method == string(mcp.MethodSubscriptionsListen)
 	}
