@@ -19,14 +19,14 @@ import (
 // the layer's lists, and the resources it subscribed to, may have changed:
 // what changed while it moved was announced on neither server's session
 // of it. A 2026-07-28 client is told on each listen under way, of what
-// that listen asked to hear.
+// that listen asked to hear; one that initialized too, on its session
+// besides, as it hears a change in every mode.
 func (s *clientSession) relisted(c *carry.Session) {
 	if s.n.out == nil {
 		return
 	}
 	if len(c.Initialize) != 0 {
 		s.tellChanged(nil, mcp.SubscriptionFilter{ResourcesListChanged: true, PromptsListChanged: true, ResourceSubscriptions: c.Heard.Subscribed})
-		return
 	}
 	for _, msg := range s.listensUnderWay() {
 		var listen struct {
