@@ -133,6 +133,10 @@ func (l *Layer) Continue(generation uint64, digest string) bool {
 	return true
 }
 
+// Rebuild builds the next index now, as a watch does on a change: for a
+// layer that was not watched for a while, before it is served again.
+func (l *Layer) Rebuild() (old, ix *Index, published bool) { return l.rebuild() }
+
 // rebuild builds the next index and publishes it when its content differs
 // from the current one. It returns the old and new index when it published.
 func (l *Layer) rebuild() (old, ix *Index, published bool) {

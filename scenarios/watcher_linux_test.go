@@ -86,3 +86,85 @@ func inotifyOf(t *testing.T, pid int) (instances int, inodes map[uint64]bool) {
 	}
 	return instances, inodes
 }
+
+// A client served alone watches the layer itself; once it joins the
+// shared server its process only bridges, and holds no watch (no inotify
+// instance, no rebuild on every edit) for the rest of its life. When it
+// serves again, here as it takes the lease over, it watches the layer
+// anew, from the files as they are: the generation the last server gave
+// them, not one for each edit it missed.
+func TestAClientServedAloneStopsWatchingTheLayerWhenItJoins(t *testing.T) {
+	t.Parallel()
+	dir := checkout(t)
+	a, usable := aloneFromTheStart(t, dir)
+	pid := a.Cmd.Process.Pid
+	instancesBecome(t, pid, 1, "served alone")
+
+	d := leaseholderUnder(t, dir, usable, peersOf(t, a).Caller)
+	if _, err := a.WaitLog(ctx(t), "the layer is no longer watched here"); err != nil {
+		t.Fatal(err)
+	}
+	instancesBecome(t, pid, 0, "joined")
+	editTold(t, dir, d, "5. Is the README still true?\n")
+	if g := generationTold(t, d); g != 2 {
+		t.Fatalf("the leaseholder serves generation %d after one change, want 2", g)
+	}
+
+	d.Signal(syscall.SIGKILL)
+	d.Wait(ctx(t))
+	if _, err := a.WaitLog(ctx(t), "took over as the shared server"); err != nil {
+		t.Fatal(err)
+	}
+	instancesBecome(t, pid, 1, "took over")
+	if g := generationTold(t, a); g != 2 {
+		t.Errorf("taken over, the same files are generation %d, want 2 as before", g)
+	}
+	editTold(t, dir, a, "6. Are the tests still true?\n")
+	if g := generationTold(t, a); g != 3 {
+		t.Errorf("generation %d after the next change, want 3", g)
+	}
+}
+
+// A client answered in process while its election ran (its leaseholder
+// stopped) watched the layer for those answers; once attached, it no
+// longer does.
+func TestAClientAnsweredWhileItElectedStopsWatchingTheLayerWhenItAttaches(t *testing.T) {
+	t.Parallel()
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	stop(t, a)
+	b := shared(t, dir, "--busy-grace", "5m", "--election-bound", "10m")
+	initialize(t, b, "gemini-cli")
+	if _, err := b.WaitLog(ctx(t), "answering this client's handshake and the layer's lists and reads in process while the election runs"); err != nil {
+		t.Fatal(err)
+	}
+	instancesBecome(t, b.Cmd.Process.Pid, 1, "answering early")
+	if err := a.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.WaitLog(ctx(t), "the layer is no longer watched here"); err != nil {
+		t.Fatal(err)
+	}
+	instancesBecome(t, b.Cmd.Process.Pid, 0, "attached")
+}
+
+// instancesBecome waits for pid to hold want inotify instances, once the
+// process said it became what (a watch is put or closed by a goroutine
+// that says nothing).
+func instancesBecome(t *testing.T, pid, want int, what string) {
+	t.Helper()
+	c := ctx(t)
+	for {
+		instances, _ := inotifyOf(t, pid)
+		if instances == want {
+			return
+		}
+		select {
+		case <-c.Done():
+			t.Fatalf("%s, the process holds %d inotify instances, want %d", what, instances, want)
+		case <-time.After(10 * time.Millisecond): // no event tells
+		}
+	}
+}

@@ -23,7 +23,8 @@ import (
 // manifest are read by the command; its index and MCP surface are built
 // only when this process serves a client itself, so a process that
 // attaches to a shared server starts in milliseconds and a bridge whose
-// layer is broken can still attach.
+// layer is broken can still attach; and the layer is watched only while
+// it does (unwatch).
 type Checkout struct {
 	Root string
 	// RootID is the root directory's id as the checkout was found
@@ -43,10 +44,12 @@ type Checkout struct {
 	// checkout's servers share; nil (standalone) numbers them in process.
 	peerNumbers func(atLeast int) (int, error)
 
-	mu       sync.Mutex
-	served   *served        // nil until Load succeeds
-	refused  error          // Load's refusal of the layer, while it stands (layer.Unchanged)
-	watching sync.WaitGroup // the layer's watch, which ends with the life load was given
+	mu        sync.Mutex
+	served    *served            // nil until Load succeeds
+	refused   error              // Load's refusal of the layer, while it stands (layer.Unchanged)
+	stopWatch context.CancelFunc // ends the layer's watch; nil while none runs
+	watched   chan struct{}      // closed once the last watch begun has ended
+	watching  sync.WaitGroup     // the layer's watches, which end with the life load was given
 }
 
 // served is a loaded layer with the MCP surface over it.
@@ -67,17 +70,19 @@ func (c *Checkout) unshared() *surface.Executions {
 }
 
 // Load builds the index and the MCP surface once, and watches the layer
-// until life ends — the process's lifetime, not the caller's: a server is
-// often started under a context that bounds only its start. describe says
-// what the process is, for majordomus_server; idle is the resolved idle
-// timeout. A failure is returned (its layer error kept for errors.Is); a
-// later call tries again, but for a refusal whose files have not changed,
-// which it returns as it is: a client nothing could serve tries to share
-// now and then, and each try would build the layer twice.
+// until life ends (the process's lifetime, not the caller's: a server is
+// often started under a context that bounds only its start) or unwatch; a
+// later call watches it again. describe says what the process is, for
+// majordomus_server; idle is the resolved idle timeout. A failure is
+// returned (its layer error kept for errors.Is); a later call tries again,
+// but for a refusal whose files have not changed, which it returns as it
+// is: a client nothing could serve tries to share now and then, and each
+// try would build the layer twice.
 func (c *Checkout) load(life context.Context, describe func() surface.Process, idle time.Duration) (*served, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.served != nil {
+		c.watch(life)
 		return c.served, nil
 	}
 	if c.refused != nil && layer.Unchanged(c.refused) {
@@ -107,13 +112,52 @@ func (c *Checkout) load(life context.Context, describe func() surface.Process, i
 
 		LogLinesDropped: c.LogLinesDropped,
 	})
+	c.served = &served{layer: lay, surface: surf}
+	c.watch(life)
+	return c.served, nil
+}
+
+// watch watches the served layer until life ends or unwatch, unless it is
+// watched now (mu held). Watched again, the index is first rebuilt with
+// what changed meanwhile, before anything is served from it; and as a
+// layer has one watch at a time, the new one waits for the one before to
+// end.
+func (c *Checkout) watch(life context.Context) {
+	if c.stopWatch != nil || life.Err() != nil {
+		return
+	}
+	lay, surf := c.served.layer, c.served.surface
+	before, ended := c.watched, make(chan struct{})
+	if before != nil {
+		if old, ix, ok := lay.Rebuild(); ok {
+			surf.IndexChanged(old, ix)
+		}
+	}
+	ctx, stop := context.WithCancel(life)
+	c.stopWatch, c.watched = stop, ended
 	c.watching.Go(func() {
-		if err := lay.Watch(life, surf.IndexChanged); err != nil {
+		defer close(ended)
+		if before != nil {
+			<-before
+		}
+		if err := lay.Watch(ctx, surf.IndexChanged); err != nil {
 			c.Logger.Warn("watching the layer failed; changes are not picked up", zap.Error(err))
+		} else if life.Err() == nil {
+			c.Logger.Info("the layer is no longer watched here: this process bridges its client to the shared server, which watches it")
 		}
 	})
-	c.served = &served{layer: lay, surface: surf}
-	return c.served, nil
+}
+
+// unwatch stops the layer's watch: this process serves nobody on it now
+// (it bridges its client to another's server), and a watch would hold an
+// inotify instance and rebuild the index on every edit for nothing.
+func (c *Checkout) unwatch() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopWatch != nil {
+		c.stopWatch()
+		c.stopWatch = nil
+	}
 }
 
 // unwatched returns once the layer's watch has ended, after the life given

@@ -344,6 +344,11 @@ func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) (err e
 	s.bridgedTo = ""
 	if h.as == machine.Attached {
 		s.bridgedTo = h.server
+		// Nothing here serves on the layer now (the in-process session
+		// left with told): it is watched again once something does.
+		if !s.n.server.drainsServing() {
+			s.n.co.unwatch()
+		}
 	}
 	if give != nil {
 		go give()
