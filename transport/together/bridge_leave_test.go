@@ -365,7 +365,9 @@ func TestClosingWaitsAProbeAtMostForASessionBeingOpenedAgain(t *testing.T) {
 			if by == "its stream" {
 				b.Handle(t.Context(), carry.InitializedFrame) // the bridge opens its stream
 			}
-			if resp, body := newClient(t, s.url).do("DELETE", "/mcp", g.session(1), ""); resp.StatusCode != 200 && resp.StatusCode != 204 {
+			// 202 while the tools/list a bridge sends once initialized is
+			// answered still (a loaded machine): the session ends after it.
+			if resp, body := newClient(t, s.url).do("DELETE", "/mcp", g.session(1), ""); resp.StatusCode != 200 && resp.StatusCode != 202 && resp.StatusCode != 204 {
 				t.Fatalf("DELETE: %d %s", resp.StatusCode, body) // the server forgets the bridge's session
 			}
 			if by == "a client's message" {
