@@ -150,6 +150,37 @@ func TestAClientAnsweredWhileItElectedStopsWatchingTheLayerWhenItAttaches(t *tes
 	instancesBecome(t, b.Cmd.Process.Pid, 0, "attached")
 }
 
+// A leaseholder whose lease was taken over while a plain session stayed
+// on its server keeps watching the layer for that session while its own
+// client bridges to the new server; once that session ended and its old
+// server stopped, the process only bridges and holds no watch.
+func TestAFormerLeaseholderStopsWatchingTheLayerOnceItsOldServerStops(t *testing.T) {
+	t.Parallel()
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	old := connect(t, dir)
+	plain := &plainSession{t: t, c: old, sid: openPlainSession(t, old)}
+	stop(t, a)
+	b := shared(t, dir, "--busy-grace", "1s", "--probe-timeout", "500ms")
+	initialize(t, b, "codex")
+	serverURL(t, b)
+	if err := a.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.WaitLog(ctx(t), "re-attached to the shared server"); err != nil {
+		t.Fatal(err)
+	}
+	pid := a.Cmd.Process.Pid
+	instancesBecome(t, pid, 1, "bridging while its old server serves a session")
+	plain.end()
+	if _, err := a.WaitLog(ctx(t), "shared server stopped with its last session"); err != nil {
+		t.Fatal(err)
+	}
+	instancesBecome(t, pid, 0, "bridging, its old server stopped")
+}
+
 // instancesBecome waits for pid to hold want inotify instances, once the
 // process said it became what (a watch is put or closed by a goroutine
 // that says nothing).

@@ -49,6 +49,8 @@ type Checkout struct {
 	refused   error              // Load's refusal of the layer, while it stands (layer.Unchanged)
 	stopWatch context.CancelFunc // ends the layer's watch; nil while none runs
 	watched   chan struct{}      // closed once the last watch begun has ended
+	bridges   bool               // the client is bridged since the last load: the watch ends with the last drain
+	drains    int                // lease-lost servers serving on the layer still (draining)
 	watching  sync.WaitGroup     // the layer's watches, which end with the life load was given
 }
 
@@ -81,6 +83,7 @@ func (c *Checkout) unshared() *surface.Executions {
 func (c *Checkout) load(life context.Context, describe func() surface.Process, idle time.Duration) (*served, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.bridges = false // what loads it serves on it
 	if c.served != nil {
 		c.watch(life)
 		return c.served, nil
@@ -148,13 +151,38 @@ func (c *Checkout) watch(life context.Context) {
 	})
 }
 
-// unwatch stops the layer's watch: this process serves nobody on it now
-// (it bridges its client to another's server), and a watch would hold an
-// inotify instance and rebuild the index on every edit for nothing.
+// unwatch stops the layer's watch once no lease-lost server of this
+// process serves on it: the process bridges its client to another's
+// server, and a watch would hold an inotify instance and rebuild the index
+// on every edit for nothing.
 func (c *Checkout) unwatch() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.stopWatch != nil {
+	c.bridges = true
+	c.unwatchIdle()
+}
+
+// draining counts a lease-lost server that serves on the layer still,
+// until drained: its sessions hear the layer's changes.
+func (c *Checkout) draining() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.drains++
+}
+
+// drained is a draining server's end: the last one leaves a process that
+// bridges its client with no watch.
+func (c *Checkout) drained() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.drains--
+	c.unwatchIdle()
+}
+
+// unwatchIdle stops the watch when nothing here serves on the layer (mu
+// held).
+func (c *Checkout) unwatchIdle() {
+	if c.bridges && c.drains == 0 && c.stopWatch != nil {
 		c.stopWatch()
 		c.stopWatch = nil
 	}

@@ -345,10 +345,9 @@ func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) (err e
 	if h.as == machine.Attached {
 		s.bridgedTo = h.server
 		// Nothing here serves on the layer now (the in-process session
-		// left with told): it is watched again once something does.
-		if !s.n.server.drainsServing() {
-			s.n.co.unwatch()
-		}
+		// left with told) but a lease-lost server draining: it is
+		// watched again once something does.
+		s.n.co.unwatch()
 	}
 	if give != nil {
 		go give()

@@ -35,7 +35,6 @@ type sharedServer struct {
 	keeper   *keeper                // writes the checkout's shared state this term; nil when none
 	drains   sync.WaitGroup         // lease-lost servers serving on without their client (drainAlone), and row removals (deregister)
 	draining []func()               // each one's end
-	serving  int                    // how many of those serve still
 	cut      bool                   // a signal came: no server is left serving (cutDrains)
 }
 
@@ -340,12 +339,10 @@ func (s *sharedServer) drainAlone(t *term) bool {
 	}
 	s.http, s.reg = nil, nil
 	s.drains.Add(1)
-	s.serving++
+	n.co.draining()
 	end := sync.OnceFunc(func() {
 		defer s.drains.Done()
-		s.mu.Lock()
-		s.serving--
-		s.mu.Unlock()
+		defer n.co.drained() // once it serves nobody
 		ctx, cancel := context.WithTimeout(context.Background(), machine.DefaultStopGrace)
 		defer cancel()
 		_ = h.Shutdown(ctx)
@@ -362,14 +359,6 @@ func (s *sharedServer) drainAlone(t *term) bool {
 		end()
 	}
 	return true
-}
-
-// drainsServing reports whether a server drainAlone left serves sessions
-// still, on the process's layer.
-func (s *sharedServer) drainsServing() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.serving > 0
 }
 
 // cutDrains stops every server drainAlone left serving now, their
