@@ -282,14 +282,7 @@ func TestAClientThatSentARequestNoServerTakesIsCarriedAsEver(t *testing.T) {
 			if r, err := m.Call(ctx(t), "tools/list", mcpclient.WithMeta(nil, meta)); err != nil || r.Error == nil {
 				t.Fatalf("tools/list no server takes: %s %v", r.Bytes(), err)
 			}
-			m.Signal(syscall.SIGSTOP) // another takes over; it re-attaches
-			a.Signal(syscall.SIGKILL)
-			a.Wait(ctx(t))
-			oneTakesOver(t, b, c)
-			m.Signal(syscall.SIGCONT)
-			if _, err := m.WaitLog(ctx(t), "re-attached to the shared server"); err != nil {
-				t.Fatal(err)
-			}
+			reattached(t, m, a, b, c)
 			if r, err := m.Call(ctx(t), "tools/list", withMeta(nil, "modern-agent")); err != nil || r.Error != nil {
 				t.Fatalf("tools/list after the move: %s %v", r.Bytes(), err)
 			}
@@ -414,4 +407,19 @@ func generationTold(t *testing.T, p *mcpclient.Process) int {
 		t.Fatalf("majordomus_repository: %s %v", text, err)
 	}
 	return repo.Generation
+}
+
+// reattached stops p while its leaseholder a is killed and one of others
+// takes the lease over, then continues p, which finds its server gone and
+// re-attaches to that one.
+func reattached(t *testing.T, p, a *mcpclient.Process, others ...*mcpclient.Process) {
+	t.Helper()
+	p.Signal(syscall.SIGSTOP)
+	a.Signal(syscall.SIGKILL)
+	a.Wait(ctx(t))
+	oneTakesOver(t, others...)
+	p.Signal(syscall.SIGCONT)
+	if _, err := p.WaitLog(ctx(t), "re-attached to the shared server"); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -42,16 +42,7 @@ func TestAClientMixingRevisionsIsOnePeerAfterATakeOver(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			p.Signal(syscall.SIGSTOP) // the other takes over; it re-attaches
-			a.Signal(syscall.SIGKILL)
-			a.Wait(ctx(t))
-			if _, err := next.WaitLog(ctx(t), "took over as the shared server"); err != nil {
-				t.Fatal(err)
-			}
-			p.Signal(syscall.SIGCONT)
-			if _, err := p.WaitLog(ctx(t), "re-attached to the shared server"); err != nil {
-				t.Fatal(err)
-			}
+			reattached(t, p, a, next)
 			if caller := modernCaller(t, p); caller != id {
 				t.Fatalf("its 2026-07-28 requests come from %s after the move, from %s before", caller, id)
 			}
@@ -94,18 +85,7 @@ func TestAClientMixingRevisionsHearsItsSessionAndItsListenAfterAMove(t *testing.
 			serverURL(t, a)
 			next := bridged(t, dir, "codex")
 			p := bridged(t, dir, "dual-era")
-			return p, func() {
-				p.Signal(syscall.SIGSTOP) // the other takes over; it re-attaches
-				a.Signal(syscall.SIGKILL)
-				a.Wait(ctx(t))
-				if _, err := next.WaitLog(ctx(t), "took over as the shared server"); err != nil {
-					t.Fatal(err)
-				}
-				p.Signal(syscall.SIGCONT)
-				if _, err := p.WaitLog(ctx(t), "re-attached to the shared server"); err != nil {
-					t.Fatal(err)
-				}
-			}
+			return p, func() { reattached(t, p, a, next) }
 		},
 		"it joined from alone": func(t *testing.T, dir string) (*mcpclient.Process, func()) {
 			p, usable := aloneFromTheStart(t, dir)
