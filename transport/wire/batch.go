@@ -16,7 +16,7 @@ func SplitBatch(msg json.RawMessage) ([]json.RawMessage, bool) {
 		return nil, false
 	}
 	members := []json.RawMessage{}
-	for _, m := range eachMember(msg) {
+	for _, m := range batchMembers(msg) {
 		members = append(members, m)
 	}
 	return members, true
@@ -31,17 +31,21 @@ func Members(msg json.RawMessage) []json.RawMessage {
 }
 
 // eachMember yields the members of msg when it is a batch, else msg
-// alone, one at a time and each a slice of msg (capped, so that an append
-// copies): a 16 MiB line of the smallest members, split into copies all
-// at once, cost a process 1 GB. A batch is found by one pass that follows
-// only strings and nesting, so msg must be valid JSON: what is not, is
-// yielded whole.
+// alone: what is not valid JSON is yielded whole.
 func eachMember(msg json.RawMessage) iter.Seq2[int, json.RawMessage] {
+	if !isBatch(msg) {
+		return func(yield func(int, json.RawMessage) bool) { yield(0, msg) }
+	}
+	return batchMembers(msg)
+}
+
+// batchMembers yields the members of the batch msg, valid JSON, one at a
+// time and each a slice of msg (capped, so that an append copies): a 16
+// MiB line of the smallest members, split into copies all at once, cost a
+// process 1 GB. They are found by one pass that follows only strings and
+// nesting, which is why msg must be valid.
+func batchMembers(msg json.RawMessage) iter.Seq2[int, json.RawMessage] {
 	return func(yield func(int, json.RawMessage) bool) {
-		if !isBatch(msg) {
-			yield(0, msg)
-			return
-		}
 		t := bytes.TrimLeft(msg, " \t\r\n")
 		depth, start, n, inString, escaped := 0, 1, 0, false, false
 		for j := 1; j < len(t); j++ {
