@@ -25,7 +25,10 @@ func runServe(ctx context.Context, env *environment) error { return serve(ctx, e
 // watches its client's parent itself; the signals are handled here.
 func serve(ctx context.Context, env *environment, withClient bool) error {
 	env.signals = registerSignals() // while the start goes on
-	go dropStartPages()             // beside the start, not on its path (B1)
+	// On the start's path, not beside it: a drop left to a goroutine ran
+	// late when processes started in a storm, after the path had faulted
+	// in its own pages on top of package initialisation's (B6's peak).
+	dropStartPages()
 	standalone := withClient && env.opts.standalone
 	co, err := env.checkout()
 	if err != nil {
