@@ -49,10 +49,12 @@ type Layer struct {
 	withheld atomic.Pointer[string] // why the last rebuild was not served (--strict), until one is
 	blind    atomic.Pointer[string] // why changes are found by a rescan, while they are (watch_rescan.go)
 	watching atomic.Bool
-	opened   *sources // what Open's build read, until Watch has compared it
 
-	mu     sync.Mutex          // serialises rebuilds and guards logged
+	mu     sync.Mutex          // serialises rebuilds and guards logged and read
 	logged map[Diagnostic]bool // diagnostics of the last build, already logged
+	// read is what the build the index served was made of read, until a
+	// watch's start has compared it with the disk (nil: nothing to trust).
+	read *sources
 }
 
 // Open builds generation 1 of the checkout's index. With cfg.Strict and a
@@ -74,7 +76,7 @@ func Open(cfg Config) (*Layer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("layer: opening: %w", err)
 	}
-	l.opened = &src
+	l.read = &src
 	l.logDiagnostics(ix)
 	if l.strict && ix.State() != "ok" {
 		first := ix.firstError()
@@ -144,7 +146,8 @@ func (l *Layer) rebuild() (old, ix *Index, published bool) {
 	defer l.mu.Unlock()
 	old = l.cur.Load()
 	start := time.Now()
-	ix, _, err := build(l.root, l.name, old.Generation+1)
+	ix, src, err := build(l.root, l.name, old.Generation+1)
+	l.read = nil
 	if err != nil {
 		l.log.Error("layer rebuild failed", zap.Error(err), zap.Uint64("generation", old.Generation))
 		return old, nil, false
@@ -153,6 +156,7 @@ func (l *Layer) rebuild() (old, ix *Index, published bool) {
 	changed := Changed(old, ix)
 	if len(changed) == 0 && slices.Equal(old.Diagnostics, ix.Diagnostics) {
 		l.withheld.Store(nil) // what is on disk is what is served
+		l.read = &src
 		l.log.Debug("layer unchanged", zap.Uint64("generation", old.Generation))
 		return old, nil, false
 	}
@@ -167,6 +171,7 @@ func (l *Layer) rebuild() (old, ix *Index, published bool) {
 	}
 	l.withheld.Store(nil)
 	l.cur.Store(ix)
+	l.read = &src
 	fields := append(indexFields(ix, time.Since(start)), zap.Int("changed", len(changed)))
 	l.log.Info("layer rebuilt", fields...)
 	return old, ix, true

@@ -3,6 +3,8 @@
 package layer
 
 import (
+	"context"
+
 	"github.com/majordomus-mcp/majordomus-mcp/internal/testtemp"
 	"testing"
 	"time"
@@ -48,5 +50,42 @@ func TestWatchSkipsTheStartRebuildOnlyWhenProvedUnchanged(t *testing.T) {
 	write(t, root, ".ai/repo/rules/a.md", "---\nid: a\nkind: rule\n---\nA, edited\n")
 	if c := waitChange(t, changes); c.new.Generation != 2 {
 		t.Fatalf("generation %d after a change, want 2", c.new.Generation)
+	}
+}
+
+// A layer watched again after a rebuild caught up with what changed while
+// it was not watched (a process that bridged, then serves again) trusts
+// that rebuild as it trusts Open's: its start does not build once more.
+func TestWatchAgainAfterACatchUpRebuildDoesNotBuildTwice(t *testing.T) {
+	root := testtemp.Dir(t)
+	writeTree(t, root, stampedTree)
+	log, entries := tapLogger(t)
+	l, err := Open(Config{Root: root, Debounce: 20 * time.Millisecond, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.slack = 0
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- l.Watch(ctx, nil) }()
+	waitLog(t, entries, "layer unchanged")
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	write(t, root, ".ai/repo/rules/a.md", "---\nid: a\nkind: rule\n---\nA, edited while unwatched\n")
+	if _, ix, ok := l.Rebuild(); !ok || ix.Generation != 2 {
+		t.Fatalf("the catch-up rebuild published %v, want generation 2", ok)
+	}
+	waitLog(t, entries, "layer rebuilt")
+	changes := watch(t, l)
+	e, seen := waitLog(t, entries, "layer unchanged")
+	if rebuilt, ok := e.ContextMap()["rebuilt"]; !ok || rebuilt != false || count(seen, "layer rebuilt") > 0 {
+		t.Fatalf("watched again, the start built the index once more (fields %v, before it %q)", e.ContextMap(), seen)
+	}
+	write(t, root, ".ai/repo/rules/a.md", "---\nid: a\nkind: rule\n---\nA, edited once watched\n")
+	if c := waitChange(t, changes); c.new.Generation != 3 {
+		t.Fatalf("generation %d after a change, want 3", c.new.Generation)
 	}
 }

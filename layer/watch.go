@@ -211,13 +211,16 @@ func (l *Layer) Watch(ctx context.Context, onChange func(old, new *Index)) error
 			onChange(old, ix)
 		}
 	}
-	// What changed between Open's build and the watches is caught here: by
-	// a rebuild, unless every file is provably as Open read it (a listing
-	// and a stat each, a tenth of a build at 10,000 objects).
+	// What changed between the last build (Open's, or the rebuild that
+	// caught up before a watch began again) and the watches is caught here:
+	// by a rebuild, unless every file is provably as that build read it (a
+	// listing and a stat each, a tenth of a build at 10,000 objects).
 	watchAll()
-	opened := l.opened
-	l.opened = nil // only the first Watch may trust it
-	if opened != nil && unchangedSince(l.root, *opened, l.slack) {
+	l.mu.Lock()
+	read := l.read
+	l.read = nil // from here its own rebuilds keep the index current
+	l.mu.Unlock()
+	if read != nil && unchangedSince(l.root, *read, l.slack) {
 		l.log.Debug("layer unchanged", zap.Uint64("generation", l.Current().Generation), zap.Bool("rebuilt", false))
 	} else {
 		refresh()

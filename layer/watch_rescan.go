@@ -81,7 +81,9 @@ func (l *Layer) rescanUnwatched(ctx context.Context, onChange func(old, new *Ind
 	why := fmt.Sprintf("changes to the layer on disk are found by a rescan every %s, not heard at once: it cannot be watched: %v%s", l.rescanEvery(), err, watchLimitHint(err))
 	l.blind.Store(&why) // until the watch that follows puts every watch (noteBlindness)
 	l.log.Warn("the layer cannot be watched: its changes are found by a rescan", zap.String("reason", why))
-	l.opened = nil
+	l.mu.Lock()
+	l.read = nil
+	l.mu.Unlock()
 	t := time.NewTicker(l.rescanEvery())
 	defer t.Stop()
 	for {
