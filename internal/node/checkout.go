@@ -124,17 +124,18 @@ func (c *Checkout) load(life context.Context, describe func() surface.Process, i
 // watched now (mu held). Watched again, the index is first rebuilt with
 // what changed meanwhile, before anything is served from it; and as a
 // layer has one watch at a time, the new one waits for the one before to
-// end.
+// end. The sessions hear of that rebuild once it has: after whatever the
+// watch before told them, and not under mu, which a session that reads
+// nothing would hold up to its write's bound.
 func (c *Checkout) watch(life context.Context) {
 	if c.stopWatch != nil || life.Err() != nil {
 		return
 	}
 	lay, surf := c.served.layer, c.served.surface
 	before, ended := c.watched, make(chan struct{})
+	var old, caughtUp *layer.Index
 	if before != nil {
-		if old, ix, ok := lay.Rebuild(); ok {
-			surf.IndexChanged(old, ix)
-		}
+		old, caughtUp, _ = lay.Rebuild()
 	}
 	ctx, stop := context.WithCancel(life)
 	c.stopWatch, c.watched = stop, ended
@@ -142,6 +143,9 @@ func (c *Checkout) watch(life context.Context) {
 		defer close(ended)
 		if before != nil {
 			<-before
+		}
+		if caughtUp != nil {
+			surf.IndexChanged(old, caughtUp)
 		}
 		if err := lay.Watch(ctx, surf.IndexChanged); err != nil {
 			c.Logger.Warn("watching the layer failed; changes are not picked up", zap.Error(err))
