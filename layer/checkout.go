@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // manifestRel is the manifest's path relative to a checkout root.
@@ -15,9 +16,9 @@ const manifestRel = ".ai/manifest.yaml"
 // FindCheckout returns the checkout root for start: the nearest ancestor of
 // start (start itself included) that holds .ai/manifest.yaml, anything but
 // a directory there: one that cannot be read (a link that leads nowhere, a
-// FIFO, a file in an .ai this user may not search) is that checkout's,
-// for [LoadManifest] to refuse, not a reason to serve the checkout around
-// it. The result is absolute and symlink-resolved ([filepath.EvalSymlinks]).
+// FIFO, a file in an .ai this user may not search or that is a loop of
+// links) is that checkout's, for [LoadManifest] to refuse, not a reason to
+// serve the checkout around it. The result is absolute and symlink-resolved ([filepath.EvalSymlinks]).
 // An empty start means the working directory.
 //
 // When no ancestor qualifies, or start cannot be resolved, the error wraps
@@ -45,10 +46,12 @@ func FindCheckout(start string) (string, error) {
 }
 
 // holdsManifest reports whether there is a manifest at path, readable or
-// not: anything but nothing, or a directory (or a link to one).
+// not: anything but nothing, or a directory (or a link to one). Where the
+// way to it cannot be followed (an .ai this user may not search, or a
+// loop of links), something is there too.
 func holdsManifest(path string) bool {
 	if _, err := os.Lstat(path); err != nil {
-		return errors.Is(err, fs.ErrPermission)
+		return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ELOOP)
 	}
 	fi, err := os.Stat(path)
 	return err != nil || !fi.IsDir()

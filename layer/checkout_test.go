@@ -24,6 +24,13 @@ func TestFindCheckout(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	looped := filepath.Join(root, "looped") // its .ai a link to itself: a broken checkout, not none
+	if err := os.MkdirAll(looped, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(".ai", filepath.Join(looped, ".ai")); err != nil {
+		t.Fatal(err)
+	}
 	link := filepath.Join(base, "link")
 	if err := os.Symlink(filepath.Join(root, "a"), link); err != nil {
 		t.Fatal(err)
@@ -40,6 +47,7 @@ func TestFindCheckout(t *testing.T) {
 		{"symlinked start resolves", filepath.Join(link, "b"), root, ""},
 		{"none found", bare, "", "no checkout found from " + bare + ": no ancestor directory holds .ai/manifest.yaml"},
 		{"manifest that is a directory does not count", decoy, "", "no checkout found from " + decoy},
+		{"an .ai that is a loop of links is its directory's", looped, looped, ""},
 		{"missing start", filepath.Join(base, "nope"), "", "no checkout found from " + filepath.Join(base, "nope")},
 	}
 	for _, tt := range tests {
