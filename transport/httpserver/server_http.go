@@ -40,7 +40,10 @@ const (
 	// make room for a newcomer (connCount.admit). A session takes at most
 	// two (a POST, its stream): a cap of sessions raised raises it too,
 	// and one lowered leaves it at the default's, as a bridge's presence,
-	// which takes no place, is bounded by the connections alone.
+	// which takes no place, is bounded by the connections alone. Nor does
+	// it pass half the files the process may open (openFilesLimit): were
+	// its connections to take the last descriptor, nobody would be
+	// accepted, and none of them closed to make room.
 	connectionsPerSession = 4
 	// maxHeaderBytes bounds a request's head: no client of this server
 	// sends more than a few hundred bytes of it.
@@ -91,7 +94,8 @@ type Config struct {
 	MaxSessions int
 	// MaxConnections caps the open connections. Default four for each
 	// session of MaxSessions, or of DefaultMaxSessions when that is more: a
-	// session takes two at most, and a bridge's presence one.
+	// session takes two at most, and a bridge's presence one; and at most
+	// half the files the process may open.
 	MaxConnections int
 	// OnSessions is called with the number of live HTTP sessions whenever
 	// it changes (open listens count, and after EndStreams so do the
@@ -162,7 +166,8 @@ func New(cfg Config) *Server {
 	cfg.ListenKeepAlive = positiveOr(cfg.ListenKeepAlive, DefaultListenKeepAlive)
 	cfg.StreamEndBound = positiveOr(cfg.StreamEndBound, time.Second)
 	cfg.MaxSessions = positiveOr(cfg.MaxSessions, DefaultMaxSessions)
-	cfg.MaxConnections = positiveOr(cfg.MaxConnections, connectionsPerSession*min(max(cfg.MaxSessions, DefaultMaxSessions), math.MaxInt/connectionsPerSession))
+	cfg.MaxConnections = positiveOr(cfg.MaxConnections, min(connectionsPerSession*min(max(cfg.MaxSessions, DefaultMaxSessions), math.MaxInt/connectionsPerSession),
+		max(openFilesLimit()/2, 1)))
 	cfg.Logger = cmp.Or(cfg.Logger, zap.NewNop())
 	if cfg.Identity == nil {
 		cfg.Identity = func(bool) Identity { return Identity{} }
