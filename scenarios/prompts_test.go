@@ -6,6 +6,7 @@ package scenarios
 // own client; and the checkout is called what its manifest calls it.
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -79,5 +80,38 @@ func TestPromptsReachAHostThroughABridge(t *testing.T) {
 	repo, err := c.CallTool(ctx(t), call)
 	if err != nil || repo.IsError || !strings.Contains(mcp.GetTextFromContent(repo.Content[0]), `"name":"payments-service"`) {
 		t.Fatalf("majordomus_repository through the bridge: %+v %v", repo, err)
+	}
+}
+
+// A prompt whose text, the values given filled in, would be over its bound
+// (layer.MaxPromptBytes) is refused as the request's fault, -32602, as a
+// missing required argument is, never -32603, which says the server
+// failed; with the same bytes from a leaseholder's own session, a bridged
+// one and a standalone one, each serving on.
+func TestAPromptTooLargeWithTheValuesGivenIsInvalidParams(t *testing.T) {
+	dir := checkout(t)
+	editReviewPrompt(t, dir, strings.Repeat("{{change}}", 100)+"\n")
+	leaseholder := shared(t, dir)
+	initialize(t, leaseholder, "claude-code")
+	serverURL(t, leaseholder)
+	bridged := shared(t, dir)
+	initialize(t, bridged, "codex")
+	attached(t, bridged)
+	standalone := start(t, dir, "--standalone")
+	initialize(t, standalone, "cursor")
+
+	large := map[string]any{"name": "review", "arguments": map[string]any{"change": strings.Repeat("x", 100<<10)}} // 100 × 100 KiB
+	want := `{"code":-32602,"message":"prompt 'review': layer: prompt too large: with the values given its text is over 8388608 bytes"}`
+	for _, c := range []mode{{"leaseholder", leaseholder}, {"bridged", bridged}, {"standalone", standalone}} {
+		r, err := c.p.Call(ctx(t), "prompts/get", large)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got, _ := json.Marshal(r.Error); string(got) != want {
+			t.Errorf("%s answered %s %s; want %s", c.name, r.Result, got, want)
+		}
+		if r, err := c.p.Call(ctx(t), "prompts/get", map[string]any{"name": "review", "arguments": map[string]any{"change": "HEAD"}}); err != nil || r.Error != nil {
+			t.Fatalf("%s after the refusal: %v %v", c.name, err, r.Error)
+		}
 	}
 }

@@ -94,9 +94,10 @@ func mcpPrompt(p prompt) mcp.Prompt {
 
 // promptHandler answers prompts/get of p: its body, the arguments filled
 // in, as one user message. The transports refuse a request that leaves
-// out a required argument before it gets here, with -32602 (mcp-go
-// answers any error of a handler with -32603); this check, with the same
-// words, serves whoever calls the MCPServer directly.
+// out a required argument before it gets here, and ask this handler
+// first, so that what it refuses (values that make the text too large)
+// is -32602 too (mcp-go answers any error of a handler with -32603); this
+// check, with the same words, serves whoever calls the MCPServer directly.
 func (s *Surface) promptHandler(p prompt) server.PromptHandlerFunc {
 	return func(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		for _, a := range p.obj.Arguments {

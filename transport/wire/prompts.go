@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -12,9 +13,10 @@ import (
 
 // PromptRefusal answers a prompts/get request that leaves out, or leaves
 // blank, an argument its prompt declares required: -32602 naming both, as
-// MCP asks. mcp-go v1.2.1 checks no prompt argument and answers every error
-// of a prompt handler -32603, so both transports (the local session and the
-// HTTP server) ask this before mcp-go sees the request. It answers a
+// MCP asks; and one its prompt's handler refuses, -32602 with the
+// handler's words. mcp-go v1.2.1 checks no prompt argument and answers
+// every error of a prompt handler -32603, so both transports (the local
+// session and the HTTP server) ask this before mcp-go sees the request. It answers a
 // completion/complete that names no prompt the server has, no reference of
 // a kind MCP knows, or no argument, -32602 too (MCP's completion: "Invalid
 // prompt name", "Missing required arguments"), which mcp-go answers an
@@ -55,6 +57,20 @@ func argumentRefusal(srv *server.MCPServer, env Envelope, msg json.RawMessage) [
 		if a.Required && (!given || v == nil || isText && blank.Is(s)) {
 			return ErrorFrame(env.ID, mcp.INVALID_PARAMS, fmt.Sprintf("prompt '%s': argument '%s' is required", p.Prompt.Name, a.Name))
 		}
+	}
+	// A prompt's handler refuses nothing but what the request asks (values
+	// that make its text too large), which mcp-go would answer -32603, a
+	// failure of the server's own: asked here first, its refusal is the
+	// request's. What it answers is asked again as mcp-go answers.
+	get := mcp.GetPromptRequest{}
+	get.Params.Name, get.Params.Arguments = req.Params.Name, make(map[string]string, len(req.Params.Arguments))
+	for k, v := range req.Params.Arguments {
+		if s, ok := v.(string); ok {
+			get.Params.Arguments[k] = s
+		}
+	}
+	if _, err := p.Handler(context.Background(), get); err != nil {
+		return ErrorFrame(env.ID, mcp.INVALID_PARAMS, err.Error())
 	}
 	return nil
 }
