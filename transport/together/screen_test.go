@@ -63,6 +63,7 @@ func TestEdgeMessagesAreAnsweredTheSameBridgedAndLocal(t *testing.T) {
 		{"22", `{"jsonrpc":"2.0","id":22,"method":"prompts/get","params":{"name":"review","arguments":{"change":5}}}`, `{"jsonrpc":"2.0","id":22,"error":{"code":-32602,"message":"invalid params: params.arguments holds a number where a string is taken"}}`},
 		{"23", `{"jsonrpc":"2.0","id":23,"method":"resources/subscribe","params":{"uri":5}}`, `{"jsonrpc":"2.0","id":23,"error":{"code":-32602,"message":"invalid params: params.uri holds a number where a string is taken"}}`},
 		{"24", `{"jsonrpc":"2.0","id":24,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"review"},"argument":{"name":"change","value":5}}}`, `{"jsonrpc":"2.0","id":24,"error":{"code":-32602,"message":"invalid params: params.argument.value holds a number where a string is taken"}}`},
+		{"25", `{"jsonrpc":"2.0","id":25,"method":"resources/subscribe","params":{"uri":[]}}`, `{"jsonrpc":"2.0","id":25,"error":{"code":-32602,"message":"invalid params: params.uri holds an array where a string is taken"}}`},
 		// what a header cannot carry as the client wrote it
 		{"14", `{"jsonrpc":"2.0","id":14,"method":" tools/list","params":{` + modern + `}}`, `{"jsonrpc":"2.0","id":14,"error":{"code":-32601,`},
 		{"15", `{"jsonrpc":"2.0","id":15,"method":"tools/list\u0001","params":{` + modern + `}}`, `{"jsonrpc":"2.0","id":15,"error":{"code":-32601,`},

@@ -218,7 +218,11 @@ func typeMismatch(err error) string {
 		want = "a number"
 	}
 	field := strings.ReplaceAll(bad.Field, "Alias.", "") // a type that decodes itself through an alias
-	return fmt.Sprintf("params.%s holds a %s where %s is taken", field, bad.Value, want)
+	held := "a " + bad.Value
+	if bad.Value == "array" || bad.Value == "object" {
+		held = "an " + bad.Value
+	}
+	return fmt.Sprintf("params.%s holds %s where %s is taken", field, held, want)
 }
 
 // RefusedBatch answers a batch no server takes: one holding a 2026-07-28
