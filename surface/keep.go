@@ -38,6 +38,17 @@ func (s *Surface) Keep(st State, sink func(line []byte) bool) State {
 	return State{Executions: executions, Peers: peers, Layer: generationOf(s.cfg.Layer.Current())}
 }
 
+// Given makes id, which the checkout gave session's client on a shared
+// server that took its session in only in part (killed as it did), that
+// peer's id here, with the calls recorded here under the id it had: what
+// that server journaled of the client (its announcement, its calls) is
+// under id, so the client is id wherever it goes next.
+func (s *Surface) Given(session, id string) {
+	if old := s.Board.PeerID(session); old != "" && old != id && s.Board.Claim(session, id) {
+		s.Executions.relabel(old, id)
+	}
+}
+
 // generationOf is ix's generation as the state records it.
 func generationOf(ix *layer.Index) Generation {
 	return Generation{Number: ix.Generation, Digest: ix.Digest()}

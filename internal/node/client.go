@@ -294,7 +294,9 @@ func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) (err e
 			s.carried = nil
 			s.use(s.local)
 			was, now := s.local.Carried().Peer, srv.surface.Board.PeerID(localSession)
-			if now != "" && now != was { // numbered anew as the board became the checkout's
+			// numbered anew as the board became the checkout's; back alone
+			// with the id a server gave it (given), it is told as it joins
+			if now != "" && now != was && h.as == machine.Leaseholder {
 				s.local.Renumbered(now)
 			}
 			if wasAlone {
@@ -326,12 +328,14 @@ func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) (err e
 			replayed.History, mark = history.Unshared()
 		}
 		if err := replayed.Replay(ctx, b); err != nil {
+			s.given(b)
 			return fmt.Errorf("carrying the client's session: %w", err)
 		}
 		if replayed.History != nil {
 			history.Shared(mark) // the shared server has them now
 		}
 		if err := ctx.Err(); err != nil {
+			s.given(b)
 			return err
 		}
 	}

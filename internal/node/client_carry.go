@@ -78,8 +78,13 @@ func (s *clientSession) carryLocal(ctx context.Context) (c carry.Session) {
 		return c
 	}
 	c = s.settled(ctx)
-	if srv, err := s.n.load(); err == nil && !srv.surface.Board.Counted(c.Peer) {
-		c.Peer = "" // numbered apart from the checkout's counter: the shared server numbers it
+	if srv, err := s.n.load(); err == nil {
+		board := srv.surface.Board
+		if id := board.PeerID(localSession); id != "" && id != c.Peer && board.Counted(id) {
+			c.Peer = id // the checkout's, given where the session was taken in only in part (given)
+		} else if !board.Counted(c.Peer) {
+			c.Peer = "" // numbered apart from the checkout's counter: the shared server numbers it
+		}
 	}
 	if s.carried != nil && len(s.carried.SafeTools) > 0 {
 		safe := maps.Clone(s.carried.SafeTools)
@@ -177,6 +182,21 @@ func (s *clientSession) handOver(ctx context.Context) {
 	}
 	s.router.hold()
 	s.dropLocal()
+}
+
+// given makes the id the shared server bridge b gave the client the
+// in-process session's, when carrying the session there failed part way
+// (the server died as it took the session in, say): what it kept of the
+// session, journaled for the next server, is under that id, which the
+// session keeps from now on (mu held).
+func (s *clientSession) given(b wire.Backend) {
+	bridged, ok := b.(*bridge.Bridge)
+	if !ok || s.local == nil || bridged.PeerID() == "" {
+		return
+	}
+	if srv, err := s.n.load(); err == nil {
+		srv.surface.Given(localSession, bridged.PeerID())
+	}
 }
 
 // closeLocal ends the in-process session, if any: it leaves the board.
