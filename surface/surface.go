@@ -301,6 +301,16 @@ func (s *Surface) Notify(level mcp.LoggingLevel, message string) {
 // to all when a prompt was added, removed or changed, resources/updated to
 // subscribers of what changed.
 func (s *Surface) IndexChanged(old, new *layer.Index) {
+	s.Republish(old, new)
+	s.TellUpdated(old, new)
+}
+
+// Republish is IndexChanged's first half: the resources and prompts of
+// new are served from its return, and the list_changed notifications
+// queued, waiting on no session. TellUpdated, the second, may wait on a
+// session that reads nothing, up to a bound: a caller that must serve the
+// index before it returns tells the subscribers after.
+func (s *Surface) Republish(old, new *layer.Index) {
 	defer s.changes.bump()
 	if sink := s.kept.Load(); sink != nil {
 		g := generationOf(new)
@@ -308,6 +318,11 @@ func (s *Surface) IndexChanged(old, new *layer.Index) {
 	}
 	s.publishResources(old, new)
 	s.publishPrompts(old, new)
+}
+
+// TellUpdated tells the subscribers of what changed from old to new that
+// it did (resources/updated), once Republish served new.
+func (s *Surface) TellUpdated(old, new *layer.Index) {
 	s.tellUpdated(append(layer.Changed(old, new), repositoryURI, serverURI)) // both say the generation
 }
 

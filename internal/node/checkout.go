@@ -122,10 +122,10 @@ func (c *Checkout) load(life context.Context, describe func() surface.Process, i
 
 // watch watches the served layer until life ends or unwatch, unless it is
 // watched now (mu held). Watched again, the index is first rebuilt with
-// what changed meanwhile, before anything is served from it; and as a
-// layer has one watch at a time, the new one waits for the one before to
-// end. The sessions hear of that rebuild once it has: after whatever the
-// watch before told them, and not under mu, which a session that reads
+// what changed meanwhile, and served, before load returns; and as a layer
+// has one watch at a time, that waits for the one before (stopped) to end,
+// so that nothing it publishes comes after. The subscribers hear of that
+// rebuild from the new watch, not under mu, which a session that reads
 // nothing would hold up to its write's bound.
 func (c *Checkout) watch(life context.Context) {
 	if c.stopWatch != nil || life.Err() != nil {
@@ -135,17 +135,17 @@ func (c *Checkout) watch(life context.Context) {
 	before, ended := c.watched, make(chan struct{})
 	var old, caughtUp *layer.Index
 	if before != nil {
-		old, caughtUp, _ = lay.Rebuild()
+		<-before
+		if old, caughtUp, _ = lay.Rebuild(); caughtUp != nil {
+			surf.Republish(old, caughtUp)
+		}
 	}
 	ctx, stop := context.WithCancel(life)
 	c.stopWatch, c.watched = stop, ended
 	c.watching.Go(func() {
 		defer close(ended)
-		if before != nil {
-			<-before
-		}
 		if caughtUp != nil {
-			surf.IndexChanged(old, caughtUp)
+			surf.TellUpdated(old, caughtUp)
 		}
 		if err := lay.Watch(ctx, surf.IndexChanged); err != nil {
 			c.Logger.Warn("watching the layer failed; changes are not picked up", zap.Error(err))

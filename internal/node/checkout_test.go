@@ -1,12 +1,19 @@
 package node
 
 import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/majordomus-mcp/majordomus-mcp/fleet"
 	"github.com/majordomus-mcp/majordomus-mcp/layer"
 	"github.com/majordomus-mcp/majordomus-mcp/machine"
+	"github.com/majordomus-mcp/majordomus-mcp/surface"
 )
 
 func TestRosterOfTheManifest(t *testing.T) {
@@ -60,5 +67,33 @@ func TestAClientServedAloneIsSaidToBeWhileATryToShareRuns(t *testing.T) {
 	defer a.node.session.alone.Store(nil)
 	if d := a.node.describe(); d.Alone != why {
 		t.Errorf("a leaseholder whose client is still served alone describes itself as %+v", d)
+	}
+}
+
+// A process that serves the layer again (a take-over, after it bridged)
+// answers from its first request with what changed while it bridged: the
+// rebuild that caught its index up is in what its surface serves once load
+// returns, not only once the watch that follows begins.
+func TestALayerServedAgainIsServedCaughtUpFromItsFirstAnswer(t *testing.T) {
+	co := exampleCheckout(t)
+	life, end := context.WithCancel(context.Background())
+	t.Cleanup(func() { end(); co.unwatched() })
+	describe := func() surface.Process { return surface.Process{Role: "leaseholder"} }
+	if _, err := co.load(life, describe, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	co.unwatch() // it bridges its client to another's server
+	glossary := "---\nid: glossary\nkind: knowledge\ntitle: Glossary\n---\n\nedited while it bridged\n"
+	if err := os.WriteFile(filepath.Join(co.Root, ".ai/repo/knowledge/glossary.md"), []byte(glossary), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := co.load(life, describe, time.Minute) // it serves again
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"majordomus://knowledge/glossary"}}`
+	answer, _ := json.Marshal(srv.surface.MCP.HandleMessage(context.Background(), json.RawMessage(read)))
+	if !strings.Contains(string(answer), "edited while it bridged") {
+		t.Fatalf("served again at generation %d, the glossary reads as before it bridged: %s", srv.layer.Current().Generation, answer)
 	}
 }
