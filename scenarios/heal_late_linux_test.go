@@ -1,6 +1,9 @@
 package scenarios
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -75,5 +78,107 @@ func TestACallRunningAsItsClientJoinsJoinsTheHistoryInOrder(t *testing.T) {
 	want := []string{"majordomus_list", "majordomus_fleet_inventory", "majordomus_fleet_inventory", "majordomus_repository", "majordomus_peers"}
 	if !slices.Equal(its, want) {
 		t.Fatalf("the shared history has %q of the client's calls, want %q", its, want)
+	}
+}
+
+// A call a client served alone made, answered as the shared server it
+// joins takes its earlier calls in (here while that server is stopped,
+// until another client starting meanwhile finds it busy), goes before the
+// call its client makes on that answer: the answer waits for the shared
+// server to have the call.
+func TestACallAnsweredAsItsClientJoinsGoesBeforeItsNextCall(t *testing.T) {
+	t.Parallel()
+	dir := checkout(t)
+	reg := filepath.Join(t.TempDir(), "registry.db")
+	elsewhere := shared(t, checkout(t), "--registry", reg) // makes the registry
+	initialize(t, elsewhere, "gemini-cli")
+	if _, err := elsewhere.WaitLog(ctx(t), "registered this server in the fleet registry"); err != nil {
+		t.Fatal(err)
+	}
+	c, usable := aloneFromTheStart(t, dir, "--registry", reg)
+	const made = 900 // enough that taking them in is under way when the server stops
+	for range made {
+		call(t, c, "majordomus_search", map[string]any{"query": "rule"})
+	}
+	f, err := os.OpenFile(reg, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pending := unix.Flock_t{Type: unix.F_WRLCK, Start: 0x40000000, Len: 1}
+	if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &pending); err != nil {
+		t.Fatal(err)
+	}
+	slow, err := c.Send("tools/call", map[string]any{"name": "majordomus_fleet_inventory", "arguments": map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	usable()
+	d := shared(t, dir)
+	initialize(t, d, "claude-code")
+	serverURL(t, d)
+	search, waiting := []byte(`"tool":"majordomus_search"`), ctx(t)
+	for { // the server stops as the first of them is journaled
+		state, err := os.ReadFile(statePath(dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(state, search) {
+			break
+		}
+		if waiting.Err() != nil {
+			t.Fatal("the client's calls never reached the state")
+		}
+	}
+	stop(t, d)
+	pending.Type = unix.F_UNLCK // the slow call ends
+	if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &pending); err != nil {
+		t.Fatal(err)
+	}
+	type sent struct {
+		id  json.RawMessage
+		err error
+	}
+	next := make(chan sent, 1)
+	go func() { // the client makes its next call on the slow call's answer
+		r, err := c.Await(ctx(t), slow)
+		if err == nil && r.Error != nil {
+			err = fmt.Errorf("%+v", r.Error)
+		}
+		if err != nil {
+			next <- sent{err: err}
+			return
+		}
+		id, err := c.Send("tools/call", map[string]any{"name": "majordomus_list", "arguments": map[string]any{}})
+		next <- sent{id, err}
+	}()
+	e := shared(t, dir, "--busy-grace", "5m", "--election-bound", "10m", "--probe-timeout", "500ms", "--log-level", "debug")
+	initialize(t, e, "codex")
+	if _, err := e.WaitLog(ctx(t), "waiting for the lease", `"class":"busy"`); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Signal(unix.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	list := <-next
+	if list.err != nil {
+		t.Fatalf("the slow call: %v", list.err)
+	}
+	if r, err := c.Await(ctx(t), list.id); err != nil || r.Error != nil {
+		t.Fatalf("the next call: %v %+v", err, r.Error)
+	}
+	if _, err := c.WaitLog(ctx(t), "joined the checkout's shared server"); err != nil {
+		t.Fatal(err)
+	}
+	id := peersOf(t, c).Caller
+	var its []string
+	for _, x := range slices.Backward(executionsOf(t, d)) {
+		if x.Peer == id && x.Tool != "majordomus_search" {
+			its = append(its, x.Tool)
+		}
+	}
+	want := []string{"majordomus_fleet_inventory", "majordomus_list", "majordomus_peers"}
+	if !slices.Equal(its, want) {
+		t.Fatalf("the shared history has %q of the client's calls but its searches, want %q", its, want)
 	}
 }

@@ -158,9 +158,9 @@ func TestAClientServedAloneFromTheStartJoinsAndIsToldItsNewPeerID(t *testing.T) 
 
 // aloneFromTheStart starts a client in dir served alone from the start
 // (its state directory is a file), which numbers its peer itself (p1), and
-// tries to share again only long after the test's next client serves;
-// usable makes the state directory usable.
-func aloneFromTheStart(t *testing.T, dir string) (a *mcpclient.Process, usable func()) {
+// tries to share again only long after the test's next client serves
+// (args: its further flags); usable makes the state directory usable.
+func aloneFromTheStart(t *testing.T, dir string, args ...string) (a *mcpclient.Process, usable func()) {
 	t.Helper()
 	state := filepath.Join(dir, ".ai/local/state")
 	if err := os.MkdirAll(filepath.Dir(state), 0o700); err != nil {
@@ -169,7 +169,7 @@ func aloneFromTheStart(t *testing.T, dir string) (a *mcpclient.Process, usable f
 	if err := os.WriteFile(state, []byte("not a directory"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	a = shared(t, dir, "--join-retry", "2s")
+	a = shared(t, dir, append([]string{"--join-retry", "2s"}, args...)...)
 	initialize(t, a, "codex")
 	if _, err := a.WaitLog(ctx(t), "cannot use the shared server"); err != nil {
 		t.Fatal(err)

@@ -318,6 +318,14 @@ func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) (err e
 		b = s.local
 	}
 	c := s.carried
+	var give func()
+	if h.as == machine.Attached {
+		// before the calls made alone are taken: one recorded as they are
+		// carried has its answer wait until b serves, and is given then
+		adopted := make(chan struct{})
+		defer close(adopted)
+		give = s.lateGiver(c, adopted)
+	}
 	if c != nil {
 		// Onto a bridge, the calls this process answered that no shared
 		// history kept go with the session, as they wait now (a term this
@@ -338,10 +346,6 @@ func (s *clientSession) adopt(ctx context.Context, b wire.Backend, h how) (err e
 			s.given(b)
 			return err
 		}
-	}
-	var give func()
-	if h.as == machine.Attached {
-		give = s.lateGiver(c) // before b serves: a late call's answer waits for it
 	}
 	s.use(b)
 	s.told(h, b, c, srv, greeted)

@@ -118,11 +118,13 @@ func (s *clientSession) settled(ctx context.Context) carry.Session {
 // b is about to serve was still answering (settled waits a bounded time:
 // served alone, or a hand-over) given to the shared server through what
 // serves the client, as it is recorded, before its answer goes, as the
-// carrying gave the others; it returns what gives those recorded
-// meanwhile, once b serves, or nil when this process never answered in
-// process. What cannot be given waits for the next carrying (c: the
-// session carried, nil for none).
-func (s *clientSession) lateGiver(c *carry.Session) (give func()) {
+// carrying gave the others; one recorded before adopted is closed (the
+// adoption ended: b serves, or it failed) waits for it, so that no call
+// the client makes on its answer goes first. It returns what gives those
+// recorded meanwhile, or nil when this process never answered in process.
+// What cannot be given waits for the next carrying (c: the session
+// carried, nil for none).
+func (s *clientSession) lateGiver(c *carry.Session, adopted <-chan struct{}) (give func()) {
 	history := s.n.co.unshared()
 	if history == nil {
 		return nil
@@ -132,6 +134,7 @@ func (s *clientSession) lateGiver(c *carry.Session) (give func()) {
 		meta = c.Meta
 	}
 	give = func() {
+		<-adopted
 		b, ok := s.router.currentBackend().(*bridge.Bridge)
 		if !ok {
 			return
