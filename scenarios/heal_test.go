@@ -263,6 +263,45 @@ func TestAnIDNumberedAloneIsNeverADepartedPeersOnJoining(t *testing.T) {
 	}
 }
 
+// A client served alone that announced and joined through a bridge, then
+// took the lease over, brings no record of the id it numbered itself
+// alone onto the checkout's board: that id is the leaseholder's client's
+// there, which never announced. Its announcement is on the board once,
+// under the id it joined as, and the other client, back under its own
+// id, has none.
+func TestAnIDNumberedAloneLeavesNoAnnouncementBehindOnTakingOver(t *testing.T) {
+	t.Parallel()
+	dir := checkout(t)
+	a, usable := aloneFromTheStart(t, dir)
+	call(t, a, "majordomus_announce", map[string]any{"intent": "alone, then shared", "scope": []string{"docs"}})
+	before := peersOf(t, a).Caller
+	d := leaseholderUnder(t, dir, usable, before)
+	if _, err := a.WaitLog(ctx(t), "joined the checkout's shared server"); err != nil {
+		t.Fatal(err)
+	}
+	// d, stopped, loses its lease, which a's next call takes over
+	stop(t, d)
+	if err := os.WriteFile(leasePath(dir), []byte("{not a lease"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	call(t, a, "majordomus_list", nil)
+	if _, err := a.WaitLog(ctx(t), "took over as the shared server"); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.WaitLog(ctx(t), "re-attached to the shared server"); err != nil {
+		t.Fatal(err)
+	}
+	board := peersOf(t, a)
+	for _, p := range board.Peers {
+		if p.Announcement != nil && p.ID != board.Caller {
+			t.Errorf("the client is %s; %s (%s) is on the board with an announcement %+v", board.Caller, p.ID, p.Client.Name, *p.Announcement)
+		}
+	}
+}
+
 // A client whose shared server will not start (its address is none of
 // this machine's) is served alone, and its tries to share again back off
 // as alone's do, each twice as far apart, though each wins the lease

@@ -1,5 +1,7 @@
 package surface
 
+import "slices"
+
 // The board's part of the checkout's shared state (state.go): the peers
 // that announced. A board that is the checkout's gives its sink each of
 // them as it changes (an announcement, a departure); the board of the
@@ -33,10 +35,19 @@ func (b *Board) keep(loaded []Peer, sink func(Peer)) []Peer {
 
 // renumber gives every attached peer numbered while the checkout's counter
 // failed (Counted) a new number as the board becomes the checkout's: the
-// one it has may be another client's there. It returns the ids changed,
-// from the old to the new.
+// one it has may be another client's there. A departed one is dropped: a
+// client that claimed its id there would take its announcement for its
+// own, and what it had went on with its session (a client served alone
+// that joined). It returns the ids changed, from the old to the new.
 func (b *Board) renumber() map[string]string {
 	defer b.change()()
+	b.order = slices.DeleteFunc(b.order, func(p *Peer) bool {
+		if p.Attached || !b.uncounted[p.ID] {
+			return false
+		}
+		b.forget(p)
+		return true
+	})
 	renamed := map[string]string{}
 	for _, p := range b.order {
 		if old := p.ID; p.Attached && b.uncounted[old] {
