@@ -182,3 +182,58 @@ func TestACallAnsweredAsItsClientJoinsGoesBeforeItsNextCall(t *testing.T) {
 		t.Fatalf("the shared history has %q of the client's calls but its searches, want %q", its, want)
 	}
 }
+
+// A call a client served alone made (numbered p1 there, as the checkout
+// numbers the leaseholder's client), still running as the client joins
+// the shared server as p2, and answered once its server is gone (killed)
+// and its process took the lease over, is in the checkout's history as
+// the client's, under p2: never under the id it numbered itself alone,
+// which is the other client's there.
+func TestACallMadeAloneAndAnsweredAfterATakeOverIsUnderTheClientsNewID(t *testing.T) {
+	t.Parallel()
+	dir := checkout(t)
+	reg := filepath.Join(t.TempDir(), "registry.db")
+	elsewhere := shared(t, checkout(t), "--registry", reg) // makes the registry
+	initialize(t, elsewhere, "gemini-cli")
+	if _, err := elsewhere.WaitLog(ctx(t), "registered this server in the fleet registry"); err != nil {
+		t.Fatal(err)
+	}
+	a, usable := aloneFromTheStart(t, dir, "--registry", reg)
+	before := peersOf(t, a).Caller
+	f, err := os.OpenFile(reg, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pending := unix.Flock_t{Type: unix.F_WRLCK, Start: 0x40000000, Len: 1}
+	if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &pending); err != nil {
+		t.Fatal(err)
+	}
+	slow, err := a.Send("tools/call", map[string]any{"name": "majordomus_fleet_inventory", "arguments": map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := leaseholderUnder(t, dir, usable, before)
+	if _, err := a.WaitLog(ctx(t), "joined the checkout's shared server"); err != nil {
+		t.Fatal(err)
+	}
+	d.Signal(unix.SIGKILL)
+	d.Wait(ctx(t))
+	call(t, a, "majordomus_list", nil)
+	if _, err := a.WaitLog(ctx(t), "took over as the shared server"); err != nil {
+		t.Fatal(err)
+	}
+	pending.Type = unix.F_UNLCK // the slow call ends
+	if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &pending); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Await(ctx(t), slow); err != nil {
+		t.Fatal(err)
+	}
+	id := peersOf(t, a).Caller
+	for _, x := range executionsOf(t, a) {
+		if x.Tool == "majordomus_fleet_inventory" && x.Peer != id {
+			t.Errorf("the call made alone is in the history under %s; the client is %s (it was %s alone)", x.Peer, id, before)
+		}
+	}
+}

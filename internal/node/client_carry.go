@@ -188,10 +188,10 @@ func (s *clientSession) handOver(ctx context.Context) {
 }
 
 // given makes the id the shared server bridge b gave the client the
-// in-process session's, when carrying the session there failed part way
-// (the server died as it took the session in, say): what it kept of the
-// session, journaled for the next server, is under that id, which the
-// session keeps from now on (mu held).
+// in-process session's, when the session was carried there, or carrying
+// it failed part way (the server died as it took the session in, say):
+// what it kept of the session, journaled for the next server, is under
+// that id, which the session keeps from now on (mu held).
 func (s *clientSession) given(b wire.Backend) {
 	bridged, ok := b.(*bridge.Bridge)
 	if !ok || s.local == nil || bridged.PeerID() == "" {
@@ -262,6 +262,9 @@ func (s *clientSession) told(h how, b wire.Backend, c *carry.Session, srv *serve
 	case s.local != nil: // answered in process (alone, or while electing): carried onto the bridge
 		peer, was := b.(*bridge.Bridge).PeerID(), s.local.Carried().Peer
 		wasAlone := s.alone.Swap(nil) != nil
+		// under the id it joined as: a call it answers still, or a later
+		// term here, never names the one it was numbered alone
+		s.given(b)
 		s.dropLocal() // it leaves this process's own board, which nobody else sees
 		if wasAlone {
 			s.joined(h, c, was, peer, nil)
