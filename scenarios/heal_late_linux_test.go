@@ -237,3 +237,72 @@ func TestACallMadeAloneAndAnsweredAfterATakeOverIsUnderTheClientsNewID(t *testin
 		}
 	}
 }
+
+// A 2026-07-28 client served alone (it never initializes, nor sends
+// server/discover) whose call made there is still running as it joins the
+// shared server is one peer wherever that call ends: its process, taking
+// the lease over once that server is killed, lists the client once, and
+// no other peer it never had.
+func TestAModernClientsCallAnsweredAfterItJoinedLeavesNoOtherPeer(t *testing.T) {
+	t.Parallel()
+	dir := checkout(t)
+	reg := filepath.Join(t.TempDir(), "registry.db")
+	elsewhere := shared(t, checkout(t), "--registry", reg) // makes the registry
+	initialize(t, elsewhere, "gemini-cli")
+	if _, err := elsewhere.WaitLog(ctx(t), "registered this server in the fleet registry"); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(dir, ".ai/local/state")
+	if err := os.MkdirAll(filepath.Dir(state), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(state, []byte("not a directory"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := shared(t, dir, "--join-retry", "2s", "--registry", reg)
+	modernCaller(t, m)
+	if _, err := m.WaitLog(ctx(t), servedAlone); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(reg, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pending := unix.Flock_t{Type: unix.F_WRLCK, Start: 0x40000000, Len: 1}
+	if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &pending); err != nil {
+		t.Fatal(err)
+	}
+	slow, err := m.Send("tools/call", withMeta(map[string]any{"name": "majordomus_fleet_inventory", "arguments": map[string]any{}}, "modern-agent"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(state); err != nil {
+		t.Fatal(err)
+	}
+	d := shared(t, dir)
+	initialize(t, d, "claude-code")
+	serverURL(t, d)
+	if _, err := m.WaitLog(ctx(t), "joined the checkout's shared server"); err != nil {
+		t.Fatal(err)
+	}
+	pending.Type = unix.F_UNLCK // the slow call ends, the client served through the bridge
+	if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &pending); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Await(ctx(t), slow); err != nil {
+		t.Fatal(err)
+	}
+	d.Signal(unix.SIGKILL)
+	d.Wait(ctx(t))
+	modernCaller(t, m) // its next call finds the server gone
+	if _, err := m.WaitLog(ctx(t), "took over as the shared server"); err != nil {
+		t.Fatal(err)
+	}
+	board := modernBoard(t, m)
+	for _, p := range board.Peers {
+		if p.Attached && p.ID != board.Caller {
+			t.Errorf("the board lists %s (%s, %s) attached beside the client, %s: %+v", p.ID, p.Client.Name, p.Transport, board.Caller, board)
+		}
+	}
+}

@@ -358,12 +358,13 @@ func (s *Surface) Sessions() int {
 // session left the board first) does not run. A 2026-07-28 caller is named
 // once the call ran: it was sighted as its request arrived, or by
 // announcing, never on the board before its announcement (a carried
-// peer's, replayed).
+// peer's, replayed); one that came on a session on the board is that
+// session's peer, as a legacy caller is.
 func (s *Surface) recordExecution(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start, session := s.cfg.Now(), server.ClientSessionFromContext(ctx)
 		named := func() string { return s.callerOf(ctx, req.Params.Meta) }
-		if _, modern := s.modernOf(ctx, req.Params.Meta); !modern {
+		if m, modern := s.modernOf(ctx, req.Params.Meta); !modern {
 			var p *Peer
 			if session != nil {
 				p = s.Board.peerOf(session.SessionID())
@@ -371,6 +372,11 @@ func (s *Surface) recordExecution(next server.ToolHandlerFunc) server.ToolHandle
 			if p == nil {
 				return mcp.NewToolResultError("this session has ended: the call did not run; send initialize again"), nil
 			}
+			named = func() string { return s.Board.idOf(p) }
+		} else if p := s.Board.peerOf(m.Session); m.Session != "" && p != nil {
+			// its session may leave as the call runs (the in-process
+			// client carried onto a bridge): sighted then, the call would
+			// make a peer of its own
 			named = func() string { return s.Board.idOf(p) }
 		}
 		own := session != nil && transportOf(session) == "stdio"
