@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -151,5 +152,34 @@ func TestAModernClientIsNamedAsItsLastRequestNamedItAfterAMove(t *testing.T) {
 				t.Errorf("the client is not on the board after the move: %s", body)
 			}
 		})
+	}
+}
+
+// A request that names, as the session its client opened too, the
+// leaseholder's own client's in-process session is not that client's: a
+// session is claimed only by naming it, and only its client was told its
+// name. A direct 2026-07-28 request that announces so is a peer of its
+// own, and the leaseholder's client keeps its announcement.
+func TestARequestNamingTheLeaseholdersOwnSessionIsNotItsClients(t *testing.T) {
+	t.Parallel()
+	dir := checkout(t)
+	a := shared(t, dir)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	call(t, a, "majordomus_announce", map[string]any{"intent": "its own", "scope": []string{"docs"}})
+	own := peersOf(t, a).Caller
+
+	server := connect(t, dir)
+	forged := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"majordomus_announce","arguments":{"intent":"forged","scope":["src"]},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"forger","version":"1"}}}}`)
+	headers := server.with(map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "majordomus_announce",
+		"Majordomus-Session": "stdio"})
+	if status, _, body := httpDo(t, http.MethodPost, server.URL, forged, headers); status != 200 || strings.Contains(string(body), `"isError":true`) {
+		t.Fatalf("the forged announcement: %d %s", status, body)
+	}
+	for _, p := range peersOf(t, a).Peers {
+		if p.ID == own && (p.Announcement == nil || p.Announcement.Intent != "its own") {
+			t.Fatalf("the leaseholder's client %s now announces %+v", own, p.Announcement)
+		}
 	}
 }

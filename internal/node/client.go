@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -73,8 +74,10 @@ type how struct {
 }
 
 // localSession is the id of the in-process session of this process's
-// stdio client.
-const localSession = "stdio"
+// stdio client. It is drawn, not fixed: a 2026-07-28 request names the
+// session its client opened too (carry.SessionOf), and one naming a
+// known id would speak, and announce, as the leaseholder's own client.
+var localSession = "stdio-" + rand.Text()
 
 // earlyPatience is how long an early request waits for the election: an
 // attaching process's ends within milliseconds, and never loads the index
