@@ -224,5 +224,10 @@ func TestACheckoutWhoseAIIsALinkIsShared(t *testing.T) {
 	if _, err := a.WaitLog(ctx(t), "the lease is no longer this server's"); err != nil {
 		t.Fatal(err)
 	}
+	// the lease is taken again (a's client goes to whoever took it) before
+	// a newcomer comes, which could otherwise win it first, and serve
+	if _, err := a.WaitLogAny(ctx(t), "took over as the shared server", "attaching to the shared server"); err != nil {
+		t.Fatal(err)
+	}
 	attached(t, bridged(t, dir, "gemini-cli"))
 }
