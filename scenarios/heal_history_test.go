@@ -31,19 +31,7 @@ func TestAServerKilledAsItTakesAClientsCallsInLeavesThemTheClients(t *testing.T)
 			}
 			before := peersOf(t, c).Caller
 			d := leaseholderUnder(t, dir, usable, before)
-			search, waiting := []byte(`"tool":"majordomus_search"`), ctx(t)
-			for { // the kill comes as the first of them is journaled
-				state, err := os.ReadFile(statePath(dir))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if bytes.Contains(state, search) {
-					break
-				}
-				if waiting.Err() != nil {
-					t.Fatal("the client's calls never reached the state")
-				}
-			}
+			journaled(t, dir, "majordomus_search") // the kill comes as the first of them is journaled
 			if err := d.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
@@ -80,5 +68,23 @@ func TestAServerKilledAsItTakesAClientsCallsInLeavesThemTheClients(t *testing.T)
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// journaled waits until the checkout's shared state in dir holds a call of
+// tool: a server is taking a client's calls in.
+func journaled(t *testing.T, dir, tool string) {
+	t.Helper()
+	for waiting := ctx(t); ; {
+		state, err := os.ReadFile(statePath(dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(state, []byte(`"tool":"`+tool+`"`)) {
+			return
+		}
+		if waiting.Err() != nil {
+			t.Fatalf("no call of %s reached the state", tool)
+		}
 	}
 }

@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -20,12 +19,7 @@ import (
 func TestACallRunningAsItsClientJoinsJoinsTheHistoryInOrder(t *testing.T) {
 	t.Parallel()
 	dir := checkout(t)
-	reg := filepath.Join(t.TempDir(), "registry.db")
-	elsewhere := shared(t, checkout(t), "--registry", reg) // makes the registry
-	initialize(t, elsewhere, "gemini-cli")
-	if _, err := elsewhere.WaitLog(ctx(t), "registered this server in the fleet registry"); err != nil {
-		t.Fatal(err)
-	}
+	reg := madeRegistry(t)
 	state := filepath.Join(dir, ".ai/local/state")
 	if err := os.MkdirAll(filepath.Dir(state), 0o700); err != nil {
 		t.Fatal(err)
@@ -41,16 +35,7 @@ func TestACallRunningAsItsClientJoinsJoinsTheHistoryInOrder(t *testing.T) {
 	call(t, c, "majordomus_list", nil)
 	call(t, c, "majordomus_fleet_inventory", nil)
 
-	// A registry whose pending byte another process write-locks: a reader
-	// waits SQLite's busy timeout.
-	f, err := os.OpenFile(reg, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &unix.Flock_t{Type: unix.F_WRLCK, Start: 0x40000000, Len: 1}); err != nil {
-		t.Fatal(err)
-	}
+	lockRegistry(t, reg)
 	slow, err := c.Send("tools/call", map[string]any{"name": "majordomus_fleet_inventory", "arguments": map[string]any{}})
 	if err != nil {
 		t.Fatal(err)
@@ -89,26 +74,13 @@ func TestACallRunningAsItsClientJoinsJoinsTheHistoryInOrder(t *testing.T) {
 func TestACallAnsweredAsItsClientJoinsGoesBeforeItsNextCall(t *testing.T) {
 	t.Parallel()
 	dir := checkout(t)
-	reg := filepath.Join(t.TempDir(), "registry.db")
-	elsewhere := shared(t, checkout(t), "--registry", reg) // makes the registry
-	initialize(t, elsewhere, "gemini-cli")
-	if _, err := elsewhere.WaitLog(ctx(t), "registered this server in the fleet registry"); err != nil {
-		t.Fatal(err)
-	}
+	reg := madeRegistry(t)
 	c, usable := aloneFromTheStart(t, dir, "--registry", reg)
 	const made = 900 // enough that taking them in is under way when the server stops
 	for range made {
 		call(t, c, "majordomus_search", map[string]any{"query": "rule"})
 	}
-	f, err := os.OpenFile(reg, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	pending := unix.Flock_t{Type: unix.F_WRLCK, Start: 0x40000000, Len: 1}
-	if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &pending); err != nil {
-		t.Fatal(err)
-	}
+	unlock := lockRegistry(t, reg)
 	slow, err := c.Send("tools/call", map[string]any{"name": "majordomus_fleet_inventory", "arguments": map[string]any{}})
 	if err != nil {
 		t.Fatal(err)
@@ -117,24 +89,9 @@ func TestACallAnsweredAsItsClientJoinsGoesBeforeItsNextCall(t *testing.T) {
 	d := shared(t, dir)
 	initialize(t, d, "claude-code")
 	serverURL(t, d)
-	search, waiting := []byte(`"tool":"majordomus_search"`), ctx(t)
-	for { // the server stops as the first of them is journaled
-		state, err := os.ReadFile(statePath(dir))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if bytes.Contains(state, search) {
-			break
-		}
-		if waiting.Err() != nil {
-			t.Fatal("the client's calls never reached the state")
-		}
-	}
+	journaled(t, dir, "majordomus_search") // the server stops as the first of them is journaled
 	stop(t, d)
-	pending.Type = unix.F_UNLCK // the slow call ends
-	if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &pending); err != nil {
-		t.Fatal(err)
-	}
+	unlock() // the slow call ends
 	type sent struct {
 		id  json.RawMessage
 		err error
@@ -192,23 +149,10 @@ func TestACallAnsweredAsItsClientJoinsGoesBeforeItsNextCall(t *testing.T) {
 func TestACallMadeAloneAndAnsweredAfterATakeOverIsUnderTheClientsNewID(t *testing.T) {
 	t.Parallel()
 	dir := checkout(t)
-	reg := filepath.Join(t.TempDir(), "registry.db")
-	elsewhere := shared(t, checkout(t), "--registry", reg) // makes the registry
-	initialize(t, elsewhere, "gemini-cli")
-	if _, err := elsewhere.WaitLog(ctx(t), "registered this server in the fleet registry"); err != nil {
-		t.Fatal(err)
-	}
+	reg := madeRegistry(t)
 	a, usable := aloneFromTheStart(t, dir, "--registry", reg)
 	before := peersOf(t, a).Caller
-	f, err := os.OpenFile(reg, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	pending := unix.Flock_t{Type: unix.F_WRLCK, Start: 0x40000000, Len: 1}
-	if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &pending); err != nil {
-		t.Fatal(err)
-	}
+	unlock := lockRegistry(t, reg)
 	slow, err := a.Send("tools/call", map[string]any{"name": "majordomus_fleet_inventory", "arguments": map[string]any{}})
 	if err != nil {
 		t.Fatal(err)
@@ -223,10 +167,7 @@ func TestACallMadeAloneAndAnsweredAfterATakeOverIsUnderTheClientsNewID(t *testin
 	if _, err := a.WaitLog(ctx(t), "took over as the shared server"); err != nil {
 		t.Fatal(err)
 	}
-	pending.Type = unix.F_UNLCK // the slow call ends
-	if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &pending); err != nil {
-		t.Fatal(err)
-	}
+	unlock() // the slow call ends
 	if _, err := a.Await(ctx(t), slow); err != nil {
 		t.Fatal(err)
 	}
@@ -246,12 +187,7 @@ func TestACallMadeAloneAndAnsweredAfterATakeOverIsUnderTheClientsNewID(t *testin
 func TestAModernClientsCallAnsweredAfterItJoinedLeavesNoOtherPeer(t *testing.T) {
 	t.Parallel()
 	dir := checkout(t)
-	reg := filepath.Join(t.TempDir(), "registry.db")
-	elsewhere := shared(t, checkout(t), "--registry", reg) // makes the registry
-	initialize(t, elsewhere, "gemini-cli")
-	if _, err := elsewhere.WaitLog(ctx(t), "registered this server in the fleet registry"); err != nil {
-		t.Fatal(err)
-	}
+	reg := madeRegistry(t)
 	state := filepath.Join(dir, ".ai/local/state")
 	if err := os.MkdirAll(filepath.Dir(state), 0o700); err != nil {
 		t.Fatal(err)
@@ -264,15 +200,7 @@ func TestAModernClientsCallAnsweredAfterItJoinedLeavesNoOtherPeer(t *testing.T) 
 	if _, err := m.WaitLog(ctx(t), servedAlone); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.OpenFile(reg, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	pending := unix.Flock_t{Type: unix.F_WRLCK, Start: 0x40000000, Len: 1}
-	if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &pending); err != nil {
-		t.Fatal(err)
-	}
+	unlock := lockRegistry(t, reg)
 	slow, err := m.Send("tools/call", withMeta(map[string]any{"name": "majordomus_fleet_inventory", "arguments": map[string]any{}}, "modern-agent"))
 	if err != nil {
 		t.Fatal(err)
@@ -286,10 +214,7 @@ func TestAModernClientsCallAnsweredAfterItJoinedLeavesNoOtherPeer(t *testing.T) 
 	if _, err := m.WaitLog(ctx(t), "joined the checkout's shared server"); err != nil {
 		t.Fatal(err)
 	}
-	pending.Type = unix.F_UNLCK // the slow call ends, the client served through the bridge
-	if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &pending); err != nil {
-		t.Fatal(err)
-	}
+	unlock() // the slow call ends, the client served through the bridge
 	if _, err := m.Await(ctx(t), slow); err != nil {
 		t.Fatal(err)
 	}
@@ -303,6 +228,41 @@ func TestAModernClientsCallAnsweredAfterItJoinedLeavesNoOtherPeer(t *testing.T) 
 	for _, p := range board.Peers {
 		if p.Attached && p.ID != board.Caller {
 			t.Errorf("the board lists %s (%s, %s) attached beside the client, %s: %+v", p.ID, p.Client.Name, p.Transport, board.Caller, board)
+		}
+	}
+}
+
+// madeRegistry is the path of a fleet registry another checkout's server
+// made, for a test to lock (lockRegistry).
+func madeRegistry(t *testing.T) string {
+	t.Helper()
+	reg := filepath.Join(t.TempDir(), "registry.db")
+	elsewhere := shared(t, checkout(t), "--registry", reg)
+	initialize(t, elsewhere, "gemini-cli")
+	if _, err := elsewhere.WaitLog(ctx(t), "registered this server in the fleet registry"); err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+// lockRegistry write-locks the pending byte of the registry at reg, as
+// another process's write would, until unlock or the test's end: a reader
+// waits SQLite's busy timeout.
+func lockRegistry(t *testing.T, reg string) (unlock func()) {
+	t.Helper()
+	f, err := os.OpenFile(reg, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	pending := unix.Flock_t{Type: unix.F_WRLCK, Start: 0x40000000, Len: 1}
+	if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &pending); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		pending.Type = unix.F_UNLCK
+		if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &pending); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
