@@ -18,8 +18,9 @@ const manifestRel = ".ai/manifest.yaml"
 // a directory there: one that cannot be read (a link that leads nowhere, a
 // FIFO, a file in an .ai this user may not search or that is a loop of
 // links) is that checkout's, for [LoadManifest] to refuse, not a reason to
-// serve the checkout around it. The result is absolute and symlink-resolved ([filepath.EvalSymlinks]).
-// An empty start means the working directory.
+// serve the checkout around it. The result is absolute and
+// symlink-resolved ([filepath.EvalSymlinks]). An empty start means the
+// working directory.
 //
 // When no ancestor qualifies, or start cannot be resolved, the error wraps
 // [ErrNoCheckout] and names the start directory.
