@@ -3,7 +3,10 @@
 package scenarios
 
 import (
+	"bufio"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -43,6 +46,66 @@ func TestConnectionsWithoutTheTokenLeaveALimitedLeaseholderItsFiles(t *testing.T
 	line, err := b.WaitLogAny(ctx(t), "bridging this stdio session", "taking it over", "serving this client alone")
 	if err != nil || !strings.Contains(line, "bridging this stdio session") {
 		t.Fatalf("a client beside %d connections without the token to a leaseholder limited to %d files: %v %s", limit, limit, err, line)
+	}
+	if isErr, text, err := b.CallTool(ctx(t), "majordomus_list", map[string]any{}, nil); err != nil || isErr {
+		t.Fatalf("majordomus_list: %v %s", err, text)
+	}
+}
+
+// A leaseholder limited to 1,024 open files, whose clients hold its
+// connections as bridges do (a session each, its POST connection and its
+// listen stream), is full before its connections are all taken: a new
+// client is served alone, told the server is full, and never finds its
+// probe closed as it comes, which would have it take a healthy
+// leaseholder's lease over (docs/design.md#sharing-heals: a full server).
+func TestALimitedLeaseholderIsFullBeforeItsConnectionsAre(t *testing.T) {
+	const limit = 1024
+	dir := checkout(t)
+	args := []string{"-c", `ulimit -n "$0" && exec "$@"`, strconv.Itoa(limit), bin, "--http-port", "0"}
+	a, err := mcpclient.Start("sh", args, dir, os.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	killedAtEnd(t, a, "sh", args)
+	initialize(t, a, "claude-code")
+	addr := strings.TrimPrefix(serverURL(t, a), "http://")
+	name, value, _ := strings.Cut(connect(t, dir).Header, ": ")
+	dial := func(head string) (*http.Response, error) {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		t.Cleanup(func() { conn.Close() })
+		_, _ = conn.Write([]byte(head))
+		return http.ReadResponse(bufio.NewReader(conn), nil)
+	}
+	opening := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"held","version":"1"}}}`
+	for range limit / 4 { // as many sessions as would hold every connection allowed
+		resp, err := dial("POST /mcp HTTP/1.1\r\nHost: " + addr + "\r\n" + name + ": " + value + "\r\nContent-Type: application/json\r\n" +
+			"Accept: application/json, text/event-stream\r\nContent-Length: " + strconv.Itoa(len(opening)) + "\r\n\r\n" + opening)
+		if err != nil {
+			t.Fatalf("a session of this user's: %v", err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		sid := resp.Header.Get("Mcp-Session-Id")
+		if resp.StatusCode == http.StatusServiceUnavailable {
+			break // full: a new client is served alone until a session ends
+		}
+		if resp.StatusCode != http.StatusOK || sid == "" {
+			t.Fatalf("opening a session: %d", resp.StatusCode)
+		}
+		stream, err := dial("GET /mcp HTTP/1.1\r\nHost: " + addr + "\r\n" + name + ": " + value + "\r\nAccept: text/event-stream\r\n" +
+			"Mcp-Session-Id: " + sid + "\r\nMcp-Protocol-Version: 2025-11-25\r\n\r\n")
+		if err != nil || stream.StatusCode != http.StatusOK {
+			t.Fatalf("the session's listen stream: %v %v", err, stream)
+		}
+	}
+
+	b := shared(t, dir)
+	initialize(t, b, "codex")
+	line, err := b.WaitLogAny(ctx(t), "is full", "taking it over")
+	if err != nil || !strings.Contains(line, "serving this client alone") {
+		t.Fatalf("a client beside this user's sessions holding a leaseholder limited to %d files: %v %s", limit, err, line)
 	}
 	if isErr, text, err := b.CallTool(ctx(t), "majordomus_list", map[string]any{}, nil); err != nil || isErr {
 		t.Fatalf("majordomus_list: %v %s", err, text)

@@ -90,7 +90,8 @@ type Config struct {
 	// its writer does not reach the mark (a POST in flight took it).
 	// Default a second.
 	StreamEndBound time.Duration
-	// MaxSessions caps the live sessions. Default 512.
+	// MaxSessions caps the live sessions. Default 512, and at most a
+	// quarter of the connections when MaxConnections is the default's.
 	MaxSessions int
 	// MaxConnections caps the open connections. Default four for each
 	// session of MaxSessions, or of DefaultMaxSessions when that is more: a
@@ -166,8 +167,15 @@ func New(cfg Config) *Server {
 	cfg.ListenKeepAlive = positiveOr(cfg.ListenKeepAlive, DefaultListenKeepAlive)
 	cfg.StreamEndBound = positiveOr(cfg.StreamEndBound, time.Second)
 	cfg.MaxSessions = positiveOr(cfg.MaxSessions, DefaultMaxSessions)
-	cfg.MaxConnections = positiveOr(cfg.MaxConnections, min(connectionsPerSession*min(max(cfg.MaxSessions, DefaultMaxSessions), math.MaxInt/connectionsPerSession),
-		max(openFilesLimit()/2, 1)))
+	if cfg.MaxConnections <= 0 {
+		cfg.MaxConnections = min(connectionsPerSession*min(max(cfg.MaxSessions, DefaultMaxSessions), math.MaxInt/connectionsPerSession),
+			max(openFilesLimit()/2, 1))
+		// Held down by the files, the connections still hold every session:
+		// a server is full (503) before its sessions take every connection,
+		// where a newcomer's probe would be closed as it comes and force a
+		// take-over of a server that only had too many clients.
+		cfg.MaxSessions = min(cfg.MaxSessions, max(cfg.MaxConnections/connectionsPerSession, 1))
+	}
 	cfg.Logger = cmp.Or(cfg.Logger, zap.NewNop())
 	if cfg.Identity == nil {
 		cfg.Identity = func(bool) Identity { return Identity{} }
