@@ -3,6 +3,8 @@
 package scenarios
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -89,6 +91,76 @@ func TestABatchAnsweredByAResumedLeaseholderIsInTheHistory(t *testing.T) {
 		return
 	}
 	t.Fatalf("%s's two batched searches were answered (%s), but the checkout's history has %d of them: %+v\n%s", peer, answer, n, hist.Executions, strings.Join(a.Logs(), "\n"))
+}
+
+// A bridged client's batch that its leaseholder froze in the middle of,
+// one of its calls run and kept, is sent again where the lease was taken
+// over without the members a resend leaves out (here a cancel), and every
+// call of it is still named as the member it was: the checkout's history
+// keeps the call once, not once per server
+// (docs/design.md#nothing-is-lost).
+func TestABatchResentWithoutItsCancelKeepsEachCallOnce(t *testing.T) {
+	t.Parallel()
+	dir := checkout(t)
+	short := []string{"--busy-grace", "1s", "--probe-timeout", "500ms", "--election-bound", "10s"}
+	a := shared(t, dir, short...)
+	initialize(t, a, "claude-code")
+	serverURL(t, a)
+	b := shared(t, dir, short...)
+	initialize(t, b, "codex")
+	attached(t, b)
+	peer := peersOf(t, b).Caller
+	// the search, and the lists after it that keep the leaseholder busy
+	// long after it has kept the search
+	const lists = 1000
+	members := []string{
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"long-gone"}}`,
+		`{"jsonrpc":"2.0","id":901,"method":"tools/call","params":{"name":"majordomus_search","arguments":{"query":"review"}}}`,
+	}
+	for i := range lists {
+		members = append(members, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, 1000+i))
+	}
+	if err := b.SendLine("[" + strings.Join(members, ",") + "]"); err != nil {
+		t.Fatal(err)
+	}
+	waitFileLine(t, leasePath(dir)+".state", `"tool":"majordomus_search","peer":"`+peer+`"`)
+	stop(t, a)
+	for _, f := range b.Frames() {
+		if strings.Contains(string(f), `"id":901`) {
+			t.Fatal("the batch was answered before its leaseholder stopped: nothing was sent again")
+		}
+	}
+	oneTakesOver(t, b)
+	answer, err := b.WaitFrame(ctx(t), "the batch's answer", func(f []byte) bool {
+		return strings.Contains(string(f), `"id":901`)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answers []mcpclient.Response
+	if err := json.Unmarshal(answer, &answers); err != nil || len(answers) != 1+lists {
+		t.Fatalf("the batch's answer holds %d answers (%v), want %d", len(answers), err, 1+lists)
+	}
+	for _, r := range answers {
+		if r.Error != nil {
+			t.Fatalf("the batch: %s", r.Bytes())
+		}
+	}
+	var hist struct {
+		Executions []struct{ Tool, Peer string }
+	}
+	if isErr, text, err := b.CallTool(ctx(t), "majordomus_executions", nil, &hist); err != nil || isErr {
+		t.Fatalf("majordomus_executions: %s %v", text, err)
+	}
+	n := 0
+	for _, x := range hist.Executions {
+		if x.Tool == "majordomus_search" && x.Peer == peer {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%s made one search, but the checkout's history has %d: %+v", peer, n, hist.Executions)
+	}
 }
 
 // frozenUnderTwo serves a checkout to a, the leaseholder, then stops it

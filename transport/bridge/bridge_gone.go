@@ -138,13 +138,15 @@ func (g *Gone) Resend(ctx context.Context, next wire.Backend, msg json.RawMessag
 		return next.Handle(ctx, msg)
 	}
 	var again []json.RawMessage
+	var at []int // where each of again stands in msg
 	var unknown [][]byte
-	for _, c := range readCalls(msg) {
+	calls := readCalls(msg)
+	for i, c := range calls {
 		switch {
 		case c.env.Method == "": // an answer to the old server's request: it is gone
 		case c.env.Method == string(mcp.MethodNotificationCancelled): // as a lone one, above
 		case mayRepeat(c, g.Session.SafeTools):
-			again = append(again, c.raw)
+			again, at = append(again, c.raw), append(at, i)
 		case c.env.IsRequest():
 			unknown = append(unknown, wire.ErrorFrame(c.env.ID, mcp.INTERNAL_ERROR, fmt.Sprintf(
 				"outcome unknown: %s %s was sent to the shared server at %s, which went away before answering (%v); "+
@@ -155,11 +157,22 @@ func (g *Gone) Resend(ctx context.Context, next wire.Backend, msg json.RawMessag
 		return next.Handle(ctx, again[0])
 	}
 	var answers [][]byte
-	if len(again) > 0 {
-		sub, _ := json.Marshal(again)
-		if a := next.Handle(ctx, sub); a != nil {
+	switch {
+	case len(again) == 0:
+	case len(again) == len(calls):
+		if a := next.Handle(ctx, msg); a != nil {
 			for _, m := range wire.Members(a) {
 				answers = append(answers, m)
+			}
+		}
+	default:
+		// each alone, named as the member it was (carry.Member): a batch
+		// without the members left out would name its calls by other
+		// places, and the server that kept them before it went would not
+		// know them
+		for j, m := range again {
+			if a := next.Handle(carry.Member(ctx, at[j]), m); a != nil {
+				answers = append(answers, a)
 			}
 		}
 	}
