@@ -88,11 +88,11 @@ func (s *Surface) Greeting() Greeting {
 // GreetingPrint tells apart builds that greet otherwise: a digest of the
 // answers this build's code makes (ReadHandshake, then Greet) to an
 // initialize of a plain client's and of one whose name is long, odd and
-// quoted (in a checkout whose name is too), and of the revision it answers each revision it knows, and one
-// it does not, with. Two
-// builds of one version number may differ there (one built from changed
-// code, with no revision stamped), and a greeting must be its server's
-// words to the byte.
+// quoted (in a checkout whose name is too), and of the revision it answers
+// each revision it knows with, and one it does not. Two builds of one
+// version number may differ there (one built from changed code, with no
+// revision stamped), and a greeting must be its server's words to the
+// byte.
 var GreetingPrint = sync.OnceValue(func() string {
 	g := Greeting{Declared: `"capabilities":{},"serverInfo":{"name":"n","version":"1"}`, Checkout: "c\u201c\n" + strings.Repeat("c", 2*maxQuoted), Objects: 1, LayerState: "ok",
 		Board: `p1 "a" (stdio)`, URL: "http://127.0.0.1:1"}
