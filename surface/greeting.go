@@ -97,7 +97,7 @@ var GreetingPrint = sync.OnceValue(func() string {
 	g := Greeting{Declared: `"capabilities":{},"serverInfo":{"name":"n","version":"1"}`, Checkout: "c\u201c\n" + strings.Repeat("c", 2*maxQuoted), Objects: 1, LayerState: "ok",
 		Board: `p1 "a" (stdio)`, URL: "http://127.0.0.1:1"}
 	sum := sha256.New()
-	for _, client := range []string{`"b"`, `"<\"é\udc00 ` + strings.Repeat("n", 2*maxClientText) + `"`} {
+	for _, client := range []string{`"b"`, `"<\"é\udc00\u3164 ` + strings.Repeat("n", 2*maxClientText) + `"`} {
 		h, ok := ReadHandshake(json.RawMessage(`{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"` +
 			mcp.LATEST_LEGACY_PROTOCOL_VERSION + `","capabilities":{},"clientInfo":{"name":` + client + `,"version":"1"}}}`))
 		fmt.Fprintf(sum, "%t %s\n", ok, Greet(h, "p2", g))

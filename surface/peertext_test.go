@@ -302,3 +302,15 @@ func TestALookalikeQuoteClosesNothing(t *testing.T) {
 		}
 	}
 }
+
+// A character that shows as nothing (a Hangul filler, a variation
+// selector, a combining grapheme joiner) is escaped where a peer's text is
+// quoted, as the board page escapes it: a name of fillers cannot pass for
+// no name, nor hide a word inside another.
+func TestAnInvisibleCharacterIsEscapedWhereTextIsQuoted(t *testing.T) {
+	for _, s := range []string{"\u3164", "ad\u115fmin", "x\u1160", "x\uffa0", "x\ufe0f", "x\u034f", "x\u17b4", "x\U000e0100"} {
+		if q := quoted(s); strings.ContainsFunc(q, func(r rune) bool { return r > unicode.MaxASCII }) {
+			t.Errorf("quoted(%q) = %s", s, q)
+		}
+	}
+}

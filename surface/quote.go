@@ -12,8 +12,9 @@ import (
 // Text one client supplies (its name, its intent, its scope) is data: it
 // reaches other clients' instructions and messages only through quoted,
 // never as prose of its own. A quoted text is one line, in double quotes,
-// with every control, format and non-printable character escaped, and at
-// most maxQuoted characters of the original (an ellipsis says the rest was
+// with every control, format and non-printable character escaped, and
+// every one that shows as nothing or as a double quote, and at most
+// maxQuoted characters of the original (an ellipsis says the rest was
 // cut). majordomus_peers returns the same text whole, as JSON data.
 
 // maxQuoted bounds how many characters of a peer's text prose quotes.
@@ -44,17 +45,19 @@ func quoteWithin(s string, limit int) string {
 }
 
 // escapeLookalikes escapes in q, a quoted text, each printable character
-// that shows as a double quote, which strconv.Quote leaves as it is: one
-// would seem to close the quoting, and what follows it to be prose of its
-// own. q's own quotes, and its escaped ones, are ASCII and stay.
+// that strconv.Quote leaves as it is but that shows as a double quote or
+// as nothing: one would seem to close the quoting, and what follows it to
+// be prose of its own; the other would let fillers pass for no name, or
+// hide inside a word (the board page escapes both alike). q's own quotes,
+// and its escaped ones, are ASCII and stay.
 func escapeLookalikes(q string) string {
-	if !strings.ContainsFunc(q, looksLikeAQuote) {
+	if !strings.ContainsFunc(q, shownAmiss) {
 		return q
 	}
 	var b strings.Builder
 	for _, r := range q {
 		switch {
-		case !looksLikeAQuote(r):
+		case !shownAmiss(r):
 			b.WriteRune(r)
 		case r > 0xffff:
 			fmt.Fprintf(&b, `\U%08x`, r)
@@ -63,6 +66,13 @@ func escapeLookalikes(q string) string {
 		}
 	}
 	return b.String()
+}
+
+// shownAmiss reports whether r shows as a quotation mark, or as nothing:
+// the default ignorable characters Unicode lists besides the format
+// controls, which strconv.Quote escapes already.
+func shownAmiss(r rune) bool {
+	return looksLikeAQuote(r) || unicode.In(r, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector)
 }
 
 // looksLikeAQuote reports whether r, not ASCII, shows as a quotation mark:
