@@ -101,7 +101,7 @@ func TestAPromptTooLargeWithTheValuesGivenIsInvalidParams(t *testing.T) {
 	initialize(t, standalone, "cursor")
 
 	large := map[string]any{"name": "review", "arguments": map[string]any{"change": strings.Repeat("x", 100<<10)}} // 100 × 100 KiB
-	want := `{"code":-32602,"message":"prompt 'review': layer: prompt too large: with the values given its text is over 8388608 bytes"}`
+	want := `{"code":-32602,"message":"prompt 'review' is too large with the values given: its text would be over 8388608 bytes"}`
 	for _, c := range []mode{{"leaseholder", leaseholder}, {"bridged", bridged}, {"standalone", standalone}} {
 		r, err := c.p.Call(ctx(t), "prompts/get", large)
 		if err != nil {

@@ -2,6 +2,7 @@ package surface
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -106,6 +107,9 @@ func (s *Surface) promptHandler(p prompt) server.PromptHandlerFunc {
 			}
 		}
 		text, err := p.obj.Render(req.Params.Arguments)
+		if errors.Is(err, layer.ErrPromptTooLarge) { // in the client's words, not the package's
+			return nil, fmt.Errorf("prompt '%s' is too large with the values given: its text would be over %d bytes", p.name, layer.MaxPromptBytes)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("prompt '%s': %v", p.name, err)
 		}
