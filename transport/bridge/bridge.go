@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -340,7 +339,7 @@ func (b *Bridge) endSession(sid, proto string, within time.Duration) bool {
 	b.setHeaders(req.Header, sid, proto)
 	resp, err := b.client.Do(req)
 	if err != nil {
-		return errors.Is(err, syscall.ECONNREFUSED)
+		return refused(err)
 	}
 	resp.Body.Close()
 	return true
