@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 )
 
 // manifestRel is the manifest's path relative to a checkout root.
@@ -52,7 +51,7 @@ func FindCheckout(start string) (string, error) {
 // loop of links), something is there too.
 func holdsManifest(path string) bool {
 	if _, err := os.Lstat(path); err != nil {
-		return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ELOOP)
+		return errors.Is(err, fs.ErrPermission) || linkLoop(err)
 	}
 	fi, err := os.Stat(path)
 	return err != nil || !fi.IsDir()

@@ -3,6 +3,7 @@
 package layer
 
 import (
+	"errors"
 	"os"
 	"syscall"
 )
@@ -13,3 +14,7 @@ import (
 func openToRead(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 }
+
+// linkLoop reports whether err says that a path could not be followed
+// for a loop of links.
+func linkLoop(err error) bool { return errors.Is(err, syscall.ELOOP) }

@@ -1,6 +1,7 @@
 package layer
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -41,3 +42,9 @@ func extended(path string) string {
 	}
 	return `\\?\` + path
 }
+
+// linkLoop reports whether err says that a path could not be followed
+// for a loop of links: Windows gives up on the reparse points with
+// ERROR_CANT_RESOLVE_FILENAME, which syscall.ELOOP (an errno Go makes up
+// there) never matches.
+func linkLoop(err error) bool { return errors.Is(err, windows.ERROR_CANT_RESOLVE_FILENAME) }
