@@ -111,3 +111,46 @@ func TestALimitedLeaseholderIsFullBeforeItsConnectionsAre(t *testing.T) {
 		t.Fatalf("majordomus_list: %v %s", err, text)
 	}
 }
+
+// A leaseholder limited to 128 open files (a cap of 64 connections),
+// every one of them held by this user's own connections, proven by the
+// token and left idle (a client's keep-alive connections, no session
+// among them), still takes a new client in: the connection idle the
+// longest makes room for its probe, which is never closed as it comes and
+// never has it take a healthy leaseholder's lease over.
+func TestIdleConnectionsWithTheTokenForceNoTakeOver(t *testing.T) {
+	const limit = 128
+	dir := checkout(t)
+	args := []string{"-c", `ulimit -n "$0" && exec "$@"`, strconv.Itoa(limit), bin, "--http-port", "0"}
+	a, err := mcpclient.Start("sh", args, dir, os.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	killedAtEnd(t, a, "sh", args)
+	initialize(t, a, "claude-code")
+	addr := strings.TrimPrefix(serverURL(t, a), "http://")
+	header := connect(t, dir).Header
+	for i := range limit / 2 { // every place the cap allows
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatalf("a connection with the token: %v", err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		_, _ = conn.Write([]byte("GET / HTTP/1.1\r\nHost: " + addr + "\r\n" + header + "\r\n\r\n"))
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("connection %d with the token within the cap: %v %v", i+1, err, resp)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body) // answered, then idle: it is held
+	}
+
+	b := shared(t, dir)
+	initialize(t, b, "codex")
+	line, err := b.WaitLogAny(ctx(t), "bridging this stdio session", "taking it over", "serving this client alone")
+	if err != nil || !strings.Contains(line, "bridging this stdio session") {
+		t.Fatalf("a client beside %d idle connections with the token to a leaseholder limited to %d files: %v %s", limit/2, limit, err, line)
+	}
+	if isErr, text, err := b.CallTool(ctx(t), "majordomus_list", map[string]any{}, nil); err != nil || isErr {
+		t.Fatalf("majordomus_list: %v %s", err, text)
+	}
+}

@@ -132,6 +132,7 @@ type connCount struct {
 	mu       sync.Mutex
 	open     map[net.Conn]*connMark
 	unproven list.List // of net.Conn, oldest first
+	idled    uint64    // connections turned idle so far, which orders them
 }
 
 type connMark struct {
@@ -139,6 +140,7 @@ type connMark struct {
 	unproven *list.Element // nil once proven
 	arrived  func()        // a client coming on it (coming) arrived: its next request served, or its close
 	arriving bool          // that request is being served
+	idle     uint64        // idled when it last turned idle
 }
 
 // admit counts conn in, within max: beyond it, the oldest connection no
@@ -147,8 +149,13 @@ type connMark struct {
 // hold no place that a client of the lease needs. An idle one goes first
 // (its requests were served, none with the token); a new one, whose first
 // request may be the owner's and on its way, or one serving a request,
-// only when no unproven one is idle. Where every one is proven, conn is
-// refused: admit reports whether conn was counted.
+// only when no unproven one is idle. Where every one is proven, the one
+// idle the longest goes (a client's keep-alive connection, which it dials
+// again), so that connections that merely pile up never turn a new
+// client's probe away, which would have it take a healthy server's lease
+// over; one serving a request or holding a stream, or one a client is
+// coming on (coming), never does. Where none is so idle, conn is refused:
+// admit reports whether conn was counted.
 func (c *connCount) admit(conn net.Conn, max int) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -156,22 +163,35 @@ func (c *connCount) admit(conn net.Conn, max int) bool {
 		c.open = map[net.Conn]*connMark{}
 	}
 	if len(c.open) >= max {
-		victim := c.unproven.Front()
+		old := c.makingRoom()
+		if old == nil {
+			return false
+		}
+		old.Close()
+		c.forget(old) // its descriptor is gone already
+	}
+	c.open[conn] = &connMark{state: http.StateNew, unproven: c.unproven.PushBack(conn)}
+	return true
+}
+
+// makingRoom is the connection admit closes, or nil (mu held).
+func (c *connCount) makingRoom() net.Conn {
+	if victim := c.unproven.Front(); victim != nil {
 		for e := victim; e != nil; e = e.Next() {
 			if c.open[e.Value.(net.Conn)].state == http.StateIdle {
 				victim = e
 				break
 			}
 		}
-		if victim == nil {
-			return false
-		}
-		old := victim.Value.(net.Conn)
-		old.Close()
-		c.forget(old) // its descriptor is gone already
+		return victim.Value.(net.Conn)
 	}
-	c.open[conn] = &connMark{state: http.StateNew, unproven: c.unproven.PushBack(conn)}
-	return true
+	var oldest net.Conn
+	for conn, m := range c.open {
+		if m.state == http.StateIdle && m.arrived == nil && (oldest == nil || m.idle < c.open[oldest].idle) {
+			oldest = conn
+		}
+	}
+	return oldest
 }
 
 // forget stops counting conn (mu held).
@@ -238,14 +258,19 @@ func (c *connCount) track(conn net.Conn, state http.ConnState) {
 			go m.arrived()
 			m.arrived, m.arriving = nil, false
 		}
+		if state == http.StateIdle && m.state != http.StateIdle {
+			c.idled++
+			m.idle = c.idled
+		}
 		m.state = state
 	}
 }
 
 // prove marks conn as one a request of which proved the lease's secret:
-// it is never closed to make room. It reports whether conn is still
-// counted: one closed to make room serves its request to nobody, and
-// the request is not to be run.
+// it is closed to make room only once every place is proven, and then
+// only idle (admit). It reports whether conn is still counted: one
+// closed to make room serves its request to nobody, and the request is
+// not to be run.
 func (c *connCount) prove(conn net.Conn) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()

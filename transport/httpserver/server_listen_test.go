@@ -50,6 +50,69 @@ func TestTheConnectionThatMakesRoom(t *testing.T) {
 	}
 }
 
+// Where every place is proven, the connection idle the longest makes room
+// (a client's keep-alive one, which it dials again), so that connections
+// of the owner's that pile up never turn a new client's probe away; one
+// serving a request or holding a stream never does, nor one a client is
+// coming on until it has arrived. With none of them idle, a newcomer is
+// refused.
+func TestTheProvenConnectionIdleTheLongestMakesRoom(t *testing.T) {
+	var c connCount
+	pipe := func() net.Conn {
+		a, b := net.Pipe()
+		t.Cleanup(func() { a.Close(); b.Close() })
+		return a
+	}
+	served := func(conn net.Conn) { // a request with the token, then idle
+		c.track(conn, http.StateActive)
+		c.prove(conn)
+		c.track(conn, http.StateIdle)
+	}
+	coming, longest, latest, streaming := pipe(), pipe(), pipe(), pipe()
+	for _, conn := range []net.Conn{coming, longest, latest, streaming} {
+		if !c.admit(conn, 4) {
+			t.Fatal("a connection within the cap was refused")
+		}
+	}
+	c.track(coming, http.StateActive) // a probe asking for the seal: its client's next request attaches
+	c.prove(coming)
+	c.coming(coming, func() func() { return func() {} })
+	c.track(coming, http.StateIdle)
+	served(longest)
+	served(latest)
+	c.track(streaming, http.StateActive) // a listen stream, held open
+	c.prove(streaming)
+	inFlight := func() net.Conn {
+		conn := pipe()
+		if !c.admit(conn, 4) {
+			return nil
+		}
+		c.track(conn, http.StateActive)
+		c.prove(conn)
+		return conn
+	}
+	if inFlight() == nil || c.prove(longest) {
+		t.Fatal("the proven connection idle the longest did not make room")
+	}
+	if inFlight() == nil || c.prove(latest) {
+		t.Fatal("the last idle proven connection did not make room")
+	}
+	if !c.prove(coming) || !c.prove(streaming) {
+		t.Fatal("a connection serving a stream, or one a client is coming on, made room")
+	}
+	if inFlight() != nil {
+		t.Fatal("a newcomer was admitted where no proven connection is idle")
+	}
+	c.track(coming, http.StateActive) // its client arrived: the connection is its keep-alive one now
+	c.track(coming, http.StateIdle)
+	if inFlight() == nil || c.prove(coming) {
+		t.Fatal("the connection a client arrived on, idle since, did not make room")
+	}
+	if len(c.open) != 4 {
+		t.Errorf("%d open within a cap of 4", len(c.open))
+	}
+}
+
 // A cap of sessions raised past the default raises the cap of
 // connections with it: each session may hold two, and a newcomer past the
 // connections' cap is dropped at accept, where the sessions' cap answers
