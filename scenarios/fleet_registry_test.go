@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/majordomus-mcp/majordomus-mcp/example"
+
 	_ "modernc.org/sqlite"
 )
 
@@ -104,5 +106,63 @@ func copyWithWriteCutOff(t *testing.T, from, to string) {
 	}
 	if _, err := db.Exec("ROLLBACK"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// F1: the rows of servers killed with -9 whose checkouts are gone since (a
+// task's worktree removed, a checkout moved away) are evidence for no
+// inventory, and no server will register at their paths again: the next
+// registration, in any checkout, removes them, and keeps the row of a
+// server that still runs in a removed checkout. (They stayed until the
+// machine rebooted, one more for every such server; the moved checkout's
+// inventory listed its dead server's row for as long.)
+func TestFleetRowsOfKilledServersOfGoneCheckoutsDoNotPileUp(t *testing.T) {
+	registry := filepath.Join(t.TempDir(), "registry.db")
+	removed, moved := filepath.Join(t.TempDir(), "worktree"), filepath.Join(t.TempDir(), "checkout")
+	removedLive := filepath.Join(t.TempDir(), "worktree")
+	for _, dir := range []string{removed, moved, removedLive} {
+		if err := example.WriteCheckout(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	serveProfile(t, removed, registry, "c1", "default").Kill(ctx(t))
+	serveProfile(t, moved, registry, "c1", "default").Kill(ctx(t))
+	running := serveProfile(t, removedLive, registry, "c1", "default") // its row stays while it runs
+	for _, dir := range []string{removed, removedLive} {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Rename(moved, moved+"-moved"); err != nil {
+		t.Fatal(err)
+	}
+	moved += "-moved"
+	live := serveProfile(t, moved, registry, "c1", "default")
+
+	db, err := sql.Open("sqlite", "file:"+registry+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var rows []int
+	query, err := db.QueryContext(ctx(t), `SELECT pid FROM server_runtimes ORDER BY pid`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for query.Next() {
+		var pid int
+		if err := query.Scan(&pid); err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, pid)
+	}
+	if err := query.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if want := slices.Sorted(slices.Values(pids(running, live))); !slices.Equal(rows, want) {
+		t.Errorf("the registry holds the rows of pids %v, want only the live servers' %v", rows, want)
+	}
+	if code, inv := fleet(t, moved, registry); code != 0 || len(inv.StaleMembers) != 0 {
+		t.Errorf("the moved checkout: exit %d (%s), stale %+v; want its server alone", code, inv.blocked(), inv.StaleMembers)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -20,16 +21,20 @@ import (
 // Register writes row, replacing a row with its runtime id. In the same
 // transaction it removes the rows whose processes are provably gone (no
 // such pid, another start time, another boot; signal 0 only) among those of
-// its own checkout and profile — the slot it now occupies — and those of
-// any other boot, so that a server killed with -9 leaves a stale row only
-// until its successor registers. Rows of live processes are never touched.
+// its own checkout and profile — the slot it now occupies —, those of
+// checkouts gone from their roots (goneRoots) and those of any other boot,
+// so that a server killed with -9 leaves a stale row only until its
+// successor registers, or, its checkout removed or moved away, where none
+// will, until any server registers. Rows of live processes are never
+// touched.
 func (r *DB) Register(ctx context.Context, row fleet.Row) error {
+	goneRoots := r.goneRoots(ctx, row)
 	tx, err := r.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("registering: %w", err)
 	}
 	defer tx.Rollback()
-	gone, err := r.goneRows(ctx, tx, row)
+	gone, err := r.goneRows(ctx, tx, row, goneRoots)
 	if err != nil {
 		return err
 	}
@@ -49,11 +54,71 @@ func (r *DB) Register(ctx context.Context, row fleet.Row) error {
 	return nil
 }
 
-// goneRows returns the runtime ids Register may remove.
-func (r *DB) goneRows(ctx context.Context, tx *sql.Tx, row fleet.Row) ([]string, error) {
+// rootsWait bounds how long a registration waits to learn which roots
+// are gone: a mount that stopped answering (NFS) keeps its rows.
+const rootsWait = time.Second
+
+// goneRoots returns the roots of the registry's other checkouts that no
+// longer exist (removed, or moved away): no server registers at them
+// again, so the rows of their servers killed with -9 would stay until the
+// machine reboots, and a moved checkout's inventory would list its dead
+// server's row for as long. It runs before Register's transaction, so that
+// a stat never holds the registry's lock; one that cannot be read tells
+// nothing, and keeps its rows.
+func (r *DB) goneRoots(ctx context.Context, row fleet.Row) []string {
+	// At most so many a registration, each one a parameter of goneRows's
+	// query (SQLite takes 32766): more, piled up by an earlier release, go
+	// over the next registrations.
+	rows, err := r.db.QueryContext(ctx, `SELECT DISTINCT repository_root FROM server_runtimes WHERE repository_root <> ? LIMIT 1000`, row.RepositoryRoot)
+	if err != nil {
+		return nil // the registration reads the registry again, and says why it cannot
+	}
+	var roots []string
+	for rows.Next() {
+		var root sql.NullString
+		if rows.Scan(&root) == nil && filepath.IsAbs(root.String) {
+			roots = append(roots, root.String)
+		}
+	}
+	rows.Close()
+	answers := make(chan string, len(roots)) // "" for a root that is there, or cannot be told
+	for _, root := range roots {
+		go func() {
+			if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
+				answers <- root
+				return
+			}
+			answers <- ""
+		}()
+	}
+	var gone []string
+	wait := time.NewTimer(rootsWait)
+	defer wait.Stop()
+	for range roots {
+		select {
+		case root := <-answers:
+			if root != "" {
+				gone = append(gone, root)
+			}
+		case <-wait.C:
+			return gone
+		case <-ctx.Done():
+			return gone
+		}
+	}
+	return gone
+}
+
+// goneRows returns the runtime ids Register may remove: of row's slot, of
+// goneRoots, and of other boots.
+func (r *DB) goneRows(ctx context.Context, tx *sql.Tx, row fleet.Row, goneRoots []string) ([]string, error) {
+	args := []any{row.RuntimeID, row.RepositoryID, row.Profile, row.BootID}
+	for _, root := range goneRoots {
+		args = append(args, root)
+	}
 	rows, err := tx.QueryContext(ctx, `SELECT runtime_id, pid, process_start, boot_id, namespaces FROM server_runtimes
-		WHERE runtime_id <> ? AND ((repository_id = ? AND profile = ?) OR boot_id <> ?)`,
-		row.RuntimeID, row.RepositoryID, row.Profile, row.BootID)
+		WHERE runtime_id <> ? AND ((repository_id = ? AND profile = ?) OR boot_id <> ?
+		OR repository_root IN (`+strings.TrimSuffix(strings.Repeat("?, ", len(goneRoots)), ", ")+`))`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading the rows to prune: %w", err)
 	}
