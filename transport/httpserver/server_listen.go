@@ -141,6 +141,7 @@ type connMark struct {
 	arrived  func()        // a client coming on it (coming) arrived: its next request served, or its close
 	arriving bool          // that request is being served
 	idle     uint64        // idled when it last turned idle
+	inPlace  bool          // admitted in the place of a proven one, closed to make room for it
 }
 
 // admit counts conn in, within max: beyond it, the oldest connection no
@@ -154,35 +155,44 @@ type connMark struct {
 // again), so that connections that merely pile up never turn a new
 // client's probe away, which would have it take a healthy server's lease
 // over; one serving a request or holding a stream, or one a client is
-// coming on (coming), never does. Where none is so idle, conn is refused:
-// admit reports whether conn was counted.
+// coming on (coming), never does; nor, while one is so idle, a new one
+// that took a proven one's place, whose probe may be on its way. Where
+// none is so idle, conn is refused: admit reports whether conn was
+// counted.
 func (c *connCount) admit(conn net.Conn, max int) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.open == nil {
 		c.open = map[net.Conn]*connMark{}
 	}
+	inPlace := false
 	if len(c.open) >= max {
 		old := c.makingRoom()
 		if old == nil {
 			return false
 		}
+		inPlace = c.open[old].unproven == nil
 		old.Close()
 		c.forget(old) // its descriptor is gone already
 	}
-	c.open[conn] = &connMark{state: http.StateNew, unproven: c.unproven.PushBack(conn)}
+	c.open[conn] = &connMark{state: http.StateNew, unproven: c.unproven.PushBack(conn), inPlace: inPlace}
 	return true
 }
 
-// makingRoom is the connection admit closes, or nil (mu held).
+// makingRoom is the connection admit closes, or nil (mu held). One that
+// took an idle proven one's place goes, unless idle, only after every
+// proven one that is idle: its probe is likely on its way, the owner's
+// newcomer's, which a second newcomer would otherwise turn away.
 func (c *connCount) makingRoom() net.Conn {
-	if victim := c.unproven.Front(); victim != nil {
-		for e := victim; e != nil; e = e.Next() {
-			if c.open[e.Value.(net.Conn)].state == http.StateIdle {
-				victim = e
-				break
-			}
+	var victim *list.Element
+	for e := c.unproven.Front(); e != nil; e = e.Next() {
+		if m := c.open[e.Value.(net.Conn)]; m.state == http.StateIdle {
+			return e.Value.(net.Conn)
+		} else if victim == nil && !m.inPlace {
+			victim = e
 		}
+	}
+	if victim != nil {
 		return victim.Value.(net.Conn)
 	}
 	var oldest net.Conn
@@ -190,6 +200,9 @@ func (c *connCount) makingRoom() net.Conn {
 		if m.state == http.StateIdle && m.arrived == nil && (oldest == nil || m.idle < c.open[oldest].idle) {
 			oldest = conn
 		}
+	}
+	if oldest == nil && c.unproven.Front() != nil {
+		return c.unproven.Front().Value.(net.Conn)
 	}
 	return oldest
 }
