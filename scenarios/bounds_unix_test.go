@@ -68,6 +68,9 @@ func TestALimitedLeaseholderIsFullBeforeItsConnectionsAre(t *testing.T) {
 	}
 	killedAtEnd(t, a, "sh", args)
 	initialize(t, a, "claude-code")
+	if line, err := a.WaitLogAny(ctx(t), "the open-file limit holds"); err != nil || !strings.Contains(line, `"max_sessions":128`) {
+		t.Fatalf("the leaseholder does not say that its file limit holds its sessions down: %v %s", err, line)
+	}
 	addr := strings.TrimPrefix(serverURL(t, a), "http://")
 	name, value, _ := strings.Cut(connect(t, dir).Header, ": ")
 	dial := func(head string) (*http.Response, error) {

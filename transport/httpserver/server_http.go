@@ -167,6 +167,7 @@ func New(cfg Config) *Server {
 	cfg.ListenKeepAlive = positiveOr(cfg.ListenKeepAlive, DefaultListenKeepAlive)
 	cfg.StreamEndBound = positiveOr(cfg.StreamEndBound, time.Second)
 	cfg.MaxSessions = positiveOr(cfg.MaxSessions, DefaultMaxSessions)
+	asked := cfg.MaxSessions
 	if cfg.MaxConnections <= 0 {
 		cfg.MaxConnections = min(connectionsPerSession*min(max(cfg.MaxSessions, DefaultMaxSessions), math.MaxInt/connectionsPerSession),
 			max(openFilesLimit()/2, 1))
@@ -177,6 +178,10 @@ func New(cfg Config) *Server {
 		cfg.MaxSessions = min(cfg.MaxSessions, max(cfg.MaxConnections/connectionsPerSession, 1))
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, zap.NewNop())
+	if cfg.MaxSessions < asked {
+		cfg.Logger.Warn("the open-file limit holds this server's sessions down: it is full at fewer sessions than asked",
+			zap.Int("max_sessions", cfg.MaxSessions), zap.Int("asked", asked), zap.Int("max_connections", cfg.MaxConnections))
+	}
 	if cfg.Identity == nil {
 		cfg.Identity = func(bool) Identity { return Identity{} }
 	}
