@@ -180,15 +180,18 @@ func (c *connCount) admit(conn net.Conn, max int) bool {
 }
 
 // makingRoom is the connection admit closes, or nil (mu held). One that
-// took an idle proven one's place goes, unless idle, only after every
-// proven one that is idle: its probe is likely on its way, the owner's
-// newcomer's, which a second newcomer would otherwise turn away.
+// took an idle proven one's place goes only after every proven one that
+// is idle: its probe is likely on its way, the owner's newcomer's, which a
+// second newcomer would otherwise turn away; idle too, as status's is
+// between its probe, which asks no seal, and its token.
 func (c *connCount) makingRoom() net.Conn {
 	var victim *list.Element
 	for e := c.unproven.Front(); e != nil; e = e.Next() {
-		if m := c.open[e.Value.(net.Conn)]; m.state == http.StateIdle {
+		if m := c.open[e.Value.(net.Conn)]; m.inPlace {
+			continue
+		} else if m.state == http.StateIdle {
 			return e.Value.(net.Conn)
-		} else if victim == nil && !m.inPlace {
+		} else if victim == nil {
 			victim = e
 		}
 	}

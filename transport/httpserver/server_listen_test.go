@@ -138,3 +138,40 @@ func TestTheConnectionsCapFollowsTheSessionsCap(t *testing.T) {
 		}
 	}
 }
+
+// A client that asks without the seal (status: the proof, then its token
+// on the same connection) leaves its connection idle and unproven between
+// the two. Admitted in the place of a proven one, that connection is not
+// closed for the next newcomer while a proven one sits idle: its token
+// request is on its way, and status would fail at a cap of the owner's
+// idle connections.
+func TestANewcomerBetweenItsProofAndItsTokenOutlivesTheIdleConnections(t *testing.T) {
+	var c connCount
+	pipe := func() net.Conn {
+		a, b := net.Pipe()
+		t.Cleanup(func() { a.Close(); b.Close() })
+		return a
+	}
+	owner := []net.Conn{pipe(), pipe(), pipe()}
+	for _, conn := range owner {
+		if !c.admit(conn, 3) {
+			t.Fatal("a connection within the cap was refused")
+		}
+		c.track(conn, http.StateActive)
+		c.prove(conn)
+		c.track(conn, http.StateIdle)
+	}
+	status := pipe()
+	if !c.admit(status, 3) {
+		t.Fatal("a newcomer at a cap of idle proven connections was refused")
+	}
+	c.track(status, http.StateActive) // its probe, asking no seal
+	c.track(status, http.StateIdle)
+	if !c.admit(pipe(), 3) {
+		t.Fatal("a second newcomer was refused while a proven connection sat idle")
+	}
+	c.track(status, http.StateActive) // its token
+	if !c.prove(status) {
+		t.Fatal("a newcomer between its proof and its token was closed to make room while the owner's connections sat idle")
+	}
+}

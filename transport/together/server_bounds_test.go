@@ -504,3 +504,50 @@ func (c *settableClock) add(d time.Duration) {
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
 }
+
+// Status asks without the seal: the server proves itself, then status
+// sends its token on the same connection (registry.AskProven). At a cap of
+// the owner's idle connections, a newcomer between the two (the client
+// whose idle connection made room for status, dialing again) closes an
+// idle one of the owner's, not status's: its token request was on its way.
+func TestStatusBetweenItsProofAndItsTokenKeepsItsConnectionAtTheCap(t *testing.T) {
+	s := serveHTTP(t, httpserver.Config{MCP: newFixture().srv, MaxConnections: 4})
+	addr := strings.TrimPrefix(s.url, "http://")
+	token := "\r\nAuthorization: " + secret.Authorization(testSecret)
+	get := func(c net.Conn, br *bufio.Reader, header string) bool {
+		if _, err := c.Write([]byte("GET / HTTP/1.1\r\nHost: " + addr + header + "\r\n\r\n")); err != nil {
+			return false
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			return false
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		return err == nil && resp.StatusCode == http.StatusOK
+	}
+	for i := range 4 { // every place, proven, then idle
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		_ = c.SetDeadline(time.Now().Add(wait)) // the cap of each wait, not the measure
+		if !get(c, bufio.NewReader(c), token) {
+			t.Fatalf("connection %d with the token was not served", i+1)
+		}
+	}
+	_, status, err := secret.Probe(t.Context(), s.url, testSecret, wait) // status's proof, no seal
+	if err != nil {
+		t.Fatalf("status's probe was not answered: %v", err)
+	}
+	t.Cleanup(func() { status.Close() })
+	_ = status.SetDeadline(time.Now().Add(wait))
+	_, probed, err := secret.ProbeSealed(t.Context(), s.url, testSecret, wait)
+	if err != nil {
+		t.Fatalf("a newcomer's probe was not answered: %v", err)
+	}
+	t.Cleanup(func() { probed.Close() })
+	if !get(status, bufio.NewReader(status), token) {
+		t.Fatal("status's connection was closed between its proof and its token, while the owner's connections sat idle")
+	}
+}
