@@ -16,7 +16,8 @@
 // initialize learns so that nobody will read the answer, before
 // net/http's own reader, which a busy server runs later, would tell it.
 // It can tell on unix systems (a peek) and Windows (WSAPoll, and
-// FIONREAD for what is left unread); elsewhere it says no.
+// FIONREAD for what is left unread); elsewhere it says no. Refused tells
+// a dial that nothing listened at, whose error each system spells its own.
 //
 // Invariant: no raw read or write ever waits. A descriptor is read or
 // written raw only when Go's poller watches it and it is non-blocking, or

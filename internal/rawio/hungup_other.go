@@ -8,3 +8,6 @@ import "net"
 // HTTP server's request context tells it, later (hungup_unix.go,
 // hungup_windows.go).
 func HungUp(net.Conn) bool { return false }
+
+// Refused reports false: no refusal is known here.
+func Refused(error) bool { return false }

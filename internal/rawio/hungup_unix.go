@@ -33,3 +33,7 @@ func HungUp(c net.Conn) bool {
 	})
 	return gone
 }
+
+// Refused reports whether err says that nothing listens where a
+// connection was dialed.
+func Refused(err error) bool { return errors.Is(err, unix.ECONNREFUSED) }

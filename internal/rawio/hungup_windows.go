@@ -1,6 +1,7 @@
 package rawio
 
 import (
+	"errors"
 	"net"
 	"unsafe"
 
@@ -63,3 +64,8 @@ func pollRead(fd uintptr, timeout int32) (revents int16, err error) {
 	}
 	return p.revents, nil
 }
+
+// Refused reports whether err says that nothing listens where a
+// connection was dialed: Windows refuses with WSAECONNREFUSED, which
+// syscall.ECONNREFUSED (an errno Go makes up there) never matches.
+func Refused(err error) bool { return errors.Is(err, windows.WSAECONNREFUSED) }

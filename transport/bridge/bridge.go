@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 
+	"github.com/majordomus-mcp/majordomus-mcp/internal/rawio"
 	"github.com/majordomus-mcp/majordomus-mcp/internal/secret"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/carry"
 	"github.com/majordomus-mcp/majordomus-mcp/transport/wire"
@@ -339,7 +340,7 @@ func (b *Bridge) endSession(sid, proto string, within time.Duration) bool {
 	b.setHeaders(req.Header, sid, proto)
 	resp, err := b.client.Do(req)
 	if err != nil {
-		return refused(err)
+		return rawio.Refused(err)
 	}
 	resp.Body.Close()
 	return true
