@@ -153,27 +153,16 @@ func (g *Gone) Resend(ctx context.Context, next wire.Backend, msg json.RawMessag
 					"it was not sent again because it may have taken effect", c.env.Method, c.tool, g.URL, g.Cause)))
 		}
 	}
-	if _, batch := wire.SplitBatch(msg); len(again) == 1 && !batch {
-		return next.Handle(ctx, again[0])
+	if len(again) > 0 && len(again) == len(calls) {
+		return next.Handle(ctx, msg) // all of it, as it was sent
 	}
+	// Each alone, named as the member it was (carry.Member): a batch
+	// without the members left out would name its calls by other places,
+	// and the server that kept them before it went would not know them.
 	var answers [][]byte
-	switch {
-	case len(again) == 0:
-	case len(again) == len(calls):
-		if a := next.Handle(ctx, msg); a != nil {
-			for _, m := range wire.Members(a) {
-				answers = append(answers, m)
-			}
-		}
-	default:
-		// each alone, named as the member it was (carry.Member): a batch
-		// without the members left out would name its calls by other
-		// places, and the server that kept them before it went would not
-		// know them
-		for j, m := range again {
-			if a := next.Handle(carry.Member(ctx, at[j]), m); a != nil {
-				answers = append(answers, a)
-			}
+	for j, m := range again {
+		if a := next.Handle(carry.Member(ctx, at[j]), m); a != nil {
+			answers = append(answers, a)
 		}
 	}
 	return wire.Gather(msg, append(answers, unknown...))
