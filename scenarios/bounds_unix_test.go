@@ -23,14 +23,7 @@ import (
 // (docs/security.md#bounded).
 func TestConnectionsWithoutTheTokenLeaveALimitedLeaseholderItsFiles(t *testing.T) {
 	const limit = 1024
-	dir := checkout(t)
-	args := []string{"-c", `ulimit -n "$0" && exec "$@"`, strconv.Itoa(limit), bin, "--http-port", "0"}
-	a, err := mcpclient.Start("sh", args, dir, os.Environ())
-	if err != nil {
-		t.Fatal(err)
-	}
-	killedAtEnd(t, a, "sh", args)
-	initialize(t, a, "claude-code")
+	dir, a := limitedLeaseholder(t, limit)
 	addr := strings.TrimPrefix(serverURL(t, a), "http://")
 	for range limit {
 		conn, err := net.Dial("tcp", addr)
@@ -60,14 +53,7 @@ func TestConnectionsWithoutTheTokenLeaveALimitedLeaseholderItsFiles(t *testing.T
 // leaseholder's lease over (docs/design.md#sharing-heals: a full server).
 func TestALimitedLeaseholderIsFullBeforeItsConnectionsAre(t *testing.T) {
 	const limit = 1024
-	dir := checkout(t)
-	args := []string{"-c", `ulimit -n "$0" && exec "$@"`, strconv.Itoa(limit), bin, "--http-port", "0"}
-	a, err := mcpclient.Start("sh", args, dir, os.Environ())
-	if err != nil {
-		t.Fatal(err)
-	}
-	killedAtEnd(t, a, "sh", args)
-	initialize(t, a, "claude-code")
+	dir, a := limitedLeaseholder(t, limit)
 	if line, err := a.WaitLogAny(ctx(t), "the open-file limit holds"); err != nil || !strings.Contains(line, `"max_sessions":128`) {
 		t.Fatalf("the leaseholder does not say that its file limit holds its sessions down: %v %s", err, line)
 	}
@@ -123,14 +109,7 @@ func TestALimitedLeaseholderIsFullBeforeItsConnectionsAre(t *testing.T) {
 // never has it take a healthy leaseholder's lease over.
 func TestIdleConnectionsWithTheTokenForceNoTakeOver(t *testing.T) {
 	const limit = 128
-	dir := checkout(t)
-	args := []string{"-c", `ulimit -n "$0" && exec "$@"`, strconv.Itoa(limit), bin, "--http-port", "0"}
-	a, err := mcpclient.Start("sh", args, dir, os.Environ())
-	if err != nil {
-		t.Fatal(err)
-	}
-	killedAtEnd(t, a, "sh", args)
-	initialize(t, a, "claude-code")
+	dir, a := limitedLeaseholder(t, limit)
 	addr := strings.TrimPrefix(serverURL(t, a), "http://")
 	header := connect(t, dir).Header
 	for i := range limit / 2 { // every place the cap allows
@@ -156,4 +135,19 @@ func TestIdleConnectionsWithTheTokenForceNoTakeOver(t *testing.T) {
 	if isErr, text, err := b.CallTool(ctx(t), "majordomus_list", map[string]any{}, nil); err != nil || isErr {
 		t.Fatalf("majordomus_list: %v %s", err, text)
 	}
+}
+
+// limitedLeaseholder starts a checkout's first client under a limit of
+// open files, initialized: the leaseholder, and the checkout.
+func limitedLeaseholder(t *testing.T, limit int) (string, *mcpclient.Process) {
+	t.Helper()
+	dir := checkout(t)
+	args := []string{"-c", `ulimit -n "$0" && exec "$@"`, strconv.Itoa(limit), bin, "--http-port", "0"}
+	a, err := mcpclient.Start("sh", args, dir, os.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	killedAtEnd(t, a, "sh", args)
+	initialize(t, a, "claude-code")
+	return dir, a
 }
